@@ -1,0 +1,49 @@
+# Top-level entry points. `make demo` and `make test` do all set-up on a fresh
+# Debian machine: missing packages are installed, then CMake/Ninja build and run.
+#   make test SANITIZE=1   build with ASan+UBSan (in build-san/) and run the suite
+#   make test CC=clang     build with clang (in build-clang/)
+#   make bench             run the benchmarks in bench/
+
+SANITIZE ?= 0
+BUILD_TYPE ?= RelWithDebInfo
+CMAKE_ARGS :=
+
+ifeq ($(SANITIZE),1)
+BUILD ?= build-san
+CMAKE_ARGS += -DOG_SANITIZE=ON
+BUILD_TYPE := Debug
+endif
+ifneq ($(filter command line environment,$(origin CC)),)
+BUILD ?= build-$(notdir $(CC))
+CMAKE_ARGS += -DCMAKE_C_COMPILER=$(CC)
+endif
+BUILD ?= build
+JOBS ?= 2
+CTEST_ARGS ?=
+
+.PHONY: all deps configure build demo test bench fuzz clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+configure: deps
+	@if [ ! -f $(BUILD)/build.ninja ]; then \
+	  cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null; \
+	fi
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@scripts/demo.sh $(BUILD)
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+bench: build
+	@bench/run.sh $(BUILD)
+
+clean:
+	rm -rf build build-san build-clang build-gcc build-cc

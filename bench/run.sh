@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs every benchmark in bench/ against the build in $1 and prints their tables.
+set -euo pipefail
+build=${1:-build}
+dir=$(mktemp -d "${TMPDIR:-/var/tmp}/og-bench-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+"$build/bench/bench_store" "$dir/store" "${BENCH_N:-300}"

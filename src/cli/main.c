@@ -1,0 +1,193 @@
+/* omnigraph CLI entry point: dispatches to subcommands; knows only the public API. */
+#include "omnigraph.h"
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmd_version(int argc, char **argv);
+static int cmd_selfcheck(int argc, char **argv);
+
+static const cli_cmd COMMANDS[] = {
+    {"version", cmd_version, "print the version", "omnigraph version [--json]"},
+    {"selfcheck", cmd_selfcheck, "check that a directory's filesystem gives durable atomic objects",
+     "omnigraph selfcheck [--rounds N] [--json] DIR"},
+};
+#define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+static const cli_cmd *find_cmd(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(COMMANDS[i].name, name) == 0) return &COMMANDS[i];
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "omnigraph %s: an embedded, versioned, branchable property-graph database\n\n"
+               "usage: omnigraph <command> [options]\n\ncommands:\n",
+            og_version());
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-12s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(f, "\n'omnigraph <command> --help' shows a command's options.\n"
+               "exit codes: 0 ok, 1 error, 2 usage, 3 conflict with a concurrent writer,\n"
+               "            4 precondition failed\n");
+}
+
+void cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+int cli_fail(int json)
+{
+    const og_error *e = og_error_last();
+    if (json) {
+        printf("{\"ok\":false,\"error\":{\"code\":");
+        cli_json_str(stdout, og_code_name(e->code));
+        printf(",\"message\":");
+        cli_json_str(stdout, e->message);
+        if (e->code == OG_E_STORAGE) {
+            printf(",\"storage_kind\":");
+            cli_json_str(stdout, og_storage_kind_name(e->storage_kind));
+        }
+        const char *names[] = {"object", "operation_id", "member", "expected", "actual", "key",
+                               "file"};
+        const char *vals[] = {e->object, e->operation_id, e->member, e->expected, e->actual,
+                              e->key, e->file};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            if (!vals[i]) continue;
+            printf(",\"%s\":", names[i]);
+            cli_json_str(stdout, vals[i]);
+        }
+        if (e->line) printf(",\"line\":%d,\"column\":%d", e->line, e->column);
+        printf("}}\n");
+    } else {
+        fprintf(stderr, "omnigraph: error[%s]: %s\n", og_code_name(e->code), e->message);
+    }
+    switch (e->code) {
+    case OG_E_READ_SET_CONFLICT:
+    case OG_E_CONFLICT: return CLI_CONFLICT;
+    case OG_E_PRECONDITION_FAILED: return CLI_PRECONDITION;
+    default: return CLI_ERROR;
+    }
+}
+
+int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "omnigraph: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    if (cmd) fprintf(stderr, "usage: %s\n", cmd->usage);
+    return CLI_USAGE;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+    return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else
+            return cli_usage_error(find_cmd("version"), "unknown option '%s'", argv[i]);
+    }
+    if (json)
+        printf("{\"version\":\"%s\"}\n", og_version());
+    else
+        printf("omnigraph %s\n", og_version());
+    return CLI_OK;
+}
+
+static int cmd_selfcheck(int argc, char **argv)
+{
+    const cli_cmd *self = find_cmd("selfcheck");
+    int json = 0;
+    const char *dir = NULL;
+    og_selfcheck_options opts = OG_SELFCHECK_OPTIONS_INIT;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--rounds")) {
+            if (i + 1 >= argc) return cli_usage_error(self, "--rounds needs a number");
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 100000)
+                return cli_usage_error(self, "--rounds must be 1..100000, not '%s'", argv[i]);
+            opts.rounds = (unsigned)v;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error(self, "unknown option '%s'", argv[i]);
+        } else if (!dir) {
+            dir = argv[i];
+        } else {
+            return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!dir) return cli_usage_error(self, "missing DIR");
+    og_selfcheck_result r;
+    if (og_store_selfcheck(&r, dir, &opts) != 0) return cli_fail(json);
+    if (json) {
+        printf("{\"ok\":true,\"rounds\":%u,\"store_ops\":%llu,\"fsyncs\":%llu,"
+               "\"put_us_p50\":%.1f,\"put_if_absent_us_p50\":%.1f}\n",
+               r.rounds, (unsigned long long)r.store_ops, (unsigned long long)r.fsyncs,
+               r.put_us_p50, r.put_if_absent_us_p50);
+    } else {
+        printf("store self-check of %s: ok\n"
+               "  %u rounds of durable put, create-if-absent (and its refusal), read-back\n"
+               "  %llu store operations, %llu fsyncs\n"
+               "  median durable put %.0f us, durable put_if_absent %.0f us\n",
+               dir, r.rounds, (unsigned long long)r.store_ops, (unsigned long long)r.fsyncs,
+               r.put_us_p50, r.put_if_absent_us_p50);
+    }
+    return CLI_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(argv[1], "--version")) return cmd_version(1, argv);
+    const cli_cmd *c = find_cmd(argv[1]);
+    if (!c) {
+        fprintf(stderr, "omnigraph: unknown command '%s'\n\n", argv[1]);
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    if (wants_help(argc - 1, argv + 1)) {
+        printf("usage: %s\n%s\n", c->usage, c->summary);
+        return CLI_OK;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,34 @@
+/* Allocation indirection: every library allocation goes through these, so tests can make the
+ * Nth allocation fail (once, or persistently) and prove each failure ends in a clean error. */
+#ifndef OG_CORE_ALLOC_H
+#define OG_CORE_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void *core_malloc(size_t n);
+void *core_calloc(size_t count, size_t size);
+void *core_realloc(void *p, size_t n);
+char *core_strdup(const char *s);
+char *core_strndup(const char *s, size_t n);
+void core_free(void *p);
+
+/* Overflow-checked size arithmetic: return 0 on success, -1 on overflow. */
+static inline int core_size_mul(size_t *out, size_t a, size_t b)
+{
+    return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+}
+static inline int core_size_add(size_t *out, size_t a, size_t b)
+{
+    return __builtin_add_overflow(a, b, out) ? -1 : 0;
+}
+
+/* Test hooks. After core_alloc_fail_at(n), the n-th allocation from now (1-based) fails;
+ * with persistent set, every later one fails too. n = 0 disarms. */
+void core_alloc_fail_at(uint64_t n, int persistent);
+/* Allocations attempted since the process started (all threads). */
+uint64_t core_alloc_count(void);
+/* Failures injected since the last core_alloc_fail_at(). */
+uint64_t core_alloc_injected(void);
+
+#endif

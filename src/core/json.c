@@ -1,0 +1,126 @@
+/* jansson wrappers. Errors carry the jansson position so a bad file is easy to fix. */
+#include "core/json.h"
+#include "core/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int parse(json_t **out, const char *text, size_t len, const char *source, int code)
+{
+    json_error_t je;
+    json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+    if (!v) {
+        if (code == OG_E_BAD_REQUEST)
+            return core_err_at(source, je.line, je.column, "%s:%d:%d: invalid JSON: %s",
+                               source ? source : "<input>", je.line, je.column, je.text);
+        core_err(code, "%s: damaged JSON at line %d column %d: %s", source ? source : "<stored>",
+                 je.line, je.column, je.text);
+        if (source) core_err_detail(CORE_ERR_OBJECT, source);
+        return code;
+    }
+    *out = v;
+    return 0;
+}
+
+int core_json_parse(json_t **out, const char *text, size_t len, const char *source)
+{
+    return parse(out, text, len, source, OG_E_BAD_REQUEST);
+}
+
+int core_json_parse_stored(json_t **out, const char *text, size_t len, const char *object)
+{
+    return parse(out, text, len, object, OG_E_CORRUPT);
+}
+
+static json_t *field(const json_t *obj, const char *key)
+{
+    return json_is_object(obj) ? json_object_get(obj, key) : NULL;
+}
+
+static int bad(int code, const char *what, const char *key, const char *want, const json_t *v)
+{
+    return core_err(code, "%s: field '%s' %s %s", what ? what : "record", key,
+                    v ? "is not" : "is missing; expected", want);
+}
+
+int core_json_str(const json_t *obj, const char *key, const char **out, int code,
+                  const char *what)
+{
+    json_t *v = field(obj, key);
+    if (!json_is_string(v)) return bad(code, what, key, "a string", v);
+    *out = json_string_value(v);
+    return 0;
+}
+
+int core_json_int(const json_t *obj, const char *key, int64_t *out, int code, const char *what)
+{
+    json_t *v = field(obj, key);
+    if (!json_is_integer(v)) return bad(code, what, key, "an integer", v);
+    *out = (int64_t)json_integer_value(v);
+    return 0;
+}
+
+int core_json_u64(const json_t *obj, const char *key, uint64_t *out, int code, const char *what)
+{
+    json_t *v = field(obj, key);
+    /* jansson integers are signed 64-bit; larger unsigned values are stored as strings. */
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (uint64_t)json_integer_value(v);
+        return 0;
+    }
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        char *end = NULL;
+        if (*s >= '0' && *s <= '9') {
+            unsigned long long u = strtoull(s, &end, 10);
+            if (end && *end == '\0') {
+                *out = u;
+                return 0;
+            }
+        }
+    }
+    return bad(code, what, key, "a non-negative integer", v);
+}
+
+int core_json_bool(const json_t *obj, const char *key, int *out, int code, const char *what)
+{
+    json_t *v = field(obj, key);
+    if (!json_is_boolean(v)) return bad(code, what, key, "a boolean", v);
+    *out = json_is_true(v);
+    return 0;
+}
+
+int core_json_obj(const json_t *obj, const char *key, json_t **out, int code, const char *what)
+{
+    json_t *v = field(obj, key);
+    if (!json_is_object(v)) return bad(code, what, key, "an object", v);
+    *out = v;
+    return 0;
+}
+
+int core_json_arr(const json_t *obj, const char *key, json_t **out, int code, const char *what)
+{
+    json_t *v = field(obj, key);
+    if (!json_is_array(v)) return bad(code, what, key, "an array", v);
+    *out = v;
+    return 0;
+}
+
+static int dump(const json_t *v, core_buf *b, size_t flags)
+{
+    char *s = json_dumps(v, flags | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (!s) return core_err_nomem();
+    int rc = core_buf_append_str(b, s);
+    free(s);
+    return rc;
+}
+
+int core_json_dump(const json_t *v, core_buf *b)
+{
+    return dump(v, b, JSON_COMPACT);
+}
+
+int core_json_dump_pretty(const json_t *v, core_buf *b)
+{
+    return dump(v, b, JSON_INDENT(2));
+}

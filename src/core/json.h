@@ -1,0 +1,32 @@
+/* JSON helpers over jansson: parsing with located errors, typed field access that reports
+ * what is missing or mistyped, and deterministic (sorted, compact) serialisation. */
+#ifndef OG_CORE_JSON_H
+#define OG_CORE_JSON_H
+
+#include "core/buf.h"
+#include <jansson.h>
+#include <stdint.h>
+
+/* Parse `len` bytes of `text`. On failure: OG_E_BAD_REQUEST located at source:line:column
+ * (source names the input in messages, e.g. a file name). */
+int core_json_parse(json_t **out, const char *text, size_t len, const char *source);
+/* As core_json_parse, but the bytes come from storage: failure is OG_E_CORRUPT. */
+int core_json_parse_stored(json_t **out, const char *text, size_t len, const char *object);
+
+/* Typed field access. `code` is the error returned when the field is missing or mistyped
+ * (OG_E_BAD_REQUEST for user input, OG_E_CORRUPT for stored records); `what` names the
+ * record in the message. Borrowed results live as long as obj. */
+int core_json_str(const json_t *obj, const char *key, const char **out, int code,
+                  const char *what);
+int core_json_int(const json_t *obj, const char *key, int64_t *out, int code, const char *what);
+int core_json_u64(const json_t *obj, const char *key, uint64_t *out, int code, const char *what);
+int core_json_bool(const json_t *obj, const char *key, int *out, int code, const char *what);
+int core_json_obj(const json_t *obj, const char *key, json_t **out, int code, const char *what);
+int core_json_arr(const json_t *obj, const char *key, json_t **out, int code, const char *what);
+
+/* Serialise compactly with sorted keys, appended to b. */
+int core_json_dump(const json_t *v, core_buf *b);
+/* Serialise for people: indented, sorted keys. */
+int core_json_dump_pretty(const json_t *v, core_buf *b);
+
+#endif

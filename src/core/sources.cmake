@@ -1,0 +1,13 @@
+og_layer(core DEPS
+  SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/error.c
+  ${CMAKE_CURRENT_LIST_DIR}/alloc.c
+  ${CMAKE_CURRENT_LIST_DIR}/arena.c
+  ${CMAKE_CURRENT_LIST_DIR}/buf.c
+  ${CMAKE_CURRENT_LIST_DIR}/ulid.c
+  ${CMAKE_CURRENT_LIST_DIR}/json.c
+  ${CMAKE_CURRENT_LIST_DIR}/hash.c
+  ${CMAKE_CURRENT_LIST_DIR}/clock.c
+  ${CMAKE_CURRENT_LIST_DIR}/failpoint.c
+  ${CMAKE_CURRENT_LIST_DIR}/log.c
+  ${CMAKE_CURRENT_LIST_DIR}/version.c)

@@ -1,0 +1,185 @@
+/* The object-store interface every layer above writes through. Operations are the ones a
+ * local disk and an S3-compatible store can both honour: no rename, no directories.
+ *
+ * Contract for every backend (tests/store/test_store_contract.c checks it):
+ *  - keys are relative paths of '/'-separated non-empty segments; store_key_check() refuses
+ *    anything else before a backend sees it;
+ *  - put replaces atomically and put_if_absent creates atomically: a reader sees the old
+ *    object, no object, or the whole new object, never a part;
+ *  - unless STORE_F_NOSYNC is given, a write is durable when the call returns;
+ *  - put_if_absent on an existing key returns OG_E_EXISTS and changes nothing;
+ *  - delete of a missing key succeeds (it is idempotent, as on S3);
+ *  - list returns keys in byte order; an object listed may be gone when read (NOT_FOUND). */
+#ifndef OG_STORE_STORE_H
+#define OG_STORE_STORE_H
+
+#include "core/buf.h"
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_OPS_VERSION 1
+#define STORE_KEY_MAX 1024
+#define STORE_ALL UINT64_MAX
+
+/* Write flags. */
+#define STORE_F_NOSYNC 0x1u /* not durable until store_sync() names the key (unsafe alone) */
+
+/* List flags. */
+#define STORE_LIST_DELIMITED 0x1u /* immediate children only; sub-prefixes end with '/' */
+
+typedef enum store_op_kind {
+    STORE_OP_GET = 0,
+    STORE_OP_HEAD,
+    STORE_OP_PUT,
+    STORE_OP_PUT_IF_ABSENT,
+    STORE_OP_DELETE,
+    STORE_OP_LIST,
+    STORE_OP_SYNC,
+    STORE_OP_KIND_COUNT
+} store_op_kind;
+
+#define STORE_OP_BIT(k) (1u << (k))
+#define STORE_OPS_DURABLE                                                                      \
+    (STORE_OP_BIT(STORE_OP_PUT) | STORE_OP_BIT(STORE_OP_PUT_IF_ABSENT) |                       \
+     STORE_OP_BIT(STORE_OP_DELETE) | STORE_OP_BIT(STORE_OP_SYNC))
+#define STORE_OPS_ALL ((1u << STORE_OP_KIND_COUNT) - 1)
+
+const char *store_op_name(store_op_kind k);
+
+typedef struct store_meta {
+    uint64_t size;
+    char token[64]; /* changes whenever the object is replaced */
+} store_meta;
+
+typedef struct store_entry {
+    char *key;
+    uint64_t size;
+    int is_prefix; /* a common prefix (delimited listing), key ends with '/' */
+} store_entry;
+
+typedef struct store_list {
+    store_entry *items;
+    size_t count;
+    size_t cap;
+} store_list;
+
+void store_list_free(store_list *l);
+int store_list_push(store_list *l, const char *key, uint64_t size, int is_prefix);
+void store_list_sort(store_list *l);
+
+/* Counters, maintained by the dispatch functions (ops) and the backends (fsyncs, bytes). */
+typedef struct store_stats {
+    _Atomic uint64_t ops[STORE_OP_KIND_COUNT];
+    _Atomic uint64_t fsyncs;
+    _Atomic uint64_t bytes_written;
+    _Atomic uint64_t bytes_read;
+} store_stats;
+
+typedef struct store_counts {
+    uint64_t ops[STORE_OP_KIND_COUNT];
+    uint64_t total_ops;
+    uint64_t durable_ops; /* put + put_if_absent + delete + sync */
+    uint64_t fsyncs;
+    uint64_t bytes_written;
+    uint64_t bytes_read;
+} store_counts;
+
+typedef struct store store;
+
+/* A backend. Every op is mandatory except sync (NULL: every write is durable on return,
+ * or the backend has no notion of durability, as on S3). */
+typedef struct store_ops {
+    int version; /* STORE_OPS_VERSION */
+    const char *name;
+    int (*get)(store *s, const char *key, uint64_t off, uint64_t len, core_buf *out);
+    int (*head)(store *s, const char *key, store_meta *out);
+    int (*put)(store *s, const char *key, const void *data, size_t len, unsigned flags);
+    int (*put_if_absent)(store *s, const char *key, const void *data, size_t len,
+                         unsigned flags);
+    int (*del)(store *s, const char *key, unsigned flags);
+    int (*list)(store *s, const char *prefix, unsigned flags, store_list *out);
+    int (*sync)(store *s, const char *const *keys, size_t n);
+    void (*close)(store *s);
+} store_ops;
+
+/* Every backend embeds this first. */
+struct store {
+    const store_ops *ops;
+    store_stats stats;
+};
+
+/* 0 if key is a valid object key, else OG_E_BAD_REQUEST naming the key and the rule. */
+int store_key_check(const char *key);
+/* A listing prefix: "" or a key prefix (may end in '/' or in a partial segment). */
+int store_prefix_check(const char *prefix);
+
+/* Dispatch: validate, count, call the backend. */
+/* Read [off, off+len) (len STORE_ALL: to the end) into out, replacing its contents.
+ * Reading past the end returns the bytes that exist; off beyond the size is OG_E_BAD_REQUEST. */
+int store_get(store *s, const char *key, uint64_t off, uint64_t len, core_buf *out);
+int store_head(store *s, const char *key, store_meta *out);
+int store_put(store *s, const char *key, const void *data, size_t len, unsigned flags);
+int store_put_if_absent(store *s, const char *key, const void *data, size_t len, unsigned flags);
+int store_delete(store *s, const char *key, unsigned flags);
+int store_list_prefix(store *s, const char *prefix, unsigned flags, store_list *out);
+/* Make earlier STORE_F_NOSYNC writes of these keys durable. */
+int store_sync(store *s, const char *const *keys, size_t n);
+void store_close(store *s);
+
+void store_counts_get(store *s, store_counts *out);
+/* b - a, field by field. */
+void store_counts_diff(const store_counts *b, const store_counts *a, store_counts *out);
+
+/* ---- Backends --------------------------------------------------------------------------- */
+
+/* Local POSIX directory. Creates root if missing; probes that the filesystem has hard links. */
+int store_local_open(store **out, const char *root);
+const char *store_local_root(store *s);
+/* Remove temporaries abandoned by dead writers (their lock is free). *removed counts them. */
+int store_local_reclaim_temps(store *s, uint64_t *removed);
+/* Name prefix of the hidden temporaries (never listed, never a valid key segment). */
+#define STORE_LOCAL_TMP_PREFIX ".og-tmp-"
+
+/* Fault injection, wrapping any store (see store_fault.c). */
+typedef enum store_fault_kind {
+    STORE_FAULT_NONE = 0,
+    STORE_FAULT_EIO,         /* the op fails with an I/O error, changing nothing */
+    STORE_FAULT_ENOSPC,      /* the op fails with no-space, changing nothing */
+    STORE_FAULT_NOT_FOUND,   /* a read finds the object gone (listed, then deleted) */
+    STORE_FAULT_TORN,        /* a write succeeds but stores only a prefix of the bytes */
+    STORE_FAULT_LOST,        /* a write is acknowledged but never happens */
+    STORE_FAULT_MISDIRECTED, /* a write lands under another key (key + ".misdirected") */
+} store_fault_kind;
+
+typedef enum store_crash_mode {
+    STORE_CRASH_PROCESS = 0, /* everything completed stays */
+    STORE_CRASH_POWER_LOSS,  /* writes not yet durable (NOSYNC, unsynced) are dropped or torn */
+} store_crash_mode;
+
+typedef struct store_oplog_entry {
+    uint64_t seq;
+    store_op_kind kind;
+    char *key; /* first key of the op (prefix for list); NULL for sync of none */
+    int rc;
+    int durable; /* counted as a durable op */
+} store_oplog_entry;
+
+/* Wrap inner. With own_inner, closing the fault store closes inner too. */
+int store_fault_open(store **out, store *inner, int own_inner);
+/* Fail the nth op (1-based, counted from now) whose kind is in op_mask with `kind`. */
+void store_fault_fail_nth(store *s, uint64_t nth, unsigned op_mask, store_fault_kind kind);
+/* Crash right after the k-th durable op from now completes (k >= 1); 0 disarms. */
+void store_fault_crash_after(store *s, uint64_t k, store_crash_mode mode);
+/* Crash now (applies the mode's effects on what is not yet durable). */
+void store_fault_crash_now(store *s, store_crash_mode mode);
+int store_fault_crashed(store *s);
+/* Seed for the choices power loss makes (drop vs tear, tear length). */
+void store_fault_set_seed(store *s, uint64_t seed);
+/* Durable ops performed since open. */
+uint64_t store_fault_durable_ops(store *s);
+/* The op log (owned by the store, valid until the next op). */
+const store_oplog_entry *store_fault_log(store *s, size_t *n);
+store *store_fault_inner(store *s);
+
+#endif

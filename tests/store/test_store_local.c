@@ -1,0 +1,396 @@
+/* Contract tests for the object-store interface, run against the local backend and against
+ * the fault backend wrapping it with nothing armed; plus local-only behaviour: durability
+ * (fsync counts), temporaries, crash points inside one put. */
+#include "testutil.h"
+
+#include "core/failpoint.h"
+#include "store/store.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct fixture {
+    char dir[256];
+    store *s;
+    int wrapped;
+} fixture;
+
+static int setup_local(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    test_mkdtemp(f->dir, sizeof f->dir, "store");
+    assert_og_ok(store_local_open(&f->s, f->dir));
+    *state = f;
+    return 0;
+}
+
+static int setup_fault(void **state)
+{
+    setup_local(state);
+    fixture *f = *state;
+    store *fs;
+    assert_og_ok(store_fault_open(&fs, f->s, 1));
+    f->s = fs;
+    f->wrapped = 1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    store_close(f->s);
+    test_rmrf(f->dir);
+    free(f);
+    core_fp_clear_all();
+    return 0;
+}
+
+static void get_eq(store *s, const char *key, const char *want)
+{
+    core_buf b = CORE_BUF_INIT;
+    assert_og_ok(store_get(s, key, 0, STORE_ALL, &b));
+    assert_int_equal(b.len, strlen(want));
+    assert_memory_equal(b.data, want, b.len);
+    core_buf_free(&b);
+}
+
+static void test_put_get(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(store_put(f->s, "a/b/c.txt", "hello world", 11, 0));
+    get_eq(f->s, "a/b/c.txt", "hello world");
+    assert_og_ok(store_put(f->s, "a/b/c.txt", "bye", 3, 0));
+    get_eq(f->s, "a/b/c.txt", "bye");
+    assert_og_ok(store_put(f->s, "empty", "", 0, 0));
+    get_eq(f->s, "empty", "");
+    core_buf b = CORE_BUF_INIT;
+    assert_og_error(store_get(f->s, "a/b/missing", 0, STORE_ALL, &b), OG_E_NOT_FOUND);
+    assert_string_equal(og_error_last()->object, "a/b/missing");
+    assert_og_error(store_get(f->s, "a/b", 0, STORE_ALL, &b), OG_E_NOT_FOUND);
+    assert_og_error(store_get(f->s, "a/b/c.txt/x", 0, STORE_ALL, &b), OG_E_NOT_FOUND);
+    core_buf_free(&b);
+}
+
+static void test_range(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(store_put(f->s, "r", "0123456789", 10, 0));
+    core_buf b = CORE_BUF_INIT;
+    assert_og_ok(store_get(f->s, "r", 2, 3, &b));
+    assert_int_equal(b.len, 3);
+    assert_memory_equal(b.data, "234", 3);
+    assert_og_ok(store_get(f->s, "r", 8, 100, &b));
+    assert_int_equal(b.len, 2);
+    assert_memory_equal(b.data, "89", 2);
+    assert_og_ok(store_get(f->s, "r", 10, 5, &b));
+    assert_int_equal(b.len, 0);
+    assert_og_error(store_get(f->s, "r", 11, 1, &b), OG_E_BAD_REQUEST);
+    core_buf_free(&b);
+}
+
+static void test_head(void **state)
+{
+    fixture *f = *state;
+    store_meta h1, h2;
+    assert_og_ok(store_put(f->s, "h", "abc", 3, 0));
+    assert_og_ok(store_head(f->s, "h", &h1));
+    assert_int_equal(h1.size, 3);
+    assert_og_ok(store_put(f->s, "h", "abcd", 4, 0));
+    assert_og_ok(store_head(f->s, "h", &h2));
+    assert_int_equal(h2.size, 4);
+    assert_string_not_equal(h1.token, h2.token);
+    assert_og_error(store_head(f->s, "nope", &h1), OG_E_NOT_FOUND);
+}
+
+static void test_put_if_absent(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(store_put_if_absent(f->s, "x/once", "first", 5, 0));
+    assert_og_error(store_put_if_absent(f->s, "x/once", "second", 6, 0), OG_E_EXISTS);
+    assert_string_equal(og_error_last()->object, "x/once");
+    get_eq(f->s, "x/once", "first");
+    /* put may replace what put_if_absent created. */
+    assert_og_ok(store_put(f->s, "x/once", "third", 5, 0));
+    get_eq(f->s, "x/once", "third");
+}
+
+static void test_delete(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(store_put(f->s, "d/1", "x", 1, 0));
+    assert_og_ok(store_delete(f->s, "d/1", 0));
+    core_buf b = CORE_BUF_INIT;
+    assert_og_error(store_get(f->s, "d/1", 0, STORE_ALL, &b), OG_E_NOT_FOUND);
+    assert_og_ok(store_delete(f->s, "d/1", 0));
+    assert_og_ok(store_delete(f->s, "never/was", 0));
+    /* A deleted name can be created again. */
+    assert_og_ok(store_put_if_absent(f->s, "d/1", "y", 1, 0));
+    core_buf_free(&b);
+}
+
+static void test_list(void **state)
+{
+    fixture *f = *state;
+    const char *keys[] = {"t/b", "t/a/2", "t/a/1", "t/c/x/y", "t/ab", "u/z", "top"};
+    for (size_t i = 0; i < 7; i++) assert_og_ok(store_put(f->s, keys[i], "v", 1, 0));
+    store_list l;
+    assert_og_ok(store_list_prefix(f->s, "t/", 0, &l));
+    const char *want[] = {"t/a/1", "t/a/2", "t/ab", "t/b", "t/c/x/y"};
+    assert_int_equal(l.count, 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_string_equal(l.items[i].key, want[i]);
+        assert_int_equal(l.items[i].size, 1);
+        assert_false(l.items[i].is_prefix);
+    }
+    store_list_free(&l);
+    assert_og_ok(store_list_prefix(f->s, "t/a", 0, &l));
+    assert_int_equal(l.count, 3); /* t/a/1, t/a/2, t/ab */
+    store_list_free(&l);
+    assert_og_ok(store_list_prefix(f->s, "t/", STORE_LIST_DELIMITED, &l));
+    const char *dwant[] = {"t/a/", "t/ab", "t/b", "t/c/"};
+    assert_int_equal(l.count, 4);
+    for (size_t i = 0; i < 4; i++) assert_string_equal(l.items[i].key, dwant[i]);
+    assert_true(l.items[0].is_prefix);
+    assert_false(l.items[1].is_prefix);
+    store_list_free(&l);
+    assert_og_ok(store_list_prefix(f->s, "", 0, &l));
+    assert_int_equal(l.count, 7);
+    assert_string_equal(l.items[6].key, "u/z");
+    store_list_free(&l);
+    assert_og_ok(store_list_prefix(f->s, "nothing/here/", 0, &l));
+    assert_int_equal(l.count, 0);
+    store_list_free(&l);
+    /* A directory emptied by deletes is not a common prefix. */
+    assert_og_ok(store_delete(f->s, "u/z", 0));
+    assert_og_ok(store_list_prefix(f->s, "", STORE_LIST_DELIMITED, &l));
+    assert_int_equal(l.count, 2); /* t/, top */
+    store_list_free(&l);
+}
+
+static void test_bad_keys(void **state)
+{
+    fixture *f = *state;
+    const char *bad[] = {"", "/etc/passwd", "a//b", "a/../b", "..", "../x", "a/.", "./a", "a/",
+                         ".og-tmp-1", "d/.og-tmp-x", "a\x01b"};
+    core_buf b = CORE_BUF_INIT;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_og_error(store_put(f->s, bad[i], "x", 1, 0), OG_E_BAD_REQUEST);
+        assert_og_error(store_put_if_absent(f->s, bad[i], "x", 1, 0), OG_E_BAD_REQUEST);
+        assert_og_error(store_get(f->s, bad[i], 0, STORE_ALL, &b), OG_E_BAD_REQUEST);
+        assert_og_error(store_delete(f->s, bad[i], 0), OG_E_BAD_REQUEST);
+    }
+    char longkey[1100];
+    memset(longkey, 'k', sizeof longkey - 1);
+    longkey[sizeof longkey - 1] = '\0';
+    assert_og_error(store_put(f->s, longkey, "x", 1, 0), OG_E_BAD_REQUEST);
+    assert_og_error(store_put(f->s, NULL, "x", 1, 0), OG_E_BAD_REQUEST);
+    store_list l;
+    assert_og_error(store_list_prefix(f->s, "../", 0, &l), OG_E_BAD_REQUEST);
+    assert_og_error(store_list_prefix(f->s, "/", 0, &l), OG_E_BAD_REQUEST);
+    assert_og_ok(store_list_prefix(f->s, "a/b", 0, &l));
+    store_list_free(&l);
+    /* Odd but valid names are fine. */
+    assert_og_ok(store_put(f->s, "with space/..x/.hidden", "x", 1, 0));
+    get_eq(f->s, "with space/..x/.hidden", "x");
+    core_buf_free(&b);
+}
+
+static void test_counts(void **state)
+{
+    fixture *f = *state;
+    store_counts a, b, d;
+    store_counts_get(f->s, &a);
+    assert_og_ok(store_put(f->s, "k", "x", 1, 0));
+    assert_og_ok(store_put_if_absent(f->s, "k2", "x", 1, 0));
+    core_buf buf = CORE_BUF_INIT;
+    assert_og_ok(store_get(f->s, "k", 0, STORE_ALL, &buf));
+    core_buf_free(&buf);
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.ops[STORE_OP_PUT], 1);
+    assert_int_equal(d.ops[STORE_OP_PUT_IF_ABSENT], 1);
+    assert_int_equal(d.ops[STORE_OP_GET], 1);
+    assert_int_equal(d.total_ops, 3);
+    assert_int_equal(d.durable_ops, 2);
+    assert_int_equal(d.fsyncs, 4); /* file + directory for each write */
+    assert_int_equal(d.bytes_written, 2);
+    assert_int_equal(d.bytes_read, 1);
+}
+
+/* ---- local only ------------------------------------------------------------------------ */
+
+static void test_fsync_counts(void **state)
+{
+    fixture *f = *state;
+    store_counts a, b, d;
+    assert_og_ok(store_put(f->s, "dir/seed", "x", 1, 0));
+    store_counts_get(f->s, &a);
+    assert_og_ok(store_put(f->s, "dir/p", "x", 1, 0));
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.fsyncs, 2);
+    a = b;
+    assert_og_ok(store_delete(f->s, "dir/p", 0));
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.fsyncs, 1);
+    /* New directories: each new directory's parent is synced too. */
+    a = b;
+    assert_og_ok(store_put(f->s, "n1/n2/n3/obj", "x", 1, 0));
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.fsyncs, 2 + 3);
+    /* Unsynced writes, then one sync: files once each, the shared directory once. */
+    a = b;
+    assert_og_ok(store_put(f->s, "dir/u1", "x", 1, STORE_F_NOSYNC));
+    assert_og_ok(store_put(f->s, "dir/u2", "x", 1, STORE_F_NOSYNC));
+    assert_og_ok(store_put_if_absent(f->s, "dir/u3", "x", 1, STORE_F_NOSYNC));
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.fsyncs, 0);
+    const char *keys[] = {"dir/u1", "dir/u2", "dir/u3"};
+    assert_og_ok(store_sync(f->s, keys, 3));
+    store_counts_get(f->s, &a);
+    store_counts_diff(&a, &b, &d);
+    assert_int_equal(d.fsyncs, 4);
+}
+
+static int count_tmp_files(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "find '%s' -name '.og-tmp-*' | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (fscanf(p, "%d", &n) != 1) n = -1;
+    pclose(p);
+    return n;
+}
+
+static void test_temporaries(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(store_put(f->s, "d/real", "x", 1, 0));
+    /* An abandoned temporary (no writer holds its lock) and one a live writer holds. */
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/d/.og-tmp-dead", f->dir);
+    snprintf(p2, sizeof p2, "%s/d/.og-tmp-live", f->dir);
+    test_write_file(p1, "partial", 7);
+    test_write_file(p2, "partial", 7);
+    int live = open(p2, O_RDONLY);
+    assert_true(live >= 0);
+    assert_int_equal(flock(live, LOCK_EX), 0);
+    store_list l;
+    assert_og_ok(store_list_prefix(f->s, "d/", 0, &l));
+    assert_int_equal(l.count, 1);
+    assert_string_equal(l.items[0].key, "d/real");
+    store_list_free(&l);
+    /* The lock is per open file description, so a second open in this process conflicts. */
+    uint64_t removed = 0;
+    assert_og_ok(store_local_reclaim_temps(f->s, &removed));
+    assert_int_equal(removed, 1);
+    assert_int_equal(access(p1, F_OK), -1);
+    assert_int_equal(access(p2, F_OK), 0);
+    close(live);
+    assert_og_ok(store_local_reclaim_temps(f->s, &removed));
+    assert_int_equal(removed, 1);
+    assert_int_equal(count_tmp_files(f->dir), 0);
+}
+
+/* A child process dies at each step inside put and put_if_absent; the object is always the
+ * old one or the whole new one, never partial, and no temporary is ever listed. */
+static void test_crash_inside_put(void **state)
+{
+    fixture *f = *state;
+    const char *points[] = {"store.local.after_tmp_write", "store.local.after_tmp_sync",
+                            "store.local.after_publish"};
+    for (int use_pia = 0; use_pia < 2; use_pia++) {
+        for (size_t i = 0; i < 3; i++) {
+            char key[64];
+            snprintf(key, sizeof key, "c/%d-%zu", use_pia, i);
+            if (!use_pia) assert_og_ok(store_put(f->s, key, "old-contents", 12, 0));
+            pid_t pid = fork();
+            if (pid == 0) {
+                core_fp_set(points[i], CORE_FP_EXIT, 9, 0);
+                store *s;
+                if (store_local_open(&s, f->dir) != 0) _exit(1);
+                if (use_pia)
+                    store_put_if_absent(s, key, "NEW-CONTENTS-LONGER", 19, 0);
+                else
+                    store_put(s, key, "NEW-CONTENTS-LONGER", 19, 0);
+                _exit(0);
+            }
+            int st;
+            waitpid(pid, &st, 0);
+            assert_true(WIFEXITED(st));
+            assert_int_equal(WEXITSTATUS(st), 9);
+            core_buf b = CORE_BUF_INIT;
+            int rc = store_get(f->s, key, 0, STORE_ALL, &b);
+            if (i < 2) {
+                /* Not yet published: the old state. */
+                if (use_pia)
+                    assert_og_error(rc, OG_E_NOT_FOUND);
+                else
+                    get_eq(f->s, key, "old-contents");
+            } else {
+                get_eq(f->s, key, "NEW-CONTENTS-LONGER");
+            }
+            core_buf_free(&b);
+            store_list l;
+            assert_og_ok(store_list_prefix(f->s, "c/", 0, &l));
+            for (size_t j = 0; j < l.count; j++)
+                assert_null(strstr(l.items[j].key, ".og-tmp-"));
+            store_list_free(&l);
+        }
+    }
+    uint64_t removed = 0;
+    assert_og_ok(store_local_reclaim_temps(f->s, &removed));
+    assert_true(removed >= 4); /* the writers that died before publishing or before cleanup */
+    assert_int_equal(count_tmp_files(f->dir), 0);
+}
+
+static void test_nested_root(void **state)
+{
+    (void)state;
+    char dir[256], root[400];
+    test_mkdtemp(dir, sizeof dir, "root");
+    snprintf(root, sizeof root, "%s/x/y/z", dir);
+    store *s;
+    assert_og_ok(store_local_open(&s, root));
+    assert_string_equal(store_local_root(s), root);
+    assert_og_ok(store_put(s, "k", "v", 1, 0));
+    store_close(s);
+    char path[512];
+    snprintf(path, sizeof path, "%s/k", root);
+    assert_int_equal(access(path, F_OK), 0);
+    test_rmrf(dir);
+    /* A root that cannot be created is a storage error naming it. */
+    assert_og_error(store_local_open(&s, "/proc/no/such/root"), OG_E_STORAGE);
+}
+
+#define CONTRACT(fn)                                                                           \
+    cmocka_unit_test_setup_teardown(fn, setup_local, teardown),                               \
+        cmocka_unit_test_setup_teardown(fn, setup_fault, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        CONTRACT(test_put_get),
+        CONTRACT(test_range),
+        CONTRACT(test_head),
+        CONTRACT(test_put_if_absent),
+        CONTRACT(test_delete),
+        CONTRACT(test_list),
+        CONTRACT(test_bad_keys),
+        CONTRACT(test_counts),
+        cmocka_unit_test_setup_teardown(test_fsync_counts, setup_local, teardown),
+        cmocka_unit_test_setup_teardown(test_temporaries, setup_local, teardown),
+        cmocka_unit_test_setup_teardown(test_crash_inside_put, setup_local, teardown),
+        cmocka_unit_test(test_nested_root),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

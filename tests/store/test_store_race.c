@@ -1,0 +1,147 @@
+/* Races on create-if-absent: separate processes and threads hit the same keys; every round
+ * has exactly one winner, and the object holds the winner's bytes. */
+#include "testutil.h"
+
+#include "store/store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ROUNDS 400
+#define PROCS 2
+
+static void child(const char *dir, int id, int go_fd, int out_fd)
+{
+    store *s;
+    if (store_local_open(&s, dir) != 0) _exit(2);
+    char c;
+    if (read(go_fd, &c, 1) != 1) _exit(3);
+    unsigned char won[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        char key[64], val[32];
+        snprintf(key, sizeof key, "race/%04d", r);
+        int n = snprintf(val, sizeof val, "writer-%d", id);
+        int rc = store_put_if_absent(s, key, val, (size_t)n, 0);
+        if (rc != 0 && rc != OG_E_EXISTS) _exit(4);
+        won[r] = rc == 0;
+    }
+    store_close(s);
+    if (write(out_fd, won, sizeof won) != (ssize_t)sizeof won) _exit(5);
+    _exit(0);
+}
+
+static void test_two_processes(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_mkdtemp(dir, sizeof dir, "race");
+    int go[2], out[PROCS][2];
+    assert_int_equal(pipe(go), 0);
+    pid_t pids[PROCS];
+    for (int i = 0; i < PROCS; i++) {
+        assert_int_equal(pipe(out[i]), 0);
+        pids[i] = fork();
+        if (pids[i] == 0) child(dir, i, go[0], out[i][1]);
+    }
+    /* Release both at once. */
+    assert_int_equal(write(go[1], "gg", PROCS), PROCS);
+    unsigned char won[PROCS][ROUNDS];
+    for (int i = 0; i < PROCS; i++) {
+        size_t got = 0;
+        while (got < ROUNDS) {
+            ssize_t r = read(out[i][0], won[i] + got, ROUNDS - got);
+            assert_true(r > 0);
+            got += (size_t)r;
+        }
+        int st;
+        waitpid(pids[i], &st, 0);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    }
+    store *s;
+    assert_og_ok(store_local_open(&s, dir));
+    int wins[PROCS] = {0};
+    core_buf b = CORE_BUF_INIT;
+    for (int r = 0; r < ROUNDS; r++) {
+        int winners = 0, who = -1;
+        for (int i = 0; i < PROCS; i++)
+            if (won[i][r]) {
+                winners++;
+                who = i;
+            }
+        assert_int_equal(winners, 1);
+        wins[who]++;
+        char key[64], want[32];
+        snprintf(key, sizeof key, "race/%04d", r);
+        snprintf(want, sizeof want, "writer-%d", who);
+        assert_og_ok(store_get(s, key, 0, STORE_ALL, &b));
+        assert_int_equal(b.len, strlen(want));
+        assert_memory_equal(b.data, want, b.len);
+    }
+    print_message("put_if_absent race: %d rounds, wins %d / %d\n", ROUNDS, wins[0], wins[1]);
+    core_buf_free(&b);
+    store_close(s);
+    test_rmrf(dir);
+}
+
+typedef struct thread_arg {
+    store *s;
+    int id;
+    pthread_barrier_t *bar;
+    unsigned char won[ROUNDS];
+} thread_arg;
+
+static void *thread_main(void *p)
+{
+    thread_arg *a = p;
+    pthread_barrier_wait(a->bar);
+    for (int r = 0; r < ROUNDS; r++) {
+        char key[64], val[32];
+        snprintf(key, sizeof key, "t/%04d", r);
+        int n = snprintf(val, sizeof val, "thread-%d", a->id);
+        int rc = store_put_if_absent(a->s, key, val, (size_t)n, 0);
+        a->won[r] = rc == 0 ? 1 : rc == OG_E_EXISTS ? 0 : 2;
+    }
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_mkdtemp(dir, sizeof dir, "trace");
+    store *s;
+    assert_og_ok(store_local_open(&s, dir));
+    enum { T = 4 };
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, T);
+    thread_arg args[T];
+    pthread_t th[T];
+    for (int i = 0; i < T; i++) {
+        args[i] = (thread_arg){.s = s, .id = i, .bar = &bar};
+        pthread_create(&th[i], NULL, thread_main, &args[i]);
+    }
+    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+    for (int r = 0; r < ROUNDS; r++) {
+        int winners = 0;
+        for (int i = 0; i < T; i++) {
+            assert_true(args[i].won[r] != 2);
+            winners += args[i].won[r];
+        }
+        assert_int_equal(winners, 1);
+    }
+    pthread_barrier_destroy(&bar);
+    store_close(s);
+    test_rmrf(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_processes),
+        cmocka_unit_test(test_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

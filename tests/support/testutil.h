@@ -1,0 +1,40 @@
+/* Shared test helpers: temporary directories and small assertions on og_error. */
+#ifndef OG_TESTUTIL_H
+#define OG_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "omnigraph.h"
+
+/* Create a fresh directory under $TMPDIR (or /tmp); path buffer of at least 256 bytes. */
+void test_mkdtemp(char *path, size_t cap, const char *tag);
+/* rm -rf path (ignores errors). */
+void test_rmrf(const char *path);
+/* Write a file with contents (creating it), for tests that damage stored bytes. */
+void test_write_file(const char *path, const void *data, size_t len);
+
+/* Assert that rc is `code` and the thread's error agrees and has a message. */
+#define assert_og_error(rc, want)                                                              \
+    do {                                                                                       \
+        int rc__ = (rc);                                                                       \
+        if (rc__ != (want))                                                                    \
+            fail_msg("expected %s, got %s (%d): %s", og_code_name(want), og_code_name(rc__),   \
+                     rc__, og_error_last()->message);                                          \
+        assert_int_equal(og_error_last()->code, (want));                                       \
+        assert_true(og_error_last()->message[0] != '\0');                                      \
+    } while (0)
+
+#define assert_og_ok(rc)                                                                       \
+    do {                                                                                       \
+        int rc__ = (rc);                                                                       \
+        if (rc__ != 0) fail_msg("expected ok, got %s: %s", og_code_name(rc__),                 \
+                                og_error_last()->message);                                     \
+    } while (0)
+
+#endif
