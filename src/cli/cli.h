@@ -20,6 +20,10 @@ typedef struct cli_cmd {
     const char *usage;
 } cli_cmd;
 
+/* Each cmd_*.c file defines one table of commands ending with {NULL}; main.c lists the
+ * tables in CLI_TABLES. */
+#define CLI_TABLE_END {NULL, NULL, NULL, NULL}
+
 /* Print the thread's last error to stderr (or as JSON to stdout when json is set) and
  * return the exit code that fits it. */
 int cli_fail(int json);

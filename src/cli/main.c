@@ -10,17 +10,24 @@
 static int cmd_version(int argc, char **argv);
 static int cmd_selfcheck(int argc, char **argv);
 
-static const cli_cmd COMMANDS[] = {
+static const cli_cmd CORE_COMMANDS[] = {
     {"version", cmd_version, "print the version", "omnigraph version [--json]"},
     {"selfcheck", cmd_selfcheck, "check that a directory's filesystem gives durable atomic objects",
      "omnigraph selfcheck [--rounds N] [--json] DIR"},
+    CLI_TABLE_END,
 };
-#define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+/* One line per cmd_*.c table. */
+static const cli_cmd *const CLI_TABLES[] = {
+    CORE_COMMANDS,
+};
+#define NTABLES (sizeof CLI_TABLES / sizeof CLI_TABLES[0])
 
 static const cli_cmd *find_cmd(const char *name)
 {
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        if (strcmp(COMMANDS[i].name, name) == 0) return &COMMANDS[i];
+    for (size_t t = 0; t < NTABLES; t++)
+        for (const cli_cmd *c = CLI_TABLES[t]; c->name; c++)
+            if (strcmp(c->name, name) == 0) return c;
     return NULL;
 }
 
@@ -29,8 +36,9 @@ static void usage(FILE *f)
     fprintf(f, "omnigraph %s: an embedded, versioned, branchable property-graph database\n\n"
                "usage: omnigraph <command> [options]\n\ncommands:\n",
             og_version());
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-12s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    for (size_t t = 0; t < NTABLES; t++)
+        for (const cli_cmd *c = CLI_TABLES[t]; c->name; c++)
+            fprintf(f, "  %-12s %s\n", c->name, c->summary);
     fprintf(f, "\n'omnigraph <command> --help' shows a command's options.\n"
                "exit codes: 0 ok, 1 error, 2 usage, 3 conflict with a concurrent writer,\n"
                "            4 precondition failed\n");
