@@ -42,8 +42,15 @@ demo: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+# libFuzzer targets (clang) in build-fuzz/; run one with scripts/fuzz.sh NAME SECONDS.
+fuzz: deps
+	@if [ ! -f build-fuzz/build.ninja ]; then \
+	  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DOG_FUZZ=ON >/dev/null; \
+	fi
+	@cmake --build build-fuzz -j $(JOBS)
+
 bench: build
 	@bench/run.sh $(BUILD)
 
 clean:
-	rm -rf build build-san build-clang build-gcc build-cc
+	rm -rf build build-san build-clang build-gcc build-cc build-fuzz
