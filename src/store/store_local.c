@@ -182,6 +182,14 @@ static int local_put_if_absent(store *s, const char *key, const void *data, size
     local_store *ls = L(s);
     char tmp[STORE_KEY_MAX + 64];
     int fd = -1;
+    /* A cheap early answer for a name already taken spares the loser of a commit race its
+     * write and fdatasync; link(2) below still decides every race. */
+    struct stat st;
+    if (fstatat(ls->root_fd, key, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        core_err(OG_E_EXISTS, "object '%s' already exists", key);
+        core_err_detail(CORE_ERR_OBJECT, key);
+        return OG_E_EXISTS;
+    }
     int rc = write_tmp(ls, key, data, len, flags, tmp, sizeof tmp, &fd);
     if (rc) return rc;
     if (linkat(ls->root_fd, tmp, ls->root_fd, key, 0) != 0) {

@@ -239,6 +239,12 @@ static void test_fsync_counts(void **state)
     store_counts_get(f->s, &b);
     store_counts_diff(&b, &a, &d);
     assert_int_equal(d.fsyncs, 1);
+    /* Losing a create costs no fsync. */
+    a = b;
+    assert_og_error(store_put_if_absent(f->s, "dir/seed", "y", 1, 0), OG_E_EXISTS);
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.fsyncs, 0);
     /* New directories: each new directory's parent is synced too. */
     a = b;
     assert_og_ok(store_put(f->s, "n1/n2/n3/obj", "x", 1, 0));
