@@ -36,9 +36,9 @@ static int check_segments(const char *key, int partial_last)
         if ((len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.')) {
             if (!(last && partial_last)) return bad_key(key, "'.' and '..' segments escape the root");
         }
-        if (len >= sizeof STORE_LOCAL_TMP_PREFIX - 1 &&
-            memcmp(seg, STORE_LOCAL_TMP_PREFIX, sizeof STORE_LOCAL_TMP_PREFIX - 1) == 0)
-            return bad_key(key, "segments starting with '" STORE_LOCAL_TMP_PREFIX "' are reserved");
+        if (len >= sizeof STORE_RESERVED_PREFIX - 1 &&
+            memcmp(seg, STORE_RESERVED_PREFIX, sizeof STORE_RESERVED_PREFIX - 1) == 0)
+            return bad_key(key, "segments starting with '" STORE_RESERVED_PREFIX "' are reserved");
         for (size_t i = 0; i < len; i++)
             if ((unsigned char)seg[i] < 0x20 || seg[i] == 0x7f)
                 return bad_key(key, "control characters are not allowed");
@@ -194,4 +194,42 @@ static int entry_cmp(const void *a, const void *b)
 void store_list_sort(store_list *l)
 {
     if (l->count > 1) qsort(l->items, l->count, sizeof *l->items, entry_cmp);
+}
+
+struct store_lock {
+    store *s;
+    void *handle;
+    int real;
+};
+
+int store_lock_acquire(store *s, const char *name, uint32_t timeout_ms, store_lock **out)
+{
+    *out = NULL;
+    int rc = store_key_check(name);
+    if (rc) return rc;
+    store_lock *l = core_calloc(1, sizeof *l);
+    if (!l) return core_err_nomem();
+    l->s = s;
+    if (s->ops->lock) {
+        rc = s->ops->lock(s, name, timeout_ms, &l->handle);
+        if (rc) {
+            core_free(l);
+            return rc;
+        }
+        l->real = 1;
+    }
+    *out = l;
+    return 0;
+}
+
+void store_lock_release(store_lock *l)
+{
+    if (!l) return;
+    if (l->real) l->s->ops->unlock(l->s, l->handle);
+    core_free(l);
+}
+
+int store_lock_is_real(const store_lock *l)
+{
+    return l && l->real;
 }

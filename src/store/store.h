@@ -101,6 +101,11 @@ typedef struct store_ops {
     int (*list)(store *s, const char *prefix, unsigned flags, store_list *out);
     int (*sync)(store *s, const char *const *keys, size_t n);
     void (*close)(store *s);
+    /* Optional advisory locks (NULL: the backend has none; store_lock_acquire() then hands out a lock
+     * that excludes nobody, and store_lock_is_real() says so). lock returns OG_E_CONFLICT when
+     * the lock is held and timeout_ms passes. */
+    int (*lock)(store *s, const char *name, uint32_t timeout_ms, void **handle);
+    void (*unlock)(store *s, void *handle);
 } store_ops;
 
 /* Every backend embeds this first. */
@@ -113,6 +118,24 @@ struct store {
 int store_key_check(const char *key);
 /* A listing prefix: "" or a key prefix (may end in '/' or in a partial segment). */
 int store_prefix_check(const char *prefix);
+
+/* Names whose segments start with this are the store's own (temporaries, lock files): they are
+ * never valid keys and never listed. */
+#define STORE_RESERVED_PREFIX ".og-"
+
+/* ---- Advisory locks --------------------------------------------------------------------
+ * An exclusive lock named like a key, held until store_lock_release(). On the local backend it is an
+ * flock(2) on a lock file, so it excludes other processes on this host and other handles in
+ * this process, and it is released by the kernel if the holder dies: holding it proves
+ * liveness, and taking it proves the previous holder is gone. Locks are an optimisation and a
+ * liveness proof, never the source of cross-process correctness (DESIGN.md §6). */
+typedef struct store_lock store_lock;
+#define STORE_LOCK_WAIT_FOREVER UINT32_MAX
+/* timeout_ms 0 tries once. OG_E_CONFLICT (with the name as object) if still held after it. */
+int store_lock_acquire(store *s, const char *name, uint32_t timeout_ms, store_lock **out);
+void store_lock_release(store_lock *l);
+/* 0 when the backend has no locks and this lock excludes nobody. */
+int store_lock_is_real(const store_lock *l);
 
 /* Dispatch: validate, count, call the backend. */
 /* Read [off, off+len) (len STORE_ALL: to the end) into out, replacing its contents.

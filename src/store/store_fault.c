@@ -393,6 +393,21 @@ static void fault_close(store *s)
     core_free(fs);
 }
 
+/* Locks pass straight through: they are liveness proofs, not store operations to fault. */
+static int fault_lock(store *s, const char *name, uint32_t timeout_ms, void **handle)
+{
+    store_lock *l = NULL;
+    int rc = store_lock_acquire(F(s)->inner, name, timeout_ms, &l);
+    if (rc == 0) *handle = l;
+    return rc;
+}
+
+static void fault_unlock(store *s, void *handle)
+{
+    (void)s;
+    store_lock_release(handle);
+}
+
 static const store_ops FAULT_OPS = {
     .version = STORE_OPS_VERSION,
     .name = "fault",
@@ -404,6 +419,8 @@ static const store_ops FAULT_OPS = {
     .list = fault_list,
     .sync = fault_sync,
     .close = fault_close,
+    .lock = fault_lock,
+    .unlock = fault_unlock,
 };
 
 int store_fault_open(store **out, store *inner, int own_inner)

@@ -9,6 +9,7 @@
 #include "core/failpoint.h"
 
 #include <dirent.h>
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -305,6 +306,12 @@ static int is_tmp_name(const char *name)
     return strncmp(name, STORE_LOCAL_TMP_PREFIX, sizeof STORE_LOCAL_TMP_PREFIX - 1) == 0;
 }
 
+/* Temporaries, lock files and anything else of ours: never listed. */
+static int is_reserved_name(const char *name)
+{
+    return strncmp(name, STORE_RESERVED_PREFIX, sizeof STORE_RESERVED_PREFIX - 1) == 0;
+}
+
 /* Does the directory (an open fd, consumed) hold any object, at any depth? */
 static int dir_has_object(int dfd)
 {
@@ -316,7 +323,7 @@ static int dir_has_object(int dfd)
     int found = 0;
     struct dirent *e;
     while (!found && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || is_tmp_name(e->d_name))
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || is_reserved_name(e->d_name))
             continue;
         struct stat st;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
@@ -353,7 +360,7 @@ static int list_dir(local_store *ls, const char *dir, const char *name_prefix, u
     char key[STORE_KEY_MAX + 2];
     while (rc == 0 && (e = readdir(d)) != NULL) {
         const char *name = e->d_name;
-        if (!strcmp(name, ".") || !strcmp(name, "..") || is_tmp_name(name)) continue;
+        if (!strcmp(name, ".") || !strcmp(name, "..") || is_reserved_name(name)) continue;
         if (strncmp(name, name_prefix, plen) != 0) continue;
         struct stat st;
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -421,6 +428,58 @@ static int local_sync(store *s, const char *const *keys, size_t n)
     return 0;
 }
 
+#define LOCK_DIR STORE_RESERVED_PREFIX "locks"
+
+/* Lock files live flat in LOCK_DIR, the name escaped ('%' -> %25, '/' -> %2F). They are never
+ * deleted: removing a lock file while another process waits on it would split the lock. */
+static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **handle)
+{
+    local_store *ls = L(s);
+    char path[3 * STORE_KEY_MAX + 32];
+    size_t n = (size_t)snprintf(path, sizeof path, LOCK_DIR "/");
+    for (const char *p = name; *p && n + 4 < sizeof path; p++) {
+        if (*p == '/' || *p == '%')
+            n += (size_t)snprintf(path + n, sizeof path - n, "%%%02X", (unsigned char)*p);
+        else
+            path[n++] = *p;
+    }
+    path[n] = '\0';
+    int fd = openat(ls->root_fd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == ENOENT) {
+        if (mkdirat(ls->root_fd, LOCK_DIR, 0755) != 0 && errno != EEXIST)
+            return core_err_storage(errno, name, "creating the lock directory");
+        fd = openat(ls->root_fd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    }
+    if (fd < 0) return core_err_storage(errno, name, "opening lock '%s'", name);
+    uint64_t waited_us = 0, step_us = 100;
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            int e = errno;
+            close(fd);
+            return core_err_storage(e, name, "locking '%s'", name);
+        }
+        if (timeout_ms != STORE_LOCK_WAIT_FOREVER && waited_us >= (uint64_t)timeout_ms * 1000) {
+            close(fd);
+            core_err(OG_E_CONFLICT, "lock '%s' is held by another writer", name);
+            core_err_detail(CORE_ERR_OBJECT, name);
+            return OG_E_CONFLICT;
+        }
+        usleep((useconds_t)step_us);
+        waited_us += step_us;
+        if (step_us < 10000) step_us *= 2;
+    }
+    *handle = (void *)(intptr_t)(fd + 1);
+    return 0;
+}
+
+static void local_unlock(store *s, void *handle)
+{
+    (void)s;
+    int fd = (int)(intptr_t)handle - 1;
+    if (fd >= 0) close(fd); /* closing the descriptor releases the flock */
+}
+
 static void local_close(store *s)
 {
     local_store *ls = L(s);
@@ -440,6 +499,8 @@ static const store_ops LOCAL_OPS = {
     .list = local_list,
     .sync = local_sync,
     .close = local_close,
+    .lock = local_lock,
+    .unlock = local_unlock,
 };
 
 /* mkdir -p for the root path itself (absolute or relative to the cwd). */

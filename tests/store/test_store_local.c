@@ -176,7 +176,7 @@ static void test_bad_keys(void **state)
 {
     fixture *f = *state;
     const char *bad[] = {"", "/etc/passwd", "a//b", "a/../b", "..", "../x", "a/.", "./a", "a/",
-                         ".og-tmp-1", "d/.og-tmp-x", "a\x01b"};
+                         ".og-tmp-1", "d/.og-tmp-x", ".og-locks/x", "a\x01b"};
     core_buf b = CORE_BUF_INIT;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_og_error(store_put(f->s, bad[i], "x", 1, 0), OG_E_BAD_REQUEST);
@@ -359,6 +359,59 @@ static void test_crash_inside_put(void **state)
     assert_int_equal(count_tmp_files(f->dir), 0);
 }
 
+static void test_locks(void **state)
+{
+    fixture *f = *state;
+    store_lock *a = NULL, *b = NULL, *c = NULL;
+    assert_og_ok(store_lock_acquire(f->s, "graph/branch/main", 0, &a));
+    assert_true(store_lock_is_real(a));
+    assert_og_error(store_lock_acquire(f->s, "graph/branch/main", 0, &b), OG_E_CONFLICT);
+    assert_string_equal(og_error_last()->object, "graph/branch/main");
+    assert_null(b);
+    /* Escaping keeps distinct names distinct. */
+    assert_og_ok(store_lock_acquire(f->s, "graph/branch%2Fmain", 0, &c));
+    store_lock_release(c);
+    assert_og_error(store_lock_acquire(f->s, "bad//name", 0, &b), OG_E_BAD_REQUEST);
+    store_lock_release(a);
+    assert_og_ok(store_lock_acquire(f->s, "graph/branch/main", 0, &b));
+    store_lock_release(b);
+    store_lock_release(NULL);
+    /* Lock files are never listed. */
+    store_list l;
+    assert_og_ok(store_list_prefix(f->s, "", 0, &l));
+    for (size_t i = 0; i < l.count; i++) assert_null(strstr(l.items[i].key, ".og-"));
+    store_list_free(&l);
+}
+
+/* Another process holds a lock; we time out; it dies; the kernel released the lock. */
+static void test_lock_across_processes(void **state)
+{
+    fixture *f = *state;
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        store *s;
+        store_lock *l;
+        if (store_local_open(&s, f->dir) != 0 || store_lock_acquire(s, "sidecar/x", 0, &l) != 0) _exit(1);
+        if (write(ready[1], "r", 1) != 1) _exit(2);
+        char c;
+        if (read(go[0], &c, 1) != 1) _exit(3);
+        _exit(0); /* dies holding the lock */
+    }
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    store_lock *l = NULL;
+    assert_og_error(store_lock_acquire(f->s, "sidecar/x", 30, &l), OG_E_CONFLICT);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_og_ok(store_lock_acquire(f->s, "sidecar/x", STORE_LOCK_WAIT_FOREVER, &l));
+    store_lock_release(l);
+}
+
 static void test_nested_root(void **state)
 {
     (void)state;
@@ -396,6 +449,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fsync_counts, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_temporaries, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_crash_inside_put, setup_local, teardown),
+        CONTRACT(test_locks),
+        cmocka_unit_test_setup_teardown(test_lock_across_processes, setup_local, teardown),
         cmocka_unit_test(test_nested_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
