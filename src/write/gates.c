@@ -1,0 +1,249 @@
+/* Ordered gates: a process-wide registry of named mutexes per graph root, plus store locks. */
+#include "write/gates.h"
+#include "core/alloc.h"
+#include "core/clock.h"
+#include "core/error.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* One named in-process gate. Entries live for the process (a root has few gate names). */
+typedef struct gate_entry {
+    char *root;
+    char *name;
+    pthread_mutex_t mu;
+    struct gate_entry *next;
+} gate_entry;
+
+static pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static gate_entry *g_registry;
+
+struct write_gates {
+    store *s;
+    char *root;
+    _Atomic uint64_t acquisitions, contended, timeouts, held_ns;
+};
+
+typedef struct held_gate {
+    char *name;         /* canonical "tier:name[/table]" */
+    gate_entry *entry;  /* in-process mutex, locked */
+    store_lock *lock;   /* store lock, held */
+} held_gate;
+
+struct write_gate_set {
+    write_gates *g;
+    size_t n;
+    held_gate *gates;
+    uint64_t t0;
+};
+
+static gate_entry *registry_get(const char *root, const char *name)
+{
+    pthread_mutex_lock(&g_registry_lock);
+    gate_entry *e = g_registry;
+    while (e && (strcmp(e->root, root) != 0 || strcmp(e->name, name) != 0)) e = e->next;
+    if (!e) {
+        e = core_calloc(1, sizeof *e);
+        if (e) {
+            e->root = core_strdup(root);
+            e->name = core_strdup(name);
+            if (!e->root || !e->name) {
+                core_free(e->root);
+                core_free(e->name);
+                core_free(e);
+                e = NULL;
+            } else {
+                pthread_mutex_init(&e->mu, NULL);
+                e->next = g_registry;
+                g_registry = e;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_registry_lock);
+    return e;
+}
+
+int write_gates_open(write_gates **out, store *s, const char *root_id)
+{
+    write_gates *g = core_calloc(1, sizeof *g);
+    if (!g) return core_err_nomem();
+    g->s = s;
+    g->root = core_strdup(root_id ? root_id : "");
+    if (!g->root) {
+        core_free(g);
+        return core_err_nomem();
+    }
+    *out = g;
+    return 0;
+}
+
+void write_gates_close(write_gates *g)
+{
+    if (!g) return;
+    core_free(g->root);
+    core_free(g);
+}
+
+/* The ordering is by (tier, name, table) with byte-wise string order, so
+ * (physical_branch, table) pairs sort as tuples. */
+static int key_cmp(const void *pa, const void *pb)
+{
+    const write_gate_key *a = pa, *b = pb;
+    if (a->tier != b->tier) return a->tier < b->tier ? -1 : 1;
+    int c = strcmp(a->name ? a->name : "", b->name ? b->name : "");
+    if (c) return c;
+    return strcmp(a->table ? a->table : "", b->table ? b->table : "");
+}
+
+static char *canonical_name(const write_gate_key *k)
+{
+    size_t n = strlen(k->name ? k->name : "") + strlen(k->table ? k->table : "") + 8;
+    char *s = core_malloc(n);
+    if (!s) return NULL;
+    if (k->tier == WRITE_GATE_TABLE)
+        snprintf(s, n, "%d:%s/%s", (int)k->tier, k->name ? k->name : "", k->table ? k->table : "");
+    else
+        snprintf(s, n, "%d:%s", (int)k->tier, k->name ? k->name : "");
+    return s;
+}
+
+/* A store lock name derived from the canonical name: hex keeps any branch or table name a
+ * valid key. */
+static char *lock_name(const char *canonical)
+{
+    size_t n = strlen(canonical);
+    char *s = core_malloc(2 * n + 16);
+    if (!s) return NULL;
+    size_t o = (size_t)sprintf(s, "gates/");
+    for (size_t i = 0; i < n; i++) o += (size_t)sprintf(s + o, "%02x", (unsigned char)canonical[i]);
+    return s;
+}
+
+static int lock_mutex(pthread_mutex_t *mu, uint32_t timeout_ms, int *waited)
+{
+    if (pthread_mutex_trylock(mu) == 0) return 0;
+    *waited = 1;
+    if (timeout_ms == STORE_LOCK_WAIT_FOREVER) return pthread_mutex_lock(mu);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return pthread_mutex_timedlock(mu, &ts);
+}
+
+void write_gate_set_release(write_gate_set *set)
+{
+    if (!set) return;
+    /* Release in reverse order. */
+    for (size_t i = set->n; i-- > 0;) {
+        held_gate *h = &set->gates[i];
+        store_lock_release(h->lock);
+        if (h->entry) pthread_mutex_unlock(&h->entry->mu);
+        core_free(h->name);
+    }
+    if (set->t0) atomic_fetch_add(&set->g->held_ns, core_mono_ns() - set->t0);
+    core_free(set->gates);
+    core_free(set);
+}
+
+int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n,
+                        uint32_t timeout_ms, write_gate_set **out)
+{
+    *out = NULL;
+    write_gate_key *sorted = core_calloc(n ? n : 1, sizeof *sorted);
+    write_gate_set *set = core_calloc(1, sizeof *set);
+    if (!sorted || !set) {
+        core_free(sorted);
+        core_free(set);
+        return core_err_nomem();
+    }
+    set->g = g;
+    set->gates = core_calloc(n ? n : 1, sizeof *set->gates);
+    if (!set->gates) {
+        core_free(sorted);
+        core_free(set);
+        return core_err_nomem();
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i].tier < WRITE_GATE_CLAIM || keys[i].tier > WRITE_GATE_TABLE || !keys[i].name) {
+            core_free(sorted);
+            write_gate_set_release(set);
+            return core_err(OG_E_INTERNAL, "gate key %zu is malformed", i);
+        }
+        sorted[i] = keys[i];
+    }
+    qsort(sorted, n, sizeof *sorted, key_cmp);
+    int rc = 0, waited = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (i > 0 && key_cmp(&sorted[i - 1], &sorted[i]) == 0) continue; /* duplicate */
+        held_gate *h = &set->gates[set->n];
+        h->name = canonical_name(&sorted[i]);
+        char *lname = h->name ? lock_name(h->name) : NULL;
+        h->entry = h->name ? registry_get(g->root, h->name) : NULL;
+        if (!h->name || !lname || !h->entry) {
+            core_free(lname);
+            core_free(h->name);
+            rc = core_err_nomem();
+            break;
+        }
+        int mrc = lock_mutex(&h->entry->mu, timeout_ms, &waited);
+        if (mrc != 0) {
+            core_free(lname);
+            rc = core_err(mrc == ETIMEDOUT ? OG_E_CONFLICT : OG_E_INTERNAL,
+                          "gate %s is held by another writer in this process", h->name);
+            core_err_detail(CORE_ERR_OBJECT, h->name);
+            core_free(h->name);
+            break;
+        }
+        rc = store_lock_acquire(g->s, lname, timeout_ms, &h->lock);
+        core_free(lname);
+        if (rc) {
+            pthread_mutex_unlock(&h->entry->mu);
+            if (rc == OG_E_CONFLICT) {
+                core_err(OG_E_CONFLICT, "gate %s is held by another writer process", h->name);
+                core_err_detail(CORE_ERR_OBJECT, h->name);
+            }
+            core_free(h->name);
+            break;
+        }
+        set->n++;
+    }
+    core_free(sorted);
+    if (rc) {
+        if (rc == OG_E_CONFLICT) atomic_fetch_add(&g->timeouts, 1);
+        write_gate_set_release(set); /* sets no error: the one above stands */
+        return rc;
+    }
+    atomic_fetch_add(&g->acquisitions, 1);
+    if (waited) atomic_fetch_add(&g->contended, 1);
+    set->t0 = core_mono_ns();
+    *out = set;
+    return 0;
+}
+
+size_t write_gate_set_count(const write_gate_set *set)
+{
+    return set ? set->n : 0;
+}
+
+const char *write_gate_set_name(const write_gate_set *set, size_t i)
+{
+    return set && i < set->n ? set->gates[i].name : NULL;
+}
+
+void write_gates_stats(write_gates *g, write_gate_stats *out)
+{
+    out->acquisitions = atomic_load(&g->acquisitions);
+    out->contended = atomic_load(&g->contended);
+    out->timeouts = atomic_load(&g->timeouts);
+    out->held_ns = atomic_load(&g->held_ns);
+}

@@ -1,0 +1,55 @@
+/* Ordered writer gates (RFC-022 §4.3). A write acquires its whole gate set in one total order:
+ *   1. global operation claims, 2. the graph/schema-control key, 3. the target branch key,
+ *   4. (physical_branch, table) keys, sorted.
+ * Each gate is an in-process mutex shared by every handle on the same graph root in this
+ * process, and then an advisory store lock (flock on the local backend), so writer processes
+ * on one host serialize too. Everyone takes gates in the same order, so there is no deadlock
+ * within or across processes. Gates reduce avoidable races; they are never the source of
+ * correctness, which comes from conditional commits and recovery (RFC-022 §9). */
+#ifndef OG_WRITE_GATES_H
+#define OG_WRITE_GATES_H
+
+#include "store/store.h"
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum write_gate_tier {
+    WRITE_GATE_CLAIM = 0,
+    WRITE_GATE_SCHEMA = 1,
+    WRITE_GATE_BRANCH = 2,
+    WRITE_GATE_TABLE = 3,
+} write_gate_tier;
+
+typedef struct write_gate_key {
+    write_gate_tier tier;
+    const char *name;  /* claim key, "schema", branch name, or the physical branch */
+    const char *table; /* WRITE_GATE_TABLE only: the table key */
+} write_gate_key;
+
+/* The gate manager of one graph root in this process. Handles opened on the same root_id
+ * share their in-process gates. */
+typedef struct write_gates write_gates;
+typedef struct write_gate_set write_gate_set;
+
+typedef struct write_gate_stats {
+    uint64_t acquisitions; /* gate sets acquired */
+    uint64_t contended;    /* sets that had to wait for at least one gate */
+    uint64_t timeouts;     /* sets that gave up (OG_E_CONFLICT) */
+    uint64_t held_ns;      /* total time sets were held */
+} write_gate_stats;
+
+int write_gates_open(write_gates **out, store *s, const char *root_id);
+void write_gates_close(write_gates *g);
+
+/* Acquire every key (duplicates are fine) in the total order. On timeout, nothing is held and
+ * OG_E_CONFLICT names the gate. timeout_ms applies to each gate. */
+int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n,
+                        uint32_t timeout_ms, write_gate_set **out);
+void write_gate_set_release(write_gate_set *set);
+/* The order in which the set was taken, as "tier:name[/table]" strings (for tests/logs). */
+size_t write_gate_set_count(const write_gate_set *set);
+const char *write_gate_set_name(const write_gate_set *set, size_t i);
+
+void write_gates_stats(write_gates *g, write_gate_stats *out);
+
+#endif
