@@ -5,3 +5,4 @@ build=${1:-build}
 dir=$(mktemp -d "${TMPDIR:-/var/tmp}/og-bench-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 "$build/bench/bench_store" "$dir/store" "${BENCH_N:-300}"
+if [ -x "$build/bench/bench_lang" ]; then "$build/bench/bench_lang"; fi

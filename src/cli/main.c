@@ -9,6 +9,8 @@
 
 static int cmd_version(int argc, char **argv);
 static int cmd_selfcheck(int argc, char **argv);
+extern const cli_cmd cli_lang_commands[]; /* cmd_lang.c */
+extern const cli_cmd cli_lance_commands[]; /* cmd_lance.c */
 
 static const cli_cmd CORE_COMMANDS[] = {
     {"version", cmd_version, "print the version", "omnigraph version [--json]"},
@@ -20,6 +22,8 @@ static const cli_cmd CORE_COMMANDS[] = {
 /* One line per cmd_*.c table. */
 static const cli_cmd *const CLI_TABLES[] = {
     CORE_COMMANDS,
+    cli_lang_commands,
+    cli_lance_commands,
 };
 #define NTABLES (sizeof CLI_TABLES / sizeof CLI_TABLES[0])
 

@@ -1,0 +1,198 @@
+/* omnigraph schema check|plan and omnigraph lint: the language layer at the shell. Uses only
+ * the public API. Diagnostics go to stderr as file:line:col: severity[CODE]: message, then the
+ * source line and a caret under the column. */
+#include "omnigraph.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmd_schema(int argc, char **argv);
+static int cmd_lint(int argc, char **argv);
+
+const cli_cmd cli_lang_commands[] = {
+    {"schema", cmd_schema, "check a .pg schema or plan the change between two",
+     "omnigraph schema check FILE.pg [--json] | omnigraph schema plan --from OLD.pg --to NEW.pg "
+     "[--allow-data-loss] [--json]"},
+    {"lint", cmd_lint, "type-check and lint .gq queries against a .pg schema",
+     "omnigraph lint --schema FILE.pg [--query] FILE.gq [--json]"},
+    CLI_TABLE_END,
+};
+
+typedef struct src_file {
+    const char *name;
+    char *data;
+    size_t len;
+} src_file;
+
+/* Read a whole file; on failure prints why and returns -1. */
+static int read_file(src_file *f, const char *path)
+{
+    f->name = path;
+    f->data = NULL;
+    f->len = 0;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        fprintf(stderr, "omnigraph: cannot read %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 0;
+    for (;;) {
+        if (f->len + 65536 + 1 > cap) {
+            cap = cap ? cap * 2 : 65536 * 2;
+            char *n = realloc(f->data, cap);
+            if (!n) {
+                fclose(fp);
+                fprintf(stderr, "omnigraph: out of memory reading %s\n", path);
+                return -1;
+            }
+            f->data = n;
+        }
+        size_t got = fread(f->data + f->len, 1, 65536, fp);
+        f->len += got;
+        if (got < 65536) break;
+    }
+    int bad = ferror(fp);
+    fclose(fp);
+    if (bad) {
+        fprintf(stderr, "omnigraph: cannot read %s\n", path);
+        return -1;
+    }
+    f->data[f->len] = '\0';
+    return 0;
+}
+
+static void print_diag(const og_diagnostic *d, const src_file *files, size_t n_files)
+{
+    fprintf(stderr, "%s:%d:%d: %s[%s]: %s\n", d->file, d->line, d->column,
+            d->severity == OG_DIAG_ERROR ? "error" : "warning", d->code, d->message);
+    const src_file *f = NULL;
+    for (size_t i = 0; i < n_files; i++)
+        if (files[i].name && !strcmp(files[i].name, d->file)) f = &files[i];
+    if (!f || d->line < 1) return;
+    const char *p = f->data, *end = f->data + f->len;
+    for (int l = 1; l < d->line && p < end; l++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) return;
+        p = nl + 1;
+    }
+    const char *e = memchr(p, '\n', (size_t)(end - p));
+    if (!e) e = end;
+    int len = (int)(e - p);
+    if (len > 0 && p[len - 1] == '\r') len--;
+    fprintf(stderr, "  %.*s\n  ", len, p);
+    for (int c = 1; c < d->column && c <= len; c++) fputc(p[c - 1] == '\t' ? '\t' : ' ', stderr);
+    fprintf(stderr, "^\n");
+}
+
+/* Print the report and map the call's status to an exit code. */
+static int finish(int rc, og_lang_report *r, int json, const src_file *files, size_t n_files)
+{
+    if (!r) return cli_fail(json);
+    if (json) {
+        printf("%s\n", og_lang_report_json(r));
+    } else {
+        for (size_t i = 0; i < og_lang_report_diagnostic_count(r); i++)
+            print_diag(og_lang_report_diagnostic(r, i), files, n_files);
+        fputs(og_lang_report_text(r), stdout);
+    }
+    og_lang_report_free(r);
+    return rc == 0 ? CLI_OK : CLI_ERROR;
+}
+
+static int schema_check(const cli_cmd *self, int argc, char **argv)
+{
+    int json = 0;
+    const char *path = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(self, "unknown option '%s'", argv[i]);
+        else if (!path) path = argv[i];
+        else return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+    }
+    if (!path) return cli_usage_error(self, "schema check needs FILE.pg");
+    src_file f;
+    if (read_file(&f, path)) return CLI_ERROR;
+    og_lang_report *r = NULL;
+    int rc = og_schema_check(&r, f.name, f.data, f.len);
+    int ex = finish(rc, r, json, &f, 1);
+    free(f.data);
+    return ex;
+}
+
+static int schema_plan(const cli_cmd *self, int argc, char **argv)
+{
+    int json = 0, allow = 0;
+    const char *from = NULL, *to = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--allow-data-loss")) allow = 1;
+        else if (!strcmp(argv[i], "--from") || !strcmp(argv[i], "--to")) {
+            if (i + 1 >= argc) return cli_usage_error(self, "%s needs a file", argv[i]);
+            if (argv[i][2] == 'f') from = argv[++i];
+            else to = argv[++i];
+        } else {
+            return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!from || !to) return cli_usage_error(self, "schema plan needs --from OLD.pg and --to NEW.pg");
+    src_file f[2];
+    if (read_file(&f[0], from)) return CLI_ERROR;
+    if (read_file(&f[1], to)) {
+        free(f[0].data);
+        return CLI_ERROR;
+    }
+    og_lang_report *r = NULL;
+    int rc = og_schema_plan(&r, f[0].name, f[0].data, f[0].len, f[1].name, f[1].data, f[1].len, allow);
+    int ex = finish(rc, r, json, f, 2);
+    free(f[0].data);
+    free(f[1].data);
+    return ex;
+}
+
+static int cmd_schema(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_lang_commands[0];
+    if (argc < 2) return cli_usage_error(self, "missing subcommand (check or plan)");
+    if (!strcmp(argv[1], "check")) return schema_check(self, argc, argv);
+    if (!strcmp(argv[1], "plan")) return schema_plan(self, argc, argv);
+    return cli_usage_error(self, "unknown subcommand '%s'", argv[1]);
+}
+
+static int cmd_lint(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_lang_commands[1];
+    int json = 0;
+    const char *schema = NULL, *query = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--schema") || !strcmp(argv[i], "--query")) {
+            if (i + 1 >= argc) return cli_usage_error(self, "%s needs a file", argv[i]);
+            if (argv[i][2] == 's') schema = argv[++i];
+            else if (query) return cli_usage_error(self, "more than one query file");
+            else query = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error(self, "unknown option '%s'", argv[i]);
+        } else if (!query) {
+            query = argv[i];
+        } else {
+            return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!schema) return cli_usage_error(self, "lint needs --schema FILE.pg");
+    if (!query) return cli_usage_error(self, "lint needs a FILE.gq");
+    src_file f[2];
+    if (read_file(&f[0], schema)) return CLI_ERROR;
+    if (read_file(&f[1], query)) {
+        free(f[0].data);
+        return CLI_ERROR;
+    }
+    og_lang_report *r = NULL;
+    int rc = og_query_lint(&r, f[0].name, f[0].data, f[0].len, f[1].name, f[1].data, f[1].len);
+    int ex = finish(rc, r, json, f, 2);
+    free(f[0].data);
+    free(f[1].data);
+    return ex;
+}

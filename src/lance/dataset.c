@@ -1,0 +1,244 @@
+/* Lance dataset snapshots: create, open at a version, row counts. Scans are in scan.c and
+ * staged writes in write.c. */
+#include "lance/dataset.h"
+#include "core/alloc.h"
+#include "core/arena.h"
+#include "core/error.h"
+#include "lance/deletion.h"
+#include "lance/file2.h"
+#include "lance/txn.h"
+
+#include <string.h>
+
+void lance_dataset_free(lance_dataset *ds)
+{
+    if (!ds) return;
+    lance_manifest_free(ds->m);
+    arrow_schema_clear(&ds->schema);
+    core_free(ds->field_ids);
+    core_free(ds->root);
+    core_free(ds);
+}
+
+/* Build a snapshot around a decoded manifest (takes ownership of m, also on failure). */
+int lance_dataset_from_manifest(lance_dataset **out, store *s, const char *root, lance_naming naming,
+                        lance_manifest *m)
+{
+    *out = NULL;
+    lance_dataset *ds = core_calloc(1, sizeof *ds);
+    if (!ds) {
+        lance_manifest_free(m);
+        return core_err_nomem();
+    }
+    ds->s = s;
+    ds->m = m;
+    ds->naming = naming;
+    arrow_schema_init(&ds->schema);
+    ds->root = core_strdup(root);
+    if (!ds->root) {
+        lance_dataset_free(ds);
+        return core_err_nomem();
+    }
+    size_t nf = m->pb->n_fields;
+    ds->field_ids = core_calloc(nf ? nf : 1, sizeof *ds->field_ids);
+    if (!ds->field_ids) {
+        lance_dataset_free(ds);
+        return core_err_nomem();
+    }
+    int rc = lance_arrow_from_fields(&ds->schema, m->pb->fields, nf, ds->field_ids, root);
+    if (rc) {
+        lance_dataset_free(ds);
+        return rc;
+    }
+    ds->n_field_ids = lance_field_count(&ds->schema);
+    *out = ds;
+    return 0;
+}
+
+int lance_dataset_open(lance_dataset **out, store *s, const char *root, uint64_t version,
+                       lance_access access)
+{
+    *out = NULL;
+    lance_manifest *m = NULL;
+    lance_naming naming = LANCE_NAMING_UNKNOWN;
+    int rc;
+    if (version == 0) {
+        rc = lance_version_load_latest(s, root, access, &m, &naming);
+    } else {
+        uint64_t latest;
+        rc = lance_version_latest(s, root, &latest, &naming);
+        if (rc == 0 && version > latest) {
+            rc = core_err(OG_E_NOT_FOUND, "table '%s' has no version %llu (latest is %llu)",
+                          root, (unsigned long long)version, (unsigned long long)latest);
+        }
+        if (rc == 0) rc = lance_version_load(s, root, version, naming, access, &m);
+    }
+    if (rc) return rc;
+    return lance_dataset_from_manifest(out, s, root, naming, m);
+}
+
+uint64_t lance_dataset_version(const lance_dataset *ds)
+{
+    return ds->m->pb->version;
+}
+
+bool lance_dataset_stable_row_ids(const lance_dataset *ds)
+{
+    return (ds->m->pb->reader_feature_flags & LANCE_FLAG_STABLE_ROW_IDS) != 0;
+}
+
+int lance_dataset_column(const lance_dataset *ds, const char *name, size_t *idx)
+{
+    int i = arrow_schema_find(&ds->schema, name);
+    if (i < 0) {
+        core_err(OG_E_BAD_REQUEST, "table '%s' has no column '%s'", ds->root, name);
+        core_err_detail(CORE_ERR_OBJECT, ds->root);
+        return OG_E_BAD_REQUEST;
+    }
+    *idx = (size_t)i;
+    return 0;
+}
+
+int lance_dataset_count_rows(const lance_dataset *ds, uint64_t *out)
+{
+    uint64_t total = 0;
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    for (size_t i = 0; i < pb->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = pb->fragments[i];
+        uint64_t rows = f->physical_rows;
+        const Lance__Table__DeletionFile *df = f->deletion_file;
+        if (df) {
+            uint64_t del = df->num_deleted_rows;
+            if (!df->has_num_deleted_rows || del == 0) {
+                /* Unknown count: read the file. */
+                roaring_bitmap_t *bm = NULL;
+                int rc = lance_deletion_load(ds->s, ds->root, f->id, df, &bm);
+                if (rc) return rc;
+                del = roaring_bitmap_get_cardinality(bm);
+                roaring_bitmap_free(bm);
+            }
+            if (del > rows) {
+                core_err(OG_E_CORRUPT, "table '%s' fragment %llu deletes %llu of %llu rows",
+                         ds->root, (unsigned long long)f->id, (unsigned long long)del,
+                         (unsigned long long)rows);
+                return OG_E_CORRUPT;
+            }
+            rows -= del;
+        }
+        total += rows;
+    }
+    *out = total;
+    return 0;
+}
+
+/* ---- create ---------------------------------------------------------------------------- */
+
+static int find_top_field(Lance__File__Field **fields, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fields[i]->parent_id == -1 && strcmp(fields[i]->name, name) == 0) return (int)i;
+    return -1;
+}
+
+int lance_dataset_create(lance_dataset **out, store *s, const char *root,
+                         const arrow_schema *schema, const lance_create_options *opt)
+{
+    *out = NULL;
+    lance_create_options def = LANCE_CREATE_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (opt->version != 1)
+        return core_err(OG_E_BAD_REQUEST, "lance_create_options version %d is not 1", opt->version);
+    if (schema->n_fields == 0)
+        return core_err(OG_E_BAD_REQUEST, "table '%s': a schema needs at least one field", root);
+
+    uint64_t latest;
+    lance_naming existing;
+    int rc = lance_version_latest(s, root, &latest, &existing);
+    if (rc == 0) {
+        core_err(OG_E_EXISTS, "table '%s' already exists (version %llu)", root,
+                 (unsigned long long)latest);
+        core_err_detail(CORE_ERR_OBJECT, root);
+        return OG_E_EXISTS;
+    }
+    if (rc != OG_E_NOT_FOUND) return rc;
+
+    Lance__File__Field **fields = NULL;
+    size_t nf = 0;
+    rc = lance_fields_from_arrow(&fields, &nf, schema, NULL, 0);
+    if (rc) return rc;
+
+    core_arena a;
+    core_arena_init(&a, 4096);
+    for (size_t i = 0; rc == 0 && i < opt->n_primary_key; i++) {
+        int k = find_top_field(fields, nf, opt->primary_key[i]);
+        if (k < 0)
+            rc = core_err(OG_E_BAD_REQUEST, "primary key column '%s' is not in the schema",
+                          opt->primary_key[i]);
+        else
+            fields[k]->unenforced_primary_key = 1;
+    }
+    for (size_t i = 0; rc == 0 && i < opt->n_meta; i++) {
+        int k = find_top_field(fields, nf, opt->meta_field[i]);
+        if (k < 0) {
+            rc = core_err(OG_E_BAD_REQUEST, "metadata for unknown column '%s'", opt->meta_field[i]);
+            break;
+        }
+        Lance__File__Field *f = fields[k];
+        Lance__File__Field__MetadataEntry **entries =
+            core_arena_alloc(&a, (f->n_metadata + 1) * sizeof *entries);
+        Lance__File__Field__MetadataEntry *e = core_arena_alloc(&a, sizeof *e);
+        char *key = core_arena_strdup(&a, opt->meta_key[i]);
+        char *val = core_arena_strdup(&a, opt->meta_value[i]);
+        if (!entries || !e || !key || !val) {
+            rc = core_err_nomem();
+            break;
+        }
+        lance__file__field__metadata_entry__init(e);
+        e->key = key;
+        e->value.data = (uint8_t *)val;
+        e->value.len = strlen(val);
+        if (f->n_metadata) memcpy(entries, f->metadata, f->n_metadata * sizeof *entries);
+        entries[f->n_metadata] = e;
+        /* The old array belongs to lance_fields_from_arrow's allocation; keep it to free it. */
+        f->metadata = entries;
+        f->n_metadata++;
+    }
+
+    lance_manifest_next next;
+    Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+    Lance__Table__Transaction__Overwrite ow = LANCE__TABLE__TRANSACTION__OVERWRITE__INIT;
+    lance_commit_info info;
+    lance_naming naming = opt->v1_names ? LANCE_NAMING_V1 : LANCE_NAMING_V2;
+    if (rc == 0) {
+        lance_manifest_next_init(&next, NULL, 1);
+        next.pb.n_fields = nf;
+        next.pb.fields = fields;
+        uint64_t flags = opt->stable_row_ids ? LANCE_FLAG_STABLE_ROW_IDS : 0;
+        next.pb.has_reader_feature_flags = next.pb.has_writer_feature_flags = 1;
+        next.pb.reader_feature_flags = next.pb.writer_feature_flags = flags;
+        next.pb.has_next_row_id = opt->stable_row_ids;
+        next.pb.next_row_id = 0;
+        /* Creating a table is an Overwrite on top of version 0, as lance records it. */
+        txn.has_read_version = 1;
+        txn.read_version = 0;
+        ow.n_schema = nf;
+        ow.schema = fields;
+        txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
+        txn.overwrite = &ow;
+        rc = lance_commit(s, root, naming, &next.pb, &txn, NULL, 0, 0, &info);
+        if (rc == OG_E_CONFLICT) {
+            core_err(OG_E_EXISTS, "table '%s' was created concurrently", root);
+            core_err_detail(CORE_ERR_OBJECT, root);
+            rc = OG_E_EXISTS;
+        }
+    }
+    /* Undo the metadata arrays we spliced in, so the fields free as they were made. */
+    for (size_t i = 0; i < opt->n_meta; i++) {
+        int k = find_top_field(fields, nf, opt->meta_field[i]);
+        if (k >= 0 && fields[k]->n_metadata) fields[k]->n_metadata = 0, fields[k]->metadata = NULL;
+    }
+    lance_fields_free(fields, nf);
+    core_arena_free(&a);
+    if (rc) return rc;
+    return lance_dataset_open(out, s, root, 1, LANCE_ACCESS_WRITE);
+}

@@ -1,0 +1,194 @@
+/* Lance datasets: a table root in an object store, read at a version and written by staged
+ * operations committed as new versions.
+ *
+ * A dataset handle is an immutable snapshot: the manifest of one version plus the Arrow
+ * schema of its fields. Writes are two steps (the shape the write protocol needs, RFC-022
+ * §4.2): stage an operation against a snapshot (data and deletion files are written, nothing
+ * becomes visible, HEAD does not move), then commit the staged operation. A commit in this
+ * module happens exactly at read_version + 1 with zero retries: if that version is taken the
+ * commit fails with OG_E_CONFLICT and the staged files are left reclaimable. (Rebase onto a
+ * newer version under Lance's conflict rules is issue 4's.)
+ *
+ * Row addresses are (fragment id << 32) | row offset in the fragment. With stable row ids
+ * (flag 2, on by default for tables we create) every row also has a row id that survives
+ * updates and compaction.
+ *
+ * Ownership: lance_dataset_free / lance_staged_free / lance_scanner_free; every batch a
+ * scanner returns is the caller's (arrow_batch_free). A dataset handle may be read by several
+ * threads; scanners and staged operations are single-threaded. */
+#ifndef OG_LANCE_DATASET_H
+#define OG_LANCE_DATASET_H
+
+#include "arrow/arrow.h"
+#include "lance/manifest.h"
+#include "lance/paths.h"
+#include "lance/version.h"
+#include "store/store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LANCE_ROW_ADDR(frag, off) (((uint64_t)(frag) << 32) | (uint64_t)(uint32_t)(off))
+#define LANCE_ROW_ADDR_FRAG(a) ((uint64_t)(a) >> 32)
+#define LANCE_ROW_ADDR_OFF(a) ((uint32_t)((a)&0xffffffffu))
+
+/* Default bound on rows per data file (lance's own default is 1,048,576). */
+#define LANCE_DEFAULT_MAX_ROWS_PER_FILE (1u << 20)
+
+typedef struct lance_dataset {
+    store *s;
+    char *root;                  /* table root key prefix ("" or "a/t.lance") */
+    lance_naming naming;         /* manifest naming scheme to continue with */
+    lance_manifest *m;           /* the snapshot's manifest */
+    arrow_schema schema;         /* its fields as Arrow (top level) */
+    int32_t *field_ids;          /* pre-order Lance field ids of schema */
+    size_t n_field_ids;
+} lance_dataset;
+
+typedef struct lance_create_options {
+    int version;                 /* 1 */
+    bool stable_row_ids;         /* flag 2 (default true) */
+    bool v1_names;               /* V1 manifest names (default false: V2) */
+    /* Top-level field names marked as the unenforced primary key, in key order. */
+    const char *const *primary_key;
+    size_t n_primary_key;
+    /* Field metadata: metadata[i] applies to the top-level field named meta_field[i]. */
+    const char *const *meta_field;
+    const char *const *meta_key;
+    const char *const *meta_value;
+    size_t n_meta;
+} lance_create_options;
+
+#define LANCE_CREATE_OPTIONS_INIT {1, true, false, NULL, 0, NULL, NULL, NULL, 0}
+
+/* Create version 1 of an empty table (no fragments) with this schema. OG_E_EXISTS if the
+ * root already has versions. */
+int lance_dataset_create(lance_dataset **out, store *s, const char *root,
+                         const arrow_schema *schema, const lance_create_options *opt);
+/* Open version `version` (0: the latest) for reading or writing on top of. */
+int lance_dataset_open(lance_dataset **out, store *s, const char *root, uint64_t version,
+                       lance_access access);
+void lance_dataset_free(lance_dataset *ds);
+/* A snapshot around an already decoded manifest (takes ownership of m, also on failure). */
+int lance_dataset_from_manifest(lance_dataset **out, store *s, const char *root,
+                                lance_naming naming, lance_manifest *m);
+
+uint64_t lance_dataset_version(const lance_dataset *ds);
+/* Rows visible at this version (physical rows minus deleted rows; a deletion file that does
+ * not record its count is read). */
+int lance_dataset_count_rows(const lance_dataset *ds, uint64_t *out);
+/* Index of the top-level field called name, or OG_E_BAD_REQUEST naming it. */
+int lance_dataset_column(const lance_dataset *ds, const char *name, size_t *idx);
+bool lance_dataset_stable_row_ids(const lance_dataset *ds);
+
+/* ---- Filters ------------------------------------------------------------------------------ */
+
+/* A conjunction of `column op value` terms over top-level scalar columns (n = 0: every row).
+ * A null value in the column never matches. */
+typedef struct lance_term {
+    const char *column;
+    arrow_cmp_op op;
+    arrow_scalar value;
+} lance_term;
+
+typedef struct lance_filter {
+    const lance_term *terms;
+    size_t n;
+} lance_filter;
+
+/* ---- Scans -------------------------------------------------------------------------------- */
+
+typedef struct lance_scan_options {
+    int version;                 /* 1 */
+    const char *const *columns;  /* top-level columns to return (NULL: all, in schema order) */
+    size_t n_columns;
+    const lance_filter *filter;  /* NULL: no filter */
+    int64_t limit;               /* < 0: no limit */
+    bool with_row_addr;          /* append a UInt64 column "_rowaddr" */
+    bool with_row_id;            /* append a UInt64 column "_rowid" (stable row ids only) */
+    size_t batch_rows;           /* rows per batch at most (0: one batch per data file read) */
+} lance_scan_options;
+
+#define LANCE_SCAN_OPTIONS_INIT {1, NULL, 0, NULL, -1, false, false, 0}
+
+typedef struct lance_scanner lance_scanner;
+
+int lance_scanner_open(lance_scanner **out, const lance_dataset *ds,
+                       const lance_scan_options *opt);
+/* The next non-empty batch, or *out = NULL at the end. */
+int lance_scanner_next(lance_scanner *sc, arrow_batch **out);
+/* The schema of the batches this scanner returns. */
+const arrow_schema *lance_scanner_schema(const lance_scanner *sc);
+void lance_scanner_free(lance_scanner *sc);
+
+/* Convenience: the whole scan as one batch (may be empty, never NULL on success). */
+int lance_dataset_scan_all(arrow_batch **out, const lance_dataset *ds,
+                           const lance_scan_options *opt);
+
+/* ---- Staged writes ------------------------------------------------------------------------ */
+
+typedef struct lance_write_options {
+    int version;                 /* 1 */
+    uint64_t max_rows_per_file;  /* 0: LANCE_DEFAULT_MAX_ROWS_PER_FILE */
+    const char *uuid;            /* the transaction identity (NULL: a new random uuid) */
+} lance_write_options;
+
+#define LANCE_WRITE_OPTIONS_INIT {1, 0, NULL}
+
+typedef enum lance_merge_mode {
+    LANCE_MERGE_UPSERT = 0,      /* matched rows are replaced, others inserted */
+    LANCE_MERGE_INSERT_ONLY = 1, /* any match fails with OG_E_KEY_CONFLICT naming the key */
+} lance_merge_mode;
+
+typedef struct lance_staged lance_staged;
+
+/* Append rows (batches must have the dataset's schema). */
+int lance_stage_append(lance_staged **out, const lance_dataset *ds, arrow_batch *const *b,
+                       size_t n, const lance_write_options *opt);
+/* Replace the whole content (and schema) with these rows. */
+int lance_stage_overwrite(lance_staged **out, const lance_dataset *ds, const arrow_schema *schema,
+                          arrow_batch *const *b, size_t n, const lance_write_options *opt);
+/* Delete the rows matching the filter / at these row addresses. */
+int lance_stage_delete(lance_staged **out, const lance_dataset *ds, const lance_filter *filter,
+                       const lance_write_options *opt);
+int lance_stage_delete_rows(lance_staged **out, const lance_dataset *ds, const uint64_t *addrs,
+                            size_t n, const lance_write_options *opt);
+/* Set columns of the rows matching the filter: set_columns[i] = values[i] (a scalar of the
+ * column's type; is_null sets null). Rows are rewritten into a new fragment, keeping their
+ * row ids. */
+int lance_stage_update(lance_staged **out, const lance_dataset *ds, const lance_filter *filter,
+                       const char *const *set_columns, const arrow_scalar *values, size_t n_set,
+                       const lance_write_options *opt);
+/* Merge rows keyed on a top-level column (non-null, unique within the input). */
+int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const char *key_column,
+                             arrow_batch *const *b, size_t n, lance_merge_mode mode,
+                             const lance_write_options *opt);
+
+/* What a staged operation will do, for callers that plan (the write path's Effects). */
+typedef struct lance_staged_info {
+    const char *uuid;            /* transaction identity */
+    uint64_t read_version;
+    uint64_t rows_added;         /* rows in new fragments */
+    uint64_t rows_deleted;       /* rows newly deleted from existing fragments */
+    size_t files_written;        /* data + deletion files staged */
+    bool noop;                   /* nothing to commit (e.g. a delete that matched nothing) */
+} lance_staged_info;
+
+void lance_staged_get_info(const lance_staged *st, lance_staged_info *out);
+
+/* Commit at exactly read_version + 1. On success *out_ds (optional) is the new snapshot and
+ * *version (optional) its number. A no-op stage commits nothing and returns the read version.
+ * OG_E_CONFLICT if that version already exists (nothing was published). */
+int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *version);
+/* Forget a staged operation. Files it wrote stay until cleanup reclaims them: nothing refers
+ * to them, so they are invisible. */
+void lance_staged_free(lance_staged *st);
+
+/* One-call helpers: stage + commit, returning the new snapshot. */
+int lance_dataset_append(lance_dataset **out, const lance_dataset *ds, arrow_batch *const *b,
+                         size_t n);
+int lance_dataset_delete(lance_dataset **out, const lance_dataset *ds,
+                         const lance_filter *filter);
+
+#endif

@@ -1,0 +1,120 @@
+/* Lance data file format 2.0: writer and reader of one data file, and the mapping between
+ * Arrow types and Lance fields (logical type strings, pre-order field ids).
+ *
+ * File layout written (lance-format-subset.md §2.4/§2.5):
+ *   page buffers (64-byte aligned; all pages of a column are contiguous, columns in order)
+ *   global buffer 0 = lance.file.FileDescriptor{schema, length}
+ *   ColumnMetadata x C, CMO table (C x u64 pos,len), GBO table (G x u64 pos,len)
+ *   footer: u64 col_meta_start, u64 cmo_pos, u64 gbo_pos, u32 G, u32 C, u16 0, u16 3, "LANC"
+ * Columns are the Lance fields in pre-order, including list and struct parents; a fixed-size
+ * list is one column. Lists store page-local null-adjusted u64 end offsets, their items are
+ * the following column(s).
+ *
+ * Ownership: a writer owns its encoded bytes until finish; a reader owns the footer and
+ * metadata it read, and every batch it returns is new and owned by the caller
+ * (arrow_batch_free). Readers are not thread-safe; open one per thread. */
+#ifndef OG_LANCE_FILE2_H
+#define OG_LANCE_FILE2_H
+
+#include "arrow/arrow.h"
+#include "core/buf.h"
+#include "lance/proto/file.pb-c.h"
+#include "store/store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LANCE_FILE2_MAGIC "LANC"
+#define LANCE_FILE2_FOOTER_LEN 40
+#define LANCE_FILE2_ALIGN 64
+#define LANCE_FILE2_DEFAULT_PAGE_BYTES (8u << 20)
+
+/* ---- Arrow <-> Lance fields -------------------------------------------------------------- */
+
+/* Lance logical type string of an Arrow type ("int64", "string", "timestamp:us:-",
+ * "fixed_size_list:float:4", "list", "struct"). OG_E_UNSUPPORTED for types Lance 2.0 via this
+ * engine cannot store. */
+int lance_logical_type(const arrow_type *t, char *buf, size_t cap);
+/* Number of Lance fields (= 2.0 columns) the schema has in pre-order. */
+size_t lance_field_count(const arrow_schema *s);
+
+/* Lance Field messages for an Arrow schema, in pre-order; ids[k] is the id of the k-th field
+ * (NULL: 0, 1, 2, ...), parent ids follow. Free with lance_fields_free. */
+int lance_fields_from_arrow(Lance__File__Field ***out, size_t *n_out, const arrow_schema *s,
+                            const int32_t *ids, size_t n_ids);
+void lance_fields_free(Lance__File__Field **f, size_t n);
+
+/* The Arrow schema of Lance fields (pre-order, parents before children). ids_out (optional,
+ * room for n) receives the field ids in the same pre-order the schema's fields unfold to.
+ * OG_E_CORRUPT naming `object` for malformed trees; OG_E_UNSUPPORTED for types we cannot
+ * read (naming the field and the type). */
+int lance_arrow_from_fields(arrow_schema *out, Lance__File__Field *const *f, size_t n,
+                            int32_t *ids_out, const char *object);
+
+/* ---- Writer ------------------------------------------------------------------------------ */
+
+typedef struct lance_file2_options {
+    int version;             /* 1 */
+    size_t page_bytes;       /* bound on a page's buffer bytes (0: default 8 MiB) */
+    const int32_t *field_ids; /* pre-order Lance field ids, or NULL for 0..n-1 */
+    size_t n_field_ids;
+    unsigned put_flags;      /* store_put flags (e.g. STORE_F_NOSYNC) */
+} lance_file2_options;
+
+#define LANCE_FILE2_OPTIONS_INIT {1, 0, NULL, 0, 0}
+
+typedef struct lance_file2_writer lance_file2_writer;
+
+typedef struct lance_file2_info {
+    uint64_t size;     /* bytes of the whole file */
+    uint64_t rows;
+    uint32_t columns;  /* = Lance fields in pre-order */
+    uint32_t pages;    /* over all columns */
+} lance_file2_info;
+
+int lance_file2_writer_new(lance_file2_writer **out, const arrow_schema *schema,
+                           const lance_file2_options *opt);
+/* Append a batch (its schema must equal the writer's). Null struct rows cannot be stored in
+ * 2.0: OG_E_UNSUPPORTED naming the column. */
+int lance_file2_writer_write(lance_file2_writer *w, const arrow_batch *b);
+/* The whole file's bytes (the writer is spent afterwards). */
+int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_file2_info *info);
+/* Finish and store_put the file under key. */
+int lance_file2_writer_finish(lance_file2_writer *w, store *s, const char *key,
+                              lance_file2_info *info);
+void lance_file2_writer_free(lance_file2_writer *w);
+
+/* ---- Reader ------------------------------------------------------------------------------ */
+
+typedef struct lance_file2_reader lance_file2_reader;
+
+typedef struct lance_file2_read_options {
+    int version;          /* 1 */
+    uint64_t max_bytes;   /* bound on decoded bytes per read call (0: 4 GiB) */
+} lance_file2_read_options;
+
+#define LANCE_FILE2_READ_OPTIONS_INIT {1, 0}
+
+/* Open a data file in a store. size is the file's size if known (e.g. DataFile.file_size_bytes),
+ * else 0 (one store_head). Reads the footer and then exactly the metadata region (column
+ * metadata, offset tables, global buffer 0); no page data. */
+int lance_file2_open(lance_file2_reader **out, store *s, const char *key, uint64_t size,
+                     const lance_file2_read_options *opt);
+/* Open over bytes in memory (not copied: they must outlive the reader). name is used in
+ * error messages. */
+int lance_file2_open_bytes(lance_file2_reader **out, const void *data, size_t len,
+                           const char *name, const lance_file2_read_options *opt);
+void lance_file2_close(lance_file2_reader *r);
+
+const arrow_schema *lance_file2_schema(const lance_file2_reader *r);
+uint64_t lance_file2_num_rows(const lance_file2_reader *r);
+/* Lance field ids in pre-order (count lance_field_count(schema)). */
+const int32_t *lance_file2_field_ids(const lance_file2_reader *r, size_t *n);
+
+/* Read top-level fields cols[0..n) (NULL, n = 0 for all), rows [row_start, row_start+count)
+ * (count UINT64_MAX: to the end). Only the byte ranges of the pages of the projected columns
+ * are fetched. Every malformed byte gives OG_E_CORRUPT naming the file and the problem. */
+int lance_file2_read(lance_file2_reader *r, const size_t *cols, size_t n, uint64_t row_start,
+                     uint64_t count, arrow_batch **out);
+
+#endif

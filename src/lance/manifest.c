@@ -1,0 +1,400 @@
+/* Lance manifest files: the footer-framed container around the Manifest message, the
+ * read/write gate (feature flags, data storage version) and next-version carry-forward. */
+#include "lance/manifest.h"
+
+#include "core/alloc.h"
+#include "core/clock.h"
+#include "core/error.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void *pb_alloc(void *data, size_t n)
+{
+    (void)data;
+    return core_malloc(n ? n : 1);
+}
+
+static void pb_free(void *data, void *p)
+{
+    (void)data;
+    core_free(p);
+}
+
+ProtobufCAllocator lance_pb_allocator = {pb_alloc, pb_free, NULL};
+
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const unsigned char *p)
+{
+    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+static int corrupt(const char *object, const char *fmt, ...) CORE_PRINTF(2, 3);
+static int corrupt(const char *object, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    core_err(OG_E_CORRUPT, "corrupt lance manifest %s: %s", object ? object : "(bytes)", msg);
+    if (object) core_err_detail(CORE_ERR_OBJECT, object);
+    return OG_E_CORRUPT;
+}
+
+/* protobuf-c accepts a field number 0 written as an over-long varint and keeps it as an
+ * unknown field, but refuses the canonical form it would write back: such a message would
+ * decode once and never again. Field 0 is invalid protobuf, so refuse it everywhere. */
+static int has_field_zero(const ProtobufCMessage *m, int depth)
+{
+    if (depth > 64) return 1; /* our schemas nest far less deeply */
+    for (unsigned i = 0; i < m->n_unknown_fields; i++)
+        if (m->unknown_fields[i].tag == 0) return 1;
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE) continue;
+        const char *base = (const char *)m;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(base + f->quantifier_offset);
+            ProtobufCMessage *const *arr = *(ProtobufCMessage *const *const *)(base + f->offset);
+            for (size_t k = 0; k < n; k++)
+                if (arr[k] && has_field_zero(arr[k], depth + 1)) return 1;
+            continue;
+        }
+        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+            continue;
+        const ProtobufCMessage *sub = *(ProtobufCMessage *const *)(base + f->offset);
+        if (sub && has_field_zero(sub, depth + 1)) return 1;
+    }
+    return 0;
+}
+
+int lance_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
+                    const void *data, size_t len, const char *what, const char *object)
+{
+    *out = NULL;
+    uint64_t before = core_alloc_injected();
+    ProtobufCMessage *m = protobuf_c_message_unpack(d, &lance_pb_allocator, len, data);
+    if (!m) {
+        /* protobuf-c reports both bad bytes and allocation failure as NULL. */
+        if (core_alloc_injected() != before) return core_err_nomem();
+        core_err(OG_E_CORRUPT, "corrupt %s in %s: the protobuf %s message does not decode", what,
+                 object ? object : "(bytes)", d->short_name);
+        if (object) core_err_detail(CORE_ERR_OBJECT, object);
+        return OG_E_CORRUPT;
+    }
+    if (has_field_zero(m, 0)) {
+        protobuf_c_message_free_unpacked(m, &lance_pb_allocator);
+        core_err(OG_E_CORRUPT, "corrupt %s in %s: the protobuf %s message has a field number 0",
+                 what, object ? object : "(bytes)", d->short_name);
+        if (object) core_err_detail(CORE_ERR_OBJECT, object);
+        return OG_E_CORRUPT;
+    }
+    *out = m;
+    return 0;
+}
+
+int lance_pb_pack(core_buf *out, const ProtobufCMessage *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    size_t at = out->len;
+    int rc = core_buf_reserve(out, n);
+    if (rc) return rc;
+    size_t w = protobuf_c_message_pack(m, out->data + at);
+    if (w != n) return core_err(OG_E_INTERNAL, "protobuf pack wrote %zu of %zu bytes", w, n);
+    out->len = at + n;
+    out->data[out->len] = '\0';
+    return 0;
+}
+
+void lance_pb_free(void *m)
+{
+    if (m) protobuf_c_message_free_unpacked((ProtobufCMessage *)m, &lance_pb_allocator);
+}
+
+int lance_schema_check(Lance__File__Field *const *fields, size_t n, const char *object)
+{
+    /* Quadratic only in the number of fields of a schema (small); no allocation. */
+    for (size_t i = 0; i < n; i++) {
+        const Lance__File__Field *f = fields[i];
+        if (!f->name || !f->name[0])
+            return corrupt(object, "field %zu has no name", i);
+        if (f->id < 0)
+            return corrupt(object, "field %zu has a negative id (%d)", i, (int)f->id);
+        int parent_seen = f->parent_id == -1;
+        for (size_t j = 0; j < i; j++) {
+            if (fields[j]->id == f->id)
+                return corrupt(object, "field id %d appears twice", (int)f->id);
+            if (fields[j]->id == f->parent_id) parent_seen = 1;
+        }
+        if (!parent_seen)
+            return corrupt(object, "field id %d names parent %d, which is not an earlier field",
+                           (int)f->id, (int)f->parent_id);
+    }
+    return 0;
+}
+
+/* A [u32 len][message] section at `off`, which must end at or before `limit`. */
+static int section(const unsigned char *b, uint64_t off, uint64_t limit, const char *what,
+                   const char *object, uint64_t *msg_off, uint64_t *msg_len)
+{
+    if (off > limit || limit - off < 4)
+        return corrupt(object, "%s offset %" PRIu64 " is beyond the sections (end %" PRIu64 ")",
+                       what, off, limit);
+    uint64_t len = rd32(b + off);
+    if (len > limit - off - 4)
+        return corrupt(object, "%s length %" PRIu64 " overruns the file (%" PRIu64
+                       " bytes available)", what, len, limit - off - 4);
+    *msg_off = off + 4;
+    *msg_len = len;
+    return 0;
+}
+
+static int dup_bytes(unsigned char **out, const unsigned char *p, size_t n)
+{
+    *out = core_malloc(n ? n : 1);
+    if (!*out) return core_err_nomem();
+    if (n) memcpy(*out, p, n);
+    return 0;
+}
+
+int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, const char *object)
+{
+    *out = NULL;
+    const unsigned char *b = data;
+    if (len < LANCE_FOOTER_LEN + 4)
+        return corrupt(object, "truncated: %zu bytes is too short for a manifest", len);
+    const unsigned char *foot = b + len - LANCE_FOOTER_LEN;
+    if (memcmp(foot + 12, "LANC", 4) != 0)
+        return corrupt(object, "wrong magic: the footer does not end in LANC");
+    int64_t pos = (int64_t)rd64(foot);
+    uint64_t body_end = len - LANCE_FOOTER_LEN;
+    if (pos < 0 || (uint64_t)pos > body_end - 4)
+        return corrupt(object, "manifest position %" PRId64 " is beyond the file (%zu bytes)",
+                       pos, len);
+    uint64_t mlen = rd32(b + pos);
+    if ((uint64_t)pos + 4 + mlen != body_end)
+        return corrupt(object,
+                       "manifest length mismatch: position + 4 + length = %" PRIu64
+                       " but the footer starts at %" PRIu64,
+                       (uint64_t)pos + 4 + mlen, body_end);
+
+    lance_manifest *m = core_calloc(1, sizeof *m);
+    if (!m) return core_err_nomem();
+    m->file_size = len;
+    ProtobufCMessage *pm = NULL;
+    int rc = lance_pb_unpack(&pm, &lance__table__manifest__descriptor, b + pos + 4, mlen,
+                             "manifest", object);
+    if (rc) goto fail;
+    m->pb = (Lance__Table__Manifest *)pm;
+    Lance__Table__Manifest *p = m->pb;
+
+    if (p->has_transaction_section) {
+        uint64_t off, n;
+        rc = section(b, p->transaction_section, (uint64_t)pos, "transaction section", object, &off,
+                     &n);
+        if (rc) goto fail;
+        rc = dup_bytes(&m->txn, b + off, n);
+        if (rc) goto fail;
+        m->txn_len = n;
+    }
+    if (p->has_index_section) {
+        uint64_t off, n;
+        rc = section(b, p->index_section, (uint64_t)pos, "index section", object, &off, &n);
+        if (rc) goto fail;
+        rc = dup_bytes(&m->index, b + off, n);
+        if (rc) goto fail;
+        m->index_len = n;
+    }
+    rc = lance_schema_check(p->fields, p->n_fields, object);
+    if (rc) goto fail;
+    for (size_t i = 0; i < p->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = p->fragments[i];
+        for (size_t j = 0; j < f->n_files; j++) {
+            const Lance__Table__DataFile *df = f->files[j];
+            if (!df->path || !df->path[0]) {
+                rc = corrupt(object, "fragment %" PRIu64 " has a data file without a path", f->id);
+                goto fail;
+            }
+            if (df->n_column_indices && df->n_column_indices != df->n_fields) {
+                rc = corrupt(object,
+                             "fragment %" PRIu64 " has a data file with %zu column indices"
+                             " for %zu fields",
+                             f->id, df->n_column_indices, df->n_fields);
+                goto fail;
+            }
+        }
+    }
+    *out = m;
+    return 0;
+fail:
+    lance_manifest_free(m);
+    return rc;
+}
+
+void lance_manifest_free(lance_manifest *m)
+{
+    if (!m) return;
+    lance_pb_free(m->pb);
+    core_free(m->txn);
+    core_free(m->index);
+    core_free(m);
+}
+
+const char *lance_manifest_data_version(const Lance__Table__Manifest *m)
+{
+    if (!m->data_format || !m->data_format->version) return "";
+    return m->data_format->version;
+}
+
+int lance_manifest_check(const Lance__Table__Manifest *m, lance_access access,
+                         const char *object)
+{
+    if (access == LANCE_ACCESS_INSPECT) return 0;
+    uint64_t flags = access == LANCE_ACCESS_WRITE ? m->writer_feature_flags
+                                                  : m->reader_feature_flags;
+    uint64_t unknown = flags & ~(uint64_t)LANCE_FLAGS_KNOWN;
+    if (unknown) {
+        int bit = __builtin_ctzll(unknown);
+        core_err(OG_E_UNSUPPORTED,
+                 "unsupported %s feature flag %" PRIu64 " (bit %d) in lance table version %"
+                 PRIu64 " (%s)",
+                 access == LANCE_ACCESS_WRITE ? "writer" : "reader", (uint64_t)1 << bit, bit,
+                 m->version, object ? object : "?");
+        if (object) core_err_detail(CORE_ERR_OBJECT, object);
+        return OG_E_UNSUPPORTED;
+    }
+    const char *fmt = m->data_format && m->data_format->file_format
+                          ? m->data_format->file_format
+                          : "";
+    const char *ver = lance_manifest_data_version(m);
+    if (!ver[0]) {
+        core_err(OG_E_UNSUPPORTED,
+                 "unsupported data storage version: legacy (pre-2.0) lance table (%s)",
+                 object ? object : "?");
+        if (object) core_err_detail(CORE_ERR_OBJECT, object);
+        return OG_E_UNSUPPORTED;
+    }
+    if ((fmt[0] && strcmp(fmt, "lance") != 0) || strcmp(ver, "2.0") != 0) {
+        core_err(OG_E_UNSUPPORTED, "unsupported data storage version %s%s%s (%s)", ver,
+                 fmt[0] && strcmp(fmt, "lance") ? " of format " : "",
+                 fmt[0] && strcmp(fmt, "lance") ? fmt : "", object ? object : "?");
+        core_err_detail(CORE_ERR_ACTUAL, ver);
+        core_err_detail(CORE_ERR_EXPECTED, "2.0");
+        if (object) core_err_detail(CORE_ERR_OBJECT, object);
+        return OG_E_UNSUPPORTED;
+    }
+    return 0;
+}
+
+static int put_section(core_buf *out, const void *p, size_t n)
+{
+    if (n > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "manifest section of %zu bytes", n);
+    int rc = core_buf_append_u32le(out, (uint32_t)n);
+    if (!rc && n) rc = core_buf_append(out, p, n);
+    return rc;
+}
+
+int lance_manifest_encode(core_buf *out, const Lance__Table__Manifest *m, const void *txn,
+                          size_t txn_len, const void *index, size_t index_len)
+{
+    core_buf_clear(out);
+    Lance__Table__Manifest copy = *m;
+    copy.has_transaction_section = 0;
+    copy.transaction_section = 0;
+    copy.has_index_section = 0;
+    copy.index_section = 0;
+    int rc = 0;
+    if (txn) {
+        copy.has_transaction_section = 1;
+        copy.transaction_section = out->len;
+        rc = put_section(out, txn, txn_len);
+        if (rc) return rc;
+    }
+    if (index) {
+        copy.has_index_section = 1;
+        copy.index_section = out->len;
+        rc = put_section(out, index, index_len);
+        if (rc) return rc;
+    }
+    uint64_t pos = out->len;
+    size_t n = protobuf_c_message_get_packed_size(&copy.base);
+    if (n > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "manifest of %zu bytes", n);
+    rc = core_buf_append_u32le(out, (uint32_t)n);
+    if (!rc) rc = lance_pb_pack(out, &copy.base);
+    if (!rc) rc = core_buf_append_u64le(out, pos);
+    if (!rc) rc = core_buf_append_u16le(out, 0);
+    if (!rc) rc = core_buf_append_u16le(out, 2);
+    if (!rc) rc = core_buf_append(out, "LANC", 4);
+    return rc;
+}
+
+void lance_manifest_next_init(lance_manifest_next *next, const Lance__Table__Manifest *prev,
+                              uint64_t version)
+{
+    Lance__Table__Manifest init = LANCE__TABLE__MANIFEST__INIT;
+    Lance__Table__Timestamp ts = LANCE__TABLE__TIMESTAMP__INIT;
+    Lance__Table__Manifest__WriterVersion wv = LANCE__TABLE__MANIFEST__WRITER_VERSION__INIT;
+    Lance__Table__Manifest__DataStorageFormat fmt =
+        LANCE__TABLE__MANIFEST__DATA_STORAGE_FORMAT__INIT;
+    next->pb = prev ? *prev : init;
+    next->timestamp = ts;
+    next->writer = wv;
+    next->format = fmt;
+
+    Lance__Table__Manifest *p = &next->pb;
+    p->has_version = 1;
+    p->version = version;
+    p->has_version_aux_data = 0;
+    p->version_aux_data = 0;
+    p->tag = NULL;
+    p->transaction_file = NULL;
+    p->has_transaction_section = 0;
+    p->transaction_section = 0;
+    p->has_index_section = 0;
+    p->index_section = 0;
+
+    uint64_t us = core_wall_us();
+    next->timestamp.has_seconds = 1;
+    next->timestamp.seconds = (int64_t)(us / 1000000);
+    next->timestamp.has_nanos = 1;
+    next->timestamp.nanos = (int32_t)(us % 1000000) * 1000;
+    p->timestamp = &next->timestamp;
+
+    next->writer.library = (char *)LANCE_WRITER_LIBRARY;
+    next->writer.version = (char *)OG_VERSION_STRING;
+    p->writer_version = &next->writer;
+
+    if (!prev || !prev->data_format) {
+        next->format.file_format = (char *)"lance";
+        next->format.version = (char *)"2.0";
+        p->data_format = &next->format;
+    }
+    if (!prev) {
+        p->has_reader_feature_flags = 1;
+        p->has_writer_feature_flags = 1;
+    }
+}
+
+void lance_manifest_update_flags(Lance__Table__Manifest *m)
+{
+    int any = 0;
+    for (size_t i = 0; i < m->n_fragments && !any; i++)
+        if (m->fragments[i]->deletion_file) any = 1;
+    if (any) {
+        m->reader_feature_flags |= LANCE_FLAG_DELETION_FILES;
+        m->writer_feature_flags |= LANCE_FLAG_DELETION_FILES;
+    } else {
+        m->reader_feature_flags &= ~(uint64_t)LANCE_FLAG_DELETION_FILES;
+        m->writer_feature_flags &= ~(uint64_t)LANCE_FLAG_DELETION_FILES;
+    }
+    m->has_reader_feature_flags = m->has_writer_feature_flags = 1;
+}

@@ -1,0 +1,119 @@
+/* Lance manifest files: decode and encode the `_versions/<name>.manifest` container
+ *   [u32 len][Transaction]? [u32 len][IndexSection]? [u32 len][Manifest] [i64 P][u16 0][u16 2]"LANC"
+ * and the checks that decide whether this engine may read or write a table version.
+ *
+ * In memory a manifest is the protobuf-c message Lance__Table__Manifest (see
+ * proto/table.proto), so fields this engine does not interpret (schema_metadata, config,
+ * table_metadata, base_paths, branch, next_row_id, and fields added by newer lance versions,
+ * kept by protobuf-c as unknown fields) are carried into the next version unchanged.
+ *
+ * Ownership
+ *  - lance_manifest owns its decoded message and copies of the raw inline transaction and
+ *    index section bytes; free it with lance_manifest_free (NULL is fine).
+ *  - lance_manifest_next_init() makes a *shallow* copy: the new message borrows every
+ *    pointer from the previous manifest, which must outlive it. Replace the members you
+ *    change with memory you own (an arena is convenient), never free borrowed ones.
+ *  - lance_manifest_encode() only reads its inputs.
+ *
+ * proto2 caveat: table.proto and transaction.proto are proto2, because protobuf-c 1.4.1
+ * cannot generate proto3 `optional` (presence for max_fragment_id, index_section, base_id,
+ * ...). When building a message, set has_<field> = 1 next to every scalar you set: a scalar
+ * without it is not written. When reading, use the value and ignore has_ except for the
+ * genuinely optional fields: lance (proto3) omits zero values, so has_ is 0 for them.
+ * Strings: NULL means absent. In a DataFragment oneof, set the *_case member too. */
+#ifndef OG_LANCE_MANIFEST_H
+#define OG_LANCE_MANIFEST_H
+
+#include "core/buf.h"
+#include "lance/proto/table.pb-c.h"
+#include "lance/proto/transaction.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Feature flags (Manifest.reader/writer_feature_flags). */
+#define LANCE_FLAG_DELETION_FILES 1u  /* some fragment has a deletion file */
+#define LANCE_FLAG_STABLE_ROW_IDS 2u  /* fragments carry row id sequences */
+#define LANCE_FLAG_TABLE_CONFIG 8u    /* config map present */
+#define LANCE_FLAG_BASE_PATHS 16u     /* data may live under other base paths */
+#define LANCE_FLAGS_KNOWN                                                                      \
+    (LANCE_FLAG_DELETION_FILES | LANCE_FLAG_STABLE_ROW_IDS | LANCE_FLAG_TABLE_CONFIG |         \
+     LANCE_FLAG_BASE_PATHS)
+
+#define LANCE_FOOTER_LEN 16
+#define LANCE_WRITER_LIBRARY "omnigraph"
+
+/* The protobuf-c allocator every lance message goes through (core_malloc/core_free, so the
+ * allocation-failure tests reach protobuf decoding too). */
+extern ProtobufCAllocator lance_pb_allocator;
+
+typedef struct lance_manifest {
+    Lance__Table__Manifest *pb; /* decoded message, owned */
+    unsigned char *txn;         /* inline Transaction message bytes (no length prefix), or NULL */
+    size_t txn_len;
+    unsigned char *index;       /* IndexSection message bytes (no length prefix), or NULL */
+    size_t index_len;
+    uint64_t file_size;         /* size of the manifest file it was decoded from */
+} lance_manifest;
+
+/* Decode a whole manifest file. `object` names it in errors (a key or path). Every offset and
+ * length is checked; damaged bytes give OG_E_CORRUPT naming the object. Does not check feature
+ * flags or data format: see lance_manifest_check. */
+int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, const char *object);
+void lance_manifest_free(lance_manifest *m);
+
+typedef enum lance_access {
+    LANCE_ACCESS_READ = 0,   /* scan it: reader flags and data storage version checked */
+    LANCE_ACCESS_WRITE = 1,  /* commit on top of it: writer flags and version checked */
+    LANCE_ACCESS_INSPECT = 2 /* metadata only (versions, stats): nothing checked */
+} lance_access;
+
+/* May this engine read (or write on top of) this manifest? OG_E_UNSUPPORTED naming the first
+ * unknown feature bit ("unsupported reader feature flag 32") or the data storage version
+ * ("unsupported data storage version 2.1"). */
+int lance_manifest_check(const Lance__Table__Manifest *m, lance_access access,
+                         const char *object);
+
+/* The data storage version as "major.minor" ("2.0"), or "" when absent (legacy tables). */
+const char *lance_manifest_data_version(const Lance__Table__Manifest *m);
+
+/* Encode a manifest file into out (replacing its contents). txn and index are the raw message
+ * bytes of the inline Transaction and IndexSection (either may be NULL/0). The transaction
+ * goes at offset 0 and the index section after it; the encoder sets transaction_section and
+ * index_section in the written message accordingly (the input is not modified). */
+int lance_manifest_encode(core_buf *out, const Lance__Table__Manifest *m, const void *txn,
+                          size_t txn_len, const void *index, size_t index_len);
+
+/* The manifest of the next version, with storage for the members it owns itself. It points
+ * into itself: initialise it in place and do not move it. */
+typedef struct lance_manifest_next {
+    Lance__Table__Manifest pb;
+    Lance__Table__Timestamp timestamp;
+    Lance__Table__Manifest__WriterVersion writer;
+    Lance__Table__Manifest__DataStorageFormat format;
+} lance_manifest_next;
+
+/* Initialise *next as the manifest of `version` following prev (NULL prev: an empty
+ * manifest of a new table with data storage version 2.0): a shallow copy of prev that carries
+ * every field forward except the per-version ones, which are reset: version, timestamp (now),
+ * tag, transaction_file, transaction_section, index_section (set again by the encoder when
+ * the index bytes are passed on), version_aux_data and writer_version (ours). The caller then
+ * sets fragments, fields, max_fragment_id, next_row_id etc. as its operation requires and
+ * calls lance_manifest_update_flags. */
+void lance_manifest_next_init(lance_manifest_next *next, const Lance__Table__Manifest *prev,
+                              uint64_t version);
+
+/* Recompute the deletion-file flag (bit 1) from the fragments; other bits are kept. */
+void lance_manifest_update_flags(Lance__Table__Manifest *m);
+
+/* Schema sanity used by the decoder: every parent_id is -1 or the id of an earlier field,
+ * and ids are unique. OG_E_CORRUPT naming the object otherwise. */
+int lance_schema_check(Lance__File__Field *const *fields, size_t n, const char *object);
+
+/* Unpack/pack helpers over lance_pb_allocator, mapping failures to typed errors. */
+int lance_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
+                    const void *data, size_t len, const char *what, const char *object);
+int lance_pb_pack(core_buf *out, const ProtobufCMessage *m);
+void lance_pb_free(void *m);
+
+#endif

@@ -1,0 +1,403 @@
+/* Scans of a dataset snapshot: per fragment, read the projected (and filter) columns from the
+ * data files that hold them, drop deleted rows and rows the filter rejects, then project and
+ * add _rowaddr / _rowid. A column that no data file of a fragment holds reads as nulls. */
+#include "lance/dataset.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "lance/deletion.h"
+#include "lance/file2.h"
+#include "lance/rowids.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct lance_scanner {
+    const lance_dataset *ds;
+    lance_scan_options opt;
+    size_t n_out;        /* projected columns */
+    size_t *out_cols;    /* their dataset column indexes */
+    size_t n_read;       /* columns read: projected, then filter-only ones */
+    size_t *read_cols;
+    size_t *term_col;    /* per filter term: position in read_cols */
+    arrow_schema schema; /* output schema */
+    size_t next_frag;
+    int64_t returned;
+    int done;
+};
+
+static int push_unique(size_t *arr, size_t *n, size_t v)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (arr[i] == v) return (int)i;
+    arr[*n] = v;
+    return (int)(*n)++;
+}
+
+void lance_scanner_free(lance_scanner *sc)
+{
+    if (!sc) return;
+    core_free(sc->out_cols);
+    core_free(sc->read_cols);
+    core_free(sc->term_col);
+    arrow_schema_clear(&sc->schema);
+    core_free(sc);
+}
+
+const arrow_schema *lance_scanner_schema(const lance_scanner *sc)
+{
+    return &sc->schema;
+}
+
+static int add_u64_field(arrow_schema *s, const char *name)
+{
+    arrow_field f;
+    arrow_type t = arrow_type_simple(ARROW_UINT64);
+    int rc = arrow_field_init(&f, name, &t, false);
+    if (rc) return rc;
+    rc = arrow_schema_add(s, &f);
+    arrow_field_clear(&f);
+    return rc;
+}
+
+int lance_scanner_open(lance_scanner **out, const lance_dataset *ds, const lance_scan_options *opt)
+{
+    *out = NULL;
+    lance_scan_options def = LANCE_SCAN_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (opt->version != 1)
+        return core_err(OG_E_BAD_REQUEST, "lance_scan_options version %d is not 1", opt->version);
+    if (opt->with_row_id && !lance_dataset_stable_row_ids(ds))
+        return core_err(OG_E_BAD_REQUEST, "table '%s' has no stable row ids", ds->root);
+    lance_scanner *sc = core_calloc(1, sizeof *sc);
+    if (!sc) return core_err_nomem();
+    sc->ds = ds;
+    sc->opt = *opt;
+    arrow_schema_init(&sc->schema);
+    size_t ncols = ds->schema.n_fields;
+    size_t nterms = opt->filter ? opt->filter->n : 0;
+    size_t nproj = opt->columns ? opt->n_columns : ncols;
+    sc->out_cols = core_calloc(nproj ? nproj : 1, sizeof *sc->out_cols);
+    sc->read_cols = core_calloc(nproj + nterms + 1, sizeof *sc->read_cols);
+    sc->term_col = core_calloc(nterms ? nterms : 1, sizeof *sc->term_col);
+    int rc = (!sc->out_cols || !sc->read_cols || !sc->term_col) ? core_err_nomem() : 0;
+    for (size_t i = 0; rc == 0 && i < nproj; i++) {
+        size_t c = i;
+        if (opt->columns) rc = lance_dataset_column(ds, opt->columns[i], &c);
+        if (rc) break;
+        sc->out_cols[sc->n_out++] = c;
+        push_unique(sc->read_cols, &sc->n_read, c);
+        rc = arrow_schema_add(&sc->schema, &ds->schema.fields[c]);
+    }
+    for (size_t t = 0; rc == 0 && t < nterms; t++) {
+        size_t c;
+        rc = lance_dataset_column(ds, opt->filter->terms[t].column, &c);
+        if (rc) break;
+        arrow_type_id id = ds->schema.fields[c].type.id;
+        if (id == ARROW_LIST || id == ARROW_FIXED_SIZE_LIST || id == ARROW_STRUCT) {
+            rc = core_err(OG_E_BAD_REQUEST, "filter on nested column '%s' is not supported",
+                          opt->filter->terms[t].column);
+            break;
+        }
+        sc->term_col[t] = (size_t)push_unique(sc->read_cols, &sc->n_read, c);
+    }
+    if (rc == 0 && opt->with_row_addr) rc = add_u64_field(&sc->schema, "_rowaddr");
+    if (rc == 0 && opt->with_row_id) rc = add_u64_field(&sc->schema, "_rowid");
+    if (rc) {
+        lance_scanner_free(sc);
+        return rc;
+    }
+    *out = sc;
+    return 0;
+}
+
+/* The dataset's top-level column c as Lance field id. */
+static int32_t column_field_id(const lance_dataset *ds, size_t c)
+{
+    size_t pos = 0;
+    for (size_t i = 0; i < c; i++) {
+        arrow_schema one = {1, &ds->schema.fields[i]};
+        pos += lance_field_count(&one);
+    }
+    return ds->field_ids[pos];
+}
+
+/* Top-level column index in a data file whose field id is id, or -1. */
+static int file_column_of(lance_file2_reader *r, int32_t id)
+{
+    const arrow_schema *fs = lance_file2_schema(r);
+    size_t n;
+    const int32_t *ids = lance_file2_field_ids(r, &n);
+    size_t pos = 0;
+    for (size_t i = 0; i < fs->n_fields; i++) {
+        if (pos < n && ids[pos] == id) return (int)i;
+        arrow_schema one = {1, &fs->fields[i]};
+        pos += lance_field_count(&one);
+    }
+    return -1;
+}
+
+static int data_file_has(const Lance__Table__DataFile *df, int32_t id)
+{
+    for (size_t i = 0; i < df->n_fields; i++)
+        if (df->fields[i] == id) return 1;
+    return 0;
+}
+
+/* Read dataset columns cols[0..n) of fragment f, all physical rows. cols_out[i] gets a new
+ * reference. */
+static int read_fragment_columns(const lance_dataset *ds, const Lance__Table__DataFragment *f,
+                                 const size_t *cols, size_t n, arrow_array **cols_out)
+{
+    int rc = 0;
+    for (size_t fi = 0; rc == 0 && fi < f->n_files; fi++) {
+        const Lance__Table__DataFile *df = f->files[fi];
+        size_t want[64], dscol[64], nw = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (cols_out[i]) continue;
+            if (!data_file_has(df, column_field_id(ds, cols[i]))) continue;
+            if (nw == 64) break; /* the rest in another pass over this file below */
+            dscol[nw] = i;
+            want[nw++] = cols[i];
+        }
+        if (nw == 0) continue;
+        if (df->has_base_id) {
+            return core_err(OG_E_UNSUPPORTED,
+                            "table '%s': data file '%s' lives in another base path (shallow "
+                            "clones are not supported yet)",
+                            ds->root, df->path);
+        }
+        if (df->file_major_version != 2 || df->file_minor_version != 0) {
+            return core_err(OG_E_UNSUPPORTED,
+                            "table '%s': data file '%s' has file version %u.%u; only 2.0 is "
+                            "supported",
+                            ds->root, df->path, df->file_major_version, df->file_minor_version);
+        }
+        char key[STORE_KEY_MAX];
+        rc = lance_key(key, ds->root, "data/", df->path);
+        if (rc) break;
+        lance_file2_reader *r = NULL;
+        lance_file2_read_options ro = LANCE_FILE2_READ_OPTIONS_INIT;
+        rc = lance_file2_open(&r, ds->s, key, df->has_file_size_bytes ? df->file_size_bytes : 0,
+                              &ro);
+        if (rc) break;
+        size_t fcols[64];
+        for (size_t i = 0; rc == 0 && i < nw; i++) {
+            int fc = file_column_of(r, column_field_id(ds, want[i]));
+            if (fc < 0)
+                rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' lacks field %d it lists",
+                              ds->root, df->path, column_field_id(ds, want[i]));
+            fcols[i] = (size_t)fc;
+        }
+        arrow_batch *b = NULL;
+        if (rc == 0) rc = lance_file2_read(r, fcols, nw, 0, UINT64_MAX, &b);
+        if (rc == 0 && (uint64_t)b->num_rows != f->physical_rows) {
+            rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' has %lld rows, fragment %llu "
+                          "says %llu", ds->root, df->path, (long long)b->num_rows,
+                          (unsigned long long)f->id, (unsigned long long)f->physical_rows);
+        }
+        for (size_t i = 0; rc == 0 && i < nw; i++) {
+            /* Files may store a column with a narrower nullability or equal type only. */
+            if (!arrow_type_equal(&b->columns[i]->type, &ds->schema.fields[want[i]].type)) {
+                rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' stores column '%s' with "
+                              "another type", ds->root, df->path, ds->schema.fields[want[i]].name);
+                break;
+            }
+            cols_out[dscol[i]] = arrow_array_ref(b->columns[i]);
+        }
+        arrow_batch_free(b);
+        lance_file2_close(r);
+        if (rc == 0 && nw == 64) fi--; /* more columns of this file remain */
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (cols_out[i]) continue;
+        rc = arrow_array_new_null(&cols_out[i], &ds->schema.fields[cols[i]].type,
+                                  (int64_t)f->physical_rows);
+    }
+    if (rc)
+        for (size_t i = 0; i < n; i++) {
+            arrow_array_free(cols_out[i]);
+            cols_out[i] = NULL;
+        }
+    return rc;
+}
+
+static int u64_array(arrow_array **out, const uint64_t *v, size_t n)
+{
+    arrow_type t = arrow_type_simple(ARROW_UINT64);
+    arrow_builder *b = NULL;
+    int rc = arrow_builder_new(&b, &t);
+    if (rc == 0) rc = arrow_builder_reserve(b, (int64_t)n);
+    for (size_t i = 0; rc == 0 && i < n; i++) rc = arrow_builder_append_uint(b, v[i]);
+    if (rc == 0) rc = arrow_builder_finish(b, out);
+    arrow_builder_free(b);
+    return rc;
+}
+
+/* Scan one fragment into *out (NULL when no row survives). */
+static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f, arrow_batch **out)
+{
+    const lance_dataset *ds = sc->ds;
+    *out = NULL;
+    uint64_t nrows = f->physical_rows;
+    if (nrows == 0 || f->n_files == 0) return 0;
+    arrow_array **cols = core_calloc(sc->n_read ? sc->n_read : 1, sizeof *cols);
+    uint8_t *keep = core_malloc((size_t)nrows);
+    int64_t *idx = core_malloc((size_t)nrows * sizeof *idx);
+    roaring_bitmap_t *del = NULL;
+    uint64_t *ids = NULL;
+    size_t n_ids = 0;
+    arrow_batch *res = NULL;
+    int rc = (!cols || !keep || !idx) ? core_err_nomem() : 0;
+    if (rc == 0) rc = read_fragment_columns(ds, f, sc->read_cols, sc->n_read, cols);
+    if (rc == 0 && f->deletion_file) rc = lance_deletion_load(ds->s, ds->root, f->id, f->deletion_file, &del);
+    if (rc == 0) memset(keep, 1, (size_t)nrows);
+    if (rc == 0 && del) {
+        roaring_uint32_iterator_t *it = roaring_create_iterator(del);
+        while (it && it->has_value) {
+            if (it->current_value < nrows) keep[it->current_value] = 0;
+            roaring_advance_uint32_iterator(it);
+        }
+        roaring_free_uint32_iterator(it);
+    }
+    size_t nterms = sc->opt.filter ? sc->opt.filter->n : 0;
+    for (size_t t = 0; rc == 0 && t < nterms; t++) {
+        const lance_term *term = &sc->opt.filter->terms[t];
+        arrow_array *mask = NULL;
+        rc = arrow_compare_scalar(&mask, cols[sc->term_col[t]], term->op, &term->value);
+        if (rc) break;
+        for (uint64_t r = 0; r < nrows; r++)
+            if (keep[r] && !(arrow_array_is_valid(mask, (int64_t)r) &&
+                             arrow_array_get_bool(mask, (int64_t)r)))
+                keep[r] = 0;
+        arrow_array_free(mask);
+    }
+    size_t nk = 0;
+    for (uint64_t r = 0; rc == 0 && r < nrows; r++)
+        if (keep[r]) idx[nk++] = (int64_t)r;
+    if (rc == 0 && sc->opt.limit >= 0 && (int64_t)nk > sc->opt.limit - sc->returned)
+        nk = (size_t)(sc->opt.limit - sc->returned);
+    if (rc == 0 && sc->opt.with_row_id) {
+        lance_rowid_seq seq = {0};
+        if (f->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS) {
+            rc = core_err(OG_E_UNSUPPORTED, "table '%s' fragment %llu: row ids not stored inline",
+                          ds->root, (unsigned long long)f->id);
+        } else {
+            rc = lance_rowid_seq_decode(&seq, f->inline_row_ids.data, f->inline_row_ids.len,
+                                        ds->root);
+            if (rc == 0) rc = lance_rowid_seq_expand(&seq, &ids, &n_ids);
+            lance_rowid_seq_free(&seq);
+            if (rc == 0 && n_ids != nrows)
+                rc = core_err(OG_E_CORRUPT, "table '%s' fragment %llu: %zu row ids for %llu rows",
+                              ds->root, (unsigned long long)f->id, n_ids, (unsigned long long)nrows);
+        }
+    }
+    if (rc == 0 && nk > 0) {
+        size_t ncol = sc->n_out + sc->opt.with_row_addr + sc->opt.with_row_id;
+        arrow_array **outc = core_calloc(ncol ? ncol : 1, sizeof *outc);
+        uint64_t *tmp = core_malloc(nk * sizeof *tmp);
+        if (!outc || !tmp) rc = core_err_nomem();
+        for (size_t i = 0; rc == 0 && i < sc->n_out; i++) {
+            /* out column i is read column i (projected columns were pushed first, unique). */
+            size_t rpos = 0;
+            while (sc->read_cols[rpos] != sc->out_cols[i]) rpos++;
+            rc = arrow_take(&outc[i], cols[rpos], idx, nk);
+        }
+        size_t k = sc->n_out;
+        if (rc == 0 && sc->opt.with_row_addr) {
+            for (size_t i = 0; i < nk; i++) tmp[i] = LANCE_ROW_ADDR(f->id, idx[i]);
+            rc = u64_array(&outc[k++], tmp, nk);
+        }
+        if (rc == 0 && sc->opt.with_row_id) {
+            for (size_t i = 0; i < nk; i++) tmp[i] = ids[idx[i]];
+            rc = u64_array(&outc[k++], tmp, nk);
+        }
+        if (rc == 0) rc = arrow_batch_new(&res, &sc->schema, outc, ncol);
+        for (size_t i = 0; outc && i < ncol; i++) arrow_array_free(outc[i]);
+        core_free(outc);
+        core_free(tmp);
+    }
+    for (size_t i = 0; cols && i < sc->n_read; i++) arrow_array_free(cols[i]);
+    core_free(cols);
+    core_free(keep);
+    core_free(idx);
+    core_free(ids);
+    if (del) roaring_bitmap_free(del);
+    if (rc) {
+        arrow_batch_free(res);
+        return rc;
+    }
+    *out = res;
+    return 0;
+}
+
+int lance_scanner_next(lance_scanner *sc, arrow_batch **out)
+{
+    *out = NULL;
+    const Lance__Table__Manifest *pb = sc->ds->m->pb;
+    while (!sc->done && sc->next_frag < pb->n_fragments) {
+        if (sc->opt.limit >= 0 && sc->returned >= sc->opt.limit) break;
+        arrow_batch *b = NULL;
+        int rc = scan_fragment(sc, pb->fragments[sc->next_frag], &b);
+        if (rc) {
+            sc->done = 1;
+            return rc;
+        }
+        sc->next_frag++;
+        if (b) {
+            sc->returned += b->num_rows;
+            *out = b;
+            return 0;
+        }
+    }
+    sc->done = 1;
+    return 0;
+}
+
+int lance_dataset_scan_all(arrow_batch **out, const lance_dataset *ds,
+                           const lance_scan_options *opt)
+{
+    *out = NULL;
+    lance_scanner *sc = NULL;
+    int rc = lance_scanner_open(&sc, ds, opt);
+    if (rc) return rc;
+    arrow_batch **parts = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        arrow_batch *b = NULL;
+        rc = lance_scanner_next(sc, &b);
+        if (rc || !b) break;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            arrow_batch **p = core_realloc(parts, cap * sizeof *p);
+            if (!p) {
+                arrow_batch_free(b);
+                rc = core_err_nomem();
+                break;
+            }
+            parts = p;
+        }
+        parts[n++] = b;
+    }
+    const arrow_schema *schema = lance_scanner_schema(sc);
+    size_t ncol = schema->n_fields;
+    arrow_array **cols = rc ? NULL : core_calloc(ncol ? ncol : 1, sizeof *cols);
+    if (rc == 0 && !cols) rc = core_err_nomem();
+    arrow_array **pieces = rc ? NULL : core_calloc(n ? n : 1, sizeof *pieces);
+    if (rc == 0 && !pieces) rc = core_err_nomem();
+    for (size_t c = 0; rc == 0 && c < ncol; c++) {
+        if (n == 0) {
+            rc = arrow_array_new_null(&cols[c], &schema->fields[c].type, 0);
+        } else {
+            for (size_t i = 0; i < n; i++) pieces[i] = parts[i]->columns[c];
+            rc = arrow_array_concat(&cols[c], pieces, n);
+        }
+    }
+    if (rc == 0) rc = arrow_batch_new(out, schema, cols, ncol);
+    for (size_t c = 0; cols && c < ncol; c++) arrow_array_free(cols[c]);
+    core_free(cols);
+    core_free(pieces);
+    for (size_t i = 0; i < n; i++) arrow_batch_free(parts[i]);
+    core_free(parts);
+    lance_scanner_free(sc);
+    return rc;
+}

@@ -1,0 +1,121 @@
+/* Lance transactions: .txn files and the put_if_absent commit of the next manifest. */
+#include "lance/txn.h"
+
+#include "core/error.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+int lance_txn_file_name(char *out, size_t cap, uint64_t read_version, const char *uuid)
+{
+    int n = snprintf(out, cap, "%" PRIu64 "-%s.txn", read_version, uuid);
+    if (n < 0 || (size_t)n >= cap)
+        return core_err(OG_E_BAD_REQUEST, "transaction file name is longer than %zu bytes", cap);
+    return 0;
+}
+
+int lance_commit(store *s, const char *root, lance_naming naming,
+                 const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
+                 const void *index, size_t index_len, unsigned flags, lance_commit_info *info)
+{
+    memset(info, 0, sizeof *info);
+    if (naming != LANCE_NAMING_V1) naming = LANCE_NAMING_V2;
+    uint64_t v = next->version;
+    if (v == 0) return core_err(OG_E_BAD_REQUEST, "a lance commit needs a version >= 1");
+    info->version = v;
+
+    Lance__Table__Transaction t = *txn;
+    if (txn->uuid && txn->uuid[0]) {
+        snprintf(info->uuid, sizeof info->uuid, "%s", txn->uuid);
+    } else {
+        int rc = lance_uuid_new(info->uuid);
+        if (rc) return rc;
+    }
+    t.uuid = info->uuid;
+    t.has_read_version = 1;
+    int rc = lance_txn_file_name(info->txn_file, sizeof info->txn_file, t.read_version,
+                                 info->uuid);
+    if (rc) return rc;
+
+    core_buf tb = CORE_BUF_INIT, mb = CORE_BUF_INIT;
+    char key[STORE_KEY_MAX], name[LANCE_VERSION_NAME_CAP];
+    rc = lance_pb_pack(&tb, &t.base);
+    if (rc) goto out;
+    rc = lance_key(key, root, LANCE_TRANSACTIONS_DIR, info->txn_file);
+    if (rc) goto out;
+    rc = store_put(s, key, tb.data, tb.len, 0);
+    if (rc) {
+        core_err_prefix("writing transaction file of lance version %" PRIu64, v);
+        goto out;
+    }
+
+    Lance__Table__Manifest m = *next;
+    m.transaction_file = info->txn_file;
+    rc = lance_manifest_encode(&mb, &m, (flags & LANCE_COMMIT_INLINE_TXN) ? tb.data : NULL,
+                               (flags & LANCE_COMMIT_INLINE_TXN) ? tb.len : 0, index, index_len);
+    if (rc) goto out;
+    rc = lance_version_file_name(name, sizeof name, naming, v);
+    if (!rc) rc = lance_key(info->manifest_key, root, LANCE_VERSIONS_DIR, name);
+    if (rc) goto out;
+    rc = store_put_if_absent(s, info->manifest_key, mb.data, mb.len, 0);
+    if (rc == OG_E_EXISTS) {
+        core_err(OG_E_CONFLICT,
+                 "lance table '%s': version %" PRIu64 " was committed by another writer", root, v);
+        core_err_detail(CORE_ERR_OBJECT, info->manifest_key);
+        char vs[24];
+        snprintf(vs, sizeof vs, "%" PRIu64, v);
+        core_err_detail(CORE_ERR_MEMBER, vs);
+        rc = OG_E_CONFLICT;
+        goto out;
+    }
+    if (rc) {
+        core_err_prefix("publishing lance version %" PRIu64, v);
+        goto out;
+    }
+    /* The hint is only a hint (readers list _versions/), so failing to rewrite it must not
+     * fail a commit that is already published and durable; for the same reason it is written
+     * without an fsync: a lost or stale hint after power loss is harmless. */
+    info->hint_written = lance_hint_write(s, root, v) == 0;
+    og_error_clear();
+out:
+    core_buf_free(&tb);
+    core_buf_free(&mb);
+    return rc;
+}
+
+int lance_txn_decode(Lance__Table__Transaction **out, const void *data, size_t len,
+                     const char *object)
+{
+    ProtobufCMessage *m = NULL;
+    int rc = lance_pb_unpack(&m, &lance__table__transaction__descriptor, data, len,
+                             "transaction", object);
+    *out = (Lance__Table__Transaction *)m;
+    return rc;
+}
+
+int lance_txn_load(store *s, const char *root, const lance_manifest *m,
+                   Lance__Table__Transaction **out)
+{
+    *out = NULL;
+    if (m->txn) return lance_txn_decode(out, m->txn, m->txn_len, "inline transaction");
+    const char *tf = m->pb->transaction_file;
+    if (!tf || !tf[0]) {
+        core_err(OG_E_NOT_FOUND, "lance table '%s' version %" PRIu64 " has no transaction", root,
+                 m->pb->version);
+        return OG_E_NOT_FOUND;
+    }
+    char key[STORE_KEY_MAX];
+    int rc = lance_key(key, root, LANCE_TRANSACTIONS_DIR, tf);
+    if (rc) return rc;
+    if (strstr(tf, "..") || strchr(tf, '/')) {
+        core_err(OG_E_CORRUPT, "lance manifest names an invalid transaction file '%s'", tf);
+        core_err_detail(CORE_ERR_OBJECT, key);
+        return OG_E_CORRUPT;
+    }
+    core_buf b = CORE_BUF_INIT;
+    rc = store_get(s, key, 0, STORE_ALL, &b);
+    if (!rc) rc = lance_txn_decode(out, b.data, b.len, key);
+    core_buf_free(&b);
+    return rc;
+}

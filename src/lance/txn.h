@@ -1,0 +1,54 @@
+/* Lance transactions and the durable commit primitive.
+ *
+ * A commit of version N+1 on top of read version R (lance-format-subset.md §2.7, §5.1):
+ *   1. write `_transactions/{R}-{uuid}.txn` (the raw Transaction message), durably;
+ *   2. publish `_versions/<name of N+1>` with store_put_if_absent: exactly one writer wins a
+ *      version; the loser gets OG_E_CONFLICT naming the version (rebase and retry are the
+ *      caller's, in a later layer);
+ *   3. rewrite `_versions/latest_version_hint.json` (best effort: it is only a hint).
+ * Only src/store/store.h is used, so any backend with put_if_absent works. */
+#ifndef OG_LANCE_TXN_H
+#define OG_LANCE_TXN_H
+
+#include "lance/manifest.h"
+#include "lance/paths.h"
+#include "lance/version.h"
+#include "store/store.h"
+
+#define LANCE_TRANSACTIONS_DIR "_transactions/"
+#define LANCE_TXN_NAME_CAP 64
+
+/* "{read_version}-{uuid}.txn". */
+int lance_txn_file_name(char *out, size_t cap, uint64_t read_version, const char *uuid);
+
+/* Commit flags. */
+#define LANCE_COMMIT_INLINE_TXN 0x1u /* also embed the transaction in the manifest file, as
+                                        lance does (the .txn file is always written) */
+
+typedef struct lance_commit_info {
+    uint64_t version;                      /* the version published */
+    char txn_file[LANCE_TXN_NAME_CAP];     /* relative to _transactions/ */
+    char uuid[LANCE_UUID_LEN + 1];         /* the transaction's uuid */
+    char manifest_key[STORE_KEY_MAX];      /* the manifest's key */
+    int hint_written;                      /* 0 if the best-effort hint update failed */
+} lance_commit_info;
+
+/* Commit `next` (its version field names the version to create, >= 1) with transaction txn
+ * (its read_version is R; its uuid is generated here when empty). index/index_len are the
+ * IndexSection bytes to carry (NULL if none). Neither input is modified: the uuid and
+ * transaction_file are set on shallow copies. Errors: OG_E_CONFLICT if the version already
+ * exists; store errors otherwise (after a failure the manifest was not published; a written
+ * .txn file may remain, which is harmless: nothing refers to it). */
+int lance_commit(store *s, const char *root, lance_naming naming,
+                 const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
+                 const void *index, size_t index_len, unsigned flags, lance_commit_info *info);
+
+/* Decode a Transaction message (owned: free with lance_pb_free). */
+int lance_txn_decode(Lance__Table__Transaction **out, const void *data, size_t len,
+                     const char *object);
+/* The transaction that created manifest m: the inline copy first, then the .txn file.
+ * OG_E_NOT_FOUND if it has neither. */
+int lance_txn_load(store *s, const char *root, const lance_manifest *m,
+                   Lance__Table__Transaction **out);
+
+#endif

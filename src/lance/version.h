@@ -1,0 +1,59 @@
+/* Lance table versions: manifest naming (V1 "{v}.manifest", V2 "{u64max-v:020}.manifest"),
+ * listing and latest-version discovery from the `_versions/` listing alone (the hint file is
+ * only a hint and is never trusted), loading the manifest of a version, and the hint file.
+ * A table keeps the naming scheme it was created with; mixing schemes is refused. */
+#ifndef OG_LANCE_VERSION_H
+#define OG_LANCE_VERSION_H
+
+#include "lance/manifest.h"
+#include "store/store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum lance_naming {
+    LANCE_NAMING_UNKNOWN = 0,
+    LANCE_NAMING_V1 = 1,
+    LANCE_NAMING_V2 = 2
+} lance_naming;
+
+#define LANCE_VERSIONS_DIR "_versions/"
+#define LANCE_HINT_NAME "latest_version_hint.json"
+#define LANCE_VERSION_NAME_CAP 40
+
+/* The manifest file name (no directory) of version v (v >= 1). */
+int lance_version_file_name(char *out, size_t cap, lance_naming naming, uint64_t v);
+/* Parse a file name (a key's last segment, or a whole key): 1 and *v, *naming set if it names
+ * a manifest; 0 for anything else, which callers skip: the hint, detached versions ("d..."),
+ * staging files ("{name}.manifest-{uuid}"), names that are not numbers or that overflow. */
+int lance_version_parse_name(const char *name, uint64_t *v, lance_naming *naming);
+
+/* The versions present, ascending, and their naming scheme. */
+typedef struct lance_version_list {
+    uint64_t *v;
+    size_t n;
+    lance_naming naming;
+} lance_version_list;
+
+/* One delimited listing of root/_versions/. An empty table gives n = 0 (not an error).
+ * V1 and V2 names side by side: OG_E_CORRUPT. */
+int lance_versions_list(store *s, const char *root, lance_version_list *out);
+void lance_version_list_free(lance_version_list *l);
+
+/* The latest version (maximum parsed name) and the scheme; OG_E_NOT_FOUND if there is none. */
+int lance_version_latest(store *s, const char *root, uint64_t *v, lance_naming *naming);
+
+/* Load and decode the manifest of version v (naming UNKNOWN: detect from the listing).
+ * OG_E_NOT_FOUND if absent; OG_E_CORRUPT if damaged or if it claims another version;
+ * then lance_manifest_check for `access`. */
+int lance_version_load(store *s, const char *root, uint64_t v, lance_naming naming,
+                       lance_access access, lance_manifest **out);
+/* Latest version, loaded; *naming (may be NULL) receives the scheme to continue with. */
+int lance_version_load_latest(store *s, const char *root, lance_access access,
+                              lance_manifest **out, lance_naming *naming);
+
+/* Rewrite root/_versions/latest_version_hint.json as {"version":v}, atomically but without
+ * an fsync (it is only a hint). */
+int lance_hint_write(store *s, const char *root, uint64_t v);
+
+#endif

@@ -1,0 +1,1045 @@
+/* Staged writes on a dataset snapshot and their commit at exactly read_version + 1.
+ * Staging writes data files (one per new fragment, bounded rows) and deletion files; nothing
+ * refers to them until the commit publishes the next manifest, so an abandoned stage is
+ * invisible and its files are reclaimable. Row ids and fragment ids are assigned at commit,
+ * from the base manifest; updated rows keep their row ids and creation versions. */
+#include "lance/dataset.h"
+#include "core/alloc.h"
+#include "core/arena.h"
+#include "core/error.h"
+#include "lance/deletion.h"
+#include "lance/file2.h"
+#include "lance/rowids.h"
+#include "lance/txn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum st_kind { ST_APPEND, ST_OVERWRITE, ST_DELETE, ST_UPDATE } st_kind;
+
+typedef struct new_frag {
+    Lance__Table__DataFile *file;
+    uint64_t rows;
+    uint64_t *preset_ids;  /* rows keep these row ids (updates), or NULL: assign new ones */
+    uint64_t *created_at;  /* their creation versions, with preset_ids */
+} new_frag;
+
+typedef struct upd_frag {
+    const Lance__Table__DataFragment *base;
+    roaring_bitmap_t *deleted; /* the fragment's full deletion set after this operation */
+    uint64_t newly_deleted;
+    int removed;               /* every row is deleted: the fragment goes */
+    Lance__Table__DeletionFile *df;
+} upd_frag;
+
+struct lance_staged {
+    const lance_dataset *ds;
+    st_kind kind;
+    char uuid[LANCE_UUID_LEN + 1];
+    uint64_t max_rows;
+    core_arena arena;
+    new_frag *nf;
+    size_t n_nf, cap_nf;
+    upd_frag *uf;
+    size_t n_uf, cap_uf;
+    Lance__File__Field **fields; /* overwrite: the new schema's fields */
+    size_t n_fields;
+    arrow_schema ow_schema;
+    int32_t *ow_ids;
+    size_t n_ow_ids;
+    uint64_t rows_added, rows_deleted;
+    size_t files_written;
+};
+
+void lance_staged_free(lance_staged *st)
+{
+    if (!st) return;
+    for (size_t i = 0; i < st->n_nf; i++) {
+        core_free(st->nf[i].preset_ids);
+        core_free(st->nf[i].created_at);
+    }
+    core_free(st->nf);
+    for (size_t i = 0; i < st->n_uf; i++)
+        if (st->uf[i].deleted) roaring_bitmap_free(st->uf[i].deleted);
+    core_free(st->uf);
+    lance_fields_free(st->fields, st->n_fields);
+    arrow_schema_clear(&st->ow_schema);
+    core_free(st->ow_ids);
+    core_arena_free(&st->arena);
+    core_free(st);
+}
+
+static int staged_new(lance_staged **out, const lance_dataset *ds, st_kind kind,
+                      const lance_write_options *opt)
+{
+    *out = NULL;
+    lance_write_options def = LANCE_WRITE_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (opt->version != 1)
+        return core_err(OG_E_BAD_REQUEST, "lance_write_options version %d is not 1", opt->version);
+    lance_staged *st = core_calloc(1, sizeof *st);
+    if (!st) return core_err_nomem();
+    st->ds = ds;
+    st->kind = kind;
+    st->max_rows = opt->max_rows_per_file ? opt->max_rows_per_file : LANCE_DEFAULT_MAX_ROWS_PER_FILE;
+    core_arena_init(&st->arena, 8192);
+    arrow_schema_init(&st->ow_schema);
+    int rc = 0;
+    if (opt->uuid) {
+        if (strlen(opt->uuid) != LANCE_UUID_LEN)
+            rc = core_err(OG_E_BAD_REQUEST, "transaction uuid '%s' is not a hyphenated uuid",
+                          opt->uuid);
+        else
+            memcpy(st->uuid, opt->uuid, LANCE_UUID_LEN + 1);
+    } else {
+        rc = lance_uuid_new(st->uuid);
+    }
+    if (rc) {
+        lance_staged_free(st);
+        return rc;
+    }
+    *out = st;
+    return 0;
+}
+
+void lance_staged_get_info(const lance_staged *st, lance_staged_info *out)
+{
+    out->uuid = st->uuid;
+    out->read_version = lance_dataset_version(st->ds);
+    out->rows_added = st->rows_added;
+    out->rows_deleted = st->rows_deleted;
+    out->files_written = st->files_written;
+    out->noop = st->kind != ST_OVERWRITE && st->n_nf == 0 && st->n_uf == 0;
+}
+
+/* ---- data files ------------------------------------------------------------------------ */
+
+static int push_new_frag(lance_staged *st, Lance__Table__DataFile *file, uint64_t rows,
+                         const uint64_t *ids, const uint64_t *created)
+{
+    if (st->n_nf == st->cap_nf) {
+        size_t cap = st->cap_nf ? st->cap_nf * 2 : 4;
+        new_frag *p = core_realloc(st->nf, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        st->nf = p;
+        st->cap_nf = cap;
+    }
+    new_frag *f = &st->nf[st->n_nf];
+    memset(f, 0, sizeof *f);
+    f->file = file;
+    f->rows = rows;
+    if (ids) {
+        f->preset_ids = core_malloc(rows * sizeof *ids);
+        f->created_at = core_malloc(rows * sizeof *created);
+        if (!f->preset_ids || !f->created_at) {
+            core_free(f->preset_ids);
+            core_free(f->created_at);
+            return core_err_nomem();
+        }
+        memcpy(f->preset_ids, ids, rows * sizeof *ids);
+        memcpy(f->created_at, created, rows * sizeof *created);
+    }
+    st->n_nf++;
+    st->rows_added += rows;
+    return 0;
+}
+
+/* Finish one data file and record it as a new fragment. */
+static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name,
+                       size_t n_ids, const uint64_t *ids, const uint64_t *created)
+{
+    const lance_dataset *ds = st->ds;
+    char key[STORE_KEY_MAX];
+    int rc = lance_key(key, ds->root, "data/", name);
+    lance_file2_info info;
+    if (rc == 0) rc = lance_file2_writer_finish(w, ds->s, key, &info);
+    if (rc) return rc;
+    st->files_written++;
+    Lance__Table__DataFile *df = core_arena_alloc(&st->arena, sizeof *df);
+    int32_t *fields = core_arena_alloc(&st->arena, (n_ids ? n_ids : 1) * sizeof *fields);
+    int32_t *colidx = core_arena_alloc(&st->arena, (n_ids ? n_ids : 1) * sizeof *colidx);
+    char *path = core_arena_strdup(&st->arena, name);
+    if (!df || !fields || !colidx || !path) return core_err_nomem();
+    lance__table__data_file__init(df);
+    const int32_t *fid = st->kind == ST_OVERWRITE ? st->ow_ids : ds->field_ids;
+    for (size_t i = 0; i < n_ids; i++) {
+        fields[i] = fid[i];
+        colidx[i] = (int32_t)i;
+    }
+    df->path = path;
+    df->n_fields = df->n_column_indices = n_ids;
+    df->fields = fields;
+    df->column_indices = colidx;
+    df->has_file_major_version = df->has_file_minor_version = 1;
+    df->file_major_version = 2;
+    df->file_minor_version = 0;
+    df->has_file_size_bytes = 1;
+    df->file_size_bytes = info.size;
+    return push_new_frag(st, df, info.rows, ids, created);
+}
+
+/* Write the rows of batches b[0..n) into data files of at most st->max_rows rows each.
+ * ids/created (optional) run parallel to the concatenated rows. */
+static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch *const *b,
+                      size_t n, const uint64_t *ids, const uint64_t *created)
+{
+    const int32_t *fid = st->kind == ST_OVERWRITE ? st->ow_ids : st->ds->field_ids;
+    size_t n_ids = st->kind == ST_OVERWRITE ? st->n_ow_ids : st->ds->n_field_ids;
+    lance_file2_options fo = LANCE_FILE2_OPTIONS_INIT;
+    fo.field_ids = fid;
+    fo.n_field_ids = n_ids;
+    lance_file2_writer *w = NULL;
+    char name[LANCE_DATA_FILE_NAME_LEN + 1];
+    uint64_t in_file = 0, done = 0, file_start = 0;
+    int64_t *idx = NULL;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!arrow_schema_equal(&b[i]->schema, schema)) {
+            char want[128], got[128];
+            snprintf(want, sizeof want, "%zu columns", schema->n_fields);
+            snprintf(got, sizeof got, "%zu columns", b[i]->schema.n_fields);
+            rc = core_err(OG_E_BAD_REQUEST, "table '%s': batch %zu does not have the table's "
+                          "schema (%s expected, %s given, or types/names differ)",
+                          st->ds->root, i, want, got);
+            break;
+        }
+        int64_t off = 0;
+        while (rc == 0 && off < b[i]->num_rows) {
+            if (!w) {
+                rc = lance_data_file_name(name);
+                if (rc == 0) rc = lance_file2_writer_new(&w, schema, &fo);
+                if (rc) break;
+                in_file = 0;
+                file_start = done;
+            }
+            uint64_t room = st->max_rows - in_file;
+            uint64_t take = (uint64_t)(b[i]->num_rows - off);
+            if (take > room) take = room;
+            if (off == 0 && take == (uint64_t)b[i]->num_rows) {
+                rc = lance_file2_writer_write(w, b[i]);
+            } else {
+                arrow_batch *part = NULL;
+                core_free(idx);
+                idx = core_malloc(take * sizeof *idx);
+                if (!idx) {
+                    rc = core_err_nomem();
+                    break;
+                }
+                for (uint64_t k = 0; k < take; k++) idx[k] = off + (int64_t)k;
+                rc = arrow_batch_take(&part, b[i], idx, take);
+                if (rc == 0) rc = lance_file2_writer_write(w, part);
+                arrow_batch_free(part);
+            }
+            off += (int64_t)take;
+            in_file += take;
+            done += take;
+            if (rc == 0 && in_file == st->max_rows) {
+                rc = finish_file(st, w, name, n_ids, ids ? ids + file_start : NULL,
+                                 created ? created + file_start : NULL);
+                lance_file2_writer_free(w);
+                w = NULL;
+            }
+        }
+    }
+    if (rc == 0 && w && in_file > 0)
+        rc = finish_file(st, w, name, n_ids, ids ? ids + file_start : NULL,
+                         created ? created + file_start : NULL);
+    lance_file2_writer_free(w);
+    core_free(idx);
+    return rc;
+}
+
+/* ---- deletions ------------------------------------------------------------------------- */
+
+static const Lance__Table__DataFragment *find_fragment(const lance_dataset *ds, uint64_t id)
+{
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    for (size_t i = 0; i < pb->n_fragments; i++)
+        if (pb->fragments[i]->id == id) return pb->fragments[i];
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Delete the rows at these addresses (sorted here). Writes one deletion file per touched
+ * fragment that keeps rows; a fragment losing its last row is removed instead. */
+static int add_deletions(lance_staged *st, uint64_t *addrs, size_t n)
+{
+    const lance_dataset *ds = st->ds;
+    qsort(addrs, n, sizeof *addrs, cmp_u64);
+    size_t i = 0;
+    int rc = 0;
+    while (rc == 0 && i < n) {
+        uint64_t fid = LANCE_ROW_ADDR_FRAG(addrs[i]);
+        size_t j = i;
+        while (j < n && LANCE_ROW_ADDR_FRAG(addrs[j]) == fid) j++;
+        const Lance__Table__DataFragment *f = find_fragment(ds, fid);
+        if (!f) {
+            rc = core_err(OG_E_BAD_REQUEST, "table '%s' has no fragment %llu (row address %llu)",
+                          ds->root, (unsigned long long)fid, (unsigned long long)addrs[i]);
+            break;
+        }
+        roaring_bitmap_t *bm = NULL;
+        if (f->deletion_file)
+            rc = lance_deletion_load(ds->s, ds->root, fid, f->deletion_file, &bm);
+        else if (!(bm = roaring_bitmap_create()))
+            rc = core_err_nomem();
+        if (rc) break;
+        uint64_t before = roaring_bitmap_get_cardinality(bm);
+        for (size_t k = i; rc == 0 && k < j; k++) {
+            uint32_t off = LANCE_ROW_ADDR_OFF(addrs[k]);
+            if (off >= f->physical_rows)
+                rc = core_err(OG_E_BAD_REQUEST, "row address %llu is beyond fragment %llu's %llu rows",
+                              (unsigned long long)addrs[k], (unsigned long long)fid,
+                              (unsigned long long)f->physical_rows);
+            else
+                roaring_bitmap_add(bm, off);
+        }
+        uint64_t after = roaring_bitmap_get_cardinality(bm);
+        if (rc || after == before) {
+            roaring_bitmap_free(bm);
+            i = j;
+            continue;
+        }
+        if (st->n_uf == st->cap_uf) {
+            size_t cap = st->cap_uf ? st->cap_uf * 2 : 4;
+            upd_frag *p = core_realloc(st->uf, cap * sizeof *p);
+            if (!p) {
+                roaring_bitmap_free(bm);
+                rc = core_err_nomem();
+                break;
+            }
+            st->uf = p;
+            st->cap_uf = cap;
+        }
+        upd_frag *u = &st->uf[st->n_uf++];
+        memset(u, 0, sizeof *u);
+        u->base = f;
+        u->deleted = bm;
+        u->newly_deleted = after - before;
+        st->rows_deleted += u->newly_deleted;
+        if (after >= f->physical_rows) {
+            u->removed = 1;
+        } else {
+            u->df = core_arena_alloc(&st->arena, sizeof *u->df);
+            if (!u->df) {
+                rc = core_err_nomem();
+                break;
+            }
+            lance__table__deletion_file__init(u->df);
+            rc = lance_deletion_write(ds->s, ds->root, fid, lance_dataset_version(ds), bm, u->df);
+            if (rc == 0) st->files_written++;
+        }
+        i = j;
+    }
+    return rc;
+}
+
+/* Addresses (and optionally row ids, creation versions and full rows) of the rows matching a
+ * filter. */
+typedef struct matches {
+    uint64_t *addrs;
+    uint64_t *ids;
+    size_t n;
+    arrow_batch *rows; /* all columns, when asked */
+} matches;
+
+static void matches_free(matches *m)
+{
+    core_free(m->addrs);
+    core_free(m->ids);
+    arrow_batch_free(m->rows);
+    memset(m, 0, sizeof *m);
+}
+
+static int find_matches(const lance_dataset *ds, const lance_filter *filter, int full_rows,
+                        matches *out)
+{
+    memset(out, 0, sizeof *out);
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.filter = filter;
+    so.with_row_addr = true;
+    so.with_row_id = lance_dataset_stable_row_ids(ds);
+    const char *first = ds->schema.fields[0].name;
+    if (!full_rows) {
+        /* Read as little as possible: the filter's first column, or the first column. */
+        if (filter && filter->n) first = filter->terms[0].column;
+        so.columns = &first;
+        so.n_columns = 1;
+    }
+    arrow_batch *b = NULL;
+    int rc = lance_dataset_scan_all(&b, ds, &so);
+    if (rc) return rc;
+    size_t n = (size_t)b->num_rows;
+    size_t ncols = b->n_columns;
+    size_t addr_col = ncols - 1 - (so.with_row_id ? 1 : 0);
+    out->addrs = core_malloc((n ? n : 1) * sizeof *out->addrs);
+    out->ids = core_malloc((n ? n : 1) * sizeof *out->ids);
+    if (!out->addrs || !out->ids) {
+        arrow_batch_free(b);
+        matches_free(out);
+        return core_err_nomem();
+    }
+    for (size_t i = 0; i < n; i++) {
+        out->addrs[i] = arrow_array_get_uint(b->columns[addr_col], (int64_t)i);
+        out->ids[i] = so.with_row_id ? arrow_array_get_uint(b->columns[ncols - 1], (int64_t)i) : 0;
+    }
+    out->n = n;
+    if (full_rows) {
+        size_t *idx = core_malloc((ds->schema.n_fields ? ds->schema.n_fields : 1) * sizeof *idx);
+        if (!idx) {
+            arrow_batch_free(b);
+            matches_free(out);
+            return core_err_nomem();
+        }
+        for (size_t i = 0; i < ds->schema.n_fields; i++) idx[i] = i;
+        rc = arrow_batch_project(&out->rows, b, idx, ds->schema.n_fields);
+        core_free(idx);
+    }
+    arrow_batch_free(b);
+    if (rc) matches_free(out);
+    return rc;
+}
+
+/* Creation versions of rows, by row address (read from each fragment's sequence). Rows of a
+ * fragment without a creation sequence get 1? No: they get their fragment's unknown (0). */
+static int creation_versions(const lance_dataset *ds, const uint64_t *addrs, size_t n,
+                             uint64_t *out)
+{
+    uint64_t cached_frag = UINT64_MAX;
+    uint64_t *vers = NULL;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        uint64_t fid = LANCE_ROW_ADDR_FRAG(addrs[i]);
+        if (fid != cached_frag) {
+            core_free(vers);
+            vers = NULL;
+            cached_frag = fid;
+            const Lance__Table__DataFragment *f = find_fragment(ds, fid);
+            if (f && f->created_at_version_sequence_case ==
+                         LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS) {
+                lance_version_seq seq = {0};
+                rc = lance_version_seq_decode(&seq, f->inline_created_at_versions.data,
+                                              f->inline_created_at_versions.len, ds->root);
+                if (rc == 0) rc = lance_version_seq_expand(&seq, f->physical_rows, &vers);
+                lance_version_seq_free(&seq);
+            }
+        }
+        out[i] = vers ? vers[LANCE_ROW_ADDR_OFF(addrs[i])] : 0;
+    }
+    core_free(vers);
+    return rc;
+}
+
+/* ---- staging entry points -------------------------------------------------------------- */
+
+int lance_stage_append(lance_staged **out, const lance_dataset *ds, arrow_batch *const *b,
+                       size_t n, const lance_write_options *opt)
+{
+    int rc = staged_new(out, ds, ST_APPEND, opt);
+    if (rc) return rc;
+    rc = write_rows(*out, &ds->schema, b, n, NULL, NULL);
+    if (rc) {
+        lance_staged_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int lance_stage_overwrite(lance_staged **out, const lance_dataset *ds, const arrow_schema *schema,
+                          arrow_batch *const *b, size_t n, const lance_write_options *opt)
+{
+    int rc = staged_new(out, ds, ST_OVERWRITE, opt);
+    if (rc) return rc;
+    lance_staged *st = *out;
+    if (!schema) schema = &ds->schema;
+    if (arrow_schema_equal(schema, &ds->schema)) {
+        /* Same schema: keep the field ids. */
+        rc = lance_fields_from_arrow(&st->fields, &st->n_fields, schema, ds->field_ids,
+                                     ds->n_field_ids);
+    } else {
+        rc = lance_fields_from_arrow(&st->fields, &st->n_fields, schema, NULL, 0);
+    }
+    if (rc == 0) rc = arrow_schema_copy(&st->ow_schema, schema);
+    if (rc == 0) {
+        st->n_ow_ids = st->n_fields;
+        st->ow_ids = core_malloc((st->n_fields ? st->n_fields : 1) * sizeof *st->ow_ids);
+        if (!st->ow_ids) rc = core_err_nomem();
+        for (size_t i = 0; rc == 0 && i < st->n_fields; i++) st->ow_ids[i] = st->fields[i]->id;
+    }
+    if (rc == 0) rc = write_rows(st, &st->ow_schema, b, n, NULL, NULL);
+    if (rc) {
+        lance_staged_free(st);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int lance_stage_delete_rows(lance_staged **out, const lance_dataset *ds, const uint64_t *addrs,
+                            size_t n, const lance_write_options *opt)
+{
+    int rc = staged_new(out, ds, ST_DELETE, opt);
+    if (rc) return rc;
+    uint64_t *copy = core_malloc((n ? n : 1) * sizeof *copy);
+    if (!copy) rc = core_err_nomem();
+    if (rc == 0) {
+        if (n) memcpy(copy, addrs, n * sizeof *copy);
+        rc = add_deletions(*out, copy, n);
+    }
+    core_free(copy);
+    if (rc) {
+        lance_staged_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int lance_stage_delete(lance_staged **out, const lance_dataset *ds, const lance_filter *filter,
+                       const lance_write_options *opt)
+{
+    matches m;
+    int rc = find_matches(ds, filter, 0, &m);
+    if (rc) return rc;
+    rc = staged_new(out, ds, ST_DELETE, opt);
+    if (rc == 0) rc = add_deletions(*out, m.addrs, m.n);
+    matches_free(&m);
+    if (rc) {
+        lance_staged_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* A column of n copies of a scalar, of the given type. */
+static int constant_array(arrow_array **out, const arrow_type *t, const arrow_scalar *v, int64_t n)
+{
+    if (v->is_null) return arrow_array_new_null(out, t, n);
+    arrow_builder *b = NULL;
+    int rc = arrow_builder_new(&b, t);
+    if (rc) return rc;
+    rc = arrow_builder_reserve(b, n);
+    for (int64_t i = 0; rc == 0 && i < n; i++) {
+        switch (t->id) {
+        case ARROW_BOOL: rc = arrow_builder_append_bool(b, v->b); break;
+        case ARROW_INT32:
+        case ARROW_INT64:
+        case ARROW_DATE32:
+        case ARROW_DATE64:
+        case ARROW_TIMESTAMP:
+            rc = v->kind == ARROW_UINT64 ? arrow_builder_append_int(b, (int64_t)v->u)
+                                         : arrow_builder_append_int(b, v->i);
+            break;
+        case ARROW_UINT32:
+        case ARROW_UINT64:
+            rc = v->kind == ARROW_INT64 ? arrow_builder_append_int(b, v->i)
+                                        : arrow_builder_append_uint(b, v->u);
+            break;
+        case ARROW_FLOAT32:
+        case ARROW_FLOAT64: rc = arrow_builder_append_double(b, v->d); break;
+        case ARROW_UTF8:
+        case ARROW_LARGE_UTF8:
+        case ARROW_BINARY:
+        case ARROW_LARGE_BINARY: rc = arrow_builder_append_bytes(b, v->bytes, v->n_bytes); break;
+        default:
+            rc = core_err(OG_E_BAD_REQUEST, "cannot set a nested column to a scalar");
+        }
+    }
+    if (rc == 0) rc = arrow_builder_finish(b, out);
+    arrow_builder_free(b);
+    return rc;
+}
+
+/* Stage: delete the matched rows and write `rows` (the replacement rows, in the same order)
+ * as new fragments that keep the matched rows' ids and creation versions. */
+static int stage_replace(lance_staged *st, matches *m, arrow_batch *rows)
+{
+    uint64_t *created = core_malloc((m->n ? m->n : 1) * sizeof *created);
+    if (!created) return core_err_nomem();
+    int rc = creation_versions(st->ds, m->addrs, m->n, created);
+    int stable = lance_dataset_stable_row_ids(st->ds);
+    if (rc == 0)
+        rc = write_rows(st, &st->ds->schema, &rows, 1, stable ? m->ids : NULL,
+                        stable ? created : NULL);
+    core_free(created);
+    if (rc == 0) rc = add_deletions(st, m->addrs, m->n);
+    return rc;
+}
+
+int lance_stage_update(lance_staged **out, const lance_dataset *ds, const lance_filter *filter,
+                       const char *const *set_columns, const arrow_scalar *values, size_t n_set,
+                       const lance_write_options *opt)
+{
+    *out = NULL;
+    size_t *setidx = core_malloc((n_set ? n_set : 1) * sizeof *setidx);
+    if (!setidx) return core_err_nomem();
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n_set; i++)
+        rc = lance_dataset_column(ds, set_columns[i], &setidx[i]);
+    matches m = {0};
+    if (rc == 0) rc = find_matches(ds, filter, 1, &m);
+    if (rc == 0) rc = staged_new(out, ds, ST_UPDATE, opt);
+    arrow_batch *rows = NULL;
+    if (rc == 0 && m.n > 0) {
+        size_t nc = ds->schema.n_fields;
+        arrow_array **cols = core_calloc(nc, sizeof *cols);
+        if (!cols) rc = core_err_nomem();
+        for (size_t c = 0; rc == 0 && c < nc; c++) {
+            size_t k = 0;
+            while (k < n_set && setidx[k] != c) k++;
+            if (k < n_set) {
+                if (values[k].is_null && !ds->schema.fields[c].nullable)
+                    rc = core_err(OG_E_BAD_REQUEST, "column '%s' is not nullable",
+                                  ds->schema.fields[c].name);
+                else
+                    rc = constant_array(&cols[c], &ds->schema.fields[c].type, &values[k],
+                                        (int64_t)m.n);
+            } else {
+                cols[c] = arrow_array_ref(m.rows->columns[c]);
+            }
+        }
+        if (rc == 0) rc = arrow_batch_new(&rows, &ds->schema, cols, nc);
+        for (size_t c = 0; cols && c < nc; c++) arrow_array_free(cols[c]);
+        core_free(cols);
+        if (rc == 0) rc = stage_replace(*out, &m, rows);
+    }
+    arrow_batch_free(rows);
+    matches_free(&m);
+    core_free(setidx);
+    if (rc) {
+        lance_staged_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* ---- merge-insert ---------------------------------------------------------------------- */
+
+typedef struct key_slot {
+    uint64_t hash;
+    int64_t row; /* -1: empty */
+} key_slot;
+
+int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const char *key_column,
+                             arrow_batch *const *b, size_t n, lance_merge_mode mode,
+                             const lance_write_options *opt)
+{
+    *out = NULL;
+    size_t kc;
+    int rc = lance_dataset_column(ds, key_column, &kc);
+    if (rc) return rc;
+    arrow_type_id kid = ds->schema.fields[kc].type.id;
+    if (kid == ARROW_LIST || kid == ARROW_FIXED_SIZE_LIST || kid == ARROW_STRUCT || kid == ARROW_NA)
+        return core_err(OG_E_BAD_REQUEST, "merge key '%s' must be a scalar column", key_column);
+    /* The input as one batch. */
+    arrow_batch *src = NULL;
+    {
+        size_t nc = ds->schema.n_fields;
+        arrow_array **cols = core_calloc(nc, sizeof *cols);
+        arrow_array **parts = core_calloc(n ? n : 1, sizeof *parts);
+        if (!cols || !parts) rc = core_err_nomem();
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            if (!arrow_schema_equal(&b[i]->schema, &ds->schema))
+                rc = core_err(OG_E_BAD_REQUEST, "table '%s': merge batch %zu does not have the "
+                              "table's schema", ds->root, i);
+        for (size_t c = 0; rc == 0 && c < nc; c++) {
+            for (size_t i = 0; i < n; i++) parts[i] = b[i]->columns[c];
+            rc = n ? arrow_array_concat(&cols[c], parts, n)
+                   : arrow_array_new_null(&cols[c], &ds->schema.fields[c].type, 0);
+        }
+        if (rc == 0) rc = arrow_batch_new(&src, &ds->schema, cols, nc);
+        for (size_t c = 0; cols && c < nc; c++) arrow_array_free(cols[c]);
+        core_free(cols);
+        core_free(parts);
+    }
+    if (rc) return rc;
+    const arrow_array *skey = src->columns[kc];
+    int64_t ns = src->num_rows;
+    /* Hash the input keys; refuse nulls and duplicates. */
+    size_t cap = 16;
+    while (cap < (size_t)ns * 2) cap *= 2;
+    key_slot *tab = core_malloc(cap * sizeof *tab);
+    uint64_t *h = core_malloc((size_t)(ns ? ns : 1) * sizeof *h);
+    int64_t *match_of = core_malloc((size_t)(ns ? ns : 1) * sizeof *match_of); /* dataset pos */
+    if (!tab || !h || !match_of) rc = core_err_nomem();
+    if (rc == 0) {
+        for (size_t i = 0; i < cap; i++) tab[i].row = -1;
+        arrow_hash_rows(skey, h, false);
+    }
+    for (int64_t r = 0; rc == 0 && r < ns; r++) {
+        match_of[r] = -1;
+        if (!arrow_array_is_valid(skey, r)) {
+            rc = core_err(OG_E_BAD_REQUEST, "merge input row %lld has a null key '%s'",
+                          (long long)r, key_column);
+            break;
+        }
+        size_t s = (size_t)h[r] & (cap - 1);
+        while (tab[s].row >= 0) {
+            if (tab[s].hash == h[r] && arrow_compare_rows(skey, tab[s].row, skey, r) == 0) {
+                rc = core_err(OG_E_BAD_REQUEST, "merge input has key '%s' twice (rows %lld and %lld)",
+                              key_column, (long long)tab[s].row, (long long)r);
+                break;
+            }
+            s = (s + 1) & (cap - 1);
+        }
+        if (rc) break;
+        tab[s].hash = h[r];
+        tab[s].row = r;
+    }
+    /* Probe with the table's keys. */
+    arrow_batch *cur = NULL;
+    if (rc == 0) {
+        lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+        so.columns = &key_column;
+        so.n_columns = 1;
+        so.with_row_addr = true;
+        so.with_row_id = lance_dataset_stable_row_ids(ds);
+        rc = lance_dataset_scan_all(&cur, ds, &so);
+    }
+    uint64_t *ch = NULL;
+    if (rc == 0) {
+        ch = core_malloc((size_t)(cur->num_rows ? cur->num_rows : 1) * sizeof *ch);
+        if (!ch) rc = core_err_nomem();
+        else arrow_hash_rows(cur->columns[0], ch, false);
+    }
+    size_t n_match = 0;
+    for (int64_t r = 0; rc == 0 && r < cur->num_rows; r++) {
+        if (!arrow_array_is_valid(cur->columns[0], r)) continue;
+        size_t s = (size_t)ch[r] & (cap - 1);
+        while (tab[s].row >= 0) {
+            if (tab[s].hash == ch[r] &&
+                arrow_compare_rows(cur->columns[0], r, skey, tab[s].row) == 0) {
+                if (mode == LANCE_MERGE_INSERT_ONLY) {
+                    char kbuf[256] = "";
+                    if (arrow_type_is_binary_like(kid)) {
+                        size_t len;
+                        const uint8_t *p = arrow_array_get_bytes(skey, tab[s].row, &len);
+                        snprintf(kbuf, sizeof kbuf, "%.*s", (int)(len < 200 ? len : 200), p);
+                    } else if (kid == ARROW_UINT32 || kid == ARROW_UINT64) {
+                        snprintf(kbuf, sizeof kbuf, "%llu",
+                                 (unsigned long long)arrow_array_get_uint(skey, tab[s].row));
+                    } else if (kid == ARROW_FLOAT32 || kid == ARROW_FLOAT64) {
+                        snprintf(kbuf, sizeof kbuf, "%g", arrow_array_get_double(skey, tab[s].row));
+                    } else if (kid == ARROW_BOOL) {
+                        snprintf(kbuf, sizeof kbuf, "%s",
+                                 arrow_array_get_bool(skey, tab[s].row) ? "true" : "false");
+                    } else {
+                        snprintf(kbuf, sizeof kbuf, "%lld",
+                                 (long long)arrow_array_get_int(skey, tab[s].row));
+                    }
+                    rc = core_err(OG_E_KEY_CONFLICT, "table '%s' already has %s = %s", ds->root,
+                                  key_column, kbuf);
+                    core_err_detail(CORE_ERR_KEY, kbuf);
+                    core_err_detail(CORE_ERR_OBJECT, ds->root);
+                    break;
+                }
+                if (match_of[tab[s].row] < 0) n_match++;
+                match_of[tab[s].row] = r;
+                break;
+            }
+            s = (s + 1) & (cap - 1);
+        }
+    }
+    if (rc == 0) rc = staged_new(out, ds, n_match ? ST_UPDATE : ST_APPEND, opt);
+    /* Split the input: matched rows replace table rows (keeping ids), the rest are inserted. */
+    int64_t *ins = NULL, *upd = NULL;
+    matches m = {0};
+    if (rc == 0) {
+        ins = core_malloc((size_t)(ns ? ns : 1) * sizeof *ins);
+        upd = core_malloc((size_t)(ns ? ns : 1) * sizeof *upd);
+        m.addrs = core_malloc((n_match ? n_match : 1) * sizeof *m.addrs);
+        m.ids = core_malloc((n_match ? n_match : 1) * sizeof *m.ids);
+        if (!ins || !upd || !m.addrs || !m.ids) rc = core_err_nomem();
+    }
+    size_t n_ins = 0, n_upd = 0;
+    for (int64_t r = 0; rc == 0 && r < ns; r++) {
+        if (match_of[r] >= 0) {
+            int64_t cr = match_of[r];
+            upd[n_upd] = r;
+            m.addrs[n_upd] = arrow_array_get_uint(cur->columns[1], cr);
+            m.ids[n_upd] = lance_dataset_stable_row_ids(ds) ? arrow_array_get_uint(cur->columns[2], cr) : 0;
+            n_upd++;
+        } else {
+            ins[n_ins++] = r;
+        }
+    }
+    m.n = n_upd;
+    if (rc == 0 && n_upd) {
+        arrow_batch *rows = NULL;
+        rc = arrow_batch_take(&rows, src, upd, n_upd);
+        if (rc == 0) rc = stage_replace(*out, &m, rows);
+        arrow_batch_free(rows);
+    }
+    if (rc == 0 && n_ins) {
+        arrow_batch *rows = NULL;
+        rc = arrow_batch_take(&rows, src, ins, n_ins);
+        if (rc == 0) rc = write_rows(*out, &ds->schema, &rows, 1, NULL, NULL);
+        arrow_batch_free(rows);
+    }
+    matches_free(&m);
+    core_free(ins);
+    core_free(upd);
+    core_free(ch);
+    arrow_batch_free(cur);
+    core_free(tab);
+    core_free(h);
+    core_free(match_of);
+    arrow_batch_free(src);
+    if (rc) {
+        lance_staged_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* ---- commit ---------------------------------------------------------------------------- */
+
+static int encode_preset_ids(core_arena *a, const uint64_t *ids, uint64_t n, ProtobufCBinaryData *out)
+{
+    lance_segment seg = {0};
+    int sorted = 1;
+    for (uint64_t i = 1; i < n && sorted; i++) sorted = ids[i] > ids[i - 1];
+    seg.kind = sorted ? LANCE_SEG_SORTED_ARRAY : LANCE_SEG_ARRAY;
+    seg.values = (uint64_t *)ids;
+    seg.n_values = (size_t)n;
+    lance_rowid_seq seq = {&seg, 1};
+    core_buf buf = CORE_BUF_INIT;
+    int rc = lance_rowid_seq_encode(&buf, &seq);
+    if (rc == 0) {
+        out->data = core_arena_alloc(a, buf.len ? buf.len : 1);
+        if (!out->data) rc = core_err_nomem();
+        else memcpy(out->data, buf.data, buf.len), out->len = buf.len;
+    }
+    core_buf_free(&buf);
+    return rc;
+}
+
+static int buf_to_arena(core_arena *a, core_buf *buf, ProtobufCBinaryData *out)
+{
+    out->data = core_arena_alloc(a, buf->len ? buf->len : 1);
+    if (!out->data) return core_err_nomem();
+    memcpy(out->data, buf->data, buf->len);
+    out->len = buf->len;
+    return 0;
+}
+
+/* Creation-version runs from per-row versions (consecutive equal values form one run). */
+static int encode_versions(core_arena *a, const uint64_t *v, uint64_t n, ProtobufCBinaryData *out)
+{
+    size_t nruns = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (i == 0 || v[i] != v[i - 1]) nruns++;
+    lance_version_run *runs = core_calloc(nruns ? nruns : 1, sizeof *runs);
+    if (!runs) return core_err_nomem();
+    size_t k = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (i == 0 || v[i] != v[i - 1]) {
+            runs[k].span.kind = LANCE_SEG_RANGE;
+            runs[k].span.start = i;
+            runs[k].version = v[i];
+            k++;
+        }
+        runs[k - 1].span.end = i + 1;
+    }
+    lance_version_seq seq = {runs, nruns};
+    core_buf buf = CORE_BUF_INIT;
+    int rc = lance_version_seq_encode(&buf, &seq);
+    if (rc == 0) rc = buf_to_arena(a, &buf, out);
+    core_buf_free(&buf);
+    core_free(runs);
+    return rc;
+}
+
+int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *version)
+{
+    if (out_ds) *out_ds = NULL;
+    const lance_dataset *ds = st->ds;
+    const Lance__Table__Manifest *base = ds->m->pb;
+    uint64_t R = base->version;
+    lance_staged_info info;
+    lance_staged_get_info(st, &info);
+    if (info.noop) {
+        if (version) *version = R;
+        if (out_ds) return lance_dataset_open(out_ds, ds->s, ds->root, R, LANCE_ACCESS_WRITE);
+        return 0;
+    }
+    core_arena *a = &st->arena;
+    lance_manifest_next next;
+    lance_manifest_next_init(&next, base, R + 1);
+    int stable = (base->writer_feature_flags & LANCE_FLAG_STABLE_ROW_IDS) != 0;
+
+    size_t cap = base->n_fragments + st->n_nf;
+    Lance__Table__DataFragment **frags = core_arena_alloc(a, (cap ? cap : 1) * sizeof *frags);
+    Lance__Table__DataFragment **updated = core_arena_alloc(a, (st->n_uf ? st->n_uf : 1) * sizeof *updated);
+    uint64_t *removed = core_arena_alloc(a, (st->n_uf ? st->n_uf : 1) * sizeof *removed);
+    Lance__Table__DataFragment **added = core_arena_alloc(a, (st->n_nf ? st->n_nf : 1) * sizeof *added);
+    if (!frags || !updated || !removed || !added) return core_err_nomem();
+    size_t nfr = 0, nupd = 0, nrem = 0;
+    uint64_t max_id = 0;
+    int any = base->has_max_fragment_id;
+    if (any) max_id = base->max_fragment_id;
+    for (size_t i = 0; i < base->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = base->fragments[i];
+        if (!any || f->id > max_id) max_id = f->id, any = 1;
+        if (st->kind == ST_OVERWRITE) continue;
+        const upd_frag *u = NULL;
+        for (size_t k = 0; k < st->n_uf && !u; k++)
+            if (st->uf[k].base == f) u = &st->uf[k];
+        if (!u) {
+            frags[nfr++] = (Lance__Table__DataFragment *)f; /* borrowed, unchanged */
+        } else if (u->removed) {
+            removed[nrem++] = f->id;
+        } else {
+            Lance__Table__DataFragment *c = core_arena_alloc(a, sizeof *c);
+            if (!c) return core_err_nomem();
+            *c = *f; /* shallow: only the deletion file changes */
+            c->deletion_file = u->df;
+            frags[nfr++] = c;
+            updated[nupd++] = c;
+        }
+    }
+    uint64_t next_id = any ? max_id + 1 : 0;
+    uint64_t next_row_id = base->next_row_id;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < st->n_nf; i++) {
+        const new_frag *nf = &st->nf[i];
+        Lance__Table__DataFragment *f = core_arena_alloc(a, sizeof *f);
+        Lance__Table__DataFile **files = core_arena_alloc(a, sizeof *files);
+        if (!f || !files) return core_err_nomem();
+        lance__table__data_fragment__init(f);
+        f->has_id = 1;
+        f->id = next_id++;
+        files[0] = nf->file;
+        f->n_files = 1;
+        f->files = files;
+        f->has_physical_rows = 1;
+        f->physical_rows = nf->rows;
+        if (stable) {
+            core_buf buf = CORE_BUF_INIT;
+            f->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
+            if (nf->preset_ids) {
+                rc = encode_preset_ids(a, nf->preset_ids, nf->rows, &f->inline_row_ids);
+            } else {
+                rc = lance_rowids_assign(&buf, &next_row_id, nf->rows);
+                if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_row_ids);
+            }
+            core_buf_clear(&buf);
+            f->created_at_version_sequence_case =
+                LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+            f->last_updated_at_version_sequence_case =
+                LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
+            if (rc == 0 && nf->created_at) {
+                /* Rows of an unknown creation (0) count as created now. */
+                for (uint64_t k = 0; k < nf->rows; k++)
+                    if (nf->created_at[k] == 0) nf->created_at[k] = R + 1;
+                rc = encode_versions(a, nf->created_at, nf->rows, &f->inline_created_at_versions);
+            } else if (rc == 0) {
+                rc = lance_version_seq_uniform(&buf, nf->rows, R + 1);
+                if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_created_at_versions);
+            }
+            core_buf_clear(&buf);
+            if (rc == 0) rc = lance_version_seq_uniform(&buf, nf->rows, R + 1);
+            if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_last_updated_at_versions);
+            core_buf_free(&buf);
+        }
+        frags[nfr++] = f;
+        added[i] = f;
+    }
+    if (rc) return rc;
+    next.pb.n_fragments = nfr;
+    next.pb.fragments = frags;
+    if (next_id > 0) {
+        next.pb.has_max_fragment_id = 1;
+        next.pb.max_fragment_id = (uint32_t)(next_id - 1);
+    }
+    if (stable) {
+        next.pb.has_next_row_id = 1;
+        next.pb.next_row_id = next_row_id;
+    }
+    if (st->kind == ST_OVERWRITE) {
+        next.pb.n_fields = st->n_fields;
+        next.pb.fields = st->fields;
+    }
+    lance_manifest_update_flags(&next.pb);
+
+    Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+    Lance__Table__Transaction__Append ap = LANCE__TABLE__TRANSACTION__APPEND__INIT;
+    Lance__Table__Transaction__Delete dl = LANCE__TABLE__TRANSACTION__DELETE__INIT;
+    Lance__Table__Transaction__Overwrite ow = LANCE__TABLE__TRANSACTION__OVERWRITE__INIT;
+    Lance__Table__Transaction__Update up = LANCE__TABLE__TRANSACTION__UPDATE__INIT;
+    txn.has_read_version = 1;
+    txn.read_version = R;
+    txn.uuid = st->uuid;
+    switch (st->kind) {
+    case ST_APPEND:
+        ap.n_fragments = st->n_nf;
+        ap.fragments = added;
+        txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_APPEND;
+        txn.append = &ap;
+        break;
+    case ST_DELETE:
+        dl.n_updated_fragments = nupd;
+        dl.updated_fragments = updated;
+        dl.n_deleted_fragment_ids = nrem;
+        dl.deleted_fragment_ids = removed;
+        txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DELETE;
+        txn.delete_ = &dl;
+        break;
+    case ST_OVERWRITE:
+        ow.n_fragments = st->n_nf;
+        ow.fragments = added;
+        ow.n_schema = st->n_fields;
+        ow.schema = st->fields;
+        txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
+        txn.overwrite = &ow;
+        break;
+    case ST_UPDATE:
+        up.n_removed_fragment_ids = nrem;
+        up.removed_fragment_ids = removed;
+        up.n_updated_fragments = nupd;
+        up.updated_fragments = updated;
+        up.n_new_fragments = st->n_nf;
+        up.new_fragments = added;
+        txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_UPDATE;
+        txn.update = &up;
+        break;
+    }
+    lance_commit_info ci;
+    rc = lance_commit(ds->s, ds->root, ds->naming, &next.pb, &txn, ds->m->index, ds->m->index_len,
+                      0, &ci);
+    if (rc) return rc;
+    if (version) *version = ci.version;
+    if (!out_ds) return 0;
+    /* The new snapshot from the manifest just published, without reading it back. */
+    next.pb.transaction_file = ci.txn_file;
+    core_buf buf = CORE_BUF_INIT;
+    lance_manifest *m = NULL;
+    rc = lance_manifest_encode(&buf, &next.pb, NULL, 0, ds->m->index, ds->m->index_len);
+    if (rc == 0) rc = lance_manifest_decode(&m, buf.data, buf.len, ci.manifest_key);
+    core_buf_free(&buf);
+    if (rc == 0) rc = lance_dataset_from_manifest(out_ds, ds->s, ds->root, ds->naming, m);
+    return rc;
+}
+
+int lance_dataset_append(lance_dataset **out, const lance_dataset *ds, arrow_batch *const *b,
+                         size_t n)
+{
+    lance_staged *st = NULL;
+    int rc = lance_stage_append(&st, ds, b, n, NULL);
+    if (rc == 0) rc = lance_staged_commit(st, out, NULL);
+    lance_staged_free(st);
+    return rc;
+}
+
+int lance_dataset_delete(lance_dataset **out, const lance_dataset *ds, const lance_filter *filter)
+{
+    lance_staged *st = NULL;
+    int rc = lance_stage_delete(&st, ds, filter, NULL);
+    if (rc == 0) rc = lance_staged_commit(st, out, NULL);
+    lance_staged_free(st);
+    return rc;
+}
