@@ -171,7 +171,8 @@ void store_list_free(store_list *l)
     memset(l, 0, sizeof *l);
 }
 
-int store_list_push(store_list *l, const char *key, uint64_t size, int is_prefix)
+int store_list_push(store_list *l, const char *key, uint64_t size, uint64_t mtime_ms,
+                    int is_prefix)
 {
     if (l->count == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
@@ -182,7 +183,7 @@ int store_list_push(store_list *l, const char *key, uint64_t size, int is_prefix
     }
     char *k = core_strdup(key);
     if (!k) return core_err_nomem();
-    l->items[l->count++] = (store_entry){k, size, is_prefix};
+    l->items[l->count++] = (store_entry){k, size, mtime_ms, is_prefix};
     return 0;
 }
 

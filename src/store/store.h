@@ -49,13 +49,15 @@ const char *store_op_name(store_op_kind k);
 
 typedef struct store_meta {
     uint64_t size;
-    char token[64]; /* changes whenever the object is replaced */
+    uint64_t mtime_ms; /* when the object was last written (ms since the epoch) */
+    char token[64];    /* changes whenever the object is replaced */
 } store_meta;
 
 typedef struct store_entry {
     char *key;
     uint64_t size;
-    int is_prefix; /* a common prefix (delimited listing), key ends with '/' */
+    uint64_t mtime_ms; /* last written, ms since the epoch (0 for a common prefix) */
+    int is_prefix;     /* a common prefix (delimited listing), key ends with '/' */
 } store_entry;
 
 typedef struct store_list {
@@ -65,7 +67,8 @@ typedef struct store_list {
 } store_list;
 
 void store_list_free(store_list *l);
-int store_list_push(store_list *l, const char *key, uint64_t size, int is_prefix);
+int store_list_push(store_list *l, const char *key, uint64_t size, uint64_t mtime_ms,
+                    int is_prefix);
 void store_list_sort(store_list *l);
 
 /* Counters, maintained by the dispatch functions (ops) and the backends (fsyncs, bytes). */

@@ -218,6 +218,11 @@ static int local_put_if_absent(store *s, const char *key, const void *data, size
     return rc;
 }
 
+static uint64_t mtime_ms_of(const struct stat *st)
+{
+    return (uint64_t)st->st_mtim.tv_sec * 1000u + (uint64_t)st->st_mtim.tv_nsec / 1000000u;
+}
+
 static int not_found(const char *key)
 {
     core_err(OG_E_NOT_FOUND, "object '%s' not found", key);
@@ -281,6 +286,7 @@ static int local_head(store *s, const char *key, store_meta *out)
     }
     if (!S_ISREG(st.st_mode)) return not_found(key);
     out->size = (uint64_t)st.st_size;
+    out->mtime_ms = mtime_ms_of(&st);
     snprintf(out->token, sizeof out->token, "%llx-%llx.%09ld-%llx",
              (unsigned long long)st.st_ino, (unsigned long long)st.st_mtim.tv_sec,
              (long)st.st_mtim.tv_nsec, (unsigned long long)st.st_size);
@@ -371,11 +377,11 @@ static int list_dir(local_store *ls, const char *dir, const char *name_prefix, u
         int n = snprintf(key, sizeof key, "%s%s%s", dir, name, S_ISDIR(st.st_mode) ? "/" : "");
         if (n < 0 || (size_t)n >= sizeof key) continue; /* cannot be a valid key */
         if (S_ISREG(st.st_mode)) {
-            rc = store_list_push(out, key, (uint64_t)st.st_size, 0);
+            rc = store_list_push(out, key, (uint64_t)st.st_size, mtime_ms_of(&st), 0);
         } else if (S_ISDIR(st.st_mode)) {
             if (flags & STORE_LIST_DELIMITED) {
                 int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (sub >= 0 && dir_has_object(sub)) rc = store_list_push(out, key, 0, 1);
+                if (sub >= 0 && dir_has_object(sub)) rc = store_list_push(out, key, 0, 0, 1);
             } else {
                 rc = list_dir(ls, key, "", flags, out);
             }

@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct fixture {
@@ -100,6 +101,9 @@ static void test_head(void **state)
     assert_og_ok(store_put(f->s, "h", "abc", 3, 0));
     assert_og_ok(store_head(f->s, "h", &h1));
     assert_int_equal(h1.size, 3);
+    /* Timestamps are the write time (the clock may be coarse: allow a minute either way). */
+    uint64_t now = (uint64_t)time(NULL) * 1000u;
+    assert_true(h1.mtime_ms + 60000 > now && h1.mtime_ms < now + 60000);
     assert_og_ok(store_put(f->s, "h", "abcd", 4, 0));
     assert_og_ok(store_head(f->s, "h", &h2));
     assert_int_equal(h2.size, 4);
@@ -145,6 +149,7 @@ static void test_list(void **state)
     for (size_t i = 0; i < 5; i++) {
         assert_string_equal(l.items[i].key, want[i]);
         assert_int_equal(l.items[i].size, 1);
+        assert_true(l.items[i].mtime_ms > 0);
         assert_false(l.items[i].is_prefix);
     }
     store_list_free(&l);
