@@ -177,6 +177,40 @@ typedef struct lance_staged_info {
 
 void lance_staged_get_info(const lance_staged *st, lance_staged_info *out);
 
+typedef enum lance_commit_mode {
+    LANCE_COMMIT_EXACT = 0,  /* exactly read_version + 1, zero retries */
+    LANCE_COMMIT_REBASE = 1, /* on a lost race, check every transaction since the read version
+                                against Lance's conflict rules and, where compatible, rebuild
+                                on the latest version and try again */
+} lance_commit_mode;
+
+typedef struct lance_commit_options {
+    int version;             /* 1 */
+    lance_commit_mode mode;
+    unsigned max_attempts;   /* REBASE: attempts in all (0: 20) */
+} lance_commit_options;
+
+#define LANCE_COMMIT_OPTIONS_INIT {1, LANCE_COMMIT_EXACT, 0}
+
+typedef struct lance_commit_result {
+    uint64_t version;        /* the version created (or the read version for a no-op) */
+    unsigned attempts;       /* commit attempts made */
+    unsigned rebased_over;   /* versions committed by others that this one was rebased over */
+} lance_commit_result;
+
+/* Commit under the options. OG_E_CONFLICT when the version is taken (EXACT), when a
+ * concurrent transaction is incompatible or overlapping (REBASE: the message says whether
+ * re-staging on the new version can succeed; expected/actual name the read version and the
+ * conflicting one), or when attempts run out. Nothing is published on failure. */
+int lance_staged_commit_ex(lance_staged *st, const lance_commit_options *opt,
+                           lance_dataset **out_ds, lance_commit_result *res);
+
+/* The version created by the transaction with this uuid, searching from version `from`
+ * (0: 1) to the latest: a caller proves "version v is transaction u" by identity, never by
+ * version arithmetic. OG_E_NOT_FOUND if no such version exists. */
+int lance_find_txn_version(store *s, const char *root, const char *uuid, uint64_t from,
+                           uint64_t *version);
+
 /* Commit at exactly read_version + 1. On success *out_ds (optional) is the new snapshot and
  * *version (optional) its number. A no-op stage commits nothing and returns the read version.
  * OG_E_CONFLICT if that version already exists (nothing was published). */

@@ -854,22 +854,18 @@ static int encode_versions(core_arena *a, const uint64_t *v, uint64_t n, Protobu
     return rc;
 }
 
-int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *version)
+/* Build the manifest of bm's version + 1 from bm and this operation, and commit it. bm is the
+ * read version's manifest, or a later one the operation was found compatible with. */
+static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset **out_ds,
+                     uint64_t *version)
 {
-    if (out_ds) *out_ds = NULL;
     const lance_dataset *ds = st->ds;
-    const Lance__Table__Manifest *base = ds->m->pb;
-    uint64_t R = base->version;
-    lance_staged_info info;
-    lance_staged_get_info(st, &info);
-    if (info.noop) {
-        if (version) *version = R;
-        if (out_ds) return lance_dataset_open(out_ds, ds->s, ds->root, R, LANCE_ACCESS_WRITE);
-        return 0;
-    }
+    const Lance__Table__Manifest *base = bm->pb;
+    uint64_t R = lance_dataset_version(ds); /* the version the operation read */
+    uint64_t V = base->version + 1;         /* the version it creates */
     core_arena *a = &st->arena;
     lance_manifest_next next;
-    lance_manifest_next_init(&next, base, R + 1);
+    lance_manifest_next_init(&next, base, V);
     int stable = (base->writer_feature_flags & LANCE_FLAG_STABLE_ROW_IDS) != 0;
 
     size_t cap = base->n_fragments + st->n_nf;
@@ -888,7 +884,7 @@ int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *vers
         if (st->kind == ST_OVERWRITE) continue;
         const upd_frag *u = NULL;
         for (size_t k = 0; k < st->n_uf && !u; k++)
-            if (st->uf[k].base == f) u = &st->uf[k];
+            if (st->uf[k].base->id == f->id) u = &st->uf[k];
         if (!u) {
             frags[nfr++] = (Lance__Table__DataFragment *)f; /* borrowed, unchanged */
         } else if (u->removed) {
@@ -901,6 +897,12 @@ int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *vers
             frags[nfr++] = c;
             updated[nupd++] = c;
         }
+    }
+    if (nupd + nrem != st->n_uf) {
+        /* A fragment this operation changes is gone from the base: someone removed it. */
+        return core_err(OG_E_CONFLICT, "table '%s': a fragment this write deletes from was removed "
+                        "by version %llu; re-stage on the new version", ds->root,
+                        (unsigned long long)base->version);
     }
     uint64_t next_id = any ? max_id + 1 : 0;
     uint64_t next_row_id = base->next_row_id;
@@ -935,14 +937,14 @@ int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *vers
             if (rc == 0 && nf->created_at) {
                 /* Rows of an unknown creation (0) count as created now. */
                 for (uint64_t k = 0; k < nf->rows; k++)
-                    if (nf->created_at[k] == 0) nf->created_at[k] = R + 1;
+                    if (nf->created_at[k] == 0) nf->created_at[k] = V;
                 rc = encode_versions(a, nf->created_at, nf->rows, &f->inline_created_at_versions);
             } else if (rc == 0) {
-                rc = lance_version_seq_uniform(&buf, nf->rows, R + 1);
+                rc = lance_version_seq_uniform(&buf, nf->rows, V);
                 if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_created_at_versions);
             }
             core_buf_clear(&buf);
-            if (rc == 0) rc = lance_version_seq_uniform(&buf, nf->rows, R + 1);
+            if (rc == 0) rc = lance_version_seq_uniform(&buf, nf->rows, V);
             if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_last_updated_at_versions);
             core_buf_free(&buf);
         }
@@ -1009,8 +1011,8 @@ int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *vers
         break;
     }
     lance_commit_info ci;
-    rc = lance_commit(ds->s, ds->root, ds->naming, &next.pb, &txn, ds->m->index, ds->m->index_len,
-                      0, &ci);
+    rc = lance_commit(ds->s, ds->root, ds->naming, &next.pb, &txn, bm->index, bm->index_len, 0,
+                      &ci);
     if (rc) return rc;
     if (version) *version = ci.version;
     if (!out_ds) return 0;
@@ -1018,11 +1020,237 @@ int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *vers
     next.pb.transaction_file = ci.txn_file;
     core_buf buf = CORE_BUF_INIT;
     lance_manifest *m = NULL;
-    rc = lance_manifest_encode(&buf, &next.pb, NULL, 0, ds->m->index, ds->m->index_len);
+    rc = lance_manifest_encode(&buf, &next.pb, NULL, 0, bm->index, bm->index_len);
     if (rc == 0) rc = lance_manifest_decode(&m, buf.data, buf.len, ci.manifest_key);
     core_buf_free(&buf);
     if (rc == 0) rc = lance_dataset_from_manifest(out_ds, ds->s, ds->root, ds->naming, m);
     return rc;
+}
+
+/* Fragment ids a transaction changes or removes (not the ones it adds). */
+static void touched_ids(const Lance__Table__Transaction *t, const uint64_t **ids1, size_t *n1,
+                        Lance__Table__DataFragment *const **frags, size_t *nf)
+{
+    *ids1 = NULL;
+    *n1 = 0;
+    *frags = NULL;
+    *nf = 0;
+    switch (t->operation_case) {
+    case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
+        *ids1 = t->delete_->deleted_fragment_ids;
+        *n1 = t->delete_->n_deleted_fragment_ids;
+        *frags = t->delete_->updated_fragments;
+        *nf = t->delete_->n_updated_fragments;
+        break;
+    case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
+        *ids1 = t->update->removed_fragment_ids;
+        *n1 = t->update->n_removed_fragment_ids;
+        *frags = t->update->updated_fragments;
+        *nf = t->update->n_updated_fragments;
+        break;
+    default:
+        break;
+    }
+}
+
+static int we_touch(const lance_staged *st, uint64_t id)
+{
+    for (size_t k = 0; k < st->n_uf; k++)
+        if (st->uf[k].base->id == id) return 1;
+    return 0;
+}
+
+static int rewrite_overlaps(const lance_staged *st, const Lance__Table__Transaction__Rewrite *rw)
+{
+    for (size_t i = 0; i < rw->n_old_fragments; i++)
+        if (we_touch(st, rw->old_fragments[i]->id)) return 1;
+    for (size_t g = 0; g < rw->n_groups; g++)
+        for (size_t i = 0; i < rw->groups[g]->n_old_fragments; i++)
+            if (we_touch(st, rw->groups[g]->old_fragments[i]->id)) return 1;
+    return 0;
+}
+
+typedef enum compat { COMPAT_OK, COMPAT_RETRY, COMPAT_NO } compat;
+
+/* Lance's conflict rules (lance-format-subset.md §5.3), seen from this operation against a
+ * transaction committed since its read version. Deletes and updates against deletes and
+ * updates of the same fragment are retryable: the simplest correct answer. */
+static compat check_against(const lance_staged *st, const Lance__Table__Transaction *t)
+{
+    int op = t->operation_case;
+    switch (st->kind) {
+    case ST_APPEND:
+        switch (op) {
+        case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE:
+        case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE: return COMPAT_NO;
+        case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
+        case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
+        case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
+        case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE:
+        case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
+        case LANCE__TABLE__TRANSACTION__OPERATION_MERGE:
+        case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
+        case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
+        case LANCE__TABLE__TRANSACTION__OPERATION_CLONE: return COMPAT_OK;
+        default: return COMPAT_NO; /* an operation we do not know: be safe */
+        }
+    case ST_DELETE:
+    case ST_UPDATE:
+        switch (op) {
+        case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE:
+        case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE: return COMPAT_NO;
+        case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
+        case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
+        case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
+        case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
+        case LANCE__TABLE__TRANSACTION__OPERATION_CLONE: return COMPAT_OK;
+        case LANCE__TABLE__TRANSACTION__OPERATION_MERGE: return COMPAT_RETRY;
+        case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE:
+            return rewrite_overlaps(st, t->rewrite) ? COMPAT_RETRY : COMPAT_OK;
+        case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
+        case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE: {
+            const uint64_t *ids;
+            size_t n, nf;
+            Lance__Table__DataFragment *const *frags;
+            touched_ids(t, &ids, &n, &frags, &nf);
+            for (size_t i = 0; i < n; i++)
+                if (we_touch(st, ids[i])) return COMPAT_RETRY;
+            for (size_t i = 0; i < nf; i++)
+                if (we_touch(st, frags[i]->id)) return COMPAT_RETRY;
+            return COMPAT_OK;
+        }
+        default: return COMPAT_NO;
+        }
+    case ST_OVERWRITE:
+        /* An overwrite replaces everything; only unknown operations stop it. */
+        return op >= LANCE__TABLE__TRANSACTION__OPERATION_APPEND &&
+                       op <= LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_BASES
+                   ? COMPAT_OK
+                   : COMPAT_NO;
+    }
+    return COMPAT_NO;
+}
+
+static const char *op_name(int op)
+{
+    switch (op) {
+    case LANCE__TABLE__TRANSACTION__OPERATION_APPEND: return "append";
+    case LANCE__TABLE__TRANSACTION__OPERATION_DELETE: return "delete";
+    case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE: return "overwrite";
+    case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX: return "create_index";
+    case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE: return "rewrite";
+    case LANCE__TABLE__TRANSACTION__OPERATION_MERGE: return "merge";
+    case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE: return "restore";
+    case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE: return "update";
+    default: return "other";
+    }
+}
+
+int lance_staged_commit_ex(lance_staged *st, const lance_commit_options *opt,
+                           lance_dataset **out_ds, lance_commit_result *res)
+{
+    lance_commit_options def = LANCE_COMMIT_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (opt->version != 1)
+        return core_err(OG_E_BAD_REQUEST, "lance_commit_options version %d is not 1", opt->version);
+    if (out_ds) *out_ds = NULL;
+    lance_commit_result r = {0, 0, 0};
+    const lance_dataset *ds = st->ds;
+    uint64_t R = lance_dataset_version(ds);
+    lance_staged_info info;
+    lance_staged_get_info(st, &info);
+    int rc;
+    if (info.noop) {
+        r.version = R;
+        if (res) *res = r;
+        return out_ds ? lance_dataset_open(out_ds, ds->s, ds->root, R, LANCE_ACCESS_WRITE) : 0;
+    }
+    unsigned max_attempts = opt->mode == LANCE_COMMIT_EXACT ? 1 : (opt->max_attempts ? opt->max_attempts : 20);
+    lance_manifest *cur = NULL; /* the base of the next attempt when it is not ds->m */
+    for (;;) {
+        r.attempts++;
+        rc = commit_on(st, cur ? cur : ds->m, out_ds, &r.version);
+        if (rc != OG_E_CONFLICT || r.attempts >= max_attempts) break;
+        /* Someone took the version: check every transaction since the base we tried. */
+        uint64_t from = (cur ? cur->pb->version : R) + 1, latest;
+        lance_naming naming;
+        rc = lance_version_latest(ds->s, ds->root, &latest, &naming);
+        for (uint64_t v = from; rc == 0 && v <= latest; v++) {
+            lance_manifest *m = NULL;
+            Lance__Table__Transaction *t = NULL;
+            rc = lance_version_load(ds->s, ds->root, v, ds->naming, LANCE_ACCESS_WRITE, &m);
+            if (rc == 0) rc = lance_txn_load(ds->s, ds->root, m, &t);
+            if (rc == OG_E_NOT_FOUND) {
+                core_err(OG_E_CONFLICT, "table '%s' version %llu has no transaction to check "
+                         "against; re-stage on the new version", ds->root, (unsigned long long)v);
+                rc = OG_E_CONFLICT;
+            }
+            if (rc == 0) {
+                compat c = check_against(st, t);
+                if (c != COMPAT_OK) {
+                    core_err(OG_E_CONFLICT, "table '%s': this write (read version %llu) %s the %s "
+                             "committed as version %llu%s", ds->root, (unsigned long long)R,
+                             c == COMPAT_RETRY ? "overlaps" : "is incompatible with",
+                             op_name(t->operation_case), (unsigned long long)v,
+                             c == COMPAT_RETRY ? "; re-stage on the new version" : "");
+                    char exp[32], act[32];
+                    snprintf(exp, sizeof exp, "%llu", (unsigned long long)R);
+                    snprintf(act, sizeof act, "%llu", (unsigned long long)v);
+                    core_err_detail(CORE_ERR_OBJECT, ds->root);
+                    core_err_detail(CORE_ERR_EXPECTED, exp);
+                    core_err_detail(CORE_ERR_ACTUAL, act);
+                    rc = OG_E_CONFLICT;
+                }
+            }
+            lance_pb_free(t);
+            if (rc == 0 && v == latest) {
+                lance_manifest_free(cur);
+                cur = m;
+                r.rebased_over = (unsigned)(latest - R);
+            } else {
+                lance_manifest_free(m);
+            }
+        }
+        if (rc) break;
+    }
+    lance_manifest_free(cur);
+    if (rc == 0 && res) *res = r;
+    return rc;
+}
+
+int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *version)
+{
+    lance_commit_result r;
+    int rc = lance_staged_commit_ex(st, NULL, out_ds, &r);
+    if (rc == 0 && version) *version = r.version;
+    return rc;
+}
+
+int lance_find_txn_version(store *s, const char *root, const char *uuid, uint64_t from,
+                           uint64_t *version)
+{
+    uint64_t latest;
+    lance_naming naming;
+    int rc = lance_version_latest(s, root, &latest, &naming);
+    if (rc) return rc;
+    for (uint64_t v = latest; v >= (from ? from : 1) && v > 0; v--) {
+        lance_manifest *m = NULL;
+        Lance__Table__Transaction *t = NULL;
+        rc = lance_version_load(s, root, v, naming, LANCE_ACCESS_READ, &m);
+        if (rc == OG_E_NOT_FOUND) continue; /* cleaned up */
+        if (rc == 0) rc = lance_txn_load(s, root, m, &t);
+        int found = rc == 0 && t->uuid && strcmp(t->uuid, uuid) == 0;
+        if (rc == OG_E_NOT_FOUND) rc = 0; /* no transaction recorded: not ours */
+        lance_pb_free(t);
+        lance_manifest_free(m);
+        if (rc) return rc;
+        if (found) {
+            *version = v;
+            return 0;
+        }
+    }
+    core_err(OG_E_NOT_FOUND, "table '%s' has no version made by transaction %s", root, uuid);
+    return OG_E_NOT_FOUND;
 }
 
 int lance_dataset_append(lance_dataset **out, const lance_dataset *ds, arrow_batch *const *b,

@@ -24,8 +24,10 @@ typedef struct local_store {
     store base;
     char *root;
     int root_fd;
-    _Atomic uint64_t tmp_seq;
 } local_store;
+
+/* Process-wide, so temporaries of different handles in one process never share a name. */
+static _Atomic uint64_t g_tmp_seq;
 
 static local_store *L(store *s)
 {
@@ -110,7 +112,7 @@ static int write_tmp(local_store *ls, const char *key, const void *data, size_t 
         uint32_t r = 0;
         if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = (uint32_t)attempt;
         snprintf(tmp, tmpcap, "%s%s" STORE_LOCAL_TMP_PREFIX "%ld-%llu-%08x", dir, *dir ? "/" : "",
-                 (long)getpid(), (unsigned long long)atomic_fetch_add(&ls->tmp_seq, 1), r);
+                 (long)getpid(), (unsigned long long)atomic_fetch_add(&g_tmp_seq, 1), r);
         int fd = openat(ls->root_fd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
         if (fd < 0) {
             if (errno == ENOENT && !made_dirs) {
@@ -547,11 +549,14 @@ static int make_root(const char *root)
 /* Prove the filesystem has hard links, which put_if_absent needs. */
 static int probe_links(local_store *ls)
 {
-    char a[64], b[80];
-    snprintf(a, sizeof a, STORE_LOCAL_TMP_PREFIX "probe-%ld", (long)getpid());
+    /* Unique per open: several threads of one process may open the same root at once. */
+    static _Atomic uint64_t probe_seq;
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = 0;
+    char a[96], b[112];
+    snprintf(a, sizeof a, STORE_LOCAL_TMP_PREFIX "probe-%ld-%llu-%08x", (long)getpid(),
+             (unsigned long long)atomic_fetch_add(&probe_seq, 1), r);
     snprintf(b, sizeof b, "%s-link", a);
-    unlinkat(ls->root_fd, a, 0);
-    unlinkat(ls->root_fd, b, 0);
     int fd = openat(ls->root_fd, a, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0) return core_err_storage(errno, ls->root, "store root '%s' is not writable", ls->root);
     close(fd);

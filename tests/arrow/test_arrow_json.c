@@ -50,6 +50,35 @@ static void test_doubles(void **state)
     check_double(NAN, "\"NaN\"");
     check_double(INFINITY, "\"Infinity\"");
     check_double(-INFINITY, "\"-Infinity\"");
+
+    /* random bit patterns: every output reads back exactly and no shorter digit string does */
+    uint64_t rng = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < 20000; i++) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        double x;
+        memcpy(&x, &rng, sizeof x);
+        if (!isfinite(x)) continue;
+        char got[ARROW_JSON_DOUBLE_CAP];
+        arrow_json_format_double(got, x);
+        if (x != 0 && strtod(got, NULL) != x) fail_msg("%s does not read back as %.17g", got, x);
+        int digits = 0, leading = 1;
+        for (const char *q = got; *q && *q != 'e'; q++) {
+            if (*q < '0' || *q > '9') continue;
+            if (*q == '0' && leading) continue;
+            leading = 0;
+            digits++;
+        }
+        /* trailing zeros of an integer layout are padding, not significant digits */
+        if (!strchr(got, 'e') && !strchr(got, '.'))
+            for (const char *q = got + strlen(got) - 1; q > got && *q == '0'; q--) digits--;
+        if (digits > 1) {
+            char shorter[64];
+            snprintf(shorter, sizeof shorter, "%.*e", digits - 2, fabs(x));
+            assert_true(strtod(shorter, NULL) != fabs(x));
+        }
+    }
 }
 
 static void check_string(const char *in, size_t n, const char *want)

@@ -142,8 +142,8 @@ static void test_no_deadlock_mutual_exclusion(void **state)
         ws[i].violations = 0;
         pthread_create(&th[i], NULL, work, &ws[i]);
     }
+    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL); /* all, before any assert */
     for (int i = 0; i < NTHREADS; i++) {
-        pthread_join(th[i], NULL);
         assert_int_equal(ws[i].violations, 0);
         write_gates_close(ws[i].g);
     }
