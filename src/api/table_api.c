@@ -64,7 +64,8 @@ int og_table_open(og_table **out, const char *dir, uint64_t version)
         table_unref(t);
         return core_err_nomem();
     }
-    int rc = store_local_open(&t->s, dir);
+    /* Inspecting writes nothing, so a read-only directory opens too. */
+    int rc = store_local_open_readonly(&t->s, dir);
     if (!rc) rc = lance_dataset_open(&t->ds, t->s, "", version, LANCE_ACCESS_INSPECT);
     if (rc) {
         if (rc == OG_E_NOT_FOUND && version == 0)
@@ -281,9 +282,12 @@ static int scanner_open(lance_scanner **sc, const og_table *t, const og_scan_opt
     int rc = lance_manifest_check(t->ds->m->pb, LANCE_ACCESS_READ, t->dir);
     if (rc) return rc;
     for (size_t i = 0; i < o->n_columns; i++) {
-        size_t idx;
         if (!o->columns[i]) return core_err(OG_E_BAD_REQUEST, "column %zu is NULL", i);
-        if ((rc = lance_dataset_column(t->ds, o->columns[i], &idx))) return rc;
+        if (arrow_schema_find(&t->ds->schema, o->columns[i]) < 0) {
+            core_err(OG_E_BAD_REQUEST, "table '%s' has no column '%s'", t->dir, o->columns[i]);
+            core_err_detail(CORE_ERR_OBJECT, t->dir);
+            return OG_E_BAD_REQUEST;
+        }
         for (size_t j = 0; j < i; j++)
             if (!strcmp(o->columns[i], o->columns[j]))
                 return core_err(OG_E_BAD_REQUEST, "column '%s' is selected twice", o->columns[i]);

@@ -133,7 +133,10 @@ static int list_versions(store *s, const char *root, verlist *out)
         og_error_clear(); /* reported below as "no versions" */
         rc = 0;
     }
-    if (rc) return rc;
+    if (rc) {
+        store_list_free(&l);
+        return rc;
+    }
     out->v = core_calloc(l.count ? l.count : 1, sizeof *out->v);
     if (!out->v) {
         store_list_free(&l);

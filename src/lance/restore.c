@@ -7,6 +7,24 @@
 
 #include <inttypes.h>
 
+void lance_restore_manifest(lance_manifest_next *next, const Lance__Table__Manifest *head,
+                            const Lance__Table__Manifest *old)
+{
+    lance_manifest_next_init(next, old, head->version + 1);
+    /* Never hand out a fragment id or a row id twice: the versions after the old one may have
+     * used ids beyond what its manifest recorded. */
+    if (head->has_max_fragment_id &&
+        (!next->pb.has_max_fragment_id || head->max_fragment_id > next->pb.max_fragment_id)) {
+        next->pb.has_max_fragment_id = 1;
+        next->pb.max_fragment_id = head->max_fragment_id;
+    }
+    if (head->next_row_id > next->pb.next_row_id) {
+        next->pb.has_next_row_id = 1;
+        next->pb.next_row_id = head->next_row_id;
+    }
+    lance_manifest_update_flags(&next->pb);
+}
+
 int lance_restore(lance_dataset **out, const lance_dataset *ds, uint64_t version,
                   const char *uuid)
 {
@@ -31,19 +49,7 @@ int lance_restore(lance_dataset **out, const lance_dataset *ds, uint64_t version
     }
 
     lance_manifest_next next;
-    lance_manifest_next_init(&next, old->pb, R + 1);
-    /* Never hand out a fragment id or a row id twice: the versions after `version` may have
-     * used ids beyond what the old manifest recorded. */
-    if (head->has_max_fragment_id &&
-        (!next.pb.has_max_fragment_id || head->max_fragment_id > next.pb.max_fragment_id)) {
-        next.pb.has_max_fragment_id = 1;
-        next.pb.max_fragment_id = head->max_fragment_id;
-    }
-    if (head->next_row_id > next.pb.next_row_id) {
-        next.pb.has_next_row_id = 1;
-        next.pb.next_row_id = head->next_row_id;
-    }
-    lance_manifest_update_flags(&next.pb);
+    lance_restore_manifest(&next, head, old->pb);
 
     Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
     Lance__Table__Transaction__Restore rs = LANCE__TABLE__TRANSACTION__RESTORE__INIT;

@@ -16,4 +16,11 @@
 int lance_restore(lance_dataset **out, const lance_dataset *ds, uint64_t version,
                   const char *uuid);
 
+/* The manifest part of a restore, for a staged form in write.c: initialise *next as the
+ * manifest of version head->version + 1 with old's content (fragments, fields, flags, config,
+ * metadata; carry old's index section bytes when committing) and ids that never go
+ * backwards. *next borrows from old (see lance_manifest_next_init). */
+void lance_restore_manifest(lance_manifest_next *next, const Lance__Table__Manifest *head,
+                            const Lance__Table__Manifest *old);
+
 #endif

@@ -160,17 +160,17 @@ static int read_fragment_columns(const lance_dataset *ds, const Lance__Table__Da
             want[nw++] = cols[i];
         }
         if (nw == 0) continue;
-        if (df->has_base_id) {
-            return core_err(OG_E_UNSUPPORTED,
-                            "table '%s': data file '%s' lives in another base path (shallow "
-                            "clones are not supported yet)",
-                            ds->root, df->path);
-        }
         if (df->file_major_version != 2 || df->file_minor_version != 0) {
             return core_err(OG_E_UNSUPPORTED,
                             "table '%s': data file '%s' has file version %u.%u; only 2.0 is "
                             "supported",
                             ds->root, df->path, df->file_major_version, df->file_minor_version);
+        }
+        if (df->has_base_id) {
+            return core_err(OG_E_UNSUPPORTED,
+                            "table '%s': data file '%s' lives in another base path (shallow "
+                            "clones are not supported yet)",
+                            ds->root, df->path);
         }
         char key[STORE_KEY_MAX];
         rc = lance_key(key, ds->root, "data/", df->path);
@@ -296,11 +296,15 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
         arrow_array **outc = core_calloc(ncol ? ncol : 1, sizeof *outc);
         uint64_t *tmp = core_malloc(nk * sizeof *tmp);
         if (!outc || !tmp) rc = core_err_nomem();
+        int all_rows = nk == (size_t)nrows; /* nothing deleted, filtered or cut by the limit */
         for (size_t i = 0; rc == 0 && i < sc->n_out; i++) {
             /* out column i is read column i (projected columns were pushed first, unique). */
             size_t rpos = 0;
             while (sc->read_cols[rpos] != sc->out_cols[i]) rpos++;
-            rc = arrow_take(&outc[i], cols[rpos], idx, nk);
+            if (all_rows)
+                outc[i] = arrow_array_ref(cols[rpos]); /* no copy when every row is kept */
+            else
+                rc = arrow_take(&outc[i], cols[rpos], idx, nk);
         }
         size_t k = sc->n_out;
         if (rc == 0 && sc->opt.with_row_addr) {

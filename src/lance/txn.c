@@ -1,5 +1,6 @@
 /* Lance transactions: .txn files and the put_if_absent commit of the next manifest. */
 #include "lance/txn.h"
+#include "core/alloc.h"
 
 #include "core/error.h"
 
@@ -18,6 +19,15 @@ int lance_txn_file_name(char *out, size_t cap, uint64_t read_version, const char
 int lance_commit(store *s, const char *root, lance_naming naming,
                  const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
                  const void *index, size_t index_len, unsigned flags, lance_commit_info *info)
+{
+    return lance_commit_pending(s, root, naming, next, txn, index, index_len, flags, NULL, 0,
+                                info);
+}
+
+int lance_commit_pending(store *s, const char *root, lance_naming naming,
+                         const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
+                         const void *index, size_t index_len, unsigned flags,
+                         const char *const *pending, size_t n_pending, lance_commit_info *info)
 {
     memset(info, 0, sizeof *info);
     if (naming != LANCE_NAMING_V1) naming = LANCE_NAMING_V2;
@@ -44,10 +54,26 @@ int lance_commit(store *s, const char *root, lance_naming naming,
     if (rc) goto out;
     rc = lance_key(key, root, LANCE_TRANSACTIONS_DIR, info->txn_file);
     if (rc) goto out;
-    rc = store_put(s, key, tb.data, tb.len, 0);
+    rc = store_put(s, key, tb.data, tb.len, n_pending ? STORE_F_NOSYNC : 0);
     if (rc) {
         core_err_prefix("writing transaction file of lance version %" PRIu64, v);
         goto out;
+    }
+    if (n_pending) {
+        /* Everything the manifest will name, durable in one batch, before it is published. */
+        const char **keys = core_malloc((n_pending + 1) * sizeof *keys);
+        if (!keys) {
+            rc = core_err_nomem();
+            goto out;
+        }
+        memcpy(keys, pending, n_pending * sizeof *keys);
+        keys[n_pending] = key;
+        rc = store_sync(s, keys, n_pending + 1);
+        core_free(keys);
+        if (rc) {
+            core_err_prefix("making lance version %" PRIu64 "'s files durable", v);
+            goto out;
+        }
     }
 
     Lance__Table__Manifest m = *next;

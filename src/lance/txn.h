@@ -43,6 +43,15 @@ int lance_commit(store *s, const char *root, lance_naming naming,
                  const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
                  const void *index, size_t index_len, unsigned flags, lance_commit_info *info);
 
+/* As lance_commit, with objects written earlier with STORE_F_NOSYNC (the operation's data
+ * files) that must be durable before the manifest names them: the .txn file is then written
+ * unsynced as well, and all of them are made durable by one store_sync() (one batch of
+ * fdatasyncs and directory syncs) before the manifest is published. */
+int lance_commit_pending(store *s, const char *root, lance_naming naming,
+                         const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
+                         const void *index, size_t index_len, unsigned flags,
+                         const char *const *pending, size_t n_pending, lance_commit_info *info);
+
 /* Decode a Transaction message (owned: free with lance_pb_free). */
 int lance_txn_decode(Lance__Table__Transaction **out, const void *data, size_t len,
                      const char *object);

@@ -50,6 +50,10 @@ struct lance_staged {
     size_t n_ow_ids;
     uint64_t rows_added, rows_deleted;
     size_t files_written;
+    /* Data files written unsynced; the commit makes them durable in one batch with its .txn
+     * file before the manifest names them. */
+    const char **pending;
+    size_t n_pending, cap_pending;
 };
 
 void lance_staged_free(lance_staged *st)
@@ -66,6 +70,7 @@ void lance_staged_free(lance_staged *st)
     lance_fields_free(st->fields, st->n_fields);
     arrow_schema_clear(&st->ow_schema);
     core_free(st->ow_ids);
+    core_free(st->pending);
     core_arena_free(&st->arena);
     core_free(st);
 }
@@ -156,6 +161,16 @@ static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name
     if (rc == 0) rc = lance_file2_writer_finish(w, ds->s, key, &info);
     if (rc) return rc;
     st->files_written++;
+    if (st->n_pending == st->cap_pending) {
+        size_t cap = st->cap_pending ? st->cap_pending * 2 : 4;
+        const char **p = core_realloc(st->pending, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        st->pending = p;
+        st->cap_pending = cap;
+    }
+    st->pending[st->n_pending] = core_arena_strdup(&st->arena, key);
+    if (!st->pending[st->n_pending]) return core_err_nomem();
+    st->n_pending++;
     Lance__Table__DataFile *df = core_arena_alloc(&st->arena, sizeof *df);
     int32_t *fields = core_arena_alloc(&st->arena, (n_ids ? n_ids : 1) * sizeof *fields);
     int32_t *colidx = core_arena_alloc(&st->arena, (n_ids ? n_ids : 1) * sizeof *colidx);
@@ -189,6 +204,7 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
     lance_file2_options fo = LANCE_FILE2_OPTIONS_INIT;
     fo.field_ids = fid;
     fo.n_field_ids = n_ids;
+    fo.put_flags = STORE_F_NOSYNC; /* synced in one batch at commit */
     lance_file2_writer *w = NULL;
     char name[LANCE_DATA_FILE_NAME_LEN + 1];
     uint64_t in_file = 0, done = 0, file_start = 0;
@@ -1011,8 +1027,8 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
         break;
     }
     lance_commit_info ci;
-    rc = lance_commit(ds->s, ds->root, ds->naming, &next.pb, &txn, bm->index, bm->index_len, 0,
-                      &ci);
+    rc = lance_commit_pending(ds->s, ds->root, ds->naming, &next.pb, &txn, bm->index,
+                              bm->index_len, 0, st->pending, st->n_pending, &ci);
     if (rc) return rc;
     if (version) *version = ci.version;
     if (!out_ds) return 0;

@@ -161,6 +161,9 @@ void store_counts_diff(const store_counts *b, const store_counts *a, store_count
 
 /* Local POSIX directory. Creates root if missing; probes that the filesystem has hard links. */
 int store_local_open(store **out, const char *root);
+/* Read-only: writes nothing, ever (no root creation, no probe, no temporaries); every write,
+ * delete or lock fails with OG_E_STORAGE (kind permission). The root must exist. */
+int store_local_open_readonly(store **out, const char *root);
 const char *store_local_root(store *s);
 /* Remove temporaries abandoned by dead writers (their lock is free). *removed counts them. */
 int store_local_reclaim_temps(store *s, uint64_t *removed);

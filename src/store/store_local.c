@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ typedef struct local_store {
     store base;
     char *root;
     int root_fd;
+    int readonly;
 } local_store;
 
 /* Process-wide, so temporaries of different handles in one process never share a name. */
@@ -156,9 +158,18 @@ static int write_tmp(local_store *ls, const char *key, const void *data, size_t 
     return core_err(OG_E_STORAGE, "could not create a temporary for '%s'", key);
 }
 
+static int refuse_readonly(local_store *ls, const char *key)
+{
+    core_err(OG_E_STORAGE, "'%s' was opened read-only; cannot write '%s'", ls->root, key);
+    core_err_set_storage_kind(OG_STORAGE_PERMISSION, 0);
+    core_err_detail(CORE_ERR_OBJECT, key);
+    return OG_E_STORAGE;
+}
+
 static int local_put(store *s, const char *key, const void *data, size_t len, unsigned flags)
 {
     local_store *ls = L(s);
+    if (ls->readonly) return refuse_readonly(ls, key);
     char tmp[STORE_KEY_MAX + 64];
     int fd = -1;
     int rc = write_tmp(ls, key, data, len, flags, tmp, sizeof tmp, &fd);
@@ -183,6 +194,7 @@ static int local_put_if_absent(store *s, const char *key, const void *data, size
                                unsigned flags)
 {
     local_store *ls = L(s);
+    if (ls->readonly) return refuse_readonly(ls, key);
     char tmp[STORE_KEY_MAX + 64];
     int fd = -1;
     /* A cheap early answer for a name already taken spares the loser of a commit race its
@@ -298,6 +310,7 @@ static int local_head(store *s, const char *key, store_meta *out)
 static int local_del(store *s, const char *key, unsigned flags)
 {
     local_store *ls = L(s);
+    if (ls->readonly) return refuse_readonly(ls, key);
     if (unlinkat(ls->root_fd, key, 0) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) return 0;
         if (errno == EISDIR) return not_found(key);
@@ -405,23 +418,74 @@ static int local_list(store *s, const char *prefix, unsigned flags, store_list *
     return rc;
 }
 
+/* One object or directory to flush; flushes run on their own threads so the device sees them
+ * together (the filesystem can then make one journal commit of them). */
+typedef struct sync_job {
+    int fd;
+    int is_dir;
+    int err;
+    pthread_t th;
+    int started;
+} sync_job;
+
+static void *sync_one(void *p)
+{
+    sync_job *j = p;
+    if ((j->is_dir ? fsync(j->fd) : fdatasync(j->fd)) != 0) j->err = errno;
+    return NULL;
+}
+
+/* Flush every job's fd, concurrently when there are several; then close them. Returns the
+ * index of the first failed job, or -1. */
+static long run_sync_jobs(local_store *ls, sync_job *jobs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        jobs[i].started = n > 1 && pthread_create(&jobs[i].th, NULL, sync_one, &jobs[i]) == 0;
+        if (!jobs[i].started) sync_one(&jobs[i]);
+    }
+    long bad = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (jobs[i].started) pthread_join(jobs[i].th, NULL);
+        count_fsync(ls);
+        close(jobs[i].fd);
+        if (jobs[i].err && bad < 0) bad = (long)i;
+    }
+    return bad;
+}
+
 static int local_sync(store *s, const char *const *keys, size_t n)
 {
     local_store *ls = L(s);
+    if (ls->readonly) return n ? refuse_readonly(ls, keys[0]) : 0;
+    if (n == 0) return 0;
+    sync_job *jobs = core_calloc(n, sizeof *jobs);
+    size_t *owner = core_calloc(n, sizeof *owner); /* key index behind each job */
+    if (!jobs || !owner) {
+        core_free(jobs);
+        core_free(owner);
+        return core_err_nomem();
+    }
+    int rc = 0;
+    size_t nj = 0;
     for (size_t i = 0; i < n; i++) {
         int fd = openat(ls->root_fd, keys[i], O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
             if (errno == ENOENT) continue; /* deleted: the directory sync below persists that */
-            return core_err_storage(errno, keys[i], "opening '%s' to sync it", keys[i]);
+            rc = core_err_storage(errno, keys[i], "opening '%s' to sync it", keys[i]);
+            break;
         }
-        int rc = 0;
-        if (fdatasync(fd) != 0) rc = core_err_storage(errno, keys[i], "fdatasync '%s'", keys[i]);
-        count_fsync(ls);
-        close(fd);
-        if (rc) return rc;
+        jobs[nj] = (sync_job){fd, 0, 0, 0, 0};
+        owner[nj++] = i;
     }
-    /* Each distinct parent directory once. */
-    for (size_t i = 0; i < n; i++) {
+    long bad = rc ? -1 : run_sync_jobs(ls, jobs, nj);
+    if (rc) {
+        for (size_t i = 0; i < nj; i++) close(jobs[i].fd);
+    } else if (bad >= 0) {
+        rc = core_err_storage(jobs[bad].err, keys[owner[bad]], "fdatasync '%s'", keys[owner[bad]]);
+    }
+    /* Then each distinct parent directory once. */
+    nj = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         char dir[STORE_KEY_MAX + 1], other[STORE_KEY_MAX + 1];
         parent_of(keys[i], dir, sizeof dir);
         int seen = 0;
@@ -430,10 +494,24 @@ static int local_sync(store *s, const char *const *keys, size_t n)
             seen = strcmp(dir, other) == 0;
         }
         if (seen) continue;
-        int rc = fsync_dir(ls, dir);
-        if (rc) return rc;
+        int fd = openat(ls->root_fd, *dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+            rc = core_err_storage(errno, dir, "opening directory '%s' to sync it", dir);
+            break;
+        }
+        jobs[nj] = (sync_job){fd, 1, 0, 0, 0};
+        owner[nj++] = i;
     }
-    return 0;
+    bad = rc ? -1 : run_sync_jobs(ls, jobs, nj);
+    if (rc) {
+        for (size_t i = 0; i < nj; i++) close(jobs[i].fd);
+    } else if (bad >= 0) {
+        rc = core_err_storage(jobs[bad].err, keys[owner[bad]], "fsync of the directory of '%s'",
+                              keys[owner[bad]]);
+    }
+    core_free(jobs);
+    core_free(owner);
+    return rc;
 }
 
 #define LOCK_DIR STORE_RESERVED_PREFIX "locks"
@@ -443,6 +521,7 @@ static int local_sync(store *s, const char *const *keys, size_t n)
 static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **handle)
 {
     local_store *ls = L(s);
+    if (ls->readonly) return refuse_readonly(ls, name);
     char path[3 * STORE_KEY_MAX + 32];
     size_t n = (size_t)snprintf(path, sizeof path, LOCK_DIR "/");
     for (const char *p = name; *p && n + 4 < sizeof path; p++) {
@@ -574,10 +653,10 @@ static int probe_links(local_store *ls)
     return rc;
 }
 
-int store_local_open(store **out, const char *root)
+static int local_open(store **out, const char *root, int readonly)
 {
     *out = NULL;
-    int rc = make_root(root);
+    int rc = readonly ? 0 : make_root(root);
     if (rc) return rc;
     local_store *ls = core_calloc(1, sizeof *ls);
     if (!ls) return core_err_nomem();
@@ -594,13 +673,24 @@ int store_local_open(store **out, const char *root)
         local_close(&ls->base);
         return rc;
     }
-    rc = probe_links(ls);
+    ls->readonly = readonly;
+    rc = readonly ? 0 : probe_links(ls);
     if (rc) {
         local_close(&ls->base);
         return rc;
     }
     *out = &ls->base;
     return 0;
+}
+
+int store_local_open(store **out, const char *root)
+{
+    return local_open(out, root, 0);
+}
+
+int store_local_open_readonly(store **out, const char *root)
+{
+    return local_open(out, root, 1);
 }
 
 const char *store_local_root(store *s)

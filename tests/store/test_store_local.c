@@ -417,6 +417,31 @@ static void test_lock_across_processes(void **state)
     store_lock_release(l);
 }
 
+/* Read-only opens write nothing: no probe, no root, every write refused. */
+static void test_readonly(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(store_put(f->s, "r/x", "1", 1, 0));
+    store *ro = NULL;
+    assert_og_ok(store_local_open_readonly(&ro, f->dir));
+    get_eq(ro, "r/x", "1");
+    store_list l;
+    assert_og_ok(store_list_prefix(ro, "", 0, &l));
+    assert_int_equal(l.count, 1);
+    store_list_free(&l);
+    assert_og_error(store_put(ro, "r/y", "2", 1, 0), OG_E_STORAGE);
+    assert_int_equal(og_error_last()->storage_kind, OG_STORAGE_PERMISSION);
+    assert_og_error(store_put_if_absent(ro, "r/y", "2", 1, 0), OG_E_STORAGE);
+    assert_og_error(store_delete(ro, "r/x", 0), OG_E_STORAGE);
+    store_lock *lk = NULL;
+    assert_og_error(store_lock_acquire(ro, "l", 0, &lk), OG_E_STORAGE);
+    store_close(ro);
+    char missing[512];
+    snprintf(missing, sizeof missing, "%s/not-there", f->dir);
+    assert_og_error(store_local_open_readonly(&ro, missing), OG_E_STORAGE);
+    assert_int_equal(access(missing, F_OK), -1); /* not created */
+}
+
 static void test_nested_root(void **state)
 {
     (void)state;
@@ -456,6 +481,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crash_inside_put, setup_local, teardown),
         CONTRACT(test_locks),
         cmocka_unit_test_setup_teardown(test_lock_across_processes, setup_local, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly, setup_local, teardown),
         cmocka_unit_test(test_nested_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
