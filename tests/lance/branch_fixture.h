@@ -14,7 +14,7 @@ static inline int bscan(store *s, const char *branch, uint64_t v, arrow_batch **
     int rc = lance_branch_open(&ds, s, RF_ROOT, branch, v, NULL, LANCE_ACCESS_READ);
     if (rc) return rc;
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
-    so.with_row_id = true;
+    so.with_row_id = lance_dataset_stable_row_ids(ds); /* lancedb tables: none */
     rc = lance_dataset_scan_all(out, ds, &so);
     lance_dataset_free(ds);
     return rc;
