@@ -1,6 +1,7 @@
 /* Lance dataset snapshots: create, open at a version, row counts. Scans are in scan.c and
  * staged writes in write.c. */
 #include "lance/dataset.h"
+#include "lance/branch.h"
 #include "core/alloc.h"
 #include "core/arena.h"
 #include "core/error.h"
@@ -112,7 +113,7 @@ int lance_dataset_count_rows(const lance_dataset *ds, uint64_t *out)
             if (!df->has_num_deleted_rows || del == 0) {
                 /* Unknown count: read the file. */
                 roaring_bitmap_t *bm = NULL;
-                int rc = lance_deletion_load(ds->s, ds->root, f->id, df, &bm);
+                int rc = lance_dataset_deletion_load(ds, f->id, df, &bm); /* base_id aware */
                 if (rc) return rc;
                 del = roaring_bitmap_get_cardinality(bm);
                 roaring_bitmap_free(bm);

@@ -2,6 +2,7 @@
  * data files that hold them, drop deleted rows and rows the filter rejects, then project and
  * add _rowaddr / _rowid. A column that no data file of a fragment holds reads as nulls. */
 #include "lance/dataset.h"
+#include "lance/branch.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "lance/deletion.h"
@@ -166,14 +167,10 @@ static int read_fragment_columns(const lance_dataset *ds, const Lance__Table__Da
                             "supported",
                             ds->root, df->path, df->file_major_version, df->file_minor_version);
         }
-        if (df->has_base_id) {
-            return core_err(OG_E_UNSUPPORTED,
-                            "table '%s': data file '%s' lives in another base path (shallow "
-                            "clones are not supported yet)",
-                            ds->root, df->path);
-        }
-        char key[STORE_KEY_MAX];
-        rc = lance_key(key, ds->root, "data/", df->path);
+        /* A file inherited by a branch lives under the base path its base_id names. */
+        char key[STORE_KEY_MAX], dir[STORE_KEY_MAX];
+        rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
+        if (rc == 0) rc = lance_key(key, dir, "data/", df->path);
         if (rc) break;
         lance_file2_reader *r = NULL;
         lance_file2_read_options ro = LANCE_FILE2_READ_OPTIONS_INIT;
@@ -249,7 +246,7 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
     arrow_batch *res = NULL;
     int rc = (!cols || !keep || !idx) ? core_err_nomem() : 0;
     if (rc == 0) rc = read_fragment_columns(ds, f, sc->read_cols, sc->n_read, cols);
-    if (rc == 0 && f->deletion_file) rc = lance_deletion_load(ds->s, ds->root, f->id, f->deletion_file, &del);
+    if (rc == 0 && f->deletion_file) rc = lance_dataset_deletion_load(ds, f->id, f->deletion_file, &del);
     if (rc == 0) memset(keep, 1, (size_t)nrows);
     if (rc == 0 && del) {
         roaring_uint32_iterator_t *it = roaring_create_iterator(del);

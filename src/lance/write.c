@@ -4,6 +4,7 @@
  * invisible and its files are reclaimable. Row ids and fragment ids are assigned at commit,
  * from the base manifest; updated rows keep their row ids and creation versions. */
 #include "lance/dataset.h"
+#include "lance/branch.h"
 #include "core/alloc.h"
 #include "core/arena.h"
 #include "core/error.h"
@@ -302,7 +303,7 @@ static int add_deletions(lance_staged *st, uint64_t *addrs, size_t n)
         }
         roaring_bitmap_t *bm = NULL;
         if (f->deletion_file)
-            rc = lance_deletion_load(ds->s, ds->root, fid, f->deletion_file, &bm);
+            rc = lance_dataset_deletion_load(ds, fid, f->deletion_file, &bm); /* base_id aware */
         else if (!(bm = roaring_bitmap_create()))
             rc = core_err_nomem();
         if (rc) break;
@@ -1027,6 +1028,9 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
         break;
     }
     lance_commit_info ci;
+    /* On a branch: the directory must still be the incarnation this write was built on. */
+    if (base->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, bm);
+    if (rc) return rc;
     rc = lance_commit_pending(ds->s, ds->root, ds->naming, &next.pb, &txn, bm->index,
                               bm->index_len, 0, st->pending, st->n_pending, &ci);
     if (rc) return rc;

@@ -1,0 +1,883 @@
+/* Native Lance branches: fork (create), read, list, delete-if-identity-matches, and the
+ * resolution of files that live under another base path (see branch.h). */
+#include "lance/branch.h"
+
+#include "core/alloc.h"
+#include "core/arena.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/json.h"
+#include "lance/refs.h"
+#include "lance/txn.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- names ---------------------------------------------------------------------------------- */
+
+static const char lock_suffix[] = ".lock";
+
+int lance_branch_name_check(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    const char *why = NULL;
+    if (n == 0)
+        why = "is empty";
+    else if (n > LANCE_BRANCH_NAME_MAX)
+        why = "is too long";
+    else if (name[0] == '/' || name[n - 1] == '/')
+        why = "may not start or end with '/'";
+    else if (strstr(name, "//"))
+        why = "may not contain empty segments";
+    else if (strstr(name, ".."))
+        why = "may not contain '..'";
+    else if (n >= sizeof lock_suffix - 1 &&
+             strcmp(name + n - (sizeof lock_suffix - 1), lock_suffix) == 0)
+        why = "may not end with '.lock'";
+    for (size_t i = 0; !why && i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '-' || c == '_' || c == '/'))
+            why = "may only contain letters, digits, '.', '-', '_' and '/'";
+        /* A segment starting with '.' could collide with the store's own names. */
+        else if (c == '.' && (i == 0 || name[i - 1] == '/'))
+            why = "may not have a segment starting with '.'";
+    }
+    if (!why) return 0;
+    core_err(OG_E_BAD_REQUEST, "invalid branch name '%.*s': a branch name %s",
+             (int)(n > 80 ? 80 : n), name ? name : "", why);
+    core_err_detail(CORE_ERR_KEY, name ? name : "");
+    return OG_E_BAD_REQUEST;
+}
+
+/* root/_refs/branches/<name with '/' as %2F>.json */
+static int ref_key(char out[STORE_KEY_MAX], const char *root, const char *name)
+{
+    char file[LANCE_BRANCH_NAME_MAX * 3 + 8];
+    size_t k = 0;
+    for (const char *p = name; *p; p++) {
+        if (*p == '/') {
+            memcpy(file + k, "%2F", 3);
+            k += 3;
+        } else {
+            file[k++] = *p;
+        }
+    }
+    memcpy(file + k, ".json", 6);
+    return lance_key(out, root, LANCE_REFS_BRANCHES_DIR, file);
+}
+
+/* Decode a ref file name (without ".json"): 0 and the name, or -1 if it is no branch of ours
+ * to read (an escape other than %2F). */
+static int unescape_name(const char *file, size_t len, char out[LANCE_BRANCH_NAME_MAX + 1])
+{
+    size_t k = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (k == LANCE_BRANCH_NAME_MAX) return -1;
+        if (file[i] == '%') {
+            if (i + 2 < len && file[i + 1] == '2' && (file[i + 2] == 'F' || file[i + 2] == 'f')) {
+                out[k++] = '/';
+                i += 2;
+                continue;
+            }
+            return -1;
+        }
+        out[k++] = file[i];
+    }
+    out[k] = '\0';
+    return 0;
+}
+
+int lance_branch_root(char out[STORE_KEY_MAX], const char *root, const char *branch)
+{
+    if (!branch || !*branch) {
+        size_t n = strlen(root);
+        if (n >= STORE_KEY_MAX) return core_err(OG_E_BAD_REQUEST, "table root is too long");
+        memcpy(out, root, n + 1);
+        return 0;
+    }
+    char key[STORE_KEY_MAX];
+    int rc = lance_key(key, root, LANCE_TREE_DIR, branch);
+    if (rc) return rc;
+    memcpy(out, key, strlen(key) + 1);
+    return 0;
+}
+
+/* ---- base paths ----------------------------------------------------------------------------- */
+
+/* The local directory under a store, looking through fault-injection wrappers. */
+static const char *local_root(store *s)
+{
+    for (int i = 0; s && i < 8; i++) {
+        const char *r = store_local_root(s);
+        if (r) return r;
+        if (s->ops && s->ops->name && strcmp(s->ops->name, "fault") == 0)
+            s = store_fault_inner(s);
+        else
+            break;
+    }
+    return NULL;
+}
+
+/* If p is prefix or lies under it, copy the rest (a key prefix, "" for prefix itself). */
+static int strip_under(const char *prefix, const char *p, char out[STORE_KEY_MAX])
+{
+    size_t n = strlen(prefix);
+    while (n > 1 && prefix[n - 1] == '/') n--;
+    if (strncmp(p, prefix, n) != 0 || (p[n] != '\0' && p[n] != '/')) return 0;
+    const char *rest = p + n;
+    while (*rest == '/') rest++;
+    size_t rl = strlen(rest);
+    while (rl > 0 && rest[rl - 1] == '/') rl--;
+    if (rl >= STORE_KEY_MAX) return 0;
+    memcpy(out, rest, rl);
+    out[rl] = '\0';
+    return 1;
+}
+
+int lance_base_path_key(store *s, const char *path, char out[STORE_KEY_MAX])
+{
+    const char *p = path ? path : "";
+    if (strncmp(p, "file://", 7) == 0) p += 7;
+    int rc = 0;
+    if (p[0] != '/') {
+        /* A store key, as we write on stores without a local directory. */
+        size_t n = strlen(p);
+        while (n > 0 && p[n - 1] == '/') n--;
+        if (n >= STORE_KEY_MAX) return core_err(OG_E_UNSUPPORTED, "base path '%s' is too long", p);
+        memcpy(out, p, n);
+        out[n] = '\0';
+        if (n && store_key_check(out) != 0) {
+            core_err(OG_E_UNSUPPORTED, "base path '%s' is neither absolute nor a store key", path);
+            core_err_detail(CORE_ERR_OBJECT, path);
+            return OG_E_UNSUPPORTED;
+        }
+        return 0;
+    }
+    const char *lr = local_root(s);
+    if (!lr) {
+        core_err(OG_E_UNSUPPORTED, "base path '%s' is a filesystem path but the store is not a "
+                 "local directory", path);
+        core_err_detail(CORE_ERR_OBJECT, path);
+        return OG_E_UNSUPPORTED;
+    }
+    char rroot[PATH_MAX], rpath[PATH_MAX];
+    int found = strip_under(lr, p, out);
+    if (!found && realpath(lr, rroot)) {
+        found = strip_under(rroot, p, out);
+        if (!found && realpath(p, rpath)) found = strip_under(rroot, rpath, out);
+    }
+    if (found && out[0] && store_key_check(out) != 0) found = 0;
+    if (!found) {
+        core_err(OG_E_UNSUPPORTED, "base path '%s' lies outside the store at '%s'", path, lr);
+        core_err_detail(CORE_ERR_OBJECT, path);
+        rc = OG_E_UNSUPPORTED;
+    }
+    return rc;
+}
+
+/* The base path to record for the dataset directory `dir` (a key prefix). */
+static int base_path_for(store *s, const char *dir, core_arena *a, char **out)
+{
+    const char *lr = local_root(s);
+    core_buf b = CORE_BUF_INIT;
+    int rc;
+    if (lr) {
+        char rroot[PATH_MAX];
+        const char *r = realpath(lr, rroot) ? rroot : lr;
+        size_t n = strlen(r);
+        while (n > 1 && r[n - 1] == '/') n--;
+        rc = core_buf_printf(&b, "%.*s%s%s", (int)n, r, dir[0] ? "/" : "", dir);
+    } else {
+        rc = core_buf_printf(&b, "%s", dir);
+    }
+    if (rc == 0) {
+        *out = core_arena_strdup(a, (const char *)b.data);
+        if (!*out) rc = core_err_nomem();
+    }
+    core_buf_free(&b);
+    return rc;
+}
+
+int lance_dataset_file_root(const lance_dataset *ds, int has_base_id, uint32_t base_id,
+                            char out[STORE_KEY_MAX])
+{
+    if (!has_base_id) return lance_branch_root(out, ds->root, NULL);
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    const Lance__Table__BasePath *bp = NULL;
+    for (size_t i = 0; i < pb->n_base_paths && !bp; i++)
+        if (pb->base_paths[i]->id == base_id) bp = pb->base_paths[i];
+    if (!bp || !bp->path) {
+        core_err(OG_E_CORRUPT, "table '%s' version %" PRIu64 " refers to base path %" PRIu32
+                 " which its manifest does not define", ds->root, pb->version, base_id);
+        core_err_detail(CORE_ERR_OBJECT, ds->root);
+        return OG_E_CORRUPT;
+    }
+    if (!bp->is_dataset_root) {
+        core_err(OG_E_UNSUPPORTED, "table '%s': base path %" PRIu32 " ('%s') is not a dataset "
+                 "root; only dataset-root base paths are supported", ds->root, base_id, bp->path);
+        return OG_E_UNSUPPORTED;
+    }
+    int rc = lance_base_path_key(ds->s, bp->path, out);
+    if (rc) core_err_prefix("table '%s' base path %" PRIu32, ds->root, base_id);
+    return rc;
+}
+
+int lance_dataset_deletion_load(const lance_dataset *ds, uint64_t frag_id,
+                                const Lance__Table__DeletionFile *df, roaring_bitmap_t **out)
+{
+    *out = NULL;
+    if (!df->has_base_id) return lance_deletion_load(ds->s, ds->root, frag_id, df, out);
+    char dir[STORE_KEY_MAX];
+    int rc = lance_dataset_file_root(ds, 1, df->base_id, dir);
+    if (rc) return rc;
+    Lance__Table__DeletionFile local = *df;
+    local.has_base_id = 0;
+    local.base_id = 0;
+    return lance_deletion_load(ds->s, dir, frag_id, &local, out);
+}
+
+/* ---- refs ------------------------------------------------------------------------------------ */
+
+static int copy_str(char *dst, size_t cap, const char *src, const char *what, const char *key)
+{
+    size_t n = strlen(src);
+    if (n >= cap) {
+        core_err(OG_E_CORRUPT, "branch file %s: %s is too long", key, what);
+        core_err_detail(CORE_ERR_OBJECT, key);
+        return OG_E_CORRUPT;
+    }
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+/* Parse stored ref bytes (b->name already set). *jout (may be NULL) receives the JSON. */
+static int ref_parse(lance_branch *b, const void *data, size_t len, const char *key, json_t **jout)
+{
+    if (jout) *jout = NULL;
+    json_t *j = NULL;
+    int rc = core_json_parse_stored(&j, data, len, key);
+    if (rc) return rc;
+    if (!json_is_object(j)) {
+        rc = core_err(OG_E_CORRUPT, "branch file %s is not a JSON object", key);
+        goto out;
+    }
+    rc = core_json_u64(j, "parentVersion", &b->parent_version, OG_E_CORRUPT, key);
+    if (!rc) rc = core_json_u64(j, "manifestSize", &b->manifest_size, OG_E_CORRUPT, key);
+    if (rc) goto out;
+    if (b->parent_version == 0) {
+        rc = core_err(OG_E_CORRUPT, "branch file %s names version 0", key);
+        goto out;
+    }
+    json_t *v = json_object_get(j, "createAt");
+    b->create_at = v && json_is_integer(v) && json_integer_value(v) > 0
+                       ? (uint64_t)json_integer_value(v)
+                       : 0;
+    b->parent[0] = '\0';
+    v = json_object_get(j, "parentBranch");
+    if (v && json_is_string(v)) {
+        rc = copy_str(b->parent, sizeof b->parent, json_string_value(v), "parentBranch", key);
+        if (!rc && lance_branch_name_check(b->parent) != 0) {
+            og_error_clear();
+            rc = core_err(OG_E_CORRUPT, "branch file %s names an invalid parent branch", key);
+        }
+        if (rc) goto out;
+    } else if (v && !json_is_null(v)) {
+        rc = core_err(OG_E_CORRUPT, "branch file %s: \"parentBranch\" is neither null nor a "
+                      "string", key);
+        goto out;
+    }
+    b->parent_identity[0] = '\0';
+    v = json_object_get(j, "ogIdentity");
+    if (v && json_is_string(v)) {
+        b->foreign = 0;
+        rc = copy_str(b->identity, sizeof b->identity, json_string_value(v), "ogIdentity", key);
+        if (rc) goto out;
+        json_t *lin = json_object_get(j, "ogLineage");
+        size_t n = lin && json_is_array(lin) ? json_array_size(lin) : 0;
+        if (n >= 2) {
+            json_t *pid = json_object_get(json_array_get(lin, n - 2), "identity");
+            if (pid && json_is_string(pid))
+                rc = copy_str(b->parent_identity, sizeof b->parent_identity,
+                              json_string_value(pid), "parent identity", key);
+        }
+    } else {
+        b->foreign = 1;
+        snprintf(b->identity, sizeof b->identity, "h%016" PRIx64, core_hash64(data, len, 0));
+    }
+out:
+    if (rc) {
+        core_err_detail(CORE_ERR_OBJECT, key);
+        json_decref(j);
+    } else if (jout) {
+        *jout = j;
+    } else {
+        json_decref(j);
+    }
+    return rc;
+}
+
+static int ref_read(store *s, const char *root, const char *name, lance_branch *out, json_t **j)
+{
+    char key[STORE_KEY_MAX];
+    int rc = ref_key(key, root, name);
+    if (rc) return rc;
+    core_buf b = CORE_BUF_INIT;
+    rc = store_get(s, key, 0, STORE_ALL, &b);
+    if (rc == OG_E_NOT_FOUND) {
+        core_buf_free(&b);
+        core_err(OG_E_NOT_FOUND, "lance table '%s' has no branch '%s'", root, name);
+        core_err_detail(CORE_ERR_OBJECT, key);
+        core_err_detail(CORE_ERR_KEY, name);
+        return OG_E_NOT_FOUND;
+    }
+    if (rc == 0) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->name, sizeof out->name, "%s", name);
+        rc = ref_parse(out, b.data, b.len, key, j);
+    }
+    core_buf_free(&b);
+    return rc;
+}
+
+int lance_branch_get(store *s, const char *root, const char *name, lance_branch *out)
+{
+    int rc = lance_branch_name_check(name);
+    if (rc) return rc;
+    return ref_read(s, root, name, out, NULL);
+}
+
+static int cmp_branch(const void *a, const void *b)
+{
+    return strcmp(((const lance_branch *)a)->name, ((const lance_branch *)b)->name);
+}
+
+void lance_branch_list_free(lance_branch *b)
+{
+    core_free(b);
+}
+
+int lance_branch_list(store *s, const char *root, lance_branch **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char prefix[STORE_KEY_MAX];
+    int rc = lance_key(prefix, root, LANCE_REFS_BRANCHES_DIR, NULL);
+    if (rc) return rc;
+    store_list l = {0};
+    rc = store_list_prefix(s, prefix, STORE_LIST_DELIMITED, &l);
+    if (rc == OG_E_NOT_FOUND) {
+        store_list_free(&l);
+        og_error_clear(); /* no _refs/branches/ yet: no branches */
+        return 0;
+    }
+    if (rc) {
+        store_list_free(&l);
+        return rc;
+    }
+    lance_branch *all = core_calloc(l.count ? l.count : 1, sizeof *all);
+    if (!all) {
+        store_list_free(&l);
+        return core_err_nomem();
+    }
+    size_t k = 0, plen = strlen(prefix);
+    for (size_t i = 0; i < l.count && rc == 0; i++) {
+        if (l.items[i].is_prefix) continue;
+        const char *file = l.items[i].key + plen;
+        size_t fl = strlen(file);
+        if (fl <= 5 || strcmp(file + fl - 5, ".json") != 0) continue;
+        char name[LANCE_BRANCH_NAME_MAX + 1];
+        if (unescape_name(file, fl - 5, name) != 0) continue;
+        if (lance_branch_name_check(name) != 0) {
+            og_error_clear(); /* not written as a branch: skipped, as lance skips it */
+            continue;
+        }
+        rc = ref_read(s, root, name, &all[k], NULL);
+        if (rc == OG_E_NOT_FOUND) {
+            og_error_clear(); /* deleted since it was listed */
+            rc = 0;
+            continue;
+        }
+        if (rc == 0) k++;
+    }
+    store_list_free(&l);
+    if (rc) {
+        core_free(all);
+        return rc;
+    }
+    qsort(all, k, sizeof *all, cmp_branch);
+    *out = all;
+    *n = k;
+    return 0;
+}
+
+/* ---- open ------------------------------------------------------------------------------------ */
+
+/* Does the directory of branch b belong to this ref? Its first manifest (version
+ * parent_version) must have been made by the Clone transaction whose uuid is the identity. */
+static int check_incarnation(store *s, const char *dir, const lance_branch *b,
+                             const lance_manifest *have)
+{
+    if (b->foreign) return 0; /* no identity recorded in the directory to compare */
+    lance_manifest *m = NULL;
+    int rc = 0;
+    if (!have || have->pb->version != b->parent_version)
+        rc = lance_version_load(s, dir, b->parent_version, LANCE_NAMING_UNKNOWN,
+                                LANCE_ACCESS_INSPECT, &m);
+    Lance__Table__Transaction *t = NULL;
+    if (rc == 0) rc = lance_txn_load(s, dir, m ? m : have, &t);
+    int same = rc == 0 && t->operation_case == LANCE__TABLE__TRANSACTION__OPERATION_CLONE &&
+               t->uuid && strcmp(t->uuid, b->identity) == 0;
+    lance_pb_free(t);
+    lance_manifest_free(m);
+    if (rc && rc != OG_E_NOT_FOUND) return rc;
+    if (!same) {
+        og_error_clear();
+        core_err(OG_E_CONFLICT, "branch '%s' was replaced while it was being read (its directory "
+                 "'%s' does not belong to identity %s); open it again", b->name, dir, b->identity);
+        core_err_detail(CORE_ERR_OBJECT, dir);
+        core_err_detail(CORE_ERR_KEY, b->name);
+        return OG_E_CONFLICT;
+    }
+    return 0;
+}
+
+static int open_at(lance_dataset **out, store *s, const char *root, const char *branch,
+                   uint64_t version, const char *identity, lance_access access, int depth)
+{
+    *out = NULL;
+    if (!branch || !*branch) return lance_dataset_open(out, s, root, version, access);
+    if (depth > LANCE_BRANCH_MAX_DEPTH)
+        return core_err(OG_E_CORRUPT, "lance table '%s': branch '%s' is forked more than %d "
+                        "levels deep (a cycle?)", root, branch, LANCE_BRANCH_MAX_DEPTH);
+    lance_branch b;
+    int rc = lance_branch_get(s, root, branch, &b);
+    if (rc) return rc;
+    if (identity && strcmp(identity, b.identity) != 0) {
+        core_err(OG_E_PRECONDITION_FAILED, "branch '%s' of lance table '%s' changed: identity "
+                 "%s, expected %s", branch, root, b.identity, identity);
+        core_err_detail(CORE_ERR_KEY, branch);
+        core_err_detail(CORE_ERR_EXPECTED, identity);
+        core_err_detail(CORE_ERR_ACTUAL, b.identity);
+        return OG_E_PRECONDITION_FAILED;
+    }
+    if (version != 0 && version < b.parent_version) {
+        if (access == LANCE_ACCESS_WRITE) {
+            core_err(OG_E_BAD_REQUEST, "branch '%s' starts at version %" PRIu64 "; version %"
+                     PRIu64 " is its parent's and cannot be written on the branch", branch,
+                     b.parent_version, version);
+            core_err_detail(CORE_ERR_KEY, branch);
+            return OG_E_BAD_REQUEST;
+        }
+        return open_at(out, s, root, b.parent, version, NULL, access, depth + 1);
+    }
+    char dir[STORE_KEY_MAX];
+    rc = lance_branch_root(dir, root, branch);
+    if (rc) return rc;
+    rc = lance_dataset_open(out, s, dir, version, access);
+    if (rc == OG_E_NOT_FOUND) {
+        core_err_prefix("branch '%s'", branch);
+        return rc;
+    }
+    if (rc == 0) rc = check_incarnation(s, dir, &b, (*out)->m);
+    if (rc) {
+        lance_dataset_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int lance_branch_open(lance_dataset **out, store *s, const char *root, const char *branch,
+                      uint64_t version, const char *identity, lance_access access)
+{
+    return open_at(out, s, root, branch, version, identity, access, 0);
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+int lance_branch_check_base(store *s, const char *dir, lance_naming naming,
+                            const lance_manifest *base)
+{
+    const Lance__Table__Manifest *bp = base->pb;
+    lance_manifest *m = NULL;
+    int rc = lance_version_load(s, dir, bp->version, naming, LANCE_ACCESS_INSPECT, &m);
+    if (rc && rc != OG_E_NOT_FOUND) return rc;
+    int same = rc == 0 && same_str(m->pb->transaction_file, bp->transaction_file) &&
+               same_str(m->pb->branch, bp->branch);
+    if (same && (!bp->transaction_file || !bp->transaction_file[0])) {
+        /* No transaction file to tell versions apart: compare their timestamps. */
+        const Lance__Table__Timestamp *x = m->pb->timestamp, *y = bp->timestamp;
+        same = (!x && !y) || (x && y && x->seconds == y->seconds && x->nanos == y->nanos);
+    }
+    lance_manifest_free(m);
+    if (!same) {
+        og_error_clear();
+        core_err(OG_E_CONFLICT, "branch '%s' was deleted or re-created since this write read "
+                 "version %" PRIu64 "; re-open the branch and stage again",
+                 bp->branch ? bp->branch : "", bp->version);
+        core_err_detail(CORE_ERR_OBJECT, dir);
+        return OG_E_CONFLICT;
+    }
+    return 0;
+}
+
+/* ---- create ----------------------------------------------------------------------------------- */
+
+/* Remove the files of branch directory dir that belong to the branch itself (not the
+ * directories of branches nested under it): the immediate children of its _versions/,
+ * _transactions/, _deletions/ and data/, and everything under _indices/. */
+static int clear_branch_files(store *s, const char *dir)
+{
+    static const char *const subs[] = {LANCE_VERSIONS_DIR, "_transactions/", "_deletions/",
+                                       "data/", "_indices/"};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof subs / sizeof subs[0]; i++) {
+        char prefix[STORE_KEY_MAX];
+        rc = lance_key(prefix, dir, subs[i], NULL);
+        if (rc) break;
+        store_list l = {0};
+        int deep = strcmp(subs[i], "_indices/") == 0;
+        rc = store_list_prefix(s, prefix, deep ? 0 : STORE_LIST_DELIMITED, &l);
+        if (rc == OG_E_NOT_FOUND) {
+            og_error_clear();
+            rc = 0;
+        }
+        for (size_t k = 0; rc == 0 && k < l.count; k++)
+            if (!l.items[k].is_prefix) rc = store_delete(s, l.items[k].key, 0);
+        store_list_free(&l);
+    }
+    return rc;
+}
+
+/* Take the locks of ref keys a and b (b may be NULL) in byte order. */
+static int lock_pair(store *s, const char *a, const char *b, store_lock **la, store_lock **lb)
+{
+    *la = *lb = NULL;
+    const char *first = a, *second = b;
+    if (b && strcmp(b, a) < 0) first = b, second = a;
+    store_lock *l1 = NULL, *l2 = NULL;
+    int rc = store_lock_acquire(s, first, STORE_LOCK_WAIT_FOREVER, &l1);
+    if (rc == 0 && second) rc = store_lock_acquire(s, second, STORE_LOCK_WAIT_FOREVER, &l2);
+    if (rc) {
+        if (l1) store_lock_release(l1);
+        return rc;
+    }
+    *la = l1;
+    *lb = l2;
+    return 0;
+}
+
+/* Give index metadata without a base id the new base id (IndexSection bytes in, out). */
+static int rebase_indices(const void *in, size_t len, uint32_t base_id, core_buf *out,
+                          const char *object)
+{
+    ProtobufCMessage *msg = NULL;
+    int rc = lance_pb_unpack(&msg, &lance__table__index_section__descriptor, in, len,
+                             "index section", object);
+    if (rc) return rc;
+    Lance__Table__IndexSection *sec = (Lance__Table__IndexSection *)msg;
+    for (size_t i = 0; i < sec->n_indices; i++) {
+        if (!sec->indices[i]->has_base_id) {
+            sec->indices[i]->has_base_id = 1;
+            sec->indices[i]->base_id = base_id;
+        }
+    }
+    rc = lance_pb_pack(out, msg);
+    lance_pb_free(msg);
+    return rc;
+}
+
+/* The lineage to record for a new branch: the parent's (or a one-element stand-in for a
+ * foreign parent) plus this fork. */
+static int build_lineage(json_t **out, const char *name, const char *from, uint64_t version,
+                         const char *identity, const lance_branch *pb, json_t *pj)
+{
+    json_t *lin = NULL;
+    json_t *plin = pj ? json_object_get(pj, "ogLineage") : NULL;
+    if (plin && json_is_array(plin)) {
+        lin = json_deep_copy(plin);
+    } else {
+        lin = json_array();
+        if (lin && pb) {
+            json_t *e = json_pack("{s:s, s:o, s:I, s:s}", "branch", pb->name, "parentBranch",
+                                  pb->parent[0] ? json_string(pb->parent) : json_null(),
+                                  "parentVersion", (json_int_t)pb->parent_version, "identity",
+                                  pb->identity);
+            if (!e || json_array_append_new(lin, e) != 0) {
+                json_decref(lin);
+                lin = NULL;
+            }
+        }
+    }
+    json_t *e = lin ? json_pack("{s:s, s:o, s:I, s:s}", "branch", name, "parentBranch",
+                                from ? json_string(from) : json_null(), "parentVersion",
+                                (json_int_t)version, "identity", identity)
+                    : NULL;
+    if (!e || json_array_append_new(lin, e) != 0) {
+        json_decref(lin);
+        return core_err_nomem();
+    }
+    *out = lin;
+    return 0;
+}
+
+/* Write the branch's first manifest: the source manifest shallow-cloned (see branch.h). */
+static int write_fork_manifest(store *s, const char *dir, const char *name,
+                               const lance_dataset *src, const char *identity, core_arena *a)
+{
+    const Lance__Table__Manifest *sp = src->m->pb;
+    uint64_t P = sp->version;
+    uint32_t new_id = 0;
+    for (size_t i = 0; i < sp->n_base_paths; i++)
+        if (sp->base_paths[i]->id + 1 > new_id) new_id = sp->base_paths[i]->id + 1;
+    char *path = NULL;
+    int rc = base_path_for(s, src->root, a, &path);
+    if (rc) return rc;
+
+    lance_manifest_next next;
+    lance_manifest_next_init(&next, sp, P);
+    Lance__Table__DataFragment **frags =
+        core_arena_alloc(a, (sp->n_fragments ? sp->n_fragments : 1) * sizeof *frags);
+    Lance__Table__BasePath **bases =
+        core_arena_alloc(a, (sp->n_base_paths + 1) * sizeof *bases);
+    Lance__Table__BasePath *nb = core_arena_alloc(a, sizeof *nb);
+    char *bname = core_arena_strdup(a, name);
+    if (!frags || !bases || !nb || !bname) return core_err_nomem();
+    for (size_t i = 0; i < sp->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = sp->fragments[i];
+        Lance__Table__DataFragment *c = core_arena_alloc(a, sizeof *c);
+        Lance__Table__DataFile **files =
+            core_arena_alloc(a, (f->n_files ? f->n_files : 1) * sizeof *files);
+        if (!c || !files) return core_err_nomem();
+        *c = *f;
+        for (size_t k = 0; k < f->n_files; k++) {
+            Lance__Table__DataFile *df = core_arena_alloc(a, sizeof *df);
+            if (!df) return core_err_nomem();
+            *df = *f->files[k];
+            if (!df->has_base_id) {
+                df->has_base_id = 1;
+                df->base_id = new_id;
+            }
+            files[k] = df;
+        }
+        c->files = files;
+        if (f->deletion_file) {
+            Lance__Table__DeletionFile *del = core_arena_alloc(a, sizeof *del);
+            if (!del) return core_err_nomem();
+            *del = *f->deletion_file;
+            if (!del->has_base_id) {
+                del->has_base_id = 1;
+                del->base_id = new_id;
+            }
+            c->deletion_file = del;
+        }
+        frags[i] = c;
+    }
+    next.pb.fragments = frags;
+    if (sp->n_base_paths) memcpy(bases, sp->base_paths, sp->n_base_paths * sizeof *bases);
+    lance__table__base_path__init(nb);
+    nb->has_id = 1;
+    nb->id = new_id;
+    nb->name = sp->branch; /* the source branch (NULL: main) */
+    nb->has_is_dataset_root = 1;
+    nb->is_dataset_root = 1;
+    nb->path = path;
+    bases[sp->n_base_paths] = nb;
+    next.pb.n_base_paths = sp->n_base_paths + 1;
+    next.pb.base_paths = bases;
+    next.pb.branch = bname;
+    next.pb.has_reader_feature_flags = next.pb.has_writer_feature_flags = 1;
+    next.pb.reader_feature_flags |= LANCE_FLAG_BASE_PATHS;
+    next.pb.writer_feature_flags |= LANCE_FLAG_BASE_PATHS;
+    lance_manifest_update_flags(&next.pb);
+
+    Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+    Lance__Table__Transaction__Clone cl = LANCE__TABLE__TRANSACTION__CLONE__INIT;
+    txn.has_read_version = 1;
+    txn.read_version = P;
+    txn.uuid = (char *)identity;
+    cl.has_is_shallow = 1;
+    cl.is_shallow = 1;
+    cl.ref_name = sp->branch;
+    cl.has_ref_version = 1;
+    cl.ref_version = P;
+    cl.ref_path = path;
+    cl.branch_name = bname;
+    txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_CLONE;
+    txn.clone = &cl;
+
+    core_buf idx = CORE_BUF_INIT;
+    if (src->m->index && src->m->index_len)
+        rc = rebase_indices(src->m->index, src->m->index_len, new_id, &idx, src->root);
+    lance_commit_info info;
+    if (rc == 0)
+        rc = lance_commit(s, dir, src->naming, &next.pb, &txn, idx.len ? idx.data : NULL,
+                          idx.len, LANCE_COMMIT_INLINE_TXN, &info);
+    core_buf_free(&idx);
+    return rc;
+}
+
+int lance_branch_create(store *s, const char *root, const char *name, const char *from,
+                        uint64_t version, lance_branch *out)
+{
+    int rc = lance_branch_name_check(name);
+    if (rc) return rc;
+    if (from && !*from) from = NULL;
+    if (from) {
+        rc = lance_branch_name_check(from);
+        if (rc) return rc;
+        if (strcmp(from, name) == 0)
+            return core_err(OG_E_BAD_REQUEST, "branch '%s' cannot be forked from itself", name);
+    }
+    char key[STORE_KEY_MAX], pkey[STORE_KEY_MAX], dir[STORE_KEY_MAX];
+    rc = ref_key(key, root, name);
+    if (rc == 0 && from) rc = ref_key(pkey, root, from);
+    if (rc == 0) rc = lance_branch_root(dir, root, name);
+    if (rc) return rc;
+
+    /* Our name's lock (so no other creator or deleter of it on this host is running), the
+     * parent's (so it cannot be deleted while we fork from it), then the table's retention
+     * lock (so cleanup cannot remove the source version under us). */
+    store_lock *lk = NULL, *plk = NULL, *rlk = NULL;
+    rc = lock_pair(s, key, from ? pkey : NULL, &lk, &plk);
+    if (rc) return rc;
+    rc = lance_retention_lock(s, root, &rlk);
+
+    store_meta meta;
+    if (rc == 0) {
+        int h = store_head(s, key, &meta);
+        if (h == 0) {
+            core_err(OG_E_EXISTS, "lance table '%s' already has a branch '%s'", root, name);
+            core_err_detail(CORE_ERR_OBJECT, key);
+            core_err_detail(CORE_ERR_KEY, name);
+            rc = OG_E_EXISTS;
+        } else if (h != OG_E_NOT_FOUND) {
+            rc = h;
+        } else {
+            og_error_clear();
+        }
+    }
+    lance_branch parent;
+    json_t *pj = NULL;
+    if (rc == 0 && from) {
+        rc = ref_read(s, root, from, &parent, &pj);
+        if (rc == OG_E_NOT_FOUND) core_err_prefix("cannot fork branch '%s'", name);
+    }
+    lance_dataset *src = NULL;
+    if (rc == 0) {
+        rc = open_at(&src, s, root, from, version, NULL, LANCE_ACCESS_INSPECT, 0);
+        if (rc == 0) rc = lance_manifest_check(src->m->pb, LANCE_ACCESS_WRITE, src->root);
+        if (rc) core_err_prefix("cannot fork branch '%s'", name);
+    }
+    char identity[LANCE_UUID_LEN + 1];
+    if (rc == 0) rc = lance_uuid_new(identity);
+    core_arena a;
+    core_arena_init(&a, 4096);
+    /* Files a crashed create or delete of this name left behind (no ref names them). */
+    if (rc == 0) rc = clear_branch_files(s, dir);
+    if (rc == 0) {
+        rc = write_fork_manifest(s, dir, name, src, identity, &a);
+        if (rc == OG_E_CONFLICT) {
+            core_err(OG_E_EXISTS, "branch '%s' of lance table '%s' was created concurrently",
+                     name, root);
+            core_err_detail(CORE_ERR_KEY, name);
+            rc = OG_E_EXISTS;
+        }
+    }
+    json_t *lin = NULL, *ref = NULL;
+    core_buf b = CORE_BUF_INIT;
+    uint64_t P = src ? lance_dataset_version(src) : 0;
+    if (rc == 0) rc = build_lineage(&lin, name, from, P, identity, from ? &parent : NULL, pj);
+    if (rc == 0) {
+        /* lance's fields (camelCase), then ours, which lance ignores. */
+        ref = json_pack("{s:o, s:I, s:I, s:I, s:{}, s:s, s:o}", "parentBranch",
+                        from ? json_string(from) : json_null(), "parentVersion", (json_int_t)P,
+                        "createAt", (json_int_t)time(NULL), "manifestSize",
+                        (json_int_t)src->m->file_size, "metadata", "ogIdentity", identity,
+                        "ogLineage", lin);
+        lin = NULL; /* stolen by "o" */
+        if (!ref) rc = core_err_nomem();
+    }
+    if (rc == 0) rc = core_json_dump(ref, &b);
+    if (rc == 0) {
+        rc = store_put_if_absent(s, key, b.data, b.len, 0);
+        if (rc == OG_E_EXISTS) {
+            core_err(OG_E_EXISTS, "lance table '%s' already has a branch '%s'", root, name);
+            core_err_detail(CORE_ERR_OBJECT, key);
+            core_err_detail(CORE_ERR_KEY, name);
+        }
+    }
+    if (rc == 0 && out) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->name, sizeof out->name, "%s", name);
+        rc = ref_parse(out, b.data, b.len, key, NULL);
+    }
+    core_buf_free(&b);
+    json_decref(ref);
+    json_decref(lin);
+    json_decref(pj);
+    lance_dataset_free(src);
+    core_arena_free(&a);
+    if (rlk) store_lock_release(rlk);
+    if (plk) store_lock_release(plk);
+    if (lk) store_lock_release(lk);
+    return rc;
+}
+
+/* ---- delete ----------------------------------------------------------------------------------- */
+
+int lance_branch_delete(store *s, const char *root, const char *name, const char *identity)
+{
+    int rc = lance_branch_name_check(name);
+    if (rc) return rc;
+    char key[STORE_KEY_MAX], dir[STORE_KEY_MAX];
+    rc = ref_key(key, root, name);
+    if (rc == 0) rc = lance_branch_root(dir, root, name);
+    if (rc) return rc;
+    /* Every creator and deleter of this name (and every creator forking from it) on this
+     * host holds this lock, and nobody replaces an existing ref, so between our re-read and
+     * our delete the ref cannot change. */
+    store_lock *lk = NULL;
+    rc = store_lock_acquire(s, key, STORE_LOCK_WAIT_FOREVER, &lk);
+    if (rc) return rc;
+    lance_branch b;
+    rc = ref_read(s, root, name, &b, NULL);
+    if (rc == 0 && identity && strcmp(identity, b.identity) != 0) {
+        core_err(OG_E_PRECONDITION_FAILED,
+                 "branch '%s' of lance table '%s' changed: identity %s, expected %s", name, root,
+                 b.identity, identity);
+        core_err_detail(CORE_ERR_OBJECT, key);
+        core_err_detail(CORE_ERR_KEY, name);
+        core_err_detail(CORE_ERR_EXPECTED, identity);
+        core_err_detail(CORE_ERR_ACTUAL, b.identity);
+        rc = OG_E_PRECONDITION_FAILED;
+    }
+    if (rc == 0) {
+        lance_branch *all = NULL;
+        size_t n = 0;
+        rc = lance_branch_list(s, root, &all, &n);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (strcmp(all[i].parent, name) != 0) continue;
+            core_err(OG_E_PRECONDITION_FAILED, "branch '%s' of lance table '%s' cannot be "
+                     "deleted: branch '%s' was forked from it and reads its files", name, root,
+                     all[i].name);
+            core_err_detail(CORE_ERR_KEY, name);
+            rc = OG_E_PRECONDITION_FAILED;
+        }
+        lance_branch_list_free(all);
+    }
+    /* The ref goes first: from then on the branch is gone and its files are unreferenced. */
+    if (rc == 0) rc = store_delete(s, key, 0);
+    /* Removing the files is housekeeping: the branch is already gone. Files a failure (or a
+     * crash) leaves are invisible and are cleared when the name is created again. */
+    if (rc == 0 && clear_branch_files(s, dir) != 0) og_error_clear();
+    store_lock_release(lk);
+    return rc;
+}
