@@ -1,6 +1,7 @@
 /* Lance cleanup: choose the versions to keep, delete the other manifests, then the files no
  * kept manifest references (see cleanup.h for the rules and the crash/concurrency argument). */
 #include "lance/cleanup.h"
+#include "lance/branch.h"
 
 #include "core/alloc.h"
 #include "core/clock.h"
@@ -192,37 +193,49 @@ static int load_refs(store *s, const char *root, lance_naming naming, uint64_t v
 
 /* ---- branches (hook) ---------------------------------------------------------------------- */
 
-/* Branches are not implemented yet. A branch keeps versions of its own (under tree/<name>/)
- * and references this table's files through base paths, so once branches exist this is where
- * the files every live branch's retained versions reference are added to `keep` (and the
- * versions its fork points pin are marked retained). Until then a table that has branches,
- * e.g. made by lancedb, is refused rather than cleaned wrongly. */
-static int collect_branch_refs(store *s, const char *root, keyset *keep)
+/* Versions of this table (or branch) that branches forked from: a branch reads the files of
+ * its fork point through its base path, so that version, and everything it references, stays.
+ * Branch refs all live under the main table's root; `root` may be the main table or a branch
+ * directory (<main>/tree/<name>), whose children are the branches with that parent; a branch
+ * directory also keeps its own first version (see below). Branch
+ * creation takes the retention lock we hold, so no fork point appears while we run. */
+static int pinned_fork_versions(store *s, const char *root, uint64_t **out, size_t *n_out)
 {
-    (void)keep;
-    const char *dirs[2] = {LANCE_REFS_BRANCHES_DIR, "tree/"};
-    for (int i = 0; i < 2; i++) {
-        char prefix[STORE_KEY_MAX];
-        int rc = lance_key(prefix, root, dirs[i], NULL);
-        if (rc) return rc;
-        store_list l = {0};
-        rc = store_list_prefix(s, prefix, STORE_LIST_DELIMITED, &l);
-        size_t n = l.count;
-        store_list_free(&l);
-        if (rc == OG_E_NOT_FOUND) {
-            og_error_clear(); /* no such directory: no branches */
-            continue;
-        }
-        if (rc) return rc;
-        if (n) {
-            core_err(OG_E_UNSUPPORTED,
-                     "lance table '%s' has branches (%s); cleanup of tables with branches is "
-                     "not supported yet",
-                     root, prefix);
-            core_err_detail(CORE_ERR_OBJECT, prefix);
-            return OG_E_UNSUPPORTED;
-        }
+    *out = NULL;
+    *n_out = 0;
+    char main_root[STORE_KEY_MAX];
+    const char *parent = "";
+    const char *t = strstr(root, "/" LANCE_TREE_DIR);
+    if (strncmp(root, LANCE_TREE_DIR, sizeof LANCE_TREE_DIR - 1) == 0) {
+        main_root[0] = '\0';
+        parent = root + sizeof LANCE_TREE_DIR - 1;
+    } else if (t) {
+        size_t n = (size_t)(t - root);
+        memcpy(main_root, root, n);
+        main_root[n] = '\0';
+        parent = t + 1 + sizeof LANCE_TREE_DIR - 1;
+    } else {
+        snprintf(main_root, sizeof main_root, "%s", root);
     }
+    lance_branch *b = NULL;
+    size_t nb = 0;
+    int rc = lance_branch_list(s, main_root, &b, &nb);
+    if (rc) return rc;
+    uint64_t *v = core_calloc(nb ? nb : 1, sizeof *v);
+    if (!v) {
+        lance_branch_list_free(b);
+        return core_err_nomem();
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < nb; i++) {
+        if (strcmp(b[i].parent, parent) == 0) v[k++] = b[i].parent_version;
+        /* Cleaning a branch directory keeps its first manifest: its Clone transaction carries
+         * the identity that opening the branch checks (branch.h). */
+        else if (*parent && strcmp(b[i].name, parent) == 0) v[k++] = b[i].parent_version;
+    }
+    lance_branch_list_free(b);
+    *out = v;
+    *n_out = k;
     return 0;
 }
 
@@ -324,7 +337,9 @@ int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
     lance_tag *tags = NULL;
     size_t ntags = 0;
 
-    rc = collect_branch_refs(s, root, &keep);
+    uint64_t *pinned = NULL;
+    size_t npinned = 0;
+    rc = pinned_fork_versions(s, root, &pinned, &npinned);
     if (rc == 0) rc = list_versions(s, root, &vl);
     if (rc) goto out;
     if (vl.n == 0) {
@@ -351,6 +366,8 @@ int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
         if (e->v == rep.latest_version) candidate = 0;
         for (size_t t = 0; candidate && t < ntags; t++)
             if (!tags[t].branch[0] && tags[t].version == e->v) candidate = 0;
+        for (size_t p = 0; candidate && p < npinned; p++)
+            if (pinned[p] == e->v) candidate = 0; /* a branch's fork point */
         e->keep = !candidate;
     }
 
@@ -416,6 +433,7 @@ int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
 
 out:
     store_lock_release(lk);
+    core_free(pinned);
     keyset_free(&keep);
     keyset_free(&superseded);
     verlist_free(&vl);

@@ -17,10 +17,10 @@
  * their files kept. Across hosts without real locks, a restore or tag of a version being
  * deleted is best effort, as in lance.
  * Not touched: _indices/ (index files are not interpreted here), _refs/, tree/.
- * Branches: not implemented yet. Until they are, cleanup refuses (OG_E_UNSUPPORTED) a table
- * that has any `_refs/branches/` entry or `tree/` directory, because a branch may reference
- * this table's files through base paths; see collect_branch_refs() in cleanup.c, the hook
- * where branch-retained versions and files are to be added. */
+ * Branches: a branch reads its fork point's files through a base path, so the version every
+ * branch forked from (of this table, or of this branch when root is a branch directory
+ * <main>/tree/<name>) is retained with everything it references. A branch's own later files
+ * live under its directory, which cleaning the parent never touches. */
 #ifndef OG_LANCE_CLEANUP_H
 #define OG_LANCE_CLEANUP_H
 

@@ -653,11 +653,12 @@ static void test_cleanup_refusals(void **state)
     assert_int_equal(rf_count(f->s, "_versions/"), 5);
     unlink(tpath);
 
-    /* Branches (here: lancedb's branch ref file) are not supported yet: refused. */
+    /* A damaged branch ref stops it too (it might pin a fork point). Branch-aware retention
+     * itself is tested in test_lance_cleanup_branches.c. */
     char bpath[512];
     file_path(bpath, sizeof bpath, f, "_refs/branches/feat%2Fx.json");
     put_rel(f, "_refs/branches/feat%2Fx.json", "{}", 2);
-    assert_og_error(lance_cleanup(f->s, RF_ROOT, &o, &r), OG_E_UNSUPPORTED);
+    assert_og_error(lance_cleanup(f->s, RF_ROOT, &o, &r), OG_E_CORRUPT);
     assert_int_equal(rf_count(f->s, "_versions/"), 5);
     unlink(bpath);
     assert_og_ok(lance_cleanup(f->s, RF_ROOT, &o, &r));

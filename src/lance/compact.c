@@ -1,0 +1,765 @@
+/* Lance compaction (see compact.h): plan groups of adjacent small or deletion-heavy
+ * fragments, copy each group's visible rows (with their row ids and row versions) into new
+ * data files, and commit Rewrite transactions at exact versions. */
+#include "lance/compact.h"
+
+#include "core/alloc.h"
+#include "core/arena.h"
+#include "core/error.h"
+#include "lance/branch.h"
+#include "lance/deletion.h"
+#include "lance/file2.h"
+#include "lance/rowids.h"
+#include "lance/txn.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One planned group: old fragments (borrowed from the snapshot, in manifest order) and the
+ * new fragments written for them (arena memory). */
+typedef struct cgroup {
+    const Lance__Table__DataFragment **old;
+    size_t n_old;
+    Lance__Table__DataFragment **nw;
+    size_t n_new, cap_new;
+    uint64_t live;    /* visible rows */
+    uint64_t deleted; /* deleted rows dropped */
+} cgroup;
+
+typedef struct id_group {
+    uint64_t id;
+    size_t group;
+} id_group;
+
+typedef struct compactor {
+    const lance_dataset *ds;
+    const lance_compact_options *opt;
+    uint64_t target;
+    int stable;
+    core_arena arena;
+    cgroup *g;
+    size_t n_g;
+    id_group *by_id; /* old fragment id -> group, sorted by id */
+    size_t n_by_id;
+    uint64_t next_frag_id;
+    const char **pending; /* data files of the commit being built */
+    size_t n_pending, cap_pending;
+    lance_compact_report *rep;
+} compactor;
+
+/* ---- planning ------------------------------------------------------------------------- */
+
+static int frag_deleted(const lance_dataset *ds, const Lance__Table__DataFragment *f,
+                        uint64_t *out)
+{
+    *out = 0;
+    if (!f->deletion_file) return 0;
+    if (f->deletion_file->num_deleted_rows) {
+        *out = f->deletion_file->num_deleted_rows;
+    } else { /* 0 means unknown: count the file */
+        roaring_bitmap_t *bm = NULL;
+        int rc = lance_dataset_deletion_load(ds, f->id, f->deletion_file, &bm); /* base_id aware */
+        if (rc) return rc;
+        *out = roaring_bitmap_get_cardinality(bm);
+        roaring_bitmap_free(bm);
+    }
+    if (*out > f->physical_rows)
+        return core_err(OG_E_CORRUPT, "table '%s' fragment %" PRIu64 ": %" PRIu64
+                        " deleted rows of %" PRIu64, ds->root, f->id, *out, f->physical_rows);
+    return 0;
+}
+
+/* Fragment ids covered by an index: *all = 1 when some index covers every fragment (no
+ * bitmap, or one we cannot read); else *cov holds the union of the bitmaps (NULL: none). */
+static int index_coverage(const lance_dataset *ds, roaring_bitmap_t **cov, int *all)
+{
+    *cov = NULL;
+    *all = 0;
+    if (!ds->m->index || ds->m->index_len == 0) return 0;
+    Lance__Table__IndexSection *sec = NULL;
+    int rc = lance_pb_unpack((ProtobufCMessage **)&sec, &lance__table__index_section__descriptor,
+                             ds->m->index, ds->m->index_len, "index section", ds->root);
+    if (rc) {
+        /* Not ours to judge: without a readable section, leave every fragment alone. */
+        og_error_clear();
+        *all = 1;
+        return 0;
+    }
+    for (size_t i = 0; i < sec->n_indices && !*all; i++) {
+        const Lance__Table__IndexMetadata *im = sec->indices[i];
+        roaring_bitmap_t *bm = NULL;
+        if (!im->has_fragment_bitmap ||
+            lance_deletion_bin_decode(&bm, im->fragment_bitmap.data, im->fragment_bitmap.len,
+                                      ds->root) != 0) {
+            og_error_clear();
+            *all = 1;
+            break;
+        }
+        if (!*cov) {
+            *cov = bm;
+        } else {
+            roaring_bitmap_or_inplace(*cov, bm);
+            roaring_bitmap_free(bm);
+        }
+    }
+    lance_pb_free(sec);
+    return 0;
+}
+
+static int group_push_old(cgroup *g, const Lance__Table__DataFragment *f, uint64_t live,
+                          uint64_t deleted)
+{
+    const Lance__Table__DataFragment **p = core_realloc(g->old, (g->n_old + 1) * sizeof *p);
+    if (!p) return core_err_nomem();
+    g->old = p;
+    g->old[g->n_old++] = f;
+    g->live += live;
+    g->deleted += deleted;
+    return 0;
+}
+
+static void groups_free(compactor *c)
+{
+    for (size_t i = 0; i < c->n_g; i++) core_free(c->g[i].old);
+    core_free(c->g);
+    c->g = NULL;
+    c->n_g = 0;
+}
+
+/* Is group g worth rewriting? */
+static int group_worth(const compactor *c, const cgroup *g)
+{
+    if (g->n_old >= 2) return 1;
+    if (g->n_old == 0) return 0;
+    const Lance__Table__DataFragment *f = g->old[0];
+    if (g->deleted == 0) return 0;
+    if (g->deleted == f->physical_rows) return 1;
+    return c->opt->materialize_deletions &&
+           (double)g->deleted > c->opt->materialize_deletions_threshold * (double)f->physical_rows;
+}
+
+static int cmp_id_group(const void *a, const void *b)
+{
+    uint64_t x = ((const id_group *)a)->id, y = ((const id_group *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static int plan(compactor *c)
+{
+    const lance_dataset *ds = c->ds;
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    roaring_bitmap_t *cov = NULL;
+    int all_indexed = 0;
+    int rc = index_coverage(ds, &cov, &all_indexed);
+    cgroup cur;
+    memset(&cur, 0, sizeof cur);
+    c->g = core_calloc(pb->n_fragments ? pb->n_fragments : 1, sizeof *c->g);
+    if (!c->g) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i <= pb->n_fragments; i++) {
+        int candidate = 0, close = i == pb->n_fragments;
+        uint64_t deleted = 0, live = 0;
+        const Lance__Table__DataFragment *f = NULL;
+        if (!close) {
+            f = pb->fragments[i];
+            rc = frag_deleted(ds, f, &deleted);
+            if (rc) break;
+            live = f->physical_rows - deleted;
+            c->rep->rows_before += live;
+            c->rep->files_before += f->n_files;
+            int small = live < c->target;
+            int heavy = deleted == f->physical_rows ||
+                        (c->opt->materialize_deletions && deleted > 0 &&
+                         (double)deleted >
+                             c->opt->materialize_deletions_threshold * (double)f->physical_rows);
+            /* physical_rows 0 means "unknown": such a fragment cannot be copied exactly. */
+            candidate = (small || heavy) && f->physical_rows > 0;
+            if (candidate &&
+                (all_indexed ||
+                 (cov && (f->id > UINT32_MAX || roaring_bitmap_contains(cov, (uint32_t)f->id))))) {
+                c->rep->fragments_skipped_indexed++;
+                candidate = 0;
+            }
+            if (!candidate) close = 1;
+        }
+        if (candidate) {
+            rc = group_push_old(&cur, f, live, deleted);
+            if (rc) break;
+            if (cur.live >= c->target) close = 1;
+        }
+        if (close && cur.n_old) {
+            if (group_worth(c, &cur)) {
+                c->g[c->n_g++] = cur;
+            } else {
+                core_free(cur.old);
+            }
+            memset(&cur, 0, sizeof cur);
+        }
+    }
+    core_free(cur.old);
+    if (cov) roaring_bitmap_free(cov);
+    if (rc) return rc;
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_g; i++) n += c->g[i].n_old;
+    c->by_id = core_calloc(n ? n : 1, sizeof *c->by_id);
+    if (!c->by_id) return core_err_nomem();
+    for (size_t i = 0; i < c->n_g; i++)
+        for (size_t k = 0; k < c->g[i].n_old; k++)
+            c->by_id[c->n_by_id++] = (id_group){c->g[i].old[k]->id, i};
+    qsort(c->by_id, c->n_by_id, sizeof *c->by_id, cmp_id_group);
+    return 0;
+}
+
+/* The group old fragment `id` belongs to, or -1. */
+static long group_of(const compactor *c, uint64_t id)
+{
+    id_group key = {id, 0};
+    const id_group *p = bsearch(&key, c->by_id, c->n_by_id, sizeof *c->by_id, cmp_id_group);
+    return p ? (long)p->group : -1;
+}
+
+/* ---- encoding row ids and versions ----------------------------------------------------- */
+
+static int to_arena(core_arena *a, const core_buf *buf, ProtobufCBinaryData *out)
+{
+    out->data = core_arena_alloc(a, buf->len ? buf->len : 1);
+    if (!out->data) return core_err_nomem();
+    memcpy(out->data, buf->data, buf->len);
+    out->len = buf->len;
+    return 0;
+}
+
+/* The old row ids of a new fragment's rows, as one segment: a range when contiguous, a
+ * range_with_bitmap (LSB-first) when increasing and dense, else a (sorted) array. */
+static int encode_rowids(core_arena *a, const uint64_t *ids, size_t n, ProtobufCBinaryData *out)
+{
+    lance_segment seg;
+    memset(&seg, 0, sizeof seg);
+    int sorted = 1;
+    for (size_t i = 1; i < n && sorted; i++) sorted = ids[i] > ids[i - 1];
+    uint8_t *bits = NULL;
+    if (n == 0) {
+        seg.kind = LANCE_SEG_RANGE;
+    } else if (sorted && ids[n - 1] - ids[0] + 1 == n) {
+        seg.kind = LANCE_SEG_RANGE;
+        seg.start = ids[0];
+        seg.end = ids[n - 1] + 1;
+    } else if (sorted && (ids[n - 1] - ids[0]) / 8 + 1 <= (uint64_t)n * 4) {
+        uint64_t span = ids[n - 1] - ids[0] + 1;
+        bits = core_calloc((size_t)((span + 7) / 8), 1);
+        if (!bits) return core_err_nomem();
+        for (size_t i = 0; i < n; i++) {
+            uint64_t b = ids[i] - ids[0];
+            bits[b / 8] |= (uint8_t)(1u << (b % 8)); /* LSB-first */
+        }
+        seg.kind = LANCE_SEG_RANGE_BITMAP;
+        seg.start = ids[0];
+        seg.end = ids[n - 1] + 1;
+        seg.bitmap = bits;
+        seg.bitmap_len = (size_t)((span + 7) / 8);
+    } else {
+        seg.kind = sorted ? LANCE_SEG_SORTED_ARRAY : LANCE_SEG_ARRAY;
+        seg.values = (uint64_t *)ids;
+        seg.n_values = n;
+    }
+    lance_rowid_seq seq = {&seg, 1};
+    core_buf buf = CORE_BUF_INIT;
+    int rc = lance_rowid_seq_encode(&buf, &seq);
+    if (rc == 0) rc = to_arena(a, &buf, out);
+    core_buf_free(&buf);
+    core_free(bits);
+    return rc;
+}
+
+/* Per-row versions as runs of equal values. */
+static int encode_versions(core_arena *a, const uint64_t *v, size_t n, ProtobufCBinaryData *out)
+{
+    size_t nruns = 0;
+    for (size_t i = 0; i < n; i++) nruns += i == 0 || v[i] != v[i - 1];
+    lance_version_run *runs = core_calloc(nruns ? nruns : 1, sizeof *runs);
+    if (!runs) return core_err_nomem();
+    size_t r = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || v[i] != v[i - 1]) {
+            runs[r].span.kind = LANCE_SEG_RANGE;
+            runs[r].span.start = i;
+            runs[r].version = v[i];
+            r++;
+        }
+        runs[r - 1].span.end = i + 1;
+    }
+    lance_version_seq seq = {runs, nruns};
+    core_buf buf = CORE_BUF_INIT;
+    int rc = lance_version_seq_encode(&buf, &seq);
+    if (rc == 0) rc = to_arena(a, &buf, out);
+    core_buf_free(&buf);
+    core_free(runs);
+    return rc;
+}
+
+/* Expand an inline version sequence of fragment f (NULL *out when absent: unknown). */
+static int frag_versions(const lance_dataset *ds, const Lance__Table__DataFragment *f,
+                         int created, uint64_t **out)
+{
+    *out = NULL;
+    const ProtobufCBinaryData *d;
+    if (created) {
+        if (f->created_at_version_sequence_case !=
+            LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS)
+            return 0;
+        d = &f->inline_created_at_versions;
+    } else {
+        if (f->last_updated_at_version_sequence_case !=
+            LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS)
+            return 0;
+        d = &f->inline_last_updated_at_versions;
+    }
+    lance_version_seq seq;
+    memset(&seq, 0, sizeof seq);
+    int rc = lance_version_seq_decode(&seq, d->data, d->len, ds->root);
+    if (rc == 0) rc = lance_version_seq_expand(&seq, f->physical_rows, out);
+    lance_version_seq_free(&seq);
+    return rc;
+}
+
+/* ---- writing a group ------------------------------------------------------------------- */
+
+typedef struct out_file {
+    lance_file2_writer *w;
+    char name[LANCE_DATA_FILE_NAME_LEN + 1];
+    size_t rows;
+    uint64_t *ids, *created, *updated; /* per row (0: unknown version) */
+    size_t cap;
+} out_file;
+
+static void out_file_free(out_file *o)
+{
+    lance_file2_writer_free(o->w);
+    core_free(o->ids);
+    core_free(o->created);
+    core_free(o->updated);
+    memset(o, 0, sizeof *o);
+}
+
+static int push_pending(compactor *c, const char *key)
+{
+    if (c->n_pending == c->cap_pending) {
+        size_t cap = c->cap_pending ? c->cap_pending * 2 : 8;
+        const char **p = core_realloc(c->pending, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        c->pending = p;
+        c->cap_pending = cap;
+    }
+    c->pending[c->n_pending] = core_arena_strdup(&c->arena, key);
+    if (!c->pending[c->n_pending]) return core_err_nomem();
+    c->n_pending++;
+    return 0;
+}
+
+static int all_known(const uint64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == 0) return 0;
+    return 1;
+}
+
+/* Finish the open file as a new fragment of group g. */
+static int finish_file(compactor *c, cgroup *g, out_file *o)
+{
+    const lance_dataset *ds = c->ds;
+    core_arena *a = &c->arena;
+    char key[STORE_KEY_MAX];
+    lance_file2_info info;
+    int rc = lance_key(key, ds->root, "data/", o->name);
+    if (rc == 0) rc = lance_file2_writer_finish(o->w, ds->s, key, &info);
+    lance_file2_writer_free(o->w);
+    o->w = NULL;
+    if (rc == 0) rc = push_pending(c, key);
+    if (rc) return rc;
+    c->rep->files_written++;
+    size_t nid = ds->n_field_ids;
+    Lance__Table__DataFile *df = core_arena_alloc(a, sizeof *df);
+    int32_t *fields = core_arena_alloc(a, (nid ? nid : 1) * sizeof *fields);
+    int32_t *cols = core_arena_alloc(a, (nid ? nid : 1) * sizeof *cols);
+    Lance__Table__DataFile **files = core_arena_alloc(a, sizeof *files);
+    Lance__Table__DataFragment *f = core_arena_alloc(a, sizeof *f);
+    char *path = core_arena_strdup(a, o->name);
+    if (!df || !fields || !cols || !files || !f || !path) return core_err_nomem();
+    lance__table__data_file__init(df);
+    for (size_t i = 0; i < nid; i++) {
+        fields[i] = ds->field_ids[i];
+        cols[i] = (int32_t)i;
+    }
+    df->path = path;
+    df->n_fields = df->n_column_indices = nid;
+    df->fields = fields;
+    df->column_indices = cols;
+    df->has_file_major_version = df->has_file_minor_version = 1;
+    df->file_major_version = 2;
+    df->file_minor_version = 0;
+    df->has_file_size_bytes = 1;
+    df->file_size_bytes = info.size;
+    files[0] = df;
+    lance__table__data_fragment__init(f);
+    f->has_id = 1;
+    f->id = c->next_frag_id++;
+    f->n_files = 1;
+    f->files = files;
+    f->has_physical_rows = 1;
+    f->physical_rows = info.rows;
+    if (info.rows != o->rows)
+        return core_err(OG_E_INTERNAL, "compaction wrote %" PRIu64 " rows, expected %zu",
+                        info.rows, o->rows);
+    if (c->stable) {
+        f->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
+        rc = encode_rowids(a, o->ids, o->rows, &f->inline_row_ids);
+        if (rc == 0 && all_known(o->created, o->rows)) {
+            f->created_at_version_sequence_case =
+                LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+            rc = encode_versions(a, o->created, o->rows, &f->inline_created_at_versions);
+        }
+        if (rc == 0 && all_known(o->updated, o->rows)) {
+            f->last_updated_at_version_sequence_case =
+                LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
+            rc = encode_versions(a, o->updated, o->rows, &f->inline_last_updated_at_versions);
+        }
+        if (rc) return rc;
+    }
+    if (g->n_new == g->cap_new) {
+        size_t cap = g->cap_new ? g->cap_new * 2 : 4;
+        Lance__Table__DataFragment **p = core_arena_alloc(a, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        if (g->n_new) memcpy(p, g->nw, g->n_new * sizeof *p);
+        g->nw = p;
+        g->cap_new = cap;
+    }
+    g->nw[g->n_new++] = f;
+    c->rep->rows_rewritten += o->rows;
+    o->rows = 0;
+    return 0;
+}
+
+/* A snapshot holding only the group's old fragments, for scanning them. */
+static int group_snapshot(const compactor *c, const cgroup *g, lance_dataset **out)
+{
+    const lance_dataset *ds = c->ds;
+    Lance__Table__Manifest copy = *ds->m->pb;
+    copy.fragments = (Lance__Table__DataFragment **)g->old;
+    copy.n_fragments = g->n_old;
+    core_buf buf = CORE_BUF_INIT;
+    lance_manifest *m = NULL;
+    int rc = lance_manifest_encode(&buf, &copy, NULL, 0, NULL, 0);
+    if (rc == 0) rc = lance_manifest_decode(&m, buf.data, buf.len, ds->root);
+    core_buf_free(&buf);
+    if (rc) return rc;
+    return lance_dataset_from_manifest(out, ds->s, ds->root, ds->naming, m);
+}
+
+static int write_group(compactor *c, cgroup *g)
+{
+    const lance_dataset *ds = c->ds;
+    size_t nf = ds->schema.n_fields;
+    lance_dataset *sub = NULL;
+    lance_scanner *sc = NULL;
+    out_file o;
+    memset(&o, 0, sizeof o);
+    uint64_t **created = core_calloc(g->n_old, sizeof *created);
+    uint64_t **updated = core_calloc(g->n_old, sizeof *updated);
+    size_t *proj = core_calloc(nf ? nf : 1, sizeof *proj);
+    int64_t *idx = NULL;
+    int rc = (!created || !updated || !proj) ? core_err_nomem() : 0;
+    for (size_t i = 0; i < nf && rc == 0; i++) proj[i] = i;
+    for (size_t k = 0; rc == 0 && c->stable && k < g->n_old; k++) {
+        rc = frag_versions(ds, g->old[k], 1, &created[k]);
+        if (rc == 0) rc = frag_versions(ds, g->old[k], 0, &updated[k]);
+    }
+    if (rc == 0) rc = group_snapshot(c, g, &sub);
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.with_row_addr = true;
+    so.with_row_id = c->stable != 0;
+    if (rc == 0) rc = lance_scanner_open(&sc, sub, &so);
+    lance_file2_options fo = LANCE_FILE2_OPTIONS_INIT;
+    fo.field_ids = ds->field_ids;
+    fo.n_field_ids = ds->n_field_ids;
+    fo.put_flags = STORE_F_NOSYNC; /* made durable by lance_commit_pending */
+    size_t cur = 0;                /* index in g->old of the fragment being read */
+    while (rc == 0) {
+        arrow_batch *b = NULL, *data = NULL;
+        rc = lance_scanner_next(sc, &b);
+        if (rc || !b) break;
+        rc = arrow_batch_project(&data, b, proj, nf);
+        const arrow_array *addr = b->columns[nf];
+        const arrow_array *rid = c->stable ? b->columns[nf + 1] : NULL;
+        int64_t off = 0;
+        while (rc == 0 && off < b->num_rows) {
+            if (!o.w) {
+                rc = lance_data_file_name(o.name);
+                if (rc == 0) rc = lance_file2_writer_new(&o.w, &ds->schema, &fo);
+                if (rc) break;
+            }
+            uint64_t take = c->target - o.rows;
+            if (take > (uint64_t)(b->num_rows - off)) take = (uint64_t)(b->num_rows - off);
+            if (o.rows + take > o.cap) {
+                size_t cap = o.cap ? o.cap : 1024;
+                while (cap < o.rows + take) cap *= 2;
+                uint64_t *p1 = core_realloc(o.ids, cap * sizeof *p1);
+                if (p1) o.ids = p1;
+                uint64_t *p2 = core_realloc(o.created, cap * sizeof *p2);
+                if (p2) o.created = p2;
+                uint64_t *p3 = core_realloc(o.updated, cap * sizeof *p3);
+                if (p3) o.updated = p3;
+                if (!p1 || !p2 || !p3) {
+                    rc = core_err_nomem();
+                    break;
+                }
+                o.cap = cap;
+            }
+            for (uint64_t r = 0; rc == 0 && r < take; r++) {
+                uint64_t a = arrow_array_get_uint(addr, off + (int64_t)r);
+                uint64_t fid = LANCE_ROW_ADDR_FRAG(a), row = LANCE_ROW_ADDR_OFF(a);
+                while (cur < g->n_old && g->old[cur]->id != fid) cur++;
+                if (cur == g->n_old || row >= g->old[cur]->physical_rows) {
+                    rc = core_err(OG_E_INTERNAL, "table '%s': compaction scan returned row "
+                                  "address %" PRIu64 " outside its group", ds->root, a);
+                    break;
+                }
+                o.ids[o.rows + r] = rid ? arrow_array_get_uint(rid, off + (int64_t)r) : a;
+                o.created[o.rows + r] = created[cur] ? created[cur][row] : 0;
+                o.updated[o.rows + r] = updated[cur] ? updated[cur][row] : 0;
+            }
+            if (rc) break;
+            if (off == 0 && take == (uint64_t)b->num_rows) {
+                rc = lance_file2_writer_write(o.w, data);
+            } else {
+                arrow_batch *part = NULL;
+                core_free(idx);
+                idx = core_malloc(take * sizeof *idx);
+                if (!idx) {
+                    rc = core_err_nomem();
+                    break;
+                }
+                for (uint64_t k = 0; k < take; k++) idx[k] = off + (int64_t)k;
+                rc = arrow_batch_take(&part, data, idx, take);
+                if (rc == 0) rc = lance_file2_writer_write(o.w, part);
+                arrow_batch_free(part);
+            }
+            off += (int64_t)take;
+            o.rows += take;
+            if (rc == 0 && o.rows == c->target) rc = finish_file(c, g, &o);
+        }
+        arrow_batch_free(data);
+        arrow_batch_free(b);
+    }
+    if (rc == 0 && o.w && o.rows > 0) rc = finish_file(c, g, &o);
+    out_file_free(&o);
+    lance_scanner_free(sc);
+    lance_dataset_free(sub);
+    for (size_t k = 0; created && updated && k < g->n_old; k++) {
+        core_free(created[k]);
+        core_free(updated[k]);
+    }
+    core_free(created);
+    core_free(updated);
+    core_free(proj);
+    core_free(idx);
+    if (rc == 0 && c->rep) c->rep->deleted_rows_dropped += g->deleted;
+    return rc;
+}
+
+/* ---- committing ------------------------------------------------------------------------ */
+
+/* Commit groups [g0, g1) on top of base (the snapshot's manifest or the previous commit's).
+ * On success *next_m is the new version's manifest (owned). */
+static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, size_t g1,
+                         const char *uuid, lance_manifest **next_m)
+{
+    const lance_dataset *ds = c->ds;
+    core_arena *a = &c->arena;
+    const Lance__Table__Manifest *bp = base->pb;
+    *next_m = NULL;
+    size_t n_new = 0;
+    for (size_t i = g0; i < g1; i++) n_new += c->g[i].n_new;
+    Lance__Table__DataFragment **frags =
+        core_arena_alloc(a, (bp->n_fragments + n_new + 1) * sizeof *frags);
+    Lance__Table__Transaction__Rewrite__RewriteGroup *grp =
+        core_arena_alloc(a, (g1 - g0) * sizeof *grp);
+    Lance__Table__Transaction__Rewrite__RewriteGroup **grpp =
+        core_arena_alloc(a, (g1 - g0) * sizeof *grpp);
+    if (!frags || !grp || !grpp) return core_err_nomem();
+    size_t n = 0, seen_old = 0;
+    for (size_t i = 0; i < bp->n_fragments; i++) {
+        Lance__Table__DataFragment *f = bp->fragments[i];
+        long gi = group_of(c, f->id);
+        if (gi < 0 || (size_t)gi < g0 || (size_t)gi >= g1) {
+            frags[n++] = f;
+            continue;
+        }
+        seen_old++;
+        const cgroup *g = &c->g[gi];
+        if (g->old[0]->id == f->id)
+            for (size_t k = 0; k < g->n_new; k++) frags[n++] = g->nw[k];
+    }
+    size_t want_old = 0;
+    for (size_t i = g0; i < g1; i++) want_old += c->g[i].n_old;
+    if (seen_old != want_old)
+        return core_err(OG_E_INTERNAL, "table '%s': compaction base version %" PRIu64
+                        " lacks fragments it planned on", ds->root, bp->version);
+    for (size_t i = g0; i < g1; i++) {
+        Lance__Table__Transaction__Rewrite__RewriteGroup init =
+            LANCE__TABLE__TRANSACTION__REWRITE__REWRITE_GROUP__INIT;
+        grp[i - g0] = init;
+        grp[i - g0].n_old_fragments = c->g[i].n_old;
+        grp[i - g0].old_fragments = (Lance__Table__DataFragment **)c->g[i].old;
+        grp[i - g0].n_new_fragments = c->g[i].n_new;
+        grp[i - g0].new_fragments = c->g[i].nw;
+        grpp[i - g0] = &grp[i - g0];
+    }
+
+    lance_manifest_next next;
+    lance_manifest_next_init(&next, bp, bp->version + 1);
+    next.pb.n_fragments = n;
+    next.pb.fragments = frags;
+    if (c->next_frag_id > 0 &&
+        (!bp->has_max_fragment_id || bp->max_fragment_id < c->next_frag_id - 1)) {
+        next.pb.has_max_fragment_id = 1;
+        next.pb.max_fragment_id = (uint32_t)(c->next_frag_id - 1);
+    }
+    lance_manifest_update_flags(&next.pb);
+
+    Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
+    Lance__Table__Transaction__Rewrite rw = LANCE__TABLE__TRANSACTION__REWRITE__INIT;
+    txn.has_read_version = 1;
+    txn.read_version = bp->version;
+    txn.uuid = (char *)uuid;
+    rw.n_groups = g1 - g0;
+    rw.groups = grpp;
+    txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_REWRITE;
+    txn.rewrite = &rw;
+    lance_commit_info ci;
+    int rc = 0;
+    /* On a branch: the directory must still be the incarnation the plan was built on. */
+    if (bp->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, base);
+    if (rc == 0)
+        rc = lance_commit_pending(ds->s, ds->root, ds->naming, &next.pb, &txn, base->index,
+                                  base->index_len, 0, c->pending, c->n_pending, &ci);
+    c->n_pending = 0;
+    if (rc) return rc;
+    lance_compact_report *rep = c->rep;
+    rep->versions[rep->n_commits] = ci.version;
+    memcpy(rep->uuids[rep->n_commits], ci.uuid, sizeof ci.uuid);
+    rep->n_commits++;
+    /* The new version's manifest from what was just published, without reading it back. */
+    next.pb.transaction_file = ci.txn_file;
+    core_buf buf = CORE_BUF_INIT;
+    rc = lance_manifest_encode(&buf, &next.pb, NULL, 0, base->index, base->index_len);
+    if (rc == 0) rc = lance_manifest_decode(next_m, buf.data, buf.len, ci.manifest_key);
+    core_buf_free(&buf);
+    return rc;
+}
+
+/* A snapshot of manifest m (owned copy). */
+static int snapshot_of(const lance_dataset *ds, const lance_manifest *m, lance_dataset **out)
+{
+    core_buf buf = CORE_BUF_INIT;
+    lance_manifest *copy = NULL;
+    int rc = lance_manifest_encode(&buf, m->pb, m->txn, m->txn_len, m->index, m->index_len);
+    if (rc == 0) rc = lance_manifest_decode(&copy, buf.data, buf.len, ds->root);
+    core_buf_free(&buf);
+    if (rc) return rc;
+    return lance_dataset_from_manifest(out, ds->s, ds->root, ds->naming, copy);
+}
+
+static void final_stats(lance_compact_report *rep, const Lance__Table__Manifest *pb)
+{
+    rep->fragments_after = pb->n_fragments;
+    rep->files_after = 0;
+    for (size_t i = 0; i < pb->n_fragments; i++) rep->files_after += pb->fragments[i]->n_files;
+}
+
+int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_compact_options *opt,
+                  lance_compact_report *rep)
+{
+    if (out) *out = NULL;
+    lance_compact_report local;
+    if (!rep) rep = &local;
+    memset(rep, 0, sizeof *rep);
+    lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (opt->version != 1)
+        return core_err(OG_E_BAD_REQUEST, "lance_compact_options version %d is not 1",
+                        opt->version);
+    if (!(opt->materialize_deletions_threshold >= 0.0 &&
+          opt->materialize_deletions_threshold <= 1.0))
+        return core_err(OG_E_BAD_REQUEST, "materialize_deletions_threshold %g is not in [0, 1]",
+                        opt->materialize_deletions_threshold);
+    if (opt->uuid && strlen(opt->uuid) != LANCE_UUID_LEN)
+        return core_err(OG_E_BAD_REQUEST, "transaction uuid '%s' is not a hyphenated uuid",
+                        opt->uuid);
+    uint64_t target = opt->target_rows_per_fragment ? opt->target_rows_per_fragment
+                                                    : LANCE_COMPACT_DEFAULT_TARGET_ROWS;
+    if (target > UINT32_MAX)
+        return core_err(OG_E_BAD_REQUEST, "target_rows_per_fragment %" PRIu64
+                        " exceeds a fragment's row offsets (2^32 - 1)", target);
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    int rc = lance_manifest_check(pb, LANCE_ACCESS_WRITE, ds->root);
+    if (rc) return rc;
+    rep->read_version = pb->version;
+    rep->fragments_before = pb->n_fragments;
+
+    compactor c;
+    memset(&c, 0, sizeof c);
+    c.ds = ds;
+    c.opt = opt;
+    c.target = target;
+    c.stable = (pb->writer_feature_flags & LANCE_FLAG_STABLE_ROW_IDS) != 0;
+    c.rep = rep;
+    core_arena_init(&c.arena, 16384);
+    uint64_t max_id = pb->has_max_fragment_id ? pb->max_fragment_id : 0;
+    int any = pb->has_max_fragment_id;
+    for (size_t i = 0; i < pb->n_fragments; i++)
+        if (!any || pb->fragments[i]->id > max_id) max_id = pb->fragments[i]->id, any = 1;
+    c.next_frag_id = any ? max_id + 1 : 0;
+
+    rc = plan(&c);
+    rep->groups = c.n_g;
+    lance_manifest *cur = NULL; /* the last commit's manifest (NULL: ds's) */
+    size_t per = opt->max_groups_per_commit ? opt->max_groups_per_commit : c.n_g;
+    for (size_t g0 = 0; rc == 0 && g0 < c.n_g;) {
+        size_t g1 = g0 + per > c.n_g ? c.n_g : g0 + per;
+        if (rep->n_commits == LANCE_COMPACT_MAX_COMMITS - 1) g1 = c.n_g;
+        for (size_t i = g0; rc == 0 && i < g1; i++) rc = write_group(&c, &c.g[i]);
+        char uuid[LANCE_UUID_LEN + 1];
+        if (rc == 0) {
+            if (g0 == 0 && opt->uuid)
+                memcpy(uuid, opt->uuid, sizeof uuid);
+            else
+                rc = lance_uuid_new(uuid);
+        }
+        lance_manifest *nm = NULL;
+        if (rc == 0) rc = commit_groups(&c, cur ? cur : ds->m, g0, g1, uuid, &nm);
+        if (nm) {
+            lance_manifest_free(cur);
+            cur = nm;
+        }
+        for (size_t i = g0; rc == 0 && i < g1; i++) {
+            rep->fragments_removed += c.g[i].n_old;
+            rep->fragments_added += c.g[i].n_new;
+        }
+        g0 = g1;
+    }
+    const lance_manifest *fin = cur ? cur : ds->m;
+    final_stats(rep, fin->pb);
+    rep->rows_after = 0;
+    for (size_t i = 0; rc == 0 && i < fin->pb->n_fragments; i++) {
+        uint64_t del = 0;
+        rc = frag_deleted(ds, fin->pb->fragments[i], &del);
+        rep->rows_after += fin->pb->fragments[i]->physical_rows - del;
+    }
+    if (rc == 0 && out) rc = snapshot_of(ds, fin, out);
+    lance_manifest_free(cur);
+    groups_free(&c);
+    core_free(c.by_id);
+    core_free(c.pending);
+    core_arena_free(&c.arena);
+    return rc;
+}

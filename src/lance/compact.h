@@ -1,0 +1,88 @@
+/* Lance compaction: rewrite small fragments, and fragments with many deleted rows, into
+ * larger fragments without deleted rows, committed as Rewrite transactions
+ * (lance-format-subset.md §4.2, §5.3, §5.4).
+ *
+ * Planning, over the fragments of the snapshot in manifest order:
+ *  - a fragment is a candidate when its visible rows are fewer than target_rows_per_fragment,
+ *    or (materialize_deletions) when more than materialize_deletions_threshold of its
+ *    physical rows are deleted;
+ *  - runs of adjacent candidates form groups; a group is closed once it holds at least
+ *    target_rows_per_fragment visible rows; a fragment covered by an index of the manifest's
+ *    IndexSection is never a candidate (a Rewrite would invalidate the index's row
+ *    addresses, and this engine writes no index section) and it ends the run; an index
+ *    without a fragment bitmap (or one that cannot be decoded) is taken to cover every
+ *    fragment;
+ *  - a group of one fragment is rewritten only if it has deletions to materialize (above the
+ *    threshold, or every row deleted).
+ * Each group's visible rows are copied, in order, into new fragments of at most
+ * target_rows_per_fragment rows (2.0 data files, written unsynced and made durable with the
+ * commit's transaction file before the manifest names them). Deleted rows are dropped. With
+ * stable row ids every row keeps its row id (the new fragment's RowIdSequence holds the old
+ * ids: a range when contiguous, else a range_with_bitmap (LSB-first) or an array) and its
+ * created-at and last-updated-at versions. New fragments take ids after max_fragment_id and
+ * stand where the group's first fragment stood; next_row_id is unchanged.
+ *
+ * Commits: each is a Rewrite{groups: [{old_fragments, new_fragments}]} with a fresh uuid,
+ * at exactly (previous version) + 1 with zero retries: OG_E_CONFLICT if that version is taken
+ * (nothing of that commit is published; the caller may re-open and retry). With
+ * max_groups_per_commit = 0 all groups go into one commit; otherwise groups are committed in
+ * chunks, one version each, and the report lists every version produced. Nothing to compact
+ * produces no commit. Compacting again may merge the leftovers of the previous run (groups
+ * end in a fragment below the target); it converges to zero commits.
+ *
+ * Branches: on a snapshot opened with lance_branch_open, inherited fragments are read through
+ * their base paths and the new files go to the branch's directory; the commit first checks the
+ * branch is still the incarnation the plan was built on (lance_branch_check_base).
+ * Staged files of a failed attempt are referenced by nothing; cleanup reclaims them once they
+ * are older than its safety window (so a compaction must finish within that window). */
+#ifndef OG_LANCE_COMPACT_H
+#define OG_LANCE_COMPACT_H
+
+#include "lance/dataset.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LANCE_COMPACT_DEFAULT_TARGET_ROWS (1u << 20)
+#define LANCE_COMPACT_MAX_COMMITS 16
+
+typedef struct lance_compact_options {
+    int version;                        /* 1 */
+    uint64_t target_rows_per_fragment;  /* 0: LANCE_COMPACT_DEFAULT_TARGET_ROWS */
+    bool materialize_deletions;         /* rewrite fragments with many deleted rows */
+    double materialize_deletions_threshold; /* fraction of physical rows, in [0, 1] */
+    /* Groups per commit (0: every group in one commit). At most LANCE_COMPACT_MAX_COMMITS
+     * commits are made: the last one takes whatever groups remain. */
+    size_t max_groups_per_commit;
+    const char *uuid;                   /* identity of the first commit (NULL: random) */
+} lance_compact_options;
+
+#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL}
+
+typedef struct lance_compact_report {
+    uint64_t read_version;          /* the snapshot compaction planned on */
+    size_t n_commits;               /* versions produced (0: nothing to do) */
+    uint64_t versions[LANCE_COMPACT_MAX_COMMITS];
+    char uuids[LANCE_COMPACT_MAX_COMMITS][LANCE_UUID_LEN + 1];
+    size_t groups;                  /* groups rewritten (planned, when a commit failed) */
+    size_t fragments_before, fragments_after;
+    size_t fragments_removed, fragments_added;
+    size_t files_before, files_after; /* data files the manifest names */
+    size_t files_written;
+    uint64_t rows_before, rows_after; /* visible rows */
+    uint64_t rows_rewritten;        /* visible rows copied into new fragments */
+    uint64_t deleted_rows_dropped;  /* deleted rows materialized away */
+    size_t fragments_skipped_indexed; /* would have been candidates, but an index covers them */
+} lance_compact_report;
+
+/* Compact the table on top of snapshot ds (opt NULL: LANCE_COMPACT_OPTIONS_INIT).
+ * *out (may be NULL) is the snapshot after the last commit (a copy of ds when nothing was
+ * committed). rep (may be NULL) is filled also on failure: the commits already made stay
+ * made and are listed (n_commits/versions are exact even when a later step failed; the row
+ * and file counters then include work staged for the failed commit). Errors: OG_E_BAD_REQUEST (options), OG_E_UNSUPPORTED (a table this
+ * engine cannot write), OG_E_CONFLICT (a version was taken), store and read errors. */
+int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_compact_options *opt,
+                  lance_compact_report *rep);
+
+#endif

@@ -1,0 +1,256 @@
+/* Interop of compaction with lancedb (tests/interop/compact_tool.cjs):
+ *  - lancedb reads a table we compacted: the same rows, values and stable row ids as our
+ *    reader, at the compacted version and, by time travel, at the version before;
+ *  - lancedb appends on top of our compacted table and we read its commit;
+ *  - lancedb compacts (optimize) a table we wrote and compacted, and we read the result. */
+#include "../lance/compact_fixture.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static char g_src[512];
+
+/* Run `node compact_tool.cjs ARGS` and parse its one-line JSON answer; fail unless it exits 0. */
+static json_t *tool(const char *fmt, ...)
+{
+    char args[2048], cmd[3072];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    assert_true(n > 0 && (size_t)n < sizeof args);
+    n = snprintf(cmd, sizeof cmd, "node '%s/compact_tool.cjs' %s", g_src, args);
+    assert_true(n > 0 && (size_t)n < sizeof cmd);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 20, len = 0;
+    char *out = malloc(cap);
+    size_t got;
+    while ((got = fread(out + len, 1, cap - 1 - len, p)) > 0) len += got;
+    out[len] = '\0';
+    int st = pclose(p);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("compact_tool %s: exit status %d", args, st);
+    json_error_t e;
+    json_t *j = json_loads(out, 0, &e);
+    if (!j) fail_msg("compact_tool %s: bad JSON (%s)", args, e.text);
+    free(out);
+    return j;
+}
+
+static int64_t jnum(const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v)) fail_msg("JSON field '%s' is not an integer", key);
+    return (int64_t)json_integer_value(v);
+}
+
+typedef struct fixture {
+    char dir[256];
+    store *s;
+    arrow_schema schema;
+} fixture;
+
+static int group_setup(void **state)
+{
+    (void)state;
+    const char *src = getenv("OG_TEST_SRCDIR");
+    snprintf(g_src, sizeof g_src, "%s/tests/interop", src && *src ? src : "..");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "'%s/setup.sh' 1>&2", g_src);
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "interop: %s/setup.sh failed: node/npm or the pinned lancedb packages "
+                        "are unavailable, so the interop suite cannot run\n", g_src);
+        return -1;
+    }
+    return 0;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    test_mkdtemp(f->dir, sizeof f->dir, "interop-compact");
+    assert_og_ok(store_local_open(&f->s, f->dir));
+    fx_schema(&f->schema);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    store_close(f->s);
+    arrow_schema_clear(&f->schema);
+    if (!getenv("OG_KEEP_TMP")) test_rmrf(f->dir);
+    free(f);
+    return 0;
+}
+
+/* lancedb's rows of version v (0: latest) equal our sorted scan `want` (id, name, score,
+ * _rowid), value by value. */
+static void expect_lancedb_reads(fixture *f, uint64_t v, const arrow_batch *want)
+{
+    json_t *j = v ? tool("read '%s' c %llu", f->dir, (unsigned long long)v)
+                  : tool("read '%s' c", f->dir);
+    if (v) assert_int_equal(jnum(j, "version"), v);
+    json_t *rows = json_object_get(j, "rows");
+    assert_true(json_is_array(rows));
+    assert_int_equal(json_array_size(rows), want->num_rows);
+    for (int64_t i = 0; i < want->num_rows; i++) {
+        json_t *r = json_array_get(rows, (size_t)i);
+        assert_int_equal(json_integer_value(json_array_get(r, 0)),
+                         arrow_array_get_int(want->columns[0], i));
+        json_t *nm = json_array_get(r, 1);
+        if (arrow_array_is_valid(want->columns[1], i)) {
+            size_t len = 0;
+            const uint8_t *p = arrow_array_get_bytes(want->columns[1], i, &len);
+            assert_true(json_is_string(nm));
+            assert_int_equal(json_string_length(nm), len);
+            assert_memory_equal(json_string_value(nm), p, len);
+        } else {
+            assert_true(json_is_null(nm));
+        }
+        /* score: compared with our value exactly */
+        json_t *sc = json_array_get(r, 2);
+        double ours = arrow_array_get_double(want->columns[2], i);
+        assert_true(json_number_value(sc) == ours);
+        assert_int_equal((uint64_t)json_integer_value(json_array_get(r, 3)),
+                         arrow_array_get_uint(want->columns[3], i));
+    }
+    json_decref(j);
+}
+
+static void test_lancedb_reads_compacted(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(cf_build(f->s, &f->schema, true));
+    arrow_batch *before = NULL;
+    assert_og_ok(cf_scan(f->s, 0, &before));
+    lance_dataset *ds = NULL, *nd = NULL;
+    assert_og_ok(lance_dataset_open(&ds, f->s, CF_ROOT, 0, LANCE_ACCESS_WRITE));
+    lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
+    o.target_rows_per_fragment = 40;
+    lance_compact_report r;
+    assert_og_ok(lance_compact(&nd, ds, &o, &r));
+    assert_int_equal(r.n_commits, 1);
+    assert_true(r.fragments_after < r.fragments_before);
+    /* lancedb: the compacted version (latest), and the one before by time travel. */
+    expect_lancedb_reads(f, 0, before);
+    expect_lancedb_reads(f, r.versions[0], before);
+    expect_lancedb_reads(f, CF_VERSIONS, before);
+    json_t *j = tool("versions '%s' c", f->dir);
+    assert_int_equal(json_array_size(json_object_get(j, "versions")), CF_VERSIONS + 1);
+    json_decref(j);
+
+    /* lancedb appends on top of our Rewrite; we read its commit. */
+    j = tool("append '%s' c 1000 1004", f->dir);
+    assert_int_equal(jnum(j, "version"), CF_VERSIONS + 2);
+    json_decref(j);
+    arrow_batch *after = NULL;
+    assert_og_ok(cf_scan(f->s, 0, &after));
+    assert_int_equal(after->num_rows, before->num_rows + 4);
+    for (int64_t i = 0; i < before->num_rows; i++)
+        assert_int_equal(arrow_array_get_int(after->columns[0], i),
+                         arrow_array_get_int(before->columns[0], i));
+    for (int64_t i = before->num_rows; i < after->num_rows; i++)
+        assert_int_equal(arrow_array_get_int(after->columns[0], i),
+                         1000 + (i - before->num_rows));
+    /* The row ids lancedb gave its rows do not collide with the ones we kept. */
+    for (int64_t i = before->num_rows; i < after->num_rows; i++)
+        for (int64_t k = 0; k < before->num_rows; k++)
+            assert_true(arrow_array_get_uint(after->columns[3], i) !=
+                        arrow_array_get_uint(before->columns[3], k));
+    expect_lancedb_reads(f, 0, after);
+
+    /* We compact lancedb's small fragment in with ours; lancedb reads the result. */
+    lance_dataset *ds2 = NULL, *nd2 = NULL;
+    assert_og_ok(lance_dataset_open(&ds2, f->s, CF_ROOT, 0, LANCE_ACCESS_WRITE));
+    o.target_rows_per_fragment = 0; /* default: everything into one fragment */
+    assert_og_ok(lance_compact(&nd2, ds2, &o, &r));
+    assert_int_equal(r.n_commits, 1);
+    assert_int_equal(r.fragments_after, 1);
+    assert_true(cf_same(f->s, 0, after));
+    expect_lancedb_reads(f, 0, after);
+
+    /* lancedb compacts the table itself (nothing left to merge: the content stays). */
+    j = tool("optimize '%s' c", f->dir);
+    json_decref(j);
+    assert_true(cf_same(f->s, 0, after));
+    arrow_batch_free(after);
+    arrow_batch_free(before);
+    lance_dataset_free(nd2);
+    lance_dataset_free(ds2);
+    lance_dataset_free(nd);
+    lance_dataset_free(ds);
+}
+
+/* lancedb compacts a table we wrote (small fragments with deletions), then we read its
+ * Rewrite and compact nothing more. */
+static void test_we_read_lancedb_compaction(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(cf_build(f->s, &f->schema, true));
+    arrow_batch *before = NULL;
+    assert_og_ok(cf_scan(f->s, 0, &before));
+    json_t *j = tool("optimize '%s' c", f->dir);
+    uint64_t v = (uint64_t)jnum(j, "version");
+    json_decref(j);
+    assert_true(v > CF_VERSIONS);
+    lance_dataset *ds = NULL;
+    assert_og_ok(lance_dataset_open(&ds, f->s, CF_ROOT, 0, LANCE_ACCESS_READ));
+    assert_true(ds->m->pb->n_fragments < 10);
+    lance_dataset_free(ds);
+    assert_true(cf_same(f->s, 0, before));
+    for (uint64_t k = CF_VERSIONS + 1; k <= v; k++) {
+        Lance__Table__Transaction *t = NULL;
+        assert_og_ok(cf_txn(f->s, k, &t));
+        lance_pb_free(t);
+    }
+    arrow_batch_free(before);
+}
+
+/* lancedb deletes rows of our table (its own deletion files); we compact them away and both
+ * sides read the same rows, with the same row ids, as before the compaction. */
+static void test_compact_lancedb_deletions(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(cf_build(f->s, &f->schema, true));
+    json_t *j = tool("delete '%s' c 'id >= 70 AND id < 75'", f->dir);
+    assert_int_equal(jnum(j, "version"), CF_VERSIONS + 1);
+    json_decref(j);
+    j = tool("delete '%s' c 'id = 5 OR id = 33'", f->dir);
+    assert_int_equal(jnum(j, "version"), CF_VERSIONS + 2);
+    json_decref(j);
+    arrow_batch *before = NULL;
+    assert_og_ok(cf_scan(f->s, 0, &before));
+    expect_lancedb_reads(f, 0, before);
+    lance_dataset *ds = NULL, *nd = NULL;
+    assert_og_ok(lance_dataset_open(&ds, f->s, CF_ROOT, 0, LANCE_ACCESS_WRITE));
+    lance_compact_report r;
+    assert_og_ok(lance_compact(&nd, ds, NULL, &r));
+    assert_int_equal(r.n_commits, 1);
+    assert_int_equal(r.versions[0], CF_VERSIONS + 3);
+    assert_int_equal(r.fragments_after, 1);
+    assert_int_equal(r.rows_after, (uint64_t)before->num_rows);
+    assert_null(nd->m->pb->fragments[0]->deletion_file);
+    assert_true(cf_same(f->s, 0, before));
+    expect_lancedb_reads(f, 0, before);
+    expect_lancedb_reads(f, CF_VERSIONS + 2, before);
+    arrow_batch_free(before);
+    lance_dataset_free(nd);
+    lance_dataset_free(ds);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_lancedb_reads_compacted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_we_read_lancedb_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compact_lancedb_deletions, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, group_setup, NULL);
+}

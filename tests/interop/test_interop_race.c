@@ -1,0 +1,149 @@
+/* Our rebasing appends race lancedb's `add`s on one 2.0 table: each side must rebase onto the
+ * other (lance through our .txn files, we through lance's), no commit may be lost, and both
+ * sides must read the final table identically (row for row, via the canonical dumps). */
+#include "../lance/dataset_fixture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define ROUNDS 15
+
+static char g_src[512], g_bin[512];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    const char *src = getenv("OG_TEST_SRCDIR"), *bin = getenv("OG_TEST_BINDIR");
+    snprintf(g_src, sizeof g_src, "%s/tests/interop", src && *src ? src : "..");
+    snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bin && *bin ? bin : ".");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "'%s/setup.sh' 1>&2", g_src);
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "interop: setup.sh failed: node/npm or the pinned lancedb packages are "
+                        "unavailable, so the interop suite cannot run\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void run_ok(const char *cmd)
+{
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("command failed (%d): %s", st, cmd);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    *len = fread(b, 1, (size_t)n, f);
+    b[*len] = '\0';
+    fclose(f);
+    return b;
+}
+
+static void test_race_with_lancedb(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_mkdtemp(dir, sizeof dir, "interop-race");
+    store *s = NULL;
+    assert_og_ok(store_local_open(&s, dir));
+    arrow_schema schema;
+    fx_schema(&schema);
+    lance_dataset *d1 = NULL, *d2 = NULL;
+    assert_og_ok(lance_dataset_create(&d1, s, "r.lance", &schema, NULL));
+    arrow_batch *b = fx_batch(&schema, 0, 10);
+    assert_og_ok(lance_dataset_append(&d2, d1, &b, 1));
+    arrow_batch_free(b);
+    lance_dataset_free(d1);
+    lance_dataset_free(d2);
+
+    /* lancedb starts adding; we start once it has the table open. */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' add '%s' r 100000 %d", g_src, dir, ROUNDS);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char line[4096];
+    assert_non_null(fgets(line, sizeof line, p));
+    assert_string_equal(line, "ready\n");
+    unsigned rebased = 0;
+    for (int i = 0; i < ROUNDS; i++) {
+        lance_dataset *ds = NULL;
+        lance_staged *st = NULL;
+        assert_og_ok(lance_dataset_open(&ds, s, "r.lance", 0, LANCE_ACCESS_WRITE));
+        b = fx_batch(&schema, 200000 + 2 * i, 2);
+        assert_og_ok(lance_stage_append(&st, ds, &b, 1, NULL));
+        lance_commit_options o = {1, LANCE_COMMIT_REBASE, 100};
+        lance_commit_result r;
+        assert_og_ok(lance_staged_commit_ex(st, &o, NULL, &r));
+        rebased += r.rebased_over;
+        lance_staged_free(st);
+        arrow_batch_free(b);
+        lance_dataset_free(ds);
+    }
+    size_t got = fread(line, 1, sizeof line - 1, p);
+    line[got] = '\0';
+    int rc = pclose(p);
+    if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) fail_msg("lancedb side failed: %s", line);
+    print_message("race: we rebased over %u lancedb commits; lancedb said %s", rebased, line);
+
+    /* Nothing lost: 10 + 2*ROUNDS from each side, one version per commit. */
+    lance_dataset *fin = NULL;
+    assert_og_ok(lance_dataset_open(&fin, s, "r.lance", 0, LANCE_ACCESS_READ));
+    int64_t sum, rows;
+    fx_ids(fin, &sum, &rows);
+    assert_int_equal(rows, 10 + 4 * ROUNDS);
+    int64_t want = 45;
+    for (int i = 0; i < 2 * ROUNDS; i++) want += 100000 + i + 200000 + i;
+    assert_int_equal(sum, want);
+    assert_int_equal(lance_dataset_version(fin), 2 + 2 * ROUNDS);
+    lance_dataset_free(fin);
+
+    /* Both sides read the same table: lancedb's count and canonical dump equal ours. */
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' count '%s' r > '%s/count.json'", g_src, dir,
+             dir);
+    run_ok(cmd);
+    char path[512];
+    snprintf(path, sizeof path, "%s/count.json", dir);
+    size_t n;
+    char *cnt = slurp(path, &n);
+    char want_cnt[128];
+    snprintf(want_cnt, sizeof want_cnt, "{\"count\":%d,\"idsum\":\"%lld\",\"version\":%d}\n",
+             10 + 4 * ROUNDS, (long long)want, 2 + 2 * ROUNDS);
+    assert_string_equal(cnt, want_cnt);
+    free(cnt);
+    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' dump '%s' r --out '%s/theirs.jsonl'",
+             g_src, dir, dir);
+    run_ok(cmd);
+    snprintf(cmd, sizeof cmd, "'%s' lance cat '%s/r.lance' --json > '%s/ours.jsonl'", g_bin, dir,
+             dir);
+    run_ok(cmd);
+    size_t n1, n2;
+    snprintf(path, sizeof path, "%s/theirs.jsonl", dir);
+    char *theirs = slurp(path, &n1);
+    snprintf(path, sizeof path, "%s/ours.jsonl", dir);
+    char *ours = slurp(path, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(theirs, ours, n1);
+    free(theirs);
+    free(ours);
+    arrow_schema_clear(&schema);
+    store_close(s);
+    test_rmrf(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_race_with_lancedb),
+    };
+    return cmocka_run_group_tests(tests, group_setup, NULL);
+}
