@@ -102,8 +102,14 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
     /* The hint is only a hint (readers list _versions/), so failing to rewrite it must not
      * fail a commit that is already published and durable; for the same reason it is written
      * without an fsync: a lost or stale hint after power loss is harmless. */
-    info->hint_written = lance_hint_write(s, root, v) == 0;
+    if (v <= LANCE_HINT_EVERY || v % LANCE_HINT_EVERY == 0)
+        info->hint_written = lance_hint_write(s, root, v) == 0;
     og_error_clear();
+    if (flags & LANCE_COMMIT_KEEP_BYTES) {
+        size_t len;
+        info->manifest_bytes = core_buf_detach(&mb, &len);
+        info->manifest_len = len;
+    }
 out:
     core_buf_free(&tb);
     core_buf_free(&mb);

@@ -5,7 +5,10 @@
  *   2. publish `_versions/<name of N+1>` with store_put_if_absent: exactly one writer wins a
  *      version; the loser gets OG_E_CONFLICT naming the version (rebase and retry are the
  *      caller's, in a later layer);
- *   3. rewrite `_versions/latest_version_hint.json` (best effort: it is only a hint).
+ *   3. rewrite `_versions/latest_version_hint.json` (best effort: it is only a hint) for the
+ *      first LANCE_HINT_EVERY versions and every LANCE_HINT_EVERY-th after: readers list
+ *      _versions/ anyway (lance finds the latest with a stale hint too), and rewriting it on
+ *      every commit costs a file creation and an inode deletion per commit.
  * Only src/store/store.h is used, so any backend with put_if_absent works. */
 #ifndef OG_LANCE_TXN_H
 #define OG_LANCE_TXN_H
@@ -17,11 +20,14 @@
 
 #define LANCE_TRANSACTIONS_DIR "_transactions/"
 #define LANCE_TXN_NAME_CAP 64
+#define LANCE_HINT_EVERY 8
 
 /* "{read_version}-{uuid}.txn". */
 int lance_txn_file_name(char *out, size_t cap, uint64_t read_version, const char *uuid);
 
 /* Commit flags. */
+#define LANCE_COMMIT_KEEP_BYTES 0x2u /* hand the published manifest file's bytes back in
+                                        info->manifest_bytes (the caller frees them) */
 #define LANCE_COMMIT_INLINE_TXN 0x1u /* also embed the transaction in the manifest file, as
                                         lance does (the .txn file is always written) */
 
@@ -30,7 +36,9 @@ typedef struct lance_commit_info {
     char txn_file[LANCE_TXN_NAME_CAP];     /* relative to _transactions/ */
     char uuid[LANCE_UUID_LEN + 1];         /* the transaction's uuid */
     char manifest_key[STORE_KEY_MAX];      /* the manifest's key */
-    int hint_written;                      /* 0 if the best-effort hint update failed */
+    int hint_written;                      /* 1 if the hint was rewritten (see below) */
+    unsigned char *manifest_bytes;         /* LANCE_COMMIT_KEEP_BYTES: the manifest file */
+    size_t manifest_len;
 } lance_commit_info;
 
 /* Commit `next` (its version field names the version to create, >= 1) with transaction txn

@@ -1032,17 +1032,15 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
     if (base->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, bm);
     if (rc) return rc;
     rc = lance_commit_pending(ds->s, ds->root, ds->naming, &next.pb, &txn, bm->index,
-                              bm->index_len, 0, st->pending, st->n_pending, &ci);
+                              bm->index_len, out_ds ? LANCE_COMMIT_KEEP_BYTES : 0, st->pending,
+                              st->n_pending, &ci);
     if (rc) return rc;
     if (version) *version = ci.version;
     if (!out_ds) return 0;
-    /* The new snapshot from the manifest just published, without reading it back. */
-    next.pb.transaction_file = ci.txn_file;
-    core_buf buf = CORE_BUF_INIT;
+    /* The new snapshot from the bytes just published: no read back, no second encode. */
     lance_manifest *m = NULL;
-    rc = lance_manifest_encode(&buf, &next.pb, NULL, 0, bm->index, bm->index_len);
-    if (rc == 0) rc = lance_manifest_decode(&m, buf.data, buf.len, ci.manifest_key);
-    core_buf_free(&buf);
+    rc = lance_manifest_decode(&m, ci.manifest_bytes, ci.manifest_len, ci.manifest_key);
+    core_free(ci.manifest_bytes);
     if (rc == 0) rc = lance_dataset_from_manifest(out_ds, ds->s, ds->root, ds->naming, m);
     return rc;
 }
