@@ -271,29 +271,13 @@ static int encode_rowids(core_arena *a, const uint64_t *ids, size_t n, ProtobufC
     return rc;
 }
 
-/* Per-row versions as runs of equal values. */
+/* Per-row versions as runs of equal values, into arena memory. */
 static int encode_versions(core_arena *a, const uint64_t *v, size_t n, ProtobufCBinaryData *out)
 {
-    size_t nruns = 0;
-    for (size_t i = 0; i < n; i++) nruns += i == 0 || v[i] != v[i - 1];
-    lance_version_run *runs = core_calloc(nruns ? nruns : 1, sizeof *runs);
-    if (!runs) return core_err_nomem();
-    size_t r = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || v[i] != v[i - 1]) {
-            runs[r].span.kind = LANCE_SEG_RANGE;
-            runs[r].span.start = i;
-            runs[r].version = v[i];
-            r++;
-        }
-        runs[r - 1].span.end = i + 1;
-    }
-    lance_version_seq seq = {runs, nruns};
     core_buf buf = CORE_BUF_INIT;
-    int rc = lance_version_seq_encode(&buf, &seq);
+    int rc = lance_version_seq_from_rows(&buf, v, n);
     if (rc == 0) rc = to_arena(a, &buf, out);
     core_buf_free(&buf);
-    core_free(runs);
     return rc;
 }
 

@@ -535,3 +535,25 @@ int lance_version_seq_expand(const lance_version_seq *seq, uint64_t n_rows,
     *versions = o;
     return 0;
 }
+
+int lance_version_seq_from_rows(core_buf *out, const uint64_t *v, uint64_t n)
+{
+    size_t nruns = 0;
+    for (uint64_t i = 0; i < n; i++) nruns += i == 0 || v[i] != v[i - 1];
+    lance_version_run *runs = core_calloc(nruns ? nruns : 1, sizeof *runs);
+    if (!runs) return core_err_nomem();
+    size_t r = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (i == 0 || v[i] != v[i - 1]) {
+            runs[r].span.kind = LANCE_SEG_RANGE;
+            runs[r].span.start = i;
+            runs[r].version = v[i];
+            r++;
+        }
+        runs[r - 1].span.end = i + 1;
+    }
+    lance_version_seq seq = {runs, nruns};
+    int rc = lance_version_seq_encode(out, &seq);
+    core_free(runs);
+    return rc;
+}

@@ -73,6 +73,9 @@ int lance_version_seq_decode(lance_version_seq *out, const void *data, size_t le
                              const char *object);
 int lance_version_seq_encode(core_buf *out, const lance_version_seq *seq);
 void lance_version_seq_free(lance_version_seq *seq);
+/* The sequence of per-row versions v[0..n): one run per stretch of equal values. Replaces
+ * out's contents with the encoded RowDatasetVersionSequence. */
+int lance_version_seq_from_rows(core_buf *out, const uint64_t *v, uint64_t n);
 /* {runs: [{span: range{0, n}, version}]}: every row of a fragment written at `version`. */
 int lance_version_seq_uniform(core_buf *out, uint64_t n_rows, uint64_t version);
 /* The version of each of n_rows rows, in row order (the runs must cover exactly n_rows rows

@@ -844,30 +844,13 @@ static int buf_to_arena(core_arena *a, core_buf *buf, ProtobufCBinaryData *out)
     return 0;
 }
 
-/* Creation-version runs from per-row versions (consecutive equal values form one run). */
+/* Creation-version runs from per-row versions, into arena memory. */
 static int encode_versions(core_arena *a, const uint64_t *v, uint64_t n, ProtobufCBinaryData *out)
 {
-    size_t nruns = 0;
-    for (uint64_t i = 0; i < n; i++)
-        if (i == 0 || v[i] != v[i - 1]) nruns++;
-    lance_version_run *runs = core_calloc(nruns ? nruns : 1, sizeof *runs);
-    if (!runs) return core_err_nomem();
-    size_t k = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        if (i == 0 || v[i] != v[i - 1]) {
-            runs[k].span.kind = LANCE_SEG_RANGE;
-            runs[k].span.start = i;
-            runs[k].version = v[i];
-            k++;
-        }
-        runs[k - 1].span.end = i + 1;
-    }
-    lance_version_seq seq = {runs, nruns};
     core_buf buf = CORE_BUF_INIT;
-    int rc = lance_version_seq_encode(&buf, &seq);
+    int rc = lance_version_seq_from_rows(&buf, v, n);
     if (rc == 0) rc = buf_to_arena(a, &buf, out);
     core_buf_free(&buf);
-    core_free(runs);
     return rc;
 }
 
