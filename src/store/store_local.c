@@ -439,10 +439,12 @@ static void *sync_one(void *p)
  * index of the first failed job, or -1. */
 static long run_sync_jobs(local_store *ls, sync_job *jobs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        jobs[i].started = n > 1 && pthread_create(&jobs[i].th, NULL, sync_one, &jobs[i]) == 0;
+    /* The caller's thread takes the first flush itself: one thread fewer to spawn. */
+    for (size_t i = 1; i < n; i++) {
+        jobs[i].started = pthread_create(&jobs[i].th, NULL, sync_one, &jobs[i]) == 0;
         if (!jobs[i].started) sync_one(&jobs[i]);
     }
+    if (n) sync_one(&jobs[0]);
     long bad = -1;
     for (size_t i = 0; i < n; i++) {
         if (jobs[i].started) pthread_join(jobs[i].th, NULL);
