@@ -95,7 +95,8 @@ static int take_rec(arrow_array **out, const arrow_array *a, const int64_t *idx,
             if (i == n || idx[i] < 0) continue;
             size_t l;
             const uint8_t *p = arrow_array_get_bytes(a, idx[i], &l);
-            memcpy((uint8_t *)values + pos, p, l);
+            if (l) /* a null or empty value may have no bytes at all (p == NULL) */
+                memcpy((uint8_t *)values + pos, p, l);
             pos += l;
         }
         vsize = total;

@@ -130,6 +130,13 @@ void core_err_set_storage_kind(int kind, int sys_errno)
     tls_err.pub.sys_errno = sys_errno;
 }
 
+void core_err_set_location(const char *file, int line, int column)
+{
+    if (file) core_err_detail(CORE_ERR_FILE, file);
+    tls_err.pub.line = line;
+    tls_err.pub.column = column;
+}
+
 void core_err_prefix(const char *fmt, ...)
 {
     char prefix[MSG_CAP], old[MSG_CAP];

@@ -35,6 +35,9 @@ typedef enum core_err_field {
 } core_err_field;
 void core_err_detail(core_err_field field, const char *value);
 void core_err_set_storage_kind(int kind, int sys_errno);
+/* Locate the error most recently set (any code): file (may be NULL), 1-based line and column
+ * (0 if unknown). For errors other than OG_E_BAD_REQUEST that still come from a source line. */
+void core_err_set_location(const char *file, int line, int column);
 
 /* Prefix the current message with context ("reading manifest x: <old message>"). */
 void core_err_prefix(const char *fmt, ...) CORE_PRINTF(1, 2);

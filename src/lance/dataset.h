@@ -225,4 +225,15 @@ int lance_dataset_append(lance_dataset **out, const lance_dataset *ds, arrow_bat
 int lance_dataset_delete(lance_dataset **out, const lance_dataset *ds,
                          const lance_filter *filter);
 
+/* ---- Create with rows (create.c) ---------------------------------------------------------- */
+
+/* Create version 1 of a new table already holding the rows of b[0..n) (batches in `schema`),
+ * in one commit: the version-1 manifest is published with put-if-absent, so OG_E_EXISTS if
+ * the table already has a version (also when a concurrent creator won). The transaction's
+ * uuid is `uuid` (NULL: a new one), so a creator that crashed can find its version with
+ * lance_find_txn_version. With no rows this is lance_dataset_create (uuid not recorded). */
+int lance_dataset_create_rows(lance_dataset **out, store *s, const char *root,
+                              const arrow_schema *schema, arrow_batch *const *b, size_t n,
+                              const lance_create_options *opt, const char *uuid);
+
 #endif

@@ -1,0 +1,546 @@
+/* The executor's per-graph-handle cache: tables at a version (ids, id dictionary, columns
+ * loaded on demand) and CSR adjacency built over them. Keys carry versions, so an entry is
+ * never stale and nothing expires by time; a newer version of a table evicts the older one. */
+#include "exec/exec_internal.h"
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "lance/branch.h"
+
+#include <string.h>
+
+struct exec_cache {
+    pthread_mutex_t mu;
+    exec_table **tables;
+    size_t n_tables, cap_tables;
+    exec_csr **csrs;
+    size_t n_csrs, cap_csrs;
+    exec_scratch *pool[8];
+    size_t n_pool;
+    exec_cache_stats st;
+};
+
+int exec_cache_new(exec_cache **out)
+{
+    *out = NULL;
+    exec_cache *c = core_calloc(1, sizeof *c);
+    if (!c) return core_err_nomem();
+    pthread_mutex_init(&c->mu, NULL);
+    *out = c;
+    return 0;
+}
+
+static void table_free(exec_table *t)
+{
+    arrow_array_free(t->id);
+    arrow_array_free(t->src);
+    arrow_array_free(t->dst);
+    core_free(t->dict);
+    lance_dataset_free(t->ds);
+    for (size_t i = 0; i < t->n_cols; i++) {
+        core_free(t->col_names[i]);
+        arrow_array_free(t->cols[i]);
+    }
+    core_free(t->col_names);
+    core_free(t->cols);
+    core_free(t->path);
+    core_free(t->branch);
+    pthread_mutex_destroy(&t->mu);
+    core_free(t);
+}
+
+void exec_table_release(exec_table *t)
+{
+    if (t && atomic_fetch_sub(&t->refs, 1) == 1) table_free(t);
+}
+
+void exec_csr_release(exec_csr *g)
+{
+    if (!g || atomic_fetch_sub(&g->refs, 1) != 1) return;
+    exec_table_release(g->edges);
+    exec_table_release(g->from);
+    exec_table_release(g->to);
+    core_free(g->out_off);
+    core_free(g->out_nbr);
+    core_free(g->out_edge);
+    core_free(g->in_off);
+    core_free(g->in_nbr);
+    core_free(g->in_edge);
+    core_free(g);
+}
+
+static void scratch_free(exec_scratch *s)
+{
+    if (!s) return;
+    core_free(s->visited);
+    core_free(s->seen);
+    core_free(s->frontier);
+    core_free(s->next);
+    core_free(s->found);
+    core_free(s);
+}
+
+int exec_scratch_get(exec_scratch **out, exec_cache *c, size_t n_nodes)
+{
+    *out = NULL;
+    size_t need = n_nodes + 1;
+    exec_scratch *s = NULL;
+    pthread_mutex_lock(&c->mu);
+    /* Prefer the largest pooled one: it fits most often. */
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i < c->n_pool; i++)
+        if (best == SIZE_MAX || c->pool[i]->cap > c->pool[best]->cap) best = i;
+    if (best != SIZE_MAX) {
+        s = c->pool[best];
+        c->pool[best] = c->pool[--c->n_pool];
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (s && (s->cap < need || s->epoch > UINT32_MAX - 2)) {
+        scratch_free(s);
+        s = NULL;
+    }
+    if (!s) {
+        s = core_calloc(1, sizeof *s);
+        if (!s) return core_err_nomem();
+        s->cap = need;
+        s->visited = core_calloc(need, sizeof *s->visited);
+        s->seen = core_calloc(need, sizeof *s->seen);
+        s->frontier = core_malloc(need * sizeof *s->frontier);
+        s->next = core_malloc(need * sizeof *s->next);
+        s->found = core_malloc(need * sizeof *s->found);
+        if (!s->visited || !s->seen || !s->frontier || !s->next || !s->found) {
+            scratch_free(s);
+            return core_err_nomem();
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+void exec_scratch_put(exec_cache *c, exec_scratch *s)
+{
+    if (!s) return;
+    pthread_mutex_lock(&c->mu);
+    if (c->n_pool < sizeof c->pool / sizeof c->pool[0]) {
+        c->pool[c->n_pool++] = s;
+        s = NULL;
+    }
+    pthread_mutex_unlock(&c->mu);
+    scratch_free(s);
+}
+
+void exec_cache_free(exec_cache *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->n_pool; i++) scratch_free(c->pool[i]);
+    for (size_t i = 0; i < c->n_csrs; i++) exec_csr_release(c->csrs[i]);
+    for (size_t i = 0; i < c->n_tables; i++) exec_table_release(c->tables[i]);
+    core_free(c->csrs);
+    core_free(c->tables);
+    pthread_mutex_destroy(&c->mu);
+    core_free(c);
+}
+
+void exec_cache_stats_get(exec_cache *c, exec_cache_stats *out)
+{
+    pthread_mutex_lock(&c->mu);
+    *out = c->st;
+    out->tables = c->n_tables;
+    out->csrs = c->n_csrs;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void exec_cache_count_pushed(exec_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->st.pushed_scans++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void exec_cache_count_key_lookup(exec_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->st.key_lookups++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static int str_eq(const char *a, const char *b)
+{
+    if (!a || !b) return a == b;
+    return strcmp(a, b) == 0;
+}
+
+static int same_table(const exec_table *t, const char *path, const char *branch)
+{
+    return str_eq(t->path, path) && str_eq(t->branch, branch);
+}
+
+/* ---- dictionary ------------------------------------------------------------------------------ */
+
+int64_t exec_table_find(const exec_table *t, const void *id, size_t n)
+{
+    if (!t->dict) return -1;
+    uint64_t h = core_hash64(id, n, 0);
+    for (size_t i = (size_t)h & t->dict_mask;; i = (i + 1) & t->dict_mask) {
+        uint32_t v = t->dict[i];
+        if (!v) return -1;
+        size_t len;
+        const uint8_t *p = arrow_array_get_bytes(t->id, (int64_t)v - 1, &len);
+        if (len == n && memcmp(p, id, n) == 0) return (int64_t)v - 1;
+    }
+}
+
+static int build_dict(exec_table *t)
+{
+    if (t->n_rows >= (int64_t)UINT32_MAX / 2)
+        return core_err(OG_E_RESOURCE_LIMIT, "table %s has too many rows for the executor",
+                        t->path);
+    size_t cap = 16;
+    while (cap < (size_t)t->n_rows * 2) cap <<= 1;
+    t->dict = core_calloc(cap, sizeof *t->dict);
+    if (!t->dict) return core_err_nomem();
+    t->dict_mask = cap - 1;
+    for (int64_t r = 0; r < t->n_rows; r++) {
+        size_t n;
+        const uint8_t *p = arrow_array_get_bytes(t->id, r, &n);
+        if (exec_table_find(t, p, n) >= 0) continue; /* a duplicate id: the first row wins */
+        uint64_t h = core_hash64(p, n, 0);
+        size_t i = (size_t)h & t->dict_mask;
+        while (t->dict[i]) i = (i + 1) & t->dict_mask;
+        t->dict[i] = (uint32_t)(r + 1);
+    }
+    return 0;
+}
+
+/* ---- tables ---------------------------------------------------------------------------------- */
+
+static int scan_columns(arrow_array **cols, const lance_dataset *ds, const char *const *names,
+                        size_t n)
+{
+    lance_scan_options o = LANCE_SCAN_OPTIONS_INIT;
+    o.columns = names;
+    o.n_columns = n;
+    arrow_batch *b = NULL;
+    int rc = lance_dataset_scan_all(&b, ds, &o);
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++) cols[i] = arrow_array_ref(b->columns[i]);
+    arrow_batch_free(b);
+    return 0;
+}
+
+static int table_load(exec_table **out, store *s, const graph_table *gt)
+{
+    *out = NULL;
+    exec_table *t = core_calloc(1, sizeof *t);
+    if (!t) return core_err_nomem();
+    atomic_init(&t->refs, 1);
+    pthread_mutex_init(&t->mu, NULL);
+    t->kind = gt->kind;
+    t->version = gt->version;
+    t->path = core_strdup(gt->path);
+    t->branch = gt->table_branch ? core_strdup(gt->table_branch) : NULL;
+    int rc = 0;
+    if (!t->path || (gt->table_branch && !t->branch)) {
+        rc = core_err_nomem();
+        goto fail;
+    }
+    rc = lance_branch_open(&t->ds, s, gt->path, gt->table_branch, gt->version, NULL,
+                           LANCE_ACCESS_READ);
+    if (rc) {
+        core_err_prefix("opening table %s at version %llu", gt->alias ? gt->alias : gt->path,
+                        (unsigned long long)gt->version);
+        goto fail;
+    }
+    arrow_array *cols[3] = {NULL, NULL, NULL};
+    static const char *const node_cols[] = {GRAPH_COL_ID};
+    static const char *const edge_cols[] = {GRAPH_COL_ID, GRAPH_COL_SRC, GRAPH_COL_DST};
+    int edge = gt->kind == LANG_EDGE;
+    rc = scan_columns(cols, t->ds, edge ? edge_cols : node_cols, edge ? 3 : 1);
+    if (rc) goto fail;
+    t->id = cols[0];
+    t->src = cols[1];
+    t->dst = cols[2];
+    for (int i = 0; i < (edge ? 3 : 1); i++)
+        if (cols[i]->type.id != ARROW_UTF8 || cols[i]->null_count) {
+            rc = core_err(OG_E_CORRUPT, "table %s: column %s is not non-null utf8", t->path,
+                          edge ? edge_cols[i] : node_cols[i]);
+            goto fail;
+        }
+    t->n_rows = t->id->length;
+    rc = build_dict(t);
+    if (rc) goto fail;
+    *out = t;
+    return 0;
+fail:
+    table_free(t);
+    return rc;
+}
+
+static void drop_csrs_on(exec_cache *c, const exec_table *t)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_csrs; i++) {
+        exec_csr *g = c->csrs[i];
+        if (g->edges == t || g->from == t || g->to == t)
+            exec_csr_release(g);
+        else
+            c->csrs[k++] = g;
+    }
+    c->n_csrs = k;
+}
+
+int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_table *gt)
+{
+    *out = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n_tables; i++) {
+        exec_table *t = c->tables[i];
+        if (t->version == gt->version && same_table(t, gt->path, gt->table_branch)) {
+            atomic_fetch_add(&t->refs, 1);
+            c->st.table_hits++;
+            pthread_mutex_unlock(&c->mu);
+            *out = t;
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    /* Build outside the lock: another thread may build the same table meanwhile; the first
+     * to publish wins and the other copy is dropped. */
+    exec_table *t = NULL;
+    int rc = table_load(&t, s, gt);
+    if (rc) return rc;
+    pthread_mutex_lock(&c->mu);
+    c->st.table_loads++;
+    for (size_t i = 0; i < c->n_tables; i++) {
+        exec_table *o = c->tables[i];
+        if (o->version == gt->version && same_table(o, gt->path, gt->table_branch)) {
+            atomic_fetch_add(&o->refs, 1);
+            pthread_mutex_unlock(&c->mu);
+            exec_table_release(t);
+            *out = o;
+            return 0;
+        }
+    }
+    /* Evict other versions of this table (and adjacency built on them). */
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_tables; i++) {
+        exec_table *o = c->tables[i];
+        if (same_table(o, gt->path, gt->table_branch)) {
+            drop_csrs_on(c, o);
+            exec_table_release(o);
+        } else {
+            c->tables[k++] = o;
+        }
+    }
+    c->n_tables = k;
+    if (c->n_tables == c->cap_tables) {
+        size_t nc = c->cap_tables ? c->cap_tables * 2 : 8;
+        exec_table **nt = core_realloc(c->tables, nc * sizeof *nt);
+        if (!nt) {
+            pthread_mutex_unlock(&c->mu);
+            *out = t; /* usable, just not cached */
+            return 0;
+        }
+        c->tables = nt;
+        c->cap_tables = nc;
+    }
+    atomic_fetch_add(&t->refs, 1);
+    c->tables[c->n_tables++] = t;
+    pthread_mutex_unlock(&c->mu);
+    *out = t;
+    return 0;
+}
+
+int exec_table_has_column(exec_table *t, const char *name)
+{
+    pthread_mutex_lock(&t->mu);
+    int found = 0;
+    for (size_t i = 0; i < t->n_cols && !found; i++) found = !strcmp(t->col_names[i], name);
+    pthread_mutex_unlock(&t->mu);
+    return found;
+}
+
+int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, const char *name)
+{
+    *out = NULL;
+    if (!strcmp(name, GRAPH_COL_ID)) {
+        *out = t->id;
+        return 0;
+    }
+    /* Loading under the table's own mutex keeps two threads from reading one column twice;
+     * other tables and the cache stay usable meanwhile. */
+    pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; i < t->n_cols; i++)
+        if (!strcmp(t->col_names[i], name)) {
+            *out = t->cols[i];
+            pthread_mutex_unlock(&t->mu);
+            return 0;
+        }
+    arrow_array *a = NULL;
+    const char *names[1] = {name};
+    int rc = scan_columns(&a, t->ds, names, 1);
+    if (!rc && a->length != t->n_rows)
+        rc = core_err(OG_E_CORRUPT, "table %s: column %s has %lld rows, id has %lld", t->path,
+                      name, (long long)a->length, (long long)t->n_rows);
+    char *nm = rc ? NULL : core_strdup(name);
+    char **nn = NULL;
+    arrow_array **na = NULL;
+    if (!rc && nm) {
+        nn = core_realloc(t->col_names, (t->n_cols + 1) * sizeof *nn);
+        if (nn) t->col_names = nn;
+        na = nn ? core_realloc(t->cols, (t->n_cols + 1) * sizeof *na) : NULL;
+        if (na) t->cols = na;
+    }
+    if (!rc && (!nm || !nn || !na)) rc = core_err_nomem();
+    if (rc) {
+        pthread_mutex_unlock(&t->mu);
+        core_free(nm);
+        arrow_array_free(a);
+        return rc;
+    }
+    t->col_names[t->n_cols] = nm;
+    t->cols[t->n_cols++] = a;
+    pthread_mutex_unlock(&t->mu);
+    if (c) {
+        pthread_mutex_lock(&c->mu);
+        c->st.column_loads++;
+        pthread_mutex_unlock(&c->mu);
+    }
+    *out = a;
+    return 0;
+}
+
+/* ---- CSR ------------------------------------------------------------------------------------- */
+
+static int csr_side(uint32_t **off_out, uint32_t **nbr_out, uint32_t **edge_out, size_t n_nodes,
+                    const int64_t *key, const int64_t *other, int64_t n_edges)
+{
+    uint32_t *off = core_calloc(n_nodes + 1, sizeof *off);
+    size_t m = 0;
+    for (int64_t e = 0; e < n_edges; e++)
+        if (key[e] >= 0 && other[e] >= 0) m++;
+    uint32_t *nbr = core_malloc((m ? m : 1) * sizeof *nbr);
+    uint32_t *edg = core_malloc((m ? m : 1) * sizeof *edg);
+    if (!off || !nbr || !edg) {
+        core_free(off);
+        core_free(nbr);
+        core_free(edg);
+        return core_err_nomem();
+    }
+    for (int64_t e = 0; e < n_edges; e++)
+        if (key[e] >= 0 && other[e] >= 0) off[key[e] + 1]++;
+    for (size_t i = 0; i < n_nodes; i++) off[i + 1] += off[i];
+    /* Fill in edge-row order: a running cursor per node (off[] shifted by one, restored). */
+    for (int64_t e = 0; e < n_edges; e++) {
+        if (key[e] < 0 || other[e] < 0) continue;
+        uint32_t at = off[key[e]]++;
+        nbr[at] = (uint32_t)other[e];
+        edg[at] = (uint32_t)e;
+    }
+    for (size_t i = n_nodes; i > 0; i--) off[i] = off[i - 1];
+    off[0] = 0;
+    *off_out = off;
+    *nbr_out = nbr;
+    *edge_out = edg;
+    return 0;
+}
+
+static int csr_build(exec_csr **out, exec_table *edges, exec_table *from, exec_table *to)
+{
+    *out = NULL;
+    int64_t n = edges->n_rows;
+    int64_t *s = core_malloc((size_t)(n ? n : 1) * sizeof *s);
+    int64_t *d = core_malloc((size_t)(n ? n : 1) * sizeof *d);
+    exec_csr *g = core_calloc(1, sizeof *g);
+    int rc = 0;
+    if (!s || !d || !g) {
+        rc = core_err_nomem();
+        goto done;
+    }
+    for (int64_t e = 0; e < n; e++) {
+        size_t len;
+        const uint8_t *p = arrow_array_get_bytes(edges->src, e, &len);
+        s[e] = exec_table_find(from, p, len);
+        p = arrow_array_get_bytes(edges->dst, e, &len);
+        d[e] = exec_table_find(to, p, len);
+    }
+    rc = csr_side(&g->out_off, &g->out_nbr, &g->out_edge, (size_t)from->n_rows, s, d, n);
+    if (!rc) rc = csr_side(&g->in_off, &g->in_nbr, &g->in_edge, (size_t)to->n_rows, d, s, n);
+    if (rc) goto done;
+    atomic_init(&g->refs, 1);
+    atomic_fetch_add(&edges->refs, 1);
+    atomic_fetch_add(&from->refs, 1);
+    atomic_fetch_add(&to->refs, 1);
+    g->edges = edges;
+    g->from = from;
+    g->to = to;
+    *out = g;
+    g = NULL;
+done:
+    if (g) {
+        core_free(g->out_off);
+        core_free(g->out_nbr);
+        core_free(g->out_edge);
+        core_free(g);
+    }
+    core_free(s);
+    core_free(d);
+    return rc;
+}
+
+int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table *from,
+                   exec_table *to)
+{
+    *out = NULL;
+    pthread_mutex_lock(&c->mu);
+    for (size_t i = 0; i < c->n_csrs; i++) {
+        exec_csr *g = c->csrs[i];
+        if (g->edges == edges && g->from == from && g->to == to) {
+            atomic_fetch_add(&g->refs, 1);
+            c->st.csr_hits++;
+            pthread_mutex_unlock(&c->mu);
+            *out = g;
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    exec_csr *g = NULL;
+    int rc = csr_build(&g, edges, from, to);
+    if (rc) return rc;
+    pthread_mutex_lock(&c->mu);
+    c->st.csr_builds++;
+    for (size_t i = 0; i < c->n_csrs; i++) {
+        exec_csr *o = c->csrs[i];
+        if (o->edges == edges && o->from == from && o->to == to) {
+            atomic_fetch_add(&o->refs, 1);
+            pthread_mutex_unlock(&c->mu);
+            exec_csr_release(g);
+            *out = o;
+            return 0;
+        }
+    }
+    /* Only cache adjacency over tables the cache still holds (a table evicted meanwhile
+     * would keep this entry from ever being dropped). */
+    int held = 0;
+    for (size_t i = 0; i < c->n_tables; i++)
+        held += c->tables[i] == edges || c->tables[i] == from || c->tables[i] == to;
+    int need = 1 + (from != edges) + (to != from && to != edges);
+    if (held >= need) {
+        if (c->n_csrs == c->cap_csrs) {
+            size_t nc = c->cap_csrs ? c->cap_csrs * 2 : 8;
+            exec_csr **nn = core_realloc(c->csrs, nc * sizeof *nn);
+            if (nn) {
+                c->csrs = nn;
+                c->cap_csrs = nc;
+            }
+        }
+        if (c->n_csrs < c->cap_csrs) {
+            atomic_fetch_add(&g->refs, 1);
+            c->csrs[c->n_csrs++] = g;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    *out = g;
+    return 0;
+}

@@ -1,0 +1,83 @@
+/* Internals shared by the executor's files: cached tables (ids, dictionary, columns), cached
+ * CSR adjacency, and checked param values. Not part of any other layer's contract. */
+#ifndef OG_EXEC_INTERNAL_H
+#define OG_EXEC_INTERNAL_H
+
+#include "exec/query.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* One node or edge table at one version. Everything but `cols` is immutable after build;
+ * `cols` fill in lazily under `mu` and a loaded column never changes. */
+typedef struct exec_table {
+    _Atomic long refs;
+    char *path, *branch; /* branch: Lance branch or NULL (main) */
+    uint64_t version;
+    int kind;
+    int64_t n_rows;
+    arrow_array *id;       /* Utf8 ids in scan order */
+    arrow_array *src, *dst; /* edges: Utf8 endpoint ids */
+    uint32_t *dict;        /* open addressing: row + 1, 0 = empty */
+    size_t dict_mask;
+    lance_dataset *ds;     /* kept open to load columns */
+    pthread_mutex_t mu;
+    size_t n_cols;
+    char **col_names;
+    arrow_array **cols;
+} exec_table;
+
+/* Adjacency of one edge table between its endpoint tables, in node-row space. Edges whose
+ * endpoint is missing from the node table are left out. Neighbour lists keep edge-row order. */
+typedef struct exec_csr {
+    _Atomic long refs;
+    exec_table *edges, *from, *to;
+    uint32_t *out_off, *out_nbr, *out_edge; /* by from-row: to-rows */
+    uint32_t *in_off, *in_nbr, *in_edge;    /* by to-row: from-rows */
+} exec_csr;
+
+int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_table *t);
+void exec_table_release(exec_table *t);
+/* Row of id (n bytes), or -1. */
+int64_t exec_table_find(const exec_table *t, const void *id, size_t n);
+/* The column `name` (all rows, scan order), loading it on first use. Borrowed: lives as long
+ * as the table. */
+int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, const char *name);
+/* Is the column already in memory? */
+int exec_table_has_column(exec_table *t, const char *name);
+
+int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table *from,
+                   exec_table *to);
+void exec_csr_release(exec_csr *g);
+
+/* BFS scratch: epoch-stamped visited/seen marks (never cleared: a new epoch per source) and
+ * frontier buffers, for node tables of up to `cap` rows. Pooled in the cache so a warm query
+ * allocates nothing proportional to the graph; each run takes its own (thread-safe). */
+typedef struct exec_scratch {
+    uint32_t *visited, *seen;
+    uint32_t epoch;
+    uint32_t *frontier, *next, *found;
+    size_t cap;
+} exec_scratch;
+
+int exec_scratch_get(exec_scratch **out, exec_cache *c, size_t n_nodes);
+void exec_scratch_put(exec_cache *c, exec_scratch *s);
+
+/* Counters bumped by the executor. */
+void exec_cache_count_pushed(exec_cache *c);
+void exec_cache_count_key_lookup(exec_cache *c);
+
+/* Does `cell op rhs` hold, with the read executor's semantics (NULL never satisfies; contains
+ * is list membership or substring; starts_with)? For mutation `where` over rows the mutation
+ * stages itself (src/exec/mutate.c). */
+int exec_pred_holds_cell(int op, const arrow_array *a, int64_t i, const lang_value *rhs);
+
+struct exec_params {
+    core_arena arena;
+    size_t n;
+    lang_value *vals; /* per declared param, LANG_V_NULL when absent */
+    int has_now;
+    int64_t now_ms;
+};
+
+#endif

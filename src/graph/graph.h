@@ -1,0 +1,196 @@
+/* The graph layer: the layout of a graph root, the graph manifest (a Lance dataset whose rows
+ * are the catalog of table versions, the commit lineage and the heads of graph branches),
+ * snapshot reconstruction at a head or at any manifest version, lineage, the accepted schema
+ * contract, and the Arrow shape of node and edge tables.
+ *
+ * This layer reads and describes graph state. It never decides when a write may happen: the
+ * write protocol (src/write/) builds rows with graph_rows_* and commits them.
+ *
+ * The graph manifest is append-only: every row kind carries the manifest version (or table
+ * version) it belongs to, and reconstruction reduces by maximum, so a graph commit is one
+ * Lance Append (no deletion files, no rewritten rows). Visibility is arbitrated by committing
+ * manifest version N+1 exactly (put-if-absent of the version file): of two publishers built on
+ * version N, one wins and the other re-reads and re-arbitrates its read set. */
+#ifndef OG_GRAPH_GRAPH_H
+#define OG_GRAPH_GRAPH_H
+
+#include "arrow/arrow.h"
+#include "core/buf.h"
+#include "core/ulid.h"
+#include "lance/branch.h"
+#include "lance/dataset.h"
+#include "lang/catalog.h"
+#include "store/store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Root layout (keys relative to the graph root's store) ------------------------------- */
+
+#define GRAPH_MANIFEST_DIR "__manifest.lance"   /* the graph manifest dataset */
+#define GRAPH_RECOVERY_DIR "__recovery"         /* recovery sidecars <ULID>.json */
+#define GRAPH_AUDIT_DIR "_recoveries.lance"     /* recovery audit log (Lance dataset) */
+#define GRAPH_SCHEMA_PG "_schema.pg"            /* accepted schema source */
+#define GRAPH_SCHEMA_JSON "_schema.json"        /* its catalog (ids) and identity hash */
+#define GRAPH_INIT_CLAIM "__init_claim.json"    /* transient init ownership */
+#define GRAPH_NODES_DIR "nodes"
+#define GRAPH_EDGES_DIR "edges"
+
+/* The graph format this binary reads and writes (the "format" row of the manifest). A graph
+ * with another value is refused with a message saying whether to upgrade the binary or rebuild
+ * the graph. */
+#define GRAPH_FORMAT_VERSION 1
+
+#define GRAPH_SCHEMA_HASH_LEN 32 /* hex characters of a schema identity */
+#define GRAPH_ID_LEN CORE_ULID_LEN
+
+/* Path of a table dataset: "nodes/<sid:016x>-<inc:016x>.lance" (kind LANG_NODE) or edges/. */
+int graph_table_path(char out[STORE_KEY_MAX], int kind, uint64_t sid, uint64_t inc);
+/* "node:Person" / "edge:Knows". */
+int graph_table_alias(char *out, size_t cap, int kind, const char *type_name);
+
+/* ---- Node and edge tables ---------------------------------------------------------------- */
+
+/* Reserved column names. Every node and edge table has "id" (Utf8, non-null, the unenforced
+ * primary key); edges also "src" and "dst" (Utf8, non-null, node ids). Properties follow in
+ * declaration order under their own names. */
+#define GRAPH_COL_ID "id"
+#define GRAPH_COL_SRC "src"
+#define GRAPH_COL_DST "dst"
+
+/* The Arrow schema of a type's table. Type mapping: String/enum -> Utf8, Bool -> Bool,
+ * I32/I64/U32/U64/F32/F64 -> the same width, Date -> Date32 (days), DateTime -> Timestamp(ms,
+ * no zone), Blob -> Binary, [T] -> List<T>, Vector(d) -> FixedSizeList<Float32, d>. A property
+ * is nullable iff its type is. */
+int graph_type_schema(arrow_schema *out, const lang_typedef *t);
+/* Options for creating a type's empty table (primary key "id", stable row ids on). */
+void graph_type_create_options(lance_create_options *out);
+
+/* ---- Accepted schema contract ------------------------------------------------------------ */
+
+/* The identity of a catalog: the first GRAPH_SCHEMA_HASH_LEN hex digits of a hash over its
+ * canonical JSON (lang_catalog_to_json), so two schemas that differ only in layout or comments
+ * have the same identity. */
+int graph_schema_identity(const lang_catalog *c, char out[GRAPH_SCHEMA_HASH_LEN + 1]);
+/* Write _schema.pg (source) and _schema.json ({"format":1,"identity":...,"catalog":{...}})
+ * durably. */
+int graph_schema_write(store *s, const lang_catalog *c);
+/* Read and check the accepted schema: parses _schema.pg, inherits ids from _schema.json and
+ * verifies the identity. *identity receives it. OG_E_NOT_FOUND when there is none,
+ * OG_E_CORRUPT (naming the file) when the two files disagree. */
+int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_HASH_LEN + 1]);
+
+/* ---- Graph manifest rows ----------------------------------------------------------------- */
+
+typedef enum graph_row_kind {
+    GRAPH_ROW_FORMAT = 1,   /* object_id "format"; metadata {"format_version":N} */
+    GRAPH_ROW_SCHEMA,       /* object_id "schema:<mver:020>"; metadata {"identity":...} */
+    GRAPH_ROW_TABLE,        /* registration: object_id "table:<sid>:<inc>"; location = path */
+    GRAPH_ROW_TABLE_VERSION,/* "table_version:<sid>:<inc>:<ver:020>" */
+    GRAPH_ROW_TOMBSTONE,    /* "table_tombstone:<sid>:<inc>:<ver:020>" */
+    GRAPH_ROW_COMMIT,       /* object_id = commit id (ULID) */
+    GRAPH_ROW_HEAD,         /* "graph_head:<branch>:<mver:020>"; metadata {"head_commit_id"} */
+} graph_row_kind;
+
+/* object_type strings as stored, and back (0 for an unknown type, which readers skip). */
+const char *graph_row_kind_name(int kind);
+int graph_row_kind_parse(const char *s);
+
+/* The manifest's Arrow schema: object_id Utf8 (PK), object_type Utf8, location Utf8?,
+ * metadata Utf8? (JSON text), table_key Utf8, stable_table_id UInt64?,
+ * table_incarnation_id UInt64?, table_version UInt64?, table_branch Utf8?, row_count UInt64?. */
+int graph_manifest_schema(arrow_schema *out);
+
+typedef struct graph_commit {
+    char id[GRAPH_ID_LEN + 1];
+    char parent[GRAPH_ID_LEN + 1];        /* "" for a root commit */
+    char merged_parent[GRAPH_ID_LEN + 1]; /* "" unless a merge */
+    char *actor;                          /* NULL when none */
+    char *branch;                         /* NULL: main */
+    int64_t created_at_us;
+    uint64_t manifest_version;            /* the manifest version this commit produced */
+} graph_commit;
+
+/* Rows to append to the manifest in one commit. */
+typedef struct graph_rows graph_rows;
+
+int graph_rows_new(graph_rows **out);
+void graph_rows_free(graph_rows *r);
+size_t graph_rows_count(const graph_rows *r);
+int graph_rows_add_format(graph_rows *r, int format_version);
+int graph_rows_add_schema(graph_rows *r, const char *identity, uint64_t manifest_version);
+int graph_rows_add_table(graph_rows *r, int kind, uint64_t sid, uint64_t inc, const char *alias);
+int graph_rows_add_version(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,
+                           uint64_t table_version, const char *table_branch, uint64_t row_count);
+int graph_rows_add_tombstone(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,
+                             uint64_t table_version);
+int graph_rows_add_commit(graph_rows *r, const graph_commit *c);
+int graph_rows_add_head(graph_rows *r, const char *branch, const char *commit_id,
+                        uint64_t manifest_version);
+/* The rows as one batch in graph_manifest_schema. */
+int graph_rows_to_batch(const graph_rows *r, arrow_batch **out);
+
+/* ---- Snapshots --------------------------------------------------------------------------- */
+
+typedef struct graph_table {
+    int kind;               /* LANG_NODE or LANG_EDGE */
+    uint64_t sid, inc;      /* stable table identity and incarnation (both non-zero) */
+    char *alias;            /* "node:Person" */
+    char *type_name;        /* "Person" */
+    char *path;             /* "nodes/<sid>-<inc>.lance" */
+    uint64_t version;       /* published Lance version */
+    char *table_branch;     /* Lance branch holding that version; NULL = main */
+    uint64_t row_count;
+} graph_table;
+
+typedef struct graph_snapshot {
+    char *branch;                  /* NULL: main */
+    char branch_identity[LANCE_BRANCH_IDENTITY_CAP]; /* "" for main */
+    uint64_t manifest_version;
+    int format_version;
+    char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
+    char head[GRAPH_ID_LEN + 1];   /* this branch's graph head ("" before its first commit) */
+    graph_table *tables;           /* live tables, sorted by alias */
+    size_t n_tables;
+    graph_commit *commits;         /* GRAPH_SNAP_LINEAGE only: newest first */
+    size_t n_commits;
+} graph_snapshot;
+
+#define GRAPH_SNAP_LINEAGE 1u /* also decode every graph_commit row */
+
+/* Reconstruct the snapshot of graph branch `branch` (NULL: main) at manifest version `version`
+ * (0: latest). OG_E_NOT_FOUND when there is no graph (or no such branch/version);
+ * OG_E_UNSUPPORTED when the format row names another GRAPH_FORMAT_VERSION (the message says
+ * whether the graph is newer or older than this binary); OG_E_CORRUPT for rows that contradict
+ * each other (two registrations of one identity, a version row without a registration, two
+ * live tables with one alias). */
+int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint64_t version,
+                        unsigned flags);
+/* The same from an already opened manifest dataset (the publisher's fresh view). */
+int graph_snapshot_from_dataset(graph_snapshot **out, const lance_dataset *manifest,
+                                const char *branch, unsigned flags);
+void graph_snapshot_free(graph_snapshot *snap);
+/* The live table with this alias, or NULL. */
+const graph_table *graph_snapshot_table(const graph_snapshot *snap, const char *alias);
+
+/* Open a table at its pinned version (on its table_branch). */
+int graph_table_open(lance_dataset **out, store *s, const graph_table *t, lance_access access);
+/* Open the graph manifest of a branch at a version (0: latest). */
+int graph_manifest_open(lance_dataset **out, store *s, const char *branch, uint64_t version,
+                        lance_access access);
+
+/* ---- Lineage ----------------------------------------------------------------------------- */
+
+/* Resolve a commit id (or a unique prefix of at least 4 characters) or a decimal manifest
+ * version on this branch to its manifest version. OG_E_NOT_FOUND / OG_E_BAD_REQUEST (an
+ * ambiguous prefix). */
+int graph_resolve_ref(store *s, const char *branch, const char *ref, uint64_t *manifest_version);
+/* The same against an already loaded snapshot (decoded with GRAPH_SNAP_LINEAGE). A ref of
+ * decimal digits without a leading zero is a manifest version (1..snap->manifest_version);
+ * anything else is a commit id or an id prefix (case-insensitive; ULIDs of this era begin
+ * with "0"). */
+int graph_lineage_resolve(const graph_snapshot *snap, const char *ref, uint64_t *manifest_version);
+/* The commit with exactly this id in a lineage snapshot, or NULL. */
+const graph_commit *graph_lineage_find(const graph_snapshot *snap, const char *id);
+
+#endif

@@ -1,0 +1,216 @@
+/* The accepted schema contract: the identity of a catalog (a 128-bit hash of its canonical
+ * JSON), and the two files that record the accepted schema at the graph root, _schema.pg
+ * (the source) and _schema.json (its catalog with the stable ids, and the identity). */
+#include "graph/graph.h"
+#include "core/alloc.h"
+#include "core/arena.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCHEMA_FILE_FORMAT 1
+/* Two independent 64-bit XXH3 digests make the 128 bits of an identity. */
+#define ID_SEED_HI 0x6f6d6e6967726170ULL
+#define ID_SEED_LO 0x9e3779b97f4a7c15ULL
+
+static void identity_of(const core_buf *json, char out[GRAPH_SCHEMA_HASH_LEN + 1])
+{
+    uint64_t hi = core_hash64(json->data, json->len, ID_SEED_HI);
+    uint64_t lo = core_hash64(json->data, json->len, ID_SEED_LO);
+    snprintf(out, GRAPH_SCHEMA_HASH_LEN + 1, "%016" PRIx64 "%016" PRIx64, hi, lo);
+}
+
+int graph_schema_identity(const lang_catalog *c, char out[GRAPH_SCHEMA_HASH_LEN + 1])
+{
+    core_buf b = CORE_BUF_INIT;
+    int rc = lang_catalog_to_json(c, &b);
+    if (rc == 0) identity_of(&b, out);
+    core_buf_free(&b);
+    return rc;
+}
+
+int graph_schema_write(store *s, const lang_catalog *c)
+{
+    if (!c->source) return core_err(OG_E_BAD_REQUEST, "the catalog has no source text");
+    core_buf cj = CORE_BUF_INIT, out = CORE_BUF_INIT;
+    json_t *cat = NULL, *root = NULL;
+    char id[GRAPH_SCHEMA_HASH_LEN + 1];
+    int rc = lang_catalog_to_json(c, &cj);
+    if (rc == 0) {
+        identity_of(&cj, id);
+        rc = core_json_parse(&cat, (const char *)cj.data, cj.len, "catalog");
+    }
+    if (rc == 0) {
+        root = json_object();
+        if (!root || json_object_set_new(root, "format", json_integer(SCHEMA_FILE_FORMAT)) ||
+            json_object_set_new(root, "identity", json_string(id)) ||
+            json_object_set(root, "catalog", cat))
+            rc = core_err_nomem();
+    }
+    if (rc == 0) rc = core_json_dump(root, &out);
+    /* The source first: a crash between the two puts leaves files that disagree, which
+     * graph_schema_read reports instead of trusting either. */
+    if (rc == 0) rc = store_put(s, GRAPH_SCHEMA_PG, c->source, c->source_len, 0);
+    if (rc == 0) rc = store_put(s, GRAPH_SCHEMA_JSON, out.data, out.len, 0);
+    json_decref(cat);
+    json_decref(root);
+    core_buf_free(&cj);
+    core_buf_free(&out);
+    return rc;
+}
+
+static int disagree(const char *what)
+{
+    core_err(OG_E_CORRUPT, "%s and %s disagree: %s", GRAPH_SCHEMA_PG, GRAPH_SCHEMA_JSON, what);
+    core_err_detail(CORE_ERR_FILE, GRAPH_SCHEMA_JSON);
+    core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_JSON);
+    return OG_E_CORRUPT;
+}
+
+static int bad_json(const char *what)
+{
+    core_err(OG_E_CORRUPT, "%s: %s", GRAPH_SCHEMA_JSON, what);
+    core_err_detail(CORE_ERR_FILE, GRAPH_SCHEMA_JSON);
+    core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_JSON);
+    return OG_E_CORRUPT;
+}
+
+static int parse_id(const json_t *o, uint64_t *out)
+{
+    const char *s = json_string_value(json_object_get(o, "id"));
+    if (!s || strlen(s) != 16) return bad_json("a type or property id is not 16 hex digits");
+    char *end = NULL;
+    *out = strtoull(s, &end, 16);
+    if (!end || *end) return bad_json("a type or property id is not 16 hex digits");
+    return 0;
+}
+
+/* The names and ids of the stored catalog, as a catalog shell lang_catalog_inherit can take
+ * as the accepted side (it reads only kinds, names and ids). Names borrow from j. */
+static int shell_from_json(const json_t *cat, lang_catalog *shell)
+{
+    memset(shell, 0, sizeof *shell);
+    const json_t *types = json_object_get(cat, "types");
+    if (!json_is_array(types)) return bad_json("catalog has no types array");
+    size_t n = json_array_size(types);
+    shell->types = core_calloc(n ? n : 1, sizeof *shell->types);
+    if (!shell->types) return core_err_nomem();
+    for (size_t i = 0; i < n; i++) {
+        const json_t *t = json_array_get(types, i);
+        lang_typedef *d = &shell->types[i];
+        shell->n_types = i + 1;
+        const char *kind = json_string_value(json_object_get(t, "kind"));
+        d->name = json_string_value(json_object_get(t, "name"));
+        if (!kind || !d->name) return bad_json("a catalog type has no kind or name");
+        d->kind = strcmp(kind, "node") == 0 ? LANG_NODE : strcmp(kind, "edge") == 0 ? LANG_EDGE : 0;
+        if (!d->kind) return bad_json("a catalog type is neither node nor edge");
+        int rc = parse_id(t, &d->id);
+        if (rc) return rc;
+        const json_t *props = json_object_get(t, "properties");
+        if (!json_is_array(props)) return bad_json("a catalog type has no properties array");
+        size_t np = json_array_size(props);
+        d->props = core_calloc(np ? np : 1, sizeof *d->props);
+        if (!d->props) return core_err_nomem();
+        d->n_props = np;
+        for (size_t k = 0; k < np; k++) {
+            const json_t *p = json_array_get(props, k);
+            d->props[k].name = json_string_value(json_object_get(p, "name"));
+            if (!d->props[k].name) return bad_json("a catalog property has no name");
+            rc = parse_id(p, &d->props[k].id);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+static void shell_free(lang_catalog *shell)
+{
+    for (size_t i = 0; i < shell->n_types; i++)
+        core_free(shell->types[i].props);
+    core_free(shell->types);
+}
+
+/* Stable ids are derived from names and moved off collisions in declaration order, so
+ * building _schema.pg again does not in general give the accepted ids (a rename keeps the old
+ * id). The stored catalog is the accepted catalog of this very source, so every type and
+ * property has a same-named counterpart in it: lang_catalog_inherit copies their ids exactly
+ * (and re-sorts @key columns by id). The identity recomputed from the result must then equal
+ * the stored identity; any edit to either file, or a torn pair of writes, makes it differ. */
+int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_HASH_LEN + 1])
+{
+    *out = NULL;
+    core_buf pg = CORE_BUF_INIT, js = CORE_BUF_INIT;
+    int rc = store_get(s, GRAPH_SCHEMA_PG, 0, STORE_ALL, &pg);
+    if (rc == OG_E_NOT_FOUND) {
+        core_buf_free(&pg);
+        core_err(OG_E_NOT_FOUND, "the graph has no accepted schema (%s)", GRAPH_SCHEMA_PG);
+        core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_PG);
+        return OG_E_NOT_FOUND;
+    }
+    if (rc == 0) {
+        rc = store_get(s, GRAPH_SCHEMA_JSON, 0, STORE_ALL, &js);
+        if (rc == OG_E_NOT_FOUND) rc = disagree("the catalog file is missing");
+    }
+    json_t *root = NULL;
+    const char *stored_id = NULL;
+    int64_t format = 0;
+    if (rc == 0)
+        rc = core_json_parse_stored(&root, (const char *)js.data, js.len, GRAPH_SCHEMA_JSON);
+    if (rc == 0 && !json_is_object(root)) rc = bad_json("not a JSON object");
+    if (rc == 0) rc = core_json_int(root, "format", &format, OG_E_CORRUPT, GRAPH_SCHEMA_JSON);
+    if (rc == 0 && format != SCHEMA_FILE_FORMAT) {
+        rc = core_err(OG_E_UNSUPPORTED, "%s has format %" PRId64 "; this binary reads format %d",
+                      GRAPH_SCHEMA_JSON, format, SCHEMA_FILE_FORMAT);
+        core_err_detail(CORE_ERR_FILE, GRAPH_SCHEMA_JSON);
+    }
+    if (rc == 0) rc = core_json_str(root, "identity", &stored_id, OG_E_CORRUPT, GRAPH_SCHEMA_JSON);
+    if (rc == 0 && strlen(stored_id) != GRAPH_SCHEMA_HASH_LEN)
+        rc = bad_json("identity has the wrong length");
+    lang_catalog shell;
+    memset(&shell, 0, sizeof shell);
+    if (rc == 0) {
+        const json_t *cat = json_object_get(root, "catalog");
+        rc = json_is_object(cat) ? shell_from_json(cat, &shell) : bad_json("no catalog object");
+    }
+    lang_catalog *c = NULL;
+    if (rc == 0) {
+        core_arena da;
+        core_arena_init(&da, 4096);
+        lang_diags d;
+        lang_diags_init(&d, &da);
+        rc = lang_catalog_build(&c, (const char *)pg.data, pg.len, GRAPH_SCHEMA_PG, &d);
+        if (rc == OG_E_BAD_REQUEST) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", og_error_last()->message);
+            core_err(OG_E_CORRUPT, "accepted schema %s does not build: %s", GRAPH_SCHEMA_PG, msg);
+            core_err_detail(CORE_ERR_FILE, GRAPH_SCHEMA_PG);
+            core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_PG);
+            rc = OG_E_CORRUPT;
+        }
+        core_arena_free(&da);
+    }
+    char id[GRAPH_SCHEMA_HASH_LEN + 1];
+    if (rc == 0) {
+        lang_catalog_inherit(c, &shell);
+        rc = graph_schema_identity(c, id);
+    }
+    if (rc == 0 && strcmp(id, stored_id) != 0)
+        rc = disagree("the identity of the schema source with the recorded ids is not the "
+                      "recorded identity");
+    if (rc == 0) {
+        memcpy(identity, id, sizeof id);
+        *out = c;
+        c = NULL;
+    }
+    lang_catalog_free(c);
+    shell_free(&shell);
+    json_decref(root);
+    core_buf_free(&pg);
+    core_buf_free(&js);
+    return rc;
+}

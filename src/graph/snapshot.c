@@ -1,0 +1,539 @@
+/* Snapshot reconstruction: one projected scan of the graph manifest (main or a graph branch,
+ * at any version) reduced to the live tables, this branch's head, the schema identity and the
+ * format, and optionally the decoded commit lineage. Also opening the manifest and the tables
+ * a snapshot pins. */
+#include "graph/graph.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_main(const char *branch)
+{
+    return !branch || !*branch || strcmp(branch, "main") == 0;
+}
+
+int graph_manifest_open(lance_dataset **out, store *s, const char *branch, uint64_t version,
+                        lance_access access)
+{
+    *out = NULL;
+    if (is_main(branch)) return lance_dataset_open(out, s, GRAPH_MANIFEST_DIR, version, access);
+    return lance_branch_open(out, s, GRAPH_MANIFEST_DIR, branch, version, NULL, access);
+}
+
+int graph_table_open(lance_dataset **out, store *s, const graph_table *t, lance_access access)
+{
+    *out = NULL;
+    if (!t || !t->path || t->version == 0)
+        return core_err(OG_E_BAD_REQUEST, "graph_table_open: no table or no pinned version");
+    if (!t->table_branch || !*t->table_branch)
+        return lance_dataset_open(out, s, t->path, t->version, access);
+    return lance_branch_open(out, s, t->path, t->table_branch, t->version, NULL, access);
+}
+
+/* ---- freeing and lookup ------------------------------------------------------------------ */
+
+static void table_clear(graph_table *t)
+{
+    core_free(t->alias);
+    core_free(t->type_name);
+    core_free(t->path);
+    core_free(t->table_branch);
+}
+
+void graph_snapshot_free(graph_snapshot *snap)
+{
+    if (!snap) return;
+    for (size_t i = 0; i < snap->n_tables; i++)
+        table_clear(&snap->tables[i]);
+    core_free(snap->tables);
+    for (size_t i = 0; i < snap->n_commits; i++) {
+        core_free(snap->commits[i].actor);
+        core_free(snap->commits[i].branch);
+    }
+    core_free(snap->commits);
+    core_free(snap->branch);
+    core_free(snap);
+}
+
+const graph_table *graph_snapshot_table(const graph_snapshot *snap, const char *alias)
+{
+    if (!snap || !alias) return NULL;
+    size_t lo = 0, hi = snap->n_tables;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(snap->tables[mid].alias, alias);
+        if (c == 0) return &snap->tables[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* ---- the scan ---------------------------------------------------------------------------- */
+
+enum { C_ID, C_TYPE, C_LOC, C_META, C_KEY, C_SID, C_INC, C_VER, C_BRANCH, C_ROWS, N_C };
+static const char *const scan_cols[N_C] = {
+    "object_id",       "object_type",          "location",      "metadata",     "table_key",
+    "stable_table_id", "table_incarnation_id", "table_version", "table_branch", "row_count",
+};
+
+typedef struct reader {
+    const arrow_batch *b;
+    const char *object; /* the manifest root, for messages */
+} reader;
+
+static bool is_null(const reader *r, int col, int64_t i)
+{
+    return !arrow_array_is_valid(r->b->columns[col], i);
+}
+
+/* A copy of a string cell (NULL for a null cell; *rc set on allocation failure). */
+static char *cell_dup(const reader *r, int col, int64_t i, int *rc)
+{
+    if (is_null(r, col, i)) return NULL;
+    size_t n = 0;
+    const uint8_t *p = arrow_array_get_bytes(r->b->columns[col], i, &n);
+    char *d = core_strndup((const char *)(p ? p : (const uint8_t *)""), n);
+    if (!d) *rc = core_err_nomem();
+    return d;
+}
+
+/* Does a string cell equal s (a null cell equals only NULL)? */
+static bool cell_eq(const reader *r, int col, int64_t i, const char *s)
+{
+    if (is_null(r, col, i)) return s == NULL;
+    if (!s) return false;
+    size_t n = 0;
+    const uint8_t *p = arrow_array_get_bytes(r->b->columns[col], i, &n);
+    return strlen(s) == n && (n == 0 || memcmp(p, s, n) == 0);
+}
+
+/* Do two cells of one string column hold the same value (both null counts as equal)? */
+static bool cells_equal(const reader *r, int col, int64_t i, int64_t j)
+{
+    bool ni = is_null(r, col, i), nj = is_null(r, col, j);
+    if (ni || nj) return ni && nj;
+    size_t n1 = 0, n2 = 0;
+    const uint8_t *p1 = arrow_array_get_bytes(r->b->columns[col], i, &n1);
+    const uint8_t *p2 = arrow_array_get_bytes(r->b->columns[col], j, &n2);
+    return n1 == n2 && (n1 == 0 || memcmp(p1, p2, n1) == 0);
+}
+
+static int corrupt(const reader *r, int64_t i, const char *what)
+{
+    int rc = 0;
+    char *id = cell_dup(r, C_ID, i, &rc);
+    core_err(OG_E_CORRUPT, "graph manifest '%s': row '%s': %s", r->object, id ? id : "?", what);
+    core_err_detail(CORE_ERR_OBJECT, r->object);
+    core_free(id);
+    return OG_E_CORRUPT;
+}
+
+static int cell_u64(const reader *r, int col, int64_t i, uint64_t *out, const char *what)
+{
+    if (is_null(r, col, i)) return corrupt(r, i, what);
+    *out = arrow_array_get_uint(r->b->columns[col], i);
+    return 0;
+}
+
+/* The row's metadata JSON (an object), or OG_E_CORRUPT. */
+static int cell_json(const reader *r, int64_t i, json_t **out)
+{
+    *out = NULL;
+    if (is_null(r, C_META, i)) return corrupt(r, i, "metadata is null");
+    size_t n = 0;
+    const uint8_t *p = arrow_array_get_bytes(r->b->columns[C_META], i, &n);
+    int rc = core_json_parse_stored(out, (const char *)p, n, r->object);
+    if (rc == 0 && !json_is_object(*out)) {
+        json_decref(*out);
+        *out = NULL;
+        return corrupt(r, i, "metadata is not a JSON object");
+    }
+    return rc;
+}
+
+/* A table-bearing row, for grouping by identity. */
+typedef struct trow {
+    uint64_t sid, inc;
+    int kind;     /* GRAPH_ROW_TABLE / _TABLE_VERSION / _TOMBSTONE */
+    uint64_t ver; /* 0 for registrations */
+    int64_t idx;  /* row in the batch (ties keep the first) */
+} trow;
+
+static int trow_cmp(const void *a, const void *b)
+{
+    const trow *x = a, *y = b;
+    if (x->sid != y->sid) return x->sid < y->sid ? -1 : 1;
+    if (x->inc != y->inc) return x->inc < y->inc ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int table_cmp(const void *a, const void *b)
+{
+    return strcmp(((const graph_table *)a)->alias, ((const graph_table *)b)->alias);
+}
+
+static int commit_cmp(const void *a, const void *b)
+{
+    const graph_commit *x = a, *y = b; /* newest first */
+    if (x->manifest_version != y->manifest_version)
+        return x->manifest_version > y->manifest_version ? -1 : 1;
+    if (x->created_at_us != y->created_at_us) return x->created_at_us > y->created_at_us ? -1 : 1;
+    int c = strcmp(x->id, y->id);
+    return c > 0 ? -1 : c < 0;
+}
+
+/* Copy an optional ULID member of a commit's metadata into dst ("" when absent). */
+static int meta_ulid(const reader *r, int64_t i, const json_t *o, const char *key,
+                     char dst[GRAPH_ID_LEN + 1])
+{
+    dst[0] = 0;
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) return 0;
+    if (!json_is_string(v) || !core_ulid_valid(json_string_value(v)))
+        return corrupt(r, i, "a parent commit id is not a ULID");
+    memcpy(dst, json_string_value(v), GRAPH_ID_LEN + 1);
+    return 0;
+}
+
+static int decode_commit(const reader *r, int64_t i, graph_commit *c)
+{
+    memset(c, 0, sizeof *c);
+    size_t n = 0;
+    const uint8_t *p = arrow_array_get_bytes(r->b->columns[C_ID], i, &n);
+    if (n != GRAPH_ID_LEN) return corrupt(r, i, "commit id is not a ULID");
+    memcpy(c->id, p, n);
+    c->id[n] = 0;
+    if (!core_ulid_valid(c->id)) return corrupt(r, i, "commit id is not a ULID");
+    int rc = cell_u64(r, C_VER, i, &c->manifest_version, "commit without table_version");
+    json_t *o = NULL;
+    if (rc == 0) rc = cell_json(r, i, &o);
+    if (rc == 0) rc = meta_ulid(r, i, o, "parent_commit_id", c->parent);
+    if (rc == 0) rc = meta_ulid(r, i, o, "merged_parent_commit_id", c->merged_parent);
+    if (rc == 0) {
+        json_t *ca = json_object_get(o, "created_at");
+        if (!json_is_integer(ca))
+            rc = corrupt(r, i, "commit without integer created_at");
+        else
+            c->created_at_us = (int64_t)json_integer_value(ca);
+    }
+    if (rc == 0) {
+        json_t *a = json_object_get(o, "actor_id");
+        if (a && json_is_string(a)) {
+            c->actor = core_strdup(json_string_value(a));
+            if (!c->actor) rc = core_err_nomem();
+        } else if (a && !json_is_null(a)) {
+            rc = corrupt(r, i, "actor_id is not a string");
+        }
+    }
+    if (rc == 0) c->branch = cell_dup(r, C_BRANCH, i, &rc);
+    json_decref(o);
+    if (rc) {
+        core_free(c->actor);
+        core_free(c->branch);
+        c->actor = c->branch = NULL;
+    }
+    return rc;
+}
+
+/* Reduce one identity's rows t[0..n) (same sid/inc, scan order) into a live table, or none.
+ * *live is set to 1 when tbl was filled. */
+static int reduce_identity(const reader *r, const trow *t, size_t n, graph_table *tbl, int *live)
+{
+    *live = 0;
+    const trow *reg = NULL, *ver = NULL;
+    uint64_t tomb = 0;
+    bool has_tomb = false;
+    for (size_t k = 0; k < n; k++) {
+        if (t[k].kind == GRAPH_ROW_TABLE) {
+            if (!reg)
+                reg = &t[k];
+            else if (!cells_equal(r, C_KEY, reg->idx, t[k].idx) ||
+                     !cells_equal(r, C_LOC, reg->idx, t[k].idx))
+                return corrupt(r, t[k].idx, "two different registrations of one table identity");
+        } else if (t[k].kind == GRAPH_ROW_TABLE_VERSION) {
+            if (!ver || t[k].ver > ver->ver) ver = &t[k];
+        } else {
+            if (!has_tomb || t[k].ver > tomb) tomb = t[k].ver;
+            has_tomb = true;
+        }
+    }
+    if (!ver) return 0; /* registered (or tombstoned) but never published */
+    if (!reg) return corrupt(r, ver->idx, "table version without a registration");
+    if (has_tomb && tomb >= ver->ver) return 0;
+
+    int rc = 0;
+    memset(tbl, 0, sizeof *tbl);
+    tbl->sid = t[0].sid;
+    tbl->inc = t[0].inc;
+    tbl->version = ver->ver;
+    tbl->alias = cell_dup(r, C_KEY, reg->idx, &rc);
+    tbl->path = cell_dup(r, C_LOC, reg->idx, &rc);
+    tbl->table_branch = cell_dup(r, C_BRANCH, ver->idx, &rc);
+    tbl->row_count =
+        is_null(r, C_ROWS, ver->idx) ? 0 : arrow_array_get_uint(r->b->columns[C_ROWS], ver->idx);
+    if (rc == 0 && (!tbl->alias || !tbl->path))
+        rc = corrupt(r, reg->idx, "registration without alias or location");
+    if (rc == 0) {
+        if (strncmp(tbl->alias, "node:", 5) == 0)
+            tbl->kind = LANG_NODE;
+        else if (strncmp(tbl->alias, "edge:", 5) == 0)
+            tbl->kind = LANG_EDGE;
+        else
+            rc = corrupt(r, reg->idx, "alias is neither node:<Type> nor edge:<Type>");
+    }
+    if (rc == 0 && tbl->alias[5] == 0) rc = corrupt(r, reg->idx, "alias has no type name");
+    if (rc == 0) {
+        tbl->type_name = core_strdup(tbl->alias + 5);
+        if (!tbl->type_name) rc = core_err_nomem();
+    }
+    char canon[STORE_KEY_MAX];
+    if (rc == 0) rc = graph_table_path(canon, tbl->kind, tbl->sid, tbl->inc);
+    if (rc == 0 && strcmp(canon, tbl->path) != 0)
+        rc = corrupt(r, reg->idx, "location is not the identity's canonical path");
+    if (rc) {
+        table_clear(tbl);
+        return rc;
+    }
+    *live = 1;
+    return 0;
+}
+
+static int format_check(int found, int64_t v, const char *object)
+{
+    if (!found) {
+        core_err(OG_E_UNSUPPORTED,
+                 "graph manifest '%s' has no format row: it was not written "
+                 "by a graph of format %d (a torn or foreign manifest)",
+                 object, GRAPH_FORMAT_VERSION);
+    } else if (v > GRAPH_FORMAT_VERSION) {
+        core_err(OG_E_UNSUPPORTED,
+                 "graph format %" PRId64 " is newer than this binary (%d): "
+                 "upgrade omnigraph",
+                 v, GRAPH_FORMAT_VERSION);
+    } else if (v < GRAPH_FORMAT_VERSION) {
+        core_err(OG_E_UNSUPPORTED,
+                 "graph format %" PRId64 " is older than this binary (%d): "
+                 "rebuild the graph by export and import",
+                 v, GRAPH_FORMAT_VERSION);
+    } else {
+        return 0;
+    }
+    core_err_detail(CORE_ERR_OBJECT, object);
+    return OG_E_UNSUPPORTED;
+}
+
+/* The reduction of graph.h / reference §1.3 over one scanned batch. */
+static int reduce(graph_snapshot *snap, const reader *r, const char *branch, unsigned flags)
+{
+    const arrow_batch *b = r->b;
+    int64_t nrows = b->num_rows;
+    trow *t = core_malloc((size_t)(nrows ? nrows : 1) * sizeof *t);
+    if (!t) return core_err_nomem();
+    size_t nt = 0, ncommits = 0;
+    int rc = 0, have_format = 0;
+    int64_t format = 0;
+    uint64_t schema_ver = 0, head_ver = 0;
+    int64_t schema_row = -1, head_row = -1;
+    char tbuf[32];
+    for (int64_t i = 0; rc == 0 && i < nrows; i++) {
+        if (is_null(r, C_ID, i) || is_null(r, C_TYPE, i)) {
+            rc = corrupt(r, i, "null object_id or object_type");
+            break;
+        }
+        size_t n = 0;
+        const uint8_t *p = arrow_array_get_bytes(b->columns[C_TYPE], i, &n);
+        if (n >= sizeof tbuf) continue; /* no known type is that long: skip it */
+        memcpy(tbuf, p, n);
+        tbuf[n] = 0;
+        int kind = graph_row_kind_parse(tbuf);
+        switch (kind) {
+        case GRAPH_ROW_TABLE:
+        case GRAPH_ROW_TABLE_VERSION:
+        case GRAPH_ROW_TOMBSTONE: {
+            trow *w = &t[nt];
+            w->kind = kind;
+            w->idx = i;
+            w->ver = 0;
+            rc = cell_u64(r, C_SID, i, &w->sid, "table row without stable_table_id");
+            if (rc == 0)
+                rc = cell_u64(r, C_INC, i, &w->inc, "table row without table_incarnation_id");
+            if (rc == 0 && (w->sid == 0 || w->inc == 0)) rc = corrupt(r, i, "zero table identity");
+            if (rc == 0 && kind != GRAPH_ROW_TABLE)
+                rc = cell_u64(r, C_VER, i, &w->ver, "version row without table_version");
+            if (rc == 0) nt++;
+            break;
+        }
+        case GRAPH_ROW_FORMAT: {
+            json_t *o = NULL;
+            rc = cell_json(r, i, &o);
+            int64_t v = 0;
+            if (rc == 0) rc = core_json_int(o, "format_version", &v, OG_E_CORRUPT, "format row");
+            json_decref(o);
+            if (rc == 0 && (!have_format || v > format)) format = v;
+            have_format = 1;
+            break;
+        }
+        case GRAPH_ROW_SCHEMA: {
+            uint64_t v;
+            rc = cell_u64(r, C_VER, i, &v, "schema row without table_version");
+            if (rc == 0 && (schema_row < 0 || v > schema_ver)) schema_ver = v, schema_row = i;
+            break;
+        }
+        case GRAPH_ROW_HEAD: {
+            /* This branch's heads only: a branch inherits stale copies of others' heads. */
+            bool mine = is_main(branch) ? is_null(r, C_BRANCH, i) : cell_eq(r, C_BRANCH, i, branch);
+            uint64_t v;
+            if (mine) rc = cell_u64(r, C_VER, i, &v, "graph_head row without table_version");
+            if (rc == 0 && mine && (head_row < 0 || v > head_ver)) head_ver = v, head_row = i;
+            break;
+        }
+        case GRAPH_ROW_COMMIT:
+            ncommits++;
+            break;
+        default:
+            break; /* an object type from a newer writer: skipped */
+        }
+    }
+    if (rc == 0) rc = format_check(have_format, format, r->object);
+    if (rc == 0) snap->format_version = (int)format;
+    if (rc == 0 && schema_row >= 0) {
+        json_t *o = NULL;
+        const char *id = NULL;
+        rc = cell_json(r, schema_row, &o);
+        if (rc == 0) rc = core_json_str(o, "identity", &id, OG_E_CORRUPT, "schema row");
+        if (rc == 0 && strlen(id) != GRAPH_SCHEMA_HASH_LEN)
+            rc = corrupt(r, schema_row, "schema identity has the wrong length");
+        if (rc == 0) memcpy(snap->schema_identity, id, GRAPH_SCHEMA_HASH_LEN + 1);
+        json_decref(o);
+    }
+    if (rc == 0 && head_row >= 0) {
+        json_t *o = NULL;
+        const char *id = NULL;
+        rc = cell_json(r, head_row, &o);
+        if (rc == 0) rc = core_json_str(o, "head_commit_id", &id, OG_E_CORRUPT, "graph_head row");
+        if (rc == 0 && !core_ulid_valid(id)) rc = corrupt(r, head_row, "head is not a ULID");
+        if (rc == 0) memcpy(snap->head, id, GRAPH_ID_LEN + 1);
+        json_decref(o);
+    }
+
+    /* Tables: group by identity, reduce each, sort by alias, refuse a shared alias. */
+    if (rc == 0) {
+        qsort(t, nt, sizeof *t, trow_cmp);
+        snap->tables = core_calloc(nt ? nt : 1, sizeof *snap->tables);
+        if (!snap->tables) rc = core_err_nomem();
+    }
+    for (size_t k = 0; rc == 0 && k < nt;) {
+        size_t e = k + 1;
+        while (e < nt && t[e].sid == t[k].sid && t[e].inc == t[k].inc)
+            e++;
+        int live = 0;
+        rc = reduce_identity(r, t + k, e - k, &snap->tables[snap->n_tables], &live);
+        if (rc == 0 && live) snap->n_tables++;
+        k = e;
+    }
+    if (rc == 0) qsort(snap->tables, snap->n_tables, sizeof *snap->tables, table_cmp);
+    for (size_t k = 1; rc == 0 && k < snap->n_tables; k++) {
+        if (strcmp(snap->tables[k - 1].alias, snap->tables[k].alias) == 0) {
+            core_err(OG_E_CORRUPT,
+                     "graph manifest '%s': two live tables have the alias '%s' "
+                     "(%016" PRIx64 ":%016" PRIx64 " and %016" PRIx64 ":%016" PRIx64 ")",
+                     r->object, snap->tables[k].alias, snap->tables[k - 1].sid,
+                     snap->tables[k - 1].inc, snap->tables[k].sid, snap->tables[k].inc);
+            core_err_detail(CORE_ERR_OBJECT, r->object);
+            rc = OG_E_CORRUPT;
+        }
+    }
+    core_free(t);
+
+    if (rc == 0 && (flags & GRAPH_SNAP_LINEAGE) && ncommits) {
+        snap->commits = core_calloc(ncommits, sizeof *snap->commits);
+        if (!snap->commits) rc = core_err_nomem();
+        for (int64_t i = 0; rc == 0 && i < nrows; i++) {
+            if (!cell_eq(r, C_TYPE, i, graph_row_kind_name(GRAPH_ROW_COMMIT))) continue;
+            rc = decode_commit(r, i, &snap->commits[snap->n_commits]);
+            if (rc == 0) snap->n_commits++;
+        }
+        if (rc == 0) qsort(snap->commits, snap->n_commits, sizeof *snap->commits, commit_cmp);
+    }
+    return rc;
+}
+
+/* The reduction of an open manifest, with the branch identity already known. */
+static int from_dataset(graph_snapshot **out, const lance_dataset *manifest, const char *branch,
+                        const char *identity, unsigned flags)
+{
+    *out = NULL;
+    graph_snapshot *snap = core_calloc(1, sizeof *snap);
+    if (!snap) return core_err_nomem();
+    int rc = 0;
+    if (!is_main(branch)) {
+        snap->branch = core_strdup(branch);
+        if (!snap->branch) rc = core_err_nomem();
+        snprintf(snap->branch_identity, sizeof snap->branch_identity, "%s",
+                 identity ? identity : "");
+    }
+    snap->manifest_version = lance_dataset_version(manifest);
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.columns = scan_cols;
+    so.n_columns = N_C;
+    arrow_batch *b = NULL;
+    if (rc == 0) rc = lance_dataset_scan_all(&b, manifest, &so);
+    if (rc == 0 && b->n_columns != N_C)
+        rc = core_err(OG_E_CORRUPT,
+                      "graph manifest '%s': scan "
+                      "returned %zu columns",
+                      manifest->root, b->n_columns);
+    if (rc == 0) {
+        reader r = {b, manifest->root};
+        rc = reduce(snap, &r, branch, flags);
+    }
+    arrow_batch_free(b);
+    if (rc) {
+        graph_snapshot_free(snap);
+        return rc;
+    }
+    *out = snap;
+    return 0;
+}
+
+int graph_snapshot_from_dataset(graph_snapshot **out, const lance_dataset *manifest,
+                                const char *branch, unsigned flags)
+{
+    *out = NULL;
+    lance_branch ref;
+    if (!is_main(branch)) {
+        int rc = lance_branch_get(manifest->s, GRAPH_MANIFEST_DIR, branch, &ref);
+        if (rc) return rc;
+    }
+    return from_dataset(out, manifest, branch, is_main(branch) ? NULL : ref.identity, flags);
+}
+
+int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint64_t version,
+                        unsigned flags)
+{
+    *out = NULL;
+    lance_dataset *m = NULL;
+    lance_branch ref;
+    int rc;
+    if (is_main(branch)) {
+        rc = lance_dataset_open(&m, s, GRAPH_MANIFEST_DIR, version, LANCE_ACCESS_READ);
+    } else {
+        /* Read the ref first and open under its identity, so the identity reported is the
+         * incarnation whose rows were read. */
+        rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, branch, &ref);
+        if (rc == 0)
+            rc = lance_branch_open(&m, s, GRAPH_MANIFEST_DIR, branch, version, ref.identity,
+                                   LANCE_ACCESS_READ);
+    }
+    if (rc == 0) rc = from_dataset(out, m, branch, is_main(branch) ? NULL : ref.identity, flags);
+    lance_dataset_free(m);
+    return rc;
+}

@@ -1,0 +1,889 @@
+/* The validator of a graph change set against a pinned snapshot: value constraints, ids,
+ * @unique, edge endpoints and @card. It reads committed tables only when a check cannot be
+ * decided from the change set itself, and records every table it reads as a probe. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "graph/validate.h"
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/hash.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <pcre2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- change sets and probes -------------------------------------------------------------- */
+
+void graph_change_set_clear(graph_change_set *cs)
+{
+    if (!cs) return;
+    for (size_t i = 0; i < cs->n; i++) {
+        graph_change *c = &cs->changes[i];
+        arrow_batch_free(c->rows);
+        core_free(c->lines);
+        for (size_t k = 0; k < c->n_delete_ids; k++) core_free(c->delete_ids[k]);
+        core_free(c->delete_ids);
+    }
+    core_free(cs->changes);
+    cs->changes = NULL;
+    cs->n = 0;
+}
+
+void graph_probes_clear(graph_probes *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->n; i++) core_free(p->aliases[i]);
+    core_free(p->aliases);
+    p->aliases = NULL;
+    p->n = 0;
+}
+
+int graph_probes_add(graph_probes *p, const char *alias)
+{
+    size_t lo = 0, hi = p->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(p->aliases[mid], alias);
+        if (!c) return 0;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    char *copy = core_strdup(alias);
+    char **a = copy ? core_realloc(p->aliases, (p->n + 1) * sizeof *a) : NULL;
+    if (!a) {
+        core_free(copy);
+        return core_err_nomem();
+    }
+    memmove(a + lo + 1, a + lo, (p->n - lo) * sizeof *a);
+    a[lo] = copy;
+    p->aliases = a;
+    p->n++;
+    return 0;
+}
+
+/* ---- a byte-key hash map (keys borrowed: they point into arrays kept alive) --------------- */
+
+typedef struct hent {
+    const uint8_t *k; /* NULL: empty slot */
+    size_t n;
+    uint64_t h;
+    int64_t v, v2;
+} hent;
+
+typedef struct hmap {
+    hent *e;
+    size_t cap, n;
+} hmap;
+
+static void hmap_free(hmap *m)
+{
+    core_free(m->e);
+    memset(m, 0, sizeof *m);
+}
+
+static hent *hmap_slot(const hmap *m, const void *k, size_t n, uint64_t h)
+{
+    size_t mask = m->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        hent *e = &m->e[i];
+        if (!e->k || (e->h == h && e->n == n && !memcmp(e->k, k, n))) return e;
+    }
+}
+
+static hent *hmap_find(const hmap *m, const void *k, size_t n)
+{
+    if (!m->cap) return NULL;
+    hent *e = hmap_slot(m, k, n, core_hash64(k, n, 0));
+    return e->k ? e : NULL;
+}
+
+/* Insert k (if absent) and return its entry; *fresh says whether it was new. */
+static int hmap_put(hmap *m, const void *k, size_t n, hent **out, int *fresh)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 64;
+        hent *ne = core_calloc(nc, sizeof *ne);
+        if (!ne) return core_err_nomem();
+        hmap old = *m;
+        m->e = ne;
+        m->cap = nc;
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.e[i].k) *hmap_slot(m, old.e[i].k, old.e[i].n, old.e[i].h) = old.e[i];
+        core_free(old.e);
+    }
+    uint64_t h = core_hash64(k, n, 0);
+    hent *e = hmap_slot(m, k, n, h);
+    *fresh = !e->k;
+    if (!e->k) {
+        /* An empty key still needs a non-NULL pointer to mark the slot used. */
+        e->k = n ? k : (const uint8_t *)"";
+        e->n = n;
+        e->h = h;
+        e->v = e->v2 = 0;
+        m->n++;
+    }
+    *out = e;
+    return 0;
+}
+
+/* ---- context ----------------------------------------------------------------------------- */
+
+typedef struct committed {
+    int loaded;
+    arrow_batch *ids; /* column 0: id (NULL when the table is not in the snapshot) */
+    hmap set;         /* id -> row */
+} committed;
+
+typedef struct vctx {
+    const lang_catalog *cat;
+    const graph_snapshot *snap;
+    store *s;
+    const graph_change_set *cs;
+    graph_probes *probes;
+    graph_validate_stats *st;
+    const graph_change **by_type; /* per type index, or NULL */
+    hmap *input;                  /* per type: input id -> row */
+    hmap *deleted;                /* per type: DELETE ids */
+    committed *com;               /* per type: committed id sets, loaded on demand */
+} vctx;
+
+static int col_of_prop(const lang_typedef *t, int prop)
+{
+    if (prop == LANG_COL_SRC) return 1;
+    if (prop == LANG_COL_DST) return 2;
+    return prop + (t->kind == LANG_EDGE ? 3 : 1);
+}
+
+static uint64_t row_line(const graph_change *c, int64_t row)
+{
+    return c->lines ? c->lines[row] : 0;
+}
+
+/* An error about a row: "line N: " prefix and file/line location when the row has a line. */
+static int row_err(const vctx *v, int code, uint64_t line, const char *fmt, ...) CORE_PRINTF(4, 5);
+static int row_err(const vctx *v, int code, uint64_t line, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!line) return core_err(code, "%s", msg);
+    core_err(code, "line %" PRIu64 ": %s", line, msg);
+    core_err_set_location(v->cs->file, line > INT_MAX ? INT_MAX : (int)line, 0);
+    return code;
+}
+
+static const char *id_at(const arrow_array *a, int64_t i, size_t *n)
+{
+    return (const char *)arrow_array_get_bytes(a, i, n);
+}
+
+/* A short printable form of cell i for messages. */
+static void fmt_cell(const arrow_array *a, int64_t i, char *buf, size_t cap)
+{
+    if (!arrow_array_is_valid(a, i)) {
+        snprintf(buf, cap, "null");
+        return;
+    }
+    size_t n;
+    switch (a->type.id) {
+    case ARROW_UTF8: {
+        const char *s = id_at(a, i, &n);
+        snprintf(buf, cap, "\"%.*s\"", (int)(n > 60 ? 60 : n), s);
+        break;
+    }
+    case ARROW_INT32: case ARROW_INT64: case ARROW_DATE32: case ARROW_TIMESTAMP:
+        snprintf(buf, cap, "%" PRId64, arrow_array_get_int(a, i));
+        break;
+    case ARROW_UINT32: case ARROW_UINT64:
+        snprintf(buf, cap, "%" PRIu64, arrow_array_get_uint(a, i));
+        break;
+    case ARROW_FLOAT32: case ARROW_FLOAT64:
+        snprintf(buf, cap, "%.17g", arrow_array_get_double(a, i));
+        break;
+    case ARROW_BOOL: snprintf(buf, cap, "%s", arrow_array_get_bool(a, i) ? "true" : "false"); break;
+    default: snprintf(buf, cap, "(value)"); break;
+    }
+}
+
+/* ---- committed reads --------------------------------------------------------------------- */
+
+static const graph_table *snap_table(const graph_snapshot *snap, const char *alias)
+{
+    for (size_t i = 0; snap && i < snap->n_tables; i++)
+        if (snap->tables[i].alias && !strcmp(snap->tables[i].alias, alias)) return &snap->tables[i];
+    return NULL;
+}
+
+/* Scan `cols` of type ti's committed table into one batch; *out = NULL when the snapshot has
+ * no such table (nothing committed). The alias is a probe before anything is read, so a read
+ * that fails midway still lands in the read set. */
+static int scan_committed(vctx *v, int ti, const char *const *cols, size_t ncols,
+                          arrow_batch **out)
+{
+    *out = NULL;
+    const lang_typedef *t = &v->cat->types[ti];
+    char alias[512];
+    int rc = graph_table_alias(alias, sizeof alias, t->kind, t->name);
+    if (rc) return rc;
+    const graph_table *gt = snap_table(v->snap, alias);
+    if (!gt) return 0;
+    if ((rc = graph_probes_add(v->probes, alias))) return rc;
+    lance_dataset *ds = NULL;
+    if (gt->table_branch)
+        rc = lance_branch_open(&ds, v->s, gt->path, gt->table_branch, gt->version, NULL,
+                               LANCE_ACCESS_READ);
+    else
+        rc = lance_dataset_open(&ds, v->s, gt->path, gt->version, LANCE_ACCESS_READ);
+    if (rc) {
+        core_err_prefix("validating against %s", alias);
+        return rc;
+    }
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = ncols;
+    rc = lance_dataset_scan_all(out, ds, &so);
+    lance_dataset_free(ds);
+    if (rc) {
+        core_err_prefix("validating against %s", alias);
+        return rc;
+    }
+    v->st->tables_scanned++;
+    return 0;
+}
+
+static int load_committed_ids(vctx *v, int ti)
+{
+    committed *c = &v->com[ti];
+    if (c->loaded) return 0;
+    c->loaded = 1;
+    static const char *const cols[] = {GRAPH_COL_ID};
+    int rc = scan_committed(v, ti, cols, 1, &c->ids);
+    if (rc || !c->ids) return rc;
+    const arrow_array *a = c->ids->columns[0];
+    for (int64_t i = 0; i < a->length; i++) {
+        size_t n;
+        const char *id = id_at(a, i, &n);
+        hent *e;
+        int fresh;
+        if ((rc = hmap_put(&c->set, id, n, &e, &fresh))) return rc;
+        e->v = i;
+    }
+    return 0;
+}
+
+/* ---- value constraints ------------------------------------------------------------------- */
+
+static int bytes_in_enum(const lang_type *ty, const uint8_t *s, size_t n)
+{
+    size_t lo = 0, hi = ty->n_enum;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const char *e = ty->enum_vals[mid];
+        size_t en = strlen(e);
+        int c = memcmp(e, s, en < n ? en : n);
+        if (!c) c = en < n ? -1 : en > n ? 1 : 0;
+        if (!c) return 1;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* Compare row i of a with a range bound: negative, 0, positive. */
+static int cmp_bound(const arrow_array *a, int64_t i, const lang_value *b)
+{
+    double bd = b->kind == LANG_V_FLOAT ? b->f : (b->neg ? -(double)b->u : (double)b->u);
+    switch (a->type.id) {
+    case ARROW_FLOAT32:
+    case ARROW_FLOAT64: {
+        double x = arrow_array_get_double(a, i);
+        return x < bd ? -1 : x > bd ? 1 : 0;
+    }
+    case ARROW_UINT32:
+    case ARROW_UINT64: {
+        uint64_t x = arrow_array_get_uint(a, i);
+        if (b->kind == LANG_V_FLOAT) return (double)x < bd ? -1 : (double)x > bd ? 1 : 0;
+        if (b->neg && b->u) return 1;
+        return x < b->u ? -1 : x > b->u ? 1 : 0;
+    }
+    default: {
+        int64_t x = arrow_array_get_int(a, i);
+        if (b->kind == LANG_V_FLOAT) return (double)x < bd ? -1 : (double)x > bd ? 1 : 0;
+        if (b->neg) {
+            if (x >= 0) return 1;
+            uint64_t mag = (uint64_t)(-(x + 1)) + 1u;
+            return mag > b->u ? -1 : mag < b->u ? 1 : 0;
+        }
+        if (x < 0) return -1;
+        return (uint64_t)x < b->u ? -1 : (uint64_t)x > b->u ? 1 : 0;
+    }
+    }
+}
+
+static void fmt_bound(const lang_value *b, int has, char *buf, size_t cap)
+{
+    if (!has) buf[0] = '\0';
+    else if (b->kind == LANG_V_FLOAT) snprintf(buf, cap, "%g", b->f);
+    else snprintf(buf, cap, "%s%" PRIu64, b->neg && b->u ? "-" : "", b->u);
+}
+
+static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
+{
+    const lang_typedef *t = &v->cat->types[ch->type_index];
+    const arrow_batch *b = ch->rows;
+    size_t first = t->kind == LANG_EDGE ? 3 : 1;
+    if (b->n_columns != first + t->n_props)
+        return core_err(OG_E_BAD_REQUEST, "%s: change rows have %zu columns, the table has %zu",
+                        t->name, b->n_columns, first + t->n_props);
+    for (size_t c = 0; c < first; c++) {
+        const arrow_array *a = b->columns[c];
+        if (a->type.id != ARROW_UTF8)
+            return core_err(OG_E_BAD_REQUEST, "%s: column %s is not Utf8", t->name,
+                            b->schema.fields[c].name);
+        for (int64_t i = 0; i < b->num_rows; i++) {
+            size_t n = 0;
+            if (arrow_array_is_valid(a, i)) id_at(a, i, &n);
+            if (!n)
+                return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i), "%s: %s is null or empty",
+                               t->name, b->schema.fields[c].name);
+        }
+    }
+    const arrow_array *ids = b->columns[0];
+    char idb[96];
+    for (size_t p = 0; p < t->n_props; p++) {
+        const lang_prop *pr = &t->props[p];
+        const arrow_array *a = b->columns[first + p];
+        for (int64_t i = 0; i < b->num_rows; i++) {
+            if (!arrow_array_is_valid(a, i)) {
+                if (pr->type.nullable) continue;
+                fmt_cell(ids, i, idb, sizeof idb);
+                return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
+                               "%s.%s: null for a non-nullable property (id %s)", t->name,
+                               pr->name, idb);
+            }
+            if (pr->type.kind == LANG_TY_ENUM) {
+                size_t n;
+                const uint8_t *s = arrow_array_get_bytes(a, i, &n);
+                if (!bytes_in_enum(&pr->type, s, n)) {
+                    fmt_cell(ids, i, idb, sizeof idb);
+                    return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
+                                   "%s.%s: \"%.*s\" is not a value of the enum (id %s)",
+                                   t->name, pr->name, (int)(n > 60 ? 60 : n), s, idb);
+                }
+            }
+        }
+    }
+    for (size_t k = 0; k < t->n_cons; k++) {
+        const lang_constraint *con = &t->cons[k];
+        if (con->kind != LANG_CON_RANGE && con->kind != LANG_CON_CHECK) continue;
+        if (con->n_cols != 1 || con->cols[0] < 0) continue;
+        const lang_prop *pr = &t->props[con->cols[0]];
+        const arrow_array *a = b->columns[col_of_prop(t, con->cols[0])];
+        if (con->kind == LANG_CON_RANGE) {
+            for (int64_t i = 0; i < b->num_rows; i++) {
+                if (!arrow_array_is_valid(a, i)) continue;
+                if ((con->has_lo && cmp_bound(a, i, &con->lo) < 0) ||
+                    (con->has_hi && cmp_bound(a, i, &con->hi) > 0)) {
+                    char val[96], lo[48], hi[48];
+                    fmt_cell(a, i, val, sizeof val);
+                    fmt_cell(ids, i, idb, sizeof idb);
+                    fmt_bound(&con->lo, con->has_lo, lo, sizeof lo);
+                    fmt_bound(&con->hi, con->has_hi, hi, sizeof hi);
+                    return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
+                                   "%s.%s: %s is outside @range(%s..%s) (id %s)", t->name,
+                                   pr->name, val, lo, hi, idb);
+                }
+            }
+            continue;
+        }
+        if (!arrow_type_is_binary_like(a->type.id)) continue;
+        int ec;
+        PCRE2_SIZE eo;
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)con->pattern, PCRE2_ZERO_TERMINATED,
+                                       PCRE2_UTF, &ec, &eo, NULL);
+        if (!re)
+            return core_err(OG_E_BAD_REQUEST, "%s.%s: @check pattern does not compile", t->name,
+                            pr->name);
+        int rc = 0;
+        for (int64_t i = 0; i < b->num_rows && !rc; i++) {
+            if (!arrow_array_is_valid(a, i)) continue;
+            size_t n;
+            const uint8_t *s = arrow_array_get_bytes(a, i, &n);
+            /* Full match: anchored at both ends, as @check means the whole value. */
+            int m = pcre2_match(re, s, n, 0, PCRE2_ANCHORED | PCRE2_ENDANCHORED, md, NULL);
+            if (m >= 0) continue;
+            char val[96];
+            fmt_cell(a, i, val, sizeof val);
+            fmt_cell(ids, i, idb, sizeof idb);
+            if (m == PCRE2_ERROR_NOMATCH)
+                rc = row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
+                             "%s.%s: %s does not match @check(\"%s\") (id %s)", t->name,
+                             pr->name, val, con->pattern, idb);
+            else
+                rc = row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
+                             "%s.%s: @check could not be evaluated on %s (pcre2 error %d)",
+                             t->name, pr->name, val, m);
+        }
+        pcre2_code_free(re);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ---- identity ---------------------------------------------------------------------------- */
+
+static int index_ids(vctx *v, const graph_change *ch)
+{
+    const lang_typedef *t = &v->cat->types[ch->type_index];
+    int rc;
+    if (ch->mode == GRAPH_CHANGE_DELETE) {
+        hmap *m = &v->deleted[ch->type_index];
+        for (size_t i = 0; i < ch->n_delete_ids; i++) {
+            hent *e;
+            int fresh;
+            if (!ch->delete_ids[i]) continue;
+            if ((rc = hmap_put(m, ch->delete_ids[i], strlen(ch->delete_ids[i]), &e, &fresh)))
+                return rc;
+        }
+        return 0;
+    }
+    hmap *m = &v->input[ch->type_index];
+    const arrow_array *ids = ch->rows->columns[0];
+    for (int64_t i = 0; i < ids->length; i++) {
+        size_t n;
+        const char *id = id_at(ids, i, &n);
+        hent *e;
+        int fresh;
+        if ((rc = hmap_put(m, id, n, &e, &fresh))) return rc;
+        if (fresh) {
+            e->v = i;
+            continue;
+        }
+        char idbuf[512];
+        snprintf(idbuf, sizeof idbuf, "%.*s", (int)(n > 500 ? 500 : n), id);
+        uint64_t l1 = row_line(ch, e->v), l2 = row_line(ch, i);
+        if (l1 && l2)
+            rc = row_err(v, OG_E_KEY_CONFLICT, l2,
+                         "%s: id \"%s\" appears twice in the input (lines %" PRIu64 " and %" PRIu64 ")",
+                         t->name, idbuf, l1, l2);
+        else
+            rc = core_err(OG_E_KEY_CONFLICT, "%s: id \"%s\" appears twice in the input (rows %" PRId64
+                          " and %" PRId64 ")", t->name, idbuf, e->v, i);
+        core_err_detail(CORE_ERR_KEY, idbuf);
+        return rc;
+    }
+    return 0;
+}
+
+static int check_insert(vctx *v, const graph_change *ch)
+{
+    const lang_typedef *t = &v->cat->types[ch->type_index];
+    int rc = load_committed_ids(v, ch->type_index);
+    if (rc) return rc;
+    const committed *c = &v->com[ch->type_index];
+    const arrow_array *ids = ch->rows->columns[0];
+    for (int64_t i = 0; i < ids->length; i++) {
+        size_t n;
+        const char *id = id_at(ids, i, &n);
+        if (!hmap_find(&c->set, id, n)) continue;
+        char idbuf[512];
+        snprintf(idbuf, sizeof idbuf, "%.*s", (int)(n > 500 ? 500 : n), id);
+        rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, i), "%s: id \"%s\" already exists",
+                     t->name, idbuf);
+        core_err_detail(CORE_ERR_KEY, idbuf);
+        return rc;
+    }
+    return 0;
+}
+
+/* ---- @unique ----------------------------------------------------------------------------- */
+
+static int encode_tuple(const arrow_batch *b, const size_t *cols, size_t n, uint8_t **data,
+                        size_t **offs)
+{
+    arrow_sort_key keys[16];
+    if (n > 16) return core_err(OG_E_UNSUPPORTED, "@unique over more than 16 columns");
+    for (size_t k = 0; k < n; k++)
+        keys[k] = (arrow_sort_key){.column = b->columns[cols[k]], .descending = false,
+                                   .nulls_first = true};
+    *offs = core_malloc(((size_t)b->num_rows + 1) * sizeof **offs);
+    if (!*offs) return core_err_nomem();
+    return arrow_sort_keys_encode(data, *offs, keys, n, b->num_rows);
+}
+
+static int any_null(const arrow_batch *b, const size_t *cols, size_t n, int64_t i)
+{
+    for (size_t k = 0; k < n; k++)
+        if (!arrow_array_is_valid(b->columns[cols[k]], i)) return 1;
+    return 0;
+}
+
+static void con_name(const lang_typedef *t, const lang_constraint *con, char *buf, size_t cap)
+{
+    size_t o = 0;
+    for (size_t k = 0; k < con->n_cols && o < cap; k++) {
+        int p = con->cols[k];
+        const char *nm = p == LANG_COL_SRC ? "src" : p == LANG_COL_DST ? "dst" : t->props[p].name;
+        int w = snprintf(buf + o, cap - o, "%s%s", k ? ", " : "", nm);
+        if (w < 0) break;
+        o += (size_t)w;
+    }
+    if (!con->n_cols) buf[0] = '\0';
+}
+
+static int check_unique_con(vctx *v, const graph_change *ch, const lang_constraint *con)
+{
+    const lang_typedef *t = &v->cat->types[ch->type_index];
+    size_t cols[16];
+    if (con->n_cols > 16 || !con->n_cols) return 0;
+    for (size_t k = 0; k < con->n_cols; k++) cols[k] = (size_t)col_of_prop(t, con->cols[k]);
+    char cname[256];
+    con_name(t, con, cname, sizeof cname);
+    const arrow_batch *b = ch->rows;
+    uint8_t *kd = NULL, *cd = NULL;
+    size_t *ko = NULL, *co = NULL;
+    arrow_batch *cb = NULL;
+    hmap m = {0};
+    char val[96], idb[96];
+    int rc = encode_tuple(b, cols, con->n_cols, &kd, &ko);
+    for (int64_t i = 0; !rc && i < b->num_rows; i++) {
+        if (any_null(b, cols, con->n_cols, i)) continue;
+        hent *e;
+        int fresh;
+        if ((rc = hmap_put(&m, kd + ko[i], ko[i + 1] - ko[i], &e, &fresh))) break;
+        if (fresh) {
+            e->v = i;
+            continue;
+        }
+        fmt_cell(b->columns[cols[0]], i, val, sizeof val);
+        rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, i),
+                     "%s: @unique(%s) violated: value %s%s is given twice in the input "
+                     "(lines %" PRIu64 " and %" PRIu64 ")", t->name, cname, val,
+                     con->n_cols > 1 ? ", ..." : "", row_line(ch, e->v), row_line(ch, i));
+    }
+    /* REPLACE: the committed rows are gone after the change, so they cannot collide. */
+    if (!rc && m.n && ch->mode != GRAPH_CHANGE_REPLACE) {
+        const char *names[17];
+        names[0] = GRAPH_COL_ID;
+        for (size_t k = 0; k < con->n_cols; k++) names[k + 1] = b->schema.fields[cols[k]].name;
+        rc = scan_committed(v, ch->type_index, names, con->n_cols + 1, &cb);
+        if (!rc && cb && cb->num_rows) {
+            size_t ccols[16];
+            for (size_t k = 0; k < con->n_cols; k++) ccols[k] = k + 1;
+            rc = encode_tuple(cb, ccols, con->n_cols, &cd, &co);
+            const hmap *in = &v->input[ch->type_index];
+            for (int64_t r = 0; !rc && r < cb->num_rows; r++) {
+                if (any_null(cb, ccols, con->n_cols, r)) continue;
+                size_t n;
+                const char *cid = id_at(cb->columns[0], r, &n);
+                if (hmap_find(in, cid, n)) continue; /* replaced by this change */
+                hent *e = hmap_find(&m, cd + co[r], co[r + 1] - co[r]);
+                if (!e) continue;
+                fmt_cell(b->columns[cols[0]], e->v, val, sizeof val);
+                fmt_cell(cb->columns[0], r, idb, sizeof idb);
+                rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, e->v),
+                             "%s: @unique(%s) violated: value %s%s is already used by id %s",
+                             t->name, cname, val, con->n_cols > 1 ? ", ..." : "", idb);
+            }
+        }
+    }
+    hmap_free(&m);
+    core_free(kd);
+    core_free(ko);
+    core_free(cd);
+    core_free(co);
+    arrow_batch_free(cb);
+    return rc;
+}
+
+/* ---- endpoints --------------------------------------------------------------------------- */
+
+static int node_exists(vctx *v, int nt, const char *id, size_t n, int *exists, const char **why)
+{
+    const graph_change *nc = v->by_type[nt];
+    *why = "";
+    if (nc && nc->mode == GRAPH_CHANGE_DELETE) {
+        if (hmap_find(&v->deleted[nt], id, n)) {
+            *exists = 0;
+            *why = " (deleted by this change)";
+            return 0;
+        }
+    } else if (nc) {
+        if (hmap_find(&v->input[nt], id, n)) {
+            *exists = 1;
+            return 0;
+        }
+        if (nc->mode == GRAPH_CHANGE_REPLACE) {
+            *exists = 0;
+            *why = " (its table is replaced by this change)";
+            return 0;
+        }
+    }
+    int rc = load_committed_ids(v, nt);
+    if (rc) return rc;
+    *exists = hmap_find(&v->com[nt].set, id, n) != NULL;
+    return 0;
+}
+
+/* Endpoints of the change's own edges (committed edges a node removal would leave dangling are
+ * check_dangling's). */
+static int check_endpoints(vctx *v, const graph_change *ch)
+{
+    const lang_typedef *t = &v->cat->types[ch->type_index];
+    const arrow_batch *b = ch->rows;
+    for (int side = 0; side < 2; side++) {
+        int nt = side ? t->to : t->from;
+        const arrow_array *a = b->columns[1 + side];
+        for (int64_t i = 0; i < b->num_rows; i++) {
+            size_t n;
+            const char *id = id_at(a, i, &n);
+            int exists;
+            const char *why;
+            int rc = node_exists(v, nt, id, n, &exists, &why);
+            if (rc) return rc;
+            if (exists) continue;
+            char idb[96];
+            fmt_cell(b->columns[0], i, idb, sizeof idb);
+            return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
+                           "%s: %s \"%.*s\" is not an existing %s node%s (edge id %s)", t->name,
+                           side ? "dst" : "src", (int)(n > 200 ? 200 : n), id,
+                           v->cat->types[nt].name, why, idb);
+        }
+    }
+    return 0;
+}
+
+/* Committed edges whose endpoint this change removes (a node DELETE, or a REPLACE that leaves
+ * the id out) would dangle: refuse, unless the same change set also removes or replaces those
+ * edges (a mutation's cascade does exactly that). */
+static int check_dangling(vctx *v, int nt)
+{
+    for (size_t et = 0; et < v->cat->n_types; et++) {
+        const lang_typedef *e = &v->cat->types[et];
+        if (e->kind != LANG_EDGE || (e->from != nt && e->to != nt))
+            continue;
+        const graph_change *ec = v->by_type[et];
+        if (ec && ec->mode == GRAPH_CHANGE_REPLACE)
+            continue; /* its committed edges are gone; its new ones were checked */
+        static const char *const cols[] = {GRAPH_COL_ID, GRAPH_COL_SRC, GRAPH_COL_DST};
+        arrow_batch *b = NULL;
+        int rc = scan_committed(v, (int)et, cols, 3, &b);
+        if (rc || !b)
+            return rc;
+        for (int64_t i = 0; !rc && i < b->num_rows; i++) {
+            size_t idn;
+            const char *eid = id_at(b->columns[0], i, &idn);
+            if (ec && ec->mode == GRAPH_CHANGE_DELETE && hmap_find(&v->deleted[et], eid, idn))
+                continue;
+            if (ec && ec->mode != GRAPH_CHANGE_DELETE && hmap_find(&v->input[et], eid, idn))
+                continue; /* replaced by this change: its new endpoints were checked */
+            for (int side = 0; !rc && side < 2; side++) {
+                if ((side ? e->to : e->from) != nt)
+                    continue;
+                size_t n;
+                const char *id = id_at(b->columns[1 + side], i, &n);
+                int exists;
+                const char *why;
+                rc = node_exists(v, nt, id, n, &exists, &why);
+                if (rc || exists)
+                    continue;
+                rc = core_err(OG_E_BAD_REQUEST,
+                              "removing %s \"%.*s\" would leave %s edge %.*s dangling; remove or "
+                              "replace its edges in the same write",
+                              v->cat->types[nt].name, (int)(n > 200 ? 200 : n), id, e->name,
+                              (int)(idn > 100 ? 100 : idn), eid);
+            }
+        }
+        arrow_batch_free(b);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- @card ------------------------------------------------------------------------------- */
+
+static int card_fail(const vctx *v, const lang_typedef *t, uint64_t line, const char *src,
+                     size_t n, int64_t count)
+{
+    char hi[32];
+    if (t->card_max >= 0) snprintf(hi, sizeof hi, "%" PRId64, t->card_max);
+    else hi[0] = '\0';
+    return row_err(v, OG_E_BAD_REQUEST, line,
+                   "%s: source node \"%.*s\" would have %" PRId64 " %s edges, outside "
+                   "@card(%" PRIu64 "..%s)", t->name, (int)(n > 200 ? 200 : n), src, count,
+                   t->name, t->card_min, hi);
+}
+
+/* @card counts a source node's edges of the type after the change, for every source node the
+ * change touches: the sources of its inserted/upserted/replacing edges (upper and lower bound)
+ * and, for an edge DELETE, the sources that lose an edge (lower bound). As in the reference,
+ * a node with no edges of the type at all is not checked against a minimum: otherwise nodes
+ * could never be loaded before their edges. */
+static int check_card(vctx *v, const graph_change *ch)
+{
+    const lang_typedef *t = &v->cat->types[ch->type_index];
+    int del = ch->mode == GRAPH_CHANGE_DELETE;
+    /* Only a lower bound can be broken by deleting edges. */
+    if (del ? t->card_min == 0 : (t->card_min == 0 && t->card_max < 0)) return 0;
+    if (del && !ch->n_delete_ids) return 0;
+    hmap counts = {0};
+    arrow_batch *cb = NULL;
+    int rc = 0;
+    static const char *const cols[] = {GRAPH_COL_ID, GRAPH_COL_SRC};
+    if (!del) {
+        /* Sources this change touches: count its rows (v2 = first row for the error line). */
+        const arrow_array *src = ch->rows->columns[1];
+        for (int64_t i = 0; !rc && i < src->length; i++) {
+            size_t n;
+            const char *s = id_at(src, i, &n);
+            hent *e;
+            int fresh;
+            if ((rc = hmap_put(&counts, s, n, &e, &fresh))) break;
+            if (fresh) e->v2 = i;
+            e->v++;
+        }
+        if (!rc && ch->mode != GRAPH_CHANGE_REPLACE)
+            rc = scan_committed(v, ch->type_index, cols, 2, &cb);
+        const hmap *in = &v->input[ch->type_index];
+        for (int64_t r = 0; !rc && cb && r < cb->num_rows; r++) {
+            size_t n, sn;
+            const char *id = id_at(cb->columns[0], r, &n);
+            if (hmap_find(in, id, n)) continue; /* replaced by this change */
+            const char *s = id_at(cb->columns[1], r, &sn);
+            hent *e = hmap_find(&counts, s, sn);
+            if (e) e->v++;
+        }
+        /* Report in input order, so the first offending line is named. */
+        for (int64_t i = 0; !rc && i < src->length; i++) {
+            size_t n;
+            const char *s = id_at(src, i, &n);
+            hent *e = hmap_find(&counts, s, n);
+            if (!e || e->v2 != i) continue;
+            if ((uint64_t)e->v < t->card_min || (t->card_max >= 0 && e->v > t->card_max))
+                rc = card_fail(v, t, row_line(ch, i), s, n, e->v);
+        }
+    } else {
+        rc = scan_committed(v, ch->type_index, cols, 2, &cb);
+        const hmap *gone = &v->deleted[ch->type_index];
+        /* v = surviving edges, v2 = 1 when the source lost an edge. */
+        for (int64_t r = 0; !rc && cb && r < cb->num_rows; r++) {
+            size_t n, sn;
+            const char *id = id_at(cb->columns[0], r, &n);
+            const char *s = id_at(cb->columns[1], r, &sn);
+            hent *e;
+            int fresh;
+            if ((rc = hmap_put(&counts, s, sn, &e, &fresh))) break;
+            if (hmap_find(gone, id, n)) e->v2 = 1;
+            else e->v++;
+        }
+        for (int64_t r = 0; !rc && cb && r < cb->num_rows; r++) {
+            size_t sn;
+            const char *s = id_at(cb->columns[1], r, &sn);
+            hent *e = hmap_find(&counts, s, sn);
+            if (e && e->v2 == 1 && (uint64_t)e->v < t->card_min)
+                rc = card_fail(v, t, 0, s, sn, e->v);
+            if (e) e->v2 = 2; /* reported or fine: look at each source once */
+        }
+    }
+    hmap_free(&counts);
+    arrow_batch_free(cb);
+    return rc;
+}
+
+/* ---- entry ------------------------------------------------------------------------------- */
+
+static int run(vctx *v)
+{
+    const graph_change_set *cs = v->cs;
+    int rc = 0;
+    for (size_t i = 0; i < cs->n; i++) {
+        const graph_change *ch = &cs->changes[i];
+        if (ch->type_index < 0 || (size_t)ch->type_index >= v->cat->n_types)
+            return core_err(OG_E_BAD_REQUEST, "change %zu names type index %d, not in the catalog",
+                            i, ch->type_index);
+        if (ch->mode < GRAPH_CHANGE_INSERT || ch->mode > GRAPH_CHANGE_DELETE)
+            return core_err(OG_E_BAD_REQUEST, "change %zu has unknown mode %d", i, ch->mode);
+        if (ch->mode != GRAPH_CHANGE_DELETE && !ch->rows)
+            return core_err(OG_E_BAD_REQUEST, "change %zu (%s) has no rows", i,
+                            v->cat->types[ch->type_index].name);
+        if (v->by_type[ch->type_index])
+            return core_err(OG_E_BAD_REQUEST, "two changes for type %s",
+                            v->cat->types[ch->type_index].name);
+        v->by_type[ch->type_index] = ch;
+    }
+    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+    if (!md) return core_err_nomem();
+    /* Checks that need no committed read come first. */
+    for (size_t i = 0; !rc && i < cs->n; i++) {
+        const graph_change *ch = &cs->changes[i];
+        if (ch->mode == GRAPH_CHANGE_DELETE) continue;
+        v->st->rows_checked += (uint64_t)ch->rows->num_rows;
+        rc = check_values(v, ch, md);
+    }
+    pcre2_match_data_free(md);
+    for (size_t i = 0; !rc && i < cs->n; i++) rc = index_ids(v, &cs->changes[i]);
+    for (size_t i = 0; !rc && i < cs->n; i++) {
+        const graph_change *ch = &cs->changes[i];
+        if (ch->mode == GRAPH_CHANGE_INSERT && ch->rows->num_rows) rc = check_insert(v, ch);
+    }
+    for (size_t i = 0; !rc && i < cs->n; i++) {
+        const graph_change *ch = &cs->changes[i];
+        if (ch->mode == GRAPH_CHANGE_DELETE || !ch->rows->num_rows) continue;
+        const lang_typedef *t = &v->cat->types[ch->type_index];
+        for (size_t k = 0; !rc && k < t->n_cons; k++)
+            if (t->cons[k].kind == LANG_CON_UNIQUE) rc = check_unique_con(v, ch, &t->cons[k]);
+    }
+    for (size_t i = 0; !rc && i < cs->n; i++) {
+        const graph_change *ch = &cs->changes[i];
+        if (ch->mode == GRAPH_CHANGE_DELETE || !ch->rows->num_rows) continue;
+        if (v->cat->types[ch->type_index].kind == LANG_EDGE) rc = check_endpoints(v, ch);
+    }
+    for (size_t i = 0; !rc && i < cs->n; i++) {
+        const graph_change *ch = &cs->changes[i];
+        if (v->cat->types[ch->type_index].kind == LANG_NODE &&
+            (ch->mode == GRAPH_CHANGE_DELETE || ch->mode == GRAPH_CHANGE_REPLACE))
+            rc = check_dangling(v, ch->type_index);
+    }
+    for (size_t i = 0; !rc && i < cs->n; i++) {
+        const graph_change *ch = &cs->changes[i];
+        if (v->cat->types[ch->type_index].kind == LANG_EDGE) rc = check_card(v, ch);
+    }
+    return rc;
+}
+
+int graph_validate(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                   const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats)
+{
+    graph_validate_stats st_local;
+    graph_validate_stats *st = stats ? stats : &st_local;
+    memset(st, 0, sizeof *st);
+    graph_probes probes_local = {0};
+    size_t nt = cat->n_types ? cat->n_types : 1;
+    vctx v = {.cat = cat, .snap = snap, .s = s, .cs = cs,
+              .probes = probes ? probes : &probes_local, .st = st};
+    v.by_type = core_calloc(nt, sizeof *v.by_type);
+    v.input = core_calloc(nt, sizeof *v.input);
+    v.deleted = core_calloc(nt, sizeof *v.deleted);
+    v.com = core_calloc(nt, sizeof *v.com);
+    int rc = (v.by_type && v.input && v.deleted && v.com) ? run(&v) : core_err_nomem();
+    for (size_t i = 0; i < cat->n_types; i++) {
+        if (v.input) hmap_free(&v.input[i]);
+        if (v.deleted) hmap_free(&v.deleted[i]);
+        if (v.com) {
+            hmap_free(&v.com[i].set);
+            arrow_batch_free(v.com[i].ids);
+        }
+    }
+    core_free(v.by_type);
+    core_free(v.input);
+    core_free(v.deleted);
+    core_free(v.com);
+    graph_probes_clear(&probes_local);
+    return rc;
+}

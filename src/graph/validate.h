@@ -1,0 +1,62 @@
+/* Validation of a set of changes to a graph against a pinned snapshot: value constraints
+ * (types, enums, @range, @check), identity (@key-derived ids, duplicate ids in the input),
+ * @unique, edge endpoints (referential integrity) and @card. Every committed table a check
+ * reads is recorded as a probe, so the write protocol can put it in the read set (RFC-022
+ * §2.2: a table belongs in the read set because its value affected the decision).
+ *
+ * The input rows of a change are already in the table's Arrow schema (graph_type_schema)
+ * with their "id" filled in; errors name the change's source line when it has one. */
+#ifndef OG_GRAPH_VALIDATE_H
+#define OG_GRAPH_VALIDATE_H
+
+#include "graph/graph.h"
+
+typedef enum graph_change_mode {
+    GRAPH_CHANGE_INSERT = 1,  /* strict insert: an id that exists is OG_E_KEY_CONFLICT */
+    GRAPH_CHANGE_UPSERT,      /* insert or replace by id */
+    GRAPH_CHANGE_REPLACE,     /* the rows become the table's whole content */
+    GRAPH_CHANGE_DELETE,      /* delete the rows whose ids are listed */
+} graph_change_mode;
+
+/* Changes to one table. */
+typedef struct graph_change {
+    int type_index;            /* index into the catalog's types */
+    int mode;                  /* graph_change_mode */
+    arrow_batch *rows;         /* INSERT/UPSERT/REPLACE: rows in graph_type_schema (owned) */
+    uint64_t *lines;           /* source line of each row (owned; NULL when not from a file) */
+    char **delete_ids;         /* DELETE: ids (owned) */
+    size_t n_delete_ids;
+} graph_change;
+
+typedef struct graph_change_set {
+    graph_change *changes;     /* at most one per type, ordered by type index */
+    size_t n;
+    const char *file;          /* source name for error locations (not owned), or NULL */
+} graph_change_set;
+
+void graph_change_set_clear(graph_change_set *cs);
+
+/* The committed tables a validation read. */
+typedef struct graph_probes {
+    char **aliases;            /* sorted, unique */
+    size_t n;
+} graph_probes;
+
+void graph_probes_clear(graph_probes *p);
+int graph_probes_add(graph_probes *p, const char *alias);
+
+typedef struct graph_validate_stats {
+    uint64_t rows_checked;
+    uint64_t tables_scanned;   /* committed tables read */
+} graph_validate_stats;
+
+/* Check the change set against snapshot `snap` read through store s. 0 when every constraint
+ * holds after the changes; otherwise the first violation as OG_E_BAD_REQUEST (value, enum,
+ * range, check, endpoint, cardinality: message names the type, property, id and line),
+ * OG_E_KEY_CONFLICT (an inserted id exists, or an id twice in the input), with the thread
+ * error's file/line set when the row has a line. Tables read are added to *probes (even when
+ * validation fails). */
+int graph_validate(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                   const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats);
+
+#endif

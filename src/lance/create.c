@@ -1,0 +1,164 @@
+/* Create a table whose first version already holds rows (lance_dataset_create_rows): the
+ * staged-append machinery of write.c run on an in-memory "version 0" snapshot, so version 1 is
+ * published by one put-if-absent and a creator that crashed can be recognised by its uuid. */
+#include "lance/dataset.h"
+#include "core/alloc.h"
+#include "core/arena.h"
+#include "core/buf.h"
+#include "core/error.h"
+#include "lance/file2.h"
+
+#include <string.h>
+
+static int top_field(Lance__File__Field **fields, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fields[i]->parent_id == -1 && strcmp(fields[i]->name, name) == 0) return (int)i;
+    return -1;
+}
+
+/* Mark the primary key and attach field metadata (arena memory; saved[] keeps each field's
+ * original metadata array so the caller can put it back before lance_fields_free). */
+static int decorate_fields(core_arena *a, Lance__File__Field **fields, size_t nf,
+                           const lance_create_options *opt)
+{
+    for (size_t i = 0; i < opt->n_primary_key; i++) {
+        int k = top_field(fields, nf, opt->primary_key[i]);
+        if (k < 0)
+            return core_err(OG_E_BAD_REQUEST, "primary key column '%s' is not in the schema",
+                            opt->primary_key[i]);
+        fields[k]->unenforced_primary_key = 1;
+    }
+    for (size_t i = 0; i < opt->n_meta; i++) {
+        int k = top_field(fields, nf, opt->meta_field[i]);
+        if (k < 0)
+            return core_err(OG_E_BAD_REQUEST, "metadata for unknown column '%s'",
+                            opt->meta_field[i]);
+        Lance__File__Field *f = fields[k];
+        Lance__File__Field__MetadataEntry **entries =
+            core_arena_alloc(a, (f->n_metadata + 1) * sizeof *entries);
+        Lance__File__Field__MetadataEntry *e = core_arena_alloc(a, sizeof *e);
+        char *key = core_arena_strdup(a, opt->meta_key[i]);
+        char *val = core_arena_strdup(a, opt->meta_value[i]);
+        if (!entries || !e || !key || !val) return core_err_nomem();
+        lance__file__field__metadata_entry__init(e);
+        e->key = key;
+        e->value.data = (uint8_t *)val;
+        e->value.len = strlen(val);
+        if (f->n_metadata) memcpy(entries, f->metadata, f->n_metadata * sizeof *entries);
+        entries[f->n_metadata] = e;
+        f->metadata = entries;
+        f->n_metadata++;
+    }
+    return 0;
+}
+
+/* The snapshot of a table that does not exist yet: version 0, no fragments, the new schema
+ * and feature flags. Encoded and decoded once so the handle owns its manifest like any
+ * other snapshot. */
+static int version_zero(lance_dataset **out, store *s, const char *root, const arrow_schema *schema,
+                        const lance_create_options *opt)
+{
+    Lance__File__Field **fields = NULL;
+    size_t nf = 0;
+    int rc = lance_fields_from_arrow(&fields, &nf, schema, NULL, 0);
+    if (rc) return rc;
+    /* decorate_fields replaces metadata arrays with arena copies: remember the originals. */
+    Lance__File__Field__MetadataEntry ***saved = core_calloc(nf ? nf : 1, sizeof *saved);
+    size_t *saved_n = core_calloc(nf ? nf : 1, sizeof *saved_n);
+    core_arena a;
+    core_arena_init(&a, 1024);
+    if (!saved || !saved_n) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < nf; i++) {
+        saved[i] = fields[i]->metadata;
+        saved_n[i] = fields[i]->n_metadata;
+    }
+    if (rc == 0) rc = decorate_fields(&a, fields, nf, opt);
+    core_buf buf = CORE_BUF_INIT;
+    lance_naming naming = opt->v1_names ? LANCE_NAMING_V1 : LANCE_NAMING_V2;
+    if (rc == 0) {
+        lance_manifest_next next;
+        lance_manifest_next_init(&next, NULL, 0);
+        next.pb.n_fields = nf;
+        next.pb.fields = fields;
+        uint64_t flags = opt->stable_row_ids ? LANCE_FLAG_STABLE_ROW_IDS : 0;
+        next.pb.has_reader_feature_flags = next.pb.has_writer_feature_flags = 1;
+        next.pb.reader_feature_flags = next.pb.writer_feature_flags = flags;
+        next.pb.has_next_row_id = opt->stable_row_ids;
+        next.pb.next_row_id = 0;
+        rc = lance_manifest_encode(&buf, &next.pb, NULL, 0, NULL, 0);
+    }
+    for (size_t i = 0; saved && saved_n && i < nf; i++) {
+        fields[i]->metadata = saved[i];
+        fields[i]->n_metadata = saved_n[i];
+    }
+    core_free(saved);
+    core_free(saved_n);
+    lance_fields_free(fields, nf);
+    core_arena_free(&a);
+    lance_manifest *m = NULL;
+    if (rc == 0) rc = lance_manifest_decode(&m, buf.data, buf.len, root);
+    core_buf_free(&buf);
+    if (rc) return rc;
+    return lance_dataset_from_manifest(out, s, root, naming, m);
+}
+
+int lance_dataset_create_rows(lance_dataset **out, store *s, const char *root,
+                              const arrow_schema *schema, arrow_batch *const *b, size_t n,
+                              const lance_create_options *opt, const char *uuid)
+{
+    *out = NULL;
+    lance_create_options def = LANCE_CREATE_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (opt->version != 1)
+        return core_err(OG_E_BAD_REQUEST, "lance_create_options version %d is not 1", opt->version);
+    if (!schema || schema->n_fields == 0)
+        return core_err(OG_E_BAD_REQUEST, "table '%s': a schema needs at least one field", root);
+    if (n && !b) return core_err(OG_E_BAD_REQUEST, "table '%s': no batches given", root);
+    uint64_t rows = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!b[i]) return core_err(OG_E_BAD_REQUEST, "table '%s': batch %zu is NULL", root, i);
+        rows += (uint64_t)b[i]->num_rows;
+    }
+
+    uint64_t latest;
+    lance_naming existing;
+    int rc = lance_version_latest(s, root, &latest, &existing);
+    if (rc == 0) {
+        core_err(OG_E_EXISTS, "table '%s' already exists (version %llu)", root,
+                 (unsigned long long)latest);
+        core_err_detail(CORE_ERR_OBJECT, root);
+        return OG_E_EXISTS;
+    }
+    if (rc != OG_E_NOT_FOUND) return rc;
+
+    /* Without rows an Append stage is a no-op that would publish nothing: that is an empty
+     * create (its transaction does not carry the caller's uuid). */
+    if (rows == 0) return lance_dataset_create(out, s, root, schema, opt);
+    lance_dataset *zero = NULL;
+    rc = version_zero(&zero, s, root, schema, opt);
+    if (rc) return rc;
+    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+    wo.uuid = uuid;
+    lance_staged *st = NULL;
+    /* Staged as an Append read at version 0 (lance records a create as an Overwrite; readers,
+     * lancedb included, do not interpret the transaction of version 1). The commit publishes
+     * version 1 with put-if-absent: a concurrent creator makes it fail as OG_E_CONFLICT. */
+    rc = lance_stage_append(&st, zero, b, n, &wo);
+    uint64_t v = 0;
+    if (rc == 0) rc = lance_staged_commit(st, out, &v);
+    if (rc == OG_E_CONFLICT) {
+        core_err(OG_E_EXISTS, "table '%s' was created concurrently", root);
+        core_err_detail(CORE_ERR_OBJECT, root);
+        rc = OG_E_EXISTS;
+    }
+    lance_staged_free(st);
+    lance_dataset_free(zero);
+    if (rc == 0 && v != 1) {
+        lance_dataset_free(*out);
+        *out = NULL;
+        rc = core_err(OG_E_INTERNAL, "table '%s': creation committed version %llu, not 1", root,
+                      (unsigned long long)v);
+    }
+    return rc;
+}

@@ -1,0 +1,241 @@
+/* The mutation/load adapter (RFC-022 §6.1): a change set becomes one staged Lance transaction
+ * per touched table, prepared outside the gates against the pinned base; every table the
+ * validators probed joins the read set; effects commit at exactly their expected version + 1
+ * and are proved by transaction identity; the delta is one table_version row per effect plus
+ * the lineage (commit and head rows). */
+#include "write/internal.h"
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/failpoint.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+int write_changes_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
+                          write_intent *in);
+int write_changes_apply(write_graph *g, write_intent *in);
+int write_changes_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows);
+
+/* Row addresses of the rows whose id is in ids. */
+static int find_rows(const lance_dataset *ds, char *const *ids, size_t n, uint64_t **addrs,
+                     size_t *n_addrs)
+{
+    *addrs = NULL;
+    *n_addrs = 0;
+    const char *cols[] = {GRAPH_COL_ID};
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = 1;
+    so.with_row_addr = true;
+    lance_scanner *sc = NULL;
+    int rc = lance_scanner_open(&sc, ds, &so);
+    size_t cap = 0;
+    while (rc == 0) {
+        arrow_batch *b = NULL;
+        if ((rc = lance_scanner_next(sc, &b)) != 0 || !b)
+            break;
+        const arrow_array *idc = b->columns[0], *ac = b->columns[1];
+        for (int64_t r = 0; rc == 0 && r < b->num_rows; r++) {
+            size_t len;
+            const uint8_t *p = arrow_array_get_bytes(idc, r, &len);
+            for (size_t k = 0; k < n; k++) {
+                if (strlen(ids[k]) == len && memcmp(ids[k], p, len) == 0) {
+                    if (*n_addrs == cap) {
+                        cap = cap ? cap * 2 : 16;
+                        uint64_t *na = core_realloc(*addrs, cap * sizeof *na);
+                        if (!na) {
+                            rc = core_err_nomem();
+                            break;
+                        }
+                        *addrs = na;
+                    }
+                    (*addrs)[(*n_addrs)++] = arrow_array_get_uint(ac, r);
+                    break;
+                }
+            }
+        }
+        arrow_batch_free(b);
+    }
+    lance_scanner_free(sc);
+    if (rc != 0) {
+        core_free(*addrs);
+        *addrs = NULL;
+        *n_addrs = 0;
+    }
+    return rc;
+}
+
+static int stage_change(lance_staged **st, const lance_dataset *ds, const graph_change *c)
+{
+    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+    switch (c->mode) {
+    case GRAPH_CHANGE_INSERT:
+        /* Validation proved no inserted id is committed, against the pinned version the read
+         * set arbitrates, so a plain append is a strict insert. */
+        return lance_stage_append(st, ds, &c->rows, 1, &wo);
+    case GRAPH_CHANGE_UPSERT:
+        return lance_stage_merge_insert(st, ds, GRAPH_COL_ID, &c->rows, 1, LANCE_MERGE_UPSERT,
+                                        &wo);
+    case GRAPH_CHANGE_REPLACE: {
+        arrow_batch *const *b = c->rows && c->rows->num_rows ? &c->rows : NULL;
+        return lance_stage_overwrite(st, ds, &ds->schema, b, b ? 1 : 0, &wo);
+    }
+    case GRAPH_CHANGE_DELETE: {
+        uint64_t *addrs = NULL;
+        size_t n = 0;
+        int rc = find_rows(ds, c->delete_ids, c->n_delete_ids, &addrs, &n);
+        if (rc == 0)
+            rc = lance_stage_delete_rows(st, ds, addrs, n, &wo);
+        core_free(addrs);
+        return rc;
+    }
+    default:
+        return core_err(OG_E_INTERNAL, "unknown change mode %d", c->mode);
+    }
+}
+
+static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_snapshot *snap,
+                       write_intent *in);
+
+int write_changes_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
+                          write_intent *in)
+{
+    const write_changes_input *ci = input;
+    graph_change_set built;
+    memset(&built, 0, sizeof built);
+    const graph_change_set *cs = ci->fixed;
+    if (!cs) {
+        /* Computed against this base: a re-prepare recomputes it, never patches it. */
+        int brc = ci->build(ci->arg, g->catalog, snap, g->s, &built);
+        if (brc != 0) {
+            graph_change_set_clear(&built);
+            return brc;
+        }
+        cs = &built;
+    }
+    int rc = prepare_set(g, cs, snap, in);
+    graph_change_set_clear(&built);
+    return rc;
+}
+
+static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_snapshot *snap,
+                       write_intent *in)
+{
+    graph_probes probes;
+    memset(&probes, 0, sizeof probes);
+    graph_validate_stats vs;
+    memset(&vs, 0, sizeof vs);
+    int rc = graph_validate(g->catalog, snap, g->s, cs, &probes, &vs);
+    /* Every probed table is a read-set member, written or not. */
+    for (size_t i = 0; rc == 0 && i < probes.n; i++) {
+        const graph_table *t = graph_snapshot_table(snap, probes.aliases[i]);
+        if (t)
+            rc = write_rs_add_table(&in->rs, t->alias, t->version, false);
+    }
+    graph_probes_clear(&probes);
+    if (rc != 0)
+        return rc;
+    if (cs->n && !(in->effects = core_calloc(cs->n, sizeof *in->effects)))
+        return core_err_nomem();
+    for (size_t i = 0; i < cs->n; i++) {
+        const graph_change *c = &cs->changes[i];
+        if (c->type_index < 0 || (size_t)c->type_index >= g->catalog->n_types)
+            return core_err(OG_E_INTERNAL, "change for unknown type %d", c->type_index);
+        const lang_typedef *td = &g->catalog->types[c->type_index];
+        char alias[256];
+        if ((rc = graph_table_alias(alias, sizeof alias, td->kind, td->name)) != 0)
+            return rc;
+        const graph_table *t = graph_snapshot_table(snap, alias);
+        if (!t)
+            return core_err(OG_E_INTERNAL, "type %s has no table in the graph manifest", alias);
+        lance_dataset *ds = NULL;
+        lance_staged *st = NULL;
+        if ((rc = graph_table_open(&ds, g->s, t, LANCE_ACCESS_WRITE)) != 0)
+            return rc;
+        rc = stage_change(&st, ds, c);
+        if (rc != 0) {
+            lance_dataset_free(ds);
+            return rc;
+        }
+        lance_staged_info info;
+        lance_staged_get_info(st, &info);
+        if (info.noop) {
+            lance_staged_free(st);
+            lance_dataset_free(ds);
+            continue;
+        }
+        write_effect *e = &in->effects[in->n_effects++];
+        e->staged = st;
+        e->base = ds;
+        e->kind = td->kind;
+        e->sid = t->sid;
+        e->inc = t->inc;
+        e->expected_version = t->version;
+        snprintf(e->uuid, sizeof e->uuid, "%s", info.uuid);
+        if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
+            (t->table_branch && !(e->table_branch = core_strdup(t->table_branch))))
+            return core_err_nomem();
+        if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int write_changes_apply(write_graph *g, write_intent *in)
+{
+    (void)g;
+    for (size_t i = 0; i < in->n_effects; i++) {
+        write_effect *e = &in->effects[i];
+        lance_dataset *after = NULL;
+        lance_commit_options co = LANCE_COMMIT_OPTIONS_INIT; /* exact, zero retries */
+        lance_commit_result cr;
+        int rc = lance_staged_commit_ex(e->staged, &co, &after, &cr);
+        lance_staged_free(e->staged);
+        e->staged = NULL;
+        if (rc != 0)
+            return rc;
+        if (cr.version != e->expected_version + 1) {
+            lance_dataset_free(after);
+            return core_err(OG_E_INTERNAL, "table %s committed at version %" PRIu64
+                            ", expected exactly %" PRIu64, e->alias, cr.version,
+                            e->expected_version + 1);
+        }
+        e->achieved_version = cr.version;
+        e->fragments = after->m && after->m->pb ? after->m->pb->n_fragments : 0;
+        rc = lance_dataset_count_rows(after, &e->row_count);
+        lance_dataset_free(after);
+        if (rc != 0)
+            return rc;
+        if ((rc = OG_FAILPOINT("write.post_table_effect")) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* The delta: one table_version row per effect, then the commit and the branch head. */
+int write_changes_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows)
+{
+    (void)cur;
+    const write_intent *in = arg;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < in->n_effects; i++) {
+        const write_effect *e = &in->effects[i];
+        rc = graph_rows_add_version(rows, e->sid, e->inc, e->alias, e->achieved_version,
+                                    e->table_branch, e->row_count);
+    }
+    graph_commit c;
+    memset(&c, 0, sizeof c);
+    memcpy(c.id, in->commit_id, sizeof c.id);
+    memcpy(c.parent, in->parent_commit_id, sizeof c.parent);
+    c.actor = in->actor;
+    c.branch = in->branch;
+    c.created_at_us = in->created_at_us;
+    c.manifest_version = mver;
+    if (rc == 0)
+        rc = graph_rows_add_commit(rows, &c);
+    if (rc == 0)
+        rc = graph_rows_add_head(rows, in->branch, in->commit_id, mver);
+    return rc;
+}

@@ -1,0 +1,156 @@
+/* The optimize adapter (RFC-022 §6.4) and automatic maintenance. Compacting a data table
+ * advances the version graph reads select through the manifest, so it is a graph-visible write:
+ * one Lance Rewrite commit per selected table, at exactly its pin + 1 with a pre-minted uuid
+ * (recovery proves it by identity like any other effect), then one manifest commit with an
+ * actorless lineage commit. Compacting the graph manifest itself is physical-only maintenance
+ * (§8): content-equal, no lineage, racing publishers simply re-arbitrate.
+ *
+ * Both run automatically after a write when a table it touched (or the manifest) has more than
+ * WRITE_AUTO_OPTIMIZE_FRAGMENTS fragments, which keeps the cost of a write flat in history
+ * depth without manual maintenance. */
+#include "write/internal.h"
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/failpoint.h"
+#include "core/log.h"
+#include "lance/compact.h"
+#include "lance/paths.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+int write_optimize_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
+                           write_intent *in);
+int write_optimize_apply(write_graph *g, write_intent *in);
+int write_optimize_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows);
+
+static size_t fragments_of(const lance_dataset *ds)
+{
+    return ds->m && ds->m->pb ? ds->m->pb->n_fragments : 0;
+}
+
+int write_optimize_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
+                           write_intent *in)
+{
+    const write_optimize_options *opt = input;
+    size_t min = opt->min_fragments ? opt->min_fragments : 2;
+    if (snap->n_tables && !(in->effects = core_calloc(snap->n_tables, sizeof *in->effects)))
+        return core_err_nomem();
+    for (size_t i = 0; i < snap->n_tables; i++) {
+        const graph_table *t = &snap->tables[i];
+        bool wanted = opt->n_tables == 0;
+        for (size_t k = 0; k < opt->n_tables && !wanted; k++)
+            wanted = strcmp(opt->tables[k], t->alias) == 0;
+        if (!wanted)
+            continue;
+        lance_dataset *ds = NULL;
+        int rc = graph_table_open(&ds, g->s, t, LANCE_ACCESS_READ);
+        if (rc != 0)
+            return rc;
+        size_t nf = fragments_of(ds);
+        lance_dataset_free(ds);
+        if (nf < min)
+            continue;
+        write_effect *e = &in->effects[in->n_effects];
+        e->kind = t->kind;
+        e->sid = t->sid;
+        e->inc = t->inc;
+        e->expected_version = t->version;
+        char u[LANCE_UUID_LEN + 1];
+        if ((rc = lance_uuid_new(u)) != 0)
+            return rc;
+        snprintf(e->uuid, sizeof e->uuid, "%s", u);
+        in->n_effects++;
+        if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
+            (t->table_branch && !(e->table_branch = core_strdup(t->table_branch))))
+            return core_err_nomem();
+        if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int write_optimize_apply(write_graph *g, write_intent *in)
+{
+    for (size_t i = 0; i < in->n_effects; i++) {
+        write_effect *e = &in->effects[i];
+        lance_dataset *ds = NULL, *after = NULL;
+        int rc = lance_branch_open(&ds, g->s, e->path, e->table_branch, e->expected_version,
+                                   NULL, LANCE_ACCESS_WRITE);
+        if (rc != 0)
+            return rc;
+        lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
+        co.uuid = e->uuid;
+        co.max_groups_per_commit = 0; /* one commit: one exact effect */
+        lance_compact_report rep;
+        memset(&rep, 0, sizeof rep);
+        rc = lance_compact(&after, ds, &co, &rep);
+        lance_dataset_free(ds);
+        if (rc == 0 && rep.n_commits > 1)
+            rc = core_err(OG_E_INTERNAL, "compaction of %s made %zu commits, planned one",
+                          e->alias, rep.n_commits);
+        if (rc == 0 && rep.n_commits == 1 && rep.versions[0] != e->expected_version + 1)
+            rc = core_err(OG_E_INTERNAL, "compaction of %s committed version %" PRIu64, e->alias,
+                          rep.versions[0]);
+        if (rc == 0) {
+            e->achieved_version = rep.n_commits ? rep.versions[0] : e->expected_version;
+            rc = lance_dataset_count_rows(after, &e->row_count);
+        }
+        lance_dataset_free(after);
+        if (rc != 0)
+            return rc;
+        if ((rc = OG_FAILPOINT("write.post_table_effect")) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int write_optimize_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows)
+{
+    (void)cur;
+    const write_intent *in = arg;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < in->n_effects; i++) {
+        const write_effect *e = &in->effects[i];
+        if (e->achieved_version != e->expected_version)
+            rc = graph_rows_add_version(rows, e->sid, e->inc, e->alias, e->achieved_version,
+                                        e->table_branch, e->row_count);
+    }
+    graph_commit c;
+    memset(&c, 0, sizeof c);
+    memcpy(c.id, in->commit_id, sizeof c.id);
+    memcpy(c.parent, in->parent_commit_id, sizeof c.parent);
+    c.branch = in->branch;
+    c.created_at_us = in->created_at_us;
+    c.manifest_version = mver;
+    if (rc == 0)
+        rc = graph_rows_add_commit(rows, &c);
+    if (rc == 0)
+        rc = graph_rows_add_head(rows, in->branch, in->commit_id, mver);
+    return rc;
+}
+
+/* Physical-only maintenance of the graph manifest: one Rewrite of its small fragments. A lost
+ * race with a publisher is fine (it will be compacted next time). */
+int write_compact_manifest(write_graph *g, const char *branch, size_t min_fragments,
+                           bool *compacted)
+{
+    *compacted = false;
+    lance_dataset *m = NULL, *after = NULL;
+    int rc = graph_manifest_open(&m, g->s, branch, 0, LANCE_ACCESS_WRITE);
+    if (rc != 0)
+        return rc;
+    if (fragments_of(m) >= min_fragments) {
+        lance_compact_report rep;
+        memset(&rep, 0, sizeof rep);
+        rc = lance_compact(&after, m, NULL, &rep);
+        if (rc == OG_E_CONFLICT)
+            rc = 0;
+        *compacted = rc == 0 && rep.n_commits > 0;
+    }
+    lance_dataset_free(after);
+    lance_dataset_free(m);
+    return rc;
+}

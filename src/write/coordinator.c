@@ -1,0 +1,591 @@
+/* The coordinator of RFC-022 §4: write_run's stages A–H for every registered adapter, the
+ * closed adapter registry, and the graph handle (store, gates, accepted schema). */
+#include "write/internal.h"
+
+#include "core/alloc.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/failpoint.h"
+#include "core/log.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- registry ------------------------------------------------------------------------------ */
+
+/* The adapter of a kind: how to prepare its effects, apply them, and describe the delta. */
+typedef struct write_adapter {
+    int kind;
+    const char *name;
+    int (*prepare)(write_graph *g, const void *input, const graph_snapshot *snap,
+                   write_intent *in);
+    int (*apply)(write_graph *g, write_intent *in);
+    write_rows_fn rows;
+} write_adapter;
+
+/* adapter_changes.c */
+int write_changes_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
+                          write_intent *in);
+int write_changes_apply(write_graph *g, write_intent *in);
+int write_changes_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows);
+/* adapter_optimize.c */
+int write_optimize_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
+                           write_intent *in);
+int write_optimize_apply(write_graph *g, write_intent *in);
+int write_optimize_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows);
+
+static const write_adapter ADAPTERS[] = {
+    {WRITE_KIND_LOAD, "load", write_changes_prepare, write_changes_apply, write_changes_rows},
+    {WRITE_KIND_MUTATION, "mutation", write_changes_prepare, write_changes_apply,
+     write_changes_rows},
+    {WRITE_KIND_OPTIMIZE, "optimize", write_optimize_prepare, write_optimize_apply,
+     write_optimize_rows},
+};
+
+static const write_adapter *adapter_of(int kind)
+{
+    for (size_t i = 0; i < sizeof ADAPTERS / sizeof ADAPTERS[0]; i++)
+        if (ADAPTERS[i].kind == kind)
+            return &ADAPTERS[i];
+    return NULL;
+}
+
+const char *write_kind_name(int kind)
+{
+    const write_adapter *a = adapter_of(kind);
+    return a ? a->name : NULL;
+}
+
+int write_kind_parse(const char *s)
+{
+    for (size_t i = 0; s && i < sizeof ADAPTERS / sizeof ADAPTERS[0]; i++)
+        if (strcmp(ADAPTERS[i].name, s) == 0)
+            return ADAPTERS[i].kind;
+    return 0;
+}
+
+/* Every graph-visible entry point. init is not listed: it creates the graph (its own claim
+ * protocol, write_init) rather than changing one. */
+static const write_entry_point ENTRY_POINTS[] = {
+    {"og_graph_load / omnigraph load", WRITE_KIND_LOAD},
+    {"write_optimize", WRITE_KIND_OPTIMIZE},
+    {"automatic maintenance after a write (write_run, stage H)", WRITE_KIND_OPTIMIZE},
+};
+
+const write_entry_point *write_entry_points(size_t *n)
+{
+    *n = sizeof ENTRY_POINTS / sizeof ENTRY_POINTS[0];
+    return ENTRY_POINTS;
+}
+
+/* ---- handle -------------------------------------------------------------------------------- */
+
+void write_stats_add(write_graph *g, const write_stats *d)
+{
+    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+    g->stats.writes += d->writes;
+    g->stats.noops += d->noops;
+    g->stats.reprepares += d->reprepares;
+    g->stats.publish_retries += d->publish_retries;
+    g->stats.recoveries += d->recoveries;
+    g->stats.gate_wait_ns += d->gate_wait_ns;
+    g->stats.gate_hold_ns += d->gate_hold_ns;
+    g->stats.prepare_ns += d->prepare_ns;
+    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+}
+
+void write_graph_stats(write_graph *g, write_stats *out)
+{
+    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+    *out = g->stats;
+    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+}
+
+void write_graph_close(write_graph *g)
+{
+    if (!g)
+        return;
+    write_gates_close(g->gates);
+    lang_catalog_free(g->catalog);
+    store_close(g->s);
+    core_free(g->root_id);
+    core_free(g->actor);
+    if (g->lock_) {
+        pthread_mutex_destroy((pthread_mutex_t *)g->lock_);
+        core_free(g->lock_);
+    }
+    core_free(g);
+}
+
+/* A leftover init claim beside a complete graph is stale: the init finished (its last step,
+ * deleting the claim, did not). */
+static void drop_stale_claim(write_graph *g)
+{
+    store_meta meta;
+    if (store_head(g->s, GRAPH_INIT_CLAIM, &meta) == 0 &&
+        store_delete(g->s, GRAPH_INIT_CLAIM, 0) != 0)
+        core_log(CORE_LOG_WARN, "could not remove the stale %s (harmless)", GRAPH_INIT_CLAIM);
+}
+
+int write_graph_open(write_graph **out, store *s, const char *root_id,
+                     const write_open_options *opt)
+{
+    *out = NULL;
+    write_open_options def = WRITE_OPEN_OPTIONS_INIT;
+    if (!opt)
+        opt = &def;
+    write_graph *g = core_calloc(1, sizeof *g);
+    pthread_mutex_t *mu = core_malloc(sizeof *mu);
+    if (!g || !mu) {
+        core_free(g);
+        core_free(mu);
+        store_close(s);
+        return core_err_nomem();
+    }
+    pthread_mutex_init(mu, NULL);
+    g->lock_ = mu;
+    g->s = s;
+    g->readonly = opt->readonly;
+    int rc = 0;
+    if (!(g->root_id = core_strdup(root_id ? root_id : "")) ||
+        (opt->actor && !(g->actor = core_strdup(opt->actor)))) {
+        rc = core_err_nomem();
+        goto fail;
+    }
+    /* The graph must exist and be of our format before anything else is touched. */
+    graph_snapshot *snap = NULL;
+    rc = graph_snapshot_load(&snap, s, NULL, 0, 0);
+    if (rc == OG_E_NOT_FOUND) {
+        store_meta meta;
+        if (store_head(s, GRAPH_INIT_CLAIM, &meta) == 0)
+            rc = core_err(OG_E_NOT_FOUND,
+                          "no graph here: an init was started but did not finish; run "
+                          "`omnigraph init` again to take it over");
+        else
+            rc = core_err(OG_E_NOT_FOUND, "no graph here (no %s): run `omnigraph init` first",
+                          GRAPH_MANIFEST_DIR);
+        goto fail;
+    }
+    if (rc != 0)
+        goto fail;
+    graph_snapshot_free(snap);
+    char identity[GRAPH_SCHEMA_HASH_LEN + 1];
+    if ((rc = graph_schema_read(s, &g->catalog, identity)) != 0)
+        goto fail;
+    memcpy(g->schema_identity, identity, sizeof identity);
+    if (!g->readonly) {
+        if ((rc = write_gates_open(&g->gates, s, g->root_id)) != 0)
+            goto fail;
+        drop_stale_claim(g);
+        size_t resolved = 0;
+        if ((rc = write_recover(g, NULL, &resolved)) != 0)
+            goto fail;
+    }
+    *out = g;
+    return 0;
+fail:
+    write_graph_close(g);
+    return rc;
+}
+
+/* ---- gates --------------------------------------------------------------------------------- */
+
+int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **out)
+{
+    size_t n = 2 + in->n_effects;
+    write_gate_key *keys = core_calloc(n, sizeof *keys);
+    if (!keys)
+        return core_err_nomem();
+    const char *branch = in->branch ? in->branch : "main";
+    keys[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL};
+    keys[1] = (write_gate_key){WRITE_GATE_BRANCH, branch, NULL};
+    for (size_t i = 0; i < in->n_effects; i++) {
+        const char *pb = in->effects[i].table_branch ? in->effects[i].table_branch : "main";
+        keys[2 + i] = (write_gate_key){WRITE_GATE_TABLE, pb, in->effects[i].alias};
+    }
+    uint64_t t0 = core_mono_ns();
+    int rc = write_gates_acquire(g->gates, keys, n, WRITE_GATE_TIMEOUT_MS, out);
+    write_stats d = {0};
+    d.gate_wait_ns = core_mono_ns() - t0;
+    write_stats_add(g, &d);
+    core_free(keys);
+    return rc;
+}
+
+/* ---- stage A: the recovery barrier ---------------------------------------------------------- */
+
+int write_recover(write_graph *g, const char *branch, size_t *resolved)
+{
+    (void)branch; /* every sidecar overlaps: only main is writable today */
+    *resolved = 0;
+    if (g->readonly)
+        return 0;
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    int rc = write_sidecar_list(g->s, &ids, &n);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        bool done = false;
+        rc = write_recover_one(g, ids[i], &done);
+        if (rc == 0 && done)
+            (*resolved)++;
+    }
+    core_free(ids);
+    return rc;
+}
+
+/* ---- the coordinator ------------------------------------------------------------------------ */
+
+static int new_id(char out[GRAPH_ID_LEN + 1])
+{
+    core_ulid u;
+    int rc = core_ulid_new(&u);
+    if (rc == 0)
+        core_ulid_format(&u, out);
+    return rc;
+}
+
+/* Stage D: fresh authority state under the gates. 0 = the read set holds; 1 = restart. */
+static int revalidate(write_graph *g, const write_intent *in, const char *branch)
+{
+    uint64_t latest = 0;
+    lance_naming naming;
+    char root[STORE_KEY_MAX];
+    int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
+    if (rc == 0)
+        rc = lance_version_latest(g->s, root, &latest, &naming);
+    if (rc != 0)
+        return rc;
+    if (latest != in->rs.manifest_version) {
+        graph_snapshot *fresh = NULL;
+        rc = graph_snapshot_load(&fresh, g->s, branch, latest, 0);
+        if (rc == 0)
+            rc = write_rs_check(&in->rs, fresh);
+        graph_snapshot_free(fresh);
+        if (rc == OG_E_READ_SET_CONFLICT)
+            return 1;
+        if (rc != 0)
+            return rc;
+    }
+    /* An intent armed by someone else since our barrier (and not finished: we hold the gates
+     * it would hold) must be recovered first. */
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    if ((rc = write_sidecar_list(g->s, &ids, &n)) != 0)
+        return rc;
+    core_free(ids);
+    if (n)
+        return 1;
+    /* Every written table's Lance HEAD must still be its published version. */
+    for (size_t i = 0; i < in->n_effects; i++) {
+        const write_effect *e = &in->effects[i];
+        uint64_t head = 0;
+        if ((rc = lance_branch_root(root, e->path, e->table_branch)) != 0 ||
+            (rc = lance_version_latest(g->s, root, &head, &naming)) != 0)
+            return rc;
+        if (head != e->expected_version) {
+            rc = core_err(OG_E_CONFLICT,
+                          "table %s is at Lance version %" PRIu64 " but the graph publishes %" PRIu64
+                          " and no recovery intent covers the difference (a writer outside this "
+                          "protocol changed it)",
+                          e->alias, head, e->expected_version);
+            core_err_detail(CORE_ERR_OBJECT, e->path);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* After an effect or publish failure the sidecar stays. Try to resolve it at once (we are its
+ * owner and have let go of it); report what the caller must know. 1: recovery completed the
+ * write (it is committed under its own id). */
+static int after_effect_failure(write_graph *g, const write_intent *in, int cause)
+{
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", og_error_last()->message);
+    bool done = false;
+    int rr = write_recover_one(g, in->operation_id, &done);
+    if (rr == 0 && done) {
+        /* Recovery either completed the write (every effect had landed: the commit is now
+         * visible with this write's own id) or undid it. */
+        graph_snapshot *snap = NULL;
+        bool visible = false;
+        if (graph_snapshot_load(&snap, g->s, in->branch, 0, GRAPH_SNAP_LINEAGE) == 0)
+            for (size_t i = 0; i < snap->n_commits && !visible; i++)
+                visible = strcmp(snap->commits[i].id, in->commit_id) == 0;
+        graph_snapshot_free(snap);
+        if (visible)
+            return 1;
+        int rc = core_err(cause, "%s (the write was undone by recovery; the graph is unchanged)",
+                          saved);
+        core_err_detail(CORE_ERR_OPERATION_ID, in->operation_id);
+        return rc;
+    }
+    int rc = core_err(OG_E_RECOVERY_REQUIRED,
+                      "write %s failed after its first effect (%s); its recovery intent is kept "
+                      "and the next write or read-write open resolves it",
+                      in->operation_id, saved);
+    core_err_detail(CORE_ERR_OPERATION_ID, in->operation_id);
+    return rc;
+}
+
+/* Derived work after visibility (stage H): keep fragment counts bounded so the cost of a
+ * write stays flat in history depth. Failures are logged, never returned: the write is done. */
+static void maintain(write_graph *g, const char *branch, const write_intent *in, bool tables_too,
+                     size_t manifest_fragments)
+{
+    const char *tables[64];
+    size_t n = 0;
+    for (size_t i = 0; tables_too && i < in->n_effects && n < 64; i++)
+        if (in->effects[i].fragments > WRITE_AUTO_OPTIMIZE_FRAGMENTS)
+            tables[n++] = in->effects[i].alias;
+    if (n) {
+        write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;
+        oo.min_fragments = 2;
+        oo.tables = tables;
+        oo.n_tables = n;
+        oo.auto_maintenance = true;
+        write_result r;
+        if (write_optimize(g, &oo, &r) != 0)
+            core_log(CORE_LOG_WARN, "automatic optimize skipped: %s", og_error_last()->message);
+    }
+    bool compacted = false;
+    if (manifest_fragments > WRITE_AUTO_OPTIMIZE_FRAGMENTS &&
+        write_compact_manifest(g, branch, WRITE_AUTO_OPTIMIZE_FRAGMENTS + 1, &compacted) != 0)
+        core_log(CORE_LOG_WARN, "automatic manifest compaction skipped: %s",
+                 og_error_last()->message);
+}
+
+static int write_run(write_graph *g, const write_adapter *ad, const void *input,
+                     const write_options *opt, write_result *res)
+{
+    const char *branch = opt->branch && strcmp(opt->branch, "main") != 0 ? opt->branch : NULL;
+    if (branch)
+        return core_err(OG_E_UNSUPPORTED, "writes to graph branches are not supported yet");
+    unsigned max_re = opt->max_reprepare ? opt->max_reprepare : WRITE_MAX_REPREPARE;
+    memset(res, 0, sizeof *res);
+    int rc = 0;
+    for (unsigned attempt = 0;; attempt++) {
+        /* A: recovery barrier — resolve, or fail typed; never "schedule and continue". */
+        size_t resolved = 0;
+        if ((rc = write_recover(g, branch, &resolved)) != 0)
+            return rc;
+
+        /* B: prepare without gates, against a base captured after the barrier. */
+        uint64_t t0 = core_mono_ns();
+        graph_snapshot *snap = NULL;
+        write_intent in;
+        memset(&in, 0, sizeof in);
+        lance_dataset *base = NULL;
+        if ((rc = graph_manifest_open(&base, g->s, branch, 0, LANCE_ACCESS_WRITE)) != 0)
+            return rc == OG_E_NOT_FOUND ? core_err(OG_E_NOT_FOUND, "no graph here") : rc;
+        if ((rc = graph_snapshot_from_dataset(&snap, base, branch, 0)) != 0) {
+            lance_dataset_free(base);
+            return rc;
+        }
+        if (strcmp(snap->schema_identity, g->schema_identity) != 0) {
+            graph_snapshot_free(snap);
+            lance_dataset_free(base);
+            return core_err(OG_E_CONFLICT,
+                            "the graph's accepted schema changed since this handle opened it; "
+                            "reopen the graph");
+        }
+        if (opt->if_commit && strcmp(opt->if_commit, snap->head) != 0) {
+            rc = core_err(OG_E_PRECONDITION_FAILED,
+                          "branch %s is at commit %s, not %s", branch ? branch : "main",
+                          snap->head[0] ? snap->head : "(none)", opt->if_commit);
+            core_err_detail(CORE_ERR_EXPECTED, opt->if_commit);
+            core_err_detail(CORE_ERR_ACTUAL, snap->head);
+            graph_snapshot_free(snap);
+            lance_dataset_free(base);
+            return rc;
+        }
+        in.format = WRITE_SIDECAR_FORMAT;
+        in.kind = ad->kind;
+        in.started_at_us = write_now_us();
+        in.created_at_us = in.started_at_us;
+        write_rs_capture(&in.rs, snap);
+        memcpy(in.parent_commit_id, snap->head, sizeof in.parent_commit_id);
+        if ((rc = new_id(in.operation_id)) != 0 || (rc = new_id(in.commit_id)) != 0 ||
+            (rc = new_id(in.rollback_commit_id)) != 0 ||
+            (g->actor && !(in.actor = core_strdup(g->actor)))) {
+            if (rc == 0)
+                rc = core_err_nomem();
+            graph_snapshot_free(snap);
+            lance_dataset_free(base);
+            write_intent_clear(&in);
+            return rc;
+        }
+        rc = ad->prepare(g, input, snap, &in);
+        graph_snapshot_free(snap);
+        write_stats d = {0};
+        d.prepare_ns = core_mono_ns() - t0;
+        write_stats_add(g, &d);
+        if (rc != 0) {
+            lance_dataset_free(base);
+            write_intent_clear(&in);
+            return rc;
+        }
+        memcpy(res->operation_id, in.operation_id, sizeof res->operation_id);
+        if (in.n_effects == 0) {
+            /* Nothing to change: no effect, no graph commit. */
+            lance_dataset_free(base);
+            write_intent_clear(&in);
+            memset(&d, 0, sizeof d);
+            d.noops = 1;
+            write_stats_add(g, &d);
+            return 0;
+        }
+
+        if (g->test_after_prepare)
+            g->test_after_prepare(g->test_arg);
+
+        /* C: the complete gate set in the total order. */
+        write_gate_set *gates = NULL;
+        if ((rc = write_intent_gates(g, &in, &gates)) != 0) {
+            lance_dataset_free(base);
+            write_intent_clear(&in);
+            return rc;
+        }
+        uint64_t held0 = core_mono_ns();
+
+        /* D: revalidate the complete read set, or discard everything and start again. */
+        rc = OG_FAILPOINT("write.pre_revalidate");
+        if (rc == 0)
+            rc = revalidate(g, &in, branch);
+        if (rc == 1) {
+            write_gate_set_release(gates);
+            lance_dataset_free(base);
+            write_intent_clear(&in);
+            memset(&d, 0, sizeof d);
+            d.reprepares = 1;
+            write_stats_add(g, &d);
+            res->reprepares++;
+            if (attempt + 1 >= max_re)
+                return core_err(OG_E_READ_SET_CONFLICT,
+                                "the graph kept changing under this write: %u attempts", max_re);
+            continue;
+        }
+        if (rc != 0) {
+            write_gate_set_release(gates);
+            lance_dataset_free(base);
+            write_intent_clear(&in);
+            return rc;
+        }
+
+        /* E: arm recovery — the sidecar is durable before the first physical effect, and its
+         * lock proves to recovery that its owner is alive. */
+        char lock_name[STORE_KEY_MAX], key[STORE_KEY_MAX];
+        write_sidecar_lock_name(lock_name, in.operation_id);
+        write_sidecar_key(key, in.operation_id);
+        store_lock *owner = NULL;
+        rc = store_lock_acquire(g->s, lock_name, 0, &owner);
+        if (rc == 0)
+            rc = OG_FAILPOINT("write.pre_sidecar");
+        if (rc == 0)
+            rc = write_sidecar_put(g->s, &in);
+        if (rc != 0) {
+            /* No effect happened; a sidecar that did land is discarded by the next barrier. */
+            store_lock_release(owner);
+            write_gate_set_release(gates);
+            lance_dataset_free(base);
+            write_intent_clear(&in);
+            return rc;
+        }
+
+        /* F: effects, each at exactly its expected version + 1. */
+        rc = OG_FAILPOINT("write.post_sidecar");
+        if (rc == 0)
+            rc = ad->apply(g, &in);
+        if (rc == 0)
+            rc = OG_FAILPOINT("write.pre_publish");
+
+        /* G: exactly one conditional graph-manifest commit. */
+        uint64_t mver = 0;
+        size_t mfrags = 0;
+        if (rc == 0)
+            rc = write_publish(g, branch, &in.rs, in.rs.manifest_version == lance_dataset_version(base) ? base : NULL,
+                               ad->rows, &in, &mver, &mfrags);
+        lance_dataset_free(base);
+        base = NULL;
+        if (rc != 0) {
+            store_lock_release(owner);
+            write_gate_set_release(gates);
+            rc = after_effect_failure(g, &in, rc);
+            if (rc != 1) {
+                write_intent_clear(&in);
+                return rc;
+            }
+            /* Completed by recovery: report it as committed. */
+            res->committed = true;
+            memcpy(res->commit_id, in.commit_id, sizeof res->commit_id);
+            write_intent_clear(&in);
+            return 0;
+        }
+
+        /* H: finalize. The commit is durable and visible; a failure to delete the sidecar is
+         * harmless (the next barrier proves the intent published and removes it). */
+        if (OG_FAILPOINT("write.post_publish") == 0 && store_delete(g->s, key, 0) != 0)
+            core_log(CORE_LOG_WARN, "could not delete sidecar %s: %s (next write finalizes it)",
+                     key, og_error_last()->message);
+        store_lock_release(owner);
+        write_gate_set_release(gates);
+        res->committed = true;
+        memcpy(res->commit_id, in.commit_id, sizeof res->commit_id);
+        res->manifest_version = mver;
+        for (size_t i = 0; i < in.n_effects && res->n_tables < 64; i++) {
+            write_table_outcome *o = &res->tables[res->n_tables++];
+            snprintf(o->alias, sizeof o->alias, "%s", in.effects[i].alias);
+            o->from_version = in.effects[i].expected_version;
+            o->to_version = in.effects[i].achieved_version;
+            o->row_count = in.effects[i].row_count;
+        }
+        memset(&d, 0, sizeof d);
+        d.writes = 1;
+        d.gate_hold_ns = core_mono_ns() - held0;
+        write_stats_add(g, &d);
+        maintain(g, branch, &in, ad->kind != WRITE_KIND_OPTIMIZE, mfrags);
+        write_intent_clear(&in);
+        return 0;
+    }
+}
+
+int write_changes(write_graph *g, int kind, const graph_change_set *cs,
+                  const write_options *opt, write_result *res)
+{
+    write_options def = WRITE_OPTIONS_INIT;
+    if (!opt)
+        opt = &def;
+    if (g->readonly)
+        return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (kind != WRITE_KIND_LOAD && kind != WRITE_KIND_MUTATION)
+        return core_err(OG_E_BAD_REQUEST, "write kind %d does not take a change set", kind);
+    write_changes_input ci = {cs, NULL, NULL};
+    return write_run(g, adapter_of(kind), &ci, opt, res);
+}
+
+int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_options *opt,
+                   write_result *res)
+{
+    write_options def = WRITE_OPTIONS_INIT;
+    if (!opt)
+        opt = &def;
+    if (g->readonly)
+        return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    write_changes_input ci = {NULL, build, arg};
+    return write_run(g, adapter_of(WRITE_KIND_MUTATION), &ci, opt, res);
+}
+
+int write_optimize(write_graph *g, const write_optimize_options *opt, write_result *res)
+{
+    write_optimize_options def = WRITE_OPTIMIZE_OPTIONS_INIT;
+    if (!opt)
+        opt = &def;
+    if (g->readonly)
+        return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    write_options wo = WRITE_OPTIONS_INIT;
+    /* Maintenance yields to user writes: one attempt, no re-prepare storm. */
+    wo.max_reprepare = opt->auto_maintenance ? 1 : 0;
+    return write_run(g, adapter_of(WRITE_KIND_OPTIMIZE), opt, &wo, res);
+}

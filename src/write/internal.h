@@ -1,0 +1,139 @@
+/* Shared internals of the write layer: the read set, effects, the recovery sidecar (the
+ * durable form of an armed intent), the manifest publisher and the audit log. */
+#ifndef OG_WRITE_INTERNAL_H
+#define OG_WRITE_INTERNAL_H
+
+#include "write/write.h"
+
+#include <jansson.h>
+
+#define WRITE_UUID_CAP 64
+
+/* ---- Read set ------------------------------------------------------------------------------
+ * Explicit named members, so arbitration can narrow later without a redesign. Today every
+ * graph commit on a branch moves graph_head, so the head member alone arbitrates every probed
+ * table on the branch (RFC-022 §10 step 2); the table members are still compared by name. */
+typedef struct write_rs_table {
+    char *alias;
+    uint64_t version;
+    bool written;
+} write_rs_table;
+
+typedef struct write_read_set {
+    uint64_t manifest_version;                       /* base manifest version */
+    char branch_identity[LANCE_BRANCH_IDENTITY_CAP]; /* "" for main */
+    char graph_head[GRAPH_ID_LEN + 1];
+    char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
+    write_rs_table *tables;                          /* sorted by alias */
+    size_t n_tables;
+} write_read_set;
+
+void write_rs_clear(write_read_set *rs);
+int write_rs_add_table(write_read_set *rs, const char *alias, uint64_t version, bool written);
+/* Capture the branch-wide members from a snapshot. */
+void write_rs_capture(write_read_set *rs, const graph_snapshot *snap);
+/* 0 if every member of rs holds in snap, else OG_E_READ_SET_CONFLICT naming the first member
+ * that moved (member, expected, actual in the thread error). */
+int write_rs_check(const write_read_set *rs, const graph_snapshot *snap);
+
+/* ---- Effects ------------------------------------------------------------------------------ */
+
+typedef struct write_effect {
+    char *alias;
+    int kind;                    /* LANG_NODE / LANG_EDGE */
+    uint64_t sid, inc;
+    char *path;
+    char *table_branch;          /* NULL: main */
+    uint64_t expected_version;   /* the manifest pin = Lance HEAD before the effect */
+    char uuid[WRITE_UUID_CAP];   /* the staged transaction's identity */
+    lance_staged *staged;        /* the writer's staged transaction (not in sidecars) */
+    lance_dataset *base;         /* the snapshot it was staged on (outlives staged) */
+    uint64_t achieved_version;   /* after the commit (0 before) */
+    uint64_t row_count;          /* rows at achieved_version */
+    size_t fragments;            /* fragments at achieved_version (maintenance trigger) */
+} write_effect;
+
+void write_effect_clear(write_effect *e);
+
+/* A planned rollback of one table: restore `to` as a new version at from+1, with identity uuid. */
+typedef struct write_rollback {
+    char *alias;
+    uint64_t from, to;
+    char uuid[WRITE_UUID_CAP];
+} write_rollback;
+
+/* ---- Sidecar (the armed intent) ------------------------------------------------------------ */
+
+typedef struct write_intent {
+    int format;                           /* WRITE_SIDECAR_FORMAT */
+    char operation_id[GRAPH_ID_LEN + 1];
+    int kind;                             /* write_kind */
+    char *actor;
+    int64_t started_at_us;
+    char *branch;                         /* NULL: main */
+    write_read_set rs;
+    char commit_id[GRAPH_ID_LEN + 1];     /* lineage of the intended commit */
+    char parent_commit_id[GRAPH_ID_LEN + 1];
+    int64_t created_at_us;
+    char rollback_commit_id[GRAPH_ID_LEN + 1];
+    write_effect *effects;
+    size_t n_effects;
+    write_rollback *rollback;             /* persisted before the first restore */
+    size_t n_rollback;
+} write_intent;
+
+void write_intent_clear(write_intent *in);
+/* The sidecar key of an operation: "__recovery/<id>.json". */
+void write_sidecar_key(char out[STORE_KEY_MAX], const char *operation_id);
+/* The advisory lock its owner holds for its whole life. */
+void write_sidecar_lock_name(char out[STORE_KEY_MAX], const char *operation_id);
+int write_intent_to_json(const write_intent *in, core_buf *out);
+/* Parse a sidecar body; `key` names it in errors. OG_E_CORRUPT for damage (naming the file and
+ * the remedy), OG_E_UNSUPPORTED for a newer format. */
+int write_intent_from_json(write_intent *out, const char *body, size_t len, const char *key);
+/* Durable whole-object write of the sidecar. */
+int write_sidecar_put(store *s, const write_intent *in);
+/* Sidecar operation ids on the store, sorted (ULID order = age). Files that are not
+ * "<ULID>.json" are skipped (not ours). */
+int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n);
+
+/* ---- Publisher ----------------------------------------------------------------------------- */
+
+/* Build the rows of one publish attempt for manifest version `mver` on top of `cur`. */
+typedef int (*write_rows_fn)(void *arg, const graph_snapshot *cur, uint64_t mver,
+                             graph_rows *rows);
+
+/* Commit one new manifest version on `branch` carrying the rows rows_fn builds, as a CAS: the
+ * read set (NULL: none) is arbitrated against the exact manifest version the commit is built
+ * on, and the commit happens at exactly that version + 1. A lost race re-reads and re-arbitrates
+ * (at most WRITE_MAX_PUBLISH_ATTEMPTS). base_hint (may be NULL) is the manifest the caller
+ * already holds at the version it revalidated, used by the first attempt. *published receives
+ * the new version, *fragments (may be NULL) its fragment count. */
+int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
+                  const lance_dataset *base_hint, write_rows_fn rows_fn, void *arg,
+                  uint64_t *published, size_t *fragments);
+
+/* ---- Audit --------------------------------------------------------------------------------- */
+
+/* Append one audit row unless one for operation_id exists already (exactly one per recovery). */
+int write_audit_record(store *s, const write_intent *in, int recovery_kind,
+                       const char *commit_id, const char *outcomes_json);
+
+/* The input of the mutation/load adapter: a fixed change set, or a builder run per prepare. */
+typedef struct write_changes_input {
+    const graph_change_set *fixed;
+    write_build_fn build;
+    void *arg;
+} write_changes_input;
+
+/* ---- Helpers ------------------------------------------------------------------------------- */
+
+int64_t write_now_us(void);
+void write_stats_add(write_graph *g, const write_stats *delta);
+/* The gate keys of an intent: schema, branch, then every effect's (branch, alias). */
+int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **out);
+
+/* Resolve one sidecar (gates taken inside). */
+int write_recover_one(write_graph *g, const char *operation_id, bool *resolved);
+
+#endif

@@ -1,0 +1,487 @@
+/* Recovery sidecars: the durable form of an armed write intent (RFC-022 §4.5), one JSON object
+ * per operation at __recovery/<ULID>.json, written whole and durably before the first physical
+ * effect, and the read set / effect bookkeeping they carry. */
+#include "write/internal.h"
+
+#include "core/alloc.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- read set ------------------------------------------------------------------------------ */
+
+void write_rs_clear(write_read_set *rs)
+{
+    for (size_t i = 0; i < rs->n_tables; i++)
+        core_free(rs->tables[i].alias);
+    core_free(rs->tables);
+    memset(rs, 0, sizeof *rs);
+}
+
+int write_rs_add_table(write_read_set *rs, const char *alias, uint64_t version, bool written)
+{
+    size_t lo = 0, hi = rs->n_tables;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(rs->tables[mid].alias, alias);
+        if (c == 0) {
+            rs->tables[mid].written = rs->tables[mid].written || written;
+            return 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    write_rs_table *t = core_realloc(rs->tables, (rs->n_tables + 1) * sizeof *t);
+    if (!t)
+        return core_err_nomem();
+    rs->tables = t;
+    char *a = core_strdup(alias);
+    if (!a)
+        return core_err_nomem();
+    memmove(&t[lo + 1], &t[lo], (rs->n_tables - lo) * sizeof *t);
+    t[lo] = (write_rs_table){a, version, written};
+    rs->n_tables++;
+    return 0;
+}
+
+void write_rs_capture(write_read_set *rs, const graph_snapshot *snap)
+{
+    rs->manifest_version = snap->manifest_version;
+    snprintf(rs->branch_identity, sizeof rs->branch_identity, "%s", snap->branch_identity);
+    snprintf(rs->graph_head, sizeof rs->graph_head, "%s", snap->head);
+    snprintf(rs->schema_identity, sizeof rs->schema_identity, "%s", snap->schema_identity);
+}
+
+static int rs_mismatch(const char *member, const char *expected, const char *actual)
+{
+    int rc = core_err(OG_E_READ_SET_CONFLICT, "read set member %s moved: expected %s, now %s",
+                      member, expected[0] ? expected : "(none)", actual[0] ? actual : "(none)");
+    core_err_detail(CORE_ERR_MEMBER, member);
+    core_err_detail(CORE_ERR_EXPECTED, expected);
+    core_err_detail(CORE_ERR_ACTUAL, actual);
+    return rc;
+}
+
+int write_rs_check(const write_read_set *rs, const graph_snapshot *snap)
+{
+    const char *b = snap->branch ? snap->branch : "main";
+    char member[300];
+    if (strcmp(rs->branch_identity, snap->branch_identity) != 0) {
+        snprintf(member, sizeof member, "branch_identity:%s", b);
+        return rs_mismatch(member, rs->branch_identity, snap->branch_identity);
+    }
+    if (strcmp(rs->graph_head, snap->head) != 0) {
+        snprintf(member, sizeof member, "graph_head:%s", b);
+        return rs_mismatch(member, rs->graph_head, snap->head);
+    }
+    if (strcmp(rs->schema_identity, snap->schema_identity) != 0)
+        return rs_mismatch("schema_identity", rs->schema_identity, snap->schema_identity);
+    for (size_t i = 0; i < rs->n_tables; i++) {
+        const graph_table *t = graph_snapshot_table(snap, rs->tables[i].alias);
+        char exp[32], act[32];
+        snprintf(exp, sizeof exp, "%" PRIu64, rs->tables[i].version);
+        snprintf(act, sizeof act, "%s", "absent");
+        if (t)
+            snprintf(act, sizeof act, "%" PRIu64, t->version);
+        if (!t || t->version != rs->tables[i].version) {
+            snprintf(member, sizeof member, "table:%s", rs->tables[i].alias);
+            return rs_mismatch(member, exp, act);
+        }
+    }
+    return 0;
+}
+
+/* ---- effects and intents ------------------------------------------------------------------- */
+
+void write_effect_clear(write_effect *e)
+{
+    core_free(e->alias);
+    core_free(e->path);
+    core_free(e->table_branch);
+    lance_staged_free(e->staged);
+    lance_dataset_free(e->base);
+    memset(e, 0, sizeof *e);
+}
+
+void write_intent_clear(write_intent *in)
+{
+    core_free(in->actor);
+    core_free(in->branch);
+    write_rs_clear(&in->rs);
+    for (size_t i = 0; i < in->n_effects; i++)
+        write_effect_clear(&in->effects[i]);
+    core_free(in->effects);
+    for (size_t i = 0; i < in->n_rollback; i++)
+        core_free(in->rollback[i].alias);
+    core_free(in->rollback);
+    memset(in, 0, sizeof *in);
+}
+
+void write_sidecar_key(char out[STORE_KEY_MAX], const char *operation_id)
+{
+    snprintf(out, STORE_KEY_MAX, "%s/%s.json", GRAPH_RECOVERY_DIR, operation_id);
+}
+
+void write_sidecar_lock_name(char out[STORE_KEY_MAX], const char *operation_id)
+{
+    snprintf(out, STORE_KEY_MAX, "sidecar-%s", operation_id);
+}
+
+int64_t write_now_us(void)
+{
+    return (int64_t)core_wall_us();
+}
+
+/* ---- JSON encoding ------------------------------------------------------------------------- */
+
+static json_t *jstr_or_null(const char *s)
+{
+    return s && s[0] ? json_string(s) : json_null();
+}
+
+static json_t *ju64(uint64_t v)
+{
+    /* Versions fit in a JSON integer (int64) in practice; ids are written as hex strings. */
+    return json_integer((json_int_t)v);
+}
+
+static json_t *jhex(uint64_t v)
+{
+    char b[17];
+    snprintf(b, sizeof b, "%016" PRIx64, v);
+    return json_string(b);
+}
+
+int write_intent_to_json(const write_intent *in, core_buf *out)
+{
+    json_t *root = json_object();
+    json_t *rs = json_object(), *rst = json_array(), *eff = json_array();
+    json_t *lin = json_object();
+    if (!root || !rs || !rst || !eff || !lin) {
+        json_decref(root), json_decref(rs), json_decref(rst), json_decref(eff), json_decref(lin);
+        return core_err_nomem();
+    }
+    int bad = 0;
+    bad |= json_object_set_new(root, "format", json_integer(in->format));
+    bad |= json_object_set_new(root, "operation_id", json_string(in->operation_id));
+    bad |= json_object_set_new(root, "writer_kind", json_string(write_kind_name(in->kind)));
+    bad |= json_object_set_new(root, "actor", jstr_or_null(in->actor));
+    bad |= json_object_set_new(root, "started_at_us", json_integer(in->started_at_us));
+    bad |= json_object_set_new(root, "branch", jstr_or_null(in->branch));
+    bad |= json_object_set_new(rs, "manifest_version", ju64(in->rs.manifest_version));
+    bad |= json_object_set_new(rs, "branch_identity", json_string(in->rs.branch_identity));
+    bad |= json_object_set_new(rs, "graph_head", json_string(in->rs.graph_head));
+    bad |= json_object_set_new(rs, "schema_identity", json_string(in->rs.schema_identity));
+    for (size_t i = 0; i < in->rs.n_tables; i++) {
+        json_t *t = json_pack("{s:s, s:I, s:b}", "alias", in->rs.tables[i].alias, "version",
+                              (json_int_t)in->rs.tables[i].version, "written",
+                              in->rs.tables[i].written);
+        bad |= !t || json_array_append_new(rst, t);
+    }
+    bad |= json_object_set_new(rs, "tables", rst);
+    bad |= json_object_set_new(root, "read_set", rs);
+    bad |= json_object_set_new(lin, "commit_id", json_string(in->commit_id));
+    bad |= json_object_set_new(lin, "parent_commit_id", jstr_or_null(in->parent_commit_id));
+    bad |= json_object_set_new(lin, "created_at_us", json_integer(in->created_at_us));
+    bad |= json_object_set_new(root, "lineage", lin);
+    bad |= json_object_set_new(root, "rollback_commit_id", json_string(in->rollback_commit_id));
+    for (size_t i = 0; i < in->n_effects; i++) {
+        const write_effect *e = &in->effects[i];
+        json_t *o = json_object();
+        bad |= !o;
+        if (!o)
+            break;
+        bad |= json_object_set_new(o, "alias", json_string(e->alias));
+        bad |= json_object_set_new(o, "kind", json_string(e->kind == LANG_EDGE ? "edge" : "node"));
+        bad |= json_object_set_new(o, "stable_table_id", jhex(e->sid));
+        bad |= json_object_set_new(o, "table_incarnation_id", jhex(e->inc));
+        bad |= json_object_set_new(o, "path", json_string(e->path));
+        bad |= json_object_set_new(o, "table_branch", jstr_or_null(e->table_branch));
+        bad |= json_object_set_new(o, "expected_version", ju64(e->expected_version));
+        bad |= json_object_set_new(o, "transaction_uuid", json_string(e->uuid));
+        bad |= json_array_append_new(eff, o);
+    }
+    bad |= json_object_set_new(root, "effects", eff);
+    if (in->n_rollback) {
+        json_t *rb = json_array();
+        bad |= !rb;
+        for (size_t i = 0; rb && i < in->n_rollback; i++) {
+            const write_rollback *r = &in->rollback[i];
+            json_t *o = json_pack("{s:s, s:I, s:I, s:s}", "alias", r->alias, "from_version",
+                                  (json_int_t)r->from, "to_version", (json_int_t)r->to,
+                                  "transaction_uuid", r->uuid);
+            bad |= !o || json_array_append_new(rb, o);
+        }
+        bad |= json_object_set_new(root, "rollback", rb);
+    }
+    int rc = bad ? core_err_nomem() : core_json_dump_pretty(root, out);
+    json_decref(root);
+    return rc;
+}
+
+static int corrupt(const char *key, const char *what)
+{
+    int rc = core_err(OG_E_CORRUPT,
+                      "recovery sidecar %s is damaged (%s); nothing was applied from it. "
+                      "Inspect it: if no write was in flight, move it out of __recovery/ and run "
+                      "`omnigraph snapshot` to confirm the graph state",
+                      key, what);
+    core_err_detail(CORE_ERR_OBJECT, key);
+    return rc;
+}
+
+static int copy_id(char out[GRAPH_ID_LEN + 1], const char *s, bool allow_empty)
+{
+    if (!s || (!s[0] && allow_empty)) {
+        out[0] = 0;
+        return 0;
+    }
+    if (!core_ulid_valid(s))
+        return -1;
+    snprintf(out, GRAPH_ID_LEN + 1, "%s", s);
+    return 0;
+}
+
+static int parse_hex(const char *s, uint64_t *out)
+{
+    if (!s || strlen(s) != 16)
+        return -1;
+    char *end;
+    *out = strtoull(s, &end, 16);
+    return *end ? -1 : 0;
+}
+
+int write_intent_from_json(write_intent *out, const char *body, size_t len, const char *key)
+{
+    memset(out, 0, sizeof *out);
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root || !json_is_object(root)) {
+        json_decref(root);
+        return corrupt(key, "not a JSON object");
+    }
+    int rc = 0;
+    json_int_t format = 0, started = 0, created = 0, mver = 0;
+    const char *opid = NULL, *kind = NULL, *actor = NULL, *branch = NULL, *bid = NULL,
+               *head = NULL, *schema = NULL, *commit = NULL, *parent = NULL, *rbid = NULL;
+    json_t *rs = NULL, *rst = NULL, *eff = NULL, *lin = NULL, *rb = NULL;
+    json_t *jactor = NULL, *jbranch = NULL, *jparent = NULL;
+    if (json_unpack(root, "{s:I}", "format", &format) != 0)
+        return json_decref(root), corrupt(key, "no format");
+    if (format > WRITE_SIDECAR_FORMAT || format < 1) {
+        json_decref(root);
+        rc = core_err(OG_E_UNSUPPORTED,
+                      "recovery sidecar %s has format %lld, this binary reads format %d: %s",
+                      key, (long long)format, WRITE_SIDECAR_FORMAT,
+                      format > WRITE_SIDECAR_FORMAT ? "upgrade omnigraph to recover it"
+                                                    : "it cannot be recovered by this binary");
+        core_err_detail(CORE_ERR_OBJECT, key);
+        return rc;
+    }
+    if (json_unpack_ex(root, &jerr, 0, "{s:s, s:s, s?o, s:I, s?o, s:o, s:o, s:s, s:o, s?o}",
+                       "operation_id", &opid, "writer_kind", &kind, "actor", &jactor,
+                       "started_at_us", &started, "branch", &jbranch, "read_set", &rs, "lineage",
+                       &lin, "rollback_commit_id", &rbid, "effects", &eff, "rollback",
+                       &rb) != 0 ||
+        json_unpack_ex(rs, &jerr, 0, "{s:I, s:s, s:s, s:s, s:o}", "manifest_version", &mver,
+                       "branch_identity", &bid, "graph_head", &head, "schema_identity", &schema,
+                       "tables", &rst) != 0 ||
+        json_unpack_ex(lin, &jerr, 0, "{s:s, s?o, s:I}", "commit_id", &commit,
+                       "parent_commit_id", &jparent, "created_at_us", &created) != 0 ||
+        !json_is_array(rst) || !json_is_array(eff) || (rb && !json_is_array(rb))) {
+        char why[300];
+        snprintf(why, sizeof why, "missing or mistyped fields: %s", jerr.text);
+        json_decref(root);
+        return corrupt(key, why);
+    }
+    /* Nullable strings: absent or null is NULL; anything else must be a string. */
+    if ((jactor && !json_is_null(jactor) && !json_is_string(jactor)) ||
+        (jbranch && !json_is_null(jbranch) && !json_is_string(jbranch)) ||
+        (jparent && !json_is_null(jparent) && !json_is_string(jparent))) {
+        json_decref(root);
+        return corrupt(key, "a nullable field is neither a string nor null");
+    }
+    actor = json_string_value(jactor);
+    branch = json_string_value(jbranch);
+    parent = json_string_value(jparent);
+    out->format = (int)format;
+    out->kind = write_kind_parse(kind);
+    if (!out->kind || copy_id(out->operation_id, opid, false) || copy_id(out->commit_id, commit, false) ||
+        copy_id(out->parent_commit_id, parent, true) ||
+        copy_id(out->rollback_commit_id, rbid, false) || mver < 0 ||
+        strlen(bid) >= sizeof out->rs.branch_identity || strlen(head) > GRAPH_ID_LEN ||
+        strlen(schema) > GRAPH_SCHEMA_HASH_LEN) {
+        json_decref(root);
+        return corrupt(key, "invalid identifiers");
+    }
+    /* The file must be named after its operation: a copied or misdirected sidecar is never
+     * applied under another name. */
+    char expect_key[STORE_KEY_MAX];
+    write_sidecar_key(expect_key, out->operation_id);
+    if (strcmp(expect_key, key) != 0) {
+        json_decref(root);
+        return corrupt(key, "its operation id does not match its file name");
+    }
+    out->started_at_us = started;
+    out->created_at_us = created;
+    out->rs.manifest_version = (uint64_t)mver;
+    snprintf(out->rs.branch_identity, sizeof out->rs.branch_identity, "%s", bid);
+    snprintf(out->rs.graph_head, sizeof out->rs.graph_head, "%s", head);
+    snprintf(out->rs.schema_identity, sizeof out->rs.schema_identity, "%s", schema);
+    if ((actor && !(out->actor = core_strdup(actor))) ||
+        (branch && !(out->branch = core_strdup(branch)))) {
+        rc = core_err_nomem();
+        goto fail;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(rst, i, v)
+    {
+        const char *alias;
+        json_int_t ver;
+        int written = 0;
+        if (json_unpack(v, "{s:s, s:I, s?b}", "alias", &alias, "version", &ver, "written",
+                        &written) != 0 || ver < 0) {
+            rc = corrupt(key, "bad read-set table");
+            goto fail;
+        }
+        if ((rc = write_rs_add_table(&out->rs, alias, (uint64_t)ver, written)) != 0)
+            goto fail;
+    }
+    size_t ne = json_array_size(eff);
+    if (ne && !(out->effects = core_calloc(ne, sizeof *out->effects))) {
+        rc = core_err_nomem();
+        goto fail;
+    }
+    json_array_foreach(eff, i, v)
+    {
+        const char *alias, *ekind, *sid, *inc, *path, *tb = NULL, *uuid;
+        json_t *jtb = NULL;
+        json_int_t ev;
+        if (json_unpack(v, "{s:s, s:s, s:s, s:s, s:s, s?o, s:I, s:s}", "alias", &alias, "kind",
+                        &ekind, "stable_table_id", &sid, "table_incarnation_id", &inc, "path",
+                        &path, "table_branch", &jtb, "expected_version", &ev,
+                        "transaction_uuid", &uuid) != 0 ||
+            ev < 0 || strlen(uuid) >= WRITE_UUID_CAP ||
+            (jtb && !json_is_null(jtb) && !json_is_string(jtb))) {
+            rc = corrupt(key, "bad effect");
+            goto fail;
+        }
+        tb = json_string_value(jtb);
+        write_effect *e = &out->effects[out->n_effects++];
+        e->kind = strcmp(ekind, "edge") == 0 ? LANG_EDGE : LANG_NODE;
+        e->expected_version = (uint64_t)ev;
+        snprintf(e->uuid, sizeof e->uuid, "%s", uuid);
+        if (parse_hex(sid, &e->sid) || parse_hex(inc, &e->inc) || !e->sid || !e->inc) {
+            rc = corrupt(key, "bad table identity");
+            goto fail;
+        }
+        /* The path must be the identity's canonical path: a sidecar never points recovery at
+         * a foreign dataset. */
+        char canon[STORE_KEY_MAX];
+        if (graph_table_path(canon, e->kind, e->sid, e->inc) != 0 || strcmp(canon, path) != 0) {
+            rc = corrupt(key, "an effect's path is not its table's canonical path");
+            goto fail;
+        }
+        if (!(e->alias = core_strdup(alias)) || !(e->path = core_strdup(path)) ||
+            (tb && !(e->table_branch = core_strdup(tb)))) {
+            rc = core_err_nomem();
+            goto fail;
+        }
+    }
+    if (rb) {
+        size_t nr = json_array_size(rb);
+        if (nr && !(out->rollback = core_calloc(nr, sizeof *out->rollback))) {
+            rc = core_err_nomem();
+            goto fail;
+        }
+        json_array_foreach(rb, i, v)
+        {
+            const char *alias, *uuid;
+            json_int_t from, to;
+            if (json_unpack(v, "{s:s, s:I, s:I, s:s}", "alias", &alias, "from_version", &from,
+                            "to_version", &to, "transaction_uuid", &uuid) != 0 ||
+                from < 0 || to < 0 || strlen(uuid) >= WRITE_UUID_CAP) {
+                rc = corrupt(key, "bad rollback plan");
+                goto fail;
+            }
+            write_rollback *r = &out->rollback[out->n_rollback++];
+            r->from = (uint64_t)from;
+            r->to = (uint64_t)to;
+            snprintf(r->uuid, sizeof r->uuid, "%s", uuid);
+            if (!(r->alias = core_strdup(alias))) {
+                rc = core_err_nomem();
+                goto fail;
+            }
+        }
+    }
+    json_decref(root);
+    return 0;
+fail:
+    json_decref(root);
+    write_intent_clear(out);
+    return rc;
+}
+
+int write_sidecar_put(store *s, const write_intent *in)
+{
+    core_buf b = CORE_BUF_INIT;
+    int rc = write_intent_to_json(in, &b);
+    if (rc == 0) {
+        char key[STORE_KEY_MAX];
+        write_sidecar_key(key, in->operation_id);
+        rc = store_put(s, key, b.data, b.len, 0);
+    }
+    core_buf_free(&b);
+    return rc;
+}
+
+int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n)
+{
+    *ids = NULL;
+    *n = 0;
+    store_list l;
+    memset(&l, 0, sizeof l);
+    int rc = store_list_prefix(s, GRAPH_RECOVERY_DIR "/", STORE_LIST_DELIMITED, &l);
+    if (rc == OG_E_NOT_FOUND)
+        return 0;
+    if (rc != 0)
+        return rc;
+    char(*out)[GRAPH_ID_LEN + 1] = NULL;
+    if (l.count && !(out = core_calloc(l.count, sizeof *out))) {
+        store_list_free(&l);
+        return core_err_nomem();
+    }
+    size_t k = 0;
+    const size_t plen = strlen(GRAPH_RECOVERY_DIR "/");
+    for (size_t i = 0; i < l.count; i++) {
+        if (l.items[i].is_prefix)
+            continue;
+        const char *name = l.items[i].key + plen;
+        size_t nl = strlen(name);
+        if (nl != GRAPH_ID_LEN + 5 || strcmp(name + GRAPH_ID_LEN, ".json") != 0)
+            continue;
+        char id[GRAPH_ID_LEN + 1];
+        memcpy(id, name, GRAPH_ID_LEN);
+        id[GRAPH_ID_LEN] = 0;
+        if (!core_ulid_valid(id))
+            continue;
+        memcpy(out[k++], id, sizeof id);
+    }
+    store_list_free(&l);
+    /* Listings are sorted by key and ULIDs sort by age. */
+    *ids = out;
+    *n = k;
+    if (!k) {
+        core_free(out);
+        *ids = NULL;
+    }
+    return 0;
+}

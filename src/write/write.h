@@ -1,0 +1,194 @@
+/* The unified graph-write protocol (RFC-022): every graph-visible write is one write_run of a
+ * registered adapter, through stages
+ *   A recovery barrier  B prepare (no gates)  C ordered gates  D revalidate or restart
+ *   E durable recovery sidecar  F effects (staged Lance transactions, exact versions)
+ *   G exactly one conditional graph-manifest commit  H finalize,
+ * plus graph init (a claim-based control protocol) and the recovery classifier that resolves
+ * interrupted writes by exact transaction identity.
+ *
+ * The graph handle (write_graph) owns the store, the gate manager shared by every handle on the
+ * same root in this process, and the accepted schema. Handles may be used by several threads;
+ * writes serialize on the gates. */
+#ifndef OG_WRITE_WRITE_H
+#define OG_WRITE_WRITE_H
+
+#include "graph/graph.h"
+#include "graph/validate.h"
+#include "write/gates.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- The closed adapter registry --------------------------------------------------------- */
+
+typedef enum write_kind {
+    WRITE_KIND_LOAD = 1,     /* JSONL bulk load (append / merge / overwrite) */
+    WRITE_KIND_MUTATION = 2, /* a .gq mutation (insert / update / delete) */
+    WRITE_KIND_OPTIMIZE = 3, /* compaction of data tables (content-preserving) */
+    WRITE_KIND_COUNT_
+} write_kind;
+
+/* "load", "mutation"; NULL for an unregistered kind. */
+const char *write_kind_name(int kind);
+int write_kind_parse(const char *s);
+
+/* Every graph-visible entry point and the adapter it runs (for the conformance test and
+ * docs/conformance.md). */
+typedef struct write_entry_point {
+    const char *entry;   /* public function or CLI verb */
+    int kind;            /* write_kind */
+} write_entry_point;
+const write_entry_point *write_entry_points(size_t *n);
+
+/* ---- Limits ------------------------------------------------------------------------------ */
+
+#define WRITE_MAX_REPREPARE 32     /* full re-prepares after a pre-effect read-set mismatch */
+#define WRITE_MAX_PUBLISH_ATTEMPTS 6
+#define WRITE_GATE_TIMEOUT_MS 60000u
+#define WRITE_ACTOR_RECOVERY "omnigraph:recovery"
+#define WRITE_SIDECAR_FORMAT 1
+/* Automatic maintenance after a write: a touched table or the graph manifest with more
+ * fragments than this is compacted (derived work after visibility, RFC-022 §4.8). */
+#define WRITE_AUTO_OPTIMIZE_FRAGMENTS 8
+
+/* ---- Graph handle ------------------------------------------------------------------------ */
+
+typedef struct write_stats {
+    uint64_t writes;             /* write_run calls that published a commit */
+    uint64_t noops;              /* write_run calls with nothing to commit */
+    uint64_t reprepares;         /* restarts after a read-set mismatch before effects */
+    uint64_t publish_retries;    /* manifest CAS attempts lost to a concurrent commit */
+    uint64_t recoveries;         /* sidecars resolved (any outcome) */
+    uint64_t gate_wait_ns;       /* time spent acquiring gates */
+    uint64_t gate_hold_ns;       /* time gates were held */
+    uint64_t prepare_ns;         /* time in prepare (outside the gates) */
+} write_stats;
+
+typedef struct write_graph {
+    store *s;
+    bool readonly;
+    char *root_id;               /* canonical root identity (gate sharing) */
+    write_gates *gates;
+    lang_catalog *catalog;       /* the accepted schema */
+    char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
+    char *actor;                 /* recorded in lineage (NULL: none) */
+    write_stats stats;           /* updated under an internal lock */
+    void *lock_;                 /* internal */
+    /* Test hook: called after prepare, before the gates (to interleave a concurrent writer at
+     * exactly the window the read set must cover). NULL in production. */
+    void (*test_after_prepare)(void *arg);
+    void *test_arg;
+} write_graph;
+
+typedef struct write_open_options {
+    int version;                 /* 1 */
+    bool readonly;               /* never write anything (no recovery, no claim cleanup) */
+    const char *actor;
+} write_open_options;
+#define WRITE_OPEN_OPTIONS_INIT {1, false, NULL}
+
+/* Open a graph on store s (the graph root). root_id identifies the root for gate sharing (a
+ * canonical path). A read-write open runs recovery of every sidecar whose owner is gone and
+ * fails with the first unresolvable one (OG_E_RECOVERY_REQUIRED / OG_E_CORRUPT naming it). The
+ * handle takes ownership of s (also on failure). */
+int write_graph_open(write_graph **out, store *s, const char *root_id,
+                     const write_open_options *opt);
+void write_graph_close(write_graph *g);
+void write_graph_stats(write_graph *g, write_stats *out);
+
+/* ---- Init -------------------------------------------------------------------------------- */
+
+typedef struct write_init_result {
+    char commit_id[GRAPH_ID_LEN + 1];   /* the genesis commit */
+    bool took_over;                     /* a crashed earlier init was found and replaced */
+    size_t node_types, edge_types;
+} write_init_result;
+
+/* Create a graph at the (empty) root of store s from a .pg source. Two concurrent inits never
+ * both succeed (OG_E_CONFLICT for the loser while the winner runs, OG_E_EXISTS once it is
+ * done). A crash leaves either no graph (a later init takes over) or a complete one. */
+int write_init(store *s, const char *schema_src, size_t len, const char *file,
+               write_init_result *res);
+
+/* ---- Writes ------------------------------------------------------------------------------ */
+
+typedef struct write_options {
+    int version;                 /* 1 */
+    const char *branch;          /* NULL: main (other branches: OG_E_UNSUPPORTED for now) */
+    const char *if_commit;       /* expected branch head (NULL: none): PRECONDITION_FAILED */
+    unsigned max_reprepare;      /* 0: WRITE_MAX_REPREPARE */
+} write_options;
+#define WRITE_OPTIONS_INIT {1, NULL, NULL, 0}
+
+typedef struct write_table_outcome {
+    char alias[128];
+    uint64_t from_version, to_version;
+    uint64_t row_count;
+} write_table_outcome;
+
+typedef struct write_result {
+    bool committed;              /* false: nothing to commit (no effect, no graph commit) */
+    char commit_id[GRAPH_ID_LEN + 1];
+    char operation_id[GRAPH_ID_LEN + 1];
+    uint64_t manifest_version;
+    unsigned reprepares;
+    write_table_outcome tables[64];
+    size_t n_tables;             /* may be fewer than the tables written if > 64 */
+} write_result;
+
+/* Apply a change set as one graph commit through the coordinator (adapter `kind`: LOAD or
+ * MUTATION). The change set is the adapter's logical input; it is re-validated against a fresh
+ * snapshot on every re-prepare. */
+int write_changes(write_graph *g, int kind, const graph_change_set *cs,
+                  const write_options *opt, write_result *res);
+
+/* A change set that depends on the base it is computed against (a mutation's update/delete
+ * predicates, cascades, read-your-writes): `build` is called in every prepare with the fresh
+ * snapshot and fills *out (owned by the coordinator afterwards). An empty set commits nothing. */
+typedef int (*write_build_fn)(void *arg, const lang_catalog *cat, const graph_snapshot *snap,
+                              store *s, graph_change_set *out);
+int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_options *opt,
+                   write_result *res);
+
+/* Compact data tables as one graph commit through the coordinator (adapter OPTIMIZE). */
+typedef struct write_optimize_options {
+    int version;                 /* 1 */
+    size_t min_fragments;        /* only tables with at least this many fragments (0: 2) */
+    const char *const *tables;   /* only these aliases (NULL: all) */
+    size_t n_tables;
+    bool auto_maintenance;       /* internal: derived work after another write */
+} write_optimize_options;
+#define WRITE_OPTIMIZE_OPTIONS_INIT {1, 0, NULL, 0, false}
+
+int write_optimize(write_graph *g, const write_optimize_options *opt, write_result *res);
+
+/* Physical-only compaction of a branch's graph manifest when it has at least min_fragments
+ * fragments (RFC-022 §8: no lineage). */
+int write_compact_manifest(write_graph *g, const char *branch, size_t min_fragments,
+                           bool *compacted);
+
+/* ---- Recovery ---------------------------------------------------------------------------- */
+
+typedef enum write_recovery_kind {
+    WRITE_RECOVERY_ROLLED_FORWARD = 1, /* the intent's commit is (now) visible */
+    WRITE_RECOVERY_ROLLED_BACK,        /* its table effects were restored and a rollback commit made */
+    WRITE_RECOVERY_DISCARDED,          /* no effect had happened: the intent was dropped */
+} write_recovery_kind;
+const char *write_recovery_kind_name(int kind);
+
+/* Resolve every sidecar on `branch` (NULL: every branch) whose owner is gone. 0 when none is
+ * left; OG_E_RECOVERY_REQUIRED (operation id in the error) when one cannot be resolved now
+ * (a live owner, or a state only an operator may resolve). *resolved counts sidecars resolved. */
+int write_recover(write_graph *g, const char *branch, size_t *resolved);
+
+/* The audit log: one row per resolved sidecar. */
+typedef struct write_audit_row {
+    char operation_id[GRAPH_ID_LEN + 1];
+    char kind[24];               /* write_recovery_kind_name */
+    char writer_kind[16];
+    char commit_id[GRAPH_ID_LEN + 1]; /* the commit that made it visible or rolled it back, "" */
+    int64_t created_at_us;
+} write_audit_row;
+int write_audit_list(store *s, write_audit_row **out, size_t *n);
+
+#endif

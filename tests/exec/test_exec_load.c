@@ -1,0 +1,440 @@
+/* Tests of the JSONL loader: every value form, id derivation and minting, every rejection
+ * (with its line and message), modes, stats and progress, and a 10k-line parse. */
+#include "testutil.h"
+
+#include "core/alloc.h"
+#include "core/ulid.h"
+#include "exec/load.h"
+
+#include <limits.h>
+#include <string.h>
+
+static const char *SCHEMA =
+    "node Person {\n"
+    "    name: String @key\n"
+    "    age: I32?\n"
+    "    email: String? @unique\n"
+    "    status: enum(active, inactive)?\n"
+    "    @range(age, 0..150)\n"
+    "}\n"
+    "node Company { name: String @key  size: U32? }\n"
+    "node All {\n"
+    "    s: String\n"
+    "    b: Bool?\n"
+    "    i32: I32?\n"
+    "    i64: I64?\n"
+    "    u32: U32?\n"
+    "    u64: U64?\n"
+    "    f32: F32?\n"
+    "    f64: F64?\n"
+    "    d: Date?\n"
+    "    dt: DateTime?\n"
+    "    blob: Blob?\n"
+    "    tags: [String]?\n"
+    "    nums: [I32]?\n"
+    "    vec: Vector(3)?\n"
+    "    e: enum(x, y)?\n"
+    "}\n"
+    "node Pair { a: String  b: I64  @key(b, a) }\n"
+    "edge Knows: Person -> Person { since: Date? }\n"
+    "edge WorksAt: Person -> Company @card(0..1) { role: String? }\n";
+
+typedef struct fx {
+    core_arena arena;
+    lang_diags diags;
+    lang_catalog *cat;
+    graph_change_set cs;
+    exec_load_stats st;
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    core_arena_init(&f->arena, 4096);
+    lang_diags_init(&f->diags, &f->arena);
+    if (lang_catalog_build(&f->cat, SCHEMA, strlen(SCHEMA), "t.pg", &f->diags))
+        fail_msg("schema: %s", og_error_last()->message);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    graph_change_set_clear(&f->cs);
+    lang_catalog_free(f->cat);
+    core_arena_free(&f->arena);
+    free(f);
+    return 0;
+}
+
+static int parse(fx *f, const char *text, exec_load_mode mode)
+{
+    graph_change_set_clear(&f->cs);
+    return exec_load_parse(&f->cs, f->cat, text, strlen(text), "in.jsonl", mode, &f->st, NULL,
+                           NULL);
+}
+
+static const graph_change *change_of(fx *f, const char *type)
+{
+    int ti = lang_catalog_find(f->cat, type, 0);
+    for (size_t i = 0; i < f->cs.n; i++)
+        if (f->cs.changes[i].type_index == ti) return &f->cs.changes[i];
+    return NULL;
+}
+
+static const arrow_array *col(const graph_change *c, const char *name)
+{
+    int i = arrow_schema_find(&c->rows->schema, name);
+    assert_true(i >= 0);
+    return c->rows->columns[i];
+}
+
+static void assert_str(const arrow_array *a, int64_t i, const char *want)
+{
+    size_t n;
+    const uint8_t *p = arrow_array_get_bytes(a, i, &n);
+    if (n != strlen(want) || memcmp(p, want, n))
+        fail_msg("row %lld: got '%.*s', want '%s'", (long long)i, (int)n, (const char *)p, want);
+}
+
+/* Parse must fail with BAD_REQUEST at `line`, message containing `frag`, and leave no rows. */
+static void expect_reject(fx *f, const char *text, int line, const char *frag)
+{
+    int rc = parse(f, text, EXEC_LOAD_APPEND);
+    assert_og_error(rc, OG_E_BAD_REQUEST);
+    const og_error *e = og_error_last();
+    if (!strstr(e->message, frag)) fail_msg("message '%s' lacks '%s'", e->message, frag);
+    assert_int_equal(e->line, line);
+    assert_non_null(e->file);
+    assert_string_equal(e->file, "in.jsonl");
+    char pre[32];
+    snprintf(pre, sizeof pre, "line %d: ", line);
+    assert_true(strncmp(e->message, pre, strlen(pre)) == 0);
+    assert_int_equal(f->cs.n, 0);
+    assert_null(f->cs.changes);
+}
+
+static void test_modes(void **state)
+{
+    (void)state;
+    exec_load_mode m;
+    assert_og_ok(exec_load_mode_parse("append", &m));
+    assert_int_equal(m, EXEC_LOAD_APPEND);
+    assert_og_ok(exec_load_mode_parse("merge", &m));
+    assert_int_equal(m, EXEC_LOAD_MERGE);
+    assert_og_ok(exec_load_mode_parse("overwrite", &m));
+    assert_int_equal(m, EXEC_LOAD_OVERWRITE);
+    assert_og_error(exec_load_mode_parse("upsert", &m), OG_E_BAD_REQUEST);
+    assert_og_error(exec_load_mode_parse(NULL, &m), OG_E_BAD_REQUEST);
+    assert_string_equal(exec_load_mode_name(EXEC_LOAD_MERGE), "merge");
+    assert_string_equal(exec_load_mode_name(EXEC_LOAD_OVERWRITE), "overwrite");
+    assert_string_equal(exec_load_mode_name(EXEC_LOAD_APPEND), "append");
+}
+
+static void test_change_modes(void **state)
+{
+    fx *f = *state;
+    const char *in = "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n";
+    assert_og_ok(parse(f, in, EXEC_LOAD_APPEND));
+    assert_int_equal(f->cs.changes[0].mode, GRAPH_CHANGE_INSERT);
+    assert_og_ok(parse(f, in, EXEC_LOAD_MERGE));
+    assert_int_equal(f->cs.changes[0].mode, GRAPH_CHANGE_UPSERT);
+    assert_og_ok(parse(f, in, EXEC_LOAD_OVERWRITE));
+    assert_int_equal(f->cs.changes[0].mode, GRAPH_CHANGE_REPLACE);
+    assert_string_equal(f->cs.file, "in.jsonl");
+}
+
+static void test_value_forms(void **state)
+{
+    fx *f = *state;
+    const char *in =
+        "{\"type\":\"All\",\"data\":{\"s\":\"h\\u00e9\",\"b\":true,\"i32\":-2147483648,"
+        "\"i64\":-9223372036854775807,\"u32\":4294967295,\"u64\":9223372036854775807,"
+        "\"f32\":1.5,\"f64\":2.25,\"d\":\"2024-01-02\",\"dt\":\"2024-01-02T03:04:05.678Z\","
+        "\"blob\":\"raw\",\"tags\":[\"a\",\"b\"],\"nums\":[1,2,3],\"vec\":[1,2.5,-3],\"e\":\"y\"}}\n"
+        "\n"
+        "   \n"
+        "{\"type\":\"All\",\"data\":{\"s\":\"x\",\"d\":19724,\"dt\":1000,\"f32\":3,\"tags\":[]}}\n"
+        "{\"type\":\"All\",\"data\":{\"s\":\"y\",\"dt\":\"2024-01-02T04:04:05+01:00\",\"b\":false,"
+        "\"i32\":null}}\n"
+        "{\"type\":\"All\",\"data\":{\"s\":\"z\",\"dt\":\"2024-01-02T03:04:05.1-00:30\"}}\n";
+    assert_og_ok(parse(f, in, EXEC_LOAD_MERGE));
+    assert_int_equal(f->st.lines, 6);
+    assert_int_equal(f->st.nodes, 4);
+    assert_int_equal(f->st.node_types, 1);
+    assert_int_equal(f->cs.n, 1);
+    const graph_change *c = change_of(f, "All");
+    assert_non_null(c);
+    assert_int_equal(c->rows->num_rows, 4);
+    assert_int_equal(c->lines[0], 1);
+    assert_int_equal(c->lines[1], 4);
+    assert_int_equal(c->lines[3], 6);
+    /* schema order: id then properties */
+    assert_string_equal(c->rows->schema.fields[0].name, "id");
+    assert_string_equal(c->rows->schema.fields[1].name, "s");
+    assert_str(col(c, "s"), 0, "h\xc3\xa9");
+    assert_true(arrow_array_get_bool(col(c, "b"), 0));
+    assert_false(arrow_array_get_bool(col(c, "b"), 2));
+    assert_int_equal(arrow_array_get_int(col(c, "i32"), 0), INT32_MIN);
+    assert_false(arrow_array_is_valid(col(c, "i32"), 2)); /* explicit null */
+    assert_false(arrow_array_is_valid(col(c, "i32"), 1)); /* missing nullable */
+    assert_true(arrow_array_get_int(col(c, "i64"), 0) == -9223372036854775807LL);
+    assert_true(arrow_array_get_uint(col(c, "u32"), 0) == 4294967295u);
+    assert_true(arrow_array_get_uint(col(c, "u64"), 0) == 9223372036854775807ULL);
+    assert_true(arrow_array_get_double(col(c, "f32"), 0) == 1.5);
+    assert_true(arrow_array_get_double(col(c, "f32"), 1) == 3.0);
+    assert_true(arrow_array_get_double(col(c, "f64"), 0) == 2.25);
+    assert_int_equal(col(c, "d")->type.id, ARROW_DATE32);
+    assert_int_equal(arrow_array_get_int(col(c, "d"), 0), 19724);
+    assert_int_equal(arrow_array_get_int(col(c, "d"), 1), 19724);
+    const arrow_array *dt = col(c, "dt");
+    assert_int_equal(dt->type.id, ARROW_TIMESTAMP);
+    assert_int_equal(dt->type.unit, ARROW_UNIT_MILLI);
+    assert_null(dt->type.tz);
+    assert_true(arrow_array_get_int(dt, 0) == 1704164645678LL);
+    assert_true(arrow_array_get_int(dt, 1) == 1000);
+    assert_true(arrow_array_get_int(dt, 2) == 1704164645000LL); /* +01:00 */
+    assert_true(arrow_array_get_int(dt, 3) == 1704164645100LL + 30 * 60000);
+    assert_str(col(c, "blob"), 0, "raw");
+    assert_int_equal(col(c, "blob")->type.id, ARROW_BINARY);
+    const arrow_array *tags = col(c, "tags");
+    int64_t s0, e0;
+    arrow_array_list_range(tags, 0, &s0, &e0);
+    assert_int_equal(e0 - s0, 2);
+    assert_str(tags->children[0], s0 + 1, "b");
+    arrow_array_list_range(tags, 1, &s0, &e0);
+    assert_int_equal(e0 - s0, 0);
+    assert_true(arrow_array_is_valid(tags, 1)); /* [] is an empty list, not null */
+    assert_false(arrow_array_is_valid(tags, 2));
+    const arrow_array *vec = col(c, "vec");
+    assert_int_equal(vec->type.id, ARROW_FIXED_SIZE_LIST);
+    assert_int_equal(vec->type.list_size, 3);
+    assert_true(arrow_array_get_double(vec->children[0], 1) == 2.5);
+    assert_true(arrow_array_get_double(vec->children[0], 2) == -3.0);
+    assert_false(arrow_array_is_valid(vec, 1));
+    assert_str(col(c, "e"), 0, "y");
+    /* non-keyed nodes get ULIDs, all distinct */
+    for (int64_t i = 0; i < 4; i++) {
+        size_t n;
+        const char *id = (const char *)arrow_array_get_bytes(col(c, "id"), i, &n);
+        char buf[64];
+        assert_int_equal(n, CORE_ULID_LEN);
+        memcpy(buf, id, n);
+        buf[n] = 0;
+        assert_true(core_ulid_valid(buf));
+        if (i) assert_true(memcmp(id, arrow_array_get_bytes(col(c, "id"), i - 1, &n), 26));
+    }
+}
+
+static void test_ids(void **state)
+{
+    fx *f = *state;
+    const char *in = "{\"type\":\"Person\",\"data\":{\"name\":\"alice\",\"age\":30}}\n"
+                     "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"id\":\"bob\"}}\n"
+                     "{\"type\":\"All\",\"data\":{\"s\":\"q\",\"id\":\"mine\"}}\n"
+                     "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":5}}\n"
+                     "{\"edge\":\"Knows\",\"from\":\"alice\",\"to\":\"bob\",\"data\":{\"since\":"
+                     "\"2020-01-01\"}}\n"
+                     "{\"edge\":\"knows\",\"from\":\"bob\",\"to\":\"alice\",\"data\":{\"id\":\"k2\"}}\n"
+                     "{\"edge\":\"WorksAt\",\"from\":\"alice\",\"to\":\"acme\"}\n";
+    assert_og_ok(parse(f, in, EXEC_LOAD_APPEND));
+    assert_int_equal(f->st.nodes, 4);
+    assert_int_equal(f->st.edges, 3);
+    assert_int_equal(f->st.node_types, 3);
+    assert_int_equal(f->st.edge_types, 2);
+    assert_int_equal(f->cs.n, 5);
+    for (size_t i = 1; i < f->cs.n; i++)
+        assert_true(f->cs.changes[i - 1].type_index < f->cs.changes[i].type_index);
+    const graph_change *p = change_of(f, "Person");
+    assert_str(col(p, "id"), 0, "alice");
+    assert_str(col(p, "id"), 1, "bob");
+    assert_str(col(change_of(f, "All"), "id"), 0, "mine");
+    /* composite key: a JSON array of the canonical texts in stable-id order */
+    const lang_typedef *pt = &f->cat->types[lang_catalog_find(f->cat, "Pair", 0)];
+    lang_value kv[2];
+    memset(kv, 0, sizeof kv);
+    for (size_t k = 0; k < 2; k++) {
+        if (!strcmp(pt->props[pt->key[k]].name, "a")) { kv[k].kind = LANG_V_STRING; kv[k].s = "x"; }
+        else { kv[k].kind = LANG_V_INT; kv[k].u = 5; }
+    }
+    char *want = NULL;
+    assert_og_ok(lang_key_id(&want, pt, kv));
+    assert_true(want[0] == '[');
+    assert_str(col(change_of(f, "Pair"), "id"), 0, want);
+    core_free(want);
+    const graph_change *k = change_of(f, "Knows");
+    assert_string_equal(k->rows->schema.fields[1].name, "src");
+    assert_string_equal(k->rows->schema.fields[2].name, "dst");
+    assert_string_equal(k->rows->schema.fields[3].name, "since");
+    assert_str(col(k, "src"), 0, "alice");
+    assert_str(col(k, "dst"), 0, "bob");
+    assert_str(col(k, "id"), 1, "k2");
+    size_t n;
+    arrow_array_get_bytes(col(k, "id"), 0, &n);
+    assert_int_equal(n, CORE_ULID_LEN);
+    assert_int_equal(k->lines[0], 5);
+    assert_int_equal(change_of(f, "WorksAt")->lines[0], 7);
+}
+
+static void test_rejections(void **state)
+{
+    fx *f = *state;
+    const char *ok = "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n";
+    char buf[1024];
+#define REJ(line2, frag) do { snprintf(buf, sizeof buf, "%s\n%s\n", ok, line2); \
+        expect_reject(f, buf, 3, frag); } while (0)
+    REJ("{\"type\":\"Person\",", "invalid JSON");
+    REJ("[1,2]", "a line must be a JSON object");
+    REJ("\"x\"", "invalid JSON");
+    REJ("{\"type\":\"Person\",\"type\":\"Person\",\"data\":{\"name\":\"b\"}}", "duplicate");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"name\":\"c\"}}", "duplicate");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\"},\"extra\":1}",
+        "unknown top-level member \"extra\"");
+    REJ("{\"type\":\"Person\",\"edge\":\"Knows\",\"data\":{}}", "exactly one of");
+    REJ("{\"data\":{}}", "exactly one of");
+    REJ("{\"type\":\"Nobody\",\"data\":{}}", "unknown node type \"Nobody\"");
+    REJ("{\"type\":\"Knows\",\"data\":{}}", "unknown node type \"Knows\"");
+    REJ("{\"type\":7}", "\"type\" must be a string");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"height\":3}}",
+        "Person: unknown property \"height\"");
+    REJ("{\"type\":\"Person\",\"data\":[]}", "\"data\" must be an object");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"_rowid\":3}}", "reserved");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"_tombstone\":true}}", "reserved");
+    REJ("{\"type\":\"Person\",\"from\":\"a\",\"data\":{\"name\":\"b\"}}", "only allowed on edge");
+    REJ("{\"edge\":\"Knows\",\"from\":\"a\"}", "needs \"from\" and \"to\"");
+    REJ("{\"edge\":\"Knows\",\"from\":\"a\",\"to\":3}", "non-empty node id");
+    REJ("{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\",\"data\":{\"src\":\"a\"}}",
+        "data.src is not allowed");
+    REJ("{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\",\"data\":{\"dst\":\"a\"}}",
+        "data.dst is not allowed");
+    REJ("{\"type\":\"All\",\"data\":{}}", "All.s: missing value for a non-nullable property");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":null}}", "All.s: null for a non-nullable");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"age\":\"x\"}}",
+        "Person.age: expected I32, got string \"x\"");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"age\":1.5}}",
+        "Person.age: expected I32, got number 1.5");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"i32\":2147483648}}",
+        "All.i32: 2147483648 is out of range for I32");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"u32\":-1}}", "out of range for U32");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"u32\":4294967296}}", "out of range for U32");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"u64\":-1}}", "out of range for U64");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"f32\":1e39}}", "out of range for F32");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"b\":1}}", "All.b: expected Bool, got integer 1");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":5}}", "All.s: expected String, got integer 5");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"d\":\"2024-02-30\"}}", "not a valid Date");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"d\":\"2024-01-02T00:00:00Z\"}}",
+        "not a valid Date");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"d\":3000000000}}", "out of range for Date");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"d\":true}}", "All.d: expected Date");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"dt\":\"2024-01-02T25:00:00Z\"}}",
+        "not a valid DateTime");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"dt\":1.5}}", "All.dt: expected DateTime");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"e\":\"z\"}}", "All.e: \"z\" is not a value of the enum");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"e\":1}}", "All.e: expected an enum string");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"vec\":[1,2]}}", "All.vec: vector has 2 values, expected 3");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"vec\":[1,2,\"x\"]}}", "vector item 2");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"vec\":1}}", "All.vec: expected a JSON array");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"tags\":[\"a\",null]}}", "list item 1 is null");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"nums\":[1,\"2\"]}}", "All.nums: expected I32");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"id\":5}}", "data.id must be a non-empty string");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"id\":\"c\"}}",
+        "differs from the id derived from @key");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"status\":\"gone\"}}", "not a value of the enum");
+    /* jansson holds integers as int64: a larger U64 literal is refused as a JSON error */
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"u64\":18446744073709551615}}", "too big integer");
+#undef REJ
+    /* the first line is the failing one */
+    expect_reject(f, "{\"type\":\"Person\",\"data\":{\"age\":1}}", 1, "Person.name: missing value");
+}
+
+static void test_line_limit(void **state)
+{
+    fx *f = *state;
+    size_t big = 32u * 1024u * 1024u + 16;
+    const char *head = "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n\n{\"type\":\"All\",\"data\":{\"s\":\"";
+    size_t hn = strlen(head);
+    char *text = malloc(hn + big + 8);
+    memcpy(text, head, hn);
+    memset(text + hn, 'x', big);
+    memcpy(text + hn + big, "\"}}\n", 5);
+    int rc = exec_load_parse(&f->cs, f->cat, text, strlen(text), "in.jsonl", EXEC_LOAD_APPEND,
+                             &f->st, NULL, NULL);
+    assert_og_error(rc, OG_E_BAD_REQUEST);
+    assert_int_equal(og_error_last()->line, 3);
+    assert_non_null(strstr(og_error_last()->message, "32 MiB"));
+    assert_int_equal(f->cs.n, 0);
+    free(text);
+}
+
+static int progress_calls;
+static uint64_t progress_last_lines, progress_last_bytes;
+static void on_progress(void *arg, uint64_t done, uint64_t total, uint64_t lines)
+{
+    (void)arg;
+    assert_true(done <= total);
+    assert_true(done >= progress_last_bytes);
+    progress_calls++;
+    progress_last_lines = lines;
+    progress_last_bytes = done;
+}
+
+static void test_10k(void **state)
+{
+    fx *f = *state;
+    core_buf b = CORE_BUF_INIT;
+    for (int i = 0; i < 2000; i++)
+        core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d,"
+                            "\"email\":\"p%d@x\",\"status\":\"active\"}}\n", i, i % 100, i);
+    for (int i = 0; i < 8000; i++)
+        core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\",\"data\":"
+                            "{\"since\":\"2020-01-%02d\"}}\n", i % 2000, (i * 7) % 2000, 1 + i % 28);
+    progress_calls = 0;
+    progress_last_bytes = 0;
+    int rc = exec_load_parse(&f->cs, f->cat, (const char *)b.data, b.len, "big.jsonl",
+                             EXEC_LOAD_MERGE, &f->st, on_progress, NULL);
+    assert_og_ok(rc);
+    assert_int_equal(f->st.lines, 10000);
+    assert_int_equal(f->st.nodes, 2000);
+    assert_int_equal(f->st.edges, 8000);
+    assert_int_equal(f->cs.n, 2);
+    assert_int_equal(change_of(f, "Person")->rows->num_rows, 2000);
+    assert_int_equal(change_of(f, "Knows")->rows->num_rows, 8000);
+    assert_int_equal(change_of(f, "Knows")->lines[7999], 10000);
+    assert_str(col(change_of(f, "Person"), "id"), 1999, "p1999");
+    assert_str(col(change_of(f, "Knows"), "dst"), 1, "p7");
+    /* every 4096 lines (4096, 8192), then once at the end */
+    assert_int_equal(progress_calls, 3);
+    assert_int_equal(progress_last_lines, 10000);
+    assert_int_equal(progress_last_bytes, b.len);
+    core_buf_free(&b);
+}
+
+static void test_empty(void **state)
+{
+    fx *f = *state;
+    assert_og_ok(parse(f, "", EXEC_LOAD_APPEND));
+    assert_int_equal(f->cs.n, 0);
+    assert_og_ok(parse(f, "\n\n  \n", EXEC_LOAD_APPEND));
+    assert_int_equal(f->cs.n, 0);
+    assert_int_equal(f->st.lines, 3);
+    /* no trailing newline on the last line */
+    assert_og_ok(parse(f, "{\"type\":\"Company\",\"data\":{\"name\":\"c\",\"size\":3}}", EXEC_LOAD_APPEND));
+    assert_int_equal(change_of(f, "Company")->rows->num_rows, 1);
+    assert_int_equal(arrow_array_get_uint(col(change_of(f, "Company"), "size"), 0), 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_modes),
+        cmocka_unit_test_setup_teardown(test_change_modes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_value_forms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rejections, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_line_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_10k, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,451 @@
+/* The coordinator end to end on a local store: init, loads through the mutation/load adapter,
+ * typed failures with zero effect, in-process recovery after injected failures (roll back,
+ * roll forward, stale sidecar finalized), pins equal Lance HEADs, one audit row per recovery,
+ * and exactly one graph-manifest commit per write. */
+#include "testutil.h"
+
+#include "core/failpoint.h"
+#include "exec/load.h"
+#include "lance/version.h"
+#include "write/internal.h"
+
+#include <string.h>
+
+static const char *SCHEMA =
+    "node Person {\n"
+    "    name: String @key\n"
+    "    age: I32?\n"
+    "    email: String? @unique\n"
+    "}\n"
+    "node Company {\n"
+    "    name: String @key\n"
+    "}\n"
+    "edge WorksAt: Person -> Company @card(0..1) { role: String? }\n";
+
+typedef struct fixture {
+    char dir[256];
+    write_graph *g;
+} fixture;
+
+static store *open_store(const char *dir)
+{
+    store *s = NULL;
+    assert_og_ok(store_local_open(&s, dir));
+    return s;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    test_mkdtemp(f->dir, sizeof f->dir, "write");
+    store *s = open_store(f->dir);
+    write_init_result ir;
+    assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "test.pg", &ir));
+    assert_int_equal(ir.node_types, 2);
+    assert_int_equal(ir.edge_types, 1);
+    assert_false(ir.took_over);
+    store_close(s);
+    write_open_options oo = WRITE_OPEN_OPTIONS_INIT;
+    oo.actor = "tester";
+    assert_og_ok(write_graph_open(&f->g, open_store(f->dir), f->dir, &oo));
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    core_fp_clear_all();
+    write_graph_close(f->g);
+    test_rmrf(f->dir);
+    free(f);
+    return 0;
+}
+
+static int load_text(write_graph *g, const char *text, exec_load_mode mode, write_result *res)
+{
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    exec_load_stats st;
+    int rc = exec_load_parse(&cs, g->catalog, text, strlen(text), "data.jsonl", mode, &st, NULL,
+                             NULL);
+    if (rc != 0)
+        return rc;
+    rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, res);
+    graph_change_set_clear(&cs);
+    return rc;
+}
+
+static graph_snapshot *snap_of(write_graph *g)
+{
+    graph_snapshot *s = NULL;
+    assert_og_ok(graph_snapshot_load(&s, g->s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    return s;
+}
+
+static uint64_t rows_of(const graph_snapshot *s, const char *alias)
+{
+    const graph_table *t = graph_snapshot_table(s, alias);
+    assert_non_null(t);
+    return t->row_count;
+}
+
+/* Every table's pin equals its Lance HEAD and no sidecar is left. */
+static void assert_consistent(write_graph *g)
+{
+    graph_snapshot *s = snap_of(g);
+    for (size_t i = 0; i < s->n_tables; i++) {
+        char root[STORE_KEY_MAX];
+        uint64_t head = 0;
+        lance_naming nm;
+        assert_og_ok(lance_branch_root(root, s->tables[i].path, s->tables[i].table_branch));
+        assert_og_ok(lance_version_latest(g->s, root, &head, &nm));
+        if (head != s->tables[i].version)
+            fail_msg("%s: pin %llu != HEAD %llu", s->tables[i].alias,
+                     (unsigned long long)s->tables[i].version, (unsigned long long)head);
+    }
+    graph_snapshot_free(s);
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 9;
+    assert_og_ok(write_sidecar_list(g->s, &ids, &n));
+    free(ids);
+    assert_int_equal(n, 0);
+}
+
+static size_t audit_count(write_graph *g, const char *kind)
+{
+    write_audit_row *rows = NULL;
+    size_t n = 0, k = 0;
+    assert_og_ok(write_audit_list(g->s, &rows, &n));
+    for (size_t i = 0; i < n; i++)
+        k += !kind || strcmp(rows[i].kind, kind) == 0;
+    free(rows);
+    return k;
+}
+
+static void test_init_genesis(void **state)
+{
+    fixture *f = *state;
+    graph_snapshot *s = snap_of(f->g);
+    assert_int_equal(s->manifest_version, 1);
+    assert_int_equal(s->n_tables, 3);
+    assert_int_equal(s->n_commits, 1);
+    assert_string_equal(s->head, s->commits[0].id);
+    assert_string_equal(s->commits[0].parent, "");
+    assert_int_equal(rows_of(s, "node:Person"), 0);
+    graph_snapshot_free(s);
+    /* A second init is refused and changes nothing. */
+    write_init_result ir;
+    store *st = open_store(f->dir);
+    assert_og_error(write_init(st, SCHEMA, strlen(SCHEMA), "test.pg", &ir), OG_E_EXISTS);
+    store_close(st);
+    assert_consistent(f->g);
+}
+
+static void test_load_append_merge_overwrite(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    assert_og_ok(load_text(f->g,
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":30}}\n"
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":40}}\n"
+                           "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                           "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
+                           EXEC_LOAD_APPEND, &r));
+    assert_true(r.committed);
+    assert_int_equal(r.manifest_version, 2);
+    assert_int_equal(r.n_tables, 3);
+    graph_snapshot *s = snap_of(f->g);
+    assert_int_equal(rows_of(s, "node:Person"), 2);
+    assert_int_equal(rows_of(s, "node:Company"), 1);
+    assert_int_equal(rows_of(s, "edge:WorksAt"), 1);
+    assert_int_equal(s->n_commits, 2);
+    assert_string_equal(s->head, r.commit_id);
+    assert_string_equal(s->commits[0].id, r.commit_id);
+    assert_string_equal(s->commits[0].parent, s->commits[1].id);
+    assert_string_equal(s->commits[0].actor, "tester");
+    graph_snapshot_free(s);
+
+    /* Strict append of an existing key: typed, nothing written. */
+    assert_og_error(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                              EXEC_LOAD_APPEND, &r),
+                    OG_E_KEY_CONFLICT);
+    s = snap_of(f->g);
+    assert_int_equal(s->manifest_version, 2);
+    graph_snapshot_free(s);
+
+    /* Merge upserts: ann changes, cid is new. */
+    assert_og_ok(load_text(f->g,
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":31}}\n"
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"cid\"}}\n",
+                           EXEC_LOAD_MERGE, &r));
+    assert_int_equal(r.manifest_version, 3);
+    assert_int_equal(r.n_tables, 1);
+    s = snap_of(f->g);
+    assert_int_equal(rows_of(s, "node:Person"), 3);
+    graph_snapshot_free(s);
+
+    /* Overwrite replaces only the types present in the file. */
+    assert_og_ok(load_text(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                                 "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
+                           EXEC_LOAD_OVERWRITE, &r));
+    s = snap_of(f->g);
+    assert_int_equal(rows_of(s, "node:Company"), 2);
+    assert_int_equal(rows_of(s, "node:Person"), 3);
+    assert_int_equal(s->n_commits, 4);
+    graph_snapshot_free(s);
+    assert_consistent(f->g);
+    assert_int_equal(audit_count(f->g, NULL), 0);
+}
+
+static void test_validation_failures_write_nothing(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    /* An edge to a node that does not exist. */
+    assert_og_error(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+                                    "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"nowhere\"}\n",
+                              EXEC_LOAD_APPEND, &r),
+                    OG_E_BAD_REQUEST);
+    graph_snapshot *s = snap_of(f->g);
+    assert_int_equal(s->manifest_version, 1);
+    assert_int_equal(rows_of(s, "node:Person"), 0);
+    graph_snapshot_free(s);
+    assert_consistent(f->g);
+}
+
+/* Overwriting a node table so that a committed edge would dangle is refused, unless the same
+ * load replaces the edges too. */
+static void test_overwrite_cannot_orphan_edges(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+                                 "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                                 "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
+                           EXEC_LOAD_APPEND, &r));
+    assert_og_error(load_text(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
+                              EXEC_LOAD_OVERWRITE, &r),
+                    OG_E_BAD_REQUEST);
+    assert_non_null(strstr(og_error_last()->message, "dangling"));
+    graph_snapshot *s = snap_of(f->g);
+    assert_int_equal(s->manifest_version, 2);
+    graph_snapshot_free(s);
+    /* Replacing the edges in the same load is fine. */
+    assert_og_ok(load_text(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n"
+                                 "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"bolt\"}\n",
+                           EXEC_LOAD_OVERWRITE, &r));
+    s = snap_of(f->g);
+    assert_int_equal(rows_of(s, "edge:WorksAt"), 1);
+    assert_int_equal(rows_of(s, "node:Company"), 1);
+    graph_snapshot_free(s);
+    assert_consistent(f->g);
+}
+
+static void test_empty_load_is_no_commit(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    assert_og_ok(load_text(f->g, "\n\n", EXEC_LOAD_APPEND, &r));
+    assert_false(r.committed);
+    graph_snapshot *s = snap_of(f->g);
+    assert_int_equal(s->manifest_version, 1);
+    graph_snapshot_free(s);
+}
+
+/* A failure between the two table effects: the first table moved by its own transaction, the
+ * second did not. In-process recovery rolls the first back with Restore and publishes a
+ * rollback commit; the caller gets the original error; pins equal HEADs; one audit row. */
+static void test_partial_effects_roll_back(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    assert_og_ok(core_fp_set("write.post_table_effect", CORE_FP_ERROR, OG_E_STORAGE, 1));
+    int rc = load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+                             "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n",
+                       EXEC_LOAD_APPEND, &r);
+    core_fp_clear_all();
+    assert_og_error(rc, OG_E_STORAGE);
+    assert_non_null(strstr(og_error_last()->message, "undone by recovery"));
+    graph_snapshot *s = snap_of(f->g);
+    assert_int_equal(rows_of(s, "node:Person"), 0);
+    assert_int_equal(rows_of(s, "node:Company"), 0);
+    /* genesis + the rollback commit by the recovery actor */
+    assert_int_equal(s->n_commits, 2);
+    assert_string_equal(s->commits[0].actor, WRITE_ACTOR_RECOVERY);
+    graph_snapshot_free(s);
+    assert_consistent(f->g);
+    assert_int_equal(audit_count(f->g, "rolled_back"), 1);
+    /* A follow-up write succeeds. */
+    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                           EXEC_LOAD_APPEND, &r));
+    assert_true(r.committed);
+    assert_consistent(f->g);
+}
+
+/* Every effect landed, the publish failed: recovery completes the write with its own id. */
+static void test_confirmed_effects_roll_forward(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    assert_og_ok(core_fp_set("write.pre_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
+    int rc = load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                       EXEC_LOAD_APPEND, &r);
+    core_fp_clear_all();
+    assert_og_ok(rc);
+    assert_true(r.committed);
+    graph_snapshot *s = snap_of(f->g);
+    assert_int_equal(rows_of(s, "node:Person"), 1);
+    assert_string_equal(s->head, r.commit_id);
+    assert_string_equal(s->commits[0].actor, "tester"); /* original lineage kept */
+    graph_snapshot_free(s);
+    assert_consistent(f->g);
+    assert_int_equal(audit_count(f->g, "rolled_forward"), 1);
+}
+
+/* The commit is visible but the sidecar delete did not happen: the next write's barrier proves
+ * the intent published, audits it once and removes it. */
+static void test_stale_sidecar_finalized(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
+    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                           EXEC_LOAD_APPEND, &r));
+    core_fp_clear_all();
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    assert_og_ok(write_sidecar_list(f->g->s, &ids, &n));
+    assert_int_equal(n, 1);
+    assert_string_equal(ids[0], r.operation_id);
+    free(ids);
+    write_result r2;
+    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
+                           EXEC_LOAD_APPEND, &r2));
+    assert_consistent(f->g);
+    assert_int_equal(audit_count(f->g, "rolled_forward"), 1);
+    graph_snapshot *s = snap_of(f->g);
+    assert_int_equal(s->n_commits, 3);
+    assert_int_equal(rows_of(s, "node:Person"), 2);
+    graph_snapshot_free(s);
+}
+
+/* A sidecar whose owner is alive (its lock is held) is never acted on: the barrier fails typed
+ * with the operation id and nothing moves. */
+static void test_live_owner_blocks_barrier(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
+    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                           EXEC_LOAD_APPEND, &r));
+    core_fp_clear_all();
+    /* Pretend its owner is still running: hold the owner lock from another store handle. */
+    store *other = open_store(f->dir);
+    char lock_name[STORE_KEY_MAX];
+    write_sidecar_lock_name(lock_name, r.operation_id);
+    store_lock *l = NULL;
+    assert_og_ok(store_lock_acquire(other, lock_name, 0, &l));
+    if (!store_lock_is_real(l)) {
+        store_lock_release(l);
+        store_close(other);
+        skip();
+    }
+    write_result r2;
+    int rc = load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
+                       EXEC_LOAD_APPEND, &r2);
+    assert_og_error(rc, OG_E_RECOVERY_REQUIRED);
+    assert_string_equal(og_error_last()->operation_id, r.operation_id);
+    store_lock_release(l);
+    store_close(other);
+    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
+                           EXEC_LOAD_APPEND, &r2));
+    assert_consistent(f->g);
+}
+
+/* Damaged, foreign-named and newer-format sidecars never brick silently and are never applied. */
+static void test_bad_sidecars(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    char key[STORE_KEY_MAX];
+    core_ulid u;
+    char id[GRAPH_ID_LEN + 1];
+    assert_og_ok(core_ulid_new(&u));
+    core_ulid_format(&u, id);
+    write_sidecar_key(key, id);
+    assert_og_ok(store_put(f->g->s, key, "{not json", 9, 0));
+    assert_og_error(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                              EXEC_LOAD_APPEND, &r),
+                    OG_E_CORRUPT);
+    assert_non_null(strstr(og_error_last()->message, key));
+    assert_og_ok(store_put(f->g->s, key, "{\"format\":99}", 13, 0));
+    assert_og_error(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                              EXEC_LOAD_APPEND, &r),
+                    OG_E_UNSUPPORTED);
+    assert_non_null(strstr(og_error_last()->message, "upgrade"));
+    assert_og_ok(store_delete(f->g->s, key, 0));
+    /* A file that is not <ULID>.json is not ours: ignored. */
+    assert_og_ok(store_put(f->g->s, GRAPH_RECOVERY_DIR "/notes.json", "x", 1, 0));
+    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                           EXEC_LOAD_APPEND, &r));
+    assert_true(r.committed);
+}
+
+/* The conformance table: every graph-visible entry point names a registered adapter. */
+static void test_entry_points_registered(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    const write_entry_point *ep = write_entry_points(&n);
+    assert_true(n >= 3);
+    for (size_t i = 0; i < n; i++) {
+        assert_non_null(write_kind_name(ep[i].kind));
+        assert_int_equal(write_kind_parse(write_kind_name(ep[i].kind)), ep[i].kind);
+    }
+}
+
+/* Read-only open writes nothing, even with a stale sidecar present. */
+static void test_readonly_open_writes_nothing(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
+    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                           EXEC_LOAD_APPEND, &r));
+    core_fp_clear_all();
+    store *ro = NULL;
+    assert_og_ok(store_local_open_readonly(&ro, f->dir));
+    write_graph *g = NULL;
+    write_open_options oo = WRITE_OPEN_OPTIONS_INIT;
+    oo.readonly = true;
+    assert_og_ok(write_graph_open(&g, ro, f->dir, &oo));
+    assert_og_error(load_text(g, "{\"type\":\"Person\",\"data\":{\"name\":\"x\"}}\n",
+                              EXEC_LOAD_APPEND, &r),
+                    OG_E_BAD_REQUEST);
+    write_graph_close(g);
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    assert_og_ok(write_sidecar_list(f->g->s, &ids, &n));
+    free(ids);
+    assert_int_equal(n, 1); /* still there: only a read-write open or a write resolves it */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_init_genesis, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_append_merge_overwrite, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_validation_failures_write_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_load_is_no_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overwrite_cannot_orphan_edges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_effects_roll_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_confirmed_effects_roll_forward, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_sidecar_finalized, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_live_owner_blocks_barrier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_sidecars, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly_open_writes_nothing, setup, teardown),
+        cmocka_unit_test(test_entry_points_registered),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

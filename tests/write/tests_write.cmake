@@ -1,0 +1,6 @@
+# The coordinator: unit/integration, crash enumeration, races.
+og_test(test_write LABELS "write" SOURCES write/test_write.c)
+og_test(test_write_crash LABELS "write;crash" SOURCES write/test_write_crash.c TIMEOUT 900)
+og_test(test_write_race LABELS "write;race" SOURCES write/test_write_race.c TIMEOUT 600)
+og_test(test_write_torture LABELS "write;crash;race" SOURCES write/test_write_torture.c TIMEOUT 600)
+og_test(test_write_cost LABELS "write" SOURCES write/test_write_cost.c TIMEOUT 600)
