@@ -338,6 +338,302 @@ OG_EXTERN int og_table_write_json(uint64_t *rows, FILE *f, const og_table *t,
 OG_EXTERN int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t,
                                   const og_scan_options *opts);
 
+
+/* ======================================================================================= */
+/* ---- Graphs --------------------------------------------------------------------------- */
+/* A graph lives in a root directory: its graph manifest, one Lance table per node and edge
+ * type, the accepted schema and the recovery files. Every write is one graph commit made
+ * through the write coordinator (RFC-022); reads see one snapshot of the graph manifest.
+ * Commit ids are ULIDs (OG_ID_LEN characters). CLI: docs/cli.md. */
+
+#define OG_ID_LEN 26          /* characters of a commit or operation id (a ULID) */
+#define OG_SCHEMA_ID_LEN 32   /* hex characters of a schema identity */
+
+/* An open graph. May be used by several threads at once; writes serialize inside. */
+typedef struct og_graph og_graph;
+
+typedef struct og_init_result {
+    char commit_id[OG_ID_LEN + 1]; /* the genesis commit */
+    int took_over;                 /* 1: an interrupted earlier init was found and replaced */
+    size_t node_types, edge_types; /* tables created */
+} og_init_result;
+
+/* Create a graph in root_dir (created when missing) from the .pg source `schema_src` (len
+ * bytes; schema_file names it in diagnostics). Errors: OG_E_BAD_REQUEST for an invalid
+ * schema (og_error_last() locates it), OG_E_EXISTS when a graph is already there ("already
+ * exists"), OG_E_CONFLICT while another init of the same root runs, OG_E_STORAGE. A crash
+ * leaves no graph or a complete one; a later init takes an interrupted one over (took_over). */
+OG_EXTERN int og_graph_init(og_init_result *out, const char *root_dir, const char *schema_file,
+                            const char *schema_src, size_t len);
+
+/* Options for og_graph_open(). Initialise with OG_OPEN_OPTIONS_INIT. */
+#define OG_OPEN_OPTIONS_VERSION 1
+typedef struct og_open_options {
+    int version;           /* OG_OPEN_OPTIONS_VERSION */
+    int read_only;         /* nonzero: write nothing, ever (no recovery; writes fail) */
+    const char *actor;     /* recorded in the lineage of this handle's commits (NULL: none) */
+} og_open_options;
+#define OG_OPEN_OPTIONS_INIT {OG_OPEN_OPTIONS_VERSION, 0, NULL}
+
+/* Open the graph in root_dir (opt NULL: read-write, no actor). A read-write open first
+ * resolves interrupted writes whose owner is gone, and fails with OG_E_RECOVERY_REQUIRED
+ * (og_error.operation_id) when one cannot be resolved now. OG_E_NOT_FOUND when there is no
+ * graph; OG_E_UNSUPPORTED for a graph format this build does not serve. The caller owns *out
+ * (og_graph_close); on failure *out is NULL. */
+OG_EXTERN int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *opt);
+OG_EXTERN void og_graph_close(og_graph *g);
+
+/* Load modes (the reference system's `load --mode`). */
+typedef enum og_load_mode {
+    OG_LOAD_APPEND = 1,    /* strict insert: an existing id fails with OG_E_KEY_CONFLICT */
+    OG_LOAD_MERGE = 2,     /* upsert by id */
+    OG_LOAD_OVERWRITE = 3, /* replace the whole content of each type present in the data */
+} og_load_mode;
+/* "append" / "merge" / "overwrite" (NULL for another value), and back (0 when unknown). */
+OG_EXTERN const char *og_load_mode_name(int mode);
+OG_EXTERN int og_load_mode_parse(const char *name);
+
+#define OG_LOAD_PHASE_PARSE 1  /* reading and checking lines: bytes_done of bytes_total */
+#define OG_LOAD_PHASE_WRITE 2  /* every line parsed; the graph commit is being made */
+/* Progress of a load, called on the loading thread every few thousand lines and once when
+ * the write phase starts. */
+typedef void (*og_load_progress_fn)(void *arg, int phase, uint64_t bytes_done,
+                                    uint64_t bytes_total, uint64_t lines);
+
+/* Options for og_graph_load(). Initialise with OG_LOAD_OPTIONS_INIT and set mode. */
+#define OG_LOAD_OPTIONS_VERSION 1
+typedef struct og_load_options {
+    int version;                  /* OG_LOAD_OPTIONS_VERSION */
+    int mode;                     /* an og_load_mode; required (0 fails with OG_E_BAD_REQUEST) */
+    const char *branch;           /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    og_load_progress_fn progress; /* NULL: none */
+    void *progress_arg;
+} og_load_options;
+#define OG_LOAD_OPTIONS_INIT {OG_LOAD_OPTIONS_VERSION, 0, NULL, NULL, NULL}
+
+/* One table a write changed. */
+typedef struct og_table_change {
+    char alias[128];         /* "node:Person", "edge:Knows" */
+    uint64_t from_version;   /* Lance version before the write */
+    uint64_t to_version;     /* ... and the version the commit pins */
+    uint64_t row_count;      /* rows at to_version */
+} og_table_change;
+
+#define OG_LOAD_MAX_TABLES 64
+typedef struct og_load_result {
+    char commit_id[OG_ID_LEN + 1];   /* "" when there was nothing to commit */
+    char operation_id[OG_ID_LEN + 1];/* the write's operation id ("" when nothing committed) */
+    uint64_t manifest_version;       /* the manifest version the commit produced (0: none) */
+    uint64_t lines;                  /* lines read, blank ones included */
+    uint64_t nodes, edges;           /* rows loaded */
+    size_t node_types, edge_types;   /* types present in the data */
+    unsigned reprepares;             /* restarts after a concurrent writer moved a read */
+    og_table_change tables[OG_LOAD_MAX_TABLES]; /* tables written (the first 64) */
+    size_t n_tables;
+} og_load_result;
+
+/* Load JSONL (`len` bytes; data_file_name names it in errors) into the graph as ONE graph
+ * commit. Line shapes, value forms and validation: docs/cli.md "load". A bad line fails with
+ * OG_E_BAD_REQUEST (or OG_E_KEY_CONFLICT) whose og_error.file/line locate it, and nothing is
+ * written. OG_E_CONFLICT / OG_E_READ_SET_CONFLICT when concurrent writers kept winning;
+ * OG_E_RECOVERY_REQUIRED when an interrupted write blocks this one; OG_E_BAD_REQUEST on a
+ * read-only handle. */
+OG_EXTERN int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name,
+                            const char *data, size_t len, const og_load_options *opt);
+
+#define OG_KIND_NODE 1
+#define OG_KIND_EDGE 2
+
+/* One live table of a snapshot. Strings are owned by the snapshot info. */
+typedef struct og_snapshot_table {
+    const char *alias;       /* "node:Person" */
+    const char *type_name;   /* "Person" */
+    int kind;                /* OG_KIND_NODE or OG_KIND_EDGE */
+    uint64_t version;        /* the Lance version the snapshot pins */
+    uint64_t row_count;
+    const char *path;        /* the table's directory relative to the root */
+} og_snapshot_table;
+
+typedef struct og_snapshot_info {
+    const char *branch;                  /* "main" */
+    uint64_t manifest_version;
+    int format_version;                  /* the graph format */
+    char head_commit[OG_ID_LEN + 1];     /* the branch head at this manifest version */
+    char schema_identity[OG_SCHEMA_ID_LEN + 1];
+    og_snapshot_table *tables;           /* sorted by alias */
+    size_t n_tables;
+} og_snapshot_info;
+
+/* The snapshot of branch main at `at`: NULL for the head, else a commit id, a unique id
+ * prefix (at least 4 characters) or a decimal manifest version. OG_E_NOT_FOUND for an
+ * unknown reference, OG_E_BAD_REQUEST for an ambiguous or too short one. The caller frees *out
+ * with og_snapshot_info_free. */
+OG_EXTERN int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at);
+OG_EXTERN void og_snapshot_info_free(og_snapshot_info *s);
+
+/* One graph commit. Strings are owned by the array that holds it. */
+typedef struct og_commit_info {
+    char id[OG_ID_LEN + 1];
+    char parent[OG_ID_LEN + 1];          /* "" for the genesis commit */
+    char merged_parent[OG_ID_LEN + 1];   /* "" unless a merge */
+    const char *actor;                   /* NULL when none was recorded */
+    const char *branch;                  /* "main" */
+    int64_t created_at_us;               /* microseconds since the epoch (UTC) */
+    uint64_t manifest_version;           /* the manifest version the commit produced */
+} og_commit_info;
+
+/* Every commit of branch main, newest first. *out (one allocation) is freed with
+ * og_commits_free; *n is the count. */
+OG_EXTERN int og_graph_commits(og_commit_info **out, size_t *n, og_graph *g);
+/* The commit a reference names (an id, a unique prefix or a manifest version), as a one
+ * element array freed with og_commits_free. Errors as og_graph_snapshot's. */
+OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref);
+OG_EXTERN void og_commits_free(og_commit_info *c);
+
+/* Counters of this handle since it was opened. */
+typedef struct og_graph_stats {
+    uint64_t writes;            /* writes that published a graph commit */
+    uint64_t noops;             /* writes with nothing to commit */
+    uint64_t reprepares;        /* restarts after a read-set mismatch before any effect */
+    uint64_t publish_retries;   /* graph-manifest commits lost to a concurrent writer */
+    uint64_t recoveries;        /* interrupted writes resolved */
+} og_graph_stats;
+OG_EXTERN int og_graph_stats_get(og_graph_stats *out, og_graph *g);
+
+/* ---- Graph queries and mutations -------------------------------------------------------- */
+/* Run .gq queries against a graph (docs/languages.md; CLI: `omnigraph query` / `mutate`,
+ * docs/cli.md). A read runs on one pinned snapshot: the head, or any earlier commit (`at`).
+ * A mutation is one graph commit through the write coordinator. The handle caches table
+ * columns and adjacency per table version, so a warm handle answers repeated reads without
+ * re-reading storage; the cache is never stale (a new table version is a new entry). */
+
+/* Options for og_graph_query(). Initialise with OG_QUERY_OPTIONS_INIT and set source. */
+#define OG_QUERY_OPTIONS_VERSION 1
+typedef struct og_query_options {
+    int version;              /* OG_QUERY_OPTIONS_VERSION */
+    const char *source;       /* .gq text holding one or more queries (required) */
+    size_t source_len;        /* bytes of source (0: strlen(source)) */
+    const char *source_file;  /* names the source in diagnostics (NULL: "<query>") */
+    const char *name;         /* the query to run; NULL when the source holds exactly one */
+    const char *params_json;  /* a JSON object of param values, keys without '$' (NULL: {}) */
+    const char *at;           /* NULL: the head; else a commit id, a unique id prefix (4+
+                               * characters) or a decimal graph-manifest version */
+    const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    int64_t now_ms;           /* nonzero: the value of now() in ms since the epoch (0: clock) */
+} og_query_options;
+#define OG_QUERY_OPTIONS_INIT {OG_QUERY_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
+
+/* The rows of a read query, held in memory as Arrow record batches. Not for concurrent use:
+ * the row cursor and the JSON scratch are per result. */
+typedef struct og_result og_result;
+
+/* Run a read query. A .gq error (parse or type) fails with OG_E_BAD_REQUEST whose message
+ * starts with the diagnostic code ("T5: ...") and whose og_error.file/line/column locate it;
+ * an unknown or missing query name, a mutation query, bad params (named in the message) are
+ * OG_E_BAD_REQUEST too; an unknown `at` is OG_E_NOT_FOUND. The caller frees *out with
+ * og_result_free; on failure *out is NULL. */
+OG_EXTERN int og_graph_query(og_result **out, og_graph *g, const og_query_options *opt);
+OG_EXTERN void og_result_free(og_result *r);
+
+/* The head commit of the snapshot the query read ("" for a graph without commits), and that
+ * snapshot's graph-manifest version. Static for the life of the result. */
+OG_EXTERN const char *og_result_graph_commit_id(const og_result *r);
+OG_EXTERN uint64_t og_result_manifest_version(const og_result *r);
+/* The name of the query that ran. */
+OG_EXTERN const char *og_result_query_name(const og_result *r);
+
+OG_EXTERN size_t og_result_column_count(const og_result *r);
+/* Column i's name ("p.name", an alias, "count(f)"), or NULL out of range. */
+OG_EXTERN const char *og_result_column_name(const og_result *r, size_t i);
+OG_EXTERN uint64_t og_result_row_count(const og_result *r);
+/* The rows arrive in record batches (up to 65,536 rows each); batch b holds rows
+ * [first, first + rows). Lets a consumer work batch by batch. */
+OG_EXTERN size_t og_result_batch_count(const og_result *r);
+OG_EXTERN int og_result_batch_rows(uint64_t *first, uint64_t *rows, const og_result *r, size_t b);
+
+/* The type of one value. */
+typedef enum og_value_type {
+    OG_VALUE_NULL = 0,
+    OG_VALUE_BOOL = 1,     /* b */
+    OG_VALUE_INT = 2,      /* i: I32, I64 */
+    OG_VALUE_UINT = 3,     /* u: U32, U64 (and counts) */
+    OG_VALUE_FLOAT = 4,    /* f: F32, F64 (and averages) */
+    OG_VALUE_STRING = 5,   /* str/len: UTF-8, NOT NUL-terminated (ids, strings, enums) */
+    OG_VALUE_DATE = 6,     /* i: days since 1970-01-01; str/len: "YYYY-MM-DD" */
+    OG_VALUE_DATETIME = 7, /* i: ms since the epoch (UTC); str/len: ISO "...Z" */
+    OG_VALUE_JSON = 8,     /* lists, vectors, blobs: str/len is its canonical JSON text */
+} og_value_type;
+
+/* One cell. str points into the result (OG_VALUE_STRING, valid as long as the result) or
+ * into the result's scratch (DATE, DATETIME, JSON: valid until the next og_result_get,
+ * og_result_value or og_result_row_json call on it). */
+typedef struct og_value {
+    int type;           /* an og_value_type */
+    int b;
+    int64_t i;
+    uint64_t u;
+    double f;
+    const char *str;
+    size_t len;
+} og_value;
+
+/* The cell at (row, col). OG_E_BAD_REQUEST out of range. */
+OG_EXTERN int og_result_value(og_value *out, og_result *r, uint64_t row, size_t col);
+/* A row cursor: og_result_next moves to the next row (the first on the first call) and
+ * returns 1, or 0 after the last; og_result_get reads column col of the current row
+ * (OG_E_BAD_REQUEST before the first og_result_next or after the end); og_result_rewind
+ * starts over. */
+OG_EXTERN int og_result_next(og_result *r);
+OG_EXTERN int og_result_get(og_value *out, og_result *r, size_t col);
+OG_EXTERN void og_result_rewind(og_result *r);
+/* Row `row` as one JSON object {"column": value, ...} in column order, values in the
+ * canonical JSON form (`lance cat --json`'s). Returns the text (NUL-terminated, *len bytes
+ * when len is not NULL) in the result's scratch, or NULL on failure (og_error_last()). */
+OG_EXTERN const char *og_result_row_json(og_result *r, uint64_t row, size_t *len);
+/* Cell (row, col) as canonical JSON text, like og_result_row_json. */
+OG_EXTERN const char *og_result_cell_json(og_result *r, uint64_t row, size_t col, size_t *len);
+
+/* Move the rows into an Arrow C stream: each array it gives is a struct array of the
+ * columns. The result keeps its schema, column names and commit id but holds no rows
+ * afterwards (row count 0). The caller owns *out and calls out->release(out). */
+OG_EXTERN int og_result_export_stream(struct ArrowArrayStream *out, og_result *r);
+
+/* Options for og_graph_mutate(). Initialise with OG_MUTATE_OPTIONS_INIT and set source. */
+#define OG_MUTATE_OPTIONS_VERSION 1
+typedef struct og_mutate_options {
+    int version;              /* OG_MUTATE_OPTIONS_VERSION */
+    const char *source;       /* .gq text (required); see og_query_options */
+    size_t source_len;
+    const char *source_file;
+    const char *name;
+    const char *params_json;
+    const char *branch;       /* NULL or "main" */
+    const char *if_commit;    /* NULL, or the commit id the branch head must be: otherwise
+                               * OG_E_PRECONDITION_FAILED (expected/actual set) and nothing
+                               * is written */
+    int64_t now_ms;           /* nonzero: the value of now() */
+} og_mutate_options;
+#define OG_MUTATE_OPTIONS_INIT {OG_MUTATE_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
+
+typedef struct og_mutate_result {
+    char query[128];                  /* the name of the query that ran */
+    char commit_id[OG_ID_LEN + 1];    /* "" when nothing changed (no commit was made) */
+    char operation_id[OG_ID_LEN + 1];
+    uint64_t manifest_version;        /* the manifest version the commit produced (0: none) */
+    uint64_t nodes_inserted, nodes_updated, nodes_deleted;
+    uint64_t edges_inserted, edges_updated, edges_deleted; /* deleted includes cascades */
+    unsigned reprepares;              /* restarts after a concurrent writer moved a read */
+    og_table_change tables[OG_LOAD_MAX_TABLES]; /* tables written (the first 64) */
+    size_t n_tables;
+} og_mutate_result;
+
+/* Run a mutation query (insert / update / delete statements) as ONE graph commit. Errors as
+ * og_graph_query's for the source and params; a read query is OG_E_BAD_REQUEST;
+ * OG_E_PRECONDITION_FAILED for a lost if_commit; OG_E_KEY_CONFLICT, OG_E_READ_SET_CONFLICT,
+ * OG_E_CONFLICT, OG_E_RECOVERY_REQUIRED as for loads; OG_E_BAD_REQUEST on a read-only
+ * handle. Nothing is written on any failure. */
+OG_EXTERN int og_graph_mutate(og_mutate_result *out, og_graph *g, const og_mutate_options *opt);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build pkg-config gcc clang make
       libprotobuf-c-dev protobuf-c-compiler libroaring-dev libzstd-dev
-      libjansson-dev libpcre2-dev libxxhash-dev libcmocka-dev)
+      libjansson-dev libpcre2-dev libxxhash-dev libcmocka-dev libsqlite3-dev)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -11,6 +11,7 @@ enum {
     CLI_USAGE = 2,        /* bad command line */
     CLI_CONFLICT = 3,     /* a concurrent writer won (read_set_conflict, conflict) */
     CLI_PRECONDITION = 4, /* precondition_failed (e.g. --if-commit) */
+    CLI_RECOVERY = 5,     /* recovery_required: an interrupted write must be resolved first */
 };
 
 typedef struct cli_cmd {

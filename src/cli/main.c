@@ -11,6 +11,8 @@ static int cmd_version(int argc, char **argv);
 static int cmd_selfcheck(int argc, char **argv);
 extern const cli_cmd cli_lang_commands[]; /* cmd_lang.c */
 extern const cli_cmd cli_lance_commands[]; /* cmd_lance.c */
+extern const cli_cmd cli_graph_commands[]; /* cmd_graph.c */
+extern const cli_cmd cli_query_commands[]; /* cmd_query.c */
 
 static const cli_cmd CORE_COMMANDS[] = {
     {"version", cmd_version, "print the version", "omnigraph version [--json]"},
@@ -24,6 +26,8 @@ static const cli_cmd *const CLI_TABLES[] = {
     CORE_COMMANDS,
     cli_lang_commands,
     cli_lance_commands,
+    cli_graph_commands,
+    cli_query_commands,
 };
 #define NTABLES (sizeof CLI_TABLES / sizeof CLI_TABLES[0])
 
@@ -45,7 +49,8 @@ static void usage(FILE *f)
             fprintf(f, "  %-12s %s\n", c->name, c->summary);
     fprintf(f, "\n'omnigraph <command> --help' shows a command's options.\n"
                "exit codes: 0 ok, 1 error, 2 usage, 3 conflict with a concurrent writer,\n"
-               "            4 precondition failed\n");
+               "            4 precondition failed, 5 recovery required (an interrupted write\n"
+               "            must be resolved first)\n");
 }
 
 void cli_json_str(FILE *f, const char *s)
@@ -98,6 +103,7 @@ int cli_fail(int json)
     case OG_E_READ_SET_CONFLICT:
     case OG_E_CONFLICT: return CLI_CONFLICT;
     case OG_E_PRECONDITION_FAILED: return CLI_PRECONDITION;
+    case OG_E_RECOVERY_REQUIRED: return CLI_RECOVERY;
     default: return CLI_ERROR;
     }
 }

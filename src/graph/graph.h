@@ -170,6 +170,8 @@ int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint
 int graph_snapshot_from_dataset(graph_snapshot **out, const lance_dataset *manifest,
                                 const char *branch, unsigned flags);
 void graph_snapshot_free(graph_snapshot *snap);
+/* A deep copy of the snapshot's state (tables, head, identities); lineage is not copied. */
+int graph_snapshot_copy(graph_snapshot **out, const graph_snapshot *in);
 /* The live table with this alias, or NULL. */
 const graph_table *graph_snapshot_table(const graph_snapshot *snap, const char *alias);
 

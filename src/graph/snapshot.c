@@ -60,6 +60,48 @@ void graph_snapshot_free(graph_snapshot *snap)
     core_free(snap);
 }
 
+static char *dup_or_null(const char *s, int *bad)
+{
+    if (!s)
+        return NULL;
+    char *d = core_strdup(s);
+    if (!d)
+        *bad = 1;
+    return d;
+}
+
+int graph_snapshot_copy(graph_snapshot **out, const graph_snapshot *in)
+{
+    *out = NULL;
+    graph_snapshot *c = core_calloc(1, sizeof *c);
+    if (!c)
+        return core_err_nomem();
+    int bad = 0;
+    memcpy(c->branch_identity, in->branch_identity, sizeof c->branch_identity);
+    memcpy(c->schema_identity, in->schema_identity, sizeof c->schema_identity);
+    memcpy(c->head, in->head, sizeof c->head);
+    c->manifest_version = in->manifest_version;
+    c->format_version = in->format_version;
+    c->branch = dup_or_null(in->branch, &bad);
+    if (in->n_tables && !(c->tables = core_calloc(in->n_tables, sizeof *c->tables)))
+        bad = 1;
+    for (size_t i = 0; !bad && i < in->n_tables; i++) {
+        const graph_table *t = &in->tables[i];
+        graph_table *d = &c->tables[c->n_tables++];
+        *d = *t;
+        d->alias = dup_or_null(t->alias, &bad);
+        d->type_name = dup_or_null(t->type_name, &bad);
+        d->path = dup_or_null(t->path, &bad);
+        d->table_branch = dup_or_null(t->table_branch, &bad);
+    }
+    if (bad) {
+        graph_snapshot_free(c);
+        return core_err_nomem();
+    }
+    *out = c;
+    return 0;
+}
+
 const graph_table *graph_snapshot_table(const graph_snapshot *snap, const char *alias)
 {
     if (!snap || !alias) return NULL;

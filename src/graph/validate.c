@@ -148,6 +148,8 @@ typedef struct vctx {
     hmap *input;                  /* per type: input id -> row */
     hmap *deleted;                /* per type: DELETE ids */
     committed *com;               /* per type: committed id sets, loaded on demand */
+    graph_table_open_fn open;     /* NULL: open and free per read */
+    void *open_arg;
 } vctx;
 
 static int col_of_prop(const lang_typedef *t, int prop)
@@ -233,12 +235,12 @@ static int scan_committed(vctx *v, int ti, const char *const *cols, size_t ncols
     const graph_table *gt = snap_table(v->snap, alias);
     if (!gt) return 0;
     if ((rc = graph_probes_add(v->probes, alias))) return rc;
-    lance_dataset *ds = NULL;
-    if (gt->table_branch)
-        rc = lance_branch_open(&ds, v->s, gt->path, gt->table_branch, gt->version, NULL,
-                               LANCE_ACCESS_READ);
-    else
-        rc = lance_dataset_open(&ds, v->s, gt->path, gt->version, LANCE_ACCESS_READ);
+    lance_dataset *owned = NULL;
+    const lance_dataset *ds = NULL;
+    if (v->open)
+        rc = v->open(v->open_arg, gt, &ds);
+    else if ((rc = graph_table_open(&owned, v->s, gt, LANCE_ACCESS_READ)) == 0)
+        ds = owned;
     if (rc) {
         core_err_prefix("validating against %s", alias);
         return rc;
@@ -247,7 +249,7 @@ static int scan_committed(vctx *v, int ti, const char *const *cols, size_t ncols
     so.columns = cols;
     so.n_columns = ncols;
     rc = lance_dataset_scan_all(out, ds, &so);
-    lance_dataset_free(ds);
+    lance_dataset_free(owned);
     if (rc) {
         core_err_prefix("validating against %s", alias);
         return rc;
@@ -860,13 +862,21 @@ static int run(vctx *v)
 int graph_validate(const lang_catalog *cat, const graph_snapshot *snap, store *s,
                    const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats)
 {
+    return graph_validate_ex(cat, snap, s, cs, probes, stats, NULL, NULL);
+}
+
+int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                      const graph_change_set *cs, graph_probes *probes,
+                      graph_validate_stats *stats, graph_table_open_fn open, void *open_arg)
+{
     graph_validate_stats st_local;
     graph_validate_stats *st = stats ? stats : &st_local;
     memset(st, 0, sizeof *st);
     graph_probes probes_local = {0};
     size_t nt = cat->n_types ? cat->n_types : 1;
     vctx v = {.cat = cat, .snap = snap, .s = s, .cs = cs,
-              .probes = probes ? probes : &probes_local, .st = st};
+              .probes = probes ? probes : &probes_local, .st = st, .open = open,
+              .open_arg = open_arg};
     v.by_type = core_calloc(nt, sizeof *v.by_type);
     v.input = core_calloc(nt, sizeof *v.input);
     v.deleted = core_calloc(nt, sizeof *v.deleted);

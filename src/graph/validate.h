@@ -59,4 +59,12 @@ typedef struct graph_validate_stats {
 int graph_validate(const lang_catalog *cat, const graph_snapshot *snap, store *s,
                    const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats);
 
+/* How validation opens a committed table (a snapshot table of `snap`): the dataset is
+ * borrowed and stays valid for the whole call. NULL: graph_table_open + free per read. */
+typedef int (*graph_table_open_fn)(void *arg, const graph_table *t, const lance_dataset **out);
+
+int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                      const graph_change_set *cs, graph_probes *probes,
+                      graph_validate_stats *stats, graph_table_open_fn open, void *open_arg);
+
 #endif

@@ -66,13 +66,22 @@ int lance_dataset_open(lance_dataset **out, store *s, const char *root, uint64_t
     if (version == 0) {
         rc = lance_version_load_latest(s, root, access, &m, &naming);
     } else {
-        uint64_t latest;
-        rc = lance_version_latest(s, root, &latest, &naming);
-        if (rc == 0 && version > latest) {
-            rc = core_err(OG_E_NOT_FOUND, "table '%s' has no version %llu (latest is %llu)",
-                          root, (unsigned long long)version, (unsigned long long)latest);
+        /* A known version is one get: try the V2 name (what this engine writes), then the V1
+         * name; only when neither exists is the directory listed, to say what does. */
+        naming = LANCE_NAMING_V2;
+        rc = lance_version_load(s, root, version, naming, access, &m);
+        if (rc == OG_E_NOT_FOUND) {
+            naming = LANCE_NAMING_V1;
+            rc = lance_version_load(s, root, version, naming, access, &m);
         }
-        if (rc == 0) rc = lance_version_load(s, root, version, naming, access, &m);
+        if (rc == OG_E_NOT_FOUND) {
+            uint64_t latest;
+            lance_naming nm;
+            rc = lance_version_latest(s, root, &latest, &nm);
+            if (rc == 0)
+                rc = core_err(OG_E_NOT_FOUND, "table '%s' has no version %llu (latest is %llu)",
+                              root, (unsigned long long)version, (unsigned long long)latest);
+        }
     }
     if (rc) return rc;
     return lance_dataset_from_manifest(out, s, root, naming, m);

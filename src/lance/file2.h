@@ -88,16 +88,40 @@ void lance_file2_writer_free(lance_file2_writer *w);
 
 typedef struct lance_file2_reader lance_file2_reader;
 
+/* Store access. Every get is a round trip on an object store, so the reader trades a bounded
+ * amount of extra bytes for fewer gets:
+ *  - a file of at most LANCE_FILE2_SMALL_FILE_BYTES is read with one get at open and every
+ *    later read is served from that buffer (size unknown: one probe get of the first
+ *    LANCE_FILE2_PROBE_BYTES, which is the whole file when it is shorter);
+ *  - a larger file's open reads the last LANCE_FILE2_TAIL_BYTES in one get (footer and,
+ *    usually, all metadata);
+ *  - a read call of a larger file fetches the pages of all its projected columns up front,
+ *    merging ranges less than LANCE_FILE2_COALESCE_GAP apart, when they total at most
+ *    LANCE_FILE2_PREFETCH_MAX bytes (else column by column, as with LANCE_FILE2_READ_EXACT). */
+#define LANCE_FILE2_SMALL_FILE_BYTES (4u << 20)
+#define LANCE_FILE2_PROBE_BYTES (64u << 10)
+#define LANCE_FILE2_TAIL_BYTES (64u << 10)
+#define LANCE_FILE2_COALESCE_GAP (64u << 10)
+#define LANCE_FILE2_PREFETCH_MAX (64u << 20)
+
+/* Read flags. */
+#define LANCE_FILE2_READ_EXACT 0x1u /* fetch exactly the bytes needed, in ranged gets (no whole-
+                                     * file read, tail window or coalescing across columns) */
+
 typedef struct lance_file2_read_options {
     int version;          /* 1 */
     uint64_t max_bytes;   /* bound on decoded bytes per read call (0: 4 GiB) */
+    unsigned flags;       /* LANCE_FILE2_READ_* */
 } lance_file2_read_options;
 
-#define LANCE_FILE2_READ_OPTIONS_INIT {1, 0}
+#define LANCE_FILE2_READ_OPTIONS_INIT {1, 0, 0}
 
 /* Open a data file in a store. size is the file's size if known (e.g. DataFile.file_size_bytes),
- * else 0 (one store_head). Reads the footer and then exactly the metadata region (column
- * metadata, offset tables, global buffer 0); no page data. */
+ * else 0. A file of at most LANCE_FILE2_SMALL_FILE_BYTES costs one get (size unknown: one get
+ * if shorter than LANCE_FILE2_PROBE_BYTES, else probe + head + get) and later reads cost none;
+ * a larger one costs a tail get (+ one get of the metadata that lies before the tail window),
+ * plus a head when the size is unknown. With LANCE_FILE2_READ_EXACT: a head if the size is
+ * unknown, then the footer and exactly the metadata region; no page data. */
 int lance_file2_open(lance_file2_reader **out, store *s, const char *key, uint64_t size,
                      const lance_file2_read_options *opt);
 /* Open over bytes in memory (not copied: they must outlive the reader). name is used in
@@ -113,7 +137,9 @@ const int32_t *lance_file2_field_ids(const lance_file2_reader *r, size_t *n);
 
 /* Read top-level fields cols[0..n) (NULL, n = 0 for all), rows [row_start, row_start+count)
  * (count UINT64_MAX: to the end). Only the byte ranges of the pages of the projected columns
- * are fetched. Every malformed byte gives OG_E_CORRUPT naming the file and the problem. */
+ * are fetched (plus gaps under LANCE_FILE2_COALESCE_GAP between them, unless
+ * LANCE_FILE2_READ_EXACT); nothing when the file was read whole at open. Every malformed
+ * byte gives OG_E_CORRUPT naming the file and the problem. */
 int lance_file2_read(lance_file2_reader *r, const size_t *cols, size_t n, uint64_t row_start,
                      uint64_t count, arrow_batch **out);
 

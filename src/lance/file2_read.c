@@ -1,7 +1,9 @@
 /* Lance data file 2.0 reader: footer and metadata tables (every offset and length checked,
  * overflow-safe), FileDescriptor schema, and the 2.0 page decoders (flat, nullable, bool,
  * binary with null-adjusted offsets, dictionary strings, list, fixed-size list, struct) over
- * any number of pages. A read fetches only the byte ranges of the projected columns' pages. */
+ * any number of pages. Store access is shaped for object stores, where a get costs a round
+ * trip: small files are read whole at open, large ones through a tail window and per-read
+ * coalesced ranges of the projected columns' pages (file2.h, "Store access"). */
 #include "lance/file2.h"
 
 #include "core/alloc.h"
@@ -23,7 +25,11 @@ struct lance_file2_reader {
     char *name;
     store *st;
     char *key;
-    const uint8_t *mem;
+    const uint8_t *mem; /* the whole file: caller's bytes, or `whole` */
+    core_buf whole;     /* a small file read with one get at open */
+    core_buf win;       /* during open: the file's last bytes, read with one get */
+    uint64_t win_off;
+    unsigned flags;
     uint64_t size;
     uint64_t max_bytes;
     uint32_t n_cols, n_gb;
@@ -154,6 +160,28 @@ static bool range_ok(uint64_t pos, uint64_t len, uint64_t limit)
     return pos <= limit && len <= limit - pos;
 }
 
+/* *p = bytes [off, off+len) of the file, from memory or the tail window when they hold them,
+ * else fetched into scratch (same checks and errors as fetch). */
+static int view(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *scratch,
+                const uint8_t **p)
+{
+    if (off <= r->size && len <= r->size - off) {
+        if (r->mem) {
+            *p = r->mem + off;
+            return 0;
+        }
+        if (r->win.len && off >= r->win_off && off - r->win_off <= r->win.len &&
+            len <= r->win.len - (off - r->win_off)) {
+            *p = r->win.data + (off - r->win_off);
+            return 0;
+        }
+    }
+    int rc = fetch(r, off, len, scratch);
+    if (rc) return rc;
+    *p = scratch->data;
+    return 0;
+}
+
 /* ---- open -------------------------------------------------------------------------------- */
 
 void lance_file2_close(lance_file2_reader *r)
@@ -166,12 +194,14 @@ void lance_file2_close(lance_file2_reader *r)
     core_free(r->ids);
     core_free(r->name);
     core_free(r->key);
+    core_buf_free(&r->whole);
+    core_buf_free(&r->win);
     core_free(r);
 }
 
 static int open_common(lance_file2_reader *r)
 {
-    core_buf b = CORE_BUF_INIT, extra = CORE_BUF_INIT;
+    core_buf fb = CORE_BUF_INIT, b = CORE_BUF_INIT, extra = CORE_BUF_INIT;
     int rc = 0;
     Lance__File__FileDescriptor *fd = NULL;
     const uint64_t size = r->size;
@@ -181,8 +211,14 @@ static int open_common(lance_file2_reader *r)
         goto out;
     }
     const uint64_t data_end = size - LANCE_FILE2_FOOTER_LEN;
-    if ((rc = fetch(r, data_end, LANCE_FILE2_FOOTER_LEN, &b))) goto out;
-    const uint8_t *f = b.data;
+    if (!r->mem && !(r->flags & LANCE_FILE2_READ_EXACT)) {
+        /* one get for the footer and, in files written like ours, all the metadata */
+        uint64_t w = size < LANCE_FILE2_TAIL_BYTES ? size : LANCE_FILE2_TAIL_BYTES;
+        if ((rc = fetch(r, size - w, w, &r->win))) goto out;
+        r->win_off = size - w;
+    }
+    const uint8_t *f;
+    if ((rc = view(r, data_end, LANCE_FILE2_FOOTER_LEN, &fb, &f))) goto out;
     if (memcmp(f + 36, LANCE_FILE2_MAGIC, 4) != 0) {
         rc = core_err(OG_E_CORRUPT, "%s: bad magic at the end of the file (not a Lance data file)",
                       r->name);
@@ -220,8 +256,20 @@ static int open_common(lance_file2_reader *r)
     uint64_t tail = cm_start;
     if (cmo < tail) tail = cmo;
     if (gbo < tail) tail = gbo;
-    if ((rc = fetch(r, tail, data_end - tail, &b))) goto out;
-    const uint8_t *t = b.data;
+    /* Global buffer 0 usually sits just before the column metadata: unless reads must be
+     * exact, take it in the same get when the gap is small (its table entry is checked
+     * below; bytes of a bogus entry are only read, never trusted). */
+    if (!(r->flags & LANCE_FILE2_READ_EXACT) && !r->mem && n_gb && gbo >= r->win_off &&
+        gbo - r->win_off <= r->win.len && r->win.len - (gbo - r->win_off) >= 16) {
+        const uint8_t *e;
+        if ((rc = view(r, gbo, 16, &b, &e))) goto out;
+        uint64_t p0 = rd64(e), l0 = rd64(e + 8);
+        if (p0 < tail && range_ok(p0, l0, data_end) && l0 <= r->max_bytes &&
+            tail - p0 <= l0 + LANCE_FILE2_COALESCE_GAP)
+            tail = p0;
+    }
+    const uint8_t *t;
+    if ((rc = view(r, tail, data_end - tail, &b, &t))) goto out;
 #define AT(pos) (t + ((pos) - tail))
     /* global buffer 0 */
     uint64_t g0 = rd64(AT(gbo)), g0len = rd64(AT(gbo) + 8);
@@ -241,8 +289,7 @@ static int open_common(lance_file2_reader *r)
             rc = core_err(OG_E_RESOURCE_LIMIT, "%s: global buffer 0 is %" PRIu64 " bytes", r->name, g0len);
             goto out;
         }
-        if ((rc = fetch(r, g0, g0len, &extra))) goto out;
-        g0p = extra.data;
+        if ((rc = view(r, g0, g0len, &extra, &g0p))) goto out;
     }
     if ((rc = unpack((ProtobufCMessage **)&fd, &lance__file__file_descriptor__descriptor, g0p,
                      (size_t)g0len, r->name, "global buffer 0 (FileDescriptor)")))
@@ -288,8 +335,7 @@ static int open_common(lance_file2_reader *r)
         if (cp >= tail) {
             cpp = AT(cp);
         } else {
-            if ((rc = fetch(r, cp, cl, &extra))) goto out;
-            cpp = extra.data;
+            if ((rc = view(r, cp, cl, &extra, &cpp))) goto out;
         }
         char what[64];
         snprintf(what, sizeof what, "column %u metadata", c);
@@ -326,6 +372,8 @@ static int open_common(lance_file2_reader *r)
     r->n_gb = n_gb;
 out:
     if (fd) protobuf_c_message_free_unpacked(&fd->base, &pb_allocator);
+    core_buf_free(&r->win); /* open's alone */
+    core_buf_free(&fb);
     core_buf_free(&b);
     core_buf_free(&extra);
     return rc;
@@ -343,7 +391,52 @@ static int reader_new(lance_file2_reader **out, const char *name,
         return core_err_nomem();
     }
     (*out)->max_bytes = opt && opt->max_bytes ? opt->max_bytes : (4ull << 30);
+    (*out)->flags = opt ? opt->flags : 0;
     arrow_schema_init(&(*out)->schema);
+    return 0;
+}
+
+/* Learn the size (unless given) and read a small file whole, setting r->size and, for a
+ * small file, r->mem. */
+static int load_small(lance_file2_reader *r, uint64_t size)
+{
+    int rc = 0;
+    store_meta m;
+    if (r->flags & LANCE_FILE2_READ_EXACT) {
+        if (size == 0) {
+            rc = store_head(r->st, r->key, &m);
+            size = m.size;
+        }
+        r->size = size;
+        return rc;
+    }
+    if (size == 0) {
+        /* A probe of the first bytes is the whole file when it is shorter than the probe. */
+        if ((rc = store_get(r->st, r->key, 0, LANCE_FILE2_PROBE_BYTES, &r->whole))) return rc;
+        if (r->whole.len < LANCE_FILE2_PROBE_BYTES) {
+            r->size = r->whole.len;
+            r->mem = r->whole.data ? r->whole.data : (const uint8_t *)"";
+            return 0;
+        }
+        if ((rc = store_head(r->st, r->key, &m))) return rc;
+        r->size = m.size;
+        if (m.size > LANCE_FILE2_SMALL_FILE_BYTES || m.size < r->whole.len) {
+            core_buf_free(&r->whole);
+            return 0;
+        }
+        /* the rest of a small file */
+        core_buf rest = CORE_BUF_INIT;
+        rc = fetch(r, r->whole.len, m.size - r->whole.len, &rest);
+        if (rc == 0) rc = core_buf_append(&r->whole, rest.data, rest.len);
+        core_buf_free(&rest);
+        if (rc) return rc;
+        r->mem = r->whole.data;
+        return 0;
+    }
+    r->size = size;
+    if (size > LANCE_FILE2_SMALL_FILE_BYTES) return 0;
+    if ((rc = fetch(r, 0, size, &r->whole))) return rc;
+    r->mem = r->whole.data;
     return 0;
 }
 
@@ -357,12 +450,7 @@ int lance_file2_open(lance_file2_reader **out, store *s, const char *key, uint64
     r->st = s;
     r->key = core_strdup(key);
     if (!r->key) rc = core_err_nomem();
-    if (rc == 0 && size == 0) {
-        store_meta m;
-        rc = store_head(s, key, &m);
-        size = m.size;
-    }
-    r->size = size;
+    if (rc == 0) rc = load_small(r, size);
     if (rc == 0) rc = open_common(r);
     if (rc) {
         lance_file2_close(r);
@@ -430,6 +518,8 @@ typedef struct dctx {
     size_t col, page;
     segment *segs;
     size_t n_segs;
+    segment *pre; /* fetched for the whole read call up front (coalesced across columns) */
+    size_t n_pre;
     const Lance__File__V2__ColumnMetadata__Page *pg;
 } dctx;
 
@@ -569,8 +659,13 @@ static int get_buffer(dctx *d, const Lance__Encodings__Buffer *b, const uint8_t 
     } else {
         return UNSUPPORTED(d, "buffer type %d is not supported", (int)b->buffer_type);
     }
-    for (size_t i = 0; i < d->n_segs; i++) {
-        const segment *s = &d->segs[i];
+    if (d->r->mem) { /* every buffer's range was checked against the file at open */
+        *p = d->r->mem + off;
+        *len = size;
+        return 0;
+    }
+    for (size_t i = 0; i < d->n_segs + d->n_pre; i++) {
+        const segment *s = i < d->n_segs ? &d->segs[i] : &d->pre[i - d->n_segs];
         if (off >= s->off && size <= s->data.len && off - s->off <= s->data.len - size) {
             *p = s->data.data + (off - s->off);
             *len = size;
@@ -896,6 +991,25 @@ static void free_segments(dctx *d)
     d->n_segs = 0;
 }
 
+static void free_prefetch(dctx *d)
+{
+    for (size_t i = 0; i < d->n_pre; i++) core_buf_free(&d->pre[i].data);
+    core_free(d->pre);
+    d->pre = NULL;
+    d->n_pre = 0;
+}
+
+/* A prefetched segment holds [off, off+len). */
+static bool prefetched(const dctx *d, uint64_t off, uint64_t len)
+{
+    for (size_t i = 0; i < d->n_pre; i++) {
+        const segment *s = &d->pre[i];
+        if (off >= s->off && off - s->off <= s->data.len && len <= s->data.len - (off - s->off))
+            return true;
+    }
+    return false;
+}
+
 /* Pages [p0, p1) of column c: sum their lengths into *rows_before (rows of pages before p0)
  * etc. is the caller's business; this fetches their buffers (and the column buffers). */
 static int fetch_column(dctx *d, size_t c, size_t p0, size_t p1)
@@ -929,18 +1043,19 @@ static int fetch_column(dctx *d, size_t c, size_t p0, size_t p1)
     int rc = 0;
     uint64_t total = 0;
     for (size_t i = 0; i < n_seg; i++) total += rg[i].len;
-    rc = spend(d, total);
-    if (rc == 0) {
+    rc = spend(d, total); /* charged as before, wherever the bytes come from */
+    if (rc == 0 && d->r->mem) n_seg = 0; /* served from memory by get_buffer */
+    if (rc == 0 && n_seg) {
         d->segs = core_calloc(n_seg, sizeof *d->segs);
         if (!d->segs) rc = core_err_nomem();
     }
+    /* only ranges no prefetched segment holds are fetched; d->segs keeps those */
     for (size_t i = 0; rc == 0 && i < n_seg; i++) {
-        if (rg[i].len == 0) continue;
-        d->segs[i].off = rg[i].off;
-        rc = fetch(d->r, rg[i].off, rg[i].len, &d->segs[i].data);
-        d->n_segs = i + 1;
+        if (rg[i].len == 0 || prefetched(d, rg[i].off, rg[i].len)) continue;
+        segment *sg = &d->segs[d->n_segs++];
+        sg->off = rg[i].off;
+        rc = fetch(d->r, rg[i].off, rg[i].len, &sg->data);
     }
-    if (rc == 0) d->n_segs = n_seg;
     core_free(rg);
     return rc;
 }
@@ -1211,6 +1326,112 @@ static int decode_field(dctx *d, const arrow_field *f, size_t *col, window w, ar
     return rc;
 }
 
+/* ---- prefetch: the byte ranges of one read call, coalesced across columns ----------------- */
+
+typedef struct plan {
+    range *rg;
+    size_t n, cap;
+} plan;
+
+static int plan_push(plan *pl, uint64_t off, uint64_t len)
+{
+    if (pl->n == pl->cap) {
+        size_t cap = pl->cap ? pl->cap * 2 : 64;
+        range *g = core_realloc(pl->rg, cap * sizeof *g);
+        if (!g) return core_err_nomem();
+        pl->rg = g;
+        pl->cap = cap;
+    }
+    pl->rg[pl->n++] = (range){off, len};
+    return 0;
+}
+
+/* The column buffers of column c and the buffers of its pages that overlap rows [lo, hi) (all
+ * pages when all_pages). Mirrors page_span loosely: a page it misses is fetched on its own. */
+static int plan_column(plan *pl, const lance_file2_reader *r, size_t c, window w, bool all_pages)
+{
+    const Lance__File__V2__ColumnMetadata *cm = r->cols[c];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < cm->n_buffer_offsets; i++)
+        rc = plan_push(pl, cm->buffer_offsets[i], cm->buffer_sizes[i]);
+    uint64_t rows = 0;
+    for (size_t p = 0; rc == 0 && p < cm->n_pages; p++) {
+        const Lance__File__V2__ColumnMetadata__Page *pg = cm->pages[p];
+        uint64_t len = pg->length;
+        if (len > UINT64_MAX - rows) break; /* corrupt: decoding reports it */
+        bool need = all_pages || (len ? rows < w.hi && rows + len > w.lo : rows >= w.lo && rows < w.hi);
+        for (size_t k = 0; need && rc == 0 && k < pg->n_buffer_offsets; k++)
+            rc = plan_push(pl, pg->buffer_offsets[k], pg->buffer_sizes[k]);
+        rows += len;
+    }
+    return rc;
+}
+
+/* Plan field f's columns (pre-order from *col). Columns under a list hold items, whose window
+ * is known only after decoding the list: planned when every row is read (then every item is),
+ * else left to decoding. Struct columns have no buffers decoding reads. */
+static int plan_field(plan *pl, const lance_file2_reader *r, const arrow_field *f, size_t *col,
+                      window w, bool under_list, int depth)
+{
+    if (depth > 32 || *col >= r->n_cols) return 0; /* decoding reports it */
+    size_t c = (*col)++;
+    bool all_rows = w.lo == 0 && w.hi == w.expected;
+    int rc = 0;
+    if (f->type.id != ARROW_STRUCT && (!under_list || all_rows))
+        rc = plan_column(pl, r, c, w, under_list);
+    if (rc == 0 && f->type.id == ARROW_LIST && f->type.n_children == 1)
+        rc = plan_field(pl, r, &f->type.children[0], col, w, true, depth + 1);
+    for (size_t k = 0; rc == 0 && f->type.id == ARROW_STRUCT && k < f->type.n_children; k++)
+        rc = plan_field(pl, r, &f->type.children[k], col, w, under_list, depth + 1);
+    return rc;
+}
+
+/* Fetch the ranges top-level fields cols[0..n) need for window w, merged when less than
+ * LANCE_FILE2_COALESCE_GAP apart, into d->pre; nothing when they exceed
+ * LANCE_FILE2_PREFETCH_MAX or the read's budget (decoding then fetches column by column). */
+static int prefetch(dctx *d, const size_t *cols, size_t n, const size_t *first, window w)
+{
+    lance_file2_reader *r = d->r;
+    plan pl = {NULL, 0, 0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (cols[i] >= r->schema.n_fields) goto out; /* the read refuses it */
+        size_t c = first[cols[i]];
+        rc = plan_field(&pl, r, &r->schema.fields[cols[i]], &c, w, false, 0);
+    }
+    if (rc || pl.n == 0) goto out;
+    qsort(pl.rg, pl.n, sizeof *pl.rg, cmp_range);
+    range *rg = pl.rg;
+    size_t m = 0;
+    for (size_t i = 1; i < pl.n; i++) {
+        uint64_t end = rg[m].off + rg[m].len; /* in range: checked at open */
+        if (rg[i].off < end || rg[i].off - end < LANCE_FILE2_COALESCE_GAP) {
+            uint64_t e2 = rg[i].off + rg[i].len;
+            if (e2 > end) rg[m].len = e2 - rg[m].off;
+        } else {
+            rg[++m] = rg[i];
+        }
+    }
+    size_t n_seg = m + 1;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n_seg; i++) total += rg[i].len;
+    if (total > LANCE_FILE2_PREFETCH_MAX || total > d->budget) goto out;
+    d->pre = core_calloc(n_seg, sizeof *d->pre);
+    if (!d->pre) {
+        rc = core_err_nomem();
+        goto out;
+    }
+    for (size_t i = 0; rc == 0 && i < n_seg; i++) {
+        if (rg[i].len == 0) continue;
+        segment *sg = &d->pre[d->n_pre++];
+        sg->off = rg[i].off;
+        rc = fetch(r, rg[i].off, rg[i].len, &sg->data);
+    }
+out:
+    core_free(pl.rg);
+    return rc;
+}
+
 int lance_file2_read(lance_file2_reader *r, const size_t *cols, size_t n, uint64_t row_start,
                      uint64_t count, arrow_batch **out)
 {
@@ -1243,8 +1464,10 @@ int lance_file2_read(lance_file2_reader *r, const size_t *cols, size_t n, uint64
             c += lance_field_count(&one);
         }
     }
-    dctx d = {r, r->max_bytes, 0, 0, NULL, 0, NULL};
+    dctx d = {r, r->max_bytes, 0, 0, NULL, 0, NULL, 0, NULL};
     window w = {r->rows, row_start, row_start + count};
+    if (rc == 0 && !r->mem && !(r->flags & LANCE_FILE2_READ_EXACT) && count)
+        rc = prefetch(&d, cols, n, first, w);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (cols[i] >= nf) {
             rc = core_err(OG_E_BAD_REQUEST, "%s: column %zu requested but the file has %zu fields",
@@ -1260,6 +1483,7 @@ int lance_file2_read(lance_file2_reader *r, const size_t *cols, size_t n, uint64
                           r->schema.fields[cols[i]].name);
     }
     free_segments(&d);
+    free_prefetch(&d);
     if (rc == 0) rc = arrow_batch_new(out, &s, arrs, n);
     if (rc == 0) (*out)->num_rows = (int64_t)count;
     for (size_t i = 0; arrs && i < n; i++) arrow_array_free(arrs[i]);

@@ -106,16 +106,26 @@ int write_changes_prepare(write_graph *g, const void *input, const graph_snapsho
     graph_change_set built;
     memset(&built, 0, sizeof built);
     const graph_change_set *cs = ci->fixed;
+    graph_probes reads;
+    memset(&reads, 0, sizeof reads);
+    int rc = 0;
     if (!cs) {
         /* Computed against this base: a re-prepare recomputes it, never patches it. */
-        int brc = ci->build(ci->arg, g->catalog, snap, g->s, &built);
-        if (brc != 0) {
+        rc = ci->build(ci->arg, g->catalog, snap, g->s, &built, &reads);
+        /* What the builder read is load-bearing, whether or not it is written. */
+        for (size_t i = 0; rc == 0 && i < reads.n; i++) {
+            const graph_table *t = graph_snapshot_table(snap, reads.aliases[i]);
+            if (t)
+                rc = write_rs_add_table(&in->rs, t->alias, t->version, false);
+        }
+        graph_probes_clear(&reads);
+        if (rc != 0) {
             graph_change_set_clear(&built);
-            return brc;
+            return rc;
         }
         cs = &built;
     }
-    int rc = prepare_set(g, cs, snap, in);
+    rc = prepare_set(g, cs, snap, in);
     graph_change_set_clear(&built);
     return rc;
 }
@@ -127,7 +137,8 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
     memset(&probes, 0, sizeof probes);
     graph_validate_stats vs;
     memset(&vs, 0, sizeof vs);
-    int rc = graph_validate(g->catalog, snap, g->s, cs, &probes, &vs);
+    int rc = graph_validate_ex(g->catalog, snap, g->s, cs, &probes, &vs,
+                               in->base ? write_base_table : NULL, in->base);
     /* Every probed table is a read-set member, written or not. */
     for (size_t i = 0; rc == 0 && i < probes.n; i++) {
         const graph_table *t = graph_snapshot_table(snap, probes.aliases[i]);
@@ -150,25 +161,30 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
         const graph_table *t = graph_snapshot_table(snap, alias);
         if (!t)
             return core_err(OG_E_INTERNAL, "type %s has no table in the graph manifest", alias);
-        lance_dataset *ds = NULL;
+        lance_dataset *owned = NULL;
+        const lance_dataset *ds = NULL;
         lance_staged *st = NULL;
-        if ((rc = graph_table_open(&ds, g->s, t, LANCE_ACCESS_WRITE)) != 0)
+        if (in->base)
+            rc = write_base_table(in->base, t, &ds); /* shared with validation */
+        else if ((rc = graph_table_open(&owned, g->s, t, LANCE_ACCESS_WRITE)) == 0)
+            ds = owned;
+        if (rc != 0)
             return rc;
         rc = stage_change(&st, ds, c);
         if (rc != 0) {
-            lance_dataset_free(ds);
+            lance_dataset_free(owned);
             return rc;
         }
         lance_staged_info info;
         lance_staged_get_info(st, &info);
         if (info.noop) {
             lance_staged_free(st);
-            lance_dataset_free(ds);
+            lance_dataset_free(owned);
             continue;
         }
         write_effect *e = &in->effects[in->n_effects++];
         e->staged = st;
-        e->base = ds;
+        e->base = owned; /* NULL when borrowed from the base */
         e->kind = td->kind;
         e->sid = t->sid;
         e->inc = t->inc;

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,6 +71,7 @@ int write_kind_parse(const char *s)
  * protocol, write_init) rather than changing one. */
 static const write_entry_point ENTRY_POINTS[] = {
     {"og_graph_load / omnigraph load", WRITE_KIND_LOAD},
+    {"exec_mutate_run (og_graph_mutate / omnigraph mutate)", WRITE_KIND_MUTATION},
     {"write_optimize", WRITE_KIND_OPTIMIZE},
     {"automatic maintenance after a write (write_run, stage H)", WRITE_KIND_OPTIMIZE},
 };
@@ -81,6 +83,9 @@ const write_entry_point *write_entry_points(size_t *n)
 }
 
 /* ---- handle -------------------------------------------------------------------------------- */
+
+static void base_release(write_base *b);
+static int base_acquire(write_graph *g, const char *branch, write_base **out);
 
 void write_stats_add(write_graph *g, const write_stats *d)
 {
@@ -108,6 +113,7 @@ void write_graph_close(write_graph *g)
     if (!g)
         return;
     write_gates_close(g->gates);
+    base_release(g->base_);
     lang_catalog_free(g->catalog);
     store_close(g->s);
     core_free(g->root_id);
@@ -154,9 +160,11 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
         rc = core_err_nomem();
         goto fail;
     }
-    /* The graph must exist and be of our format before anything else is touched. */
-    graph_snapshot *snap = NULL;
-    rc = graph_snapshot_load(&snap, s, NULL, 0, 0);
+    /* The graph must exist and be of our format before anything else is touched (the state
+     * read for that check becomes the handle's first cached base). */
+    write_base *first = NULL;
+    rc = base_acquire(g, NULL, &first);
+    base_release(first);
     if (rc == OG_E_NOT_FOUND) {
         store_meta meta;
         if (store_head(s, GRAPH_INIT_CLAIM, &meta) == 0)
@@ -170,7 +178,6 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
     }
     if (rc != 0)
         goto fail;
-    graph_snapshot_free(snap);
     char identity[GRAPH_SCHEMA_HASH_LEN + 1];
     if ((rc = graph_schema_read(s, &g->catalog, identity)) != 0)
         goto fail;
@@ -244,6 +251,138 @@ static int new_id(char out[GRAPH_ID_LEN + 1])
     if (rc == 0)
         core_ulid_format(&u, out);
     return rc;
+}
+
+/* ---- the base cache --------------------------------------------------------------------------
+ * The state at a manifest version is immutable, so the handle keeps the last base it saw (the
+ * manifest dataset and its reconstructed snapshot) and a write whose barrier finds the branch
+ * still at that version captures it with one listing instead of re-reading the manifest. A
+ * successful write folds its own delta into the next base. Only main is cached. */
+
+struct write_base {
+    atomic_int refs;
+    lance_dataset *ds;    /* the manifest at snap->manifest_version */
+    graph_snapshot *snap;
+    pthread_mutex_t mu;   /* guards tables */
+    lance_dataset **tables; /* per snap->tables[i]: opened at its pin on first use */
+};
+
+static void base_release(write_base *b)
+{
+    if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+        for (size_t i = 0; b->tables && b->snap && i < b->snap->n_tables; i++)
+            lance_dataset_free(b->tables[i]);
+        core_free(b->tables);
+        pthread_mutex_destroy(&b->mu);
+        lance_dataset_free(b->ds);
+        graph_snapshot_free(b->snap);
+        core_free(b);
+    }
+}
+
+static write_base *base_new(void)
+{
+    write_base *b = core_calloc(1, sizeof *b);
+    if (b) {
+        atomic_init(&b->refs, 1);
+        pthread_mutex_init(&b->mu, NULL);
+    }
+    return b;
+}
+
+int write_base_table(void *arg, const graph_table *t, const lance_dataset **out)
+{
+    write_base *b = arg;
+    size_t i = (size_t)(t - b->snap->tables);
+    if (t < b->snap->tables || i >= b->snap->n_tables)
+        return core_err(OG_E_INTERNAL, "table %s is not of this base", t->alias);
+    pthread_mutex_lock(&b->mu);
+    int rc = 0;
+    if (!b->tables && !(b->tables = core_calloc(b->snap->n_tables, sizeof *b->tables)))
+        rc = core_err_nomem();
+    if (rc == 0 && !b->tables[i])
+        rc = graph_table_open(&b->tables[i], b->ds->s, t, LANCE_ACCESS_WRITE);
+    if (rc == 0)
+        *out = b->tables[i];
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
+static void base_install(write_graph *g, write_base *b)
+{
+    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+    write_base *old = g->base_;
+    atomic_fetch_add(&b->refs, 1);
+    g->base_ = b;
+    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+    base_release(old);
+}
+
+static int base_acquire(write_graph *g, const char *branch, write_base **out)
+{
+    *out = NULL;
+    char root[STORE_KEY_MAX];
+    uint64_t latest = 0;
+    lance_naming naming;
+    int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
+    if (rc == 0)
+        rc = lance_version_latest(g->s, root, &latest, &naming);
+    if (rc == OG_E_NOT_FOUND)
+        return core_err(OG_E_NOT_FOUND, "no graph here (no %s)", GRAPH_MANIFEST_DIR);
+    if (rc != 0)
+        return rc;
+    if (!branch) {
+        pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+        write_base *c = g->base_;
+        if (c && c->snap->manifest_version == latest) {
+            atomic_fetch_add(&c->refs, 1);
+            *out = c;
+        }
+        pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+        if (*out)
+            return 0;
+    }
+    write_base *b = base_new();
+    if (!b)
+        return core_err_nomem();
+    rc = branch ? graph_manifest_open(&b->ds, g->s, branch, latest, LANCE_ACCESS_WRITE)
+                : lance_dataset_open(&b->ds, g->s, root, latest, LANCE_ACCESS_WRITE);
+    if (rc == 0)
+        rc = graph_snapshot_from_dataset(&b->snap, b->ds, branch, 0);
+    if (rc != 0) {
+        base_release(b);
+        return rc;
+    }
+    if (!branch)
+        base_install(g, b);
+    *out = b;
+    return 0;
+}
+
+/* The base after this write's own commit: the old state plus the intent's delta (table
+ * versions and row counts, the new head), at manifest version mver. */
+static void base_advance(write_graph *g, const write_base *old, const write_intent *in,
+                         uint64_t mver, lance_dataset *after)
+{
+    write_base *b = in->branch ? NULL : base_new();
+    if (!b || graph_snapshot_copy(&b->snap, old->snap) != 0) {
+        base_release(b);
+        lance_dataset_free(after);
+        return; /* only a cache: the next write re-reads */
+    }
+    b->ds = after;
+    b->snap->manifest_version = mver;
+    memcpy(b->snap->head, in->commit_id, sizeof b->snap->head);
+    for (size_t i = 0; i < in->n_effects; i++) {
+        const write_effect *e = &in->effects[i];
+        graph_table *t = (graph_table *)graph_snapshot_table(b->snap, e->alias);
+        if (t && e->achieved_version && e->achieved_version != e->expected_version) {
+            t->version = e->achieved_version;
+            t->row_count = e->row_count;
+        }
+    }
+    base_install(g, b);
+    base_release(b);
 }
 
 /* Stage D: fresh authority state under the gates. 0 = the read set holds; 1 = restart. */
@@ -377,16 +516,13 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         graph_snapshot *snap = NULL;
         write_intent in;
         memset(&in, 0, sizeof in);
-        lance_dataset *base = NULL;
-        if ((rc = graph_manifest_open(&base, g->s, branch, 0, LANCE_ACCESS_WRITE)) != 0)
-            return rc == OG_E_NOT_FOUND ? core_err(OG_E_NOT_FOUND, "no graph here") : rc;
-        if ((rc = graph_snapshot_from_dataset(&snap, base, branch, 0)) != 0) {
-            lance_dataset_free(base);
+        write_base *wb = NULL;
+        if ((rc = base_acquire(g, branch, &wb)) != 0)
             return rc;
-        }
+        snap = wb->snap; /* borrowed from the immutable base */
+        in.base = wb;
         if (strcmp(snap->schema_identity, g->schema_identity) != 0) {
-            graph_snapshot_free(snap);
-            lance_dataset_free(base);
+                        base_release(wb);
             return core_err(OG_E_CONFLICT,
                             "the graph's accepted schema changed since this handle opened it; "
                             "reopen the graph");
@@ -397,8 +533,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
                           snap->head[0] ? snap->head : "(none)", opt->if_commit);
             core_err_detail(CORE_ERR_EXPECTED, opt->if_commit);
             core_err_detail(CORE_ERR_ACTUAL, snap->head);
-            graph_snapshot_free(snap);
-            lance_dataset_free(base);
+                        base_release(wb);
             return rc;
         }
         in.format = WRITE_SIDECAR_FORMAT;
@@ -412,25 +547,23 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
             (g->actor && !(in.actor = core_strdup(g->actor)))) {
             if (rc == 0)
                 rc = core_err_nomem();
-            graph_snapshot_free(snap);
-            lance_dataset_free(base);
+                        base_release(wb);
             write_intent_clear(&in);
             return rc;
         }
         rc = ad->prepare(g, input, snap, &in);
-        graph_snapshot_free(snap);
-        write_stats d = {0};
+                write_stats d = {0};
         d.prepare_ns = core_mono_ns() - t0;
         write_stats_add(g, &d);
         if (rc != 0) {
-            lance_dataset_free(base);
+            base_release(wb);
             write_intent_clear(&in);
             return rc;
         }
         memcpy(res->operation_id, in.operation_id, sizeof res->operation_id);
         if (in.n_effects == 0) {
             /* Nothing to change: no effect, no graph commit. */
-            lance_dataset_free(base);
+            base_release(wb);
             write_intent_clear(&in);
             memset(&d, 0, sizeof d);
             d.noops = 1;
@@ -444,7 +577,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         /* C: the complete gate set in the total order. */
         write_gate_set *gates = NULL;
         if ((rc = write_intent_gates(g, &in, &gates)) != 0) {
-            lance_dataset_free(base);
+            base_release(wb);
             write_intent_clear(&in);
             return rc;
         }
@@ -456,7 +589,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
             rc = revalidate(g, &in, branch);
         if (rc == 1) {
             write_gate_set_release(gates);
-            lance_dataset_free(base);
+            base_release(wb);
             write_intent_clear(&in);
             memset(&d, 0, sizeof d);
             d.reprepares = 1;
@@ -469,7 +602,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         }
         if (rc != 0) {
             write_gate_set_release(gates);
-            lance_dataset_free(base);
+            base_release(wb);
             write_intent_clear(&in);
             return rc;
         }
@@ -489,7 +622,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
             /* No effect happened; a sidecar that did land is discarded by the next barrier. */
             store_lock_release(owner);
             write_gate_set_release(gates);
-            lance_dataset_free(base);
+            base_release(wb);
             write_intent_clear(&in);
             return rc;
         }
@@ -503,12 +636,16 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
 
         /* G: exactly one conditional graph-manifest commit. */
         uint64_t mver = 0;
-        size_t mfrags = 0;
+        lance_dataset *after = NULL;
         if (rc == 0)
-            rc = write_publish(g, branch, &in.rs, in.rs.manifest_version == lance_dataset_version(base) ? base : NULL,
-                               ad->rows, &in, &mver, &mfrags);
-        lance_dataset_free(base);
-        base = NULL;
+            rc = write_publish(g, branch, &in.rs, wb->ds, ad->rows, &in, &mver, &after);
+        size_t mfrags = after && after->m && after->m->pb ? after->m->pb->n_fragments : 0;
+        if (rc == 0)
+            base_advance(g, wb, &in, mver, after); /* takes after */
+        else
+            lance_dataset_free(after);
+        base_release(wb);
+        wb = NULL;
         if (rc != 0) {
             store_lock_release(owner);
             write_gate_set_release(gates);

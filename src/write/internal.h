@@ -80,6 +80,7 @@ typedef struct write_intent {
     size_t n_effects;
     write_rollback *rollback;             /* persisted before the first restore */
     size_t n_rollback;
+    write_base *base;                     /* the base prepare ran on (not persisted, borrowed) */
 } write_intent;
 
 void write_intent_clear(write_intent *in);
@@ -108,10 +109,10 @@ typedef int (*write_rows_fn)(void *arg, const graph_snapshot *cur, uint64_t mver
  * on, and the commit happens at exactly that version + 1. A lost race re-reads and re-arbitrates
  * (at most WRITE_MAX_PUBLISH_ATTEMPTS). base_hint (may be NULL) is the manifest the caller
  * already holds at the version it revalidated, used by the first attempt. *published receives
- * the new version, *fragments (may be NULL) its fragment count. */
+ * the new version, *after_out (may be NULL) the manifest dataset at it. */
 int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
                   const lance_dataset *base_hint, write_rows_fn rows_fn, void *arg,
-                  uint64_t *published, size_t *fragments);
+                  uint64_t *published, lance_dataset **after_out);
 
 /* ---- Audit --------------------------------------------------------------------------------- */
 
@@ -125,6 +126,10 @@ typedef struct write_changes_input {
     write_build_fn build;
     void *arg;
 } write_changes_input;
+
+/* A table of the base's snapshot opened at its pin, shared by validation and staging of one
+ * write (borrowed: valid while the base is held). */
+int write_base_table(void *base, const graph_table *t, const lance_dataset **out);
 
 /* ---- Helpers ------------------------------------------------------------------------------- */
 

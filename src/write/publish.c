@@ -10,7 +10,7 @@
 
 int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
                   const lance_dataset *base_hint, write_rows_fn rows_fn, void *arg,
-                  uint64_t *published, size_t *fragments)
+                  uint64_t *published, lance_dataset **after_out)
 {
     int rc = 0;
     for (unsigned attempt = 0; attempt < WRITE_MAX_PUBLISH_ATTEMPTS; attempt++) {
@@ -52,8 +52,10 @@ int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
         lance_dataset *after = NULL;
         if (rc == 0)
             rc = lance_staged_commit(st, &after, &v);
-        if (rc == 0 && fragments)
-            *fragments = after->m && after->m->pb ? after->m->pb->n_fragments : 0;
+        if (rc == 0 && after_out) {
+            *after_out = after;
+            after = NULL;
+        }
         lance_dataset_free(after);
         lance_staged_free(st);
         arrow_batch_free(batch);

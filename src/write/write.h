@@ -64,6 +64,8 @@ typedef struct write_stats {
     uint64_t prepare_ns;         /* time in prepare (outside the gates) */
 } write_stats;
 
+typedef struct write_base write_base; /* internal: the cached base state */
+
 typedef struct write_graph {
     store *s;
     bool readonly;
@@ -74,6 +76,7 @@ typedef struct write_graph {
     char *actor;                 /* recorded in lineage (NULL: none) */
     write_stats stats;           /* updated under an internal lock */
     void *lock_;                 /* internal */
+    write_base *base_;           /* internal: last manifest state seen (immutable) */
     /* Test hook: called after prepare, before the gates (to interleave a concurrent writer at
      * exactly the window the read set must cover). NULL in production. */
     void (*test_after_prepare)(void *arg);
@@ -145,8 +148,10 @@ int write_changes(write_graph *g, int kind, const graph_change_set *cs,
 /* A change set that depends on the base it is computed against (a mutation's update/delete
  * predicates, cascades, read-your-writes): `build` is called in every prepare with the fresh
  * snapshot and fills *out (owned by the coordinator afterwards). An empty set commits nothing. */
+/* The builder adds every committed table it reads (a `where`, a cascade) to *reads: they join
+ * the read set even when the write ends up not touching them. */
 typedef int (*write_build_fn)(void *arg, const lang_catalog *cat, const graph_snapshot *snap,
-                              store *s, graph_change_set *out);
+                              store *s, graph_change_set *out, graph_probes *reads);
 int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_options *opt,
                    write_result *res);
 

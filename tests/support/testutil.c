@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 void test_mkdtemp(char *path, size_t cap, const char *tag)
@@ -37,4 +38,37 @@ void test_write_file(const char *path, const void *data, size_t len)
     if (!f) fail_msg("cannot write %s", path);
     if (len && fwrite(data, 1, len, f) != len) fail_msg("short write to %s", path);
     fclose(f);
+}
+
+char *test_capture(const char *cmd, int *exit_status)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) fail_msg("cannot run %s", cmd);
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    size_t got;
+    while ((got = fread(out + len, 1, cap - len - 1, p)) > 0) {
+        len += got;
+        if (cap - len < 2) out = realloc(out, cap *= 2);
+    }
+    out[len] = 0;
+    int st = pclose(p);
+    *exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+int test_interop_setup(char *src_dir, size_t cap)
+{
+    const char *src = getenv("OG_TEST_SRCDIR");
+    snprintf(src_dir, cap, "%s/tests/interop", src && *src ? src : "..");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "'%s/setup.sh' 1>&2", src_dir);
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "interop: %s/setup.sh failed: node/npm or the pinned lancedb packages "
+                        "are unavailable, so the interop suite cannot run\n",
+                src_dir);
+        return -1;
+    }
+    return 0;
 }

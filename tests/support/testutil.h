@@ -19,6 +19,12 @@ void test_rmrf(const char *path);
 /* Write a file with contents (creating it), for tests that damage stored bytes. */
 void test_write_file(const char *path, const void *data, size_t len);
 
+/* Run a shell command and return its stdout (malloc'd); *exit_status is its exit code. */
+char *test_capture(const char *cmd, int *exit_status);
+/* Prepare the lancedb interop tools (tests/interop/setup.sh); src_dir receives their folder.
+ * -1 (with a message) when node or the pinned packages are unavailable. */
+int test_interop_setup(char *src_dir, size_t cap);
+
 /* Assert that rc is `code` and the thread's error agrees and has a message. */
 #define assert_og_error(rc, want)                                                              \
     do {                                                                                       \

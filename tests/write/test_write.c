@@ -392,6 +392,52 @@ static void test_bad_sidecars(void **state)
     assert_true(r.committed);
 }
 
+/* RFC-022 §11.1: in the fault store's operation log, nothing that makes an effect durable
+ * (a Lance version file or transaction file of any table, a ref, the manifest) precedes the
+ * sidecar; only reclaimable staged data files may. And exactly one manifest version is
+ * published per write. */
+static void test_no_effect_before_sidecar(void **state)
+{
+    fixture *f = *state;
+    write_graph_close(f->g);
+    store *local = NULL, *fs = NULL;
+    assert_og_ok(store_local_open(&local, f->dir));
+    assert_og_ok(store_fault_open(&fs, local, 1));
+    assert_og_ok(write_graph_open(&f->g, fs, f->dir, NULL));
+    write_result r;
+    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+                                 "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                                 "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
+                           EXEC_LOAD_APPEND, &r));
+    size_t n = 0;
+    const store_oplog_entry *log = store_fault_log(fs, &n);
+    char sidecar[STORE_KEY_MAX];
+    write_sidecar_key(sidecar, r.operation_id);
+    size_t sidecar_at = n, manifest_versions = 0, effects_after = 0;
+    for (size_t i = 0; i < n; i++) {
+        const store_oplog_entry *e = &log[i];
+        bool write = e->kind == STORE_OP_PUT || e->kind == STORE_OP_PUT_IF_ABSENT;
+        if (!write || !e->key)
+            continue;
+        if (strcmp(e->key, sidecar) == 0 && sidecar_at == n)
+            sidecar_at = i;
+        bool effect = strstr(e->key, "/_versions/") || strstr(e->key, "/_transactions/") ||
+                      strstr(e->key, "/_refs/");
+        if (!effect)
+            continue;
+        if (sidecar_at == n)
+            fail_msg("durable effect %s before the sidecar", e->key);
+        effects_after++;
+        if (strncmp(e->key, GRAPH_MANIFEST_DIR "/_versions/", strlen(GRAPH_MANIFEST_DIR) + 11) ==
+                0 &&
+            strstr(e->key, ".manifest"))
+            manifest_versions++;
+    }
+    assert_true(sidecar_at < n);
+    assert_true(effects_after >= 3 * 2); /* three tables: .txn + version file each */
+    assert_int_equal(manifest_versions, 1);
+}
+
 /* The conformance table: every graph-visible entry point names a registered adapter. */
 static void test_entry_points_registered(void **state)
 {
@@ -445,6 +491,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_live_owner_blocks_barrier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_sidecars, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_open_writes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_effect_before_sidecar, setup, teardown),
         cmocka_unit_test(test_entry_points_registered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -113,6 +113,8 @@ static void test_one_node_load_cost_flat_in_depth(void **state)
 
     /* Flat: the deep history costs no more than the shallow one, up to the bounded fragment
      * counts automatic maintenance allows (WRITE_AUTO_OPTIMIZE_FRAGMENTS per table). */
+    assert_true(shallow.warm.total_ops <= ONE_NODE_BUDGET);
+    assert_true(deep.warm.total_ops <= ONE_NODE_BUDGET);
     const uint64_t slack = 2 * WRITE_AUTO_OPTIMIZE_FRAGMENTS;
     assert_true(deep.warm.total_ops <= shallow.warm.total_ops + slack);
     assert_true(deep.cold.total_ops <= shallow.cold.total_ops + slack);

@@ -4,3 +4,4 @@ og_test(test_write_crash LABELS "write;crash" SOURCES write/test_write_crash.c T
 og_test(test_write_race LABELS "write;race" SOURCES write/test_write_race.c TIMEOUT 600)
 og_test(test_write_torture LABELS "write;crash;race" SOURCES write/test_write_torture.c TIMEOUT 600)
 og_test(test_write_cost LABELS "write" SOURCES write/test_write_cost.c TIMEOUT 600)
+og_test(test_write_interop LABELS "write;interop" SOURCES write/test_write_interop.c TIMEOUT 600)

@@ -1,0 +1,447 @@
+/* The public graph API (include/omnigraph.h, "Graphs"): init, open/close, JSONL load through
+ * the write coordinator, snapshots at the head or at a reference, the commit lineage and the
+ * handle's counters. A thin layer: the protocol lives in src/write/, the parsing of load input
+ * in src/exec/load.c, snapshot reconstruction in src/graph/. The handle (graph_internal.h)
+ * also owns the read cache that query_api.c runs queries through. */
+#include "omnigraph.h"
+
+#include "api/graph_internal.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "exec/load.h"
+#include "graph/graph.h"
+#include "lance/version.h"
+#include "store/store.h"
+#include "write/write.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+_Static_assert(OG_ID_LEN == GRAPH_ID_LEN, "public and internal id lengths differ");
+_Static_assert(OG_SCHEMA_ID_LEN == GRAPH_SCHEMA_HASH_LEN, "schema identity lengths differ");
+_Static_assert(OG_KIND_NODE == LANG_NODE && OG_KIND_EDGE == LANG_EDGE, "kind values differ");
+_Static_assert((int)OG_LOAD_APPEND == (int)EXEC_LOAD_APPEND &&
+                   (int)OG_LOAD_MERGE == (int)EXEC_LOAD_MERGE &&
+                   (int)OG_LOAD_OVERWRITE == (int)EXEC_LOAD_OVERWRITE,
+               "load mode values differ");
+_Static_assert(OG_LOAD_MAX_TABLES <= sizeof(((write_result *)0)->tables) /
+                                         sizeof(((write_result *)0)->tables[0]),
+               "the public result holds fewer tables than the coordinator reports");
+
+
+/* The canonical identity of a root directory: processes and handles that name the same
+ * directory differently (relative path, symlink) must share one set of gates. */
+static int root_identity(char **out, const char *dir)
+{
+    char buf[PATH_MAX];
+    if (!realpath(dir, buf)) return core_err_storage(errno, dir, "cannot resolve '%s'", dir);
+    *out = core_strdup(buf);
+    return *out ? 0 : core_err_nomem();
+}
+
+/* ---- init ---------------------------------------------------------------------------------- */
+
+int og_graph_init(og_init_result *out, const char *root_dir, const char *schema_file,
+                  const char *schema_src, size_t len)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_init: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no root directory given");
+    if (!schema_src && len) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no schema source");
+    /* A graph that is already there is refused before anything is written: opening the
+     * root read-write would already probe the filesystem inside it. */
+    store *s = NULL;
+    struct stat st;
+    if (stat(root_dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+        store_local_open_readonly(&s, root_dir) == 0) {
+        uint64_t v = 0;
+        lance_naming naming;
+        int have = lance_version_latest(s, GRAPH_MANIFEST_DIR, &v, &naming) == 0 && v >= 1;
+        store_close(s);
+        s = NULL;
+        if (have) {
+            core_err(OG_E_EXISTS, "a graph already exists at '%s'", root_dir);
+            core_err_detail(CORE_ERR_OBJECT, root_dir);
+            return OG_E_EXISTS;
+        }
+    }
+    int rc = store_local_open(&s, root_dir); /* creates the root when missing */
+    if (rc) {
+        core_err_prefix("opening graph root '%s'", root_dir);
+        return rc;
+    }
+    write_init_result r;
+    rc = write_init(s, schema_src ? schema_src : "", len, schema_file ? schema_file : "schema.pg",
+                    &r);
+    store_close(s);
+    if (rc) {
+        if (rc == OG_E_EXISTS) core_err_detail(CORE_ERR_OBJECT, root_dir);
+        return rc;
+    }
+    memcpy(out->commit_id, r.commit_id, sizeof out->commit_id);
+    out->took_over = r.took_over ? 1 : 0;
+    out->node_types = r.node_types;
+    out->edge_types = r.edge_types;
+    return 0;
+}
+
+/* ---- open / close -------------------------------------------------------------------------- */
+
+int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_open: out is NULL");
+    *out = NULL;
+    if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_open: no root directory given");
+    og_open_options def = OG_OPEN_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (opt->version != OG_OPEN_OPTIONS_VERSION)
+        return core_err(OG_E_BAD_REQUEST, "og_open_options: version %d is not %d", opt->version,
+                        OG_OPEN_OPTIONS_VERSION);
+    struct stat st;
+    int missing = 0;
+    if (stat(root_dir, &st) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR)
+            return core_err_storage(errno, root_dir, "cannot open graph root '%s'", root_dir);
+        missing = 1;
+    }
+    /* Opening must not create the root (a read-write store would). */
+    if (missing || !S_ISDIR(st.st_mode)) {
+        core_err(OG_E_NOT_FOUND, "no graph at '%s': %s", root_dir,
+                 missing ? "no such directory" : "not a directory");
+        core_err_detail(CORE_ERR_OBJECT, root_dir);
+        return OG_E_NOT_FOUND;
+    }
+    char *root_id = NULL;
+    int rc = root_identity(&root_id, root_dir);
+    if (rc) return rc;
+    store *s = NULL;
+    rc = opt->read_only ? store_local_open_readonly(&s, root_dir) : store_local_open(&s, root_dir);
+    if (rc) {
+        core_err_prefix("opening graph root '%s'", root_dir);
+        core_free(root_id);
+        return rc;
+    }
+    og_graph *g = core_calloc(1, sizeof *g);
+    if (!g) {
+        store_close(s);
+        core_free(root_id);
+        return core_err_nomem();
+    }
+    rc = exec_cache_new(&g->cache);
+    if (rc) {
+        store_close(s);
+        core_free(root_id);
+        core_free(g);
+        return rc;
+    }
+    write_open_options wo = WRITE_OPEN_OPTIONS_INIT;
+    wo.readonly = opt->read_only != 0;
+    wo.actor = opt->actor;
+    rc = write_graph_open(&g->w, s, root_id, &wo); /* takes s, also on failure */
+    core_free(root_id);
+    if (rc) {
+        exec_cache_free(g->cache);
+        core_free(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+void og_graph_close(og_graph *g)
+{
+    if (!g) return;
+    write_graph_close(g->w);
+    exec_cache_free(g->cache);
+    core_free(g);
+}
+
+/* ---- load ---------------------------------------------------------------------------------- */
+
+const char *og_load_mode_name(int mode)
+{
+    switch (mode) {
+    case OG_LOAD_APPEND: return "append";
+    case OG_LOAD_MERGE: return "merge";
+    case OG_LOAD_OVERWRITE: return "overwrite";
+    default: return NULL;
+    }
+}
+
+int og_load_mode_parse(const char *name)
+{
+    for (int m = OG_LOAD_APPEND; m <= OG_LOAD_OVERWRITE; m++)
+        if (name && !strcmp(name, og_load_mode_name(m))) return m;
+    return 0;
+}
+
+typedef struct progress_ctx {
+    const og_load_options *opt;
+} progress_ctx;
+
+static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t lines)
+{
+    const progress_ctx *p = arg;
+    p->opt->progress(p->opt->progress_arg, OG_LOAD_PHASE_PARSE, done, total, lines);
+}
+
+int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name, const char *data,
+                  size_t len, const og_load_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_load: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_load: missing argument");
+    if (opt->version != OG_LOAD_OPTIONS_VERSION)
+        return core_err(OG_E_BAD_REQUEST, "og_load_options: version %d is not %d", opt->version,
+                        OG_LOAD_OPTIONS_VERSION);
+    if (!og_load_mode_name(opt->mode))
+        return core_err(OG_E_BAD_REQUEST, "a load mode is required: append, merge or overwrite");
+    if (!data && len) return core_err(OG_E_BAD_REQUEST, "og_graph_load: no data");
+    if (opt->branch && strcmp(opt->branch, "main") != 0)
+        return core_err(OG_E_UNSUPPORTED, "loading into branch '%s': only main is supported "
+                        "by this build", opt->branch);
+    /* Refuse before parsing: a read-only handle would only fail after all the work. */
+    if (g->w->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    const char *file = data_file_name && *data_file_name ? data_file_name : "<data>";
+
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    exec_load_stats st;
+    memset(&st, 0, sizeof st);
+    progress_ctx pc = {opt};
+    int rc = exec_load_parse(&cs, g->w->catalog, data ? data : "", len, file,
+                             (exec_load_mode)opt->mode, &st,
+                             opt->progress ? on_parse_progress : NULL, &pc);
+    out->lines = st.lines;
+    out->nodes = st.nodes;
+    out->edges = st.edges;
+    out->node_types = st.node_types;
+    out->edge_types = st.edge_types;
+    if (rc) {
+        graph_change_set_clear(&cs);
+        return rc;
+    }
+    if (opt->progress)
+        opt->progress(opt->progress_arg, OG_LOAD_PHASE_WRITE, len, len, st.lines);
+    cs.file = file;
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = NULL; /* main */
+    write_result wr;
+    memset(&wr, 0, sizeof wr);
+    rc = write_changes(g->w, WRITE_KIND_LOAD, &cs, &wo, &wr);
+    graph_change_set_clear(&cs);
+    if (rc) return rc;
+    if (wr.committed) {
+        memcpy(out->commit_id, wr.commit_id, sizeof out->commit_id);
+        memcpy(out->operation_id, wr.operation_id, sizeof out->operation_id);
+    }
+    out->manifest_version = wr.manifest_version;
+    out->reprepares = wr.reprepares;
+    out->n_tables = wr.n_tables < OG_LOAD_MAX_TABLES ? wr.n_tables : OG_LOAD_MAX_TABLES;
+    for (size_t i = 0; i < out->n_tables; i++) {
+        og_table_change *t = &out->tables[i];
+        snprintf(t->alias, sizeof t->alias, "%s", wr.tables[i].alias);
+        t->from_version = wr.tables[i].from_version;
+        t->to_version = wr.tables[i].to_version;
+        t->row_count = wr.tables[i].row_count;
+    }
+    return 0;
+}
+
+/* ---- snapshots ----------------------------------------------------------------------------- */
+
+static const char *branch_name(const char *b)
+{
+    return b && *b ? b : "main";
+}
+
+/* The snapshot of main at `at` (NULL: head), with the lineage when flags ask for it. */
+static int load_at(graph_snapshot **out, og_graph *g, const char *at, unsigned flags)
+{
+    *out = NULL;
+    uint64_t mver = 0;
+    if (at) {
+        graph_snapshot *head = NULL;
+        int rc = graph_snapshot_load(&head, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+        if (!rc) rc = graph_lineage_resolve(head, at, &mver);
+        if (!rc && mver == head->manifest_version && (flags & GRAPH_SNAP_LINEAGE)) {
+            *out = head; /* already the wanted one */
+            return 0;
+        }
+        graph_snapshot_free(head);
+        if (rc) return rc;
+    }
+    return graph_snapshot_load(out, g->w->s, NULL, mver, flags);
+}
+
+static int dup_into(const char **dst, const char *src)
+{
+    char *p = core_strdup(src ? src : "");
+    *dst = p;
+    return p ? 0 : core_err_nomem();
+}
+
+int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: out is NULL");
+    *out = NULL;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: no graph");
+    graph_snapshot *snap = NULL;
+    int rc = load_at(&snap, g, at, 0);
+    if (rc) return rc;
+    og_snapshot_info *si = core_calloc(1, sizeof *si);
+    if (!si) {
+        graph_snapshot_free(snap);
+        return core_err_nomem();
+    }
+    si->manifest_version = snap->manifest_version;
+    si->format_version = snap->format_version;
+    snprintf(si->head_commit, sizeof si->head_commit, "%s", snap->head);
+    snprintf(si->schema_identity, sizeof si->schema_identity, "%s", snap->schema_identity);
+    rc = dup_into(&si->branch, branch_name(snap->branch));
+    if (!rc && snap->n_tables) {
+        si->tables = core_calloc(snap->n_tables, sizeof *si->tables);
+        if (!si->tables) rc = core_err_nomem();
+    }
+    for (size_t i = 0; !rc && i < snap->n_tables; i++) {
+        const graph_table *t = &snap->tables[i];
+        og_snapshot_table *o = &si->tables[i];
+        si->n_tables = i + 1; /* so a partial fill frees what it holds */
+        o->kind = t->kind;
+        o->version = t->version;
+        o->row_count = t->row_count;
+        rc = dup_into(&o->alias, t->alias);
+        if (!rc) rc = dup_into(&o->type_name, t->type_name);
+        if (!rc) rc = dup_into(&o->path, t->path);
+    }
+    graph_snapshot_free(snap);
+    if (rc) {
+        og_snapshot_info_free(si);
+        return rc;
+    }
+    *out = si;
+    return 0;
+}
+
+void og_snapshot_info_free(og_snapshot_info *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->n_tables; i++) {
+        core_free((char *)s->tables[i].alias);
+        core_free((char *)s->tables[i].type_name);
+        core_free((char *)s->tables[i].path);
+    }
+    core_free(s->tables);
+    core_free((char *)s->branch);
+    core_free(s);
+}
+
+/* ---- lineage ------------------------------------------------------------------------------- */
+
+/* Copy commits into one allocation: the structs, then their strings, so the caller frees it
+ * with a single og_commits_free. */
+static int commits_pack(og_commit_info **out, const graph_commit *const *src, size_t n)
+{
+    size_t strings = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (src[i]->actor) strings += strlen(src[i]->actor) + 1;
+        strings += strlen(branch_name(src[i]->branch)) + 1;
+    }
+    size_t head = (n ? n : 1) * sizeof(og_commit_info);
+    og_commit_info *c = core_calloc(1, head + strings);
+    if (!c) return core_err_nomem();
+    char *pool = (char *)c + head;
+    for (size_t i = 0; i < n; i++) {
+        const graph_commit *g = src[i];
+        snprintf(c[i].id, sizeof c[i].id, "%s", g->id);
+        snprintf(c[i].parent, sizeof c[i].parent, "%s", g->parent);
+        snprintf(c[i].merged_parent, sizeof c[i].merged_parent, "%s", g->merged_parent);
+        c[i].created_at_us = g->created_at_us;
+        c[i].manifest_version = g->manifest_version;
+        if (g->actor) {
+            size_t l = strlen(g->actor) + 1;
+            memcpy(pool, g->actor, l);
+            c[i].actor = pool;
+            pool += l;
+        }
+        const char *b = branch_name(g->branch);
+        size_t l = strlen(b) + 1;
+        memcpy(pool, b, l);
+        c[i].branch = pool;
+        pool += l;
+    }
+    *out = c;
+    return 0;
+}
+
+int og_graph_commits(og_commit_info **out, size_t *n, og_graph *g)
+{
+    if (!out || !n) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: out is NULL");
+    *out = NULL;
+    *n = 0;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: no graph");
+    graph_snapshot *snap = NULL;
+    int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    if (rc) return rc;
+    const graph_commit **v = core_calloc(snap->n_commits ? snap->n_commits : 1, sizeof *v);
+    if (!v) {
+        graph_snapshot_free(snap);
+        return core_err_nomem();
+    }
+    for (size_t i = 0; i < snap->n_commits; i++) v[i] = &snap->commits[i];
+    rc = commits_pack(out, v, snap->n_commits);
+    if (!rc) *n = snap->n_commits;
+    core_free(v);
+    graph_snapshot_free(snap);
+    return rc;
+}
+
+int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: out is NULL");
+    *out = NULL;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: no graph");
+    graph_snapshot *snap = NULL;
+    int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    if (rc) return rc;
+    uint64_t mver = 0;
+    rc = graph_lineage_resolve(snap, ref, &mver);
+    const graph_commit *hit = NULL;
+    /* A full id names its commit; a prefix or a manifest version names the commit that
+     * produced that manifest version. */
+    if (!rc && ref && strlen(ref) == GRAPH_ID_LEN) hit = graph_lineage_find(snap, ref);
+    for (size_t i = 0; !rc && !hit && i < snap->n_commits; i++)
+        if (snap->commits[i].manifest_version == mver) hit = &snap->commits[i];
+    if (!rc && !hit) {
+        rc = core_err(OG_E_NOT_FOUND, "no commit produced manifest version %llu (named by '%s')",
+                      (unsigned long long)mver, ref);
+        core_err_detail(CORE_ERR_OBJECT, ref);
+    }
+    if (!rc) rc = commits_pack(out, &hit, 1);
+    graph_snapshot_free(snap);
+    return rc;
+}
+
+void og_commits_free(og_commit_info *c)
+{
+    core_free(c);
+}
+
+/* ---- counters ------------------------------------------------------------------------------ */
+
+int og_graph_stats_get(og_graph_stats *out, og_graph *g)
+{
+    if (!out || !g) return core_err(OG_E_BAD_REQUEST, "og_graph_stats_get: missing argument");
+    write_stats ws;
+    write_graph_stats(g->w, &ws);
+    memset(out, 0, sizeof *out);
+    out->writes = ws.writes;
+    out->noops = ws.noops;
+    out->reprepares = ws.reprepares;
+    out->publish_retries = ws.publish_retries;
+    out->recoveries = ws.recoveries;
+    return 0;
+}

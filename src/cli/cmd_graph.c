@@ -1,0 +1,540 @@
+/* omnigraph init|load|snapshot|commit: create a graph, bulk-load JSONL into it as one graph
+ * commit, and inspect its snapshots and commit lineage. Uses only the public API; every
+ * command has a --json form that prints one object (docs/cli.md). Inspecting commands open the
+ * graph read-only, so they write nothing. */
+#include "omnigraph.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int cmd_init(int argc, char **argv);
+static int cmd_load(int argc, char **argv);
+static int cmd_snapshot(int argc, char **argv);
+static int cmd_commit(int argc, char **argv);
+
+const cli_cmd cli_graph_commands[] = {
+    {"init", cmd_init, "create a graph from a .pg schema",
+     "omnigraph init --schema FILE.pg [--json] ROOT"},
+    {"load", cmd_load, "load a JSONL file into a graph as one commit",
+     "omnigraph load --data FILE.jsonl --mode overwrite|append|merge [--branch main] "
+     "[--as ACTOR] [--json] (--store ROOT | ROOT)"},
+    {"snapshot", cmd_snapshot, "show a graph's tables, versions and row counts",
+     "omnigraph snapshot [--at REF] [--json] (--store ROOT | ROOT)"},
+    {"commit", cmd_commit, "list a graph's commits or show one",
+     "omnigraph commit list [--json] (--store ROOT | ROOT) | "
+     "omnigraph commit show ID [--json] (--store ROOT | ROOT)"},
+    CLI_TABLE_END,
+};
+
+/* Progress is drawn only for files at least this large, and only on a terminal. */
+#define PROGRESS_MIN_BYTES (4u << 20)
+
+/* ---- shared helpers -------------------------------------------------------------------- */
+
+/* A whole input file, mapped (large JSONL files need not be copied). */
+typedef struct in_file {
+    const char *name;
+    char *data;
+    size_t len;
+    int mapped;
+} in_file;
+
+static int file_open(in_file *f, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    f->name = path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "omnigraph: cannot read %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "omnigraph: cannot read %s: %s\n", path,
+                errno ? strerror(errno) : "not a regular file");
+        close(fd);
+        return -1;
+    }
+    f->len = (size_t)st.st_size;
+    if (f->len) {
+        void *p = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            fprintf(stderr, "omnigraph: cannot read %s: %s\n", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        f->data = p;
+        f->mapped = 1;
+    }
+    close(fd);
+    return 0;
+}
+
+static void file_close(in_file *f)
+{
+    if (f->mapped) munmap(f->data, f->len);
+    memset(f, 0, sizeof *f);
+}
+
+static void format_us(char *out, size_t cap, int64_t us)
+{
+    int64_t secs = us / 1000000, rem = us % 1000000;
+    if (rem < 0) {
+        rem += 1000000;
+        secs--;
+    }
+    time_t tt = (time_t)secs;
+    struct tm tm;
+    char base[32];
+    if (!gmtime_r(&tt, &tm) || !strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm)) {
+        snprintf(out, cap, "?");
+        return;
+    }
+    snprintf(out, cap, "%s.%06dZ", base, (int)rem);
+}
+
+/* A JSON string, or null for NULL / "". */
+static void json_str_or_null(const char *s)
+{
+    if (s && *s) cli_json_str(stdout, s);
+    else fputs("null", stdout);
+}
+
+/* Report a failure. A failure located in an input file (a bad load line, a schema error) is
+ * printed as FILE:LINE: message, the form editors jump to; everything else as cli_fail does. */
+static int fail_located(int json)
+{
+    const og_error *e = og_error_last();
+    if (json || !e->file || e->line <= 0) return cli_fail(json);
+    const char *msg = e->message;
+    /* The loader's messages start with "line N: ": the location already says it. */
+    char prefix[32];
+    int pl = snprintf(prefix, sizeof prefix, "line %d: ", e->line);
+    if (pl > 0 && !strncmp(msg, prefix, (size_t)pl)) msg += pl;
+    if (e->column > 0)
+        fprintf(stderr, "%s:%d:%d: %s\n", e->file, e->line, e->column, msg);
+    else
+        fprintf(stderr, "%s:%d: %s\n", e->file, e->line, msg);
+    fprintf(stderr, "omnigraph: error[%s]: nothing was written\n", og_code_name(e->code));
+    switch (e->code) { /* the mapping cli_fail uses */
+    case OG_E_READ_SET_CONFLICT:
+    case OG_E_CONFLICT: return CLI_CONFLICT;
+    case OG_E_PRECONDITION_FAILED: return CLI_PRECONDITION;
+    case OG_E_RECOVERY_REQUIRED: return CLI_RECOVERY;
+    default: return CLI_ERROR;
+    }
+}
+
+/* Options shared by the graph commands. */
+typedef struct graph_args {
+    const char *root;
+    const char *schema;   /* init */
+    const char *data;     /* load */
+    const char *mode;     /* load */
+    const char *branch;   /* load */
+    const char *actor;    /* load */
+    const char *at;       /* snapshot */
+    const char *ref;      /* commit show */
+    int json;
+} graph_args;
+
+/* Parse argv[first..argc). `allowed`: letters of the options this command takes
+ * (s=--schema d=--data m=--mode b=--branch a=--as t=--at S=--store); `positionals` is how many
+ * bare words it takes besides the root (commit show: 1). Returns 0 or a usage exit code. */
+static int parse_args(graph_args *a, const cli_cmd *self, int argc, char **argv, int first,
+                      const char *allowed, int positionals)
+{
+    memset(a, 0, sizeof *a);
+    static const struct {
+        char letter;
+        const char *name;
+        size_t off;
+    } opts[] = {
+        {'s', "--schema", offsetof(graph_args, schema)},
+        {'d', "--data", offsetof(graph_args, data)},
+        {'m', "--mode", offsetof(graph_args, mode)},
+        {'b', "--branch", offsetof(graph_args, branch)},
+        {'a', "--as", offsetof(graph_args, actor)},
+        {'t', "--at", offsetof(graph_args, at)},
+        {'S', "--store", offsetof(graph_args, root)},
+    };
+    const char *words[2] = {NULL, NULL};
+    int n_words = 0;
+    for (int i = first; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--json")) {
+            a->json = 1;
+            continue;
+        }
+        if (o[0] == '-' && o[1]) {
+            size_t k = 0;
+            for (; k < sizeof opts / sizeof opts[0]; k++)
+                if (!strcmp(o, opts[k].name) && strchr(allowed, opts[k].letter)) break;
+            if (k == sizeof opts / sizeof opts[0])
+                return cli_usage_error(self, "unknown option '%s'", o);
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error(self, "%s needs a value", o);
+            const char **slot = (const char **)((char *)a + opts[k].off);
+            if (*slot) return cli_usage_error(self, "%s given twice", o);
+            *slot = argv[++i];
+            continue;
+        }
+        if (n_words == positionals + 1)
+            return cli_usage_error(self, "unexpected argument '%s'", o);
+        words[n_words++] = o;
+    }
+    /* Bare words: the command's own (commit show: the ID) first, then the root. */
+    int w = 0;
+    if (positionals) {
+        if (n_words == 0) return cli_usage_error(self, "missing ID");
+        a->ref = words[w++];
+    }
+    if (w < n_words) {
+        if (a->root) return cli_usage_error(self, "the root is given twice (--store and '%s')", words[w]);
+        a->root = words[w];
+    }
+    if (!a->root) return cli_usage_error(self, "missing the graph root (--store ROOT or ROOT)");
+    return 0;
+}
+
+static int open_graph(og_graph **g, const graph_args *a, int read_only)
+{
+    og_open_options o = OG_OPEN_OPTIONS_INIT;
+    o.read_only = read_only;
+    o.actor = a->actor;
+    return og_graph_open(g, a->root, &o);
+}
+
+/* ---- init ------------------------------------------------------------------------------ */
+
+static int cmd_init(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_graph_commands[0];
+    graph_args a;
+    int rc = parse_args(&a, self, argc, argv, 1, "s", 0);
+    if (rc) return rc;
+    if (!a.schema) return cli_usage_error(self, "init needs --schema FILE.pg");
+    in_file f;
+    if (file_open(&f, a.schema)) return CLI_ERROR;
+    og_init_result r;
+    rc = og_graph_init(&r, a.root, f.name, f.data, f.len);
+    file_close(&f);
+    if (rc) return fail_located(a.json);
+    if (a.json) {
+        printf("{\"ok\":true,\"root\":");
+        cli_json_str(stdout, a.root);
+        printf(",\"commit_id\":\"%s\",\"node_types\":%zu,\"edge_types\":%zu,\"took_over\":%s}\n",
+               r.commit_id, r.node_types, r.edge_types, r.took_over ? "true" : "false");
+    } else {
+        if (r.took_over) printf("note: took over an interrupted init of %s\n", a.root);
+        printf("initialized %s (%zu node types, %zu edge types; commit %s)\n", a.root,
+               r.node_types, r.edge_types, r.commit_id);
+    }
+    return CLI_OK;
+}
+
+/* ---- load ------------------------------------------------------------------------------ */
+
+typedef struct progress_state {
+    const char *file;
+    int drawn;
+} progress_state;
+
+static void draw_progress(void *arg, int phase, uint64_t done, uint64_t total, uint64_t lines)
+{
+    progress_state *p = arg;
+    if (phase == OG_LOAD_PHASE_PARSE) {
+        unsigned pct = total ? (unsigned)(done * 100 / total) : 100;
+        fprintf(stderr, "\r\033[Kreading %s: %3u%% (%.1f of %.1f MiB), %llu lines", p->file, pct,
+                (double)done / (1 << 20), (double)total / (1 << 20), (unsigned long long)lines);
+    } else {
+        fprintf(stderr, "\r\033[Kread %llu lines of %s; committing...", (unsigned long long)lines,
+                p->file);
+    }
+    fflush(stderr);
+    p->drawn = 1;
+}
+
+static void print_load_json(const graph_args *a, const og_load_result *r, const char *mode)
+{
+    printf("{\"ok\":true,\"root\":");
+    cli_json_str(stdout, a->root);
+    printf(",\"branch\":\"main\",\"mode\":\"%s\",\"committed\":%s,\"commit_id\":", mode,
+           r->commit_id[0] ? "true" : "false");
+    json_str_or_null(r->commit_id);
+    printf(",\"operation_id\":");
+    json_str_or_null(r->operation_id);
+    printf(",\"manifest_version\":%llu,\"lines\":%llu,\"nodes\":%llu,\"edges\":%llu,"
+           "\"entities\":%llu,\"node_types\":%zu,\"edge_types\":%zu,\"reprepares\":%u,"
+           "\"tables\":[",
+           (unsigned long long)r->manifest_version, (unsigned long long)r->lines,
+           (unsigned long long)r->nodes, (unsigned long long)r->edges,
+           (unsigned long long)(r->nodes + r->edges), r->node_types, r->edge_types,
+           r->reprepares);
+    for (size_t i = 0; i < r->n_tables; i++) {
+        const og_table_change *t = &r->tables[i];
+        printf("%s{\"alias\":", i ? "," : "");
+        cli_json_str(stdout, t->alias);
+        printf(",\"from_version\":%llu,\"to_version\":%llu,\"row_count\":%llu}",
+               (unsigned long long)t->from_version, (unsigned long long)t->to_version,
+               (unsigned long long)t->row_count);
+    }
+    printf("]}\n");
+}
+
+static int cmd_load(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_graph_commands[1];
+    graph_args a;
+    int rc = parse_args(&a, self, argc, argv, 1, "dmbaS", 0);
+    if (rc) return rc;
+    if (!a.data) return cli_usage_error(self, "load needs --data FILE.jsonl");
+    if (!a.mode) return cli_usage_error(self, "load needs --mode overwrite|append|merge");
+    int mode = og_load_mode_parse(a.mode);
+    if (!mode)
+        return cli_usage_error(self, "--mode must be overwrite, append or merge, not '%s'", a.mode);
+    in_file f;
+    if (file_open(&f, a.data)) return CLI_ERROR;
+    og_graph *g = NULL;
+    if (open_graph(&g, &a, 0) != 0) {
+        file_close(&f);
+        return cli_fail(a.json);
+    }
+    og_load_options o = OG_LOAD_OPTIONS_INIT;
+    o.mode = mode;
+    o.branch = a.branch;
+    progress_state ps = {a.data, 0};
+    if (f.len >= PROGRESS_MIN_BYTES && isatty(STDERR_FILENO)) {
+        o.progress = draw_progress;
+        o.progress_arg = &ps;
+    }
+    og_load_result r;
+    rc = og_graph_load(&r, g, f.name, f.data, f.len, &o);
+    if (ps.drawn) fputs("\r\033[K", stderr);
+    int ex = CLI_OK;
+    if (rc) {
+        ex = fail_located(a.json);
+    } else if (a.json) {
+        print_load_json(&a, &r, a.mode);
+    } else {
+        printf("loaded %s on branch main with %s: %llu entities across %zu node types and %zu "
+               "edge types ",
+               a.root, a.mode, (unsigned long long)(r.nodes + r.edges), r.node_types,
+               r.edge_types);
+        if (r.commit_id[0]) printf("(commit %s)\n", r.commit_id);
+        else printf("(nothing to commit)\n");
+    }
+    og_graph_close(g);
+    file_close(&f);
+    return ex;
+}
+
+/* ---- snapshot -------------------------------------------------------------------------- */
+
+static const char *kind_name(int kind)
+{
+    return kind == OG_KIND_EDGE ? "edge" : "node";
+}
+
+static void print_tables_json(const og_snapshot_info *s)
+{
+    printf("[");
+    for (size_t i = 0; i < s->n_tables; i++) {
+        const og_snapshot_table *t = &s->tables[i];
+        printf("%s{\"alias\":", i ? "," : "");
+        cli_json_str(stdout, t->alias);
+        printf(",\"type\":");
+        cli_json_str(stdout, t->type_name);
+        printf(",\"kind\":\"%s\",\"version\":%llu,\"row_count\":%llu,\"path\":",
+               kind_name(t->kind), (unsigned long long)t->version,
+               (unsigned long long)t->row_count);
+        cli_json_str(stdout, t->path);
+        printf("}");
+    }
+    printf("]");
+}
+
+/* The tables as columns aligned to their widest cell. */
+static void print_tables_text(const og_snapshot_info *s)
+{
+    int w_alias = (int)strlen("table"), w_ver = (int)strlen("version"), w_rows = (int)strlen("rows");
+    for (size_t i = 0; i < s->n_tables; i++) {
+        const og_snapshot_table *t = &s->tables[i];
+        char num[32];
+        int l = (int)strlen(t->alias);
+        if (l > w_alias) w_alias = l;
+        l = snprintf(num, sizeof num, "%llu", (unsigned long long)t->version);
+        if (l > w_ver) w_ver = l;
+        l = snprintf(num, sizeof num, "%llu", (unsigned long long)t->row_count);
+        if (l > w_rows) w_rows = l;
+    }
+    printf("%-*s  %-4s  %*s  %*s  %s\n", w_alias, "table", "kind", w_ver, "version", w_rows, "rows",
+           "path");
+    for (size_t i = 0; i < s->n_tables; i++) {
+        const og_snapshot_table *t = &s->tables[i];
+        printf("%-*s  %-4s  %*llu  %*llu  %s\n", w_alias, t->alias, kind_name(t->kind), w_ver,
+               (unsigned long long)t->version, w_rows, (unsigned long long)t->row_count, t->path);
+    }
+}
+
+static int cmd_snapshot(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_graph_commands[2];
+    graph_args a;
+    int rc = parse_args(&a, self, argc, argv, 1, "tS", 0);
+    if (rc) return rc;
+    og_graph *g = NULL;
+    if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
+    og_snapshot_info *s = NULL;
+    rc = og_graph_snapshot(&s, g, a.at);
+    og_graph_close(g);
+    if (rc) return cli_fail(a.json);
+    if (a.json) {
+        printf("{\"root\":");
+        cli_json_str(stdout, a.root);
+        printf(",\"branch\":");
+        cli_json_str(stdout, s->branch);
+        printf(",\"manifest_version\":%llu,\"head_commit\":", (unsigned long long)s->manifest_version);
+        json_str_or_null(s->head_commit);
+        printf(",\"schema_identity\":\"%s\",\"format_version\":%d,\"tables\":",
+               s->schema_identity, s->format_version);
+        print_tables_json(s);
+        printf("}\n");
+    } else {
+        printf("graph             %s\n"
+               "branch            %s\n"
+               "manifest version  %llu\n"
+               "head commit       %s\n"
+               "schema identity   %s\n"
+               "format version    %d\n\n",
+               a.root, s->branch, (unsigned long long)s->manifest_version,
+               s->head_commit[0] ? s->head_commit : "(none)", s->schema_identity,
+               s->format_version);
+        print_tables_text(s);
+    }
+    og_snapshot_info_free(s);
+    return CLI_OK;
+}
+
+/* ---- commit list | show ---------------------------------------------------------------- */
+
+static void print_commit_json(const og_commit_info *c)
+{
+    char ts[48];
+    format_us(ts, sizeof ts, c->created_at_us);
+    printf("{\"id\":\"%s\",\"parent\":", c->id);
+    json_str_or_null(c->parent);
+    printf(",\"merged_parent\":");
+    json_str_or_null(c->merged_parent);
+    printf(",\"actor\":");
+    json_str_or_null(c->actor);
+    printf(",\"branch\":");
+    cli_json_str(stdout, c->branch);
+    printf(",\"created_at\":\"%s\",\"created_at_us\":%lld,\"manifest_version\":%llu}", ts,
+           (long long)c->created_at_us, (unsigned long long)c->manifest_version);
+}
+
+static int commit_list(const cli_cmd *self, int argc, char **argv)
+{
+    graph_args a;
+    int rc = parse_args(&a, self, argc, argv, 2, "S", 0);
+    if (rc) return rc;
+    og_graph *g = NULL;
+    if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
+    og_commit_info *c = NULL;
+    size_t n = 0;
+    rc = og_graph_commits(&c, &n, g);
+    og_graph_close(g);
+    if (rc) return cli_fail(a.json);
+    if (a.json) {
+        printf("{\"branch\":\"main\",\"commits\":[");
+        for (size_t i = 0; i < n; i++) {
+            if (i) printf(",");
+            print_commit_json(&c[i]);
+        }
+        printf("]}\n");
+    } else {
+        int w_actor = (int)strlen("actor");
+        for (size_t i = 0; i < n; i++) {
+            int l = c[i].actor ? (int)strlen(c[i].actor) : 1;
+            if (l > w_actor) w_actor = l;
+        }
+        printf("%-*s  %8s  %-27s  %-*s  %s\n", OG_ID_LEN, "commit", "manifest", "created (UTC)",
+               w_actor, "actor", "parent");
+        for (size_t i = 0; i < n; i++) {
+            char ts[48];
+            format_us(ts, sizeof ts, c[i].created_at_us);
+            printf("%-*s  %8llu  %-27s  %-*s  %s\n", OG_ID_LEN, c[i].id,
+                   (unsigned long long)c[i].manifest_version, ts, w_actor,
+                   c[i].actor ? c[i].actor : "-", c[i].parent[0] ? c[i].parent : "-");
+        }
+        printf("(%zu commits)\n", n);
+    }
+    og_commits_free(c);
+    return CLI_OK;
+}
+
+static int commit_show(const cli_cmd *self, int argc, char **argv)
+{
+    graph_args a;
+    int rc = parse_args(&a, self, argc, argv, 2, "S", 1);
+    if (rc) return rc;
+    og_graph *g = NULL;
+    if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
+    og_commit_info *c = NULL;
+    og_snapshot_info *s = NULL;
+    rc = og_graph_commit_show(&c, g, a.ref);
+    /* The tables as this commit left them: the snapshot at its manifest version. */
+    if (!rc) {
+        char mv[32];
+        snprintf(mv, sizeof mv, "%llu", (unsigned long long)c->manifest_version);
+        rc = og_graph_snapshot(&s, g, mv);
+    }
+    og_graph_close(g);
+    if (rc) {
+        og_commits_free(c);
+        return cli_fail(a.json);
+    }
+    if (a.json) {
+        printf("{\"commit\":");
+        print_commit_json(c);
+        printf(",\"tables\":");
+        print_tables_json(s);
+        printf("}\n");
+    } else {
+        char ts[48];
+        format_us(ts, sizeof ts, c->created_at_us);
+        printf("commit            %s\n"
+               "branch            %s\n"
+               "manifest version  %llu\n"
+               "created (UTC)     %s\n"
+               "actor             %s\n"
+               "parent            %s\n",
+               c->id, c->branch, (unsigned long long)c->manifest_version, ts,
+               c->actor ? c->actor : "-", c->parent[0] ? c->parent : "- (genesis)");
+        if (c->merged_parent[0]) printf("merged parent     %s\n", c->merged_parent);
+        printf("\n");
+        print_tables_text(s);
+    }
+    og_snapshot_info_free(s);
+    og_commits_free(c);
+    return CLI_OK;
+}
+
+static int cmd_commit(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_graph_commands[3];
+    if (argc < 2) return cli_usage_error(self, "missing subcommand (list or show)");
+    if (!strcmp(argv[1], "list")) return commit_list(self, argc, argv);
+    if (!strcmp(argv[1], "show")) return commit_show(self, argc, argv);
+    return cli_usage_error(self, "unknown subcommand 'commit %s'", argv[1]);
+}

@@ -1,0 +1,488 @@
+/* omnigraph query|mutate: run a .gq read on a pinned snapshot (the head or --at an earlier
+ * commit) and print it as an aligned table, one JSON object or RFC 4180 CSV, written batch by
+ * batch as the rows are read; run a .gq mutation as one graph commit (--if-commit: a compare
+ * and swap on the branch head). Uses only the public API; docs/cli.md shows each form. */
+#include "omnigraph.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmd_query(int argc, char **argv);
+static int cmd_mutate(int argc, char **argv);
+
+const cli_cmd cli_query_commands[] = {
+    {"query", cmd_query, "run a .gq read query (at the head or --at an earlier commit)",
+     "omnigraph query --store ROOT (-e 'TEXT' | --file F.gq [--name N]) [--params JSON] "
+     "[--at REF] [--json | --csv]"},
+    {"mutate", cmd_mutate, "run a .gq mutation as one graph commit",
+     "omnigraph mutate --store ROOT (-e 'TEXT' | --file F.gq [--name N]) [--params JSON] "
+     "[--if-commit ID] [--json]"},
+    CLI_TABLE_END,
+};
+
+/* A table cell wider than this is cut ("..." marks the cut): a table is for reading. */
+#define CELL_MAX 48
+
+typedef struct q_args {
+    const char *root, *text, *file, *name, *params, *at, *if_commit;
+    int json, csv;
+    char *src;       /* the query source (file contents or a copy of -e) */
+    size_t src_len;
+    const char *src_name;
+} q_args;
+
+/* Parse argv. `mutate` selects the command's own options (--at/--csv vs --if-commit). A bare
+ * word is the query name (the reference CLI's `query NAME --query F` form). */
+static int parse_args(q_args *a, const cli_cmd *self, int argc, char **argv, int mutate)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        const char **slot = NULL;
+        if (!strcmp(o, "--json")) {
+            a->json = 1;
+            continue;
+        }
+        if (!mutate && !strcmp(o, "--csv")) {
+            a->csv = 1;
+            continue;
+        }
+        if (!strcmp(o, "--store")) slot = &a->root;
+        else if (!strcmp(o, "-e")) slot = &a->text;
+        else if (!strcmp(o, "--file") || !strcmp(o, "--query")) slot = &a->file;
+        else if (!strcmp(o, "--name")) slot = &a->name;
+        else if (!strcmp(o, "--params")) slot = &a->params;
+        else if (!mutate && !strcmp(o, "--at")) slot = &a->at;
+        else if (mutate && !strcmp(o, "--if-commit")) slot = &a->if_commit;
+        else if (o[0] == '-' && o[1]) return cli_usage_error(self, "unknown option '%s'", o);
+        if (slot) {
+            if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error(self, "%s needs a value", o);
+            if (*slot) return cli_usage_error(self, "%s given twice", o);
+            *slot = argv[++i];
+            continue;
+        }
+        if (a->name) return cli_usage_error(self, "unexpected argument '%s'", o);
+        a->name = o;
+    }
+    if (!a->root) return cli_usage_error(self, "missing the graph root (--store ROOT)");
+    if (!a->text == !a->file)
+        return cli_usage_error(self, "give the query either as -e 'TEXT' or as --file F.gq");
+    if (a->json && a->csv) return cli_usage_error(self, "--json and --csv exclude each other");
+    return 0;
+}
+
+/* Read the query source into a->src (a whole file, or the -e text). -1 after printing why. */
+static int load_source(q_args *a)
+{
+    if (a->text) {
+        a->src_len = strlen(a->text);
+        a->src = malloc(a->src_len + 1);
+        if (!a->src) return -1;
+        memcpy(a->src, a->text, a->src_len + 1);
+        a->src_name = "<-e>";
+        return 0;
+    }
+    FILE *f = fopen(a->file, "rb");
+    if (!f) {
+        fprintf(stderr, "omnigraph: cannot read %s: %s\n", a->file, strerror(errno));
+        return -1;
+    }
+    size_t cap = 8192, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (len + 4096 + 1 > cap) {
+            char *n = realloc(buf, cap *= 2);
+            if (!n) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = n;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f) || !buf;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        fprintf(stderr, "omnigraph: cannot read %s\n", a->file);
+        return -1;
+    }
+    buf[len] = '\0';
+    a->src = buf;
+    a->src_len = len;
+    a->src_name = a->file;
+    return 0;
+}
+
+/* Report a failure. A .gq error is printed FILE:LINE:COL: CODE: message (editors jump to it);
+ * everything else as cli_fail does. */
+static int fail(int json)
+{
+    const og_error *e = og_error_last();
+    if (json || e->code != OG_E_BAD_REQUEST || !e->file || e->line <= 0) return cli_fail(json);
+    fprintf(stderr, "%s:%d:%d: %s\n", e->file, e->line, e->column > 0 ? e->column : 1, e->message);
+    return CLI_ERROR;
+}
+
+static int open_graph(og_graph **g, const char *root, int read_only)
+{
+    og_open_options o = OG_OPEN_OPTIONS_INIT;
+    o.read_only = read_only;
+    return og_graph_open(g, root, &o);
+}
+
+/* ---- cell text ---------------------------------------------------------------------------- */
+
+/* The text of a cell for a table or CSV: strings as they are, everything else in its
+ * canonical JSON form without the quotes of dates (null: is_null set, text ""). Returns a
+ * pointer valid until the next call on r; NULL on failure. */
+static const char *cell_text(og_result *r, uint64_t row, size_t col, size_t *len, int *is_null,
+                             char *num, size_t num_cap)
+{
+    og_value v;
+    *is_null = 0;
+    if (og_result_value(&v, r, row, col) != 0) return NULL;
+    switch (v.type) {
+    case OG_VALUE_NULL: *is_null = 1; *len = 0; return "";
+    case OG_VALUE_BOOL: *len = strlen(v.b ? "true" : "false"); return v.b ? "true" : "false";
+    case OG_VALUE_INT: *len = (size_t)snprintf(num, num_cap, "%lld", (long long)v.i); return num;
+    case OG_VALUE_UINT: *len = (size_t)snprintf(num, num_cap, "%llu", (unsigned long long)v.u); return num;
+    case OG_VALUE_FLOAT: return og_result_cell_json(r, row, col, len); /* the shortest form */
+    default: *len = v.len; return v.str;
+    }
+}
+
+/* Display width of n bytes of UTF-8 (code points; continuation bytes do not count). */
+static size_t disp_width(const char *s, size_t n)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80) w++;
+    return w;
+}
+
+/* Bytes of s (n bytes) that fit in `cap` display columns, cut at a code point. */
+static size_t cut_bytes(const char *s, size_t n, size_t cap)
+{
+    size_t w = 0, i = 0;
+    for (; i < n; i++) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (w == cap) break;
+            w++;
+        }
+    }
+    return i;
+}
+
+static int is_numeric(const og_value *v)
+{
+    return v->type == OG_VALUE_INT || v->type == OG_VALUE_UINT || v->type == OG_VALUE_FLOAT;
+}
+
+/* Write a cell's text padded to width w (right-aligned for numbers); control characters
+ * as \n, \t, ... so a row stays on one line. */
+static void put_cell(const char *s, size_t n, size_t w, int right)
+{
+    size_t shown = disp_width(s, n), room = w;
+    int cut = shown > CELL_MAX;
+    if (cut) n = cut_bytes(s, n, CELL_MAX - 3), shown = CELL_MAX;
+    if (right)
+        for (size_t k = shown; k < room; k++) fputc(' ', stdout);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\n') fputs("\\n", stdout);
+        else if (c == '\t') fputs("\\t", stdout);
+        else if (c == '\r') fputs("\\r", stdout);
+        else if (c < 0x20) fputc('?', stdout);
+        else fputc(c, stdout);
+    }
+    if (cut) fputs("...", stdout);
+    if (!right)
+        for (size_t k = shown; k < room; k++) fputc(' ', stdout);
+}
+
+/* ---- output formats ----------------------------------------------------------------------- */
+
+/* "N rows from branch main via Q at commit ID", then the header, a rule and the rows. The
+ * widths need one pass over the cells (they are in memory already); the text is written row
+ * by row, flushed after each batch, never assembled whole. */
+static int print_table(og_result *r)
+{
+    size_t nc = og_result_column_count(r);
+    uint64_t nr = og_result_row_count(r);
+    const char *cid = og_result_graph_commit_id(r);
+    printf("%llu row%s from branch main via %s at commit %s\n", (unsigned long long)nr,
+           nr == 1 ? "" : "s", og_result_query_name(r), cid[0] ? cid : "(none)");
+    if (nc == 0) return 0;
+    size_t *w = calloc(nc, sizeof *w);
+    int *right = calloc(nc, sizeof *right);
+    if (!w || !right) {
+        free(w);
+        free(right);
+        fprintf(stderr, "omnigraph: out of memory\n");
+        return -1;
+    }
+    char num[48];
+    for (size_t c = 0; c < nc; c++) w[c] = disp_width(og_result_column_name(r, c), strlen(og_result_column_name(r, c)));
+    int rc = 0;
+    for (uint64_t row = 0; !rc && row < nr; row++) {
+        for (size_t c = 0; c < nc; c++) {
+            size_t len;
+            int null;
+            const char *t = cell_text(r, row, c, &len, &null, num, sizeof num);
+            if (!t) {
+                rc = -1;
+                break;
+            }
+            size_t dw = null ? 4 : disp_width(t, len);
+            if (dw > CELL_MAX) dw = CELL_MAX;
+            if (dw > w[c]) w[c] = dw;
+        }
+    }
+    /* A column is right-aligned when its first non-null value is a number. */
+    for (size_t c = 0; !rc && c < nc; c++) {
+        for (uint64_t row = 0; row < nr; row++) {
+            og_value v;
+            if (og_result_value(&v, r, row, c) != 0) break;
+            if (v.type == OG_VALUE_NULL) continue;
+            right[c] = is_numeric(&v);
+            break;
+        }
+    }
+    if (!rc) {
+        for (size_t c = 0; c < nc; c++) {
+            if (c) fputs(" | ", stdout);
+            const char *h = og_result_column_name(r, c);
+            put_cell(h, strlen(h), c + 1 == nc && !right[c] ? 0 : w[c], right[c]);
+        }
+        fputc('\n', stdout);
+        for (size_t c = 0; c < nc; c++) {
+            if (c) fputs("-+-", stdout);
+            for (size_t k = 0; k < w[c]; k++) fputc('-', stdout);
+        }
+        fputc('\n', stdout);
+    }
+    size_t nb = og_result_batch_count(r);
+    for (size_t b = 0; !rc && b < nb; b++) {
+        uint64_t first, rows;
+        if (og_result_batch_rows(&first, &rows, r, b) != 0) {
+            rc = -1;
+            break;
+        }
+        for (uint64_t row = first; !rc && row < first + rows; row++) {
+            for (size_t c = 0; c < nc; c++) {
+                size_t len;
+                int null;
+                const char *t = cell_text(r, row, c, &len, &null, num, sizeof num);
+                if (!t) {
+                    rc = -1;
+                    break;
+                }
+                if (c) fputs(" | ", stdout);
+                if (null) t = "null", len = 4;
+                /* The last column is not padded: no trailing blanks. */
+                put_cell(t, len, c + 1 == nc && !right[c] ? 0 : w[c], right[c]);
+            }
+            fputc('\n', stdout);
+        }
+        fflush(stdout);
+    }
+    free(w);
+    free(right);
+    return rc;
+}
+
+static int print_json(og_result *r)
+{
+    size_t nc = og_result_column_count(r);
+    const char *cid = og_result_graph_commit_id(r);
+    printf("{\"graph_commit_id\":");
+    if (cid[0]) cli_json_str(stdout, cid);
+    else fputs("null", stdout);
+    printf(",\"columns\":[");
+    for (size_t c = 0; c < nc; c++) {
+        if (c) fputc(',', stdout);
+        cli_json_str(stdout, og_result_column_name(r, c));
+    }
+    printf("],\"rows\":[");
+    size_t nb = og_result_batch_count(r);
+    uint64_t done = 0;
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t first, rows;
+        if (og_result_batch_rows(&first, &rows, r, b) != 0) return -1;
+        for (uint64_t row = first; row < first + rows; row++) {
+            size_t len;
+            const char *j = og_result_row_json(r, row, &len);
+            if (!j) return -1;
+            if (done++) fputc(',', stdout);
+            fwrite(j, 1, len, stdout);
+        }
+        fflush(stdout);
+    }
+    printf("]}\n");
+    return 0;
+}
+
+/* One CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or LF, or is empty but
+ * not null (so "" and a missing value differ); quotes doubled. */
+static void csv_field(const char *s, size_t n, int null)
+{
+    if (null) return;
+    int quote = n == 0;
+    for (size_t i = 0; i < n && !quote; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n') quote = 1;
+    if (!quote) {
+        fwrite(s, 1, n, stdout);
+        return;
+    }
+    fputc('"', stdout);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') fputc('"', stdout);
+        fputc(s[i], stdout);
+    }
+    fputc('"', stdout);
+}
+
+static int print_csv(og_result *r)
+{
+    size_t nc = og_result_column_count(r);
+    char num[48];
+    for (size_t c = 0; c < nc; c++) {
+        if (c) fputc(',', stdout);
+        const char *h = og_result_column_name(r, c);
+        csv_field(h, strlen(h), 0);
+    }
+    fputs("\r\n", stdout);
+    size_t nb = og_result_batch_count(r);
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t first, rows;
+        if (og_result_batch_rows(&first, &rows, r, b) != 0) return -1;
+        for (uint64_t row = first; row < first + rows; row++) {
+            for (size_t c = 0; c < nc; c++) {
+                size_t len;
+                int null;
+                const char *t = cell_text(r, row, c, &len, &null, num, sizeof num);
+                if (!t) return -1;
+                if (c) fputc(',', stdout);
+                csv_field(t, len, null);
+            }
+            fputs("\r\n", stdout);
+        }
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* ---- commands ----------------------------------------------------------------------------- */
+
+static int cmd_query(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_query_commands[0];
+    q_args a;
+    int rc = parse_args(&a, self, argc, argv, 0);
+    if (rc) return rc;
+    if (load_source(&a)) return CLI_ERROR;
+    og_graph *g = NULL;
+    if (open_graph(&g, a.root, 1) != 0) {
+        free(a.src);
+        return cli_fail(a.json);
+    }
+    og_query_options o = OG_QUERY_OPTIONS_INIT;
+    o.source = a.src;
+    o.source_len = a.src_len;
+    o.source_file = a.src_name;
+    o.name = a.name;
+    o.params_json = a.params;
+    o.at = a.at;
+    og_result *r = NULL;
+    int ex = CLI_OK;
+    if (og_graph_query(&r, g, &o) != 0) {
+        ex = fail(a.json);
+    } else {
+        int prc = a.json ? print_json(r) : a.csv ? print_csv(r) : print_table(r);
+        if (prc) {
+            fflush(stdout);
+            ex = cli_fail(0); /* output is already under way: the error goes to stderr */
+        }
+    }
+    og_result_free(r);
+    og_graph_close(g);
+    free(a.src);
+    if (ex == CLI_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+        fprintf(stderr, "omnigraph: writing the result failed\n");
+        ex = CLI_ERROR;
+    }
+    return ex;
+}
+
+static void print_mutate_json(const og_mutate_result *m, const char *name)
+{
+    printf("{\"ok\":true,\"branch\":\"main\",\"query\":");
+    cli_json_str(stdout, name);
+    printf(",\"committed\":%s,\"commit_id\":", m->commit_id[0] ? "true" : "false");
+    if (m->commit_id[0]) cli_json_str(stdout, m->commit_id);
+    else fputs("null", stdout);
+    printf(",\"manifest_version\":%llu,\"nodes_inserted\":%llu,\"nodes_updated\":%llu,"
+           "\"nodes_deleted\":%llu,\"edges_inserted\":%llu,\"edges_updated\":%llu,"
+           "\"edges_deleted\":%llu,\"reprepares\":%u,\"tables\":[",
+           (unsigned long long)m->manifest_version, (unsigned long long)m->nodes_inserted,
+           (unsigned long long)m->nodes_updated, (unsigned long long)m->nodes_deleted,
+           (unsigned long long)m->edges_inserted, (unsigned long long)m->edges_updated,
+           (unsigned long long)m->edges_deleted, m->reprepares);
+    for (size_t i = 0; i < m->n_tables; i++) {
+        const og_table_change *t = &m->tables[i];
+        printf("%s{\"alias\":", i ? "," : "");
+        cli_json_str(stdout, t->alias);
+        printf(",\"from_version\":%llu,\"to_version\":%llu,\"row_count\":%llu}",
+               (unsigned long long)t->from_version, (unsigned long long)t->to_version,
+               (unsigned long long)t->row_count);
+    }
+    printf("]}\n");
+}
+
+static int cmd_mutate(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_query_commands[1];
+    q_args a;
+    int rc = parse_args(&a, self, argc, argv, 1);
+    if (rc) return rc;
+    if (load_source(&a)) return CLI_ERROR;
+    og_graph *g = NULL;
+    if (open_graph(&g, a.root, 0) != 0) {
+        free(a.src);
+        return cli_fail(a.json);
+    }
+    og_mutate_options o = OG_MUTATE_OPTIONS_INIT;
+    o.source = a.src;
+    o.source_len = a.src_len;
+    o.source_file = a.src_name;
+    o.name = a.name;
+    o.params_json = a.params;
+    o.if_commit = a.if_commit;
+    og_mutate_result m;
+    int ex = CLI_OK;
+    if (og_graph_mutate(&m, g, &o) != 0) {
+        ex = fail(a.json);
+        if (!a.json) fprintf(stderr, "omnigraph: nothing was written\n");
+    } else {
+        const char *name = m.query;
+        if (a.json) {
+            print_mutate_json(&m, name);
+        } else {
+            unsigned long long nodes = m.nodes_inserted + m.nodes_updated + m.nodes_deleted;
+            unsigned long long edges = m.edges_inserted + m.edges_updated + m.edges_deleted;
+            printf("changed main via %s: %llu nodes, %llu edges ", name, nodes, edges);
+            if (m.commit_id[0]) printf("(commit %s)\n", m.commit_id);
+            else printf("(nothing to commit)\n");
+        }
+    }
+    og_graph_close(g);
+    free(a.src);
+    return ex;
+}

@@ -1,0 +1,710 @@
+/* omnigraph init|load|snapshot|commit through the built binary, and the public graph API
+ * (og_graph_*) directly: init (and init twice), every load mode with the row counts and
+ * versions they leave, a bad line (FILE:LINE, exit 1, nothing written), time travel with
+ * --at, read-only inspection writing nothing (a recursive listing compared before/after),
+ * the --json forms parsed with jansson, and usage errors (exit 2). */
+#include "testutil.h"
+
+#include <ftw.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static char g_bin[512];
+static char g_schema[512];
+static char g_dir[256];   /* scratch for each test */
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+/* Run the CLI with args; stdout into out, stderr into err (either may be NULL); exit status. */
+static int run(const char *args, char *out, size_t cap, char *err, size_t ecap)
+{
+    char cmd[4096], errf[600];
+    snprintf(errf, sizeof errf, "%s/stderr.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s %s 2>'%s'", g_dir, g_bin, args, errf);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char scratch[65536];
+    size_t n = fread(out ? out : scratch, 1, out ? cap - 1 : sizeof scratch - 1, p);
+    if (out) out[n] = '\0';
+    int st = pclose(p);
+    if (err) {
+        FILE *f = fopen(errf, "rb");
+        assert_non_null(f);
+        size_t m = fread(err, 1, ecap - 1, f);
+        err[m] = '\0';
+        fclose(f);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Run and parse stdout as one JSON object (the test fails when it is not one). */
+static json_t *run_json(const char *args, int want_exit)
+{
+    static char out[262144];
+    char err[4096];
+    int ex = run(args, out, sizeof out, err, sizeof err);
+    if (ex != want_exit) fail_msg("'%s' exited %d, not %d; stderr: %s", args, ex, want_exit, err);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    if (!j || !json_is_object(j)) fail_msg("'%s' printed no JSON object: %s (%s)", args, out, je.text);
+    return j;
+}
+
+static void write_text(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    test_write_file(path, text, strlen(text));
+}
+
+static uint64_t jint(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    if (!json_is_integer(v)) fail_msg("member '%s' is not an integer", k);
+    return (uint64_t)json_integer_value(v);
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    if (!json_is_string(v)) fail_msg("member '%s' is not a string", k);
+    return json_string_value(v);
+}
+
+/* The table with this alias in a "tables" array, or a failed test. */
+static const json_t *jtable(const json_t *snap, const char *alias)
+{
+    const json_t *tables = json_object_get(snap, "tables");
+    assert_true(json_is_array(tables));
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tables, i, t)
+        if (!strcmp(jstr(t, "alias"), alias)) return t;
+    fail_msg("no table '%s'", alias);
+    return NULL;
+}
+
+static uint64_t rows_of(const json_t *snap, const char *alias)
+{
+    return jint(jtable(snap, alias), "row_count");
+}
+
+static json_t *snapshot_json(const char *extra)
+{
+    char args[512];
+    snprintf(args, sizeof args, "snapshot --store g --json %s", extra ? extra : "");
+    return run_json(args, 0);
+}
+
+/* A recursive listing of a directory (path, size, mtime in ns), to prove nothing changed. */
+static char *g_listing;
+static size_t g_listing_len, g_listing_cap;
+static int g_dir_times = 1; /* 0: a directory's mtime is left out (see test_bad_line) */
+
+static int list_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)flag;
+    (void)ftw;
+    char line[1024];
+    int n;
+    if (S_ISDIR(st->st_mode) && !g_dir_times)
+        n = snprintf(line, sizeof line, "%s/\n", path);
+    else
+        n = snprintf(line, sizeof line, "%s %lld %lld.%09ld\n", path, (long long)st->st_size,
+                     (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+    if (g_listing_len + (size_t)n + 1 > g_listing_cap) {
+        g_listing_cap = (g_listing_cap + (size_t)n + 1) * 2;
+        g_listing = realloc(g_listing, g_listing_cap);
+        assert_non_null(g_listing);
+    }
+    memcpy(g_listing + g_listing_len, line, (size_t)n + 1);
+    g_listing_len += (size_t)n;
+    return 0;
+}
+
+/* root: absolute, or relative to the scratch directory (where the CLI runs). */
+static char *listing(const char *root)
+{
+    char path[768];
+    if (root[0] == '/') snprintf(path, sizeof path, "%s", root);
+    else snprintf(path, sizeof path, "%s/%s", g_dir, root);
+    g_listing = NULL;
+    g_listing_len = g_listing_cap = 0;
+    assert_int_equal(nftw(path, list_one, 16, FTW_PHYS), 0);
+    return g_listing;
+}
+
+/* The JSONL the tests load: 3 people, 1 company, 2 Knows edges, 1 WorksAt edge. */
+static const char *const DATA1 =
+    "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":30,\"email\":\"alice@example.com\",\"status\":\"active\"}}\n"
+    "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\",\"age\":25}}\n"
+    "\n"
+    "{\"type\":\"Person\",\"data\":{\"name\":\"Carol\"}}\n"
+    "{\"type\":\"Company\",\"data\":{\"name\":\"Acme\",\"size\":50}}\n"
+    "{\"edge\":\"Knows\",\"from\":\"Alice\",\"to\":\"Bob\",\"data\":{\"since\":\"2020-01-02\"}}\n"
+    "{\"edge\":\"Knows\",\"from\":\"Bob\",\"to\":\"Carol\"}\n"
+    "{\"edge\":\"WorksAt\",\"from\":\"Alice\",\"to\":\"Acme\",\"data\":{\"role\":\"CTO\"}}\n";
+
+static void init_graph(void)
+{
+    char args[1024], out[4096], err[4096];
+    snprintf(args, sizeof args, "init --schema '%s' g", g_schema);
+    int ex = run(args, out, sizeof out, err, sizeof err);
+    if (ex != 0) fail_msg("init exited %d: %s", ex, err);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    test_mkdtemp(g_dir, sizeof g_dir, "cli-graph");
+    g_dir_times = 1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    test_rmrf(g_dir);
+    return 0;
+}
+
+/* ---- CLI tests ---------------------------------------------------------------------------- */
+
+static void test_init(void **state)
+{
+    (void)state;
+    char args[1024], out[4096], err[4096];
+    snprintf(args, sizeof args, "init --schema '%s' g", g_schema);
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "initialized g (2 node types, 2 edge types; commit "));
+    assert_null(strstr(out, "took over"));
+    /* A second init refuses: the graph already exists, and nothing changed. */
+    char *before = listing("g");
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "already"));
+    assert_non_null(strstr(err, "error[exists]"));
+    snprintf(args, sizeof args, "init --json --schema '%s' g", g_schema);
+    json_t *j = run_json(args, 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "exists");
+    json_decref(j);
+    char *after = listing("g");
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+
+    /* --json on a fresh root; the genesis is the head and the only commit. */
+    snprintf(args, sizeof args, "init --json --schema '%s' g2", g_schema);
+    j = run_json(args, 0);
+    assert_true(json_is_true(json_object_get(j, "ok")));
+    assert_int_equal(jint(j, "node_types"), 2);
+    assert_int_equal(jint(j, "edge_types"), 2);
+    assert_true(json_is_false(json_object_get(j, "took_over")));
+    char genesis[32];
+    snprintf(genesis, sizeof genesis, "%s", jstr(j, "commit_id"));
+    assert_int_equal(strlen(genesis), OG_ID_LEN);
+    json_decref(j);
+    j = run_json("snapshot g2 --json", 0);
+    assert_string_equal(jstr(j, "head_commit"), genesis);
+    assert_int_equal(jint(j, "manifest_version"), 1);
+    assert_int_equal(json_array_size(json_object_get(j, "tables")), 4);
+    assert_int_equal(rows_of(j, "node:Person"), 0);
+    json_decref(j);
+
+    /* An init that dies before its genesis commit leaves no graph; the next init takes the
+     * root over and says so. */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && OG_FAILPOINTS='init.pre_manifest=exit(3)' %s init --schema '%s' g4 "
+             ">/dev/null 2>&1", g_dir, g_bin, g_schema);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+    assert_int_equal(run("snapshot g4", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "did not finish"));
+    snprintf(args, sizeof args, "init --schema '%s' g4", g_schema);
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "took over an interrupted init"));
+    assert_non_null(strstr(out, "initialized g4 (2 node types, 2 edge types; commit "));
+    j = run_json("snapshot --json g4", 0);
+    assert_int_equal(jint(j, "manifest_version"), 1);
+    json_decref(j);
+
+    /* A schema with an error: located, exit 1, no graph. */
+    write_text("bad.pg", "node Person {\n  name: Strin @key\n}\n");
+    assert_int_equal(run("init --schema bad.pg g3", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "bad.pg:2"));
+    assert_int_equal(run("snapshot g3", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "not_found"));
+}
+
+static void test_load_modes(void **state)
+{
+    (void)state;
+    char out[8192], err[8192];
+    init_graph();
+    write_text("d1.jsonl", DATA1);
+
+    /* overwrite: the human line, then the same counts in the snapshot. */
+    assert_int_equal(run("load --data d1.jsonl --mode overwrite --store g", out, sizeof out, err,
+                         sizeof err), 0);
+    assert_non_null(strstr(out, "loaded g on branch main with overwrite: 7 entities across 2 node "
+                                "types and 2 edge types (commit "));
+    json_t *s = snapshot_json(NULL);
+    assert_int_equal(jint(s, "manifest_version"), 2);
+    assert_int_equal(rows_of(s, "node:Person"), 3);
+    assert_int_equal(rows_of(s, "node:Company"), 1);
+    assert_int_equal(rows_of(s, "edge:Knows"), 2);
+    assert_int_equal(rows_of(s, "edge:WorksAt"), 1);
+    uint64_t person_v = jint(jtable(s, "node:Person"), "version");
+    assert_true(person_v >= 2);
+    json_decref(s);
+
+    /* append (root given positionally): one new person; --json carries the table versions. */
+    write_text("d2.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Dan\",\"age\":41}}\n");
+    json_t *l = run_json("load --json --data d2.jsonl --mode append g", 0);
+    assert_true(json_is_true(json_object_get(l, "ok")));
+    assert_string_equal(jstr(l, "mode"), "append");
+    assert_string_equal(jstr(l, "branch"), "main");
+    assert_int_equal(jint(l, "nodes"), 1);
+    assert_int_equal(jint(l, "edges"), 0);
+    assert_int_equal(jint(l, "lines"), 1);
+    assert_int_equal(jint(l, "node_types"), 1);
+    assert_int_equal(jint(l, "manifest_version"), 3);
+    const json_t *pt = jtable(l, "node:Person");
+    assert_int_equal(jint(pt, "from_version"), person_v);
+    assert_int_equal(jint(pt, "to_version"), person_v + 1);
+    assert_int_equal(jint(pt, "row_count"), 4);
+    char append_commit[32];
+    snprintf(append_commit, sizeof append_commit, "%s", jstr(l, "commit_id"));
+    json_decref(l);
+    s = snapshot_json(NULL);
+    assert_string_equal(jstr(s, "head_commit"), append_commit);
+    assert_int_equal(rows_of(s, "node:Person"), 4);
+    assert_int_equal(jint(jtable(s, "node:Person"), "version"), person_v + 1);
+    assert_int_equal(rows_of(s, "edge:Knows"), 2); /* untouched */
+    json_decref(s);
+
+    /* append of an existing key: key_conflict, exit 1, nothing written. */
+    write_text("dup.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\"}}\n");
+    assert_int_equal(run("load --data dup.jsonl --mode append --store g", out, sizeof out, err,
+                         sizeof err), 1);
+    assert_non_null(strstr(err, "key_conflict"));
+    s = snapshot_json(NULL);
+    assert_int_equal(jint(s, "manifest_version"), 3);
+    json_decref(s);
+
+    /* merge: one update, one insert. */
+    write_text("d3.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":31}}\n"
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"Eve\"}}\n");
+    assert_int_equal(run("load --data d3.jsonl --mode merge --store g", out, sizeof out, err,
+                         sizeof err), 0);
+    assert_non_null(strstr(out, "with merge: 2 entities across 1 node types and 0 edge types"));
+    s = snapshot_json(NULL);
+    assert_int_equal(jint(s, "manifest_version"), 4);
+    assert_int_equal(rows_of(s, "node:Person"), 5);
+    json_decref(s);
+
+    /* overwrite of Person only: Person is replaced, the other types are kept. */
+    write_text("d4.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\"}}\n"
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\"}}\n"
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"Carol\"}}\n");
+    assert_int_equal(run("load --data d4.jsonl --mode overwrite --store g", out, sizeof out, err,
+                         sizeof err), 0);
+    s = snapshot_json(NULL);
+    assert_int_equal(jint(s, "manifest_version"), 5);
+    assert_int_equal(rows_of(s, "node:Person"), 3);
+    assert_int_equal(rows_of(s, "node:Company"), 1);
+    json_decref(s);
+
+    /* The lineage: genesis + 4 loads, newest first, each the parent of the next. */
+    json_t *c = run_json("commit list --store g --json", 0);
+    const json_t *arr = json_object_get(c, "commits");
+    assert_int_equal(json_array_size(arr), 5);
+    for (size_t i = 0; i < 5; i++) {
+        const json_t *ci = json_array_get(arr, i);
+        assert_int_equal(jint(ci, "manifest_version"), 5 - i);
+        assert_string_equal(jstr(ci, "branch"), "main");
+        assert_true(jint(ci, "created_at_us") > 0);
+        if (i + 1 < 5)
+            assert_string_equal(jstr(ci, "parent"), jstr(json_array_get(arr, i + 1), "id"));
+        else
+            assert_true(json_is_null(json_object_get(ci, "parent")));
+    }
+    assert_string_equal(jstr(json_array_get(arr, 2), "id"), append_commit);
+    json_decref(c);
+    assert_int_equal(run("commit list g", out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, append_commit));
+    assert_non_null(strstr(out, "(5 commits)"));
+
+    /* Time travel: --at a manifest version, a commit id, an 8-character prefix. */
+    s = snapshot_json("--at 2");
+    assert_int_equal(jint(s, "manifest_version"), 2);
+    assert_int_equal(rows_of(s, "node:Person"), 3);
+    json_decref(s);
+    char extra[64];
+    snprintf(extra, sizeof extra, "--at %s", append_commit);
+    s = snapshot_json(extra);
+    assert_int_equal(jint(s, "manifest_version"), 3);
+    assert_int_equal(rows_of(s, "node:Person"), 4);
+    json_decref(s);
+    assert_int_equal(run("snapshot --store g --at 99", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "not_found"));
+
+    /* commit show by full id and by a prefix: the commit and its tables. */
+    char args[256];
+    snprintf(args, sizeof args, "commit show %s --store g --json", append_commit);
+    json_t *cs = run_json(args, 0);
+    const json_t *commit = json_object_get(cs, "commit");
+    assert_string_equal(jstr(commit, "id"), append_commit);
+    assert_int_equal(jint(commit, "manifest_version"), 3);
+    assert_int_equal(rows_of(cs, "node:Person"), 4);
+    json_decref(cs);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%s", append_commit);
+    /* the shortest prefix that is unique in this lineage (ULIDs share their time part) */
+    json_t *all = run_json("commit list --store g --json", 0);
+    size_t plen = 4;
+    for (; plen < OG_ID_LEN; plen++) {
+        size_t hits = 0, i;
+        const json_t *ci;
+        json_array_foreach(json_object_get(all, "commits"), i, ci)
+            if (!strncmp(jstr(ci, "id"), append_commit, plen)) hits++;
+        if (hits == 1) break;
+    }
+    json_decref(all);
+    prefix[plen] = '\0';
+    snprintf(args, sizeof args, "commit show %s g", prefix);
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, append_commit));
+    assert_non_null(strstr(out, "manifest version  3"));
+    assert_int_equal(run("commit show ZZZZZZZZ g", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "not_found"));
+
+    /* The text snapshot: an aligned table with a header. */
+    assert_int_equal(run("snapshot g", out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "manifest version  5"));
+    assert_non_null(strstr(out, "table"));
+    assert_non_null(strstr(out, "node:Person"));
+}
+
+static void test_bad_line(void **state)
+{
+    (void)state;
+    char out[8192], err[8192];
+    init_graph();
+    write_text("d1.jsonl", DATA1);
+    assert_int_equal(run("load --data d1.jsonl --mode overwrite g", out, sizeof out, err,
+                         sizeof err), 0);
+    json_t *s0 = snapshot_json(NULL);
+    /* A read-write open probes the filesystem with a temporary in the root (created and
+     * removed: the root's mtime moves), so here directories are compared by name only;
+     * every file keeps its size and mtime. */
+    g_dir_times = 0;
+    char *before = listing("g");
+
+    /* Line 3 names a property Person does not have. */
+    write_text("bad.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Zed\"}}\n"
+                            "{\"type\":\"Company\",\"data\":{\"name\":\"Initech\"}}\n"
+                            "{\"type\":\"Person\",\"data\":{\"name\":\"Yan\",\"shoe\":42}}\n");
+    assert_int_equal(run("load --data bad.jsonl --mode append --store g", out, sizeof out, err,
+                         sizeof err), 1);
+    assert_non_null(strstr(err, "bad.jsonl:3: "));
+    assert_non_null(strstr(err, "shoe"));
+    assert_null(strstr(err, "bad.jsonl:3: line 3")); /* the location is not said twice */
+    /* --json: the error object carries file and line. */
+    json_t *j = run_json("load --json --data bad.jsonl --mode append --store g", 1);
+    const json_t *e = json_object_get(j, "error");
+    assert_string_equal(jstr(e, "code"), "bad_request");
+    assert_string_equal(jstr(e, "file"), "bad.jsonl");
+    assert_int_equal(jint(e, "line"), 3);
+    json_decref(j);
+    /* Not JSON at all on line 2. */
+    write_text("bad2.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Zed\"}}\n{oops\n");
+    assert_int_equal(run("load --data bad2.jsonl --mode merge --store g", out, sizeof out, err,
+                         sizeof err), 1);
+    assert_non_null(strstr(err, "bad2.jsonl:2:"));
+    /* An edge to a node that does not exist (found by validation, not parsing). */
+    write_text("bad3.jsonl", "{\"edge\":\"Knows\",\"from\":\"Alice\",\"to\":\"Nobody\"}\n");
+    assert_int_equal(run("load --data bad3.jsonl --mode append --store g", out, sizeof out, err,
+                         sizeof err), 1);
+    assert_non_null(strstr(err, "bad3.jsonl:1"));
+
+    json_t *s1 = snapshot_json(NULL);
+    assert_int_equal(jint(s1, "manifest_version"), jint(s0, "manifest_version"));
+    assert_string_equal(jstr(s1, "head_commit"), jstr(s0, "head_commit"));
+    assert_int_equal(rows_of(s1, "node:Person"), 3);
+    json_decref(s0);
+    json_decref(s1);
+    /* Not a single byte of the graph changed (a failed load leaves no files behind). */
+    char *after = listing("g");
+    g_dir_times = 1;
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+}
+
+static void test_readonly_inspection_writes_nothing(void **state)
+{
+    (void)state;
+    char out[65536], err[8192];
+    init_graph();
+    write_text("d1.jsonl", DATA1);
+    assert_int_equal(run("load --data d1.jsonl --mode overwrite g", out, sizeof out, err,
+                         sizeof err), 0);
+    char *before = listing("g");
+    assert_int_equal(run("snapshot --store g", out, sizeof out, err, sizeof err), 0);
+    assert_int_equal(run("snapshot --store g --json --at 1", out, sizeof out, err, sizeof err), 0);
+    assert_int_equal(run("commit list --store g", out, sizeof out, err, sizeof err), 0);
+    assert_int_equal(run("commit show 2 --store g --json", out, sizeof out, err, sizeof err), 0);
+    char *after = listing("g");
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    /* ... and it works on a root the user cannot write (unless we are root, who can). */
+    char path[512];
+    snprintf(path, sizeof path, "%s/g", g_dir);
+    assert_int_equal(chmod(path, 0555), 0);
+    assert_int_equal(run("snapshot --store g --json", out, sizeof out, err, sizeof err), 0);
+    assert_int_equal(chmod(path, 0755), 0);
+}
+
+static void test_usage(void **state)
+{
+    (void)state;
+    char out[4096], err[4096];
+    assert_int_equal(run("init g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("init --schema x.pg", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("load --data x.jsonl g", out, sizeof out, err, sizeof err), 2);
+    assert_non_null(strstr(err, "--mode"));
+    assert_int_equal(run("load --data x.jsonl --mode upsert g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("load --mode merge g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("load --data x --mode merge --store g h", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("snapshot", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("snapshot --bogus g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("commit", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("commit frob g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("commit show --store g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("--help", out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "5 recovery required"));
+    assert_non_null(strstr(out, "snapshot"));
+    /* No graph there: exit 1, not_found; and the missing root is not created. */
+    assert_int_equal(run("snapshot --store nope", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "not_found"));
+    write_text("x.jsonl", "\n");
+    assert_int_equal(run("load --data x.jsonl --mode merge nope", out, sizeof out, err, sizeof err), 1);
+    struct stat st;
+    char path[512];
+    snprintf(path, sizeof path, "%s/nope", g_dir);
+    assert_int_equal(stat(path, &st), -1);
+}
+
+/* ---- C API -------------------------------------------------------------------------------- */
+
+typedef struct progress_seen {
+    int parse, write;
+    uint64_t last_lines;
+} progress_seen;
+
+static void on_progress(void *arg, int phase, uint64_t done, uint64_t total, uint64_t lines)
+{
+    progress_seen *p = arg;
+    assert_true(done <= total);
+    if (phase == OG_LOAD_PHASE_PARSE) p->parse++;
+    if (phase == OG_LOAD_PHASE_WRITE) p->write++;
+    p->last_lines = lines;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void test_api(void **state)
+{
+    (void)state;
+    char root[512];
+    snprintf(root, sizeof root, "%s/api/graph", g_dir); /* parents are created too */
+    size_t slen;
+    char *schema = read_all(g_schema, &slen);
+
+    og_init_result ir;
+    assert_og_ok(og_graph_init(&ir, root, "social.pg", schema, slen));
+    assert_int_equal(ir.node_types, 2);
+    assert_int_equal(ir.edge_types, 2);
+    assert_int_equal(strlen(ir.commit_id), OG_ID_LEN);
+    assert_int_equal(ir.took_over, 0);
+    char genesis[OG_ID_LEN + 1];
+    memcpy(genesis, ir.commit_id, sizeof genesis);
+    assert_og_error(og_graph_init(&ir, root, "social.pg", schema, slen), OG_E_EXISTS);
+    assert_non_null(strstr(og_error_last()->message, "already"));
+    free(schema);
+
+    og_graph *g = NULL;
+    og_open_options oo = OG_OPEN_OPTIONS_INIT;
+    oo.actor = "tester";
+    assert_og_ok(og_graph_open(&g, root, &oo));
+
+    og_load_options lo = OG_LOAD_OPTIONS_INIT;
+    og_load_result lr;
+    /* the mode is required */
+    assert_og_error(og_graph_load(&lr, g, "d.jsonl", DATA1, strlen(DATA1), &lo), OG_E_BAD_REQUEST);
+    lo.branch = "dev";
+    lo.mode = OG_LOAD_MERGE;
+    assert_og_error(og_graph_load(&lr, g, "d.jsonl", DATA1, strlen(DATA1), &lo), OG_E_UNSUPPORTED);
+    lo.branch = NULL;
+    lo.mode = OG_LOAD_OVERWRITE;
+    progress_seen ps = {0, 0, 0};
+    lo.progress = on_progress;
+    lo.progress_arg = &ps;
+    assert_og_ok(og_graph_load(&lr, g, "d.jsonl", DATA1, strlen(DATA1), &lo));
+    assert_int_equal(ps.write, 1);
+    assert_int_equal(ps.last_lines, 8);
+    assert_int_equal(lr.nodes, 4);
+    assert_int_equal(lr.edges, 3);
+    assert_int_equal(lr.lines, 8);
+    assert_int_equal(lr.node_types, 2);
+    assert_int_equal(lr.edge_types, 2);
+    assert_int_equal(lr.manifest_version, 2);
+    assert_int_equal(strlen(lr.commit_id), OG_ID_LEN);
+    assert_int_equal(lr.n_tables, 4);
+    char first_load[OG_ID_LEN + 1];
+    memcpy(first_load, lr.commit_id, sizeof first_load);
+
+    lo.progress = NULL;
+    lo.mode = OG_LOAD_APPEND;
+    const char *more = "{\"type\":\"Company\",\"data\":{\"name\":\"Globex\"}}\n";
+    assert_og_ok(og_graph_load(&lr, g, "more.jsonl", more, strlen(more), &lo));
+    assert_int_equal(lr.manifest_version, 3);
+    assert_int_equal(lr.n_tables, 1);
+    assert_string_equal(lr.tables[0].alias, "node:Company");
+    assert_int_equal(lr.tables[0].row_count, 2);
+    assert_int_equal(lr.tables[0].to_version, lr.tables[0].from_version + 1);
+    char second_load[OG_ID_LEN + 1];
+    memcpy(second_load, lr.commit_id, sizeof second_load);
+    /* a bad line: located, nothing committed */
+    const char *bad = "{\"type\":\"Company\",\"data\":{\"name\":\"Hooli\"}}\n{\"type\":\"Nope\"}\n";
+    assert_og_error(og_graph_load(&lr, g, "bad.jsonl", bad, strlen(bad), &lo), OG_E_BAD_REQUEST);
+    assert_string_equal(og_error_last()->file, "bad.jsonl");
+    assert_int_equal(og_error_last()->line, 2);
+    assert_string_equal(lr.commit_id, "");
+
+    og_snapshot_info *si = NULL;
+    assert_og_ok(og_graph_snapshot(&si, g, NULL));
+    assert_int_equal(si->manifest_version, 3);
+    assert_string_equal(si->branch, "main");
+    assert_string_equal(si->head_commit, second_load);
+    assert_int_equal(si->n_tables, 4);
+    assert_int_equal(strlen(si->schema_identity), OG_SCHEMA_ID_LEN);
+    for (size_t i = 0; i < si->n_tables; i++) {
+        const og_snapshot_table *t = &si->tables[i];
+        if (!strcmp(t->alias, "node:Company")) {
+            assert_int_equal(t->row_count, 2);
+            assert_int_equal(t->kind, OG_KIND_NODE);
+            assert_string_equal(t->type_name, "Company");
+            assert_non_null(strstr(t->path, "nodes/"));
+        }
+        if (!strcmp(t->alias, "edge:Knows")) assert_int_equal(t->kind, OG_KIND_EDGE);
+    }
+    char head[OG_ID_LEN + 1];
+    memcpy(head, si->head_commit, sizeof head);
+    og_snapshot_info_free(si);
+    assert_og_ok(og_graph_snapshot(&si, g, first_load));
+    assert_int_equal(si->manifest_version, 2);
+    assert_string_equal(si->head_commit, first_load);
+    og_snapshot_info_free(si);
+    assert_og_error(og_graph_snapshot(&si, g, "12345"), OG_E_NOT_FOUND);
+    assert_null(si);
+
+    og_commit_info *c = NULL;
+    size_t n = 0;
+    assert_og_ok(og_graph_commits(&c, &n, g));
+    assert_int_equal(n, 3);
+    assert_string_equal(c[0].id, head);
+    assert_string_equal(c[1].id, first_load);
+    assert_string_equal(c[0].parent, first_load);
+    assert_string_equal(c[2].id, genesis);
+    assert_string_equal(c[2].parent, "");
+    assert_non_null(c[0].actor);
+    assert_string_equal(c[0].actor, "tester");
+    assert_string_equal(c[0].branch, "main");
+    assert_true(c[0].created_at_us >= c[2].created_at_us);
+    og_commits_free(c);
+    assert_og_ok(og_graph_commit_show(&c, g, "2"));
+    assert_string_equal(c->id, first_load);
+    og_commits_free(c);
+
+    /* Nothing to commit: no commit id, no new manifest version, counted as a no-op. */
+    assert_og_ok(og_graph_load(&lr, g, "empty.jsonl", "\n\n", 2, &lo));
+    assert_string_equal(lr.commit_id, "");
+    assert_int_equal(lr.manifest_version, 0);
+    assert_int_equal(lr.lines, 2);
+    assert_og_ok(og_graph_commits(&c, &n, g));
+    assert_int_equal(n, 3);
+    og_commits_free(c);
+
+    og_graph_stats st;
+    assert_og_ok(og_graph_stats_get(&st, g));
+    assert_int_equal(st.writes, 2);
+    assert_int_equal(st.noops, 1);
+    assert_int_equal(st.reprepares, 0);
+    og_graph_close(g);
+
+    /* Read-only: reads work, loads are refused, nothing is written. */
+    char *before = listing(root);
+    oo.read_only = 1;
+    assert_og_ok(og_graph_open(&g, root, &oo));
+    assert_og_ok(og_graph_snapshot(&si, g, NULL));
+    assert_int_equal(si->manifest_version, 3);
+    og_snapshot_info_free(si);
+    lo.mode = OG_LOAD_MERGE;
+    assert_og_error(og_graph_load(&lr, g, "more.jsonl", more, strlen(more), &lo), OG_E_BAD_REQUEST);
+    og_graph_close(g);
+    char *after = listing(root);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+
+    /* Every free accepts NULL; a missing root is not found (and not created). */
+    og_graph_close(NULL);
+    og_snapshot_info_free(NULL);
+    og_commits_free(NULL);
+    char nope[512];
+    snprintf(nope, sizeof nope, "%s/nope", g_dir);
+    assert_og_error(og_graph_open(&g, nope, NULL), OG_E_NOT_FOUND);
+    assert_null(g);
+    struct stat sb;
+    assert_int_equal(stat(nope, &sb), -1);
+    assert_int_equal(og_load_mode_parse("merge"), OG_LOAD_MERGE);
+    assert_int_equal(og_load_mode_parse("upsert"), 0);
+    assert_string_equal(og_load_mode_name(OG_LOAD_OVERWRITE), "overwrite");
+}
+
+int main(void)
+{
+    const char *bindir = getenv("OG_TEST_BINDIR");
+    const char *srcdir = getenv("OG_TEST_SRCDIR");
+    snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bindir ? bindir : ".");
+    snprintf(g_schema, sizeof g_schema, "%s/examples/social.pg", srcdir ? srcdir : "../..");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_init, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_modes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_readonly_inspection_writes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

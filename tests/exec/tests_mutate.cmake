@@ -1,0 +1,2 @@
+# .gq mutations end to end through the write protocol (insert/update/delete, cascade, CAS).
+og_test(test_exec_mutate LABELS "exec" SOURCES exec/test_exec_mutate.c LINK og_exec)
