@@ -50,30 +50,26 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
 
     core_buf tb = CORE_BUF_INIT, mb = CORE_BUF_INIT;
     char key[STORE_KEY_MAX], name[LANCE_VERSION_NAME_CAP];
+    const char **keys = NULL; /* pending files + the .txn file, synced before the publish */
     rc = lance_pb_pack(&tb, &t.base);
     if (rc) goto out;
     rc = lance_key(key, root, LANCE_TRANSACTIONS_DIR, info->txn_file);
     if (rc) goto out;
+    /* With pending files the .txn file is written unsynced and made durable with them, in
+     * the publish below; alone it is written durably, and the manifest follows. */
     rc = store_put(s, key, tb.data, tb.len, n_pending ? STORE_F_NOSYNC : 0);
     if (rc) {
         core_err_prefix("writing transaction file of lance version %" PRIu64, v);
         goto out;
     }
     if (n_pending) {
-        /* Everything the manifest will name, durable in one batch, before it is published. */
-        const char **keys = core_malloc((n_pending + 1) * sizeof *keys);
+        keys = core_malloc((n_pending + 1) * sizeof *keys);
         if (!keys) {
             rc = core_err_nomem();
             goto out;
         }
         memcpy(keys, pending, n_pending * sizeof *keys);
         keys[n_pending] = key;
-        rc = store_sync(s, keys, n_pending + 1);
-        core_free(keys);
-        if (rc) {
-            core_err_prefix("making lance version %" PRIu64 "'s files durable", v);
-            goto out;
-        }
     }
 
     Lance__Table__Manifest m = *next;
@@ -84,7 +80,11 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
     rc = lance_version_file_name(name, sizeof name, naming, v);
     if (!rc) rc = lance_key(info->manifest_key, root, LANCE_VERSIONS_DIR, name);
     if (rc) goto out;
-    rc = store_put_if_absent(s, info->manifest_key, mb.data, mb.len, 0);
+    /* Everything the manifest names becomes durable before the manifest is linked into
+     * place; the store writes and flushes the manifest's bytes in the same round. */
+    rc = n_pending ? store_sync_put_if_absent(s, keys, n_pending + 1, info->manifest_key,
+                                              mb.data, mb.len, 0)
+                   : store_put_if_absent(s, info->manifest_key, mb.data, mb.len, 0);
     if (rc == OG_E_EXISTS) {
         core_err(OG_E_CONFLICT,
                  "lance table '%s': version %" PRIu64 " was committed by another writer", root, v);
@@ -96,7 +96,7 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
         goto out;
     }
     if (rc) {
-        core_err_prefix("publishing lance version %" PRIu64, v);
+        core_err_prefix("making durable and publishing lance version %" PRIu64, v);
         goto out;
     }
     /* The hint is only a hint (readers list _versions/), so failing to rewrite it must not
@@ -111,6 +111,7 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
         info->manifest_len = len;
     }
 out:
+    core_free(keys);
     core_buf_free(&tb);
     core_buf_free(&mb);
     return rc;

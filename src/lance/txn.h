@@ -53,8 +53,11 @@ int lance_commit(store *s, const char *root, lance_naming naming,
 
 /* As lance_commit, with objects written earlier with STORE_F_NOSYNC (the operation's data
  * files) that must be durable before the manifest names them: the .txn file is then written
- * unsynced as well, and all of them are made durable by one store_sync() (one batch of
- * fdatasyncs and directory syncs) before the manifest is published. */
+ * unsynced as well, and one store_sync_put_if_absent() makes all of them durable and then
+ * publishes the manifest. On the local store that is two rounds of flushes: the files, their
+ * directories and the manifest's temporary together, then the link and _versions/' sync;
+ * a crash before the link leaves no manifest (the files stay reclaimable), after it the
+ * version is durable. */
 int lance_commit_pending(store *s, const char *root, lance_naming naming,
                          const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
                          const void *index, size_t index_len, unsigned flags,

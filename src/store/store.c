@@ -135,6 +135,26 @@ int store_sync(store *s, const char *const *keys, size_t n)
     return s->ops->sync ? s->ops->sync(s, keys, n) : 0;
 }
 
+int store_sync_put_if_absent(store *s, const char *const *keys, size_t n, const char *key,
+                             const void *data, size_t len, unsigned flags)
+{
+    if (!s->ext || !s->ext->sync_put_if_absent) {
+        int rc = store_sync(s, keys, n);
+        return rc ? rc : store_put_if_absent(s, key, data, len, flags);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = store_key_check(keys[i]);
+        if (rc) return rc;
+    }
+    int rc = store_key_check(key);
+    if (rc) return rc;
+    count(s, STORE_OP_SYNC);
+    count(s, STORE_OP_PUT_IF_ABSENT);
+    rc = s->ext->sync_put_if_absent(s, keys, n, key, data, len, flags);
+    if (rc == 0) atomic_fetch_add_explicit(&s->stats.bytes_written, len, memory_order_relaxed);
+    return rc;
+}
+
 void store_close(store *s)
 {
     if (s) s->ops->close(s);

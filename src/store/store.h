@@ -111,10 +111,21 @@ typedef struct store_ops {
     void (*unlock)(store *s, void *handle);
 } store_ops;
 
-/* Every backend embeds this first. */
+/* Optional operations added after store_ops version 1, in their own table so that backends
+ * written against version 1 (positional initializers included) stay valid. Each entry may
+ * be NULL: the dispatch function then composes the op from the mandatory ones. */
+typedef struct store_ops_ext {
+    /* A backend implements it to overlap writing and flushing the new object with the sync,
+     * so a commit pays one round of flushes before its publish instead of two. */
+    int (*sync_put_if_absent)(store *s, const char *const *keys, size_t n, const char *key,
+                              const void *data, size_t len, unsigned flags);
+} store_ops_ext;
+
+/* Every backend embeds this first (zero-initialised: ext NULL means no optional ops). */
 struct store {
     const store_ops *ops;
     store_stats stats;
+    const store_ops_ext *ext;
 };
 
 /* 0 if key is a valid object key, else OG_E_BAD_REQUEST naming the key and the rule. */
@@ -151,6 +162,16 @@ int store_delete(store *s, const char *key, unsigned flags);
 int store_list_prefix(store *s, const char *prefix, unsigned flags, store_list *out);
 /* Make earlier STORE_F_NOSYNC writes of these keys durable. */
 int store_sync(store *s, const char *const *keys, size_t n);
+/* store_sync(keys) followed by store_put_if_absent(key): the publish of a commit whose files
+ * were written unsynced. `key` becomes visible only once every one of `keys` is durable, so
+ * no crash can leave key published over a lost file; the backend may write and flush key's
+ * bytes under a hidden name while the others are flushed (the local store does: one round
+ * of flushes, then link and one directory sync). Counted as one sync and one put_if_absent.
+ * Returns 0 (keys durable; key created, durable unless STORE_F_NOSYNC), OG_E_EXISTS (key
+ * was taken: nothing of it changed; keys were still synced unless another error is
+ * returned), or the sync's or the write's error (key not created). */
+int store_sync_put_if_absent(store *s, const char *const *keys, size_t n, const char *key,
+                             const void *data, size_t len, unsigned flags);
 void store_close(store *s);
 
 void store_counts_get(store *s, store_counts *out);

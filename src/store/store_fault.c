@@ -381,6 +381,20 @@ static int fault_sync(store *s, const char *const *keys, size_t n)
     return rc;
 }
 
+/* The model of the fused publish is its definition: a sync step, then a put_if_absent step,
+ * each a durable op with its own fault and crash point. A crash between them (after the
+ * flush, before the link) leaves the synced files durable and key absent, which is what the
+ * local backend guarantees at that point (its flushed temporary is invisible and
+ * reclaimable); a crash after the second keeps key. The inner store's own fused op is
+ * deliberately not called: it would hide the crash point in the middle. */
+static int fault_sync_put_if_absent(store *s, const char *const *keys, size_t n,
+                                    const char *key, const void *data, size_t len,
+                                    unsigned flags)
+{
+    int rc = fault_sync(s, keys, n);
+    return rc ? rc : fault_put_if_absent(s, key, data, len, flags);
+}
+
 static void fault_close(store *s)
 {
     fault_store *fs = F(s);
@@ -423,11 +437,16 @@ static const store_ops FAULT_OPS = {
     .unlock = fault_unlock,
 };
 
+static const store_ops_ext FAULT_EXT = {
+    .sync_put_if_absent = fault_sync_put_if_absent,
+};
+
 int store_fault_open(store **out, store *inner, int own_inner)
 {
     fault_store *fs = core_calloc(1, sizeof *fs);
     if (!fs) return core_err_nomem();
     fs->base.ops = &FAULT_OPS;
+    fs->base.ext = &FAULT_EXT;
     fs->inner = inner;
     fs->own_inner = own_inner;
     pthread_mutex_init(&fs->lock, NULL);

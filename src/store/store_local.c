@@ -2,7 +2,10 @@
  * target's directory, is fdatasync'ed, published with rename(2) (put) or link(2)
  * (put_if_absent), and the directory is fsync'ed. A writer holds flock(2) on its temporary
  * while it lives, so store_local_reclaim_temps() removes only temporaries whose writer is
- * gone. All paths are resolved relative to an O_DIRECTORY handle on the root. */
+ * gone. All paths are resolved relative to an O_DIRECTORY handle on the root. For commits:
+ * batched flushes run on persistent worker threads, sync_put_if_absent flushes the new
+ * object with the batch (two flush rounds per commit), and directories commits publish into
+ * keep a few pre-created temporaries ready (file creation is slow on some filesystems). */
 #include "store/store.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -13,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +25,54 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+typedef struct sync_job sync_job;
+typedef struct sync_batch sync_batch;
+
+/* Creating a file is the slowest step of a small write on some filesystems (ext4 without a
+ * journal scans past recently deleted inodes, 0.3 to 2 ms here), so directories that commits
+ * publish into get a few empty, locked temporaries created ahead by a background thread. */
+#define TMP_POOL_DIRS 4
+#define TMP_POOL_PER_DIR 2
+
+typedef struct tmp_ready {
+    int fd; /* open for writing, flock held */
+    char name[STORE_KEY_MAX + 64];
+} tmp_ready;
+
+typedef struct tmp_dir {
+    char dir[STORE_KEY_MAX + 1]; /* "" is the root */
+    int used;
+    uint64_t gen;      /* changes when the slot is given to another directory */
+    uint64_t last_use; /* for replacing the least recently used directory */
+    tmp_ready ready[TMP_POOL_PER_DIR];
+    size_t n_ready;
+} tmp_dir;
+
+/* Flushes of one batch run on a few long-lived worker threads (started on the first batch
+ * that has more than one flush) plus the calling thread, so the device sees them together
+ * and a batch costs no thread creation. */
+#define SYNC_WORKERS_MAX 6
+
 typedef struct local_store {
     store base;
     char *root;
     int root_fd;
     int readonly;
+    pthread_mutex_t pool_mu;
+    pthread_cond_t pool_work; /* a batch was queued, or stop */
+    sync_batch *queue;        /* batches with jobs not yet handed out, oldest first */
+    pthread_t workers[SYNC_WORKERS_MAX];
+    size_t n_workers;
+    _Atomic pid_t workers_pid; /* the process that started them (a forked child has none) */
+    int pool_stop;
+    /* Pre-created temporaries (see "temporary pool" below). */
+    pthread_mutex_t tmp_mu;
+    pthread_cond_t tmp_cv; /* a directory wants temporaries, or stop */
+    tmp_dir tdirs[TMP_POOL_DIRS];
+    uint64_t tmp_tick;
+    pthread_t creator;
+    _Atomic pid_t creator_pid; /* 0: not started; the pool is used only by this process */
+    int tmp_stop;
 } local_store;
 
 /* Process-wide, so temporaries of different handles in one process never share a name. */
@@ -102,22 +149,34 @@ static int write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
-/* Write data to a fresh locked temporary beside key. On success *fd_out holds the lock
- * and tmp names it; the caller publishes it, then closes fd. */
-static int write_tmp(local_store *ls, const char *key, const void *data, size_t len,
-                     unsigned flags, char *tmp, size_t tmpcap, int *fd_out)
+/* Threads this store started belong to process `owner` (0: none started). A forked child
+ * inherits the handle but not the threads, and maybe a mutex one of them held: it must
+ * touch neither the pools nor their locks. */
+static int forked_from(pid_t owner)
 {
-    char dir[STORE_KEY_MAX + 1];
-    parent_of(key, dir, sizeof dir);
+    return owner != 0 && owner != getpid();
+}
+
+/* A name for a new temporary in dir. */
+static void tmp_name(char *tmp, size_t cap, const char *dir, uint32_t salt)
+{
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = salt;
+    snprintf(tmp, cap, "%s%s" STORE_LOCAL_TMP_PREFIX "%ld-%llu-%08x", dir, *dir ? "/" : "",
+             (long)getpid(), (unsigned long long)atomic_fetch_add(&g_tmp_seq, 1), r);
+}
+
+/* Create a fresh, empty, locked temporary in dir (creating missing directories when
+ * make_dirs). 0 with *fd_out and tmp set, or an error (key names the object it is for). */
+static int create_tmp(local_store *ls, const char *dir, const char *key, int make_dirs,
+                      char *tmp, size_t tmpcap, int *fd_out)
+{
     int made_dirs = 0;
     for (int attempt = 0; attempt < 16; attempt++) {
-        uint32_t r = 0;
-        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = (uint32_t)attempt;
-        snprintf(tmp, tmpcap, "%s%s" STORE_LOCAL_TMP_PREFIX "%ld-%llu-%08x", dir, *dir ? "/" : "",
-                 (long)getpid(), (unsigned long long)atomic_fetch_add(&g_tmp_seq, 1), r);
+        tmp_name(tmp, tmpcap, dir, (uint32_t)attempt);
         int fd = openat(ls->root_fd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
         if (fd < 0) {
-            if (errno == ENOENT && !made_dirs) {
+            if (errno == ENOENT && make_dirs && !made_dirs) {
                 int rc = mkdir_parents(ls, dir);
                 if (rc) return rc;
                 made_dirs = 1;
@@ -138,24 +197,198 @@ static int write_tmp(local_store *ls, const char *key, const void *data, size_t 
             close(fd);
             continue;
         }
-        int rc = 0;
-        if (write_all(fd, data, len) != 0)
-            rc = core_err_storage(errno, key, "writing '%s'", key);
-        if (rc == 0) rc = OG_FAILPOINT("store.local.after_tmp_write");
-        if (rc == 0 && !(flags & STORE_F_NOSYNC)) {
-            if (fdatasync(fd) != 0) rc = core_err_storage(errno, key, "fdatasync of '%s'", key);
-            count_fsync(ls);
-        }
-        if (rc == 0) rc = OG_FAILPOINT("store.local.after_tmp_sync");
-        if (rc) {
-            unlinkat(ls->root_fd, tmp, 0);
-            close(fd);
-            return rc;
-        }
         *fd_out = fd;
         return 0;
     }
     return core_err(OG_E_STORAGE, "could not create a temporary for '%s'", key);
+}
+
+static int tmp_pool_take(local_store *ls, const char *dir, char *tmp, size_t tmpcap, int *fd);
+
+/* Write data to a fresh locked temporary beside key (a pooled one when the directory has
+ * one ready). On success *fd_out holds the lock and tmp names it; the caller publishes it,
+ * then closes fd. */
+static int write_tmp(local_store *ls, const char *key, const void *data, size_t len,
+                     unsigned flags, char *tmp, size_t tmpcap, int *fd_out)
+{
+    char dir[STORE_KEY_MAX + 1];
+    parent_of(key, dir, sizeof dir);
+    int fd = -1;
+    if (!tmp_pool_take(ls, dir, tmp, tmpcap, &fd)) {
+        int rc = create_tmp(ls, dir, key, 1, tmp, tmpcap, &fd);
+        if (rc) return rc;
+    }
+    int rc = 0;
+    if (write_all(fd, data, len) != 0) rc = core_err_storage(errno, key, "writing '%s'", key);
+    if (rc == 0) rc = OG_FAILPOINT("store.local.after_tmp_write");
+    if (rc == 0 && !(flags & STORE_F_NOSYNC)) {
+        if (fdatasync(fd) != 0) rc = core_err_storage(errno, key, "fdatasync of '%s'", key);
+        count_fsync(ls);
+    }
+    if (rc == 0) rc = OG_FAILPOINT("store.local.after_tmp_sync");
+    if (rc) {
+        unlinkat(ls->root_fd, tmp, 0);
+        close(fd);
+        return rc;
+    }
+    *fd_out = fd;
+    return 0;
+}
+
+/* ---- temporary pool ------------------------------------------------------------------------
+ * A pooled temporary is exactly what write_tmp would create in the same directory (same name
+ * form, flock held from before it had a name), only made earlier, so publishing from it has
+ * the same crash behaviour: rename or link within one directory. If the process dies the
+ * pooled temporaries are unlocked and store_local_reclaim_temps() removes them; close
+ * removes them. A forked child never uses its parent's pool (the locks are shared). */
+
+static void tmp_release(local_store *ls, tmp_dir *d)
+{
+    for (size_t i = 0; i < d->n_ready; i++) {
+        unlinkat(ls->root_fd, d->ready[i].name, 0);
+        close(d->ready[i].fd);
+    }
+    d->n_ready = 0;
+}
+
+/* Under tmp_mu: the slot of dir, or NULL. */
+static tmp_dir *tmp_find(local_store *ls, const char *dir)
+{
+    for (size_t i = 0; i < TMP_POOL_DIRS; i++)
+        if (ls->tdirs[i].used && strcmp(ls->tdirs[i].dir, dir) == 0) return &ls->tdirs[i];
+    return NULL;
+}
+
+static int tmp_pool_take(local_store *ls, const char *dir, char *tmp, size_t tmpcap, int *fd)
+{
+    if (ls->creator_pid != getpid()) return 0; /* no pool yet, or a forked child */
+    pthread_mutex_lock(&ls->tmp_mu);
+    tmp_dir *d = tmp_find(ls, dir);
+    int got = 0;
+    if (d && d->n_ready && strlen(d->ready[d->n_ready - 1].name) < tmpcap) {
+        tmp_ready *r = &d->ready[--d->n_ready];
+        memcpy(tmp, r->name, strlen(r->name) + 1);
+        *fd = r->fd;
+        d->last_use = ++ls->tmp_tick;
+        pthread_cond_signal(&ls->tmp_cv); /* refill */
+        got = 1;
+    }
+    pthread_mutex_unlock(&ls->tmp_mu);
+    return got;
+}
+
+/* For the pool: the inode is made unnamed (O_TMPFILE allocates it without holding the
+ * directory's lock, so a writer renaming into the directory meanwhile does not wait for the
+ * allocation), locked, then given its temporary name by linking it in; where O_TMPFILE or
+ * /proc is unavailable, an ordinary create. */
+static int create_pooled_tmp(local_store *ls, const char *dir, char *tmp, size_t tmpcap, int *fd_out)
+{
+    int fd = openat(ls->root_fd, *dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        if (flock(fd, LOCK_EX) == 0) {
+            for (int attempt = 0; attempt < 4; attempt++) {
+                tmp_name(tmp, tmpcap, dir, (uint32_t)attempt);
+                if (linkat(AT_FDCWD, proc, ls->root_fd, tmp, AT_SYMLINK_FOLLOW) == 0) {
+                    *fd_out = fd;
+                    return 0;
+                }
+                if (errno != EEXIST) break;
+            }
+        }
+        close(fd);
+    }
+    return create_tmp(ls, dir, dir, 0, tmp, tmpcap, fd_out);
+}
+
+static void *tmp_creator(void *p)
+{
+    local_store *ls = p;
+    pthread_mutex_lock(&ls->tmp_mu);
+    while (!ls->tmp_stop) {
+        tmp_dir *d = NULL;
+        for (size_t i = 0; i < TMP_POOL_DIRS && !d; i++)
+            if (ls->tdirs[i].used && ls->tdirs[i].n_ready < TMP_POOL_PER_DIR) d = &ls->tdirs[i];
+        if (!d) {
+            pthread_cond_wait(&ls->tmp_cv, &ls->tmp_mu);
+            continue;
+        }
+        char dir[STORE_KEY_MAX + 1], name[STORE_KEY_MAX + 64];
+        memcpy(dir, d->dir, sizeof dir);
+        uint64_t gen = d->gen;
+        pthread_mutex_unlock(&ls->tmp_mu);
+        int fd = -1;
+        int rc = create_pooled_tmp(ls, dir, name, sizeof name, &fd);
+        og_error_clear(); /* the pool is an optimisation: its failures are nobody's error */
+        pthread_mutex_lock(&ls->tmp_mu);
+        if (rc) {
+            /* The directory is gone or unwritable: stop feeding it (writers create their own). */
+            if (d->gen == gen) {
+                tmp_release(ls, d);
+                d->used = 0;
+            }
+            continue;
+        }
+        if (d->gen == gen && d->used && d->n_ready < TMP_POOL_PER_DIR && !ls->tmp_stop) {
+            tmp_ready *r = &d->ready[d->n_ready++];
+            r->fd = fd;
+            memcpy(r->name, name, sizeof r->name);
+        } else {
+            unlinkat(ls->root_fd, name, 0);
+            close(fd);
+        }
+    }
+    pthread_mutex_unlock(&ls->tmp_mu);
+    return NULL;
+}
+
+/* Directory dir is one commits publish into: keep temporaries ready there. */
+static void tmp_pool_want(local_store *ls, const char *dir)
+{
+    if (forked_from(ls->creator_pid)) return;
+    pthread_mutex_lock(&ls->tmp_mu);
+    if (ls->creator_pid == 0 && !ls->tmp_stop) {
+        if (pthread_create(&ls->creator, NULL, tmp_creator, ls) == 0) ls->creator_pid = getpid();
+    }
+    if (ls->creator_pid != getpid()) {
+        pthread_mutex_unlock(&ls->tmp_mu);
+        return;
+    }
+    tmp_dir *d = tmp_find(ls, dir);
+    if (!d) {
+        d = &ls->tdirs[0];
+        for (size_t i = 0; i < TMP_POOL_DIRS; i++) {
+            tmp_dir *c = &ls->tdirs[i];
+            if (!c->used) {
+                d = c;
+                break;
+            }
+            if (c->last_use < d->last_use) d = c;
+        }
+        tmp_release(ls, d);
+        snprintf(d->dir, sizeof d->dir, "%s", dir);
+        d->used = 1;
+        d->gen++;
+        pthread_cond_signal(&ls->tmp_cv);
+    }
+    d->last_use = ++ls->tmp_tick;
+    pthread_mutex_unlock(&ls->tmp_mu);
+}
+
+static void tmp_pool_close(local_store *ls)
+{
+    if (forked_from(ls->creator_pid)) return; /* the parent's temporaries are the parent's */
+    pthread_mutex_lock(&ls->tmp_mu);
+    ls->tmp_stop = 1;
+    pthread_cond_broadcast(&ls->tmp_cv);
+    pthread_mutex_unlock(&ls->tmp_mu);
+    if (ls->creator_pid) {
+        pthread_join(ls->creator, NULL);
+        for (size_t i = 0; i < TMP_POOL_DIRS; i++) tmp_release(ls, &ls->tdirs[i]);
+    }
+    pthread_cond_destroy(&ls->tmp_cv);
+    pthread_mutex_destroy(&ls->tmp_mu);
 }
 
 static int refuse_readonly(local_store *ls, const char *key)
@@ -190,6 +423,39 @@ static int local_put(store *s, const char *key, const void *data, size_t len, un
     return rc;
 }
 
+static int exists_err(const char *key)
+{
+    core_err(OG_E_EXISTS, "object '%s' already exists", key);
+    core_err_detail(CORE_ERR_OBJECT, key);
+    return OG_E_EXISTS;
+}
+
+/* The second half of put_if_absent: link the written (and, unless NOSYNC, flushed)
+ * temporary under key, drop the temporary's name, sync the directory. Consumes fd. */
+static int publish_link(local_store *ls, const char *key, const char *tmp, int fd,
+                        unsigned flags)
+{
+    if (linkat(ls->root_fd, tmp, ls->root_fd, key, 0) != 0) {
+        int e = errno;
+        unlinkat(ls->root_fd, tmp, 0);
+        close(fd);
+        if (e == EEXIST) return exists_err(key);
+        return core_err_storage(e, key, "publishing '%s'", key);
+    }
+    /* The temporary's name goes; the object stays under its key. A crash before this unlink
+     * leaves a temporary that the reclaimer removes once our lock is gone. */
+    int rc = OG_FAILPOINT("store.local.after_publish");
+    if (rc == 0 && unlinkat(ls->root_fd, tmp, 0) != 0)
+        rc = core_err_storage(errno, key, "removing temporary of '%s'", key);
+    close(fd);
+    if (rc == 0 && !(flags & STORE_F_NOSYNC)) {
+        char dir[STORE_KEY_MAX + 1];
+        parent_of(key, dir, sizeof dir);
+        rc = fsync_dir(ls, dir);
+    }
+    return rc;
+}
+
 static int local_put_if_absent(store *s, const char *key, const void *data, size_t len,
                                unsigned flags)
 {
@@ -200,36 +466,10 @@ static int local_put_if_absent(store *s, const char *key, const void *data, size
     /* A cheap early answer for a name already taken spares the loser of a commit race its
      * write and fdatasync; link(2) below still decides every race. */
     struct stat st;
-    if (fstatat(ls->root_fd, key, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        core_err(OG_E_EXISTS, "object '%s' already exists", key);
-        core_err_detail(CORE_ERR_OBJECT, key);
-        return OG_E_EXISTS;
-    }
+    if (fstatat(ls->root_fd, key, &st, AT_SYMLINK_NOFOLLOW) == 0) return exists_err(key);
     int rc = write_tmp(ls, key, data, len, flags, tmp, sizeof tmp, &fd);
     if (rc) return rc;
-    if (linkat(ls->root_fd, tmp, ls->root_fd, key, 0) != 0) {
-        int e = errno;
-        unlinkat(ls->root_fd, tmp, 0);
-        close(fd);
-        if (e == EEXIST) {
-            core_err(OG_E_EXISTS, "object '%s' already exists", key);
-            core_err_detail(CORE_ERR_OBJECT, key);
-            return OG_E_EXISTS;
-        }
-        return core_err_storage(e, key, "publishing '%s'", key);
-    }
-    /* The temporary's name goes; the object stays under its key. A crash before this unlink
-     * leaves a temporary that the reclaimer removes once our lock is gone. */
-    rc = OG_FAILPOINT("store.local.after_publish");
-    if (rc == 0 && unlinkat(ls->root_fd, tmp, 0) != 0)
-        rc = core_err_storage(errno, key, "removing temporary of '%s'", key);
-    close(fd);
-    if (rc == 0 && !(flags & STORE_F_NOSYNC)) {
-        char dir[STORE_KEY_MAX + 1];
-        parent_of(key, dir, sizeof dir);
-        rc = fsync_dir(ls, dir);
-    }
-    return rc;
+    return publish_link(ls, key, tmp, fd, flags);
 }
 
 static uint64_t mtime_ms_of(const struct stat *st)
@@ -418,76 +658,136 @@ static int local_list(store *s, const char *prefix, unsigned flags, store_list *
     return rc;
 }
 
-/* One object or directory to flush; flushes run on their own threads so the device sees them
- * together (the filesystem can then make one journal commit of them). */
-typedef struct sync_job {
+/* One object or directory to flush. */
+struct sync_job {
     int fd;
     int is_dir;
+    int keep_open; /* the caller closes fd (a temporary it still publishes) */
     int err;
-    pthread_t th;
-    int started;
-} sync_job;
+    size_t owner; /* the key behind the job, for the error message */
+};
 
-static void *sync_one(void *p)
+struct sync_batch {
+    sync_job *jobs;
+    size_t n, next;     /* next: first job not handed out (under pool_mu) */
+    _Atomic size_t left; /* jobs not finished */
+    sem_t finished;      /* posted by a worker that finishes the batch's last job */
+    sync_batch *qnext;
+};
+
+static void sync_one(sync_job *j)
 {
-    sync_job *j = p;
     if ((j->is_dir ? fsync(j->fd) : fdatasync(j->fd)) != 0) j->err = errno;
+}
+
+/* Under pool_mu: hand out b's next job; a batch leaves the queue with its last job. */
+static sync_job *take_job(local_store *ls, sync_batch *b)
+{
+    sync_job *j = &b->jobs[b->next++];
+    if (b->next == b->n) {
+        for (sync_batch **pp = &ls->queue; *pp; pp = &(*pp)->qnext) {
+            if (*pp == b) {
+                *pp = b->qnext;
+                break;
+            }
+        }
+    }
+    return j;
+}
+
+static void *sync_worker(void *p)
+{
+    local_store *ls = p;
+    pthread_mutex_lock(&ls->pool_mu);
+    for (;;) {
+        while (!ls->pool_stop && !ls->queue) pthread_cond_wait(&ls->pool_work, &ls->pool_mu);
+        if (!ls->queue) break; /* stopping, and nothing left to do */
+        sync_batch *b = ls->queue;
+        sync_job *j = take_job(ls, b);
+        pthread_mutex_unlock(&ls->pool_mu);
+        sync_one(j);
+        /* b may be gone as soon as its owner sees the last job done: not touched after. */
+        if (atomic_fetch_sub(&b->left, 1) == 1) sem_post(&b->finished);
+        pthread_mutex_lock(&ls->pool_mu);
+    }
+    pthread_mutex_unlock(&ls->pool_mu);
     return NULL;
 }
 
-/* Flush every job's fd, concurrently when there are several; then close them. Returns the
- * index of the first failed job, or -1. */
+/* Under pool_mu: have up to `want` workers. A worker that cannot be started is no error:
+ * the calling thread runs whatever no worker takes. */
+static void grow_workers(local_store *ls, size_t want)
+{
+    if (want > SYNC_WORKERS_MAX) want = SYNC_WORKERS_MAX;
+    while (ls->n_workers < want) {
+        if (pthread_create(&ls->workers[ls->n_workers], NULL, sync_worker, ls) != 0) break;
+        ls->workers_pid = getpid();
+        ls->n_workers++;
+    }
+}
+
+/* Flush every job's fd concurrently (the calling thread takes part), then close those not
+ * kept open. Returns the index of the first failed job, or -1. */
 static long run_sync_jobs(local_store *ls, sync_job *jobs, size_t n)
 {
-    /* The caller's thread takes the first flush itself: one thread fewer to spawn. */
-    for (size_t i = 1; i < n; i++) {
-        jobs[i].started = pthread_create(&jobs[i].th, NULL, sync_one, &jobs[i]) == 0;
-        if (!jobs[i].started) sync_one(&jobs[i]);
+    if (n == 1 || (n > 1 && forked_from(ls->workers_pid))) {
+        for (size_t i = 0; i < n; i++) sync_one(&jobs[i]);
+    } else if (n > 1) {
+        sync_batch b = {.jobs = jobs, .n = n};
+        atomic_init(&b.left, n);
+        sem_init(&b.finished, 0, 0);
+        int finished_last = 0;
+        pthread_mutex_lock(&ls->pool_mu);
+        grow_workers(ls, n - 1);
+        sync_batch **tail = &ls->queue;
+        while (*tail) tail = &(*tail)->qnext;
+        *tail = &b;
+        /* Wake only as many workers as there are jobs for them. */
+        for (size_t i = 1; i < n && i <= ls->n_workers; i++) pthread_cond_signal(&ls->pool_work);
+        while (b.next < b.n) {
+            sync_job *j = take_job(ls, &b);
+            pthread_mutex_unlock(&ls->pool_mu);
+            sync_one(j);
+            finished_last = atomic_fetch_sub(&b.left, 1) == 1;
+            pthread_mutex_lock(&ls->pool_mu);
+        }
+        pthread_mutex_unlock(&ls->pool_mu);
+        if (!finished_last)
+            while (sem_wait(&b.finished) != 0) {
+            }
+        sem_destroy(&b.finished);
     }
-    if (n) sync_one(&jobs[0]);
     long bad = -1;
     for (size_t i = 0; i < n; i++) {
-        if (jobs[i].started) pthread_join(jobs[i].th, NULL);
         count_fsync(ls);
-        close(jobs[i].fd);
+        if (!jobs[i].keep_open) close(jobs[i].fd);
         if (jobs[i].err && bad < 0) bad = (long)i;
     }
     return bad;
 }
 
-static int local_sync(store *s, const char *const *keys, size_t n)
+static void close_jobs(sync_job *jobs, size_t n)
 {
-    local_store *ls = L(s);
-    if (ls->readonly) return n ? refuse_readonly(ls, keys[0]) : 0;
-    if (n == 0) return 0;
-    sync_job *jobs = core_calloc(n, sizeof *jobs);
-    size_t *owner = core_calloc(n, sizeof *owner); /* key index behind each job */
-    if (!jobs || !owner) {
-        core_free(jobs);
-        core_free(owner);
-        return core_err_nomem();
-    }
-    int rc = 0;
-    size_t nj = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!jobs[i].keep_open) close(jobs[i].fd);
+}
+
+/* Jobs for keys (files deleted since their write are skipped: the directory sync persists
+ * the deletion) and for each distinct parent directory once. jobs has room for 2n. The
+ * directories are flushed in the same round as the files: each flush makes durable what it
+ * names (the entries already renamed or linked into place), whatever the order. */
+static int add_key_jobs(local_store *ls, const char *const *keys, size_t n, sync_job *jobs,
+                        size_t *nj)
+{
     for (size_t i = 0; i < n; i++) {
         int fd = openat(ls->root_fd, keys[i], O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            if (errno == ENOENT) continue; /* deleted: the directory sync below persists that */
-            rc = core_err_storage(errno, keys[i], "opening '%s' to sync it", keys[i]);
-            break;
+            if (errno == ENOENT) continue;
+            return core_err_storage(errno, keys[i], "opening '%s' to sync it", keys[i]);
         }
-        jobs[nj] = (sync_job){fd, 0, 0, 0, 0};
-        owner[nj++] = i;
+        jobs[(*nj)++] = (sync_job){fd, 0, 0, 0, i};
     }
-    long bad = rc ? -1 : run_sync_jobs(ls, jobs, nj);
-    if (rc) {
-        for (size_t i = 0; i < nj; i++) close(jobs[i].fd);
-    } else if (bad >= 0) {
-        rc = core_err_storage(jobs[bad].err, keys[owner[bad]], "fdatasync '%s'", keys[owner[bad]]);
-    }
-    /* Then each distinct parent directory once. */
-    nj = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         char dir[STORE_KEY_MAX + 1], other[STORE_KEY_MAX + 1];
         parent_of(keys[i], dir, sizeof dir);
         int seen = 0;
@@ -497,23 +797,94 @@ static int local_sync(store *s, const char *const *keys, size_t n)
         }
         if (seen) continue;
         int fd = openat(ls->root_fd, *dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0) {
-            rc = core_err_storage(errno, dir, "opening directory '%s' to sync it", dir);
-            break;
-        }
-        jobs[nj] = (sync_job){fd, 1, 0, 0, 0};
-        owner[nj++] = i;
+        if (fd < 0) return core_err_storage(errno, dir, "opening directory '%s' to sync it", dir);
+        jobs[(*nj)++] = (sync_job){fd, 1, 0, 0, i};
     }
-    bad = rc ? -1 : run_sync_jobs(ls, jobs, nj);
+    return 0;
+}
+
+/* The error of failed job `bad` (keys may be NULL for the one extra job of a new object). */
+static int job_error(const sync_job *j, const char *const *keys, const char *extra_key)
+{
+    const char *key = j->owner == SIZE_MAX ? extra_key : keys[j->owner];
+    if (j->is_dir) return core_err_storage(j->err, key, "fsync of the directory of '%s'", key);
+    return core_err_storage(j->err, key, "fdatasync '%s'", key);
+}
+
+static int local_sync(store *s, const char *const *keys, size_t n)
+{
+    local_store *ls = L(s);
+    if (ls->readonly) return n ? refuse_readonly(ls, keys[0]) : 0;
+    if (n == 0) return 0;
+    sync_job *jobs = core_calloc(2 * n, sizeof *jobs);
+    if (!jobs) return core_err_nomem();
+    size_t nj = 0;
+    int rc = add_key_jobs(ls, keys, n, jobs, &nj);
     if (rc) {
-        for (size_t i = 0; i < nj; i++) close(jobs[i].fd);
-    } else if (bad >= 0) {
-        rc = core_err_storage(jobs[bad].err, keys[owner[bad]], "fsync of the directory of '%s'",
-                              keys[owner[bad]]);
+        close_jobs(jobs, nj);
+    } else {
+        long bad = run_sync_jobs(ls, jobs, nj);
+        if (bad >= 0) rc = job_error(&jobs[bad], keys, NULL);
     }
     core_free(jobs);
-    core_free(owner);
     return rc;
+}
+
+/* Two flush rounds where sync + put_if_absent take four: the new object is written to its
+ * temporary first and flushed together with keys and their directories; only then is it
+ * linked under key (so it can never be visible over a file that is not durable), and its
+ * directory synced. */
+static int local_sync_put_if_absent(store *s, const char *const *keys, size_t n,
+                                    const char *key, const void *data, size_t len,
+                                    unsigned flags)
+{
+    local_store *ls = L(s);
+    if (ls->readonly) return refuse_readonly(ls, key);
+    struct stat st;
+    if (fstatat(ls->root_fd, key, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        int rc = local_sync(s, keys, n);
+        return rc ? rc : exists_err(key);
+    }
+    char tmp[STORE_KEY_MAX + 64];
+    int fd = -1;
+    int rc = write_tmp(ls, key, data, len, flags | STORE_F_NOSYNC, tmp, sizeof tmp, &fd);
+    if (rc) return rc;
+    /* Commits come back to these directories: have temporaries ready there next time. */
+    char dir[STORE_KEY_MAX + 1];
+    parent_of(key, dir, sizeof dir);
+    tmp_pool_want(ls, dir);
+    /* The last key first: a commit's .txn file comes after its data files. */
+    for (size_t i = n, wanted = 0; i-- > 0 && wanted < TMP_POOL_DIRS - 1;) {
+        char other[STORE_KEY_MAX + 1];
+        parent_of(keys[i], dir, sizeof dir);
+        int seen = 0;
+        for (size_t j = i + 1; j < n && !seen; j++) {
+            parent_of(keys[j], other, sizeof other);
+            seen = strcmp(dir, other) == 0;
+        }
+        if (seen) continue;
+        tmp_pool_want(ls, dir);
+        wanted++;
+    }
+    sync_job *jobs = core_calloc(2 * n + 1, sizeof *jobs);
+    size_t nj = 0;
+    if (!jobs) rc = core_err_nomem();
+    if (rc == 0) rc = add_key_jobs(ls, keys, n, jobs, &nj);
+    if (rc == 0) {
+        if (!(flags & STORE_F_NOSYNC)) jobs[nj++] = (sync_job){fd, 0, 1, 0, SIZE_MAX};
+        long bad = run_sync_jobs(ls, jobs, nj);
+        if (bad >= 0) rc = job_error(&jobs[bad], keys, key);
+    } else if (jobs) {
+        close_jobs(jobs, nj);
+    }
+    core_free(jobs);
+    if (rc == 0) rc = OG_FAILPOINT("store.local.after_batch_sync");
+    if (rc) {
+        unlinkat(ls->root_fd, tmp, 0);
+        close(fd);
+        return rc;
+    }
+    return publish_link(ls, key, tmp, fd, flags);
 }
 
 #define LOCK_DIR STORE_RESERVED_PREFIX "locks"
@@ -572,6 +943,16 @@ static void local_unlock(store *s, void *handle)
 static void local_close(store *s)
 {
     local_store *ls = L(s);
+    tmp_pool_close(ls);
+    if (!forked_from(ls->workers_pid)) {
+        pthread_mutex_lock(&ls->pool_mu);
+        ls->pool_stop = 1;
+        pthread_cond_broadcast(&ls->pool_work);
+        pthread_mutex_unlock(&ls->pool_mu);
+        for (size_t i = 0; i < ls->n_workers; i++) pthread_join(ls->workers[i], NULL);
+        pthread_cond_destroy(&ls->pool_work);
+        pthread_mutex_destroy(&ls->pool_mu);
+    }
     if (ls->root_fd >= 0) close(ls->root_fd);
     core_free(ls->root);
     core_free(ls);
@@ -590,6 +971,10 @@ static const store_ops LOCAL_OPS = {
     .close = local_close,
     .lock = local_lock,
     .unlock = local_unlock,
+};
+
+static const store_ops_ext LOCAL_EXT = {
+    .sync_put_if_absent = local_sync_put_if_absent,
 };
 
 /* mkdir -p for the root path itself (absolute or relative to the cwd). */
@@ -663,7 +1048,12 @@ static int local_open(store **out, const char *root, int readonly)
     local_store *ls = core_calloc(1, sizeof *ls);
     if (!ls) return core_err_nomem();
     ls->base.ops = &LOCAL_OPS;
+    ls->base.ext = &LOCAL_EXT;
     ls->root_fd = -1;
+    pthread_mutex_init(&ls->pool_mu, NULL);
+    pthread_cond_init(&ls->pool_work, NULL);
+    pthread_mutex_init(&ls->tmp_mu, NULL);
+    pthread_cond_init(&ls->tmp_cv, NULL);
     ls->root = core_strdup(root);
     if (!ls->root) {
         local_close(&ls->base);

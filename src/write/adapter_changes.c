@@ -235,23 +235,9 @@ int write_changes_rows(void *arg, const graph_snapshot *cur, uint64_t mver, grap
 {
     (void)cur;
     const write_intent *in = arg;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < in->n_effects; i++) {
-        const write_effect *e = &in->effects[i];
-        rc = graph_rows_add_version(rows, e->sid, e->inc, e->alias, e->achieved_version,
-                                    e->table_branch, e->row_count);
-    }
-    graph_commit c;
-    memset(&c, 0, sizeof c);
-    memcpy(c.id, in->commit_id, sizeof c.id);
-    memcpy(c.parent, in->parent_commit_id, sizeof c.parent);
-    c.actor = in->actor;
-    c.branch = in->branch;
-    c.created_at_us = in->created_at_us;
-    c.manifest_version = mver;
+    int rc = write_rows_versions(rows, in, NULL, NULL, NULL, false);
     if (rc == 0)
-        rc = graph_rows_add_commit(rows, &c);
-    if (rc == 0)
-        rc = graph_rows_add_head(rows, in->branch, in->commit_id, mver);
+        rc = write_rows_lineage(rows, in, in->commit_id, in->parent_commit_id, in->actor,
+                                in->created_at_us, mver);
     return rc;
 }

@@ -111,24 +111,11 @@ int write_optimize_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
 {
     (void)cur;
     const write_intent *in = arg;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < in->n_effects; i++) {
-        const write_effect *e = &in->effects[i];
-        if (e->achieved_version != e->expected_version)
-            rc = graph_rows_add_version(rows, e->sid, e->inc, e->alias, e->achieved_version,
-                                        e->table_branch, e->row_count);
-    }
-    graph_commit c;
-    memset(&c, 0, sizeof c);
-    memcpy(c.id, in->commit_id, sizeof c.id);
-    memcpy(c.parent, in->parent_commit_id, sizeof c.parent);
-    c.branch = in->branch;
-    c.created_at_us = in->created_at_us;
-    c.manifest_version = mver;
+    /* an actorless lineage commit: maintenance, not a user's change */
+    int rc = write_rows_versions(rows, in, NULL, NULL, NULL, true);
     if (rc == 0)
-        rc = graph_rows_add_commit(rows, &c);
-    if (rc == 0)
-        rc = graph_rows_add_head(rows, in->branch, in->commit_id, mver);
+        rc = write_rows_lineage(rows, in, in->commit_id, in->parent_commit_id, NULL,
+                                in->created_at_us, mver);
     return rc;
 }
 

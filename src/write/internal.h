@@ -131,6 +131,15 @@ typedef struct write_changes_input {
  * write (borrowed: valid while the base is held). */
 int write_base_table(void *base, const graph_table *t, const lance_dataset **out);
 
+/* Delta rows shared by the adapters and recovery: one table_version row per effect (its
+ * achieved version and row count, or versions[i]/counts[i]; only where which[i] when given;
+ * skipping effects that did not move when asked), and the lineage (commit + branch head). */
+int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t *versions,
+                        const uint64_t *counts, const bool *which, bool skip_unmoved);
+int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id,
+                       const char *parent, const char *actor, int64_t created_at_us,
+                       uint64_t mver);
+
 /* ---- Helpers ------------------------------------------------------------------------------- */
 
 int64_t write_now_us(void);

@@ -148,23 +148,10 @@ static int forward_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
     (void)cur;
     const forward_ctx *f = arg;
     const write_intent *in = f->in;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < in->n_effects; i++)
-        rc = graph_rows_add_version(rows, in->effects[i].sid, in->effects[i].inc,
-                                    in->effects[i].alias, f->versions[i],
-                                    in->effects[i].table_branch, f->counts[i]);
-    graph_commit c;
-    memset(&c, 0, sizeof c);
-    memcpy(c.id, in->commit_id, sizeof c.id);
-    memcpy(c.parent, in->parent_commit_id, sizeof c.parent);
-    c.actor = in->actor;
-    c.branch = in->branch;
-    c.created_at_us = in->created_at_us;
-    c.manifest_version = mver;
+    int rc = write_rows_versions(rows, in, f->versions, f->counts, NULL, false);
     if (rc == 0)
-        rc = graph_rows_add_commit(rows, &c);
-    if (rc == 0)
-        rc = graph_rows_add_head(rows, in->branch, in->commit_id, mver);
+        rc = write_rows_lineage(rows, in, in->commit_id, in->parent_commit_id, in->actor,
+                                in->created_at_us, mver);
     return rc;
 }
 
@@ -194,24 +181,10 @@ static int back_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_
     (void)cur;
     const back_ctx *b = arg;
     const write_intent *in = b->in;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < in->n_effects; i++)
-        if (b->restored[i])
-            rc = graph_rows_add_version(rows, in->effects[i].sid, in->effects[i].inc,
-                                        in->effects[i].alias, b->versions[i],
-                                        in->effects[i].table_branch, b->counts[i]);
-    graph_commit c;
-    memset(&c, 0, sizeof c);
-    memcpy(c.id, in->rollback_commit_id, sizeof c.id);
-    memcpy(c.parent, b->parent, sizeof c.parent);
-    c.actor = (char *)WRITE_ACTOR_RECOVERY;
-    c.branch = in->branch;
-    c.created_at_us = in->started_at_us;
-    c.manifest_version = mver;
+    int rc = write_rows_versions(rows, in, b->versions, b->counts, b->restored, false);
     if (rc == 0)
-        rc = graph_rows_add_commit(rows, &c);
-    if (rc == 0)
-        rc = graph_rows_add_head(rows, in->branch, in->rollback_commit_id, mver);
+        rc = write_rows_lineage(rows, in, in->rollback_commit_id, b->parent,
+                                WRITE_ACTOR_RECOVERY, in->started_at_us, mver);
     return rc;
 }
 

@@ -485,3 +485,38 @@ int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n)
     }
     return 0;
 }
+
+/* ---- delta rows ---------------------------------------------------------------------------- */
+
+int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t *versions,
+                        const uint64_t *counts, const bool *which, bool skip_unmoved)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < in->n_effects; i++) {
+        const write_effect *e = &in->effects[i];
+        uint64_t v = versions ? versions[i] : e->achieved_version;
+        uint64_t n = counts ? counts[i] : e->row_count;
+        if ((which && !which[i]) || (skip_unmoved && v == e->expected_version))
+            continue;
+        rc = graph_rows_add_version(rows, e->sid, e->inc, e->alias, v, e->table_branch, n);
+    }
+    return rc;
+}
+
+int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id,
+                       const char *parent, const char *actor, int64_t created_at_us,
+                       uint64_t mver)
+{
+    graph_commit c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.id, sizeof c.id, "%s", id);
+    snprintf(c.parent, sizeof c.parent, "%s", parent ? parent : "");
+    c.actor = (char *)actor; /* only read by graph_rows_add_commit */
+    c.branch = in->branch;
+    c.created_at_us = created_at_us;
+    c.manifest_version = mver;
+    int rc = graph_rows_add_commit(rows, &c);
+    if (rc == 0)
+        rc = graph_rows_add_head(rows, in->branch, id, mver);
+    return rc;
+}

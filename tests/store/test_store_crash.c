@@ -14,6 +14,7 @@
 typedef struct commit_ctx {
     unsigned data_flags; /* flags for the data puts */
     int sync_before_manifest;
+    int fused; /* sync and manifest in one store_sync_put_if_absent */
 } commit_ctx;
 
 static int setup_v1(store *s, void *ctx)
@@ -28,6 +29,10 @@ static int op_commit(store *s, void *vctx)
     commit_ctx *c = vctx;
     int rc = store_put(s, "data/1.lance", D1, strlen(D1), c->data_flags);
     if (rc == 0) rc = store_put(s, "data/2.lance", D2, strlen(D2), c->data_flags);
+    if (rc == 0 && c->fused) {
+        const char *keys[] = {"data/1.lance", "data/2.lance"};
+        return store_sync_put_if_absent(s, keys, 2, "_versions/2.manifest", "v2", 2, 0);
+    }
     if (rc == 0 && c->sync_before_manifest) {
         const char *keys[] = {"data/1.lance", "data/2.lance"};
         rc = store_sync(s, keys, 2);
@@ -64,7 +69,7 @@ static int no_temporaries_listed(store *s)
 
 static int check_commit(store *s, void *vctx, const crashsim_point *pt)
 {
-    (void)vctx;
+    const commit_ctx *c = vctx;
     int v1, v2, d1, d2;
     if (!whole_or_absent(s, "_versions/1.manifest", "v1", &v1) || !v1) return 1;
     if (!whole_or_absent(s, "_versions/2.manifest", "v2", &v2)) return 1;
@@ -72,6 +77,10 @@ static int check_commit(store *s, void *vctx, const crashsim_point *pt)
     int d2ok = whole_or_absent(s, "data/2.lance", D2, &d2);
     /* The visibility point: a published manifest references only whole data. */
     if (v2 && !(d1 && d1ok && d2 && d2ok)) return 1;
+    /* Fused publish: once its flush step (durable op 3) is done the data survives any crash;
+     * a crash right there, before the link, leaves no manifest. */
+    if (c->fused && pt->k >= 3 && !(d1 && d2)) return 1;
+    if (c->fused && pt->k == 3 && v2) return 1;
     /* Without a crash the commit completes. */
     if (pt->k == 0 && (pt->op_rc != 0 || !v2)) return 1;
     if (!no_temporaries_listed(s)) return 1;
@@ -85,7 +94,7 @@ static int check_commit(store *s, void *vctx, const crashsim_point *pt)
 static void test_commit_durable_puts(void **state)
 {
     (void)state;
-    commit_ctx ctx = {0, 0};
+    commit_ctx ctx = {0, 0, 0};
     crashsim_case c = {"commit(durable puts)", &ctx, setup_v1, op_commit, check_commit};
     crashsim_report r;
     crashsim_run(&c, &r);
@@ -97,7 +106,7 @@ static void test_commit_durable_puts(void **state)
 static void test_commit_batched_sync(void **state)
 {
     (void)state;
-    commit_ctx ctx = {STORE_F_NOSYNC, 1};
+    commit_ctx ctx = {STORE_F_NOSYNC, 1, 0};
     crashsim_case c = {"commit(unsynced puts + sync)", &ctx, setup_v1, op_commit, check_commit};
     crashsim_report r;
     crashsim_run(&c, &r);
@@ -105,11 +114,26 @@ static void test_commit_batched_sync(void **state)
     if (r.violations) fail_msg("%s", r.first);
 }
 
+/* The fused publish: a crash between its flush and its link (durable op 3) must lose the
+ * manifest and keep the data; after it, both stay. */
+static void test_commit_fused_publish(void **state)
+{
+    (void)state;
+    commit_ctx ctx = {STORE_F_NOSYNC, 0, 1};
+    crashsim_case c = {"commit(unsynced puts + sync_put_if_absent)", &ctx, setup_v1, op_commit,
+                       check_commit};
+    crashsim_report r;
+    crashsim_run(&c, &r);
+    assert_int_equal(r.n, 4); /* put, put, sync, put_if_absent */
+    assert_int_equal(r.runs, 8);
+    if (r.violations) fail_msg("%s", r.first);
+}
+
 /* Publishing the manifest over unsynced data is wrong; power loss must expose it. */
 static void test_enumeration_catches_missing_sync(void **state)
 {
     (void)state;
-    commit_ctx ctx = {STORE_F_NOSYNC, 0};
+    commit_ctx ctx = {STORE_F_NOSYNC, 0, 0};
     crashsim_case c = {"commit(no sync: broken)", &ctx, setup_v1, op_commit, check_commit};
     crashsim_report r;
     crashsim_run(&c, &r);
@@ -169,6 +193,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commit_durable_puts),
         cmocka_unit_test(test_commit_batched_sync),
+        cmocka_unit_test(test_commit_fused_publish),
         cmocka_unit_test(test_enumeration_catches_missing_sync),
         cmocka_unit_test(test_replace),
     };

@@ -123,6 +123,49 @@ static void test_put_if_absent(void **state)
     get_eq(f->s, "x/once", "third");
 }
 
+/* sync + put_if_absent in one call: the unsynced keys become durable and the new object is
+ * created once; a second create of the same key loses with EXISTS and changes nothing.
+ * Counted as one sync and one put_if_absent on every backend. */
+static void test_sync_put_if_absent(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(store_put(f->s, "a/1", "one", 3, STORE_F_NOSYNC));
+    assert_og_ok(store_put(f->s, "b/2", "two", 3, STORE_F_NOSYNC));
+    const char *keys[] = {"a/1", "b/2"};
+    store_counts c0, c1, d;
+    store_counts_get(f->s, &c0);
+    assert_og_ok(store_sync_put_if_absent(f->s, keys, 2, "v/1.manifest", "m1", 2, 0));
+    store_counts_get(f->s, &c1);
+    store_counts_diff(&c1, &c0, &d);
+    assert_int_equal(d.ops[STORE_OP_SYNC], 1);
+    assert_int_equal(d.ops[STORE_OP_PUT_IF_ABSENT], 1);
+    assert_int_equal(d.total_ops, 2);
+    assert_int_equal(d.durable_ops, 2);
+    assert_int_equal(d.bytes_written, 2);
+    get_eq(f->s, "v/1.manifest", "m1");
+    get_eq(f->s, "a/1", "one");
+    get_eq(f->s, "b/2", "two");
+    assert_og_error(store_sync_put_if_absent(f->s, keys, 2, "v/1.manifest", "m2!", 3, 0),
+                    OG_E_EXISTS);
+    assert_string_equal(og_error_last()->object, "v/1.manifest");
+    get_eq(f->s, "v/1.manifest", "m1");
+    /* No keys to sync: a plain create-if-absent. */
+    assert_og_ok(store_sync_put_if_absent(f->s, NULL, 0, "v/2.manifest", "m2", 2, 0));
+    get_eq(f->s, "v/2.manifest", "m2");
+    /* Keys are checked before anything happens. */
+    const char *bad[] = {"a/../x"};
+    assert_og_error(store_sync_put_if_absent(f->s, bad, 1, "v/3.manifest", "m3", 2, 0),
+                    OG_E_BAD_REQUEST);
+    assert_og_error(store_sync_put_if_absent(f->s, keys, 2, ".og-tmp-x", "m3", 2, 0),
+                    OG_E_BAD_REQUEST);
+    assert_og_error(store_get(f->s, "v/3.manifest", 0, STORE_ALL, &(core_buf)CORE_BUF_INIT),
+                    OG_E_NOT_FOUND);
+    store_list l;
+    assert_og_ok(store_list_prefix(f->s, "v/", 0, &l));
+    assert_int_equal(l.count, 2);
+    store_list_free(&l);
+}
+
 static void test_delete(void **state)
 {
     fixture *f = *state;
@@ -271,6 +314,83 @@ static void test_fsync_counts(void **state)
     assert_int_equal(d.fsyncs, 4);
 }
 
+/* The fused publish flushes the keys, their directories and the new object's temporary in
+ * one round, then links and syncs the new object's directory: the same fsyncs as sync +
+ * put_if_absent (each file once, each directory once), in two rounds instead of four. */
+static int count_tmp_files(const char *dir);
+
+static void test_sync_put_if_absent_fsyncs(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 2; i++) {
+        assert_og_ok(store_put(f->s, "data/seed", "x", 1, 0)); /* directories exist */
+        assert_og_ok(store_put(f->s, "txn/seed", "x", 1, 0));
+        assert_og_ok(store_put(f->s, "ver/seed", "x", 1, 0));
+    }
+    assert_og_ok(store_put(f->s, "data/d1", "d1", 2, STORE_F_NOSYNC));
+    assert_og_ok(store_put(f->s, "data/d2", "d2", 2, STORE_F_NOSYNC));
+    assert_og_ok(store_put(f->s, "txn/t", "t", 1, STORE_F_NOSYNC));
+    const char *keys[] = {"data/d1", "data/d2", "txn/t"};
+    store_counts a, b, d;
+    store_counts_get(f->s, &a);
+    assert_og_ok(store_sync_put_if_absent(f->s, keys, 3, "ver/1", "m", 1, 0));
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    /* 3 files + data/ + txn/ + the manifest's temporary, then ver/ */
+    assert_int_equal(d.fsyncs, 7);
+    /* The same through the composed path costs the same fsyncs. */
+    assert_og_ok(store_put(f->s, "data/d3", "d3", 2, STORE_F_NOSYNC));
+    const char *k3[] = {"data/d3"};
+    a = b;
+    assert_og_ok(store_sync(f->s, k3, 1));
+    assert_og_ok(store_put_if_absent(f->s, "ver/2", "m", 1, 0));
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.fsyncs, 2 + 2);
+    /* Losing the create: the keys are still synced, nothing is written for the loser. */
+    assert_og_ok(store_put(f->s, "data/d4", "d4", 2, STORE_F_NOSYNC));
+    const char *k4[] = {"data/d4"};
+    a = b;
+    assert_og_error(store_sync_put_if_absent(f->s, k4, 1, "ver/1", "m", 1, 0), OG_E_EXISTS);
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.fsyncs, 2);
+    /* A key deleted since its write is skipped (its directory is still synced). */
+    assert_og_ok(store_put(f->s, "data/gone", "g", 1, STORE_F_NOSYNC));
+    assert_og_ok(store_delete(f->s, "data/gone", STORE_F_NOSYNC));
+    const char *kg[] = {"data/gone"};
+    a = b;
+    assert_og_ok(store_sync_put_if_absent(f->s, kg, 1, "ver/3", "m", 1, 0));
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.fsyncs, 1 + 1 + 1);
+    /* Many keys in many directories: more flushes than sync workers, all done once. */
+    char names[20][32];
+    const char *many[20];
+    for (int i = 0; i < 20; i++) {
+        snprintf(names[i], sizeof names[i], "m%d/k%d", i % 5, i);
+        assert_og_ok(store_put(f->s, names[i], "z", 1, STORE_F_NOSYNC));
+        many[i] = names[i];
+    }
+    store_counts_get(f->s, &a);
+    assert_og_ok(store_sync_put_if_absent(f->s, many, 20, "ver/4", "m", 1, 0));
+    store_counts_get(f->s, &b);
+    store_counts_diff(&b, &a, &d);
+    assert_int_equal(d.fsyncs, 20 + 5 + 1 + 1);
+    /* Temporaries are kept ready in the directories it published into (ver/ at least);
+     * closing the store removes them. */
+    int pooled = count_tmp_files(f->dir);
+    assert_true(pooled >= 0 && pooled <= 4 * 2);
+    store_close(f->s);
+    assert_int_equal(count_tmp_files(f->dir), 0);
+    assert_og_ok(store_local_open(&f->s, f->dir));
+    /* Read-only handles refuse it. */
+    store *ro;
+    assert_og_ok(store_local_open_readonly(&ro, f->dir));
+    assert_og_error(store_sync_put_if_absent(ro, keys, 3, "ver/9", "m", 1, 0), OG_E_STORAGE);
+    store_close(ro);
+}
+
 static int count_tmp_files(const char *dir)
 {
     char cmd[512];
@@ -361,6 +481,55 @@ static void test_crash_inside_put(void **state)
     uint64_t removed = 0;
     assert_og_ok(store_local_reclaim_temps(f->s, &removed));
     assert_true(removed >= 4); /* the writers that died before publishing or before cleanup */
+    assert_int_equal(count_tmp_files(f->dir), 0);
+}
+
+/* A child dies at each step inside the fused publish: before the link the new object is
+ * absent (and the synced keys are whole), after it present; no temporary is ever listed and
+ * the reclaimer removes what the dead writers left. */
+static void test_crash_inside_sync_put_if_absent(void **state)
+{
+    fixture *f = *state;
+    const char *points[] = {"store.local.after_tmp_write", "store.local.after_batch_sync",
+                            "store.local.after_publish"};
+    for (size_t i = 0; i < 3; i++) {
+        char key[64], dkey[64];
+        snprintf(key, sizeof key, "v/%zu.manifest", i);
+        snprintf(dkey, sizeof dkey, "d/%zu.lance", i);
+        pid_t pid = fork();
+        if (pid == 0) {
+            store *s;
+            if (store_local_open(&s, f->dir) != 0) _exit(1);
+            if (store_put(s, dkey, "DATA", 4, STORE_F_NOSYNC) != 0) _exit(2);
+            core_fp_set(points[i], CORE_FP_EXIT, 9, 0); /* armed after the data's own put */
+            const char *keys[] = {dkey};
+            store_sync_put_if_absent(s, keys, 1, key, "MANIFEST", 8, 0);
+            _exit(0);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 9);
+        get_eq(f->s, dkey, "DATA");
+        core_buf b = CORE_BUF_INIT;
+        int rc = store_get(f->s, key, 0, STORE_ALL, &b);
+        core_buf_free(&b);
+        if (i < 2)
+            assert_og_error(rc, OG_E_NOT_FOUND);
+        else
+            get_eq(f->s, key, "MANIFEST");
+        store_list l;
+        assert_og_ok(store_list_prefix(f->s, "", 0, &l));
+        for (size_t j = 0; j < l.count; j++) assert_null(strstr(l.items[j].key, ".og-tmp-"));
+        store_list_free(&l);
+        /* The name is still free for the next writer when the dead one did not publish. */
+        if (i < 2) assert_og_ok(store_put_if_absent(f->s, key, "NEXT", 4, 0));
+    }
+    /* Each dead writer left its unpublished or not yet unlinked temporary, and maybe
+     * temporaries its pool had made ready: all unlocked now, all reclaimed. */
+    uint64_t removed = 0;
+    assert_og_ok(store_local_reclaim_temps(f->s, &removed));
+    assert_true(removed >= 3);
     assert_int_equal(count_tmp_files(f->dir), 0);
 }
 
@@ -472,6 +641,7 @@ int main(void)
         CONTRACT(test_range),
         CONTRACT(test_head),
         CONTRACT(test_put_if_absent),
+        CONTRACT(test_sync_put_if_absent),
         CONTRACT(test_delete),
         CONTRACT(test_list),
         CONTRACT(test_bad_keys),
@@ -479,6 +649,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fsync_counts, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_temporaries, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_crash_inside_put, setup_local, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_put_if_absent_fsyncs, setup_local, teardown),
+        cmocka_unit_test_setup_teardown(test_crash_inside_sync_put_if_absent, setup_local,
+                                        teardown),
         CONTRACT(test_locks),
         cmocka_unit_test_setup_teardown(test_lock_across_processes, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_readonly, setup_local, teardown),
