@@ -1,11 +1,13 @@
 /* The JSONL bulk-load reader: turns node and edge lines into one change per type, rows built
  * straight into Arrow builders in the table's schema, ids derived from @key, checked against
- * data.id, or minted. Strict: anything it does not understand is an error naming the line. */
+ * data.id, or minted. Strict: anything it does not understand is an error naming the line.
+ * Plain lines take a single-pass scanner; any other line goes through jansson (see below). */
 #include "exec/load.h"
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "core/ulid.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -450,6 +452,516 @@ static int load_object(load_ctx *c, const json_t *obj, exec_load_stats *st)
     return 0;
 }
 
+/* ---- the fast path ------------------------------------------------------------------------
+ * Most lines are plain: the two fixed shapes, unescaped strings, scalar values. Those are read
+ * here in one pass, without building a jansson tree. The fast path only ever accepts: it reads
+ * and checks the whole line before appending anything, and any line it does not fully accept
+ * (escapes, arrays, nested objects, any error at all) is handed to the jansson path above,
+ * which then reports exactly what it always reported. So strictness and messages cannot drift:
+ * the fast path is a subset that is known to agree. */
+
+enum { FT_NONE = 0, FT_STR, FT_INT, FT_REAL, FT_TRUE, FT_FALSE, FT_NULL };
+
+typedef struct ftok {
+    int kind;
+    const char *p; /* FT_STR: the bytes (no escapes, valid UTF-8, no control bytes) */
+    size_t n;
+    int64_t i;     /* FT_INT */
+    double d;      /* FT_REAL (and FT_INT as a double) */
+} ftok;
+
+#define FAST_MAX_MEMBERS 64
+#define FAST_FALLBACK 1
+
+typedef struct fast_line {
+    ftok type, edge, from, to;
+    int has_type, has_edge, has_from, has_to, has_data;
+    size_t n_members;
+    ftok keys[FAST_MAX_MEMBERS];
+    ftok vals[FAST_MAX_MEMBERS];
+} fast_line;
+
+static const char *fast_ws(const char *p, const char *e)
+{
+    if (p < e && (unsigned char)*p > ' ') return p; /* the usual case: no whitespace */
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+    return p;
+}
+
+/* Strict UTF-8 of one multi-byte sequence at p (first byte >= 0x80): its length, 0 if bad
+ * (overlong forms, surrogates and values past U+10FFFF are refused, as jansson does). */
+static size_t fast_utf8(const unsigned char *p, const unsigned char *e)
+{
+    unsigned c = p[0];
+    size_t n;
+    uint32_t v;
+    if (c >= 0xC2 && c <= 0xDF) n = 2, v = c & 0x1Fu;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3, v = c & 0x0Fu;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4, v = c & 0x07u;
+    else return 0;
+    if ((size_t)(e - p) < n) return 0;
+    for (size_t k = 1; k < n; k++) {
+        if ((p[k] & 0xC0u) != 0x80u) return 0;
+        v = (v << 6) | (p[k] & 0x3Fu);
+    }
+    if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || v > 0x10FFFF ||
+        (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+/* A string at p (on its opening quote): the position after it, or NULL to fall back. */
+static const char *fast_string(const char *p, const char *e, ftok *t)
+{
+    const unsigned char *s = (const unsigned char *)p + 1, *ue = (const unsigned char *)e;
+    const unsigned char *q = s;
+    for (;;) {
+        /* Eight plain bytes at a time: none is '"', '\\', a control byte or non-ASCII. */
+        while (ue - q >= 8) {
+            uint64_t w;
+            memcpy(&w, q, 8);
+            const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+            uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
+            uint64_t special = ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) |
+                               (w - ones * 0x20u) | w;
+            if (special & highs) break;
+            q += 8;
+        }
+        if (q >= ue) return NULL;
+        unsigned c = *q;
+        if (c == '"') break;
+        if (c == '\\' || c < 0x20) return NULL;
+        if (c < 0x80) {
+            q++;
+            continue;
+        }
+        size_t n = fast_utf8(q, ue);
+        if (!n) return NULL;
+        q += n;
+    }
+    t->kind = FT_STR;
+    t->p = (const char *)s;
+    t->n = (size_t)(q - s);
+    return (const char *)q + 1;
+}
+
+/* A number in JSON's grammar: integers of up to 18 digits exactly, others through strtod
+ * (refusing overflow as jansson does); anything else falls back. */
+static const char *fast_number(const char *p, const char *e, ftok *t)
+{
+    const char *q = p;
+    int neg = 0, real = 0;
+    if (q < e && *q == '-') neg = 1, q++;
+    const char *d0 = q;
+    if (q < e && *q == '0') q++;
+    else {
+        if (q >= e || *q < '1' || *q > '9') return NULL;
+        while (q < e && *q >= '0' && *q <= '9') q++;
+    }
+    size_t ndig = (size_t)(q - d0);
+    if (q < e && *q == '.') {
+        real = 1;
+        q++;
+        if (q >= e || *q < '0' || *q > '9') return NULL;
+        while (q < e && *q >= '0' && *q <= '9') q++;
+    }
+    if (q < e && (*q == 'e' || *q == 'E')) {
+        real = 1;
+        q++;
+        if (q < e && (*q == '+' || *q == '-')) q++;
+        if (q >= e || *q < '0' || *q > '9') return NULL;
+        while (q < e && *q >= '0' && *q <= '9') q++;
+    }
+    if (!real) {
+        if (ndig > 18) return NULL;
+        int64_t x = 0;
+        for (const char *r = d0; r < q; r++) x = x * 10 + (*r - '0');
+        t->kind = FT_INT;
+        t->i = neg ? -x : x;
+        t->d = (double)t->i;
+        return q;
+    }
+    char buf[64];
+    size_t n = (size_t)(q - p);
+    if (n >= sizeof buf) return NULL;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    double d = strtod(buf, NULL);
+    if (isinf(d)) return NULL;
+    t->kind = FT_REAL;
+    t->d = d;
+    return q;
+}
+
+/* One scalar value (string, number, true, false, null); arrays and objects fall back. */
+static const char *fast_value(const char *p, const char *e, ftok *t)
+{
+    if (p >= e) return NULL;
+    switch (*p) {
+    case '"': return fast_string(p, e, t);
+    case 't':
+        if (e - p < 4 || memcmp(p, "true", 4)) return NULL;
+        t->kind = FT_TRUE;
+        return p + 4;
+    case 'f':
+        if (e - p < 5 || memcmp(p, "false", 5)) return NULL;
+        t->kind = FT_FALSE;
+        return p + 5;
+    case 'n':
+        if (e - p < 4 || memcmp(p, "null", 4)) return NULL;
+        t->kind = FT_NULL;
+        return p + 4;
+    default:
+        if (*p == '-' || (*p >= '0' && *p <= '9')) return fast_number(p, e, t);
+        return NULL;
+    }
+}
+
+static int tok_is(const ftok *t, const char *lit, size_t n)
+{
+    return t->n == n && !memcmp(t->p, lit, n);
+}
+
+/* The object after "data": scalar members only. NULL to fall back. */
+static const char *fast_data(const char *p, const char *e, fast_line *fl)
+{
+    p = fast_ws(p + 1, e);
+    if (p < e && *p == '}') return p + 1;
+    for (;;) {
+        if (fl->n_members == FAST_MAX_MEMBERS || p >= e || *p != '"') return NULL;
+        ftok *k = &fl->keys[fl->n_members];
+        if (!(p = fast_string(p, e, k))) return NULL;
+        p = fast_ws(p, e);
+        if (p >= e || *p != ':') return NULL;
+        p = fast_ws(p + 1, e);
+        if (!(p = fast_value(p, e, &fl->vals[fl->n_members]))) return NULL;
+        fl->n_members++;
+        p = fast_ws(p, e);
+        if (p >= e) return NULL;
+        if (*p == '}') return p + 1;
+        if (*p != ',') return NULL;
+        p = fast_ws(p + 1, e);
+    }
+}
+
+/* Tokenise a whole line; 0 when it has the plain shape, FAST_FALLBACK otherwise. */
+static int fast_scan(const char *p, size_t len, fast_line *fl)
+{
+    const char *e = p + len;
+    fl->has_type = fl->has_edge = fl->has_from = fl->has_to = fl->has_data = 0;
+    fl->n_members = 0;
+    p = fast_ws(p, e);
+    if (p >= e || *p != '{') return FAST_FALLBACK;
+    p = fast_ws(p + 1, e);
+    for (;;) {
+        ftok k;
+        if (p >= e || *p != '"' || !(p = fast_string(p, e, &k))) return FAST_FALLBACK;
+        p = fast_ws(p, e);
+        if (p >= e || *p != ':') return FAST_FALLBACK;
+        p = fast_ws(p + 1, e);
+        ftok *slot = NULL;
+        int *has = NULL;
+        if (tok_is(&k, "type", 4)) slot = &fl->type, has = &fl->has_type;
+        else if (tok_is(&k, "edge", 4)) slot = &fl->edge, has = &fl->has_edge;
+        else if (tok_is(&k, "from", 4)) slot = &fl->from, has = &fl->has_from;
+        else if (tok_is(&k, "to", 2)) slot = &fl->to, has = &fl->has_to;
+        else if (tok_is(&k, "data", 4)) has = &fl->has_data;
+        else return FAST_FALLBACK;
+        if (*has) return FAST_FALLBACK; /* duplicate member */
+        *has = 1;
+        if (slot) {
+            if (p >= e || *p != '"' || !(p = fast_string(p, e, slot)) || !slot->n)
+                return FAST_FALLBACK;
+        } else {
+            if (p >= e || *p != '{' || !(p = fast_data(p, e, fl))) return FAST_FALLBACK;
+        }
+        p = fast_ws(p, e);
+        if (p >= e) return FAST_FALLBACK;
+        if (*p == '}') break;
+        if (*p != ',') return FAST_FALLBACK;
+        p = fast_ws(p + 1, e);
+    }
+    return fast_ws(p + 1, e) == e ? 0 : FAST_FALLBACK;
+}
+
+/* A NUL-terminated copy of a short token into buf; 0 if it does not fit. */
+static int tok_cstr(const ftok *t, char *buf, size_t cap)
+{
+    if (t->n >= cap) return 0;
+    memcpy(buf, t->p, t->n);
+    buf[t->n] = '\0';
+    return 1;
+}
+
+static int enum_has(const lang_type *ty, const char *s)
+{
+    size_t lo = 0, hi = ty->n_enum;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(ty->enum_vals[mid], s);
+        if (!c) return 1;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* Per property of the current line: the value token (or NULL) and, for key properties, a
+ * NUL-terminated copy of string values. */
+typedef struct fast_scratch {
+    const ftok *val[FAST_MAX_MEMBERS];
+    char str[FAST_MAX_MEMBERS][256];
+    char type_name[256];
+    int last_ti;        /* the type the last line named (a cache of the name lookup) */
+    int last_kind;
+    char last_name[256];
+} fast_scratch;
+
+/* Check one property value exactly as append_prop would, computing kv (may be NULL) and the
+ * converted number in *num. FAST_FALLBACK when append_prop would refuse it or the value is not
+ * a plain scalar. */
+static int fast_check_prop(const lang_prop *p, const ftok *v, lang_value *kv, char *sbuf,
+                           int64_t *inum, double *dnum)
+{
+    const lang_type *ty = &p->type;
+    if (kv) memset(kv, 0, sizeof *kv);
+    if (!v || v->kind == FT_NULL) return ty->nullable ? 0 : FAST_FALLBACK;
+    if (ty->kind == LANG_TY_ENUM) {
+        if (v->kind != FT_STR || !tok_cstr(v, sbuf, 256) || !enum_has(ty, sbuf))
+            return FAST_FALLBACK;
+        if (kv) kv->kind = LANG_V_STRING, kv->s = sbuf;
+        return 0;
+    }
+    if (ty->kind != LANG_TY_SCALAR) return FAST_FALLBACK;
+    switch (ty->scalar) {
+    case LANG_S_STRING:
+    case LANG_S_BLOB:
+        if (v->kind != FT_STR) return FAST_FALLBACK;
+        if (kv) {
+            if (!tok_cstr(v, sbuf, 256)) return FAST_FALLBACK;
+            kv->kind = LANG_V_STRING;
+            kv->s = sbuf;
+        }
+        return 0;
+    case LANG_S_BOOL:
+        if (v->kind != FT_TRUE && v->kind != FT_FALSE) return FAST_FALLBACK;
+        if (kv) kv->kind = LANG_V_BOOL, kv->u = v->kind == FT_TRUE;
+        return 0;
+    case LANG_S_I32:
+    case LANG_S_I64:
+    case LANG_S_U32:
+    case LANG_S_U64: {
+        if (v->kind != FT_INT) return FAST_FALLBACK;
+        int64_t x = v->i;
+        if ((ty->scalar == LANG_S_I32 && (x < INT32_MIN || x > INT32_MAX)) ||
+            (ty->scalar == LANG_S_U32 && (x < 0 || x > (int64_t)UINT32_MAX)) ||
+            (ty->scalar == LANG_S_U64 && x < 0))
+            return FAST_FALLBACK;
+        if (kv) int_value(kv, x);
+        *inum = x;
+        return 0;
+    }
+    case LANG_S_F32:
+    case LANG_S_F64: {
+        if (v->kind != FT_INT && v->kind != FT_REAL) return FAST_FALLBACK;
+        double d = v->d;
+        if (ty->scalar == LANG_S_F32) {
+            if (isfinite(d) && fabs(d) > FLT_MAX) return FAST_FALLBACK;
+            d = (double)(float)d;
+        }
+        if (kv) kv->kind = LANG_V_FLOAT, kv->f = d;
+        *dnum = d;
+        return 0;
+    }
+    case LANG_S_DATE:
+    case LANG_S_DATETIME: {
+        int64_t x;
+        if (v->kind == FT_STR) {
+            if (!tok_cstr(v, sbuf, 256)) return FAST_FALLBACK;
+            int bad = ty->scalar == LANG_S_DATE ? lang_parse_date(sbuf, &x)
+                                                : lang_parse_datetime(sbuf, &x);
+            if (bad) return FAST_FALLBACK;
+        } else if (v->kind == FT_INT) {
+            x = v->i;
+        } else {
+            return FAST_FALLBACK;
+        }
+        if (ty->scalar == LANG_S_DATE && (x < INT32_MIN || x > INT32_MAX)) return FAST_FALLBACK;
+        if (kv) {
+            kv->kind = ty->scalar == LANG_S_DATE ? LANG_V_DATE : LANG_V_DATETIME;
+            kv->checked = 1;
+            kv->i = x;
+        }
+        *inum = x;
+        return 0;
+    }
+    default: return FAST_FALLBACK;
+    }
+}
+
+/* Append a value fast_check_prop accepted. */
+static int fast_append_prop(const lang_prop *p, arrow_builder *b, const ftok *v, int64_t inum,
+                            double dnum)
+{
+    const lang_type *ty = &p->type;
+    if (!v || v->kind == FT_NULL) return arrow_builder_append_null(b);
+    if (ty->kind == LANG_TY_ENUM) return arrow_builder_append_bytes(b, v->p, v->n);
+    switch (ty->scalar) {
+    case LANG_S_STRING:
+    case LANG_S_BLOB: return arrow_builder_append_bytes(b, v->p, v->n);
+    case LANG_S_BOOL: return arrow_builder_append_bool(b, v->kind == FT_TRUE);
+    case LANG_S_U32:
+    case LANG_S_U64: return arrow_builder_append_uint(b, (uint64_t)inum);
+    case LANG_S_F32:
+    case LANG_S_F64: return arrow_builder_append_double(b, dnum);
+    default: return arrow_builder_append_int(b, inum);
+    }
+}
+
+/* core_ulid_format's text, five bits at a time from two words instead of bit by bit (every
+ * edge without an id mints one). */
+static void fast_ulid_text(const core_ulid *u, char out[CORE_ULID_LEN])
+{
+    static const char enc[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    uint64_t hi = 0, lo = 0;
+    for (int i = 0; i < 8; i++) {
+        hi = (hi << 8) | u->b[i];
+        lo = (lo << 8) | u->b[8 + i];
+    }
+    /* 26 chars x 5 bits = 130 bits over the 128-bit value: char i holds bits s..s+4 counted
+     * from the least significant end, s = 125 - 5i (the first char only its top 3 bits). */
+    out[0] = enc[hi >> 61];
+    for (int i = 1; i < CORE_ULID_LEN; i++) {
+        int s = 125 - 5 * i;
+        uint64_t v;
+        if (s >= 64) v = hi >> (s - 64);
+        else if (s + 5 <= 64) v = lo >> s;
+        else v = (lo >> s) | (hi << (64 - s));
+        out[i] = enc[v & 31u];
+    }
+}
+
+static int fast_prop_index(const lang_typedef *t, const ftok *k)
+{
+    for (size_t i = 0; i < t->n_props; i++) {
+        const char *nm = t->props[i].name;
+        if (!strncmp(nm, k->p, k->n) && nm[k->n] == '\0') return (int)i;
+    }
+    return -1;
+}
+
+/* Load one line through the fast path: 0 (row appended), FAST_FALLBACK (nothing appended:
+ * hand the line to the jansson path), or a negative error (out of memory while appending). */
+static int fast_line_load(load_ctx *c, const char *line, size_t len, fast_line *fl,
+                          fast_scratch *fs, exec_load_stats *st)
+{
+    if (fast_scan(line, len, fl)) return FAST_FALLBACK;
+    if (fl->has_type == fl->has_edge) return FAST_FALLBACK;
+    int kind = fl->has_type ? LANG_NODE : LANG_EDGE;
+    const ftok *name = kind == LANG_NODE ? &fl->type : &fl->edge;
+    int ti;
+    if (fs->last_ti >= 0 && fs->last_kind == kind && !strncmp(fs->last_name, name->p, name->n) &&
+        fs->last_name[name->n] == '\0') {
+        ti = fs->last_ti;
+    } else {
+        if (!tok_cstr(name, fs->type_name, sizeof fs->type_name)) return FAST_FALLBACK;
+        ti = lang_catalog_find(c->cat, fs->type_name, kind);
+        if (ti < 0 && kind == LANG_EDGE) ti = lang_catalog_find_edge_ci(c->cat, fs->type_name);
+        if (ti < 0) return FAST_FALLBACK;
+        memcpy(fs->last_name, fs->type_name, name->n + 1);
+        fs->last_ti = ti;
+        fs->last_kind = kind;
+    }
+    const lang_typedef *t = &c->cat->types[ti];
+    if (kind == LANG_NODE && (fl->has_from || fl->has_to)) return FAST_FALLBACK;
+    if (kind == LANG_EDGE && (!fl->has_from || !fl->has_to)) return FAST_FALLBACK;
+    if (t->n_props > FAST_MAX_MEMBERS) return FAST_FALLBACK;
+    for (size_t i = 0; i < t->n_props; i++) fs->val[i] = NULL;
+    const ftok *jid = NULL;
+    for (size_t m = 0; m < fl->n_members; m++) {
+        const ftok *k = &fl->keys[m];
+        if (tok_is(k, GRAPH_COL_ID, strlen(GRAPH_COL_ID))) {
+            if (jid) return FAST_FALLBACK;
+            jid = &fl->vals[m];
+            continue;
+        }
+        if (kind == LANG_EDGE && (tok_is(k, GRAPH_COL_SRC, strlen(GRAPH_COL_SRC)) ||
+                                  tok_is(k, GRAPH_COL_DST, strlen(GRAPH_COL_DST))))
+            return FAST_FALLBACK;
+        if ((k->n >= 4 && !memcmp(k->p, "_row", 4)) || tok_is(k, "_tombstone", 10))
+            return FAST_FALLBACK;
+        int p = fast_prop_index(t, k);
+        if (p < 0 || fs->val[p]) return FAST_FALLBACK;
+        fs->val[p] = &fl->vals[m];
+    }
+    if (jid && (jid->kind != FT_STR || !jid->n)) return FAST_FALLBACK;
+
+    type_acc *a = &c->acc[ti];
+    int rc;
+    if (!a->used && (rc = acc_init(a, t))) {
+        acc_clear(a);
+        return rc;
+    }
+    if ((rc = grow_scratch(c, t->n_props ? t->n_props : 1, t->n_key ? t->n_key : 1))) return rc;
+    int64_t inum[FAST_MAX_MEMBERS];
+    double dnum[FAST_MAX_MEMBERS];
+    for (size_t i = 0; i < t->n_props; i++) {
+        int kp = a->keypos[i];
+        inum[i] = 0;
+        dnum[i] = 0;
+        if (fast_check_prop(&t->props[i], fs->val[i], kp >= 0 ? &c->keyvals[kp] : NULL,
+                            fs->str[i], &inum[i], &dnum[i]))
+            return FAST_FALLBACK;
+    }
+    char *derived = NULL;
+    if (kind == LANG_NODE && t->n_key) {
+        if (lang_key_id(&derived, t, c->keyvals)) return FAST_FALLBACK;
+        if (jid && (strlen(derived) != jid->n || memcmp(derived, jid->p, jid->n))) {
+            core_free(derived);
+            return FAST_FALLBACK;
+        }
+    }
+    if (a->n == a->cap) {
+        size_t nc = a->cap ? a->cap * 2 : 256;
+        uint64_t *l = core_realloc(a->lines, nc * sizeof *l);
+        if (!l) {
+            core_free(derived);
+            return core_err_nomem();
+        }
+        a->lines = l;
+        a->cap = nc;
+    }
+
+    /* Accepted: append. */
+    for (size_t i = 0; i < t->n_props && !rc; i++)
+        rc = fast_append_prop(&t->props[i], a->b[a->first_prop + i], fs->val[i], inum[i],
+                              dnum[i]);
+    if (!rc) {
+        if (derived) {
+            rc = arrow_builder_append_str(a->b[0], derived);
+        } else if (jid) {
+            rc = arrow_builder_append_bytes(a->b[0], jid->p, jid->n);
+        } else {
+            core_ulid u;
+            char text[CORE_ULID_LEN];
+            if (!(rc = core_ulid_new(&u))) {
+                fast_ulid_text(&u, text);
+                rc = arrow_builder_append_bytes(a->b[0], text, CORE_ULID_LEN);
+            }
+        }
+    }
+    core_free(derived);
+    if (!rc && kind == LANG_EDGE) {
+        rc = arrow_builder_append_bytes(a->b[1], fl->from.p, fl->from.n);
+        if (!rc) rc = arrow_builder_append_bytes(a->b[2], fl->to.p, fl->to.n);
+    }
+    if (rc) return rc;
+    a->lines[a->n++] = c->line;
+    if (kind == LANG_NODE) st->nodes++;
+    else st->edges++;
+    return 0;
+}
+
 static int is_blank(const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -507,7 +1019,15 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
 
     load_ctx c = {.cat = cat, .file = file};
     c.acc = core_calloc(cat->n_types ? cat->n_types : 1, sizeof *c.acc);
-    if (!c.acc) return core_err_nomem();
+    fast_line *fl = core_malloc(sizeof *fl);
+    fast_scratch *fs = core_malloc(sizeof *fs);
+    if (!c.acc || !fl || !fs) {
+        core_free(c.acc);
+        core_free(fl);
+        core_free(fs);
+        return core_err_nomem();
+    }
+    fs->last_ti = -1;
 
     int rc = 0;
     size_t off = 0;
@@ -525,6 +1045,12 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
             break;
         }
         if (is_blank(p, n)) continue;
+        rc = fast_line_load(&c, p, n, fl, fs, st);
+        if (rc <= 0) {
+            if (rc) break;
+            continue;
+        }
+        rc = 0;
         json_error_t jerr;
         json_t *obj = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
         if (!obj) {
@@ -545,6 +1071,8 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
     if (!rc && progress) progress(progress_arg, len, len, c.line);
     for (size_t i = 0; i < cat->n_types; i++) acc_clear(&c.acc[i]);
     core_free(c.acc);
+    core_free(fl);
+    core_free(fs);
     core_free(c.vals);
     core_free(c.keyvals);
     if (rc) {

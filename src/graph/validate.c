@@ -93,28 +93,62 @@ static hent *hmap_slot(const hmap *m, const void *k, size_t n, uint64_t h)
     }
 }
 
-static hent *hmap_find(const hmap *m, const void *k, size_t n)
+/* Lookups and inserts take the key's hash when the caller has it (core_hash64, seed 0, the
+ * same for every map here), so a bulk check hashes each id once. */
+static uint64_t hkey(const void *k, size_t n)
+{
+    return core_hash64(k, n, 0);
+}
+
+static hent *hmap_find_h(const hmap *m, const void *k, size_t n, uint64_t h)
 {
     if (!m->cap) return NULL;
-    hent *e = hmap_slot(m, k, n, core_hash64(k, n, 0));
+    hent *e = hmap_slot(m, k, n, h);
     return e->k ? e : NULL;
 }
 
+static hent *hmap_find(const hmap *m, const void *k, size_t n)
+{
+    if (!m->cap) return NULL;
+    return hmap_find_h(m, k, n, hkey(k, n));
+}
+
+/* Start a bulk lookup: the slot a hash lands on is fetched early, so a batch of lookups waits
+ * for memory once rather than once per key (the maps of a bulk load are larger than cache). */
+static void hmap_prefetch(const hmap *m, uint64_t h)
+{
+    if (m->cap) __builtin_prefetch(&m->e[h & (m->cap - 1)]);
+}
+
+static int hmap_rehash(hmap *m, size_t nc)
+{
+    hent *ne = core_calloc(nc, sizeof *ne);
+    if (!ne) return core_err_nomem();
+    hmap old = *m;
+    m->e = ne;
+    m->cap = nc;
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.e[i].k) *hmap_slot(m, old.e[i].k, old.e[i].n, old.e[i].h) = old.e[i];
+    core_free(old.e);
+    return 0;
+}
+
+/* Size the map for `want` keys up front (a bulk index knows its row count): no rehash while
+ * it fills. */
+static int hmap_reserve(hmap *m, size_t want)
+{
+    size_t nc = m->cap ? m->cap : 64;
+    while (want * 2 > nc) nc *= 2;
+    return nc == m->cap ? 0 : hmap_rehash(m, nc);
+}
+
 /* Insert k (if absent) and return its entry; *fresh says whether it was new. */
-static int hmap_put(hmap *m, const void *k, size_t n, hent **out, int *fresh)
+static int hmap_put_h(hmap *m, const void *k, size_t n, uint64_t h, hent **out, int *fresh)
 {
     if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 64;
-        hent *ne = core_calloc(nc, sizeof *ne);
-        if (!ne) return core_err_nomem();
-        hmap old = *m;
-        m->e = ne;
-        m->cap = nc;
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.e[i].k) *hmap_slot(m, old.e[i].k, old.e[i].n, old.e[i].h) = old.e[i];
-        core_free(old.e);
+        int rc = hmap_rehash(m, m->cap ? m->cap * 2 : 64);
+        if (rc) return rc;
     }
-    uint64_t h = core_hash64(k, n, 0);
     hent *e = hmap_slot(m, k, n, h);
     *fresh = !e->k;
     if (!e->k) {
@@ -128,6 +162,14 @@ static int hmap_put(hmap *m, const void *k, size_t n, hent **out, int *fresh)
     *out = e;
     return 0;
 }
+
+static int hmap_put(hmap *m, const void *k, size_t n, hent **out, int *fresh)
+{
+    return hmap_put_h(m, k, n, hkey(k, n), out, fresh);
+}
+
+/* Lookups of a bulk check go in batches of this many keys (see hmap_prefetch). */
+#define VBATCH 16
 
 /* ---- context ----------------------------------------------------------------------------- */
 
@@ -267,6 +309,7 @@ static int load_committed_ids(vctx *v, int ti)
     int rc = scan_committed(v, ti, cols, 1, &c->ids);
     if (rc || !c->ids) return rc;
     const arrow_array *a = c->ids->columns[0];
+    if ((rc = hmap_reserve(&c->set, (size_t)a->length))) return rc;
     for (int64_t i = 0; i < a->length; i++) {
         size_t n;
         const char *id = id_at(a, i, &n);
@@ -456,12 +499,24 @@ static int index_ids(vctx *v, const graph_change *ch)
     }
     hmap *m = &v->input[ch->type_index];
     const arrow_array *ids = ch->rows->columns[0];
+    if ((rc = hmap_reserve(m, (size_t)ids->length))) return rc;
+    uint64_t hs[VBATCH];
     for (int64_t i = 0; i < ids->length; i++) {
+        int64_t j = i % VBATCH;
+        if (!j) {
+            /* Hash the next batch and start fetching its slots. */
+            for (int64_t k = 0; k < VBATCH && i + k < ids->length; k++) {
+                size_t kn;
+                const char *kid = id_at(ids, i + k, &kn);
+                hs[k] = hkey(kid, kn);
+                hmap_prefetch(m, hs[k]);
+            }
+        }
         size_t n;
         const char *id = id_at(ids, i, &n);
         hent *e;
         int fresh;
-        if ((rc = hmap_put(m, id, n, &e, &fresh))) return rc;
+        if ((rc = hmap_put_h(m, id, n, hs[j], &e, &fresh))) return rc;
         if (fresh) {
             e->v = i;
             continue;
@@ -605,18 +660,19 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
 
 /* ---- endpoints --------------------------------------------------------------------------- */
 
-static int node_exists(vctx *v, int nt, const char *id, size_t n, int *exists, const char **why)
+static int node_exists_h(vctx *v, int nt, const char *id, size_t n, uint64_t h, int *exists,
+                         const char **why)
 {
     const graph_change *nc = v->by_type[nt];
     *why = "";
     if (nc && nc->mode == GRAPH_CHANGE_DELETE) {
-        if (hmap_find(&v->deleted[nt], id, n)) {
+        if (hmap_find_h(&v->deleted[nt], id, n, h)) {
             *exists = 0;
             *why = " (deleted by this change)";
             return 0;
         }
     } else if (nc) {
-        if (hmap_find(&v->input[nt], id, n)) {
+        if (hmap_find_h(&v->input[nt], id, n, h)) {
             *exists = 1;
             return 0;
         }
@@ -628,8 +684,21 @@ static int node_exists(vctx *v, int nt, const char *id, size_t n, int *exists, c
     }
     int rc = load_committed_ids(v, nt);
     if (rc) return rc;
-    *exists = hmap_find(&v->com[nt].set, id, n) != NULL;
+    *exists = hmap_find_h(&v->com[nt].set, id, n, h) != NULL;
     return 0;
+}
+
+static int node_exists(vctx *v, int nt, const char *id, size_t n, int *exists, const char **why)
+{
+    return node_exists_h(v, nt, id, n, hkey(id, n), exists, why);
+}
+
+/* The map an endpoint of node type nt is looked up in first (for prefetching). */
+static const hmap *endpoint_map(const vctx *v, int nt)
+{
+    const graph_change *nc = v->by_type[nt];
+    if (!nc) return &v->com[nt].set;
+    return nc->mode == GRAPH_CHANGE_DELETE ? &v->deleted[nt] : &v->input[nt];
 }
 
 /* Endpoints of the change's own edges (committed edges a node removal would leave dangling are
@@ -638,15 +707,37 @@ static int check_endpoints(vctx *v, const graph_change *ch)
 {
     const lang_typedef *t = &v->cat->types[ch->type_index];
     const arrow_batch *b = ch->rows;
+    uint64_t hs[VBATCH];
     for (int side = 0; side < 2; side++) {
         int nt = side ? t->to : t->from;
         const arrow_array *a = b->columns[1 + side];
+        if (!v->by_type[nt]) {
+            /* Committed ids only: load them before the batches prefetch into that map. */
+            int rc = load_committed_ids(v, nt);
+            if (rc) return rc;
+        }
+        const hmap *pm = endpoint_map(v, nt);
         for (int64_t i = 0; i < b->num_rows; i++) {
+            int64_t j = i % VBATCH;
+            if (!j) {
+                int64_t end = b->num_rows - i < VBATCH ? b->num_rows - i : VBATCH;
+                for (int64_t k = 0; k < end; k++) {
+                    size_t kn;
+                    const char *kid = id_at(a, i + k, &kn);
+                    hs[k] = hkey(kid, kn);
+                    hmap_prefetch(pm, hs[k]);
+                }
+                /* Second stage: the slots are arriving; fetch the keys they point at. */
+                for (int64_t k = 0; pm->cap && k < end; k++) {
+                    const hent *e = &pm->e[hs[k] & (pm->cap - 1)];
+                    if (e->k) __builtin_prefetch(e->k);
+                }
+            }
             size_t n;
             const char *id = id_at(a, i, &n);
             int exists;
             const char *why;
-            int rc = node_exists(v, nt, id, n, &exists, &why);
+            int rc = node_exists_h(v, nt, id, n, hs[j], &exists, &why);
             if (rc) return rc;
             if (exists) continue;
             char idb[96];

@@ -424,6 +424,265 @@ static void test_empty(void **state)
     assert_int_equal(arrow_array_get_uint(col(change_of(f, "Company"), "size"), 0), 3);
 }
 
+
+/* ---- the fast line reader against the jansson one ---------------------------------------
+ * Plain lines are read by a purpose-built scanner; a line with any escape goes through
+ * jansson. Escaping one character of the "type"/"edge" member name changes nothing about the
+ * line's meaning but forces the jansson path, so each line below is loaded both ways and the
+ * outcomes must agree: the same code and message (file:line included), the same rows. */
+
+/* text with the first "type" / "edge" member name escaped; 0 if it has neither. */
+static int force_slow(const char *text, char *out, size_t cap)
+{
+    const char *hit = strstr(text, "\"type\"");
+    const char *rep = "\"\\u0074ype\"";
+    if (!hit) {
+        hit = strstr(text, "\"edge\"");
+        rep = "\"\\u0065dge\"";
+    }
+    if (!hit || strlen(text) + 16 > cap) return 0;
+    size_t pre = (size_t)(hit - text);
+    snprintf(out, cap, "%.*s%s%s", (int)pre, text, rep, hit + 6);
+    return 1;
+}
+
+static int is_ulid_text(const arrow_array *a, int64_t i)
+{
+    size_t n;
+    const uint8_t *p = arrow_array_get_bytes(a, i, &n);
+    char buf[CORE_ULID_LEN + 1], back[CORE_ULID_LEN + 1];
+    core_ulid u;
+    if (n != CORE_ULID_LEN) return 0;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    if (core_ulid_parse(&u, buf)) return 0;
+    core_ulid_format(&u, back);
+    return !strcmp(back, buf); /* the loader's text is exactly core_ulid_format's */
+}
+
+static int n_agree_ok, n_agree_err;
+
+static void expect_same(fx *f, const char *text)
+{
+    char slow[2048];
+    if (!force_slow(text, slow, sizeof slow)) return;
+    exec_load_mode mode = EXEC_LOAD_MERGE;
+    graph_change_set a = {0}, b = {0};
+    exec_load_stats sa, sb;
+    int ra = exec_load_parse(&a, f->cat, text, strlen(text), "in.jsonl", mode, &sa, NULL, NULL);
+    char msg[1024] = "", file[64] = "";
+    int line = 0;
+    if (ra) {
+        snprintf(msg, sizeof msg, "%s", og_error_last()->message);
+        snprintf(file, sizeof file, "%s", og_error_last()->file ? og_error_last()->file : "");
+        line = og_error_last()->line;
+    }
+    int rb = exec_load_parse(&b, f->cat, slow, strlen(slow), "in.jsonl", mode, &sb, NULL, NULL);
+    if (ra != rb) fail_msg("'%s': fast rc %d, jansson rc %d (%s)", text, ra, rb, og_error_last()->message);
+    if (ra) {
+        const og_error *e = og_error_last();
+        /* jansson's own syntax errors name a column, which the escape shifts */
+        if (!strstr(msg, "invalid JSON at column") && strcmp(msg, e->message))
+            fail_msg("'%s':\n fast    '%s'\n jansson '%s'", text, msg, e->message);
+        assert_int_equal(line, e->line);
+        assert_string_equal(file, e->file ? e->file : "");
+        assert_int_equal(a.n, 0);
+        n_agree_err++;
+    } else {
+        assert_int_equal(sa.nodes, sb.nodes);
+        assert_int_equal(sa.edges, sb.edges);
+        assert_int_equal(a.n, b.n);
+        for (size_t c = 0; c < a.n; c++) {
+            const arrow_batch *x = a.changes[c].rows, *y = b.changes[c].rows;
+            assert_int_equal(a.changes[c].type_index, b.changes[c].type_index);
+            assert_int_equal(x->num_rows, y->num_rows);
+            assert_int_equal(x->n_columns, y->n_columns);
+            for (size_t k = 1; k < x->n_columns; k++)
+                if (!arrow_array_equal(x->columns[k], y->columns[k]))
+                    fail_msg("'%s': column %zu differs", text, k);
+            for (int64_t r = 0; r < x->num_rows; r++) {
+                if (is_ulid_text(x->columns[0], r) && is_ulid_text(y->columns[0], r)) continue;
+                size_t n1, n2;
+                const uint8_t *p1 = arrow_array_get_bytes(x->columns[0], r, &n1);
+                const uint8_t *p2 = arrow_array_get_bytes(y->columns[0], r, &n2);
+                if (n1 != n2 || memcmp(p1, p2, n1)) fail_msg("'%s': ids differ", text);
+            }
+            assert_memory_equal(a.changes[c].lines, b.changes[c].lines,
+                                (size_t)x->num_rows * sizeof *a.changes[c].lines);
+        }
+        n_agree_ok++;
+    }
+    graph_change_set_clear(&a);
+    graph_change_set_clear(&b);
+}
+
+static void test_fast_path_agrees(void **state)
+{
+    fx *f = *state;
+    static const char *const lines[] = {
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":30}}",
+        " { \"type\" : \"Person\" , \"data\" : { \"name\" : \"ann\" , \"age\" : 30 } } \r",
+        "{\"data\":{\"age\":30,\"name\":\"ann\"},\"type\":\"Person\"}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"id\":\"ann\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"id\":\"bob\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"id\":\"\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"id\":7}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":null,\"status\":\"active\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"status\":\"gone\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":2147483648}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":-2147483649}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":1.5}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":\"3\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":01}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":-}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"name\":\"bob\"}}",
+        "{\"type\":\"Person\",\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"nick\":\"a\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"_rowid\":1}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"_tombstone\":true}}",
+        "{\"type\":\"Person\",\"data\":{\"age\":3}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":null}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"\xc3\xa9l\xc3\xa8ve \xe2\x82\xac \xf0\x9f\x98\x80\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"bad \xc3\x28\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"overlong \xc0\xaf\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"surrogate \xed\xa0\x80\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"big \xf4\x90\x80\x80\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"cut \xe2\x82\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"tab\there\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"a long name that is well past eight bytes\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}} x",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",}}",
+        "{\"type\":\"Person\",\"data\":{}}",
+        "{\"type\":\"Person\",\"data\":[]}",
+        "{\"type\":\"Person\",\"data\":null}",
+        "{\"type\":\"Person\"}",
+        "{\"type\":\"Nobody\",\"data\":{}}",
+        "{\"type\":\"Knows\",\"data\":{}}",
+        "{\"type\":\"\",\"data\":{}}",
+        "{\"type\":5,\"data\":{}}",
+        "{\"type\":\"Person\",\"from\":\"a\",\"data\":{\"name\":\"ann\"}}",
+        "{\"type\":\"Person\",\"edge\":\"Knows\",\"data\":{\"name\":\"ann\"}}",
+        "{\"type\":\"Person\",\"extra\":1,\"data\":{\"name\":\"ann\"}}",
+        "{\"type\":\"Company\",\"data\":{\"name\":\"c\",\"size\":4294967295}}",
+        "{\"type\":\"Company\",\"data\":{\"name\":\"c\",\"size\":4294967296}}",
+        "{\"type\":\"Company\",\"data\":{\"name\":\"c\",\"size\":-1}}",
+        "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":-9223372036854775807}}",
+        "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":9223372036854775807}}",
+        "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":922337203685477580}}",
+        "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":-0}}",
+        "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":99999999999999999999}}",
+        ("{\"type\":\"All\",\"data\":{\"s\":\"s\",\"b\":true,\"i32\":-5,\"i64\":-9,\"u32\":5,"
+         "\"u64\":18,\"f32\":1.5,\"f64\":-2.25e-3,\"d\":\"2024-02-29\",\"dt\":\"2024-02-29T10:11:12.5Z\","
+         "\"blob\":\"zz\",\"e\":\"y\"}}"),
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"b\":false,\"f32\":3,\"f64\":7,\"d\":19000,\"dt\":-5}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f32\":3.5e38}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f32\":3.4e38}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f32\":1e-50}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f64\":1e400}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f64\":-1e-400}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f64\":0.1E+2}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f64\":1.}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f64\":.5}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f64\":true}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"u64\":-1}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"b\":1}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"b\":tru}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"d\":\"2024-13-01\"}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"d\":2147483648}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"d\":1.5}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"dt\":\"2024-01-01T00:00:00+02:00\"}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"dt\":\"yesterday\"}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"e\":\"q\"}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"tags\":[\"a\",\"b\"],\"vec\":[1,2,3]}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"tags\":{}}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"id\":\"mine\"}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\"}}",
+        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\"}",
+        "{\"edge\":\"knows\",\"from\":\"a\",\"to\":\"b\",\"data\":{\"since\":\"2020-01-01\"}}",
+        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\",\"data\":{\"id\":\"e1\",\"since\":null}}",
+        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"\"}",
+        "{\"edge\":\"Knows\",\"from\":\"a\"}",
+        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":3}",
+        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\",\"data\":{\"src\":\"x\"}}",
+        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\",\"data\":{\"dst\":\"x\"}}",
+        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\",\"from\":\"c\"}",
+        "{\"edge\":\"Person\",\"from\":\"a\",\"to\":\"b\"}",
+        "{\"edge\":\"WorksAt\",\"from\":\"a\",\"to\":\"c\",\"data\":{\"role\":\"r\"}}",
+        "[1,2]",
+        "\"just a string\"",
+        "{}",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) expect_same(f, lines[i]);
+    int plain = n_agree_ok, refused = n_agree_err;
+    assert_true(plain >= 20);
+    assert_true(refused >= 40);
+
+    /* Random byte edits of plain lines (seeded): whatever they turn into, both readers agree. */
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    static const char alphabet[] = "{}[]:,\"\\ 0123456789.eE+-tfnul\x01\x7f\xc3\xa9\xff" "abxyz";
+    static const char *const seeds[] = {
+        "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":30,\"status\":\"active\"}}",
+        ("{\"type\":\"All\",\"data\":{\"s\":\"s\",\"b\":true,\"i32\":-5,\"u32\":5,\"f32\":1.5,"
+         "\"f64\":-2.25e-3,\"d\":\"2024-02-29\",\"dt\":19,\"e\":\"y\"}}"),
+        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\",\"data\":{\"since\":\"2020-01-01\"}}",
+        "{\"type\":\"Company\",\"data\":{\"name\":\"c\",\"size\":12}}",
+    };
+    char buf[512];
+    for (int round = 0; round < 4000; round++) {
+        const char *seed = seeds[round % 4];
+        snprintf(buf, sizeof buf, "%s", seed);
+        size_t n = strlen(buf);
+        int edits = round % 8 ? 1 : 2;
+        for (int k = 0; k < edits; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t at = (size_t)(x % n);
+            char ch = alphabet[(x >> 32) % (sizeof alphabet - 1)];
+            if (ch == '\0') ch = ' ';
+            buf[at] = ch;
+        }
+        expect_same(f, buf);
+    }
+    print_message("agree: %d ok, %d refused (fixed lines %d, %d)\n", n_agree_ok, n_agree_err, plain, refused);
+    assert_true(n_agree_ok > plain + 150);
+    assert_true(n_agree_err > refused + 2000);
+}
+
+/* Several lines: rows from both readers interleave in one change, in line order. */
+static void test_fast_mixed_file(void **state)
+{
+    fx *f = *state;
+    const char *text =
+        "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n"
+        "{\"type\":\"Person\",\"data\":{\"name\":\"b\\u00e9\"}}\n"
+        "{\"type\":\"Person\",\"data\":{\"name\":\"c\",\"age\":3}}\n"
+        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\\u00e9\"}\n"
+        "{\"edge\":\"Knows\",\"from\":\"c\",\"to\":\"a\"}\n";
+    assert_og_ok(parse(f, text, EXEC_LOAD_APPEND));
+    const graph_change *p = change_of(f, "Person"), *k = change_of(f, "Knows");
+    assert_int_equal(p->rows->num_rows, 3);
+    assert_str(col(p, "id"), 0, "a");
+    assert_str(col(p, "id"), 1, "b\xc3\xa9");
+    assert_str(col(p, "name"), 2, "c");
+    assert_int_equal(arrow_array_get_int(col(p, "age"), 2), 3);
+    assert_false(arrow_array_is_valid(col(p, "age"), 0));
+    assert_int_equal(k->lines[0], 4);
+    assert_int_equal(k->lines[1], 5);
+    assert_str(col(k, "dst"), 0, "b\xc3\xa9");
+    assert_str(col(k, "src"), 1, "c");
+    /* minted ids: core_ulid_format's text, increasing in line order */
+    assert_true(is_ulid_text(col(k, "id"), 0));
+    assert_true(is_ulid_text(col(k, "id"), 1));
+    size_t n0, n1;
+    const uint8_t *i0 = arrow_array_get_bytes(col(k, "id"), 0, &n0);
+    const uint8_t *i1 = arrow_array_get_bytes(col(k, "id"), 1, &n1);
+    assert_true(memcmp(i0, i1, CORE_ULID_LEN) < 0);
+    /* an error after fast-path rows still leaves nothing and names its line */
+    expect_reject(f, "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n"
+                     "{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"age\":-1.5}}\n", 2,
+                  "Person.age: expected I32, got number -1.5");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +694,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_line_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_10k, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fast_path_agrees, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fast_mixed_file, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

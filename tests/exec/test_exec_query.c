@@ -548,6 +548,34 @@ static const qcase CASES[] = {
     {"query q() { match { $p: Person  $p knows{1,2} $f  $f.age > 30 } return { $p.name, count($f) as n } }",
      NULL,
      "{\"p.name\":\"alice\",\"n\":1}\n{\"p.name\":\"bob\",\"n\":1}\n{\"p.name\":\"erin\",\"n\":1}\n"},
+    /* more semantics: range filters, != over nulls, reverse and two-step patterns, ordering
+     * with nulls and ties, edge-property aggregates, an isolated node, an integer param */
+    {"query q() { match { $p: Person  $p.age > 25  $p.age < 40 } return { $p.name } }", NULL,
+     P1("alice") P1("carol")},
+    {"query q() { match { $p: Person  $p.age >= 25  $p.age <= 25 } return { $p.name } }", NULL,
+     P1("bob") P1("frank")},
+    {"query q() { match { $p: Person  $p.age != 25 } return { $p.name } }", NULL,
+     P1("alice") P1("carol") P1("erin")},
+    {"query q() { match { $c: Person { name: \"carol\" }  $p knows $c } return { $p.name } }",
+     NULL, P1("alice") P1("bob")},
+    {"query q() { match { $c: Company  $c.size > 10 } return { $c.name } }", NULL,
+     "{\"c.name\":\"acme\"}\n"},
+    {"query q() { match { $p: Person } return { $p.name, $p.age } order { $p.age desc } limit 3 }",
+     NULL,
+     "{\"p.name\":\"erin\",\"p.age\":40}\n{\"p.name\":\"carol\",\"p.age\":35}\n"
+     "{\"p.name\":\"alice\",\"p.age\":30}\n"},
+    {"query q() { match { $p: Person } return { $p.name } order { $p.age asc } limit 2 }", NULL,
+     P1("dave") P1("bob")},
+    {"query q() { match { $a: Person { name: \"carol\" }  $a knows $b  $b worksAt $c } return { $b.name, $c.name } }",
+     NULL, "{\"b.name\":\"alice\",\"c.name\":\"acme\"}\n"},
+    {"query q() { match { $c: Company { name: \"acme\" }  $p worksAt $c  not { $_ knows $p } } return { $p.name } }",
+     NULL, P1("erin")},
+    {"query q() { match { $a: Person { name: \"alice\" }  $a $k:knows $b } return { min($k.since) as first, max($k.since) as last, count($b) as n } }",
+     NULL, "{\"first\":2010,\"last\":2018,\"n\":3}\n"},
+    {"query q() { match { $p: Person { name: \"frank\" }  $p <knows>{1,2} $f } return { $f.name } }",
+     NULL, ""},
+    {"query q($a: I32) { match { $p: Person  $p.age >= $a } return { $p.name } }",
+     "{\"a\":35}", P1("carol") P1("erin")},
 };
 
 static void test_semantics(void **state)

@@ -488,6 +488,67 @@ static void test_probe_on_failed_read(void **state)
     assert_probes(f, "node:Person", NULL);
 }
 
+/* Bulk checks hash and look up ids in batches: results and the line named must not depend on
+ * where a row falls in a batch, whichever map (input, committed) answers. */
+static void test_bulk_batches(void **state)
+{
+    fx *f = *state;
+    core_buf b = CORE_BUF_INIT;
+    /* 200 people, the 150th line repeats person 37 (line 38) */
+    for (int i = 0; i < 200; i++)
+        core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\"}}\n", i == 149 ? 37 : i);
+    assert_err(validate(f, core_buf_cstr(&b), EXEC_LOAD_MERGE), OG_E_KEY_CONFLICT, 150,
+               "Person: id \"p37\" appears twice in the input (lines 38 and 150)");
+    /* 200 people and 300 edges among them: every endpoint is in the input, nothing is read */
+    core_buf_clear(&b);
+    for (int i = 0; i < 200; i++)
+        core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\"}}\n", i);
+    for (int i = 0; i < 300; i++)
+        core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\"}\n", i % 200,
+                        (i * 7 + 3) % 200);
+    assert_og_ok(validate(f, core_buf_cstr(&b), EXEC_LOAD_MERGE));
+    assert_probes(f, NULL);
+    assert_int_equal(f->st.tables_scanned, 0);
+    assert_int_equal(f->st.rows_checked, 500);
+    /* the same with one unknown dst at edge row 173 (line 374) */
+    core_buf_clear(&b);
+    for (int i = 0; i < 200; i++)
+        core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\"}}\n", i);
+    for (int i = 0; i < 300; i++)
+        core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"%s%d\"}\n", i % 200,
+                        i == 173 ? "q" : "p", (i * 7 + 3) % 200);
+    assert_err(validate(f, core_buf_cstr(&b), EXEC_LOAD_MERGE), OG_E_BAD_REQUEST, 374,
+               "Knows: dst \"q14\" is not an existing Person node");
+    /* endpoints answered by the committed table only: 100 committed people, 70 edges, one
+     * unknown src at edge row 33 */
+    core_buf_clear(&b);
+    for (int i = 0; i < 100; i++)
+        core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"c%d\"}}\n", i);
+    commit(f, core_buf_cstr(&b));
+    core_buf_clear(&b);
+    for (int i = 0; i < 70; i++)
+        core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"%s%d\",\"to\":\"c%d\"}\n",
+                        i == 33 ? "x" : "c", i, 99 - i);
+    assert_err(validate(f, core_buf_cstr(&b), EXEC_LOAD_MERGE), OG_E_BAD_REQUEST, 34,
+               "Knows: src \"x33\" is not an existing Person node");
+    assert_probes(f, "node:Person", NULL);
+    assert_int_equal(f->st.tables_scanned, 1);
+    core_buf_clear(&b);
+    for (int i = 0; i < 70; i++)
+        core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"c%d\",\"to\":\"c%d\"}\n", i, 99 - i);
+    assert_og_ok(validate(f, core_buf_cstr(&b), EXEC_LOAD_MERGE));
+    assert_probes(f, "node:Person", NULL);
+    assert_int_equal(f->st.tables_scanned, 1);
+    /* append of 100 ids against 100 committed ones: the 61st collides */
+    core_buf_clear(&b);
+    for (int i = 0; i < 100; i++)
+        core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"%s%d\"}}\n",
+                        i == 60 ? "c" : "n", i);
+    assert_err(validate(f, core_buf_cstr(&b), EXEC_LOAD_APPEND), OG_E_KEY_CONFLICT, 61,
+               "Person: id \"c60\" already exists");
+    core_buf_free(&b);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -495,7 +556,7 @@ int main(void)
         T(test_range), T(test_check), T(test_duplicate_ids), T(test_insert_conflict),
         T(test_unique), T(test_unique_composite), T(test_endpoints), T(test_endpoint_deleted),
         T(test_card_max), T(test_card_min), T(test_unique_edge_pair), T(test_bad_rows), cmocka_unit_test(test_probes_api),
-        T(test_probe_on_failed_read),
+        T(test_probe_on_failed_read), T(test_bulk_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,7 @@
  *   - an acknowledged mutation is visible; a follow-up mutation succeeds.
  * The cases are split over binaries by MUTATE_CRASH_GROUP (1 updates, 2 deletes, 3 cascade)
  * to keep each one short on a slow-fsync machine. */
-#include "testutil.h"
+#include "write_fixture.h"
 #include "crashsim.h"
 
 #include "core/alloc.h"
@@ -59,15 +59,6 @@ typedef struct crash_ctx {
     unsigned saw_old, saw_new, recovered, rolled_back, rolled_forward, discarded;
 } crash_ctx;
 
-/* A store that does not own `inner` (write_graph_open takes ownership of what it is given). */
-static store *borrow(store *inner)
-{
-    store *w = NULL;
-    if (store_fault_open(&w, inner, 0) != 0)
-        return NULL;
-    return w;
-}
-
 static int run_mutation(write_graph *g, const char *gq, exec_mutate_result *res)
 {
     core_arena a;
@@ -116,19 +107,6 @@ static char *signature(store *s, const lang_catalog *cat)
     return out;
 }
 
-static int load_text(write_graph *g, const char *text)
-{
-    graph_change_set cs;
-    memset(&cs, 0, sizeof cs);
-    int rc = exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl", EXEC_LOAD_APPEND,
-                             NULL, NULL, NULL);
-    write_result r;
-    if (rc == 0)
-        rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r);
-    graph_change_set_clear(&cs);
-    return rc;
-}
-
 /* The starting graph is built once and copied for every crash run (a copy costs no fsyncs).
  * Notes have generated ids; the template fixes them for every copy. */
 static char template_dir[256];
@@ -140,16 +118,16 @@ static int build_template(store *s)
     if (rc != 0)
         return rc;
     write_graph *g = NULL;
-    if ((rc = write_graph_open(&g, borrow(s), "", NULL)) != 0)
+    if ((rc = write_graph_open(&g, wf_borrow(s), "", NULL)) != 0)
         return rc;
-    rc = load_text(g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":1}}\n"
+    rc = wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":1}}\n"
                       "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":2}}\n"
                       "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
                       "{\"type\":\"Company\",\"data\":{\"name\":\"zeta\"}}\n"
                       "{\"type\":\"Note\",\"data\":{\"text\":\"n1\"}}\n"
                       "{\"type\":\"Note\",\"data\":{\"text\":\"n2\"}}\n"
                       "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n"
-                      "{\"edge\":\"WorksAt\",\"from\":\"bob\",\"to\":\"acme\"}\n");
+                      "{\"edge\":\"WorksAt\",\"from\":\"bob\",\"to\":\"acme\"}\n", EXEC_LOAD_APPEND, NULL);
     /* ann and bob are tagged with n1 (its generated id is read back for the edges) */
     if (rc == 0) {
         graph_snapshot *snap = NULL;
@@ -174,7 +152,7 @@ static int build_template(store *s)
                      "{\"edge\":\"Tagged\",\"from\":\"ann\",\"to\":\"%.*s\"}\n"
                      "{\"edge\":\"Tagged\",\"from\":\"bob\",\"to\":\"%.*s\"}\n",
                      (int)idn, (const char *)id, (int)idn, (const char *)id);
-            rc = load_text(g, line);
+            rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
         }
         arrow_batch_free(nb);
         lance_dataset_free(ds);
@@ -211,7 +189,7 @@ static int op_mutate(store *s, void *vctx)
 {
     crash_ctx *c = vctx;
     write_graph *g = NULL;
-    int rc = write_graph_open(&g, borrow(s), "", NULL);
+    int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
     exec_mutate_result r;
     if (rc == 0)
         rc = run_mutation(g, c->gq, &r);
@@ -254,7 +232,7 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     CHECK(write_audit_list(s, &audit, &n_audit_before) == 0, "audit");
     free(audit);
     audit = NULL;
-    int orc = write_graph_open(&g, borrow(s), "", NULL);
+    int orc = write_graph_open(&g, wf_borrow(s), "", NULL);
     CHECK(orc == 0, "read-write open failed: %s", og_error_last()->message);
     CHECK(count_sidecars(s, &left) == 0 && left == 0, "%zu sidecars left after open", left);
     CHECK(write_audit_list(s, &audit, &n_audit) == 0, "audit");

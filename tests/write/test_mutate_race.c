@@ -9,7 +9,7 @@
  *     every committed insert precedes the delete, a late insert fails typed.
  * Afterwards every edge's endpoints exist, every pin equals its Lance HEAD, and no sidecar is
  * left. */
-#include "testutil.h"
+#include "write_fixture.h"
 
 #include "core/alloc.h"
 #include "exec/load.h"
@@ -35,22 +35,6 @@ static const char *SCHEMA =
 
 #define NWRITERS 6
 
-static store *open_store(const char *dir)
-{
-    store *s = NULL;
-    assert_og_ok(store_local_open(&s, dir));
-    return s;
-}
-
-static int open_graph(write_graph **g, const char *dir)
-{
-    store *s = NULL;
-    int rc = store_local_open(&s, dir);
-    if (rc != 0)
-        return rc;
-    return write_graph_open(g, s, dir, NULL);
-}
-
 static int run_mutation(write_graph *g, const char *gq, exec_mutate_result *res)
 {
     core_arena a;
@@ -70,12 +54,12 @@ static int run_mutation(write_graph *g, const char *gq, exec_mutate_result *res)
 static void make_graph(char *dir, size_t cap, const char *tag)
 {
     test_mkdtemp(dir, cap, tag);
-    store *s = open_store(dir);
+    store *s = wf_store(dir);
     write_init_result ir;
     assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
     store_close(s);
     write_graph *g = NULL;
-    assert_og_ok(open_graph(&g, dir));
+    assert_og_ok(wf_open(&g, dir));
     exec_mutate_result r;
     assert_og_ok(run_mutation(g,
                               "query s() { insert Person { name: \"ann\", age: 1 } "
@@ -83,66 +67,6 @@ static void make_graph(char *dir, size_t cap, const char *tag)
                               "insert WorksAt { from: \"ann\", to: \"acme\", role: \"seed\" } }",
                               &r));
     assert_true(r.write.committed);
-    write_graph_close(g);
-}
-
-/* Every edge endpoint exists, pins equal HEADs, no sidecar is left. */
-static void assert_graph_sound(const char *dir)
-{
-    write_graph *g = NULL;
-    assert_og_ok(open_graph(&g, dir));
-    graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
-    for (size_t i = 0; i < snap->n_tables; i++) {
-        char root[STORE_KEY_MAX];
-        uint64_t head = 0;
-        lance_naming nm;
-        assert_og_ok(lance_branch_root(root, snap->tables[i].path, snap->tables[i].table_branch));
-        assert_og_ok(lance_version_latest(g->s, root, &head, &nm));
-        assert_int_equal(head, snap->tables[i].version);
-    }
-    const graph_table *e = graph_snapshot_table(snap, "edge:WorksAt");
-    const graph_table *p = graph_snapshot_table(snap, "node:Person");
-    const graph_table *c = graph_snapshot_table(snap, "node:Company");
-    lance_dataset *eds = NULL, *pds = NULL, *cds = NULL;
-    assert_og_ok(graph_table_open(&eds, g->s, e, LANCE_ACCESS_READ));
-    assert_og_ok(graph_table_open(&pds, g->s, p, LANCE_ACCESS_READ));
-    assert_og_ok(graph_table_open(&cds, g->s, c, LANCE_ACCESS_READ));
-    arrow_batch *eb = NULL, *pb = NULL, *cb = NULL;
-    assert_og_ok(lance_dataset_scan_all(&eb, eds, NULL));
-    assert_og_ok(lance_dataset_scan_all(&pb, pds, NULL));
-    assert_og_ok(lance_dataset_scan_all(&cb, cds, NULL));
-    int si = arrow_schema_find(&eb->schema, "src"), di = arrow_schema_find(&eb->schema, "dst");
-    for (int64_t r = 0; r < eb->num_rows; r++) {
-        size_t sl, dl;
-        const uint8_t *sv = arrow_array_get_bytes(eb->columns[si], r, &sl);
-        const uint8_t *dv = arrow_array_get_bytes(eb->columns[di], r, &dl);
-        bool fs = false, fd = false;
-        for (int64_t k = 0; k < pb->num_rows && !fs; k++) {
-            size_t l;
-            const uint8_t *v = arrow_array_get_bytes(pb->columns[0], k, &l);
-            fs = l == sl && memcmp(v, sv, l) == 0;
-        }
-        for (int64_t k = 0; k < cb->num_rows && !fd; k++) {
-            size_t l;
-            const uint8_t *v = arrow_array_get_bytes(cb->columns[0], k, &l);
-            fd = l == dl && memcmp(v, dv, l) == 0;
-        }
-        if (!fs || !fd)
-            fail_msg("orphan edge %.*s -> %.*s", (int)sl, sv, (int)dl, dv);
-    }
-    arrow_batch_free(eb);
-    arrow_batch_free(pb);
-    arrow_batch_free(cb);
-    lance_dataset_free(eds);
-    lance_dataset_free(pds);
-    lance_dataset_free(cds);
-    graph_snapshot_free(snap);
-    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
-    size_t n = 0;
-    assert_og_ok(write_sidecar_list(g->s, &ids, &n));
-    free(ids);
-    assert_int_equal(n, 0);
     write_graph_close(g);
 }
 
@@ -167,7 +91,7 @@ static void *writer(void *p)
     writer_arg *a = p;
     write_graph *g = NULL;
     outcome *o = a->out;
-    o->rc = open_graph(&g, a->dir);
+    o->rc = wf_open(&g, a->dir);
     if (o->rc == 0) {
         char buf[300];
         exec_mutate_result r;
@@ -228,7 +152,7 @@ static void run_writers(const char *dir, const char *(*text)(int, char *, size_t
 /* Person ann's age (-1 when ann is gone) and the WorksAt row count. */
 static void final_state(const char *dir, int64_t *age, uint64_t *edges, uint64_t *companies)
 {
-    store *s = open_store(dir);
+    store *s = wf_store(dir);
     graph_snapshot *snap = NULL;
     assert_og_ok(graph_snapshot_load(&snap, s, NULL, 0, 0));
     *edges = graph_snapshot_table(snap, "edge:WorksAt")->row_count;
@@ -329,7 +253,7 @@ static void check_update_vs_delete(const char *dir, const outcome *o)
     assert_int_equal(got_age, age);
     assert_int_equal(got_edges, edges);
     assert_true(committed >= 1);
-    assert_graph_sound(dir);
+    wf_assert_sound(dir);
 }
 
 static void test_update_vs_delete_threads(void **state)
@@ -405,7 +329,7 @@ static void check_edge_vs_cascade(const char *dir, const outcome *o)
     assert_int_equal(edges, 0);
     assert_int_equal(companies, 0);
     assert_int_equal(age, 1);
-    assert_graph_sound(dir);
+    wf_assert_sound(dir);
 }
 
 static void test_edge_vs_cascade_threads(void **state)
@@ -446,7 +370,7 @@ static void insert_edge_now(void *p)
     if (il->fired++)
         return;
     write_graph *g2 = NULL;
-    assert_og_ok(open_graph(&g2, il->dir));
+    assert_og_ok(wf_open(&g2, il->dir));
     exec_mutate_result r;
     assert_og_ok(run_mutation(g2,
                               "query i() { insert WorksAt { from: \"ann\", to: \"acme\", role: "
@@ -462,7 +386,7 @@ static void test_cascade_sees_interleaved_edge(void **state)
     char dir[256];
     make_graph(dir, sizeof dir, "mrace-il");
     write_graph *g = NULL;
-    assert_og_ok(open_graph(&g, dir));
+    assert_og_ok(wf_open(&g, dir));
     interleave il = {dir, 0};
     g->test_after_prepare = insert_edge_now;
     g->test_arg = &il;
@@ -478,7 +402,7 @@ static void test_cascade_sees_interleaved_edge(void **state)
     uint64_t edges, companies;
     final_state(dir, &age, &edges, &companies);
     assert_int_equal(edges, 0);
-    assert_graph_sound(dir);
+    wf_assert_sound(dir);
     test_rmrf(dir);
 }
 

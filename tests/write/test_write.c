@@ -2,7 +2,7 @@
  * typed failures with zero effect, in-process recovery after injected failures (roll back,
  * roll forward, stale sidecar finalized), pins equal Lance HEADs, one audit row per recovery,
  * and exactly one graph-manifest commit per write. */
-#include "testutil.h"
+#include "write_fixture.h"
 
 #include "core/failpoint.h"
 #include "exec/load.h"
@@ -27,18 +27,11 @@ typedef struct fixture {
     write_graph *g;
 } fixture;
 
-static store *open_store(const char *dir)
-{
-    store *s = NULL;
-    assert_og_ok(store_local_open(&s, dir));
-    return s;
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     test_mkdtemp(f->dir, sizeof f->dir, "write");
-    store *s = open_store(f->dir);
+    store *s = wf_store(f->dir);
     write_init_result ir;
     assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "test.pg", &ir));
     assert_int_equal(ir.node_types, 2);
@@ -47,7 +40,7 @@ static int setup(void **state)
     store_close(s);
     write_open_options oo = WRITE_OPEN_OPTIONS_INIT;
     oo.actor = "tester";
-    assert_og_ok(write_graph_open(&f->g, open_store(f->dir), f->dir, &oo));
+    assert_og_ok(write_graph_open(&f->g, wf_store(f->dir), f->dir, &oo));
     *state = f;
     return 0;
 }
@@ -60,20 +53,6 @@ static int teardown(void **state)
     test_rmrf(f->dir);
     free(f);
     return 0;
-}
-
-static int load_text(write_graph *g, const char *text, exec_load_mode mode, write_result *res)
-{
-    graph_change_set cs;
-    memset(&cs, 0, sizeof cs);
-    exec_load_stats st;
-    int rc = exec_load_parse(&cs, g->catalog, text, strlen(text), "data.jsonl", mode, &st, NULL,
-                             NULL);
-    if (rc != 0)
-        return rc;
-    rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, res);
-    graph_change_set_clear(&cs);
-    return rc;
 }
 
 static graph_snapshot *snap_of(write_graph *g)
@@ -136,7 +115,7 @@ static void test_init_genesis(void **state)
     graph_snapshot_free(s);
     /* A second init is refused and changes nothing. */
     write_init_result ir;
-    store *st = open_store(f->dir);
+    store *st = wf_store(f->dir);
     assert_og_error(write_init(st, SCHEMA, strlen(SCHEMA), "test.pg", &ir), OG_E_EXISTS);
     store_close(st);
     assert_consistent(f->g);
@@ -146,7 +125,7 @@ static void test_load_append_merge_overwrite(void **state)
 {
     fixture *f = *state;
     write_result r;
-    assert_og_ok(load_text(f->g,
+    assert_og_ok(wf_load(f->g,
                            "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":30}}\n"
                            "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":40}}\n"
                            "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
@@ -167,7 +146,7 @@ static void test_load_append_merge_overwrite(void **state)
     graph_snapshot_free(s);
 
     /* Strict append of an existing key: typed, nothing written. */
-    assert_og_error(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                               EXEC_LOAD_APPEND, &r),
                     OG_E_KEY_CONFLICT);
     s = snap_of(f->g);
@@ -175,7 +154,7 @@ static void test_load_append_merge_overwrite(void **state)
     graph_snapshot_free(s);
 
     /* Merge upserts: ann changes, cid is new. */
-    assert_og_ok(load_text(f->g,
+    assert_og_ok(wf_load(f->g,
                            "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":31}}\n"
                            "{\"type\":\"Person\",\"data\":{\"name\":\"cid\"}}\n",
                            EXEC_LOAD_MERGE, &r));
@@ -186,7 +165,7 @@ static void test_load_append_merge_overwrite(void **state)
     graph_snapshot_free(s);
 
     /* Overwrite replaces only the types present in the file. */
-    assert_og_ok(load_text(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
                                  "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
                            EXEC_LOAD_OVERWRITE, &r));
     s = snap_of(f->g);
@@ -203,7 +182,7 @@ static void test_validation_failures_write_nothing(void **state)
     fixture *f = *state;
     write_result r;
     /* An edge to a node that does not exist. */
-    assert_og_error(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
                                     "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"nowhere\"}\n",
                               EXEC_LOAD_APPEND, &r),
                     OG_E_BAD_REQUEST);
@@ -220,11 +199,11 @@ static void test_overwrite_cannot_orphan_edges(void **state)
 {
     fixture *f = *state;
     write_result r;
-    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
                                  "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
                                  "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
                            EXEC_LOAD_APPEND, &r));
-    assert_og_error(load_text(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
+    assert_og_error(wf_load(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
                               EXEC_LOAD_OVERWRITE, &r),
                     OG_E_BAD_REQUEST);
     assert_non_null(strstr(og_error_last()->message, "dangling"));
@@ -232,7 +211,7 @@ static void test_overwrite_cannot_orphan_edges(void **state)
     assert_int_equal(s->manifest_version, 2);
     graph_snapshot_free(s);
     /* Replacing the edges in the same load is fine. */
-    assert_og_ok(load_text(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n"
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n"
                                  "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"bolt\"}\n",
                            EXEC_LOAD_OVERWRITE, &r));
     s = snap_of(f->g);
@@ -246,7 +225,7 @@ static void test_empty_load_is_no_commit(void **state)
 {
     fixture *f = *state;
     write_result r;
-    assert_og_ok(load_text(f->g, "\n\n", EXEC_LOAD_APPEND, &r));
+    assert_og_ok(wf_load(f->g, "\n\n", EXEC_LOAD_APPEND, &r));
     assert_false(r.committed);
     graph_snapshot *s = snap_of(f->g);
     assert_int_equal(s->manifest_version, 1);
@@ -261,7 +240,7 @@ static void test_partial_effects_roll_back(void **state)
     fixture *f = *state;
     write_result r;
     assert_og_ok(core_fp_set("write.post_table_effect", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    int rc = load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+    int rc = wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
                              "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n",
                        EXEC_LOAD_APPEND, &r);
     core_fp_clear_all();
@@ -277,7 +256,7 @@ static void test_partial_effects_roll_back(void **state)
     assert_consistent(f->g);
     assert_int_equal(audit_count(f->g, "rolled_back"), 1);
     /* A follow-up write succeeds. */
-    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                            EXEC_LOAD_APPEND, &r));
     assert_true(r.committed);
     assert_consistent(f->g);
@@ -289,7 +268,7 @@ static void test_confirmed_effects_roll_forward(void **state)
     fixture *f = *state;
     write_result r;
     assert_og_ok(core_fp_set("write.pre_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    int rc = load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+    int rc = wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                        EXEC_LOAD_APPEND, &r);
     core_fp_clear_all();
     assert_og_ok(rc);
@@ -310,7 +289,7 @@ static void test_stale_sidecar_finalized(void **state)
     fixture *f = *state;
     write_result r;
     assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                            EXEC_LOAD_APPEND, &r));
     core_fp_clear_all();
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
@@ -320,7 +299,7 @@ static void test_stale_sidecar_finalized(void **state)
     assert_string_equal(ids[0], r.operation_id);
     free(ids);
     write_result r2;
-    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
                            EXEC_LOAD_APPEND, &r2));
     assert_consistent(f->g);
     assert_int_equal(audit_count(f->g, "rolled_forward"), 1);
@@ -337,11 +316,11 @@ static void test_live_owner_blocks_barrier(void **state)
     fixture *f = *state;
     write_result r;
     assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                            EXEC_LOAD_APPEND, &r));
     core_fp_clear_all();
     /* Pretend its owner is still running: hold the owner lock from another store handle. */
-    store *other = open_store(f->dir);
+    store *other = wf_store(f->dir);
     char lock_name[STORE_KEY_MAX];
     write_sidecar_lock_name(lock_name, r.operation_id);
     store_lock *l = NULL;
@@ -352,13 +331,13 @@ static void test_live_owner_blocks_barrier(void **state)
         skip();
     }
     write_result r2;
-    int rc = load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
+    int rc = wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
                        EXEC_LOAD_APPEND, &r2);
     assert_og_error(rc, OG_E_RECOVERY_REQUIRED);
     assert_string_equal(og_error_last()->operation_id, r.operation_id);
     store_lock_release(l);
     store_close(other);
-    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
                            EXEC_LOAD_APPEND, &r2));
     assert_consistent(f->g);
 }
@@ -375,19 +354,19 @@ static void test_bad_sidecars(void **state)
     core_ulid_format(&u, id);
     write_sidecar_key(key, id);
     assert_og_ok(store_put(f->g->s, key, "{not json", 9, 0));
-    assert_og_error(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                               EXEC_LOAD_APPEND, &r),
                     OG_E_CORRUPT);
     assert_non_null(strstr(og_error_last()->message, key));
     assert_og_ok(store_put(f->g->s, key, "{\"format\":99}", 13, 0));
-    assert_og_error(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                               EXEC_LOAD_APPEND, &r),
                     OG_E_UNSUPPORTED);
     assert_non_null(strstr(og_error_last()->message, "upgrade"));
     assert_og_ok(store_delete(f->g->s, key, 0));
     /* A file that is not <ULID>.json is not ours: ignored. */
     assert_og_ok(store_put(f->g->s, GRAPH_RECOVERY_DIR "/notes.json", "x", 1, 0));
-    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                            EXEC_LOAD_APPEND, &r));
     assert_true(r.committed);
 }
@@ -405,7 +384,7 @@ static void test_no_effect_before_sidecar(void **state)
     assert_og_ok(store_fault_open(&fs, local, 1));
     assert_og_ok(write_graph_open(&f->g, fs, f->dir, NULL));
     write_result r;
-    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
                                  "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
                                  "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
                            EXEC_LOAD_APPEND, &r));
@@ -457,7 +436,7 @@ static void test_readonly_open_writes_nothing(void **state)
     fixture *f = *state;
     write_result r;
     assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    assert_og_ok(load_text(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                            EXEC_LOAD_APPEND, &r));
     core_fp_clear_all();
     store *ro = NULL;
@@ -466,7 +445,7 @@ static void test_readonly_open_writes_nothing(void **state)
     write_open_options oo = WRITE_OPEN_OPTIONS_INIT;
     oo.readonly = true;
     assert_og_ok(write_graph_open(&g, ro, f->dir, &oo));
-    assert_og_error(load_text(g, "{\"type\":\"Person\",\"data\":{\"name\":\"x\"}}\n",
+    assert_og_error(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"x\"}}\n",
                               EXEC_LOAD_APPEND, &r),
                     OG_E_BAD_REQUEST);
     write_graph_close(g);

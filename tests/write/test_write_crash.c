@@ -9,7 +9,7 @@
  * The spec's §5 crash-contract rows are each hit by some k (named in the comments below and
  * counted by the test: a crash before the sidecar, with the sidecar and no effect, with some
  * effects, with all effects before the manifest commit, and after the commit). */
-#include "testutil.h"
+#include "write_fixture.h"
 #include "crashsim.h"
 
 #include "exec/load.h"
@@ -44,29 +44,6 @@ typedef struct crash_ctx {
     unsigned saw_old, saw_new, recovered, rolled_back, rolled_forward, discarded;
 } crash_ctx;
 
-/* A store that does not own `inner` (write_graph_open takes ownership of what it is given). */
-static store *borrow(store *inner)
-{
-    store *w = NULL;
-    if (store_fault_open(&w, inner, 0) != 0)
-        return NULL;
-    return w;
-}
-
-static int load_text(write_graph *g, const char *text, exec_load_mode mode)
-{
-    graph_change_set cs;
-    memset(&cs, 0, sizeof cs);
-    exec_load_stats st;
-    int rc = exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL,
-                             NULL);
-    write_result r;
-    if (rc == 0)
-        rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r);
-    graph_change_set_clear(&cs);
-    return rc;
-}
-
 /* The starting graph is built once and copied for every crash run (a copy costs no fsyncs). */
 static char template_dir[256];
 
@@ -77,9 +54,9 @@ static int build_template(store *s)
     if (rc != 0)
         return rc;
     write_graph *g = NULL;
-    if ((rc = write_graph_open(&g, borrow(s), "", NULL)) != 0)
+    if ((rc = write_graph_open(&g, wf_borrow(s), "", NULL)) != 0)
         return rc;
-    rc = load_text(g, BASE, EXEC_LOAD_APPEND);
+    rc = wf_load(g, BASE, EXEC_LOAD_APPEND, NULL);
     write_graph_close(g);
     return rc;
 }
@@ -106,9 +83,9 @@ static int op_load(store *s, void *vctx)
 {
     crash_ctx *c = vctx;
     write_graph *g = NULL;
-    int rc = write_graph_open(&g, borrow(s), "", NULL);
+    int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
     if (rc == 0)
-        rc = load_text(g, c->delta, c->mode);
+        rc = wf_load(g, c->delta, c->mode, NULL);
     write_graph_close(g);
     return rc;
 }
@@ -144,7 +121,7 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     CHECK(write_audit_list(s, &audit, &n_audit_before) == 0, "audit");
     free(audit);
     audit = NULL;
-    int orc = write_graph_open(&g, borrow(s), "", NULL);
+    int orc = write_graph_open(&g, wf_borrow(s), "", NULL);
     CHECK(orc == 0, "read-write open failed: %s", og_error_last()->message);
     CHECK(count_sidecars(s, &left) == 0 && left == 0, "%zu sidecars left after open", left);
     CHECK(write_audit_list(s, &audit, &n_audit) == 0, "audit");
@@ -192,7 +169,7 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     c->saw_old += is_old;
     c->saw_new += is_new && !is_old;
     /* a follow-up write succeeds */
-    CHECK(load_text(g, "{\"type\":\"Person\",\"data\":{\"name\":\"zed\"}}\n", EXEC_LOAD_MERGE) ==
+    CHECK(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"zed\"}}\n", EXEC_LOAD_MERGE, NULL) ==
               0,
           "follow-up load: %s", og_error_last()->message);
 out:
@@ -274,7 +251,7 @@ static int check_init(store *s, void *vctx, const crashsim_point *pt)
     int rc = 0;
     write_graph *g = NULL;
     graph_snapshot *snap = NULL;
-    int orc = write_graph_open(&g, borrow(s), "", NULL);
+    int orc = write_graph_open(&g, wf_borrow(s), "", NULL);
     if (orc == OG_E_NOT_FOUND) {
         /* No graph: a retried init takes over and completes. */
         CHECK(pt->op_rc != 0, "init acknowledged but no graph");
@@ -283,7 +260,7 @@ static int check_init(store *s, void *vctx, const crashsim_point *pt)
         CHECK(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir) == 0, "retried init: %s",
               og_error_last()->message);
         c->took_over += ir.took_over;
-        CHECK(write_graph_open(&g, borrow(s), "", NULL) == 0, "open after retry");
+        CHECK(write_graph_open(&g, wf_borrow(s), "", NULL) == 0, "open after retry");
     } else {
         CHECK(orc == 0, "open: %s", og_error_last()->message);
         c->complete++;
@@ -298,7 +275,7 @@ static int check_init(store *s, void *vctx, const crashsim_point *pt)
           snap->n_tables, snap->n_commits);
     store_meta meta;
     CHECK(store_head(s, GRAPH_INIT_CLAIM, &meta) == OG_E_NOT_FOUND, "claim left after open");
-    CHECK(load_text(g, BASE, EXEC_LOAD_APPEND) == 0, "first load: %s", og_error_last()->message);
+    CHECK(wf_load(g, BASE, EXEC_LOAD_APPEND, NULL) == 0, "first load: %s", og_error_last()->message);
 out:
     graph_snapshot_free(snap);
     write_graph_close(g);

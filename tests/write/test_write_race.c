@@ -8,7 +8,7 @@
  *   - a recovery-required state is never advanced around.
  * Afterwards every edge's endpoints exist, every pin equals its Lance HEAD, and no sidecar is
  * left. */
-#include "testutil.h"
+#include "write_fixture.h"
 
 #include "exec/load.h"
 #include "lance/version.h"
@@ -31,109 +31,18 @@ static const char *SCHEMA =
 
 #define NWRITERS 6
 
-static store *open_store(const char *dir)
-{
-    store *s = NULL;
-    assert_og_ok(store_local_open(&s, dir));
-    return s;
-}
-
 static void make_graph(char *dir, size_t cap, const char *tag)
 {
     test_mkdtemp(dir, cap, tag);
-    store *s = open_store(dir);
+    store *s = wf_store(dir);
     write_init_result ir;
     assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
     store_close(s);
 }
 
-static int open_graph(write_graph **g, const char *dir)
-{
-    store *s = NULL;
-    int rc = store_local_open(&s, dir);
-    if (rc != 0)
-        return rc;
-    return write_graph_open(g, s, dir, NULL);
-}
-
-static int load_text(write_graph *g, const char *text, exec_load_mode mode)
-{
-    graph_change_set cs;
-    memset(&cs, 0, sizeof cs);
-    exec_load_stats st;
-    int rc = exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL,
-                             NULL);
-    write_result r;
-    if (rc == 0)
-        rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r);
-    graph_change_set_clear(&cs);
-    return rc;
-}
-
-/* Every edge endpoint exists, pins equal HEADs, no sidecar is left. */
-static void assert_graph_sound(const char *dir)
-{
-    write_graph *g = NULL;
-    assert_og_ok(open_graph(&g, dir));
-    graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
-    for (size_t i = 0; i < snap->n_tables; i++) {
-        char root[STORE_KEY_MAX];
-        uint64_t head = 0;
-        lance_naming nm;
-        assert_og_ok(lance_branch_root(root, snap->tables[i].path, snap->tables[i].table_branch));
-        assert_og_ok(lance_version_latest(g->s, root, &head, &nm));
-        assert_int_equal(head, snap->tables[i].version);
-    }
-    /* referential integrity of WorksAt */
-    const graph_table *e = graph_snapshot_table(snap, "edge:WorksAt");
-    const graph_table *p = graph_snapshot_table(snap, "node:Person");
-    const graph_table *c = graph_snapshot_table(snap, "node:Company");
-    lance_dataset *eds = NULL, *pds = NULL, *cds = NULL;
-    assert_og_ok(graph_table_open(&eds, g->s, e, LANCE_ACCESS_READ));
-    assert_og_ok(graph_table_open(&pds, g->s, p, LANCE_ACCESS_READ));
-    assert_og_ok(graph_table_open(&cds, g->s, c, LANCE_ACCESS_READ));
-    arrow_batch *eb = NULL, *pb = NULL, *cb = NULL;
-    assert_og_ok(lance_dataset_scan_all(&eb, eds, NULL));
-    assert_og_ok(lance_dataset_scan_all(&pb, pds, NULL));
-    assert_og_ok(lance_dataset_scan_all(&cb, cds, NULL));
-    int si = arrow_schema_find(&eb->schema, "src"), di = arrow_schema_find(&eb->schema, "dst");
-    for (int64_t r = 0; r < eb->num_rows; r++) {
-        size_t sl, dl;
-        const uint8_t *sv = arrow_array_get_bytes(eb->columns[si], r, &sl);
-        const uint8_t *dv = arrow_array_get_bytes(eb->columns[di], r, &dl);
-        bool fs = false, fd = false;
-        for (int64_t k = 0; k < pb->num_rows && !fs; k++) {
-            size_t l;
-            const uint8_t *v = arrow_array_get_bytes(pb->columns[0], k, &l);
-            fs = l == sl && memcmp(v, sv, l) == 0;
-        }
-        for (int64_t k = 0; k < cb->num_rows && !fd; k++) {
-            size_t l;
-            const uint8_t *v = arrow_array_get_bytes(cb->columns[0], k, &l);
-            fd = l == dl && memcmp(v, dv, l) == 0;
-        }
-        if (!fs || !fd)
-            fail_msg("orphan edge %.*s -> %.*s", (int)sl, sv, (int)dl, dv);
-    }
-    arrow_batch_free(eb);
-    arrow_batch_free(pb);
-    arrow_batch_free(cb);
-    lance_dataset_free(eds);
-    lance_dataset_free(pds);
-    lance_dataset_free(cds);
-    graph_snapshot_free(snap);
-    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
-    size_t n = 0;
-    assert_og_ok(write_sidecar_list(g->s, &ids, &n));
-    free(ids);
-    assert_int_equal(n, 0);
-    write_graph_close(g);
-}
-
 static uint64_t rows_of(const char *dir, const char *alias)
 {
-    store *s = open_store(dir);
+    store *s = wf_store(dir);
     graph_snapshot *snap = NULL;
     assert_og_ok(graph_snapshot_load(&snap, s, NULL, 0, 0));
     uint64_t n = graph_snapshot_table(snap, alias)->row_count;
@@ -154,13 +63,13 @@ static void *unique_writer(void *p)
 {
     unique_arg *a = p;
     write_graph *g = NULL;
-    a->rc = open_graph(&g, a->dir);
+    a->rc = wf_open(&g, a->dir);
     if (a->rc == 0) {
         char line[200];
         snprintf(line, sizeof line,
                  "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"email\":\"same@x.org\"}}\n",
                  a->idx);
-        a->rc = load_text(g, line, EXEC_LOAD_APPEND);
+        a->rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
     }
     write_graph_close(g);
     return NULL;
@@ -209,7 +118,7 @@ static void test_unique_threads(void **state)
     }
     assert_int_equal(ok, 1);
     assert_int_equal(rows_of(dir, "node:Person"), 1);
-    assert_graph_sound(dir);
+    wf_assert_sound(dir);
     test_rmrf(dir);
 }
 
@@ -220,7 +129,7 @@ static void test_unique_processes(void **state)
     make_graph(dir, sizeof dir, "race-unique-p");
     assert_int_equal(run_children(dir, unique_writer, NWRITERS), 1);
     assert_int_equal(rows_of(dir, "node:Person"), 1);
-    assert_graph_sound(dir);
+    wf_assert_sound(dir);
     test_rmrf(dir);
 }
 
@@ -230,7 +139,7 @@ static void *edge_or_delete_writer(void *p)
 {
     unique_arg *a = p;
     write_graph *g = NULL;
-    a->rc = open_graph(&g, a->dir);
+    a->rc = wf_open(&g, a->dir);
     if (a->rc == 0) {
         if (a->idx % 2 == 0) {
             char line[200];
@@ -238,11 +147,10 @@ static void *edge_or_delete_writer(void *p)
                      "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\",\"data\":"
                      "{\"role\":\"r%d\"}}\n",
                      a->idx);
-            a->rc = load_text(g, line, EXEC_LOAD_APPEND);
+            a->rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
         } else {
             /* Replace every company by one that is not acme: acme is deleted. */
-            a->rc = load_text(g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
-                              EXEC_LOAD_OVERWRITE);
+            a->rc = wf_load(g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n", EXEC_LOAD_OVERWRITE, NULL);
         }
     }
     write_graph_close(g);
@@ -252,11 +160,10 @@ static void *edge_or_delete_writer(void *p)
 static void seed_ann_acme(const char *dir)
 {
     write_graph *g = NULL;
-    assert_og_ok(open_graph(&g, dir));
-    assert_og_ok(load_text(g,
+    assert_og_ok(wf_open(&g, dir));
+    assert_og_ok(wf_load(g,
                            "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
-                           "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n",
-                           EXEC_LOAD_APPEND));
+                           "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n", EXEC_LOAD_APPEND, NULL));
     write_graph_close(g);
 }
 
@@ -277,7 +184,7 @@ static void test_edge_vs_delete_threads(void **state)
         if (args[i].rc != 0)
             assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
     }
-    assert_graph_sound(dir);
+    wf_assert_sound(dir);
     test_rmrf(dir);
 }
 
@@ -288,7 +195,7 @@ static void test_edge_vs_delete_processes(void **state)
     make_graph(dir, sizeof dir, "race-ri-p");
     seed_ann_acme(dir);
     (void)run_children(dir, edge_or_delete_writer, NWRITERS);
-    assert_graph_sound(dir);
+    wf_assert_sound(dir);
     test_rmrf(dir);
 }
 
@@ -305,9 +212,8 @@ static void delete_acme_now(void *p)
     if (il->fired++)
         return;
     write_graph *g2 = NULL;
-    assert_og_ok(open_graph(&g2, il->dir));
-    assert_og_ok(load_text(g2, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
-                           EXEC_LOAD_OVERWRITE));
+    assert_og_ok(wf_open(&g2, il->dir));
+    assert_og_ok(wf_load(g2, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n", EXEC_LOAD_OVERWRITE, NULL));
     write_graph_close(g2);
 }
 
@@ -318,14 +224,13 @@ static void test_untouched_probe_arbitrates(void **state)
     make_graph(dir, sizeof dir, "race-probe");
     seed_ann_acme(dir);
     write_graph *g = NULL;
-    assert_og_ok(open_graph(&g, dir));
+    assert_og_ok(wf_open(&g, dir));
     interleave il = {dir, 0};
     g->test_after_prepare = delete_acme_now;
     g->test_arg = &il;
     /* The edge write touches only edge:WorksAt; node:Company was probed for the endpoint and
      * changes between prepare and the gates. The write must re-prepare and then refuse. */
-    int rc = load_text(g, "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
-                       EXEC_LOAD_APPEND);
+    int rc = wf_load(g, "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n", EXEC_LOAD_APPEND, NULL);
     assert_og_error(rc, OG_E_BAD_REQUEST);
     write_stats st;
     write_graph_stats(g, &st);
@@ -333,7 +238,7 @@ static void test_untouched_probe_arbitrates(void **state)
     assert_int_equal(il.fired, 1);
     write_graph_close(g);
     assert_int_equal(rows_of(dir, "edge:WorksAt"), 0);
-    assert_graph_sound(dir);
+    wf_assert_sound(dir);
     test_rmrf(dir);
 }
 
@@ -343,12 +248,12 @@ static void *plain_writer(void *p)
 {
     unique_arg *a = p;
     write_graph *g = NULL;
-    a->rc = open_graph(&g, a->dir);
+    a->rc = wf_open(&g, a->dir);
     if (a->rc == 0) {
         char line[200];
         snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"w%d\"}}\n",
                  a->idx);
-        a->rc = load_text(g, line, EXEC_LOAD_APPEND);
+        a->rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
     }
     write_graph_close(g);
     return NULL;
@@ -363,7 +268,7 @@ static void test_recovery_required_blocks(void **state)
     /* A foreign commit on node:Person with an armed intent that expected the old version:
      * recovery cannot prove anything and must refuse; nobody may write around it. */
     write_graph *g = NULL;
-    assert_og_ok(open_graph(&g, dir));
+    assert_og_ok(wf_open(&g, dir));
     graph_snapshot *snap = NULL;
     assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
     const graph_table *pt = graph_snapshot_table(snap, "node:Person");
@@ -413,7 +318,7 @@ static void test_recovery_required_blocks(void **state)
         assert_int_equal(args[i].rc, OG_E_RECOVERY_REQUIRED);
     }
     assert_int_equal(run_children(dir, plain_writer, NWRITERS), 0);
-    store *s = open_store(dir);
+    store *s = wf_store(dir);
     assert_og_ok(graph_snapshot_load(&snap, s, NULL, 0, 0));
     assert_int_equal(snap->manifest_version, mver);
     graph_snapshot_free(snap);

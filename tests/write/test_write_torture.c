@@ -3,7 +3,7 @@
  * recovers every interrupted write and the invariants hold: no sidecar left, every pin equals
  * its Lance HEAD, no orphan edge, row counts equal what the manifest says, every acknowledged
  * commit is in the lineage, and one audit row per sidecar the open resolved. */
-#include "testutil.h"
+#include "write_fixture.h"
 
 #include "core/clock.h"
 #include "exec/load.h"
@@ -29,19 +29,6 @@ static const char *SCHEMA =
 
 #define NWORKERS 3
 #define RUN_MS 4000
-
-static int load_text(write_graph *g, const char *text, exec_load_mode mode, write_result *r)
-{
-    graph_change_set cs;
-    memset(&cs, 0, sizeof cs);
-    exec_load_stats st;
-    int rc = exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL,
-                             NULL);
-    if (rc == 0)
-        rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, r);
-    graph_change_set_clear(&cs);
-    return rc;
-}
 
 /* A worker: loads forever; logs each acknowledged commit id to its log file. */
 static void worker(const char *dir, int slot, unsigned seed)
@@ -71,7 +58,7 @@ static void worker(const char *dir, int slot, unsigned seed)
                          slot, seed, i, slot, seed, i);
             }
             write_result r;
-            if (load_text(g, text, mode, &r) == 0 && r.committed) {
+            if (wf_load(g, text, mode, &r) == 0 && r.committed) {
                 char line[64];
                 int n = snprintf(line, sizeof line, "%s\n", r.commit_id);
                 if (write(fd, line, (size_t)n) != n)
@@ -107,7 +94,7 @@ static void test_kill9_torture(void **state)
         assert_og_ok(store_local_open(&s, dir));
         assert_og_ok(write_graph_open(&g, s, dir, NULL));
         write_result r;
-        assert_og_ok(load_text(g, "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n",
+        assert_og_ok(wf_load(g, "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n",
                                EXEC_LOAD_APPEND, &r));
         write_graph_close(g);
     }
@@ -198,7 +185,7 @@ static void test_kill9_torture(void **state)
     graph_snapshot_free(snap);
     /* A follow-up write succeeds. */
     write_result r;
-    assert_og_ok(load_text(g, "{\"type\":\"Person\",\"data\":{\"name\":\"after\"}}\n",
+    assert_og_ok(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"after\"}}\n",
                            EXEC_LOAD_APPEND, &r));
     write_graph_close(g);
     test_rmrf(dir);

@@ -1,0 +1,125 @@
+/* Helpers shared by the write-path tests: opening stores and graphs, and loading JSONL text
+ * through the coordinator. Header-only: each test is its own binary. */
+#ifndef OG_TEST_WRITE_FIXTURE_H
+#define OG_TEST_WRITE_FIXTURE_H
+
+#include "testutil.h"
+
+#include "exec/load.h"
+#include "write/internal.h"
+
+#include <string.h>
+
+/* A local store on dir (the test fails if it cannot be opened). */
+static inline store *wf_store(const char *dir)
+{
+    store *s = NULL;
+    assert_og_ok(store_local_open(&s, dir));
+    return s;
+}
+
+/* A store that does not own `inner` (write_graph_open takes ownership of what it is given). */
+static inline store *wf_borrow(store *inner)
+{
+    store *w = NULL;
+    return store_fault_open(&w, inner, 0) == 0 ? w : NULL;
+}
+
+/* Open the graph at dir read-write on its own store; returns the open's result. */
+static inline int wf_open(write_graph **g, const char *dir)
+{
+    store *s = NULL;
+    int rc = store_local_open(&s, dir);
+    return rc ? rc : write_graph_open(g, s, dir, NULL);
+}
+
+/* Parse JSONL text and load it as one write; res may be NULL. */
+static inline int wf_load(write_graph *g, const char *text, exec_load_mode mode,
+                          write_result *res)
+{
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    exec_load_stats st;
+    write_result local;
+    int rc = exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL,
+                             NULL);
+    if (rc == 0)
+        rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, res ? res : &local);
+    graph_change_set_clear(&cs);
+    return rc;
+}
+
+/* The ids of a table at its pin (column "id"), as one batch (caller frees). */
+static inline arrow_batch *wf_ids(store *s, const graph_table *t)
+{
+    lance_dataset *ds = NULL;
+    arrow_batch *b = NULL;
+    const char *cols[] = {GRAPH_COL_ID, GRAPH_COL_SRC, GRAPH_COL_DST};
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = t->kind == LANG_EDGE ? 3 : 1;
+    assert_og_ok(graph_table_open(&ds, s, t, LANCE_ACCESS_READ));
+    assert_og_ok(lance_dataset_scan_all(&b, ds, &so));
+    lance_dataset_free(ds);
+    return b;
+}
+
+static inline bool wf_has_id(const arrow_batch *b, const uint8_t *id, size_t n)
+{
+    for (int64_t k = 0; k < b->num_rows; k++) {
+        size_t l;
+        const uint8_t *v = arrow_array_get_bytes(b->columns[0], k, &l);
+        if (l == n && memcmp(v, id, l) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The graph at dir is sound: no sidecar is left, every table's pin equals its Lance HEAD, and
+ * every edge's endpoints exist in its endpoint types' tables. */
+static inline void wf_assert_sound(const char *dir)
+{
+    write_graph *g = NULL;
+    assert_og_ok(wf_open(&g, dir));
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    for (size_t i = 0; i < snap->n_tables; i++) {
+        char root[STORE_KEY_MAX];
+        uint64_t head = 0;
+        lance_naming nm;
+        assert_og_ok(lance_branch_root(root, snap->tables[i].path, snap->tables[i].table_branch));
+        assert_og_ok(lance_version_latest(g->s, root, &head, &nm));
+        assert_int_equal(head, snap->tables[i].version);
+    }
+    for (size_t t = 0; t < g->catalog->n_types; t++) {
+        const lang_typedef *e = &g->catalog->types[t];
+        if (e->kind != LANG_EDGE)
+            continue;
+        char ea[256], fa[256], ta[256];
+        graph_table_alias(ea, sizeof ea, LANG_EDGE, e->name);
+        graph_table_alias(fa, sizeof fa, LANG_NODE, g->catalog->types[e->from].name);
+        graph_table_alias(ta, sizeof ta, LANG_NODE, g->catalog->types[e->to].name);
+        arrow_batch *eb = wf_ids(g->s, graph_snapshot_table(snap, ea));
+        arrow_batch *fb = wf_ids(g->s, graph_snapshot_table(snap, fa));
+        arrow_batch *tb = wf_ids(g->s, graph_snapshot_table(snap, ta));
+        for (int64_t r = 0; r < eb->num_rows; r++) {
+            size_t sl, dl;
+            const uint8_t *sv = arrow_array_get_bytes(eb->columns[1], r, &sl);
+            const uint8_t *dv = arrow_array_get_bytes(eb->columns[2], r, &dl);
+            if (!wf_has_id(fb, sv, sl) || !wf_has_id(tb, dv, dl))
+                fail_msg("orphan %s edge %.*s -> %.*s", e->name, (int)sl, sv, (int)dl, dv);
+        }
+        arrow_batch_free(eb);
+        arrow_batch_free(fb);
+        arrow_batch_free(tb);
+    }
+    graph_snapshot_free(snap);
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    assert_og_ok(write_sidecar_list(g->s, &ids, &n));
+    free(ids);
+    assert_int_equal(n, 0);
+    write_graph_close(g);
+}
+
+#endif
