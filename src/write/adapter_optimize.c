@@ -31,6 +31,18 @@ static size_t fragments_of(const lance_dataset *ds)
     return ds->m && ds->m->pb ? ds->m->pb->n_fragments : 0;
 }
 
+/* Size-tiered targets: fragments holding at least a quarter of the table (and at least
+ * 1,024 rows) are left alone, so repeated maintenance rewrites each row O(log n) times rather
+ * than on every run, while the fragment count stays bounded (reads cost a get per fragment). */
+static uint64_t tiered_target(const lance_dataset *ds)
+{
+    uint64_t rows = 0;
+    if (lance_dataset_count_rows(ds, &rows) != 0)
+        rows = 0;
+    uint64_t t = rows / 4;
+    return t < 1024 ? 1024 : t;
+}
+
 int write_optimize_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
                            write_intent *in)
 {
@@ -84,6 +96,7 @@ int write_optimize_apply(write_graph *g, write_intent *in)
         lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
         co.uuid = e->uuid;
         co.max_groups_per_commit = 0; /* one commit: one exact effect */
+        co.target_rows_per_fragment = tiered_target(ds);
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
         rc = lance_compact(&after, ds, &co, &rep);
@@ -132,7 +145,9 @@ int write_compact_manifest(write_graph *g, const char *branch, size_t min_fragme
     if (fragments_of(m) >= min_fragments) {
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
-        rc = lance_compact(&after, m, NULL, &rep);
+        lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
+        co.target_rows_per_fragment = tiered_target(m);
+        rc = lance_compact(&after, m, &co, &rep);
         if (rc == OG_E_CONFLICT)
             rc = 0;
         *compacted = rc == 0 && rep.n_commits > 0;

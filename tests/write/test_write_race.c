@@ -5,7 +5,9 @@
  *   - an edge insert racing deletion (replacement) of its endpoint revalidates or conflicts;
  *   - a probe of a table the write does not touch takes part in arbitration (deterministic:
  *     a concurrent commit lands in the window between prepare and the gates);
- *   - a recovery-required state is never advanced around.
+ *   - a cardinality bound probed by concurrent edge inserts holds (@card(0..1): one wins);
+ *   - a recovery-required state is never advanced around;
+ *   - concurrent inits of one root: exactly one succeeds.
  * Afterwards every edge's endpoints exist, every pin equals its Lance HEAD, and no sidecar is
  * left. */
 #include "write_fixture.h"
@@ -27,7 +29,8 @@ static const char *SCHEMA =
     "node Company {\n"
     "    name: String @key\n"
     "}\n"
-    "edge WorksAt: Person -> Company { role: String? }\n";
+    "edge WorksAt: Person -> Company { role: String? }\n"
+    "edge Manages: Person -> Company @card(0..1)\n";
 
 #define NWRITERS 6
 
@@ -199,6 +202,129 @@ static void test_edge_vs_delete_processes(void **state)
     test_rmrf(dir);
 }
 
+/* ---- @card: concurrent edges from one source under @card(0..1) ---------------------------- */
+
+static void *card_writer(void *p)
+{
+    unique_arg *a = p;
+    write_graph *g = NULL;
+    a->rc = wf_open(&g, a->dir);
+    if (a->rc == 0) {
+        char line[300];
+        snprintf(line, sizeof line,
+                 "{\"type\":\"Company\",\"data\":{\"name\":\"c%d\"}}\n"
+                 "{\"edge\":\"Manages\",\"from\":\"ann\",\"to\":\"c%d\"}\n",
+                 a->idx, a->idx);
+        a->rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
+    }
+    write_graph_close(g);
+    return NULL;
+}
+
+static void card_check(const char *dir, int ok)
+{
+    assert_int_equal(ok, 1);
+    store *s = wf_store(dir);
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, s, NULL, 0, 0));
+    assert_int_equal(graph_snapshot_table(snap, "edge:Manages")->row_count, 1);
+    graph_snapshot_free(snap);
+    store_close(s);
+    wf_assert_sound(dir);
+}
+
+static void test_card_threads(void **state)
+{
+    (void)state;
+    char dir[256];
+    make_graph(dir, sizeof dir, "race-card");
+    seed_ann_acme(dir);
+    pthread_t th[NWRITERS];
+    unique_arg args[NWRITERS];
+    for (int i = 0; i < NWRITERS; i++) {
+        args[i] = (unique_arg){dir, i, 0};
+        pthread_create(&th[i], NULL, card_writer, &args[i]);
+    }
+    int ok = 0;
+    for (int i = 0; i < NWRITERS; i++) {
+        pthread_join(th[i], NULL);
+        ok += args[i].rc == 0;
+        if (args[i].rc)
+            assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
+    }
+    card_check(dir, ok);
+    test_rmrf(dir);
+}
+
+static void test_card_processes(void **state)
+{
+    (void)state;
+    char dir[256];
+    make_graph(dir, sizeof dir, "race-card-p");
+    seed_ann_acme(dir);
+    card_check(dir, run_children(dir, card_writer, NWRITERS));
+    test_rmrf(dir);
+}
+
+/* ---- concurrent inits ------------------------------------------------------------------------ */
+
+static void *init_writer(void *p)
+{
+    unique_arg *a = p;
+    store *s = NULL;
+    a->rc = store_local_open(&s, a->dir);
+    if (a->rc == 0) {
+        write_init_result ir;
+        a->rc = write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir);
+    }
+    store_close(s);
+    return NULL;
+}
+
+static void init_check(const char *dir, int ok)
+{
+    assert_int_equal(ok, 1);
+    store *s = wf_store(dir);
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    assert_int_equal(snap->manifest_version, 1);
+    assert_int_equal(snap->n_commits, 1);
+    graph_snapshot_free(snap);
+    store_close(s);
+    wf_assert_sound(dir);
+}
+
+static void test_init_threads(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_mkdtemp(dir, sizeof dir, "race-init");
+    pthread_t th[NWRITERS];
+    unique_arg args[NWRITERS];
+    for (int i = 0; i < NWRITERS; i++) {
+        args[i] = (unique_arg){dir, i, 0};
+        pthread_create(&th[i], NULL, init_writer, &args[i]);
+    }
+    int ok = 0;
+    for (int i = 0; i < NWRITERS; i++) {
+        pthread_join(th[i], NULL);
+        ok += args[i].rc == 0;
+        if (args[i].rc)
+            assert_true(args[i].rc == OG_E_EXISTS || args[i].rc == OG_E_CONFLICT);
+    }
+    init_check(dir, ok);
+    test_rmrf(dir);
+}
+
+static void test_init_processes(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_mkdtemp(dir, sizeof dir, "race-init-p");
+    init_check(dir, run_children(dir, init_writer, NWRITERS));
+    test_rmrf(dir);
+}
+
 /* ---- cell 3: a probed, untouched table arbitrates ------------------------------------------- */
 
 typedef struct interleave {
@@ -336,6 +462,10 @@ int main(void)
         cmocka_unit_test(test_edge_vs_delete_processes),
         cmocka_unit_test(test_untouched_probe_arbitrates),
         cmocka_unit_test(test_recovery_required_blocks),
+        cmocka_unit_test(test_card_threads),
+        cmocka_unit_test(test_card_processes),
+        cmocka_unit_test(test_init_threads),
+        cmocka_unit_test(test_init_processes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
