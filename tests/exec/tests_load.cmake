@@ -2,3 +2,5 @@
 og_test(test_exec_load LABELS "exec" SOURCES exec/test_exec_load.c LINK og_exec)
 og_fuzz(fuzz_load SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/exec/fuzz_load.c
         LINK og_exec CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/exec/corpus/load)
+og_fuzz(fuzz_params SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/exec/fuzz_params.c
+        LINK og_exec CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/exec/corpus/params)
