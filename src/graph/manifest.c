@@ -180,6 +180,19 @@ static int jset(json_t *o, const char *key, json_t *v)
     return 0;
 }
 
+/* The metadata text {"key": v} (v consumed). */
+static int meta1(const char *key, json_t *v, char **out)
+{
+    *out = NULL;
+    json_t *o = json_object();
+    int rc = o ? jset(o, key, v) : (json_decref(v), core_err_nomem());
+    if (rc) {
+        json_decref(o);
+        return rc;
+    }
+    return json_text(o, out);
+}
+
 static int check_identity(uint64_t sid, uint64_t inc)
 {
     if (sid == 0 || inc == 0)
@@ -200,14 +213,8 @@ int graph_rows_add_format(graph_rows *r, int format_version)
     if (format_version <= 0)
         return core_err(OG_E_BAD_REQUEST, "graph format version %d is not positive",
                         format_version);
-    json_t *o = json_object();
-    int rc = o ? jset(o, "format_version", json_integer(format_version)) : core_err_nomem();
     char *meta = NULL;
-    if (rc == 0) {
-        rc = json_text(o, &meta);
-    } else {
-        json_decref(o);
-    }
+    int rc = meta1("format_version", json_integer(format_version), &meta);
     if (rc) return rc;
     mrow row = {.kind = GRAPH_ROW_FORMAT, .object_id = "format", .metadata = meta};
     rc = push_row(r, &row);
@@ -220,14 +227,8 @@ int graph_rows_add_schema(graph_rows *r, const char *identity, uint64_t manifest
     if (!identity || strlen(identity) != GRAPH_SCHEMA_HASH_LEN)
         return core_err(OG_E_BAD_REQUEST, "schema identity '%s' is not %d hex digits",
                         identity ? identity : "(null)", GRAPH_SCHEMA_HASH_LEN);
-    json_t *o = json_object();
-    int rc = o ? jset(o, "identity", json_string(identity)) : core_err_nomem();
     char *meta = NULL;
-    if (rc == 0) {
-        rc = json_text(o, &meta);
-    } else {
-        json_decref(o);
-    }
+    int rc = meta1("identity", json_string(identity), &meta);
     if (rc) return rc;
     char id[64];
     snprintf(id, sizeof id, "schema:%020" PRIu64, manifest_version);
@@ -349,14 +350,8 @@ int graph_rows_add_head(graph_rows *r, const char *branch, const char *commit_id
         return core_err(OG_E_BAD_REQUEST, "head commit id '%s' is not a ULID",
                         commit_id ? commit_id : "(null)");
     if (branch && !*branch) branch = NULL;
-    json_t *o = json_object();
-    int rc = o ? jset(o, "head_commit_id", json_string(commit_id)) : core_err_nomem();
     char *meta = NULL;
-    if (rc == 0) {
-        rc = json_text(o, &meta);
-    } else {
-        json_decref(o);
-    }
+    int rc = meta1("head_commit_id", json_string(commit_id), &meta);
     if (rc) return rc;
     size_t cap = strlen(branch ? branch : "main") + 64;
     char *id = core_malloc(cap);

@@ -121,16 +121,8 @@ int lance_dataset_create_rows(lance_dataset **out, store *s, const char *root,
         rows += (uint64_t)b[i]->num_rows;
     }
 
-    uint64_t latest;
-    lance_naming existing;
-    int rc = lance_version_latest(s, root, &latest, &existing);
-    if (rc == 0) {
-        core_err(OG_E_EXISTS, "table '%s' already exists (version %llu)", root,
-                 (unsigned long long)latest);
-        core_err_detail(CORE_ERR_OBJECT, root);
-        return OG_E_EXISTS;
-    }
-    if (rc != OG_E_NOT_FOUND) return rc;
+    int rc = lance_dataset_check_absent(s, root);
+    if (rc) return rc;
 
     /* Without rows an Append stage is a no-op that would publish nothing: that is an empty
      * create (its transaction does not carry the caller's uuid). */

@@ -150,6 +150,20 @@ static int find_top_field(Lance__File__Field **fields, size_t n, const char *nam
     return -1;
 }
 
+int lance_dataset_check_absent(store *s, const char *root)
+{
+    uint64_t latest;
+    lance_naming existing;
+    int rc = lance_version_latest(s, root, &latest, &existing);
+    if (rc == 0) {
+        core_err(OG_E_EXISTS, "table '%s' already exists (version %llu)", root,
+                 (unsigned long long)latest);
+        core_err_detail(CORE_ERR_OBJECT, root);
+        return OG_E_EXISTS;
+    }
+    return rc == OG_E_NOT_FOUND ? 0 : rc;
+}
+
 int lance_dataset_create(lance_dataset **out, store *s, const char *root,
                          const arrow_schema *schema, const lance_create_options *opt)
 {
@@ -161,16 +175,8 @@ int lance_dataset_create(lance_dataset **out, store *s, const char *root,
     if (schema->n_fields == 0)
         return core_err(OG_E_BAD_REQUEST, "table '%s': a schema needs at least one field", root);
 
-    uint64_t latest;
-    lance_naming existing;
-    int rc = lance_version_latest(s, root, &latest, &existing);
-    if (rc == 0) {
-        core_err(OG_E_EXISTS, "table '%s' already exists (version %llu)", root,
-                 (unsigned long long)latest);
-        core_err_detail(CORE_ERR_OBJECT, root);
-        return OG_E_EXISTS;
-    }
-    if (rc != OG_E_NOT_FOUND) return rc;
+    int rc = lance_dataset_check_absent(s, root);
+    if (rc) return rc;
 
     Lance__File__Field **fields = NULL;
     size_t nf = 0;

@@ -66,6 +66,8 @@ typedef struct lance_create_options {
  * root already has versions. */
 int lance_dataset_create(lance_dataset **out, store *s, const char *root,
                          const arrow_schema *schema, const lance_create_options *opt);
+/* 0 if root has no version yet; OG_E_EXISTS naming it if it has one. */
+int lance_dataset_check_absent(store *s, const char *root);
 /* Open version `version` (0: the latest) for reading or writing on top of. */
 int lance_dataset_open(lance_dataset **out, store *s, const char *root, uint64_t version,
                        lance_access access);
