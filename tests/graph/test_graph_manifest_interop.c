@@ -16,19 +16,7 @@ static char g_src[512];
 static int group_setup(void **state)
 {
     (void)state;
-    const char *src = getenv("OG_TEST_SRCDIR");
-    snprintf(g_src, sizeof g_src, "%s/tests/interop", src && *src ? src : "..");
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "'%s/setup.sh' 1>&2", g_src);
-    int st = system(cmd);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr,
-                "interop: %s/setup.sh failed: node/npm or the pinned lancedb packages "
-                "are unavailable, so the interop suite cannot run\n",
-                g_src);
-        return -1;
-    }
-    return 0;
+    return test_interop_setup(g_src, sizeof g_src);
 }
 
 /* Run lance_tool.cjs and return its stdout (malloc'd); fail unless it exits 0. */
@@ -41,18 +29,9 @@ static char *lance_tool(const char *fmt, ...)
     va_end(ap);
     assert_true(n > 0 && (size_t)n < sizeof args);
     snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' %s", g_src, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t cap = 1 << 16, len = 0;
-    char *out = malloc(cap);
-    size_t got;
-    while ((got = fread(out + len, 1, cap - len - 1, p)) > 0) {
-        len += got;
-        if (cap - len < 2) out = realloc(out, cap *= 2);
-    }
-    out[len] = 0;
-    int st = pclose(p);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("lance_tool %s: exit status %d", args, st);
+    int st = 0;
+    char *out = test_capture(cmd, &st);
+    if (st != 0) fail_msg("lance_tool %s: exit status %d", args, st);
     return out;
 }
 

@@ -14,35 +14,22 @@
 
 static char g_src[512];
 
-/* Run `node branch_tool.cjs ARGS` and parse its one-line JSON answer; fail unless it exits 0. */
+/* Run `node branch_tool.cjs ARGS` and parse its one-line JSON answer (the test fails otherwise). */
 static json_t *branch_tool(const char *fmt, ...)
 {
-    char args[2048], cmd[3072];
+    char args[2048];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     assert_true(n > 0 && (size_t)n < sizeof args);
-    n = snprintf(cmd, sizeof cmd, "node '%s/branch_tool.cjs' %s", g_src, args);
-    assert_true(n > 0 && (size_t)n < sizeof cmd);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    char out[65536];
-    size_t len = fread(out, 1, sizeof out - 1, p);
-    out[len] = '\0';
-    int st = pclose(p);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("branch_tool %s: exit status %d", args, st);
-    json_error_t e;
-    json_t *j = json_loads(out, 0, &e);
-    if (!j) fail_msg("branch_tool %s: bad JSON (%s): %s", args, e.text, out);
-    return j;
+    return test_node_json(g_src, "branch_tool.cjs", args);
 }
 
-static int64_t jnum(const json_t *o, const char *key)
+static int group_setup(void **state)
 {
-    json_t *v = json_object_get(o, key);
-    if (!json_is_integer(v)) fail_msg("JSON field '%s' is not an integer", key);
-    return (int64_t)json_integer_value(v);
+    (void)state;
+    return test_interop_setup(g_src, sizeof g_src);
 }
 
 typedef struct fixture {
@@ -50,22 +37,6 @@ typedef struct fixture {
     store *s;
     arrow_schema schema;
 } fixture;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    const char *src = getenv("OG_TEST_SRCDIR");
-    snprintf(g_src, sizeof g_src, "%s/tests/interop", src && *src ? src : "..");
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "'%s/setup.sh' 1>&2", g_src);
-    int st = system(cmd);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "interop: %s/setup.sh failed: node/npm or the pinned lancedb packages "
-                        "are unavailable, so the interop suite cannot run\n", g_src);
-        return -1;
-    }
-    return 0;
-}
 
 static int setup(void **state)
 {
@@ -122,8 +93,8 @@ static void expect_same(fixture *f, const char *branch, uint64_t v)
     int64_t *ids = NULL;
     uint64_t ver = 0;
     size_t n = our_ids(f, branch, v, &ids, &ver);
-    assert_int_equal(jnum(j, "version"), ver);
-    assert_int_equal(jnum(j, "count"), n);
+    assert_int_equal(test_json_int(j, "version"), ver);
+    assert_int_equal(test_json_int(j, "count"), n);
     json_t *lids = json_object_get(j, "ids");
     assert_int_equal(json_array_size(lids), n);
     for (size_t i = 0; i < n; i++)
@@ -146,8 +117,8 @@ static void test_our_branch_in_lancedb(void **state)
     json_t *e = json_array_get(list, 0);
     assert_string_equal(json_string_value(json_object_get(e, "name")), "feat/x");
     assert_true(json_is_null(json_object_get(e, "parentBranch")));
-    assert_int_equal(jnum(e, "parentVersion"), 5);
-    assert_int_equal(jnum(e, "manifestSize"), b.manifest_size);
+    assert_int_equal(test_json_int(e, "parentVersion"), 5);
+    assert_int_equal(test_json_int(e, "manifestSize"), b.manifest_size);
     assert_string_equal(json_string_value(json_object_get(json_array_get(list, 1), "name")),
                         "side");
     json_decref(j);
@@ -163,7 +134,7 @@ static void test_our_branch_in_lancedb(void **state)
 
     /* lancedb commits on our branch; we read its version. */
     j = branch_tool("add '%s' t feat/x 300 303", f->dir);
-    assert_int_equal(jnum(j, "version"), 9);
+    assert_int_equal(test_json_int(j, "version"), 9);
     json_decref(j);
     assert_true(bhas_id(f->s, "feat/x", 301));
     expect_same(f, "feat/x", 0);
@@ -229,7 +200,7 @@ static void test_lancedb_branch_in_c(void **state)
     lance_dataset_free(ds);
     expect_same(f, "lx/a", 0);
     j = branch_tool("checkout '%s' t lx/a", f->dir);
-    assert_int_equal(jnum(j, "count"), 23); /* 24 lancedb left, minus id 7 */
+    assert_int_equal(test_json_int(j, "count"), 23); /* 24 lancedb left, minus id 7 */
     json_decref(j);
 
     /* We fork from lancedb's branch; lancedb reads our fork of its fork. */

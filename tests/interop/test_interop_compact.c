@@ -14,38 +14,22 @@
 
 static char g_src[512];
 
-/* Run `node compact_tool.cjs ARGS` and parse its one-line JSON answer; fail unless it exits 0. */
+/* Run `node compact_tool.cjs ARGS` and parse its one-line JSON answer (the test fails otherwise). */
 static json_t *tool(const char *fmt, ...)
 {
-    char args[2048], cmd[3072];
+    char args[2048];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     assert_true(n > 0 && (size_t)n < sizeof args);
-    n = snprintf(cmd, sizeof cmd, "node '%s/compact_tool.cjs' %s", g_src, args);
-    assert_true(n > 0 && (size_t)n < sizeof cmd);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t cap = 1 << 20, len = 0;
-    char *out = malloc(cap);
-    size_t got;
-    while ((got = fread(out + len, 1, cap - 1 - len, p)) > 0) len += got;
-    out[len] = '\0';
-    int st = pclose(p);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("compact_tool %s: exit status %d", args, st);
-    json_error_t e;
-    json_t *j = json_loads(out, 0, &e);
-    if (!j) fail_msg("compact_tool %s: bad JSON (%s)", args, e.text);
-    free(out);
-    return j;
+    return test_node_json(g_src, "compact_tool.cjs", args);
 }
 
-static int64_t jnum(const json_t *o, const char *key)
+static int group_setup(void **state)
 {
-    json_t *v = json_object_get(o, key);
-    if (!json_is_integer(v)) fail_msg("JSON field '%s' is not an integer", key);
-    return (int64_t)json_integer_value(v);
+    (void)state;
+    return test_interop_setup(g_src, sizeof g_src);
 }
 
 typedef struct fixture {
@@ -53,22 +37,6 @@ typedef struct fixture {
     store *s;
     arrow_schema schema;
 } fixture;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    const char *src = getenv("OG_TEST_SRCDIR");
-    snprintf(g_src, sizeof g_src, "%s/tests/interop", src && *src ? src : "..");
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "'%s/setup.sh' 1>&2", g_src);
-    int st = system(cmd);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "interop: %s/setup.sh failed: node/npm or the pinned lancedb packages "
-                        "are unavailable, so the interop suite cannot run\n", g_src);
-        return -1;
-    }
-    return 0;
-}
 
 static int setup(void **state)
 {
@@ -96,7 +64,7 @@ static void expect_lancedb_reads(fixture *f, uint64_t v, const arrow_batch *want
 {
     json_t *j = v ? tool("read '%s' c %llu", f->dir, (unsigned long long)v)
                   : tool("read '%s' c", f->dir);
-    if (v) assert_int_equal(jnum(j, "version"), v);
+    if (v) assert_int_equal(test_json_int(j, "version"), v);
     json_t *rows = json_object_get(j, "rows");
     assert_true(json_is_array(rows));
     assert_int_equal(json_array_size(rows), want->num_rows);
@@ -148,7 +116,7 @@ static void test_lancedb_reads_compacted(void **state)
 
     /* lancedb appends on top of our Rewrite; we read its commit. */
     j = tool("append '%s' c 1000 1004", f->dir);
-    assert_int_equal(jnum(j, "version"), CF_VERSIONS + 2);
+    assert_int_equal(test_json_int(j, "version"), CF_VERSIONS + 2);
     json_decref(j);
     arrow_batch *after = NULL;
     assert_og_ok(cf_scan(f->s, 0, &after));
@@ -197,7 +165,7 @@ static void test_we_read_lancedb_compaction(void **state)
     arrow_batch *before = NULL;
     assert_og_ok(cf_scan(f->s, 0, &before));
     json_t *j = tool("optimize '%s' c", f->dir);
-    uint64_t v = (uint64_t)jnum(j, "version");
+    uint64_t v = (uint64_t)test_json_int(j, "version");
     json_decref(j);
     assert_true(v > CF_VERSIONS);
     lance_dataset *ds = NULL;
@@ -220,10 +188,10 @@ static void test_compact_lancedb_deletions(void **state)
     fixture *f = *state;
     assert_og_ok(cf_build(f->s, &f->schema, true));
     json_t *j = tool("delete '%s' c 'id >= 70 AND id < 75'", f->dir);
-    assert_int_equal(jnum(j, "version"), CF_VERSIONS + 1);
+    assert_int_equal(test_json_int(j, "version"), CF_VERSIONS + 1);
     json_decref(j);
     j = tool("delete '%s' c 'id = 5 OR id = 33'", f->dir);
-    assert_int_equal(jnum(j, "version"), CF_VERSIONS + 2);
+    assert_int_equal(test_json_int(j, "version"), CF_VERSIONS + 2);
     json_decref(j);
     arrow_batch *before = NULL;
     assert_og_ok(cf_scan(f->s, 0, &before));

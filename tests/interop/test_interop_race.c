@@ -15,18 +15,9 @@ static char g_src[512], g_bin[512];
 static int group_setup(void **state)
 {
     (void)state;
-    const char *src = getenv("OG_TEST_SRCDIR"), *bin = getenv("OG_TEST_BINDIR");
-    snprintf(g_src, sizeof g_src, "%s/tests/interop", src && *src ? src : "..");
+    const char *bin = getenv("OG_TEST_BINDIR");
     snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bin && *bin ? bin : ".");
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "'%s/setup.sh' 1>&2", g_src);
-    int st = system(cmd);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "interop: setup.sh failed: node/npm or the pinned lancedb packages are "
-                        "unavailable, so the interop suite cannot run\n");
-        return -1;
-    }
-    return 0;
+    return test_interop_setup(g_src, sizeof g_src);
 }
 
 static void run_ok(const char *cmd)

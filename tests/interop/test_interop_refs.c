@@ -13,35 +13,22 @@
 
 static char g_src[512];
 
-/* Run `node refs_tool.cjs ARGS` and parse its one-line JSON answer; fail unless it exits 0. */
+/* Run `node refs_tool.cjs ARGS` and parse its one-line JSON answer (the test fails otherwise). */
 static json_t *refs_tool(const char *fmt, ...)
 {
-    char args[2048], cmd[3072];
+    char args[2048];
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     assert_true(n > 0 && (size_t)n < sizeof args);
-    n = snprintf(cmd, sizeof cmd, "node '%s/refs_tool.cjs' %s", g_src, args);
-    assert_true(n > 0 && (size_t)n < sizeof cmd);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    char out[65536];
-    size_t len = fread(out, 1, sizeof out - 1, p);
-    out[len] = '\0';
-    int st = pclose(p);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("refs_tool %s: exit status %d", args, st);
-    json_error_t e;
-    json_t *j = json_loads(out, 0, &e);
-    if (!j) fail_msg("refs_tool %s: bad JSON (%s): %s", args, e.text, out);
-    return j;
+    return test_node_json(g_src, "refs_tool.cjs", args);
 }
 
-static int64_t jnum(const json_t *o, const char *key)
+static int group_setup(void **state)
 {
-    json_t *v = json_object_get(o, key);
-    if (!json_is_integer(v)) fail_msg("JSON field '%s' is not an integer", key);
-    return (int64_t)json_integer_value(v);
+    (void)state;
+    return test_interop_setup(g_src, sizeof g_src);
 }
 
 typedef struct fixture {
@@ -49,22 +36,6 @@ typedef struct fixture {
     store *s;
     arrow_schema schema;
 } fixture;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    const char *src = getenv("OG_TEST_SRCDIR");
-    snprintf(g_src, sizeof g_src, "%s/tests/interop", src && *src ? src : "..");
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "'%s/setup.sh' 1>&2", g_src);
-    int st = system(cmd);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "interop: %s/setup.sh failed: node/npm or the pinned lancedb packages "
-                        "are unavailable, so the interop suite cannot run\n", g_src);
-        return -1;
-    }
-    return 0;
-}
 
 static int setup(void **state)
 {
@@ -91,8 +62,8 @@ static void lancedb_checkout(fixture *f, const char *ref, int64_t *version, int6
                              int64_t *sum)
 {
     json_t *j = refs_tool("checkout '%s' t '%s'", f->dir, ref);
-    *version = jnum(j, "version");
-    *count = jnum(j, "count");
+    *version = test_json_int(j, "version");
+    *count = test_json_int(j, "count");
     json_t *ids = json_object_get(j, "ids");
     assert_true(json_is_array(ids));
     assert_int_equal(json_array_size(ids), *count);
@@ -138,10 +109,10 @@ static void test_our_tags_in_lancedb(void **state)
     for (size_t i = 0; i < 3; i++) {
         json_t *e = json_array_get(tags, i);
         assert_string_equal(json_string_value(json_object_get(e, "name")), names[i]);
-        assert_int_equal(jnum(e, "version"), versions[i]);
+        assert_int_equal(test_json_int(e, "version"), versions[i]);
         lance_tag ours;
         assert_og_ok(lance_tag_get(f->s, RF_ROOT, names[i], &ours));
-        assert_int_equal(jnum(e, "manifestSize"), ours.manifest_size);
+        assert_int_equal(test_json_int(e, "manifestSize"), ours.manifest_size);
     }
     json_decref(j);
     for (size_t i = 0; i < 3; i++) expect_same(f, names[i], versions[i]);
@@ -239,8 +210,8 @@ static void test_restore_and_cleanup_in_lancedb(void **state)
     assert_int_equal(json_array_size(vs), 2);
     assert_int_equal(json_integer_value(json_array_get(vs, 0)), 4);
     assert_int_equal(json_integer_value(json_array_get(vs, 1)), 8);
-    assert_int_equal(jnum(json_object_get(j, "latest"), "version"), 8);
-    assert_int_equal(jnum(json_object_get(j, "latest"), "count"), c8);
+    assert_int_equal(test_json_int(json_object_get(j, "latest"), "version"), 8);
+    assert_int_equal(test_json_int(json_object_get(j, "latest"), "count"), c8);
     json_decref(j);
     expect_same(f, "keep4", 4);
     expect_same(f, "8", 8);

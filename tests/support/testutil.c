@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700
 #include "testutil.h"
 
+#include <jansson.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -71,4 +72,27 @@ int test_interop_setup(char *src_dir, size_t cap)
         return -1;
     }
     return 0;
+}
+
+json_t *test_node_json(const char *src_dir, const char *tool, const char *args)
+{
+    size_t need = strlen(src_dir) + strlen(tool) + strlen(args) + 16;
+    char *cmd = malloc(need);
+    snprintf(cmd, need, "node '%s/%s' %s", src_dir, tool, args);
+    int st = 0;
+    char *out = test_capture(cmd, &st);
+    free(cmd);
+    if (st != 0) fail_msg("%s %s: exit status %d: %s", tool, args, st, out);
+    json_error_t e;
+    json_t *j = json_loads(out, 0, &e);
+    if (!j) fail_msg("%s %s: bad JSON (%s): %s", tool, args, e.text, out);
+    free(out);
+    return j;
+}
+
+int64_t test_json_int(const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v)) fail_msg("JSON field '%s' is not an integer", key);
+    return (int64_t)json_integer_value(v);
 }
