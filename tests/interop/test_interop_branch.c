@@ -14,17 +14,8 @@
 
 static char g_src[512];
 
-/* Run `node branch_tool.cjs ARGS` and parse its one-line JSON answer (the test fails otherwise). */
-static json_t *branch_tool(const char *fmt, ...)
-{
-    char args[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof args);
-    return test_node_json(g_src, "branch_tool.cjs", args);
-}
+/* `node branch_tool.cjs ARGS`, its one-line JSON answer (the test fails otherwise). */
+#define branch_tool(...) test_node_jsonf(g_src, "branch_tool.cjs", __VA_ARGS__)
 
 static int group_setup(void **state)
 {

@@ -14,17 +14,8 @@
 
 static char g_src[512];
 
-/* Run `node compact_tool.cjs ARGS` and parse its one-line JSON answer (the test fails otherwise). */
-static json_t *tool(const char *fmt, ...)
-{
-    char args[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < sizeof args);
-    return test_node_json(g_src, "compact_tool.cjs", args);
-}
+/* `node compact_tool.cjs ARGS`, its one-line JSON answer (the test fails otherwise). */
+#define tool(...) test_node_jsonf(g_src, "compact_tool.cjs", __VA_ARGS__)
 
 static int group_setup(void **state)
 {

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,17 @@ json_t *test_node_json(const char *src_dir, const char *tool, const char *args)
     if (!j) fail_msg("%s %s: bad JSON (%s): %s", tool, args, e.text, out);
     free(out);
     return j;
+}
+
+json_t *test_node_jsonf(const char *src_dir, const char *tool, const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof args) fail_msg("%s: arguments too long", tool);
+    return test_node_json(src_dir, tool, args);
 }
 
 int64_t test_json_int(const json_t *o, const char *key)

@@ -56,7 +56,8 @@ typedef struct crash_ctx {
     const char *name;
     const char *gq;                /* the mutation */
     char *before, *after;          /* content signatures */
-    unsigned saw_old, saw_new, recovered, rolled_back, rolled_forward, discarded;
+    unsigned saw_old, saw_new;
+    wf_recovery_counts rec; /* recoveries the checks saw, by outcome */
 } crash_ctx;
 
 static int run_mutation(write_graph *g, const char *gq, exec_mutate_result *res)
@@ -199,14 +200,6 @@ static int op_mutate(store *s, void *vctx)
     return rc;
 }
 
-static int count_sidecars(store *s, size_t *n)
-{
-    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
-    int rc = write_sidecar_list(s, &ids, n);
-    free(ids);
-    return rc;
-}
-
 #define CHECK(cond, ...)                                                                       \
     do {                                                                                       \
         if (!(cond)) {                                                                         \
@@ -225,47 +218,15 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     int rc = 0;
     write_graph *g = NULL;
     graph_snapshot *snap = NULL;
-    write_audit_row *audit = NULL;
     char *sig = NULL;
-    size_t pending = 0, n_audit_before = 0, n_audit = 0, left = 0;
-    CHECK(count_sidecars(s, &pending) == 0, "list sidecars: %s", og_error_last()->message);
-    CHECK(write_audit_list(s, &audit, &n_audit_before) == 0, "audit");
-    free(audit);
-    audit = NULL;
-    int orc = write_graph_open(&g, wf_borrow(s), "", NULL);
-    CHECK(orc == 0, "read-write open failed: %s", og_error_last()->message);
-    CHECK(count_sidecars(s, &left) == 0 && left == 0, "%zu sidecars left after open", left);
-    CHECK(write_audit_list(s, &audit, &n_audit) == 0, "audit");
-    CHECK(n_audit == n_audit_before + pending, "audit rows %zu, expected %zu + %zu", n_audit,
-          n_audit_before, pending);
-    for (size_t i = n_audit_before; i < n_audit; i++) {
-        c->recovered++;
-        if (strcmp(audit[i].kind, "rolled_back") == 0)
-            c->rolled_back++;
-        else if (strcmp(audit[i].kind, "rolled_forward") == 0)
-            c->rolled_forward++;
-        else if (strcmp(audit[i].kind, "discarded") == 0)
-            c->discarded++;
-    }
+    char why[512];
+    CHECK(wf_open_recovered(s, &g, &c->rec, why, sizeof why) == 0, "%s", why);
     CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s",
           og_error_last()->message);
     for (size_t i = 0; i < N_TABLES; i++) {
         const graph_table *t = graph_snapshot_table(snap, ALIASES[i]);
         CHECK(t != NULL, "no table %s", ALIASES[i]);
-        char root[STORE_KEY_MAX];
-        uint64_t head = 0, rows = 0;
-        lance_naming nm;
-        CHECK(lance_branch_root(root, t->path, t->table_branch) == 0 &&
-                  lance_version_latest(s, root, &head, &nm) == 0,
-              "head of %s", ALIASES[i]);
-        CHECK(head == t->version, "%s pin %llu != HEAD %llu", ALIASES[i],
-              (unsigned long long)t->version, (unsigned long long)head);
-        lance_dataset *ds = NULL;
-        CHECK(graph_table_open(&ds, s, t, LANCE_ACCESS_READ) == 0, "open %s", ALIASES[i]);
-        int crc = lance_dataset_count_rows(ds, &rows);
-        lance_dataset_free(ds);
-        CHECK(crc == 0 && rows == t->row_count, "%s has %llu rows, manifest says %llu",
-              ALIASES[i], (unsigned long long)rows, (unsigned long long)t->row_count);
+        CHECK(wf_check_table(s, t, why, sizeof why) == 0, "%s", why);
     }
     sig = signature(s, g->catalog);
     CHECK(sig != NULL, "read back: %s", og_error_last()->message);
@@ -283,7 +244,6 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
           "follow-up mutation: %s", og_error_last()->message);
 out:
     free(sig);
-    free(audit);
     graph_snapshot_free(snap);
     write_graph_close(g);
     return rc;
@@ -324,7 +284,7 @@ static void run_case(const char *name, const char *gq, unsigned min_effects)
     print_message("%s: %llu durable ops, %llu crash runs, old %u new %u, recovered %u "
                   "(rolled back %u, rolled forward %u, discarded %u)\n",
                   name, (unsigned long long)rep.n, (unsigned long long)rep.runs, c.saw_old,
-                  c.saw_new, c.recovered, c.rolled_back, c.rolled_forward, c.discarded);
+                  c.saw_new, c.rec.recovered, c.rec.rolled_back, c.rec.rolled_forward, c.rec.discarded);
     free(c.before);
     free(c.after);
     if (rep.violations)
@@ -332,10 +292,10 @@ static void run_case(const char *name, const char *gq, unsigned min_effects)
     /* The enumeration reached each row of the crash contract. */
     assert_true(rep.n >= 6 + 2 * min_effects);
     assert_true(c.saw_old > 0 && c.saw_new > 0);
-    assert_true(c.discarded > 0);      /* sidecar durable, no effect */
-    assert_true(c.rolled_forward > 0); /* all effects done (or committed), sidecar left */
+    assert_true(c.rec.discarded > 0);      /* sidecar durable, no effect */
+    assert_true(c.rec.rolled_forward > 0); /* all effects done (or committed), sidecar left */
     if (min_effects > 1)
-        assert_true(c.rolled_back > 0); /* some effects done, not all */
+        assert_true(c.rec.rolled_back > 0); /* some effects done, not all */
 }
 
 #if MUTATE_CRASH_GROUP == 1

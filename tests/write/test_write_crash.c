@@ -10,6 +10,8 @@
  * counted by the test: a crash before the sidecar, with the sidecar and no effect, with some
  * effects, with all effects before the manifest commit, and after the commit). */
 #include "write_fixture.h"
+
+#include "core/failpoint.h"
 #include "crashsim.h"
 
 #include "exec/load.h"
@@ -41,7 +43,8 @@ typedef struct crash_ctx {
     /* expected row counts (Person, Company, WorksAt) before and after */
     uint64_t before[3], after[3];
     /* what the check saw, over all points */
-    unsigned saw_old, saw_new, recovered, rolled_back, rolled_forward, discarded;
+    unsigned saw_old, saw_new;
+    wf_recovery_counts rec; /* recoveries the checks saw, by outcome */
 } crash_ctx;
 
 /* The starting graph is built once and copied for every crash run (a copy costs no fsyncs). */
@@ -90,14 +93,6 @@ static int op_load(store *s, void *vctx)
     return rc;
 }
 
-static int count_sidecars(store *s, size_t *n)
-{
-    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
-    int rc = write_sidecar_list(s, &ids, n);
-    free(ids);
-    return rc;
-}
-
 #define CHECK(cond, ...)                                                                       \
     do {                                                                                       \
         if (!(cond)) {                                                                         \
@@ -115,27 +110,8 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     int rc = 0;
     write_graph *g = NULL;
     graph_snapshot *snap = NULL;
-    write_audit_row *audit = NULL;
-    size_t pending = 0, n_audit_before = 0, n_audit = 0, left = 0;
-    CHECK(count_sidecars(s, &pending) == 0, "list sidecars: %s", og_error_last()->message);
-    CHECK(write_audit_list(s, &audit, &n_audit_before) == 0, "audit");
-    free(audit);
-    audit = NULL;
-    int orc = write_graph_open(&g, wf_borrow(s), "", NULL);
-    CHECK(orc == 0, "read-write open failed: %s", og_error_last()->message);
-    CHECK(count_sidecars(s, &left) == 0 && left == 0, "%zu sidecars left after open", left);
-    CHECK(write_audit_list(s, &audit, &n_audit) == 0, "audit");
-    CHECK(n_audit == n_audit_before + pending, "audit rows %zu, expected %zu + %zu", n_audit,
-          n_audit_before, pending);
-    for (size_t i = n_audit_before; i < n_audit; i++) {
-        c->recovered++;
-        if (strcmp(audit[i].kind, "rolled_back") == 0)
-            c->rolled_back++;
-        else if (strcmp(audit[i].kind, "rolled_forward") == 0)
-            c->rolled_forward++;
-        else if (strcmp(audit[i].kind, "discarded") == 0)
-            c->discarded++;
-    }
+    char why[512];
+    CHECK(wf_open_recovered(s, &g, &c->rec, why, sizeof why) == 0, "%s", why);
     CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s",
           og_error_last()->message);
     const char *aliases[3] = {"node:Person", "node:Company", "edge:WorksAt"};
@@ -145,20 +121,7 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
         CHECK(t != NULL, "no table %s", aliases[i]);
         got[i] = t->row_count;
         /* pin == Lance HEAD, and the pinned version really has row_count rows */
-        char root[STORE_KEY_MAX];
-        uint64_t head = 0, rows = 0;
-        lance_naming nm;
-        CHECK(lance_branch_root(root, t->path, t->table_branch) == 0 &&
-                  lance_version_latest(s, root, &head, &nm) == 0,
-              "head of %s", aliases[i]);
-        CHECK(head == t->version, "%s pin %llu != HEAD %llu", aliases[i],
-              (unsigned long long)t->version, (unsigned long long)head);
-        lance_dataset *ds = NULL;
-        CHECK(graph_table_open(&ds, s, t, LANCE_ACCESS_READ) == 0, "open %s", aliases[i]);
-        int crc = lance_dataset_count_rows(ds, &rows);
-        lance_dataset_free(ds);
-        CHECK(crc == 0 && rows == t->row_count, "%s has %llu rows, manifest says %llu",
-              aliases[i], (unsigned long long)rows, (unsigned long long)t->row_count);
+        CHECK(wf_check_table(s, t, why, sizeof why) == 0, "%s", why);
     }
     bool is_old = memcmp(got, c->before, sizeof got) == 0;
     bool is_new = memcmp(got, c->after, sizeof got) == 0;
@@ -173,7 +136,6 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
               0,
           "follow-up load: %s", og_error_last()->message);
 out:
-    free(audit);
     graph_snapshot_free(snap);
     write_graph_close(g);
     return rc;
@@ -194,15 +156,15 @@ static void run_mode(exec_load_mode mode, const char *delta, const uint64_t befo
     print_message("load %s: %llu durable ops, %llu crash runs, old %u new %u, recovered %u "
                   "(rolled back %u, rolled forward %u, discarded %u)\n",
                   exec_load_mode_name(mode), (unsigned long long)rep.n,
-                  (unsigned long long)rep.runs, c.saw_old, c.saw_new, c.recovered,
-                  c.rolled_back, c.rolled_forward, c.discarded);
+                  (unsigned long long)rep.runs, c.saw_old, c.saw_new, c.rec.recovered,
+                  c.rec.rolled_back, c.rec.rolled_forward, c.rec.discarded);
     if (rep.violations)
         fail_msg("%llu violations; first: %s", (unsigned long long)rep.violations, rep.first);
     /* The enumeration reached each row of the crash contract. */
     assert_true(rep.n >= 8);
     assert_true(c.saw_old > 0 && c.saw_new > 0);
-    assert_true(c.discarded > 0);     /* sidecar durable, no effect */
-    assert_true(c.rolled_forward > 0); /* all effects done (or committed), sidecar left */
+    assert_true(c.rec.discarded > 0);     /* sidecar durable, no effect */
+    assert_true(c.rec.rolled_forward > 0); /* all effects done (or committed), sidecar left */
 }
 
 static void test_crash_load_append(void **state)
@@ -299,6 +261,89 @@ static void test_crash_init(void **state)
     assert_true(c.none > 0 && c.complete > 0 && c.took_over > 0);
 }
 
+/* ---- a crash during recovery itself --------------------------------------------------------
+ * The starting state: the base graph plus an interrupted load whose first table effect landed
+ * and whose second did not (its sidecar is left). The operation under test is the read-write
+ * open that rolls it back (rollback plan rewrite, Restore, rollback commit, audit, sidecar
+ * delete); a crash after any of its durable operations must leave a state the next open
+ * finishes: the old content exactly, no sidecar, pins equal to HEADs, one audit row. */
+
+static int setup_interrupted(store *s, void *vctx)
+{
+    int rc = setup_graph(s, vctx);
+    write_graph *g = NULL;
+    if (rc == 0)
+        rc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    if (rc != 0)
+        return rc;
+    /* fail after the first table effect, and keep in-process recovery from resolving it */
+    core_fp_set("write.post_table_effect", CORE_FP_ERROR, OG_E_STORAGE, 1);
+    core_fp_set("recovery.pre_restore", CORE_FP_ERROR, OG_E_STORAGE, 0);
+    rc = wf_load(g, DELTA, EXEC_LOAD_APPEND, NULL);
+    core_fp_clear_all();
+    write_graph_close(g);
+    size_t n = 0;
+    if (rc != OG_E_RECOVERY_REQUIRED || wf_count_sidecars(s, &n) != 0 || n != 1)
+        return OG_E_INTERNAL; /* the starting state is not what this test needs */
+    return 0;
+}
+
+static int op_recover(store *s, void *vctx)
+{
+    (void)vctx;
+    write_graph *g = NULL;
+    int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    write_graph_close(g);
+    return rc;
+}
+
+static int check_recovered(store *s, void *vctx, const crashsim_point *pt)
+{
+    (void)vctx;
+    int rc = 0;
+    write_graph *g = NULL;
+    graph_snapshot *snap = NULL;
+    write_audit_row *audit = NULL;
+    size_t n_audit = 0;
+    char why[512];
+    wf_recovery_counts rec = {0, 0, 0, 0};
+    CHECK(wf_open_recovered(s, &g, &rec, why, sizeof why) == 0, "%s", why);
+    CHECK(write_audit_list(s, &audit, &n_audit) == 0 && n_audit == 1,
+          "%zu audit rows for one interrupted write", n_audit);
+    CHECK(strcmp(audit[0].kind, "rolled_back") == 0, "audit says %s", audit[0].kind);
+    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s",
+          og_error_last()->message);
+    const char *aliases[3] = {"node:Person", "node:Company", "edge:WorksAt"};
+    const uint64_t old_rows[3] = {1, 0, 0};
+    for (size_t i = 0; i < 3; i++) {
+        const graph_table *t = graph_snapshot_table(snap, aliases[i]);
+        CHECK(t != NULL, "no table %s", aliases[i]);
+        CHECK(wf_check_table(s, t, why, sizeof why) == 0, "%s", why);
+        CHECK(t->row_count == old_rows[i], "%s has %llu rows after the rollback", aliases[i],
+              (unsigned long long)t->row_count);
+    }
+    CHECK(wf_load(g, DELTA, EXEC_LOAD_APPEND, NULL) == 0, "follow-up load: %s",
+          og_error_last()->message);
+out:
+    free(audit);
+    graph_snapshot_free(snap);
+    write_graph_close(g);
+    return rc;
+}
+
+static void test_crash_during_recovery(void **state)
+{
+    (void)state;
+    crashsim_case cc = {"recovery", NULL, setup_interrupted, op_recover, check_recovered};
+    crashsim_report rep;
+    crashsim_run(&cc, &rep);
+    print_message("recovery (roll back of a partial load): %llu durable ops, %llu crash runs\n",
+                  (unsigned long long)rep.n, (unsigned long long)rep.runs);
+    if (rep.violations)
+        fail_msg("%llu violations; first: %s", (unsigned long long)rep.violations, rep.first);
+    assert_true(rep.n >= 5); /* plan rewrite, restore (txn + version), commit, audit, delete */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_crash_load_append),
         cmocka_unit_test(test_crash_load_merge),
         cmocka_unit_test(test_crash_load_overwrite),
+        cmocka_unit_test(test_crash_during_recovery),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (template_dir[0])

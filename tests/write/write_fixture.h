@@ -6,8 +6,11 @@
 #include "testutil.h"
 
 #include "exec/load.h"
+#include "lance/version.h"
 #include "write/internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A local store on dir (the test fails if it cannot be opened). */
@@ -120,6 +123,98 @@ static inline void wf_assert_sound(const char *dir)
     free(ids);
     assert_int_equal(n, 0);
     write_graph_close(g);
+}
+
+/* ---- crash-check helpers (they report instead of asserting: crashsim counts violations) -- */
+
+typedef struct wf_recovery_counts {
+    unsigned recovered, rolled_back, rolled_forward, discarded;
+} wf_recovery_counts;
+
+static inline int wf_count_sidecars(store *s, size_t *n)
+{
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    int rc = write_sidecar_list(s, &ids, n);
+    free(ids);
+    return rc;
+}
+
+/* Open the graph on s read-write (which recovers) and check what recovery must leave: no
+ * sidecar, and exactly one audit row for each sidecar that was pending (a crash after the
+ * audit append and before the sidecar delete leaves the row already there); tally the new
+ * rows' outcomes. 0, or 1 with the reason in why. */
+static inline int wf_open_recovered(store *s, write_graph **g, wf_recovery_counts *c, char *why,
+                                    size_t cap)
+{
+    *g = NULL;
+    write_audit_row *audit = NULL;
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t pending = 0, before = 0, after = 0, left = 0;
+    int rc = 1;
+    if (write_sidecar_list(s, &ids, &pending) != 0 || write_audit_list(s, &audit, &before) != 0) {
+        snprintf(why, cap, "listing: %s", og_error_last()->message);
+        goto out;
+    }
+    free(audit);
+    audit = NULL;
+    if (write_graph_open(g, wf_borrow(s), "", NULL) != 0) {
+        snprintf(why, cap, "read-write open failed: %s", og_error_last()->message);
+        goto out;
+    }
+    if (wf_count_sidecars(s, &left) != 0 || left != 0) {
+        snprintf(why, cap, "%zu sidecars left after open", left);
+        goto out;
+    }
+    if (write_audit_list(s, &audit, &after) != 0) {
+        snprintf(why, cap, "audit: %s", og_error_last()->message);
+        goto out;
+    }
+    for (size_t k = 0; k < pending; k++) {
+        size_t rows = 0;
+        for (size_t i = 0; i < after; i++)
+            rows += strcmp(audit[i].operation_id, ids[k]) == 0;
+        if (rows != 1) {
+            snprintf(why, cap, "%zu audit rows for recovered operation %s", rows, ids[k]);
+            goto out;
+        }
+    }
+    for (size_t i = before; i < after; i++) {
+        c->recovered++;
+        c->rolled_back += strcmp(audit[i].kind, "rolled_back") == 0;
+        c->rolled_forward += strcmp(audit[i].kind, "rolled_forward") == 0;
+        c->discarded += strcmp(audit[i].kind, "discarded") == 0;
+    }
+    rc = 0;
+out:
+    free(ids);
+    free(audit);
+    return rc;
+}
+
+/* A table's manifest pin equals its Lance HEAD, and the pinned version holds row_count rows.
+ * 0, or 1 with the reason in why. */
+static inline int wf_check_table(store *s, const graph_table *t, char *why, size_t cap)
+{
+    char root[STORE_KEY_MAX];
+    uint64_t head = 0, rows = 0;
+    lance_naming nm;
+    if (lance_branch_root(root, t->path, t->table_branch) != 0 ||
+        lance_version_latest(s, root, &head, &nm) != 0)
+        return snprintf(why, cap, "head of %s: %s", t->alias, og_error_last()->message), 1;
+    if (head != t->version)
+        return snprintf(why, cap, "%s pin %llu != HEAD %llu", t->alias,
+                        (unsigned long long)t->version, (unsigned long long)head),
+               1;
+    lance_dataset *ds = NULL;
+    int rc = graph_table_open(&ds, s, t, LANCE_ACCESS_READ);
+    if (rc == 0)
+        rc = lance_dataset_count_rows(ds, &rows);
+    lance_dataset_free(ds);
+    if (rc != 0 || rows != t->row_count)
+        return snprintf(why, cap, "%s has %llu rows, manifest says %llu", t->alias,
+                        (unsigned long long)rows, (unsigned long long)t->row_count),
+               1;
+    return 0;
 }
 
 #endif
