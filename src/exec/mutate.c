@@ -201,7 +201,7 @@ static int type_use(mctx *m, int ti, mtype **out)
  * (inserts before the first read) supersede committed rows with their id. */
 static int type_load(mctx *m, int ti, mtype **out)
 {
-    mtype *mt;
+    mtype *mt = NULL;
     int rc = type_use(m, ti, &mt);
     if (rc) return rc;
     *out = mt;
@@ -431,7 +431,7 @@ static int endpoint_id(const mctx *m, const lang_typedef *node, const lang_ir_ex
 {
     *out = NULL;
     lang_value tmp, ktmp;
-    const lang_value *v;
+    const lang_value *v = NULL;
     int rc = expr_value(m, e, &tmp, &v);
     if (rc) return rc;
     if (v->kind == LANG_V_STRING && v->s) {
@@ -511,7 +511,7 @@ static int append_assign(const mctx *m, arrow_builder *b, const lang_typedef *t,
 
 static int op_insert(mctx *m, const lang_ir_op *op)
 {
-    mtype *mt;
+    mtype *mt = NULL;
     int rc = type_use(m, op->type, &mt);
     if (rc) return rc;
     const lang_typedef *t = mt->t;
@@ -663,7 +663,7 @@ static int match_rows(const mctx *m, const mtype *mt, const lang_ir_op *op, size
 
 static int op_update(mctx *m, const lang_ir_op *op)
 {
-    mtype *mt;
+    mtype *mt = NULL;
     int rc = type_load(m, op->type, &mt);
     if (rc) return rc;
     const lang_typedef *t = mt->t;
@@ -743,7 +743,7 @@ static int remove_row(mtype *mt, size_t r)
 
 static int op_delete(mctx *m, const lang_ir_op *op)
 {
-    mtype *mt;
+    mtype *mt = NULL;
     int rc = type_load(m, op->type, &mt);
     if (rc) return rc;
     size_t *hit = NULL, n_hit = 0;

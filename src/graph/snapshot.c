@@ -424,7 +424,7 @@ static int reduce(graph_snapshot *snap, const reader *r, const char *branch, uns
             break;
         }
         case GRAPH_ROW_SCHEMA: {
-            uint64_t v;
+            uint64_t v = 0;
             rc = cell_u64(r, C_VER, i, &v, "schema row without table_version");
             if (rc == 0 && (schema_row < 0 || v > schema_ver)) schema_ver = v, schema_row = i;
             break;
@@ -432,7 +432,7 @@ static int reduce(graph_snapshot *snap, const reader *r, const char *branch, uns
         case GRAPH_ROW_HEAD: {
             /* This branch's heads only: a branch inherits stale copies of others' heads. */
             bool mine = is_main(branch) ? is_null(r, C_BRANCH, i) : cell_eq(r, C_BRANCH, i, branch);
-            uint64_t v;
+            uint64_t v = 0;
             if (mine) rc = cell_u64(r, C_VER, i, &v, "graph_head row without table_version");
             if (rc == 0 && mine && (head_row < 0 || v > head_ver)) head_ver = v, head_row = i;
             break;

@@ -509,10 +509,12 @@ int lance_branch_check_base(store *s, const char *dir, lance_naming naming,
     lance_manifest *m = NULL;
     int rc = lance_version_load(s, dir, bp->version, naming, LANCE_ACCESS_INSPECT, &m);
     if (rc && rc != OG_E_NOT_FOUND) return rc;
+    /* A version's identity is its transaction (which carries a uuid): inline, or the file. */
     int same = rc == 0 && same_str(m->pb->transaction_file, bp->transaction_file) &&
-               same_str(m->pb->branch, bp->branch);
-    if (same && (!bp->transaction_file || !bp->transaction_file[0])) {
-        /* No transaction file to tell versions apart: compare their timestamps. */
+               same_str(m->pb->branch, bp->branch) && m->txn_len == base->txn_len &&
+               (!m->txn_len || memcmp(m->txn, base->txn, m->txn_len) == 0);
+    if (same && !base->txn_len && (!bp->transaction_file || !bp->transaction_file[0])) {
+        /* No transaction to tell versions apart: compare their timestamps. */
         const Lance__Table__Timestamp *x = m->pb->timestamp, *y = bp->timestamp;
         same = (!x && !y) || (x && y && x->seconds == y->seconds && x->nanos == y->nanos);
     }
@@ -719,7 +721,7 @@ static int write_fork_manifest(store *s, const char *dir, const char *name,
     lance_commit_info info;
     if (rc == 0)
         rc = lance_commit(s, dir, src->naming, &next.pb, &txn, idx.len ? idx.data : NULL,
-                          idx.len, LANCE_COMMIT_INLINE_TXN, &info);
+                          idx.len, 0, &info);
     core_buf_free(&idx);
     return rc;
 }

@@ -42,12 +42,13 @@
  *    (OG_E_PRECONDITION_FAILED): they read its files through their base paths. Creating a
  *    branch from a branch holds both names' locks (in byte order), so this check cannot race.
  *
- * Crash safety: create writes the manifest (and .txn) first and the ref last; delete removes
+ * Crash safety: create writes the manifest first and the ref last; delete removes
  * the ref first. After a crash at any point the branch is either fully there or invisible.
  *
  * Commits on a branch: before publishing version V on top of base version V-1, the commit
  * re-reads the branch directory's manifest of V-1 and checks it is the one the write was built
- * on (same transaction file), so a writer that staged on a branch that was deleted and
+ * on (same transaction: its inline bytes, which carry its uuid, or its file name), so a writer
+ * that staged on a branch that was deleted and
  * re-created meanwhile fails with OG_E_CONFLICT instead of publishing into the new
  * incarnation (lance_branch_check_base). The check and the put_if_absent of V are two steps:
  * a delete + re-create + commit of V-1 landing exactly between them is not detected (narrow,

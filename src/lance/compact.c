@@ -625,19 +625,17 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
     if (bp->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, base);
     if (rc == 0)
         rc = lance_commit_pending(ds->s, ds->root, ds->naming, &next.pb, &txn, base->index,
-                                  base->index_len, 0, c->pending, c->n_pending, &ci);
+                                  base->index_len, LANCE_COMMIT_KEEP_BYTES, c->pending,
+                                  c->n_pending, &ci);
     c->n_pending = 0;
     if (rc) return rc;
     lance_compact_report *rep = c->rep;
     rep->versions[rep->n_commits] = ci.version;
     memcpy(rep->uuids[rep->n_commits], ci.uuid, sizeof ci.uuid);
     rep->n_commits++;
-    /* The new version's manifest from what was just published, without reading it back. */
-    next.pb.transaction_file = ci.txn_file;
-    core_buf buf = CORE_BUF_INIT;
-    rc = lance_manifest_encode(&buf, &next.pb, NULL, 0, base->index, base->index_len);
-    if (rc == 0) rc = lance_manifest_decode(next_m, buf.data, buf.len, ci.manifest_key);
-    core_buf_free(&buf);
+    /* The new version's manifest from the bytes just published, without reading it back. */
+    rc = lance_manifest_decode(next_m, ci.manifest_bytes, ci.manifest_len, ci.manifest_key);
+    core_free(ci.manifest_bytes);
     return rc;
 }
 

@@ -15,8 +15,8 @@
  *  - a group of one fragment is rewritten only if it has deletions to materialize (above the
  *    threshold, or every row deleted).
  * Each group's visible rows are copied, in order, into new fragments of at most
- * target_rows_per_fragment rows (2.0 data files, written unsynced and made durable with the
- * commit's transaction file before the manifest names them). Deleted rows are dropped. With
+ * target_rows_per_fragment rows (2.0 data files, written unsynced and made durable in one
+ * batch before the manifest names them). Deleted rows are dropped. With
  * stable row ids every row keeps its row id (the new fragment's RowIdSequence holds the old
  * ids: a range when contiguous, else a range_with_bitmap (LSB-first) or an array) and its
  * created-at and last-updated-at versions. New fragments take ids after max_fragment_id and

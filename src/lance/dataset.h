@@ -134,9 +134,12 @@ typedef struct lance_write_options {
     int version;                 /* 1 */
     uint64_t max_rows_per_file;  /* 0: LANCE_DEFAULT_MAX_ROWS_PER_FILE */
     const char *uuid;            /* the transaction identity (NULL: a new random uuid) */
+    bool txn_file;               /* also write the transaction as a _transactions/ file, as
+                                    lance does; by default it is only inside the manifest,
+                                    where lance reads it first (one object fewer per commit) */
 } lance_write_options;
 
-#define LANCE_WRITE_OPTIONS_INIT {1, 0, NULL}
+#define LANCE_WRITE_OPTIONS_INIT {1, 0, NULL, false}
 
 typedef enum lance_merge_mode {
     LANCE_MERGE_UPSERT = 0,      /* matched rows are replaced, others inserted */

@@ -255,7 +255,7 @@ static int fb_vector(const fb *f, size_t pos, size_t esize, size_t *count, size_
 
 static int fb_subtable(const fb *f, const fbt *t, unsigned idx, fbt *out)
 {
-    size_t tgt;
+    size_t tgt = 0;
     int r = fb_ref(f, t, idx, &tgt);
     if (r <= 0) return r == 0 ? 0 : -1;
     return fb_table(f, tgt, out) == 0 ? 1 : -1;

@@ -198,7 +198,7 @@ int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, co
     Lance__Table__Manifest *p = m->pb;
 
     if (p->has_transaction_section) {
-        uint64_t off, n;
+        uint64_t off = 0, n = 0;
         rc = section(b, p->transaction_section, (uint64_t)pos, "transaction section", object, &off,
                      &n);
         if (rc) goto fail;
@@ -207,7 +207,7 @@ int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, co
         m->txn_len = n;
     }
     if (p->has_index_section) {
-        uint64_t off, n;
+        uint64_t off = 0, n = 0;
         rc = section(b, p->index_section, (uint64_t)pos, "index section", object, &off, &n);
         if (rc) goto fail;
         rc = dup_bytes(&m->index, b + off, n);

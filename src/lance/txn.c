@@ -44,23 +44,29 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
     }
     t.uuid = info->uuid;
     t.has_read_version = 1;
-    int rc = lance_txn_file_name(info->txn_file, sizeof info->txn_file, t.read_version,
+    const int txn_file = (flags & LANCE_COMMIT_TXN_FILE) != 0;
+    int rc = 0;
+    if (txn_file)
+        rc = lance_txn_file_name(info->txn_file, sizeof info->txn_file, t.read_version,
                                  info->uuid);
     if (rc) return rc;
 
     core_buf tb = CORE_BUF_INIT, mb = CORE_BUF_INIT;
     char key[STORE_KEY_MAX], name[LANCE_VERSION_NAME_CAP];
-    const char **keys = NULL; /* pending files + the .txn file, synced before the publish */
+    const char **keys = NULL; /* pending files (+ the .txn file), synced before the publish */
+    size_t n_keys = n_pending;
     rc = lance_pb_pack(&tb, &t.base);
     if (rc) goto out;
-    rc = lance_key(key, root, LANCE_TRANSACTIONS_DIR, info->txn_file);
-    if (rc) goto out;
-    /* With pending files the .txn file is written unsynced and made durable with them, in
-     * the publish below; alone it is written durably, and the manifest follows. */
-    rc = store_put(s, key, tb.data, tb.len, n_pending ? STORE_F_NOSYNC : 0);
-    if (rc) {
-        core_err_prefix("writing transaction file of lance version %" PRIu64, v);
-        goto out;
+    if (txn_file) {
+        rc = lance_key(key, root, LANCE_TRANSACTIONS_DIR, info->txn_file);
+        if (rc) goto out;
+        /* With pending files the .txn file is written unsynced and made durable with them, in
+         * the publish below; alone it is written durably, and the manifest follows. */
+        rc = store_put(s, key, tb.data, tb.len, n_pending ? STORE_F_NOSYNC : 0);
+        if (rc) {
+            core_err_prefix("writing transaction file of lance version %" PRIu64, v);
+            goto out;
+        }
     }
     if (n_pending) {
         keys = core_malloc((n_pending + 1) * sizeof *keys);
@@ -69,21 +75,20 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
             goto out;
         }
         memcpy(keys, pending, n_pending * sizeof *keys);
-        keys[n_pending] = key;
+        if (txn_file) keys[n_keys++] = key;
     }
 
     Lance__Table__Manifest m = *next;
-    m.transaction_file = info->txn_file;
-    rc = lance_manifest_encode(&mb, &m, (flags & LANCE_COMMIT_INLINE_TXN) ? tb.data : NULL,
-                               (flags & LANCE_COMMIT_INLINE_TXN) ? tb.len : 0, index, index_len);
+    m.transaction_file = txn_file ? info->txn_file : NULL;
+    rc = lance_manifest_encode(&mb, &m, tb.data, tb.len, index, index_len);
     if (rc) goto out;
     rc = lance_version_file_name(name, sizeof name, naming, v);
     if (!rc) rc = lance_key(info->manifest_key, root, LANCE_VERSIONS_DIR, name);
     if (rc) goto out;
     /* Everything the manifest names becomes durable before the manifest is linked into
      * place; the store writes and flushes the manifest's bytes in the same round. */
-    rc = n_pending ? store_sync_put_if_absent(s, keys, n_pending + 1, info->manifest_key,
-                                              mb.data, mb.len, 0)
+    rc = n_pending ? store_sync_put_if_absent(s, keys, n_keys, info->manifest_key, mb.data,
+                                              mb.len, 0)
                    : store_put_if_absent(s, info->manifest_key, mb.data, mb.len, 0);
     if (rc == OG_E_EXISTS) {
         core_err(OG_E_CONFLICT,

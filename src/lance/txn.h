@@ -1,10 +1,14 @@
 /* Lance transactions and the durable commit primitive.
  *
  * A commit of version N+1 on top of read version R (lance-format-subset.md §2.7, §5.1):
- *   1. write `_transactions/{R}-{uuid}.txn` (the raw Transaction message), durably;
- *   2. publish `_versions/<name of N+1>` with store_put_if_absent: exactly one writer wins a
- *      version; the loser gets OG_E_CONFLICT naming the version (rebase and retry are the
- *      caller's, in a later layer);
+ *   1. only with LANCE_COMMIT_TXN_FILE: write `_transactions/{R}-{uuid}.txn` (the raw
+ *      Transaction message), durably. Lance reads a version's transaction from the manifest's
+ *      inline transaction section first (checked: lancedb rebases its writes over commits that
+ *      carry only the inline copy, tests/interop/test_interop_race.c), so by default that
+ *      copy is the only one and a commit creates one object fewer;
+ *   2. publish `_versions/<name of N+1>` (with the transaction inline) with
+ *      store_put_if_absent: exactly one writer wins a version; the loser gets OG_E_CONFLICT
+ *      naming the version (rebase and retry are the caller's, in a later layer);
  *   3. rewrite `_versions/latest_version_hint.json` (best effort: it is only a hint) for the
  *      first LANCE_HINT_EVERY versions and every LANCE_HINT_EVERY-th after: readers list
  *      _versions/ anyway (lance finds the latest with a stale hint too), and rewriting it on
@@ -25,15 +29,18 @@
 /* "{read_version}-{uuid}.txn". */
 int lance_txn_file_name(char *out, size_t cap, uint64_t read_version, const char *uuid);
 
-/* Commit flags. */
+/* Commit flags. A commit records its transaction inside the manifest file (the transaction
+ * section, which lance reads before any .txn file): one new object per commit instead of two,
+ * and a reader proves "version v is transaction u" from the manifest alone. */
 #define LANCE_COMMIT_KEEP_BYTES 0x2u /* hand the published manifest file's bytes back in
                                         info->manifest_bytes (the caller frees them) */
-#define LANCE_COMMIT_INLINE_TXN 0x1u /* also embed the transaction in the manifest file, as
-                                        lance does (the .txn file is always written) */
+#define LANCE_COMMIT_TXN_FILE 0x1u   /* also write _transactions/{R}-{uuid}.txn and name it in
+                                        the manifest, as lance itself does */
 
 typedef struct lance_commit_info {
     uint64_t version;                      /* the version published */
-    char txn_file[LANCE_TXN_NAME_CAP];     /* relative to _transactions/ */
+    char txn_file[LANCE_TXN_NAME_CAP];     /* relative to _transactions/ ("" unless
+                                              LANCE_COMMIT_TXN_FILE) */
     char uuid[LANCE_UUID_LEN + 1];         /* the transaction's uuid */
     char manifest_key[STORE_KEY_MAX];      /* the manifest's key */
     int hint_written;                      /* 1 if the hint was rewritten (see below) */
@@ -52,12 +59,12 @@ int lance_commit(store *s, const char *root, lance_naming naming,
                  const void *index, size_t index_len, unsigned flags, lance_commit_info *info);
 
 /* As lance_commit, with objects written earlier with STORE_F_NOSYNC (the operation's data
- * files) that must be durable before the manifest names them: the .txn file is then written
- * unsynced as well, and one store_sync_put_if_absent() makes all of them durable and then
- * publishes the manifest. On the local store that is two rounds of flushes: the files, their
- * directories and the manifest's temporary together, then the link and _versions/' sync;
- * a crash before the link leaves no manifest (the files stay reclaimable), after it the
- * version is durable. */
+ * files) that must be durable before the manifest names them: a .txn file (if asked for) is then
+ * written unsynced as well, and one store_sync_put_if_absent() makes all of them durable and
+ * then publishes the manifest. On the local store that is two rounds of flushes: the files,
+ * their directories and the manifest's temporary, then the link and _versions/' sync; a crash
+ * before the link leaves no manifest (the files stay reclaimable), after it the version is
+ * durable. */
 int lance_commit_pending(store *s, const char *root, lance_naming naming,
                          const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
                          const void *index, size_t index_len, unsigned flags,

@@ -39,6 +39,7 @@ struct lance_staged {
     st_kind kind;
     char uuid[LANCE_UUID_LEN + 1];
     uint64_t max_rows;
+    bool txn_file; /* lance_write_options.txn_file */
     core_arena arena;
     new_frag *nf;
     size_t n_nf, cap_nf;
@@ -51,8 +52,8 @@ struct lance_staged {
     size_t n_ow_ids;
     uint64_t rows_added, rows_deleted;
     size_t files_written;
-    /* Data files written unsynced; the commit makes them durable in one batch with its .txn
-     * file before the manifest names them. */
+    /* Data files written unsynced; the commit makes them durable in one batch (with a .txn
+     * file if asked for) before the manifest names them. */
     const char **pending;
     size_t n_pending, cap_pending;
 };
@@ -89,6 +90,7 @@ static int staged_new(lance_staged **out, const lance_dataset *ds, st_kind kind,
     st->ds = ds;
     st->kind = kind;
     st->max_rows = opt->max_rows_per_file ? opt->max_rows_per_file : LANCE_DEFAULT_MAX_ROWS_PER_FILE;
+    st->txn_file = opt->txn_file;
     core_arena_init(&st->arena, 8192);
     arrow_schema_init(&st->ow_schema);
     int rc = 0;
@@ -1015,7 +1017,10 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
     if (base->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, bm);
     if (rc) return rc;
     rc = lance_commit_pending(ds->s, ds->root, ds->naming, &next.pb, &txn, bm->index,
-                              bm->index_len, out_ds ? LANCE_COMMIT_KEEP_BYTES : 0, st->pending,
+                              bm->index_len,
+                              (out_ds ? LANCE_COMMIT_KEEP_BYTES : 0) |
+                                  (st->txn_file ? LANCE_COMMIT_TXN_FILE : 0),
+                              st->pending,
                               st->n_pending, &ci);
     if (rc) return rc;
     if (version) *version = ci.version;

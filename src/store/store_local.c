@@ -853,7 +853,7 @@ static int local_sync_put_if_absent(store *s, const char *const *keys, size_t n,
     char dir[STORE_KEY_MAX + 1];
     parent_of(key, dir, sizeof dir);
     tmp_pool_want(ls, dir);
-    /* The last key first: a commit's .txn file comes after its data files. */
+    /* The last key first: a commit's .txn file (if any) comes after its data files. */
     for (size_t i = n, wanted = 0; i-- > 0 && wanted < TMP_POOL_DIRS - 1;) {
         char other[STORE_KEY_MAX + 1];
         parent_of(keys[i], dir, sizeof dir);

@@ -710,6 +710,7 @@ function readManifest(file) {
   const fmt = one(15) ? pbFields(one(15).val) : [];
   const str = (fs_, n) => { const f = fs_.find((x) => x.num === n); return f ? Buffer.from(f.val).toString('utf8') : null; };
   return { version: num(3), reader_flags: num(9), writer_flags: num(10), next_row_id: num(14),
+    inline_txn: one(21) !== undefined, txn_file: str(fields, 12),
     data_format: fmt.length ? `${str(fmt, 1)}/${str(fmt, 2)}` : null, fragments: fields.filter((f) => f.num === 2).length };
 }
 
@@ -735,6 +736,7 @@ async function cmdInspect(argv) {
     data_format: m && m.data_format && m.data_format.startsWith('lance/') ? m.data_format.slice(6) : null,
     reader_flags: m ? m.reader_flags : null, writer_flags: m ? m.writer_flags : null, fragments: m ? m.fragments : 0,
     data_files: ls('data').length, deletion_files: ls('_deletions'), transactions: ls('_transactions').length,
+    inline_transactions: manifests.filter((f) => readManifest(path.join(root, '_versions', f)).inline_txn).length,
     max_rowid: maxRowId < 0n ? null : maxRowId.toString() });
 }
 

@@ -3,10 +3,15 @@
 // while our C writer appends to it. Prints "ready" once the table is open, then one JSON line.
 //
 //   add   DIR NAME FROM COUNT     COUNT adds of 2 rows each, ids FROM, FROM+1, ...
+//   stale-add DIR NAME FROM GATE  open the table, print "ready", wait until the file GATE
+//                                 exists, then add 2 rows (ids FROM, FROM+1) through the
+//                                 handle opened before: lance must rebase over whatever was
+//                                 committed in between. Prints {"version":v}
 //   count DIR NAME                {"count":n,"idsum":s,"version":v}
 'use strict';
 const lancedb = require('@lancedb/lancedb');
 const arrow = require('apache-arrow');
+const fs = require('fs');
 
 function rows(lo, n) {
   const id = new BigInt64Array(n);
@@ -42,6 +47,14 @@ async function main() {
       }
     }
     process.stdout.write(JSON.stringify({ added: count * 2, retries }) + '\n');
+  } else if (cmd === 'stale-add') {
+    const from = Number(rest[0]);
+    const gate = rest[1];
+    const opened = await t.version();
+    process.stdout.write('ready\n');
+    while (!fs.existsSync(gate)) await new Promise((r) => setTimeout(r, 10));
+    await t.add(rows(from, 2));
+    process.stdout.write(JSON.stringify({ opened, version: await t.version() }) + '\n');
   } else if (cmd === 'count') {
     const all = await t.query().select(['id']).toArray();
     let idsum = 0n;
@@ -49,7 +62,7 @@ async function main() {
     process.stdout.write(JSON.stringify({ count: all.length, idsum: idsum.toString(),
                                           version: await t.version() }) + '\n');
   } else {
-    process.stderr.write('usage: race_tool.cjs add DIR NAME FROM COUNT | count DIR NAME\n');
+    process.stderr.write('usage: race_tool.cjs add DIR NAME FROM COUNT | stale-add DIR NAME FROM GATE | count DIR NAME\n');
     process.exit(2);
   }
 }

@@ -1,5 +1,6 @@
 /* Shared helpers for the tag/restore/cleanup tests: a table with a history that supersedes
- * data files, deletion files and transaction files, and whole-scan snapshots of every version
+ * data files, deletion files and transaction files (versions 2..7 are written in lance's own
+ * layout, with a .txn file beside the inline transaction), and whole-scan snapshots of every version
  * (rows with their stable row ids) to prove versions read identically later. */
 #ifndef OG_TEST_REFS_FIXTURE_H
 #define OG_TEST_REFS_FIXTURE_H
@@ -33,6 +34,8 @@ static inline int rf_step(store *s, const arrow_schema *schema, int step)
     rc = lance_dataset_open(&ds, s, RF_ROOT, 0, LANCE_ACCESS_WRITE);
     if (rc) return rc;
     lance_staged *st = NULL;
+    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+    wo.txn_file = true;
     lance_term t[2];
     lance_filter fl = {t, 1};
     arrow_batch *b = NULL;
@@ -40,28 +43,28 @@ static inline int rf_step(store *s, const arrow_schema *schema, int step)
     case 2:
     case 3:
         b = fx_batch(schema, step == 2 ? 0 : 10, 10);
-        rc = lance_stage_append(&st, ds, &b, 1, NULL);
+        rc = lance_stage_append(&st, ds, &b, 1, &wo);
         break;
     case 4:
         t[0] = (lance_term){"id", ARROW_CMP_LT, {.kind = ARROW_INT64, .i = 5}};
-        rc = lance_stage_delete(&st, ds, &fl, NULL);
+        rc = lance_stage_delete(&st, ds, &fl, &wo);
         break;
     case 5: {
         t[0] = (lance_term){"id", ARROW_CMP_EQ, {.kind = ARROW_INT64, .i = 12}};
         const char *set[1] = {"score"};
         arrow_scalar v[1] = {{.kind = ARROW_FLOAT64, .d = 99.0}};
-        rc = lance_stage_update(&st, ds, &fl, set, v, 1, NULL);
+        rc = lance_stage_update(&st, ds, &fl, set, v, 1, &wo);
         break;
     }
     case 6:
         t[0] = (lance_term){"id", ARROW_CMP_GE, {.kind = ARROW_INT64, .i = 15}};
         t[1] = (lance_term){"id", ARROW_CMP_LT, {.kind = ARROW_INT64, .i = 18}};
         fl.n = 2;
-        rc = lance_stage_delete(&st, ds, &fl, NULL);
+        rc = lance_stage_delete(&st, ds, &fl, &wo);
         break;
     default:
         b = fx_batch(schema, 100, 5);
-        rc = lance_stage_overwrite(&st, ds, schema, &b, 1, NULL);
+        rc = lance_stage_overwrite(&st, ds, schema, &b, 1, &wo);
         break;
     }
     if (rc == 0) rc = lance_staged_commit(st, &nd, NULL);

@@ -915,7 +915,9 @@ static void test_commit_files(void **state)
     t.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
     t.overwrite = &ow;
     lance_commit_info info;
-    assert_og_ok(lance_commit(s, "t.lance", LANCE_NAMING_V2, &next.pb, &t, NULL, 0, 0, &info));
+    /* Version 1 as lance writes it: a .txn file named in the manifest, and the inline copy. */
+    assert_og_ok(lance_commit(s, "t.lance", LANCE_NAMING_V2, &next.pb, &t, NULL, 0,
+                              LANCE_COMMIT_TXN_FILE, &info));
     assert_int_equal(info.version, 1);
     assert_true(info.hint_written);
     assert_string_equal(info.manifest_key, "t.lance/_versions/18446744073709551614.manifest");
@@ -933,15 +935,22 @@ static void test_commit_files(void **state)
     lance_manifest *m = NULL;
     assert_og_ok(lance_version_load_latest(s, "t.lance", LANCE_ACCESS_WRITE, &m, NULL));
     assert_string_equal(m->pb->transaction_file, info.txn_file);
-    assert_false(m->pb->has_transaction_section);
+    assert_true(m->pb->has_transaction_section);
     Lance__Table__Transaction *tx = NULL;
     assert_og_ok(lance_txn_load(s, "t.lance", m, &tx));
     assert_int_equal(tx->read_version, 0);
     assert_string_equal(tx->uuid, info.uuid);
     assert_int_equal(tx->operation_case, LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE);
     lance_pb_free(tx);
+    /* Without the inline copy (as older lance wrote), the .txn file is read. */
+    lance_manifest bare = *m;
+    bare.txn = NULL;
+    bare.txn_len = 0;
+    assert_og_ok(lance_txn_load(s, "t.lance", &bare, &tx));
+    assert_string_equal(tx->uuid, info.uuid);
+    lance_pb_free(tx);
 
-    /* Version 2 with the transaction inline as well. */
+    /* Version 2 by default: the transaction only inline, no .txn file. */
     lance_manifest_next n2;
     lance_manifest_next_init(&n2, m->pb, 2);
     Lance__Table__Transaction t2 = LANCE__TABLE__TRANSACTION__INIT;
@@ -954,19 +963,25 @@ static void test_commit_files(void **state)
     t2.read_version = 1;
     t2.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_DELETE;
     t2.delete_ = &del;
-    assert_og_ok(lance_commit(s, "t.lance", LANCE_NAMING_V2, &n2.pb, &t2, NULL, 0,
-                              LANCE_COMMIT_INLINE_TXN, &info));
+    assert_og_ok(lance_commit(s, "t.lance", LANCE_NAMING_V2, &n2.pb, &t2, NULL, 0, 0, &info));
+    assert_string_equal(info.txn_file, "");
     lance_manifest *m2 = NULL;
     assert_og_ok(lance_version_load_latest(s, "t.lance", LANCE_ACCESS_READ, &m2, NULL));
     assert_int_equal(m2->pb->version, 2);
     assert_true(m2->pb->has_transaction_section);
     assert_int_equal(m2->pb->transaction_section, 0);
+    assert_true(!m2->pb->transaction_file || !m2->pb->transaction_file[0]);
     assert_og_ok(lance_txn_load(s, "t.lance", m2, &tx));
     assert_int_equal(tx->read_version, 1);
+    assert_string_equal(tx->uuid, info.uuid);
     assert_int_equal(tx->delete_->n_deleted_fragment_ids, 2);
     assert_int_equal(tx->delete_->deleted_fragment_ids[1], 4);
     assert_string_equal(tx->delete_->predicate, "id = 1");
     lance_pb_free(tx);
+    store_list lr = {0};
+    assert_og_ok(store_list_prefix(s, "t.lance/_transactions/", 0, &lr));
+    assert_int_equal(lr.count, 1); /* version 1's file only */
+    store_list_free(&lr);
 
     /* Committing version 2 again loses: a typed conflict naming the version. */
     assert_og_error(lance_commit(s, "t.lance", LANCE_NAMING_V2, &n2.pb, &t2, NULL, 0, 0, &info),
@@ -981,13 +996,15 @@ static void test_commit_files(void **state)
     t2.read_version = 2;
     store_fault_fail_nth(f, 3, STORE_OP_BIT(STORE_OP_PUT) | STORE_OP_BIT(STORE_OP_PUT_IF_ABSENT),
                          STORE_FAULT_EIO);
-    assert_og_ok(lance_commit(f, "t.lance", LANCE_NAMING_V2, &n3.pb, &t2, NULL, 0, 0, &info));
+    assert_og_ok(lance_commit(f, "t.lance", LANCE_NAMING_V2, &n3.pb, &t2, NULL, 0,
+                              LANCE_COMMIT_TXN_FILE, &info));
     assert_false(info.hint_written);
     /* A failed transaction write publishes nothing. */
     lance_manifest_next n4;
     lance_manifest_next_init(&n4, m2->pb, 4);
     store_fault_fail_nth(f, 1, STORE_OP_BIT(STORE_OP_PUT), STORE_FAULT_EIO);
-    assert_og_error(lance_commit(f, "t.lance", LANCE_NAMING_V2, &n4.pb, &t2, NULL, 0, 0, &info),
+    assert_og_error(lance_commit(f, "t.lance", LANCE_NAMING_V2, &n4.pb, &t2, NULL, 0,
+                                 LANCE_COMMIT_TXN_FILE, &info),
                     OG_E_STORAGE);
     uint64_t v;
     assert_og_ok(lance_version_latest(s, "t.lance", &v, NULL));
@@ -1062,10 +1079,10 @@ static void test_commit_race(void **state)
     uint64_t v;
     assert_og_ok(lance_version_latest(s, "t.lance", &v, NULL));
     assert_int_equal(v, RACE_ROUNDS + 1);
-    /* Every loser's transaction file remains (harmless), each winner's is referenced. */
+    /* A loser leaves nothing behind: its transaction was only ever inside its manifest. */
     store_list l = {0};
     assert_og_ok(store_list_prefix(s, "t.lance/_transactions/", 0, &l));
-    assert_int_equal(l.count, 1 + RACE_ROUNDS * RACERS);
+    assert_int_equal(l.count, 0);
     store_list_free(&l);
     pthread_barrier_destroy(&bar);
     free(r);
@@ -1118,7 +1135,7 @@ static void test_commit_crash(void **state)
     crashsim_run(&c, &r);
     if (r.violations) fail_msg("%llu violations; first: %s", (unsigned long long)r.violations,
                                r.first);
-    assert_int_equal(r.n, 3); /* .txn put, manifest put_if_absent, hint put */
+    assert_int_equal(r.n, 2); /* manifest put_if_absent (with the transaction), hint put */
     assert_int_equal(r.runs, 2 * r.n);
 }
 

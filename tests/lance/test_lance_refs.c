@@ -495,7 +495,7 @@ static void test_cleanup_keeps_what_is_retained(void **state)
            txn0 = rf_count(f->s, "_transactions/");
     assert_int_equal(data0, 5);  /* frags of v2, v3, v5's update, v7's overwrite, abandoned */
     assert_int_equal(del0, 3);   /* v4, v5, v6 */
-    assert_int_equal(txn0, 7);
+    assert_int_equal(txn0, 6);   /* v2..v7 (the create has only its inline transaction) */
     /* A stale hint is repaired. */
     char path[512];
     file_path(path, sizeof path, f, "_versions/latest_version_hint.json");
@@ -520,7 +520,7 @@ static void test_cleanup_keeps_what_is_retained(void **state)
     assert_int_equal(r.versions_retained, 2); /* 3 (tagged) and 7 (latest) */
     assert_int_equal(r.data_files_deleted, 1); /* v5's rewritten row; v2/v3 data is v3's */
     assert_int_equal(r.deletion_files_deleted, 3);
-    assert_int_equal(r.txn_files_deleted, 5);
+    assert_int_equal(r.txn_files_deleted, 4); /* v2, v4, v5, v6 */
     assert_int_equal(r.files_spared_recent, 1); /* the abandoned append: too young */
     assert_true(r.bytes_deleted > 0);
     assert_true(r.hint_rewritten);
@@ -642,7 +642,7 @@ static void test_cleanup_refusals(void **state)
     test_write_file(path, "garbage", 7);
     assert_og_error(lance_cleanup(f->s, RF_ROOT, &o, &r), OG_E_CORRUPT);
     assert_int_equal(rf_count(f->s, "_versions/"), 5);
-    assert_int_equal(rf_count(f->s, "_transactions/"), 4);
+    assert_int_equal(rf_count(f->s, "_transactions/"), 3);
     test_write_file(path, keep, len);
 
     /* A damaged tag stops it too (it might protect any version). */

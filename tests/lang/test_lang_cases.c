@@ -135,7 +135,7 @@ static void test_corpus(void **state)
     char dir[512], path[1024];
     snprintf(dir, sizeof dir, "%s/tests/lang/cases", srcdir ? srcdir : ".");
     snprintf(path, sizeof path, "%s/base.pg", dir);
-    size_t blen;
+    size_t blen = 0;
     char *base = slurp(path, &blen);
     assert_non_null(base);
     core_arena da;
