@@ -25,6 +25,20 @@ static void pb_free(void *data, void *p)
 
 ProtobufCAllocator lance_pb_allocator = {pb_alloc, pb_free, NULL};
 
+/* A manifest's message lives in its own arena: a manifest of n fragments is thousands of small
+ * allocations, and decoding one is on every commit's path (the new snapshot is built from the
+ * bytes just published). Parts are never freed one by one; the arena goes with the manifest. */
+static void *arena_pb_alloc(void *data, size_t n)
+{
+    return core_arena_alloc(data, n ? n : 1);
+}
+
+static void arena_pb_free(void *data, void *p)
+{
+    (void)data;
+    (void)p;
+}
+
 static uint32_t rd32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -80,9 +94,16 @@ static int has_field_zero(const ProtobufCMessage *m, int depth)
 int lance_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
                     const void *data, size_t len, const char *what, const char *object)
 {
+    return lance_pb_unpack_with(out, d, data, len, what, object, &lance_pb_allocator);
+}
+
+int lance_pb_unpack_with(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
+                         const void *data, size_t len, const char *what, const char *object,
+                         ProtobufCAllocator *al)
+{
     *out = NULL;
     uint64_t before = core_alloc_injected();
-    ProtobufCMessage *m = protobuf_c_message_unpack(d, &lance_pb_allocator, len, data);
+    ProtobufCMessage *m = protobuf_c_message_unpack(d, al, len, data);
     if (!m) {
         /* protobuf-c reports both bad bytes and allocation failure as NULL. */
         if (core_alloc_injected() != before) return core_err_nomem();
@@ -92,7 +113,7 @@ int lance_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
         return OG_E_CORRUPT;
     }
     if (has_field_zero(m, 0)) {
-        protobuf_c_message_free_unpacked(m, &lance_pb_allocator);
+        protobuf_c_message_free_unpacked(m, al);
         core_err(OG_E_CORRUPT, "corrupt %s in %s: the protobuf %s message has a field number 0",
                  what, object ? object : "(bytes)", d->short_name);
         if (object) core_err_detail(CORE_ERR_OBJECT, object);
@@ -191,8 +212,11 @@ int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, co
     if (!m) return core_err_nomem();
     m->file_size = len;
     ProtobufCMessage *pm = NULL;
-    int rc = lance_pb_unpack(&pm, &lance__table__manifest__descriptor, b + pos + 4, mlen,
-                             "manifest", object);
+    /* Chunks of about the encoded size: the decoded form is a few times larger. */
+    core_arena_init(&m->arena, mlen < 4096 ? 8192 : (size_t)mlen * 2);
+    ProtobufCAllocator al = {arena_pb_alloc, arena_pb_free, &m->arena};
+    int rc = lance_pb_unpack_with(&pm, &lance__table__manifest__descriptor, b + pos + 4, mlen,
+                                  "manifest", object, &al);
     if (rc) goto fail;
     m->pb = (Lance__Table__Manifest *)pm;
     Lance__Table__Manifest *p = m->pb;
@@ -243,7 +267,7 @@ fail:
 void lance_manifest_free(lance_manifest *m)
 {
     if (!m) return;
-    lance_pb_free(m->pb);
+    core_arena_free(&m->arena); /* m->pb and everything in it */
     core_free(m->txn);
     core_free(m->index);
     core_free(m);

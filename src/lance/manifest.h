@@ -24,6 +24,7 @@
 #ifndef OG_LANCE_MANIFEST_H
 #define OG_LANCE_MANIFEST_H
 
+#include "core/arena.h"
 #include "core/buf.h"
 #include "lance/proto/table.pb-c.h"
 #include "lance/proto/transaction.pb-c.h"
@@ -48,7 +49,9 @@
 extern ProtobufCAllocator lance_pb_allocator;
 
 typedef struct lance_manifest {
-    Lance__Table__Manifest *pb; /* decoded message, owned */
+    Lance__Table__Manifest *pb; /* decoded message, owned: every part of it lives in arena */
+    core_arena arena;           /* one block allocation per chunk instead of one malloc per
+                                   fragment, file and sequence; freed with the manifest */
     unsigned char *txn;         /* inline Transaction message bytes (no length prefix), or NULL */
     size_t txn_len;
     unsigned char *index;       /* IndexSection message bytes (no length prefix), or NULL */
@@ -113,6 +116,10 @@ int lance_schema_check(Lance__File__Field *const *fields, size_t n, const char *
 /* Unpack/pack helpers over lance_pb_allocator, mapping failures to typed errors. */
 int lance_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
                     const void *data, size_t len, const char *what, const char *object);
+/* The same with another allocator (the message is then freed through it, not lance_pb_free). */
+int lance_pb_unpack_with(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
+                         const void *data, size_t len, const char *what, const char *object,
+                         ProtobufCAllocator *al);
 int lance_pb_pack(core_buf *out, const ProtobufCMessage *m);
 void lance_pb_free(void *m);
 

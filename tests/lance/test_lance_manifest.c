@@ -729,7 +729,10 @@ static void test_manifest_alloc_failures(void **state)
         nomem++;
         assert_true(k < 10000);
     }
-    assert_true(nomem > 5);
+    /* The manifest, its arena's first chunk, the inline transaction and the index section at
+     * least (the message itself is carved out of the arena). */
+    print_message("decode: %d allocation points\n", nomem);
+    assert_true(nomem >= 4);
     core_buf_free(&b);
     free(x);
 }
