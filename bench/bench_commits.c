@@ -1,7 +1,11 @@
 /* Single-row commit benchmark, our side of bench/run_commits.sh (issue 4 item 8).
  *
  *   bench_commits DIR [--commits N] [--depth D] [--frags-depth D2] [--window W]
- *                     [--no-depth] [--no-commits] [--json FILE]
+ *                     [--stable-row-ids 0|1] [--no-depth] [--no-commits] [--json FILE]
+ *
+ * --stable-row-ids (default 1, our tables' default): the tables track stable row ids, so each
+ * fragment carries a row-id sequence and created/updated version metadata. run_commits.sh gives
+ * lancedb the same setting.
  *
  * All files go under DIR (same filesystem for every system measured):
  *   commits  N (default 1,000) sequential single-row durable commits on a fresh Lance table
@@ -199,12 +203,16 @@ static void commit_delete_from(lance_dataset **ds, int64_t from)
     *ds = next;
 }
 
+static bool g_stable_row_ids = true; /* --stable-row-ids */
+
 static lance_dataset *new_table(store *st, const char *root)
 {
     arrow_schema s;
     row_schema(&s);
     lance_dataset *ds;
-    if (lance_dataset_create(&ds, st, root, &s, NULL)) die("create");
+    lance_create_options co = LANCE_CREATE_OPTIONS_INIT;
+    co.stable_row_ids = g_stable_row_ids;
+    if (lance_dataset_create(&ds, st, root, &s, &co)) die("create");
     arrow_schema_clear(&s);
     return ds;
 }
@@ -397,7 +405,8 @@ int main(int argc, char **argv)
     if (argc < 2 || argv[1][0] == '-') {
         /* DIR first: an option there (--help, say) is not taken for a directory to write. */
         fprintf(stderr, "usage: bench_commits DIR [--commits N] [--depth N] [--window N] "
-                        "[--frags-depth N] [--no-depth] [--no-commits] [--json FILE]\n");
+                        "[--frags-depth N] [--stable-row-ids 0|1] [--no-depth] [--no-commits] "
+                        "[--json FILE]\n");
         return argc >= 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
     }
     const char *dir = argv[1], *json = NULL;
@@ -420,6 +429,8 @@ int main(int argc, char **argv)
         long long x = atoll(v);
         if (strcmp(argv[i - 1], "--json") == 0)
             json = v;
+        else if (strcmp(argv[i - 1], "--stable-row-ids") == 0 && (!strcmp(v, "0") || !strcmp(v, "1")))
+            g_stable_row_ids = v[0] == '1';
         else if (x < 1) {
             fprintf(stderr, "bench_commits: %s needs a positive integer\n", argv[i - 1]);
             return 2;

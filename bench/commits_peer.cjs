@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // commits_peer.cjs - the lancedb side of the single-row commit benchmark (issue 4 item 8).
 //
-//   node bench/commits_peer.cjs DIR [--commits N] [--depth D] [--window W] [--keep]
+//   node bench/commits_peer.cjs DIR [--commits N] [--depth D] [--window W] [--stable-row-ids 0|1] [--keep]
 //
 // On a fresh data storage version 2.0 table under DIR (created empty, like ours), N (default
 // 1,000) sequential table.add() calls of one row each (id int64, name utf8, age int32 - the row
@@ -28,11 +28,13 @@ try {
 }
 
 function usage(msg) {
-  console.error(`commits_peer: ${msg}\nusage: node bench/commits_peer.cjs DIR [--commits N] [--depth D] [--window W] [--keep]`);
+  console.error(`commits_peer: ${msg}\nusage: node bench/commits_peer.cjs DIR [--commits N] [--depth D] [--window W] [--stable-row-ids 0|1] [--keep]`);
   process.exit(2);
 }
 
-const opt = { commits: 1000, depth: 0, window: 100, keep: false };
+// --stable-row-ids (default 1, as bench_commits and our tables): lancedb's tables track stable
+// row ids too, so both sides write the same per-fragment metadata.
+const opt = { commits: 1000, depth: 0, window: 100, 'stable-row-ids': 1, keep: false };
 const pos = [];
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -50,6 +52,7 @@ if (pos.length !== 1) usage('one DIR is needed');
 if (opt.commits < 1 || opt.window < 1) usage('--commits and --window must be positive');
 const dir = path.resolve(pos[0]);
 const STORAGE = { new_table_data_storage_version: '2.0' };
+if (opt['stable-row-ids']) STORAGE.new_table_enable_stable_row_ids = 'true';
 const nowUs = () => Number(process.hrtime.bigint()) / 1e3;
 
 const fields = [new arrow.Field('id', new arrow.Int64(), false),

@@ -7,6 +7,7 @@
 #                      grows with depth, so building it is quadratic: 10,000 took 13 min here)
 #        WINDOW=100    commits measured at each depth
 #        PEER_DEPTH=1  also measure lancedb's add at depth 10 and DEPTH (default 0)
+#        STABLE=1      tables with stable row ids on both sides (0: off on both sides)
 # Order: ours (durable) + SQLite WAL/FULL (bench_commits), then lancedb add (commits_peer.cjs),
 # then the depth part. Prints each side's output, then the ratios: ours/lancedb (goal < 1.0,
 # ours durable, lancedb's commits not) and ours/sqlite (goal <= 3.0).
@@ -17,6 +18,7 @@ commits=${COMMITS:-1000}
 depth=${DEPTH:-10000}
 frags_depth=${FRAGS_DEPTH:-3000}
 window=${WINDOW:-100}
+stable=${STABLE:-1}
 bin="$build/bench/bench_commits"
 if [ ! -x "$bin" ]; then
     echo "run_commits: no $bin (it is built only when pkg-config finds sqlite3:" \
@@ -28,20 +30,21 @@ trap 'rm -rf "$dir"' EXIT
 
 "$root/tests/interop/setup.sh" >/dev/null
 
-echo "== ours + sqlite ($commits commits) =="
-"$bin" "$dir/c" --commits "$commits" --no-depth --json "$dir/ours.json"
+echo "== ours + sqlite ($commits commits; stable row ids: $stable on both Lance sides) =="
+"$bin" "$dir/c" --commits "$commits" --stable-row-ids "$stable" --no-depth --json "$dir/ours.json"
 echo "== lancedb 0.31.0 add ($commits commits) =="
-peer=$(node "$root/bench/commits_peer.cjs" "$dir/peer" --commits "$commits")
+peer=$(node "$root/bench/commits_peer.cjs" "$dir/peer" --commits "$commits" --stable-row-ids "$stable")
 echo "lancedb: $peer"
 deep="{}"
 peer_deep="{}"
 if [ "$depth" -gt 0 ]; then
     echo "== history depth 10 vs $depth (one-fragment table: $frags_depth; window $window) =="
     "$bin" "$dir/d" --depth "$depth" --frags-depth "$frags_depth" --window "$window" --no-commits \
+        --stable-row-ids "$stable" \
         --json "$dir/depth.json"
     deep=$(cat "$dir/depth.json")
     if [ "${PEER_DEPTH:-0}" = 1 ]; then
-        peer_deep=$(node "$root/bench/commits_peer.cjs" "$dir/peerd" --commits 1 --depth "$frags_depth" --window "$window")
+        peer_deep=$(node "$root/bench/commits_peer.cjs" "$dir/peerd" --commits 1 --depth "$frags_depth" --window "$window" --stable-row-ids "$stable")
         echo "lancedb depth: $peer_deep"
     fi
 fi
