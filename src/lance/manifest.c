@@ -187,6 +187,70 @@ static int dup_bytes(unsigned char **out, const unsigned char *p, size_t n)
     return 0;
 }
 
+/* A varint at b[*i..n): 0, or -1 if it runs past n or over 10 bytes. */
+static int get_varint(const unsigned char *b, size_t n, size_t *i, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        if (*i >= n) return -1;
+        unsigned char c = b[(*i)++];
+        *v |= (uint64_t)(c & 0x7f) << shift;
+        if (c < 0x80) return 0;
+    }
+    return -1;
+}
+
+/* Keep the message bytes and each fragment field's place in them (see lance_manifest.msg).
+ * Any surprise (a fragment field that is not length-delimited, a count that differs from the
+ * decoded one) only turns the optimisation off: the message already decoded. */
+static int record_layout(lance_manifest *m, const unsigned char *b, size_t n)
+{
+    size_t nf = m->pb->n_fragments;
+    if (nf == 0 || n > UINT32_MAX) return 0;
+    uint32_t *off = core_arena_alloc(&m->arena, nf * sizeof *off);
+    uint32_t *len = core_arena_alloc(&m->arena, nf * sizeof *len);
+    unsigned char *copy = core_arena_alloc(&m->arena, n);
+    if (!off || !len || !copy) return core_err_nomem();
+    size_t i = 0, k = 0;
+    while (i < n) {
+        size_t start = i;
+        uint64_t tag, v;
+        if (get_varint(b, n, &i, &tag)) return 0;
+        switch (tag & 7) {
+        case 0:
+            if (get_varint(b, n, &i, &v)) return 0;
+            break;
+        case 1:
+            if (n - i < 8) return 0;
+            i += 8;
+            break;
+        case 2:
+            if (get_varint(b, n, &i, &v) || v > n - i) return 0;
+            i += (size_t)v;
+            break;
+        case 5:
+            if (n - i < 4) return 0;
+            i += 4;
+            break;
+        default:
+            return 0;
+        }
+        if (tag >> 3 == 2) {
+            if ((tag & 7) != 2 || k == nf) return 0;
+            off[k] = (uint32_t)start;
+            len[k] = (uint32_t)(i - start);
+            k++;
+        }
+    }
+    if (k != nf) return 0;
+    memcpy(copy, b, n);
+    m->msg = copy;
+    m->msg_len = n;
+    m->frag_off = off;
+    m->frag_len = len;
+    return 0;
+}
+
 int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, const char *object)
 {
     *out = NULL;
@@ -220,6 +284,8 @@ int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, co
     if (rc) goto fail;
     m->pb = (Lance__Table__Manifest *)pm;
     Lance__Table__Manifest *p = m->pb;
+    rc = record_layout(m, b + pos + 4, mlen);
+    if (rc) goto fail;
 
     if (p->has_transaction_section) {
         uint64_t off = 0, n = 0;
@@ -355,6 +421,76 @@ int lance_manifest_encode(core_buf *out, const Lance__Table__Manifest *m, const 
     rc = core_buf_append_u32le(out, (uint32_t)n);
     if (!rc) rc = lance_pb_pack(out, &copy.base);
     if (!rc) rc = core_buf_append_u64le(out, pos);
+    if (!rc) rc = core_buf_append_u16le(out, 0);
+    if (!rc) rc = core_buf_append_u16le(out, 2);
+    if (!rc) rc = core_buf_append(out, "LANC", 4);
+    return rc;
+}
+
+static int put_varint(core_buf *out, uint64_t v)
+{
+    unsigned char b[10];
+    size_t n = 0;
+    do {
+        b[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return core_buf_append(out, b, n);
+}
+
+int lance_manifest_encode_on(core_buf *out, const Lance__Table__Manifest *m,
+                             const lance_manifest *base, const void *txn, size_t txn_len,
+                             const void *index, size_t index_len)
+{
+    if (!base || !base->frag_off)
+        return lance_manifest_encode(out, m, txn, txn_len, index, index_len);
+    core_buf_clear(out);
+    Lance__Table__Manifest copy = *m;
+    copy.n_fragments = 0;
+    copy.fragments = NULL;
+    copy.has_transaction_section = 0;
+    copy.transaction_section = 0;
+    copy.has_index_section = 0;
+    copy.index_section = 0;
+    int rc = 0;
+    if (txn) {
+        copy.has_transaction_section = 1;
+        copy.transaction_section = out->len;
+        rc = put_section(out, txn, txn_len);
+        if (rc) return rc;
+    }
+    if (index) {
+        copy.has_index_section = 1;
+        copy.index_section = out->len;
+        rc = put_section(out, index, index_len);
+        if (rc) return rc;
+    }
+    uint64_t pos = out->len;
+    rc = core_buf_append_u32le(out, 0); /* the length, patched below */
+    if (!rc) rc = lance_pb_pack(out, &copy.base);
+    /* Fragments in m's order. Ours keep base's order, so base's index only moves forward; a
+     * fragment not found within a short window ahead is encoded afresh (correct either way). */
+    const Lance__Table__Manifest *bp = base->pb;
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < m->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = m->fragments[i];
+        size_t j = k;
+        while (j < bp->n_fragments && j < k + 8 && bp->fragments[j] != f) j++;
+        if (j < bp->n_fragments && bp->fragments[j] == f) {
+            rc = core_buf_append(out, base->msg + base->frag_off[j], base->frag_len[j]);
+            k = j + 1;
+            continue;
+        }
+        size_t fn = protobuf_c_message_get_packed_size(&f->base);
+        rc = put_varint(out, 2u << 3 | 2u);
+        if (!rc) rc = put_varint(out, fn);
+        if (!rc) rc = lance_pb_pack(out, &f->base);
+    }
+    if (rc) return rc;
+    uint64_t n = out->len - pos - 4;
+    if (n > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "manifest of %" PRIu64 " bytes", n);
+    for (int s = 0; s < 4; s++) out->data[pos + (size_t)s] = (unsigned char)(n >> (8 * s));
+    rc = core_buf_append_u64le(out, pos);
     if (!rc) rc = core_buf_append_u16le(out, 0);
     if (!rc) rc = core_buf_append_u16le(out, 2);
     if (!rc) rc = core_buf_append(out, "LANC", 4);

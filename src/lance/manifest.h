@@ -57,6 +57,12 @@ typedef struct lance_manifest {
     unsigned char *index;       /* IndexSection message bytes (no length prefix), or NULL */
     size_t index_len;
     uint64_t file_size;         /* size of the manifest file it was decoded from */
+    /* The encoded Manifest message and where each fragment's field (tag, length, message) lies
+     * in it, in pb->fragments order (in arena; NULL when the layout was not as expected), so a
+     * next manifest can copy the fragments it keeps instead of encoding them again. */
+    const unsigned char *msg;
+    size_t msg_len;
+    uint32_t *frag_off, *frag_len;
 } lance_manifest;
 
 /* Decode a whole manifest file. `object` names it in errors (a key or path). Every offset and
@@ -95,6 +101,15 @@ typedef struct lance_manifest_next {
     Lance__Table__Manifest__WriterVersion writer;
     Lance__Table__Manifest__DataStorageFormat format;
 } lance_manifest_next;
+
+/* As lance_manifest_encode, for a manifest m built on `base` (may be NULL): every fragment of
+ * m that is one of base's own fragment structs (the same pointer: borrowed, unchanged) is
+ * copied from base's encoded bytes instead of being encoded again; the fragments then follow
+ * the other fields (protobuf readers accept fields in any order; the result decodes to the
+ * same message). A fragment struct of base must never be changed in place. */
+int lance_manifest_encode_on(core_buf *out, const Lance__Table__Manifest *m,
+                             const lance_manifest *base, const void *txn, size_t txn_len,
+                             const void *index, size_t index_len);
 
 /* Initialise *next as the manifest of `version` following prev (NULL prev: an empty
  * manifest of a new table with data storage version 2.0): a shallow copy of prev that carries

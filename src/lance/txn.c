@@ -29,6 +29,16 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
                          const void *index, size_t index_len, unsigned flags,
                          const char *const *pending, size_t n_pending, lance_commit_info *info)
 {
+    return lance_commit_pending_on(s, root, naming, next, NULL, txn, index, index_len, flags,
+                                   pending, n_pending, info);
+}
+
+int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
+                            const Lance__Table__Manifest *next, const lance_manifest *base,
+                            const Lance__Table__Transaction *txn, const void *index,
+                            size_t index_len, unsigned flags, const char *const *pending,
+                            size_t n_pending, lance_commit_info *info)
+{
     memset(info, 0, sizeof *info);
     if (naming != LANCE_NAMING_V1) naming = LANCE_NAMING_V2;
     uint64_t v = next->version;
@@ -80,7 +90,7 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
 
     Lance__Table__Manifest m = *next;
     m.transaction_file = txn_file ? info->txn_file : NULL;
-    rc = lance_manifest_encode(&mb, &m, tb.data, tb.len, index, index_len);
+    rc = lance_manifest_encode_on(&mb, &m, base, tb.data, tb.len, index, index_len);
     if (rc) goto out;
     rc = lance_version_file_name(name, sizeof name, naming, v);
     if (!rc) rc = lance_key(info->manifest_key, root, LANCE_VERSIONS_DIR, name);

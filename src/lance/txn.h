@@ -69,6 +69,13 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
                          const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
                          const void *index, size_t index_len, unsigned flags,
                          const char *const *pending, size_t n_pending, lance_commit_info *info);
+/* As lance_commit_pending, for a `next` built on the decoded manifest `base`: the fragments it
+ * borrows from base unchanged are copied from base's bytes (lance_manifest_encode_on). */
+int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
+                            const Lance__Table__Manifest *next, const lance_manifest *base,
+                            const Lance__Table__Transaction *txn, const void *index,
+                            size_t index_len, unsigned flags, const char *const *pending,
+                            size_t n_pending, lance_commit_info *info);
 
 /* Decode a Transaction message (owned: free with lance_pb_free). */
 int lance_txn_decode(Lance__Table__Transaction **out, const void *data, size_t len,

@@ -1016,7 +1016,7 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
     /* On a branch: the directory must still be the incarnation this write was built on. */
     if (base->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, bm);
     if (rc) return rc;
-    rc = lance_commit_pending(ds->s, ds->root, ds->naming, &next.pb, &txn, bm->index,
+    rc = lance_commit_pending_on(ds->s, ds->root, ds->naming, &next.pb, bm, &txn, bm->index,
                               bm->index_len,
                               (out_ds ? LANCE_COMMIT_KEEP_BYTES : 0) |
                                   (st->txn_file ? LANCE_COMMIT_TXN_FILE : 0),

@@ -737,6 +737,81 @@ static void test_manifest_alloc_failures(void **state)
     free(x);
 }
 
+/* A manifest built on a decoded base is encoded with base's unchanged fragments copied from its
+ * bytes: the result differs in field order (fragments last) but decodes to exactly the message a
+ * full encode gives, with a fragment kept, one replaced by a changed copy, one dropped and one
+ * added; and lancedb reads such manifests (every commit through lance_staged_commit uses it, so
+ * the interop suites cover that). */
+static void test_manifest_encode_on_base(void **state)
+{
+    (void)state;
+    full *x = malloc(sizeof *x);
+    build_full(x);
+    core_buf b = CORE_BUF_INIT;
+    assert_og_ok(lance_manifest_encode(&b, &x->m, TXN_BYTES, sizeof TXN_BYTES, NULL, 0));
+    lance_manifest *base = NULL;
+    assert_og_ok(lance_manifest_decode(&base, b.data, b.len, "base"));
+    assert_non_null(base->frag_off);
+    assert_int_equal(base->pb->n_fragments, 2);
+
+    for (int variant = 0; variant < 3; variant++) {
+        lance_manifest_next next;
+        lance_manifest_next_init(&next, base->pb, 8);
+        Lance__Table__DataFragment changed = *base->pb->fragments[1], added = *base->pb->fragments[0];
+        changed.physical_rows += 5;
+        added.id = 9;
+        Lance__Table__DataFragment *frags[3];
+        size_t n = 0;
+        if (variant == 0) { /* append: both kept, one added */
+            frags[n++] = base->pb->fragments[0];
+            frags[n++] = base->pb->fragments[1];
+            frags[n++] = &added;
+        } else if (variant == 1) { /* delete: first kept, second replaced */
+            frags[n++] = base->pb->fragments[0];
+            frags[n++] = &changed;
+        } else { /* the first dropped, the second kept, out of the base's order after a new one */
+            frags[n++] = &added;
+            frags[n++] = base->pb->fragments[1];
+        }
+        next.pb.fragments = frags;
+        next.pb.n_fragments = n;
+        core_buf full_enc = CORE_BUF_INIT, spliced = CORE_BUF_INIT;
+        assert_og_ok(lance_manifest_encode(&full_enc, &next.pb, TXN_BYTES, sizeof TXN_BYTES,
+                                           INDEX_BYTES, sizeof INDEX_BYTES));
+        assert_og_ok(lance_manifest_encode_on(&spliced, &next.pb, base, TXN_BYTES,
+                                              sizeof TXN_BYTES, INDEX_BYTES, sizeof INDEX_BYTES));
+        assert_int_equal(spliced.len, full_enc.len);
+        assert_memory_not_equal(spliced.data, full_enc.data, full_enc.len); /* spliced */
+        lance_manifest *a = NULL, *c = NULL;
+        assert_og_ok(lance_manifest_decode(&a, full_enc.data, full_enc.len, "full"));
+        assert_og_ok(lance_manifest_decode(&c, spliced.data, spliced.len, "spliced"));
+        core_buf ra = CORE_BUF_INIT, rc_ = CORE_BUF_INIT;
+        assert_og_ok(lance_manifest_encode(&ra, a->pb, a->txn, a->txn_len, a->index, a->index_len));
+        assert_og_ok(lance_manifest_encode(&rc_, c->pb, c->txn, c->txn_len, c->index, c->index_len));
+        assert_int_equal(ra.len, rc_.len);
+        assert_memory_equal(ra.data, rc_.data, ra.len);
+        assert_int_equal(c->pb->n_fragments, n);
+        assert_int_equal(c->pb->version, 8);
+        core_buf_free(&ra);
+        core_buf_free(&rc_);
+        lance_manifest_free(a);
+        lance_manifest_free(c);
+        core_buf_free(&full_enc);
+        core_buf_free(&spliced);
+    }
+    /* Without a recorded layout it is the plain encoding. */
+    core_buf p1 = CORE_BUF_INIT, p2 = CORE_BUF_INIT;
+    assert_og_ok(lance_manifest_encode_on(&p1, &x->m, NULL, NULL, 0, NULL, 0));
+    assert_og_ok(lance_manifest_encode(&p2, &x->m, NULL, 0, NULL, 0));
+    assert_int_equal(p1.len, p2.len);
+    assert_memory_equal(p1.data, p2.data, p1.len);
+    core_buf_free(&p1);
+    core_buf_free(&p2);
+    lance_manifest_free(base);
+    core_buf_free(&b);
+    free(x);
+}
+
 /* ---- version names -------------------------------------------------------------------------- */
 
 static void test_version_names(void **state)
@@ -1261,6 +1336,7 @@ int main(void)
         cmocka_unit_test(test_refuse_unsupported),
         cmocka_unit_test(test_manifest_corrupt),
         cmocka_unit_test(test_manifest_alloc_failures),
+        cmocka_unit_test(test_manifest_encode_on_base),
         cmocka_unit_test(test_version_names),
         cmocka_unit_test(test_latest_v2),
         cmocka_unit_test(test_latest_v1),
