@@ -8,6 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "lance/manifest.h"
 #include "lance/proto/encodings.pb-c.h"
 #include "lance/proto/file2.pb-c.h"
 
@@ -60,17 +61,6 @@ static void pb_free(void *ud, void *p)
 }
 static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
 
-static int read_varint(const uint8_t *p, size_t n, size_t *i, uint64_t *v)
-{
-    *v = 0;
-    for (int shift = 0; shift < 64 && *i < n; shift += 7) {
-        uint8_t b = p[(*i)++];
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) return 0;
-    }
-    return -1;
-}
-
 /* protobuf-c recurses once per nested message; refuse deep nesting before it does. Returns
  * -1 when too deep; other malformations are left for protobuf-c to report. */
 static int pb_depth_ok(const uint8_t *p, size_t n, const ProtobufCMessageDescriptor *d, int depth)
@@ -79,10 +69,10 @@ static int pb_depth_ok(const uint8_t *p, size_t n, const ProtobufCMessageDescrip
     size_t i = 0;
     while (i < n) {
         uint64_t key, len;
-        if (read_varint(p, n, &i, &key)) return 0;
+        if (lance_pb_varint(p, n, &i, &key)) return 0;
         switch (key & 7) {
         case 0:
-            if (read_varint(p, n, &i, &len)) return 0;
+            if (lance_pb_varint(p, n, &i, &len)) return 0;
             break;
         case 1:
             if (n - i < 8) return 0;
@@ -93,7 +83,7 @@ static int pb_depth_ok(const uint8_t *p, size_t n, const ProtobufCMessageDescrip
             i += 4;
             break;
         case 2: {
-            if (read_varint(p, n, &i, &len) || len > n - i) return 0;
+            if (lance_pb_varint(p, n, &i, &len) || len > n - i) return 0;
             const ProtobufCFieldDescriptor *f =
                 protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3));
             if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&

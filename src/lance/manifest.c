@@ -187,8 +187,7 @@ static int dup_bytes(unsigned char **out, const unsigned char *p, size_t n)
     return 0;
 }
 
-/* A varint at b[*i..n): 0, or -1 if it runs past n or over 10 bytes. */
-static int get_varint(const unsigned char *b, size_t n, size_t *i, uint64_t *v)
+int lance_pb_varint(const unsigned char *b, size_t n, size_t *i, uint64_t *v)
 {
     *v = 0;
     for (unsigned shift = 0; shift < 70; shift += 7) {
@@ -215,17 +214,17 @@ static int record_layout(lance_manifest *m, const unsigned char *b, size_t n)
     while (i < n) {
         size_t start = i;
         uint64_t tag, v;
-        if (get_varint(b, n, &i, &tag)) return 0;
+        if (lance_pb_varint(b, n, &i, &tag)) return 0;
         switch (tag & 7) {
         case 0:
-            if (get_varint(b, n, &i, &v)) return 0;
+            if (lance_pb_varint(b, n, &i, &v)) return 0;
             break;
         case 1:
             if (n - i < 8) return 0;
             i += 8;
             break;
         case 2:
-            if (get_varint(b, n, &i, &v) || v > n - i) return 0;
+            if (lance_pb_varint(b, n, &i, &v) || v > n - i) return 0;
             i += (size_t)v;
             break;
         case 5:
@@ -393,40 +392,6 @@ static int put_section(core_buf *out, const void *p, size_t n)
     return rc;
 }
 
-int lance_manifest_encode(core_buf *out, const Lance__Table__Manifest *m, const void *txn,
-                          size_t txn_len, const void *index, size_t index_len)
-{
-    core_buf_clear(out);
-    Lance__Table__Manifest copy = *m;
-    copy.has_transaction_section = 0;
-    copy.transaction_section = 0;
-    copy.has_index_section = 0;
-    copy.index_section = 0;
-    int rc = 0;
-    if (txn) {
-        copy.has_transaction_section = 1;
-        copy.transaction_section = out->len;
-        rc = put_section(out, txn, txn_len);
-        if (rc) return rc;
-    }
-    if (index) {
-        copy.has_index_section = 1;
-        copy.index_section = out->len;
-        rc = put_section(out, index, index_len);
-        if (rc) return rc;
-    }
-    uint64_t pos = out->len;
-    size_t n = protobuf_c_message_get_packed_size(&copy.base);
-    if (n > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "manifest of %zu bytes", n);
-    rc = core_buf_append_u32le(out, (uint32_t)n);
-    if (!rc) rc = lance_pb_pack(out, &copy.base);
-    if (!rc) rc = core_buf_append_u64le(out, pos);
-    if (!rc) rc = core_buf_append_u16le(out, 0);
-    if (!rc) rc = core_buf_append_u16le(out, 2);
-    if (!rc) rc = core_buf_append(out, "LANC", 4);
-    return rc;
-}
-
 static int put_varint(core_buf *out, uint64_t v)
 {
     unsigned char b[10];
@@ -438,16 +403,43 @@ static int put_varint(core_buf *out, uint64_t v)
     return core_buf_append(out, b, n);
 }
 
+/* m's fragments after the rest of the message: those borrowed unchanged from base (the same
+ * struct pointer) copied from base's bytes, the others encoded. Ours keep base's order, so base's
+ * index only moves forward; a fragment not found within a short window ahead is encoded afresh
+ * (correct either way). */
+static int put_fragments_on(core_buf *out, const Lance__Table__Manifest *m,
+                            const lance_manifest *base)
+{
+    const Lance__Table__Manifest *bp = base->pb;
+    size_t k = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < m->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = m->fragments[i];
+        size_t j = k;
+        while (j < bp->n_fragments && j < k + 8 && bp->fragments[j] != f) j++;
+        if (j < bp->n_fragments && bp->fragments[j] == f) {
+            rc = core_buf_append(out, base->msg + base->frag_off[j], base->frag_len[j]);
+            k = j + 1;
+            continue;
+        }
+        rc = put_varint(out, 2u << 3 | 2u);
+        if (!rc) rc = put_varint(out, protobuf_c_message_get_packed_size(&f->base));
+        if (!rc) rc = lance_pb_pack(out, &f->base);
+    }
+    return rc;
+}
+
 int lance_manifest_encode_on(core_buf *out, const Lance__Table__Manifest *m,
                              const lance_manifest *base, const void *txn, size_t txn_len,
                              const void *index, size_t index_len)
 {
-    if (!base || !base->frag_off)
-        return lance_manifest_encode(out, m, txn, txn_len, index, index_len);
+    const int splice = base && base->frag_off;
     core_buf_clear(out);
     Lance__Table__Manifest copy = *m;
-    copy.n_fragments = 0;
-    copy.fragments = NULL;
+    if (splice) {
+        copy.n_fragments = 0;
+        copy.fragments = NULL;
+    }
     copy.has_transaction_section = 0;
     copy.transaction_section = 0;
     copy.has_index_section = 0;
@@ -466,26 +458,9 @@ int lance_manifest_encode_on(core_buf *out, const Lance__Table__Manifest *m,
         if (rc) return rc;
     }
     uint64_t pos = out->len;
-    rc = core_buf_append_u32le(out, 0); /* the length, patched below */
+    rc = core_buf_append_u32le(out, 0); /* the message length, set below */
     if (!rc) rc = lance_pb_pack(out, &copy.base);
-    /* Fragments in m's order. Ours keep base's order, so base's index only moves forward; a
-     * fragment not found within a short window ahead is encoded afresh (correct either way). */
-    const Lance__Table__Manifest *bp = base->pb;
-    size_t k = 0;
-    for (size_t i = 0; rc == 0 && i < m->n_fragments; i++) {
-        const Lance__Table__DataFragment *f = m->fragments[i];
-        size_t j = k;
-        while (j < bp->n_fragments && j < k + 8 && bp->fragments[j] != f) j++;
-        if (j < bp->n_fragments && bp->fragments[j] == f) {
-            rc = core_buf_append(out, base->msg + base->frag_off[j], base->frag_len[j]);
-            k = j + 1;
-            continue;
-        }
-        size_t fn = protobuf_c_message_get_packed_size(&f->base);
-        rc = put_varint(out, 2u << 3 | 2u);
-        if (!rc) rc = put_varint(out, fn);
-        if (!rc) rc = lance_pb_pack(out, &f->base);
-    }
+    if (!rc && splice) rc = put_fragments_on(out, m, base);
     if (rc) return rc;
     uint64_t n = out->len - pos - 4;
     if (n > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "manifest of %" PRIu64 " bytes", n);
@@ -495,6 +470,12 @@ int lance_manifest_encode_on(core_buf *out, const Lance__Table__Manifest *m,
     if (!rc) rc = core_buf_append_u16le(out, 2);
     if (!rc) rc = core_buf_append(out, "LANC", 4);
     return rc;
+}
+
+int lance_manifest_encode(core_buf *out, const Lance__Table__Manifest *m, const void *txn,
+                          size_t txn_len, const void *index, size_t index_len)
+{
+    return lance_manifest_encode_on(out, m, NULL, txn, txn_len, index, index_len);
 }
 
 void lance_manifest_next_init(lance_manifest_next *next, const Lance__Table__Manifest *prev,

@@ -136,6 +136,8 @@ int lance_pb_unpack_with(ProtobufCMessage **out, const ProtobufCMessageDescripto
                          const void *data, size_t len, const char *what, const char *object,
                          ProtobufCAllocator *al);
 int lance_pb_pack(core_buf *out, const ProtobufCMessage *m);
+/* Read the varint at b[*i..n), advancing *i: 0, or -1 if it runs past n or over 10 bytes. */
+int lance_pb_varint(const unsigned char *b, size_t n, size_t *i, uint64_t *v);
 void lance_pb_free(void *m);
 
 #endif
