@@ -250,10 +250,10 @@ static int record_layout(lance_manifest *m, const unsigned char *b, size_t n)
     return 0;
 }
 
-int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, const char *object)
+/* The footer-framed container: the Manifest message is at b[pos + 4, pos + 4 + mlen). */
+static int container(const unsigned char *b, size_t len, const char *object, uint64_t *pos_out,
+                     uint64_t *mlen_out)
 {
-    *out = NULL;
-    const unsigned char *b = data;
     if (len < LANCE_FOOTER_LEN + 4)
         return corrupt(object, "truncated: %zu bytes is too short for a manifest", len);
     const unsigned char *foot = b + len - LANCE_FOOTER_LEN;
@@ -270,58 +270,81 @@ int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, co
                        "manifest length mismatch: position + 4 + length = %" PRIu64
                        " but the footer starts at %" PRIu64,
                        (uint64_t)pos + 4 + mlen, body_end);
+    *pos_out = (uint64_t)pos;
+    *mlen_out = mlen;
+    return 0;
+}
 
+static lance_manifest *manifest_new(size_t file_len, uint64_t mlen)
+{
     lance_manifest *m = core_calloc(1, sizeof *m);
-    if (!m) return core_err_nomem();
-    m->file_size = len;
-    ProtobufCMessage *pm = NULL;
+    if (!m) return NULL;
+    m->file_size = file_len;
+    atomic_init(&m->shares, 0);
     /* Chunks of about the encoded size: the decoded form is a few times larger. */
     core_arena_init(&m->arena, mlen < 4096 ? 8192 : (size_t)mlen * 2);
-    ProtobufCAllocator al = {arena_pb_alloc, arena_pb_free, &m->arena};
-    int rc = lance_pb_unpack_with(&pm, &lance__table__manifest__descriptor, b + pos + 4, mlen,
-                                  "manifest", object, &al);
-    if (rc) goto fail;
-    m->pb = (Lance__Table__Manifest *)pm;
-    Lance__Table__Manifest *p = m->pb;
-    rc = record_layout(m, b + pos + 4, mlen);
-    if (rc) goto fail;
+    return m;
+}
 
+static int check_fragment(const Lance__Table__DataFragment *f, const char *object)
+{
+    for (size_t j = 0; j < f->n_files; j++) {
+        const Lance__Table__DataFile *df = f->files[j];
+        if (!df->path || !df->path[0])
+            return corrupt(object, "fragment %" PRIu64 " has a data file without a path", f->id);
+        if (df->n_column_indices && df->n_column_indices != df->n_fields)
+            return corrupt(object,
+                           "fragment %" PRIu64 " has a data file with %zu column indices"
+                           " for %zu fields",
+                           f->id, df->n_column_indices, df->n_fields);
+    }
+    return 0;
+}
+
+/* The parts after the message: inline transaction and index section bytes, schema check. */
+static int finish(lance_manifest *m, const unsigned char *b, uint64_t pos, const char *object)
+{
+    const Lance__Table__Manifest *p = m->pb;
+    int rc;
     if (p->has_transaction_section) {
         uint64_t off = 0, n = 0;
-        rc = section(b, p->transaction_section, (uint64_t)pos, "transaction section", object, &off,
-                     &n);
-        if (rc) goto fail;
+        rc = section(b, p->transaction_section, pos, "transaction section", object, &off, &n);
+        if (rc) return rc;
         rc = dup_bytes(&m->txn, b + off, n);
-        if (rc) goto fail;
+        if (rc) return rc;
         m->txn_len = n;
     }
     if (p->has_index_section) {
         uint64_t off = 0, n = 0;
-        rc = section(b, p->index_section, (uint64_t)pos, "index section", object, &off, &n);
-        if (rc) goto fail;
+        rc = section(b, p->index_section, pos, "index section", object, &off, &n);
+        if (rc) return rc;
         rc = dup_bytes(&m->index, b + off, n);
-        if (rc) goto fail;
+        if (rc) return rc;
         m->index_len = n;
     }
-    rc = lance_schema_check(p->fields, p->n_fields, object);
+    return lance_schema_check(p->fields, p->n_fields, object);
+}
+
+int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, const char *object)
+{
+    *out = NULL;
+    const unsigned char *b = data;
+    uint64_t pos, mlen;
+    int rc = container(b, len, object, &pos, &mlen);
+    if (rc) return rc;
+    lance_manifest *m = manifest_new(len, mlen);
+    if (!m) return core_err_nomem();
+    ProtobufCMessage *pm = NULL;
+    ProtobufCAllocator al = {arena_pb_alloc, arena_pb_free, &m->arena};
+    rc = lance_pb_unpack_with(&pm, &lance__table__manifest__descriptor, b + pos + 4, mlen,
+                              "manifest", object, &al);
     if (rc) goto fail;
-    for (size_t i = 0; i < p->n_fragments; i++) {
-        const Lance__Table__DataFragment *f = p->fragments[i];
-        for (size_t j = 0; j < f->n_files; j++) {
-            const Lance__Table__DataFile *df = f->files[j];
-            if (!df->path || !df->path[0]) {
-                rc = corrupt(object, "fragment %" PRIu64 " has a data file without a path", f->id);
-                goto fail;
-            }
-            if (df->n_column_indices && df->n_column_indices != df->n_fields) {
-                rc = corrupt(object,
-                             "fragment %" PRIu64 " has a data file with %zu column indices"
-                             " for %zu fields",
-                             f->id, df->n_column_indices, df->n_fields);
-                goto fail;
-            }
-        }
-    }
+    m->pb = (Lance__Table__Manifest *)pm;
+    rc = record_layout(m, b + pos + 4, mlen);
+    if (rc == 0) rc = finish(m, b, pos, object);
+    for (size_t i = 0; rc == 0 && i < m->pb->n_fragments; i++)
+        rc = check_fragment(m->pb->fragments[i], object);
+    if (rc) goto fail;
     *out = m;
     return 0;
 fail:
@@ -329,13 +352,230 @@ fail:
     return rc;
 }
 
+/* A fragment's id from its encoded DataFragment message (field 1; absent means 0), or -1. */
+static int fragment_id(const unsigned char *p, size_t n, uint64_t *id)
+{
+    size_t i = 0;
+    *id = 0;
+    while (i < n) {
+        uint64_t tag, v;
+        if (lance_pb_varint(p, n, &i, &tag)) return -1;
+        switch (tag & 7) {
+        case 0:
+            if (lance_pb_varint(p, n, &i, &v)) return -1;
+            if (tag >> 3 == 1) {
+                *id = v; /* only a hint of where to look: the bytes decide */
+                return 0;
+            }
+            break;
+        case 1:
+            if (n - i < 8) return -1;
+            i += 8;
+            break;
+        case 2:
+            if (lance_pb_varint(p, n, &i, &v) || v > n - i) return -1;
+            i += (size_t)v;
+            break;
+        case 5:
+            if (n - i < 4) return -1;
+            i += 4;
+            break;
+        default:
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Index of base's fragments by id (open addressing, slots hold index + 1), built on the first
+ * fragment that is not where the previous one left off. */
+typedef struct frag_index {
+    uint32_t *slot;
+    size_t mask;
+} frag_index;
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static int frag_index_build(frag_index *ix, const Lance__Table__Manifest *bp)
+{
+    size_t cap = 16;
+    while (cap < 2 * bp->n_fragments) cap *= 2;
+    ix->slot = core_calloc(cap, sizeof *ix->slot);
+    if (!ix->slot) return core_err_nomem();
+    ix->mask = cap - 1;
+    for (size_t k = 0; k < bp->n_fragments; k++) {
+        size_t h = (size_t)mix(bp->fragments[k]->id) & ix->mask;
+        while (ix->slot[h]) h = (h + 1) & ix->mask;
+        ix->slot[h] = (uint32_t)k + 1;
+    }
+    return 0;
+}
+
+/* The first of base's fragments with this id, or -1. */
+static long frag_index_find(const frag_index *ix, const Lance__Table__Manifest *bp, uint64_t id)
+{
+    for (size_t h = (size_t)mix(id) & ix->mask; ix->slot[h]; h = (h + 1) & ix->mask)
+        if (bp->fragments[ix->slot[h] - 1]->id == id) return (long)ix->slot[h] - 1;
+    return -1;
+}
+
+int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
+                             const char *object, const lance_manifest *base)
+{
+    if (!base || !base->frag_off || base->depth >= LANCE_MANIFEST_SHARE_DEPTH ||
+        base->pb->n_fragments > UINT32_MAX - 1)
+        return lance_manifest_decode(out, data, len, object);
+    *out = NULL;
+    const unsigned char *b = data;
+    uint64_t pos, mlen;
+    int rc = container(b, len, object, &pos, &mlen);
+    if (rc) return rc;
+    if (mlen > UINT32_MAX) return lance_manifest_decode(out, data, len, object);
+    const unsigned char *msg = b + pos + 4;
+    const size_t n = (size_t)mlen;
+
+    /* One pass over the message's fields: the fragments (field 2) are found, every other field
+     * is gathered, in order, into `head`, which decodes to the message without its fragments
+     * (protobuf fields may come in any order; repeated ones keep theirs). Anything unexpected
+     * leaves the work to the full decoder, which also gives the proper error. */
+    size_t nf = 0;
+    for (size_t i = 0; i < n;) {
+        uint64_t tag, v;
+        if (lance_pb_varint(msg, n, &i, &tag)) return lance_manifest_decode(out, data, len, object);
+        int ok = 1;
+        switch (tag & 7) {
+        case 0: ok = lance_pb_varint(msg, n, &i, &v) == 0; break;
+        case 1: ok = n - i >= 8; i += ok ? 8 : 0; break;
+        case 2:
+            ok = lance_pb_varint(msg, n, &i, &v) == 0 && v <= n - i;
+            if (ok) i += (size_t)v;
+            break;
+        case 5: ok = n - i >= 4; i += ok ? 4 : 0; break;
+        default: ok = 0;
+        }
+        if (!ok || (tag >> 3 == 2 && (tag & 7) != 2))
+            return lance_manifest_decode(out, data, len, object);
+        if (tag >> 3 == 2) nf++;
+    }
+    lance_manifest *m = manifest_new(len, mlen);
+    if (!m) return core_err_nomem();
+    core_buf head = CORE_BUF_INIT;
+    frag_index ix = {NULL, 0};
+    unsigned char *copy = core_arena_alloc(&m->arena, n ? n : 1);
+    uint32_t *off = core_arena_alloc(&m->arena, (nf ? nf : 1) * sizeof *off);
+    uint32_t *flen = core_arena_alloc(&m->arena, (nf ? nf : 1) * sizeof *flen);
+    uint32_t *body = core_arena_alloc(&m->arena, (nf ? nf : 1) * sizeof *body);
+    Lance__Table__DataFragment **frags = core_arena_alloc(&m->arena, (nf ? nf : 1) * sizeof *frags);
+    if (!copy || !off || !flen || !body || !frags) {
+        rc = core_err_nomem();
+        goto fail;
+    }
+    memcpy(copy, msg, n);
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        size_t start = i;
+        uint64_t tag, v = 0;
+        (void)lance_pb_varint(copy, n, &i, &tag); /* checked by the first pass */
+        switch (tag & 7) {
+        case 0: (void)lance_pb_varint(copy, n, &i, &v); break;
+        case 1: i += 8; break;
+        case 2:
+            (void)lance_pb_varint(copy, n, &i, &v);
+            if (tag >> 3 == 2) body[k] = (uint32_t)(i - start);
+            i += (size_t)v;
+            break;
+        case 5: i += 4; break;
+        }
+        if (tag >> 3 == 2) {
+            off[k] = (uint32_t)start;
+            flen[k] = (uint32_t)(i - start);
+            k++;
+        } else if ((rc = core_buf_append(&head, copy + start, i - start)) != 0) {
+            goto fail;
+        }
+    }
+    ProtobufCAllocator al = {arena_pb_alloc, arena_pb_free, &m->arena};
+    ProtobufCMessage *pm = NULL;
+    rc = lance_pb_unpack_with(&pm, &lance__table__manifest__descriptor, head.data, head.len,
+                              "manifest", object, &al);
+    if (rc) goto fail;
+    m->pb = (Lance__Table__Manifest *)pm;
+
+    /* Each fragment: base's own when its bytes are identical (looked for where the previous
+     * match left off, then by id), else decoded from its bytes. */
+    const Lance__Table__Manifest *bp = base->pb;
+    size_t cursor = 0;
+    for (k = 0; k < nf; k++) {
+        const unsigned char *fb = copy + off[k];
+        uint64_t id;
+        long at = -1;
+        if (fragment_id(fb + body[k], flen[k] - body[k], &id) == 0) {
+            if (cursor < bp->n_fragments && bp->fragments[cursor]->id == id) {
+                at = (long)cursor;
+            } else if (bp->n_fragments) {
+                if (!ix.slot && (rc = frag_index_build(&ix, bp)) != 0) goto fail;
+                at = frag_index_find(&ix, bp, id);
+            }
+        }
+        if (at >= 0) cursor = (size_t)at + 1;
+        if (at >= 0 && base->frag_len[at] == flen[k] &&
+            memcmp(base->msg + base->frag_off[at], fb, flen[k]) == 0) {
+            frags[k] = bp->fragments[at];
+            m->n_borrowed++;
+            continue;
+        }
+        ProtobufCMessage *fm = NULL;
+        rc = lance_pb_unpack_with(&fm, &lance__table__data_fragment__descriptor, fb + body[k],
+                                  flen[k] - body[k], "manifest fragment", object, &al);
+        if (rc) goto fail;
+        frags[k] = (Lance__Table__DataFragment *)fm;
+        rc = check_fragment(frags[k], object);
+        if (rc) goto fail;
+    }
+    m->pb->n_fragments = nf;
+    m->pb->fragments = nf ? frags : NULL;
+    if (nf) {
+        m->msg = copy;
+        m->msg_len = n;
+        m->frag_off = off;
+        m->frag_len = flen;
+    }
+    rc = finish(m, b, pos, object);
+    if (rc) goto fail;
+    if (m->n_borrowed) {
+        lance_manifest *p = (lance_manifest *)base; /* only its share count changes */
+        atomic_fetch_add_explicit(&p->shares, 1, memory_order_relaxed);
+        m->parent = p;
+        m->depth = base->depth + 1;
+    }
+    core_free(ix.slot);
+    core_buf_free(&head);
+    *out = m;
+    return 0;
+fail:
+    core_free(ix.slot);
+    core_buf_free(&head);
+    lance_manifest_free(m);
+    return rc;
+}
+
 void lance_manifest_free(lance_manifest *m)
 {
-    if (!m) return;
-    core_arena_free(&m->arena); /* m->pb and everything in it */
-    core_free(m->txn);
-    core_free(m->index);
-    core_free(m);
+    while (m) {
+        if (atomic_fetch_sub_explicit(&m->shares, 1, memory_order_acq_rel) > 0) return;
+        lance_manifest *parent = m->parent;
+        core_arena_free(&m->arena); /* m->pb and everything in it */
+        core_free(m->txn);
+        core_free(m->index);
+        core_free(m);
+        m = parent;
+    }
 }
 
 const char *lance_manifest_data_version(const Lance__Table__Manifest *m)

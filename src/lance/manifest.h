@@ -29,6 +29,7 @@
 #include "lance/proto/table.pb-c.h"
 #include "lance/proto/transaction.pb-c.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,12 +64,33 @@ typedef struct lance_manifest {
     const unsigned char *msg;
     size_t msg_len;
     uint32_t *frag_off, *frag_len;
+    /* A manifest decoded on a base (lance_manifest_decode_on) borrows the base's decoded
+     * fragments that it keeps unchanged, and holds a share of the base (parent) so they stay
+     * alive; depth counts the manifests so held in a chain, n_borrowed the fragments borrowed. */
+    struct lance_manifest *parent;
+    unsigned depth;
+    size_t n_borrowed;
+    _Atomic unsigned shares; /* holders besides the first: lance_manifest_free drops one */
 } lance_manifest;
+
+/* How many manifests one decoded on a base may keep alive through parents: the next decode
+ * after that is a full one, so a chain of commits holds at most this many old manifests. */
+#define LANCE_MANIFEST_SHARE_DEPTH 8
 
 /* Decode a whole manifest file. `object` names it in errors (a key or path). Every offset and
  * length is checked; damaged bytes give OG_E_CORRUPT naming the object. Does not check feature
  * flags or data format: see lance_manifest_check. */
 int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, const char *object);
+
+/* As lance_manifest_decode, for manifest bytes that were written on top of `base` (a commit's
+ * own new version): every fragment whose encoded bytes are identical to one of base's is not
+ * decoded again but shared with base (the result holds a share of base; base itself is not
+ * changed and may be freed by its owner at any time). The result decodes to the same message
+ * as lance_manifest_decode. With no base, a base without a recorded layout, or a chain already
+ * LANCE_MANIFEST_SHARE_DEPTH deep, this is lance_manifest_decode. */
+int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
+                             const char *object, const lance_manifest *base);
+/* Drop one holder; the last frees it (and then its share of its parent). NULL is fine. */
 void lance_manifest_free(lance_manifest *m);
 
 typedef enum lance_access {

@@ -1025,9 +1025,10 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
     if (rc) return rc;
     if (version) *version = ci.version;
     if (!out_ds) return 0;
-    /* The new snapshot from the bytes just published: no read back, no second encode. */
+    /* The new snapshot from the bytes just published: no read back, no second encode, and
+     * the fragments kept from the base are shared with it rather than decoded again. */
     lance_manifest *m = NULL;
-    rc = lance_manifest_decode(&m, ci.manifest_bytes, ci.manifest_len, ci.manifest_key);
+    rc = lance_manifest_decode_on(&m, ci.manifest_bytes, ci.manifest_len, ci.manifest_key, bm);
     core_free(ci.manifest_bytes);
     if (rc == 0) rc = lance_dataset_from_manifest(out_ds, ds->s, ds->root, ds->naming, m);
     return rc;

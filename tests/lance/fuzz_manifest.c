@@ -1,6 +1,7 @@
 /* libFuzzer target: the Lance manifest reader. Whatever the bytes, decoding ends in a manifest
  * or OG_E_CORRUPT/OG_E_NOMEM, never a crash; a decoded manifest re-encodes and decodes again
- * (also with its fragments spliced from its own bytes, which must decode to the same message),
+ * (also with its fragments spliced from its own bytes, which must decode to the same message,
+ * and decoded sharing the fragments of the manifest it was built on),
  * and the inline transaction, row id and row version sequences it carries decode safely. */
 #include "core/alloc.h"
 #include "lance/manifest.h"
@@ -100,6 +101,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 core_buf_free(&c2);
                 core_buf_free(&c3);
             }
+            /* Decoded on m (sharing m's fragments): the same message as the full decode. */
+            lance_manifest *m4 = NULL;
+            rc = lance_manifest_decode_on(&m4, sp.data, sp.len, "on", m);
+            check(rc == 0 || rc == OG_E_NOMEM);
+            check((rc == 0) == (m4 != NULL));
+            if (m3 && m4) {
+                check(m4->n_borrowed <= m4->pb->n_fragments);
+                core_buf c3 = CORE_BUF_INIT, c4 = CORE_BUF_INIT;
+                if (lance_manifest_encode(&c3, m3->pb, m3->txn, m3->txn_len, m3->index,
+                                          m3->index_len) == 0 &&
+                    lance_manifest_encode(&c4, m4->pb, m4->txn, m4->txn_len, m4->index,
+                                          m4->index_len) == 0)
+                    check(c3.len == c4.len && memcmp(c3.data, c4.data, c3.len) == 0);
+                core_buf_free(&c3);
+                core_buf_free(&c4);
+            }
+            lance_manifest_free(m4);
             lance_manifest_free(m3);
         }
         core_buf_free(&sp);

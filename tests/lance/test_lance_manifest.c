@@ -792,6 +792,42 @@ static void test_manifest_encode_on_base(void **state)
         assert_memory_equal(ra.data, rc_.data, ra.len);
         assert_int_equal(c->pb->n_fragments, n);
         assert_int_equal(c->pb->version, 8);
+        /* Decoded on the base, from either encoding: the same message, with the fragments
+         * kept unchanged shared with the base, which its owner may free first. */
+        static const size_t kept[3] = {2, 1, 1};
+        const core_buf *encs[2] = {&spliced, &full_enc};
+        for (int e = 0; e < 2; e++) {
+            lance_manifest *base2 = NULL, *d = NULL;
+            assert_og_ok(lance_manifest_decode(&base2, b.data, b.len, "base2"));
+            assert_og_ok(lance_manifest_decode_on(&d, encs[e]->data, encs[e]->len, "on", base2));
+            assert_int_equal(d->n_borrowed, kept[variant]);
+            assert_ptr_equal(d->parent, base2);
+            assert_int_equal(d->depth, 1);
+            lance_manifest_free(base2); /* d still holds it */
+            core_buf rd = CORE_BUF_INIT;
+            assert_og_ok(lance_manifest_encode(&rd, d->pb, d->txn, d->txn_len, d->index,
+                                               d->index_len));
+            assert_int_equal(rd.len, ra.len);
+            assert_memory_equal(rd.data, ra.data, ra.len);
+            assert_int_equal(d->file_size, encs[e]->len);
+            /* Its own layout is recorded: the next version can be spliced from it. */
+            assert_non_null(d->frag_off);
+            core_buf again = CORE_BUF_INIT;
+            assert_og_ok(lance_manifest_encode_on(&again, d->pb, d, NULL, 0, NULL, 0));
+            lance_manifest *g = NULL;
+            assert_og_ok(lance_manifest_decode(&g, again.data, again.len, "again"));
+            core_buf rg = CORE_BUF_INIT, rd2 = CORE_BUF_INIT;
+            assert_og_ok(lance_manifest_encode(&rg, g->pb, NULL, 0, NULL, 0));
+            assert_og_ok(lance_manifest_encode(&rd2, d->pb, NULL, 0, NULL, 0));
+            assert_int_equal(rg.len, rd2.len);
+            assert_memory_equal(rg.data, rd2.data, rg.len);
+            core_buf_free(&rg);
+            core_buf_free(&rd2);
+            core_buf_free(&again);
+            lance_manifest_free(g);
+            core_buf_free(&rd);
+            lance_manifest_free(d);
+        }
         core_buf_free(&ra);
         core_buf_free(&rc_);
         lance_manifest_free(a);
@@ -808,6 +844,65 @@ static void test_manifest_encode_on_base(void **state)
     core_buf_free(&p1);
     core_buf_free(&p2);
     lance_manifest_free(base);
+    core_buf_free(&b);
+    free(x);
+}
+
+/* A chain of manifests each decoded on the previous one shares fragments until the chain is
+ * LANCE_MANIFEST_SHARE_DEPTH deep; the next decode is a full one, and a chain never holds more
+ * than that many manifests. Corrupt bytes fail the same way as with the full decoder. */
+static void test_manifest_decode_on_chain(void **state)
+{
+    (void)state;
+    full *x = malloc(sizeof *x);
+    build_full(x);
+    core_buf b = CORE_BUF_INIT;
+    assert_og_ok(lance_manifest_encode(&b, &x->m, TXN_BYTES, sizeof TXN_BYTES, NULL, 0));
+    lance_manifest *cur = NULL;
+    assert_og_ok(lance_manifest_decode(&cur, b.data, b.len, "v0"));
+    unsigned resets = 0;
+    for (int v = 1; v <= 2 * LANCE_MANIFEST_SHARE_DEPTH + 2; v++) {
+        lance_manifest_next next;
+        lance_manifest_next_init(&next, cur->pb, (uint64_t)v + 10);
+        core_buf e = CORE_BUF_INIT;
+        assert_og_ok(lance_manifest_encode_on(&e, &next.pb, cur, TXN_BYTES, sizeof TXN_BYTES,
+                                              NULL, 0));
+        lance_manifest *nm = NULL;
+        assert_og_ok(lance_manifest_decode_on(&nm, e.data, e.len, "vn", cur));
+        assert_true(nm->depth <= LANCE_MANIFEST_SHARE_DEPTH);
+        if (nm->depth == 0) {
+            assert_int_equal(cur->depth, LANCE_MANIFEST_SHARE_DEPTH);
+            assert_int_equal(nm->n_borrowed, 0);
+            assert_null(nm->parent);
+            resets++;
+        } else {
+            assert_int_equal(nm->depth, cur->depth + 1);
+            assert_int_equal(nm->n_borrowed, cur->pb->n_fragments);
+        }
+        assert_int_equal(nm->pb->version, (uint64_t)v + 10);
+        lance_manifest_free(cur);
+        cur = nm;
+        core_buf_free(&e);
+    }
+    assert_int_equal(resets, 2);
+    /* Damaged bytes: the same typed error as a full decode, and the base is untouched. */
+    core_buf e = CORE_BUF_INIT;
+    lance_manifest_next next;
+    lance_manifest_next_init(&next, cur->pb, 99);
+    assert_og_ok(lance_manifest_encode_on(&e, &next.pb, cur, NULL, 0, NULL, 0));
+    lance_manifest *bad = NULL;
+    e.data[e.len - 1] ^= 0xff; /* the magic */
+    assert_int_equal(lance_manifest_decode_on(&bad, e.data, e.len, "bad", cur), OG_E_CORRUPT);
+    assert_null(bad);
+    e.data[e.len - 1] ^= 0xff;
+    uint64_t pos = 0;
+    for (int k = 0; k < 8; k++) pos |= (uint64_t)e.data[e.len - 16 + (size_t)k] << (8 * k);
+    e.data[pos + 4] = 0x17; /* the message's first field: wire type 7 does not exist */
+    assert_int_equal(lance_manifest_decode_on(&bad, e.data, e.len, "bad", cur), OG_E_CORRUPT);
+    assert_null(bad);
+    assert_int_equal(atomic_load(&cur->shares), 0);
+    core_buf_free(&e);
+    lance_manifest_free(cur);
     core_buf_free(&b);
     free(x);
 }
@@ -1337,6 +1432,7 @@ int main(void)
         cmocka_unit_test(test_manifest_corrupt),
         cmocka_unit_test(test_manifest_alloc_failures),
         cmocka_unit_test(test_manifest_encode_on_base),
+        cmocka_unit_test(test_manifest_decode_on_chain),
         cmocka_unit_test(test_version_names),
         cmocka_unit_test(test_latest_v2),
         cmocka_unit_test(test_latest_v1),
