@@ -624,31 +624,27 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
     /* On a branch: the directory must still be the incarnation the plan was built on. */
     if (bp->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, base);
     if (rc == 0)
-        rc = lance_commit_pending(ds->s, ds->root, ds->naming, &next.pb, &txn, base->index,
-                                  base->index_len, LANCE_COMMIT_KEEP_BYTES, c->pending,
-                                  c->n_pending, &ci);
+        rc = lance_commit_pending_on(ds->s, ds->root, ds->naming, &next.pb, base, &txn,
+                                     base->index, base->index_len, LANCE_COMMIT_KEEP_BYTES,
+                                     c->pending, c->n_pending, &ci);
     c->n_pending = 0;
     if (rc) return rc;
     lance_compact_report *rep = c->rep;
     rep->versions[rep->n_commits] = ci.version;
     memcpy(rep->uuids[rep->n_commits], ci.uuid, sizeof ci.uuid);
     rep->n_commits++;
-    /* The new version's manifest from the bytes just published, without reading it back. */
-    rc = lance_manifest_decode(next_m, ci.manifest_bytes, ci.manifest_len, ci.manifest_key);
+    /* The new version's manifest from the bytes just published, without reading it back;
+     * the fragments compaction left alone stay shared with the base. */
+    rc = lance_manifest_decode_on(next_m, ci.manifest_bytes, ci.manifest_len, ci.manifest_key,
+                                  base);
     core_free(ci.manifest_bytes);
     return rc;
 }
 
-/* A snapshot of manifest m (owned copy). */
+/* A snapshot of manifest m (which it shares). */
 static int snapshot_of(const lance_dataset *ds, const lance_manifest *m, lance_dataset **out)
 {
-    core_buf buf = CORE_BUF_INIT;
-    lance_manifest *copy = NULL;
-    int rc = lance_manifest_encode(&buf, m->pb, m->txn, m->txn_len, m->index, m->index_len);
-    if (rc == 0) rc = lance_manifest_decode(&copy, buf.data, buf.len, ds->root);
-    core_buf_free(&buf);
-    if (rc) return rc;
-    return lance_dataset_from_manifest(out, ds->s, ds->root, ds->naming, copy);
+    return lance_dataset_from_manifest(out, ds->s, ds->root, ds->naming, lance_manifest_share(m));
 }
 
 static void final_stats(lance_compact_report *rep, const Lance__Table__Manifest *pb)

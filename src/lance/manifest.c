@@ -549,9 +549,7 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
     rc = finish(m, b, pos, object);
     if (rc) goto fail;
     if (m->n_borrowed) {
-        lance_manifest *p = (lance_manifest *)base; /* only its share count changes */
-        atomic_fetch_add_explicit(&p->shares, 1, memory_order_relaxed);
-        m->parent = p;
+        m->parent = lance_manifest_share(base);
         m->depth = base->depth + 1;
     }
     core_free(ix.slot);
@@ -563,6 +561,13 @@ fail:
     core_buf_free(&head);
     lance_manifest_free(m);
     return rc;
+}
+
+lance_manifest *lance_manifest_share(const lance_manifest *m)
+{
+    lance_manifest *p = (lance_manifest *)m; /* only its share count changes */
+    atomic_fetch_add_explicit(&p->shares, 1, memory_order_relaxed);
+    return p;
 }
 
 void lance_manifest_free(lance_manifest *m)

@@ -9,7 +9,9 @@
  *
  * Ownership
  *  - lance_manifest owns its decoded message and copies of the raw inline transaction and
- *    index section bytes; free it with lance_manifest_free (NULL is fine).
+ *    index section bytes; free it with lance_manifest_free (NULL is fine). A decoded manifest
+ *    is never changed, so it may have several holders (lance_manifest_share) and a manifest
+ *    decoded on a base shares the base's unchanged fragments (lance_manifest_decode_on).
  *  - lance_manifest_next_init() makes a *shallow* copy: the new message borrows every
  *    pointer from the previous manifest, which must outlive it. Replace the members you
  *    change with memory you own (an arena is convenient), never free borrowed ones.
@@ -90,6 +92,9 @@ int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, co
  * LANCE_MANIFEST_SHARE_DEPTH deep, this is lance_manifest_decode. */
 int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
                              const char *object, const lance_manifest *base);
+/* One more holder of m (a decoded manifest is never changed, so holders may share it):
+ * returns m, which each holder frees with lance_manifest_free. */
+lance_manifest *lance_manifest_share(const lance_manifest *m);
 /* Drop one holder; the last frees it (and then its share of its parent). NULL is fine. */
 void lance_manifest_free(lance_manifest *m);
 

@@ -390,6 +390,23 @@ static void test_compact_several_commits(void **state)
     assert_int_equal(lance_dataset_version(nd), r.versions[r.n_commits - 1]);
     assert_true(max_frag_rows(nd) <= 20);
     assert_true(cf_versions_kept(ds, nd));
+    /* The returned snapshot shares the fragments the last commit left alone with the previous
+     * commit's manifest, and is the same message as the version read back. */
+    assert_true(nd->m->n_borrowed > 0);
+    assert_int_equal(nd->m->depth, r.n_commits);
+    lance_dataset *back = NULL;
+    assert_og_ok(lance_dataset_open(&back, f->s, CF_ROOT, r.versions[r.n_commits - 1],
+                                    LANCE_ACCESS_READ));
+    core_buf e1 = CORE_BUF_INIT, e2 = CORE_BUF_INIT;
+    assert_og_ok(lance_manifest_encode(&e1, nd->m->pb, nd->m->txn, nd->m->txn_len, nd->m->index,
+                                       nd->m->index_len));
+    assert_og_ok(lance_manifest_encode(&e2, back->m->pb, back->m->txn, back->m->txn_len,
+                                       back->m->index, back->m->index_len));
+    assert_int_equal(e1.len, e2.len);
+    assert_memory_equal(e1.data, e2.data, e1.len);
+    core_buf_free(&e1);
+    core_buf_free(&e2);
+    lance_dataset_free(back);
     for (uint64_t v = 1; v <= CF_VERSIONS; v++) assert_true(cf_same(f->s, v, sn.b[v]));
     lance_dataset_free(nd);
     lance_dataset_free(ds);
