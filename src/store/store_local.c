@@ -5,7 +5,10 @@
  * gone. All paths are resolved relative to an O_DIRECTORY handle on the root. For commits:
  * batched flushes run on persistent worker threads, sync_put_if_absent flushes the new
  * object with the batch (two flush rounds per commit), and directories commits publish into
- * keep a few pre-created temporaries ready (file creation is slow on some filesystems). */
+ * keep a few pre-created temporaries ready (file creation is slow on some filesystems).
+ * Where the filesystem allows it (O_TMPFILE, and linkat of /proc/self/fd/N, probed at open)
+ * those temporaries have no name at all: the object is linked straight under its key, which
+ * leaves one directory entry to change instead of three, and nothing to reclaim. */
 #include "store/store.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -35,8 +38,8 @@ typedef struct sync_batch sync_batch;
 #define TMP_POOL_PER_DIR 2
 
 typedef struct tmp_ready {
-    int fd; /* open for writing, flock held */
-    char name[STORE_KEY_MAX + 64];
+    int fd; /* open for writing; flock held when it has a name */
+    char name[STORE_KEY_MAX + 64]; /* "" for an unnamed (O_TMPFILE) temporary */
 } tmp_ready;
 
 typedef struct tmp_dir {
@@ -73,6 +76,7 @@ typedef struct local_store {
     pthread_t creator;
     _Atomic pid_t creator_pid; /* 0: not started; the pool is used only by this process */
     int tmp_stop;
+    int unnamed_ok; /* O_TMPFILE files can be linked under a name (probed at open) */
 } local_store;
 
 /* Process-wide, so temporaries of different handles in one process never share a name. */
@@ -205,6 +209,21 @@ static int create_tmp(local_store *ls, const char *dir, const char *key, int mak
 
 static int tmp_pool_take(local_store *ls, const char *dir, char *tmp, size_t tmpcap, int *fd);
 
+/* Remove a temporary's name, if it has one (an unnamed one goes with its last fd). */
+static void tmp_unlink(local_store *ls, const char *tmp)
+{
+    if (tmp[0]) unlinkat(ls->root_fd, tmp, 0);
+}
+
+/* link(2) the temporary (named tmp, or unnamed and open as fd) under key; errno on failure. */
+static int tmp_link(local_store *ls, const char *tmp, int fd, const char *key)
+{
+    if (tmp[0]) return linkat(ls->root_fd, tmp, ls->root_fd, key, 0);
+    char proc[40];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, proc, ls->root_fd, key, AT_SYMLINK_FOLLOW);
+}
+
 /* Write data to a fresh locked temporary beside key (a pooled one when the directory has
  * one ready). On success *fd_out holds the lock and tmp names it; the caller publishes it,
  * then closes fd. */
@@ -227,7 +246,7 @@ static int write_tmp(local_store *ls, const char *key, const void *data, size_t 
     }
     if (rc == 0) rc = OG_FAILPOINT("store.local.after_tmp_sync");
     if (rc) {
-        unlinkat(ls->root_fd, tmp, 0);
+        tmp_unlink(ls, tmp);
         close(fd);
         return rc;
     }
@@ -236,16 +255,18 @@ static int write_tmp(local_store *ls, const char *key, const void *data, size_t 
 }
 
 /* ---- temporary pool ------------------------------------------------------------------------
- * A pooled temporary is exactly what write_tmp would create in the same directory (same name
- * form, flock held from before it had a name), only made earlier, so publishing from it has
- * the same crash behaviour: rename or link within one directory. If the process dies the
- * pooled temporaries are unlocked and store_local_reclaim_temps() removes them; close
- * removes them. A forked child never uses its parent's pool (the locks are shared). */
+ * A pooled temporary is an unnamed O_TMPFILE file in the target's directory (where
+ * unnamed_ok), linked straight under its key when published; if the process dies it was never
+ * visible. Otherwise it is exactly what write_tmp would create in the same directory (same
+ * name form, flock held from before it had a name), only made earlier, so publishing from it
+ * has the same crash behaviour (rename or link within one directory); if the process dies
+ * those are unlocked and store_local_reclaim_temps() removes them. Close removes them all. A
+ * forked child never uses its parent's pool (the descriptors and locks are shared). */
 
 static void tmp_release(local_store *ls, tmp_dir *d)
 {
     for (size_t i = 0; i < d->n_ready; i++) {
-        unlinkat(ls->root_fd, d->ready[i].name, 0);
+        tmp_unlink(ls, d->ready[i].name);
         close(d->ready[i].fd);
     }
     d->n_ready = 0;
@@ -284,6 +305,11 @@ static int tmp_pool_take(local_store *ls, const char *dir, char *tmp, size_t tmp
 static int create_pooled_tmp(local_store *ls, const char *dir, char *tmp, size_t tmpcap, int *fd_out)
 {
     int fd = openat(ls->root_fd, *dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0 && ls->unnamed_ok) {
+        tmp[0] = '\0';
+        *fd_out = fd;
+        return 0;
+    }
     if (fd >= 0) {
         char proc[64];
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
@@ -335,7 +361,7 @@ static void *tmp_creator(void *p)
             r->fd = fd;
             memcpy(r->name, name, sizeof r->name);
         } else {
-            unlinkat(ls->root_fd, name, 0);
+            tmp_unlink(ls, name);
             close(fd);
         }
     }
@@ -407,12 +433,35 @@ static int local_put(store *s, const char *key, const void *data, size_t len, un
     int fd = -1;
     int rc = write_tmp(ls, key, data, len, flags, tmp, sizeof tmp, &fd);
     if (rc) return rc;
+    if (!tmp[0]) {
+        /* Unnamed: linked straight under key when it is free (link cannot replace); to replace
+         * an object it gets a temporary name first and is renamed over the old one. */
+        if (tmp_link(ls, tmp, fd, key) == 0) goto published;
+        int e = errno;
+        if (e != EEXIST) {
+            close(fd);
+            return core_err_storage(e, key, "publishing '%s'", key);
+        }
+        char dir[STORE_KEY_MAX + 1], named[STORE_KEY_MAX + 64];
+        parent_of(key, dir, sizeof dir);
+        for (int attempt = 0;; attempt++) {
+            tmp_name(named, sizeof named, dir, (uint32_t)attempt);
+            if (tmp_link(ls, tmp, fd, named) == 0) break;
+            if (errno != EEXIST || attempt == 15) {
+                rc = core_err_storage(errno, key, "naming the temporary of '%s'", key);
+                close(fd);
+                return rc;
+            }
+        }
+        memcpy(tmp, named, strlen(named) + 1);
+    }
     if (renameat(ls->root_fd, tmp, ls->root_fd, key) != 0) {
         rc = core_err_storage(errno, key, "publishing '%s'", key);
         unlinkat(ls->root_fd, tmp, 0);
         close(fd);
         return rc;
     }
+published:
     close(fd);
     rc = OG_FAILPOINT("store.local.after_publish");
     if (rc == 0 && !(flags & STORE_F_NOSYNC)) {
@@ -431,13 +480,14 @@ static int exists_err(const char *key)
 }
 
 /* The second half of put_if_absent: link the written (and, unless NOSYNC, flushed)
- * temporary under key, drop the temporary's name, sync the directory. Consumes fd. */
+ * temporary under key, drop the temporary's name (if it has one), sync the directory.
+ * Consumes fd. */
 static int publish_link(local_store *ls, const char *key, const char *tmp, int fd,
                         unsigned flags)
 {
-    if (linkat(ls->root_fd, tmp, ls->root_fd, key, 0) != 0) {
+    if (tmp_link(ls, tmp, fd, key) != 0) {
         int e = errno;
-        unlinkat(ls->root_fd, tmp, 0);
+        tmp_unlink(ls, tmp);
         close(fd);
         if (e == EEXIST) return exists_err(key);
         return core_err_storage(e, key, "publishing '%s'", key);
@@ -445,7 +495,7 @@ static int publish_link(local_store *ls, const char *key, const char *tmp, int f
     /* The temporary's name goes; the object stays under its key. A crash before this unlink
      * leaves a temporary that the reclaimer removes once our lock is gone. */
     int rc = OG_FAILPOINT("store.local.after_publish");
-    if (rc == 0 && unlinkat(ls->root_fd, tmp, 0) != 0)
+    if (rc == 0 && tmp[0] && unlinkat(ls->root_fd, tmp, 0) != 0)
         rc = core_err_storage(errno, key, "removing temporary of '%s'", key);
     close(fd);
     if (rc == 0 && !(flags & STORE_F_NOSYNC)) {
@@ -880,7 +930,7 @@ static int local_sync_put_if_absent(store *s, const char *const *keys, size_t n,
     core_free(jobs);
     if (rc == 0) rc = OG_FAILPOINT("store.local.after_batch_sync");
     if (rc) {
-        unlinkat(ls->root_fd, tmp, 0);
+        tmp_unlink(ls, tmp);
         close(fd);
         return rc;
     }
@@ -1037,7 +1087,15 @@ static int probe_links(local_store *ls)
     }
     unlinkat(ls->root_fd, b, 0);
     unlinkat(ls->root_fd, a, 0);
-    return rc;
+    if (rc) return rc;
+    /* Can an unnamed file be linked under a name? (O_TMPFILE and /proc are not everywhere.) */
+    fd = openat(ls->root_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        ls->unnamed_ok = tmp_link(ls, "", fd, b) == 0;
+        if (ls->unnamed_ok) unlinkat(ls->root_fd, b, 0);
+        close(fd);
+    }
+    return 0;
 }
 
 static int local_open(store **out, const char *root, int readonly)
@@ -1088,6 +1146,11 @@ int store_local_open_readonly(store **out, const char *root)
 const char *store_local_root(store *s)
 {
     return s->ops == &LOCAL_OPS ? L(s)->root : NULL;
+}
+
+int store_local_unnamed_temps(store *s)
+{
+    return s->ops == &LOCAL_OPS && L(s)->unnamed_ok;
 }
 
 static int reclaim_dir(local_store *ls, int dfd, uint64_t *removed)

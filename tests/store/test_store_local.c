@@ -432,6 +432,51 @@ static void test_temporaries(void **state)
     assert_int_equal(count_tmp_files(f->dir), 0);
 }
 
+/* Writes into directories with pooled temporaries: where the filesystem has O_TMPFILE and
+ * /proc/self/fd (probed here independently of the store), they are unnamed files linked
+ * straight under their key, so no named temporary ever appears; put still replaces an
+ * existing object atomically and put_if_absent still refuses one. */
+static void test_pooled_temporaries(void **state)
+{
+    fixture *f = *state;
+    int expect = 0;
+    int fd = open(f->dir, O_TMPFILE | O_WRONLY, 0644);
+    if (fd >= 0) {
+        char proc[64], name[512];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        snprintf(name, sizeof name, "%s/probe", f->dir);
+        expect = linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0;
+        unlink(name);
+        close(fd);
+    }
+    assert_int_equal(store_local_unnamed_temps(f->s), expect);
+    assert_og_ok(store_put(f->s, "d/x", "x", 1, STORE_F_NOSYNC));
+    const char *k0[] = {"d/x"};
+    assert_og_ok(store_sync_put_if_absent(f->s, k0, 1, "v/0", "m0", 2, 0)); /* wants v/, d/ */
+    for (int i = 1; i <= 20; i++) {
+        struct timespec ts = {0, 5 * 1000 * 1000}; /* time for the pool to refill */
+        nanosleep(&ts, NULL);
+        char val[32], key[32], data[32];
+        snprintf(val, sizeof val, "hint %d", i);
+        assert_og_ok(store_put(f->s, "v/hint", val, strlen(val), 0)); /* replaces from i = 2 */
+        get_eq(f->s, "v/hint", val);
+        snprintf(data, sizeof data, "d/x%d", i);
+        assert_og_ok(store_put(f->s, data, val, strlen(val), STORE_F_NOSYNC));
+        const char *k[] = {data};
+        snprintf(key, sizeof key, "v/%d", i);
+        assert_og_ok(store_sync_put_if_absent(f->s, k, 1, key, val, strlen(val), 0));
+        assert_og_error(store_put_if_absent(f->s, key, "other", 5, 0), OG_E_EXISTS);
+        assert_og_error(store_sync_put_if_absent(f->s, k, 1, key, "other", 5, 0), OG_E_EXISTS);
+        get_eq(f->s, key, val);
+        get_eq(f->s, data, val);
+        if (expect) assert_int_equal(count_tmp_files(f->dir), 0);
+    }
+    store_list l;
+    assert_og_ok(store_list_prefix(f->s, "v/", 0, &l));
+    assert_int_equal(l.count, 22); /* v/0 .. v/20 and v/hint */
+    store_list_free(&l);
+}
+
 /* A child process dies at each step inside put and put_if_absent; the object is always the
  * old one or the whole new one, never partial, and no temporary is ever listed. */
 static void test_crash_inside_put(void **state)
@@ -648,6 +693,7 @@ int main(void)
         CONTRACT(test_counts),
         cmocka_unit_test_setup_teardown(test_fsync_counts, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_temporaries, setup_local, teardown),
+        cmocka_unit_test_setup_teardown(test_pooled_temporaries, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_crash_inside_put, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_sync_put_if_absent_fsyncs, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_crash_inside_sync_put_if_absent, setup_local,
