@@ -508,11 +508,19 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
     m->pb = (Lance__Table__Manifest *)pm;
 
     /* Each fragment: base's own when its bytes are identical (looked for where the previous
-     * match left off, then by id), else decoded from its bytes. */
+     * match left off, then by id), else decoded from its bytes. The first look compares bytes
+     * only: base's fragment structs are not touched (after a commit's flushes they are
+     * usually out of the cache, and a chain of misses costs more than the comparison). */
     const Lance__Table__Manifest *bp = base->pb;
     size_t cursor = 0;
     for (k = 0; k < nf; k++) {
         const unsigned char *fb = copy + off[k];
+        if (cursor < bp->n_fragments && base->frag_len[cursor] == flen[k] &&
+            memcmp(base->msg + base->frag_off[cursor], fb, flen[k]) == 0) {
+            frags[k] = bp->fragments[cursor++];
+            m->n_borrowed++;
+            continue;
+        }
         uint64_t id;
         long at = -1;
         if (fragment_id(fb + body[k], flen[k] - body[k], &id) == 0) {

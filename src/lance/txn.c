@@ -117,7 +117,7 @@ int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
     /* The hint is only a hint (readers list _versions/), so failing to rewrite it must not
      * fail a commit that is already published and durable; for the same reason it is written
      * without an fsync: a lost or stale hint after power loss is harmless. */
-    if (v <= LANCE_HINT_EVERY || v % LANCE_HINT_EVERY == 0)
+    if (v <= LANCE_HINT_FIRST || v % LANCE_HINT_EVERY == 0)
         info->hint_written = lance_hint_write(s, root, v) == 0;
     og_error_clear();
     if (flags & LANCE_COMMIT_KEEP_BYTES) {

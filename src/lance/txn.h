@@ -10,9 +10,10 @@
  *      store_put_if_absent: exactly one writer wins a version; the loser gets OG_E_CONFLICT
  *      naming the version (rebase and retry are the caller's, in a later layer);
  *   3. rewrite `_versions/latest_version_hint.json` (best effort: it is only a hint) for the
- *      first LANCE_HINT_EVERY versions and every LANCE_HINT_EVERY-th after: readers list
- *      _versions/ anyway (lance finds the latest with a stale hint too), and rewriting it on
- *      every commit costs a file creation and an inode deletion per commit.
+ *      first LANCE_HINT_FIRST versions and every LANCE_HINT_EVERY-th after: readers list
+ *      _versions/ anyway (lance finds the latest with a stale hint too), and a rewrite costs
+ *      a file creation and an inode deletion, about 0.5 ms on this project's test machine
+ *      (against ~2 ms for a whole single-row durable commit).
  * Only src/store/store.h is used, so any backend with put_if_absent works. */
 #ifndef OG_LANCE_TXN_H
 #define OG_LANCE_TXN_H
@@ -24,7 +25,8 @@
 
 #define LANCE_TRANSACTIONS_DIR "_transactions/"
 #define LANCE_TXN_NAME_CAP 64
-#define LANCE_HINT_EVERY 8
+#define LANCE_HINT_FIRST 8
+#define LANCE_HINT_EVERY 64
 
 /* "{read_version}-{uuid}.txn". */
 int lance_txn_file_name(char *out, size_t cap, uint64_t read_version, const char *uuid);
