@@ -188,8 +188,9 @@ int store_local_open_readonly(store **out, const char *root);
 const char *store_local_root(store *s);
 /* Remove temporaries abandoned by dead writers (their lock is free). *removed counts them. */
 int store_local_reclaim_temps(store *s, uint64_t *removed);
-/* 1 when a local store's pooled temporaries are unnamed files (O_TMPFILE) linked straight
- * under their key (probed at open: needs O_TMPFILE and /proc/self/fd), else 0. */
+/* 1 when a local store's pooled temporaries for unsynced writes are unnamed files
+ * (O_TMPFILE) linked straight under their key (probed at open: needs O_TMPFILE and
+ * /proc/self/fd), else 0. Writes flushed before they are linked always use named ones. */
 int store_local_unnamed_temps(store *s);
 /* Name prefix of the hidden temporaries (never listed, never a valid key segment). */
 #define STORE_LOCAL_TMP_PREFIX ".og-tmp-"

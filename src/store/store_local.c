@@ -7,8 +7,13 @@
  * object with the batch (two flush rounds per commit), and directories commits publish into
  * keep a few pre-created temporaries ready (file creation is slow on some filesystems).
  * Where the filesystem allows it (O_TMPFILE, and linkat of /proc/self/fd/N, probed at open)
- * those temporaries have no name at all: the object is linked straight under its key, which
- * leaves one directory entry to change instead of three, and nothing to reclaim. */
+ * the temporaries of unsynced writes (STORE_F_NOSYNC: a commit's data files) have no name at
+ * all: the object is linked straight under its key, which leaves one directory entry to
+ * change instead of three, and nothing to reclaim. A write that is flushed before it is
+ * linked (every durable put, and the new object of sync_put_if_absent) keeps a named
+ * temporary: an unnamed inode flushed with no link would be on disk with a link count of 0,
+ * and on a filesystem without a journal only a later writeback of the inode, which no fsync
+ * of the directory forces, would record the link. */
 #include "store/store.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -49,6 +54,7 @@ typedef struct tmp_dir {
     uint64_t last_use; /* for replacing the least recently used directory */
     tmp_ready ready[TMP_POOL_PER_DIR];
     size_t n_ready;
+    int named; /* keep named temporaries (some write here is flushed before it is linked) */
 } tmp_dir;
 
 /* Flushes of one batch run on a few long-lived worker threads (started on the first batch
@@ -207,7 +213,8 @@ static int create_tmp(local_store *ls, const char *dir, const char *key, int mak
     return core_err(OG_E_STORAGE, "could not create a temporary for '%s'", key);
 }
 
-static int tmp_pool_take(local_store *ls, const char *dir, char *tmp, size_t tmpcap, int *fd);
+static int tmp_pool_take(local_store *ls, const char *dir, int need_named, char *tmp,
+                         size_t tmpcap, int *fd);
 
 /* Remove a temporary's name, if it has one (an unnamed one goes with its last fd). */
 static void tmp_unlink(local_store *ls, const char *tmp)
@@ -224,16 +231,16 @@ static int tmp_link(local_store *ls, const char *tmp, int fd, const char *key)
     return linkat(AT_FDCWD, proc, ls->root_fd, key, AT_SYMLINK_FOLLOW);
 }
 
-/* Write data to a fresh locked temporary beside key (a pooled one when the directory has
- * one ready). On success *fd_out holds the lock and tmp names it; the caller publishes it,
- * then closes fd. */
+/* Write data to a fresh temporary beside key (a pooled one when the directory has one ready;
+ * unnamed, tmp = "", only when !need_named). On success *fd_out is open (and holds the lock
+ * of a named one) and tmp names it; the caller publishes it, then closes fd. */
 static int write_tmp(local_store *ls, const char *key, const void *data, size_t len,
-                     unsigned flags, char *tmp, size_t tmpcap, int *fd_out)
+                     unsigned flags, int need_named, char *tmp, size_t tmpcap, int *fd_out)
 {
     char dir[STORE_KEY_MAX + 1];
     parent_of(key, dir, sizeof dir);
     int fd = -1;
-    if (!tmp_pool_take(ls, dir, tmp, tmpcap, &fd)) {
+    if (!tmp_pool_take(ls, dir, need_named, tmp, tmpcap, &fd)) {
         int rc = create_tmp(ls, dir, key, 1, tmp, tmpcap, &fd);
         if (rc) return rc;
     }
@@ -255,13 +262,14 @@ static int write_tmp(local_store *ls, const char *key, const void *data, size_t 
 }
 
 /* ---- temporary pool ------------------------------------------------------------------------
- * A pooled temporary is an unnamed O_TMPFILE file in the target's directory (where
- * unnamed_ok), linked straight under its key when published; if the process dies it was never
- * visible. Otherwise it is exactly what write_tmp would create in the same directory (same
- * name form, flock held from before it had a name), only made earlier, so publishing from it
- * has the same crash behaviour (rename or link within one directory); if the process dies
- * those are unlocked and store_local_reclaim_temps() removes them. Close removes them all. A
- * forked child never uses its parent's pool (the descriptors and locks are shared). */
+ * A pooled temporary in a directory that only unsynced writes use is an unnamed O_TMPFILE
+ * file (where unnamed_ok), linked straight under its key when published; if the process dies
+ * it was never visible. Otherwise (and in a directory marked named, see the header) it is
+ * exactly what write_tmp would create in the same directory (same name form, flock held from
+ * before it had a name), only made earlier, so publishing from it has the same crash
+ * behaviour (rename or link within one directory); if the process dies those are unlocked and
+ * store_local_reclaim_temps() removes them. Close removes them all. A forked child never uses
+ * its parent's pool (the descriptors and locks are shared). */
 
 static void tmp_release(local_store *ls, tmp_dir *d)
 {
@@ -280,13 +288,15 @@ static tmp_dir *tmp_find(local_store *ls, const char *dir)
     return NULL;
 }
 
-static int tmp_pool_take(local_store *ls, const char *dir, char *tmp, size_t tmpcap, int *fd)
+static int tmp_pool_take(local_store *ls, const char *dir, int need_named, char *tmp,
+                         size_t tmpcap, int *fd)
 {
     if (ls->creator_pid != getpid()) return 0; /* no pool yet, or a forked child */
     pthread_mutex_lock(&ls->tmp_mu);
     tmp_dir *d = tmp_find(ls, dir);
     int got = 0;
-    if (d && d->n_ready && strlen(d->ready[d->n_ready - 1].name) < tmpcap) {
+    if (d && d->n_ready && strlen(d->ready[d->n_ready - 1].name) < tmpcap &&
+        (d->ready[d->n_ready - 1].name[0] || !need_named)) {
         tmp_ready *r = &d->ready[--d->n_ready];
         memcpy(tmp, r->name, strlen(r->name) + 1);
         *fd = r->fd;
@@ -302,10 +312,11 @@ static int tmp_pool_take(local_store *ls, const char *dir, char *tmp, size_t tmp
  * directory's lock, so a writer renaming into the directory meanwhile does not wait for the
  * allocation), locked, then given its temporary name by linking it in; where O_TMPFILE or
  * /proc is unavailable, an ordinary create. */
-static int create_pooled_tmp(local_store *ls, const char *dir, char *tmp, size_t tmpcap, int *fd_out)
+static int create_pooled_tmp(local_store *ls, const char *dir, int named, char *tmp,
+                             size_t tmpcap, int *fd_out)
 {
     int fd = openat(ls->root_fd, *dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd >= 0 && ls->unnamed_ok) {
+    if (fd >= 0 && ls->unnamed_ok && !named) {
         tmp[0] = '\0';
         *fd_out = fd;
         return 0;
@@ -343,9 +354,10 @@ static void *tmp_creator(void *p)
         char dir[STORE_KEY_MAX + 1], name[STORE_KEY_MAX + 64];
         memcpy(dir, d->dir, sizeof dir);
         uint64_t gen = d->gen;
+        int named = d->named;
         pthread_mutex_unlock(&ls->tmp_mu);
         int fd = -1;
-        int rc = create_pooled_tmp(ls, dir, name, sizeof name, &fd);
+        int rc = create_pooled_tmp(ls, dir, named, name, sizeof name, &fd);
         og_error_clear(); /* the pool is an optimisation: its failures are nobody's error */
         pthread_mutex_lock(&ls->tmp_mu);
         if (rc) {
@@ -369,8 +381,9 @@ static void *tmp_creator(void *p)
     return NULL;
 }
 
-/* Directory dir is one commits publish into: keep temporaries ready there. */
-static void tmp_pool_want(local_store *ls, const char *dir)
+/* Directory dir is one commits publish into: keep temporaries ready there, named ones when
+ * some write there is flushed before it is linked (named is sticky: it serves every write). */
+static void tmp_pool_want(local_store *ls, const char *dir, int named)
 {
     if (forked_from(ls->creator_pid)) return;
     pthread_mutex_lock(&ls->tmp_mu);
@@ -395,6 +408,12 @@ static void tmp_pool_want(local_store *ls, const char *dir)
         tmp_release(ls, d);
         snprintf(d->dir, sizeof d->dir, "%s", dir);
         d->used = 1;
+        d->named = named;
+        d->gen++;
+        pthread_cond_signal(&ls->tmp_cv);
+    } else if (named && !d->named) {
+        tmp_release(ls, d); /* unnamed ones cannot serve it */
+        d->named = 1;
         d->gen++;
         pthread_cond_signal(&ls->tmp_cv);
     }
@@ -431,7 +450,9 @@ static int local_put(store *s, const char *key, const void *data, size_t len, un
     if (ls->readonly) return refuse_readonly(ls, key);
     char tmp[STORE_KEY_MAX + 64];
     int fd = -1;
-    int rc = write_tmp(ls, key, data, len, flags, tmp, sizeof tmp, &fd);
+    /* Unsynced, it is linked before anything flushes it: it may be unnamed. */
+    int rc = write_tmp(ls, key, data, len, flags, !(flags & STORE_F_NOSYNC), tmp, sizeof tmp,
+                       &fd);
     if (rc) return rc;
     if (!tmp[0]) {
         /* Unnamed: linked straight under key when it is free (link cannot replace); to replace
@@ -517,7 +538,8 @@ static int local_put_if_absent(store *s, const char *key, const void *data, size
      * write and fdatasync; link(2) below still decides every race. */
     struct stat st;
     if (fstatat(ls->root_fd, key, &st, AT_SYMLINK_NOFOLLOW) == 0) return exists_err(key);
-    int rc = write_tmp(ls, key, data, len, flags, tmp, sizeof tmp, &fd);
+    int rc = write_tmp(ls, key, data, len, flags, !(flags & STORE_F_NOSYNC), tmp, sizeof tmp,
+                       &fd);
     if (rc) return rc;
     return publish_link(ls, key, tmp, fd, flags);
 }
@@ -897,13 +919,16 @@ static int local_sync_put_if_absent(store *s, const char *const *keys, size_t n,
     }
     char tmp[STORE_KEY_MAX + 64];
     int fd = -1;
-    int rc = write_tmp(ls, key, data, len, flags | STORE_F_NOSYNC, tmp, sizeof tmp, &fd);
+    /* Flushed with the batch before it is linked, unless NOSYNC: then it must have a name. */
+    const int flushed = !(flags & STORE_F_NOSYNC);
+    int rc = write_tmp(ls, key, data, len, flags | STORE_F_NOSYNC, flushed, tmp, sizeof tmp, &fd);
     if (rc) return rc;
     /* Commits come back to these directories: have temporaries ready there next time. */
     char dir[STORE_KEY_MAX + 1];
     parent_of(key, dir, sizeof dir);
-    tmp_pool_want(ls, dir);
-    /* The last key first: a commit's .txn file (if any) comes after its data files. */
+    tmp_pool_want(ls, dir, flushed);
+    /* The last key first: a commit's .txn file (if any) comes after its data files. Keys are
+     * written unsynced (linked before this flush), so their directories may go unnamed. */
     for (size_t i = n, wanted = 0; i-- > 0 && wanted < TMP_POOL_DIRS - 1;) {
         char other[STORE_KEY_MAX + 1];
         parent_of(keys[i], dir, sizeof dir);
@@ -913,7 +938,7 @@ static int local_sync_put_if_absent(store *s, const char *const *keys, size_t n,
             seen = strcmp(dir, other) == 0;
         }
         if (seen) continue;
-        tmp_pool_want(ls, dir);
+        tmp_pool_want(ls, dir, 0);
         wanted++;
     }
     sync_job *jobs = core_calloc(2 * n + 1, sizeof *jobs);
