@@ -447,13 +447,19 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
     size_t nf = 0;
     for (size_t i = 0; i < n;) {
         uint64_t tag, v;
-        if (lance_pb_varint(msg, n, &i, &tag)) return lance_manifest_decode(out, data, len, object);
+        size_t at = i;
+        /* protobuf-c reads a tag or a length in at most 5 bytes and refuses longer ones: so
+         * must this scan, which strips the tag and length of each fragment it decodes. */
+        if (lance_pb_varint(msg, n, &i, &tag) || i - at > 5 || tag > UINT32_MAX)
+            return lance_manifest_decode(out, data, len, object);
         int ok = 1;
         switch (tag & 7) {
         case 0: ok = lance_pb_varint(msg, n, &i, &v) == 0; break;
         case 1: ok = n - i >= 8; i += ok ? 8 : 0; break;
         case 2:
-            ok = lance_pb_varint(msg, n, &i, &v) == 0 && v <= n - i;
+            at = i;
+            ok = lance_pb_varint(msg, n, &i, &v) == 0 && i - at <= 5 && v <= INT32_MAX &&
+                 v <= n - i;
             if (ok) i += (size_t)v;
             break;
         case 5: ok = n - i >= 4; i += ok ? 4 : 0; break;

@@ -465,6 +465,13 @@ static int local_put(store *s, const char *key, const void *data, size_t len, un
         }
         char dir[STORE_KEY_MAX + 1], named[STORE_KEY_MAX + 64];
         parent_of(key, dir, sizeof dir);
+        /* Locked before it has a name, as every named temporary is: a reclaimer takes an
+         * unlocked one for a dead writer's and removes it. */
+        if (flock(fd, LOCK_EX) != 0) {
+            rc = core_err_storage(errno, key, "locking the temporary of '%s'", key);
+            close(fd);
+            return rc;
+        }
         for (int attempt = 0;; attempt++) {
             tmp_name(named, sizeof named, dir, (uint32_t)attempt);
             if (tmp_link(ls, tmp, fd, named) == 0) break;

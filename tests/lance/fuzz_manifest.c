@@ -1,7 +1,9 @@
 /* libFuzzer target: the Lance manifest reader. Whatever the bytes, decoding ends in a manifest
  * or OG_E_CORRUPT/OG_E_NOMEM, never a crash; a decoded manifest re-encodes and decodes again
  * (also with its fragments spliced from its own bytes, which must decode to the same message,
- * and decoded sharing the fragments of the manifest it was built on),
+ * and decoded sharing the fragments of the manifest it was built on); and the input itself,
+ * decoded on a fixed base, succeeds or fails exactly as the full decoder does, with the same
+ * message),
  * and the inline transaction, row id and row version sequences it carries decode safely. */
 #include "core/alloc.h"
 #include "lance/manifest.h"
@@ -53,10 +55,63 @@ static void sequences(const Lance__Table__DataFragment *f)
     }
 }
 
+/* A base with one fragment (so it has a recorded layout) to decode any input on. */
+static lance_manifest *fixed_base(void)
+{
+    static lance_manifest *base;
+    if (base) return base;
+    Lance__Table__Manifest m = LANCE__TABLE__MANIFEST__INIT;
+    Lance__Table__DataFragment f = LANCE__TABLE__DATA_FRAGMENT__INIT, *fp = &f;
+    Lance__Table__DataFile df = LANCE__TABLE__DATA_FILE__INIT, *dfp = &df;
+    df.path = (char *)"a.lance";
+    f.has_id = 1;
+    f.id = 0;
+    f.n_files = 1;
+    f.files = &dfp;
+    f.has_physical_rows = 1;
+    f.physical_rows = 1;
+    m.has_version = 1;
+    m.version = 1;
+    m.n_fragments = 1;
+    m.fragments = &fp;
+    core_buf b = CORE_BUF_INIT;
+    if (lance_manifest_encode(&b, &m, NULL, 0, NULL, 0) == 0)
+        (void)lance_manifest_decode(&base, b.data, b.len, "base");
+    core_buf_free(&b);
+    return base;
+}
+
+/* Decoding on a base must give what the full decoder gives, for any bytes. */
+static void differential(const uint8_t *data, size_t size, const lance_manifest *full, int rc)
+{
+    const lance_manifest *base = fixed_base();
+    if (!base || !base->frag_off) return;
+    lance_manifest *on = NULL;
+    int rc_on = lance_manifest_decode_on(&on, data, size, "fuzz.on", base);
+    if (rc == OG_E_NOMEM || rc_on == OG_E_NOMEM) {
+        lance_manifest_free(on);
+        return;
+    }
+    check((rc == 0) == (rc_on == 0));
+    check((rc_on == 0) == (on != NULL));
+    if (full && on) {
+        core_buf a = CORE_BUF_INIT, c = CORE_BUF_INIT;
+        if (lance_manifest_encode(&a, full->pb, full->txn, full->txn_len, full->index,
+                                  full->index_len) == 0 &&
+            lance_manifest_encode(&c, on->pb, on->txn, on->txn_len, on->index,
+                                  on->index_len) == 0)
+            check(a.len == c.len && memcmp(a.data, c.data, a.len) == 0);
+        core_buf_free(&a);
+        core_buf_free(&c);
+    }
+    lance_manifest_free(on);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     lance_manifest *m = NULL;
     int rc = lance_manifest_decode(&m, data, size, "fuzz.manifest");
+    differential(data, size, m, rc);
     if (rc) {
         check(rc == OG_E_CORRUPT || rc == OG_E_NOMEM);
         check(m == NULL);

@@ -1,10 +1,12 @@
 /* Races on create-if-absent: separate processes and threads hit the same keys; every round
- * has exactly one winner, and the object holds the winner's bytes. */
+ * has exactly one winner, and the object holds the winner's bytes. And a reclaimer of dead
+ * writers' temporaries running beside a live writer never takes the writer's. */
 #include "testutil.h"
 
 #include "store/store.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -107,6 +109,62 @@ static void *thread_main(void *p)
     return NULL;
 }
 
+typedef struct reclaim_loop {
+    store *s;
+    _Atomic int stop;
+    uint64_t removed;
+} reclaim_loop;
+
+static void *reclaim_main(void *p)
+{
+    reclaim_loop *r = p;
+    while (!atomic_load(&r->stop)) {
+        uint64_t n = 0;
+        if (store_local_reclaim_temps(r->s, &n) == 0) r->removed += n;
+    }
+    return NULL;
+}
+
+/* Unsynced puts that replace an object, in a directory with pooled temporaries (unnamed ones
+ * where the filesystem allows: the replace then names it first), while another handle reclaims
+ * temporaries in a loop: no put may lose its temporary to the reclaimer. */
+static void test_reclaim_beside_writer(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_mkdtemp(dir, sizeof dir, "reclaim");
+    store *s, *s2;
+    assert_og_ok(store_local_open(&s, dir));
+    assert_og_ok(store_local_open(&s2, dir));
+    assert_og_ok(store_put(s, "d/y", "old", 3, STORE_F_NOSYNC));
+    reclaim_loop r = {s2, 0, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, reclaim_main, &r), 0);
+    int failed = 0;
+    for (int i = 0; i < 3000; i++) {
+        if (i % 64 == 0) { /* keeps d/ a directory the pool feeds */
+            char key[32];
+            snprintf(key, sizeof key, "v/%d", i);
+            const char *keys[] = {"d/y"};
+            assert_og_ok(store_sync_put_if_absent(s, keys, 1, key, "m", 1, 0));
+        }
+        char val[32];
+        int n = snprintf(val, sizeof val, "new %d", i);
+        if (store_put(s, "d/y", val, (size_t)n, STORE_F_NOSYNC) != 0) failed++;
+    }
+    atomic_store(&r.stop, 1);
+    pthread_join(th, NULL);
+    assert_int_equal(failed, 0);
+    core_buf b = CORE_BUF_INIT;
+    assert_og_ok(store_get(s, "d/y", 0, STORE_ALL, &b));
+    assert_int_equal(b.len, strlen("new 2999"));
+    assert_memory_equal(b.data, "new 2999", b.len);
+    core_buf_free(&b);
+    store_close(s2);
+    store_close(s);
+    test_rmrf(dir);
+}
+
 static void test_threads(void **state)
 {
     (void)state;
@@ -142,6 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_processes),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_reclaim_beside_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
