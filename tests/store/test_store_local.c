@@ -393,7 +393,7 @@ static void test_sync_put_if_absent_fsyncs(void **state)
 
 static int count_tmp_files(const char *dir)
 {
-    char cmd[512];
+    char cmd[1024];
     snprintf(cmd, sizeof cmd, "find '%s' -name '.og-tmp-*' | wc -l", dir);
     FILE *p = popen(cmd, "r");
     int n = -1;
