@@ -199,6 +199,42 @@ int lance_pb_varint(const unsigned char *b, size_t n, size_t *i, uint64_t *v)
     return -1;
 }
 
+/* One protobuf field at b[*i..n): its tag, its value (a varint's value, or a length-delimited
+ * field's length), where its payload starts (after the length for a length-delimited field),
+ * and *i moved past it. A tag or a length is refused, as protobuf-c refuses it, when written
+ * in more than 5 bytes, and so is a tag beyond 32 bits or a length beyond INT32_MAX (protobuf-c
+ * would read some of those differently): 0, or -1. */
+static int pb_field(const unsigned char *b, size_t n, size_t *i, uint64_t *tag, uint64_t *value,
+                    size_t *payload)
+{
+    size_t at = *i;
+    if (lance_pb_varint(b, n, i, tag) || *i - at > 5 || *tag > UINT32_MAX) return -1;
+    *value = 0;
+    switch (*tag & 7) {
+    case 0:
+        *payload = *i;
+        return lance_pb_varint(b, n, i, value);
+    case 1:
+    case 5: {
+        size_t w = (*tag & 7) == 1 ? 8 : 4;
+        if (n - *i < w) return -1;
+        *payload = *i;
+        *i += w;
+        return 0;
+    }
+    case 2:
+        at = *i;
+        if (lance_pb_varint(b, n, i, value) || *i - at > 5 || *value > INT32_MAX ||
+            *value > n - *i)
+            return -1;
+        *payload = *i;
+        *i += (size_t)*value;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 /* Keep the message bytes and each fragment field's place in them (see lance_manifest.msg).
  * Any surprise (a fragment field that is not length-delimited, a count that differs from the
  * decoded one) only turns the optimisation off: the message already decoded. */
@@ -212,28 +248,9 @@ static int record_layout(lance_manifest *m, const unsigned char *b, size_t n)
     if (!off || !len || !copy) return core_err_nomem();
     size_t i = 0, k = 0;
     while (i < n) {
-        size_t start = i;
+        size_t start = i, payload;
         uint64_t tag, v;
-        if (lance_pb_varint(b, n, &i, &tag)) return 0;
-        switch (tag & 7) {
-        case 0:
-            if (lance_pb_varint(b, n, &i, &v)) return 0;
-            break;
-        case 1:
-            if (n - i < 8) return 0;
-            i += 8;
-            break;
-        case 2:
-            if (lance_pb_varint(b, n, &i, &v) || v > n - i) return 0;
-            i += (size_t)v;
-            break;
-        case 5:
-            if (n - i < 4) return 0;
-            i += 4;
-            break;
-        default:
-            return 0;
-        }
+        if (pb_field(b, n, &i, &tag, &v, &payload)) return 0;
         if (tag >> 3 == 2) {
             if ((tag & 7) != 2 || k == nf) return 0;
             off[k] = (uint32_t)start;
@@ -355,33 +372,14 @@ fail:
 /* A fragment's id from its encoded DataFragment message (field 1; absent means 0), or -1. */
 static int fragment_id(const unsigned char *p, size_t n, uint64_t *id)
 {
-    size_t i = 0;
+    size_t i = 0, payload;
     *id = 0;
     while (i < n) {
         uint64_t tag, v;
-        if (lance_pb_varint(p, n, &i, &tag)) return -1;
-        switch (tag & 7) {
-        case 0:
-            if (lance_pb_varint(p, n, &i, &v)) return -1;
-            if (tag >> 3 == 1) {
-                *id = v; /* only a hint of where to look: the bytes decide */
-                return 0;
-            }
-            break;
-        case 1:
-            if (n - i < 8) return -1;
-            i += 8;
-            break;
-        case 2:
-            if (lance_pb_varint(p, n, &i, &v) || v > n - i) return -1;
-            i += (size_t)v;
-            break;
-        case 5:
-            if (n - i < 4) return -1;
-            i += 4;
-            break;
-        default:
-            return -1;
+        if (pb_field(p, n, &i, &tag, &v, &payload)) return -1;
+        if (tag == (1 << 3 | 0)) {
+            *id = v; /* only a hint of where to look: the bytes decide */
+            return 0;
         }
     }
     return 0;
@@ -447,25 +445,10 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
     size_t nf = 0;
     for (size_t i = 0; i < n;) {
         uint64_t tag, v;
-        size_t at = i;
-        /* protobuf-c reads a tag or a length in at most 5 bytes and refuses longer ones: so
-         * must this scan, which strips the tag and length of each fragment it decodes. */
-        if (lance_pb_varint(msg, n, &i, &tag) || i - at > 5 || tag > UINT32_MAX)
-            return lance_manifest_decode(out, data, len, object);
-        int ok = 1;
-        switch (tag & 7) {
-        case 0: ok = lance_pb_varint(msg, n, &i, &v) == 0; break;
-        case 1: ok = n - i >= 8; i += ok ? 8 : 0; break;
-        case 2:
-            at = i;
-            ok = lance_pb_varint(msg, n, &i, &v) == 0 && i - at <= 5 && v <= INT32_MAX &&
-                 v <= n - i;
-            if (ok) i += (size_t)v;
-            break;
-        case 5: ok = n - i >= 4; i += ok ? 4 : 0; break;
-        default: ok = 0;
-        }
-        if (!ok || (tag >> 3 == 2 && (tag & 7) != 2))
+        size_t payload;
+        /* pb_field refuses what protobuf-c refuses in a tag or a length, which matters here:
+         * this scan strips the tag and length of each fragment it decodes on its own. */
+        if (pb_field(msg, n, &i, &tag, &v, &payload) || (tag >> 3 == 2 && (tag & 7) != 2))
             return lance_manifest_decode(out, data, len, object);
         if (tag >> 3 == 2) nf++;
     }
@@ -485,20 +468,11 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
     memcpy(copy, msg, n);
     size_t k = 0;
     for (size_t i = 0; i < n;) {
-        size_t start = i;
-        uint64_t tag, v = 0;
-        (void)lance_pb_varint(copy, n, &i, &tag); /* checked by the first pass */
-        switch (tag & 7) {
-        case 0: (void)lance_pb_varint(copy, n, &i, &v); break;
-        case 1: i += 8; break;
-        case 2:
-            (void)lance_pb_varint(copy, n, &i, &v);
-            if (tag >> 3 == 2) body[k] = (uint32_t)(i - start);
-            i += (size_t)v;
-            break;
-        case 5: i += 4; break;
-        }
+        size_t start = i, payload = 0;
+        uint64_t tag = 0, v;
+        (void)pb_field(copy, n, &i, &tag, &v, &payload); /* checked by the first pass */
         if (tag >> 3 == 2) {
+            body[k] = (uint32_t)(payload - start);
             off[k] = (uint32_t)start;
             flen[k] = (uint32_t)(i - start);
             k++;
