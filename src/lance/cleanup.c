@@ -285,7 +285,8 @@ static int sweep_dir(sweep *w, const char *root, const char *dir, unsigned list_
 }
 
 /* The hint names a version that must exist and be the latest we know; rewrite it otherwise
- * (a newer hint is left alone: a concurrent commit wrote it). */
+ * (a newer hint is left alone: a concurrent commit wrote it). Readers start their search for
+ * the latest version at the hint (version.c). */
 static int fix_hint(store *s, const char *root, const verlist *now, lance_cleanup_report *r)
 {
     if (now->n == 0) return 0;
@@ -299,7 +300,7 @@ static int fix_hint(store *s, const char *root, const verlist *now, lance_cleanu
     if (rc == 0) {
         json_t *j = NULL;
         uint64_t hv = 0;
-        /* A damaged hint is simply rewritten: readers never trust it. */
+        /* A damaged hint is simply rewritten: readers fall back to listing on one. */
         if (core_json_parse_stored(&j, (const char *)b.data, b.len, key) == 0 &&
             core_json_u64(j, "version", &hv, OG_E_CORRUPT, key) == 0) {
             good = hv >= latest;
@@ -386,6 +387,12 @@ int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
         core_err_prefix("cleanup of lance table '%s'", root);
         goto out;
     }
+
+    /* The hint first names the latest version, so that no reader probing from it (version.c)
+     * starts below a gap this run is about to make between a kept old version and the
+     * latest. */
+    if (!opt->dry_run) rc = fix_hint(s, root, &vl, &rep);
+    if (rc) goto out;
 
     /* Delete the manifests, oldest first. */
     for (size_t i = 0; rc == 0 && i < vl.n; i++) {

@@ -174,6 +174,7 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
 typedef struct lance_staged_info {
     const char *uuid;            /* transaction identity */
     uint64_t read_version;
+    lance_naming naming;         /* the read version's manifest naming */
     uint64_t rows_added;         /* rows in new fragments */
     uint64_t rows_deleted;       /* rows newly deleted from existing fragments */
     size_t files_written;        /* data + deletion files staged */

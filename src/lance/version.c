@@ -5,6 +5,9 @@
 #include "core/error.h"
 #include "lance/paths.h"
 
+#include <jansson.h>
+#include <stdatomic.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,20 +116,129 @@ void lance_version_list_free(lance_version_list *l)
     memset(l, 0, sizeof *l);
 }
 
+/* ---- latest-version discovery ------------------------------------------------------------
+ * A listing of _versions/ costs one entry per version ever kept, so it is only the fallback.
+ * The hint names a version h that was published before the hint was written; versions are
+ * made one after another (N+1 is created only over an existing N) and cleanup never removes
+ * the latest, so every version from h to the latest exists. Probing h+1, h+2, h+4, ... until
+ * a miss and then bisecting finds the latest in O(log(latest - h)) heads, and the hint is
+ * rewritten often enough (txn.h) that this is a handful. A missing, unreadable or stale hint
+ * (its version cleaned up, or never made: a foreign writer) falls back to the listing. */
+
+static _Atomic uint64_t listing_fallbacks;
+
+uint64_t lance_version_listings(void)
+{
+    return atomic_load(&listing_fallbacks);
+}
+
+/* The hint's version, or 0 when there is none or it cannot be read. */
+static uint64_t hint_read(store *s, const char *root)
+{
+    char key[STORE_KEY_MAX];
+    if (lance_key(key, root, LANCE_VERSIONS_DIR, LANCE_HINT_NAME) != 0) return 0;
+    core_buf b = CORE_BUF_INIT;
+    uint64_t v = 0;
+    if (store_get(s, key, 0, 256, &b) == 0 && b.len < 256) {
+        json_error_t je;
+        json_t *o = json_loadb((const char *)b.data, b.len, 0, &je);
+        json_t *jv = json_is_object(o) ? json_object_get(o, "version") : NULL;
+        if (json_is_integer(jv) && json_integer_value(jv) > 0) v = (uint64_t)json_integer_value(jv);
+        json_decref(o);
+    }
+    core_buf_free(&b);
+    return v;
+}
+
+/* 1 when version v exists under naming, 0 when not, or a negative error. */
+static int version_exists(store *s, const char *root, lance_naming naming, uint64_t v)
+{
+    char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+    int rc = lance_version_file_name(name, sizeof name, naming, v);
+    if (!rc) rc = lance_key(key, root, LANCE_VERSIONS_DIR, name);
+    if (rc) return rc;
+    store_meta meta;
+    rc = store_head(s, key, &meta);
+    if (rc == OG_E_NOT_FOUND) return 0;
+    return rc ? rc : 1;
+}
+
+/* From an existing version h (under naming), the latest: gallop forward, then bisect. */
+static int probe_from(store *s, const char *root, lance_naming naming, uint64_t h, uint64_t *v)
+{
+    uint64_t lo = h, hi = 0, step = 1; /* lo exists; hi (when non-zero) does not */
+    while (hi == 0) {
+        uint64_t next = lo + step;
+        if (next < lo) return core_err(OG_E_CORRUPT, "lance table '%s': version overflow", root);
+        int e = version_exists(s, root, naming, next);
+        if (e < 0) return e;
+        if (e)
+            lo = next, step *= 2;
+        else
+            hi = next;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        int e = version_exists(s, root, naming, mid);
+        if (e < 0) return e;
+        if (e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *v = lo;
+    return 0;
+}
+
+/* Latest through the hint: 0 and *v set, 1 when the hint cannot be used, or an error. */
+static int latest_from_hint(store *s, const char *root, uint64_t *v, lance_naming *naming)
+{
+    uint64_t h = hint_read(s, root);
+    if (h == 0) return 1;
+    static const lance_naming order[] = {LANCE_NAMING_V2, LANCE_NAMING_V1};
+    for (size_t i = 0; i < 2; i++) {
+        int e = version_exists(s, root, order[i], h);
+        if (e < 0) return e;
+        if (!e) continue;
+        int rc = probe_from(s, root, order[i], h, v);
+        if (rc == 0) *naming = order[i];
+        return rc;
+    }
+    return 1;
+}
+
+int lance_version_latest_from(store *s, const char *root, lance_naming naming, uint64_t known,
+                              uint64_t *v)
+{
+    if (known == 0 || naming == LANCE_NAMING_UNKNOWN)
+        return core_err(OG_E_BAD_REQUEST, "lance_version_latest_from: no known version");
+    int rc = probe_from(s, root, naming, known, v);
+    if (rc == 0) og_error_clear(); /* the probe's misses are answers, not errors */
+    return rc;
+}
+
 int lance_version_latest(store *s, const char *root, uint64_t *v, lance_naming *naming)
 {
-    lance_version_list l;
-    int rc = lance_versions_list(s, root, &l);
-    if (rc) return rc;
-    if (l.n == 0) {
+    uint64_t found = 0;
+    lance_naming nm = LANCE_NAMING_UNKNOWN;
+    int rc = latest_from_hint(s, root, &found, &nm);
+    if (rc < 0) return rc;
+    og_error_clear(); /* the misses of the probe are answers, not errors */
+    if (rc == 1) {
+        atomic_fetch_add(&listing_fallbacks, 1);
+        lance_version_list l;
+        rc = lance_versions_list(s, root, &l);
+        if (rc) return rc;
+        if (l.n) found = l.v[l.n - 1], nm = l.naming;
         lance_version_list_free(&l);
+    }
+    if (found == 0) {
         core_err(OG_E_NOT_FOUND, "lance table '%s' has no versions", root);
         core_err_detail(CORE_ERR_OBJECT, root);
         return OG_E_NOT_FOUND;
     }
-    *v = l.v[l.n - 1];
-    if (naming) *naming = l.naming;
-    lance_version_list_free(&l);
+    *v = found;
+    if (naming) *naming = nm;
     return 0;
 }
 
@@ -136,11 +248,13 @@ int lance_version_load(store *s, const char *root, uint64_t v, lance_naming nami
     *out = NULL;
     int rc;
     if (naming == LANCE_NAMING_UNKNOWN) {
-        lance_version_list l;
-        rc = lance_versions_list(s, root, &l);
-        if (rc) return rc;
-        naming = l.naming == LANCE_NAMING_UNKNOWN ? LANCE_NAMING_V2 : l.naming;
-        lance_version_list_free(&l);
+        /* One head per scheme instead of a listing: V2 (what this engine writes) first;
+         * when neither exists the get below reports the version missing. */
+        rc = version_exists(s, root, LANCE_NAMING_V2, v);
+        if (rc == 0) rc = version_exists(s, root, LANCE_NAMING_V1, v) == 1 ? 2 : 0;
+        if (rc < 0) return rc;
+        naming = rc == 2 ? LANCE_NAMING_V1 : LANCE_NAMING_V2;
+        og_error_clear();
     }
     char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
     rc = lance_version_file_name(name, sizeof name, naming, v);

@@ -1,6 +1,7 @@
 /* Lance table versions: manifest naming (V1 "{v}.manifest", V2 "{u64max-v:020}.manifest"),
- * listing and latest-version discovery from the `_versions/` listing alone (the hint file is
- * only a hint and is never trusted), loading the manifest of a version, and the hint file.
+ * listing, latest-version discovery (from the hint file, checked by probing the versions after
+ * it, so its cost does not grow with history; the listing only when the hint cannot be used),
+ * loading the manifest of a version, and the hint file.
  * A table keeps the naming scheme it was created with; mixing schemes is refused. */
 #ifndef OG_LANCE_VERSION_H
 #define OG_LANCE_VERSION_H
@@ -40,8 +41,17 @@ typedef struct lance_version_list {
 int lance_versions_list(store *s, const char *root, lance_version_list *out);
 void lance_version_list_free(lance_version_list *l);
 
-/* The latest version (maximum parsed name) and the scheme; OG_E_NOT_FOUND if there is none. */
+/* The latest version and the scheme; OG_E_NOT_FOUND if there is none. Reads the hint, then
+ * heads the versions after it (O(log(latest - hint)) heads); lists _versions/ only when the
+ * hint is missing, unreadable or names a version that does not exist. */
 int lance_version_latest(store *s, const char *root, uint64_t *v, lance_naming *naming);
+/* The latest version of a table whose version `known` (named with `naming`) the caller knows
+ * to exist and to be retained (a version it opened or published): heads only, one when
+ * nothing came after it. */
+int lance_version_latest_from(store *s, const char *root, lance_naming naming, uint64_t known,
+                              uint64_t *v);
+/* How many discoveries in this process fell back to listing _versions/ (for cost tests). */
+uint64_t lance_version_listings(void);
 
 /* Load and decode the manifest of version v (naming UNKNOWN: detect from the listing).
  * OG_E_NOT_FOUND if absent; OG_E_CORRUPT if damaged or if it claims another version;

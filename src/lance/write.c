@@ -115,6 +115,7 @@ void lance_staged_get_info(const lance_staged *st, lance_staged_info *out)
 {
     out->uuid = st->uuid;
     out->read_version = lance_dataset_version(st->ds);
+    out->naming = st->ds->naming;
     out->rows_added = st->rows_added;
     out->rows_deleted = st->rows_deleted;
     out->files_written = st->files_written;

@@ -318,30 +318,43 @@ static void base_install(write_graph *g, write_base *b)
     base_release(old);
 }
 
+/* The latest version of the dataset at root, probing on from version `known` (0: none) named
+ * with `naming`, which this handle opened (so it exists and is retained: one head when
+ * nothing came after it), or by discovery from the hint when there is none. Never a listing
+ * of the versions on this path. */
+static int latest_after(write_graph *g, const char *root, lance_naming naming, uint64_t known,
+                        uint64_t *v)
+{
+    if (known)
+        return lance_version_latest_from(g->s, root, naming, known, v);
+    return lance_version_latest(g->s, root, v, &naming);
+}
+
 static int base_acquire(write_graph *g, const char *branch, write_base **out)
 {
     *out = NULL;
     char root[STORE_KEY_MAX];
     uint64_t latest = 0;
-    lance_naming naming;
+    write_base *c = NULL;
     int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
+    if (rc == 0 && !branch) {
+        pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+        if ((c = g->base_) != NULL)
+            atomic_fetch_add(&c->refs, 1);
+        pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+    }
     if (rc == 0)
-        rc = lance_version_latest(g->s, root, &latest, &naming);
+        rc = latest_after(g, root, c ? c->ds->naming : LANCE_NAMING_UNKNOWN,
+                          c ? lance_dataset_version(c->ds) : 0, &latest);
+    if (rc == 0 && c && c->snap->manifest_version == latest) {
+        *out = c;
+        return 0;
+    }
+    base_release(c);
     if (rc == OG_E_NOT_FOUND)
         return core_err(OG_E_NOT_FOUND, "no graph here (no %s)", GRAPH_MANIFEST_DIR);
     if (rc != 0)
         return rc;
-    if (!branch) {
-        pthread_mutex_lock((pthread_mutex_t *)g->lock_);
-        write_base *c = g->base_;
-        if (c && c->snap->manifest_version == latest) {
-            atomic_fetch_add(&c->refs, 1);
-            *out = c;
-        }
-        pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
-        if (*out)
-            return 0;
-    }
     write_base *b = base_new();
     if (!b)
         return core_err_nomem();
@@ -389,11 +402,15 @@ static void base_advance(write_graph *g, const write_base *old, const write_inte
 static int revalidate(write_graph *g, const write_intent *in, const char *branch)
 {
     uint64_t latest = 0;
-    lance_naming naming;
     char root[STORE_KEY_MAX];
+    const lance_dataset *known = in->base && lance_dataset_version(in->base->ds) ==
+                                                     in->rs.manifest_version
+                                     ? in->base->ds
+                                     : NULL;
     int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
     if (rc == 0)
-        rc = lance_version_latest(g->s, root, &latest, &naming);
+        rc = latest_after(g, root, known ? known->naming : LANCE_NAMING_UNKNOWN,
+                          known ? in->rs.manifest_version : 0, &latest);
     if (rc != 0)
         return rc;
     if (latest != in->rs.manifest_version) {
@@ -420,8 +437,12 @@ static int revalidate(write_graph *g, const write_intent *in, const char *branch
     for (size_t i = 0; i < in->n_effects; i++) {
         const write_effect *e = &in->effects[i];
         uint64_t head = 0;
+        lance_staged_info si = {0};
+        if (e->staged)
+            lance_staged_get_info(e->staged, &si);
+        uint64_t pinned = si.read_version == e->expected_version ? si.read_version : 0;
         if ((rc = lance_branch_root(root, e->path, e->table_branch)) != 0 ||
-            (rc = lance_version_latest(g->s, root, &head, &naming)) != 0)
+            (rc = latest_after(g, root, si.naming, pinned, &head)) != 0)
             return rc;
         if (head != e->expected_version) {
             rc = core_err(OG_E_CONFLICT,

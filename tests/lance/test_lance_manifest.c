@@ -1093,17 +1093,53 @@ static void latest_case(lance_naming naming)
     assert_int_equal(l.v[2], 3);
     lance_version_list_free(&l);
 
-    /* Discovery lists once and reads no manifest. */
+    /* Without a hint discovery lists once and reads no manifest; with a fresh hint it reads
+     * the hint and heads the hinted version and the next one, and lists nothing; with a stale
+     * one it gallops (1, 2, 4 versions on) and bisects. */
     store *f = NULL;
     assert_og_ok(store_fault_open(&f, s, 0));
     store_counts c0, c1, d;
+    uint64_t listings = lance_version_listings();
     store_counts_get(f, &c0);
     assert_og_ok(lance_version_latest(f, root, &v, &got));
     store_counts_get(f, &c1);
     store_counts_diff(&c1, &c0, &d);
+    assert_int_equal(v, 3);
     assert_int_equal(d.ops[STORE_OP_LIST], 1);
-    assert_int_equal(d.ops[STORE_OP_GET], 0);
-    assert_int_equal(d.total_ops, 1);
+    assert_int_equal(d.ops[STORE_OP_GET], 1); /* the hint, found missing */
+    assert_int_equal(d.total_ops, 2);
+    assert_int_equal(lance_version_listings(), listings + 1);
+    assert_og_ok(lance_hint_write(s, root, 3));
+    store_counts_get(f, &c0);
+    assert_og_ok(lance_version_latest(f, root, &v, &got));
+    store_counts_get(f, &c1);
+    store_counts_diff(&c1, &c0, &d);
+    assert_int_equal(v, 3);
+    assert_int_equal(got, naming);
+    assert_int_equal(d.ops[STORE_OP_LIST], 0);
+    assert_int_equal(d.ops[STORE_OP_GET], 1);
+    /* a V1 table first misses the V2 name of the hinted version */
+    unsigned v1_extra = naming == LANCE_NAMING_V1 ? 1 : 0;
+    assert_int_equal(d.ops[STORE_OP_HEAD], 2 + v1_extra);
+    assert_int_equal(lance_version_listings(), listings + 1);
+    assert_og_ok(lance_hint_write(s, root, 1)); /* 1, 2 exist; 4 not; 3 does */
+    store_counts_get(f, &c0);
+    assert_og_ok(lance_version_latest(f, root, &v, &got));
+    store_counts_get(f, &c1);
+    store_counts_diff(&c1, &c0, &d);
+    assert_int_equal(v, 3);
+    assert_int_equal(d.ops[STORE_OP_LIST], 0);
+    assert_int_equal(d.ops[STORE_OP_HEAD], 4 + v1_extra);
+    /* From a version the caller knows exists: heads only. */
+    store_counts_get(f, &c0);
+    assert_og_ok(lance_version_latest_from(f, root, naming, 2, &v));
+    store_counts_get(f, &c1);
+    store_counts_diff(&c1, &c0, &d);
+    assert_int_equal(v, 3);
+    assert_int_equal(d.total_ops, d.ops[STORE_OP_HEAD]);
+    assert_og_ok(lance_version_latest_from(f, root, naming, 3, &v));
+    assert_int_equal(v, 3);
+    assert_int_equal(lance_version_listings(), listings + 1);
     store_close(f);
 
     /* Loading an older version (time travel) and a missing one. */
@@ -1131,6 +1167,10 @@ static void latest_case(lance_naming naming)
                                          6));
     snprintf(k5, sizeof k5, "%s/_versions/%s", root, name);
     assert_og_ok(store_put(s, k5, b.data, b.len, 0));
+    /* (the hint path never lists, so it is the listing that sees the mix) */
+    assert_og_error(lance_versions_list(s, root, &l), OG_E_CORRUPT);
+    assert_non_null(strstr(og_error_last()->message, "mixes V1 and V2"));
+    assert_og_ok(store_delete(s, key, 0));
     assert_og_error(lance_version_latest(s, root, &v, &got), OG_E_CORRUPT);
     assert_non_null(strstr(og_error_last()->message, "mixes V1 and V2"));
 

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include "exec/load.h"
+#include "lance/version.h"
 #include "write/internal.h"
 
 #include <stdlib.h>
@@ -52,6 +53,8 @@ typedef struct cost {
     uint64_t median_ops, max_ops, min_ops;
     uint64_t median_round_trips; /* ops other than sync (an object store has no sync) */
     double mean_ops, mean_fsyncs, mean_bytes;
+    uint64_t lists;     /* listings in the warm window (the recovery directory's only) */
+    uint64_t fallbacks; /* version discoveries that listed _versions/, warm and cold */
     store_counts cold;
 } cost;
 
@@ -65,6 +68,8 @@ static void measure(const char *dir, write_graph *g, unsigned *next, cost *out)
 {
     uint64_t ops[WINDOW], trips[WINDOW];
     double fs = 0, by = 0, sum = 0;
+    uint64_t listings0 = lance_version_listings();
+    out->lists = 0;
     for (unsigned i = 0; i < WINDOW; i++) {
         store_counts a, b, d;
         store_counts_get(g->s, &a);
@@ -72,6 +77,7 @@ static void measure(const char *dir, write_graph *g, unsigned *next, cost *out)
         store_counts_get(g->s, &b);
         store_counts_diff(&b, &a, &d);
         ops[i] = d.total_ops;
+        out->lists += d.ops[STORE_OP_LIST];
         trips[i] = d.total_ops - d.ops[STORE_OP_SYNC];
         sum += (double)d.total_ops;
         fs += (double)d.fsyncs;
@@ -109,6 +115,7 @@ static void measure(const char *dir, write_graph *g, unsigned *next, cost *out)
             cold[j - 1] = t;
         }
     out->cold = cold[COLD / 2];
+    out->fallbacks = lance_version_listings() - listings0;
 }
 
 static void print_cost(unsigned depth, const cost *c)
@@ -145,6 +152,14 @@ static void test_one_node_load_cost_flat_in_depth(void **state)
     unsigned next = 0;
     while (next < 10)
         assert_og_ok(load_one(g, next++));
+    if (getenv("OG_COST_OPLOG")) { /* the store operations of one warm load, for the notes */
+        size_t n0 = 0, n1 = 0;
+        store_fault_log(f, &n0);
+        assert_og_ok(load_one(g, next++));
+        const store_oplog_entry *l = store_fault_log(f, &n1);
+        for (size_t i = n0; i < n1; i++)
+            print_message("%s %s\n", store_op_name(l[i].kind), l[i].key ? l[i].key : "");
+    }
     cost shallow, deep;
     unsigned d1 = next;
     measure(dir, g, &next, &shallow);
@@ -171,6 +186,15 @@ static void test_one_node_load_cost_flat_in_depth(void **state)
     assert_true(deep.mean_ops <= shallow.mean_ops + 2 * WRITE_AUTO_OPTIMIZE_FRAGMENTS);
     assert_true(deep.cold.total_ops <= shallow.cold.total_ops + 2 * WRITE_AUTO_OPTIMIZE_FRAGMENTS);
     assert_true(deep.mean_fsyncs <= shallow.mean_fsyncs + 8);
+    /* No version discovery lists _versions/ (whose size grows with history), warm or cold;
+     * the only listings are of the recovery directory (empty in steady state), the same
+     * number at both depths. */
+    print_message("version listings: %llu and %llu; listings per warm window %llu and %llu\n",
+                  (unsigned long long)shallow.fallbacks, (unsigned long long)deep.fallbacks,
+                  (unsigned long long)shallow.lists, (unsigned long long)deep.lists);
+    assert_int_equal(shallow.fallbacks, 0);
+    assert_int_equal(deep.fallbacks, 0);
+    assert_int_equal(deep.lists, shallow.lists);
     test_rmrf(dir);
 }
 
