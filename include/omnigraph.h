@@ -99,6 +99,22 @@ OG_EXTERN const char *og_code_name(int code);
 /* The stable snake_case name of a storage kind ("io", "no_space", ...). */
 OG_EXTERN const char *og_storage_kind_name(int kind);
 
+/* ---- Messages ------------------------------------------------------------------------------ */
+/* The library never writes to stdout or stderr on its own. Its warnings (work skipped that a
+ * later call redoes, a file it could not remove) and notices (recoveries it performed) go to
+ * the sink set here, process-wide, or nowhere when none is set; errors are always returned
+ * and described by og_error_last(). The sink runs on the thread that produced the message,
+ * possibly several at once, and must not call back into the library. */
+#define OG_LOG_ERROR 0
+#define OG_LOG_WARN 1
+#define OG_LOG_INFO 2
+#define OG_LOG_DEBUG 3
+typedef void (*og_log_fn)(void *arg, int level, const char *message);
+/* Send messages of level <= max_level to fn (NULL: drop every message, the default). */
+OG_EXTERN void og_set_log(og_log_fn fn, void *arg, int max_level);
+/* "error", "warn", "info", "debug" ("unknown" otherwise). */
+OG_EXTERN const char *og_log_level_name(int level);
+
 /* ---- Store self-check --------------------------------------------------------------------- */
 
 /* Options for og_store_selfcheck(). Initialise with OG_SELFCHECK_OPTIONS_INIT. */

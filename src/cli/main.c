@@ -186,8 +186,25 @@ static int cmd_selfcheck(int argc, char **argv)
     return CLI_OK;
 }
 
+/* The library's warnings and notices, on stderr; OG_LOG (error, warn, info, debug) sets how
+ * much, warnings by default. */
+static void log_to_stderr(void *arg, int level, const char *message)
+{
+    (void)arg;
+    fprintf(stderr, "omnigraph %s: %s\n", og_log_level_name(level), message);
+}
+
+static int log_level_from_env(void)
+{
+    const char *s = getenv("OG_LOG");
+    for (int l = OG_LOG_ERROR; s && l <= OG_LOG_DEBUG; l++)
+        if (strcmp(s, og_log_level_name(l)) == 0) return l;
+    return OG_LOG_WARN;
+}
+
 int main(int argc, char **argv)
 {
+    og_set_log(log_to_stderr, NULL, log_level_from_env());
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;

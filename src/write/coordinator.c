@@ -618,7 +618,8 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
             res->reprepares++;
             if (attempt + 1 >= max_re)
                 return core_err(OG_E_READ_SET_CONFLICT,
-                                "the graph kept changing under this write: %u attempts", max_re);
+                                "the graph kept changing under this write: %u attempt%s", max_re,
+                                max_re == 1 ? "" : "s");
             continue;
         }
         if (rc != 0) {

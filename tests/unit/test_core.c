@@ -10,6 +10,7 @@
 #include "core/failpoint.h"
 #include "core/hash.h"
 #include "core/json.h"
+#include "core/log.h"
 #include "core/ulid.h"
 
 #include <pthread.h>
@@ -329,6 +330,55 @@ static void test_failpoints(void **state)
     assert_int_equal(atomic_load(&core_fp_armed), 0);
 }
 
+/* Messages reach the embedder's sink up to its level, and nothing else: with no sink the
+ * library prints nothing (stderr is redirected to a file here and must stay empty). */
+typedef struct captured {
+    int n, last_level;
+    char last[128];
+} captured;
+
+static void capture(void *arg, int level, const char *message)
+{
+    captured *c = arg;
+    c->n++;
+    c->last_level = level;
+    snprintf(c->last, sizeof c->last, "%s", message);
+}
+
+static void test_log_sink(void **state)
+{
+    (void)state;
+    captured c = {0};
+    og_set_log(capture, &c, OG_LOG_WARN);
+    core_log(CORE_LOG_WARN, "skipped %d", 7);
+    core_log(CORE_LOG_INFO, "not wanted");
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.last_level, OG_LOG_WARN);
+    assert_string_equal(c.last, "skipped 7");
+    assert_true(core_log_enabled(CORE_LOG_ERROR));
+    assert_false(core_log_enabled(CORE_LOG_DEBUG));
+    assert_string_equal(og_log_level_name(OG_LOG_INFO), "info");
+    assert_string_equal(og_log_level_name(9), "unknown");
+
+    og_set_log(NULL, NULL, OG_LOG_DEBUG);
+    assert_false(core_log_enabled(CORE_LOG_ERROR));
+    fflush(stderr);
+    int saved = dup(2);
+    char path[] = "/tmp/og-log-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    core_log(CORE_LOG_ERROR, "must not be printed");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    off_t size = lseek(fd, 0, SEEK_END);
+    close(fd);
+    unlink(path);
+    assert_int_equal(size, 0);
+    assert_int_equal(c.n, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,7 +387,7 @@ int main(void)
         cmocka_unit_test(test_arena),         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_ulid),          cmocka_unit_test(test_json),
         cmocka_unit_test(test_hash),          cmocka_unit_test(test_clock),
-        cmocka_unit_test(test_failpoints),
+        cmocka_unit_test(test_failpoints),    cmocka_unit_test(test_log_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
