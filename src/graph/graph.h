@@ -22,6 +22,7 @@
 #include "lang/catalog.h"
 #include "store/store.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -109,6 +110,7 @@ typedef struct graph_commit {
     char *branch;                         /* NULL: main */
     int64_t created_at_us;
     uint64_t manifest_version;            /* the manifest version this commit produced */
+    bool maintenance;                     /* changes no content (optimize, recovery rollback) */
 } graph_commit;
 
 /* Rows to append to the manifest in one commit. */
@@ -125,8 +127,10 @@ int graph_rows_add_version(graph_rows *r, uint64_t sid, uint64_t inc, const char
 int graph_rows_add_tombstone(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,
                              uint64_t table_version);
 int graph_rows_add_commit(graph_rows *r, const graph_commit *c);
+/* content_commit_id: the branch's last content-changing commit when commit_id is a
+ * maintenance commit (NULL or equal to commit_id otherwise); stored only when it differs. */
 int graph_rows_add_head(graph_rows *r, const char *branch, const char *commit_id,
-                        uint64_t manifest_version);
+                        const char *content_commit_id, uint64_t manifest_version);
 /* The rows as one batch in graph_manifest_schema. */
 int graph_rows_to_batch(const graph_rows *r, arrow_batch **out);
 
@@ -150,6 +154,9 @@ typedef struct graph_snapshot {
     int format_version;
     char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
     char head[GRAPH_ID_LEN + 1];   /* this branch's graph head ("" before its first commit) */
+    char content_head[GRAPH_ID_LEN + 1]; /* its last commit that changed content: the head,
+                                          * or the commit before a run of maintenance commits
+                                          * (what --if-commit compares, docs/maintenance.md) */
     graph_table *tables;           /* live tables, sorted by alias */
     size_t n_tables;
     graph_commit *commits;         /* GRAPH_SNAP_LINEAGE only: newest first */

@@ -325,6 +325,7 @@ int graph_rows_add_commit(graph_rows *r, const graph_commit *c)
         rc = jset(o, "merged_parent_commit_id", json_string(c->merged_parent));
     if (rc == 0 && c->actor) rc = jset(o, "actor_id", json_string(c->actor));
     if (rc == 0) rc = jset(o, "created_at", json_integer((json_int_t)c->created_at_us));
+    if (rc == 0 && c->maintenance) rc = jset(o, "maintenance", json_true());
     char *meta = NULL;
     if (rc == 0) {
         rc = json_text(o, &meta);
@@ -344,14 +345,27 @@ int graph_rows_add_commit(graph_rows *r, const graph_commit *c)
 }
 
 int graph_rows_add_head(graph_rows *r, const char *branch, const char *commit_id,
-                        uint64_t manifest_version)
+                        const char *content_commit_id, uint64_t manifest_version)
 {
     if (!commit_id || !core_ulid_valid(commit_id))
         return core_err(OG_E_BAD_REQUEST, "head commit id '%s' is not a ULID",
                         commit_id ? commit_id : "(null)");
+    if (content_commit_id && (!*content_commit_id || strcmp(content_commit_id, commit_id) == 0))
+        content_commit_id = NULL;
+    if (content_commit_id && !core_ulid_valid(content_commit_id))
+        return core_err(OG_E_BAD_REQUEST, "content commit id '%s' is not a ULID",
+                        content_commit_id);
     if (branch && !*branch) branch = NULL;
     char *meta = NULL;
-    int rc = meta1("head_commit_id", json_string(commit_id), &meta);
+    json_t *o = json_object();
+    int rc = o ? 0 : core_err_nomem();
+    if (rc == 0) rc = jset(o, "head_commit_id", json_string(commit_id));
+    if (rc == 0 && content_commit_id)
+        rc = jset(o, "content_commit_id", json_string(content_commit_id));
+    if (rc == 0)
+        rc = json_text(o, &meta);
+    else
+        json_decref(o);
     if (rc) return rc;
     size_t cap = strlen(branch ? branch : "main") + 64;
     char *id = core_malloc(cap);

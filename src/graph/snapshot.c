@@ -80,6 +80,7 @@ int graph_snapshot_copy(graph_snapshot **out, const graph_snapshot *in)
     memcpy(c->branch_identity, in->branch_identity, sizeof c->branch_identity);
     memcpy(c->schema_identity, in->schema_identity, sizeof c->schema_identity);
     memcpy(c->head, in->head, sizeof c->head);
+    memcpy(c->content_head, in->content_head, sizeof c->content_head);
     c->manifest_version = in->manifest_version;
     c->format_version = in->format_version;
     c->branch = dup_or_null(in->branch, &bad);
@@ -265,6 +266,12 @@ static int decode_commit(const reader *r, int64_t i, graph_commit *c)
             rc = corrupt(r, i, "commit without integer created_at");
         else
             c->created_at_us = (int64_t)json_integer_value(ca);
+    }
+    if (rc == 0) {
+        json_t *mt = json_object_get(o, "maintenance");
+        if (mt && !json_is_boolean(mt))
+            rc = corrupt(r, i, "maintenance is not a boolean");
+        c->maintenance = json_is_true(mt);
     }
     if (rc == 0) {
         json_t *a = json_object_get(o, "actor_id");
@@ -463,6 +470,13 @@ static int reduce(graph_snapshot *snap, const reader *r, const char *branch, uns
         if (rc == 0) rc = core_json_str(o, "head_commit_id", &id, OG_E_CORRUPT, "graph_head row");
         if (rc == 0 && !core_ulid_valid(id)) rc = corrupt(r, head_row, "head is not a ULID");
         if (rc == 0) memcpy(snap->head, id, GRAPH_ID_LEN + 1);
+        /* A maintenance commit's head names the last content commit too (graph.h). */
+        json_t *content = rc == 0 ? json_object_get(o, "content_commit_id") : NULL;
+        if (content && (!json_is_string(content) || !core_ulid_valid(json_string_value(content))))
+            rc = corrupt(r, head_row, "content_commit_id is not a ULID");
+        if (rc == 0)
+            memcpy(snap->content_head, content ? json_string_value(content) : id,
+                   GRAPH_ID_LEN + 1);
         json_decref(o);
     }
 

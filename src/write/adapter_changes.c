@@ -238,6 +238,6 @@ int write_changes_rows(void *arg, const graph_snapshot *cur, uint64_t mver, grap
     int rc = write_rows_versions(rows, in, NULL, NULL, NULL, false);
     if (rc == 0)
         rc = write_rows_lineage(rows, in, in->commit_id, in->parent_commit_id, in->actor,
-                                in->created_at_us, mver);
+                                in->created_at_us, mver, false);
     return rc;
 }

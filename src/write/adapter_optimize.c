@@ -128,7 +128,7 @@ int write_optimize_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
     int rc = write_rows_versions(rows, in, NULL, NULL, NULL, true);
     if (rc == 0)
         rc = write_rows_lineage(rows, in, in->commit_id, in->parent_commit_id, NULL,
-                                in->created_at_us, mver);
+                                in->created_at_us, mver, true);
     return rc;
 }
 

@@ -386,6 +386,8 @@ static void base_advance(write_graph *g, const write_base *old, const write_inte
     b->ds = after;
     b->snap->manifest_version = mver;
     memcpy(b->snap->head, in->commit_id, sizeof b->snap->head);
+    if (in->kind != WRITE_KIND_OPTIMIZE)
+        memcpy(b->snap->content_head, in->commit_id, sizeof b->snap->content_head);
     for (size_t i = 0; i < in->n_effects; i++) {
         const write_effect *e = &in->effects[i];
         graph_table *t = (graph_table *)graph_snapshot_table(b->snap, e->alias);
@@ -548,7 +550,10 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
                             "the graph's accepted schema changed since this handle opened it; "
                             "reopen the graph");
         }
-        if (opt->if_commit && strcmp(opt->if_commit, snap->head) != 0) {
+        /* The precondition names content: a maintenance commit since (which changed no
+         * content) does not break it, so the head or the last content commit both match. */
+        if (opt->if_commit && strcmp(opt->if_commit, snap->head) != 0 &&
+            strcmp(opt->if_commit, snap->content_head) != 0) {
             rc = core_err(OG_E_PRECONDITION_FAILED,
                           "branch %s is at commit %s, not %s", branch ? branch : "main",
                           snap->head[0] ? snap->head : "(none)", opt->if_commit);
@@ -563,6 +568,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         in.created_at_us = in.started_at_us;
         write_rs_capture(&in.rs, snap);
         memcpy(in.parent_commit_id, snap->head, sizeof in.parent_commit_id);
+        memcpy(in.content_parent, snap->content_head, sizeof in.content_parent);
         if ((rc = new_id(in.operation_id)) != 0 || (rc = new_id(in.commit_id)) != 0 ||
             (rc = new_id(in.rollback_commit_id)) != 0 ||
             (g->actor && !(in.actor = core_strdup(g->actor)))) {

@@ -66,7 +66,7 @@ static int genesis_rows(graph_rows *rows, const lang_catalog *cat, const char *i
     if (rc == 0)
         rc = graph_rows_add_commit(rows, c);
     if (rc == 0)
-        rc = graph_rows_add_head(rows, NULL, c->id, 1);
+        rc = graph_rows_add_head(rows, NULL, c->id, NULL, 1);
     return rc;
 }
 

@@ -74,6 +74,8 @@ typedef struct write_intent {
     write_read_set rs;
     char commit_id[GRAPH_ID_LEN + 1];     /* lineage of the intended commit */
     char parent_commit_id[GRAPH_ID_LEN + 1];
+    char content_parent[GRAPH_ID_LEN + 1]; /* the base's content head (not persisted: recovery
+                                            * takes it from the snapshot it checked) */
     int64_t created_at_us;
     char rollback_commit_id[GRAPH_ID_LEN + 1];
     write_effect *effects;
@@ -136,9 +138,12 @@ int write_base_table(void *base, const graph_table *t, const lance_dataset **out
  * skipping effects that did not move when asked), and the lineage (commit + branch head). */
 int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t *versions,
                         const uint64_t *counts, const bool *which, bool skip_unmoved);
+/* The commit row and the branch head. A maintenance commit (optimize, a recovery rollback)
+ * is marked, and its head carries in->content_parent forward as the branch's last
+ * content-changing commit; any other commit is its own content head. */
 int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id,
                        const char *parent, const char *actor, int64_t created_at_us,
-                       uint64_t mver);
+                       uint64_t mver, bool maintenance);
 
 /* ---- Helpers ------------------------------------------------------------------------------- */
 

@@ -151,7 +151,7 @@ static int forward_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
     int rc = write_rows_versions(rows, in, f->versions, f->counts, NULL, false);
     if (rc == 0)
         rc = write_rows_lineage(rows, in, in->commit_id, in->parent_commit_id, in->actor,
-                                in->created_at_us, mver);
+                                in->created_at_us, mver, in->kind == WRITE_KIND_OPTIMIZE);
     return rc;
 }
 
@@ -184,7 +184,7 @@ static int back_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_
     int rc = write_rows_versions(rows, in, b->versions, b->counts, b->restored, false);
     if (rc == 0)
         rc = write_rows_lineage(rows, in, in->rollback_commit_id, b->parent,
-                                WRITE_ACTOR_RECOVERY, in->started_at_us, mver);
+                                WRITE_ACTOR_RECOVERY, in->started_at_us, mver, true);
     return rc;
 }
 
@@ -286,6 +286,7 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
          * rollback commit id, against the state recovery just checked. */
         back_ctx b = {in, restored, vers, counts, {0}};
         memcpy(b.parent, snap->head, sizeof b.parent);
+        memcpy(in->content_parent, snap->content_head, sizeof in->content_parent);
         write_read_set rs;
         memset(&rs, 0, sizeof rs);
         write_rs_capture(&rs, snap);
@@ -384,6 +385,7 @@ static int resolve(write_graph *g, write_intent *in)
             rc = count_at(g->s, &in->effects[i], cl[i].head, &counts[i]);
         }
         forward_ctx f = {in, to, counts};
+        memcpy(in->content_parent, snap->content_head, sizeof in->content_parent);
         uint64_t mver = 0;
         if (rc == 0)
             rc = OG_FAILPOINT("recovery.pre_forward_publish");

@@ -505,7 +505,7 @@ int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t
 
 int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id,
                        const char *parent, const char *actor, int64_t created_at_us,
-                       uint64_t mver)
+                       uint64_t mver, bool maintenance)
 {
     graph_commit c;
     memset(&c, 0, sizeof c);
@@ -515,8 +515,10 @@ int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id,
     c.branch = in->branch;
     c.created_at_us = created_at_us;
     c.manifest_version = mver;
+    c.maintenance = maintenance;
     int rc = graph_rows_add_commit(rows, &c);
     if (rc == 0)
-        rc = graph_rows_add_head(rows, in->branch, id, mver);
+        rc = graph_rows_add_head(rows, in->branch, id, maintenance ? in->content_parent : NULL,
+                                 mver);
     return rc;
 }

@@ -515,6 +515,54 @@ static void test_api(void **state)
     og_graph_close(g);
 }
 
+/* ---- --if-commit across automatic maintenance -------------------------------------------- */
+
+/* Automatic optimize makes maintenance commits that move the head but change no content. A
+ * precondition names content, so the commit the previous write returned still holds after
+ * them; a content commit since still breaks it. */
+static void test_if_commit_survives_maintenance(void **state)
+{
+    (void)state;
+    char load_commit[OG_ID_LEN + 1];
+    make_graph(load_commit);
+    char root[512];
+    snprintf(root, sizeof root, "%s/g", g_dir);
+    og_graph *g = NULL;
+    assert_int_equal(og_graph_open(&g, root, NULL), 0);
+    og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
+    m.source = QUERIES;
+    m.name = "add_person";
+    og_mutate_result mr;
+    char last[OG_ID_LEN + 1] = "", before_last[OG_ID_LEN + 1] = "";
+    int maintained = 0;
+    for (int i = 0; i < 40 && !maintained; i++) {
+        char params[64];
+        snprintf(params, sizeof params, "{\"name\":\"m%d\"}", i);
+        m.params_json = params;
+        m.if_commit = last[0] ? last : NULL; /* each write names the one before */
+        assert_int_equal(og_graph_mutate(&mr, g, &m), 0);
+        memcpy(before_last, last, sizeof last);
+        memcpy(last, mr.commit_id, sizeof last);
+        og_commit_info *c = NULL;
+        size_t n = 0;
+        assert_int_equal(og_graph_commits(&c, &n, g), 0);
+        maintained = strcmp(c[0].id, last) != 0; /* the head moved past our commit */
+        if (maintained) {
+            assert_null(c[0].actor); /* maintenance is actorless */
+            assert_string_equal(c[0].parent, last);
+        }
+        og_commits_free(c);
+    }
+    assert_true(maintained);
+    m.params_json = "{\"name\":\"after\"}";
+    m.if_commit = last;
+    assert_int_equal(og_graph_mutate(&mr, g, &m), 0);
+    m.params_json = "{\"name\":\"stale\"}";
+    m.if_commit = before_last;
+    assert_int_equal(og_graph_mutate(&mr, g, &m), OG_E_PRECONDITION_FAILED);
+    og_graph_close(g);
+}
+
 /* ---- a large result, streamed ---------------------------------------------------------------- */
 
 #define BIG_ROWS 100000
@@ -632,6 +680,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_at_and_mutate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_query, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_if_commit_survives_maintenance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streaming_big_result, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

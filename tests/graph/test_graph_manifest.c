@@ -114,7 +114,7 @@ static void add_commit(graph_rows *r, const char *id, const char *parent, const 
     c.created_at_us = created;
     c.manifest_version = mv;
     assert_og_ok(graph_rows_add_commit(r, &c));
-    assert_og_ok(graph_rows_add_head(r, branch, id, mv));
+    assert_og_ok(graph_rows_add_head(r, branch, id, NULL, mv));
 }
 
 static const char SCHEMA_ID[] = "0123456789abcdef0123456789abcdef";
@@ -203,11 +203,11 @@ static void test_rows_batch(void **state)
     c.created_at_us = 12345;
     c.manifest_version = 9;
     assert_og_ok(graph_rows_add_commit(r, &c));
-    assert_og_ok(graph_rows_add_head(r, "feat", c2, 9));
+    assert_og_ok(graph_rows_add_head(r, "feat", c2, NULL, 9));
     /* Bad input is refused, nothing added. */
     assert_og_error(graph_rows_add_table(r, LANG_NODE, 0, 1, "node:X"), OG_E_BAD_REQUEST);
     assert_og_error(graph_rows_add_schema(r, "abc", 1), OG_E_BAD_REQUEST);
-    assert_og_error(graph_rows_add_head(r, NULL, "not-a-ulid", 1), OG_E_BAD_REQUEST);
+    assert_og_error(graph_rows_add_head(r, NULL, "not-a-ulid", NULL, 1), OG_E_BAD_REQUEST);
     assert_int_equal(graph_rows_count(r), 5);
 
     arrow_batch *b = NULL;
@@ -1000,7 +1000,7 @@ static void test_alloc_failures(void **state)
         if (rc == 0) rc = graph_rows_new(&r);
         if (rc == 0) rc = graph_rows_add_format(r, 1);
         if (rc == 0) rc = graph_rows_add_table(r, LANG_NODE, 1, 2, "node:X");
-        if (rc == 0) rc = graph_rows_add_head(r, "feat", h.c[1], 3);
+        if (rc == 0) rc = graph_rows_add_head(r, "feat", h.c[1], NULL, 3);
         if (rc == 0) rc = graph_rows_to_batch(r, &b);
         (void)out;
         (void)id;

@@ -59,7 +59,7 @@ static void add_commit(graph_rows *r, const char *id, const char *parent, uint64
     c.created_at_us = (int64_t)mv * 1000;
     c.manifest_version = mv;
     assert_og_ok(graph_rows_add_commit(r, &c));
-    assert_og_ok(graph_rows_add_head(r, NULL, id, mv));
+    assert_og_ok(graph_rows_add_head(r, NULL, id, NULL, mv));
 }
 
 /* The dump's rows as (object_id, object_type, table_version) checks. */

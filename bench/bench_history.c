@@ -1,0 +1,108 @@
+/* Issue 13 item 7(b), first part: the cost of one keyed single-node graph write as history
+ * grows, through the public API on a warm handle. Creates a graph in DIR, then makes N writes
+ * (one `insert Person` each, a commit each) and prints, for every window of W writes, the
+ * latency p50/p99, the process CPU per write, the bytes the process wrote per write
+ * (/proc/self/io wchar) and the graph's bytes on disk per write so far. No peer here: the
+ * comparison is the same engine at two depths (bench/README.md). */
+#include "omnigraph.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static double cpu_ms(void)
+{
+    struct rusage r;
+    getrusage(RUSAGE_SELF, &r);
+    return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e3 +
+           (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e3;
+}
+
+static long long written_bytes(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    char line[256];
+    long long v = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "wchar:", 6) == 0) v = atoll(line + 6);
+    if (f) fclose(f);
+    return v;
+}
+
+static long long disk_total;
+static int add_size(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)path, (void)ftw;
+    if (flag == FTW_F) disk_total += (long long)st->st_blocks * 512;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_history DIR [N (1000)] [W (200)]\n");
+        return 2;
+    }
+    const char *root = argv[1];
+    int n = argc > 2 ? atoi(argv[2]) : 1000, w = argc > 3 ? atoi(argv[3]) : 200;
+    if (n < 1 || w < 2) return 2;
+    static const char schema[] = "node Person {\n    name: String @key\n    age: I32?\n}\n";
+    og_init_result ir;
+    og_graph *g = NULL;
+    if (og_graph_init(&ir, root, "bench.pg", schema, strlen(schema)) != 0 ||
+        og_graph_open(&g, root, NULL) != 0) {
+        fprintf(stderr, "bench_history: %s\n", og_error_last()->message);
+        return 1;
+    }
+    static const char q[] = "query add($n: String, $a: I32) { insert Person { name: $n, age: $a } }";
+    double *lat = malloc(sizeof *lat * (size_t)w);
+    double c0 = cpu_ms();
+    long long b0 = written_bytes();
+    printf("%8s %9s %9s %12s %14s %14s\n", "depth", "p50 ms", "p99 ms", "cpu ms/write",
+           "written B/write", "disk B/write");
+    for (int i = 1; i <= n; i++) {
+        char p[96];
+        snprintf(p, sizeof p, "{\"n\":\"person-%d\",\"a\":%d}", i, i % 90);
+        og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
+        m.source = q;
+        m.params_json = p;
+        og_mutate_result mr;
+        double t = now_ms();
+        if (og_graph_mutate(&mr, g, &m) != 0) {
+            fprintf(stderr, "bench_history: write %d: %s\n", i, og_error_last()->message);
+            return 1;
+        }
+        lat[(i - 1) % w] = now_ms() - t;
+        if (i % w == 0) {
+            double cpu = (cpu_ms() - c0) / w;
+            long long wb = (written_bytes() - b0) / w;
+            qsort(lat, (size_t)w, sizeof *lat, cmp_double);
+            disk_total = 0;
+            nftw(root, add_size, 32, FTW_PHYS); /* outside the measured window */
+            printf("%8d %9.2f %9.2f %12.2f %14lld %14lld\n", i, lat[w / 2], lat[w * 99 / 100],
+                   cpu, wb, disk_total / i);
+            fflush(stdout);
+            c0 = cpu_ms();
+            b0 = written_bytes();
+        }
+    }
+    free(lat);
+    og_graph_close(g);
+    return 0;
+}
