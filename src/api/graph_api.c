@@ -140,6 +140,7 @@ int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *o
     write_open_options wo = WRITE_OPEN_OPTIONS_INIT;
     wo.readonly = opt->read_only != 0;
     wo.actor = opt->actor;
+    wo.background_maintenance = true; /* never inside the caller's write (docs/maintenance.md) */
     rc = write_graph_open(&g->w, s, root_id, &wo); /* takes s, also on failure */
     core_free(root_id);
     if (rc) {

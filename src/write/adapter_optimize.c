@@ -138,10 +138,24 @@ int write_compact_manifest(write_graph *g, const char *branch, size_t min_fragme
                            bool *compacted)
 {
     *compacted = false;
-    lance_dataset *m = NULL, *after = NULL;
-    int rc = graph_manifest_open(&m, g->s, branch, 0, LANCE_ACCESS_WRITE);
+    /* The maintenance protocol (RFC-022 §8): the recovery barrier first, then the branch gate,
+     * so no publisher of this handle's process (or, through the store lock, of another on
+     * this host) is mid-commit while the manifest's fragments are rewritten. Correctness
+     * still comes from the conditional commit: a publisher that loses re-arbitrates. */
+    size_t resolved = 0;
+    int rc = write_recover(g, branch, &resolved);
     if (rc != 0)
         return rc;
+    write_gate_key key = {WRITE_GATE_BRANCH, branch ? branch : "main", NULL};
+    write_gate_set *gate = NULL;
+    if ((rc = write_gates_acquire(g->gates, &key, 1, WRITE_GATE_TIMEOUT_MS, &gate)) != 0)
+        return rc;
+    lance_dataset *m = NULL, *after = NULL;
+    rc = graph_manifest_open(&m, g->s, branch, 0, LANCE_ACCESS_WRITE);
+    if (rc != 0) {
+        write_gate_set_release(gate);
+        return rc;
+    }
     if (fragments_of(m) >= min_fragments) {
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
@@ -154,5 +168,6 @@ int write_compact_manifest(write_graph *g, const char *branch, size_t min_fragme
     }
     lance_dataset_free(after);
     lance_dataset_free(m);
+    write_gate_set_release(gate);
     return rc;
 }

@@ -108,10 +108,13 @@ void write_graph_stats(write_graph *g, write_stats *out)
     pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
 }
 
+static void maint_stop(write_graph *g);
+
 void write_graph_close(write_graph *g)
 {
     if (!g)
         return;
+    maint_stop(g); /* finishes queued maintenance: the handle's state is still whole */
     write_gates_close(g->gates);
     base_release(g->base_);
     lang_catalog_free(g->catalog);
@@ -154,6 +157,7 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
     g->lock_ = mu;
     g->s = s;
     g->readonly = opt->readonly;
+    g->background_maintenance = opt->background_maintenance && !opt->readonly;
     int rc = 0;
     if (!(g->root_id = core_strdup(root_id ? root_id : "")) ||
         (opt->actor && !(g->actor = core_strdup(opt->actor)))) {
@@ -494,14 +498,9 @@ static int after_effect_failure(write_graph *g, const write_intent *in, int caus
 
 /* Derived work after visibility (stage H): keep fragment counts bounded so the cost of a
  * write stays flat in history depth. Failures are logged, never returned: the write is done. */
-static void maintain(write_graph *g, const char *branch, const write_intent *in, bool tables_too,
-                     size_t manifest_fragments)
+static void maintain_now(write_graph *g, const char *const *tables, size_t n,
+                         size_t manifest_fragments)
 {
-    const char *tables[64];
-    size_t n = 0;
-    for (size_t i = 0; tables_too && i < in->n_effects && n < 64; i++)
-        if (in->effects[i].fragments > WRITE_AUTO_OPTIMIZE_FRAGMENTS)
-            tables[n++] = in->effects[i].alias;
     if (n) {
         write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;
         oo.min_fragments = 2;
@@ -514,9 +513,169 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
     }
     bool compacted = false;
     if (manifest_fragments > WRITE_AUTO_OPTIMIZE_FRAGMENTS &&
-        write_compact_manifest(g, branch, WRITE_AUTO_OPTIMIZE_FRAGMENTS + 1, &compacted) != 0)
+        write_compact_manifest(g, NULL, WRITE_AUTO_OPTIMIZE_FRAGMENTS + 1, &compacted) != 0)
         core_log(CORE_LOG_WARN, "automatic manifest compaction skipped: %s",
                  og_error_last()->message);
+}
+
+/* ---- the maintenance worker ----------------------------------------------------------------
+ * One thread per handle, started on first need. Requests coalesce: a set of table aliases due
+ * for optimize and the largest manifest fragment count seen. The worker takes the whole set,
+ * runs it through the coordinator (gates, recovery barrier, its own commit) like any writer,
+ * and goes back to sleep; a user write that arrives meanwhile simply queues behind the gates
+ * it needs. Closing the handle runs what is queued, so a one-shot CLI process still keeps its
+ * graph maintained. */
+typedef struct maint_queue {
+    pthread_mutex_t mu;
+    pthread_cond_t work, idle;
+    pthread_t thread;
+    bool started, stop, busy;
+    char **tables;
+    size_t n_tables, cap;
+    size_t manifest_fragments;
+} maint_queue;
+
+static bool maint_pending(const maint_queue *q)
+{
+    return q->n_tables > 0 || q->manifest_fragments > WRITE_AUTO_OPTIMIZE_FRAGMENTS;
+}
+
+static void *maint_worker(void *arg)
+{
+    write_graph *g = arg;
+    maint_queue *q = g->maint_;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (!q->stop && !maint_pending(q))
+            pthread_cond_wait(&q->work, &q->mu);
+        if (!maint_pending(q))
+            break; /* stopping, and nothing is left */
+        char **tables = q->tables;
+        size_t n = q->n_tables, mf = q->manifest_fragments;
+        q->tables = NULL;
+        q->n_tables = q->cap = 0;
+        q->manifest_fragments = 0;
+        q->busy = true;
+        pthread_mutex_unlock(&q->mu);
+        maintain_now(g, (const char *const *)tables, n, mf);
+        for (size_t i = 0; i < n; i++)
+            core_free(tables[i]);
+        core_free(tables);
+        pthread_mutex_lock(&q->mu);
+        q->busy = false;
+        pthread_cond_broadcast(&q->idle);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* Queue the work; 0, or an error when it could not be queued (the caller runs it inline). */
+static int maint_enqueue(write_graph *g, const char *const *tables, size_t n, size_t mfrags)
+{
+    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+    if (!g->maint_) {
+        maint_queue *nq = core_calloc(1, sizeof *nq);
+        if (nq) {
+            pthread_mutex_init(&nq->mu, NULL);
+            pthread_cond_init(&nq->work, NULL);
+            pthread_cond_init(&nq->idle, NULL);
+            g->maint_ = nq;
+        }
+    }
+    maint_queue *q = g->maint_;
+    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+    if (!q)
+        return core_err_nomem();
+    int rc = 0;
+    pthread_mutex_lock(&q->mu);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        bool have = false;
+        for (size_t k = 0; k < q->n_tables && !have; k++)
+            have = strcmp(q->tables[k], tables[i]) == 0;
+        if (have)
+            continue;
+        if (q->n_tables == q->cap) {
+            size_t cap = q->cap ? 2 * q->cap : 8;
+            char **t = core_realloc(q->tables, cap * sizeof *t);
+            if (!t) {
+                rc = core_err_nomem();
+                break;
+            }
+            q->tables = t;
+            q->cap = cap;
+        }
+        if (!(q->tables[q->n_tables] = core_strdup(tables[i])))
+            rc = core_err_nomem();
+        else
+            q->n_tables++;
+    }
+    if (mfrags > q->manifest_fragments)
+        q->manifest_fragments = mfrags;
+    if (rc == 0 && !q->started) {
+        if (pthread_create(&q->thread, NULL, maint_worker, g) != 0)
+            rc = core_err(OG_E_INTERNAL, "could not start the maintenance worker");
+        else
+            q->started = true;
+    }
+    if (rc == 0)
+        pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    return rc;
+}
+
+void write_maintenance_drain(write_graph *g)
+{
+    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+    maint_queue *q = g->maint_;
+    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    while (q->started && (q->busy || maint_pending(q)))
+        pthread_cond_wait(&q->idle, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void maint_stop(write_graph *g)
+{
+    maint_queue *q = g->maint_;
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    q->stop = true;
+    bool started = q->started;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    if (started)
+        pthread_join(q->thread, NULL);
+    for (size_t i = 0; i < q->n_tables; i++)
+        core_free(q->tables[i]);
+    core_free(q->tables);
+    pthread_cond_destroy(&q->work);
+    pthread_cond_destroy(&q->idle);
+    pthread_mutex_destroy(&q->mu);
+    core_free(q);
+    g->maint_ = NULL;
+}
+
+/* What this write made due, run now or handed to the worker. */
+static void maintain(write_graph *g, const char *branch, const write_intent *in, bool tables_too,
+                     size_t manifest_fragments)
+{
+    const char *tables[64];
+    size_t n = 0;
+    for (size_t i = 0; tables_too && i < in->n_effects && n < 64; i++)
+        if (in->effects[i].fragments > WRITE_AUTO_OPTIMIZE_FRAGMENTS)
+            tables[n++] = in->effects[i].alias;
+    if (manifest_fragments <= WRITE_AUTO_OPTIMIZE_FRAGMENTS)
+        manifest_fragments = 0;
+    if (n == 0 && manifest_fragments == 0)
+        return;
+    /* Graph branches are not written yet (write_run refuses them): main only. */
+    (void)branch;
+    if (g->background_maintenance && maint_enqueue(g, tables, n, manifest_fragments) == 0)
+        return;
+    maintain_now(g, tables, n, manifest_fragments);
 }
 
 static int write_run(write_graph *g, const write_adapter *ad, const void *input,
@@ -750,7 +909,9 @@ int write_optimize(write_graph *g, const write_optimize_options *opt, write_resu
     if (g->readonly)
         return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     write_options wo = WRITE_OPTIONS_INIT;
-    /* Maintenance yields to user writes: one attempt, no re-prepare storm. */
-    wo.max_reprepare = opt->auto_maintenance ? 1 : 0;
+    /* Inline maintenance yields to user writes: one attempt, no re-prepare storm. On the
+     * background worker it must not starve behind a steady stream of writes: it re-prepares
+     * like any writer. */
+    wo.max_reprepare = opt->auto_maintenance && !g->background_maintenance ? 1 : 0;
     return write_run(g, adapter_of(WRITE_KIND_OPTIMIZE), opt, &wo, res);
 }

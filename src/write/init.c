@@ -186,6 +186,10 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
         const char *pk[] = {"object_id"};
         co.primary_key = pk;
         co.n_primary_key = 1;
+        /* No stable row ids: the graph manifest only appends and is compacted, nothing reads
+         * its rows by id, and with them every Lance manifest of it would carry per-row
+         * version sequences that grow with every commit ever made (docs/maintenance.md). */
+        co.stable_row_ids = false;
         lance_dataset *m = NULL;
         rc = lance_dataset_create_rows(&m, s, GRAPH_MANIFEST_DIR, &msch, &batch, 1, &co, uuid);
         lance_dataset_free(m);

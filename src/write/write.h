@@ -77,6 +77,8 @@ typedef struct write_graph {
     write_stats stats;           /* updated under an internal lock */
     void *lock_;                 /* internal */
     write_base *base_;           /* internal: last manifest state seen (immutable) */
+    bool background_maintenance; /* automatic maintenance on the handle's worker thread */
+    void *maint_;                /* internal: that worker's queue */
     /* Test hook: called after prepare, before the gates (to interleave a concurrent writer at
      * exactly the window the read set must cover). NULL in production. */
     void (*test_after_prepare)(void *arg);
@@ -87,8 +89,14 @@ typedef struct write_open_options {
     int version;                 /* 1 */
     bool readonly;               /* never write anything (no recovery, no claim cleanup) */
     const char *actor;
+    /* Automatic maintenance (compacting tables and the graph manifest once they pass
+     * WRITE_AUTO_OPTIMIZE_FRAGMENTS fragments) runs on a worker thread of the handle after the
+     * write that made it due has returned, instead of inside that write call. Closing the
+     * handle finishes what is queued. The public API turns it on; off, it runs inline (the
+     * deterministic order the crash and cost suites count). */
+    bool background_maintenance;
 } write_open_options;
-#define WRITE_OPEN_OPTIONS_INIT {1, false, NULL}
+#define WRITE_OPEN_OPTIONS_INIT {1, false, NULL, false}
 
 /* Open a graph on store s (the graph root). root_id identifies the root for gate sharing (a
  * canonical path). A read-write open runs recovery of every sidecar whose owner is gone and
@@ -97,6 +105,8 @@ typedef struct write_open_options {
 int write_graph_open(write_graph **out, store *s, const char *root_id,
                      const write_open_options *opt);
 void write_graph_close(write_graph *g);
+/* Wait until the handle's queued automatic maintenance has run (no-op when inline). */
+void write_maintenance_drain(write_graph *g);
 void write_graph_stats(write_graph *g, write_stats *out);
 
 /* ---- Init -------------------------------------------------------------------------------- */

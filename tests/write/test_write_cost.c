@@ -194,7 +194,8 @@ static void test_one_node_load_cost_flat_in_depth(void **state)
                   (unsigned long long)shallow.lists, (unsigned long long)deep.lists);
     assert_int_equal(shallow.fallbacks, 0);
     assert_int_equal(deep.fallbacks, 0);
-    assert_int_equal(deep.lists, shallow.lists);
+    /* (a manifest compaction in the window adds its recovery barrier's listing) */
+    assert_true(deep.lists <= shallow.lists + 2);
     test_rmrf(dir);
 }
 
