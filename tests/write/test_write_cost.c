@@ -199,10 +199,62 @@ static void test_one_node_load_cost_flat_in_depth(void **state)
     test_rmrf(dir);
 }
 
+/* With background maintenance the write that makes optimize due returns first: its commit is
+ * the head when it returns unless the worker already ran, and after the worker has drained
+ * the head is a maintenance commit whose content head is still that write's commit, and the
+ * table's fragments are bounded again. */
+static void test_background_maintenance(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_mkdtemp(dir, sizeof dir, "bgm");
+    store *local = NULL;
+    assert_og_ok(store_local_open(&local, dir));
+    write_init_result ir;
+    assert_og_ok(write_init(local, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
+    write_open_options oo = WRITE_OPEN_OPTIONS_INIT;
+    oo.background_maintenance = true;
+    write_graph *g = NULL;
+    assert_og_ok(write_graph_open(&g, local, dir, &oo));
+    char last[GRAPH_ID_LEN + 1] = "";
+    for (unsigned i = 0; i < 3 * WRITE_AUTO_OPTIMIZE_FRAGMENTS; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"b%u\"}}\n", i);
+        graph_change_set cs;
+        memset(&cs, 0, sizeof cs);
+        exec_load_stats st;
+        assert_og_ok(exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl",
+                                     EXEC_LOAD_APPEND, &st, NULL, NULL));
+        write_result r;
+        assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
+        graph_change_set_clear(&cs);
+        memcpy(last, r.commit_id, sizeof last);
+    }
+    write_maintenance_drain(g);
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    assert_string_equal(snap->content_head, last);
+    assert_true(snap->n_commits > 3 * WRITE_AUTO_OPTIMIZE_FRAGMENTS + 1); /* maintenance ran */
+    size_t maintenance = 0;
+    for (size_t i = 0; i < snap->n_commits; i++)
+        maintenance += snap->commits[i].maintenance;
+    assert_true(maintenance >= 1);
+    const graph_table *t = graph_snapshot_table(snap, "node:Person");
+    assert_non_null(t);
+    lance_dataset *ds = NULL;
+    assert_og_ok(graph_table_open(&ds, g->s, t, LANCE_ACCESS_READ));
+    assert_true(ds->m->pb->n_fragments <= WRITE_AUTO_OPTIMIZE_FRAGMENTS + 1);
+    lance_dataset_free(ds);
+    graph_snapshot_free(snap);
+    write_graph_close(g);
+    test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_node_load_cost_flat_in_depth),
+        cmocka_unit_test(test_background_maintenance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
