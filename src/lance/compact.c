@@ -145,6 +145,88 @@ static int cmp_id_group(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static unsigned tier_of(uint64_t live, unsigned t)
+{
+    unsigned level = 0;
+    while (live >= t) {
+        live /= t;
+        level++;
+    }
+    return level;
+}
+
+/* Close group cur: keep it when worth rewriting, then start an empty one. */
+static void group_close(compactor *c, cgroup *cur)
+{
+    if (cur->n_old && group_worth(c, cur))
+        c->g[c->n_g++] = *cur;
+    else
+        core_free(cur->old);
+    memset(cur, 0, sizeof *cur);
+}
+
+/* Size-tiered planning (opt->tier_factor): runs of at least T adjacent mergeable fragments of
+ * one tier form groups; a fragment with deletions to materialize is a group of its own. */
+static int plan_tiered(compactor *c, const roaring_bitmap_t *cov, int all_indexed)
+{
+    const lance_dataset *ds = c->ds;
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    const unsigned t = c->opt->tier_factor;
+    size_t n = pb->n_fragments;
+    uint64_t *live = core_calloc(n ? n : 1, sizeof *live);
+    uint64_t *del = core_calloc(n ? n : 1, sizeof *del);
+    int *kind = core_calloc(n ? n : 1, sizeof *kind); /* 0 keep, 1 mergeable, 2 heavy */
+    int rc = live && del && kind ? 0 : core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const Lance__Table__DataFragment *f = pb->fragments[i];
+        rc = frag_deleted(ds, f, &del[i]);
+        if (rc) break;
+        live[i] = f->physical_rows - del[i];
+        c->rep->rows_before += live[i];
+        c->rep->files_before += f->n_files;
+        int heavy = del[i] == f->physical_rows ||
+                    (c->opt->materialize_deletions && del[i] > 0 &&
+                     (double)del[i] > c->opt->materialize_deletions_threshold *
+                                          (double)f->physical_rows);
+        kind[i] = f->physical_rows == 0 ? 0 : heavy ? 2 : 1;
+        if (kind[i] && (all_indexed || (cov && (f->id > UINT32_MAX ||
+                                                roaring_bitmap_contains(cov, (uint32_t)f->id))))) {
+            c->rep->fragments_skipped_indexed++;
+            kind[i] = 0;
+        }
+    }
+    cgroup cur;
+    memset(&cur, 0, sizeof cur);
+    for (size_t i = 0; rc == 0 && i < n;) {
+        if (kind[i] == 2) {
+            rc = group_push_old(&cur, pb->fragments[i], live[i], del[i]);
+            group_close(c, &cur);
+            i++;
+            continue;
+        }
+        if (kind[i] == 0) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        unsigned level = tier_of(live[i], t);
+        while (j < n && kind[j] == 1 && tier_of(live[j], t) == level) j++;
+        if (j - i >= t) {
+            for (size_t k = i; rc == 0 && k < j; k++) {
+                rc = group_push_old(&cur, pb->fragments[k], live[k], del[k]);
+                if (rc == 0 && cur.live >= c->target) group_close(c, &cur);
+            }
+            group_close(c, &cur);
+        }
+        i = j;
+    }
+    core_free(cur.old);
+    core_free(live);
+    core_free(del);
+    core_free(kind);
+    return rc;
+}
+
 static int plan(compactor *c)
 {
     const lance_dataset *ds = c->ds;
@@ -156,6 +238,10 @@ static int plan(compactor *c)
     memset(&cur, 0, sizeof cur);
     c->g = core_calloc(pb->n_fragments ? pb->n_fragments : 1, sizeof *c->g);
     if (!c->g) rc = core_err_nomem();
+    if (rc == 0 && c->opt->tier_factor >= 2) {
+        rc = plan_tiered(c, cov, all_indexed);
+        goto index;
+    }
     for (size_t i = 0; rc == 0 && i <= pb->n_fragments; i++) {
         int candidate = 0, close = i == pb->n_fragments;
         uint64_t deleted = 0, live = 0;
@@ -197,6 +283,7 @@ static int plan(compactor *c)
         }
     }
     core_free(cur.old);
+index:
     if (cov) roaring_bitmap_free(cov);
     if (rc) return rc;
     size_t n = 0;
@@ -340,13 +427,6 @@ static int push_pending(compactor *c, const char *key)
     return 0;
 }
 
-static int all_known(const uint64_t *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i] == 0) return 0;
-    return 1;
-}
-
 /* Finish the open file as a new fragment of group g. */
 static int finish_file(compactor *c, cgroup *g, out_file *o)
 {
@@ -397,12 +477,12 @@ static int finish_file(compactor *c, cgroup *g, out_file *o)
     if (c->stable) {
         f->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
         rc = encode_rowids(a, o->ids, o->rows, &f->inline_row_ids);
-        if (rc == 0 && all_known(o->created, o->rows)) {
+        if (rc == 0 && lance_version_seq_keepable(o->created, o->rows)) {
             f->created_at_version_sequence_case =
                 LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
             rc = encode_versions(a, o->created, o->rows, &f->inline_created_at_versions);
         }
-        if (rc == 0 && all_known(o->updated, o->rows)) {
+        if (rc == 0 && lance_version_seq_keepable(o->updated, o->rows)) {
             f->last_updated_at_version_sequence_case =
                 LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
             rc = encode_versions(a, o->updated, o->rows, &f->inline_last_updated_at_versions);
@@ -654,15 +734,11 @@ static void final_stats(lance_compact_report *rep, const Lance__Table__Manifest 
     for (size_t i = 0; i < pb->n_fragments; i++) rep->files_after += pb->fragments[i]->n_files;
 }
 
-int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_compact_options *opt,
-                  lance_compact_report *rep)
+/* Validate the options and set up a compactor over ds (nothing planned yet). */
+static int compactor_init(compactor *c, const lance_dataset *ds, const lance_compact_options *opt,
+                          lance_compact_report *rep)
 {
-    if (out) *out = NULL;
-    lance_compact_report local;
-    if (!rep) rep = &local;
-    memset(rep, 0, sizeof *rep);
-    lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
-    if (!opt) opt = &def;
+    int rc = 0;
     if (opt->version != 1)
         return core_err(OG_E_BAD_REQUEST, "lance_compact_options version %d is not 1",
                         opt->version);
@@ -673,33 +749,47 @@ int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_comp
     if (opt->uuid && strlen(opt->uuid) != LANCE_UUID_LEN)
         return core_err(OG_E_BAD_REQUEST, "transaction uuid '%s' is not a hyphenated uuid",
                         opt->uuid);
+    if (opt->tier_factor == 1)
+        return core_err(OG_E_BAD_REQUEST, "tier_factor 1 would never merge: use 0 (off) or >= 2");
     uint64_t target = opt->target_rows_per_fragment ? opt->target_rows_per_fragment
                                                     : LANCE_COMPACT_DEFAULT_TARGET_ROWS;
     if (target > UINT32_MAX)
         return core_err(OG_E_BAD_REQUEST, "target_rows_per_fragment %" PRIu64
                         " exceeds a fragment's row offsets (2^32 - 1)", target);
     const Lance__Table__Manifest *pb = ds->m->pb;
-    int rc = lance_manifest_check(pb, LANCE_ACCESS_WRITE, ds->root);
+    rc = lance_manifest_check(pb, LANCE_ACCESS_WRITE, ds->root);
     if (rc) return rc;
     rep->read_version = pb->version;
     rep->fragments_before = pb->n_fragments;
 
-    compactor c;
-    memset(&c, 0, sizeof c);
-    c.ds = ds;
-    c.opt = opt;
-    c.target = target;
-    c.stable = (pb->writer_feature_flags & LANCE_FLAG_STABLE_ROW_IDS) != 0;
-    c.rep = rep;
-    core_arena_init(&c.arena, 16384);
+    memset(c, 0, sizeof *c);
+    c->ds = ds;
+    c->opt = opt;
+    c->target = target;
+    c->stable = (pb->writer_feature_flags & LANCE_FLAG_STABLE_ROW_IDS) != 0;
+    c->rep = rep;
+    core_arena_init(&c->arena, 16384);
     uint64_t max_id = pb->has_max_fragment_id ? pb->max_fragment_id : 0;
     int any = pb->has_max_fragment_id;
     for (size_t i = 0; i < pb->n_fragments; i++)
         if (!any || pb->fragments[i]->id > max_id) max_id = pb->fragments[i]->id, any = 1;
-    c.next_frag_id = any ? max_id + 1 : 0;
+    c->next_frag_id = any ? max_id + 1 : 0;
+    return 0;
+}
 
-    rc = plan(&c);
-    rep->groups = c.n_g;
+int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_compact_options *opt,
+                  lance_compact_report *rep)
+{
+    if (out) *out = NULL;
+    lance_compact_report local;
+    if (!rep) rep = &local;
+    memset(rep, 0, sizeof *rep);
+    lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    compactor c;
+    int rc = compactor_init(&c, ds, opt, rep);
+    if (rc) return rc;
+    rc = plan(&c);    rep->groups = c.n_g;
     lance_manifest *cur = NULL; /* the last commit's manifest (NULL: ds's) */
     size_t per = opt->max_groups_per_commit ? opt->max_groups_per_commit : c.n_g;
     for (size_t g0 = 0; rc == 0 && g0 < c.n_g;) {
@@ -738,6 +828,24 @@ int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_comp
     groups_free(&c);
     core_free(c.by_id);
     core_free(c.pending);
+    core_arena_free(&c.arena);
+    return rc;
+}
+
+int lance_compact_due(const lance_dataset *ds, const lance_compact_options *opt, bool *due)
+{
+    *due = false;
+    lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    lance_compact_report rep;
+    memset(&rep, 0, sizeof rep);
+    compactor c;
+    int rc = compactor_init(&c, ds, opt, &rep);
+    if (rc) return rc;
+    rc = plan(&c);
+    *due = rc == 0 && c.n_g > 0;
+    groups_free(&c);
+    core_free(c.by_id);
     core_arena_free(&c.arena);
     return rc;
 }

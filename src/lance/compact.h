@@ -56,9 +56,16 @@ typedef struct lance_compact_options {
      * commits are made: the last one takes whatever groups remain. */
     size_t max_groups_per_commit;
     const char *uuid;                   /* identity of the first commit (NULL: random) */
+    /* Size tiers (0: off). With T >= 2, a fragment's tier is floor(log_T(visible rows)), and
+     * only runs of at least T adjacent fragments of one tier are merged (each run a group;
+     * target_rows_per_fragment still bounds the new files). A row is then rewritten about
+     * log_T(table rows) times over the table's life instead of on every run, and the table
+     * keeps at most about (T - 1) fragments per tier. Fragments with deletions to
+     * materialize are still rewritten alone. */
+    unsigned tier_factor;
 } lance_compact_options;
 
-#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL}
+#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0}
 
 typedef struct lance_compact_report {
     uint64_t read_version;          /* the snapshot compaction planned on */
@@ -84,5 +91,9 @@ typedef struct lance_compact_report {
  * engine cannot write), OG_E_CONFLICT (a version was taken), store and read errors. */
 int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_compact_options *opt,
                   lance_compact_report *rep);
+
+/* Whether lance_compact(ds, opt) would rewrite anything, from the manifest alone (and the
+ * deletion files of fragments whose deleted-row count the manifest does not give). */
+int lance_compact_due(const lance_dataset *ds, const lance_compact_options *opt, bool *due);
 
 #endif

@@ -427,7 +427,7 @@ static int find_matches(const lance_dataset *ds, const lance_filter *filter, int
 }
 
 /* Creation versions of rows, by row address (read from each fragment's sequence). Rows of a
- * fragment without a creation sequence get 1? No: they get their fragment's unknown (0). */
+ * fragment without a creation sequence get 0: unknown. */
 static int creation_versions(const lance_dataset *ds, const uint64_t *addrs, size_t n,
                              uint64_t *out)
 {
@@ -933,16 +933,19 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
                 if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_row_ids);
             }
             core_buf_clear(&buf);
-            f->created_at_version_sequence_case =
-                LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
             f->last_updated_at_version_sequence_case =
                 LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
-            if (rc == 0 && nf->created_at) {
-                /* Rows of an unknown creation (0) count as created now. */
-                for (uint64_t k = 0; k < nf->rows; k++)
-                    if (nf->created_at[k] == 0) nf->created_at[k] = V;
+            /* Rewritten rows keep their creation versions while those are known and few
+             * (lance_version_seq_keepable); otherwise the fragment carries none rather than
+             * claiming they were created now. */
+            int created_kept = !nf->created_at ||
+                               lance_version_seq_keepable(nf->created_at, nf->rows);
+            if (created_kept)
+                f->created_at_version_sequence_case =
+                    LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+            if (rc == 0 && nf->created_at && created_kept) {
                 rc = encode_versions(a, nf->created_at, nf->rows, &f->inline_created_at_versions);
-            } else if (rc == 0) {
+            } else if (rc == 0 && created_kept) {
                 rc = lance_version_seq_uniform(&buf, nf->rows, V);
                 if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_created_at_versions);
             }

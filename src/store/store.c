@@ -250,6 +250,16 @@ void store_lock_release(store_lock *l)
     core_free(l);
 }
 
+void store_lock_release_remove(store_lock *l)
+{
+    if (!l) return;
+    if (l->real && l->s->ext && l->s->ext->unlock_remove)
+        l->s->ext->unlock_remove(l->s, l->handle);
+    else if (l->real)
+        l->s->ops->unlock(l->s, l->handle);
+    core_free(l);
+}
+
 int store_lock_is_real(const store_lock *l)
 {
     return l && l->real;

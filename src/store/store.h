@@ -119,6 +119,9 @@ typedef struct store_ops_ext {
      * so a commit pays one round of flushes before its publish instead of two. */
     int (*sync_put_if_absent)(store *s, const char *const *keys, size_t n, const char *key,
                               const void *data, size_t len, unsigned flags);
+    /* Release a lock and remove what backs it (NULL: unlock only). A lock taken once per
+     * operation (a sidecar's liveness lock) would otherwise leave one file per operation. */
+    void (*unlock_remove)(store *s, void *handle);
 } store_ops_ext;
 
 /* Every backend embeds this first (zero-initialised: ext NULL means no optional ops). */
@@ -148,6 +151,10 @@ typedef struct store_lock store_lock;
 /* timeout_ms 0 tries once. OG_E_CONFLICT (with the name as object) if still held after it. */
 int store_lock_acquire(store *s, const char *name, uint32_t timeout_ms, store_lock **out);
 void store_lock_release(store_lock *l);
+/* Release, and remove the lock's backing file: for names used once (per operation), which no
+ * one will take again after the holder is done. A waiter that opened the old file retries on
+ * the new one, so removal never splits the lock. */
+void store_lock_release_remove(store_lock *l);
 /* 0 when the backend has no locks and this lock excludes nobody. */
 int store_lock_is_real(const store_lock *l);
 

@@ -422,6 +422,12 @@ static void fault_unlock(store *s, void *handle)
     store_lock_release(handle);
 }
 
+static void fault_unlock_remove(store *s, void *handle)
+{
+    (void)s;
+    store_lock_release_remove(handle);
+}
+
 static const store_ops FAULT_OPS = {
     .version = STORE_OPS_VERSION,
     .name = "fault",
@@ -439,6 +445,7 @@ static const store_ops FAULT_OPS = {
 
 static const store_ops_ext FAULT_EXT = {
     .sync_put_if_absent = fault_sync_put_if_absent,
+    .unlock_remove = fault_unlock_remove,
 };
 
 int store_fault_open(store **out, store *inner, int own_inner)

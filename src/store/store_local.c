@@ -971,8 +971,15 @@ static int local_sync_put_if_absent(store *s, const char *const *keys, size_t n,
 
 #define LOCK_DIR STORE_RESERVED_PREFIX "locks"
 
-/* Lock files live flat in LOCK_DIR, the name escaped ('%' -> %25, '/' -> %2F). They are never
- * deleted: removing a lock file while another process waits on it would split the lock. */
+/* Lock files live flat in LOCK_DIR, the name escaped ('%' -> %25, '/' -> %2F). A holder may
+ * remove its lock file while it holds the lock (local_unlock_remove); so whoever gets the
+ * flock checks that the name still leads to the file it locked, and starts over on the current
+ * file if not. Two processes therefore never hold "the same" lock on two different files. */
+typedef struct local_lock_handle {
+    int fd;
+    char path[];
+} local_lock_handle;
+
 static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **handle)
 {
     local_store *ls = L(s);
@@ -986,16 +993,32 @@ static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **ha
             path[n++] = *p;
     }
     path[n] = '\0';
-    int fd = openat(ls->root_fd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0 && errno == ENOENT) {
-        if (mkdirat(ls->root_fd, LOCK_DIR, 0755) != 0 && errno != EEXIST)
-            return core_err_storage(errno, name, "creating the lock directory");
-        fd = openat(ls->root_fd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    }
-    if (fd < 0) return core_err_storage(errno, name, "opening lock '%s'", name);
     uint64_t waited_us = 0, step_us = 100;
+    int fd = -1;
     for (;;) {
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+        if (fd < 0) {
+            fd = openat(ls->root_fd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0 && errno == ENOENT) {
+                if (mkdirat(ls->root_fd, LOCK_DIR, 0755) != 0 && errno != EEXIST)
+                    return core_err_storage(errno, name, "creating the lock directory");
+                fd = openat(ls->root_fd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+            }
+            if (fd < 0) return core_err_storage(errno, name, "opening lock '%s'", name);
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            struct stat held, named;
+            if (fstat(fd, &held) != 0) {
+                int e = errno;
+                close(fd);
+                return core_err_storage(e, name, "checking lock '%s'", name);
+            }
+            if (fstatat(ls->root_fd, path, &named, 0) == 0 && named.st_ino == held.st_ino &&
+                named.st_dev == held.st_dev)
+                break;
+            close(fd); /* removed (and maybe recreated) by its last holder: take the new one */
+            fd = -1;
+            continue;
+        }
         if (errno != EWOULDBLOCK && errno != EINTR) {
             int e = errno;
             close(fd);
@@ -1011,15 +1034,33 @@ static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **ha
         waited_us += step_us;
         if (step_us < 10000) step_us *= 2;
     }
-    *handle = (void *)(intptr_t)(fd + 1);
+    local_lock_handle *h = core_malloc(sizeof *h + strlen(path) + 1);
+    if (!h) {
+        close(fd);
+        return core_err_nomem();
+    }
+    h->fd = fd;
+    memcpy(h->path, path, strlen(path) + 1);
+    *handle = h;
     return 0;
 }
 
 static void local_unlock(store *s, void *handle)
 {
     (void)s;
-    int fd = (int)(intptr_t)handle - 1;
-    if (fd >= 0) close(fd); /* closing the descriptor releases the flock */
+    local_lock_handle *h = handle;
+    if (!h) return;
+    close(h->fd); /* closing the descriptor releases the flock */
+    core_free(h);
+}
+
+static void local_unlock_remove(store *s, void *handle)
+{
+    local_lock_handle *h = handle;
+    if (!h) return;
+    /* Still holding the flock: a waiter that gets it next finds the name gone and retries. */
+    (void)unlinkat(L(s)->root_fd, h->path, 0);
+    local_unlock(s, h);
 }
 
 static void local_close(store *s)
@@ -1057,6 +1098,7 @@ static const store_ops LOCAL_OPS = {
 
 static const store_ops_ext LOCAL_EXT = {
     .sync_put_if_absent = local_sync_put_if_absent,
+    .unlock_remove = local_unlock_remove,
 };
 
 /* mkdir -p for the root path itself (absolute or relative to the cwd). */

@@ -219,7 +219,7 @@ int write_changes_apply(write_graph *g, write_intent *in)
                             e->expected_version + 1);
         }
         e->achieved_version = cr.version;
-        e->fragments = after->m && after->m->pb ? after->m->pb->n_fragments : 0;
+        e->compact_due = write_compact_due(after);
         rc = lance_dataset_count_rows(after, &e->row_count);
         lance_dataset_free(after);
         if (rc != 0)

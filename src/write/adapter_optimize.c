@@ -5,9 +5,9 @@
  * actorless lineage commit. Compacting the graph manifest itself is physical-only maintenance
  * (§8): content-equal, no lineage, racing publishers simply re-arbitrate.
  *
- * Both run automatically after a write when a table it touched (or the manifest) has more than
- * WRITE_AUTO_OPTIMIZE_FRAGMENTS fragments, which keeps the cost of a write flat in history
- * depth without manual maintenance. */
+ * Both run automatically after a write when a table it touched (or the manifest) has a size
+ * tier due (WRITE_TIER_FACTOR adjacent fragments of one tier), which keeps the cost of a write
+ * flat in history depth without manual maintenance, and rewrites each row O(log rows) times. */
 #include "write/internal.h"
 
 #include "core/alloc.h"
@@ -31,16 +31,26 @@ static size_t fragments_of(const lance_dataset *ds)
     return ds->m && ds->m->pb ? ds->m->pb->n_fragments : 0;
 }
 
-/* Size-tiered targets: fragments holding at least a quarter of the table (and at least
- * 1,024 rows) are left alone, so repeated maintenance rewrites each row O(log n) times rather
- * than on every run, while the fragment count stays bounded (reads cost a get per fragment). */
-static uint64_t tiered_target(const lance_dataset *ds)
+void write_tiered_compact_options(lance_compact_options *co)
 {
-    uint64_t rows = 0;
-    if (lance_dataset_count_rows(ds, &rows) != 0)
-        rows = 0;
-    uint64_t t = rows / 4;
-    return t < 1024 ? 1024 : t;
+    lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
+    *co = def;
+    co->tier_factor = WRITE_TIER_FACTOR;
+    /* Deleted rows go when their fragment's tier is merged; rewriting a fragment only to drop
+     * them would make every update or delete due for maintenance of its own. */
+    co->materialize_deletions = false;
+}
+
+bool write_compact_due(const lance_dataset *ds)
+{
+    lance_compact_options co;
+    write_tiered_compact_options(&co);
+    bool due = false;
+    if (lance_compact_due(ds, &co, &due) != 0) {
+        og_error_clear();
+        return false;
+    }
+    return due;
 }
 
 int write_optimize_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
@@ -61,11 +71,12 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         int rc = graph_table_open(&ds, g->s, t, LANCE_ACCESS_READ);
         if (rc != 0)
             return rc;
-        size_t nf = fragments_of(ds);
+        bool due = opt->auto_maintenance ? write_compact_due(ds) : fragments_of(ds) >= min;
         lance_dataset_free(ds);
-        if (nf < min)
+        if (!due)
             continue;
         write_effect *e = &in->effects[in->n_effects];
+        e->tiered = opt->auto_maintenance;
         e->kind = t->kind;
         e->sid = t->sid;
         e->inc = t->inc;
@@ -94,9 +105,10 @@ int write_optimize_apply(write_graph *g, write_intent *in)
         if (rc != 0)
             return rc;
         lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
+        if (e->tiered)
+            write_tiered_compact_options(&co);
         co.uuid = e->uuid;
         co.max_groups_per_commit = 0; /* one commit: one exact effect */
-        co.target_rows_per_fragment = tiered_target(ds);
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
         rc = lance_compact(&after, ds, &co, &rep);
@@ -134,8 +146,7 @@ int write_optimize_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
 
 /* Physical-only maintenance of the graph manifest: one Rewrite of its small fragments. A lost
  * race with a publisher is fine (it will be compacted next time). */
-int write_compact_manifest(write_graph *g, const char *branch, size_t min_fragments,
-                           bool *compacted)
+int write_compact_manifest(write_graph *g, const char *branch, bool automatic, bool *compacted)
 {
     *compacted = false;
     /* The maintenance protocol (RFC-022 §8): the recovery barrier first, then the branch gate,
@@ -156,11 +167,12 @@ int write_compact_manifest(write_graph *g, const char *branch, size_t min_fragme
         write_gate_set_release(gate);
         return rc;
     }
-    if (fragments_of(m) >= min_fragments) {
+    if (automatic ? write_compact_due(m) : fragments_of(m) >= 2) {
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
         lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
-        co.target_rows_per_fragment = tiered_target(m);
+        if (automatic)
+            write_tiered_compact_options(&co);
         rc = lance_compact(&after, m, &co, &rep);
         if (rc == OG_E_CONFLICT)
             rc = 0;

@@ -498,12 +498,10 @@ static int after_effect_failure(write_graph *g, const write_intent *in, int caus
 
 /* Derived work after visibility (stage H): keep fragment counts bounded so the cost of a
  * write stays flat in history depth. Failures are logged, never returned: the write is done. */
-static void maintain_now(write_graph *g, const char *const *tables, size_t n,
-                         size_t manifest_fragments)
+static void maintain_now(write_graph *g, const char *const *tables, size_t n, bool manifest_due)
 {
     if (n) {
         write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;
-        oo.min_fragments = 2;
         oo.tables = tables;
         oo.n_tables = n;
         oo.auto_maintenance = true;
@@ -512,15 +510,14 @@ static void maintain_now(write_graph *g, const char *const *tables, size_t n,
             core_log(CORE_LOG_WARN, "automatic optimize skipped: %s", og_error_last()->message);
     }
     bool compacted = false;
-    if (manifest_fragments > WRITE_AUTO_OPTIMIZE_FRAGMENTS &&
-        write_compact_manifest(g, NULL, WRITE_AUTO_OPTIMIZE_FRAGMENTS + 1, &compacted) != 0)
+    if (manifest_due && write_compact_manifest(g, NULL, true, &compacted) != 0)
         core_log(CORE_LOG_WARN, "automatic manifest compaction skipped: %s",
                  og_error_last()->message);
 }
 
 /* ---- the maintenance worker ----------------------------------------------------------------
  * One thread per handle, started on first need. Requests coalesce: a set of table aliases due
- * for optimize and the largest manifest fragment count seen. The worker takes the whole set,
+ * for optimize and whether the manifest is. The worker takes the whole set,
  * runs it through the coordinator (gates, recovery barrier, its own commit) like any writer,
  * and goes back to sleep; a user write that arrives meanwhile simply queues behind the gates
  * it needs. Closing the handle runs what is queued, so a one-shot CLI process still keeps its
@@ -532,12 +529,12 @@ typedef struct maint_queue {
     bool started, stop, busy;
     char **tables;
     size_t n_tables, cap;
-    size_t manifest_fragments;
+    bool manifest_due;
 } maint_queue;
 
 static bool maint_pending(const maint_queue *q)
 {
-    return q->n_tables > 0 || q->manifest_fragments > WRITE_AUTO_OPTIMIZE_FRAGMENTS;
+    return q->n_tables > 0 || q->manifest_due;
 }
 
 static void *maint_worker(void *arg)
@@ -551,10 +548,11 @@ static void *maint_worker(void *arg)
         if (!maint_pending(q))
             break; /* stopping, and nothing is left */
         char **tables = q->tables;
-        size_t n = q->n_tables, mf = q->manifest_fragments;
+        size_t n = q->n_tables;
+        bool mf = q->manifest_due;
         q->tables = NULL;
         q->n_tables = q->cap = 0;
-        q->manifest_fragments = 0;
+        q->manifest_due = false;
         q->busy = true;
         pthread_mutex_unlock(&q->mu);
         maintain_now(g, (const char *const *)tables, n, mf);
@@ -570,7 +568,7 @@ static void *maint_worker(void *arg)
 }
 
 /* Queue the work; 0, or an error when it could not be queued (the caller runs it inline). */
-static int maint_enqueue(write_graph *g, const char *const *tables, size_t n, size_t mfrags)
+static int maint_enqueue(write_graph *g, const char *const *tables, size_t n, bool manifest_due)
 {
     pthread_mutex_lock((pthread_mutex_t *)g->lock_);
     if (!g->maint_) {
@@ -609,8 +607,7 @@ static int maint_enqueue(write_graph *g, const char *const *tables, size_t n, si
         else
             q->n_tables++;
     }
-    if (mfrags > q->manifest_fragments)
-        q->manifest_fragments = mfrags;
+    q->manifest_due |= manifest_due;
     if (rc == 0 && !q->started) {
         if (pthread_create(&q->thread, NULL, maint_worker, g) != 0)
             rc = core_err(OG_E_INTERNAL, "could not start the maintenance worker");
@@ -660,22 +657,20 @@ static void maint_stop(write_graph *g)
 
 /* What this write made due, run now or handed to the worker. */
 static void maintain(write_graph *g, const char *branch, const write_intent *in, bool tables_too,
-                     size_t manifest_fragments)
+                     bool manifest_due)
 {
     const char *tables[64];
     size_t n = 0;
     for (size_t i = 0; tables_too && i < in->n_effects && n < 64; i++)
-        if (in->effects[i].fragments > WRITE_AUTO_OPTIMIZE_FRAGMENTS)
+        if (in->effects[i].compact_due)
             tables[n++] = in->effects[i].alias;
-    if (manifest_fragments <= WRITE_AUTO_OPTIMIZE_FRAGMENTS)
-        manifest_fragments = 0;
-    if (n == 0 && manifest_fragments == 0)
+    if (n == 0 && !manifest_due)
         return;
     /* Graph branches are not written yet (write_run refuses them): main only. */
     (void)branch;
-    if (g->background_maintenance && maint_enqueue(g, tables, n, manifest_fragments) == 0)
+    if (g->background_maintenance && maint_enqueue(g, tables, n, manifest_due) == 0)
         return;
-    maintain_now(g, tables, n, manifest_fragments);
+    maintain_now(g, tables, n, manifest_due);
 }
 
 static int write_run(write_graph *g, const write_adapter *ad, const void *input,
@@ -807,7 +802,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
             rc = write_sidecar_put(g->s, &in);
         if (rc != 0) {
             /* No effect happened; a sidecar that did land is discarded by the next barrier. */
-            store_lock_release(owner);
+            store_lock_release_remove(owner);
             write_gate_set_release(gates);
             base_release(wb);
             write_intent_clear(&in);
@@ -826,7 +821,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         lance_dataset *after = NULL;
         if (rc == 0)
             rc = write_publish(g, branch, &in.rs, wb->ds, ad->rows, &in, &mver, &after);
-        size_t mfrags = after && after->m && after->m->pb ? after->m->pb->n_fragments : 0;
+        bool mdue = after && after->m && after->m->pb && write_compact_due(after);
         if (rc == 0)
             base_advance(g, wb, &in, mver, after); /* takes after */
         else
@@ -834,7 +829,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         base_release(wb);
         wb = NULL;
         if (rc != 0) {
-            store_lock_release(owner);
+            store_lock_release_remove(owner);
             write_gate_set_release(gates);
             rc = after_effect_failure(g, &in, rc);
             if (rc != 1) {
@@ -853,7 +848,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         if (OG_FAILPOINT("write.post_publish") == 0 && store_delete(g->s, key, 0) != 0)
             core_log(CORE_LOG_WARN, "could not delete sidecar %s: %s (next write finalizes it)",
                      key, og_error_last()->message);
-        store_lock_release(owner);
+        store_lock_release_remove(owner);
         write_gate_set_release(gates);
         res->committed = true;
         memcpy(res->commit_id, in.commit_id, sizeof res->commit_id);
@@ -869,7 +864,7 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         d.writes = 1;
         d.gate_hold_ns = core_mono_ns() - held0;
         write_stats_add(g, &d);
-        maintain(g, branch, &in, ad->kind != WRITE_KIND_OPTIMIZE, mfrags);
+        maintain(g, branch, &in, ad->kind != WRITE_KIND_OPTIMIZE, mdue);
         write_intent_clear(&in);
         return 0;
     }

@@ -3,6 +3,7 @@
 #ifndef OG_WRITE_INTERNAL_H
 #define OG_WRITE_INTERNAL_H
 
+#include "lance/compact.h"
 #include "write/write.h"
 
 #include <jansson.h>
@@ -50,10 +51,16 @@ typedef struct write_effect {
     lance_dataset *base;         /* the snapshot it was staged on (outlives staged) */
     uint64_t achieved_version;   /* after the commit (0 before) */
     uint64_t row_count;          /* rows at achieved_version */
-    size_t fragments;            /* fragments at achieved_version (maintenance trigger) */
+    bool compact_due;            /* a size tier is due at achieved_version (maintenance trigger) */
+    bool tiered;                 /* optimize: compact only the due tiers (not in sidecars) */
 } write_effect;
 
 void write_effect_clear(write_effect *e);
+
+/* The size-tiered compaction options of automatic maintenance (WRITE_TIER_FACTOR). */
+void write_tiered_compact_options(lance_compact_options *co);
+/* Whether automatic maintenance has a tier of ds to compact (errors count as not due). */
+bool write_compact_due(const lance_dataset *ds);
 
 /* A planned rollback of one table: restore `to` as a new version at from+1, with identity uuid. */
 typedef struct write_rollback {

@@ -461,7 +461,7 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
         *resolved = true;
 out:
     core_buf_free(&body);
-    store_lock_release(owner);
+    store_lock_release_remove(owner);
     write_gate_set_release(gates);
     write_intent_clear(&in);
     return rc;

@@ -47,9 +47,11 @@ const write_entry_point *write_entry_points(size_t *n);
 #define WRITE_GATE_TIMEOUT_MS 60000u
 #define WRITE_ACTOR_RECOVERY "omnigraph:recovery"
 #define WRITE_SIDECAR_FORMAT 1
-/* Automatic maintenance after a write: a touched table or the graph manifest with more
- * fragments than this is compacted (derived work after visibility, RFC-022 §4.8). */
-#define WRITE_AUTO_OPTIMIZE_FRAGMENTS 8
+/* Automatic maintenance after a write (derived work after visibility, RFC-022 §4.8): a touched
+ * table, or the graph manifest, is compacted when WRITE_TIER_FACTOR adjacent fragments of one
+ * size tier have accumulated (lance_compact_options.tier_factor). Each row is then rewritten
+ * about log_8(rows) times in its life, and a table keeps at most 7 fragments per tier. */
+#define WRITE_TIER_FACTOR 8
 
 /* ---- Graph handle ------------------------------------------------------------------------ */
 
@@ -171,16 +173,19 @@ typedef struct write_optimize_options {
     size_t min_fragments;        /* only tables with at least this many fragments (0: 2) */
     const char *const *tables;   /* only these aliases (NULL: all) */
     size_t n_tables;
-    bool auto_maintenance;       /* internal: derived work after another write */
+    /* internal: derived work after another write. Only tables with a size tier due are
+     * compacted, and only that tier (min_fragments is ignored); otherwise every small
+     * fragment of a selected table is merged. */
+    bool auto_maintenance;
 } write_optimize_options;
 #define WRITE_OPTIMIZE_OPTIONS_INIT {1, 0, NULL, 0, false}
 
 int write_optimize(write_graph *g, const write_optimize_options *opt, write_result *res);
 
-/* Physical-only compaction of a branch's graph manifest when it has at least min_fragments
- * fragments (RFC-022 §8: no lineage). */
-int write_compact_manifest(write_graph *g, const char *branch, size_t min_fragments,
-                           bool *compacted);
+/* Physical-only compaction of a branch's graph manifest (RFC-022 §8: no lineage): with
+ * `automatic`, the size tiers that are due (nothing when none is); otherwise every small
+ * fragment, when there are at least two. */
+int write_compact_manifest(write_graph *g, const char *branch, bool automatic, bool *compacted);
 
 /* ---- Recovery ---------------------------------------------------------------------------- */
 

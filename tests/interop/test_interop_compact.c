@@ -147,6 +147,50 @@ static void test_lancedb_reads_compacted(void **state)
     lance_dataset_free(ds);
 }
 
+/* Size-tiered compaction of 72 one-row appends leaves a 64-row fragment merged from more
+ * writes than LANCE_VERSION_RUNS_MAX, which carries no version sequences. lancedb reads it,
+ * deletes from it and compacts it; we read what lancedb wrote. */
+static void test_lancedb_tiered_without_versions(void **state)
+{
+    fixture *f = *state;
+    lance_create_options co = LANCE_CREATE_OPTIONS_INIT;
+    co.stable_row_ids = true;
+    lance_dataset *ds = NULL;
+    assert_og_ok(lance_dataset_create(&ds, f->s, CF_ROOT, &f->schema, &co));
+    lance_dataset_free(ds);
+    lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
+    o.tier_factor = 8;
+    for (int i = 0; i < 72; i++) {
+        assert_og_ok(cf_append(f->s, &f->schema, i, 1));
+        for (bool due = true; due;) {
+            assert_og_ok(lance_dataset_open(&ds, f->s, CF_ROOT, 0, LANCE_ACCESS_WRITE));
+            assert_og_ok(lance_compact_due(ds, &o, &due));
+            if (due) assert_og_ok(lance_compact(NULL, ds, &o, NULL));
+            lance_dataset_free(ds);
+        }
+    }
+    assert_og_ok(lance_dataset_open(&ds, f->s, CF_ROOT, 0, LANCE_ACCESS_READ));
+    size_t without = 0;
+    for (size_t i = 0; i < ds->m->pb->n_fragments; i++)
+        without += ds->m->pb->fragments[i]->created_at_version_sequence_case ==
+                   LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE__NOT_SET;
+    assert_int_equal(without, 1);
+    lance_dataset_free(ds);
+    arrow_batch *before = NULL, *after = NULL;
+    assert_og_ok(cf_scan(f->s, 0, &before));
+    assert_int_equal(before->num_rows, 72);
+    expect_lancedb_reads(f, 0, before);
+    json_t *j = tool("delete '%s' c 'id = 3 OR id = 40'", f->dir);
+    json_decref(j);
+    j = tool("optimize '%s' c", f->dir);
+    json_decref(j);
+    assert_og_ok(cf_scan(f->s, 0, &after));
+    assert_int_equal(after->num_rows, 70);
+    expect_lancedb_reads(f, 0, after);
+    arrow_batch_free(after);
+    arrow_batch_free(before);
+}
+
 /* lancedb compacts a table we wrote (small fragments with deletions), then we read its
  * Rewrite and compact nothing more. */
 static void test_we_read_lancedb_compaction(void **state)
@@ -208,6 +252,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lancedb_reads_compacted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lancedb_tiered_without_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_we_read_lancedb_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_lancedb_deletions, setup, teardown),
     };

@@ -221,6 +221,68 @@ static void test_compact_default_target(void **state)
     cf_snaps_free(&sn);
 }
 
+/* Size tiers: one-row appends, compacted whenever a tier is due, rewrite each row at most
+ * log8(rows) times, leave no tier due and at most 7 fragments per tier. A fragment merged
+ * from more writes than LANCE_VERSION_RUNS_MAX carries no version sequences (unknown), so the
+ * manifest does not grow by a run per row; smaller ones keep them exactly. */
+static void test_compact_tiered(void **state)
+{
+    fixture *f = *state;
+    lance_create_options co = LANCE_CREATE_OPTIONS_INIT;
+    co.stable_row_ids = true;
+    lance_dataset *ds = NULL;
+    assert_og_ok(lance_dataset_create(&ds, f->s, CF_ROOT, &f->schema, &co));
+    lance_dataset_free(ds);
+    lance_compact_options tier = LANCE_COMPACT_OPTIONS_INIT;
+    tier.tier_factor = 8;
+    tier.materialize_deletions = false;
+    enum { N = 600 }; /* 8^3 = 512 <= N: three tiers above the first */
+    uint64_t rewritten = 0;
+    size_t compactions = 0;
+    for (int i = 0; i < N; i++) {
+        assert_og_ok(cf_append(f->s, &f->schema, i, 1));
+        for (;;) {
+            ds = open_latest(f);
+            bool due = false;
+            assert_og_ok(lance_compact_due(ds, &tier, &due));
+            if (!due) {
+                lance_dataset_free(ds);
+                break;
+            }
+            lance_compact_report r;
+            assert_og_ok(lance_compact(NULL, ds, &tier, &r));
+            assert_int_equal(r.n_commits, 1);
+            rewritten += r.rows_rewritten;
+            compactions++;
+            lance_dataset_free(ds);
+        }
+    }
+    ds = open_latest(f);
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    print_message("tiered: %zu compactions, %llu rows rewritten for %d rows, %zu fragments\n",
+                  compactions, (unsigned long long)rewritten, N, pb->n_fragments);
+    assert_true(rewritten <= 3 * (uint64_t)N);
+    assert_true(pb->n_fragments <= 7 * 4);
+    size_t seq_bytes = 0, with = 0;
+    for (size_t i = 0; i < pb->n_fragments; i++) {
+        const Lance__Table__DataFragment *fr = pb->fragments[i];
+        int has = fr->created_at_version_sequence_case ==
+                  LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+        /* exact while small (a fragment of one write, or of a few), absent when merged from
+         * more writes than the bound */
+        assert_int_equal(has, fr->physical_rows <= LANCE_VERSION_RUNS_MAX);
+        with += has;
+        seq_bytes += fr->inline_created_at_versions.len + fr->inline_last_updated_at_versions.len;
+    }
+    assert_true(with >= 1);
+    assert_true(seq_bytes < 4096); /* one run per row would be about 15 KB */
+    arrow_batch *b = NULL;
+    assert_og_ok(cf_scan_ds(ds, &b));
+    assert_int_equal(b->num_rows, N);
+    arrow_batch_free(b);
+    lance_dataset_free(ds);
+}
+
 /* A commit that lands between the snapshot compaction planned on and its commit makes the
  * compaction fail typed, publishing nothing; a retry on the new version succeeds. */
 static void test_compact_conflict(void **state)
@@ -601,6 +663,12 @@ static void test_compact_bad_options(void **state)
     o = (lance_compact_options)LANCE_COMPACT_OPTIONS_INIT;
     o.target_rows_per_fragment = UINT64_C(1) << 40;
     assert_og_error(lance_compact(&nd, ds, &o, NULL), OG_E_BAD_REQUEST);
+    o = (lance_compact_options)LANCE_COMPACT_OPTIONS_INIT;
+    o.tier_factor = 1;
+    assert_og_error(lance_compact(&nd, ds, &o, NULL), OG_E_BAD_REQUEST);
+    bool due = true;
+    assert_og_error(lance_compact_due(ds, &o, &due), OG_E_BAD_REQUEST);
+    assert_false(due);
     assert_null(nd);
     lance_version_list vl;
     assert_og_ok(lance_versions_list(f->s, CF_ROOT, &vl));
@@ -870,6 +938,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compact_basic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_no_stable_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_default_target, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compact_tiered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_race_at_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_several_commits, setup, teardown),

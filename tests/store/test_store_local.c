@@ -608,6 +608,59 @@ static void test_locks(void **state)
     store_list_free(&l);
 }
 
+/* A lock released with removal (one per operation, so lock files do not pile up) is never
+ * split: a process waiting on the removed file retries on the current one, and holds it
+ * exclusively. */
+static void test_lock_remove(void **state)
+{
+    fixture *f = *state;
+    int up[2], down[2];
+    assert_int_equal(pipe(up), 0);
+    assert_int_equal(pipe(down), 0);
+    /* Forked before the lock exists, so the child shares no descriptor of it. */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        store *s = NULL;
+        store_lock *l = NULL;
+        char c = 'x';
+        close(up[0]);
+        close(down[1]);
+        if (read(down[0], &c, 1) != 1) _exit(2); /* go */
+        if (store_local_open(&s, f->dir) != 0 ||
+            store_lock_acquire(s, "sidecar-1", STORE_LOCK_WAIT_FOREVER, &l) != 0)
+            _exit(1);
+        if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) _exit(2);
+        store_lock_release_remove(l);
+        store_close(s);
+        _exit(0);
+    }
+    close(up[1]);
+    close(down[0]);
+    store_lock *a = NULL;
+    assert_og_ok(store_lock_acquire(f->s, "sidecar-1", 0, &a));
+    char c = 'g';
+    assert_int_equal(write(down[1], &c, 1), 1);
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* let the child block on the file we are about to remove */
+    store_lock_release_remove(a);
+    assert_int_equal(read(up[0], &c, 1), 1); /* the child holds it now */
+    store_lock *b = NULL;
+    assert_og_error(store_lock_acquire(f->s, "sidecar-1", 0, &b), OG_E_CONFLICT);
+    assert_int_equal(write(down[1], &c, 1), 1);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_og_ok(store_lock_acquire(f->s, "sidecar-1", 0, &b));
+    store_lock_release_remove(b);
+    char path[512];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/.og-locks/sidecar-1", f->dir);
+    assert_int_equal(stat(path, &st), -1); /* removed by its last holder */
+    close(up[0]);
+    close(down[1]);
+}
+
 /* Another process holds a lock; we time out; it dies; the kernel released the lock. */
 static void test_lock_across_processes(void **state)
 {
@@ -706,6 +759,7 @@ int main(void)
                                         teardown),
         CONTRACT(test_locks),
         cmocka_unit_test_setup_teardown(test_lock_across_processes, setup_local, teardown),
+        cmocka_unit_test_setup_teardown(test_lock_remove, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_readonly, setup_local, teardown),
         cmocka_unit_test(test_nested_root),
     };
