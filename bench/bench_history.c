@@ -2,8 +2,10 @@
  * grows, through the public API on a warm handle. Creates a graph in DIR, then makes N writes
  * (one `insert Person` each, a commit each) and prints, for every window of W writes, the
  * latency p50/p99, the process CPU per write, the bytes the process wrote per write
- * (/proc/self/io wchar) and the graph's bytes on disk per write so far. No peer here: the
- * comparison is the same engine at two depths (bench/README.md). */
+ * (/proc/self/io wchar) and the graph's bytes on disk per write so far (allocated blocks, and
+ * apparent sizes, and files). At the end: the disk after `cleanup --keep 100`, and the live data
+ * alone (optimize, then cleanup keeping only the head). No peer here: the comparison is the
+ * same engine at two depths (bench/README.md). */
 #include "omnigraph.h"
 
 #include <ftw.h>
@@ -39,12 +41,22 @@ static long long written_bytes(void)
     return v;
 }
 
-static long long disk_total;
+static long long disk_total, disk_apparent, disk_files;
 static int add_size(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)path, (void)ftw;
-    if (flag == FTW_F) disk_total += (long long)st->st_blocks * 512;
+    if (flag == FTW_F) {
+        disk_total += (long long)st->st_blocks * 512;
+        disk_apparent += (long long)st->st_size;
+        disk_files++;
+    }
     return 0;
+}
+
+static void measure_disk(const char *root)
+{
+    disk_total = disk_apparent = disk_files = 0;
+    nftw(root, add_size, 32, FTW_PHYS);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -74,8 +86,8 @@ int main(int argc, char **argv)
     double *lat = malloc(sizeof *lat * (size_t)w);
     double c0 = cpu_ms();
     long long b0 = written_bytes();
-    printf("%8s %9s %9s %12s %14s %14s\n", "depth", "p50 ms", "p99 ms", "cpu ms/write",
-           "written B/write", "disk B/write");
+    printf("%8s %9s %9s %12s %15s %13s %13s %11s\n", "depth", "p50 ms", "p99 ms",
+           "cpu ms/write", "written B/write", "disk B/write", "bytes B/write", "files/write");
     for (int i = 1; i <= n; i++) {
         char p[96];
         snprintf(p, sizeof p, "{\"n\":\"person-%d\",\"a\":%d}", i, i % 90);
@@ -93,16 +105,47 @@ int main(int argc, char **argv)
             double cpu = (cpu_ms() - c0) / w;
             long long wb = (written_bytes() - b0) / w;
             qsort(lat, (size_t)w, sizeof *lat, cmp_double);
-            disk_total = 0;
-            nftw(root, add_size, 32, FTW_PHYS); /* outside the measured window */
-            printf("%8d %9.2f %9.2f %12.2f %14lld %14lld\n", i, lat[w / 2], lat[w * 99 / 100],
-                   cpu, wb, disk_total / i);
+            measure_disk(root); /* outside the measured window */
+            printf("%8d %9.2f %9.2f %12.2f %15lld %13lld %13lld %11.2f\n", i, lat[w / 2],
+                   lat[w * 99 / 100], cpu, wb, disk_total / i, disk_apparent / i,
+                   (double)disk_files / i);
             fflush(stdout);
             c0 = cpu_ms();
             b0 = written_bytes();
         }
     }
     free(lat);
+    og_graph_close(g); /* finishes queued maintenance */
+
+    /* What retention costs: cleanup keeping the newest 100 commits, then (optimize and keep
+     * 1) the live data alone. Nothing else writes now, so orphans need no grace. */
+    if (og_graph_open(&g, root, NULL) != 0) {
+        fprintf(stderr, "bench_history: reopen: %s\n", og_error_last()->message);
+        return 1;
+    }
+    og_cleanup_options co = OG_CLEANUP_OPTIONS_INIT;
+    co.keep = 100;
+    co.orphan_grace_ms = 1;
+    og_cleanup_result cr;
+    og_optimize_result orr;
+    measure_disk(root);
+    printf("full history:      %lld bytes on disk (%lld apparent) in %lld files\n", disk_total,
+           disk_apparent, disk_files);
+    if (og_graph_cleanup(&cr, g, &co) != 0) {
+        fprintf(stderr, "bench_history: cleanup: %s\n", og_error_last()->message);
+        return 1;
+    }
+    measure_disk(root);
+    printf("after cleanup 100: %lld bytes on disk (%lld apparent) in %lld files\n", disk_total,
+           disk_apparent, disk_files);
+    co.keep = 1;
+    if (og_graph_optimize(&orr, g, NULL) != 0 || og_graph_cleanup(&cr, g, &co) != 0) {
+        fprintf(stderr, "bench_history: optimize: %s\n", og_error_last()->message);
+        return 1;
+    }
+    measure_disk(root);
+    printf("live (optimize, cleanup 1): %lld bytes on disk (%lld apparent) in %lld files\n",
+           disk_total, disk_apparent, disk_files);
     og_graph_close(g);
     return 0;
 }

@@ -516,6 +516,72 @@ typedef struct og_graph_stats {
 } og_graph_stats;
 OG_EXTERN int og_graph_stats_get(og_graph_stats *out, og_graph *g);
 
+/* ---- Maintenance -------------------------------------------------------------------------- */
+/* docs/maintenance.md. Writes already compact what they touch on a worker of the handle; these
+ * are the explicit forms (CLI: `omnigraph optimize`, `omnigraph cleanup`). */
+
+/* Options for og_graph_optimize(). Initialise with OG_OPTIMIZE_OPTIONS_INIT. */
+#define OG_OPTIMIZE_OPTIONS_VERSION 1
+typedef struct og_optimize_options {
+    int version;              /* OG_OPTIMIZE_OPTIONS_VERSION */
+    const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+} og_optimize_options;
+#define OG_OPTIMIZE_OPTIONS_INIT {OG_OPTIMIZE_OPTIONS_VERSION, NULL}
+
+typedef struct og_optimize_result {
+    char commit_id[OG_ID_LEN + 1]; /* the maintenance commit ("" when no table needed it) */
+    uint64_t manifest_version;     /* the manifest version after optimize */
+    size_t tables_compacted;       /* data tables rewritten (in that one commit) */
+    uint64_t fragments_before, fragments_after;          /* over every data table */
+    uint64_t manifest_fragments_before, manifest_fragments_after;
+} og_optimize_result;
+
+/* Compact every data table with more than one fragment (its small fragments and deleted rows
+ * are rewritten into full ones) as ONE maintenance commit through the write protocol, then
+ * compact the graph manifest. Content is unchanged: queries return the same rows, and
+ * `--if-commit` with the last content commit still holds. Errors as og_graph_load's. */
+OG_EXTERN int og_graph_optimize(og_optimize_result *out, og_graph *g,
+                                const og_optimize_options *opt);
+
+/* Progress of a cleanup: called after each Lance dataset (table, then the manifest). */
+typedef void (*og_cleanup_progress_fn)(void *arg, const char *dataset, size_t done,
+                                       size_t total);
+
+/* Options for og_graph_cleanup(). Initialise with OG_CLEANUP_OPTIONS_INIT, then give at least
+ * one retention rule. A commit of main stays readable (`--at`) when it is among the newest
+ * `keep` or younger than `older_than_us`; the head always stays. */
+#define OG_CLEANUP_OPTIONS_VERSION 1
+typedef struct og_cleanup_options {
+    int version;                   /* OG_CLEANUP_OPTIONS_VERSION */
+    uint64_t keep;                 /* 0: no count rule */
+    int64_t older_than_us;         /* < 0: no age rule */
+    int dry_run;                   /* nonzero: count what would go, delete nothing */
+    uint64_t orphan_grace_ms;      /* files no version names are removed once older than
+                                    * this (0: one hour): a writer may have staged them */
+    og_cleanup_progress_fn progress; /* NULL: none */
+    void *progress_arg;
+} og_cleanup_options;
+#define OG_CLEANUP_OPTIONS_INIT {OG_CLEANUP_OPTIONS_VERSION, 0, -1, 0, 0, NULL, NULL}
+
+typedef struct og_cleanup_result {
+    uint64_t commits_total;        /* commits of main (all still listed by og_graph_commits) */
+    uint64_t commits_retained;     /* ... of which still readable */
+    char oldest_retained[OG_ID_LEN + 1];
+    uint64_t versions_removed;     /* Lance versions, over the tables and the manifest */
+    uint64_t files_removed;        /* version manifests, data, deletion, transaction files */
+    uint64_t bytes_removed;
+    uint64_t files_spared_recent;  /* unreferenced files younger than the orphan grace */
+    size_t datasets;               /* Lance datasets cleaned (tables and the manifest) */
+} og_cleanup_result;
+
+/* Remove the versions and files that no retained commit needs (and files of attempts that
+ * never committed, once older than the grace). Safe while other handles and processes write
+ * and read: they only add versions above what is kept. Reading an expired commit afterwards
+ * fails with OG_E_NOT_FOUND saying cleanup removed it. OG_E_BAD_REQUEST without a rule or on a
+ * read-only handle; OG_E_RECOVERY_REQUIRED when an interrupted write must be resolved first. */
+OG_EXTERN int og_graph_cleanup(og_cleanup_result *out, og_graph *g,
+                               const og_cleanup_options *opt);
+
 /* ---- Graph queries and mutations -------------------------------------------------------- */
 /* Run .gq queries against a graph (docs/languages.md; CLI: `omnigraph query` / `mutate`,
  * docs/cli.md). A read runs on one pinned snapshot: the head, or any earlier commit (`at`).

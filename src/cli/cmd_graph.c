@@ -20,6 +20,8 @@ static int cmd_init(int argc, char **argv);
 static int cmd_load(int argc, char **argv);
 static int cmd_snapshot(int argc, char **argv);
 static int cmd_commit(int argc, char **argv);
+static int cmd_optimize(int argc, char **argv);
+static int cmd_cleanup(int argc, char **argv);
 
 const cli_cmd cli_graph_commands[] = {
     {"init", cmd_init, "create a graph from a .pg schema",
@@ -32,6 +34,11 @@ const cli_cmd cli_graph_commands[] = {
     {"commit", cmd_commit, "list a graph's commits or show one",
      "omnigraph commit list [--json] (--store ROOT | ROOT) | "
      "omnigraph commit show ID [--json] (--store ROOT | ROOT)"},
+    {"optimize", cmd_optimize, "compact a graph's tables and manifest (one maintenance commit)",
+     "omnigraph optimize [--branch main] [--json] (--store ROOT | ROOT)"},
+    {"cleanup", cmd_cleanup, "remove the versions and files no retained commit needs",
+     "omnigraph cleanup (--keep N | --older-than DURATION | both) [--dry-run] [--json] "
+     "(--store ROOT | ROOT)   DURATION: 30s, 15m, 12h, 7d or 2w"},
     CLI_TABLE_END,
 };
 
@@ -144,11 +151,15 @@ typedef struct graph_args {
     const char *actor;    /* load */
     const char *at;       /* snapshot */
     const char *ref;      /* commit show */
+    const char *keep;     /* cleanup */
+    const char *older;    /* cleanup */
+    int dry_run;          /* cleanup */
     int json;
 } graph_args;
 
 /* Parse argv[first..argc). `allowed`: letters of the options this command takes
- * (s=--schema d=--data m=--mode b=--branch a=--as t=--at S=--store); `positionals` is how many
+ * (s=--schema d=--data m=--mode b=--branch a=--as t=--at S=--store k=--keep o=--older-than
+ * n=--dry-run); `positionals` is how many
  * bare words it takes besides the root (commit show: 1). Returns 0 or a usage exit code. */
 static int parse_args(graph_args *a, const cli_cmd *self, int argc, char **argv, int first,
                       const char *allowed, int positionals)
@@ -166,6 +177,8 @@ static int parse_args(graph_args *a, const cli_cmd *self, int argc, char **argv,
         {'a', "--as", offsetof(graph_args, actor)},
         {'t', "--at", offsetof(graph_args, at)},
         {'S', "--store", offsetof(graph_args, root)},
+        {'k', "--keep", offsetof(graph_args, keep)},
+        {'o', "--older-than", offsetof(graph_args, older)},
     };
     const char *words[2] = {NULL, NULL};
     int n_words = 0;
@@ -173,6 +186,10 @@ static int parse_args(graph_args *a, const cli_cmd *self, int argc, char **argv,
         const char *o = argv[i];
         if (!strcmp(o, "--json")) {
             a->json = 1;
+            continue;
+        }
+        if (!strcmp(o, "--dry-run") && strchr(allowed, 'n')) {
+            a->dry_run = 1;
             continue;
         }
         if (o[0] == '-' && o[1]) {
@@ -537,4 +554,138 @@ static int cmd_commit(int argc, char **argv)
     if (!strcmp(argv[1], "list")) return commit_list(self, argc, argv);
     if (!strcmp(argv[1], "show")) return commit_show(self, argc, argv);
     return cli_usage_error(self, "unknown subcommand 'commit %s'", argv[1]);
+}
+
+/* ---- optimize and cleanup (docs/maintenance.md) ------------------------------------------- */
+
+static int cmd_optimize(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_graph_commands[4];
+    graph_args a;
+    int rc = parse_args(&a, self, argc, argv, 1, "bS", 0);
+    if (rc) return rc;
+    og_graph *g = NULL;
+    if (open_graph(&g, &a, 0) != 0) return cli_fail(a.json);
+    og_optimize_options o = OG_OPTIMIZE_OPTIONS_INIT;
+    o.branch = a.branch;
+    og_optimize_result r;
+    rc = og_graph_optimize(&r, g, &o);
+    if (rc) {
+        og_graph_close(g);
+        return cli_fail(a.json);
+    }
+    if (a.json) {
+        printf("{\"commit_id\":");
+        json_str_or_null(r.commit_id);
+        printf(",\"manifest_version\":%llu,\"tables_compacted\":%zu,"
+               "\"fragments_before\":%llu,\"fragments_after\":%llu,"
+               "\"manifest_fragments_before\":%llu,\"manifest_fragments_after\":%llu}\n",
+               (unsigned long long)r.manifest_version, r.tables_compacted,
+               (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
+               (unsigned long long)r.manifest_fragments_before,
+               (unsigned long long)r.manifest_fragments_after);
+    } else {
+        if (r.commit_id[0])
+            printf("compacted %zu table%s in maintenance commit %s\n", r.tables_compacted,
+                   r.tables_compacted == 1 ? "" : "s", r.commit_id);
+        else
+            printf("no table needed compaction\n");
+        printf("table fragments     %llu -> %llu\n"
+               "manifest fragments  %llu -> %llu\n",
+               (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
+               (unsigned long long)r.manifest_fragments_before,
+               (unsigned long long)r.manifest_fragments_after);
+    }
+    og_graph_close(g);
+    return CLI_OK;
+}
+
+/* "30s", "15m", "12h", "7d", "2w" -> microseconds; -1 when malformed. */
+static int64_t parse_duration_us(const char *s)
+{
+    char *end = NULL;
+    errno = 0;
+    long long n = strtoll(s, &end, 10);
+    if (errno || end == s || n < 0 || !end[0] || end[1]) return -1;
+    int64_t unit;
+    switch (end[0]) {
+    case 's': unit = 1000000; break;
+    case 'm': unit = 60ll * 1000000; break;
+    case 'h': unit = 3600ll * 1000000; break;
+    case 'd': unit = 86400ll * 1000000; break;
+    case 'w': unit = 7 * 86400ll * 1000000; break;
+    default: return -1;
+    }
+    if (n > INT64_MAX / unit) return -1;
+    return (int64_t)n * unit;
+}
+
+static void cleanup_progress(void *arg, const char *dataset, size_t done, size_t total)
+{
+    (void)arg;
+    fprintf(stderr, "\rcleanup: %zu/%zu datasets (%s)\033[K", done, total, dataset);
+    if (done == total) fputc('\n', stderr);
+}
+
+static void print_bytes(uint64_t b)
+{
+    if (b >= (10u << 20)) printf("%.1f MiB", (double)b / (1 << 20));
+    else if (b >= (10u << 10)) printf("%.1f KiB", (double)b / (1 << 10));
+    else printf("%llu bytes", (unsigned long long)b);
+}
+
+static int cmd_cleanup(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_graph_commands[5];
+    graph_args a;
+    int rc = parse_args(&a, self, argc, argv, 1, "koSn", 0);
+    if (rc) return rc;
+    og_cleanup_options o = OG_CLEANUP_OPTIONS_INIT;
+    if (!a.keep && !a.older)
+        return cli_usage_error(self, "say what to keep: --keep N, --older-than DURATION, or both");
+    if (a.keep) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long k = strtoull(a.keep, &end, 10);
+        if (errno || end == a.keep || *end || k == 0 || a.keep[0] == '-')
+            return cli_usage_error(self, "--keep needs a positive number of commits, not '%s'",
+                                   a.keep);
+        o.keep = k;
+    }
+    if (a.older && (o.older_than_us = parse_duration_us(a.older)) < 0)
+        return cli_usage_error(self, "--older-than needs a duration like 30s, 15m, 12h, 7d or "
+                               "2w, not '%s'", a.older);
+    o.dry_run = a.dry_run;
+    if (!a.json && isatty(STDERR_FILENO)) o.progress = cleanup_progress;
+    og_graph *g = NULL;
+    if (open_graph(&g, &a, 0) != 0) return cli_fail(a.json);
+    og_cleanup_result r;
+    rc = og_graph_cleanup(&r, g, &o);
+    og_graph_close(g);
+    if (rc) return cli_fail(a.json);
+    if (a.json) {
+        printf("{\"dry_run\":%s,\"commits_total\":%llu,\"commits_retained\":%llu,"
+               "\"oldest_retained\":",
+               a.dry_run ? "true" : "false", (unsigned long long)r.commits_total,
+               (unsigned long long)r.commits_retained);
+        json_str_or_null(r.oldest_retained);
+        printf(",\"versions_removed\":%llu,\"files_removed\":%llu,\"bytes_removed\":%llu,"
+               "\"files_spared_recent\":%llu,\"datasets\":%zu}\n",
+               (unsigned long long)r.versions_removed, (unsigned long long)r.files_removed,
+               (unsigned long long)r.bytes_removed, (unsigned long long)r.files_spared_recent,
+               r.datasets);
+    } else {
+        printf("%s %llu of %llu commits readable (oldest %s)\n",
+               a.dry_run ? "would keep" : "kept", (unsigned long long)r.commits_retained,
+               (unsigned long long)r.commits_total,
+               r.oldest_retained[0] ? r.oldest_retained : "-");
+        printf("%s %llu versions, %llu files, ", a.dry_run ? "would remove" : "removed",
+               (unsigned long long)r.versions_removed, (unsigned long long)r.files_removed);
+        print_bytes(r.bytes_removed);
+        printf(" across %zu datasets\n", r.datasets);
+        if (r.files_spared_recent)
+            printf("spared %llu recent unreferenced files (a writer may still commit them)\n",
+                   (unsigned long long)r.files_spared_recent);
+    }
+    return CLI_OK;
 }

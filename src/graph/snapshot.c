@@ -6,6 +6,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "lance/version.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -581,6 +582,21 @@ int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint
     int rc;
     if (is_main(branch)) {
         rc = lance_dataset_open(&m, s, GRAPH_MANIFEST_DIR, version, LANCE_ACCESS_READ);
+        uint64_t latest = 0;
+        lance_naming naming;
+        if (rc == OG_E_NOT_FOUND && version > 0 &&
+            lance_version_latest(s, GRAPH_MANIFEST_DIR, &latest, &naming) == 0) {
+            if (latest > version) /* the graph went past it: cleanup removed it */
+                rc = core_err(OG_E_NOT_FOUND,
+                              "manifest version %llu is no longer stored: cleanup removed it "
+                              "(commits outside the retention window cannot be read)",
+                              (unsigned long long)version);
+            else
+                rc = core_err(OG_E_NOT_FOUND, "manifest version %llu does not exist (the "
+                              "latest is %llu)", (unsigned long long)version,
+                              (unsigned long long)latest);
+            core_err_detail(CORE_ERR_OBJECT, GRAPH_MANIFEST_DIR);
+        }
     } else {
         /* Read the ref first and open under its identity, so the identity reported is the
          * incarnation whose rows were read. */

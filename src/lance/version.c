@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,8 +164,14 @@ static int version_exists(store *s, const char *root, lance_naming naming, uint6
     return rc ? rc : 1;
 }
 
-/* From an existing version h (under naming), the latest: gallop forward, then bisect. */
-static int probe_from(store *s, const char *root, lance_naming naming, uint64_t h, uint64_t *v)
+/* From an existing version h (under naming), the latest: gallop forward, then bisect (with
+ * `check`, then look at the version found again).
+ * Returns 1 when the version found is gone by the end: cleanup deleted the versions the probe
+ * started from (it deletes oldest first, so a version that still exists after the probe saw
+ * its successor missing was the latest; one that does not may sit below a deleted range, and
+ * the caller must start again from a version cleanup kept, such as the hint it rewrote). */
+static int probe_from(store *s, const char *root, lance_naming naming, uint64_t h, bool check,
+                      uint64_t *v)
 {
     uint64_t lo = h, hi = 0, step = 1; /* lo exists; hi (when non-zero) does not */
     while (hi == 0) {
@@ -186,6 +193,9 @@ static int probe_from(store *s, const char *root, lance_naming naming, uint64_t 
         else
             hi = mid;
     }
+    int e = check ? version_exists(s, root, naming, lo) : 1;
+    if (e < 0) return e;
+    if (!e) return 1;
     *v = lo;
     return 0;
 }
@@ -193,16 +203,21 @@ static int probe_from(store *s, const char *root, lance_naming naming, uint64_t 
 /* Latest through the hint: 0 and *v set, 1 when the hint cannot be used, or an error. */
 static int latest_from_hint(store *s, const char *root, uint64_t *v, lance_naming *naming)
 {
-    uint64_t h = hint_read(s, root);
-    if (h == 0) return 1;
-    static const lance_naming order[] = {LANCE_NAMING_V2, LANCE_NAMING_V1};
-    for (size_t i = 0; i < 2; i++) {
-        int e = version_exists(s, root, order[i], h);
-        if (e < 0) return e;
-        if (!e) continue;
-        int rc = probe_from(s, root, order[i], h, v);
-        if (rc == 0) *naming = order[i];
-        return rc;
+    /* A hint read just before a cleanup rewrote it may name a version it then deleted: read it
+     * again, a few times, before falling back to the listing. */
+    for (int tries = 0; tries < 3; tries++) {
+        uint64_t h = hint_read(s, root);
+        if (h == 0) return 1;
+        static const lance_naming order[] = {LANCE_NAMING_V2, LANCE_NAMING_V1};
+        int rc = 1;
+        for (size_t i = 0; i < 2 && rc == 1; i++) {
+            int e = version_exists(s, root, order[i], h);
+            if (e < 0) return e;
+            if (!e) continue;
+            rc = probe_from(s, root, order[i], h, true, v);
+            if (rc == 0) *naming = order[i];
+            if (rc != 1) return rc;
+        }
     }
     return 1;
 }
@@ -212,8 +227,22 @@ int lance_version_latest_from(store *s, const char *root, lance_naming naming, u
 {
     if (known == 0 || naming == LANCE_NAMING_UNKNOWN)
         return core_err(OG_E_BAD_REQUEST, "lance_version_latest_from: no known version");
-    int rc = probe_from(s, root, naming, known, v);
+    int rc = probe_from(s, root, naming, known, true, v);
+    if (rc == 1) { /* `known` was cleaned up since the caller saw it: start from the hint */
+        lance_naming nm;
+        return lance_version_latest(s, root, v, &nm);
+    }
     if (rc == 0) og_error_clear(); /* the probe's misses are answers, not errors */
+    return rc;
+}
+
+int lance_version_latest_from_unchecked(store *s, const char *root, lance_naming naming,
+                                        uint64_t known, uint64_t *v)
+{
+    if (known == 0 || naming == LANCE_NAMING_UNKNOWN)
+        return core_err(OG_E_BAD_REQUEST, "lance_version_latest_from: no known version");
+    int rc = probe_from(s, root, naming, known, false, v);
+    if (rc == 0) og_error_clear();
     return rc;
 }
 

@@ -45,11 +45,17 @@ void lance_version_list_free(lance_version_list *l);
  * heads the versions after it (O(log(latest - hint)) heads); lists _versions/ only when the
  * hint is missing, unreadable or names a version that does not exist. */
 int lance_version_latest(store *s, const char *root, uint64_t *v, lance_naming *naming);
-/* The latest version of a table whose version `known` (named with `naming`) the caller knows
- * to exist and to be retained (a version it opened or published): heads only, one when
- * nothing came after it. */
+/* The latest version of a table whose version `known` (named with `naming`) the caller opened
+ * or published: heads only, two when nothing came after it (the successor, then `known` again:
+ * if cleanup deleted `known` meanwhile, the search starts over from the hint). */
 int lance_version_latest_from(store *s, const char *root, lance_naming naming, uint64_t known,
                               uint64_t *v);
+/* The same without the second look at the version found (one head fewer): only for a caller
+ * that re-checks the answer under a gate that excludes cleanup (a pre-gate base capture), or
+ * for whom `known` cannot have been cleaned up (a table's pinned version: cleanup keeps every
+ * version from the oldest retained commit's pins up). */
+int lance_version_latest_from_unchecked(store *s, const char *root, lance_naming naming,
+                                        uint64_t known, uint64_t *v);
 /* How many discoveries in this process fell back to listing _versions/ (for cost tests). */
 uint64_t lance_version_listings(void);
 

@@ -323,15 +323,45 @@ static void base_install(write_graph *g, write_base *b)
 }
 
 /* The latest version of the dataset at root, probing on from version `known` (0: none) named
- * with `naming`, which this handle opened (so it exists and is retained: one head when
- * nothing came after it), or by discovery from the hint when there is none. Never a listing
- * of the versions on this path. */
+ * with `naming`, which this handle opened, or by discovery from the hint when there is none.
+ * Never a listing of the versions on this path. `checked`: look at the answer again, in case
+ * cleanup deleted `known` since this handle saw it (lance_version_latest_from); the answers
+ * that are re-checked under the gates, or that start from a pinned table version, skip it. */
 static int latest_after(write_graph *g, const char *root, lance_naming naming, uint64_t known,
-                        uint64_t *v)
+                        bool checked, uint64_t *v)
 {
-    if (known)
+    if (known && checked)
         return lance_version_latest_from(g->s, root, naming, known, v);
+    if (known)
+        return lance_version_latest_from_unchecked(g->s, root, naming, known, v);
     return lance_version_latest(g->s, root, v, &naming);
+}
+
+/* A prepare that found a file of its base missing: was the base stale (cleanup removed what
+ * it names after newer versions replaced it)? Then the cached base is dropped and the write
+ * prepares again on the latest. */
+static void base_forget(write_graph *g, const write_base *wb)
+{
+    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+    write_base *old = g->base_ == wb ? g->base_ : NULL;
+    if (old)
+        g->base_ = NULL;
+    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+    base_release(old);
+}
+
+static bool base_was_stale(write_graph *g, const write_base *wb)
+{
+    uint64_t latest = 0;
+    if (lance_version_latest_from(g->s, GRAPH_MANIFEST_DIR, wb->ds->naming,
+                                  lance_dataset_version(wb->ds), &latest) != 0) {
+        og_error_clear();
+        return false;
+    }
+    if (latest == lance_dataset_version(wb->ds))
+        return false;
+    base_forget(g, wb);
+    return true;
 }
 
 static int base_acquire(write_graph *g, const char *branch, write_base **out)
@@ -349,7 +379,7 @@ static int base_acquire(write_graph *g, const char *branch, write_base **out)
     }
     if (rc == 0)
         rc = latest_after(g, root, c ? c->ds->naming : LANCE_NAMING_UNKNOWN,
-                          c ? lance_dataset_version(c->ds) : 0, &latest);
+                          c ? lance_dataset_version(c->ds) : 0, false, &latest);
     if (rc == 0 && c && c->snap->manifest_version == latest) {
         *out = c;
         return 0;
@@ -416,7 +446,7 @@ static int revalidate(write_graph *g, const write_intent *in, const char *branch
     int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
     if (rc == 0)
         rc = latest_after(g, root, known ? known->naming : LANCE_NAMING_UNKNOWN,
-                          known ? in->rs.manifest_version : 0, &latest);
+                          known ? in->rs.manifest_version : 0, true, &latest);
     if (rc != 0)
         return rc;
     if (latest != in->rs.manifest_version) {
@@ -448,7 +478,7 @@ static int revalidate(write_graph *g, const write_intent *in, const char *branch
             lance_staged_get_info(e->staged, &si);
         uint64_t pinned = si.read_version == e->expected_version ? si.read_version : 0;
         if ((rc = lance_branch_root(root, e->path, e->table_branch)) != 0 ||
-            (rc = latest_after(g, root, si.naming, pinned, &head)) != 0)
+            (rc = latest_after(g, root, si.naming, pinned, false, &head)) != 0)
             return rc;
         if (head != e->expected_version) {
             rc = core_err(OG_E_CONFLICT,
@@ -733,9 +763,20 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
             return rc;
         }
         rc = ad->prepare(g, input, snap, &in);
-                write_stats d = {0};
+        write_stats d = {0};
         d.prepare_ns = core_mono_ns() - t0;
         write_stats_add(g, &d);
+        if (rc == OG_E_NOT_FOUND && !branch && attempt + 1 < max_re && base_was_stale(g, wb)) {
+            /* prepared on a base cleanup had since removed files of: start again */
+            og_error_clear();
+            base_release(wb);
+            write_intent_clear(&in);
+            memset(&d, 0, sizeof d);
+            d.reprepares = 1;
+            write_stats_add(g, &d);
+            res->reprepares++;
+            continue;
+        }
         if (rc != 0) {
             base_release(wb);
             write_intent_clear(&in);
@@ -769,6 +810,9 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         if (rc == 0)
             rc = revalidate(g, &in, branch);
         if (rc == 1) {
+            /* The cached base may be one cleanup removed (the pre-gate probe does not look
+             * twice): the next attempt captures the latest afresh. */
+            base_forget(g, wb);
             write_gate_set_release(gates);
             base_release(wb);
             write_intent_clear(&in);

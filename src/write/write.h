@@ -187,6 +187,37 @@ int write_optimize(write_graph *g, const write_optimize_options *opt, write_resu
  * fragment, when there are at least two. */
 int write_compact_manifest(write_graph *g, const char *branch, bool automatic, bool *compacted);
 
+/* Graph cleanup (src/write/cleanup.c): remove the versions and files no retained commit of
+ * main needs. A commit is retained when it is among the newest `keep` (0: no count rule) or
+ * younger than older_than_us (< 0: no age rule); at least one rule is required, and the head
+ * is always retained. */
+typedef void (*write_cleanup_progress_fn)(void *arg, const char *root, size_t done,
+                                          size_t total);
+typedef struct write_cleanup_options {
+    int version;                 /* 1 */
+    uint64_t keep;
+    int64_t older_than_us;
+    uint64_t orphan_grace_ms;    /* unreferenced files younger than this stay (a writer may
+                                  * have staged them): LANCE_CLEANUP_DEFAULT_WINDOW_MS */
+    bool dry_run;                /* count, delete nothing */
+    write_cleanup_progress_fn progress; /* after each table (and the manifest) */
+    void *progress_arg;
+} write_cleanup_options;
+#define WRITE_CLEANUP_OPTIONS_INIT {1, 0, -1, 3600u * 1000u, false, NULL, NULL}
+
+typedef struct write_cleanup_report {
+    uint64_t commits_total, commits_retained;
+    char oldest_retained[GRAPH_ID_LEN + 1]; /* the oldest commit still readable */
+    uint64_t floor_manifest_version;        /* its manifest version */
+    uint64_t versions_removed;   /* Lance versions, over the tables and the manifest */
+    uint64_t files_removed;      /* manifests, data, deletion and transaction files */
+    uint64_t bytes_removed;
+    uint64_t files_spared_recent; /* unreferenced but younger than the orphan grace */
+    size_t tables, tables_total; /* Lance datasets cleaned (the manifest included) */
+} write_cleanup_report;
+
+int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanup_report *out);
+
 /* ---- Recovery ---------------------------------------------------------------------------- */
 
 typedef enum write_recovery_kind {

@@ -501,6 +501,129 @@ static void test_usage(void **state)
     assert_int_equal(stat(path, &st), -1);
 }
 
+/* The listing without the store's own files (lock files appear when a command takes one). */
+static char *listing_data(const char *root)
+{
+    char *l = listing(root), *w = l;
+    for (char *line = l; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+        if (!memmem(line, len, "/.og-", 5)) {
+            memmove(w, line, len);
+            w += len;
+        }
+        line += len;
+    }
+    *w = '\0';
+    return l;
+}
+
+/* optimize and cleanup through the CLI. optimize compacts every table to one fragment in one
+ * maintenance commit without changing content; cleanup --keep N leaves exactly the newest N
+ * commits readable (commit list still shows all), refuses --at on an expired one with a
+ * message naming cleanup, removes nothing with --dry-run, and is idempotent. */
+static void test_optimize_and_cleanup(void **state)
+{
+    (void)state;
+    char out[65536], err[8192], args[512];
+    init_graph();
+    write_text("d1.jsonl", DATA1);
+    assert_int_equal(run("load --data d1.jsonl --mode overwrite --store g", NULL, 0, NULL, 0), 0);
+    for (int i = 0; i < 12; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"P%d\"}}\n", i);
+        write_text("dn.jsonl", line);
+        assert_int_equal(run("load --data dn.jsonl --mode append --store g", NULL, 0, NULL, 0), 0);
+    }
+    json_t *s0 = snapshot_json(NULL);
+    assert_int_equal(rows_of(s0, "node:Person"), 15);
+
+    json_t *o = run_json("optimize --store g --json", 0);
+    assert_true(json_is_string(json_object_get(o, "commit_id")));
+    assert_true(jint(o, "tables_compacted") >= 1);
+    assert_true(jint(o, "fragments_after") < jint(o, "fragments_before"));
+    assert_int_equal(jint(o, "fragments_after"), 4); /* one per table */
+    assert_int_equal(jint(o, "manifest_fragments_after"), 1);
+    json_decref(o);
+    json_t *s1 = snapshot_json(NULL);
+    const char *aliases[] = {"node:Person", "node:Company", "edge:Knows", "edge:WorksAt"};
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(rows_of(s1, aliases[i]), rows_of(s0, aliases[i]));
+    json_decref(s1);
+    json_decref(s0);
+    /* nothing left to do: no commit */
+    o = run_json("optimize --store g --json", 0);
+    assert_true(json_is_null(json_object_get(o, "commit_id")));
+    json_decref(o);
+
+    json_t *cl = run_json("commit list --store g --json", 0);
+    json_t *commits = json_object_get(cl, "commits");
+    size_t n = json_array_size(commits);
+    assert_true(n >= 15);
+    char third[64], fourth[64];
+    snprintf(third, sizeof third, "%s", jstr(json_array_get(commits, 2), "id"));
+    snprintf(fourth, sizeof fourth, "%s", jstr(json_array_get(commits, 3), "id"));
+    json_decref(cl);
+
+    g_dir_times = 0; /* opening read-write makes the store's own temporaries in the root */
+    char *before = listing_data("g");
+    json_t *dry = run_json("cleanup --store g --keep 3 --dry-run --json", 0);
+    assert_true(json_is_true(json_object_get(dry, "dry_run")));
+    assert_int_equal(jint(dry, "commits_total"), n);
+    assert_int_equal(jint(dry, "commits_retained"), 3);
+    uint64_t would = jint(dry, "versions_removed");
+    assert_true(would > 0);
+    char *after = listing_data("g");
+    assert_string_equal(before, after); /* a dry run deletes nothing */
+    free(before);
+    free(after);
+    g_dir_times = 1;
+    json_decref(dry);
+
+    json_t *c = run_json("cleanup --store g --keep 3 --json", 0);
+    assert_int_equal(jint(c, "commits_retained"), 3);
+    assert_int_equal(jint(c, "versions_removed"), would);
+    assert_true(jint(c, "files_removed") >= would);
+    assert_true(jint(c, "bytes_removed") > 0);
+    assert_string_equal(jstr(c, "oldest_retained"), third);
+    json_decref(c);
+
+    cl = run_json("commit list --store g --json", 0);
+    assert_int_equal(json_array_size(json_object_get(cl, "commits")), n);
+    json_decref(cl);
+    snprintf(args, sizeof args, "snapshot --store g --at %s", third);
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, "snapshot --store g --at %s", fourth);
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "cleanup removed"));
+    s1 = snapshot_json(NULL);
+    assert_int_equal(rows_of(s1, "node:Person"), 15);
+    json_decref(s1);
+
+    /* idempotent; an age rule that keeps everything removes nothing, and cannot bring back
+     * what is gone: 3 commits are still readable */
+    c = run_json("cleanup --store g --keep 3 --json", 0);
+    assert_int_equal(jint(c, "versions_removed"), 0);
+    json_decref(c);
+    c = run_json("cleanup --store g --older-than 1w --json", 0);
+    assert_int_equal(jint(c, "versions_removed"), 0);
+    assert_int_equal(jint(c, "commits_retained"), 3);
+    assert_string_equal(jstr(c, "oldest_retained"), third);
+    json_decref(c);
+    /* the human form */
+    assert_int_equal(run("cleanup --store g --keep 2", out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "kept 2 of "));
+    assert_non_null(strstr(out, "removed "));
+
+    /* usage: a rule is required, and must be well formed */
+    assert_int_equal(run("cleanup --store g", NULL, 0, NULL, 0), 2);
+    assert_int_equal(run("cleanup --store g --keep 0", NULL, 0, NULL, 0), 2);
+    assert_int_equal(run("cleanup --store g --keep -3", NULL, 0, NULL, 0), 2);
+    assert_int_equal(run("cleanup --store g --older-than 5x", NULL, 0, NULL, 0), 2);
+    assert_int_equal(run("cleanup --store g --older-than 5", NULL, 0, NULL, 0), 2);
+    assert_int_equal(run("optimize --store g --branch dev", NULL, 0, NULL, 0), 1);
+}
+
 /* ---- C API -------------------------------------------------------------------------------- */
 
 typedef struct progress_seen {
@@ -705,6 +828,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readonly_inspection_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_optimize_and_cleanup, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
  *     a concurrent commit lands in the window between prepare and the gates);
  *   - a cardinality bound probed by concurrent edge inserts holds (@card(0..1): one wins);
  *   - a recovery-required state is never advanced around;
- *   - concurrent inits of one root: exactly one succeeds.
+ *   - concurrent inits of one root: exactly one succeeds;
+ *   - cleanup looping against writer and reader processes loses nothing acknowledged.
  * Afterwards every edge's endpoints exist, every pin equals its Lance HEAD, and no sidecar is
  * left. */
 #include "write_fixture.h"
@@ -453,6 +454,150 @@ static void test_recovery_required_blocks(void **state)
     test_rmrf(dir);
 }
 
+/* ---- cell: cleanup against writers and readers ---------------------------------------------
+ * The parent loops cleanup --keep 2 while two writer processes each make CLEAN_WRITES loads
+ * and a reader process keeps reading the head's Person ids. Nothing acknowledged is lost; a
+ * read only ever fails for a commit that was no longer among the newest two when it failed;
+ * the retained commits stay readable. */
+#define CLEAN_WRITES 25
+#define CLEAN_KEEP 2
+
+static int clean_writer(const char *dir, int w)
+{
+    write_graph *g = NULL;
+    if (wf_open(&g, dir) != 0) {
+        fprintf(stderr, "writer %d: open: %s\n", w, og_error_last()->message);
+        return 255;
+    }
+    int acked = 0;
+    for (int i = 0; i < CLEAN_WRITES; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"w%d-%d\"}}\n", w, i);
+        for (int attempt = 0; attempt < 20; attempt++) {
+            int rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
+            if (rc == 0) {
+                acked++;
+                break;
+            }
+            if ((rc != OG_E_CONFLICT && rc != OG_E_READ_SET_CONFLICT) || attempt == 19) {
+                fprintf(stderr, "writer %d, write %d: %s (%s)\n", w, i, og_code_name(rc),
+                        og_error_last()->message);
+                break;
+            }
+        }
+        usleep(2000); /* let cleanups interleave */
+    }
+    write_graph_close(g);
+    if (acked < CLEAN_WRITES) fprintf(stderr, "writer %d: %d acknowledged\n", w, acked);
+    return acked;
+}
+
+/* 0 when every failed read was of a commit outside the newest CLEAN_KEEP, else 1. */
+static int clean_reader(const char *dir, const char *stop)
+{
+    store *s = NULL;
+    if (store_local_open(&s, dir) != 0)
+        return 2;
+    int bad = 0, reads = 0;
+    while (access(stop, F_OK) != 0) {
+        graph_snapshot *head = NULL, *at = NULL;
+        if (graph_snapshot_load(&head, s, NULL, 0, 0) != 0)
+            continue; /* the head itself moved on while being read: retry */
+        uint64_t mver = head->manifest_version;
+        int rc = graph_snapshot_load(&at, s, NULL, mver, 0);
+        const graph_table *t = rc == 0 ? graph_snapshot_table(at, "node:Person") : NULL;
+        arrow_batch *ids = NULL;
+        lance_dataset *ds = NULL;
+        if (t) rc = graph_table_open(&ds, s, t, LANCE_ACCESS_READ);
+        if (rc == 0 && ds) {
+            lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+            rc = lance_dataset_scan_all(&ids, ds, &so);
+        }
+        if (rc != 0) {
+            /* allowed only if that commit is no longer retained */
+            graph_snapshot *now = NULL;
+            if (graph_snapshot_load(&now, s, NULL, 0, GRAPH_SNAP_LINEAGE) == 0) {
+                size_t pos = now->n_commits;
+                for (size_t i = 0; i < now->n_commits; i++)
+                    if (now->commits[i].manifest_version == mver) pos = i;
+                if (pos < CLEAN_KEEP) bad = 1;
+                graph_snapshot_free(now);
+            }
+        } else {
+            reads++;
+        }
+        arrow_batch_free(ids);
+        lance_dataset_free(ds);
+        graph_snapshot_free(at);
+        graph_snapshot_free(head);
+    }
+    store_close(s);
+    return bad ? 1 : reads > 0 ? 0 : 3;
+}
+
+static void test_cleanup_races_writers_and_readers(void **state)
+{
+    (void)state;
+    char dir[256], stop[300];
+    make_graph(dir, sizeof dir, "race-cleanup");
+    snprintf(stop, sizeof stop, "%s.stop", dir);
+    pid_t writers[2], reader;
+    for (int w = 0; w < 2; w++)
+        if ((writers[w] = fork()) == 0) _exit(clean_writer(dir, w));
+    if ((reader = fork()) == 0) _exit(clean_reader(dir, stop));
+    write_graph *g = NULL;
+    assert_og_ok(wf_open(&g, dir));
+    int acked = 0, running = 2, cleanups = 0;
+    uint64_t removed = 0;
+    while (running > 0) {
+        write_cleanup_options co = WRITE_CLEANUP_OPTIONS_INIT;
+        co.keep = CLEAN_KEEP;
+        write_cleanup_report r;
+        assert_og_ok(write_cleanup(g, &co, &r));
+        removed += r.versions_removed;
+        cleanups++;
+        for (int w = 0; w < 2; w++) {
+            int st = 0;
+            if (writers[w] > 0 && waitpid(writers[w], &st, WNOHANG) == writers[w]) {
+                assert_true(WIFEXITED(st));
+                acked += WEXITSTATUS(st);
+                writers[w] = 0;
+                running--;
+            }
+        }
+    }
+    test_write_file(stop, "", 0);
+    int st = 0;
+    assert_int_equal(waitpid(reader, &st, 0), reader);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    unlink(stop);
+    print_message("cleanup race: %d cleanups removed %llu versions; %d writes acknowledged\n",
+                  cleanups, (unsigned long long)removed, acked);
+    assert_true(cleanups >= 2);
+    assert_true(removed > 0);
+    assert_int_equal(acked, 2 * CLEAN_WRITES);
+    /* everything acknowledged is there, the retained commits read, the graph is sound */
+    write_cleanup_options co = WRITE_CLEANUP_OPTIONS_INIT;
+    co.keep = CLEAN_KEEP;
+    write_cleanup_report r;
+    assert_og_ok(write_cleanup(g, &co, &r));
+    write_graph_close(g);
+    assert_int_equal(rows_of(dir, "node:Person"), 2 * CLEAN_WRITES);
+    store *s = wf_store(dir);
+    graph_snapshot *head = NULL;
+    assert_og_ok(graph_snapshot_load(&head, s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    for (size_t i = 0; i < CLEAN_KEEP && i < head->n_commits; i++) {
+        graph_snapshot *at = NULL;
+        assert_og_ok(graph_snapshot_load(&at, s, NULL, head->commits[i].manifest_version, 0));
+        graph_snapshot_free(at);
+    }
+    graph_snapshot_free(head);
+    store_close(s);
+    wf_assert_sound(dir);
+    test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_card_processes),
         cmocka_unit_test(test_init_threads),
         cmocka_unit_test(test_init_processes),
+        cmocka_unit_test(test_cleanup_races_writers_and_readers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,107 @@
+/* The public maintenance API (include/omnigraph.h, "Maintenance"): explicit optimize (the
+ * optimize adapter, then the manifest's compaction under the §8 maintenance protocol) and
+ * cleanup (src/write/cleanup.c). docs/maintenance.md says when to use them. */
+#include "omnigraph.h"
+
+#include "api/graph_internal.h"
+#include "core/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Fragments over every data table of the head, and of the graph manifest. */
+static int count_fragments(og_graph *g, uint64_t *tables, uint64_t *manifest)
+{
+    *tables = *manifest = 0;
+    graph_snapshot *snap = NULL;
+    int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, 0);
+    for (size_t i = 0; rc == 0 && i < snap->n_tables; i++) {
+        lance_dataset *ds = NULL;
+        rc = graph_table_open(&ds, g->w->s, &snap->tables[i], LANCE_ACCESS_READ);
+        if (rc == 0) *tables += ds->m->pb->n_fragments;
+        lance_dataset_free(ds);
+    }
+    lance_dataset *m = NULL;
+    if (rc == 0) rc = graph_manifest_open(&m, g->w->s, NULL, 0, LANCE_ACCESS_READ);
+    if (rc == 0) *manifest = m->m->pb->n_fragments;
+    lance_dataset_free(m);
+    graph_snapshot_free(snap);
+    return rc;
+}
+
+int og_graph_optimize(og_optimize_result *out, og_graph *g, const og_optimize_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_optimize: out is NULL");
+    memset(out, 0, sizeof *out);
+    og_optimize_options def = OG_OPTIMIZE_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_optimize: missing argument");
+    if (opt->version != OG_OPTIMIZE_OPTIONS_VERSION)
+        return core_err(OG_E_BAD_REQUEST, "og_optimize_options: version %d is not %d",
+                        opt->version, OG_OPTIMIZE_OPTIONS_VERSION);
+    if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
+        return core_err(OG_E_UNSUPPORTED, "optimizing branch '%s': only main is supported by "
+                        "this build", opt->branch);
+    if (g->w->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    int rc = count_fragments(g, &out->fragments_before, &out->manifest_fragments_before);
+    write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;
+    write_result wr;
+    memset(&wr, 0, sizeof wr);
+    if (rc == 0) rc = write_optimize(g->w, &oo, &wr);
+    bool compacted = false;
+    if (rc == 0) rc = write_compact_manifest(g->w, NULL, false, &compacted);
+    if (rc == 0) rc = count_fragments(g, &out->fragments_after, &out->manifest_fragments_after);
+    if (rc != 0) return rc;
+    if (wr.committed) {
+        snprintf(out->commit_id, sizeof out->commit_id, "%s", wr.commit_id);
+        out->tables_compacted = wr.n_tables;
+    }
+    lance_dataset *m = NULL;
+    rc = graph_manifest_open(&m, g->w->s, NULL, 0, LANCE_ACCESS_READ);
+    if (rc == 0) out->manifest_version = m->m->pb->version;
+    lance_dataset_free(m);
+    return rc;
+}
+
+typedef struct progress_relay {
+    og_cleanup_progress_fn fn;
+    void *arg;
+} progress_relay;
+
+static void relay(void *arg, const char *root, size_t done, size_t total)
+{
+    const progress_relay *p = arg;
+    p->fn(p->arg, root, done, total);
+}
+
+int og_graph_cleanup(og_cleanup_result *out, og_graph *g, const og_cleanup_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_cleanup: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_cleanup: missing argument");
+    if (opt->version != OG_CLEANUP_OPTIONS_VERSION)
+        return core_err(OG_E_BAD_REQUEST, "og_cleanup_options: version %d is not %d",
+                        opt->version, OG_CLEANUP_OPTIONS_VERSION);
+    write_cleanup_options co = WRITE_CLEANUP_OPTIONS_INIT;
+    co.keep = opt->keep;
+    co.older_than_us = opt->older_than_us;
+    co.dry_run = opt->dry_run != 0;
+    if (opt->orphan_grace_ms) co.orphan_grace_ms = opt->orphan_grace_ms;
+    progress_relay pr = {opt->progress, opt->progress_arg};
+    if (opt->progress) {
+        co.progress = relay;
+        co.progress_arg = &pr;
+    }
+    write_cleanup_report r;
+    int rc = write_cleanup(g->w, &co, &r);
+    if (rc != 0) return rc;
+    out->commits_total = r.commits_total;
+    out->commits_retained = r.commits_retained;
+    snprintf(out->oldest_retained, sizeof out->oldest_retained, "%s", r.oldest_retained);
+    out->versions_removed = r.versions_removed;
+    out->files_removed = r.files_removed;
+    out->bytes_removed = r.bytes_removed;
+    out->files_spared_recent = r.files_spared_recent;
+    out->datasets = r.tables;
+    return 0;
+}

@@ -1,0 +1,161 @@
+/* Graph cleanup (RFC-022 §8, maintenance): remove the Lance versions and files that no
+ * retained graph commit needs, in every table and in the graph manifest.
+ *
+ * Retention is decided on commits, then mapped to versions:
+ *  - a commit of main stays readable (`--at`) when it is among the newest `keep` or younger
+ *    than `older_than_us` (each rule only when given; the head always stays);
+ *  - the oldest retained commit's manifest version is the manifest's floor, and the table
+ *    versions its snapshot pins are each table's floor. Versions only grow along main (a
+ *    rollback is a new version), so every retained commit pins versions at or above the
+ *    floors, and every version at or above them stays;
+ *  - lance_cleanup then deletes the versions below each floor and the files only they named,
+ *    plus files no version names that are older than the orphan grace (attempts that staged
+ *    files and never committed).
+ * Order and races: the recovery barrier runs first, so no interrupted write still needs an
+ * old version to roll back to. Writers that publish meanwhile only add versions above the
+ * floors; readers of a retained commit read versions at or above them. A table's floor is at
+ * most its pinned version, which a writer holding the table's gate commits on top of, so
+ * table commits never land among deleted versions; the manifest is cleaned under the branch
+ * gate (below), and version discovery re-checks the version it found (version.c), so a
+ * publisher whose cached base was deleted cannot recreate a deleted version number. A reader of an expired
+ * commit may fail mid-read: that commit is the one the caller asked to forget. The commit
+ * rows stay in the lineage (commit list still shows them); reading one of them fails typed
+ * (graph_snapshot_load says the version was removed). */
+#include "write/internal.h"
+
+#include "core/alloc.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "lance/cleanup.h"
+#include "lance/paths.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void add_report(write_cleanup_report *out, const lance_cleanup_report *r)
+{
+    out->versions_removed += r->versions_deleted;
+    out->files_removed += r->versions_deleted + r->data_files_deleted +
+                          r->deletion_files_deleted + r->txn_files_deleted;
+    out->bytes_removed += r->bytes_deleted;
+    out->files_spared_recent += r->files_spared_recent;
+}
+
+static bool has_path(const graph_snapshot *snap, const char *path)
+{
+    for (size_t i = 0; i < snap->n_tables; i++)
+        if (strcmp(snap->tables[i].path, path) == 0)
+            return true;
+    return false;
+}
+
+static int clean_one(write_graph *g, const char *root, uint64_t floor,
+                     const write_cleanup_options *opt, write_cleanup_report *out)
+{
+    lance_cleanup_options co = LANCE_CLEANUP_OPTIONS_INIT;
+    co.before_version = floor;
+    co.older_than_ms = -1; /* retention was decided on commits */
+    co.safety_window_ms = opt->orphan_grace_ms;
+    co.dry_run = opt->dry_run;
+    lance_cleanup_report r;
+    memset(&r, 0, sizeof r);
+    int rc = lance_cleanup(g->s, root, &co, &r);
+    if (rc == 0) {
+        add_report(out, &r);
+        out->tables++;
+        if (opt->progress)
+            opt->progress(opt->progress_arg, root, out->tables, out->tables_total);
+    }
+    return rc;
+}
+
+int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanup_report *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!opt || opt->version != 1)
+        return core_err(OG_E_BAD_REQUEST, "write_cleanup_options version is not 1");
+    if (g->readonly)
+        return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (opt->keep == 0 && opt->older_than_us < 0)
+        return core_err(OG_E_BAD_REQUEST,
+                        "cleanup needs a retention rule: keep the newest N commits, or the "
+                        "commits younger than a duration, or both");
+    size_t resolved = 0;
+    int rc = write_recover(g, NULL, &resolved);
+    if (rc != 0)
+        return rc;
+    graph_snapshot *head = NULL, *floor_snap = NULL;
+    if ((rc = graph_snapshot_load(&head, g->s, NULL, 0, GRAPH_SNAP_LINEAGE)) != 0)
+        return rc;
+    /* commits are newest first; a commit expires when it breaks every rule given */
+    int64_t now = (int64_t)core_wall_us();
+    out->commits_total = head->n_commits;
+    bool *keep = core_calloc(head->n_commits ? head->n_commits : 1, sizeof *keep);
+    if (!keep) {
+        graph_snapshot_free(head);
+        return core_err_nomem();
+    }
+    for (size_t i = 0; i < head->n_commits; i++) {
+        const graph_commit *c = &head->commits[i];
+        bool by_count = opt->keep > 0 && i < opt->keep;
+        bool by_age = opt->older_than_us >= 0 && now - c->created_at_us < opt->older_than_us;
+        keep[i] = i == 0 || by_count || by_age;
+    }
+    /* The floor: the oldest retained commit whose version is still stored (an earlier cleanup
+     * may have removed older ones, which then stay unreadable whatever the rules say). */
+    uint64_t floor_mver = head->manifest_version;
+    for (size_t k = head->n_commits; rc == 0 && k-- > 0;) {
+        if (!keep[k])
+            continue;
+        const graph_commit *c = &head->commits[k];
+        if (!floor_snap && c->manifest_version < head->manifest_version) {
+            rc = graph_snapshot_load(&floor_snap, g->s, NULL, c->manifest_version, 0);
+            if (rc == OG_E_NOT_FOUND) {
+                og_error_clear();
+                rc = 0;
+                continue;
+            }
+        }
+        if (c->manifest_version < floor_mver)
+            floor_mver = c->manifest_version;
+        if (!out->oldest_retained[0] || c->manifest_version <= floor_mver)
+            snprintf(out->oldest_retained, sizeof out->oldest_retained, "%s", c->id);
+        out->commits_retained++;
+    }
+    core_free(keep);
+    out->floor_manifest_version = floor_mver;
+    if (rc == 0 && !floor_snap)
+        rc = graph_snapshot_load(&floor_snap, g->s, NULL, floor_mver, 0);
+    /* the tables to clean: those of the head and of the floor (a table dropped since the floor
+     * still serves the commits in between) */
+    out->tables_total = 1 + head->n_tables;
+    for (size_t i = 0; rc == 0 && i < floor_snap->n_tables; i++)
+        out->tables_total += !has_path(head, floor_snap->tables[i].path);
+    for (size_t i = 0; rc == 0 && i < head->n_tables; i++) {
+        const graph_table *t = &head->tables[i];
+        const graph_table *f = graph_snapshot_table(floor_snap, t->alias);
+        /* a table the floor does not know was created later: all its versions are needed */
+        uint64_t floor = f && strcmp(f->path, t->path) == 0 ? f->version : 1;
+        rc = clean_one(g, t->path, floor, opt, out);
+    }
+    for (size_t i = 0; rc == 0 && i < floor_snap->n_tables; i++) {
+        const graph_table *f = &floor_snap->tables[i];
+        if (!has_path(head, f->path))
+            rc = clean_one(g, f->path, f->version, opt, out);
+    }
+    /* The manifest last: until now, every retained commit's snapshot could be read. Under the
+     * branch gate, so no publisher is between finding the latest version and committing the
+     * next one while versions below it disappear (a publisher that starts later finds its
+     * cached base gone and starts from the hint: lance_version_latest_from). */
+    if (rc == 0) {
+        write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL};
+        write_gate_set *gate = NULL;
+        rc = write_gates_acquire(g->gates, &key, 1, WRITE_GATE_TIMEOUT_MS, &gate);
+        if (rc == 0)
+            rc = clean_one(g, GRAPH_MANIFEST_DIR, floor_mver, opt, out);
+        write_gate_set_release(gate);
+    }
+    graph_snapshot_free(floor_snap);
+    graph_snapshot_free(head);
+    return rc;
+}
