@@ -14,6 +14,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#ifdef OG_BENCH_SQLITE
+#include <sqlite3.h>
+#endif
 
 static double now_ms(void)
 {
@@ -59,6 +62,46 @@ static void measure_disk(const char *root)
     nftw(root, add_size, 32, FTW_PHYS);
 }
 
+#ifdef OG_BENCH_SQLITE
+/* The peer of item 7(a): one durable single-row INSERT per write (WAL, synchronous=FULL, a
+ * keyed table like ours), in a file next to the graph, alternating one for one with our writes
+ * so both see the same disk. */
+static sqlite3 *peer;
+static sqlite3_stmt *peer_ins;
+
+static void peer_open(const char *root)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s.sqlite", root);
+    remove(path);
+    char *err = NULL;
+    if (sqlite3_open(path, &peer) != SQLITE_OK ||
+        sqlite3_exec(peer, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
+                           "CREATE TABLE person(name TEXT PRIMARY KEY, age INTEGER)",
+                     NULL, NULL, &err) != SQLITE_OK ||
+        sqlite3_prepare_v2(peer, "INSERT INTO person(name, age) VALUES (?, ?)", -1, &peer_ins,
+                           NULL) != SQLITE_OK) {
+        fprintf(stderr, "bench_history: sqlite: %s\n", err ? err : sqlite3_errmsg(peer));
+        exit(1);
+    }
+}
+
+static double peer_write(int i)
+{
+    char name[32];
+    snprintf(name, sizeof name, "person-%d", i);
+    double t = now_ms();
+    sqlite3_bind_text(peer_ins, 1, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(peer_ins, 2, i % 90);
+    if (sqlite3_step(peer_ins) != SQLITE_DONE) {
+        fprintf(stderr, "bench_history: sqlite insert: %s\n", sqlite3_errmsg(peer));
+        exit(1);
+    }
+    sqlite3_reset(peer_ins);
+    return now_ms() - t;
+}
+#endif
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -84,10 +127,17 @@ int main(int argc, char **argv)
     }
     static const char q[] = "query add($n: String, $a: I32) { insert Person { name: $n, age: $a } }";
     double *lat = malloc(sizeof *lat * (size_t)w);
-    double c0 = cpu_ms();
+#ifdef OG_BENCH_SQLITE
+    double *plat = malloc(sizeof *plat * (size_t)w);
+    peer_open(root);
+    printf("peer: sqlite %s, one INSERT per write (WAL, synchronous=FULL), alternating\n",
+           sqlite3_libversion());
+#endif
+    double c0 = cpu_ms(), pcpu = 0;
     long long b0 = written_bytes();
-    printf("%8s %9s %9s %12s %15s %13s %13s %11s\n", "depth", "p50 ms", "p99 ms",
-           "cpu ms/write", "written B/write", "disk B/write", "bytes B/write", "files/write");
+    printf("%8s %9s %9s %12s %15s %13s %13s %11s %10s %10s %7s\n", "depth", "p50 ms", "p99 ms",
+           "cpu ms/write", "written B/write", "disk B/write", "bytes B/write", "files/write",
+           "sqlite p50", "sqlite p99", "ratio");
     for (int i = 1; i <= n; i++) {
         char p[96];
         snprintf(p, sizeof p, "{\"n\":\"person-%d\",\"a\":%d}", i, i % 90);
@@ -101,21 +151,43 @@ int main(int argc, char **argv)
             return 1;
         }
         lat[(i - 1) % w] = now_ms() - t;
+        double p50 = 0, p99 = 0;
+#ifdef OG_BENCH_SQLITE
+        /* the peer's write, kept out of our CPU and bytes figures */
+        double pc = cpu_ms();
+        long long pb = written_bytes();
+        plat[(i - 1) % w] = peer_write(i);
+        pcpu += cpu_ms() - pc;
+        b0 += written_bytes() - pb;
+#endif
         if (i % w == 0) {
-            double cpu = (cpu_ms() - c0) / w;
+            double cpu = (cpu_ms() - c0 - pcpu) / w;
             long long wb = (written_bytes() - b0) / w;
             qsort(lat, (size_t)w, sizeof *lat, cmp_double);
+#ifdef OG_BENCH_SQLITE
+            qsort(plat, (size_t)w, sizeof *plat, cmp_double);
+            p50 = plat[w / 2];
+            p99 = plat[w * 99 / 100];
+#endif
             measure_disk(root); /* outside the measured window */
-            printf("%8d %9.2f %9.2f %12.2f %15lld %13lld %13lld %11.2f\n", i, lat[w / 2],
-                   lat[w * 99 / 100], cpu, wb, disk_total / i, disk_apparent / i,
-                   (double)disk_files / i);
+            printf("%8d %9.2f %9.2f %12.2f %15lld %13lld %13lld %11.2f %10.2f %10.2f %7.1f\n", i,
+                   lat[w / 2], lat[w * 99 / 100], cpu, wb, disk_total / i, disk_apparent / i,
+                   (double)disk_files / i, p50, p99, p50 > 0 ? lat[w / 2] / p50 : 0.0);
+            pcpu = 0;
             fflush(stdout);
             c0 = cpu_ms();
             b0 = written_bytes();
         }
     }
     free(lat);
+#ifdef OG_BENCH_SQLITE
+    free(plat);
+    sqlite3_finalize(peer_ins);
+    sqlite3_close(peer);
+#endif
     og_graph_close(g); /* finishes queued maintenance */
+    if (getenv("OG_BENCH_NO_CLEANUP")) /* keep the full history for inspection */
+        return 0;
 
     /* What retention costs: cleanup keeping the newest 100 commits, then (optimize and keep
      * 1) the live data alone. Nothing else writes now, so orphans need no grace. */

@@ -477,12 +477,12 @@ static int finish_file(compactor *c, cgroup *g, out_file *o)
     if (c->stable) {
         f->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
         rc = encode_rowids(a, o->ids, o->rows, &f->inline_row_ids);
-        if (rc == 0 && lance_version_seq_keepable(o->created, o->rows)) {
+        if (rc == 0 && lance_version_seq_keepable(o->created, o->rows, c->opt->version_runs_max)) {
             f->created_at_version_sequence_case =
                 LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
             rc = encode_versions(a, o->created, o->rows, &f->inline_created_at_versions);
         }
-        if (rc == 0 && lance_version_seq_keepable(o->updated, o->rows)) {
+        if (rc == 0 && lance_version_seq_keepable(o->updated, o->rows, c->opt->version_runs_max)) {
             f->last_updated_at_version_sequence_case =
                 LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
             rc = encode_versions(a, o->updated, o->rows, &f->inline_last_updated_at_versions);

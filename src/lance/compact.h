@@ -19,7 +19,7 @@
  * batch before the manifest names them). Deleted rows are dropped. With
  * stable row ids every row keeps its row id (the new fragment's RowIdSequence holds the old
  * ids: a range when contiguous, else a range_with_bitmap (LSB-first) or an array) and its
- * created-at and last-updated-at versions. New fragments take ids after max_fragment_id and
+ * created-at and last-updated-at versions (within version_runs_max). New fragments take ids after max_fragment_id and
  * stand where the group's first fragment stood; next_row_id is unchanged.
  *
  * Commits: each is a Rewrite{groups: [{old_fragments, new_fragments}]} with a fresh uuid,
@@ -63,9 +63,12 @@ typedef struct lance_compact_options {
      * keeps at most about (T - 1) fragments per tier. Fragments with deletions to
      * materialize are still rewritten alone. */
     unsigned tier_factor;
+    /* A new fragment keeps its rows' created-at / last-updated-at versions as sequences of at
+     * most this many runs; past it, it carries none (unknown). 0: always, exactly. */
+    size_t version_runs_max;
 } lance_compact_options;
 
-#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0}
+#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0}
 
 typedef struct lance_compact_report {
     uint64_t read_version;          /* the snapshot compaction planned on */

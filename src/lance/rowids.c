@@ -536,13 +536,13 @@ int lance_version_seq_expand(const lance_version_seq *seq, uint64_t n_rows,
     return 0;
 }
 
-int lance_version_seq_keepable(const uint64_t *v, uint64_t n)
+int lance_version_seq_keepable(const uint64_t *v, uint64_t n, size_t max_runs)
 {
     size_t nruns = 0;
     for (uint64_t i = 0; i < n; i++) {
         if (v[i] == 0) return 0;
         nruns += i == 0 || v[i] != v[i - 1];
-        if (nruns > LANCE_VERSION_RUNS_MAX) return 0;
+        if (max_runs && nruns > max_runs) return 0;
     }
     return 1;
 }

@@ -76,15 +76,16 @@ void lance_version_seq_free(lance_version_seq *seq);
 /* The sequence of per-row versions v[0..n): one run per stretch of equal values. Replaces
  * out's contents with the encoded RowDatasetVersionSequence. */
 int lance_version_seq_from_rows(core_buf *out, const uint64_t *v, uint64_t n);
-/* At most this many runs are kept in a fragment's sequence. Every manifest repeats every
- * fragment's sequences, so a fragment compacted from many small writes (one run per write)
- * would make every later commit rewrite one run per row it holds. Past the bound the
- * fragment carries no sequence: the versions are unknown, which Lance readers accept (they
- * report their defaults), rather than approximated, which would claim a false version. */
-#define LANCE_VERSION_RUNS_MAX 32
+/* The bound on a fragment's runs that the graph engine uses (lance_compact_options
+ * .version_runs_max, and rows an update rewrites). Every manifest repeats every fragment's
+ * sequences, so a fragment compacted from many small writes (one run per write) would make
+ * every later commit rewrite one run per row it holds. Past the bound the fragment carries no
+ * sequence: the versions are unknown, which Lance readers accept (they report their
+ * defaults), rather than approximated, which would claim a false version. */
+#define LANCE_VERSION_RUNS_MAX 8
 /* Whether per-row versions v[0..n) are kept as a sequence: every one known (0 is unknown)
- * and at most LANCE_VERSION_RUNS_MAX runs. */
-int lance_version_seq_keepable(const uint64_t *v, uint64_t n);
+ * and at most max_runs runs (0: any number). */
+int lance_version_seq_keepable(const uint64_t *v, uint64_t n, size_t max_runs);
 /* {runs: [{span: range{0, n}, version}]}: every row of a fragment written at `version`. */
 int lance_version_seq_uniform(core_buf *out, uint64_t n_rows, uint64_t version);
 /* The version of each of n_rows rows, in row order (the runs must cover exactly n_rows rows

@@ -939,7 +939,7 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
              * (lance_version_seq_keepable); otherwise the fragment carries none rather than
              * claiming they were created now. */
             int created_kept = !nf->created_at ||
-                               lance_version_seq_keepable(nf->created_at, nf->rows);
+                               lance_version_seq_keepable(nf->created_at, nf->rows, LANCE_VERSION_RUNS_MAX);
             if (created_kept)
                 f->created_at_version_sequence_case =
                     LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;

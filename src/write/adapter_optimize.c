@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "lance/compact.h"
 #include "lance/paths.h"
+#include "lance/rowids.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ void write_tiered_compact_options(lance_compact_options *co)
     lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
     *co = def;
     co->tier_factor = WRITE_TIER_FACTOR;
+    co->version_runs_max = LANCE_VERSION_RUNS_MAX;
     /* Deleted rows go when their fragment's tier is merged; rewriting a fragment only to drop
      * them would make every update or delete due for maintenance of its own. */
     co->materialize_deletions = false;
@@ -89,8 +91,10 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
             (t->table_branch && !(e->table_branch = core_strdup(t->table_branch))))
             return core_err_nomem();
-        if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0)
-            return rc;
+        /* Not in the read set: compaction keeps content whatever the table holds, so a write
+         * that lands on the table before the gates does not restart it (a steady stream of
+         * writes would starve it); the coordinator moves each expected version to the pin it
+         * finds under the gates instead (revalidate). */
     }
     return 0;
 }
@@ -107,6 +111,7 @@ int write_optimize_apply(write_graph *g, write_intent *in)
         lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
         if (e->tiered)
             write_tiered_compact_options(&co);
+        co.version_runs_max = LANCE_VERSION_RUNS_MAX;
         co.uuid = e->uuid;
         co.max_groups_per_commit = 0; /* one commit: one exact effect */
         lance_compact_report rep;

@@ -435,7 +435,7 @@ static void base_advance(write_graph *g, const write_base *old, const write_inte
 }
 
 /* Stage D: fresh authority state under the gates. 0 = the read set holds; 1 = restart. */
-static int revalidate(write_graph *g, const write_intent *in, const char *branch)
+static int revalidate(write_graph *g, write_intent *in, const char *branch)
 {
     uint64_t latest = 0;
     char root[STORE_KEY_MAX];
@@ -454,6 +454,15 @@ static int revalidate(write_graph *g, const write_intent *in, const char *branch
         rc = graph_snapshot_load(&fresh, g->s, branch, latest, 0);
         if (rc == 0)
             rc = write_rs_check(&in->rs, fresh);
+        /* Optimize reads nothing it must arbitrate (compaction keeps content): under the
+         * gates, its effects take the tables' current pins and compact what is there. */
+        for (size_t i = 0; rc == 0 && in->kind == WRITE_KIND_OPTIMIZE && i < in->n_effects; i++) {
+            const graph_table *t = graph_snapshot_table(fresh, in->effects[i].alias);
+            if (!t || t->sid != in->effects[i].sid || t->inc != in->effects[i].inc)
+                rc = OG_E_READ_SET_CONFLICT; /* the table was replaced: plan again */
+            else
+                in->effects[i].expected_version = t->version;
+        }
         graph_snapshot_free(fresh);
         if (rc == OG_E_READ_SET_CONFLICT)
             return 1;

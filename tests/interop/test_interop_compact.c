@@ -160,6 +160,7 @@ static void test_lancedb_tiered_without_versions(void **state)
     lance_dataset_free(ds);
     lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
     o.tier_factor = 8;
+    o.version_runs_max = LANCE_VERSION_RUNS_MAX;
     for (int i = 0; i < 72; i++) {
         assert_og_ok(cf_append(f->s, &f->schema, i, 1));
         for (bool due = true; due;) {

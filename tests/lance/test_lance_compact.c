@@ -235,6 +235,7 @@ static void test_compact_tiered(void **state)
     lance_dataset_free(ds);
     lance_compact_options tier = LANCE_COMPACT_OPTIONS_INIT;
     tier.tier_factor = 8;
+    tier.version_runs_max = LANCE_VERSION_RUNS_MAX;
     tier.materialize_deletions = false;
     enum { N = 600 }; /* 8^3 = 512 <= N: three tiers above the first */
     uint64_t rewritten = 0;
