@@ -721,6 +721,51 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
     return rc;
 }
 
+/* The latest version, if every old fragment of the plan is there unchanged (same id, same
+ * deletion file); then the new fragments take ids after the latest's. OG_E_CONFLICT if not. */
+static int rebase_onto_latest(compactor *c, lance_manifest **out)
+{
+    const lance_dataset *ds = c->ds;
+    *out = NULL;
+    lance_naming naming;
+    lance_manifest *m = NULL;
+    int rc = lance_version_load_latest(ds->s, ds->root, LANCE_ACCESS_WRITE, &m, &naming);
+    if (rc) return rc;
+    const Lance__Table__Manifest *pb = m->pb;
+    uint64_t max_id = pb->has_max_fragment_id ? pb->max_fragment_id : 0;
+    for (size_t i = 0; i < pb->n_fragments; i++)
+        if (pb->fragments[i]->id > max_id) max_id = pb->fragments[i]->id;
+    size_t found = 0;
+    for (size_t i = 0; i < pb->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = pb->fragments[i];
+        long gi = group_of(c, f->id);
+        if (gi < 0) continue;
+        const cgroup *g = &c->g[gi];
+        const Lance__Table__DataFragment *old = NULL;
+        for (size_t k = 0; k < g->n_old && !old; k++)
+            if (g->old[k]->id == f->id) old = g->old[k];
+        int same_del = (!old->deletion_file && !f->deletion_file) ||
+                       (old->deletion_file && f->deletion_file &&
+                        old->deletion_file->id == f->deletion_file->id &&
+                        old->deletion_file->read_version == f->deletion_file->read_version);
+        if (!same_del || old->physical_rows != f->physical_rows) break;
+        found++;
+    }
+    if (found != c->n_by_id) {
+        lance_manifest_free(m);
+        core_err(OG_E_CONFLICT, "table '%s': version %" PRIu64 " changed fragments the "
+                 "compaction rewrites", ds->root, pb->version);
+        core_err_detail(CORE_ERR_OBJECT, ds->root);
+        return OG_E_CONFLICT;
+    }
+    uint64_t next = max_id + 1;
+    for (size_t i = 0; i < c->n_g; i++)
+        for (size_t k = 0; k < c->g[i].n_new; k++) c->g[i].nw[k]->id = next++;
+    c->next_frag_id = next;
+    *out = m;
+    return 0;
+}
+
 /* A snapshot of manifest m (which it shares). */
 static int snapshot_of(const lance_dataset *ds, const lance_manifest *m, lance_dataset **out)
 {
@@ -789,7 +834,8 @@ int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_comp
     compactor c;
     int rc = compactor_init(&c, ds, opt, rep);
     if (rc) return rc;
-    rc = plan(&c);    rep->groups = c.n_g;
+    rc = plan(&c);
+    rep->groups = c.n_g;
     lance_manifest *cur = NULL; /* the last commit's manifest (NULL: ds's) */
     size_t per = opt->max_groups_per_commit ? opt->max_groups_per_commit : c.n_g;
     for (size_t g0 = 0; rc == 0 && g0 < c.n_g;) {
@@ -805,6 +851,16 @@ int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_comp
         }
         lance_manifest *nm = NULL;
         if (rc == 0) rc = commit_groups(&c, cur ? cur : ds->m, g0, g1, uuid, &nm);
+        for (unsigned r = 0; rc == OG_E_CONFLICT && r < opt->rebase_attempts && per == c.n_g &&
+                             !ds->m->pb->branch;
+             r++) {
+            lance_manifest *latest = NULL;
+            og_error_clear();
+            rc = rebase_onto_latest(&c, &latest);
+            if (rc == 0) rc = commit_groups(&c, latest, g0, g1, uuid, &nm);
+            lance_manifest_free(cur);
+            cur = latest; /* the base of the attempt, or of the next one */
+        }
         if (nm) {
             lance_manifest_free(cur);
             cur = nm;

@@ -66,9 +66,15 @@ typedef struct lance_compact_options {
     /* A new fragment keeps its rows' created-at / last-updated-at versions as sequences of at
      * most this many runs; past it, it carries none (unknown). 0: always, exactly. */
     size_t version_runs_max;
+    /* When the commit finds its version taken, rebase this many times (0: fail with
+     * OG_E_CONFLICT): if every fragment the plan rewrites is still there, unchanged, in the
+     * latest version (concurrent appends leave them alone), the same new files are committed
+     * on top of it, with fresh fragment ids. Only with max_groups_per_commit 0 and not on a
+     * branch. The new files are not written again. */
+    unsigned rebase_attempts;
 } lance_compact_options;
 
-#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0}
+#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0, 0}
 
 typedef struct lance_compact_report {
     uint64_t read_version;          /* the snapshot compaction planned on */

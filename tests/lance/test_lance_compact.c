@@ -284,6 +284,55 @@ static void test_compact_tiered(void **state)
     lance_dataset_free(ds);
 }
 
+/* A commit that finds its version taken by appends rebases onto them (the rewritten fragments
+ * are still there, unchanged): the merged files commit on top, with fresh fragment ids, and no
+ * row is lost. A delete from a rewritten fragment meanwhile makes it give up typed. (The
+ * compaction plans on a snapshot taken before the concurrent commit.) */
+static void test_compact_rebase(void **state)
+{
+    fixture *f = *state;
+    lance_create_options co = LANCE_CREATE_OPTIONS_INIT;
+    co.stable_row_ids = true;
+    lance_dataset *ds = NULL, *nd = NULL;
+    assert_og_ok(lance_dataset_create(&ds, f->s, CF_ROOT, &f->schema, &co));
+    lance_dataset_free(ds);
+    for (int i = 0; i < 8; i++) assert_og_ok(cf_append(f->s, &f->schema, i * 10, 10));
+    lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
+    lance_compact_report r;
+    ds = open_latest(f); /* version 9 */
+    assert_og_ok(cf_append(f->s, &f->schema, 1000, 2)); /* version 10, under the plan */
+    assert_og_error(lance_compact(&nd, ds, &o, &r), OG_E_CONFLICT); /* no rebase asked */
+    o.rebase_attempts = 2;
+    assert_og_ok(lance_compact(&nd, ds, &o, &r));
+    assert_int_equal(r.n_commits, 1);
+    assert_int_equal(r.versions[0], 11);
+    const Lance__Table__Manifest *pb = nd->m->pb;
+    assert_int_equal(pb->n_fragments, 2); /* the merged one, then the append's */
+    assert_true(pb->fragments[0]->id != pb->fragments[1]->id);
+    assert_true(pb->max_fragment_id >= pb->fragments[0]->id);
+    assert_true(pb->max_fragment_id >= pb->fragments[1]->id);
+    lance_dataset_free(nd);
+    lance_dataset_free(ds);
+    arrow_batch *b = NULL;
+    assert_og_ok(cf_scan(f->s, 0, &b));
+    assert_int_equal(b->num_rows, 82);
+    arrow_batch_free(b);
+
+    /* a delete from a fragment the plan rewrites: no rebase, a typed conflict */
+    for (int i = 0; i < 8; i++) assert_og_ok(cf_append(f->s, &f->schema, 2000 + i, 1));
+    o.tier_factor = 8; /* only the eight one-row fragments */
+    ds = open_latest(f);
+    uint64_t v = ds->m->pb->version;
+    assert_og_ok(cf_delete(f->s, 2000, 2001));
+    assert_og_error(lance_compact(&nd, ds, &o, &r), OG_E_CONFLICT);
+    assert_null(nd);
+    assert_int_equal(r.n_commits, 0);
+    lance_dataset_free(ds);
+    ds = open_latest(f);
+    assert_int_equal(ds->m->pb->version, v + 1); /* only the delete */
+    lance_dataset_free(ds);
+}
+
 /* A commit that lands between the snapshot compaction planned on and its commit makes the
  * compaction fail typed, publishing nothing; a retry on the new version succeeds. */
 static void test_compact_conflict(void **state)
@@ -940,6 +989,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compact_no_stable_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_default_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_tiered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compact_rebase, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_race_at_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_several_commits, setup, teardown),
