@@ -203,19 +203,43 @@ fail:
 
 /* ---- gates --------------------------------------------------------------------------------- */
 
-int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **out)
+/* The gate keys of an intent (caller frees *keys; the strings are the intent's). */
+static int intent_gate_keys(const write_intent *in, write_gate_key **keys, size_t *n)
 {
-    size_t n = 2 + in->n_effects;
-    write_gate_key *keys = core_calloc(n, sizeof *keys);
-    if (!keys)
+    *n = 2 + in->n_effects;
+    if (!(*keys = core_calloc(*n, sizeof **keys)))
         return core_err_nomem();
     const char *branch = in->branch ? in->branch : "main";
-    keys[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL};
-    keys[1] = (write_gate_key){WRITE_GATE_BRANCH, branch, NULL};
+    (*keys)[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL};
+    (*keys)[1] = (write_gate_key){WRITE_GATE_BRANCH, branch, NULL};
     for (size_t i = 0; i < in->n_effects; i++) {
         const char *pb = in->effects[i].table_branch ? in->effects[i].table_branch : "main";
-        keys[2 + i] = (write_gate_key){WRITE_GATE_TABLE, pb, in->effects[i].alias};
+        (*keys)[2 + i] = (write_gate_key){WRITE_GATE_TABLE, pb, in->effects[i].alias};
     }
+    return 0;
+}
+
+/* Whether the gates a restarted write kept cover this intent's. */
+static bool gates_cover(const write_gate_set *held, const write_intent *in)
+{
+    write_gate_key *keys = NULL;
+    size_t n = 0;
+    if (!held || intent_gate_keys(in, &keys, &n) != 0) {
+        og_error_clear();
+        return false;
+    }
+    bool ok = write_gate_set_covers(held, keys, n) != 0;
+    core_free(keys);
+    return ok;
+}
+
+int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **out)
+{
+    size_t n = 0;
+    write_gate_key *keys = NULL;
+    int rc0 = intent_gate_keys(in, &keys, &n);
+    if (rc0 != 0)
+        return rc0;
     uint64_t t0 = core_mono_ns();
     int rc = write_gates_acquire(g->gates, keys, n, WRITE_GATE_TIMEOUT_MS, out);
     write_stats d = {0};
@@ -712,8 +736,11 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
     maintain_now(g, tables, n, manifest_due);
 }
 
-static int write_run(write_graph *g, const write_adapter *ad, const void *input,
-                     const write_options *opt, write_result *res)
+/* Attempts of one write. A write that had to restart after the gates (another writer
+ * published under it) keeps its gates in *held and prepares again under them, so a busy
+ * branch does not make it lose again and again: it waited its turn once. */
+static int write_run_attempts(write_graph *g, const write_adapter *ad, const void *input,
+                              const write_options *opt, write_result *res, write_gate_set **held)
 {
     const char *branch = opt->branch && strcmp(opt->branch, "main") != 0 ? opt->branch : NULL;
     if (branch)
@@ -722,9 +749,21 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
     memset(res, 0, sizeof *res);
     int rc = 0;
     for (unsigned attempt = 0;; attempt++) {
-        /* A: recovery barrier — resolve, or fail typed; never "schedule and continue". */
+        /* A: recovery barrier — resolve, or fail typed; never "schedule and continue". With
+         * gates kept from the last attempt, no writer of this host can arm an intent, and one
+         * that is there already (it would need our gates to be resolved) makes us let go. */
         size_t resolved = 0;
-        if ((rc = write_recover(g, branch, &resolved)) != 0)
+        if (*held) {
+            char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+            size_t n_ids = 0;
+            rc = write_sidecar_list(g->s, &ids, &n_ids);
+            core_free(ids);
+            if (rc != 0 || n_ids) {
+                write_gate_set_release(*held);
+                *held = NULL;
+            }
+        }
+        if (!*held && (rc = write_recover(g, branch, &resolved)) != 0)
             return rc;
 
         /* B: prepare without gates, against a base captured after the barrier. */
@@ -805,13 +844,20 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         if (g->test_after_prepare)
             g->test_after_prepare(g->test_arg);
 
-        /* C: the complete gate set in the total order. */
+        /* C: the complete gate set in the total order (or the kept one, if it covers it). */
         write_gate_set *gates = NULL;
-        if ((rc = write_intent_gates(g, &in, &gates)) != 0) {
-            base_release(wb);
-            write_intent_clear(&in);
-            return rc;
+        if (*held && gates_cover(*held, &in)) {
+            gates = *held;
+        } else {
+            write_gate_set_release(*held);
+            if ((rc = write_intent_gates(g, &in, &gates)) != 0) {
+                *held = NULL;
+                base_release(wb);
+                write_intent_clear(&in);
+                return rc;
+            }
         }
+        *held = NULL;
         uint64_t held0 = core_mono_ns();
 
         /* D: revalidate the complete read set, or discard everything and start again. */
@@ -820,9 +866,9 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
             rc = revalidate(g, &in, branch);
         if (rc == 1) {
             /* The cached base may be one cleanup removed (the pre-gate probe does not look
-             * twice): the next attempt captures the latest afresh. */
+             * twice): the next attempt captures the latest afresh. The gates are kept for it. */
             base_forget(g, wb);
-            write_gate_set_release(gates);
+            *held = gates;
             base_release(wb);
             write_intent_clear(&in);
             memset(&d, 0, sizeof d);
@@ -921,6 +967,15 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
         write_intent_clear(&in);
         return 0;
     }
+}
+
+static int write_run(write_graph *g, const write_adapter *ad, const void *input,
+                     const write_options *opt, write_result *res)
+{
+    write_gate_set *held = NULL;
+    int rc = write_run_attempts(g, ad, input, opt, res, &held);
+    write_gate_set_release(held);
+    return rc;
 }
 
 int write_changes(write_graph *g, int kind, const graph_change_set *cs,

@@ -140,6 +140,20 @@ static int lock_mutex(pthread_mutex_t *mu, uint32_t timeout_ms, int *waited)
     return pthread_mutex_timedlock(mu, &ts);
 }
 
+int write_gate_set_covers(const write_gate_set *set, const write_gate_key *keys, size_t n)
+{
+    if (!set) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char *name = canonical_name(&keys[i]);
+        if (!name) return 0;
+        size_t k = 0;
+        while (k < set->n && strcmp(set->gates[k].name, name) != 0) k++;
+        core_free(name);
+        if (k == set->n) return 0;
+    }
+    return 1;
+}
+
 void write_gate_set_release(write_gate_set *set)
 {
     if (!set) return;

@@ -46,6 +46,8 @@ void write_gates_close(write_gates *g);
 int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n,
                         uint32_t timeout_ms, write_gate_set **out);
 void write_gate_set_release(write_gate_set *set);
+/* Whether the set holds every one of keys (a superset is as good: the order was kept). */
+int write_gate_set_covers(const write_gate_set *set, const write_gate_key *keys, size_t n);
 /* The order in which the set was taken, as "tier:name[/table]" strings (for tests/logs). */
 size_t write_gate_set_count(const write_gate_set *set);
 const char *write_gate_set_name(const write_gate_set *set, size_t i);

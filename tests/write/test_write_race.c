@@ -8,7 +8,8 @@
  *   - a cardinality bound probed by concurrent edge inserts holds (@card(0..1): one wins);
  *   - a recovery-required state is never advanced around;
  *   - concurrent inits of one root: exactly one succeeds;
- *   - cleanup looping against writer and reader processes loses nothing acknowledged.
+ *   - cleanup looping against writer and reader processes loses nothing acknowledged;
+ *   - a write restarted after its gates keeps them, so it restarts at most once.
  * Afterwards every edge's endpoints exist, every pin equals its Lance HEAD, and no sidecar is
  * left. */
 #include "write_fixture.h"
@@ -598,6 +599,57 @@ static void test_cleanup_races_writers_and_readers(void **state)
     test_rmrf(dir);
 }
 
+/* ---- cell: a restarted write keeps its gates ------------------------------------------------
+ * Four threads on one handle insert distinct people. A write that loses arbitration after its
+ * gates prepares again under the gates it kept, so it restarts at most once: reprepares never
+ * exceed the writes, and every write lands. */
+typedef struct keep_arg {
+    write_graph *g;
+    int id;
+    int failed;
+} keep_arg;
+
+static void *keep_writer(void *p)
+{
+    keep_arg *a = p;
+    for (int i = 0; i < 15; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"k%d-%d\"}}\n", a->id,
+                 i);
+        write_result r;
+        if (wf_load(a->g, line, EXEC_LOAD_APPEND, &r) != 0 || r.reprepares > 1) a->failed++;
+    }
+    return NULL;
+}
+
+static void test_restart_keeps_gates(void **state)
+{
+    (void)state;
+    char dir[256];
+    make_graph(dir, sizeof dir, "race-keep");
+    write_graph *g = NULL;
+    assert_og_ok(wf_open(&g, dir));
+    pthread_t th[4];
+    keep_arg a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (keep_arg){g, i, 0};
+        pthread_create(&th[i], NULL, keep_writer, &a[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(a[i].failed, 0);
+    }
+    write_stats st;
+    write_graph_stats(g, &st);
+    print_message("kept gates: %llu writes, %llu reprepares\n", (unsigned long long)st.writes,
+                  (unsigned long long)st.reprepares);
+    assert_true(st.reprepares > 0); /* the threads did contend */
+    assert_true(st.reprepares <= st.writes);
+    write_graph_close(g);
+    assert_int_equal(rows_of(dir, "node:Person"), 60);
+    test_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -612,6 +664,7 @@ int main(void)
         cmocka_unit_test(test_init_threads),
         cmocka_unit_test(test_init_processes),
         cmocka_unit_test(test_cleanup_races_writers_and_readers),
+        cmocka_unit_test(test_restart_keeps_gates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
