@@ -752,9 +752,10 @@ static int rebase_onto_latest(compactor *c, lance_manifest **out)
         found++;
     }
     if (found != c->n_by_id) {
+        uint64_t v = pb->version;
         lance_manifest_free(m);
         core_err(OG_E_CONFLICT, "table '%s': version %" PRIu64 " changed fragments the "
-                 "compaction rewrites", ds->root, pb->version);
+                 "compaction rewrites", ds->root, v);
         core_err_detail(CORE_ERR_OBJECT, ds->root);
         return OG_E_CONFLICT;
     }

@@ -736,6 +736,14 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
     maintain_now(g, tables, n, manifest_due);
 }
 
+static void note_restart(write_graph *g, write_result *res)
+{
+    write_stats d = {0};
+    d.reprepares = 1;
+    write_stats_add(g, &d);
+    res->reprepares++;
+}
+
 /* Attempts of one write. A write that had to restart after the gates (another writer
  * published under it) keeps its gates in *held and prepares again under them, so a busy
  * branch does not make it lose again and again: it waited its turn once. */
@@ -819,10 +827,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             og_error_clear();
             base_release(wb);
             write_intent_clear(&in);
-            memset(&d, 0, sizeof d);
-            d.reprepares = 1;
-            write_stats_add(g, &d);
-            res->reprepares++;
+            note_restart(g, res);
             continue;
         }
         if (rc != 0) {
@@ -871,10 +876,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             *held = gates;
             base_release(wb);
             write_intent_clear(&in);
-            memset(&d, 0, sizeof d);
-            d.reprepares = 1;
-            write_stats_add(g, &d);
-            res->reprepares++;
+            note_restart(g, res);
             if (attempt + 1 >= max_re)
                 return core_err(OG_E_READ_SET_CONFLICT,
                                 "the graph kept changing under this write: %u attempt%s", max_re,

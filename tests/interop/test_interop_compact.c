@@ -153,23 +153,15 @@ static void test_lancedb_reads_compacted(void **state)
 static void test_lancedb_tiered_without_versions(void **state)
 {
     fixture *f = *state;
-    lance_create_options co = LANCE_CREATE_OPTIONS_INIT;
-    co.stable_row_ids = true;
-    lance_dataset *ds = NULL;
-    assert_og_ok(lance_dataset_create(&ds, f->s, CF_ROOT, &f->schema, &co));
-    lance_dataset_free(ds);
+    assert_og_ok(cf_create_stable(f->s, &f->schema));
     lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
     o.tier_factor = 8;
     o.version_runs_max = LANCE_VERSION_RUNS_MAX;
     for (int i = 0; i < 72; i++) {
         assert_og_ok(cf_append(f->s, &f->schema, i, 1));
-        for (bool due = true; due;) {
-            assert_og_ok(lance_dataset_open(&ds, f->s, CF_ROOT, 0, LANCE_ACCESS_WRITE));
-            assert_og_ok(lance_compact_due(ds, &o, &due));
-            if (due) assert_og_ok(lance_compact(NULL, ds, &o, NULL));
-            lance_dataset_free(ds);
-        }
+        assert_og_ok(cf_compact_while_due(f->s, &o, NULL, NULL));
     }
+    lance_dataset *ds = NULL;
     assert_og_ok(lance_dataset_open(&ds, f->s, CF_ROOT, 0, LANCE_ACCESS_READ));
     size_t without = 0;
     for (size_t i = 0; i < ds->m->pb->n_fragments; i++)

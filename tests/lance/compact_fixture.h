@@ -85,6 +85,36 @@ static inline int cf_build(store *s, const arrow_schema *schema, bool stable)
     return rc;
 }
 
+/* An empty table with stable row ids at CF_ROOT. */
+static inline int cf_create_stable(store *s, const arrow_schema *schema)
+{
+    lance_create_options co = LANCE_CREATE_OPTIONS_INIT;
+    co.stable_row_ids = true;
+    lance_dataset *ds = NULL;
+    int rc = lance_dataset_create(&ds, s, CF_ROOT, schema, &co);
+    lance_dataset_free(ds);
+    return rc;
+}
+
+/* Compact the latest version while o plans something (as automatic maintenance does after
+ * each write); adds the rows rewritten and the commits made (either may be NULL). */
+static inline int cf_compact_while_due(store *s, const lance_compact_options *o,
+                                       uint64_t *rewritten, size_t *commits)
+{
+    for (bool due = true; due;) {
+        lance_dataset *ds = NULL;
+        int rc = lance_dataset_open(&ds, s, CF_ROOT, 0, LANCE_ACCESS_WRITE);
+        if (rc == 0) rc = lance_compact_due(ds, o, &due);
+        lance_compact_report r;
+        if (rc == 0 && due) rc = lance_compact(NULL, ds, o, &r);
+        if (rc == 0 && due && rewritten) *rewritten += r.rows_rewritten;
+        if (rc == 0 && due && commits) *commits += r.n_commits;
+        lance_dataset_free(ds);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 typedef struct cf_pair {
     int64_t key;
     int64_t idx;

@@ -228,11 +228,7 @@ static void test_compact_default_target(void **state)
 static void test_compact_tiered(void **state)
 {
     fixture *f = *state;
-    lance_create_options co = LANCE_CREATE_OPTIONS_INIT;
-    co.stable_row_ids = true;
-    lance_dataset *ds = NULL;
-    assert_og_ok(lance_dataset_create(&ds, f->s, CF_ROOT, &f->schema, &co));
-    lance_dataset_free(ds);
+    assert_og_ok(cf_create_stable(f->s, &f->schema));
     lance_compact_options tier = LANCE_COMPACT_OPTIONS_INIT;
     tier.tier_factor = 8;
     tier.version_runs_max = LANCE_VERSION_RUNS_MAX;
@@ -242,23 +238,9 @@ static void test_compact_tiered(void **state)
     size_t compactions = 0;
     for (int i = 0; i < N; i++) {
         assert_og_ok(cf_append(f->s, &f->schema, i, 1));
-        for (;;) {
-            ds = open_latest(f);
-            bool due = false;
-            assert_og_ok(lance_compact_due(ds, &tier, &due));
-            if (!due) {
-                lance_dataset_free(ds);
-                break;
-            }
-            lance_compact_report r;
-            assert_og_ok(lance_compact(NULL, ds, &tier, &r));
-            assert_int_equal(r.n_commits, 1);
-            rewritten += r.rows_rewritten;
-            compactions++;
-            lance_dataset_free(ds);
-        }
+        assert_og_ok(cf_compact_while_due(f->s, &tier, &rewritten, &compactions));
     }
-    ds = open_latest(f);
+    lance_dataset *ds = open_latest(f);
     const Lance__Table__Manifest *pb = ds->m->pb;
     print_message("tiered: %zu compactions, %llu rows rewritten for %d rows, %zu fragments\n",
                   compactions, (unsigned long long)rewritten, N, pb->n_fragments);
