@@ -371,6 +371,14 @@ int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
             if (pinned[p] == e->v) candidate = 0; /* a branch's fork point */
         e->keep = !candidate;
     }
+    /* Contiguous: nothing above the oldest version kept for a tag or a fork point either, so
+     * the versions kept are one run up to the latest (no gap a version search could take for
+     * the end, and no deleted version number a stale writer could commit again). */
+    for (size_t i = 0; opt->contiguous && i < vl.n; i++)
+        if (vl.v[i].keep) {
+            for (size_t k = i; k < vl.n; k++) vl.v[k].keep = 1;
+            break;
+        }
 
     /* What the kept versions reference (a kept manifest that cannot be read stops the run
      * before anything is deleted), and what the doomed ones did. */

@@ -40,12 +40,15 @@ typedef struct lance_cleanup_options {
     uint64_t safety_window_ms; /* unreferenced, never-committed files younger than this stay */
     uint64_t now_ms;           /* "now" in ms since the epoch (0: the wall clock) */
     bool dry_run;              /* count what would be deleted, delete nothing */
+    /* Keep every version above the oldest one kept (for a tag, a fork point or the cutoff):
+     * the graph engine's version searches rely on the kept versions being one run. */
+    bool contiguous;
 } lance_cleanup_options;
 
 #define LANCE_CLEANUP_DEFAULT_AGE_MS (14ll * 24 * 3600 * 1000)
 #define LANCE_CLEANUP_DEFAULT_WINDOW_MS (3600ull * 1000)
 #define LANCE_CLEANUP_OPTIONS_INIT                                                             \
-    {1, 0, LANCE_CLEANUP_DEFAULT_AGE_MS, LANCE_CLEANUP_DEFAULT_WINDOW_MS, 0, false}
+    {1, 0, LANCE_CLEANUP_DEFAULT_AGE_MS, LANCE_CLEANUP_DEFAULT_WINDOW_MS, 0, false, false}
 
 typedef struct lance_cleanup_report {
     uint64_t latest_version;       /* the latest version when cleanup listed them */

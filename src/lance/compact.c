@@ -707,8 +707,8 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
         rc = lance_commit_pending_on(ds->s, ds->root, ds->naming, &next.pb, base, &txn,
                                      base->index, base->index_len, LANCE_COMMIT_KEEP_BYTES,
                                      c->pending, c->n_pending, &ci);
+    if (rc) return rc; /* the pending files stay pending for a rebased attempt */
     c->n_pending = 0;
-    if (rc) return rc;
     lance_compact_report *rep = c->rep;
     rep->versions[rep->n_commits] = ci.version;
     memcpy(rep->uuids[rep->n_commits], ci.uuid, sizeof ci.uuid);
@@ -748,9 +748,15 @@ static int rebase_onto_latest(compactor *c, lance_manifest **out)
                        (old->deletion_file && f->deletion_file &&
                         old->deletion_file->id == f->deletion_file->id &&
                         old->deletion_file->read_version == f->deletion_file->read_version);
-        if (!same_del || old->physical_rows != f->physical_rows) break;
+        int same_files = old->n_files == f->n_files; /* an added column adds a file */
+        for (size_t k = 0; same_files && k < f->n_files; k++)
+            same_files = strcmp(old->files[k]->path, f->files[k]->path) == 0;
+        if (!same_del || !same_files || old->physical_rows != f->physical_rows) break;
         found++;
     }
+    /* A schema change or an index since the plan: the merged files would not match. */
+    if (pb->n_fields != ds->m->pb->n_fields || m->index_len != ds->m->index_len)
+        found = SIZE_MAX;
     if (found != c->n_by_id) {
         uint64_t v = pb->version;
         lance_manifest_free(m);

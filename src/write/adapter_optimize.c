@@ -91,10 +91,8 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
             (t->table_branch && !(e->table_branch = core_strdup(t->table_branch))))
             return core_err_nomem();
-        /* Not in the read set: compaction keeps content whatever the table holds, so a write
-         * that lands on the table before the gates does not restart it (a steady stream of
-         * writes would starve it); the coordinator moves each expected version to the pin it
-         * finds under the gates instead (revalidate). */
+        if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0)
+            return rc;
     }
     return 0;
 }

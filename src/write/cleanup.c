@@ -57,6 +57,7 @@ static int clean_one(write_graph *g, const char *root, uint64_t floor,
     co.older_than_ms = -1; /* retention was decided on commits */
     co.safety_window_ms = opt->orphan_grace_ms;
     co.dry_run = opt->dry_run;
+    co.contiguous = true; /* a version kept for a tag below the floor must not leave a gap */
     lance_cleanup_report r;
     memset(&r, 0, sizeof r);
     int rc = lance_cleanup(g->s, root, &co, &r);

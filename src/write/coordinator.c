@@ -110,11 +110,95 @@ void write_graph_stats(write_graph *g, write_stats *out)
 
 static void maint_stop(write_graph *g);
 
+/* ---- owner locks ----------------------------------------------------------------------------
+ * A write holds an advisory lock while its sidecar exists, so that recovery can tell a live
+ * owner from a dead one; the sidecar names it. Creating and removing a lock file per write
+ * costs two inode operations, and ext4 makes every allocation scan past inodes freed in the
+ * last minutes, so a handle keeps the locks of writes that finished cleanly (still held, and
+ * named by no sidecar any more) and gives them to its next writes. A write that leaves its
+ * sidecar behind releases and removes its lock, so recovery sees its owner gone. */
+typedef struct owner_pool {
+    char prefix[40];          /* "owner-<ULID>-" unique to this handle */
+    uint64_t next;            /* names handed out */
+    store_lock **locks;       /* free, held */
+    char (*names)[WRITE_OWNER_LOCK_CAP];
+    size_t n, cap;
+} owner_pool;
+
+static int owner_take(write_graph *g, char name[WRITE_OWNER_LOCK_CAP], store_lock **out)
+{
+    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+    owner_pool *p = g->owners_;
+    if (p && p->n) {
+        p->n--;
+        *out = p->locks[p->n];
+        memcpy(name, p->names[p->n], WRITE_OWNER_LOCK_CAP);
+        pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+        return 0;
+    }
+    int rc = 0;
+    if (!p) {
+        core_ulid u;
+        char id[GRAPH_ID_LEN + 1];
+        if (!(p = core_calloc(1, sizeof *p)) || (rc = core_ulid_new(&u)) != 0) {
+            core_free(p);
+            pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+            return rc ? rc : core_err_nomem();
+        }
+        core_ulid_format(&u, id);
+        snprintf(p->prefix, sizeof p->prefix, "owner-%s-", id);
+        g->owners_ = p;
+    }
+    snprintf(name, WRITE_OWNER_LOCK_CAP, "%s%llu", p->prefix, (unsigned long long)p->next++);
+    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+    return store_lock_acquire(g->s, name, 0, out);
+}
+
+/* A write whose sidecar is gone gives its lock back (still held: nothing names it). */
+static void owner_return(write_graph *g, const char *name, store_lock *l)
+{
+    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
+    owner_pool *p = g->owners_;
+    if (p && p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 4;
+        store_lock **nl = core_realloc(p->locks, cap * sizeof *nl);
+        if (nl)
+            p->locks = nl;
+        char(*nn)[WRITE_OWNER_LOCK_CAP] = nl ? core_realloc(p->names, cap * sizeof *nn) : NULL;
+        if (nn) {
+            p->names = nn;
+            p->cap = cap;
+        }
+    }
+    if (p && p->n < p->cap) {
+        p->locks[p->n] = l;
+        snprintf(p->names[p->n], WRITE_OWNER_LOCK_CAP, "%s", name);
+        p->n++;
+        l = NULL;
+    }
+    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
+    store_lock_release_remove(l); /* could not keep it */
+}
+
+static void owners_close(write_graph *g)
+{
+    owner_pool *p = g->owners_;
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        store_lock_release_remove(p->locks[i]);
+    core_free(p->locks);
+    core_free(p->names);
+    core_free(p);
+    g->owners_ = NULL;
+}
+
 void write_graph_close(write_graph *g)
 {
     if (!g)
         return;
     maint_stop(g); /* finishes queued maintenance: the handle's state is still whole */
+    owners_close(g);
     write_gates_close(g->gates);
     base_release(g->base_);
     lang_catalog_free(g->catalog);
@@ -459,7 +543,7 @@ static void base_advance(write_graph *g, const write_base *old, const write_inte
 }
 
 /* Stage D: fresh authority state under the gates. 0 = the read set holds; 1 = restart. */
-static int revalidate(write_graph *g, write_intent *in, const char *branch)
+static int revalidate(write_graph *g, const write_intent *in, const char *branch)
 {
     uint64_t latest = 0;
     char root[STORE_KEY_MAX];
@@ -478,15 +562,6 @@ static int revalidate(write_graph *g, write_intent *in, const char *branch)
         rc = graph_snapshot_load(&fresh, g->s, branch, latest, 0);
         if (rc == 0)
             rc = write_rs_check(&in->rs, fresh);
-        /* Optimize reads nothing it must arbitrate (compaction keeps content): under the
-         * gates, its effects take the tables' current pins and compact what is there. */
-        for (size_t i = 0; rc == 0 && in->kind == WRITE_KIND_OPTIMIZE && i < in->n_effects; i++) {
-            const graph_table *t = graph_snapshot_table(fresh, in->effects[i].alias);
-            if (!t || t->sid != in->effects[i].sid || t->inc != in->effects[i].inc)
-                rc = OG_E_READ_SET_CONFLICT; /* the table was replaced: plan again */
-            else
-                in->effects[i].expected_version = t->version;
-        }
         graph_snapshot_free(fresh);
         if (rc == OG_E_READ_SET_CONFLICT)
             return 1;
@@ -892,11 +967,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
 
         /* E: arm recovery — the sidecar is durable before the first physical effect, and its
          * lock proves to recovery that its owner is alive. */
-        char lock_name[STORE_KEY_MAX], key[STORE_KEY_MAX];
-        write_sidecar_lock_name(lock_name, in.operation_id);
+        char key[STORE_KEY_MAX];
         write_sidecar_key(key, in.operation_id);
         store_lock *owner = NULL;
-        rc = store_lock_acquire(g->s, lock_name, 0, &owner);
+        rc = owner_take(g, in.owner_lock, &owner);
         if (rc == 0)
             rc = OG_FAILPOINT("write.pre_sidecar");
         if (rc == 0)
@@ -946,10 +1020,16 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
 
         /* H: finalize. The commit is durable and visible; a failure to delete the sidecar is
          * harmless (the next barrier proves the intent published and removes it). */
-        if (OG_FAILPOINT("write.post_publish") == 0 && store_delete(g->s, key, 0) != 0)
+        bool finalized = OG_FAILPOINT("write.post_publish") == 0;
+        if (finalized && store_delete(g->s, key, 0) != 0) {
+            finalized = false;
             core_log(CORE_LOG_WARN, "could not delete sidecar %s: %s (next write finalizes it)",
                      key, og_error_last()->message);
-        store_lock_release_remove(owner);
+        }
+        if (finalized)
+            owner_return(g, in.owner_lock, owner);
+        else
+            store_lock_release_remove(owner); /* the sidecar names it: show recovery it ended */
         write_gate_set_release(gates);
         res->committed = true;
         memcpy(res->commit_id, in.commit_id, sizeof res->commit_id);

@@ -71,6 +71,8 @@ typedef struct write_rollback {
 
 /* ---- Sidecar (the armed intent) ------------------------------------------------------------ */
 
+#define WRITE_OWNER_LOCK_CAP 64
+
 typedef struct write_intent {
     int format;                           /* WRITE_SIDECAR_FORMAT */
     char operation_id[GRAPH_ID_LEN + 1];
@@ -90,13 +92,17 @@ typedef struct write_intent {
     write_rollback *rollback;             /* persisted before the first restore */
     size_t n_rollback;
     write_base *base;                     /* the base prepare ran on (not persisted, borrowed) */
+    /* The advisory lock its owner holds while it runs ("" in sidecars of older writers: then
+     * "sidecar-<operation id>"). A handle reuses its owner locks from write to write. */
+    char owner_lock[WRITE_OWNER_LOCK_CAP];
 } write_intent;
 
 void write_intent_clear(write_intent *in);
 /* The sidecar key of an operation: "__recovery/<id>.json". */
 void write_sidecar_key(char out[STORE_KEY_MAX], const char *operation_id);
-/* The advisory lock its owner holds for its whole life. */
-void write_sidecar_lock_name(char out[STORE_KEY_MAX], const char *operation_id);
+/* The advisory lock its owner holds for its whole life (its owner_lock, or the name older
+ * writers used). */
+void write_intent_owner_lock(const write_intent *in, char out[STORE_KEY_MAX]);
 int write_intent_to_json(const write_intent *in, core_buf *out);
 /* Parse a sidecar body; `key` names it in errors. OG_E_CORRUPT for damage (naming the file and
  * the remedy), OG_E_UNSUPPORTED for a newer format. */

@@ -419,7 +419,6 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
     *resolved = false;
     char key[STORE_KEY_MAX], lock_name[STORE_KEY_MAX];
     write_sidecar_key(key, operation_id);
-    write_sidecar_lock_name(lock_name, operation_id);
     core_buf body = CORE_BUF_INIT;
     int rc = store_get(g->s, key, 0, UINT64_MAX, &body);
     if (rc == OG_E_NOT_FOUND) /* listed, then finished by its owner: absence, not an error */
@@ -435,7 +434,19 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
     store_lock *owner = NULL;
     if ((rc = write_intent_gates(g, &in, &gates)) != 0)
         goto out;
+    write_intent_owner_lock(&in, lock_name);
     rc = store_lock_acquire(g->s, lock_name, 0, &owner);
+    if (rc == OG_E_CONFLICT) {
+        /* Held: by its owner still running, or by the handle that finished it and keeps the
+         * lock for its next write. Only a sidecar that is still there is in progress. */
+        store_meta meta;
+        int h = store_head(g->s, key, &meta);
+        if (h == OG_E_NOT_FOUND) {
+            og_error_clear();
+            rc = 0;
+            goto out;
+        }
+    }
     if (rc == OG_E_CONFLICT) {
         rc = core_err(OG_E_RECOVERY_REQUIRED,
                       "write %s is still in progress in another process; retry when it ends",

@@ -129,9 +129,12 @@ void write_sidecar_key(char out[STORE_KEY_MAX], const char *operation_id)
     snprintf(out, STORE_KEY_MAX, "%s/%s.json", GRAPH_RECOVERY_DIR, operation_id);
 }
 
-void write_sidecar_lock_name(char out[STORE_KEY_MAX], const char *operation_id)
+void write_intent_owner_lock(const write_intent *in, char out[STORE_KEY_MAX])
 {
-    snprintf(out, STORE_KEY_MAX, "sidecar-%s", operation_id);
+    if (in->owner_lock[0])
+        snprintf(out, STORE_KEY_MAX, "%s", in->owner_lock);
+    else
+        snprintf(out, STORE_KEY_MAX, "sidecar-%s", in->operation_id);
 }
 
 int64_t write_now_us(void)
@@ -171,6 +174,8 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
     int bad = 0;
     bad |= json_object_set_new(root, "format", json_integer(in->format));
     bad |= json_object_set_new(root, "operation_id", json_string(in->operation_id));
+    if (in->owner_lock[0])
+        bad |= json_object_set_new(root, "owner_lock", json_string(in->owner_lock));
     bad |= json_object_set_new(root, "writer_kind", json_string(write_kind_name(in->kind)));
     bad |= json_object_set_new(root, "actor", jstr_or_null(in->actor));
     bad |= json_object_set_new(root, "started_at_us", json_integer(in->started_at_us));
@@ -320,6 +325,21 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
         strlen(schema) > GRAPH_SCHEMA_HASH_LEN) {
         json_decref(root);
         return corrupt(key, "invalid identifiers");
+    }
+    /* The owner's lock: optional; when present a short name of letters, digits and '-'. */
+    json_t *jowner = json_object_get(root, "owner_lock");
+    if (jowner) {
+        const char *o = json_string_value(jowner);
+        size_t ol = o ? strlen(o) : 0;
+        bool ok = o && ol > 0 && ol < sizeof out->owner_lock;
+        for (size_t i = 0; ok && i < ol; i++)
+            ok = (o[i] >= 'a' && o[i] <= 'z') || (o[i] >= 'A' && o[i] <= 'Z') ||
+                 (o[i] >= '0' && o[i] <= '9') || o[i] == '-';
+        if (!ok) {
+            json_decref(root);
+            return corrupt(key, "owner_lock is not a lock name");
+        }
+        memcpy(out->owner_lock, o, ol + 1);
     }
     /* The file must be named after its operation: a copied or misdirected sidecar is never
      * applied under another name. */

@@ -81,6 +81,7 @@ typedef struct write_graph {
     write_base *base_;           /* internal: last manifest state seen (immutable) */
     bool background_maintenance; /* automatic maintenance on the handle's worker thread */
     void *maint_;                /* internal: that worker's queue */
+    void *owners_;               /* internal: owner locks held for reuse (coordinator.c) */
     /* Test hook: called after prepare, before the gates (to interleave a concurrent writer at
      * exactly the window the read set must cover). NULL in production. */
     void (*test_after_prepare)(void *arg);
@@ -92,7 +93,7 @@ typedef struct write_open_options {
     bool readonly;               /* never write anything (no recovery, no claim cleanup) */
     const char *actor;
     /* Automatic maintenance (compacting tables and the graph manifest once they pass
-     * WRITE_AUTO_OPTIMIZE_FRAGMENTS fragments) runs on a worker thread of the handle after the
+     * a size tier is due, WRITE_TIER_FACTOR) runs on a worker thread of the handle after the
      * write that made it due has returned, instead of inside that write call. Closing the
      * handle finishes what is queued. The public API turns it on; off, it runs inline (the
      * deterministic order the crash and cost suites count). */

@@ -510,6 +510,11 @@ static void test_cleanup_keeps_what_is_retained(void **state)
     assert_og_ok(lance_cleanup(f->s, RF_ROOT, &o, &r));
     assert_int_equal(r.versions_deleted, 5);
     assert_int_equal(rf_count(f->s, "_versions/"), RF_VERSIONS + 1);
+    /* Contiguous (the graph engine's): nothing above the tagged version 3 goes, only 1 and 2. */
+    o.contiguous = true;
+    assert_og_ok(lance_cleanup(f->s, RF_ROOT, &o, &r));
+    assert_int_equal(r.versions_deleted, 2);
+    o.contiguous = false;
     assert_int_equal(rf_count(f->s, "data/"), data0);
     assert_int_equal(hint_version(f), 2);
 

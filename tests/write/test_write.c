@@ -9,6 +9,7 @@
 #include "lance/version.h"
 #include "write/internal.h"
 
+#include <dirent.h>
 #include <string.h>
 
 static const char *SCHEMA =
@@ -309,6 +310,36 @@ static void test_stale_sidecar_finalized(void **state)
     graph_snapshot_free(s);
 }
 
+/* Lock files in .og-locks whose names start with prefix. */
+static size_t count_locks(const char *dir, const char *prefix)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/.og-locks", dir);
+    DIR *d = opendir(path);
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d) closedir(d);
+    return n;
+}
+
+/* A handle reuses the owner lock of a write that finished for its next writes, and removes it
+ * when it closes: no lock file per write, and none left behind. */
+static void test_owner_locks_reused(void **state)
+{
+    fixture *f = *state;
+    for (int i = 0; i < 10; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\"}}\n", i);
+        assert_og_ok(wf_load(f->g, line, EXEC_LOAD_APPEND, NULL));
+    }
+    assert_int_equal(count_locks(f->dir, "owner-"), 1);
+    assert_int_equal(count_locks(f->dir, "sidecar-"), 0);
+    write_graph_close(f->g);
+    f->g = NULL;
+    assert_int_equal(count_locks(f->dir, "owner-"), 0);
+}
+
 /* A sidecar whose owner is alive (its lock is held) is never acted on: the barrier fails typed
  * with the operation id and nothing moves. */
 static void test_live_owner_blocks_barrier(void **state)
@@ -321,8 +352,16 @@ static void test_live_owner_blocks_barrier(void **state)
     core_fp_clear_all();
     /* Pretend its owner is still running: hold the owner lock from another store handle. */
     store *other = wf_store(f->dir);
-    char lock_name[STORE_KEY_MAX];
-    write_sidecar_lock_name(lock_name, r.operation_id);
+    char lock_name[STORE_KEY_MAX], key[STORE_KEY_MAX];
+    write_sidecar_key(key, r.operation_id);
+    core_buf body = CORE_BUF_INIT;
+    assert_og_ok(store_get(other, key, 0, STORE_ALL, &body));
+    write_intent in;
+    assert_og_ok(write_intent_from_json(&in, (const char *)body.data, body.len, key));
+    core_buf_free(&body);
+    write_intent_owner_lock(&in, lock_name); /* the lock the sidecar names */
+    assert_non_null(strstr(lock_name, "owner-"));
+    write_intent_clear(&in);
     store_lock *l = NULL;
     assert_og_ok(store_lock_acquire(other, lock_name, 0, &l));
     if (!store_lock_is_real(l)) {
@@ -468,6 +507,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_confirmed_effects_roll_forward, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_sidecar_finalized, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_owner_blocks_barrier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owner_locks_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_sidecars, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_open_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_effect_before_sidecar, setup, teardown),
