@@ -829,6 +829,66 @@ static int compactor_init(compactor *c, const lance_dataset *ds, const lance_com
     return 0;
 }
 
+/* Commit groups [g0, g1) on *cur (NULL: the snapshot's manifest), rebasing as the options
+ * allow; *cur becomes the new version's manifest. */
+static int commit_chunk(compactor *c, lance_manifest **cur, size_t g0, size_t g1)
+{
+    const lance_compact_options *opt = c->opt;
+    const lance_dataset *ds = c->ds;
+    char uuid[LANCE_UUID_LEN + 1];
+    int rc = 0;
+    if (g0 == 0 && opt->uuid)
+        memcpy(uuid, opt->uuid, sizeof uuid);
+    else
+        rc = lance_uuid_new(uuid);
+    lance_manifest *nm = NULL;
+    if (rc == 0) rc = commit_groups(c, *cur ? *cur : ds->m, g0, g1, uuid, &nm);
+    for (unsigned r = 0; rc == OG_E_CONFLICT && r < opt->rebase_attempts && g0 == 0 &&
+                         g1 == c->n_g && !ds->m->pb->branch;
+         r++) {
+        lance_manifest *latest = NULL;
+        og_error_clear();
+        rc = rebase_onto_latest(c, &latest);
+        if (rc == 0) rc = commit_groups(c, latest, g0, g1, uuid, &nm);
+        lance_manifest_free(*cur);
+        *cur = latest; /* the base of the attempt, or of the next one */
+    }
+    if (nm) {
+        lance_manifest_free(*cur);
+        *cur = nm;
+    }
+    for (size_t i = g0; rc == 0 && i < g1; i++) {
+        c->rep->fragments_removed += c->g[i].n_old;
+        c->rep->fragments_added += c->g[i].n_new;
+    }
+    return rc;
+}
+
+/* The report's "after" figures, and the snapshot after the last commit (out may be NULL). */
+static int finish(compactor *c, const lance_manifest *cur, int rc, lance_dataset **out)
+{
+    const lance_dataset *ds = c->ds;
+    lance_compact_report *rep = c->rep;
+    const lance_manifest *fin = cur ? cur : ds->m;
+    final_stats(rep, fin->pb);
+    rep->rows_after = 0;
+    for (size_t i = 0; rc == 0 && i < fin->pb->n_fragments; i++) {
+        uint64_t del = 0;
+        rc = frag_deleted(ds, fin->pb->fragments[i], &del);
+        rep->rows_after += fin->pb->fragments[i]->physical_rows - del;
+    }
+    if (rc == 0 && out) rc = snapshot_of(ds, fin, out);
+    return rc;
+}
+
+static void compactor_free(compactor *c)
+{
+    groups_free(c);
+    core_free(c->by_id);
+    core_free(c->pending);
+    core_arena_free(&c->arena);
+}
+
 int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_compact_options *opt,
                   lance_compact_report *rep)
 {
@@ -849,50 +909,81 @@ int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_comp
         size_t g1 = g0 + per > c.n_g ? c.n_g : g0 + per;
         if (rep->n_commits == LANCE_COMPACT_MAX_COMMITS - 1) g1 = c.n_g;
         for (size_t i = g0; rc == 0 && i < g1; i++) rc = write_group(&c, &c.g[i]);
-        char uuid[LANCE_UUID_LEN + 1];
-        if (rc == 0) {
-            if (g0 == 0 && opt->uuid)
-                memcpy(uuid, opt->uuid, sizeof uuid);
-            else
-                rc = lance_uuid_new(uuid);
-        }
-        lance_manifest *nm = NULL;
-        if (rc == 0) rc = commit_groups(&c, cur ? cur : ds->m, g0, g1, uuid, &nm);
-        for (unsigned r = 0; rc == OG_E_CONFLICT && r < opt->rebase_attempts && per == c.n_g &&
-                             !ds->m->pb->branch;
-             r++) {
-            lance_manifest *latest = NULL;
-            og_error_clear();
-            rc = rebase_onto_latest(&c, &latest);
-            if (rc == 0) rc = commit_groups(&c, latest, g0, g1, uuid, &nm);
-            lance_manifest_free(cur);
-            cur = latest; /* the base of the attempt, or of the next one */
-        }
-        if (nm) {
-            lance_manifest_free(cur);
-            cur = nm;
-        }
-        for (size_t i = g0; rc == 0 && i < g1; i++) {
-            rep->fragments_removed += c.g[i].n_old;
-            rep->fragments_added += c.g[i].n_new;
-        }
+        if (rc == 0) rc = commit_chunk(&c, &cur, g0, g1);
         g0 = g1;
     }
-    const lance_manifest *fin = cur ? cur : ds->m;
-    final_stats(rep, fin->pb);
-    rep->rows_after = 0;
-    for (size_t i = 0; rc == 0 && i < fin->pb->n_fragments; i++) {
-        uint64_t del = 0;
-        rc = frag_deleted(ds, fin->pb->fragments[i], &del);
-        rep->rows_after += fin->pb->fragments[i]->physical_rows - del;
-    }
-    if (rc == 0 && out) rc = snapshot_of(ds, fin, out);
+    rc = finish(&c, cur, rc, out);
     lance_manifest_free(cur);
-    groups_free(&c);
-    core_free(c.by_id);
-    core_free(c.pending);
-    core_arena_free(&c.arena);
+    compactor_free(&c);
     return rc;
+}
+
+/* ---- staged compaction ------------------------------------------------------------------ */
+
+struct lance_compact_plan {
+    lance_dataset *ds;             /* the snapshot planned on (owned) */
+    lance_compact_options opt;
+    lance_compact_report rep;
+    compactor c;
+    int committed;
+};
+
+int lance_compact_stage(lance_compact_plan **out, const lance_dataset *ds,
+                        const lance_compact_options *opt)
+{
+    *out = NULL;
+    lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (opt->max_groups_per_commit)
+        return core_err(OG_E_BAD_REQUEST, "a staged compaction makes one commit: "
+                        "max_groups_per_commit must be 0");
+    lance_compact_plan *p = core_calloc(1, sizeof *p);
+    if (!p) return core_err_nomem();
+    p->opt = *opt;
+    int rc = snapshot_of(ds, ds->m, &p->ds);
+    if (rc == 0) rc = compactor_init(&p->c, p->ds, &p->opt, &p->rep);
+    if (rc) {
+        lance_dataset_free(p->ds);
+        core_free(p);
+        return rc;
+    }
+    rc = plan(&p->c);
+    p->rep.groups = p->c.n_g;
+    for (size_t i = 0; rc == 0 && i < p->c.n_g; i++) rc = write_group(&p->c, &p->c.g[i]);
+    if (rc) {
+        lance_compact_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+size_t lance_compact_plan_groups(const lance_compact_plan *p)
+{
+    return p ? p->c.n_g : 0;
+}
+
+int lance_compact_plan_commit(lance_compact_plan *p, lance_dataset **out,
+                              lance_compact_report *rep)
+{
+    if (out) *out = NULL;
+    if (p->committed)
+        return core_err(OG_E_BAD_REQUEST, "lance_compact_plan_commit: already committed");
+    p->committed = 1;
+    lance_manifest *cur = NULL;
+    int rc = p->c.n_g ? commit_chunk(&p->c, &cur, 0, p->c.n_g) : 0;
+    rc = finish(&p->c, cur, rc, out);
+    lance_manifest_free(cur);
+    if (rep) *rep = p->rep;
+    return rc;
+}
+
+void lance_compact_plan_free(lance_compact_plan *p)
+{
+    if (!p) return;
+    compactor_free(&p->c);
+    lance_dataset_free(p->ds);
+    core_free(p);
 }
 
 int lance_compact_due(const lance_dataset *ds, const lance_compact_options *opt, bool *due)

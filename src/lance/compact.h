@@ -101,6 +101,20 @@ typedef struct lance_compact_report {
 int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_compact_options *opt,
                   lance_compact_report *rep);
 
+/* A compaction planned and written, to be committed later (a caller that must hold a gate
+ * around the commit alone). lance_compact_stage plans on ds and writes every new file (synced
+ * with the commit); the plan keeps its own reference to the snapshot. max_groups_per_commit
+ * must be 0. lance_compact_plan_commit makes the one commit at the snapshot's version + 1
+ * (rebasing as opt->rebase_attempts allows; no groups: no commit and *out a copy of the
+ * snapshot). Files of a plan freed uncommitted are orphans for cleanup's age rule. */
+typedef struct lance_compact_plan lance_compact_plan;
+int lance_compact_stage(lance_compact_plan **out, const lance_dataset *ds,
+                        const lance_compact_options *opt);
+size_t lance_compact_plan_groups(const lance_compact_plan *p);
+int lance_compact_plan_commit(lance_compact_plan *p, lance_dataset **out,
+                              lance_compact_report *rep);
+void lance_compact_plan_free(lance_compact_plan *p);
+
 /* Whether lance_compact(ds, opt) would rewrite anything, from the manifest alone (and the
  * deletion files of fragments whose deleted-row count the manifest does not give). */
 int lance_compact_due(const lance_dataset *ds, const lance_compact_options *opt, bool *due);

@@ -55,6 +55,19 @@ bool write_compact_due(const lance_dataset *ds)
     return due;
 }
 
+/* The compaction options of an optimize effect: one exact commit with the effect's
+ * identity, tiered for automatic maintenance. */
+static void compact_options(const write_effect *e, lance_compact_options *co)
+{
+    lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
+    *co = def;
+    if (e->tiered)
+        write_tiered_compact_options(co);
+    co->version_runs_max = LANCE_VERSION_RUNS_MAX;
+    co->uuid = e->uuid;
+    co->max_groups_per_commit = 0; /* one commit: one exact effect */
+}
+
 int write_optimize_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
                            write_intent *in)
 {
@@ -70,13 +83,14 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         if (!wanted)
             continue;
         lance_dataset *ds = NULL;
-        int rc = graph_table_open(&ds, g->s, t, LANCE_ACCESS_READ);
+        int rc = graph_table_open(&ds, g->s, t, LANCE_ACCESS_WRITE);
         if (rc != 0)
             return rc;
         bool due = opt->auto_maintenance ? write_compact_due(ds) : fragments_of(ds) >= min;
-        lance_dataset_free(ds);
-        if (!due)
+        if (!due) {
+            lance_dataset_free(ds);
             continue;
+        }
         write_effect *e = &in->effects[in->n_effects];
         e->tiered = opt->auto_maintenance;
         e->kind = t->kind;
@@ -84,10 +98,19 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         e->inc = t->inc;
         e->expected_version = t->version;
         char u[LANCE_UUID_LEN + 1];
-        if ((rc = lance_uuid_new(u)) != 0)
-            return rc;
-        snprintf(e->uuid, sizeof e->uuid, "%s", u);
+        if ((rc = lance_uuid_new(u)) == 0)
+            snprintf(e->uuid, sizeof e->uuid, "%s", u);
         in->n_effects++;
+        /* The merge is read and written here, before the gates: writers of the table wait
+         * only for its commit (apply). A table that moves meanwhile restarts this write, whose
+         * next attempt runs under the gates it kept. */
+        lance_compact_options co;
+        compact_options(e, &co);
+        if (rc == 0)
+            rc = lance_compact_stage(&e->compaction, ds, &co);
+        lance_dataset_free(ds);
+        if (rc != 0)
+            return rc;
         if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
             (t->table_branch && !(e->table_branch = core_strdup(t->table_branch))))
             return core_err_nomem();
@@ -99,23 +122,16 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
 
 int write_optimize_apply(write_graph *g, write_intent *in)
 {
+    (void)g;
     for (size_t i = 0; i < in->n_effects; i++) {
         write_effect *e = &in->effects[i];
-        lance_dataset *ds = NULL, *after = NULL;
-        int rc = lance_branch_open(&ds, g->s, e->path, e->table_branch, e->expected_version,
-                                   NULL, LANCE_ACCESS_WRITE);
-        if (rc != 0)
-            return rc;
-        lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
-        if (e->tiered)
-            write_tiered_compact_options(&co);
-        co.version_runs_max = LANCE_VERSION_RUNS_MAX;
-        co.uuid = e->uuid;
-        co.max_groups_per_commit = 0; /* one commit: one exact effect */
+        lance_dataset *after = NULL;
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
-        rc = lance_compact(&after, ds, &co, &rep);
-        lance_dataset_free(ds);
+        /* staged in prepare on exactly expected_version (the pin the gates confirmed) */
+        int rc = e->compaction ? lance_compact_plan_commit(e->compaction, &after, &rep)
+                               : core_err(OG_E_INTERNAL, "optimize of %s has no staged merge",
+                                          e->alias);
         if (rc == 0 && rep.n_commits > 1)
             rc = core_err(OG_E_INTERNAL, "compaction of %s made %zu commits, planned one",
                           e->alias, rep.n_commits);

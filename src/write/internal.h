@@ -53,6 +53,8 @@ typedef struct write_effect {
     uint64_t row_count;          /* rows at achieved_version */
     bool compact_due;            /* a size tier is due at achieved_version (maintenance trigger) */
     bool tiered;                 /* optimize: compact only the due tiers (not in sidecars) */
+    struct lance_compact_plan *compaction; /* optimize: merged files written in prepare,
+                                            * committed by apply (not in sidecars) */
 } write_effect;
 
 void write_effect_clear(write_effect *e);

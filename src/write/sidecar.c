@@ -106,6 +106,7 @@ void write_effect_clear(write_effect *e)
     core_free(e->path);
     core_free(e->table_branch);
     lance_staged_free(e->staged);
+    lance_compact_plan_free(e->compaction);
     lance_dataset_free(e->base);
     memset(e, 0, sizeof *e);
 }

@@ -8,7 +8,8 @@
  *   - a follow-up load succeeds.
  * The spec's §5 crash-contract rows are each hit by some k (named in the comments below and
  * counted by the test: a crash before the sidecar, with the sidecar and no effect, with some
- * effects, with all effects before the manifest commit, and after the commit). */
+ * effects, with all effects before the manifest commit, and after the commit). Optimize (the
+ * optimize adapter) has its own cells: content unchanged, old or new fragment layout. */
 #include "write_fixture.h"
 
 #include "core/failpoint.h"
@@ -344,6 +345,103 @@ static void test_crash_during_recovery(void **state)
     assert_true(rep.n >= 5); /* plan rewrite, restore (txn + version), commit, audit, delete */
 }
 
+/* ---- optimize (the optimize adapter, og_graph_optimize) ----------------------------------
+ * A graph whose Person table has four fragments is optimized (one maintenance commit that
+ * rewrites them into one) with a crash after every durable operation. After a read-write open:
+ * the rows are unchanged, every pin equals its Lance HEAD, and the table has either its four
+ * fragments (old) or one (new). */
+static char opt_template[256];
+
+static int setup_optimize(store *s, void *vctx)
+{
+    (void)vctx;
+    if (!opt_template[0]) {
+        test_mkdtemp(opt_template, sizeof opt_template, "crash-opt-template");
+        store *t = NULL;
+        int rc = store_local_open(&t, opt_template);
+        write_init_result ir;
+        if (rc == 0) rc = write_init(t, SCHEMA, strlen(SCHEMA), "s.pg", &ir);
+        write_graph *g = NULL;
+        if (rc == 0) rc = write_graph_open(&g, wf_borrow(t), "", NULL);
+        for (int i = 0; rc == 0 && i < 4; i++) {
+            char line[96];
+            snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"o%d\"}}\n", i);
+            rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
+        }
+        write_graph_close(g);
+        store_close(t);
+        if (rc != 0)
+            return rc;
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp -a '%s/.' '%s/'", opt_template, store_local_root(s));
+    return system(cmd) == 0 ? 0 : OG_E_STORAGE;
+}
+
+static int op_optimize(store *s, void *vctx)
+{
+    (void)vctx;
+    write_graph *g = NULL;
+    int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;
+    write_result r;
+    if (rc == 0) rc = write_optimize(g, &oo, &r);
+    write_graph_close(g);
+    return rc;
+}
+
+static int check_optimize(store *s, void *vctx, const crashsim_point *pt)
+{
+    crash_ctx *c = vctx;
+    int rc = 0;
+    write_graph *g = NULL;
+    graph_snapshot *snap = NULL;
+    lance_dataset *ds = NULL;
+    char why[512];
+    CHECK(wf_open_recovered(s, &g, &c->rec, why, sizeof why) == 0, "%s", why);
+    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s",
+          og_error_last()->message);
+    const graph_table *t = graph_snapshot_table(snap, "node:Person");
+    CHECK(t != NULL && t->row_count == 4, "Person rows changed");
+    CHECK(wf_check_table(s, t, why, sizeof why) == 0, "%s", why);
+    CHECK(graph_table_open(&ds, s, t, LANCE_ACCESS_READ) == 0, "open: %s",
+          og_error_last()->message);
+    size_t frags = ds->m->pb->n_fragments;
+    CHECK(frags == 4 || frags == 1, "%zu fragments", frags);
+    CHECK(pt->op_rc != 0 || pt->crashed || frags == 1, "acknowledged optimize lost");
+    c->saw_old += frags == 4;
+    c->saw_new += frags == 1;
+    CHECK(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"zed\"}}\n", EXEC_LOAD_MERGE, NULL) ==
+              0,
+          "follow-up load: %s", og_error_last()->message);
+out:
+    lance_dataset_free(ds);
+    graph_snapshot_free(snap);
+    write_graph_close(g);
+    return rc;
+}
+
+static void test_crash_optimize(void **state)
+{
+    (void)state;
+    crash_ctx c;
+    memset(&c, 0, sizeof c);
+    crashsim_case cc = {"optimize", &c, setup_optimize, op_optimize, check_optimize};
+    crashsim_report rep;
+    crashsim_run(&cc, &rep);
+    print_message("optimize: %llu durable ops, %llu crash runs, old %u new %u, recovered %u "
+                  "(rolled back %u, rolled forward %u, discarded %u)\n",
+                  (unsigned long long)rep.n, (unsigned long long)rep.runs, c.saw_old, c.saw_new,
+                  c.rec.recovered, c.rec.rolled_back, c.rec.rolled_forward, c.rec.discarded);
+    if (rep.violations)
+        fail_msg("%llu violations; first: %s", (unsigned long long)rep.violations, rep.first);
+    assert_true(rep.n >= 5);
+    assert_true(c.saw_old > 0 && c.saw_new > 0);
+    assert_true(c.rec.discarded > 0);
+    assert_true(c.rec.rolled_forward > 0);
+    if (opt_template[0]) test_rmrf(opt_template);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_crash_load_merge),
         cmocka_unit_test(test_crash_load_overwrite),
         cmocka_unit_test(test_crash_during_recovery),
+        cmocka_unit_test(test_crash_optimize),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (template_dir[0])
