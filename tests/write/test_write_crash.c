@@ -65,22 +65,28 @@ static int build_template(store *s)
     return rc;
 }
 
-static int setup_graph(store *s, void *vctx)
+/* Copy the template in dir (built by `build` on first use) into the crash run's root. */
+static int copy_template(store *s, char *dir, size_t cap, const char *tag, int (*build)(store *))
 {
-    (void)vctx;
-    if (!template_dir[0]) {
-        test_mkdtemp(template_dir, sizeof template_dir, "crash-template");
+    if (!dir[0]) {
+        test_mkdtemp(dir, cap, tag);
         store *t = NULL;
-        int rc = store_local_open(&t, template_dir);
+        int rc = store_local_open(&t, dir);
         if (rc == 0)
-            rc = build_template(t);
+            rc = build(t);
         store_close(t);
         if (rc != 0)
             return rc;
     }
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cp -a '%s/.' '%s/'", template_dir, store_local_root(s));
+    snprintf(cmd, sizeof cmd, "cp -a '%s/.' '%s/'", dir, store_local_root(s));
     return system(cmd) == 0 ? 0 : OG_E_STORAGE;
+}
+
+static int setup_graph(store *s, void *vctx)
+{
+    (void)vctx;
+    return copy_template(s, template_dir, sizeof template_dir, "crash-template", build_template);
 }
 
 static int op_load(store *s, void *vctx)
@@ -352,30 +358,26 @@ static void test_crash_during_recovery(void **state)
  * fragments (old) or one (new). */
 static char opt_template[256];
 
+static int build_optimize_template(store *t)
+{
+    write_init_result ir;
+    int rc = write_init(t, SCHEMA, strlen(SCHEMA), "s.pg", &ir);
+    write_graph *g = NULL;
+    if (rc == 0) rc = write_graph_open(&g, wf_borrow(t), "", NULL);
+    for (int i = 0; rc == 0 && i < 4; i++) {
+        char line[96];
+        snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"o%d\"}}\n", i);
+        rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
+    }
+    write_graph_close(g);
+    return rc;
+}
+
 static int setup_optimize(store *s, void *vctx)
 {
     (void)vctx;
-    if (!opt_template[0]) {
-        test_mkdtemp(opt_template, sizeof opt_template, "crash-opt-template");
-        store *t = NULL;
-        int rc = store_local_open(&t, opt_template);
-        write_init_result ir;
-        if (rc == 0) rc = write_init(t, SCHEMA, strlen(SCHEMA), "s.pg", &ir);
-        write_graph *g = NULL;
-        if (rc == 0) rc = write_graph_open(&g, wf_borrow(t), "", NULL);
-        for (int i = 0; rc == 0 && i < 4; i++) {
-            char line[96];
-            snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"o%d\"}}\n", i);
-            rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
-        }
-        write_graph_close(g);
-        store_close(t);
-        if (rc != 0)
-            return rc;
-    }
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cp -a '%s/.' '%s/'", opt_template, store_local_root(s));
-    return system(cmd) == 0 ? 0 : OG_E_STORAGE;
+    return copy_template(s, opt_template, sizeof opt_template, "crash-opt-template",
+                         build_optimize_template);
 }
 
 static int op_optimize(store *s, void *vctx)
