@@ -21,21 +21,8 @@ if [ ! -x "$bin" ]; then
          "apt-get install libsqlite3-dev, then re-run cmake)" >&2
     exit 1
 fi
-command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 ||
-    { echo "run_graph: node and npm are needed for the Kuzu peer" >&2; exit 1; }
-
-# Kuzu, installed once per build directory from the lock (a stamp records what was installed).
-peer="$build/bench/graph_peer"
-mkdir -p "$peer"
-want=$( { sha256sum "$root/bench/graph_peer/package.json" "$root/bench/graph_peer/package-lock.json";
-          node -v; uname -m; } | sha256sum | cut -d' ' -f1)
-if [ ! -f "$peer/node_modules/.omnigraph-stamp" ] || [ "$(cat "$peer/node_modules/.omnigraph-stamp")" != "$want" ]; then
-    echo "run_graph: installing kuzu 0.11.3 into $peer (npm ci) ..." >&2
-    cp "$root/bench/graph_peer/package.json" "$root/bench/graph_peer/package-lock.json" "$peer/"
-    (cd "$peer" && npm ci --no-audit --no-fund --loglevel=error >"$peer/npm-ci.log" 2>&1) ||
-        { tail -n 20 "$peer/npm-ci.log" >&2; echo "run_graph: npm ci failed" >&2; exit 1; }
-    echo "$want" >"$peer/node_modules/.omnigraph-stamp"
-fi
+# Kuzu, installed once per build directory from the lock.
+. "$root/bench/kuzu_peer.sh"
 
 dir=$(mktemp -d "${TMPDIR:-/var/tmp}/og-bench-graph-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
