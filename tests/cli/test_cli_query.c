@@ -372,17 +372,23 @@ static void test_bad_query(void **state)
     assert_int_equal(commit_count(), 2);
 }
 
+/* make_graph, then open it (root: its path, 512 bytes) through the API. */
+static og_graph *open_made_graph(char load_commit[OG_ID_LEN + 1], char *root)
+{
+    make_graph(load_commit);
+    snprintf(root, 512, "%s/g", g_dir);
+    og_graph *g = NULL;
+    assert_int_equal(og_graph_open(&g, root, NULL), 0);
+    return g;
+}
+
 /* ---- the API directly ------------------------------------------------------------------------ */
 
 static void test_api(void **state)
 {
     (void)state;
-    char load_commit[OG_ID_LEN + 1];
-    make_graph(load_commit);
-    char root[512];
-    snprintf(root, sizeof root, "%s/g", g_dir);
-    og_graph *g = NULL;
-    assert_int_equal(og_graph_open(&g, root, NULL), 0);
+    char load_commit[OG_ID_LEN + 1], root[512];
+    og_graph *g = open_made_graph(load_commit, root);
     og_query_options q = OG_QUERY_OPTIONS_INIT;
     q.source = QUERIES;
     q.source_file = "q.gq";
@@ -523,12 +529,8 @@ static void test_api(void **state)
 static void test_if_commit_survives_maintenance(void **state)
 {
     (void)state;
-    char load_commit[OG_ID_LEN + 1];
-    make_graph(load_commit);
-    char root[512];
-    snprintf(root, sizeof root, "%s/g", g_dir);
-    og_graph *g = NULL;
-    assert_int_equal(og_graph_open(&g, root, NULL), 0);
+    char load_commit[OG_ID_LEN + 1], root[512];
+    og_graph *g = open_made_graph(load_commit, root);
     og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
     m.source = QUERIES;
     m.name = "add_person";

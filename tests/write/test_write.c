@@ -358,10 +358,17 @@ static void test_live_owner_blocks_barrier(void **state)
     assert_og_ok(store_get(other, key, 0, STORE_ALL, &body));
     write_intent in;
     assert_og_ok(write_intent_from_json(&in, (const char *)body.data, body.len, key));
-    core_buf_free(&body);
     write_intent_owner_lock(&in, lock_name); /* the lock the sidecar names */
     assert_non_null(strstr(lock_name, "owner-"));
     write_intent_clear(&in);
+    /* a sidecar naming a lock outside the lock namespace is refused as damaged */
+    char *text = strndup((const char *)body.data, body.len);
+    char *at = strstr(text, lock_name);
+    assert_non_null(at);
+    at[5] = '/'; /* "owner/..." */
+    assert_og_error(write_intent_from_json(&in, text, strlen(text), key), OG_E_CORRUPT);
+    free(text);
+    core_buf_free(&body);
     store_lock *l = NULL;
     assert_og_ok(store_lock_acquire(other, lock_name, 0, &l));
     if (!store_lock_is_real(l)) {
