@@ -275,6 +275,7 @@ static int load_at(graph_snapshot **out, og_graph *g, const char *at, unsigned f
         graph_snapshot_free(head);
         if (rc) return rc;
     }
+    if (!at && !(flags & GRAPH_SNAP_LINEAGE)) return write_head_snapshot(g->w, out);
     return graph_snapshot_load(out, g->w->s, NULL, mver, flags);
 }
 

@@ -157,7 +157,9 @@ static int snapshot_at(graph_snapshot **out, og_graph *g, const char *at)
         int rc = graph_resolve_ref(g->w->s, NULL, at, &mver);
         if (rc) return rc;
     }
-    int rc = graph_snapshot_load(out, g->w->s, NULL, mver, 0);
+    /* At the head, the handle's cached state answers without a scan of the manifest. */
+    int rc = mver ? graph_snapshot_load(out, g->w->s, NULL, mver, 0)
+                  : write_head_snapshot(g->w, out);
     if (rc) return rc;
     if (strcmp((*out)->schema_identity, g->w->schema_identity) != 0) {
         rc = core_err(OG_E_UNSUPPORTED, "manifest version %llu was written under schema %s, not "

@@ -541,6 +541,15 @@ static int from_dataset(graph_snapshot **out, const lance_dataset *manifest, con
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.columns = scan_cols;
     so.n_columns = N_C;
+    /* Without lineage the commit rows are not read: a fragment of commits only (manifest
+     * compaction gathers them, graph.h) then costs its object_type column alone. */
+    const char *commit_kind = graph_row_kind_name(GRAPH_ROW_COMMIT);
+    lance_term not_commit = {scan_cols[C_TYPE], ARROW_CMP_NE, {0}};
+    not_commit.value.kind = ARROW_BINARY;
+    not_commit.value.bytes = commit_kind;
+    not_commit.value.n_bytes = strlen(commit_kind);
+    lance_filter f = {&not_commit, 1};
+    if (!(flags & GRAPH_SNAP_LINEAGE)) so.filter = &f;
     arrow_batch *b = NULL;
     if (rc == 0) rc = lance_dataset_scan_all(&b, manifest, &so);
     if (rc == 0 && b->n_columns != N_C)

@@ -37,6 +37,12 @@ struct lance_file2_writer {
     uint64_t rows;
     unsigned put_flags;
     bool spent;
+    /* Batches written but not yet encoded: small writes are gathered into one page per column
+     * (a page per write made every merged file of many small fragments carry one page per
+     * fragment and column, and every reader decode all their metadata). */
+    arrow_batch **pend;
+    size_t n_pend, cap_pend;
+    size_t pend_bytes;
 };
 
 static int pack_msg(core_buf *out, const ProtobufCMessage *m)
@@ -426,6 +432,71 @@ static int write_column(lance_file2_writer *w, size_t *col, const arrow_field *f
     return rc;
 }
 
+/* Refuse what write_column would refuse, before anything is buffered: null struct rows among
+ * the rows [s, e) that would be written. */
+static int check_storable(const arrow_field *f, const arrow_array *a, int64_t s, int64_t e)
+{
+    if (a->type.id == ARROW_STRUCT) {
+        if (nulls_in(a, s, e))
+            return core_err(OG_E_UNSUPPORTED, "column %s: file format 2.0 cannot store null "
+                            "struct rows", f->name);
+        for (size_t k = 0; k < a->n_children; k++) {
+            int rc = check_storable(&f->type.children[k], a->children[k], s, e);
+            if (rc) return rc;
+        }
+    } else if (a->type.id == ARROW_LIST && e > s) {
+        const int32_t *off = a->offsets;
+        return check_storable(&f->type.children[0], a->children[0], off[s], off[e]);
+    }
+    return 0;
+}
+
+/* About how many bytes rows [s, e) of a take in pages (for the gathering bound only). */
+static size_t approx_bytes(const arrow_array *a, int64_t s, int64_t e)
+{
+    size_t n = (size_t)(e - s), b = n / 8 + 1;
+    int w = arrow_type_bit_width(a->type.id);
+    if (a->type.id == ARROW_LIST && e > s) {
+        const int32_t *off = a->offsets;
+        return b + 8 * n + approx_bytes(a->children[0], off[s], off[e]);
+    }
+    if (arrow_type_is_binary_like(a->type.id) && e > s)
+        return b + 8 * n + (size_t)(off_at(a, e) - off_at(a, s));
+    if (w > 0) b += (n * (size_t)w + 7) / 8;
+    for (size_t k = 0; a->type.id == ARROW_STRUCT && k < a->n_children; k++)
+        b += approx_bytes(a->children[k], s, e);
+    if (a->type.id == ARROW_FIXED_SIZE_LIST && a->n_children)
+        b += approx_bytes(a->children[0], s * a->type.list_size, e * a->type.list_size);
+    return b;
+}
+
+/* Encode the gathered batches as pages: one concatenation per column, then write_column. */
+static int flush_pending(lance_file2_writer *w)
+{
+    if (w->n_pend == 0) return 0;
+    int rc = 0;
+    size_t n = w->n_pend;
+    arrow_array **parts = core_calloc(n, sizeof *parts);
+    if (!parts) rc = core_err_nomem();
+    size_t col = 0;
+    for (size_t i = 0; rc == 0 && i < w->schema.n_fields; i++) {
+        arrow_array *a = NULL;
+        for (size_t k = 0; k < n; k++) parts[k] = w->pend[k]->columns[i];
+        if (n == 1)
+            a = arrow_array_ref(parts[0]);
+        else
+            rc = arrow_array_concat(&a, parts, n);
+        if (rc == 0) rc = write_column(w, &col, &w->schema.fields[i], a, 0, a->length);
+        arrow_array_free(a);
+    }
+    core_free(parts);
+    for (size_t k = 0; k < n; k++) arrow_batch_free(w->pend[k]);
+    w->n_pend = 0;
+    w->pend_bytes = 0;
+    if (rc) w->spent = true; /* pages of some columns were written: the file is inconsistent */
+    return rc;
+}
+
 /* ---- Writer API -------------------------------------------------------------------------- */
 
 int lance_file2_writer_new(lance_file2_writer **out, const arrow_schema *schema,
@@ -463,6 +534,8 @@ void lance_file2_writer_free(lance_file2_writer *w)
         core_buf_free(&w->cols[c].data);
     }
     core_free(w->cols);
+    for (size_t k = 0; k < w->n_pend; k++) arrow_batch_free(w->pend[k]);
+    core_free(w->pend);
     lance_fields_free(w->fields, w->n_fields);
     arrow_schema_clear(&w->schema);
     core_free(w);
@@ -473,16 +546,26 @@ int lance_file2_writer_write(lance_file2_writer *w, const arrow_batch *b)
     if (w->spent) return core_err(OG_E_BAD_REQUEST, "file writer already finished");
     if (!arrow_schema_equal(&b->schema, &w->schema))
         return core_err(OG_E_BAD_REQUEST, "batch schema differs from the file's schema");
-    size_t col = 0;
+    size_t bytes = 0;
     for (size_t i = 0; i < b->n_columns; i++) {
-        int rc = write_column(w, &col, &w->schema.fields[i], b->columns[i], 0, b->num_rows);
-        if (rc) {
-            w->spent = true; /* pages of some columns were written: the file is inconsistent */
-            return rc;
-        }
+        int rc = check_storable(&w->schema.fields[i], b->columns[i], 0, b->num_rows);
+        if (rc) return rc;
+        bytes += approx_bytes(b->columns[i], 0, b->num_rows);
     }
+    if (b->num_rows == 0) return 0;
+    if (w->n_pend == w->cap_pend) {
+        size_t cap = w->cap_pend ? w->cap_pend * 2 : 8;
+        arrow_batch **p = core_realloc(w->pend, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        w->pend = p;
+        w->cap_pend = cap;
+    }
+    int rc = arrow_batch_new(&w->pend[w->n_pend], &b->schema, b->columns, b->n_columns);
+    if (rc) return rc;
+    w->n_pend++;
+    w->pend_bytes += bytes;
     w->rows += (uint64_t)b->num_rows;
-    return 0;
+    return w->pend_bytes >= w->page_bytes ? flush_pending(w) : 0;
 }
 
 static int encoding_any(Lance__File__V2__Encoding *enc, Lance__File__V2__DirectEncoding *direct,
@@ -512,6 +595,8 @@ static int put_u64(core_buf *b, uint64_t v)
 int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_file2_info *info)
 {
     if (w->spent) return core_err(OG_E_BAD_REQUEST, "file writer already finished or failed");
+    int frc = flush_pending(w);
+    if (frc) return frc;
     w->spent = true;
     core_buf_clear(out);
     uint64_t *base = core_calloc(w->n_fields ? w->n_fields : 1, sizeof *base);

@@ -144,10 +144,12 @@ static int data_file_has(const Lance__Table__DataFile *df, int32_t id)
     return 0;
 }
 
-/* Read dataset columns cols[0..n) of fragment f, all physical rows. cols_out[i] gets a new
- * reference. */
+/* Read dataset columns cols[0..n) of fragment f, all physical rows, into the cols_out[i] that
+ * are still NULL (each gets a new reference). readers (NULL, or one slot per data file of f)
+ * keeps the files it opens open for a later call; the caller closes them. */
 static int read_fragment_columns(const lance_dataset *ds, const Lance__Table__DataFragment *f,
-                                 const size_t *cols, size_t n, arrow_array **cols_out)
+                                 const size_t *cols, size_t n, arrow_array **cols_out,
+                                 lance_file2_reader **readers)
 {
     int rc = 0;
     for (size_t fi = 0; rc == 0 && fi < f->n_files; fi++) {
@@ -172,11 +174,13 @@ static int read_fragment_columns(const lance_dataset *ds, const Lance__Table__Da
         rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
         if (rc == 0) rc = lance_key(key, dir, "data/", df->path);
         if (rc) break;
-        lance_file2_reader *r = NULL;
+        lance_file2_reader *r = readers ? readers[fi] : NULL;
         lance_file2_read_options ro = LANCE_FILE2_READ_OPTIONS_INIT;
-        rc = lance_file2_open(&r, ds->s, key, df->has_file_size_bytes ? df->file_size_bytes : 0,
-                              &ro);
+        if (!r)
+            rc = lance_file2_open(&r, ds->s, key,
+                                  df->has_file_size_bytes ? df->file_size_bytes : 0, &ro);
         if (rc) break;
+        if (readers) readers[fi] = r;
         size_t fcols[64];
         for (size_t i = 0; rc == 0 && i < nw; i++) {
             int fc = file_column_of(r, column_field_id(ds, want[i]));
@@ -202,7 +206,7 @@ static int read_fragment_columns(const lance_dataset *ds, const Lance__Table__Da
             cols_out[dscol[i]] = arrow_array_ref(b->columns[i]);
         }
         arrow_batch_free(b);
-        lance_file2_close(r);
+        if (!readers) lance_file2_close(r);
         if (rc == 0 && nw == 64) fi--; /* more columns of this file remain */
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -238,14 +242,24 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
     uint64_t nrows = f->physical_rows;
     if (nrows == 0 || f->n_files == 0) return 0;
     arrow_array **cols = core_calloc(sc->n_read ? sc->n_read : 1, sizeof *cols);
+    lance_file2_reader **readers = core_calloc(f->n_files, sizeof *readers);
     uint8_t *keep = core_malloc((size_t)nrows);
     int64_t *idx = core_malloc((size_t)nrows * sizeof *idx);
     roaring_bitmap_t *del = NULL;
     uint64_t *ids = NULL;
     size_t n_ids = 0;
     arrow_batch *res = NULL;
-    int rc = (!cols || !keep || !idx) ? core_err_nomem() : 0;
-    if (rc == 0) rc = read_fragment_columns(ds, f, sc->read_cols, sc->n_read, cols);
+    int rc = (!cols || !readers || !keep || !idx) ? core_err_nomem() : 0;
+    /* Late materialization: the filter's columns first, the others only when a row survives
+     * (a fragment the filter rejects whole costs the filter columns alone). */
+    size_t nterms = sc->opt.filter ? sc->opt.filter->n : 0;
+    for (size_t t = 0; rc == 0 && t < nterms; t++) {
+        size_t pos = sc->term_col[t];
+        if (cols[pos]) continue;
+        rc = read_fragment_columns(ds, f, &sc->read_cols[pos], 1, &cols[pos], readers);
+    }
+    if (rc == 0 && nterms == 0)
+        rc = read_fragment_columns(ds, f, sc->read_cols, sc->n_read, cols, NULL);
     if (rc == 0 && f->deletion_file) rc = lance_dataset_deletion_load(ds, f->id, f->deletion_file, &del);
     if (rc == 0) memset(keep, 1, (size_t)nrows);
     if (rc == 0 && del) {
@@ -256,7 +270,6 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
         }
         roaring_free_uint32_iterator(it);
     }
-    size_t nterms = sc->opt.filter ? sc->opt.filter->n : 0;
     for (size_t t = 0; rc == 0 && t < nterms; t++) {
         const lance_term *term = &sc->opt.filter->terms[t];
         arrow_array *mask = NULL;
@@ -271,6 +284,8 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
     size_t nk = 0;
     for (uint64_t r = 0; rc == 0 && r < nrows; r++)
         if (keep[r]) idx[nk++] = (int64_t)r;
+    if (rc == 0 && nterms > 0 && nk > 0)
+        rc = read_fragment_columns(ds, f, sc->read_cols, sc->n_read, cols, readers);
     if (rc == 0 && sc->opt.limit >= 0 && (int64_t)nk > sc->opt.limit - sc->returned)
         nk = (size_t)(sc->opt.limit - sc->returned);
     if (rc == 0 && sc->opt.with_row_id) {
@@ -319,6 +334,8 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
     }
     for (size_t i = 0; cols && i < sc->n_read; i++) arrow_array_free(cols[i]);
     core_free(cols);
+    for (size_t i = 0; readers && i < f->n_files; i++) lance_file2_close(readers[i]);
+    core_free(readers);
     core_free(keep);
     core_free(idx);
     core_free(ids);

@@ -514,6 +514,17 @@ static int base_acquire(write_graph *g, const char *branch, write_base **out)
     return 0;
 }
 
+int write_head_snapshot(write_graph *g, graph_snapshot **out)
+{
+    *out = NULL;
+    write_base *b = NULL;
+    int rc = base_acquire(g, NULL, &b);
+    if (rc == 0)
+        rc = graph_snapshot_copy(out, b->snap);
+    base_release(b);
+    return rc;
+}
+
 /* The base after this write's own commit: the old state plus the intent's delta (table
  * versions and row counts, the new head), at manifest version mver. */
 static void base_advance(write_graph *g, const write_base *old, const write_intent *in,

@@ -111,6 +111,10 @@ void write_graph_close(write_graph *g);
 /* Wait until the handle's queued automatic maintenance has run (no-op when inline). */
 void write_maintenance_drain(write_graph *g);
 void write_graph_stats(write_graph *g, write_stats *out);
+/* A copy of main's state at its latest manifest version (tables, head, identities; no
+ * lineage): the handle's cached base when it is still the latest (a head or two of the
+ * version search), else a fresh read that becomes the cached base. */
+int write_head_snapshot(write_graph *g, graph_snapshot **out);
 
 /* ---- Init -------------------------------------------------------------------------------- */
 

@@ -280,6 +280,37 @@ static void test_large_and_other_types(void **state)
     core_buf_free(&out);
 }
 
+/* Many small writes are gathered: one page per column while their rows fit a page (a page
+ * per write made merged files carry a page per source fragment), and the content is the same. */
+static void test_small_writes_gathered(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    arrow_batch *b[N], *all;
+    for (int i = 0; i < N; i++) assert_og_ok(fx_batch(&b[i], i, 1));
+    assert_og_ok(fx_batch(&all, 0, N));
+    core_buf out = CORE_BUF_INIT;
+    lance_file2_info info;
+    write_bytes((const arrow_batch *const *)b, N, 0, &out, &info);
+    assert_int_equal(info.rows, N);
+    assert_int_equal(info.pages, info.columns);
+    arrow_batch *got = read_all(&out);
+    assert_true(arrow_batch_equal(got, all));
+    arrow_batch_free(got);
+    /* with a small page bound, the gathered rows are cut into pages as one write would be */
+    core_buf out2 = CORE_BUF_INIT;
+    lance_file2_info info2;
+    write_bytes((const arrow_batch *const *)b, N, 256, &out2, &info2);
+    assert_true(info2.pages > info.columns && info2.pages < (uint32_t)N * info.columns);
+    got = read_all(&out2);
+    assert_true(arrow_batch_equal(got, all));
+    arrow_batch_free(got);
+    for (int i = 0; i < N; i++) arrow_batch_free(b[i]);
+    arrow_batch_free(all);
+    core_buf_free(&out);
+    core_buf_free(&out2);
+}
+
 static void test_multi_page(void **state)
 {
     (void)state;
@@ -1283,6 +1314,7 @@ int main(void)
         cmocka_unit_test(test_field_ids_option),
         cmocka_unit_test(test_empty_and_tiny),
         cmocka_unit_test(test_large_and_other_types),
+        cmocka_unit_test(test_small_writes_gathered),
         cmocka_unit_test(test_multi_page),
         cmocka_unit_test_setup_teardown(test_projection_reads_only_projected_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_faults, setup, teardown),
