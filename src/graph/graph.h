@@ -134,6 +134,24 @@ int graph_rows_add_head(graph_rows *r, const char *branch, const char *commit_id
 /* The rows as one batch in graph_manifest_schema. */
 int graph_rows_to_batch(const graph_rows *r, arrow_batch **out);
 
+/* ---- Manifest compaction ----------------------------------------------------------------- */
+
+/* Merging the manifest's fragments (maintenance) may leave out rows no reduction can use any
+ * more and gathers the commit rows apart (lance_compact_options.classify):
+ *  - a table_version or table_tombstone row of an identity, a graph_head row of a branch, and
+ *    a schema row, when a row of the same key with a greater version exists in the manifest
+ *    version the rules were built from (the reduction keeps only the greatest);
+ *  - graph_commit rows are all kept, set apart into fragments of their own, so that a
+ *    snapshot without lineage reads their object_type column only (the scan filters them);
+ *  - registrations, the format row and rows of unknown kinds are kept.
+ * Versions before the merge still hold every row, so time travel is unchanged. */
+typedef struct graph_compact_rules graph_compact_rules;
+/* The rules for compacting on top of `manifest` (one scan of its rows other than commits). */
+int graph_compact_rules_new(graph_compact_rules **out, const lance_dataset *manifest);
+void graph_compact_rules_free(graph_compact_rules *r);
+/* The lance_compact_options.classify callback (arg: the rules). */
+int graph_compact_classify(void *arg, const arrow_batch *b, uint8_t *cls);
+
 /* ---- Snapshots --------------------------------------------------------------------------- */
 
 typedef struct graph_table {

@@ -5,6 +5,7 @@ og_layer(graph DEPS core store arrow lance lang
   SOURCES
   ${OG_GRAPH_DIR}/manifest.c
   ${OG_GRAPH_DIR}/snapshot.c
+  ${OG_GRAPH_DIR}/compact_rules.c
   ${OG_GRAPH_DIR}/lineage.c
   ${OG_GRAPH_DIR}/schema.c
   ${OG_GRAPH_DIR}/tables.c

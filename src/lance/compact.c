@@ -23,8 +23,11 @@ typedef struct cgroup {
     size_t n_old;
     Lance__Table__DataFragment **nw;
     size_t n_new, cap_new;
+    size_t n_apart;   /* the first n_apart of nw hold the rows the classifier set apart */
     uint64_t live;    /* visible rows */
     uint64_t deleted; /* deleted rows dropped */
+    uint64_t dropped; /* visible rows the classifier dropped */
+    uint64_t **created, **updated; /* while writing: per old fragment, its rows' versions */
 } cgroup;
 
 typedef struct id_group {
@@ -401,6 +404,8 @@ typedef struct out_file {
     size_t rows;
     uint64_t *ids, *created, *updated; /* per row (0: unknown version) */
     size_t cap;
+    bool apart;                        /* the stream of rows the classifier sets apart */
+    size_t cur;                        /* index in the group's old fragments being read */
 } out_file;
 
 static void out_file_free(out_file *o)
@@ -409,7 +414,9 @@ static void out_file_free(out_file *o)
     core_free(o->ids);
     core_free(o->created);
     core_free(o->updated);
+    bool apart = o->apart;
     memset(o, 0, sizeof *o);
+    o->apart = apart;
 }
 
 static int push_pending(compactor *c, const char *key)
@@ -497,7 +504,11 @@ static int finish_file(compactor *c, cgroup *g, out_file *o)
         g->nw = p;
         g->cap_new = cap;
     }
-    g->nw[g->n_new++] = f;
+    /* The set-apart stream's fragments come first, in the order written, then the others. */
+    size_t at = o->apart ? g->n_apart++ : g->n_new;
+    memmove(&g->nw[at + 1], &g->nw[at], (g->n_new - at) * sizeof *g->nw);
+    g->nw[at] = f;
+    g->n_new++;
     c->rep->rows_rewritten += o->rows;
     o->rows = 0;
     return 0;
@@ -519,34 +530,132 @@ static int group_snapshot(const compactor *c, const cgroup *g, lance_dataset **o
     return lance_dataset_from_manifest(out, ds->s, ds->root, ds->naming, m);
 }
 
+/* Append rows of data (row addresses addr, stable row ids rid or NULL) to the open file of o,
+ * finishing files at the target size. */
+static int append_rows(compactor *c, cgroup *g, out_file *o, const arrow_batch *data,
+                       const arrow_array *addr, const arrow_array *rid)
+{
+    const lance_dataset *ds = c->ds;
+    lance_file2_options fo = LANCE_FILE2_OPTIONS_INIT;
+    fo.field_ids = ds->field_ids;
+    fo.n_field_ids = ds->n_field_ids;
+    fo.put_flags = STORE_F_NOSYNC; /* made durable by lance_commit_pending */
+    int64_t *idx = NULL;
+    int64_t off = 0;
+    int rc = 0;
+    while (rc == 0 && off < data->num_rows) {
+        if (!o->w) {
+            rc = lance_data_file_name(o->name);
+            if (rc == 0) rc = lance_file2_writer_new(&o->w, &ds->schema, &fo);
+            if (rc) break;
+        }
+        uint64_t take = c->target - o->rows;
+        if (take > (uint64_t)(data->num_rows - off)) take = (uint64_t)(data->num_rows - off);
+        if (o->rows + take > o->cap) {
+            size_t cap = o->cap ? o->cap : 1024;
+            while (cap < o->rows + take) cap *= 2;
+            uint64_t *p1 = core_realloc(o->ids, cap * sizeof *p1);
+            if (p1) o->ids = p1;
+            uint64_t *p2 = core_realloc(o->created, cap * sizeof *p2);
+            if (p2) o->created = p2;
+            uint64_t *p3 = core_realloc(o->updated, cap * sizeof *p3);
+            if (p3) o->updated = p3;
+            if (!p1 || !p2 || !p3) {
+                rc = core_err_nomem();
+                break;
+            }
+            o->cap = cap;
+        }
+        for (uint64_t r = 0; rc == 0 && r < take; r++) {
+            uint64_t a = arrow_array_get_uint(addr, off + (int64_t)r);
+            uint64_t fid = LANCE_ROW_ADDR_FRAG(a), row = LANCE_ROW_ADDR_OFF(a);
+            while (o->cur < g->n_old && g->old[o->cur]->id != fid) o->cur++;
+            if (o->cur == g->n_old || row >= g->old[o->cur]->physical_rows) {
+                rc = core_err(OG_E_INTERNAL, "table '%s': compaction scan returned row "
+                              "address %" PRIu64 " outside its group", ds->root, a);
+                break;
+            }
+            o->ids[o->rows + r] = rid ? arrow_array_get_uint(rid, off + (int64_t)r) : a;
+            o->created[o->rows + r] = g->created[o->cur] ? g->created[o->cur][row] : 0;
+            o->updated[o->rows + r] = g->updated[o->cur] ? g->updated[o->cur][row] : 0;
+        }
+        if (rc) break;
+        if (off == 0 && take == (uint64_t)data->num_rows) {
+            rc = lance_file2_writer_write(o->w, data);
+        } else {
+            arrow_batch *part = NULL;
+            core_free(idx);
+            idx = core_malloc(take * sizeof *idx);
+            if (!idx) {
+                rc = core_err_nomem();
+                break;
+            }
+            for (uint64_t k = 0; k < take; k++) idx[k] = off + (int64_t)k;
+            rc = arrow_batch_take(&part, data, idx, take);
+            if (rc == 0) rc = lance_file2_writer_write(o->w, part);
+            arrow_batch_free(part);
+        }
+        off += (int64_t)take;
+        o->rows += take;
+        if (rc == 0 && o->rows == c->target) rc = finish_file(c, g, o);
+    }
+    core_free(idx);
+    return rc;
+}
+
+/* The rows of one scanned batch whose class is cls, to stream o. */
+static int append_class(compactor *c, cgroup *g, out_file *o, const arrow_batch *data,
+                        const arrow_array *addr, const arrow_array *rid, const uint8_t *cls,
+                        uint8_t want)
+{
+    size_t n = 0;
+    for (int64_t i = 0; i < data->num_rows; i++) n += cls[i] == want;
+    if (n == 0) return 0;
+    if (n == (size_t)data->num_rows) return append_rows(c, g, o, data, addr, rid);
+    int64_t *idx = core_malloc(n * sizeof *idx);
+    if (!idx) return core_err_nomem();
+    n = 0;
+    for (int64_t i = 0; i < data->num_rows; i++)
+        if (cls[i] == want) idx[n++] = i;
+    arrow_batch *part = NULL;
+    arrow_array *paddr = NULL, *prid = NULL;
+    int rc = arrow_batch_take(&part, data, idx, n);
+    if (rc == 0) rc = arrow_take(&paddr, addr, idx, n);
+    if (rc == 0 && rid) rc = arrow_take(&prid, rid, idx, n);
+    if (rc == 0) rc = append_rows(c, g, o, part, paddr, prid);
+    arrow_batch_free(part);
+    arrow_array_free(paddr);
+    arrow_array_free(prid);
+    core_free(idx);
+    return rc;
+}
+
 static int write_group(compactor *c, cgroup *g)
 {
     const lance_dataset *ds = c->ds;
+    const lance_compact_options *opt = c->opt;
     size_t nf = ds->schema.n_fields;
     lance_dataset *sub = NULL;
     lance_scanner *sc = NULL;
-    out_file o;
-    memset(&o, 0, sizeof o);
-    uint64_t **created = core_calloc(g->n_old, sizeof *created);
-    uint64_t **updated = core_calloc(g->n_old, sizeof *updated);
+    out_file o[2]; /* [0] the rows kept in place, [1] the rows set apart */
+    memset(o, 0, sizeof o);
+    o[1].apart = true;
+    g->created = core_calloc(g->n_old, sizeof *g->created);
+    g->updated = core_calloc(g->n_old, sizeof *g->updated);
     size_t *proj = core_calloc(nf ? nf : 1, sizeof *proj);
-    int64_t *idx = NULL;
-    int rc = (!created || !updated || !proj) ? core_err_nomem() : 0;
+    uint8_t *cls = NULL;
+    size_t cls_cap = 0;
+    int rc = (!g->created || !g->updated || !proj) ? core_err_nomem() : 0;
     for (size_t i = 0; i < nf && rc == 0; i++) proj[i] = i;
     for (size_t k = 0; rc == 0 && c->stable && k < g->n_old; k++) {
-        rc = frag_versions(ds, g->old[k], 1, &created[k]);
-        if (rc == 0) rc = frag_versions(ds, g->old[k], 0, &updated[k]);
+        rc = frag_versions(ds, g->old[k], 1, &g->created[k]);
+        if (rc == 0) rc = frag_versions(ds, g->old[k], 0, &g->updated[k]);
     }
     if (rc == 0) rc = group_snapshot(c, g, &sub);
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.with_row_addr = true;
     so.with_row_id = c->stable != 0;
     if (rc == 0) rc = lance_scanner_open(&sc, sub, &so);
-    lance_file2_options fo = LANCE_FILE2_OPTIONS_INIT;
-    fo.field_ids = ds->field_ids;
-    fo.n_field_ids = ds->n_field_ids;
-    fo.put_flags = STORE_F_NOSYNC; /* made durable by lance_commit_pending */
-    size_t cur = 0;                /* index in g->old of the fragment being read */
     while (rc == 0) {
         arrow_batch *b = NULL, *data = NULL;
         rc = lance_scanner_next(sc, &b);
@@ -554,79 +663,49 @@ static int write_group(compactor *c, cgroup *g)
         rc = arrow_batch_project(&data, b, proj, nf);
         const arrow_array *addr = b->columns[nf];
         const arrow_array *rid = c->stable ? b->columns[nf + 1] : NULL;
-        int64_t off = 0;
-        while (rc == 0 && off < b->num_rows) {
-            if (!o.w) {
-                rc = lance_data_file_name(o.name);
-                if (rc == 0) rc = lance_file2_writer_new(&o.w, &ds->schema, &fo);
-                if (rc) break;
+        if (rc == 0 && !opt->classify) {
+            rc = append_rows(c, g, &o[0], data, addr, rid);
+        } else if (rc == 0) {
+            if ((size_t)b->num_rows > cls_cap) {
+                core_free(cls);
+                cls_cap = (size_t)b->num_rows;
+                if (!(cls = core_malloc(cls_cap))) rc = core_err_nomem();
             }
-            uint64_t take = c->target - o.rows;
-            if (take > (uint64_t)(b->num_rows - off)) take = (uint64_t)(b->num_rows - off);
-            if (o.rows + take > o.cap) {
-                size_t cap = o.cap ? o.cap : 1024;
-                while (cap < o.rows + take) cap *= 2;
-                uint64_t *p1 = core_realloc(o.ids, cap * sizeof *p1);
-                if (p1) o.ids = p1;
-                uint64_t *p2 = core_realloc(o.created, cap * sizeof *p2);
-                if (p2) o.created = p2;
-                uint64_t *p3 = core_realloc(o.updated, cap * sizeof *p3);
-                if (p3) o.updated = p3;
-                if (!p1 || !p2 || !p3) {
-                    rc = core_err_nomem();
-                    break;
-                }
-                o.cap = cap;
+            if (rc == 0) {
+                memset(cls, LANCE_COMPACT_KEEP, (size_t)b->num_rows);
+                rc = opt->classify(opt->classify_arg, data, cls);
             }
-            for (uint64_t r = 0; rc == 0 && r < take; r++) {
-                uint64_t a = arrow_array_get_uint(addr, off + (int64_t)r);
-                uint64_t fid = LANCE_ROW_ADDR_FRAG(a), row = LANCE_ROW_ADDR_OFF(a);
-                while (cur < g->n_old && g->old[cur]->id != fid) cur++;
-                if (cur == g->n_old || row >= g->old[cur]->physical_rows) {
-                    rc = core_err(OG_E_INTERNAL, "table '%s': compaction scan returned row "
-                                  "address %" PRIu64 " outside its group", ds->root, a);
-                    break;
-                }
-                o.ids[o.rows + r] = rid ? arrow_array_get_uint(rid, off + (int64_t)r) : a;
-                o.created[o.rows + r] = created[cur] ? created[cur][row] : 0;
-                o.updated[o.rows + r] = updated[cur] ? updated[cur][row] : 0;
+            for (int64_t i = 0; rc == 0 && i < b->num_rows; i++) {
+                if (cls[i] > LANCE_COMPACT_APART)
+                    rc = core_err(OG_E_INTERNAL, "compaction classifier returned %u", cls[i]);
+                g->dropped += cls[i] == LANCE_COMPACT_DROP;
             }
-            if (rc) break;
-            if (off == 0 && take == (uint64_t)b->num_rows) {
-                rc = lance_file2_writer_write(o.w, data);
-            } else {
-                arrow_batch *part = NULL;
-                core_free(idx);
-                idx = core_malloc(take * sizeof *idx);
-                if (!idx) {
-                    rc = core_err_nomem();
-                    break;
-                }
-                for (uint64_t k = 0; k < take; k++) idx[k] = off + (int64_t)k;
-                rc = arrow_batch_take(&part, data, idx, take);
-                if (rc == 0) rc = lance_file2_writer_write(o.w, part);
-                arrow_batch_free(part);
-            }
-            off += (int64_t)take;
-            o.rows += take;
-            if (rc == 0 && o.rows == c->target) rc = finish_file(c, g, &o);
+            if (rc == 0)
+                rc = append_class(c, g, &o[1], data, addr, rid, cls, LANCE_COMPACT_APART);
+            if (rc == 0) rc = append_class(c, g, &o[0], data, addr, rid, cls, LANCE_COMPACT_KEEP);
         }
         arrow_batch_free(data);
         arrow_batch_free(b);
     }
-    if (rc == 0 && o.w && o.rows > 0) rc = finish_file(c, g, &o);
-    out_file_free(&o);
+    for (int k = 1; k >= 0; k--)
+        if (rc == 0 && o[k].w && o[k].rows > 0) rc = finish_file(c, g, &o[k]);
+    out_file_free(&o[0]);
+    out_file_free(&o[1]);
     lance_scanner_free(sc);
     lance_dataset_free(sub);
-    for (size_t k = 0; created && updated && k < g->n_old; k++) {
-        core_free(created[k]);
-        core_free(updated[k]);
+    for (size_t k = 0; g->created && g->updated && k < g->n_old; k++) {
+        core_free(g->created[k]);
+        core_free(g->updated[k]);
     }
-    core_free(created);
-    core_free(updated);
+    core_free(g->created);
+    core_free(g->updated);
+    g->created = g->updated = NULL;
     core_free(proj);
-    core_free(idx);
-    if (rc == 0 && c->rep) c->rep->deleted_rows_dropped += g->deleted;
+    core_free(cls);
+    if (rc == 0 && c->rep) {
+        c->rep->deleted_rows_dropped += g->deleted;
+        c->rep->rows_dropped += g->dropped;
+    }
     return rc;
 }
 
@@ -692,13 +771,36 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
 
     Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
     Lance__Table__Transaction__Rewrite rw = LANCE__TABLE__TRANSACTION__REWRITE__INIT;
+    Lance__Table__Transaction__Update up = LANCE__TABLE__TRANSACTION__UPDATE__INIT;
     txn.has_read_version = 1;
     txn.read_version = bp->version;
     txn.uuid = (char *)uuid;
-    rw.n_groups = g1 - g0;
-    rw.groups = grpp;
-    txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_REWRITE;
-    txn.rewrite = &rw;
+    uint64_t dropped = 0;
+    for (size_t i = g0; i < g1; i++) dropped += c->g[i].dropped;
+    if (dropped == 0) {
+        rw.n_groups = g1 - g0;
+        rw.groups = grpp;
+        txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_REWRITE;
+        txn.rewrite = &rw;
+    } else {
+        /* Rows were removed, so the rows changed: an Update that removes the old fragments
+         * and adds the new ones (a Rewrite promises the same rows). */
+        uint64_t *removed = core_arena_alloc(a, (want_old ? want_old : 1) * sizeof *removed);
+        Lance__Table__DataFragment **added =
+            core_arena_alloc(a, (n_new ? n_new : 1) * sizeof *added);
+        if (!removed || !added) return core_err_nomem();
+        size_t nr = 0, na = 0;
+        for (size_t i = g0; i < g1; i++) {
+            for (size_t k = 0; k < c->g[i].n_old; k++) removed[nr++] = c->g[i].old[k]->id;
+            for (size_t k = 0; k < c->g[i].n_new; k++) added[na++] = c->g[i].nw[k];
+        }
+        up.n_removed_fragment_ids = nr;
+        up.removed_fragment_ids = removed;
+        up.n_new_fragments = na;
+        up.new_fragments = added;
+        txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_UPDATE;
+        txn.update = &up;
+    }
     lance_commit_info ci;
     int rc = 0;
     /* On a branch: the directory must still be the incarnation the plan was built on. */

@@ -72,9 +72,22 @@ typedef struct lance_compact_options {
      * on top of it, with fresh fragment ids. Only with max_groups_per_commit 0 and not on a
      * branch. The new files are not written again. */
     unsigned rebase_attempts;
+    /* Rows to drop or to set apart while merging (NULL: every row kept, in order). Called
+     * once per scanned batch of a group's visible rows (every column of the table, in schema
+     * order) with cls[0..num_rows) preset to LANCE_COMPACT_KEEP; it may set a row to
+     * LANCE_COMPACT_DROP (not copied) or LANCE_COMPACT_APART (copied into separate new
+     * fragments, placed before the group's other new fragments). A commit that drops rows is
+     * an Update (removed: the groups' old fragments; new: their new ones), since a Rewrite
+     * promises the same rows; one that only sets rows apart stays a Rewrite. A nonzero return
+     * fails the compaction with that code. The caller decides which rows are redundant: a
+     * rebase over appends commits the same result. */
+    int (*classify)(void *arg, const arrow_batch *b, uint8_t *cls);
+    void *classify_arg;
 } lance_compact_options;
 
-#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0, 0}
+enum { LANCE_COMPACT_DROP = 0, LANCE_COMPACT_KEEP = 1, LANCE_COMPACT_APART = 2 };
+
+#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0, 0, NULL, NULL}
 
 typedef struct lance_compact_report {
     uint64_t read_version;          /* the snapshot compaction planned on */
@@ -89,6 +102,7 @@ typedef struct lance_compact_report {
     uint64_t rows_before, rows_after; /* visible rows */
     uint64_t rows_rewritten;        /* visible rows copied into new fragments */
     uint64_t deleted_rows_dropped;  /* deleted rows materialized away */
+    uint64_t rows_dropped;          /* visible rows the classifier dropped */
     size_t fragments_skipped_indexed; /* would have been candidates, but an index covers them */
 } lance_compact_report;
 

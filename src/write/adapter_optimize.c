@@ -189,14 +189,24 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
         write_gate_set_release(gate);
         return rc;
     }
-    if (automatic ? write_compact_due(m) : fragments_of(m) >= 2) {
+    /* Explicitly: whenever there is more than the two fragments a merge leaves (the commit
+     * rows, and the rest). */
+    if (automatic ? write_compact_due(m) : fragments_of(m) >= 3) {
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
         lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
         if (automatic)
             write_tiered_compact_options(&co);
         co.rebase_attempts = branch ? 0 : 4;
-        rc = lance_compact(&after, m, &co, &rep);
+        /* Superseded rows go and commit rows gather apart (graph.h, "Manifest compaction"):
+         * a snapshot then reads about one row per table and branch, not one per commit. */
+        graph_compact_rules *rules = NULL;
+        rc = graph_compact_rules_new(&rules, m);
+        co.classify = graph_compact_classify;
+        co.classify_arg = rules;
+        if (rc == 0)
+            rc = lance_compact(&after, m, &co, &rep);
+        graph_compact_rules_free(rules);
         if (rc == OG_E_CONFLICT)
             rc = 0;
         *compacted = rc == 0 && rep.n_commits > 0;

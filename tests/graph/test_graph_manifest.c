@@ -9,6 +9,7 @@
 #include "core/ulid.h"
 #include "graph/graph.h"
 #include "lance/branch.h"
+#include "lance/compact.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -384,6 +385,144 @@ static void test_reduction_rules(void **state)
     assert_og_ok(graph_snapshot_load(&snap, f->s, NULL, 3, 0));
     assert_int_equal(snap->n_tables, 1);
     graph_snapshot_free(snap);
+}
+
+/* Rows of each kind in a snapshot of the manifest. */
+static void count_kinds(const lance_dataset *ds, size_t counts[8])
+{
+    memset(counts, 0, 8 * sizeof counts[0]);
+    const char *cols[] = {"object_type"};
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = 1;
+    arrow_batch *b = NULL;
+    assert_og_ok(lance_dataset_scan_all(&b, ds, &so));
+    for (int64_t i = 0; i < b->num_rows; i++) {
+        size_t n = 0;
+        const uint8_t *p = arrow_array_get_bytes(b->columns[0], i, &n);
+        char t[32];
+        assert_true(n < sizeof t);
+        memcpy(t, p, n);
+        t[n] = 0;
+        counts[graph_row_kind_parse(t)]++;
+    }
+    arrow_batch_free(b);
+}
+
+static void expect_same_state(const graph_snapshot *a, const graph_snapshot *b)
+{
+    assert_string_equal(a->head, b->head);
+    assert_string_equal(a->content_head, b->content_head);
+    assert_string_equal(a->schema_identity, b->schema_identity);
+    assert_int_equal(a->format_version, b->format_version);
+    assert_int_equal(a->n_tables, b->n_tables);
+    for (size_t i = 0; i < a->n_tables; i++) {
+        assert_string_equal(a->tables[i].alias, b->tables[i].alias);
+        assert_int_equal(a->tables[i].version, b->tables[i].version);
+        assert_int_equal(a->tables[i].row_count, b->tables[i].row_count);
+    }
+    assert_int_equal(a->n_commits, b->n_commits);
+    for (size_t i = 0; i < a->n_commits; i++)
+        assert_string_equal(a->commits[i].id, b->commits[i].id);
+}
+
+/* Manifest compaction with the graph's rules (graph.h): the snapshot, lineage included, is the
+ * same after as before; only the greatest table_version / tombstone / head / schema row of
+ * each key is left, commit rows all stay and lead the merged fragments; every earlier version
+ * reconstructs as before; another branch's head row keeps its own greatest. */
+static void test_compaction_rules(void **state)
+{
+    fx *f = *state;
+    history h;
+    lance_dataset *ds = build_history(f->s, &h);
+    char prev[GRAPH_ID_LEN + 1];
+    memcpy(prev, h.c[3], sizeof prev);
+    enum { MORE = 20 };
+    for (uint64_t k = 0; k < MORE; k++) {
+        char id[GRAPH_ID_LEN + 1];
+        mkid(id, 4000000000000ULL + k);
+        graph_rows *r = rows_new();
+        assert_og_ok(graph_rows_add_version(r, 1, 1, "node:Person", 4 + k, NULL, 11 + k));
+        if (k % 5 == 0) assert_og_ok(graph_rows_add_schema(r, SCHEMA_ID, 4 + k));
+        if (k % 7 == 3) /* a stale copy of another branch's head */
+            assert_og_ok(graph_rows_add_head(r, "dev", id, NULL, 4 + k));
+        add_commit(r, id, prev, NULL, 4 + k, 1000 + (int64_t)k);
+        memcpy(prev, id, sizeof prev);
+        ds = append_rows(ds, r);
+    }
+    uint64_t last = lance_dataset_version(ds);
+    graph_snapshot *before[64] = {0}, *lin = NULL, *after = NULL;
+    for (uint64_t v = 1; v <= last; v++)
+        assert_og_ok(graph_snapshot_load(&before[v], f->s, NULL, v, GRAPH_SNAP_LINEAGE));
+    size_t k0[8];
+    count_kinds(ds, k0);
+    assert_int_equal(k0[GRAPH_ROW_COMMIT], 3 + MORE);
+
+    graph_compact_rules *rules = NULL;
+    assert_og_ok(graph_compact_rules_new(&rules, ds));
+    lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
+    o.classify = graph_compact_classify;
+    o.classify_arg = rules;
+    lance_dataset *nd = NULL;
+    lance_compact_report rep;
+    assert_og_ok(lance_compact(&nd, ds, &o, &rep));
+    graph_compact_rules_free(rules);
+    assert_int_equal(rep.n_commits, 1);
+    assert_true(rep.rows_dropped > 0);
+
+    size_t k1[8];
+    count_kinds(nd, k1);
+    assert_int_equal(k1[GRAPH_ROW_COMMIT], 3 + MORE);
+    assert_int_equal(k1[GRAPH_ROW_TABLE_VERSION], 3); /* Person, Knows, Company */
+    assert_int_equal(k1[GRAPH_ROW_TOMBSTONE], 1);
+    assert_int_equal(k1[GRAPH_ROW_SCHEMA], 1);
+    assert_int_equal(k1[GRAPH_ROW_HEAD], 2); /* main and dev */
+    assert_int_equal(k1[GRAPH_ROW_TABLE], k0[GRAPH_ROW_TABLE]);
+    assert_int_equal(k1[GRAPH_ROW_FORMAT], k0[GRAPH_ROW_FORMAT]);
+    assert_int_equal(rep.rows_dropped, (k0[GRAPH_ROW_TABLE_VERSION] - 3) +
+                                           (k0[GRAPH_ROW_SCHEMA] - 1) + (k0[GRAPH_ROW_HEAD] - 2));
+    /* the commits lead, in a fragment of their own */
+    assert_int_equal(nd->m->pb->n_fragments, 2);
+    assert_int_equal(nd->m->pb->fragments[0]->physical_rows, 3 + MORE);
+
+    assert_og_ok(graph_snapshot_from_dataset(&after, nd, NULL, GRAPH_SNAP_LINEAGE));
+    expect_same_state(before[last], after);
+    graph_snapshot_free(after);
+    assert_og_ok(graph_snapshot_from_dataset(&after, nd, NULL, 0));
+    assert_og_ok(graph_snapshot_from_dataset(&lin, ds, NULL, 0));
+    expect_same_state(lin, after);
+    graph_snapshot_free(lin);
+    graph_snapshot_free(after);
+    for (uint64_t v = 1; v <= last; v++) {
+        assert_og_ok(graph_snapshot_load(&after, f->s, NULL, v, GRAPH_SNAP_LINEAGE));
+        expect_same_state(before[v], after);
+        graph_snapshot_free(after);
+        graph_snapshot_free(before[v]);
+    }
+    /* the next append and a second merge keep the rules' result */
+    graph_rows *r = rows_new();
+    char id[GRAPH_ID_LEN + 1];
+    mkid(id, 5000000000000ULL);
+    assert_og_ok(graph_rows_add_version(r, 3, 1, "node:Company", 2, NULL, 5));
+    add_commit(r, id, prev, NULL, lance_dataset_version(nd) + 1, 5000);
+    nd = append_rows(nd, r);
+    graph_snapshot *mid = NULL;
+    assert_og_ok(graph_snapshot_from_dataset(&mid, nd, NULL, GRAPH_SNAP_LINEAGE));
+    assert_og_ok(graph_compact_rules_new(&rules, nd));
+    o.classify_arg = rules;
+    lance_dataset *nd2 = NULL;
+    assert_og_ok(lance_compact(&nd2, nd, &o, &rep));
+    graph_compact_rules_free(rules);
+    count_kinds(nd2, k1);
+    assert_int_equal(k1[GRAPH_ROW_TABLE_VERSION], 3);
+    assert_int_equal(k1[GRAPH_ROW_COMMIT], 4 + MORE);
+    assert_og_ok(graph_snapshot_from_dataset(&after, nd2, NULL, GRAPH_SNAP_LINEAGE));
+    expect_same_state(mid, after);
+    graph_snapshot_free(after);
+    graph_snapshot_free(mid);
+    lance_dataset_free(nd2);
+    lance_dataset_free(nd);
+    lance_dataset_free(ds);
 }
 
 static void test_conflicting_registration(void **state)
@@ -1075,6 +1214,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_graph, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reduction_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflicting_registration, setup, teardown),
         cmocka_unit_test_setup_teardown(test_format, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_ref, setup, teardown),

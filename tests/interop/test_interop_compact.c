@@ -184,6 +184,50 @@ static void test_lancedb_tiered_without_versions(void **state)
     arrow_batch_free(before);
 }
 
+static int drop_and_set_apart(void *arg, const arrow_batch *b, uint8_t *cls)
+{
+    (void)arg;
+    for (int64_t i = 0; i < b->num_rows; i++) {
+        int64_t id = arrow_array_get_int(b->columns[0], i);
+        if (id % 4 == 0) cls[i] = LANCE_COMPACT_DROP;
+        if (id % 4 == 1) cls[i] = LANCE_COMPACT_APART;
+    }
+    return 0;
+}
+
+/* A compaction whose classifier drops rows (committed as an Update) and sets rows apart:
+ * lancedb reads the result (and the version before), appends on top, and we read that. */
+static void test_lancedb_reads_classified(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(cf_build(f->s, &f->schema, true));
+    arrow_batch *before = NULL, *after = NULL, *more = NULL;
+    assert_og_ok(cf_scan(f->s, 0, &before));
+    lance_dataset *ds = NULL, *nd = NULL;
+    assert_og_ok(lance_dataset_open(&ds, f->s, CF_ROOT, 0, LANCE_ACCESS_WRITE));
+    lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
+    o.classify = drop_and_set_apart;
+    lance_compact_report r;
+    assert_og_ok(lance_compact(&nd, ds, &o, &r));
+    assert_int_equal(r.n_commits, 1);
+    assert_true(r.rows_dropped > 0);
+    assert_og_ok(cf_scan(f->s, 0, &after));
+    assert_int_equal(after->num_rows, before->num_rows - (int64_t)r.rows_dropped);
+    expect_lancedb_reads(f, 0, after);
+    expect_lancedb_reads(f, CF_VERSIONS, before);
+    json_t *j = tool("append '%s' c 1000 1003", f->dir);
+    assert_int_equal(test_json_int(j, "version"), CF_VERSIONS + 2);
+    json_decref(j);
+    assert_og_ok(cf_scan(f->s, 0, &more));
+    assert_int_equal(more->num_rows, after->num_rows + 3);
+    expect_lancedb_reads(f, 0, more);
+    arrow_batch_free(more);
+    arrow_batch_free(after);
+    arrow_batch_free(before);
+    lance_dataset_free(nd);
+    lance_dataset_free(ds);
+}
+
 /* lancedb compacts a table we wrote (small fragments with deletions), then we read its
  * Rewrite and compact nothing more. */
 static void test_we_read_lancedb_compaction(void **state)
@@ -246,6 +290,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lancedb_reads_compacted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lancedb_tiered_without_versions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lancedb_reads_classified, setup, teardown),
         cmocka_unit_test_setup_teardown(test_we_read_lancedb_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_lancedb_deletions, setup, teardown),
     };

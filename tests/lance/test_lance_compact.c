@@ -3,6 +3,7 @@
 #include "compact_fixture.h"
 #include "core/alloc.h"
 #include "core/clock.h"
+#include "core/error.h"
 #include "lance/branch.h"
 #include "lance/cleanup.h"
 #include "lance/deletion.h"
@@ -264,6 +265,125 @@ static void test_compact_tiered(void **state)
     assert_int_equal(b->num_rows, N);
     arrow_batch_free(b);
     lance_dataset_free(ds);
+}
+
+/* A classifier that drops ids divisible by 5 and sets apart ids that leave 1; or fails. */
+typedef struct classes {
+    bool drop, fail;
+    unsigned calls;
+} classes;
+
+static int by_id(void *arg, const arrow_batch *b, uint8_t *cls)
+{
+    classes *c = arg;
+    c->calls++;
+    if (c->fail) return core_err(OG_E_CORRUPT, "classifier refuses");
+    for (int64_t i = 0; i < b->num_rows; i++) {
+        int64_t id = arrow_array_get_int(b->columns[0], i);
+        assert_int_equal(cls[i], LANCE_COMPACT_KEEP); /* preset */
+        if (id % 5 == 0 && c->drop) cls[i] = LANCE_COMPACT_DROP;
+        if (id % 5 == 1) cls[i] = LANCE_COMPACT_APART;
+    }
+    return 0;
+}
+
+static int txn_case(fixture *f, const lance_dataset *ds)
+{
+    Lance__Table__Transaction *tx = NULL;
+    assert_og_ok(lance_txn_load(f->s, CF_ROOT, ds->m, &tx));
+    int c = (int)tx->operation_case;
+    lance_pb_free(&tx->base);
+    return c;
+}
+
+/* The classifier: dropped rows are gone (an Update, since the rows changed), rows set apart
+ * lead the new fragments, every kept row keeps its row id and values, earlier versions are
+ * unchanged; setting apart alone stays a Rewrite; a failing classifier commits nothing. */
+static void test_compact_classify(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(cf_build(f->s, &f->schema, true));
+    cf_snaps sn;
+    assert_og_ok(cf_snaps_take(&sn, f->s, CF_VERSIONS));
+    const arrow_batch *before = sn.b[CF_VERSIONS];
+
+    /* failing: nothing committed, the error is the classifier's */
+    lance_dataset *ds = open_latest(f), *nd = NULL;
+    classes c = {true, true, 0};
+    lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
+    o.classify = by_id;
+    o.classify_arg = &c;
+    lance_compact_report r;
+    assert_og_error(lance_compact(&nd, ds, &o, &r), OG_E_CORRUPT);
+    assert_int_equal(r.n_commits, 0);
+    lance_dataset_free(ds);
+    ds = open_latest(f);
+    assert_int_equal(lance_dataset_version(ds), CF_VERSIONS);
+
+    /* dropping and setting apart */
+    c.fail = false;
+    assert_og_ok(lance_compact(&nd, ds, &o, &r));
+    assert_true(c.calls >= 1);
+    assert_int_equal(r.n_commits, 1);
+    assert_int_equal(txn_case(f, nd), LANCE__TABLE__TRANSACTION__OPERATION_UPDATE);
+    uint64_t want_dropped = 0;
+    for (int64_t i = 0; i < before->num_rows; i++)
+        want_dropped += arrow_array_get_int(before->columns[0], i) % 5 == 0;
+    assert_int_equal(r.rows_dropped, want_dropped);
+    assert_int_equal(r.rows_after, (uint64_t)before->num_rows - want_dropped);
+    assert_int_equal(r.fragments_after, 2); /* the rows set apart, then the rest */
+    const Lance__Table__Manifest *pb = nd->m->pb;
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.with_row_id = true;
+    arrow_batch *got = NULL;
+    assert_og_ok(cf_scan_ds(nd, &got));
+    assert_int_equal(got->num_rows, before->num_rows - (int64_t)want_dropped);
+    for (int64_t i = 0, k = 0; i < before->num_rows; i++) {
+        if (arrow_array_get_int(before->columns[0], i) % 5 == 0) continue;
+        for (size_t col = 0; col < before->n_columns; col++) {
+            /* the same row: id, values and row id */
+            assert_int_equal(arrow_compare_rows(before->columns[col], i, got->columns[col], k), 0);
+        }
+        k++;
+    }
+    arrow_batch_free(got);
+    /* the first fragment holds exactly the rows set apart */
+    lance_dataset *first = NULL;
+    Lance__Table__Manifest one = *pb;
+    one.n_fragments = 1;
+    core_buf buf = CORE_BUF_INIT;
+    lance_manifest *m1 = NULL;
+    assert_og_ok(lance_manifest_encode(&buf, &one, NULL, 0, NULL, 0));
+    assert_og_ok(lance_manifest_decode(&m1, buf.data, buf.len, CF_ROOT));
+    core_buf_free(&buf);
+    assert_og_ok(lance_dataset_from_manifest(&first, f->s, CF_ROOT, nd->naming, m1));
+    arrow_batch *apart = NULL;
+    assert_og_ok(lance_dataset_scan_all(&apart, first, &so));
+    assert_true(apart->num_rows > 0);
+    for (int64_t i = 0; i < apart->num_rows; i++)
+        assert_int_equal(arrow_array_get_int(apart->columns[0], i) % 5, 1);
+    arrow_batch_free(apart);
+    lance_dataset_free(first);
+    for (uint64_t v = 1; v <= CF_VERSIONS; v++) assert_true(cf_same(f->s, v, sn.b[v]));
+    lance_dataset_free(nd);
+    lance_dataset_free(ds);
+
+    /* setting apart alone (after two appends, so there is something to merge): a Rewrite */
+    assert_og_ok(cf_append(f->s, &f->schema, 200, 3));
+    assert_og_ok(cf_append(f->s, &f->schema, 300, 3));
+    arrow_batch *kept = NULL;
+    assert_og_ok(cf_scan(f->s, 0, &kept));
+    ds = open_latest(f);
+    c.drop = false;
+    assert_og_ok(lance_compact(&nd, ds, &o, &r));
+    assert_int_equal(r.n_commits, 1);
+    assert_int_equal(r.rows_dropped, 0);
+    assert_int_equal(txn_case(f, nd), LANCE__TABLE__TRANSACTION__OPERATION_REWRITE);
+    assert_true(cf_same(f->s, 0, kept));
+    arrow_batch_free(kept);
+    lance_dataset_free(nd);
+    lance_dataset_free(ds);
+    cf_snaps_free(&sn);
 }
 
 /* A commit that finds its version taken by appends rebases onto them (the rewritten fragments
@@ -971,6 +1091,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compact_no_stable_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_default_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_tiered, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compact_classify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_rebase, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_race_at_commit, setup, teardown),
