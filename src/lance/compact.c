@@ -1080,6 +1080,11 @@ int lance_compact_plan_commit(lance_compact_plan *p, lance_dataset **out,
     return rc;
 }
 
+int lance_compact_plan_also_durable(lance_compact_plan *p, const char *key)
+{
+    return push_pending(&p->c, key);
+}
+
 void lance_compact_plan_free(lance_compact_plan *p)
 {
     if (!p) return;

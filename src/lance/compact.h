@@ -127,6 +127,9 @@ int lance_compact_stage(lance_compact_plan **out, const lance_dataset *ds,
 size_t lance_compact_plan_groups(const lance_compact_plan *p);
 int lance_compact_plan_commit(lance_compact_plan *p, lance_dataset **out,
                               lance_compact_report *rep);
+/* Also make `key` durable with the plan's files, before its commit is linked (see
+ * lance_staged_also_durable). Nothing to commit: nothing synced. */
+int lance_compact_plan_also_durable(lance_compact_plan *p, const char *key);
 void lance_compact_plan_free(lance_compact_plan *p);
 
 /* Whether lance_compact(ds, opt) would rewrite anything, from the manifest alone (and the

@@ -217,6 +217,12 @@ int lance_staged_commit_ex(lance_staged *st, const lance_commit_options *opt,
 int lance_find_txn_version(store *s, const char *root, const char *uuid, uint64_t from,
                            uint64_t *version);
 
+/* Also make `key` (an object written with STORE_F_NOSYNC) durable in the commit's batch of
+ * syncs, before the manifest is linked: a caller's own record that must be durable before
+ * the commit is visible costs no round of its own. A no-op stage commits (and syncs)
+ * nothing. */
+int lance_staged_also_durable(lance_staged *st, const char *key);
+
 /* Commit at exactly read_version + 1. On success *out_ds (optional) is the new snapshot and
  * *version (optional) its number. A no-op stage commits nothing and returns the read version.
  * OG_E_CONFLICT if that version already exists (nothing was published). */

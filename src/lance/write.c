@@ -155,16 +155,10 @@ static int push_new_frag(lance_staged *st, Lance__Table__DataFile *file, uint64_
 }
 
 /* Finish one data file and record it as a new fragment. */
-static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name,
-                       size_t n_ids, const uint64_t *ids, const uint64_t *created)
+
+/* A key the commit makes durable before it links the manifest (copied). */
+static int push_pending(lance_staged *st, const char *key)
 {
-    const lance_dataset *ds = st->ds;
-    char key[STORE_KEY_MAX];
-    int rc = lance_key(key, ds->root, "data/", name);
-    lance_file2_info info;
-    if (rc == 0) rc = lance_file2_writer_finish(w, ds->s, key, &info);
-    if (rc) return rc;
-    st->files_written++;
     if (st->n_pending == st->cap_pending) {
         size_t cap = st->cap_pending ? st->cap_pending * 2 : 4;
         const char **p = core_realloc(st->pending, cap * sizeof *p);
@@ -175,6 +169,25 @@ static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name
     st->pending[st->n_pending] = core_arena_strdup(&st->arena, key);
     if (!st->pending[st->n_pending]) return core_err_nomem();
     st->n_pending++;
+    return 0;
+}
+
+int lance_staged_also_durable(lance_staged *st, const char *key)
+{
+    return push_pending(st, key);
+}
+
+static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name,
+                       size_t n_ids, const uint64_t *ids, const uint64_t *created)
+{
+    const lance_dataset *ds = st->ds;
+    char key[STORE_KEY_MAX];
+    int rc = lance_key(key, ds->root, "data/", name);
+    lance_file2_info info;
+    if (rc == 0) rc = lance_file2_writer_finish(w, ds->s, key, &info);
+    if (rc) return rc;
+    st->files_written++;
+    if ((rc = push_pending(st, key)) != 0) return rc;
     Lance__Table__DataFile *df = core_arena_alloc(&st->arena, sizeof *df);
     int32_t *fields = core_arena_alloc(&st->arena, (n_ids ? n_ids : 1) * sizeof *fields);
     int32_t *colidx = core_arena_alloc(&st->arena, (n_ids ? n_ids : 1) * sizeof *colidx);

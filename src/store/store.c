@@ -169,6 +169,7 @@ void store_counts_get(store *s, store_counts *out)
         if (STORE_OPS_DURABLE & STORE_OP_BIT(k)) out->durable_ops += out->ops[k];
     }
     out->fsyncs = atomic_load(&s->stats.fsyncs);
+    out->sync_rounds = atomic_load(&s->stats.sync_rounds);
     out->bytes_written = atomic_load(&s->stats.bytes_written);
     out->bytes_read = atomic_load(&s->stats.bytes_read);
 }
@@ -179,6 +180,7 @@ void store_counts_diff(const store_counts *b, const store_counts *a, store_count
     out->total_ops = b->total_ops - a->total_ops;
     out->durable_ops = b->durable_ops - a->durable_ops;
     out->fsyncs = b->fsyncs - a->fsyncs;
+    out->sync_rounds = b->sync_rounds - a->sync_rounds;
     out->bytes_written = b->bytes_written - a->bytes_written;
     out->bytes_read = b->bytes_read - a->bytes_read;
 }

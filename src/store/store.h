@@ -75,6 +75,9 @@ void store_list_sort(store_list *l);
 typedef struct store_stats {
     _Atomic uint64_t ops[STORE_OP_KIND_COUNT];
     _Atomic uint64_t fsyncs;
+    /* Sequential waits on the device: an fsync alone, or a batch of fsyncs run in parallel,
+     * counts once (the latency a caller pays is about one device flush per round). */
+    _Atomic uint64_t sync_rounds;
     _Atomic uint64_t bytes_written;
     _Atomic uint64_t bytes_read;
 } store_stats;
@@ -84,6 +87,7 @@ typedef struct store_counts {
     uint64_t total_ops;
     uint64_t durable_ops; /* put + put_if_absent + delete + sync */
     uint64_t fsyncs;
+    uint64_t sync_rounds;
     uint64_t bytes_written;
     uint64_t bytes_read;
 } store_counts;

@@ -197,6 +197,7 @@ static void durable_done(fault_store *fs)
 static void sync_fsyncs(fault_store *fs)
 {
     atomic_store(&fs->base.stats.fsyncs, atomic_load(&fs->inner->stats.fsyncs));
+    atomic_store(&fs->base.stats.sync_rounds, atomic_load(&fs->inner->stats.sync_rounds));
 }
 
 static int fault_get(store *s, const char *key, uint64_t off, uint64_t len, core_buf *out)

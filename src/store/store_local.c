@@ -98,6 +98,11 @@ static void count_fsync(local_store *ls)
     atomic_fetch_add_explicit(&ls->base.stats.fsyncs, 1, memory_order_relaxed);
 }
 
+static void count_round(local_store *ls)
+{
+    atomic_fetch_add_explicit(&ls->base.stats.sync_rounds, 1, memory_order_relaxed);
+}
+
 /* The directory part of key ("" for a key at the root), copied into dir. */
 static void parent_of(const char *key, char *dir, size_t cap)
 {
@@ -115,6 +120,7 @@ static int fsync_dir(local_store *ls, const char *dir)
     int rc = 0;
     if (fsync(fd) != 0) rc = core_err_storage(errno, dir, "fsync of directory '%s'", dir);
     count_fsync(ls);
+    count_round(ls);
     close(fd);
     return rc;
 }
@@ -250,6 +256,7 @@ static int write_tmp(local_store *ls, const char *key, const void *data, size_t 
     if (rc == 0 && !(flags & STORE_F_NOSYNC)) {
         if (fdatasync(fd) != 0) rc = core_err_storage(errno, key, "fdatasync of '%s'", key);
         count_fsync(ls);
+        count_round(ls);
     }
     if (rc == 0) rc = OG_FAILPOINT("store.local.after_tmp_sync");
     if (rc) {
@@ -837,6 +844,7 @@ static long run_sync_jobs(local_store *ls, sync_job *jobs, size_t n)
         sem_destroy(&b.finished);
     }
     long bad = -1;
+    if (n) count_round(ls);
     for (size_t i = 0; i < n; i++) {
         count_fsync(ls);
         if (!jobs[i].keep_open) close(jobs[i].fd);

@@ -207,11 +207,14 @@ int write_changes_apply(write_graph *g, write_intent *in)
         lance_dataset *after = NULL;
         lance_commit_options co = LANCE_COMMIT_OPTIONS_INIT; /* exact, zero retries */
         lance_commit_result cr;
-        int rc = lance_staged_commit_ex(e->staged, &co, &after, &cr);
+        int rc = write_intent_carry_sidecar(in, e->staged, NULL);
+        if (rc == 0)
+            rc = lance_staged_commit_ex(e->staged, &co, &after, &cr);
         lance_staged_free(e->staged);
         e->staged = NULL;
         if (rc != 0)
             return rc;
+        in->sidecar_unsynced = false; /* durable with this commit's files */
         if (cr.version != e->expected_version + 1) {
             lance_dataset_free(after);
             return core_err(OG_E_INTERNAL, "table %s committed at version %" PRIu64

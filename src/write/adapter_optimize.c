@@ -129,9 +129,13 @@ int write_optimize_apply(write_graph *g, write_intent *in)
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
         /* staged in prepare on exactly expected_version (the pin the gates confirmed) */
-        int rc = e->compaction ? lance_compact_plan_commit(e->compaction, &after, &rep)
+        int rc = e->compaction ? write_intent_carry_sidecar(in, NULL, e->compaction)
                                : core_err(OG_E_INTERNAL, "optimize of %s has no staged merge",
                                           e->alias);
+        if (rc == 0)
+            rc = lance_compact_plan_commit(e->compaction, &after, &rep);
+        if (rc == 0 && rep.n_commits)
+            in->sidecar_unsynced = false; /* durable with the merged files */
         if (rc == 0 && rep.n_commits > 1)
             rc = core_err(OG_E_INTERNAL, "compaction of %s made %zu commits, planned one",
                           e->alias, rep.n_commits);

@@ -984,8 +984,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         rc = owner_take(g, in.owner_lock, &owner);
         if (rc == 0)
             rc = OG_FAILPOINT("write.pre_sidecar");
+        /* Written unsynced: the first effect's commit makes it durable in its own batch of
+         * syncs, before it links anything (one sync round fewer per write). */
         if (rc == 0)
-            rc = write_sidecar_put(g->s, &in);
+            rc = write_sidecar_put_unsynced(g->s, &in);
         if (rc != 0) {
             /* No effect happened; a sidecar that did land is discarded by the next barrier. */
             store_lock_release_remove(owner);
@@ -999,6 +1001,9 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         rc = OG_FAILPOINT("write.post_sidecar");
         if (rc == 0)
             rc = ad->apply(g, &in);
+        /* An apply that committed nothing did not carry the sidecar: durable before publish. */
+        if (rc == 0)
+            rc = write_sidecar_sync(g->s, &in);
         if (rc == 0)
             rc = OG_FAILPOINT("write.pre_publish");
 
@@ -1030,9 +1035,11 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         }
 
         /* H: finalize. The commit is durable and visible; a failure to delete the sidecar is
-         * harmless (the next barrier proves the intent published and removes it). */
+         * harmless (the next barrier proves the intent published and removes it). For the same
+         * reason the delete is not synced: a sidecar a power loss brings back names a visible
+         * commit, which recovery completes (no sync round after the visibility point). */
         bool finalized = OG_FAILPOINT("write.post_publish") == 0;
-        if (finalized && store_delete(g->s, key, 0) != 0) {
+        if (finalized && store_delete(g->s, key, STORE_F_NOSYNC) != 0) {
             finalized = false;
             core_log(CORE_LOG_WARN, "could not delete sidecar %s: %s (next write finalizes it)",
                      key, og_error_last()->message);

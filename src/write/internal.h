@@ -97,6 +97,10 @@ typedef struct write_intent {
     /* The advisory lock its owner holds while it runs ("" in sidecars of older writers: then
      * "sidecar-<operation id>"). A handle reuses its owner locks from write to write. */
     char owner_lock[WRITE_OWNER_LOCK_CAP];
+    /* The sidecar was written but is not durable yet (not persisted): the first effect that
+     * commits makes it durable in its own batch of syncs, before it links its manifest
+     * (write_intent_carry_sidecar), so arming recovery costs no sync round of its own. */
+    bool sidecar_unsynced;
 } write_intent;
 
 void write_intent_clear(write_intent *in);
@@ -111,6 +115,17 @@ int write_intent_to_json(const write_intent *in, core_buf *out);
 int write_intent_from_json(write_intent *out, const char *body, size_t len, const char *key);
 /* Durable whole-object write of the sidecar. */
 int write_sidecar_put(store *s, const write_intent *in);
+/* The same written but not synced (STORE_F_NOSYNC): in->sidecar_unsynced is set, and the
+ * sidecar must be made durable before the first effect (write_intent_carry_sidecar, or
+ * write_sidecar_sync). */
+int write_sidecar_put_unsynced(store *s, write_intent *in);
+/* Make an unsynced sidecar durable now (nothing when it is already). */
+int write_sidecar_sync(store *s, write_intent *in);
+/* Hand the unsynced sidecar to the commit of an effect (a staged Lance commit or a staged
+ * compaction: exactly one is non-NULL), which syncs it with its own files before it links.
+ * The caller clears in->sidecar_unsynced once that commit has been made. */
+int write_intent_carry_sidecar(const write_intent *in, lance_staged *st,
+                               lance_compact_plan *plan);
 /* Sidecar operation ids on the store, sorted (ULID order = age). Files that are not
  * "<ULID>.json" are skipped (not ours). */
 int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n);

@@ -464,6 +464,40 @@ int write_sidecar_put(store *s, const write_intent *in)
     return rc;
 }
 
+int write_sidecar_put_unsynced(store *s, write_intent *in)
+{
+    core_buf b = CORE_BUF_INIT;
+    int rc = write_intent_to_json(in, &b);
+    if (rc == 0) {
+        char key[STORE_KEY_MAX];
+        write_sidecar_key(key, in->operation_id);
+        rc = store_put(s, key, b.data, b.len, STORE_F_NOSYNC);
+    }
+    core_buf_free(&b);
+    in->sidecar_unsynced = rc == 0;
+    return rc;
+}
+
+int write_sidecar_sync(store *s, write_intent *in)
+{
+    if (!in->sidecar_unsynced) return 0;
+    char key[STORE_KEY_MAX];
+    write_sidecar_key(key, in->operation_id);
+    const char *keys[1] = {key};
+    int rc = store_sync(s, keys, 1);
+    if (rc == 0) in->sidecar_unsynced = false;
+    return rc;
+}
+
+int write_intent_carry_sidecar(const write_intent *in, lance_staged *st,
+                               lance_compact_plan *plan)
+{
+    if (!in->sidecar_unsynced) return 0;
+    char key[STORE_KEY_MAX];
+    write_sidecar_key(key, in->operation_id);
+    return st ? lance_staged_also_durable(st, key) : lance_compact_plan_also_durable(plan, key);
+}
+
 int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n)
 {
     *ids = NULL;
