@@ -39,8 +39,11 @@ typedef struct sync_batch sync_batch;
 /* Creating a file is the slowest step of a small write on some filesystems (ext4 without a
  * journal scans past recently deleted inodes, 0.3 to 2 ms here), so directories that commits
  * publish into get a few empty, locked temporaries created ahead by a background thread. */
-#define TMP_POOL_DIRS 4
+#define TMP_POOL_DIRS 8
 #define TMP_POOL_PER_DIR 2
+/* Deleted objects kept as temporaries for the next write in their directory
+ * (STORE_F_RECYCLE). */
+#define TMP_BIN 4
 
 typedef struct tmp_ready {
     int fd; /* open for writing; flock held when it has a name */
@@ -83,6 +86,13 @@ typedef struct local_store {
     _Atomic pid_t creator_pid; /* 0: not started; the pool is used only by this process */
     int tmp_stop;
     int unnamed_ok; /* O_TMPFILE files can be linked under a name (probed at open) */
+    /* Recycled objects (under tmp_mu): named, locked temporaries, emptied. */
+    struct {
+        int fd;
+        char name[STORE_KEY_MAX + 64];
+    } bin[TMP_BIN];
+    size_t n_bin;
+    pid_t bin_pid; /* the process they belong to (a forked child must not use them) */
 } local_store;
 
 /* Process-wide, so temporaries of different handles in one process never share a name. */
@@ -295,9 +305,31 @@ static tmp_dir *tmp_find(local_store *ls, const char *dir)
     return NULL;
 }
 
+/* Under tmp_mu: a recycled temporary of dir, if the bin holds one. */
+static int bin_take(local_store *ls, const char *dir, char *tmp, size_t tmpcap, int *fd)
+{
+    if (ls->bin_pid != getpid()) return 0;
+    size_t dl = strlen(dir);
+    for (size_t i = 0; i < ls->n_bin; i++) {
+        const char *n = ls->bin[i].name;
+        const char *slash = strrchr(n, '/');
+        size_t nl = slash ? (size_t)(slash - n) : 0;
+        if (nl != dl || memcmp(n, dir, dl) != 0 || strlen(n) >= tmpcap) continue;
+        memcpy(tmp, n, strlen(n) + 1);
+        *fd = ls->bin[i].fd;
+        ls->bin[i] = ls->bin[--ls->n_bin];
+        return 1;
+    }
+    return 0;
+}
+
 static int tmp_pool_take(local_store *ls, const char *dir, int need_named, char *tmp,
                          size_t tmpcap, int *fd)
 {
+    pthread_mutex_lock(&ls->tmp_mu);
+    int recycled = bin_take(ls, dir, tmp, tmpcap, fd);
+    pthread_mutex_unlock(&ls->tmp_mu);
+    if (recycled) return 1;
     if (ls->creator_pid != getpid()) return 0; /* no pool yet, or a forked child */
     pthread_mutex_lock(&ls->tmp_mu);
     tmp_dir *d = tmp_find(ls, dir);
@@ -439,6 +471,13 @@ static void tmp_pool_close(local_store *ls)
         pthread_join(ls->creator, NULL);
         for (size_t i = 0; i < TMP_POOL_DIRS; i++) tmp_release(ls, &ls->tdirs[i]);
     }
+    if (ls->bin_pid == getpid()) {
+        for (size_t i = 0; i < ls->n_bin; i++) {
+            tmp_unlink(ls, ls->bin[i].name);
+            close(ls->bin[i].fd);
+        }
+    }
+    ls->n_bin = 0;
     pthread_cond_destroy(&ls->tmp_cv);
     pthread_mutex_destroy(&ls->tmp_mu);
 }
@@ -633,10 +672,63 @@ static int local_head(store *s, const char *key, store_meta *out)
     return 0;
 }
 
+/* Delete key by renaming it to a temporary kept for the next write in its directory. 1 when
+ * done (the key is gone), 0 when the caller should unlink instead (bin full, a forked
+ * child, or any step failed: nothing changed then). */
+static int recycle(local_store *ls, const char *key)
+{
+    pthread_mutex_lock(&ls->tmp_mu);
+    if (ls->bin_pid && ls->bin_pid != getpid()) {
+        pthread_mutex_unlock(&ls->tmp_mu);
+        return 0; /* a forked child: the bin's descriptors and locks are the parent's */
+    }
+    ls->bin_pid = getpid();
+    int room = ls->n_bin < TMP_BIN && !ls->tmp_stop;
+    pthread_mutex_unlock(&ls->tmp_mu);
+    if (!room) return 0;
+    int fd = openat(ls->root_fd, key, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return 0;
+    struct stat st;
+    char dir[STORE_KEY_MAX + 1], tmp[STORE_KEY_MAX + 64];
+    parent_of(key, dir, sizeof dir);
+    tmp_name(tmp, sizeof tmp, dir, 0);
+    /* Locked before it has a temporary's name, as every named temporary is (a reclaimer
+     * removes only unlocked ones); a regular file only. */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        renameat(ls->root_fd, key, ls->root_fd, tmp) != 0) {
+        close(fd);
+        return 0;
+    }
+    if (ftruncate(fd, 0) != 0) {
+        unlinkat(ls->root_fd, tmp, 0);
+        close(fd);
+        return 1;
+    }
+    pthread_mutex_lock(&ls->tmp_mu);
+    if (ls->n_bin < TMP_BIN && !ls->tmp_stop) {
+        ls->bin[ls->n_bin].fd = fd;
+        memcpy(ls->bin[ls->n_bin].name, tmp, strlen(tmp) + 1);
+        ls->n_bin++;
+        fd = -1;
+    }
+    pthread_mutex_unlock(&ls->tmp_mu);
+    if (fd >= 0) {
+        unlinkat(ls->root_fd, tmp, 0);
+        close(fd);
+    }
+    return 1;
+}
+
 static int local_del(store *s, const char *key, unsigned flags)
 {
     local_store *ls = L(s);
     if (ls->readonly) return refuse_readonly(ls, key);
+    if ((flags & STORE_F_RECYCLE) && recycle(ls, key)) {
+        if (flags & STORE_F_NOSYNC) return 0;
+        char dir[STORE_KEY_MAX + 1];
+        parent_of(key, dir, sizeof dir);
+        return fsync_dir(ls, dir);
+    }
     if (unlinkat(ls->root_fd, key, 0) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) return 0;
         if (errno == EISDIR) return not_found(key);

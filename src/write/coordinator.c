@@ -1039,7 +1039,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
          * reason the delete is not synced: a sidecar a power loss brings back names a visible
          * commit, which recovery completes (no sync round after the visibility point). */
         bool finalized = OG_FAILPOINT("write.post_publish") == 0;
-        if (finalized && store_delete(g->s, key, STORE_F_NOSYNC) != 0) {
+        if (finalized && store_delete(g->s, key, STORE_F_NOSYNC | STORE_F_RECYCLE) != 0) {
             finalized = false;
             core_log(CORE_LOG_WARN, "could not delete sidecar %s: %s (next write finalizes it)",
                      key, og_error_last()->message);

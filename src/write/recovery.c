@@ -428,8 +428,21 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
     write_intent in;
     rc = write_intent_from_json(&in, (const char *)body.data, body.len, key);
     core_buf_free(&body);
-    if (rc != 0)
+    if (rc == 0 && strcmp(in.operation_id, operation_id) != 0)
+        rc = core_err(OG_E_CORRUPT, "sidecar %s holds operation %s", key, in.operation_id);
+    if (rc != 0) {
+        /* Its owner may have finished and recycled the file while we read it (the store
+         * then hands its storage to the owner's next write, STORE_F_RECYCLE): what we read
+         * only counts if the sidecar is still there. */
+        store_meta meta;
+        if (store_head(g->s, key, &meta) == OG_E_NOT_FOUND) {
+            og_error_clear();
+            write_intent_clear(&in);
+            return 0;
+        }
+        write_intent_clear(&in);
         return rc;
+    }
     write_gate_set *gates = NULL;
     store_lock *owner = NULL;
     if ((rc = write_intent_gates(g, &in, &gates)) != 0)

@@ -483,6 +483,65 @@ static void test_pooled_temporaries(void **state)
     store_list_free(&l);
 }
 
+static ino_t inode_of(const fixture *f, const char *key)
+{
+    char p[512];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", f->dir, key);
+    assert_int_equal(stat(p, &st), 0);
+    return st.st_ino;
+}
+
+/* delete with STORE_F_RECYCLE: the key is gone at once (get, head, list), the storage is kept
+ * as a locked temporary and the next write into that directory gets it (same inode) with none
+ * of the old bytes; other directories do not; a forked child neither recycles nor reuses the
+ * parent's; close removes what is left. */
+static void test_recycle(void **state)
+{
+    fixture *f = *state;
+    assert_og_ok(store_put(f->s, "r/a", "first object", 12, 0));
+    ino_t ino = inode_of(f, "r/a");
+    assert_og_ok(store_delete(f->s, "r/a", STORE_F_RECYCLE | STORE_F_NOSYNC));
+    store_meta m;
+    assert_og_error(store_head(f->s, "r/a", &m), OG_E_NOT_FOUND);
+    store_list l;
+    assert_og_ok(store_list_prefix(f->s, "r/", 0, &l));
+    assert_int_equal(l.count, 0);
+    store_list_free(&l);
+    char rdir[512];
+    snprintf(rdir, sizeof rdir, "%s/r", f->dir);
+    assert_int_equal(count_tmp_files(rdir), 1);
+    uint64_t removed = 0;
+    assert_og_ok(store_local_reclaim_temps(f->s, &removed)); /* locked: ours, kept */
+    assert_int_equal(removed, 0);
+    /* another directory does not take it */
+    assert_og_ok(store_put(f->s, "q/b", "b", 1, 0));
+    assert_true(inode_of(f, "q/b") != ino);
+    /* the next write into r/ does, shorter than the old bytes */
+    assert_og_ok(store_put(f->s, "r/b", "new", 3, STORE_F_NOSYNC));
+    assert_int_equal(inode_of(f, "r/b"), ino);
+    get_eq(f->s, "r/b", "new");
+    assert_int_equal(count_tmp_files(rdir), 0);
+    /* a delete of nothing recycles nothing and succeeds */
+    assert_og_ok(store_delete(f->s, "r/none", STORE_F_RECYCLE));
+    /* a forked child unlinks instead, and does not take the parent's */
+    assert_og_ok(store_delete(f->s, "r/b", STORE_F_RECYCLE));
+    pid_t pid = fork();
+    if (pid == 0) {
+        int bad = store_put(f->s, "r/c", "c", 1, 0) != 0 || inode_of(f, "r/c") == ino ||
+                  store_delete(f->s, "r/c", STORE_F_RECYCLE) != 0;
+        _exit(bad);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(count_tmp_files(rdir), 1); /* the parent's recycled r/b only */
+    store_close(f->s);
+    f->s = NULL;
+    assert_int_equal(count_tmp_files(rdir), 0);
+    assert_og_ok(store_local_open(&f->s, f->dir));
+}
+
 /* A child process dies at each step inside put and put_if_absent; the object is always the
  * old one or the whole new one, never partial, and no temporary is ever listed. */
 static void test_crash_inside_put(void **state)
@@ -753,6 +812,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fsync_counts, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_temporaries, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_pooled_temporaries, setup_local, teardown),
+        cmocka_unit_test_setup_teardown(test_recycle, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_crash_inside_put, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_sync_put_if_absent_fsyncs, setup_local, teardown),
         cmocka_unit_test_setup_teardown(test_crash_inside_sync_put_if_absent, setup_local,
