@@ -35,6 +35,7 @@ typedef struct writer {
     int id, n;
     double p50, p99;
     int retries, failed;
+    uint64_t reprepares; /* restarts inside og_graph_mutate (its own handle only) */
 } writer;
 
 static void *run_writer(void *arg)
@@ -75,6 +76,8 @@ static void *run_writer(void *arg)
     w->p50 = lat[w->n / 2];
     w->p99 = lat[w->n * 99 / 100];
     free(lat);
+    og_graph_stats st;
+    if (own && og_graph_stats_get(&st, own) == 0) w->reprepares = st.reprepares;
     og_graph_close(own);
     return NULL;
 }
@@ -99,7 +102,7 @@ static double run(const char *dir, int mode, int k, int n, writer *w)
     og_graph *shared = NULL;
     if (mode == 2 && og_graph_open(&shared, root, NULL) != 0) exit(1);
     for (int i = 0; i < k; i++)
-        w[i] = (writer){shared, root, i, n, 0, 0, 0, 0};
+        w[i] = (writer){shared, root, i, n, 0, 0, 0, 0, 0};
     double t0 = now_ms();
     if (mode == 1) {
         int fds[MAXW][2];
@@ -125,6 +128,8 @@ static double run(const char *dir, int mode, int k, int n, writer *w)
         for (int i = 0; i < k; i++) pthread_join(th[i], NULL);
     }
     double secs = (now_ms() - t0) / 1e3;
+    og_graph_stats st;
+    if (shared && og_graph_stats_get(&st, shared) == 0) w[0].reprepares = st.reprepares;
     og_graph_close(shared);
     return secs;
 }
@@ -140,23 +145,26 @@ int main(int argc, char **argv)
     static const char *names[] = {"1 writer", "4 processes", "4 threads, 1 handle"};
     static const int ks[] = {1, MAXW, MAXW};
     double single_rate = 0, single_p50 = 0;
-    printf("%-22s %10s %9s %12s %12s %8s %7s\n", "writers", "commits/s", "vs 1", "worst p50 ms",
-           "worst p99 ms", "p99/p50", "retries");
+    printf("%-22s %10s %9s %12s %12s %8s %7s %10s\n", "writers", "commits/s", "vs 1",
+           "worst p50 ms", "worst p99 ms", "p99/p50", "retries", "reprepares");
     for (int mode = 0; mode < 3; mode++) {
         writer w[MAXW];
         double secs = run(argv[1], mode, ks[mode], n, w);
         int done = 0, retries = 0;
+        uint64_t reprepares = 0;
         double p50 = 0, p99 = 0;
         for (int i = 0; i < ks[mode]; i++) {
             done += w[i].n - w[i].failed;
             retries += w[i].retries;
+            reprepares += w[i].reprepares;
             if (w[i].p50 > p50) p50 = w[i].p50;
             if (w[i].p99 > p99) p99 = w[i].p99;
         }
         double rate = done / secs;
         if (mode == 0) single_rate = rate, single_p50 = p50;
-        printf("%-22s %10.1f %8.2fx %12.2f %12.2f %8.1f %7d\n", names[mode], rate,
-               rate / single_rate, p50, p99, p99 / (p50 > 0 ? p50 : single_p50), retries);
+        printf("%-22s %10.1f %8.2fx %12.2f %12.2f %8.1f %7d %10llu\n", names[mode], rate,
+               rate / single_rate, p50, p99, p99 / (p50 > 0 ? p50 : single_p50), retries,
+               (unsigned long long)reprepares);
     }
     return 0;
 }
