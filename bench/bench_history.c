@@ -5,7 +5,9 @@
  * (/proc/self/io wchar) and the graph's bytes on disk per write so far (allocated blocks, and
  * apparent sizes, and files). At the end: the disk after `cleanup --keep 100`, and the live data
  * alone (optimize, then cleanup keeping only the head). No peer here: the comparison is the
- * same engine at two depths (bench/README.md). */
+ * same engine at two depths (bench/README.md).
+ * OG_BENCH_UPDATE=1: every write updates the one node person-0 instead (and the SQLite peer its
+ * one row), so history grows while the data does not: what grows then grows with history. */
 #include "omnigraph.h"
 
 #include <ftw.h>
@@ -67,7 +69,7 @@ static void measure_disk(const char *root)
  * keyed table like ours), in a file next to the graph, alternating one for one with our writes
  * so both see the same disk. */
 static sqlite3 *peer;
-static sqlite3_stmt *peer_ins;
+static sqlite3_stmt *peer_ins, *peer_upd;
 
 static void peer_open(const char *root)
 {
@@ -80,14 +82,26 @@ static void peer_open(const char *root)
                            "CREATE TABLE person(name TEXT PRIMARY KEY, age INTEGER)",
                      NULL, NULL, &err) != SQLITE_OK ||
         sqlite3_prepare_v2(peer, "INSERT INTO person(name, age) VALUES (?, ?)", -1, &peer_ins,
-                           NULL) != SQLITE_OK) {
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(peer, "UPDATE person SET age = ? WHERE name = 'person-0'", -1,
+                           &peer_upd, NULL) != SQLITE_OK) {
         fprintf(stderr, "bench_history: sqlite: %s\n", err ? err : sqlite3_errmsg(peer));
         exit(1);
     }
 }
 
-static double peer_write(int i)
+static double peer_write(int i, int update)
 {
+    if (update) {
+        double t = now_ms();
+        sqlite3_bind_int(peer_upd, 1, i % 90);
+        if (sqlite3_step(peer_upd) != SQLITE_DONE) {
+            fprintf(stderr, "bench_history: sqlite update: %s\n", sqlite3_errmsg(peer));
+            exit(1);
+        }
+        sqlite3_reset(peer_upd);
+        return now_ms() - t;
+    }
     char name[32];
     snprintf(name, sizeof name, "person-%d", i);
     double t = now_ms();
@@ -125,13 +139,29 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_history: %s\n", og_error_last()->message);
         return 1;
     }
-    static const char q[] = "query add($n: String, $a: I32) { insert Person { name: $n, age: $a } }";
+    static const char q_add[] =
+        "query add($n: String, $a: I32) { insert Person { name: $n, age: $a } }";
+    static const char q_up[] =
+        "query up($n: String, $a: I32) { update Person set { age: $a } where name = $n }";
+    const int update = getenv("OG_BENCH_UPDATE") != NULL;
+    const char *q = update ? q_up : q_add;
+    if (update) { /* the one node every write updates */
+        og_mutate_options m0 = OG_MUTATE_OPTIONS_INIT;
+        m0.source = q_add;
+        m0.params_json = "{\"n\":\"person-0\",\"a\":0}";
+        og_mutate_result r0;
+        if (og_graph_mutate(&r0, g, &m0) != 0) {
+            fprintf(stderr, "bench_history: %s\n", og_error_last()->message);
+            return 1;
+        }
+    }
     double *lat = malloc(sizeof *lat * (size_t)w);
 #ifdef OG_BENCH_SQLITE
     double *plat = malloc(sizeof *plat * (size_t)w);
     peer_open(root);
-    printf("peer: sqlite %s, one INSERT per write (WAL, synchronous=FULL), alternating\n",
-           sqlite3_libversion());
+    if (update) peer_write(0, 0);
+    printf("peer: sqlite %s, one %s per write (WAL, synchronous=FULL), alternating\n",
+           sqlite3_libversion(), update ? "UPDATE of one row" : "INSERT");
 #endif
     double c0 = cpu_ms(), pcpu = 0;
     long long b0 = written_bytes();
@@ -140,7 +170,7 @@ int main(int argc, char **argv)
            "sqlite p50", "sqlite p99", "ratio");
     for (int i = 1; i <= n; i++) {
         char p[96];
-        snprintf(p, sizeof p, "{\"n\":\"person-%d\",\"a\":%d}", i, i % 90);
+        snprintf(p, sizeof p, "{\"n\":\"person-%d\",\"a\":%d}", update ? 0 : i, i % 90);
         og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
         m.source = q;
         m.params_json = p;
@@ -156,7 +186,7 @@ int main(int argc, char **argv)
         /* the peer's write, kept out of our CPU and bytes figures */
         double pc = cpu_ms();
         long long pb = written_bytes();
-        plat[(i - 1) % w] = peer_write(i);
+        plat[(i - 1) % w] = peer_write(i, update);
         pcpu += cpu_ms() - pc;
         b0 += written_bytes() - pb;
 #endif
@@ -183,6 +213,7 @@ int main(int argc, char **argv)
 #ifdef OG_BENCH_SQLITE
     free(plat);
     sqlite3_finalize(peer_ins);
+    sqlite3_finalize(peer_upd);
     sqlite3_close(peer);
 #endif
     og_graph_close(g); /* finishes queued maintenance */

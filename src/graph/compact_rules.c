@@ -140,8 +140,14 @@ int graph_compact_rules_new(graph_compact_rules **out, const lance_dataset *mani
     so.columns = col_names;
     so.n_columns = N_C;
     so.filter = &f;
+    uint64_t *skip = NULL;
+    size_t n_skip = 0;
+    int rc = lance_apart_fragments(manifest, GRAPH_COMMIT_FRAGMENTS_KEY, &skip, &n_skip);
+    so.skip_fragments = skip;
+    so.n_skip_fragments = n_skip;
     arrow_batch *b = NULL;
-    int rc = lance_dataset_scan_all(&b, manifest, &so);
+    if (rc == 0) rc = lance_dataset_scan_all(&b, manifest, &so);
+    core_free(skip);
     if (rc == 0) rc = fold(r, b);
     arrow_batch_free(b);
     if (rc) {

@@ -145,6 +145,10 @@ int graph_rows_to_batch(const graph_rows *r, arrow_batch **out);
  *    snapshot without lineage reads their object_type column only (the scan filters them);
  *  - registrations, the format row and rows of unknown kinds are kept.
  * Versions before the merge still hold every row, so time travel is unchanged. */
+/* The table_metadata key under which manifest compaction lists the fragments that hold only
+ * commit rows (lance_compact_options.apart_key): a snapshot without lineage does not open
+ * them at all. */
+#define GRAPH_COMMIT_FRAGMENTS_KEY "omnigraph.commit_fragments"
 typedef struct graph_compact_rules graph_compact_rules;
 /* The rules for compacting on top of `manifest` (one scan of its rows other than commits). */
 int graph_compact_rules_new(graph_compact_rules **out, const lance_dataset *manifest);

@@ -6,6 +6,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "lance/compact.h"
 #include "lance/version.h"
 
 #include <inttypes.h>
@@ -549,9 +550,19 @@ static int from_dataset(graph_snapshot **out, const lance_dataset *manifest, con
     not_commit.value.bytes = commit_kind;
     not_commit.value.n_bytes = strlen(commit_kind);
     lance_filter f = {&not_commit, 1};
-    if (!(flags & GRAPH_SNAP_LINEAGE)) so.filter = &f;
+    uint64_t *skip = NULL;
+    size_t n_skip = 0;
+    if (!(flags & GRAPH_SNAP_LINEAGE)) {
+        so.filter = &f;
+        /* and the fragments of commit rows alone are not even opened */
+        if (rc == 0) rc = lance_apart_fragments(manifest, GRAPH_COMMIT_FRAGMENTS_KEY, &skip,
+                                                &n_skip);
+        so.skip_fragments = skip;
+        so.n_skip_fragments = n_skip;
+    }
     arrow_batch *b = NULL;
     if (rc == 0) rc = lance_dataset_scan_all(&b, manifest, &so);
+    core_free(skip);
     if (rc == 0 && b->n_columns != N_C)
         rc = core_err(OG_E_CORRUPT,
                       "graph manifest '%s': scan "

@@ -711,6 +711,109 @@ static int write_group(compactor *c, cgroup *g)
 
 /* ---- committing ------------------------------------------------------------------------ */
 
+/* ---- the list of fragments of set-apart rows (opt->apart_key) ---------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The ids listed under key in pb's table_metadata (unsorted, possibly stale). */
+static int listed_ids(const Lance__Table__Manifest *pb, const char *key, uint64_t **ids,
+                      size_t *n)
+{
+    *ids = NULL;
+    *n = 0;
+    const char *v = NULL;
+    for (size_t i = 0; i < pb->n_table_metadata; i++)
+        if (pb->table_metadata[i]->key && strcmp(pb->table_metadata[i]->key, key) == 0)
+            v = pb->table_metadata[i]->value;
+    if (!v || !*v) return 0;
+    size_t cap = 1;
+    for (const char *p = v; *p; p++) cap += *p == ',';
+    uint64_t *out = core_malloc(cap * sizeof *out);
+    if (!out) return core_err_nomem();
+    size_t k = 0;
+    for (const char *p = v; *p;) {
+        char *end = NULL;
+        unsigned long long x = strtoull(p, &end, 10);
+        if (end == p || (*end && *end != ',') || k == cap) {
+            core_free(out); /* not ours, or damaged: no list */
+            return 0;
+        }
+        out[k++] = x;
+        p = *end ? end + 1 : end;
+    }
+    *ids = out;
+    *n = k;
+    return 0;
+}
+
+static bool has_fragment(Lance__Table__DataFragment *const *frags, size_t n, uint64_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (frags[i]->id == id) return true;
+    return false;
+}
+
+int lance_apart_fragments(const lance_dataset *ds, const char *key, uint64_t **ids, size_t *n)
+{
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    int rc = listed_ids(pb, key, ids, n);
+    if (rc || !*ids) return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (has_fragment(pb->fragments, pb->n_fragments, (*ids)[i])) (*ids)[k++] = (*ids)[i];
+    *n = k;
+    qsort(*ids, k, sizeof **ids, cmp_u64);
+    return 0;
+}
+
+/* next's table_metadata with key listing the fragments of set-apart rows it has: those base
+ * listed that are still there, and those groups [g0, g1) wrote (arena memory). */
+static int record_apart(compactor *c, Lance__Table__Manifest *next,
+                        const Lance__Table__Manifest *bp, size_t g0, size_t g1)
+{
+    const char *key = c->opt->apart_key;
+    core_arena *a = &c->arena;
+    uint64_t *old = NULL;
+    size_t n_old = 0, n = 0;
+    int rc = listed_ids(bp, key, &old, &n_old);
+    if (rc) return rc;
+    size_t cap = n_old;
+    for (size_t i = g0; i < g1; i++) cap += c->g[i].n_apart;
+    uint64_t *ids = core_arena_alloc(a, (cap ? cap : 1) * sizeof *ids);
+    if (!ids) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n_old; i++)
+        if (has_fragment(next->fragments, next->n_fragments, old[i])) ids[n++] = old[i];
+    core_free(old);
+    for (size_t i = g0; rc == 0 && i < g1; i++)
+        for (size_t k = 0; k < c->g[i].n_apart; k++) ids[n++] = c->g[i].nw[k]->id;
+    if (rc) return rc;
+    qsort(ids, n, sizeof *ids, cmp_u64);
+    char *val = core_arena_alloc(a, n * 21 + 1);
+    Lance__Table__Manifest__TableMetadataEntry **entries =
+        core_arena_alloc(a, (bp->n_table_metadata + 1) * sizeof *entries);
+    Lance__Table__Manifest__TableMetadataEntry *mine = core_arena_alloc(a, sizeof *mine);
+    if (!val || !entries || !mine) return core_err_nomem();
+    size_t len = 0;
+    val[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(val + len, 22, "%s%" PRIu64, i ? "," : "", ids[i]);
+    size_t ne = 0;
+    for (size_t i = 0; i < bp->n_table_metadata; i++)
+        if (!bp->table_metadata[i]->key || strcmp(bp->table_metadata[i]->key, key) != 0)
+            entries[ne++] = bp->table_metadata[i];
+    lance__table__manifest__table_metadata_entry__init(mine);
+    mine->key = (char *)key;
+    mine->value = val;
+    entries[ne++] = mine;
+    next->n_table_metadata = ne;
+    next->table_metadata = entries;
+    return 0;
+}
+
 /* Commit groups [g0, g1) on top of base (the snapshot's manifest or the previous commit's).
  * On success *next_m is the new version's manifest (owned). */
 static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, size_t g1,
@@ -768,6 +871,10 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
         next.pb.max_fragment_id = (uint32_t)(c->next_frag_id - 1);
     }
     lance_manifest_update_flags(&next.pb);
+    if (c->opt->apart_key && c->opt->classify) {
+        int arc = record_apart(c, &next.pb, bp, g0, g1);
+        if (arc) return arc;
+    }
 
     Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
     Lance__Table__Transaction__Rewrite rw = LANCE__TABLE__TRANSACTION__REWRITE__INIT;

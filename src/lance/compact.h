@@ -83,11 +83,23 @@ typedef struct lance_compact_options {
      * rebase over appends commits the same result. */
     int (*classify)(void *arg, const arrow_batch *b, uint8_t *cls);
     void *classify_arg;
+    /* With classify: record the ids of the fragments that hold only rows set apart in the
+     * manifest's table_metadata under this key (lance_apart_fragments reads it), so that a
+     * reader that does not want those rows skips the fragments without opening them. A commit
+     * keeps the listed ids still in the manifest and adds its new fragments of set-apart rows.
+     * Ids are never reused, so a writer that does not know the key (lancedb compacting the
+     * table) can only make the list name fragments that are gone. NULL: no list. */
+    const char *apart_key;
 } lance_compact_options;
 
 enum { LANCE_COMPACT_DROP = 0, LANCE_COMPACT_KEEP = 1, LANCE_COMPACT_APART = 2 };
 
-#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0, 0, NULL, NULL}
+#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0, 0, NULL, NULL, NULL}
+
+/* The fragment ids listed under key in ds's table_metadata that ds still has, ascending (*ids
+ * NULL and *n 0 when none; free with core_free). A list that does not parse counts as
+ * none. */
+int lance_apart_fragments(const lance_dataset *ds, const char *key, uint64_t **ids, size_t *n);
 
 typedef struct lance_compact_report {
     uint64_t read_version;          /* the snapshot compaction planned on */

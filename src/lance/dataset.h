@@ -110,9 +110,11 @@ typedef struct lance_scan_options {
     bool with_row_addr;          /* append a UInt64 column "_rowaddr" */
     bool with_row_id;            /* append a UInt64 column "_rowid" (stable row ids only) */
     size_t batch_rows;           /* rows per batch at most (0: one batch per data file read) */
+    const uint64_t *skip_fragments; /* fragment ids not to read, ascending (NULL: none) */
+    size_t n_skip_fragments;
 } lance_scan_options;
 
-#define LANCE_SCAN_OPTIONS_INIT {1, NULL, 0, NULL, -1, false, false, 0}
+#define LANCE_SCAN_OPTIONS_INIT {1, NULL, 0, NULL, -1, false, false, 0, NULL, 0}
 
 typedef struct lance_scanner lance_scanner;
 

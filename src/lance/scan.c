@@ -355,7 +355,20 @@ int lance_scanner_next(lance_scanner *sc, arrow_batch **out)
     while (!sc->done && sc->next_frag < pb->n_fragments) {
         if (sc->opt.limit >= 0 && sc->returned >= sc->opt.limit) break;
         arrow_batch *b = NULL;
-        int rc = scan_fragment(sc, pb->fragments[sc->next_frag], &b);
+        const Lance__Table__DataFragment *f = pb->fragments[sc->next_frag];
+        size_t lo = 0, hi = sc->opt.n_skip_fragments; /* skip_fragments is ascending */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (sc->opt.skip_fragments[mid] < f->id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < sc->opt.n_skip_fragments && sc->opt.skip_fragments[lo] == f->id) {
+            sc->next_frag++;
+            continue;
+        }
+        int rc = scan_fragment(sc, f, &b);
         if (rc) {
             sc->done = 1;
             return rc;

@@ -208,6 +208,7 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
         rc = graph_compact_rules_new(&rules, m);
         co.classify = graph_compact_classify;
         co.classify_arg = rules;
+        co.apart_key = GRAPH_COMMIT_FRAGMENTS_KEY;
         if (rc == 0)
             rc = lance_compact(&after, m, &co, &rep);
         graph_compact_rules_free(rules);

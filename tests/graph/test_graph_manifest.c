@@ -463,6 +463,7 @@ static void test_compaction_rules(void **state)
     lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
     o.classify = graph_compact_classify;
     o.classify_arg = rules;
+    o.apart_key = GRAPH_COMMIT_FRAGMENTS_KEY;
     lance_dataset *nd = NULL;
     lance_compact_report rep;
     assert_og_ok(lance_compact(&nd, ds, &o, &rep));
@@ -481,9 +482,17 @@ static void test_compaction_rules(void **state)
     assert_int_equal(k1[GRAPH_ROW_FORMAT], k0[GRAPH_ROW_FORMAT]);
     assert_int_equal(rep.rows_dropped, (k0[GRAPH_ROW_TABLE_VERSION] - 3) +
                                            (k0[GRAPH_ROW_SCHEMA] - 1) + (k0[GRAPH_ROW_HEAD] - 2));
-    /* the commits lead, in a fragment of their own */
+    /* the commits lead, in a fragment of their own, which the manifest lists */
     assert_int_equal(nd->m->pb->n_fragments, 2);
     assert_int_equal(nd->m->pb->fragments[0]->physical_rows, 3 + MORE);
+    uint64_t *apart = NULL;
+    size_t n_apart = 0;
+    assert_og_ok(lance_apart_fragments(nd, GRAPH_COMMIT_FRAGMENTS_KEY, &apart, &n_apart));
+    assert_int_equal(n_apart, 1);
+    assert_int_equal(apart[0], nd->m->pb->fragments[0]->id);
+    core_free(apart);
+    assert_og_ok(lance_apart_fragments(ds, GRAPH_COMMIT_FRAGMENTS_KEY, &apart, &n_apart));
+    assert_int_equal(n_apart, 0); /* the version before has none */
 
     assert_og_ok(graph_snapshot_from_dataset(&after, nd, NULL, GRAPH_SNAP_LINEAGE));
     expect_same_state(before[last], after);
@@ -508,6 +517,10 @@ static void test_compaction_rules(void **state)
     nd = append_rows(nd, r);
     graph_snapshot *mid = NULL;
     assert_og_ok(graph_snapshot_from_dataset(&mid, nd, NULL, GRAPH_SNAP_LINEAGE));
+    /* an append keeps the list */
+    assert_og_ok(lance_apart_fragments(nd, GRAPH_COMMIT_FRAGMENTS_KEY, &apart, &n_apart));
+    assert_int_equal(n_apart, 1);
+    core_free(apart);
     assert_og_ok(graph_compact_rules_new(&rules, nd));
     o.classify_arg = rules;
     lance_dataset *nd2 = NULL;
@@ -516,6 +529,22 @@ static void test_compaction_rules(void **state)
     count_kinds(nd2, k1);
     assert_int_equal(k1[GRAPH_ROW_TABLE_VERSION], 3);
     assert_int_equal(k1[GRAPH_ROW_COMMIT], 4 + MORE);
+    /* the merged fragments of commits replace the old one in the list */
+    assert_og_ok(lance_apart_fragments(nd2, GRAPH_COMMIT_FRAGMENTS_KEY, &apart, &n_apart));
+    assert_true(n_apart >= 1);
+    uint64_t listed_rows = 0;
+    for (size_t i = 0; i < nd2->m->pb->n_fragments; i++)
+        for (size_t k = 0; k < n_apart; k++)
+            if (nd2->m->pb->fragments[i]->id == apart[k])
+                listed_rows += nd2->m->pb->fragments[i]->physical_rows;
+    assert_int_equal(listed_rows, 4 + MORE);
+    core_free(apart);
+    graph_snapshot *nol = NULL;
+    assert_og_ok(graph_snapshot_from_dataset(&nol, nd2, NULL, 0));
+    assert_og_ok(graph_snapshot_from_dataset(&after, nd, NULL, 0));
+    expect_same_state(after, nol);
+    graph_snapshot_free(nol);
+    graph_snapshot_free(after);
     assert_og_ok(graph_snapshot_from_dataset(&after, nd2, NULL, GRAPH_SNAP_LINEAGE));
     expect_same_state(mid, after);
     graph_snapshot_free(after);

@@ -4,6 +4,7 @@
  *  - lancedb appends on top of our compacted table and we read its commit;
  *  - lancedb compacts (optimize) a table we wrote and compacted, and we read the result. */
 #include "../lance/compact_fixture.h"
+#include "core/alloc.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -207,6 +208,7 @@ static void test_lancedb_reads_classified(void **state)
     assert_og_ok(lance_dataset_open(&ds, f->s, CF_ROOT, 0, LANCE_ACCESS_WRITE));
     lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
     o.classify = drop_and_set_apart;
+    o.apart_key = "test.apart";
     lance_compact_report r;
     assert_og_ok(lance_compact(&nd, ds, &o, &r));
     assert_int_equal(r.n_commits, 1);
@@ -215,9 +217,21 @@ static void test_lancedb_reads_classified(void **state)
     assert_int_equal(after->num_rows, before->num_rows - (int64_t)r.rows_dropped);
     expect_lancedb_reads(f, 0, after);
     expect_lancedb_reads(f, CF_VERSIONS, before);
+    uint64_t *apart = NULL;
+    size_t n_apart = 0;
+    assert_og_ok(lance_apart_fragments(nd, "test.apart", &apart, &n_apart));
+    assert_int_equal(n_apart, 1);
+    core_free(apart);
     json_t *j = tool("append '%s' c 1000 1003", f->dir);
     assert_int_equal(test_json_int(j, "version"), CF_VERSIONS + 2);
     json_decref(j);
+    /* lancedb's append carries the list (table metadata) forward */
+    lance_dataset *la = NULL;
+    assert_og_ok(lance_dataset_open(&la, f->s, CF_ROOT, 0, LANCE_ACCESS_READ));
+    assert_og_ok(lance_apart_fragments(la, "test.apart", &apart, &n_apart));
+    assert_int_equal(n_apart, 1);
+    core_free(apart);
+    lance_dataset_free(la);
     assert_og_ok(cf_scan(f->s, 0, &more));
     assert_int_equal(more->num_rows, after->num_rows + 3);
     expect_lancedb_reads(f, 0, more);
