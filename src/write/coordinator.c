@@ -553,9 +553,14 @@ static void base_advance(write_graph *g, const write_base *old, const write_inte
     base_release(b);
 }
 
-/* Stage D: fresh authority state under the gates. 0 = the read set holds; 1 = restart. */
-static int revalidate(write_graph *g, const write_intent *in, const char *branch)
+/* Stage D: fresh authority state under the gates. 0 = the read set holds; 1 = restart. When
+ * the manifest moved without breaking the read set (a maintenance commit, or the manifest's
+ * own compaction), *fresh is the manifest at the version checked, for the publish to build on
+ * (the base's version is taken: a commit on it would lose and write its rows again). */
+static int revalidate(write_graph *g, const write_intent *in, const char *branch,
+                      lance_dataset **fresh_ds)
 {
+    *fresh_ds = NULL;
     uint64_t latest = 0;
     char root[STORE_KEY_MAX];
     const lance_dataset *known = in->base && lance_dataset_version(in->base->ds) ==
@@ -570,14 +575,20 @@ static int revalidate(write_graph *g, const write_intent *in, const char *branch
         return rc;
     if (latest != in->rs.manifest_version) {
         graph_snapshot *fresh = NULL;
-        rc = graph_snapshot_load(&fresh, g->s, branch, latest, 0);
+        lance_dataset *ds = NULL;
+        rc = graph_manifest_open(&ds, g->s, branch, latest, LANCE_ACCESS_WRITE);
+        if (rc == 0)
+            rc = graph_snapshot_from_dataset(&fresh, ds, branch, 0);
         if (rc == 0)
             rc = write_rs_check(&in->rs, fresh);
         graph_snapshot_free(fresh);
+        if (rc != 0)
+            lance_dataset_free(ds);
         if (rc == OG_E_READ_SET_CONFLICT)
             return 1;
         if (rc != 0)
             return rc;
+        *fresh_ds = ds;
     }
     /* An intent armed by someone else since our barrier (and not finished: we hold the gates
      * it would hold) must be recovered first. */
@@ -952,9 +963,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         uint64_t held0 = core_mono_ns();
 
         /* D: revalidate the complete read set, or discard everything and start again. */
+        lance_dataset *fresh_base = NULL;
         rc = OG_FAILPOINT("write.pre_revalidate");
         if (rc == 0)
-            rc = revalidate(g, &in, branch);
+            rc = revalidate(g, &in, branch, &fresh_base);
         if (rc == 1) {
             /* The cached base may be one cleanup removed (the pre-gate probe does not look
              * twice): the next attempt captures the latest afresh. The gates are kept for it. */
@@ -990,6 +1002,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             rc = write_sidecar_put_unsynced(g->s, &in);
         if (rc != 0) {
             /* No effect happened; a sidecar that did land is discarded by the next barrier. */
+            lance_dataset_free(fresh_base);
             store_lock_release_remove(owner);
             write_gate_set_release(gates);
             base_release(wb);
@@ -1011,7 +1024,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         uint64_t mver = 0;
         lance_dataset *after = NULL;
         if (rc == 0)
-            rc = write_publish(g, branch, &in.rs, wb->ds, ad->rows, &in, &mver, &after);
+            rc = write_publish(g, branch, &in.rs, fresh_base ? fresh_base : wb->ds, ad->rows,
+                               &in, &mver, &after);
+        lance_dataset_free(fresh_base);
+        fresh_base = NULL;
         bool mdue = after && after->m && after->m->pb && write_compact_due(after);
         if (rc == 0)
             base_advance(g, wb, &in, mver, after); /* takes after */
