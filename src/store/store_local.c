@@ -1132,7 +1132,7 @@ static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **ha
         }
         usleep((useconds_t)step_us);
         waited_us += step_us;
-        if (step_us < 1000) step_us *= 2; /* short: a waiter that sleeps long misses its turns */
+        if (step_us < 250) step_us *= 2; /* short: a waiter that sleeps long misses its turns */
     }
     local_lock_handle *h = core_malloc(sizeof *h + strlen(path) + 1);
     if (!h) {
