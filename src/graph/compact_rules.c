@@ -1,6 +1,7 @@
 /* Which rows of the graph manifest a merge of its fragments may leave out or set apart
- * (graph.h, "Manifest compaction"). The rules are the reduction of snapshot.c read backwards:
- * a row the reduction of every later version ignores can go. */
+ * (graph.h, "Manifest compaction"), and the scan of the rows other than commits that both the
+ * rules and snapshots without lineage use. The rules are the reduction of snapshot.c read
+ * backwards: a row the reduction of every later version ignores can go. */
 #include "graph/graph.h"
 #include "core/alloc.h"
 #include "core/error.h"
@@ -124,30 +125,46 @@ static int fold(graph_compact_rules *r, const arrow_batch *b)
     return rc;
 }
 
+int graph_scan_no_commits(lance_scan_options *so, graph_no_commits *f,
+                          const lance_dataset *manifest)
+{
+    memset(f, 0, sizeof *f);
+    const char *commit_kind = graph_row_kind_name(GRAPH_ROW_COMMIT);
+    f->term.column = "object_type";
+    f->term.op = ARROW_CMP_NE;
+    f->term.value.kind = ARROW_BINARY;
+    f->term.value.bytes = commit_kind;
+    f->term.value.n_bytes = strlen(commit_kind);
+    f->filter.terms = &f->term;
+    f->filter.n = 1;
+    so->filter = &f->filter;
+    int rc = lance_apart_fragments(manifest, GRAPH_COMMIT_FRAGMENTS_KEY, &f->skip, &f->n_skip);
+    so->skip_fragments = f->skip;
+    so->n_skip_fragments = f->n_skip;
+    return rc;
+}
+
+void graph_scan_no_commits_clear(graph_no_commits *f)
+{
+    core_free(f->skip);
+    f->skip = NULL;
+    f->n_skip = 0;
+}
+
 int graph_compact_rules_new(graph_compact_rules **out, const lance_dataset *manifest)
 {
     *out = NULL;
     graph_compact_rules *r = core_calloc(1, sizeof *r);
     if (!r) return core_err_nomem();
     /* Commit rows are kept whatever they say: scan the others. */
-    const char *commit_kind = graph_row_kind_name(GRAPH_ROW_COMMIT);
-    lance_term not_commit = {col_names[C_TYPE], ARROW_CMP_NE, {0}};
-    not_commit.value.kind = ARROW_BINARY;
-    not_commit.value.bytes = commit_kind;
-    not_commit.value.n_bytes = strlen(commit_kind);
-    lance_filter f = {&not_commit, 1};
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.columns = col_names;
     so.n_columns = N_C;
-    so.filter = &f;
-    uint64_t *skip = NULL;
-    size_t n_skip = 0;
-    int rc = lance_apart_fragments(manifest, GRAPH_COMMIT_FRAGMENTS_KEY, &skip, &n_skip);
-    so.skip_fragments = skip;
-    so.n_skip_fragments = n_skip;
+    graph_no_commits nc;
+    int rc = graph_scan_no_commits(&so, &nc, manifest);
     arrow_batch *b = NULL;
     if (rc == 0) rc = lance_dataset_scan_all(&b, manifest, &so);
-    core_free(skip);
+    graph_scan_no_commits_clear(&nc);
     if (rc == 0) rc = fold(r, b);
     arrow_batch_free(b);
     if (rc) {

@@ -149,6 +149,20 @@ int graph_rows_to_batch(const graph_rows *r, arrow_batch **out);
  * commit rows (lance_compact_options.apart_key): a snapshot without lineage does not open
  * them at all. */
 #define GRAPH_COMMIT_FRAGMENTS_KEY "omnigraph.commit_fragments"
+/* A scan of the manifest's rows other than commits: the listed fragments of commit rows are
+ * skipped, commit rows elsewhere filtered out (late materialized). graph_scan_no_commits sets
+ * so's filter and skip list to point into f (which must outlive the scan);
+ * graph_scan_no_commits_clear frees what it allocated. */
+typedef struct graph_no_commits {
+    lance_term term;
+    lance_filter filter;
+    uint64_t *skip;
+    size_t n_skip;
+} graph_no_commits;
+int graph_scan_no_commits(lance_scan_options *so, graph_no_commits *f,
+                          const lance_dataset *manifest);
+void graph_scan_no_commits_clear(graph_no_commits *f);
+
 typedef struct graph_compact_rules graph_compact_rules;
 /* The rules for compacting on top of `manifest` (one scan of its rows other than commits). */
 int graph_compact_rules_new(graph_compact_rules **out, const lance_dataset *manifest);

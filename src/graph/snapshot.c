@@ -542,27 +542,13 @@ static int from_dataset(graph_snapshot **out, const lance_dataset *manifest, con
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.columns = scan_cols;
     so.n_columns = N_C;
-    /* Without lineage the commit rows are not read: a fragment of commits only (manifest
-     * compaction gathers them, graph.h) then costs its object_type column alone. */
-    const char *commit_kind = graph_row_kind_name(GRAPH_ROW_COMMIT);
-    lance_term not_commit = {scan_cols[C_TYPE], ARROW_CMP_NE, {0}};
-    not_commit.value.kind = ARROW_BINARY;
-    not_commit.value.bytes = commit_kind;
-    not_commit.value.n_bytes = strlen(commit_kind);
-    lance_filter f = {&not_commit, 1};
-    uint64_t *skip = NULL;
-    size_t n_skip = 0;
-    if (!(flags & GRAPH_SNAP_LINEAGE)) {
-        so.filter = &f;
-        /* and the fragments of commit rows alone are not even opened */
-        if (rc == 0) rc = lance_apart_fragments(manifest, GRAPH_COMMIT_FRAGMENTS_KEY, &skip,
-                                                &n_skip);
-        so.skip_fragments = skip;
-        so.n_skip_fragments = n_skip;
-    }
+    /* Without lineage the commit rows are not read (graph.h, "Manifest compaction"). */
+    graph_no_commits nc;
+    memset(&nc, 0, sizeof nc);
+    if (rc == 0 && !(flags & GRAPH_SNAP_LINEAGE)) rc = graph_scan_no_commits(&so, &nc, manifest);
     arrow_batch *b = NULL;
     if (rc == 0) rc = lance_dataset_scan_all(&b, manifest, &so);
-    core_free(skip);
+    graph_scan_no_commits_clear(&nc);
     if (rc == 0 && b->n_columns != N_C)
         rc = core_err(OG_E_CORRUPT,
                       "graph manifest '%s': scan "

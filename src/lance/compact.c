@@ -540,7 +540,6 @@ static int append_rows(compactor *c, cgroup *g, out_file *o, const arrow_batch *
     fo.field_ids = ds->field_ids;
     fo.n_field_ids = ds->n_field_ids;
     fo.put_flags = STORE_F_NOSYNC; /* made durable by lance_commit_pending */
-    int64_t *idx = NULL;
     int64_t off = 0;
     int rc = 0;
     while (rc == 0 && off < data->num_rows) {
@@ -580,26 +579,11 @@ static int append_rows(compactor *c, cgroup *g, out_file *o, const arrow_batch *
             o->updated[o->rows + r] = g->updated[o->cur] ? g->updated[o->cur][row] : 0;
         }
         if (rc) break;
-        if (off == 0 && take == (uint64_t)data->num_rows) {
-            rc = lance_file2_writer_write(o->w, data);
-        } else {
-            arrow_batch *part = NULL;
-            core_free(idx);
-            idx = core_malloc(take * sizeof *idx);
-            if (!idx) {
-                rc = core_err_nomem();
-                break;
-            }
-            for (uint64_t k = 0; k < take; k++) idx[k] = off + (int64_t)k;
-            rc = arrow_batch_take(&part, data, idx, take);
-            if (rc == 0) rc = lance_file2_writer_write(o->w, part);
-            arrow_batch_free(part);
-        }
+        rc = lance_file2_writer_write_rows(o->w, data, off, (int64_t)take);
         off += (int64_t)take;
         o->rows += take;
         if (rc == 0 && o->rows == c->target) rc = finish_file(c, g, o);
     }
-    core_free(idx);
     return rc;
 }
 

@@ -77,6 +77,9 @@ int lance_file2_writer_new(lance_file2_writer **out, const arrow_schema *schema,
 /* Append a batch (its schema must equal the writer's). Null struct rows cannot be stored in
  * 2.0: OG_E_UNSUPPORTED naming the column. */
 int lance_file2_writer_write(lance_file2_writer *w, const arrow_batch *b);
+/* Append rows [off, off + n) of b (the whole batch without a copy when that is all of it). */
+int lance_file2_writer_write_rows(lance_file2_writer *w, const arrow_batch *b, int64_t off,
+                                  int64_t n);
 /* The whole file's bytes (the writer is spent afterwards). */
 int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_file2_info *info);
 /* Finish and store_put the file under key. */

@@ -568,6 +568,24 @@ int lance_file2_writer_write(lance_file2_writer *w, const arrow_batch *b)
     return w->pend_bytes >= w->page_bytes ? flush_pending(w) : 0;
 }
 
+int lance_file2_writer_write_rows(lance_file2_writer *w, const arrow_batch *b, int64_t off,
+                                  int64_t n)
+{
+    if (off < 0 || n < 0 || off > b->num_rows || n > b->num_rows - off)
+        return core_err(OG_E_BAD_REQUEST, "rows [%lld, +%lld) of a batch of %lld",
+                        (long long)off, (long long)n, (long long)b->num_rows);
+    if (off == 0 && n == b->num_rows) return lance_file2_writer_write(w, b);
+    int64_t *idx = core_malloc((size_t)(n ? n : 1) * sizeof *idx);
+    if (!idx) return core_err_nomem();
+    for (int64_t k = 0; k < n; k++) idx[k] = off + k;
+    arrow_batch *part = NULL;
+    int rc = arrow_batch_take(&part, b, idx, (size_t)n);
+    if (rc == 0) rc = lance_file2_writer_write(w, part);
+    arrow_batch_free(part);
+    core_free(idx);
+    return rc;
+}
+
 static int encoding_any(Lance__File__V2__Encoding *enc, Lance__File__V2__DirectEncoding *direct,
                         core_buf *anybuf, const char *type_url, const uint8_t *value, size_t len)
 {

@@ -225,7 +225,6 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
     lance_file2_writer *w = NULL;
     char name[LANCE_DATA_FILE_NAME_LEN + 1];
     uint64_t in_file = 0, done = 0, file_start = 0;
-    int64_t *idx = NULL;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (!arrow_schema_equal(&b[i]->schema, schema)) {
@@ -249,21 +248,7 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
             uint64_t room = st->max_rows - in_file;
             uint64_t take = (uint64_t)(b[i]->num_rows - off);
             if (take > room) take = room;
-            if (off == 0 && take == (uint64_t)b[i]->num_rows) {
-                rc = lance_file2_writer_write(w, b[i]);
-            } else {
-                arrow_batch *part = NULL;
-                core_free(idx);
-                idx = core_malloc(take * sizeof *idx);
-                if (!idx) {
-                    rc = core_err_nomem();
-                    break;
-                }
-                for (uint64_t k = 0; k < take; k++) idx[k] = off + (int64_t)k;
-                rc = arrow_batch_take(&part, b[i], idx, take);
-                if (rc == 0) rc = lance_file2_writer_write(w, part);
-                arrow_batch_free(part);
-            }
+            rc = lance_file2_writer_write_rows(w, b[i], off, (int64_t)take);
             off += (int64_t)take;
             in_file += take;
             done += take;
@@ -279,7 +264,6 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
         rc = finish_file(st, w, name, n_ids, ids ? ids + file_start : NULL,
                          created ? created + file_start : NULL);
     lance_file2_writer_free(w);
-    core_free(idx);
     return rc;
 }
 
