@@ -950,6 +950,22 @@ static int rebase_onto_latest(compactor *c, lance_manifest **out)
     /* A schema change or an index since the plan: the merged files would not match. */
     if (pb->n_fields != ds->m->pb->n_fields || m->index_len != ds->m->index_len)
         found = SIZE_MAX;
+    /* A classifier decided on the whole snapshot (a row is dropped because another fragment
+     * holds a newer one): only appends since may be rebased over, so every fragment of the
+     * snapshot must still be there with the same deletions. */
+    for (size_t i = 0; c->opt->classify && found != SIZE_MAX && i < ds->m->pb->n_fragments;
+         i++) {
+        const Lance__Table__DataFragment *o = ds->m->pb->fragments[i];
+        const Lance__Table__DataFragment *f = NULL;
+        for (size_t k = 0; k < pb->n_fragments && !f; k++)
+            if (pb->fragments[k]->id == o->id) f = pb->fragments[k];
+        bool same = f && o->physical_rows == f->physical_rows &&
+                    (!o->deletion_file) == (!f->deletion_file) &&
+                    (!o->deletion_file || (o->deletion_file->id == f->deletion_file->id &&
+                                           o->deletion_file->read_version ==
+                                               f->deletion_file->read_version));
+        if (!same) found = SIZE_MAX;
+    }
     if (found != c->n_by_id) {
         uint64_t v = pb->version;
         lance_manifest_free(m);

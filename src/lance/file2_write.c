@@ -444,9 +444,15 @@ static int check_storable(const arrow_field *f, const arrow_array *a, int64_t s,
             int rc = check_storable(&f->type.children[k], a->children[k], s, e);
             if (rc) return rc;
         }
-    } else if (a->type.id == ARROW_LIST && e > s) {
+    } else if (a->type.id == ARROW_LIST) {
         const int32_t *off = a->offsets;
-        return check_storable(&f->type.children[0], a->children[0], off[s], off[e]);
+        if (e > s) return check_storable(&f->type.children[0], a->children[0], off[s], off[e]);
+    } else if (a->type.id == ARROW_FIXED_SIZE_LIST) {
+        int64_t k = a->type.list_size;
+        return check_storable(&f->type.children[0], a->children[0], s * k, e * k);
+    } else if (!arrow_type_is_binary_like(a->type.id) && arrow_type_bit_width(a->type.id) <= 0) {
+        return core_err(OG_E_UNSUPPORTED, "column %s: type not supported by the 2.0 writer",
+                        f->name);
     }
     return 0;
 }

@@ -462,6 +462,17 @@ static void tmp_pool_want(local_store *ls, const char *dir, int named)
 
 static void tmp_pool_close(local_store *ls)
 {
+    /* Recycled temporaries belong to the process that recycled them (a forked child may
+     * have its own). */
+    pthread_mutex_lock(&ls->tmp_mu);
+    if (ls->bin_pid == getpid()) {
+        for (size_t i = 0; i < ls->n_bin; i++) {
+            tmp_unlink(ls, ls->bin[i].name);
+            close(ls->bin[i].fd);
+        }
+        ls->n_bin = 0;
+    }
+    pthread_mutex_unlock(&ls->tmp_mu);
     if (forked_from(ls->creator_pid)) return; /* the parent's temporaries are the parent's */
     pthread_mutex_lock(&ls->tmp_mu);
     ls->tmp_stop = 1;
@@ -471,13 +482,7 @@ static void tmp_pool_close(local_store *ls)
         pthread_join(ls->creator, NULL);
         for (size_t i = 0; i < TMP_POOL_DIRS; i++) tmp_release(ls, &ls->tdirs[i]);
     }
-    if (ls->bin_pid == getpid()) {
-        for (size_t i = 0; i < ls->n_bin; i++) {
-            tmp_unlink(ls, ls->bin[i].name);
-            close(ls->bin[i].fd);
-        }
-    }
-    ls->n_bin = 0;
+
     pthread_cond_destroy(&ls->tmp_cv);
     pthread_mutex_destroy(&ls->tmp_mu);
 }
@@ -695,7 +700,7 @@ static int recycle(local_store *ls, const char *key)
     /* Locked before it has a temporary's name, as every named temporary is (a reclaimer
      * removes only unlocked ones); a regular file only. */
     if (flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        renameat(ls->root_fd, key, ls->root_fd, tmp) != 0) {
+        st.st_nlink != 1 || renameat(ls->root_fd, key, ls->root_fd, tmp) != 0) {
         close(fd);
         return 0;
     }

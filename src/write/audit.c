@@ -104,8 +104,10 @@ int write_audit_record(store *s, const write_intent *in, int recovery_kind,
         return rc;
     }
     arrow_array *cols[AUDIT_NCOLS] = {0};
-    const char *vals[6] = {in->operation_id, write_recovery_kind_name(recovery_kind),
-                           write_kind_name(in->kind), in->actor,
+    /* A sidecar that could not be read (torn) tells no writer kind. */
+    const char *writer = write_kind_name(in->kind) ? write_kind_name(in->kind) : "unknown";
+    const char *vals[6] = {in->operation_id, write_recovery_kind_name(recovery_kind), writer,
+                           in->actor,
                            commit_id && commit_id[0] ? commit_id : NULL, outcomes_json};
     for (size_t i = 0; rc == 0 && i < 6; i++)
         rc = str_col(&cols[i], vals[i]);

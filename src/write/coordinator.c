@@ -557,8 +557,8 @@ static void base_advance(write_graph *g, const write_base *old, const write_inte
  * the manifest moved without breaking the read set (a maintenance commit, or the manifest's
  * own compaction), *fresh is the manifest at the version checked, for the publish to build on
  * (the base's version is taken: a commit on it would lose and write its rows again). */
-static int revalidate(write_graph *g, const write_intent *in, const char *branch,
-                      lance_dataset **fresh_ds)
+static int revalidate_inner(write_graph *g, const write_intent *in, const char *branch,
+                            lance_dataset **fresh_ds)
 {
     *fresh_ds = NULL;
     uint64_t latest = 0;
@@ -588,7 +588,7 @@ static int revalidate(write_graph *g, const write_intent *in, const char *branch
             return 1;
         if (rc != 0)
             return rc;
-        *fresh_ds = ds;
+        *fresh_ds = ds; /* the caller's on success only (revalidate frees it otherwise) */
     }
     /* An intent armed by someone else since our barrier (and not finished: we hold the gates
      * it would hold) must be recovered first. */
@@ -621,6 +621,17 @@ static int revalidate(write_graph *g, const write_intent *in, const char *branch
         }
     }
     return 0;
+}
+
+static int revalidate(write_graph *g, const write_intent *in, const char *branch,
+                      lance_dataset **fresh_ds)
+{
+    int rc = revalidate_inner(g, in, branch, fresh_ds);
+    if (rc != 0) {
+        lance_dataset_free(*fresh_ds);
+        *fresh_ds = NULL;
+    }
+    return rc;
 }
 
 /* After an effect or publish failure the sidecar stays. Try to resolve it at once (we are its

@@ -113,6 +113,14 @@ int write_intent_to_json(const write_intent *in, core_buf *out);
 /* Parse a sidecar body; `key` names it in errors. OG_E_CORRUPT for damage (naming the file and
  * the remedy), OG_E_UNSUPPORTED for a newer format. */
 int write_intent_from_json(write_intent *out, const char *body, size_t len, const char *key);
+/* Whether a sidecar body that does not parse is what a power loss leaves of an unsynced one:
+ * empty, zeros, or a JSON document cut short (possibly followed by zeros). Such a sidecar
+ * never became durable, so its write never reached its first effect (the first table commit
+ * syncs it before it links anything): recovery discards it. Other damage is not a tear. */
+bool write_sidecar_torn(const char *body, size_t len);
+/* Whether a sidecar body is a JSON object whose operation_id is a string other than
+ * operation_id (the bytes of another write's sidecar under this name). */
+bool write_sidecar_names_other(const char *body, size_t len, const char *operation_id);
 /* Durable whole-object write of the sidecar. */
 int write_sidecar_put(store *s, const write_intent *in);
 /* The same written but not synced (STORE_F_NOSYNC): in->sidecar_unsynced is set, and the

@@ -427,9 +427,8 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
         return rc;
     write_intent in;
     rc = write_intent_from_json(&in, (const char *)body.data, body.len, key);
-    core_buf_free(&body);
-    if (rc == 0 && strcmp(in.operation_id, operation_id) != 0)
-        rc = core_err(OG_E_CORRUPT, "sidecar %s holds operation %s", key, in.operation_id);
+    bool other_op =
+        rc != 0 && write_sidecar_names_other((const char *)body.data, body.len, operation_id);
     if (rc != 0) {
         /* Its owner may have finished and recycled the file while we read it (the store
          * then hands its storage to the owner's next write, STORE_F_RECYCLE): what we read
@@ -438,11 +437,34 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
         if (store_head(g->s, key, &meta) == OG_E_NOT_FOUND) {
             og_error_clear();
             write_intent_clear(&in);
+            core_buf_free(&body);
             return 0;
         }
         write_intent_clear(&in);
+        /* Still there. Cut short by a power loss before it was ever synced, or (on a
+         * filesystem that does not keep the order of renames) the recycled file of a finished
+         * write that came back holding the next write's bytes: either way no effect of this
+         * operation can exist (a sidecar is durable before its first effect, and a recycled
+         * one belonged to a write that had published). Discard it. */
+        if (other_op || write_sidecar_torn((const char *)body.data, body.len)) {
+            core_buf_free(&body);
+            og_error_clear();
+            core_log(CORE_LOG_WARN, "recovery: sidecar %s %s: discarded", key,
+                     other_op ? "holds another operation (a recycled file)"
+                              : "was cut short by a power loss before it was synced (its write "
+                                "never reached an effect)");
+            /* Audited like any discard (no writer kind, no tables), then deleted. */
+            write_intent torn;
+            memset(&torn, 0, sizeof torn);
+            memcpy(torn.operation_id, operation_id, sizeof torn.operation_id);
+            rc = finalize(g, &torn, WRITE_RECOVERY_DISCARDED, NULL, NULL, NULL);
+            *resolved = rc == 0;
+            return rc;
+        }
+        core_buf_free(&body);
         return rc;
     }
+    core_buf_free(&body);
     write_gate_set *gates = NULL;
     store_lock *owner = NULL;
     if ((rc = write_intent_gates(g, &in, &gates)) != 0)

@@ -464,6 +464,37 @@ int write_sidecar_put(store *s, const write_intent *in)
     return rc;
 }
 
+bool write_sidecar_torn(const char *body, size_t len)
+{
+    while (len > 0 && body[len - 1] == 0)
+        len--;
+    if (len == 0)
+        return true;
+    for (size_t i = 0; i < len; i++)
+        if (body[i] == 0)
+            return false; /* zeros inside: not a cut */
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (root) {
+        json_decref(root);
+        return false;
+    }
+    /* A document cut short fails where the input ends (and not because something follows a
+     * whole document). */
+    return jerr.position >= 0 && (size_t)jerr.position >= len &&
+           json_error_code(&jerr) != json_error_end_of_input_expected;
+}
+
+bool write_sidecar_names_other(const char *body, size_t len, const char *operation_id)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *id = root ? json_object_get(root, "operation_id") : NULL;
+    bool other = json_is_string(id) && strcmp(json_string_value(id), operation_id) != 0;
+    json_decref(root);
+    return other;
+}
+
 int write_sidecar_put_unsynced(store *s, write_intent *in)
 {
     core_buf b = CORE_BUF_INIT;

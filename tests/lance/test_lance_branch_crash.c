@@ -191,7 +191,7 @@ static void run_case(const char *name, int (*setup)(store *, void *), int (*op)(
                   (unsigned long long)rep.n, (unsigned long long)rep.runs,
                   (unsigned long long)rep.violations, rep.first);
     assert_true(rep.n >= 3);
-    assert_int_equal(rep.runs, 2 * rep.n);
+    assert_int_equal(rep.runs, 3 * rep.n);
     assert_int_equal(rep.violations, 0);
     rf_snaps_free(&c.sn);
     arrow_batch_free(c.b6);

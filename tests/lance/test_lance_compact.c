@@ -433,6 +433,29 @@ static void test_compact_rebase(void **state)
     ds = open_latest(f);
     assert_int_equal(ds->m->pb->version, v + 1); /* only the delete */
     lance_dataset_free(ds);
+
+    /* With a classifier (it decided on the whole snapshot): an append is rebased over, but a
+     * delete from a fragment outside the rewritten groups is not. */
+    classes cl = {true, false, 0};
+    o.classify = by_id;
+    o.classify_arg = &cl;
+    for (int i = 0; i < 8; i++) assert_og_ok(cf_append(f->s, &f->schema, 3000 + i * 5, 1));
+    ds = open_latest(f);
+    assert_og_ok(cf_append(f->s, &f->schema, 4000, 1));
+    assert_og_ok(lance_compact(&nd, ds, &o, &r));
+    assert_int_equal(r.n_commits, 1);
+    lance_dataset_free(nd);
+    lance_dataset_free(ds);
+    for (int i = 0; i < 8; i++) assert_og_ok(cf_append(f->s, &f->schema, 5000 + i * 5, 1));
+    ds = open_latest(f);
+    v = ds->m->pb->version;
+    assert_og_ok(cf_delete(f->s, 0, 1)); /* from the first 10-row fragment, not in a group */
+    assert_og_error(lance_compact(&nd, ds, &o, &r), OG_E_CONFLICT);
+    assert_null(nd);
+    lance_dataset_free(ds);
+    ds = open_latest(f);
+    assert_int_equal(ds->m->pb->version, v + 1);
+    lance_dataset_free(ds);
 }
 
 /* A commit that lands between the snapshot compaction planned on and its commit makes the

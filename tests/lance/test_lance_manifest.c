@@ -1450,7 +1450,7 @@ static void test_commit_crash(void **state)
     if (r.violations) fail_msg("%llu violations; first: %s", (unsigned long long)r.violations,
                                r.first);
     assert_int_equal(r.n, 2); /* manifest put_if_absent (with the transaction), hint put */
-    assert_int_equal(r.runs, 2 * r.n);
+    assert_int_equal(r.runs, 3 * r.n);
 }
 
 /* ---- names ----------------------------------------------------------------------------------- */

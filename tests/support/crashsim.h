@@ -1,7 +1,8 @@
 /* Crash enumeration (SQLite's crash test made exhaustive): run an operation once on the fault
  * store to count its durable store operations N; then for every k in 1..N and each crash mode
  * (process crash, power loss), rebuild the starting state, rerun the operation crashing right
- * after durable op k, reopen the directory with a plain local store and call the caller's
+ * after durable op k (a power loss twice, with two seeds for what it drops or tears), reopen
+ * the directory with a plain local store and call the caller's
  * invariant check. The uncrashed run is checked too (k = 0). */
 #ifndef OG_CRASHSIM_H
 #define OG_CRASHSIM_H
@@ -31,7 +32,7 @@ typedef struct crashsim_case {
 
 typedef struct crashsim_report {
     uint64_t n;          /* durable ops of the operation */
-    uint64_t runs;       /* crash runs performed (2 * n) */
+    uint64_t runs;       /* crash runs performed (3 * n: a process crash, two power losses) */
     uint64_t violations; /* runs whose check failed */
     char first[256];     /* the first failing point, described */
 } crashsim_report;

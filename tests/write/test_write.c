@@ -388,6 +388,64 @@ static void test_live_owner_blocks_barrier(void **state)
     assert_consistent(f->g);
 }
 
+/* What a power loss leaves of an unsynced sidecar (empty, zeros, a document cut short, maybe
+ * followed by zeros) never reached an effect, and is discarded by the barrier; so is a sidecar
+ * that holds another operation (a recycled file brought back by a power loss). Other damage is
+ * not a tear (test_bad_sidecars). */
+static void test_torn_sidecars_discarded(void **state)
+{
+    fixture *f = *state;
+    write_result r;
+    assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                           EXEC_LOAD_APPEND, &r));
+    core_fp_clear_all();
+    char key[STORE_KEY_MAX];
+    write_sidecar_key(key, r.operation_id);
+    core_buf body = CORE_BUF_INIT;
+    assert_og_ok(store_get(f->g->s, key, 0, STORE_ALL, &body));
+    assert_true(body.len > 40);
+    const char *doc = (const char *)body.data;
+    /* the classifier */
+    assert_true(write_sidecar_torn("", 0));
+    char zeros[64] = {0};
+    assert_true(write_sidecar_torn(zeros, sizeof zeros));
+    for (size_t cut = 1; cut < body.len; cut += body.len / 7)
+        assert_true(write_sidecar_torn(doc, cut));
+    char *padded = calloc(1, body.len + 32);
+    memcpy(padded, doc, body.len / 2);
+    assert_true(write_sidecar_torn(padded, body.len + 32)); /* a cut, then zeros */
+    free(padded);
+    assert_false(write_sidecar_torn(doc, body.len));   /* whole */
+    assert_false(write_sidecar_torn("{not json", 9));  /* damaged, not cut */
+    assert_false(write_sidecar_torn("{\"a\":1}x", 8)); /* trailing garbage */
+    /* the barrier: each kind of tear under a fresh operation id is discarded, writes go on */
+    const struct {
+        const char *data;
+        size_t len;
+    } torn[] = {{"", 0}, {zeros, sizeof zeros}, {doc, body.len / 3}, {doc, body.len}};
+    for (size_t i = 0; i < sizeof torn / sizeof torn[0]; i++) {
+        core_ulid u;
+        char id[GRAPH_ID_LEN + 1], other[STORE_KEY_MAX];
+        assert_og_ok(core_ulid_new(&u));
+        core_ulid_format(&u, id);
+        write_sidecar_key(other, id);
+        /* the last one is whole, but it is another operation's (r's) */
+        assert_og_ok(store_put(f->g->s, other, torn[i].data, torn[i].len, 0));
+        write_result r2;
+        char line[96];
+        snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"t%zu\"}}\n", i);
+        assert_og_ok(wf_load(f->g, line, EXEC_LOAD_APPEND, &r2));
+        store_meta m;
+        assert_og_error(store_head(f->g->s, other, &m), OG_E_NOT_FOUND);
+    }
+    core_buf_free(&body);
+    assert_consistent(f->g);
+    graph_snapshot *s = snap_of(f->g);
+    assert_int_equal(rows_of(s, "node:Person"), 5);
+    graph_snapshot_free(s);
+}
+
 /* Damaged, foreign-named and newer-format sidecars never brick silently and are never applied. */
 static void test_bad_sidecars(void **state)
 {
@@ -516,6 +574,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_live_owner_blocks_barrier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_owner_locks_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_sidecars, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_sidecars_discarded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_open_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_effect_before_sidecar, setup, teardown),
         cmocka_unit_test(test_entry_points_registered),
