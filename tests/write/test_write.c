@@ -283,16 +283,22 @@ static void test_confirmed_effects_roll_forward(void **state)
     assert_int_equal(audit_count(f->g, "rolled_forward"), 1);
 }
 
+/* Load ann, whose write publishes and then fails before it removes its sidecar. */
+static void load_leaving_sidecar(fixture *f, write_result *r)
+{
+    assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                           EXEC_LOAD_APPEND, r));
+    core_fp_clear_all();
+}
+
 /* The commit is visible but the sidecar delete did not happen: the next write's barrier proves
  * the intent published, audits it once and removes it. */
 static void test_stale_sidecar_finalized(void **state)
 {
     fixture *f = *state;
     write_result r;
-    assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                           EXEC_LOAD_APPEND, &r));
-    core_fp_clear_all();
+    load_leaving_sidecar(f, &r);
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
     assert_og_ok(write_sidecar_list(f->g->s, &ids, &n));
@@ -346,10 +352,7 @@ static void test_live_owner_blocks_barrier(void **state)
 {
     fixture *f = *state;
     write_result r;
-    assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                           EXEC_LOAD_APPEND, &r));
-    core_fp_clear_all();
+    load_leaving_sidecar(f, &r);
     /* Pretend its owner is still running: hold the owner lock from another store handle. */
     store *other = wf_store(f->dir);
     char lock_name[STORE_KEY_MAX], key[STORE_KEY_MAX];
@@ -396,10 +399,7 @@ static void test_torn_sidecars_discarded(void **state)
 {
     fixture *f = *state;
     write_result r;
-    assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                           EXEC_LOAD_APPEND, &r));
-    core_fp_clear_all();
+    load_leaving_sidecar(f, &r);
     char key[STORE_KEY_MAX];
     write_sidecar_key(key, r.operation_id);
     core_buf body = CORE_BUF_INIT;
@@ -539,10 +539,7 @@ static void test_readonly_open_writes_nothing(void **state)
 {
     fixture *f = *state;
     write_result r;
-    assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                           EXEC_LOAD_APPEND, &r));
-    core_fp_clear_all();
+    load_leaving_sidecar(f, &r);
     store *ro = NULL;
     assert_og_ok(store_local_open_readonly(&ro, f->dir));
     write_graph *g = NULL;
