@@ -20,6 +20,7 @@
 #include "core/failpoint.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +82,11 @@ typedef struct local_store {
     pthread_mutex_t tmp_mu;
     pthread_cond_t tmp_cv; /* a directory wants temporaries, or stop */
     tmp_dir tdirs[TMP_POOL_DIRS];
+    /* Directories wanted once: a directory gets pooled temporaries from its second want on,
+     * so a one-shot process (a CLI write) creates no temporaries it will not use (and frees
+     * none at exit). */
+    char (*once)[STORE_KEY_MAX + 1];
+    size_t n_once, next_once;
     uint64_t tmp_tick;
     pthread_t creator;
     _Atomic pid_t creator_pid; /* 0: not started; the pool is used only by this process */
@@ -435,6 +441,18 @@ static void tmp_pool_want(local_store *ls, const char *dir, int named)
     }
     tmp_dir *d = tmp_find(ls, dir);
     if (!d) {
+        bool again = false;
+        for (size_t i = 0; i < ls->n_once && !again; i++) again = strcmp(ls->once[i], dir) == 0;
+        if (!again) {
+            if (!ls->once) ls->once = core_calloc(TMP_POOL_DIRS, sizeof *ls->once);
+            if (ls->once) {
+                snprintf(ls->once[ls->next_once], sizeof ls->once[0], "%s", dir);
+                ls->next_once = (ls->next_once + 1) % TMP_POOL_DIRS;
+                if (ls->n_once < TMP_POOL_DIRS) ls->n_once++;
+            }
+            pthread_mutex_unlock(&ls->tmp_mu);
+            return;
+        }
         d = &ls->tdirs[0];
         for (size_t i = 0; i < TMP_POOL_DIRS; i++) {
             tmp_dir *c = &ls->tdirs[i];
@@ -472,6 +490,9 @@ static void tmp_pool_close(local_store *ls)
         }
         ls->n_bin = 0;
     }
+    core_free(ls->once);
+    ls->once = NULL;
+    ls->n_once = 0;
     pthread_mutex_unlock(&ls->tmp_mu);
     if (forked_from(ls->creator_pid)) return; /* the parent's temporaries are the parent's */
     pthread_mutex_lock(&ls->tmp_mu);
