@@ -1,6 +1,7 @@
 /* Fuzz target for recovery sidecars, which recovery reads from storage: any bytes must parse
  * or fail typed (corrupt / unsupported), never crash or leak; what parses must serialise and
- * parse again to the same bytes. */
+ * parse again to the same bytes. The torn / foreign-content classifiers recovery applies to
+ * what does not parse see the same bytes: what parses whole is never called torn. */
 #include "write/internal.h"
 
 #include "core/buf.h"
@@ -15,8 +16,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    bool torn = write_sidecar_torn((const char *)data, size);
+    (void)write_sidecar_names_other((const char *)data, size, "01ARZ3NDEKTSV4RRFFQ69G5FAV");
     write_intent in;
     int rc = write_intent_from_json(&in, (const char *)data, size, FUZZ_KEY);
+    if (rc == 0 && torn)
+        abort();
     if (rc != 0) {
         if (rc != OG_E_CORRUPT && rc != OG_E_UNSUPPORTED && rc != OG_E_NOMEM)
             abort();
