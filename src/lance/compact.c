@@ -743,7 +743,12 @@ static bool has_fragment(Lance__Table__DataFragment *const *frags, size_t n, uin
 
 int lance_apart_fragments(const lance_dataset *ds, const char *key, uint64_t **ids, size_t *n)
 {
-    const Lance__Table__Manifest *pb = ds->m->pb;
+    return lance_manifest_apart_fragments(ds->m->pb, key, ids, n);
+}
+
+int lance_manifest_apart_fragments(const Lance__Table__Manifest *pb, const char *key,
+                                   uint64_t **ids, size_t *n)
+{
     int rc = listed_ids(pb, key, ids, n);
     if (rc || !*ids) return rc;
     size_t k = 0;

@@ -100,6 +100,9 @@ enum { LANCE_COMPACT_DROP = 0, LANCE_COMPACT_KEEP = 1, LANCE_COMPACT_APART = 2 }
  * NULL and *n 0 when none; free with core_free). A list that does not parse counts as
  * none. */
 int lance_apart_fragments(const lance_dataset *ds, const char *key, uint64_t **ids, size_t *n);
+/* The same from a manifest message (the list's text is untrusted: fuzzed). */
+int lance_manifest_apart_fragments(const Lance__Table__Manifest *pb, const char *key,
+                                   uint64_t **ids, size_t *n);
 
 typedef struct lance_compact_report {
     uint64_t read_version;          /* the snapshot compaction planned on */

@@ -4,8 +4,10 @@
  * and decoded sharing the fragments of the manifest it was built on); and the input itself,
  * decoded on a fixed base, succeeds or fails exactly as the full decoder does, with the same
  * message),
- * and the inline transaction, row id and row version sequences it carries decode safely. */
+ * and the inline transaction, row id and row version sequences and fragment-id lists in its
+ * table metadata it carries decode safely. */
 #include "core/alloc.h"
+#include "lance/compact.h"
 #include "lance/manifest.h"
 #include "lance/rowids.h"
 #include "lance/txn.h"
@@ -126,6 +128,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)lance_manifest_check(m->pb, LANCE_ACCESS_WRITE, "fuzz");
     (void)lance_manifest_data_version(m->pb);
     for (size_t i = 0; i < m->pb->n_fragments; i++) sequences(m->pb->fragments[i]);
+    /* Lists of fragment ids in the table metadata (lance_compact_options.apart_key): any
+     * value gives ascending ids of fragments the manifest has, or none. */
+    for (size_t i = 0; i < m->pb->n_table_metadata; i++) {
+        const char *key = m->pb->table_metadata[i]->key;
+        uint64_t *ids = NULL;
+        size_t n = 0;
+        if (!key || lance_manifest_apart_fragments(m->pb, key, &ids, &n) != 0) continue;
+        for (size_t k = 0; k < n; k++) {
+            check(k == 0 || ids[k - 1] <= ids[k]);
+            int have = 0;
+            for (size_t f = 0; f < m->pb->n_fragments && !have; f++)
+                have = m->pb->fragments[f]->id == ids[k];
+            check(have);
+        }
+        core_free(ids);
+    }
     if (m->txn) {
         Lance__Table__Transaction *t = NULL;
         if (lance_txn_decode(&t, m->txn, m->txn_len, "txn") == 0) lance_pb_free(t);
