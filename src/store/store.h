@@ -26,8 +26,8 @@
 #define STORE_F_NOSYNC 0x1u /* not durable until store_sync() names the key (unsafe alone) */
 /* Delete only: the backend may keep the object's storage for a later write in the same
  * directory (the local store renames it to a locked temporary instead of freeing its inode:
- * on ext4 without a journal every file created scans past the inodes freed in the last
- * seconds). A reader that opened the object before the delete may then see its bytes change:
+ * on ext4 without a journal every file created scans past the inodes freed in about the
+ * last minute). A reader that opened the object before the delete may then see its bytes change:
  * use it only for objects whose readers re-check that the key still exists when what they
  * read does not make sense. */
 #define STORE_F_RECYCLE 0x2u
