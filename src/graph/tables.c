@@ -122,11 +122,19 @@ int graph_type_schema(arrow_schema *out, const lang_typedef *t)
 
 static const char *const id_key[] = {GRAPH_COL_ID};
 
-void graph_type_create_options(lance_create_options *out)
+const char *graph_type_key_indexes(int kind)
+{
+    if (kind != LANG_EDGE) return GRAPH_COL_ID;
+    return GRAPH_COL_ID ">" GRAPH_COL_SRC ";" GRAPH_COL_SRC ">" GRAPH_COL_DST ";" GRAPH_COL_DST
+                        ">" GRAPH_COL_SRC;
+}
+
+void graph_type_create_options(lance_create_options *out, int kind)
 {
     lance_create_options o = LANCE_CREATE_OPTIONS_INIT;
     o.stable_row_ids = true;
     o.primary_key = id_key;
     o.n_primary_key = 1;
+    o.key_indexes = graph_type_key_indexes(kind);
     *out = o;
 }

@@ -7,6 +7,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "lance/keyindex.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -173,10 +174,14 @@ static int hmap_put(hmap *m, const void *k, size_t n, hent **out, int *fresh)
 
 /* ---- context ----------------------------------------------------------------------------- */
 
+/* What validation knows of a type's committed ids: either all of them (a bulk read, when a
+ * check asks about a large share of the table) or the answers to the ids it looked up through
+ * the table's key index. */
 typedef struct committed {
-    int loaded;
-    arrow_batch *ids; /* column 0: id (NULL when the table is not in the snapshot) */
-    hmap set;         /* id -> row */
+    int loaded;       /* set holds every committed id */
+    arrow_batch *ids; /* the bulk read's column 0: id (NULL when no table) */
+    hmap set;         /* committed ids known to exist */
+    hmap probed;      /* ids looked up one by one (present ones are in set) */
 } committed;
 
 typedef struct vctx {
@@ -263,13 +268,13 @@ static const graph_table *snap_table(const graph_snapshot *snap, const char *ali
     return NULL;
 }
 
-/* Scan `cols` of type ti's committed table into one batch; *out = NULL when the snapshot has
- * no such table (nothing committed). The alias is a probe before anything is read, so a read
- * that fails midway still lands in the read set. */
-static int scan_committed(vctx *v, int ti, const char *const *cols, size_t ncols,
-                          arrow_batch **out)
+/* Open type ti's committed table (*ds NULL when the snapshot has none: nothing committed).
+ * The alias is a probe before anything is read, so a read that fails midway still lands in
+ * the read set. Free *owned after use. */
+static int open_committed(vctx *v, int ti, const lance_dataset **ds, lance_dataset **owned)
 {
-    *out = NULL;
+    *ds = NULL;
+    *owned = NULL;
     const lang_typedef *t = &v->cat->types[ti];
     char alias[512];
     int rc = graph_table_alias(alias, sizeof alias, t->kind, t->name);
@@ -277,26 +282,59 @@ static int scan_committed(vctx *v, int ti, const char *const *cols, size_t ncols
     const graph_table *gt = snap_table(v->snap, alias);
     if (!gt) return 0;
     if ((rc = graph_probes_add(v->probes, alias))) return rc;
-    lance_dataset *owned = NULL;
-    const lance_dataset *ds = NULL;
     if (v->open)
-        rc = v->open(v->open_arg, gt, &ds);
-    else if ((rc = graph_table_open(&owned, v->s, gt, LANCE_ACCESS_READ)) == 0)
-        ds = owned;
+        rc = v->open(v->open_arg, gt, ds);
+    else if ((rc = graph_table_open(owned, v->s, gt, LANCE_ACCESS_READ)) == 0)
+        *ds = *owned;
+    if (rc) core_err_prefix("validating against %s", alias);
+    return rc;
+}
+
+/* Every live row of type ti's committed table whose `column` is one of keys[0..n), through the
+ * table's key index (lance/keyindex.h): fn(arg, key index, row address, payload). Nothing
+ * when the snapshot has no such table. */
+static int lookup_committed(vctx *v, int ti, const char *column, const char *payload,
+                            const uint8_t *const *keys, const size_t *lens, size_t n,
+                            lance_kix_hit_fn fn, void *arg)
+{
+    if (!n) return 0;
+    const lance_dataset *ds;
+    lance_dataset *owned;
+    int rc = open_committed(v, ti, &ds, &owned);
+    if (rc || !ds) return rc;
+    lance_kix_stats ks;
+    rc = lance_kix_lookup(ds, column, payload, keys, lens, n, fn, arg, &ks);
+    lance_dataset_free(owned);
     if (rc) {
-        core_err_prefix("validating against %s", alias);
+        core_err_prefix("validating against %s", v->cat->types[ti].name);
         return rc;
     }
+    v->st->index_lookups++;
+    v->st->rows_scanned += ks.rows_scanned;
+    return 0;
+}
+
+/* Scan `cols` of type ti's committed table into one batch; *out = NULL when the snapshot has
+ * no such table (nothing committed). */
+static int scan_committed(vctx *v, int ti, const char *const *cols, size_t ncols,
+                          arrow_batch **out)
+{
+    *out = NULL;
+    const lance_dataset *ds;
+    lance_dataset *owned;
+    int rc = open_committed(v, ti, &ds, &owned);
+    if (rc || !ds) return rc;
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.columns = cols;
     so.n_columns = ncols;
     rc = lance_dataset_scan_all(out, ds, &so);
     lance_dataset_free(owned);
     if (rc) {
-        core_err_prefix("validating against %s", alias);
+        core_err_prefix("validating against %s", v->cat->types[ti].name);
         return rc;
     }
     v->st->tables_scanned++;
+    v->st->rows_scanned += (uint64_t)(*out)->num_rows;
     return 0;
 }
 
@@ -305,6 +343,7 @@ static int load_committed_ids(vctx *v, int ti)
     committed *c = &v->com[ti];
     if (c->loaded) return 0;
     c->loaded = 1;
+    hmap_free(&c->set); /* probed answers are superseded by the whole set */
     static const char *const cols[] = {GRAPH_COL_ID};
     int rc = scan_committed(v, ti, cols, 1, &c->ids);
     if (rc || !c->ids) return rc;
@@ -319,6 +358,97 @@ static int load_committed_ids(vctx *v, int ti)
         e->v = i;
     }
     return 0;
+}
+
+typedef struct probe_arg {
+    committed *c;
+    const uint8_t *const *keys;
+    const size_t *lens;
+} probe_arg;
+
+static int on_present(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
+{
+    probe_arg *pa = arg;
+    (void)pay;
+    (void)plen;
+    hent *e;
+    int fresh;
+    int rc = hmap_put(&pa->c->set, pa->keys[key], pa->lens[key], &e, &fresh);
+    if (rc == 0) e->v = (int64_t)addr;
+    return rc;
+}
+
+/* Committed rows a table has, roughly (physical rows, deletions not subtracted). */
+static uint64_t committed_rows(const lance_dataset *ds)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < ds->m->pb->n_fragments; i++) n += ds->m->pb->fragments[i]->physical_rows;
+    return n;
+}
+
+/* Make sure type ti's committed set answers for ids[0..n) (pointers that outlive the
+ * validation): the ids not asked before are looked up through the key index, or, when they
+ * are a large share of the table (a bulk load), every committed id is read at once. */
+static int probe_ids(vctx *v, int ti, const uint8_t *const *ids, const size_t *lens, size_t n)
+{
+    committed *c = &v->com[ti];
+    if (c->loaded || !n) return 0;
+    const uint8_t **want = core_malloc(n * sizeof *want);
+    size_t *wl = core_malloc(n * sizeof *wl);
+    size_t nw = 0;
+    int rc = want && wl ? 0 : core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        hent *e;
+        int fresh;
+        rc = hmap_put(&c->probed, ids[i], lens[i], &e, &fresh);
+        if (rc == 0 && fresh) {
+            want[nw] = ids[i];
+            wl[nw++] = lens[i];
+        }
+    }
+    if (rc == 0 && nw) {
+        const lance_dataset *ds;
+        lance_dataset *owned;
+        rc = open_committed(v, ti, &ds, &owned);
+        uint64_t rows = rc == 0 && ds ? committed_rows(ds) : 0;
+        lance_dataset_free(owned);
+        if (rc == 0 && !ds) c->loaded = 1; /* nothing committed: the empty set is complete */
+        else if (rc == 0 && (uint64_t)c->probed.n * 8 > rows) rc = load_committed_ids(v, ti);
+        else if (rc == 0) {
+            probe_arg pa = {c, want, wl};
+            rc = lookup_committed(v, ti, GRAPH_COL_ID, NULL, want, wl, nw, on_present, &pa);
+        }
+    }
+    core_free(want);
+    core_free(wl);
+    return rc;
+}
+
+/* The ids of column col of a change's rows, as key arrays for probe_ids (borrowed). */
+static int column_keys(const arrow_array *a, const uint8_t ***keys, size_t **lens)
+{
+    size_t n = (size_t)a->length;
+    *keys = core_malloc((n ? n : 1) * sizeof **keys);
+    *lens = core_malloc((n ? n : 1) * sizeof **lens);
+    if (!*keys || !*lens) {
+        core_free(*keys);
+        core_free(*lens);
+        return core_err_nomem();
+    }
+    for (size_t i = 0; i < n; i++) (*keys)[i] = arrow_array_get_bytes(a, (int64_t)i, &(*lens)[i]);
+    return 0;
+}
+
+static int probe_column(vctx *v, int ti, const arrow_array *a)
+{
+    const uint8_t **k;
+    size_t *l;
+    int rc = column_keys(a, &k, &l);
+    if (rc) return rc;
+    rc = probe_ids(v, ti, k, l, (size_t)a->length);
+    core_free(k);
+    core_free(l);
+    return rc;
 }
 
 /* ---- value constraints ------------------------------------------------------------------- */
@@ -540,10 +670,10 @@ static int index_ids(vctx *v, const graph_change *ch)
 static int check_insert(vctx *v, const graph_change *ch)
 {
     const lang_typedef *t = &v->cat->types[ch->type_index];
-    int rc = load_committed_ids(v, ch->type_index);
+    const arrow_array *ids = ch->rows->columns[0];
+    int rc = probe_column(v, ch->type_index, ids);
     if (rc) return rc;
     const committed *c = &v->com[ch->type_index];
-    const arrow_array *ids = ch->rows->columns[0];
     for (int64_t i = 0; i < ids->length; i++) {
         size_t n;
         const char *id = id_at(ids, i, &n);
@@ -682,22 +812,22 @@ static int node_exists_h(vctx *v, int nt, const char *id, size_t n, uint64_t h, 
             return 0;
         }
     }
-    int rc = load_committed_ids(v, nt);
-    if (rc) return rc;
-    *exists = hmap_find_h(&v->com[nt].set, id, n, h) != NULL;
+    committed *c = &v->com[nt];
+    if (!c->loaded && !hmap_find_h(&c->probed, id, n, h)) {
+        /* not asked in a batch before: ask alone */
+        const uint8_t *k = (const uint8_t *)id;
+        int rc = probe_ids(v, nt, &k, &n, 1);
+        if (rc) return rc;
+    }
+    *exists = hmap_find_h(&c->set, id, n, h) != NULL;
     return 0;
-}
-
-static int node_exists(vctx *v, int nt, const char *id, size_t n, int *exists, const char **why)
-{
-    return node_exists_h(v, nt, id, n, hkey(id, n), exists, why);
 }
 
 /* The map an endpoint of node type nt is looked up in first (for prefetching). */
 static const hmap *endpoint_map(const vctx *v, int nt)
 {
     const graph_change *nc = v->by_type[nt];
-    if (!nc) return &v->com[nt].set;
+    if (!nc) return v->com[nt].loaded ? &v->com[nt].set : &v->com[nt].probed;
     return nc->mode == GRAPH_CHANGE_DELETE ? &v->deleted[nt] : &v->input[nt];
 }
 
@@ -711,9 +841,23 @@ static int check_endpoints(vctx *v, const graph_change *ch)
     for (int side = 0; side < 2; side++) {
         int nt = side ? t->to : t->from;
         const arrow_array *a = b->columns[1 + side];
-        if (!v->by_type[nt]) {
-            /* Committed ids only: load them before the batches prefetch into that map. */
-            int rc = load_committed_ids(v, nt);
+        const graph_change *nc = v->by_type[nt];
+        if (!nc || nc->mode != GRAPH_CHANGE_REPLACE) {
+            /* Ask the committed table at once about every endpoint the change set does not
+             * decide itself, before the batches prefetch into the maps. */
+            const uint8_t **k = NULL;
+            size_t *l = NULL, nk = 0;
+            int rc = column_keys(a, &k, &l);
+            for (int64_t i = 0; rc == 0 && i < b->num_rows; i++) {
+                const hmap *m = !nc ? NULL
+                                : nc->mode == GRAPH_CHANGE_DELETE ? &v->deleted[nt] : &v->input[nt];
+                if (m && hmap_find(m, k[i], l[i])) continue;
+                k[nk] = k[i];
+                l[nk++] = l[i];
+            }
+            if (rc == 0) rc = probe_ids(v, nt, k, l, nk);
+            core_free(k);
+            core_free(l);
             if (rc) return rc;
         }
         const hmap *pm = endpoint_map(v, nt);
@@ -751,10 +895,84 @@ static int check_endpoints(vctx *v, const graph_change *ch)
     return 0;
 }
 
-/* Committed edges whose endpoint this change removes (a node DELETE, or a REPLACE that leaves
- * the id out) would dangle: refuse, unless the same change set also removes or replaces those
- * edges (a mutation's cascade does exactly that). */
-static int check_dangling(vctx *v, int nt)
+/* Hits of a lookup, kept: key index, row address, and a copy of the payload. */
+typedef struct hitlist {
+    size_t *key;
+    uint64_t *addr;
+    char **pay;
+    size_t n, cap;
+} hitlist;
+
+static void hitlist_free(hitlist *h)
+{
+    for (size_t i = 0; i < h->n; i++) core_free(h->pay[i]);
+    core_free(h->key);
+    core_free(h->addr);
+    core_free(h->pay);
+    memset(h, 0, sizeof *h);
+}
+
+static int on_keep(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
+{
+    hitlist *h = arg;
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 16;
+        size_t *k = core_realloc(h->key, nc * sizeof *k);
+        if (k) h->key = k;
+        uint64_t *a = core_realloc(h->addr, nc * sizeof *a);
+        if (a) h->addr = a;
+        char **p = core_realloc(h->pay, nc * sizeof *p);
+        if (p) h->pay = p;
+        if (!k || !a || !p) return core_err_nomem();
+        h->cap = nc;
+    }
+    char *copy = NULL;
+    if (pay) {
+        if (!(copy = core_malloc(plen + 1))) return core_err_nomem();
+        memcpy(copy, pay, plen);
+        copy[plen] = '\0';
+    }
+    h->key[h->n] = key;
+    h->addr[h->n] = addr;
+    h->pay[h->n++] = copy;
+    return 0;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The id of the committed row at addr of type ti (for messages; a scan, on the error path
+ * only). */
+static void id_at_addr(vctx *v, int ti, uint64_t addr, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "(unknown)");
+    const lance_dataset *ds;
+    lance_dataset *owned;
+    if (open_committed(v, ti, &ds, &owned) || !ds) return;
+    const char *cols[] = {GRAPH_COL_ID};
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = 1;
+    so.with_row_addr = true;
+    arrow_batch *b = NULL;
+    if (lance_dataset_scan_all(&b, ds, &so) == 0)
+        for (int64_t r = 0; r < b->num_rows; r++)
+            if (arrow_array_get_uint(b->columns[1], r) == addr) {
+                size_t n;
+                const char *id = id_at(b->columns[0], r, &n);
+                snprintf(buf, cap, "%.*s", (int)(n > 100 ? 100 : n), id);
+                break;
+            }
+    arrow_batch_free(b);
+    lance_dataset_free(owned);
+}
+
+/* Committed edges whose endpoint a node REPLACE leaves out would dangle (a whole-table change:
+ * every committed edge of the types that touch it is read). */
+static int check_dangling_replace(vctx *v, int nt)
 {
     for (size_t et = 0; et < v->cat->n_types; et++) {
         const lang_typedef *e = &v->cat->types[et];
@@ -780,10 +998,7 @@ static int check_dangling(vctx *v, int nt)
                     continue;
                 size_t n;
                 const char *id = id_at(b->columns[1 + side], i, &n);
-                int exists;
-                const char *why;
-                rc = node_exists(v, nt, id, n, &exists, &why);
-                if (rc || exists)
+                if (hmap_find(&v->input[nt], id, n))
                     continue;
                 rc = core_err(OG_E_BAD_REQUEST,
                               "removing %s \"%.*s\" would leave %s edge %.*s dangling; remove or "
@@ -797,6 +1012,77 @@ static int check_dangling(vctx *v, int nt)
             return rc;
     }
     return 0;
+}
+
+/* Committed edges whose endpoint a node DELETE removes would dangle: refuse, unless the same
+ * change set also removes or replaces those edges (a mutation's cascade does exactly that).
+ * Asked through the edge tables' src/dst indexes: the cost follows the deleted nodes. */
+static int check_dangling(vctx *v, int nt)
+{
+    const graph_change *nc = v->by_type[nt];
+    if (nc->mode == GRAPH_CHANGE_REPLACE) return check_dangling_replace(v, nt);
+    const uint8_t **keys = core_malloc((nc->n_delete_ids ? nc->n_delete_ids : 1) * sizeof *keys);
+    size_t *lens = core_malloc((nc->n_delete_ids ? nc->n_delete_ids : 1) * sizeof *lens);
+    size_t nk = 0;
+    int rc = keys && lens ? 0 : core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < nc->n_delete_ids; i++) {
+        if (!nc->delete_ids[i]) continue;
+        keys[nk] = (const uint8_t *)nc->delete_ids[i];
+        lens[nk++] = strlen(nc->delete_ids[i]);
+    }
+    for (size_t et = 0; rc == 0 && nk && et < v->cat->n_types; et++) {
+        const lang_typedef *e = &v->cat->types[et];
+        if (e->kind != LANG_EDGE || (e->from != nt && e->to != nt)) continue;
+        const graph_change *ec = v->by_type[et];
+        if (ec && ec->mode == GRAPH_CHANGE_REPLACE) continue; /* its committed edges are gone */
+        /* The committed edges this change removes or replaces, by address. */
+        hitlist gone = {0}, hits = {0};
+        if (ec) {
+            const uint8_t **ek = NULL;
+            size_t *el = NULL, ne = 0;
+            if (ec->mode == GRAPH_CHANGE_DELETE) {
+                ek = core_malloc((ec->n_delete_ids ? ec->n_delete_ids : 1) * sizeof *ek);
+                el = core_malloc((ec->n_delete_ids ? ec->n_delete_ids : 1) * sizeof *el);
+                if (!ek || !el) rc = core_err_nomem();
+                for (size_t i = 0; rc == 0 && i < ec->n_delete_ids; i++) {
+                    if (!ec->delete_ids[i]) continue;
+                    ek[ne] = (const uint8_t *)ec->delete_ids[i];
+                    el[ne++] = strlen(ec->delete_ids[i]);
+                }
+            } else {
+                rc = column_keys(ec->rows->columns[0], &ek, &el);
+                ne = rc ? 0 : (size_t)ec->rows->num_rows;
+            }
+            if (rc == 0)
+                rc = lookup_committed(v, (int)et, GRAPH_COL_ID, NULL, ek, el, ne, on_keep, &gone);
+            core_free(ek);
+            core_free(el);
+            if (rc == 0) qsort(gone.addr, gone.n, sizeof *gone.addr, cmp_addr);
+        }
+        for (int side = 0; rc == 0 && side < 2; side++) {
+            if ((side ? e->to : e->from) != nt) continue;
+            hits.n = 0;
+            rc = lookup_committed(v, (int)et, side ? GRAPH_COL_DST : GRAPH_COL_SRC, NULL, keys,
+                                  lens, nk, on_keep, &hits);
+            for (size_t h = 0; rc == 0 && h < hits.n; h++) {
+                if (gone.n && bsearch(&hits.addr[h], gone.addr, gone.n, sizeof *gone.addr, cmp_addr))
+                    continue;
+                char eid[128];
+                id_at_addr(v, (int)et, hits.addr[h], eid, sizeof eid);
+                const char *id = (const char *)keys[hits.key[h]];
+                size_t n = lens[hits.key[h]];
+                rc = core_err(OG_E_BAD_REQUEST,
+                              "removing %s \"%.*s\" would leave %s edge %s dangling; remove or "
+                              "replace its edges in the same write",
+                              v->cat->types[nt].name, (int)(n > 200 ? 200 : n), id, e->name, eid);
+            }
+        }
+        hitlist_free(&gone);
+        hitlist_free(&hits);
+    }
+    core_free(keys);
+    core_free(lens);
+    return rc;
 }
 
 /* ---- @card ------------------------------------------------------------------------------- */
@@ -817,40 +1103,69 @@ static int card_fail(const vctx *v, const lang_typedef *t, uint64_t line, const 
  * change touches: the sources of its inserted/upserted/replacing edges (upper and lower bound)
  * and, for an edge DELETE, the sources that lose an edge (lower bound). As in the reference,
  * a node with no edges of the type at all is not checked against a minimum: otherwise nodes
- * could never be loaded before their edges. */
+ * could never be loaded before their edges. Committed edges are counted through the table's
+ * src index (and found by id through its id index, which carries src). */
+static int on_count(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
+{
+    hitlist *h = arg; /* only keys counted: no payload copy */
+    (void)addr;
+    (void)pay;
+    (void)plen;
+    return on_keep(h, key, 0, NULL, 0);
+}
+
 static int check_card(vctx *v, const graph_change *ch)
 {
     const lang_typedef *t = &v->cat->types[ch->type_index];
+    int ti = ch->type_index;
     int del = ch->mode == GRAPH_CHANGE_DELETE;
     /* Only a lower bound can be broken by deleting edges. */
     if (del ? t->card_min == 0 : (t->card_min == 0 && t->card_max < 0)) return 0;
     if (del && !ch->n_delete_ids) return 0;
     hmap counts = {0};
-    arrow_batch *cb = NULL;
+    hitlist hl = {0}, lost = {0};
+    const uint8_t **k = NULL;
+    size_t *l = NULL, nk = 0;
     int rc = 0;
-    static const char *const cols[] = {GRAPH_COL_ID, GRAPH_COL_SRC};
     if (!del) {
         /* Sources this change touches: count its rows (v2 = first row for the error line). */
         const arrow_array *src = ch->rows->columns[1];
+        k = core_malloc(((size_t)src->length + 1) * sizeof *k);
+        l = core_malloc(((size_t)src->length + 1) * sizeof *l);
+        if (!k || !l) rc = core_err_nomem();
         for (int64_t i = 0; !rc && i < src->length; i++) {
             size_t n;
             const char *s = id_at(src, i, &n);
             hent *e;
             int fresh;
             if ((rc = hmap_put(&counts, s, n, &e, &fresh))) break;
-            if (fresh) e->v2 = i;
+            if (fresh) {
+                e->v2 = i;
+                k[nk] = (const uint8_t *)s;
+                l[nk++] = n;
+            }
             e->v++;
         }
-        if (!rc && ch->mode != GRAPH_CHANGE_REPLACE)
-            rc = scan_committed(v, ch->type_index, cols, 2, &cb);
-        const hmap *in = &v->input[ch->type_index];
-        for (int64_t r = 0; !rc && cb && r < cb->num_rows; r++) {
-            size_t n, sn;
-            const char *id = id_at(cb->columns[0], r, &n);
-            if (hmap_find(in, id, n)) continue; /* replaced by this change */
-            const char *s = id_at(cb->columns[1], r, &sn);
-            hent *e = hmap_find(&counts, s, sn);
-            if (e) e->v++;
+        if (!rc && ch->mode != GRAPH_CHANGE_REPLACE) {
+            /* + committed edges of those sources */
+            rc = lookup_committed(v, ti, GRAPH_COL_SRC, NULL, k, l, nk, on_count, &hl);
+            for (size_t h = 0; !rc && h < hl.n; h++)
+                hmap_find(&counts, k[hl.key[h]], l[hl.key[h]])->v++;
+        }
+        if (!rc && ch->mode == GRAPH_CHANGE_UPSERT) {
+            /* - committed edges this change replaces (counted above under their old source) */
+            const uint8_t **ik = NULL;
+            size_t *il = NULL;
+            rc = column_keys(ch->rows->columns[0], &ik, &il);
+            if (!rc)
+                rc = lookup_committed(v, ti, GRAPH_COL_ID, GRAPH_COL_SRC, ik, il,
+                                      (size_t)ch->rows->num_rows, on_keep, &lost);
+            for (size_t h = 0; !rc && h < lost.n; h++) {
+                hent *e = lost.pay[h] ? hmap_find(&counts, lost.pay[h], strlen(lost.pay[h])) : NULL;
+                if (e) e->v--;
+            }
+            core_free(ik);
+            core_free(il);
         }
         /* Report in input order, so the first offending line is named. */
         for (int64_t i = 0; !rc && i < src->length; i++) {
@@ -862,30 +1177,44 @@ static int check_card(vctx *v, const graph_change *ch)
                 rc = card_fail(v, t, row_line(ch, i), s, n, e->v);
         }
     } else {
-        rc = scan_committed(v, ch->type_index, cols, 2, &cb);
-        const hmap *gone = &v->deleted[ch->type_index];
-        /* v = surviving edges, v2 = 1 when the source lost an edge. */
-        for (int64_t r = 0; !rc && cb && r < cb->num_rows; r++) {
-            size_t n, sn;
-            const char *id = id_at(cb->columns[0], r, &n);
-            const char *s = id_at(cb->columns[1], r, &sn);
+        /* The sources that lose an edge (v2 = edges lost), then all their edges (v). */
+        k = core_malloc(ch->n_delete_ids * sizeof *k);
+        l = core_malloc(ch->n_delete_ids * sizeof *l);
+        if (!k || !l) rc = core_err_nomem();
+        for (size_t i = 0; !rc && i < ch->n_delete_ids; i++) {
+            if (!ch->delete_ids[i]) continue;
+            k[nk] = (const uint8_t *)ch->delete_ids[i];
+            l[nk++] = strlen(ch->delete_ids[i]);
+        }
+        if (!rc) rc = lookup_committed(v, ti, GRAPH_COL_ID, GRAPH_COL_SRC, k, l, nk, on_keep, &lost);
+        nk = 0;
+        for (size_t h = 0; !rc && h < lost.n; h++) {
+            if (!lost.pay[h]) continue;
             hent *e;
             int fresh;
-            if ((rc = hmap_put(&counts, s, sn, &e, &fresh))) break;
-            if (hmap_find(gone, id, n)) e->v2 = 1;
-            else e->v++;
+            size_t n = strlen(lost.pay[h]);
+            if ((rc = hmap_put(&counts, lost.pay[h], n, &e, &fresh))) break;
+            if (fresh) {
+                k[nk] = (const uint8_t *)lost.pay[h];
+                l[nk++] = n;
+            }
+            e->v2++;
         }
-        for (int64_t r = 0; !rc && cb && r < cb->num_rows; r++) {
-            size_t sn;
-            const char *s = id_at(cb->columns[1], r, &sn);
-            hent *e = hmap_find(&counts, s, sn);
-            if (e && e->v2 == 1 && (uint64_t)e->v < t->card_min)
-                rc = card_fail(v, t, 0, s, sn, e->v);
-            if (e) e->v2 = 2; /* reported or fine: look at each source once */
+        if (!rc) rc = lookup_committed(v, ti, GRAPH_COL_SRC, NULL, k, l, nk, on_count, &hl);
+        for (size_t h = 0; !rc && h < hl.n; h++)
+            hmap_find(&counts, k[hl.key[h]], l[hl.key[h]])->v++;
+        for (size_t i = 0; !rc && i < nk; i++) {
+            hent *e = hmap_find(&counts, k[i], l[i]);
+            int64_t left = e->v - e->v2;
+            if ((uint64_t)left < t->card_min)
+                rc = card_fail(v, t, 0, (const char *)k[i], l[i], left);
         }
     }
     hmap_free(&counts);
-    arrow_batch_free(cb);
+    hitlist_free(&hl);
+    hitlist_free(&lost);
+    core_free(k);
+    core_free(l);
     return rc;
 }
 
@@ -978,6 +1307,7 @@ int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store
         if (v.deleted) hmap_free(&v.deleted[i]);
         if (v.com) {
             hmap_free(&v.com[i].set);
+            hmap_free(&v.com[i].probed);
             arrow_batch_free(v.com[i].ids);
         }
     }

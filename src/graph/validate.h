@@ -47,7 +47,10 @@ int graph_probes_add(graph_probes *p, const char *alias);
 
 typedef struct graph_validate_stats {
     uint64_t rows_checked;
-    uint64_t tables_scanned;   /* committed tables read */
+    uint64_t tables_scanned;   /* committed tables read whole (columns of every row) */
+    uint64_t index_lookups;    /* committed tables asked through their key indexes */
+    uint64_t rows_scanned;     /* committed rows read (whole reads, and the fragments a key
+                                  index does not cover) */
 } graph_validate_stats;
 
 /* Check the change set against snapshot `snap` read through store s. 0 when every constraint

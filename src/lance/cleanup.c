@@ -1,6 +1,7 @@
 /* Lance cleanup: choose the versions to keep, delete the other manifests, then the files no
  * kept manifest references (see cleanup.h for the rules and the crash/concurrency argument). */
 #include "lance/cleanup.h"
+#include "lance/keyindex.h"
 #include "lance/branch.h"
 
 #include "core/alloc.h"
@@ -61,6 +62,11 @@ static int keyset_has(const keyset *k, const char *key)
     return k->n && bsearch(&key, k->v, k->n, sizeof *k->v, cmp_str) != NULL;
 }
 
+static int keep_key(void *arg, const char *key)
+{
+    return keyset_add(arg, key);
+}
+
 /* Every file of this table that manifest m references: data files, deletion files and its
  * transaction file. Files under another base path (base_id) belong to another dataset and are
  * never ours to delete, so they are not collected. */
@@ -89,6 +95,8 @@ static int collect_refs(keyset *k, const char *root, const Lance__Table__Manifes
         rc = lance_key(key, root, LANCE_TRANSACTIONS_DIR, m->transaction_file);
         if (rc == 0) rc = keyset_add(k, key);
     }
+    /* this engine's key index segments (keyindex.h) */
+    if (rc == 0) rc = lance_kix_files(m, root, keep_key, k);
     return rc;
 }
 
@@ -444,6 +452,8 @@ int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
     if (rc == 0)
         rc = sweep_dir(&w, root, LANCE_TRANSACTIONS_DIR, STORE_LIST_DELIMITED,
                        &rep.txn_files_deleted);
+    if (rc == 0)
+        rc = sweep_dir(&w, root, LANCE_KIX_DIR, STORE_LIST_DELIMITED, &rep.index_files_deleted);
     if (rc == 0 && !opt->dry_run) rc = fix_hint(s, root, &after, &rep);
 
 out:

@@ -2,7 +2,8 @@
  *
  * A version is retained when it is the latest, when a tag names it, or when it does not meet
  * the cutoff (see lance_cleanup_options). Every other version's manifest is deleted. Then the
- * data files (data/), deletion files (_deletions/) and transaction files (_transactions/)
+ * data files (data/), deletion files (_deletions/), transaction files (_transactions/) and
+ * this engine's key index segments (_ogkix/, keyindex.h)
  * that no retained manifest references are deleted when either
  *  - a deleted manifest referenced them (they were committed, then superseded), or
  *  - they are older than the safety window (staged by an attempt that never committed, or
@@ -57,6 +58,7 @@ typedef struct lance_cleanup_report {
     uint64_t data_files_deleted;
     uint64_t deletion_files_deleted;
     uint64_t txn_files_deleted;
+    uint64_t index_files_deleted;  /* this engine's key index segments (keyindex.h) */
     uint64_t bytes_deleted;        /* manifests and files */
     uint64_t files_spared_recent;  /* unreferenced but inside the safety window */
     bool hint_rewritten;           /* the hint named a missing or older version */

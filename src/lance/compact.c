@@ -2,6 +2,7 @@
  * fragments, copy each group's visible rows (with their row ids and row versions) into new
  * data files, and commit Rewrite transactions at exact versions. */
 #include "lance/compact.h"
+#include "lance/keyindex.h"
 
 #include "core/alloc.h"
 #include "core/arena.h"
@@ -28,6 +29,8 @@ typedef struct cgroup {
     uint64_t deleted; /* deleted rows dropped */
     uint64_t dropped; /* visible rows the classifier dropped */
     uint64_t **created, **updated; /* while writing: per old fragment, its rows' versions */
+    lance_kix_builder *kb;         /* while writing: key index entries of the kept rows */
+    lance_kix_staged kix;          /* the segment over nw (kix.n 0: none) */
 } cgroup;
 
 typedef struct id_group {
@@ -580,6 +583,9 @@ static int append_rows(compactor *c, cgroup *g, out_file *o, const arrow_batch *
         }
         if (rc) break;
         rc = lance_file2_writer_write_rows(o->w, data, off, (int64_t)take);
+        if (rc == 0 && !o->apart)
+            rc = lance_kix_builder_add(g->kb, data, off, (int64_t)take,
+                                       (uint32_t)(g->n_new - g->n_apart), (uint32_t)o->rows);
         off += (int64_t)take;
         o->rows += take;
         if (rc == 0 && o->rows == c->target) rc = finish_file(c, g, o);
@@ -636,6 +642,7 @@ static int write_group(compactor *c, cgroup *g)
         if (rc == 0) rc = frag_versions(ds, g->old[k], 0, &g->updated[k]);
     }
     if (rc == 0) rc = group_snapshot(c, g, &sub);
+    if (rc == 0) rc = lance_kix_builder_new(&g->kb, ds);
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.with_row_addr = true;
     so.with_row_id = c->stable != 0;
@@ -673,6 +680,19 @@ static int write_group(compactor *c, cgroup *g)
     }
     for (int k = 1; k >= 0; k--)
         if (rc == 0 && o[k].w && o[k].rows > 0) rc = finish_file(c, g, &o[k]);
+    /* A segment over the new fragments (only when no row was set apart: the slots are the
+     * kept stream's fragments in the order written). */
+    if (rc == 0 && g->n_apart == 0 && lance_kix_builder_rows(g->kb) >= LANCE_KIX_MIN_ROWS) {
+        uint64_t *rows = core_malloc((g->n_new ? g->n_new : 1) * sizeof *rows);
+        char key[STORE_KEY_MAX];
+        if (!rows) rc = core_err_nomem();
+        for (size_t k = 0; rc == 0 && k < g->n_new; k++) rows[k] = g->nw[k]->physical_rows;
+        if (rc == 0) rc = lance_kix_builder_finish(g->kb, rows, g->n_new, &g->kix, key);
+        if (rc == 0 && g->kix.n) rc = push_pending(c, key);
+        core_free(rows);
+    }
+    lance_kix_builder_free(g->kb);
+    g->kb = NULL;
     out_file_free(&o[0]);
     out_file_free(&o[1]);
     lance_scanner_free(sc);
@@ -860,6 +880,22 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
         next.pb.max_fragment_id = (uint32_t)(c->next_frag_id - 1);
     }
     lance_manifest_update_flags(&next.pb);
+    {
+        /* Key index segments: the base's that still cover a fragment, and the groups'. */
+        uint64_t *ids = core_arena_alloc(a, (n_new ? n_new : 1) * sizeof *ids);
+        lance_kix_staged *ks = core_arena_alloc(a, (g1 - g0) * sizeof *ks);
+        if (!ids || !ks) return core_err_nomem();
+        size_t ni = 0, nk = 0;
+        for (size_t i = g0; i < g1; i++) {
+            if (c->g[i].kix.n == c->g[i].n_new && c->g[i].n_new) {
+                ks[nk] = c->g[i].kix;
+                ks[nk++].first = ni;
+            }
+            for (size_t k = 0; k < c->g[i].n_new; k++) ids[ni++] = c->g[i].nw[k]->id;
+        }
+        int krc = lance_kix_next_metadata(a, &next.pb, bp, ks, nk, ids, ni);
+        if (krc) return krc;
+    }
     if (c->opt->apart_key && c->opt->classify) {
         int arc = record_apart(c, &next.pb, bp, g0, g1);
         if (arc) return arc;

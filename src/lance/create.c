@@ -7,6 +7,7 @@
 #include "core/buf.h"
 #include "core/error.h"
 #include "lance/file2.h"
+#include "lance/keyindex.h"
 
 #include <string.h>
 
@@ -86,7 +87,8 @@ static int version_zero(lance_dataset **out, store *s, const char *root, const a
         next.pb.reader_feature_flags = next.pb.writer_feature_flags = flags;
         next.pb.has_next_row_id = opt->stable_row_ids;
         next.pb.next_row_id = 0;
-        rc = lance_manifest_encode(&buf, &next.pb, NULL, 0, NULL, 0);
+        if (opt->key_indexes) rc = lance_kix_declare_pb(&a, &next.pb, opt->key_indexes);
+        if (rc == 0) rc = lance_manifest_encode(&buf, &next.pb, NULL, 0, NULL, 0);
     }
     for (size_t i = 0; saved && saved_n && i < nf; i++) {
         fields[i]->metadata = saved[i];

@@ -1,6 +1,7 @@
 /* Lance dataset snapshots: create, open at a version, row counts. Scans are in scan.c and
  * staged writes in write.c. */
 #include "lance/dataset.h"
+#include "lance/keyindex.h"
 #include "lance/branch.h"
 #include "core/alloc.h"
 #include "core/arena.h"
@@ -234,6 +235,9 @@ int lance_dataset_create(lance_dataset **out, store *s, const char *root,
         next.pb.reader_feature_flags = next.pb.writer_feature_flags = flags;
         next.pb.has_next_row_id = opt->stable_row_ids;
         next.pb.next_row_id = 0;
+        if (opt->key_indexes) rc = lance_kix_declare_pb(&a, &next.pb, opt->key_indexes);
+    }
+    if (rc == 0) {
         /* Creating a table is an Overwrite on top of version 0, as lance records it. */
         txn.has_read_version = 1;
         txn.read_version = 0;

@@ -58,9 +58,12 @@ typedef struct lance_create_options {
     const char *const *meta_key;
     const char *const *meta_value;
     size_t n_meta;
+    /* Key indexes this engine maintains on the table (keyindex.h): "col[>payload];..." or
+     * NULL for none. */
+    const char *key_indexes;
 } lance_create_options;
 
-#define LANCE_CREATE_OPTIONS_INIT {1, true, false, NULL, 0, NULL, NULL, NULL, 0}
+#define LANCE_CREATE_OPTIONS_INIT {1, true, false, NULL, 0, NULL, NULL, NULL, 0, NULL}
 
 /* Create version 1 of an empty table (no fragments) with this schema. OG_E_EXISTS if the
  * root already has versions. */

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "lance/deletion.h"
 #include "lance/file2.h"
+#include "lance/keyindex.h"
 #include "lance/rowids.h"
 #include "lance/txn.h"
 
@@ -56,6 +57,9 @@ struct lance_staged {
      * file if asked for) before the manifest names them. */
     const char **pending;
     size_t n_pending, cap_pending;
+    /* Key index segments over the new fragments (keyindex.h), listed at commit. */
+    lance_kix_staged kix[4];
+    size_t n_kix;
 };
 
 void lance_staged_free(lance_staged *st)
@@ -225,7 +229,12 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
     lance_file2_writer *w = NULL;
     char name[LANCE_DATA_FILE_NAME_LEN + 1];
     uint64_t in_file = 0, done = 0, file_start = 0;
+    size_t first_nf = st->n_nf;
+    lance_kix_builder *kb = NULL;
     int rc = 0;
+    /* Declared key indexes follow the rows (not when an overwrite changes the schema). */
+    if (st->n_kix < sizeof st->kix / sizeof st->kix[0] && arrow_schema_equal(schema, &st->ds->schema))
+        rc = lance_kix_builder_new(&kb, st->ds);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (!arrow_schema_equal(&b[i]->schema, schema)) {
             char want[128], got[128];
@@ -249,6 +258,9 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
             uint64_t take = (uint64_t)(b[i]->num_rows - off);
             if (take > room) take = room;
             rc = lance_file2_writer_write_rows(w, b[i], off, (int64_t)take);
+            if (rc == 0)
+                rc = lance_kix_builder_add(kb, b[i], off, (int64_t)take,
+                                           (uint32_t)(st->n_nf - first_nf), (uint32_t)in_file);
             off += (int64_t)take;
             in_file += take;
             done += take;
@@ -264,6 +276,22 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
         rc = finish_file(st, w, name, n_ids, ids ? ids + file_start : NULL,
                          created ? created + file_start : NULL);
     lance_file2_writer_free(w);
+    if (rc == 0 && lance_kix_builder_rows(kb) >= LANCE_KIX_MIN_ROWS) {
+        size_t ns = st->n_nf - first_nf;
+        uint64_t *rows = core_malloc((ns ? ns : 1) * sizeof *rows);
+        char key[STORE_KEY_MAX];
+        lance_kix_staged *ks = &st->kix[st->n_kix];
+        if (!rows) rc = core_err_nomem();
+        for (size_t k = 0; rc == 0 && k < ns; k++) rows[k] = st->nf[first_nf + k].rows;
+        if (rc == 0) rc = lance_kix_builder_finish(kb, rows, ns, ks, key);
+        if (rc == 0 && ks->n) {
+            ks->first = first_nf;
+            st->n_kix++;
+            rc = push_pending(st, key);
+        }
+        core_free(rows);
+    }
+    lance_kix_builder_free(kb);
     return rc;
 }
 
@@ -970,6 +998,12 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
         next.pb.fields = st->fields;
     }
     lance_manifest_update_flags(&next.pb);
+    /* Key index segments: the base's that still cover a fragment, and this write's. */
+    uint64_t *new_ids = core_arena_alloc(a, (st->n_nf ? st->n_nf : 1) * sizeof *new_ids);
+    if (!new_ids) return core_err_nomem();
+    for (size_t i = 0; i < st->n_nf; i++) new_ids[i] = added[i]->id;
+    if ((rc = lance_kix_next_metadata(a, &next.pb, base, st->kix, st->n_kix, new_ids, st->n_nf)))
+        return rc;
 
     Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
     Lance__Table__Transaction__Append ap = LANCE__TABLE__TRANSACTION__APPEND__INIT;

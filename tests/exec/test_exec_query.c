@@ -140,7 +140,7 @@ static void make_table(fixture *f, graph_table *gt, int kind, const char *type, 
     arrow_schema sc;
     assert_og_ok(graph_type_schema(&sc, &f->cat->types[ti]));
     lance_create_options opt;
-    graph_type_create_options(&opt);
+    graph_type_create_options(&opt, kind);
     lance_dataset *ds = NULL, *ds2 = NULL;
     assert_og_ok(lance_dataset_create(&ds, f->s, path, &sc, &opt));
     arrow_batch *b = batch_from_json(&sc, rows);

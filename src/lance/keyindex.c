@@ -1,0 +1,1301 @@
+/* Key indexes over Lance tables (see keyindex.h): segment files (sorted trees of 4 KiB blocks,
+ * each block checksummed), their listing in table_metadata, and lookups that merge segments
+ * with a scan of the fragments no segment covers.
+ *
+ * Segment file, little-endian:
+ *   "OGKIX001"  blocks...  directory block  trailer
+ *   block     = u32 body_len, body, u64 xxh3(body)
+ *   leaf      = u8 1, varint n, n x (varint klen, key, varint plen + 1 (0: null), pay, varint slot,
+ *               varint off)
+ *   internal  = u8 2, varint n, n x (varint klen, first key of child, varint off, varint len)
+ *   directory = u8 3, varint n_slots, n_slots x varint physical rows,
+ *               varint n_trees, per tree: varint name_len, name, varint entries, varint depth,
+ *               varint root_off, varint root_len, varint leaf_start, varint leaf_end
+ *   trailer   = u64 dir_off, u32 dir_len, u32 version 1, u64 xxh3(first 16 bytes), "OGKIXEND"
+ * A tree's leaves are contiguous in key order, children precede their parent, so a reader
+ * walks leaves forward from the one the descent found and no block can point at itself. */
+#include "lance/keyindex.h"
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/log.h"
+#include "lance/branch.h"
+#include "lance/paths.h"
+
+#include <inttypes.h>
+#include <roaring/roaring.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KIX_MAGIC "OGKIX001"
+#define KIX_END "OGKIXEND"
+#define KIX_TRAILER 32
+#define KIX_BLOCK_TARGET 4096
+#define KIX_TAIL_READ 4096
+#define KIX_MAX_DEPTH 12
+#define KIX_CACHE 8
+
+static _Atomic uint64_t kix_damaged_count;
+
+uint64_t lance_kix_damaged(void)
+{
+    return atomic_load(&kix_damaged_count);
+}
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+static int put_varint(core_buf *b, uint64_t v)
+{
+    unsigned char tmp[10];
+    size_t n = 0;
+    do {
+        tmp[n] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v) tmp[n] |= 0x80;
+        n++;
+    } while (v);
+    return core_buf_append(b, tmp, n);
+}
+
+typedef struct rd {
+    const uint8_t *p, *end;
+    int bad;
+} rd;
+
+static uint64_t get_varint(rd *r)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end) break;
+        uint8_t c = *r->p++;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static const uint8_t *get_bytes(rd *r, uint64_t n)
+{
+    if (r->bad || n > (uint64_t)(r->end - r->p)) {
+        r->bad = 1;
+        return NULL;
+    }
+    const uint8_t *p = r->p;
+    r->p += n;
+    return p;
+}
+
+static uint32_t rd_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd_u64(const uint8_t *p)
+{
+    return (uint64_t)rd_u32(p) | (uint64_t)rd_u32(p + 4) << 32;
+}
+
+static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    if (c) return c;
+    return an < bn ? -1 : an > bn;
+}
+
+/* ---- declarations ------------------------------------------------------------------------ */
+
+static const char *meta_value(const Lance__Table__Manifest *pb, const char *key)
+{
+    for (size_t i = 0; pb && i < pb->n_table_metadata; i++)
+        if (pb->table_metadata[i]->key && strcmp(pb->table_metadata[i]->key, key) == 0)
+            return pb->table_metadata[i]->value;
+    return NULL;
+}
+
+static int name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n >= 64) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == ';' || s[i] == '>' || s[i] == ':' || s[i] == ',' || (unsigned char)s[i] < 0x20)
+            return 0;
+    return 1;
+}
+
+int lance_kix_decl_check(const char *decls)
+{
+    size_t n = 0;
+    const char *p = decls;
+    while (p && *p) {
+        const char *e = strchr(p, ';');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *gt = memchr(p, '>', len);
+        size_t cl = gt ? (size_t)(gt - p) : len;
+        if (!name_ok(p, cl) || (gt && !name_ok(gt + 1, len - cl - 1)))
+            return core_err(OG_E_BAD_REQUEST, "key index declaration '%.*s' is not "
+                            "'column' or 'column>payload'", (int)len, p);
+        if (++n > LANCE_KIX_MAX_DECLS)
+            return core_err(OG_E_BAD_REQUEST, "more than %d key indexes declared",
+                            LANCE_KIX_MAX_DECLS);
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+static int utf8_like(const arrow_field *f)
+{
+    arrow_type_id t = f->type.id;
+    return t == ARROW_UTF8 || t == ARROW_BINARY;
+}
+
+static int schema_col(const arrow_schema *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_fields; i++)
+        if (strcmp(s->fields[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+int lance_kix_decls_pb(const Lance__Table__Manifest *pb, const arrow_schema *schema,
+                       lance_kix_decl *out, size_t *n)
+{
+    *n = 0;
+    const char *v = meta_value(pb, LANCE_KIX_DECL_KEY);
+    if (!v || lance_kix_decl_check(v)) return 0; /* a bad declaration: unindexed, not broken */
+    const char *p = v;
+    while (p && *p) {
+        const char *e = strchr(p, ';');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *gt = memchr(p, '>', len);
+        size_t cl = gt ? (size_t)(gt - p) : len;
+        lance_kix_decl d;
+        memset(&d, 0, sizeof d);
+        memcpy(d.column, p, cl);
+        if (gt) memcpy(d.payload, gt + 1, len - cl - 1);
+        d.col = schema_col(schema, d.column);
+        d.pay = gt ? schema_col(schema, d.payload) : -1;
+        if (d.col >= 0 && utf8_like(&schema->fields[d.col]) &&
+            (!gt || (d.pay >= 0 && utf8_like(&schema->fields[d.pay]))))
+            out[(*n)++] = d;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+int lance_kix_decls(const lance_dataset *ds, lance_kix_decl *out, size_t *n)
+{
+    return lance_kix_decls_pb(ds->m->pb, &ds->schema, out, n);
+}
+
+static void decl_text(const lance_kix_decl *d, char out[130])
+{
+    if (d->payload[0])
+        snprintf(out, 130, "%s>%s", d->column, d->payload);
+    else
+        snprintf(out, 130, "%s", d->column);
+}
+
+bool lance_kix_declared(const lance_dataset *ds, const char *column, const char *payload)
+{
+    lance_kix_decl d[LANCE_KIX_MAX_DECLS];
+    size_t n = 0;
+    lance_kix_decls(ds, d, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(d[i].column, column) && (!payload || !strcmp(d[i].payload, payload)))
+            return true;
+    return false;
+}
+
+/* Replace (or add) key's entry in pb's table_metadata; NULL value removes it. */
+static int set_meta(core_arena *a, Lance__Table__Manifest *pb, const char *key, const char *value)
+{
+    Lance__Table__Manifest__TableMetadataEntry **entries =
+        core_arena_alloc(a, (pb->n_table_metadata + 1) * sizeof *entries);
+    if (!entries) return core_err_nomem();
+    size_t ne = 0;
+    for (size_t i = 0; i < pb->n_table_metadata; i++)
+        if (!pb->table_metadata[i]->key || strcmp(pb->table_metadata[i]->key, key))
+            entries[ne++] = pb->table_metadata[i];
+    if (value) {
+        Lance__Table__Manifest__TableMetadataEntry *mine = core_arena_alloc(a, sizeof *mine);
+        char *k = core_arena_strdup(a, key), *v = core_arena_strdup(a, value);
+        if (!mine || !k || !v) return core_err_nomem();
+        lance__table__manifest__table_metadata_entry__init(mine);
+        mine->key = k;
+        mine->value = v;
+        entries[ne++] = mine;
+    }
+    pb->n_table_metadata = ne;
+    pb->table_metadata = entries;
+    return 0;
+}
+
+int lance_kix_declare_pb(core_arena *a, Lance__Table__Manifest *pb, const char *decls)
+{
+    int rc = decls ? lance_kix_decl_check(decls) : 0;
+    if (rc) return rc;
+    return set_meta(a, pb, LANCE_KIX_DECL_KEY, decls && *decls ? decls : NULL);
+}
+
+/* ---- segment listing --------------------------------------------------------------------- */
+
+typedef struct seg_ref {
+    char name[40];
+    uint64_t size;
+    uint64_t *frags;
+    size_t n_frags;
+} seg_ref;
+
+static void refs_free(seg_ref *r, size_t n)
+{
+    for (size_t i = 0; r && i < n; i++) core_free(r[i].frags);
+    core_free(r);
+}
+
+static int seg_name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n >= 40) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '.' || c == '-')) return 0;
+    }
+    return s[0] != '.';
+}
+
+/* Parse "name:size:f,f;..." (untrusted text). Entries that do not parse are left out. */
+static int refs_parse(const char *v, seg_ref **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (!v || !*v) return 0;
+    size_t cap = 1;
+    for (const char *q = v; *q; q++) cap += *q == ';';
+    seg_ref *r = core_calloc(cap, sizeof *r);
+    if (!r) return core_err_nomem();
+    size_t n = 0;
+    const char *p = v;
+    while (p && *p) {
+        const char *e = strchr(p, ';');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *c1 = memchr(p, ':', len);
+        const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - p)) : NULL;
+        if (c1 && c2 && seg_name_ok(p, (size_t)(c1 - p))) {
+            seg_ref *s = &r[n];
+            memcpy(s->name, p, (size_t)(c1 - p));
+            s->name[c1 - p] = '\0';
+            char *endp;
+            s->size = strtoull(c1 + 1, &endp, 10);
+            int ok = endp == c2;
+            const char *f = c2 + 1, *fe = p + len;
+            size_t nf = f < fe ? 1 : 0;
+            for (const char *q = f; q < fe; q++) nf += *q == ',';
+            s->frags = core_malloc((nf ? nf : 1) * sizeof *s->frags);
+            if (!s->frags) {
+                refs_free(r, n);
+                return core_err_nomem();
+            }
+            while (ok && f < fe) {
+                if (*f < '0' || *f > '9') {
+                    ok = 0;
+                    break;
+                }
+                uint64_t id = strtoull(f, &endp, 10);
+                if (endp > fe || (endp < fe && *endp != ',')) ok = 0;
+                s->frags[s->n_frags++] = id;
+                f = endp < fe ? endp + 1 : fe;
+            }
+            if (ok && s->n_frags)
+                n++;
+            else {
+                core_free(s->frags);
+                memset(s, 0, sizeof *s);
+            }
+        }
+        p = e ? e + 1 : NULL;
+    }
+    *out = r;
+    *n_out = n;
+    return 0;
+}
+
+static int has_frag_id(Lance__Table__DataFragment *const *frags, size_t n, uint64_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (frags[i]->id == id) return 1;
+    return 0;
+}
+
+int lance_kix_next_metadata(core_arena *a, Lance__Table__Manifest *next,
+                            const Lance__Table__Manifest *base_pb, const lance_kix_staged *st,
+                            size_t n_st, const uint64_t *new_ids, size_t n_new_ids)
+{
+    const char *old = meta_value(base_pb, LANCE_KIX_SEG_KEY);
+    if (!old && !n_st) return 0;
+    seg_ref *refs = NULL;
+    size_t nr = 0;
+    int rc = refs_parse(old, &refs, &nr);
+    if (rc) return rc;
+    core_buf v = CORE_BUF_INIT;
+    for (size_t i = 0; rc == 0 && i < nr; i++) {
+        int live = 0;
+        for (size_t k = 0; !live && k < refs[i].n_frags; k++)
+            live = has_frag_id(next->fragments, next->n_fragments, refs[i].frags[k]);
+        if (!live) continue; /* every fragment it covered is gone */
+        rc = core_buf_printf(&v, "%s%s:%" PRIu64 ":", v.len ? ";" : "", refs[i].name,
+                             refs[i].size);
+        for (size_t k = 0; rc == 0 && k < refs[i].n_frags; k++)
+            rc = core_buf_printf(&v, "%s%" PRIu64, k ? "," : "", refs[i].frags[k]);
+    }
+    for (size_t i = 0; rc == 0 && i < n_st; i++) {
+        if (!st[i].n || st[i].first + st[i].n > n_new_ids) continue;
+        rc = core_buf_printf(&v, "%s%s:%" PRIu64 ":", v.len ? ";" : "", st[i].name, st[i].size);
+        for (size_t k = 0; rc == 0 && k < st[i].n; k++)
+            rc = core_buf_printf(&v, "%s%" PRIu64, k ? "," : "", new_ids[st[i].first + k]);
+    }
+    refs_free(refs, nr);
+    /* next's entries: every other key kept, the listing replaced (or dropped when empty). */
+    if (rc == 0) rc = set_meta(a, next, LANCE_KIX_SEG_KEY, v.len ? core_buf_cstr(&v) : NULL);
+    core_buf_free(&v);
+    return rc;
+}
+
+int lance_kix_files(const Lance__Table__Manifest *pb, const char *root,
+                    int (*fn)(void *arg, const char *key), void *arg)
+{
+    seg_ref *refs = NULL;
+    size_t nr = 0;
+    int rc = refs_parse(meta_value(pb, LANCE_KIX_SEG_KEY), &refs, &nr);
+    for (size_t i = 0; rc == 0 && i < nr; i++) {
+        char key[STORE_KEY_MAX];
+        if ((rc = lance_key(key, root, LANCE_KIX_DIR, refs[i].name)) == 0) rc = fn(arg, key);
+    }
+    refs_free(refs, nr);
+    return rc;
+}
+
+/* ---- encoding ---------------------------------------------------------------------------- */
+
+static int entry_cmp(const void *pa, const void *pb)
+{
+    const lance_kix_entry *a = pa, *b = pb;
+    int c = bytes_cmp(a->key, a->klen, b->key, b->klen);
+    if (c) return c;
+    if (a->slot != b->slot) return a->slot < b->slot ? -1 : 1;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* Append block body (already in body) to out with its length and checksum. */
+static int emit_block(core_buf *out, const core_buf *body)
+{
+    int rc = core_buf_append_u32le(out, (uint32_t)body->len);
+    if (rc == 0) rc = core_buf_append(out, body->data, body->len);
+    if (rc == 0) rc = core_buf_append_u64le(out, core_hash64(body->data, body->len, 0));
+    return rc;
+}
+
+typedef struct child {
+    const uint8_t *key;
+    uint32_t klen;
+    uint64_t off, len;
+} child;
+
+typedef struct tree_info {
+    uint64_t entries, depth, root_off, root_len, leaf_start, leaf_end;
+} tree_info;
+
+static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, tree_info *ti)
+{
+    memset(ti, 0, sizeof *ti);
+    ti->entries = n;
+    ti->leaf_start = ti->leaf_end = out->len;
+    if (n == 0) return 0;
+    qsort(e, n, sizeof *e, entry_cmp);
+    core_buf body = CORE_BUF_INIT, ent = CORE_BUF_INIT;
+    child *kids = NULL, *up = NULL;
+    size_t nk = 0, cap = 0;
+    int rc = 0;
+    /* Leaves. */
+    size_t i = 0;
+    while (rc == 0 && i < n) {
+        size_t start = i, cnt = 0;
+        core_buf_clear(&ent);
+        while (rc == 0 && i < n && (cnt == 0 || ent.len < KIX_BLOCK_TARGET)) {
+            rc = put_varint(&ent, e[i].klen);
+            if (rc == 0) rc = core_buf_append(&ent, e[i].key, e[i].klen);
+            /* payload length + 1; 0 for a null payload */
+            if (rc == 0) rc = put_varint(&ent, e[i].pay ? (uint64_t)e[i].plen + 1 : 0);
+            if (rc == 0 && e[i].pay && e[i].plen) rc = core_buf_append(&ent, e[i].pay, e[i].plen);
+            if (rc == 0) rc = put_varint(&ent, e[i].slot);
+            if (rc == 0) rc = put_varint(&ent, e[i].off);
+            i++;
+            cnt++;
+        }
+        core_buf_clear(&body);
+        if (rc == 0) rc = core_buf_append_byte(&body, 1);
+        if (rc == 0) rc = put_varint(&body, cnt);
+        if (rc == 0) rc = core_buf_append(&body, ent.data, ent.len);
+        if (rc == 0 && nk == cap) {
+            cap = cap ? cap * 2 : 64;
+            child *nkids = core_realloc(kids, cap * sizeof *nkids);
+            if (!nkids) rc = core_err_nomem();
+            else kids = nkids;
+        }
+        if (rc == 0) {
+            kids[nk++] = (child){e[start].key, e[start].klen, out->len, 0};
+            rc = emit_block(out, &body);
+            kids[nk - 1].len = out->len - kids[nk - 1].off;
+        }
+    }
+    ti->leaf_end = out->len;
+    /* Internal levels until one block remains. */
+    while (rc == 0 && nk > 1) {
+        size_t nu = 0;
+        up = core_malloc(nk * sizeof *up);
+        if (!up) rc = core_err_nomem();
+        size_t j = 0;
+        while (rc == 0 && j < nk) {
+            size_t start = j, cnt = 0;
+            core_buf_clear(&ent);
+            while (rc == 0 && j < nk && (cnt < 2 || ent.len < KIX_BLOCK_TARGET)) {
+                rc = put_varint(&ent, kids[j].klen);
+                if (rc == 0) rc = core_buf_append(&ent, kids[j].key, kids[j].klen);
+                if (rc == 0) rc = put_varint(&ent, kids[j].off);
+                if (rc == 0) rc = put_varint(&ent, kids[j].len);
+                j++;
+                cnt++;
+            }
+            core_buf_clear(&body);
+            if (rc == 0) rc = core_buf_append_byte(&body, 2);
+            if (rc == 0) rc = put_varint(&body, cnt);
+            if (rc == 0) rc = core_buf_append(&body, ent.data, ent.len);
+            if (rc == 0) {
+                up[nu] = (child){kids[start].key, kids[start].klen, out->len, 0};
+                rc = emit_block(out, &body);
+                up[nu].len = out->len - up[nu].off;
+                nu++;
+            }
+        }
+        core_free(kids);
+        kids = up;
+        up = NULL;
+        nk = nu;
+        ti->depth++;
+    }
+    if (rc == 0) {
+        ti->root_off = kids[0].off;
+        ti->root_len = kids[0].len;
+    }
+    core_free(kids);
+    core_free(up);
+    core_buf_free(&body);
+    core_buf_free(&ent);
+    return rc;
+}
+
+int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
+                     const size_t *ne, size_t n_idx, const uint64_t *slot_rows, size_t n_slots)
+{
+    core_buf_clear(out);
+    tree_info ti[LANCE_KIX_MAX_DECLS];
+    if (n_idx > LANCE_KIX_MAX_DECLS) return core_err(OG_E_BAD_REQUEST, "too many key indexes");
+    int rc = core_buf_append(out, KIX_MAGIC, 8);
+    for (size_t t = 0; rc == 0 && t < n_idx; t++) rc = encode_tree(out, e[t], ne[t], &ti[t]);
+    core_buf dir = CORE_BUF_INIT;
+    if (rc == 0) rc = core_buf_append_byte(&dir, 3);
+    if (rc == 0) rc = put_varint(&dir, n_slots);
+    for (size_t i = 0; rc == 0 && i < n_slots; i++) rc = put_varint(&dir, slot_rows[i]);
+    if (rc == 0) rc = put_varint(&dir, n_idx);
+    for (size_t t = 0; rc == 0 && t < n_idx; t++) {
+        size_t nl = strlen(names[t]);
+        rc = put_varint(&dir, nl);
+        if (rc == 0) rc = core_buf_append(&dir, names[t], nl);
+        uint64_t f[6] = {ti[t].entries, ti[t].depth, ti[t].root_off, ti[t].root_len,
+                         ti[t].leaf_start, ti[t].leaf_end};
+        for (int k = 0; rc == 0 && k < 6; k++) rc = put_varint(&dir, f[k]);
+    }
+    uint64_t dir_off = out->len;
+    if (rc == 0) rc = emit_block(out, &dir);
+    uint8_t tr[16];
+    if (rc == 0) {
+        uint64_t dlen = out->len - dir_off;
+        for (int k = 0; k < 8; k++) tr[k] = (uint8_t)(dir_off >> (8 * k));
+        for (int k = 0; k < 4; k++) tr[8 + k] = (uint8_t)(dlen >> (8 * k));
+        tr[12] = 1, tr[13] = tr[14] = tr[15] = 0;
+        rc = core_buf_append(out, tr, 16);
+    }
+    if (rc == 0) rc = core_buf_append_u64le(out, core_hash64(tr, 16, 0));
+    if (rc == 0) rc = core_buf_append(out, KIX_END, 8);
+    core_buf_free(&dir);
+    return rc;
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+typedef struct kix_tree {
+    char name[130];
+    uint64_t entries, depth, root_off, root_len, leaf_start, leaf_end;
+} kix_tree;
+
+typedef struct cblock {
+    uint64_t off;
+    core_buf body; /* verified body */
+    uint64_t stamp;
+} cblock;
+
+struct lance_kix_seg {
+    store *s;
+    char key[STORE_KEY_MAX];
+    const uint8_t *mem; /* open_bytes */
+    uint64_t size;
+    uint64_t dir_off;
+    uint64_t *slot_rows;
+    size_t n_slots;
+    kix_tree trees[LANCE_KIX_MAX_DECLS];
+    size_t n_trees;
+    cblock cache[KIX_CACHE];
+    uint64_t clock;
+};
+
+static int corrupt(const lance_kix_seg *g, const char *what)
+{
+    return core_err(OG_E_CORRUPT, "key index segment '%s': %s", g->mem ? "(memory)" : g->key, what);
+}
+
+/* Bytes [off, off+len) of the file into out. */
+static int seg_read(lance_kix_seg *g, uint64_t off, uint64_t len, core_buf *out)
+{
+    if (off > g->size || len > g->size - off) return corrupt(g, "a block lies outside the file");
+    if (g->mem) {
+        core_buf_clear(out);
+        return core_buf_append(out, g->mem + off, (size_t)len);
+    }
+    int rc = store_get(g->s, g->key, off, len, out);
+    if (rc == 0 && out->len != len) rc = corrupt(g, "the file is shorter than its listing says");
+    return rc;
+}
+
+/* Check a framed block held in raw[0..len) and move its body into body. */
+static int unframe(lance_kix_seg *g, const uint8_t *raw, size_t len, core_buf *body)
+{
+    if (len < 12) return corrupt(g, "a block is too short");
+    uint32_t bl = rd_u32(raw);
+    if ((uint64_t)bl + 12 != len) return corrupt(g, "a block's length does not match");
+    if (core_hash64(raw + 4, bl, 0) != rd_u64(raw + 4 + bl)) return corrupt(g, "a block fails its checksum");
+    core_buf_clear(body);
+    return core_buf_append(body, raw + 4, bl);
+}
+
+/* The verified body of the block at [off, off+len), through the small cache. */
+static int block_get(lance_kix_seg *g, uint64_t off, uint64_t len, const core_buf **out)
+{
+    cblock *victim = &g->cache[0];
+    for (size_t i = 0; i < KIX_CACHE; i++) {
+        if (g->cache[i].stamp && g->cache[i].off == off) {
+            g->cache[i].stamp = ++g->clock;
+            *out = &g->cache[i].body;
+            return 0;
+        }
+        if (g->cache[i].stamp < victim->stamp) victim = &g->cache[i];
+    }
+    core_buf raw = CORE_BUF_INIT;
+    int rc = seg_read(g, off, len, &raw);
+    if (rc == 0) rc = unframe(g, raw.data, raw.len, &victim->body);
+    core_buf_free(&raw);
+    if (rc) {
+        victim->stamp = 0;
+        return rc;
+    }
+    victim->off = off;
+    victim->stamp = ++g->clock;
+    *out = &victim->body;
+    return 0;
+}
+
+static int parse_dir(lance_kix_seg *g, const core_buf *dir)
+{
+    rd r = {dir->data, dir->data + dir->len, 0};
+    const uint8_t *k = get_bytes(&r, 1);
+    if (!k || *k != 3) return corrupt(g, "the directory block has the wrong kind");
+    uint64_t ns = get_varint(&r);
+    if (r.bad || ns > dir->len) return corrupt(g, "bad slot count");
+    g->slot_rows = core_malloc((ns ? ns : 1) * sizeof *g->slot_rows);
+    if (!g->slot_rows) return core_err_nomem();
+    g->n_slots = (size_t)ns;
+    for (uint64_t i = 0; i < ns; i++) g->slot_rows[i] = get_varint(&r);
+    uint64_t nt = get_varint(&r);
+    if (r.bad || nt > LANCE_KIX_MAX_DECLS) return corrupt(g, "bad tree count");
+    for (uint64_t t = 0; t < nt; t++) {
+        kix_tree *tr = &g->trees[t];
+        uint64_t nl = get_varint(&r);
+        const uint8_t *nm = get_bytes(&r, nl);
+        if (!nm || nl >= sizeof tr->name) return corrupt(g, "bad tree name");
+        memcpy(tr->name, nm, nl);
+        tr->name[nl] = '\0';
+        tr->entries = get_varint(&r);
+        tr->depth = get_varint(&r);
+        tr->root_off = get_varint(&r);
+        tr->root_len = get_varint(&r);
+        tr->leaf_start = get_varint(&r);
+        tr->leaf_end = get_varint(&r);
+        if (r.bad) return corrupt(g, "the directory is cut short");
+        if (tr->depth > KIX_MAX_DEPTH || tr->leaf_start < 8 || tr->leaf_start > tr->leaf_end ||
+            tr->leaf_end > g->dir_off || (tr->entries && (tr->root_len == 0 ||
+            tr->root_off < tr->leaf_start || tr->root_off > g->dir_off ||
+            tr->root_len > g->dir_off - tr->root_off)))
+            return corrupt(g, "a tree's extent is out of range");
+    }
+    g->n_trees = (size_t)nt;
+    return 0;
+}
+
+static int seg_init(lance_kix_seg *g, const uint8_t *tail, size_t tail_len, uint64_t tail_off)
+{
+    if (g->size < 8 + KIX_TRAILER + 12 || tail_len < KIX_TRAILER) return corrupt(g, "too short");
+    const uint8_t *tr = tail + tail_len - KIX_TRAILER;
+    if (memcmp(tr + 24, KIX_END, 8) != 0) return corrupt(g, "no trailer");
+    if (core_hash64(tr, 16, 0) != rd_u64(tr + 16)) return corrupt(g, "the trailer fails its checksum");
+    uint64_t dir_off = rd_u64(tr);
+    uint32_t dir_len = rd_u32(tr + 8);
+    if (rd_u32(tr + 12) != 1) return corrupt(g, "unknown version");
+    if (dir_off < 8 || dir_off + dir_len != g->size - KIX_TRAILER) return corrupt(g, "bad directory extent");
+    g->dir_off = dir_off;
+    core_buf body = CORE_BUF_INIT;
+    int rc;
+    if (dir_off >= tail_off) {
+        rc = unframe(g, tail + (dir_off - tail_off), dir_len, &body);
+    } else {
+        core_buf raw = CORE_BUF_INIT;
+        rc = seg_read(g, dir_off, dir_len, &raw);
+        if (rc == 0) rc = unframe(g, raw.data, raw.len, &body);
+        core_buf_free(&raw);
+    }
+    if (rc == 0) rc = parse_dir(g, &body);
+    core_buf_free(&body);
+    return rc;
+}
+
+int lance_kix_seg_open(lance_kix_seg **out, store *s, const char *key, uint64_t size)
+{
+    *out = NULL;
+    lance_kix_seg *g = core_calloc(1, sizeof *g);
+    if (!g) return core_err_nomem();
+    g->s = s;
+    g->size = size;
+    snprintf(g->key, sizeof g->key, "%s", key);
+    uint64_t tl = size < KIX_TAIL_READ ? size : KIX_TAIL_READ;
+    core_buf tail = CORE_BUF_INIT;
+    int rc = size < 8 + KIX_TRAILER ? corrupt(g, "too short") : seg_read(g, size - tl, tl, &tail);
+    if (rc == 0) rc = seg_init(g, tail.data, tail.len, size - tl);
+    core_buf_free(&tail);
+    if (rc) {
+        lance_kix_seg_close(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+int lance_kix_seg_open_bytes(lance_kix_seg **out, const void *data, size_t len)
+{
+    *out = NULL;
+    lance_kix_seg *g = core_calloc(1, sizeof *g);
+    if (!g) return core_err_nomem();
+    g->mem = data;
+    g->size = len;
+    int rc = len < 8 + KIX_TRAILER ? corrupt(g, "too short")
+             : memcmp(data, KIX_MAGIC, 8) ? corrupt(g, "no magic")
+                                          : seg_init(g, data, len, 0);
+    if (rc) {
+        lance_kix_seg_close(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+void lance_kix_seg_close(lance_kix_seg *g)
+{
+    if (!g) return;
+    for (size_t i = 0; i < KIX_CACHE; i++) core_buf_free(&g->cache[i].body);
+    core_free(g->slot_rows);
+    core_free(g);
+}
+
+size_t lance_kix_seg_slots(const lance_kix_seg *g, const uint64_t **rows)
+{
+    *rows = g->slot_rows;
+    return g->n_slots;
+}
+
+int lance_kix_seg_find_tree(const lance_kix_seg *g, const char *decl)
+{
+    for (size_t t = 0; t < g->n_trees; t++)
+        if (strcmp(g->trees[t].name, decl) == 0) return (int)t;
+    return -1;
+}
+
+/* The child of internal block body to descend into for key k: the last whose first key is
+ * below k (the first child when none is). */
+static int descend(lance_kix_seg *g, const core_buf *body, uint64_t parent_off, const uint8_t *k,
+                   size_t kn, uint64_t *off, uint64_t *len)
+{
+    rd r = {body->data, body->data + body->len, 0};
+    const uint8_t *kind = get_bytes(&r, 1);
+    if (!kind || *kind != 2) return corrupt(g, "an internal block has the wrong kind");
+    uint64_t n = get_varint(&r);
+    if (r.bad || n == 0 || n > body->len) return corrupt(g, "bad internal block count");
+    int found = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t cl = get_varint(&r);
+        const uint8_t *ck = get_bytes(&r, cl);
+        uint64_t co = get_varint(&r), cn = get_varint(&r);
+        if (r.bad) return corrupt(g, "an internal block is cut short");
+        if (co + cn > parent_off || co < 8) return corrupt(g, "a child does not precede its parent");
+        if (i > 0 && bytes_cmp(ck, cl, k, kn) >= 0) break;
+        *off = co;
+        *len = cn;
+        found = 1;
+    }
+    return found ? 0 : corrupt(g, "empty internal block");
+}
+
+typedef struct leaf_it {
+    rd r;
+    uint64_t left;
+} leaf_it;
+
+static int leaf_begin(lance_kix_seg *g, const core_buf *body, leaf_it *it)
+{
+    it->r = (rd){body->data, body->data + body->len, 0};
+    const uint8_t *kind = get_bytes(&it->r, 1);
+    if (!kind || *kind != 1) return corrupt(g, "a leaf has the wrong kind");
+    it->left = get_varint(&it->r);
+    if (it->r.bad || it->left == 0 || it->left > body->len) return corrupt(g, "bad leaf count");
+    return 0;
+}
+
+/* The next entry of a leaf: 1, 0 at its end, or an error. */
+static int leaf_next(lance_kix_seg *g, leaf_it *it, lance_kix_entry *e)
+{
+    if (!it->left) return 0;
+    it->left--;
+    uint64_t kl = get_varint(&it->r);
+    e->key = get_bytes(&it->r, kl);
+    uint64_t pl1 = get_varint(&it->r), pl = pl1 ? pl1 - 1 : 0;
+    e->pay = pl1 ? get_bytes(&it->r, pl) : NULL;
+    uint64_t slot = get_varint(&it->r), off = get_varint(&it->r);
+    if (it->r.bad || kl > UINT32_MAX || pl > UINT32_MAX || off > UINT32_MAX || slot >= g->n_slots)
+        return corrupt(g, "a leaf entry is malformed");
+    if (off >= g->slot_rows[slot]) return corrupt(g, "a leaf entry points past its fragment");
+    e->klen = (uint32_t)kl;
+    e->plen = (uint32_t)pl;
+    e->slot = (uint32_t)slot;
+    e->off = (uint32_t)off;
+    return 1;
+}
+
+/* Framed length of the block at off (reads its length prefix through the block itself). */
+static int next_leaf_len(lance_kix_seg *g, uint64_t off, uint64_t end, uint64_t *len)
+{
+    if (off + 4 > end) return corrupt(g, "a leaf runs past the leaf region");
+    core_buf b = CORE_BUF_INIT;
+    int rc = seg_read(g, off, 4, &b);
+    if (rc == 0) *len = (uint64_t)rd_u32(b.data) + 12;
+    core_buf_free(&b);
+    if (rc == 0 && off + *len > end) rc = corrupt(g, "a leaf runs past the leaf region");
+    return rc;
+}
+
+int lance_kix_seg_lookup(lance_kix_seg *g, int t, const uint8_t *const *keys, const size_t *klens,
+                         size_t n, lance_kix_seg_hit_fn fn, void *arg)
+{
+    if (t < 0 || (size_t)t >= g->n_trees) return core_err(OG_E_INTERNAL, "no tree %d", t);
+    const kix_tree *tr = &g->trees[t];
+    if (!tr->entries || !n) return 0;
+    int rc = 0;
+    for (size_t q = 0; rc == 0 && q < n; q++) {
+        uint64_t off = tr->root_off, len = tr->root_len;
+        const core_buf *body = NULL;
+        for (uint64_t d = 0; rc == 0 && d < tr->depth; d++) {
+            uint64_t parent = off;
+            if ((rc = block_get(g, off, len, &body))) break;
+            rc = descend(g, body, parent, keys[q], klens[q], &off, &len);
+        }
+        if (rc == 0 && (off < tr->leaf_start || off + len > tr->leaf_end))
+            rc = corrupt(g, "a descent ends outside the leaves");
+        /* Walk forward from that leaf while entries are not above the key. */
+        int done = 0;
+        while (rc == 0 && !done) {
+            if ((rc = block_get(g, off, len, &body))) break;
+            leaf_it it;
+            if ((rc = leaf_begin(g, body, &it))) break;
+            lance_kix_entry e;
+            int more;
+            while (!done && (more = leaf_next(g, &it, &e)) == 1) {
+                int c = bytes_cmp(e.key, e.klen, keys[q], klens[q]);
+                if (c > 0) done = 1;
+                else if (c == 0 && (rc = fn(arg, q, e.slot, e.off, e.pay, e.plen))) done = 1;
+            }
+            if (rc == 0 && !done && more < 0) rc = more;
+            if (rc || done) break;
+            off += len;
+            if (off >= tr->leaf_end) break;
+            rc = next_leaf_len(g, off, tr->leaf_end, &len);
+        }
+    }
+    return rc;
+}
+
+int lance_kix_seg_walk(lance_kix_seg *g, int t, lance_kix_seg_hit_fn fn, void *arg)
+{
+    if (t < 0 || (size_t)t >= g->n_trees) return core_err(OG_E_INTERNAL, "no tree %d", t);
+    const kix_tree *tr = &g->trees[t];
+    if (!tr->entries) return 0;
+    core_buf all = CORE_BUF_INIT, body = CORE_BUF_INIT;
+    int rc = seg_read(g, tr->leaf_start, tr->leaf_end - tr->leaf_start, &all);
+    uint64_t pos = 0, seen = 0;
+    const uint8_t *pk = NULL;
+    uint32_t pkl = 0;
+    while (rc == 0 && pos < all.len) {
+        if (all.len - pos < 4) {
+            rc = corrupt(g, "the leaf region is cut short");
+            break;
+        }
+        uint64_t len = (uint64_t)rd_u32(all.data + pos) + 12;
+        if (len > all.len - pos) {
+            rc = corrupt(g, "the leaf region is cut short");
+            break;
+        }
+        if ((rc = unframe(g, all.data + pos, (size_t)len, &body))) break;
+        leaf_it it;
+        if ((rc = leaf_begin(g, &body, &it))) break;
+        lance_kix_entry e;
+        int more;
+        while ((more = leaf_next(g, &it, &e)) == 1) {
+            /* Keys must ascend (they point into `body`, so compare within the block only). */
+            if (pk && bytes_cmp(pk, pkl, e.key, e.klen) > 0) {
+                more = corrupt(g, "keys are out of order");
+                break;
+            }
+            pk = e.key;
+            pkl = e.klen;
+            seen++;
+            if ((rc = fn(arg, 0, e.slot, e.off, e.pay, e.plen))) break;
+        }
+        if (rc == 0 && more < 0) rc = more;
+        pk = NULL; /* the next block's body replaces this one */
+        pos += len;
+    }
+    if (rc == 0 && seen != tr->entries) rc = corrupt(g, "the tree holds another number of entries");
+    core_buf_free(&all);
+    core_buf_free(&body);
+    return rc;
+}
+
+/* ---- building from rows ------------------------------------------------------------------ */
+
+struct lance_kix_builder {
+    const lance_dataset *ds;
+    lance_kix_decl d[LANCE_KIX_MAX_DECLS];
+    size_t nd;
+    lance_kix_entry *e[LANCE_KIX_MAX_DECLS];
+    size_t ne[LANCE_KIX_MAX_DECLS], cap;
+    uint64_t rows;
+    core_arena bytes; /* copies of keys and payloads */
+};
+
+int lance_kix_builder_new(lance_kix_builder **out, const lance_dataset *ds)
+{
+    *out = NULL;
+    lance_kix_decl d[LANCE_KIX_MAX_DECLS];
+    size_t nd = 0;
+    int rc = lance_kix_decls(ds, d, &nd);
+    if (rc || !nd) return rc;
+    lance_kix_builder *kb = core_calloc(1, sizeof *kb);
+    if (!kb) return core_err_nomem();
+    kb->ds = ds;
+    memcpy(kb->d, d, sizeof d);
+    kb->nd = nd;
+    core_arena_init(&kb->bytes, 1 << 16);
+    *out = kb;
+    return 0;
+}
+
+void lance_kix_builder_free(lance_kix_builder *kb)
+{
+    if (!kb) return;
+    for (size_t k = 0; k < kb->nd; k++) core_free(kb->e[k]);
+    core_arena_free(&kb->bytes);
+    core_free(kb);
+}
+
+uint64_t lance_kix_builder_rows(const lance_kix_builder *kb)
+{
+    return kb ? kb->rows : 0;
+}
+
+static const uint8_t *keep_bytes(lance_kix_builder *kb, const uint8_t *p, size_t n)
+{
+    if (!n) return (const uint8_t *)"";
+    uint8_t *c = core_arena_alloc(&kb->bytes, n);
+    if (c) memcpy(c, p, n);
+    return c;
+}
+
+int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t off, int64_t n,
+                          uint32_t slot, uint32_t first_off)
+{
+    if (!kb || n <= 0) return 0;
+    if (kb->rows + (uint64_t)n > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "key index too large");
+    size_t need = (size_t)(kb->rows + (uint64_t)n);
+    if (need > kb->cap) {
+        size_t cap = kb->cap ? kb->cap : 1024;
+        while (cap < need) cap *= 2;
+        for (size_t k = 0; k < kb->nd; k++) {
+            lance_kix_entry *p = core_realloc(kb->e[k], cap * sizeof *p);
+            if (!p) return core_err_nomem();
+            kb->e[k] = p;
+        }
+        kb->cap = cap;
+    }
+    for (size_t k = 0; k < kb->nd; k++) {
+        const arrow_array *kc = b->columns[kb->d[k].col];
+        const arrow_array *pc = kb->d[k].pay >= 0 ? b->columns[kb->d[k].pay] : NULL;
+        for (int64_t r = 0; r < n; r++) {
+            if (!arrow_array_is_valid(kc, off + r)) continue; /* nulls are not indexed */
+            size_t kl, pl = 0;
+            const uint8_t *kp = arrow_array_get_bytes(kc, off + r, &kl);
+            const uint8_t *pp = NULL;
+            if (pc && arrow_array_is_valid(pc, off + r)) pp = arrow_array_get_bytes(pc, off + r, &pl);
+            lance_kix_entry *x = &kb->e[k][kb->ne[k]++];
+            x->key = keep_bytes(kb, kp, kl);
+            x->pay = pp ? keep_bytes(kb, pp, pl) : NULL;
+            if (!x->key || (pp && !x->pay)) return core_err_nomem();
+            x->klen = (uint32_t)kl;
+            x->plen = (uint32_t)pl;
+            x->slot = slot;
+            x->off = first_off + (uint32_t)r;
+        }
+    }
+    kb->rows += (uint64_t)n;
+    return 0;
+}
+
+int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows, size_t n_slots,
+                             lance_kix_staged *out, char key_out[STORE_KEY_MAX])
+{
+    memset(out, 0, sizeof *out);
+    key_out[0] = '\0';
+    if (!kb || kb->rows < LANCE_KIX_MIN_ROWS || !n_slots) return 0;
+    char names[LANCE_KIX_MAX_DECLS][130];
+    const char *np[LANCE_KIX_MAX_DECLS];
+    for (size_t k = 0; k < kb->nd; k++) {
+        decl_text(&kb->d[k], names[k]);
+        np[k] = names[k];
+    }
+    core_buf bytes = CORE_BUF_INIT;
+    int rc = lance_kix_encode(&bytes, np, kb->e, kb->ne, kb->nd, slot_rows, n_slots);
+    if (rc == 0) {
+        uint8_t rnd[12];
+        rc = lance_random_bytes(rnd, sizeof rnd);
+        char *p = out->name;
+        for (size_t i = 0; rc == 0 && i < sizeof rnd; i++) p += sprintf(p, "%02x", rnd[i]);
+        if (rc == 0) strcpy(p, ".ogx");
+    }
+    if (rc == 0) rc = lance_key(key_out, kb->ds->root, LANCE_KIX_DIR, out->name);
+    if (rc == 0) rc = store_put(kb->ds->s, key_out, bytes.data, bytes.len, STORE_F_NOSYNC);
+    if (rc == 0) {
+        out->size = bytes.len;
+        out->n = n_slots;
+    } else {
+        memset(out, 0, sizeof *out);
+    }
+    core_buf_free(&bytes);
+    return rc;
+}
+
+/* ---- lookups ----------------------------------------------------------------------------- */
+
+typedef struct skey {
+    const uint8_t *k;
+    size_t n;
+    size_t orig; /* the caller's first index with this value */
+} skey;
+
+static int skey_cmp(const void *pa, const void *pb)
+{
+    const skey *a = pa, *b = pb;
+    int c = bytes_cmp(a->k, a->n, b->k, b->n);
+    if (c) return c;
+    return a->orig < b->orig ? -1 : a->orig > b->orig;
+}
+
+typedef struct hit {
+    size_t key; /* sorted index */
+    uint32_t slot, off;
+    const uint8_t *pay;
+    size_t plen;
+    size_t pay_at; /* offset into the payload buffer */
+} hit;
+
+typedef struct seg_hits {
+    hit *h;
+    size_t n, cap;
+    core_buf pay;
+} seg_hits;
+
+static int collect(void *arg, size_t key, uint32_t slot, uint32_t off, const uint8_t *pay,
+                   size_t plen)
+{
+    seg_hits *sh = arg;
+    if (sh->n == sh->cap) {
+        size_t nc = sh->cap ? sh->cap * 2 : 64;
+        hit *nh = core_realloc(sh->h, nc * sizeof *nh);
+        if (!nh) return core_err_nomem();
+        sh->h = nh;
+        sh->cap = nc;
+    }
+    hit *x = &sh->h[sh->n++];
+    x->key = key;
+    x->slot = slot;
+    x->off = off;
+    x->plen = pay ? plen : 0;
+    x->pay = NULL;
+    x->pay_at = sh->pay.len;
+    if (pay && plen) return core_buf_append(&sh->pay, pay, plen);
+    if (pay) x->plen = SIZE_MAX; /* present but empty */
+    return 0;
+}
+
+typedef struct cover {
+    uint64_t frag;
+    const Lance__Table__DataFragment *f;
+    long seg;      /* covering segment, -1: scanned */
+    uint32_t slot;
+} cover;
+
+static int cover_cmp(const void *pa, const void *pb)
+{
+    const cover *a = pa, *b = pb;
+    return a->frag < b->frag ? -1 : a->frag > b->frag;
+}
+
+static cover *cover_find(cover *c, size_t n, uint64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c[mid].frag < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && c[lo].frag == id ? &c[lo] : NULL;
+}
+
+static int find_sorted(const skey *k, size_t n, const uint8_t *v, size_t vn)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (bytes_cmp(k[mid].k, k[mid].n, v, vn) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && bytes_cmp(k[lo].k, k[lo].n, v, vn) == 0 ? (int)lo : -1;
+}
+
+static void damaged(const lance_dataset *ds, const char *name)
+{
+    atomic_fetch_add(&kix_damaged_count, 1);
+    core_log(CORE_LOG_WARN, "table '%s': key index segment %s is missing or damaged (%s); "
+             "reading its fragments instead", ds->root, name, og_error_last()->message);
+}
+
+int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *payload,
+                     const uint8_t *const *keys, const size_t *klens, size_t n,
+                     lance_kix_hit_fn fn, void *arg, lance_kix_stats *st)
+{
+    lance_kix_stats local;
+    if (!st) st = &local;
+    memset(st, 0, sizeof *st);
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    if (!n || !pb->n_fragments) return 0;
+    size_t kc;
+    int rc = lance_dataset_column(ds, column, &kc);
+    if (rc) return rc;
+    int pc = -1;
+    if (payload && (pc = schema_col(&ds->schema, payload)) < 0)
+        return core_err(OG_E_BAD_REQUEST, "table '%s' has no column '%s'", ds->root, payload);
+    /* The keys, sorted and unique. */
+    skey *sk = core_malloc(n * sizeof *sk);
+    const uint8_t **sp = core_malloc(n * sizeof *sp);
+    size_t *sl = core_malloc(n * sizeof *sl);
+    cover *cv = core_malloc(pb->n_fragments * sizeof *cv);
+    seg_ref *refs = NULL;
+    size_t nr = 0, nu = 0;
+    if (!sk || !sp || !sl || !cv) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n; i++) sk[i] = (skey){keys[i], klens[i], i};
+    if (rc == 0) {
+        qsort(sk, n, sizeof *sk, skey_cmp);
+        for (size_t i = 0; i < n; i++)
+            if (!nu || bytes_cmp(sk[nu - 1].k, sk[nu - 1].n, sk[i].k, sk[i].n)) sk[nu++] = sk[i];
+        for (size_t i = 0; i < nu; i++) {
+            sp[i] = sk[i].k;
+            sl[i] = sk[i].n;
+        }
+        for (size_t i = 0; i < pb->n_fragments; i++)
+            cv[i] = (cover){pb->fragments[i]->id, pb->fragments[i], -1, 0};
+        qsort(cv, pb->n_fragments, sizeof *cv, cover_cmp);
+    }
+    /* Which declaration answers, and which segments cover what. */
+    char want[130] = "";
+    lance_kix_decl d[LANCE_KIX_MAX_DECLS];
+    size_t nd = 0;
+    if (rc == 0) lance_kix_decls(ds, d, &nd);
+    for (size_t i = 0; rc == 0 && i < nd; i++)
+        if (!strcmp(d[i].column, column) && (!payload || !strcmp(d[i].payload, payload))) {
+            decl_text(&d[i], want);
+            break;
+        }
+    if (rc == 0 && want[0]) rc = refs_parse(meta_value(pb, LANCE_KIX_SEG_KEY), &refs, &nr);
+    lance_kix_seg **segs = rc == 0 && nr ? core_calloc(nr, sizeof *segs) : NULL;
+    if (rc == 0 && nr && !segs) rc = core_err_nomem();
+    int *tree = rc == 0 && nr ? core_calloc(nr, sizeof *tree) : NULL;
+    if (rc == 0 && nr && !tree) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < nr; i++) {
+        /* Only segments that still cover a fragment are opened. */
+        int live = 0;
+        for (size_t k = 0; !live && k < refs[i].n_frags; k++) {
+            cover *c = cover_find(cv, pb->n_fragments, refs[i].frags[k]);
+            live = c && c->seg < 0;
+        }
+        if (!live) continue;
+        char key[STORE_KEY_MAX];
+        if ((rc = lance_key(key, ds->root, LANCE_KIX_DIR, refs[i].name))) break;
+        const uint64_t *rows;
+        if (lance_kix_seg_open(&segs[i], ds->s, key, refs[i].size) != 0 ||
+            (tree[i] = lance_kix_seg_find_tree(segs[i], want)) < 0 ||
+            lance_kix_seg_slots(segs[i], &rows) != refs[i].n_frags) {
+            if (segs[i] && tree[i] < 0) core_err(OG_E_CORRUPT, "no tree for %s", want);
+            if (segs[i] && tree[i] >= 0) core_err(OG_E_CORRUPT, "slot count differs from listing");
+            damaged(ds, refs[i].name);
+            st->damaged++;
+            lance_kix_seg_close(segs[i]);
+            segs[i] = NULL;
+            continue;
+        }
+        for (size_t k = 0; k < refs[i].n_frags; k++) {
+            cover *c = cover_find(cv, pb->n_fragments, refs[i].frags[k]);
+            if (c && c->seg < 0 && c->f->physical_rows == rows[k]) {
+                c->seg = (long)i;
+                c->slot = (uint32_t)k;
+            }
+        }
+    }
+    /* Segments first: each one's hits are collected whole, so a damaged block drops the
+     * segment (its fragments are scanned below) without reporting anything twice. */
+    seg_hits sh = {0};
+    roaring_bitmap_t *del = NULL;
+    uint64_t del_frag = UINT64_MAX;
+    for (size_t i = 0; rc == 0 && i < nr; i++) {
+        if (!segs[i]) continue;
+        int used = 0;
+        for (size_t k = 0; k < pb->n_fragments; k++) used |= cv[k].seg == (long)i;
+        if (!used) continue;
+        st->segments++;
+        sh.n = 0;
+        core_buf_clear(&sh.pay);
+        int lr = lance_kix_seg_lookup(segs[i], tree[i], sp, sl, nu, collect, &sh);
+        if (lr == OG_E_NOMEM) {
+            rc = lr;
+            break;
+        }
+        if (lr) {
+            damaged(ds, refs[i].name);
+            st->damaged++;
+            for (size_t k = 0; k < pb->n_fragments; k++)
+                if (cv[k].seg == (long)i) cv[k].seg = -1;
+            continue;
+        }
+        for (size_t k = 0; k < pb->n_fragments; k++) st->fragments_indexed += cv[k].seg == (long)i;
+        for (size_t h = 0; rc == 0 && h < sh.n; h++) {
+            const hit *x = &sh.h[h];
+            if (x->slot >= refs[i].n_frags) continue;
+            cover *c = cover_find(cv, pb->n_fragments, refs[i].frags[x->slot]);
+            if (!c || c->seg != (long)i || c->slot != x->slot) continue;
+            if (c->f->deletion_file) {
+                if (del_frag != c->frag) {
+                    if (del) roaring_bitmap_free(del);
+                    del = NULL;
+                    del_frag = c->frag;
+                    if ((rc = lance_dataset_deletion_load(ds, c->frag, c->f->deletion_file, &del)))
+                        break;
+                }
+                if (del && roaring_bitmap_contains(del, x->off)) continue;
+            }
+            const uint8_t *pay = NULL;
+            size_t plen = 0;
+            if (payload && x->plen == SIZE_MAX) pay = (const uint8_t *)"", plen = 0;
+            else if (payload && x->plen) pay = sh.pay.data + x->pay_at, plen = x->plen;
+            rc = fn(arg, sk[x->key].orig, (c->frag << 32) | x->off, pay, plen);
+        }
+    }
+    if (del) roaring_bitmap_free(del);
+    core_free(sh.h);
+    core_buf_free(&sh.pay);
+    /* Then every fragment no segment answered. */
+    uint64_t *skip = NULL;
+    size_t n_skip = 0, n_scan = 0;
+    if (rc == 0) {
+        skip = core_malloc(pb->n_fragments * sizeof *skip);
+        if (!skip) rc = core_err_nomem();
+        for (size_t k = 0; rc == 0 && k < pb->n_fragments; k++) {
+            if (cv[k].seg >= 0) skip[n_skip++] = cv[k].frag; /* ascending: cv is sorted */
+            else n_scan++;
+        }
+    }
+    if (rc == 0 && n_scan) {
+        const char *cols[2] = {column, payload};
+        lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+        so.columns = cols;
+        so.n_columns = payload ? 2 : 1;
+        so.with_row_addr = true;
+        so.skip_fragments = skip;
+        so.n_skip_fragments = n_skip;
+        lance_scanner *sc = NULL;
+        rc = lance_scanner_open(&sc, ds, &so);
+        st->fragments_scanned = n_scan;
+        while (rc == 0) {
+            arrow_batch *b = NULL;
+            if ((rc = lance_scanner_next(sc, &b)) != 0 || !b) break;
+            const arrow_array *kcol = b->columns[0];
+            const arrow_array *pcol = payload ? b->columns[1] : NULL;
+            const arrow_array *acol = b->columns[b->n_columns - 1];
+            st->rows_scanned += (uint64_t)b->num_rows;
+            for (int64_t r = 0; rc == 0 && r < b->num_rows; r++) {
+                if (!arrow_array_is_valid(kcol, r)) continue;
+                size_t vn, pn = 0;
+                const uint8_t *v = arrow_array_get_bytes(kcol, r, &vn);
+                int at = find_sorted(sk, nu, v, vn);
+                if (at < 0) continue;
+                const uint8_t *pv = NULL;
+                if (pcol && arrow_array_is_valid(pcol, r)) pv = arrow_array_get_bytes(pcol, r, &pn);
+                rc = fn(arg, sk[at].orig, arrow_array_get_uint(acol, r), pv, pn);
+            }
+            arrow_batch_free(b);
+        }
+        lance_scanner_free(sc);
+    }
+    core_free(skip);
+    for (size_t i = 0; segs && i < nr; i++) lance_kix_seg_close(segs[i]);
+    core_free(segs);
+    core_free(tree);
+    refs_free(refs, nr);
+    core_free(sk);
+    core_free(sp);
+    core_free(sl);
+    core_free(cv);
+    (void)kc;
+    (void)pc;
+    return rc;
+}
