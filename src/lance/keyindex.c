@@ -4,9 +4,11 @@
  *
  * Segment file, little-endian:
  *   "OGKIX001"  blocks...  directory block  trailer
- *   block     = u32 body_len, body, u64 xxh3(body)
- *   leaf      = u8 1, varint n, n x (varint klen, key, varint plen + 1 (0: null), pay, varint slot,
- *               varint off)
+ *   block     = u32 body_len, body, u64 xxh3(body); a leaf or internal body may be stored as
+ *               u8 0x80, varint raw length, zstd frame of the raw body
+ *   leaf      = u8 1, varint n, n x (varint shared, varint suffix_len, suffix, varint plen + 1
+ *               (0: null), pay, varint slot (only when the segment has several slots),
+ *               varint off); a key is `shared` bytes of the previous key of the leaf + suffix
  *   internal  = u8 2, varint n, n x (varint klen, first key of child, varint off, varint len)
  *   directory = u8 3, varint n_slots, n_slots x varint physical rows,
  *               varint n_trees, per tree: varint name_len, name, varint entries, varint depth,
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #define KIX_MAGIC "OGKIX001"
 #define KIX_END "OGKIXEND"
@@ -37,6 +40,9 @@
 #define KIX_TAIL_READ 4096
 #define KIX_MAX_DEPTH 12
 #define KIX_CACHE 8
+#define KIX_DIR_KIND 3
+#define KIX_ZSTD 0x80
+#define KIX_BLOCK_MAX (64u << 20) /* bound on a decompressed block (a leaf of huge keys) */
 
 static _Atomic uint64_t kix_damaged_count;
 
@@ -386,12 +392,30 @@ static int entry_cmp(const void *pa, const void *pb)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
-/* Append block body (already in body) to out with its length and checksum. */
+/* Append block body to out with its length and checksum; leaf and internal bodies are stored
+ * zstd-compressed (0x80, varint raw length, frame) when that is smaller. */
 static int emit_block(core_buf *out, const core_buf *body)
 {
-    int rc = core_buf_append_u32le(out, (uint32_t)body->len);
-    if (rc == 0) rc = core_buf_append(out, body->data, body->len);
-    if (rc == 0) rc = core_buf_append_u64le(out, core_hash64(body->data, body->len, 0));
+    core_buf z = CORE_BUF_INIT;
+    const core_buf *use = body;
+    int rc = 0;
+    if (body->len > 64 && body->data[0] != KIX_DIR_KIND) {
+        size_t bound = ZSTD_compressBound(body->len);
+        rc = core_buf_reserve(&z, bound + 16);
+        if (rc == 0) rc = core_buf_append_byte(&z, KIX_ZSTD);
+        if (rc == 0) rc = put_varint(&z, body->len);
+        if (rc == 0) {
+            size_t zn = ZSTD_compress(z.data + z.len, z.cap - z.len, body->data, body->len, 1);
+            if (!ZSTD_isError(zn) && z.len + zn < body->len) {
+                z.len += zn;
+                use = &z;
+            }
+        }
+    }
+    if (rc == 0) rc = core_buf_append_u32le(out, (uint32_t)use->len);
+    if (rc == 0) rc = core_buf_append(out, use->data, use->len);
+    if (rc == 0) rc = core_buf_append_u64le(out, core_hash64(use->data, use->len, 0));
+    core_buf_free(&z);
     return rc;
 }
 
@@ -405,7 +429,15 @@ typedef struct tree_info {
     uint64_t entries, depth, root_off, root_len, leaf_start, leaf_end;
 } tree_info;
 
-static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, tree_info *ti)
+static size_t shared_prefix(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    size_t i = 0, m = an < bn ? an : bn;
+    while (i < m && a[i] == b[i]) i++;
+    return i;
+}
+
+static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slots,
+                       tree_info *ti)
 {
     memset(ti, 0, sizeof *ti);
     ti->entries = n;
@@ -422,12 +454,15 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, tree_info *t
         size_t start = i, cnt = 0;
         core_buf_clear(&ent);
         while (rc == 0 && i < n && (cnt == 0 || ent.len < KIX_BLOCK_TARGET)) {
-            rc = put_varint(&ent, e[i].klen);
-            if (rc == 0) rc = core_buf_append(&ent, e[i].key, e[i].klen);
+            /* the key as (bytes shared with the previous key of the leaf, the rest) */
+            size_t sh = cnt ? shared_prefix(e[i - 1].key, e[i - 1].klen, e[i].key, e[i].klen) : 0;
+            rc = put_varint(&ent, sh);
+            if (rc == 0) rc = put_varint(&ent, e[i].klen - sh);
+            if (rc == 0) rc = core_buf_append(&ent, e[i].key + sh, e[i].klen - sh);
             /* payload length + 1; 0 for a null payload */
             if (rc == 0) rc = put_varint(&ent, e[i].pay ? (uint64_t)e[i].plen + 1 : 0);
             if (rc == 0 && e[i].pay && e[i].plen) rc = core_buf_append(&ent, e[i].pay, e[i].plen);
-            if (rc == 0) rc = put_varint(&ent, e[i].slot);
+            if (rc == 0 && n_slots > 1) rc = put_varint(&ent, e[i].slot);
             if (rc == 0) rc = put_varint(&ent, e[i].off);
             i++;
             cnt++;
@@ -501,7 +536,7 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
     tree_info ti[LANCE_KIX_MAX_DECLS];
     if (n_idx > LANCE_KIX_MAX_DECLS) return core_err(OG_E_BAD_REQUEST, "too many key indexes");
     int rc = core_buf_append(out, KIX_MAGIC, 8);
-    for (size_t t = 0; rc == 0 && t < n_idx; t++) rc = encode_tree(out, e[t], ne[t], &ti[t]);
+    for (size_t t = 0; rc == 0 && t < n_idx; t++) rc = encode_tree(out, e[t], ne[t], n_slots, &ti[t]);
     core_buf dir = CORE_BUF_INIT;
     if (rc == 0) rc = core_buf_append_byte(&dir, 3);
     if (rc == 0) rc = put_varint(&dir, n_slots);
@@ -576,7 +611,7 @@ static int seg_read(lance_kix_seg *g, uint64_t off, uint64_t len, core_buf *out)
     return rc;
 }
 
-/* Check a framed block held in raw[0..len) and move its body into body. */
+/* Check a framed block held in raw[0..len) and put its (decompressed) body into body. */
 static int unframe(lance_kix_seg *g, const uint8_t *raw, size_t len, core_buf *body)
 {
     if (len < 12) return corrupt(g, "a block is too short");
@@ -584,7 +619,18 @@ static int unframe(lance_kix_seg *g, const uint8_t *raw, size_t len, core_buf *b
     if ((uint64_t)bl + 12 != len) return corrupt(g, "a block's length does not match");
     if (core_hash64(raw + 4, bl, 0) != rd_u64(raw + 4 + bl)) return corrupt(g, "a block fails its checksum");
     core_buf_clear(body);
-    return core_buf_append(body, raw + 4, bl);
+    if (bl == 0 || raw[4] != KIX_ZSTD) return core_buf_append(body, raw + 4, bl);
+    rd r = {raw + 5, raw + 4 + bl, 0};
+    uint64_t n = get_varint(&r);
+    if (r.bad || n == 0 || n > KIX_BLOCK_MAX) return corrupt(g, "a compressed block has a bad size");
+    int rc = core_buf_resize(body, (size_t)n);
+    if (rc) return rc;
+    size_t got = ZSTD_decompress(body->data, (size_t)n, r.p, (size_t)(r.end - r.p));
+    if (ZSTD_isError(got) || got != n) {
+        core_buf_clear(body);
+        return corrupt(g, "a compressed block does not decompress");
+    }
+    return 0;
 }
 
 /* The verified body of the block at [off, off+len), through the small cache. */
@@ -764,11 +810,13 @@ static int descend(lance_kix_seg *g, const core_buf *body, uint64_t parent_off, 
 typedef struct leaf_it {
     rd r;
     uint64_t left;
+    core_buf key; /* the current key (keys are stored as prefix + suffix) */
 } leaf_it;
 
 static int leaf_begin(lance_kix_seg *g, const core_buf *body, leaf_it *it)
 {
     it->r = (rd){body->data, body->data + body->len, 0};
+    core_buf_clear(&it->key);
     const uint8_t *kind = get_bytes(&it->r, 1);
     if (!kind || *kind != 1) return corrupt(g, "a leaf has the wrong kind");
     it->left = get_varint(&it->r);
@@ -776,20 +824,24 @@ static int leaf_begin(lance_kix_seg *g, const core_buf *body, leaf_it *it)
     return 0;
 }
 
-/* The next entry of a leaf: 1, 0 at its end, or an error. */
+/* The next entry of a leaf: 1, 0 at its end, or an error. e->key lives until the next call. */
 static int leaf_next(lance_kix_seg *g, leaf_it *it, lance_kix_entry *e)
 {
     if (!it->left) return 0;
     it->left--;
-    uint64_t kl = get_varint(&it->r);
-    e->key = get_bytes(&it->r, kl);
+    uint64_t sh = get_varint(&it->r), sl = get_varint(&it->r);
+    const uint8_t *suffix = get_bytes(&it->r, sl);
     uint64_t pl1 = get_varint(&it->r), pl = pl1 ? pl1 - 1 : 0;
     e->pay = pl1 ? get_bytes(&it->r, pl) : NULL;
-    uint64_t slot = get_varint(&it->r), off = get_varint(&it->r);
-    if (it->r.bad || kl > UINT32_MAX || pl > UINT32_MAX || off > UINT32_MAX || slot >= g->n_slots)
+    uint64_t slot = g->n_slots > 1 ? get_varint(&it->r) : 0, off = get_varint(&it->r);
+    if (it->r.bad || sh > it->key.len || sl > UINT32_MAX || pl > UINT32_MAX || off > UINT32_MAX ||
+        slot >= g->n_slots)
         return corrupt(g, "a leaf entry is malformed");
     if (off >= g->slot_rows[slot]) return corrupt(g, "a leaf entry points past its fragment");
-    e->klen = (uint32_t)kl;
+    if (core_buf_resize(&it->key, (size_t)sh) || (sl && core_buf_append(&it->key, suffix, (size_t)sl)))
+        return core_err_nomem();
+    e->key = it->key.data ? it->key.data : (const uint8_t *)"";
+    e->klen = (uint32_t)it->key.len;
     e->plen = (uint32_t)pl;
     e->slot = (uint32_t)slot;
     e->off = (uint32_t)off;
@@ -829,15 +881,19 @@ int lance_kix_seg_lookup(lance_kix_seg *g, int t, const uint8_t *const *keys, co
         int done = 0;
         while (rc == 0 && !done) {
             if ((rc = block_get(g, off, len, &body))) break;
-            leaf_it it;
-            if ((rc = leaf_begin(g, body, &it))) break;
+            leaf_it it = {.key = CORE_BUF_INIT};
+            if ((rc = leaf_begin(g, body, &it))) {
+                core_buf_free(&it.key);
+                break;
+            }
             lance_kix_entry e;
-            int more;
+            int more = 0;
             while (!done && (more = leaf_next(g, &it, &e)) == 1) {
                 int c = bytes_cmp(e.key, e.klen, keys[q], klens[q]);
                 if (c > 0) done = 1;
                 else if (c == 0 && (rc = fn(arg, q, e.slot, e.off, e.pay, e.plen))) done = 1;
             }
+            core_buf_free(&it.key);
             if (rc == 0 && !done && more < 0) rc = more;
             if (rc || done) break;
             off += len;
@@ -856,8 +912,7 @@ int lance_kix_seg_walk(lance_kix_seg *g, int t, lance_kix_seg_hit_fn fn, void *a
     core_buf all = CORE_BUF_INIT, body = CORE_BUF_INIT;
     int rc = seg_read(g, tr->leaf_start, tr->leaf_end - tr->leaf_start, &all);
     uint64_t pos = 0, seen = 0;
-    const uint8_t *pk = NULL;
-    uint32_t pkl = 0;
+    core_buf prev = CORE_BUF_INIT;
     while (rc == 0 && pos < all.len) {
         if (all.len - pos < 4) {
             rc = corrupt(g, "the leaf region is cut short");
@@ -869,26 +924,30 @@ int lance_kix_seg_walk(lance_kix_seg *g, int t, lance_kix_seg_hit_fn fn, void *a
             break;
         }
         if ((rc = unframe(g, all.data + pos, (size_t)len, &body))) break;
-        leaf_it it;
-        if ((rc = leaf_begin(g, &body, &it))) break;
+        leaf_it it = {.key = CORE_BUF_INIT};
+        if ((rc = leaf_begin(g, &body, &it))) {
+            core_buf_free(&it.key);
+            break;
+        }
         lance_kix_entry e;
         int more;
         while ((more = leaf_next(g, &it, &e)) == 1) {
-            /* Keys must ascend (they point into `body`, so compare within the block only). */
-            if (pk && bytes_cmp(pk, pkl, e.key, e.klen) > 0) {
+            /* keys must ascend, across leaves too */
+            if (seen && bytes_cmp(prev.data, prev.len, e.key, e.klen) > 0) {
                 more = corrupt(g, "keys are out of order");
                 break;
             }
-            pk = e.key;
-            pkl = e.klen;
+            core_buf_clear(&prev);
+            if (e.klen && (rc = core_buf_append(&prev, e.key, e.klen))) break;
             seen++;
             if ((rc = fn(arg, 0, e.slot, e.off, e.pay, e.plen))) break;
         }
+        core_buf_free(&it.key);
         if (rc == 0 && more < 0) rc = more;
-        pk = NULL; /* the next block's body replaces this one */
         pos += len;
     }
     if (rc == 0 && seen != tr->entries) rc = corrupt(g, "the tree holds another number of entries");
+    core_buf_free(&prev);
     core_buf_free(&all);
     core_buf_free(&body);
     return rc;

@@ -14,6 +14,7 @@
 #include "lance/rowids.h"
 #include "lance/txn.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -662,6 +663,141 @@ int lance_stage_update(lance_staged **out, const lance_dataset *ds, const lance_
     return rc;
 }
 
+/* ---- rows by key ----------------------------------------------------------------------- */
+
+/* Rows of a table found by key: key values, row addresses, stable row ids (0 without). */
+typedef struct table_keys {
+    arrow_array *key;
+    uint64_t *addr, *id;
+    int64_t n;
+} table_keys;
+
+static void table_keys_free(table_keys *t)
+{
+    arrow_array_free(t->key);
+    core_free(t->addr);
+    core_free(t->id);
+    memset(t, 0, sizeof *t);
+}
+
+/* Stable row ids of rows by address (each fragment's sequence decoded once). */
+static int row_ids_at(const lance_dataset *ds, const uint64_t *addrs, size_t n, uint64_t *out)
+{
+    uint64_t cached = UINT64_MAX;
+    uint64_t *ids = NULL;
+    size_t n_ids = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        uint64_t fid = LANCE_ROW_ADDR_FRAG(addrs[i]), off = LANCE_ROW_ADDR_OFF(addrs[i]);
+        if (fid != cached) {
+            core_free(ids);
+            ids = NULL;
+            n_ids = 0;
+            cached = fid;
+            const Lance__Table__DataFragment *f = find_fragment(ds, fid);
+            if (!f || f->row_id_sequence_case !=
+                          LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
+                return core_err(OG_E_UNSUPPORTED, "table '%s' fragment %" PRIu64
+                                ": row ids not stored inline", ds->root, fid);
+            lance_rowid_seq seq = {0};
+            rc = lance_rowid_seq_decode(&seq, f->inline_row_ids.data, f->inline_row_ids.len,
+                                        ds->root);
+            if (rc == 0) rc = lance_rowid_seq_expand(&seq, &ids, &n_ids);
+            lance_rowid_seq_free(&seq);
+        }
+        if (rc == 0 && off >= n_ids)
+            rc = core_err(OG_E_CORRUPT, "table '%s' fragment %" PRIu64 ": row %" PRIu64
+                          " has no row id", ds->root, fid, off);
+        if (rc == 0) out[i] = ids[off];
+    }
+    core_free(ids);
+    return rc;
+}
+
+typedef struct key_hits {
+    int64_t *row;   /* the input row whose key matched */
+    uint64_t *addr;
+    size_t n, cap;
+} key_hits;
+
+static int on_key_hit(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
+{
+    key_hits *h = arg;
+    (void)pay;
+    (void)plen;
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 16;
+        int64_t *r = core_realloc(h->row, nc * sizeof *r);
+        if (r) h->row = r;
+        uint64_t *a = core_realloc(h->addr, nc * sizeof *a);
+        if (a) h->addr = a;
+        if (!r || !a) return core_err_nomem();
+        h->cap = nc;
+    }
+    h->row[h->n] = (int64_t)key;
+    h->addr[h->n++] = addr;
+    return 0;
+}
+
+static int table_keys_find(table_keys *out, const lance_dataset *ds, const char *column,
+                           const arrow_array *keys)
+{
+    memset(out, 0, sizeof *out);
+    int stable = lance_dataset_stable_row_ids(ds);
+    int rc = 0;
+    if (arrow_type_is_binary_like(keys->type.id) && lance_kix_declared(ds, column, NULL)) {
+        size_t n = (size_t)keys->length;
+        const uint8_t **kp = core_malloc((n ? n : 1) * sizeof *kp);
+        size_t *kl = core_malloc((n ? n : 1) * sizeof *kl);
+        key_hits h = {0};
+        rc = kp && kl ? 0 : core_err_nomem();
+        size_t nk = 0;
+        int64_t *orig = rc == 0 ? core_malloc((n ? n : 1) * sizeof *orig) : NULL;
+        if (rc == 0 && !orig) rc = core_err_nomem();
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (!arrow_array_is_valid(keys, (int64_t)i)) continue;
+            kp[nk] = arrow_array_get_bytes(keys, (int64_t)i, &kl[nk]);
+            orig[nk++] = (int64_t)i;
+        }
+        if (rc == 0) rc = lance_kix_lookup(ds, column, NULL, kp, kl, nk, on_key_hit, &h, NULL);
+        for (size_t i = 0; rc == 0 && i < h.n; i++) h.row[i] = orig[h.row[i]];
+        out->n = (int64_t)h.n;
+        out->addr = h.addr;
+        h.addr = NULL;
+        out->id = core_calloc(h.n ? h.n : 1, sizeof *out->id);
+        if (rc == 0 && !out->id) rc = core_err_nomem();
+        if (rc == 0 && stable) rc = row_ids_at(ds, out->addr, h.n, out->id);
+        if (rc == 0) rc = arrow_take(&out->key, keys, h.row, h.n);
+        core_free(h.row);
+        core_free(h.addr);
+        core_free(kp);
+        core_free(kl);
+        core_free(orig);
+    } else {
+        arrow_batch *b = NULL;
+        lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+        so.columns = &column;
+        so.n_columns = 1;
+        so.with_row_addr = true;
+        so.with_row_id = stable;
+        rc = lance_dataset_scan_all(&b, ds, &so);
+        if (rc == 0) {
+            out->n = b->num_rows;
+            out->key = arrow_array_ref(b->columns[0]);
+            out->addr = core_malloc((size_t)(b->num_rows ? b->num_rows : 1) * sizeof *out->addr);
+            out->id = core_calloc((size_t)(b->num_rows ? b->num_rows : 1), sizeof *out->id);
+            if (!out->addr || !out->id) rc = core_err_nomem();
+            for (int64_t r = 0; rc == 0 && r < b->num_rows; r++) {
+                out->addr[r] = arrow_array_get_uint(b->columns[1], r);
+                if (stable) out->id[r] = arrow_array_get_uint(b->columns[2], r);
+            }
+        }
+        arrow_batch_free(b);
+    }
+    if (rc) table_keys_free(out);
+    return rc;
+}
+
 /* ---- merge-insert ---------------------------------------------------------------------- */
 
 typedef struct key_slot {
@@ -735,29 +871,23 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
         tab[s].hash = h[r];
         tab[s].row = r;
     }
-    /* Probe with the table's keys. */
-    arrow_batch *cur = NULL;
-    if (rc == 0) {
-        lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
-        so.columns = &key_column;
-        so.n_columns = 1;
-        so.with_row_addr = true;
-        so.with_row_id = lance_dataset_stable_row_ids(ds);
-        rc = lance_dataset_scan_all(&cur, ds, &so);
-    }
+    /* The table's rows holding one of the keys: through the key index when the column has
+     * one (reads what the index does not cover), else a scan of the key column. */
+    table_keys cur = {0};
+    if (rc == 0) rc = table_keys_find(&cur, ds, key_column, skey);
     uint64_t *ch = NULL;
     if (rc == 0) {
-        ch = core_malloc((size_t)(cur->num_rows ? cur->num_rows : 1) * sizeof *ch);
+        ch = core_malloc((size_t)(cur.n ? cur.n : 1) * sizeof *ch);
         if (!ch) rc = core_err_nomem();
-        else arrow_hash_rows(cur->columns[0], ch, false);
+        else arrow_hash_rows(cur.key, ch, false);
     }
     size_t n_match = 0;
-    for (int64_t r = 0; rc == 0 && r < cur->num_rows; r++) {
-        if (!arrow_array_is_valid(cur->columns[0], r)) continue;
+    for (int64_t r = 0; rc == 0 && r < cur.n; r++) {
+        if (!arrow_array_is_valid(cur.key, r)) continue;
         size_t s = (size_t)ch[r] & (cap - 1);
         while (tab[s].row >= 0) {
             if (tab[s].hash == ch[r] &&
-                arrow_compare_rows(cur->columns[0], r, skey, tab[s].row) == 0) {
+                arrow_compare_rows(cur.key, r, skey, tab[s].row) == 0) {
                 if (mode == LANCE_MERGE_INSERT_ONLY) {
                     char kbuf[256] = "";
                     if (arrow_type_is_binary_like(kid)) {
@@ -805,8 +935,8 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
         if (match_of[r] >= 0) {
             int64_t cr = match_of[r];
             upd[n_upd] = r;
-            m.addrs[n_upd] = arrow_array_get_uint(cur->columns[1], cr);
-            m.ids[n_upd] = lance_dataset_stable_row_ids(ds) ? arrow_array_get_uint(cur->columns[2], cr) : 0;
+            m.addrs[n_upd] = cur.addr[cr];
+            m.ids[n_upd] = cur.id[cr];
             n_upd++;
         } else {
             ins[n_ins++] = r;
@@ -829,7 +959,7 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
     core_free(ins);
     core_free(upd);
     core_free(ch);
-    arrow_batch_free(cur);
+    table_keys_free(&cur);
     core_free(tab);
     core_free(h);
     core_free(match_of);
