@@ -8,3 +8,5 @@ og_fuzz(fuzz_lance_deletion SOURCES lance/fuzz_deletion.c LINK og_lance
         CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/lance/corpus/deletion)
 # Key indexes (src/lance/keyindex.c).
 og_test(test_lance_keyindex LABELS "unit;lance" SOURCES lance/test_lance_keyindex.c LINK og_lance)
+og_fuzz(fuzz_lance_keyindex SOURCES lance/fuzz_keyindex.c LINK og_lance
+        CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/lance/corpus/keyindex)

@@ -4,6 +4,7 @@ og_test(test_write_crash LABELS "write;crash" SOURCES write/test_write_crash.c T
 og_test(test_write_race LABELS "write;race" SOURCES write/test_write_race.c TIMEOUT 600)
 og_test(test_write_torture LABELS "write;crash;race" SOURCES write/test_write_torture.c TIMEOUT 600)
 og_test(test_write_cost LABELS "write" SOURCES write/test_write_cost.c TIMEOUT 600)
+og_test(test_write_cost_size LABELS "write" SOURCES write/test_write_cost_size.c TIMEOUT 600)
 og_test(test_write_interop LABELS "write;interop" SOURCES write/test_write_interop.c TIMEOUT 600)
 og_fuzz(fuzz_sidecar SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/write/fuzz_sidecar.c LINK og_write
         CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/write/corpus/sidecar)
