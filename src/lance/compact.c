@@ -30,6 +30,7 @@ typedef struct cgroup {
     uint64_t dropped; /* visible rows the classifier dropped */
     uint64_t **created, **updated; /* while writing: per old fragment, its rows' versions */
     lance_kix_builder *kb;         /* while writing: key index entries of the kept rows */
+    bool index_me;                 /* holds a fragment to index (opt->key_indexes) */
     lance_kix_staged kix;          /* the segment over nw (kix.n 0: none) */
 } cgroup;
 
@@ -52,6 +53,7 @@ typedef struct compactor {
     const char **pending; /* data files of the commit being built */
     size_t n_pending, cap_pending;
     lance_compact_report *rep;
+    bool decl_changed; /* opt->key_indexes differs from the table's declaration */
 } compactor;
 
 /* ---- planning ------------------------------------------------------------------------- */
@@ -138,6 +140,7 @@ static int group_worth(const compactor *c, const cgroup *g)
 {
     if (g->n_old >= 2) return 1;
     if (g->n_old == 0) return 0;
+    if (g->index_me) return 1;
     const Lance__Table__DataFragment *f = g->old[0];
     if (g->deleted == 0) return 0;
     if (g->deleted == f->physical_rows) return 1;
@@ -264,8 +267,12 @@ static int plan(compactor *c)
                         (c->opt->materialize_deletions && deleted > 0 &&
                          (double)deleted >
                              c->opt->materialize_deletions_threshold * (double)f->physical_rows);
+            /* A fragment big enough for a segment that no segment of the declaration being
+             * set covers (a new declaration covers nothing yet). */
+            int unindexed = c->opt->key_indexes && live >= LANCE_KIX_MIN_ROWS &&
+                            (c->decl_changed || !lance_kix_covers(pb, f->id));
             /* physical_rows 0 means "unknown": such a fragment cannot be copied exactly. */
-            candidate = (small || heavy) && f->physical_rows > 0;
+            candidate = (small || heavy || unindexed) && f->physical_rows > 0;
             if (candidate &&
                 (all_indexed ||
                  (cov && (f->id > UINT32_MAX || roaring_bitmap_contains(cov, (uint32_t)f->id))))) {
@@ -277,6 +284,9 @@ static int plan(compactor *c)
         if (candidate) {
             rc = group_push_old(&cur, f, live, deleted);
             if (rc) break;
+            if (c->opt->key_indexes && live >= LANCE_KIX_MIN_ROWS &&
+                (c->decl_changed || !lance_kix_covers(pb, f->id)))
+                cur.index_me = true;
             if (cur.live >= c->target) close = 1;
         }
         if (close && cur.n_old) {
@@ -642,7 +652,9 @@ static int write_group(compactor *c, cgroup *g)
         if (rc == 0) rc = frag_versions(ds, g->old[k], 0, &g->updated[k]);
     }
     if (rc == 0) rc = group_snapshot(c, g, &sub);
-    if (rc == 0) rc = lance_kix_builder_new(&g->kb, ds);
+    if (rc == 0)
+        rc = opt->key_indexes ? lance_kix_builder_new_decl(&g->kb, ds, opt->key_indexes)
+                              : lance_kix_builder_new(&g->kb, ds);
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.with_row_addr = true;
     so.with_row_id = c->stable != 0;
@@ -893,7 +905,8 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
             }
             for (size_t k = 0; k < c->g[i].n_new; k++) ids[ni++] = c->g[i].nw[k]->id;
         }
-        int krc = lance_kix_next_metadata(a, &next.pb, bp, ks, nk, ids, ni);
+        int krc = c->opt->key_indexes ? lance_kix_declare_pb(a, &next.pb, c->opt->key_indexes) : 0;
+        if (krc == 0) krc = lance_kix_next_metadata(a, &next.pb, bp, ks, nk, ids, ni);
         if (krc) return krc;
     }
     if (c->opt->apart_key && c->opt->classify) {
@@ -1053,6 +1066,7 @@ static int compactor_init(compactor *c, const lance_dataset *ds, const lance_com
                         opt->uuid);
     if (opt->tier_factor == 1)
         return core_err(OG_E_BAD_REQUEST, "tier_factor 1 would never merge: use 0 (off) or >= 2");
+    if (opt->key_indexes && (rc = lance_kix_decl_check(opt->key_indexes)) != 0) return rc;
     uint64_t target = opt->target_rows_per_fragment ? opt->target_rows_per_fragment
                                                     : LANCE_COMPACT_DEFAULT_TARGET_ROWS;
     if (target > UINT32_MAX)
@@ -1066,6 +1080,8 @@ static int compactor_init(compactor *c, const lance_dataset *ds, const lance_com
 
     memset(c, 0, sizeof *c);
     c->ds = ds;
+    c->decl_changed =
+        opt->key_indexes && strcmp(opt->key_indexes, lance_kix_decl_text(ds->m->pb)) != 0;
     c->opt = opt;
     c->target = target;
     c->stable = (pb->writer_feature_flags & LANCE_FLAG_STABLE_ROW_IDS) != 0;

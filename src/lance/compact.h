@@ -90,11 +90,16 @@ typedef struct lance_compact_options {
      * Ids are never reused, so a writer that does not know the key (lancedb compacting the
      * table) can only make the list name fragments that are gone. NULL: no list. */
     const char *apart_key;
+    /* Key indexes (keyindex.h) to declare on the table, "col[>payload];..." (NULL: keep the
+     * table's own). Without tiers, a fragment of at least LANCE_KIX_MIN_ROWS live rows that
+     * no segment of this declaration covers is rewritten, alone if need be, so that its new
+     * fragment gets one: how an explicit optimize builds missing indexes. */
+    const char *key_indexes;
 } lance_compact_options;
 
 enum { LANCE_COMPACT_DROP = 0, LANCE_COMPACT_KEEP = 1, LANCE_COMPACT_APART = 2 };
 
-#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0, 0, NULL, NULL, NULL}
+#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL}
 
 /* The fragment ids listed under key in ds's table_metadata that ds still has, ascending (*ids
  * NULL and *n 0 when none; free with core_free). A list that does not parse counts as

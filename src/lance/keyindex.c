@@ -164,11 +164,25 @@ static int schema_col(const arrow_schema *s, const char *name)
     return -1;
 }
 
+static int decls_parse(const char *v, const arrow_schema *schema, lance_kix_decl *out,
+                       size_t *n);
+
 int lance_kix_decls_pb(const Lance__Table__Manifest *pb, const arrow_schema *schema,
                        lance_kix_decl *out, size_t *n)
 {
-    *n = 0;
+    return decls_parse(meta_value(pb, LANCE_KIX_DECL_KEY), schema, out, n);
+}
+
+const char *lance_kix_decl_text(const Lance__Table__Manifest *pb)
+{
     const char *v = meta_value(pb, LANCE_KIX_DECL_KEY);
+    return v ? v : "";
+}
+
+static int decls_parse(const char *v, const arrow_schema *schema, lance_kix_decl *out,
+                       size_t *n)
+{
+    *n = 0;
     if (!v || lance_kix_decl_check(v)) return 0; /* a bad declaration: unindexed, not broken */
     const char *p = v;
     while (p && *p) {
@@ -193,6 +207,22 @@ int lance_kix_decls_pb(const Lance__Table__Manifest *pb, const arrow_schema *sch
 int lance_kix_decls(const lance_dataset *ds, lance_kix_decl *out, size_t *n)
 {
     return lance_kix_decls_pb(ds->m->pb, &ds->schema, out, n);
+}
+
+bool lance_kix_covers(const Lance__Table__Manifest *pb, uint64_t frag_id);
+
+bool lance_kix_missing(const lance_dataset *ds, const char *decls)
+{
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    int changed = decls && strcmp(decls, lance_kix_decl_text(pb)) != 0;
+    if (!decls && !*lance_kix_decl_text(pb)) return false;
+    for (size_t i = 0; i < pb->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = pb->fragments[i];
+        uint64_t dead = f->deletion_file ? f->deletion_file->num_deleted_rows : 0;
+        if (f->physical_rows < LANCE_KIX_MIN_ROWS + dead) continue;
+        if (changed || !lance_kix_covers(pb, f->id)) return true;
+    }
+    return false;
 }
 
 static void decl_text(const lance_kix_decl *d, char out[130])
@@ -337,7 +367,10 @@ int lance_kix_next_metadata(core_arena *a, Lance__Table__Manifest *next,
                             const Lance__Table__Manifest *base_pb, const lance_kix_staged *st,
                             size_t n_st, const uint64_t *new_ids, size_t n_new_ids)
 {
-    const char *old = meta_value(base_pb, LANCE_KIX_SEG_KEY);
+    /* Segments built for another declaration have other trees: a new declaration drops them. */
+    const char *old = strcmp(lance_kix_decl_text(base_pb), lance_kix_decl_text(next)) == 0
+                          ? meta_value(base_pb, LANCE_KIX_SEG_KEY)
+                          : NULL;
     if (!old && !n_st) return 0;
     seg_ref *refs = NULL;
     size_t nr = 0;
@@ -379,6 +412,21 @@ int lance_kix_files(const Lance__Table__Manifest *pb, const char *root,
     }
     refs_free(refs, nr);
     return rc;
+}
+
+bool lance_kix_covers(const Lance__Table__Manifest *pb, uint64_t frag_id)
+{
+    seg_ref *refs = NULL;
+    size_t nr = 0;
+    if (refs_parse(meta_value(pb, LANCE_KIX_SEG_KEY), &refs, &nr)) {
+        og_error_clear();
+        return false;
+    }
+    bool found = false;
+    for (size_t i = 0; !found && i < nr; i++)
+        for (size_t k = 0; !found && k < refs[i].n_frags; k++) found = refs[i].frags[k] == frag_id;
+    refs_free(refs, nr);
+    return found;
 }
 
 /* ---- encoding ---------------------------------------------------------------------------- */
@@ -967,10 +1015,15 @@ struct lance_kix_builder {
 
 int lance_kix_builder_new(lance_kix_builder **out, const lance_dataset *ds)
 {
+    return lance_kix_builder_new_decl(out, ds, meta_value(ds->m->pb, LANCE_KIX_DECL_KEY));
+}
+
+int lance_kix_builder_new_decl(lance_kix_builder **out, const lance_dataset *ds, const char *decls)
+{
     *out = NULL;
     lance_kix_decl d[LANCE_KIX_MAX_DECLS];
     size_t nd = 0;
-    int rc = lance_kix_decls(ds, d, &nd);
+    int rc = decls_parse(decls, &ds->schema, d, &nd);
     if (rc || !nd) return rc;
     lance_kix_builder *kb = core_calloc(1, sizeof *kb);
     if (!kb) return core_err_nomem();

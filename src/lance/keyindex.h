@@ -49,6 +49,13 @@ typedef struct lance_kix_decl {
 /* The indexes declared by ds (none: *n = 0). A declaration naming a column the schema does not
  * have, or of another type, is ignored (the table carries on unindexed). */
 int lance_kix_decls(const lance_dataset *ds, lance_kix_decl *out, size_t *n);
+/* The declaration text of a manifest ("" when none). */
+const char *lance_kix_decl_text(const Lance__Table__Manifest *pb);
+/* Does some listed segment of pb cover fragment frag_id? */
+bool lance_kix_covers(const Lance__Table__Manifest *pb, uint64_t frag_id);
+/* Would declaring decls (NULL: ds's own) index something new: a fragment of at least
+ * LANCE_KIX_MIN_ROWS live rows that no segment of that declaration covers? */
+bool lance_kix_missing(const lance_dataset *ds, const char *decls);
 /* The same from a manifest and its Arrow schema. */
 int lance_kix_decls_pb(const Lance__Table__Manifest *pb, const arrow_schema *schema,
                        lance_kix_decl *out, size_t *n);
@@ -67,6 +74,8 @@ typedef struct lance_kix_staged {
  * 0) when ds declares no index: every other call accepts a NULL builder. */
 typedef struct lance_kix_builder lance_kix_builder;
 int lance_kix_builder_new(lance_kix_builder **out, const lance_dataset *ds);
+/* The same for another declaration than ds's own (one being set by this commit). */
+int lance_kix_builder_new_decl(lance_kix_builder **out, const lance_dataset *ds, const char *decls);
 /* Rows [off, off+n) of b (ds's schema) are rows first_off.. of new-fragment slot `slot`. */
 int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t off, int64_t n,
                           uint32_t slot, uint32_t first_off);
@@ -78,9 +87,10 @@ int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows, s
                              lance_kix_staged *out, char key_out[STORE_KEY_MAX]);
 void lance_kix_builder_free(lance_kix_builder *kb);
 
-/* The table_metadata of `next` (a manifest being built on base_pb, fragments final): base's
- * segments that still name a fragment of next, then each staged segment with its ordinals
- * resolved through new_ids. Memory from arena. */
+/* The table_metadata of `next` (a manifest being built on base_pb, fragments and declaration
+ * final): base's segments that still name a fragment of next (none when next declares other
+ * indexes than base), then each staged segment with its ordinals resolved through new_ids.
+ * Memory from arena. */
 int lance_kix_next_metadata(core_arena *a, Lance__Table__Manifest *next,
                             const Lance__Table__Manifest *base_pb, const lance_kix_staged *st,
                             size_t n_st, const uint64_t *new_ids, size_t n_new_ids);

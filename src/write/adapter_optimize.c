@@ -10,6 +10,8 @@
  * flat in history depth without manual maintenance, and rewrites each row O(log rows) times. */
 #include "write/internal.h"
 
+#include "lance/keyindex.h"
+
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/failpoint.h"
@@ -63,6 +65,8 @@ static void compact_options(const write_effect *e, lance_compact_options *co)
     *co = def;
     if (e->tiered)
         write_tiered_compact_options(co);
+    else /* an explicit optimize also builds the key indexes a table lacks */
+        co->key_indexes = graph_type_key_indexes(e->kind);
     co->version_runs_max = LANCE_VERSION_RUNS_MAX;
     co->uuid = e->uuid;
     co->max_groups_per_commit = 0; /* one commit: one exact effect */
@@ -86,7 +90,10 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         int rc = graph_table_open(&ds, g->s, t, LANCE_ACCESS_WRITE);
         if (rc != 0)
             return rc;
-        bool due = opt->auto_maintenance ? write_compact_due(ds) : fragments_of(ds) >= min;
+        bool due = opt->auto_maintenance
+                       ? write_compact_due(ds)
+                       : fragments_of(ds) >= min ||
+                             lance_kix_missing(ds, graph_type_key_indexes(t->kind));
         if (!due) {
             lance_dataset_free(ds);
             continue;

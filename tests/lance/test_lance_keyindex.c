@@ -485,6 +485,46 @@ static void test_segment_roundtrip(void **state)
     core_buf_free(&out);
 }
 
+/* A table without indexes gets them from a compaction that declares them: its one big
+ * fragment is rewritten alone so the new one has a segment; small ones are left to scans. */
+static void test_compaction_builds_missing_indexes(void **state)
+{
+    fixture *f = *state;
+    create(f, NULL);
+    append(f, 0, 400, 0);
+    lance_dataset *ds = open_at(f, 0), *out = NULL;
+    assert_true(lance_kix_missing(ds, "id;src>dst;dst>src"));
+    assert_false(lance_kix_missing(ds, NULL));
+    lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
+    co.key_indexes = "id;src>dst;dst>src";
+    lance_compact_report rep;
+    assert_og_ok(lance_compact(&out, ds, &co, &rep));
+    assert_int_equal(rep.n_commits, 1);
+    assert_false(lance_kix_missing(out, "id;src>dst;dst>src"));
+    lance_kix_stats st;
+    check_version(f, out, &st);
+    assert_int_equal(st.fragments_scanned, 0);
+    assert_true(st.fragments_indexed >= 1);
+    lance_dataset_free(out);
+    lance_dataset_free(ds);
+    /* nothing left to do: a second run commits nothing */
+    ds = open_at(f, 0);
+    assert_og_ok(lance_compact(&out, ds, &co, &rep));
+    assert_int_equal(rep.n_commits, 0);
+    lance_dataset_free(out);
+    lance_dataset_free(ds);
+    /* another declaration drops the old segments (their trees differ) and builds anew */
+    ds = open_at(f, 0);
+    co.key_indexes = "dst";
+    assert_true(lance_kix_missing(ds, "dst"));
+    assert_og_ok(lance_compact(&out, ds, &co, &rep));
+    assert_int_equal(rep.n_commits, 1);
+    check_version(f, out, &st);
+    assert_int_equal(st.damaged, 0);
+    lance_dataset_free(out);
+    lance_dataset_free(ds);
+}
+
 /* Cleanup keeps exactly the segments retained versions name, and lookups still agree. */
 static void test_cleanup_keeps_named_segments(void **state)
 {
@@ -524,6 +564,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unindexed_table_scans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_segments_fall_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cleanup_keeps_named_segments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_builds_missing_indexes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
