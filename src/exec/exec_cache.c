@@ -8,7 +8,10 @@
 #include "core/hash.h"
 #include "lance/branch.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#define EXEC_COLD_ENTRIES 16
 
 struct exec_cache {
     pthread_mutex_t mu;
@@ -19,6 +22,14 @@ struct exec_cache {
     exec_scratch *pool[8];
     size_t n_pool;
     exec_cache_stats st;
+    /* Cold (subset) runs per table version, most recent last. */
+    struct {
+        char path[256], branch[128];
+        uint64_t version;
+        unsigned runs;
+    } cold[EXEC_COLD_ENTRIES];
+    size_t n_cold;
+    unsigned cold_runs; /* subset runs per table version before loading it whole */
 };
 
 int exec_cache_new(exec_cache **out)
@@ -27,8 +38,24 @@ int exec_cache_new(exec_cache **out)
     exec_cache *c = core_calloc(1, sizeof *c);
     if (!c) return core_err_nomem();
     pthread_mutex_init(&c->mu, NULL);
+    c->cold_runs = EXEC_COLD_RUNS_DEFAULT;
     *out = c;
     return 0;
+}
+
+void exec_cache_set_cold_runs(exec_cache *c, unsigned n)
+{
+    pthread_mutex_lock(&c->mu);
+    c->cold_runs = n;
+    pthread_mutex_unlock(&c->mu);
+}
+
+unsigned exec_cache_cold_runs(exec_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    unsigned n = c->cold_runs;
+    pthread_mutex_unlock(&c->mu);
+    return n;
 }
 
 static void table_free(exec_table *t)
@@ -37,6 +64,7 @@ static void table_free(exec_table *t)
     arrow_array_free(t->src);
     arrow_array_free(t->dst);
     core_free(t->dict);
+    core_free(t->addrs);
     lance_dataset_free(t->ds);
     for (size_t i = 0; i < t->n_cols; i++) {
         core_free(t->col_names[i]);
@@ -155,6 +183,13 @@ void exec_cache_count_pushed(exec_cache *c)
 {
     pthread_mutex_lock(&c->mu);
     c->st.pushed_scans++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void exec_cache_count_subset(exec_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->st.subset_runs++;
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -277,6 +312,74 @@ fail:
     return rc;
 }
 
+int exec_table_new_subset(exec_table **out, int kind, const graph_table *gt, lance_dataset *ds,
+                          arrow_array *id, arrow_array *src, arrow_array *dst, uint64_t *addrs)
+{
+    *out = NULL;
+    exec_table *t = core_calloc(1, sizeof *t);
+    if (!t) return core_err_nomem();
+    atomic_init(&t->refs, 1);
+    pthread_mutex_init(&t->mu, NULL);
+    t->kind = kind;
+    t->version = gt->version;
+    t->path = core_strdup(gt->path);
+    t->branch = gt->table_branch ? core_strdup(gt->table_branch) : NULL;
+    if (!t->path || (gt->table_branch && !t->branch)) {
+        table_free(t);
+        return core_err_nomem();
+    }
+    t->ds = ds;
+    t->addrs = addrs;
+    t->id = arrow_array_ref(id);
+    t->src = src ? arrow_array_ref(src) : NULL;
+    t->dst = dst ? arrow_array_ref(dst) : NULL;
+    t->n_rows = id->length;
+    int rc = build_dict(t);
+    if (rc) {
+        t->ds = NULL; /* the caller still owns them on failure */
+        t->addrs = NULL;
+        table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+bool exec_cache_holds(exec_cache *c, const graph_table *gt)
+{
+    pthread_mutex_lock(&c->mu);
+    bool found = false;
+    for (size_t i = 0; i < c->n_tables && !found; i++)
+        found = c->tables[i]->version == gt->version &&
+                same_table(c->tables[i], gt->path, gt->table_branch);
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
+unsigned exec_cache_note_cold(exec_cache *c, const graph_table *gt)
+{
+    pthread_mutex_lock(&c->mu);
+    unsigned n = 0;
+    size_t i;
+    for (i = 0; i < c->n_cold; i++)
+        if (c->cold[i].version == gt->version && !strcmp(c->cold[i].path, gt->path) &&
+            !strcmp(c->cold[i].branch, gt->table_branch ? gt->table_branch : ""))
+            break;
+    if (i == c->n_cold) {
+        /* a small ring: the oldest entry goes */
+        if (c->n_cold < EXEC_COLD_ENTRIES) c->n_cold++;
+        else memmove(c->cold, c->cold + 1, (EXEC_COLD_ENTRIES - 1) * sizeof *c->cold), i--;
+        snprintf(c->cold[i].path, sizeof c->cold[i].path, "%s", gt->path);
+        snprintf(c->cold[i].branch, sizeof c->cold[i].branch, "%s",
+                 gt->table_branch ? gt->table_branch : "");
+        c->cold[i].version = gt->version;
+        c->cold[i].runs = 0;
+    }
+    n = ++c->cold[i].runs;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
 static void drop_csrs_on(exec_cache *c, const exec_table *t)
 {
     size_t k = 0;
@@ -379,7 +482,8 @@ int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, con
         }
     arrow_array *a = NULL;
     const char *names[1] = {name};
-    int rc = scan_columns(&a, t->ds, names, 1);
+    int rc = t->addrs ? lance_dataset_take_column(&a, t->ds, name, t->addrs, (size_t)t->n_rows)
+                      : scan_columns(&a, t->ds, names, 1);
     if (!rc && a->length != t->n_rows)
         rc = core_err(OG_E_CORRUPT, "table %s: column %s has %lld rows, id has %lld", t->path,
                       name, (long long)a->length, (long long)t->n_rows);

@@ -6,6 +6,7 @@
 #include "exec/query.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 
 /* One node or edge table at one version. Everything but `cols` is immutable after build;
@@ -21,6 +22,8 @@ typedef struct exec_table {
     uint32_t *dict;        /* open addressing: row + 1, 0 = empty */
     size_t dict_mask;
     lance_dataset *ds;     /* kept open to load columns */
+    uint64_t *addrs;       /* a subset table (exec_subset.c): its rows' addresses; NULL: every
+                              row of the table */
     pthread_mutex_t mu;
     size_t n_cols;
     char **col_names;
@@ -37,6 +40,19 @@ typedef struct exec_csr {
 } exec_csr;
 
 int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_table *t);
+/* Is table t at its version in the cache? */
+bool exec_cache_holds(exec_cache *c, const graph_table *t);
+/* Count one more cold (subset) run over t at its version; returns the count so far. */
+unsigned exec_cache_note_cold(exec_cache *c, const graph_table *t);
+/* A subset table over some rows of gt's table (never cached): takes ds and addrs, references
+ * id/src/dst (n_rows = id's length; rows in scan order). */
+int exec_table_new_subset(exec_table **out, int kind, const graph_table *gt, lance_dataset *ds,
+                          arrow_array *id, arrow_array *src, arrow_array *dst, uint64_t *addrs);
+/* Subset tables for a query anchored on keys (exec_subset.c): *out[type] per catalog type
+ * whose table the query uses (NULL elsewhere; free each with exec_table_release and the
+ * array with core_free). *out NULL (and 0) when the query needs whole tables. */
+int exec_subset_build(exec_table ***out, const lang_catalog *cat, const graph_snapshot *snap,
+                      store *s, const lang_ir_query *q, const exec_params *p);
 void exec_table_release(exec_table *t);
 /* Row of id (n bytes), or -1. */
 int64_t exec_table_find(const exec_table *t, const void *id, size_t n);
@@ -66,6 +82,7 @@ void exec_scratch_put(exec_cache *c, exec_scratch *s);
 /* Counters bumped by the executor. */
 void exec_cache_count_pushed(exec_cache *c);
 void exec_cache_count_key_lookup(exec_cache *c);
+void exec_cache_count_subset(exec_cache *c);
 
 /* Does `cell op rhs` hold, with the read executor's semantics (NULL never satisfies; contains
  * is list membership or substring; starts_with)? For mutation `where` over rows the mutation

@@ -213,6 +213,7 @@ typedef struct xctx {
     xslot *slots;
     size_t w;
     int rc; /* sticky first error of evaluation */
+    exec_table **subset; /* per type: the cold run's subset tables (exec_subset.c), or NULL */
 } xctx;
 
 static int rs_reserve(rowset *rs, size_t more)
@@ -582,6 +583,11 @@ static int empty_table(exec_table **out, int kind)
 
 static int type_table(xctx *x, int type, exec_table **out)
 {
+    if (x->subset && x->subset[type]) {
+        atomic_fetch_add(&x->subset[type]->refs, 1);
+        *out = x->subset[type];
+        return 0;
+    }
     const lang_typedef *td = &x->cat->types[type];
     const graph_table *gt = snap_table(x->snap, td->kind, td->name);
     if (!gt) return empty_table(out, td->kind);
@@ -1306,6 +1312,31 @@ static int result_schema(exec_result *r, const lang_ir_query *q)
     return 0;
 }
 
+/* Should this run read only what it reaches (subset tables) rather than load whole tables
+ * into the cache? When a table it uses is not cached at its version, for the first
+ * exec_cache_cold_runs() runs over that version: a one-shot process never pays for whole
+ * tables, a long-lived handle loads them once they are asked again and again. */
+static int cold_run(xctx *x)
+{
+    unsigned limit = exec_cache_cold_runs(x->cache);
+    if (!limit) return 0;
+    int cold = 0, warmed = 0;
+    const lang_ir_query *q = x->q;
+    for (size_t i = 0; i < q->n_slots + q->pipeline.n_ops; i++) {
+        int type = i < q->n_slots ? q->slots[i].type
+                   : q->pipeline.ops[i - q->n_slots].kind == LANG_IR_EXPAND
+                       ? q->pipeline.ops[i - q->n_slots].type
+                       : -1;
+        if (type < 0 || (size_t)type >= x->cat->n_types) continue;
+        const lang_typedef *td = &x->cat->types[type];
+        const graph_table *gt = snap_table(x->snap, td->kind, td->name);
+        if (!gt || exec_cache_holds(x->cache, gt)) continue;
+        cold = 1;
+        if (exec_cache_note_cold(x->cache, gt) > limit) warmed = 1;
+    }
+    return cold && !warmed;
+}
+
 int exec_query_run(exec_result **out, const lang_catalog *cat, const graph_snapshot *snap,
                    store *s, const lang_ir_query *q, const exec_params *params,
                    exec_cache *cache)
@@ -1339,6 +1370,11 @@ int exec_query_run(exec_result **out, const lang_catalog *cat, const graph_snaps
         goto done;
     }
     arrow_schema_init(&r->schema);
+    if (cold_run(&x)) {
+        rc = exec_subset_build(&x.subset, cat, snap, s, q, params);
+        if (rc) goto done;
+        if (x.subset) exec_cache_count_subset(cache);
+    }
     for (size_t i = 0; i < q->n_slots; i++) {
         const lang_ir_slot *sl = &q->slots[i];
         if (sl->type < 0 || (size_t)sl->type >= cat->n_types) {
@@ -1378,6 +1414,8 @@ done:
         }
         core_free(x.slots);
     }
+    for (size_t i = 0; x.subset && i < cat->n_types; i++) exec_table_release(x.subset[i]);
+    core_free(x.subset);
     exec_cache_free(own);
     if (rc) {
         exec_result_free(r);

@@ -41,10 +41,18 @@ typedef struct exec_cache_stats {
     uint64_t csr_hits;
     uint64_t pushed_scans; /* node scans answered by a Lance scan with filter terms */
     uint64_t key_lookups;  /* node scans answered by the id dictionary */
+    uint64_t subset_runs;  /* cold runs over subset tables found through key indexes */
     size_t tables, csrs;   /* entries held now */
 } exec_cache_stats;
 
 int exec_cache_new(exec_cache **out);
+/* Cold reads: a query anchored on keys whose tables the cache does not hold at their versions
+ * runs over subset tables found through the key indexes (reading only what it reaches) for
+ * the first n runs over those versions; later runs load the tables whole into the cache.
+ * Default EXEC_COLD_RUNS_DEFAULT; 0 always loads whole tables. */
+#define EXEC_COLD_RUNS_DEFAULT 3
+void exec_cache_set_cold_runs(exec_cache *c, unsigned n);
+unsigned exec_cache_cold_runs(exec_cache *c);
 void exec_cache_free(exec_cache *c);
 void exec_cache_stats_get(exec_cache *c, exec_cache_stats *out);
 

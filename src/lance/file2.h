@@ -27,7 +27,7 @@
 #define LANCE_FILE2_MAGIC "LANC"
 #define LANCE_FILE2_FOOTER_LEN 40
 #define LANCE_FILE2_ALIGN 64
-#define LANCE_FILE2_DEFAULT_PAGE_BYTES (8u << 20)
+#define LANCE_FILE2_DEFAULT_PAGE_BYTES (64u << 10)
 
 /* ---- Arrow <-> Lance fields -------------------------------------------------------------- */
 
