@@ -411,9 +411,13 @@ static int probe_ids(vctx *v, int ti, const uint8_t *const *ids, const size_t *l
         lance_dataset *owned;
         rc = open_committed(v, ti, &ds, &owned);
         uint64_t rows = rc == 0 && ds ? committed_rows(ds) : 0;
+        /* most rows outside any segment (a small table, or a graph made before key indexes):
+         * every lookup would read them, so read the ids once */
+        uint64_t covered = rc == 0 && ds ? lance_kix_covered_rows(ds) : 0;
         lance_dataset_free(owned);
         if (rc == 0 && !ds) c->loaded = 1; /* nothing committed: the empty set is complete */
-        else if (rc == 0 && (uint64_t)c->probed.n * 8 > rows) rc = load_committed_ids(v, ti);
+        else if (rc == 0 && ((uint64_t)c->probed.n * 8 > rows || covered * 2 < rows))
+            rc = load_committed_ids(v, ti);
         else if (rc == 0) {
             probe_arg pa = {c, want, wl};
             rc = lookup_committed(v, ti, GRAPH_COL_ID, NULL, want, wl, nw, on_present, &pa);
@@ -1016,7 +1020,10 @@ static int check_dangling_replace(vctx *v, int nt)
 
 /* Committed edges whose endpoint a node DELETE removes would dangle: refuse, unless the same
  * change set also removes or replaces those edges (a mutation's cascade does exactly that).
- * Asked through the edge tables' src/dst indexes: the cost follows the deleted nodes. */
+ * Asked through the edge tables' src/dst indexes: the cost follows the deleted nodes. Only
+ * the edges of the deleted nodes are looked at: an edge that already dangled before (written
+ * by another tool) does not stop the deletion of an unrelated node (a full read of every
+ * edge table did, until key indexes). */
 static int check_dangling(vctx *v, int nt)
 {
     const graph_change *nc = v->by_type[nt];
@@ -1187,6 +1194,15 @@ static int check_card(vctx *v, const graph_change *ch)
             l[nk++] = strlen(ch->delete_ids[i]);
         }
         if (!rc) rc = lookup_committed(v, ti, GRAPH_COL_ID, GRAPH_COL_SRC, k, l, nk, on_keep, &lost);
+        /* the sources go in k/l next: one per committed row found, which a table that holds
+         * an id more than once (written by another tool) makes more than the ids */
+        if (!rc && lost.n > ch->n_delete_ids) {
+            const uint8_t **nk2 = core_realloc(k, lost.n * sizeof *k);
+            if (nk2) k = nk2;
+            size_t *nl2 = nk2 ? core_realloc(l, lost.n * sizeof *l) : NULL;
+            if (nl2) l = nl2;
+            if (!nk2 || !nl2) rc = core_err_nomem();
+        }
         nk = 0;
         for (size_t h = 0; !rc && h < lost.n; h++) {
             if (!lost.pay[h]) continue;
@@ -1205,7 +1221,7 @@ static int check_card(vctx *v, const graph_change *ch)
             hmap_find(&counts, k[hl.key[h]], l[hl.key[h]])->v++;
         for (size_t i = 0; !rc && i < nk; i++) {
             hent *e = hmap_find(&counts, k[i], l[i]);
-            int64_t left = e->v - e->v2;
+            int64_t left = e->v > e->v2 ? e->v - e->v2 : 0;
             if ((uint64_t)left < t->card_min)
                 rc = card_fail(v, t, 0, (const char *)k[i], l[i], left);
         }

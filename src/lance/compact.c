@@ -695,11 +695,15 @@ static int write_group(compactor *c, cgroup *g)
     /* A segment over the new fragments (only when no row was set apart: the slots are the
      * kept stream's fragments in the order written). */
     if (rc == 0 && g->n_apart == 0 && lance_kix_builder_rows(g->kb) >= LANCE_KIX_MIN_ROWS) {
-        uint64_t *rows = core_malloc((g->n_new ? g->n_new : 1) * sizeof *rows);
+        size_t nn = g->n_new ? g->n_new : 1;
+        uint64_t *rows = core_malloc(nn * 2 * sizeof *rows), *files = rows + nn;
         char key[STORE_KEY_MAX];
         if (!rows) rc = core_err_nomem();
-        for (size_t k = 0; rc == 0 && k < g->n_new; k++) rows[k] = g->nw[k]->physical_rows;
-        if (rc == 0) rc = lance_kix_builder_finish(g->kb, rows, g->n_new, &g->kix, key);
+        for (size_t k = 0; rc == 0 && k < g->n_new; k++) {
+            rows[k] = g->nw[k]->physical_rows;
+            files[k] = lance_kix_files_hash(g->nw[k]);
+        }
+        if (rc == 0) rc = lance_kix_builder_finish(g->kb, rows, files, g->n_new, &g->kix, key);
         if (rc == 0 && g->kix.n) rc = push_pending(c, key);
         core_free(rows);
     }

@@ -10,7 +10,8 @@
  *               (0: null), pay, varint slot (only when the segment has several slots),
  *               varint off); a key is `shared` bytes of the previous key of the leaf + suffix
  *   internal  = u8 2, varint n, n x (varint klen, first key of child, varint off, varint len)
- *   directory = u8 3, varint n_slots, n_slots x varint physical rows,
+ *   directory = u8 3, varint n_slots, n_slots x (varint physical rows, u64 hash of the
+ *               fragment's data file paths),
  *               varint n_trees, per tree: varint name_len, name, varint entries, varint depth,
  *               varint root_off, varint root_len, varint leaf_start, varint leaf_end
  *   trailer   = u64 dir_off, u32 dir_len, u32 version 1, u64 xxh3(first 16 bytes), "OGKIXEND"
@@ -210,6 +211,15 @@ int lance_kix_decls(const lance_dataset *ds, lance_kix_decl *out, size_t *n)
 }
 
 bool lance_kix_covers(const Lance__Table__Manifest *pb, uint64_t frag_id);
+
+uint64_t lance_kix_covered_rows(const lance_dataset *ds)
+{
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    uint64_t n = 0;
+    for (size_t i = 0; i < pb->n_fragments; i++)
+        if (lance_kix_covers(pb, pb->fragments[i]->id)) n += pb->fragments[i]->physical_rows;
+    return n;
+}
 
 bool lance_kix_missing(const lance_dataset *ds, const char *decls)
 {
@@ -447,7 +457,8 @@ static int emit_block(core_buf *out, const core_buf *body)
     core_buf z = CORE_BUF_INIT;
     const core_buf *use = body;
     int rc = 0;
-    if (body->len > 64 && body->data[0] != KIX_DIR_KIND) {
+    /* (a block the reader would refuse to inflate, past KIX_BLOCK_MAX, stays raw) */
+    if (body->len > 64 && body->len <= KIX_BLOCK_MAX && body->data[0] != KIX_DIR_KIND) {
         size_t bound = ZSTD_compressBound(body->len);
         rc = core_buf_reserve(&z, bound + 16);
         if (rc == 0) rc = core_buf_append_byte(&z, KIX_ZSTD);
@@ -578,7 +589,8 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
 }
 
 int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
-                     const size_t *ne, size_t n_idx, const uint64_t *slot_rows, size_t n_slots)
+                     const size_t *ne, size_t n_idx, const uint64_t *slot_rows,
+                     const uint64_t *slot_files, size_t n_slots)
 {
     core_buf_clear(out);
     tree_info ti[LANCE_KIX_MAX_DECLS];
@@ -588,7 +600,10 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
     core_buf dir = CORE_BUF_INIT;
     if (rc == 0) rc = core_buf_append_byte(&dir, 3);
     if (rc == 0) rc = put_varint(&dir, n_slots);
-    for (size_t i = 0; rc == 0 && i < n_slots; i++) rc = put_varint(&dir, slot_rows[i]);
+    for (size_t i = 0; rc == 0 && i < n_slots; i++) {
+        rc = put_varint(&dir, slot_rows[i]);
+        if (rc == 0) rc = core_buf_append_u64le(&dir, slot_files ? slot_files[i] : 0);
+    }
     if (rc == 0) rc = put_varint(&dir, n_idx);
     for (size_t t = 0; rc == 0 && t < n_idx; t++) {
         size_t nl = strlen(names[t]);
@@ -633,7 +648,7 @@ struct lance_kix_seg {
     const uint8_t *mem; /* open_bytes */
     uint64_t size;
     uint64_t dir_off;
-    uint64_t *slot_rows;
+    uint64_t *slot_rows, *slot_files;
     size_t n_slots;
     kix_tree trees[LANCE_KIX_MAX_DECLS];
     size_t n_trees;
@@ -715,9 +730,14 @@ static int parse_dir(lance_kix_seg *g, const core_buf *dir)
     uint64_t ns = get_varint(&r);
     if (r.bad || ns > dir->len) return corrupt(g, "bad slot count");
     g->slot_rows = core_malloc((ns ? ns : 1) * sizeof *g->slot_rows);
-    if (!g->slot_rows) return core_err_nomem();
+    g->slot_files = core_malloc((ns ? ns : 1) * sizeof *g->slot_files);
+    if (!g->slot_rows || !g->slot_files) return core_err_nomem();
     g->n_slots = (size_t)ns;
-    for (uint64_t i = 0; i < ns; i++) g->slot_rows[i] = get_varint(&r);
+    for (uint64_t i = 0; i < ns; i++) {
+        g->slot_rows[i] = get_varint(&r);
+        const uint8_t *h = get_bytes(&r, 8);
+        g->slot_files[i] = h ? rd_u64(h) : 0;
+    }
     uint64_t nt = get_varint(&r);
     if (r.bad || nt > LANCE_KIX_MAX_DECLS) return corrupt(g, "bad tree count");
     for (uint64_t t = 0; t < nt; t++) {
@@ -753,7 +773,10 @@ static int seg_init(lance_kix_seg *g, const uint8_t *tail, size_t tail_len, uint
     uint64_t dir_off = rd_u64(tr);
     uint32_t dir_len = rd_u32(tr + 8);
     if (rd_u32(tr + 12) != 1) return corrupt(g, "unknown version");
-    if (dir_off < 8 || dir_off + dir_len != g->size - KIX_TRAILER) return corrupt(g, "bad directory extent");
+    /* (no sum may wrap: dir_len is bounded by the file before the offset is compared) */
+    if (dir_len < 12 || dir_len > g->size - KIX_TRAILER - 8 ||
+        dir_off != g->size - KIX_TRAILER - dir_len)
+        return corrupt(g, "bad directory extent");
     g->dir_off = dir_off;
     core_buf body = CORE_BUF_INIT;
     int rc;
@@ -814,13 +837,25 @@ void lance_kix_seg_close(lance_kix_seg *g)
     if (!g) return;
     for (size_t i = 0; i < KIX_CACHE; i++) core_buf_free(&g->cache[i].body);
     core_free(g->slot_rows);
+    core_free(g->slot_files);
     core_free(g);
 }
 
-size_t lance_kix_seg_slots(const lance_kix_seg *g, const uint64_t **rows)
+size_t lance_kix_seg_slots(const lance_kix_seg *g, const uint64_t **rows, const uint64_t **files)
 {
     *rows = g->slot_rows;
+    if (files) *files = g->slot_files;
     return g->n_slots;
+}
+
+uint64_t lance_kix_files_hash(const Lance__Table__DataFragment *f)
+{
+    uint64_t h = 0x6f676b6978ull; /* "ogkix" */
+    for (size_t i = 0; i < f->n_files; i++) {
+        const char *p = f->files[i]->path ? f->files[i]->path : "";
+        h = core_hash64(p, strlen(p), h);
+    }
+    return h ? h : 1;
 }
 
 int lance_kix_seg_find_tree(const lance_kix_seg *g, const char *decl)
@@ -1095,8 +1130,9 @@ int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t o
     return 0;
 }
 
-int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows, size_t n_slots,
-                             lance_kix_staged *out, char key_out[STORE_KEY_MAX])
+int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows,
+                             const uint64_t *slot_files, size_t n_slots, lance_kix_staged *out,
+                             char key_out[STORE_KEY_MAX])
 {
     memset(out, 0, sizeof *out);
     key_out[0] = '\0';
@@ -1108,7 +1144,7 @@ int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows, s
         np[k] = names[k];
     }
     core_buf bytes = CORE_BUF_INIT;
-    int rc = lance_kix_encode(&bytes, np, kb->e, kb->ne, kb->nd, slot_rows, n_slots);
+    int rc = lance_kix_encode(&bytes, np, kb->e, kb->ne, kb->nd, slot_rows, slot_files, n_slots);
     if (rc == 0) {
         uint8_t rnd[12];
         rc = lance_random_bytes(rnd, sizeof rnd);
@@ -1157,6 +1193,13 @@ typedef struct seg_hits {
     size_t n, cap;
     core_buf pay;
 } seg_hits;
+
+static int hit_cmp(const void *pa, const void *pb)
+{
+    const hit *a = pa, *b = pb;
+    if (a->slot != b->slot) return a->slot < b->slot ? -1 : 1;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
 
 static int collect(void *arg, size_t key, uint32_t slot, uint32_t off, const uint8_t *pay,
                    size_t plen)
@@ -1214,6 +1257,27 @@ static int find_sorted(const skey *k, size_t n, const uint8_t *v, size_t vn)
         else hi = mid;
     }
     return lo < n && bytes_cmp(k[lo].k, k[lo].n, v, vn) == 0 ? (int)lo : -1;
+}
+
+/* Open a listed segment of ds: under its own root, or (a branch's version lists the segments
+ * it inherited) under one of the dataset-root base paths its manifest defines. */
+static int seg_open_ds(lance_kix_seg **out, const lance_dataset *ds, const seg_ref *ref)
+{
+    char key[STORE_KEY_MAX];
+    int rc = lance_key(key, ds->root, LANCE_KIX_DIR, ref->name);
+    if (rc == 0) rc = lance_kix_seg_open(out, ds->s, key, ref->size);
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    for (size_t i = 0; rc == OG_E_NOT_FOUND && i < pb->n_base_paths; i++) {
+        const Lance__Table__BasePath *bp = pb->base_paths[i];
+        char dir[STORE_KEY_MAX];
+        if (!bp->is_dataset_root || lance_dataset_file_root(ds, 1, bp->id, dir) != 0 ||
+            lance_key(key, dir, LANCE_KIX_DIR, ref->name) != 0) {
+            core_err(OG_E_NOT_FOUND, "segment %s not found", ref->name);
+            continue;
+        }
+        rc = lance_kix_seg_open(out, ds->s, key, ref->size);
+    }
+    return rc;
 }
 
 static void damaged(const lance_dataset *ds, const char *name)
@@ -1282,12 +1346,10 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
             live = c && c->seg < 0;
         }
         if (!live) continue;
-        char key[STORE_KEY_MAX];
-        if ((rc = lance_key(key, ds->root, LANCE_KIX_DIR, refs[i].name))) break;
-        const uint64_t *rows;
-        if (lance_kix_seg_open(&segs[i], ds->s, key, refs[i].size) != 0 ||
+        const uint64_t *rows, *files;
+        if (seg_open_ds(&segs[i], ds, &refs[i]) != 0 ||
             (tree[i] = lance_kix_seg_find_tree(segs[i], want)) < 0 ||
-            lance_kix_seg_slots(segs[i], &rows) != refs[i].n_frags) {
+            lance_kix_seg_slots(segs[i], &rows, &files) != refs[i].n_frags) {
             if (segs[i] && tree[i] < 0) core_err(OG_E_CORRUPT, "no tree for %s", want);
             if (segs[i] && tree[i] >= 0) core_err(OG_E_CORRUPT, "slot count differs from listing");
             damaged(ds, refs[i].name);
@@ -1298,7 +1360,10 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
         }
         for (size_t k = 0; k < refs[i].n_frags; k++) {
             cover *c = cover_find(cv, pb->n_fragments, refs[i].frags[k]);
-            if (c && c->seg < 0 && c->f->physical_rows == rows[k]) {
+            /* the same rows in the same data files: a column rewritten in place (a new data
+             * file under the same fragment id) no longer matches */
+            if (c && c->seg < 0 && c->f->physical_rows == rows[k] &&
+                lance_kix_files_hash(c->f) == files[k]) {
                 c->seg = (long)i;
                 c->slot = (uint32_t)k;
             }
@@ -1330,6 +1395,8 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
             continue;
         }
         for (size_t k = 0; k < pb->n_fragments; k++) st->fragments_indexed += cv[k].seg == (long)i;
+        /* by fragment, so each deletion file is read once */
+        qsort(sh.h, sh.n, sizeof *sh.h, hit_cmp);
         for (size_t h = 0; rc == 0 && h < sh.n; h++) {
             const hit *x = &sh.h[h];
             if (x->slot >= refs[i].n_frags) continue;

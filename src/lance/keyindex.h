@@ -15,8 +15,8 @@
  * threshold, see lance_compact_options.tier_factor).
  *
  * Derived data, never authoritative: a segment counts for a listed fragment only while the
- * version has that fragment with the physical row count the segment recorded (fragment ids are
- * never reused); hits on deleted rows are dropped with the fragment's deletion file; a
+ * version has that fragment with the physical row count and the data files the segment
+ * recorded (fragment ids are never reused); hits on deleted rows are dropped with the fragment's deletion file; a
  * segment that is missing, cut short or fails a checksum is skipped, its fragments scanned,
  * and the event counted (lance_kix_damaged) and logged. So a lookup answers exactly what a
  * scan of the version answers, whatever state the files are in. */
@@ -56,6 +56,8 @@ bool lance_kix_covers(const Lance__Table__Manifest *pb, uint64_t frag_id);
 /* Would declaring decls (NULL: ds's own) index something new: a fragment of at least
  * LANCE_KIX_MIN_ROWS live rows that no segment of that declaration covers? */
 bool lance_kix_missing(const lance_dataset *ds, const char *decls);
+/* Physical rows of ds's fragments that some listed segment names (not checked further). */
+uint64_t lance_kix_covered_rows(const lance_dataset *ds);
 /* The same from a manifest and its Arrow schema. */
 int lance_kix_decls_pb(const Lance__Table__Manifest *pb, const arrow_schema *schema,
                        lance_kix_decl *out, size_t *n);
@@ -81,10 +83,14 @@ int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t o
                           uint32_t slot, uint32_t first_off);
 uint64_t lance_kix_builder_rows(const lance_kix_builder *kb);
 /* Write the segment (unsynced; its key to key_out, for the commit's batch of syncs) over slots
- * 0..n_slots with these physical rows. Nothing is written (out->n = 0) below
+ * 0..n_slots with these physical rows and data files (lance_kix_files_hash). Nothing is written (out->n = 0) below
  * LANCE_KIX_MIN_ROWS rows. out->first is left 0 for the caller to set. */
-int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows, size_t n_slots,
-                             lance_kix_staged *out, char key_out[STORE_KEY_MAX]);
+int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows,
+                             const uint64_t *slot_files, size_t n_slots, lance_kix_staged *out,
+                             char key_out[STORE_KEY_MAX]);
+/* The identity of a fragment's data files (lance_kix_builder_finish's slot_files): a segment
+ * counts for a fragment only while its files are the ones the segment was built from. */
+uint64_t lance_kix_files_hash(const Lance__Table__DataFragment *f);
 void lance_kix_builder_free(lance_kix_builder *kb);
 
 /* The table_metadata of `next` (a manifest being built on base_pb, fragments and declaration
@@ -112,7 +118,8 @@ typedef struct lance_kix_entry {
 /* Encode a segment: n_idx trees, tree i over e[i][0..ne[i]) (sorted here), names[i] its
  * declaration text, and the physical rows of each slot. */
 int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
-                     const size_t *ne, size_t n_idx, const uint64_t *slot_rows, size_t n_slots);
+                     const size_t *ne, size_t n_idx, const uint64_t *slot_rows,
+                     const uint64_t *slot_files, size_t n_slots);
 
 typedef struct lance_kix_seg lance_kix_seg;
 
@@ -122,7 +129,7 @@ int lance_kix_seg_open(lance_kix_seg **out, store *s, const char *key, uint64_t 
 /* Over bytes in memory (borrowed; for the fuzzer). */
 int lance_kix_seg_open_bytes(lance_kix_seg **out, const void *data, size_t len);
 void lance_kix_seg_close(lance_kix_seg *g);
-size_t lance_kix_seg_slots(const lance_kix_seg *g, const uint64_t **rows);
+size_t lance_kix_seg_slots(const lance_kix_seg *g, const uint64_t **rows, const uint64_t **files);
 /* Tree index of a declaration text, or -1. */
 int lance_kix_seg_find_tree(const lance_kix_seg *g, const char *decl);
 

@@ -279,12 +279,19 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
     lance_file2_writer_free(w);
     if (rc == 0 && lance_kix_builder_rows(kb) >= LANCE_KIX_MIN_ROWS) {
         size_t ns = st->n_nf - first_nf;
-        uint64_t *rows = core_malloc((ns ? ns : 1) * sizeof *rows);
+        uint64_t *rows = core_malloc((ns ? ns : 1) * 2 * sizeof *rows), *files = rows + ns;
         char key[STORE_KEY_MAX];
         lance_kix_staged *ks = &st->kix[st->n_kix];
         if (!rows) rc = core_err_nomem();
-        for (size_t k = 0; rc == 0 && k < ns; k++) rows[k] = st->nf[first_nf + k].rows;
-        if (rc == 0) rc = lance_kix_builder_finish(kb, rows, ns, ks, key);
+        for (size_t k = 0; rc == 0 && k < ns; k++) {
+            const new_frag *f = &st->nf[first_nf + k];
+            Lance__Table__DataFragment one = LANCE__TABLE__DATA_FRAGMENT__INIT;
+            one.n_files = 1;
+            one.files = (Lance__Table__DataFile **)&f->file;
+            rows[k] = f->rows;
+            files[k] = lance_kix_files_hash(&one);
+        }
+        if (rc == 0) rc = lance_kix_builder_finish(kb, rows, files, ns, ks, key);
         if (rc == 0 && ks->n) {
             ks->first = first_nf;
             st->n_kix++;
@@ -739,6 +746,42 @@ static int on_key_hit(void *arg, size_t key, uint64_t addr, const uint8_t *pay, 
     return 0;
 }
 
+typedef struct pos_ent {
+    uint64_t pos, addr;
+    int64_t row;
+} pos_ent;
+
+static int pos_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const pos_ent *)a)->pos, y = ((const pos_ent *)b)->pos;
+    return x < y ? -1 : x > y;
+}
+
+/* Sort hits by scan position (fragment order in the manifest, then offset). */
+static int key_hits_scan_order(const lance_dataset *ds, key_hits *h)
+{
+    if (h->n < 2) return 0;
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    pos_ent *e = core_malloc(h->n * sizeof *e);
+    if (!e) return core_err_nomem();
+    for (size_t i = 0; i < h->n; i++) {
+        uint64_t fid = LANCE_ROW_ADDR_FRAG(h->addr[i]), at = UINT32_MAX;
+        for (size_t k = 0; k < pb->n_fragments; k++)
+            if (pb->fragments[k]->id == fid) {
+                at = k;
+                break;
+            }
+        e[i] = (pos_ent){at << 32 | LANCE_ROW_ADDR_OFF(h->addr[i]), h->addr[i], h->row[i]};
+    }
+    qsort(e, h->n, sizeof *e, pos_cmp);
+    for (size_t i = 0; i < h->n; i++) {
+        h->addr[i] = e[i].addr;
+        h->row[i] = e[i].row;
+    }
+    core_free(e);
+    return 0;
+}
+
 static int table_keys_find(table_keys *out, const lance_dataset *ds, const char *column,
                            const arrow_array *keys)
 {
@@ -761,6 +804,8 @@ static int table_keys_find(table_keys *out, const lance_dataset *ds, const char 
         }
         if (rc == 0) rc = lance_kix_lookup(ds, column, NULL, kp, kl, nk, on_key_hit, &h, NULL);
         for (size_t i = 0; rc == 0 && i < h.n; i++) h.row[i] = orig[h.row[i]];
+        /* in scan order, as a scan would have found them (the last of duplicate keys wins) */
+        if (rc == 0) rc = key_hits_scan_order(ds, &h);
         out->n = (int64_t)h.n;
         out->addr = h.addr;
         h.addr = NULL;

@@ -399,6 +399,13 @@ static void test_card_min(void **state)
     c->delete_ids[0] = core_strdup("o3");
     assert_og_ok(validate_cs(f));
     assert_probes(f, "edge:Owns", NULL);
+    /* a table that holds one id on three rows (another tool wrote it): deleting that id looks
+     * at every row holding it (more sources than deleted ids) */
+    commit(f, P("carol", "") P("dave", "") O("carol", "acme", "dup") O("dave", "acme", "dup")
+                  O("alice", "globex", "dup"));
+    core_free(c->delete_ids[0]);
+    c->delete_ids[0] = core_strdup("dup");
+    assert_err(validate_cs(f), OG_E_BAD_REQUEST, 0, "would have 0 Owns edges");
 #undef O
 }
 

@@ -50,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(rc == 0 || rc == OG_E_CORRUPT || rc == OG_E_NOMEM);
     }
     const uint64_t *rows;
-    (void)lance_kix_seg_slots(g, &rows);
+    const uint64_t *files;
+    (void)lance_kix_seg_slots(g, &rows, &files);
     lance_kix_seg_close(g);
     return 0;
 }

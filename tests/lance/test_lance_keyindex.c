@@ -4,6 +4,7 @@
 #include "testutil.h"
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "lance/branch.h"
 #include "lance/cleanup.h"
 #include "lance/compact.h"
 #include "lance/dataset.h"
@@ -423,7 +424,7 @@ static void test_segment_roundtrip(void **state)
     lance_kix_entry *ep[1] = {e};
     size_t ne[1] = {n};
     core_buf out = CORE_BUF_INIT;
-    assert_og_ok(lance_kix_encode(&out, names, ep, ne, 1, slot_rows, 3));
+    assert_og_ok(lance_kix_encode(&out, names, ep, ne, 1, slot_rows, NULL, 3));
     lance_kix_seg *g = NULL;
     assert_og_ok(lance_kix_seg_open_bytes(&g, out.data, out.len));
     assert_int_equal(lance_kix_seg_find_tree(g, "k>p"), 0);
@@ -525,6 +526,37 @@ static void test_compaction_builds_missing_indexes(void **state)
     lance_dataset_free(ds);
 }
 
+/* A branch reads the segments it inherited (under the main table's directory) and writes
+ * its own under the branch's: no segment is reported missing, and lookups equal scans. */
+static void test_branch_segments(void **state)
+{
+    fixture *f = *state;
+    create(f, "id;src>dst;dst>src");
+    append(f, 0, 300, 0);
+    lance_branch br;
+    assert_og_ok(lance_branch_create(f->s, ROOT, "b1", NULL, latest(f), &br));
+    uint64_t before = lance_kix_damaged();
+    lance_dataset *ds = NULL;
+    assert_og_ok(lance_branch_open(&ds, f->s, ROOT, "b1", 0, NULL, LANCE_ACCESS_WRITE));
+    lance_kix_stats st;
+    check_version(f, ds, &st);
+    assert_int_equal(lance_kix_damaged(), before);
+    assert_true(st.fragments_indexed >= 1);
+    /* a write on the branch: its own segment */
+    arrow_batch *b = rows(&f->schema, 300, 100, 0);
+    lance_staged *stg = NULL;
+    lance_dataset *nd = NULL;
+    assert_og_ok(lance_stage_append(&stg, ds, &b, 1, NULL));
+    assert_og_ok(lance_staged_commit(stg, &nd, NULL));
+    lance_staged_free(stg);
+    arrow_batch_free(b);
+    check_version(f, nd, &st);
+    assert_int_equal(lance_kix_damaged(), before);
+    assert_int_equal(st.fragments_scanned, 0);
+    lance_dataset_free(nd);
+    lance_dataset_free(ds);
+}
+
 /* Cleanup keeps exactly the segments retained versions name, and lookups still agree. */
 static void test_cleanup_keeps_named_segments(void **state)
 {
@@ -565,6 +597,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_segments_fall_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cleanup_keeps_named_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_builds_missing_indexes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_branch_segments, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
