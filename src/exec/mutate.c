@@ -12,11 +12,13 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/ulid.h"
+#include "lance/keyindex.h"
 
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* ---- a map from id bytes (borrowed) to a value -------------------------------------------- */
@@ -243,6 +245,150 @@ static int type_load(mctx *m, int ti, mtype **out)
         if ((rc = push_row(mt, b, i, ROW_BASE, 1))) return rc;
     }
     return 0;
+}
+
+static const lang_value *key_value(int scalar, const lang_value *v, lang_value *tmp);
+static int expr_value(const mctx *m, const lang_ir_expr *e, lang_value *tmp,
+                      const lang_value **out);
+
+/* Add the committed rows of type ti at these addresses of its table (any order) to the view:
+ * every column, read only around those rows. Ids already in the view are left as they are
+ * (a pending row supersedes its committed one; a row loaded before stays). */
+static int view_add_committed(mctx *m, mtype *mt, const lance_dataset *ds, const uint64_t *addrs,
+                              size_t n)
+{
+    if (!n) return 0;
+    size_t nf = mt->schema.n_fields;
+    arrow_array **cols = core_calloc(nf, sizeof *cols);
+    arrow_batch *b = NULL;
+    int rc = cols ? 0 : core_err_nomem();
+    for (size_t c = 0; rc == 0 && c < nf; c++)
+        rc = lance_dataset_take_column(&cols[c], ds, mt->schema.fields[c].name, addrs, n);
+    if (rc == 0) rc = arrow_batch_new(&b, &mt->schema, cols, nf);
+    for (size_t c = 0; cols && c < nf; c++) arrow_array_free(cols[c]);
+    core_free(cols);
+    if (rc) return rc;
+    if ((rc = own_batch(m, b))) return rc;
+    for (int64_t i = 0; rc == 0 && i < b->num_rows; i++) {
+        size_t len;
+        const uint8_t *id = arrow_array_get_bytes(b->columns[0], i, &len);
+        ment *e = idmap_find(&mt->ids, id, len);
+        if (e) {
+            mt->rows[e->v].committed = 1;
+            continue;
+        }
+        rc = push_row(mt, b, i, ROW_BASE, 1);
+    }
+    return rc;
+}
+
+typedef struct addrs {
+    uint64_t *a;
+    size_t n, cap;
+} addrs;
+
+static int on_addr(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
+{
+    addrs *l = arg;
+    (void)key;
+    (void)pay;
+    (void)plen;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 16;
+        uint64_t *na = core_realloc(l->a, nc * sizeof *na);
+        if (!na) return core_err_nomem();
+        l->a = na;
+        l->cap = nc;
+    }
+    l->a[l->n++] = addr;
+    return 0;
+}
+
+/* Bring into the view the committed rows of type ti whose `column` (id, or src/dst of an
+ * edge) is one of keys[0..n), found through the table's key index: what a mutation whose
+ * where names a key, or a node delete's cascade, needs, instead of the whole table. A type
+ * already loaded whole needs nothing. */
+static int type_load_keys(mctx *m, int ti, const char *column, char *const *keys, size_t n)
+{
+    mtype *mt = NULL;
+    int rc = type_use(m, ti, &mt);
+    if (rc || mt->loaded || !n) return rc;
+    char alias[512];
+    if ((rc = graph_table_alias(alias, sizeof alias, mt->t->kind, mt->t->name))) return rc;
+    const graph_table *gt = graph_snapshot_table(m->snap, alias);
+    if (!gt) return 0;
+    if (m->reads && (rc = graph_probes_add(m->reads, alias))) return rc; /* decides the plan */
+    lance_dataset *ds = NULL;
+    rc = graph_table_open(&ds, m->s, gt, LANCE_ACCESS_READ);
+    const uint8_t **k = rc ? NULL : core_malloc(n * sizeof *k);
+    size_t *l = rc ? NULL : core_malloc(n * sizeof *l);
+    if (rc == 0 && (!k || !l)) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        k[i] = (const uint8_t *)keys[i];
+        l[i] = strlen(keys[i]);
+    }
+    addrs found = {0};
+    if (rc == 0) rc = lance_kix_lookup(ds, column, NULL, k, l, n, on_addr, &found, NULL);
+    if (rc == 0) rc = view_add_committed(m, mt, ds, found.a, found.n);
+    if (rc) core_err_prefix("reading %s", alias);
+    core_free(found.a);
+    core_free(k);
+    core_free(l);
+    lance_dataset_free(ds);
+    return rc;
+}
+
+/* The id a where `id = v` or `<single key> = v` selects (owned; NULL when the where is not of
+ * that form, or its value cannot name a row). */
+static int where_key_id(const mctx *m, const lang_typedef *t, const lang_ir_op *op, char **out)
+{
+    *out = NULL;
+    if (op->n_preds != 1) return 0;
+    const lang_ir_pred *p = &op->preds[0];
+    if (p->op != GQ_OP_EQ) return 0;
+    int is_id = p->lhs.kind == LANG_IR_X_ID;
+    int is_key = t->kind == LANG_NODE && p->lhs.kind == LANG_IR_X_PROP && t->n_key == 1 &&
+                 p->lhs.prop == t->key[0];
+    if (!is_id && !is_key) return 0;
+    lang_value tmp, ktmp;
+    const lang_value *v = NULL;
+    int rc = expr_value(m, &p->rhs, &tmp, &v);
+    if (rc || v->kind == LANG_V_NULL) return rc;
+    if (is_id) {
+        if (v->kind != LANG_V_STRING || !v->s) return 0;
+        return (*out = core_strdup(v->s)) ? 0 : core_err_nomem();
+    }
+    v = key_value(t->props[t->key[0]].type.scalar, v, &ktmp);
+    if (lang_key_id(out, t, v) != 0) {
+        og_error_clear(); /* not a key value: the where is evaluated over the whole table */
+        *out = NULL;
+    }
+    return 0;
+}
+
+static _Atomic int partial_loads = 1;
+
+void exec_mutate_set_partial_loads(int on)
+{
+    partial_loads = on;
+}
+
+/* Load what an update/delete's where needs: the rows of one key, or the whole type. */
+static int type_load_for(mctx *m, const lang_ir_op *op, mtype **out)
+{
+    mtype *mt = NULL;
+    int rc = type_use(m, op->type, &mt);
+    if (rc) return rc;
+    *out = mt;
+    char *id = NULL;
+    if (!partial_loads) return type_load(m, op->type, out);
+    if (!mt->loaded && (rc = where_key_id(m, mt->t, op, &id)) == 0 && id) {
+        rc = type_load_keys(m, op->type, GRAPH_COL_ID, &id, 1);
+        core_free(id);
+        return rc;
+    }
+    core_free(id);
+    return rc ? rc : type_load(m, op->type, out);
 }
 
 /* ---- values ------------------------------------------------------------------------------- */
@@ -664,7 +810,7 @@ static int match_rows(const mctx *m, const mtype *mt, const lang_ir_op *op, size
 static int op_update(mctx *m, const lang_ir_op *op)
 {
     mtype *mt = NULL;
-    int rc = type_load(m, op->type, &mt);
+    int rc = type_load_for(m, op, &mt);
     if (rc) return rc;
     const lang_typedef *t = mt->t;
     if (t->kind != LANG_NODE)
@@ -744,7 +890,7 @@ static int remove_row(mtype *mt, size_t r)
 static int op_delete(mctx *m, const lang_ir_op *op)
 {
     mtype *mt = NULL;
-    int rc = type_load(m, op->type, &mt);
+    int rc = type_load_for(m, op, &mt);
     if (rc) return rc;
     size_t *hit = NULL, n_hit = 0;
     if ((rc = match_rows(m, mt, op, &hit, &n_hit)) || !n_hit) {
@@ -754,11 +900,18 @@ static int op_delete(mctx *m, const lang_ir_op *op)
     int ti = op->type;
     int is_node = mt->t->kind == LANG_NODE;
     idmap gone = {0};
+    char **gone_ids = is_node ? core_calloc(n_hit, sizeof *gone_ids) : NULL;
+    if (is_node && !gone_ids) rc = core_err_nomem();
     for (size_t h = 0; !rc && h < n_hit; h++) {
         if (is_node) {
             size_t n;
             const uint8_t *id = row_id(&mt->rows[hit[h]], &n);
             rc = idmap_put(&gone, id, n, 0);
+            if (!rc && !(gone_ids[h] = core_malloc(n + 1))) rc = core_err_nomem();
+            if (!rc) {
+                memcpy(gone_ids[h], id, n);
+                gone_ids[h][n] = '\0';
+            }
         }
         if (!rc) rc = remove_row(mt, hit[h]);
     }
@@ -770,7 +923,13 @@ static int op_delete(mctx *m, const lang_ir_op *op)
         const lang_typedef *e = &m->cat->types[et];
         if (e->kind != LANG_EDGE || (e->from != ti && e->to != ti)) continue;
         mtype *emt;
-        if ((rc = type_load(m, (int)et, &emt))) break;
+        /* the committed edges of the removed nodes, through the edge table's src/dst indexes */
+        if (!partial_loads && (rc = type_load(m, (int)et, &emt))) break;
+        if (e->from == ti && (rc = type_load_keys(m, (int)et, GRAPH_COL_SRC, gone_ids, n_hit)))
+            break;
+        if (e->to == ti && (rc = type_load_keys(m, (int)et, GRAPH_COL_DST, gone_ids, n_hit)))
+            break;
+        if ((rc = type_use(m, (int)et, &emt))) break;
         for (size_t r = 0; !rc && r < emt->n; r++) {
             vrow *v = &emt->rows[r];
             if (v->state == ROW_GONE) continue;
@@ -787,6 +946,8 @@ static int op_delete(mctx *m, const lang_ir_op *op)
         }
     }
     idmap_free(&gone);
+    for (size_t h = 0; gone_ids && h < n_hit; h++) core_free(gone_ids[h]);
+    core_free(gone_ids);
     return rc;
 }
 

@@ -14,7 +14,7 @@
  *               fragment's data file paths),
  *               varint n_trees, per tree: varint name_len, name, varint entries, varint depth,
  *               varint root_off, varint root_len, varint leaf_start, varint leaf_end
- *   trailer   = u64 dir_off, u32 dir_len, u32 version 1, u64 xxh3(first 16 bytes), "OGKIXEND"
+ *   trailer   = u64 dir_off, u32 dir_len, u32 version 2, u64 xxh3(first 16 bytes), "OGKIXEND"
  * A tree's leaves are contiguous in key order, children precede their parent, so a reader
  * walks leaves forward from the one the descent found and no block can point at itself. */
 #include "lance/keyindex.h"
@@ -41,6 +41,7 @@
 #define KIX_TAIL_READ 4096
 #define KIX_MAX_DEPTH 12
 #define KIX_CACHE 8
+#define KIX_VERSION 2 /* 2: slots carry their data files' hash */
 #define KIX_DIR_KIND 3
 #define KIX_ZSTD 0x80
 #define KIX_BLOCK_MAX (64u << 20) /* bound on a decompressed block (a leaf of huge keys) */
@@ -620,7 +621,7 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
         uint64_t dlen = out->len - dir_off;
         for (int k = 0; k < 8; k++) tr[k] = (uint8_t)(dir_off >> (8 * k));
         for (int k = 0; k < 4; k++) tr[8 + k] = (uint8_t)(dlen >> (8 * k));
-        tr[12] = 1, tr[13] = tr[14] = tr[15] = 0;
+        tr[12] = KIX_VERSION, tr[13] = tr[14] = tr[15] = 0;
         rc = core_buf_append(out, tr, 16);
     }
     if (rc == 0) rc = core_buf_append_u64le(out, core_hash64(tr, 16, 0));
@@ -772,7 +773,7 @@ static int seg_init(lance_kix_seg *g, const uint8_t *tail, size_t tail_len, uint
     if (core_hash64(tr, 16, 0) != rd_u64(tr + 16)) return corrupt(g, "the trailer fails its checksum");
     uint64_t dir_off = rd_u64(tr);
     uint32_t dir_len = rd_u32(tr + 8);
-    if (rd_u32(tr + 12) != 1) return corrupt(g, "unknown version");
+    if (rd_u32(tr + 12) != KIX_VERSION) return corrupt(g, "unknown format version");
     /* (no sum may wrap: dir_len is bounded by the file before the offset is compared) */
     if (dir_len < 12 || dir_len > g->size - KIX_TRAILER - 8 ||
         dir_off != g->size - KIX_TRAILER - dir_len)
@@ -1280,11 +1281,26 @@ static int seg_open_ds(lance_kix_seg **out, const lance_dataset *ds, const seg_r
     return rc;
 }
 
+/* Segments already reported by this process (a damaged one is skipped by every lookup; one
+ * warning each is enough). */
+static _Atomic uint64_t warned[64];
+
 static void damaged(const lance_dataset *ds, const char *name)
 {
     atomic_fetch_add(&kix_damaged_count, 1);
+    uint64_t h = core_hash64(name, strlen(name), 0) | 1;
+    for (size_t i = 0; i < sizeof warned / sizeof *warned; i++) {
+        uint64_t cur = atomic_load(&warned[i]);
+        if (cur == h) return;
+        if (cur == 0) {
+            uint64_t zero = 0;
+            if (atomic_compare_exchange_strong(&warned[i], &zero, h)) break;
+            if (zero == h) return;
+        }
+    }
     core_log(CORE_LOG_WARN, "table '%s': key index segment %s is missing or damaged (%s); "
-             "reading its fragments instead", ds->root, name, og_error_last()->message);
+             "reading its fragments instead ('omnigraph optimize' rebuilds what is missing)",
+             ds->root, name, og_error_last()->message);
 }
 
 int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *payload,

@@ -17,6 +17,7 @@
 #include "store/store.h"
 #include "write/write.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char SCHEMA[] = "node Person {\n"
@@ -266,10 +267,156 @@ static void test_subset_equals_whole_tables(void **state)
     for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) run_seed(seeds[i]);
 }
 
+/* ---- mutations: the rows a key selects vs whole tables ------------------------------------ */
+
+static int try_mutate(write_graph *g, const char *gq, exec_mutate_result *res)
+{
+    core_arena a;
+    core_arena_init(&a, 0);
+    lang_diags d;
+    lang_diags_init(&d, &a);
+    lang_query_set *qs = NULL;
+    if (lang_query_set_build(&qs, g->catalog, gq, strlen(gq), "m.gq", &d))
+        fail_msg("mutation does not check: %s\n%s", og_error_last()->message, gq);
+    exec_params *p = NULL;
+    assert_og_ok(exec_params_from_json(&p, &qs->queries[0], NULL));
+    memset(res, 0, sizeof *res);
+    int rc = exec_mutate_run(res, g, &qs->queries[0], p, NULL);
+    exec_params_free(p);
+    lang_query_set_free(qs);
+    core_arena_free(&a);
+    return rc;
+}
+
+/* Every row of every table, sorted (whole-table reads). */
+static char *dump(write_graph *g)
+{
+    static const char *const qs[] = {
+        "query q() { match { $a: Person } return { $a.name, $a.age, $a.team } order { $a.name } }",
+        "query q() { match { $a: Person  $a knows $b } return { $a.name, $b.name, count($b) as n } "
+        "order { $a.name, $b.name } }",
+        "query q() { match { $a: Person  $a livesIn $c } return { $a.name, $c.name } order { $a.name } }",
+    };
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    fixture tmp = {.wg = g};
+    core_buf b = CORE_BUF_INIT;
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+        exec_cache_stats st;
+        char *r = run(&tmp, snap, qs[i], 0, &st, NULL);
+        assert_og_ok(core_buf_append_str(&b, r));
+        core_free(r);
+    }
+    graph_snapshot_free(snap);
+    char *out = core_strdup(b.data ? (const char *)b.data : "");
+    core_buf_free(&b);
+    return out;
+}
+
+static void test_mutations_by_key_equal_whole_tables(void **state)
+{
+    (void)state;
+    fixture *f = calloc(1, sizeof *f);
+    f->rnd = 99;
+    f->n_people = 120;
+    test_mkdtemp(f->dir, sizeof f->dir, "mkey");
+    store *s = NULL;
+    assert_og_ok(store_local_open(&s, f->dir));
+    write_init_result ir;
+    assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
+    assert_og_ok(write_graph_open(&f->wg, s, f->dir, NULL));
+    core_buf b = CORE_BUF_INIT;
+    for (unsigned i = 0; i < f->n_people; i++)
+        assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":%u}}\n",
+                                     i, i % 50));
+    for (unsigned i = 0; i < 4; i++)
+        assert_og_ok(core_buf_printf(&b, "{\"type\":\"City\",\"data\":{\"name\":\"c%u\"}}\n", i));
+    for (unsigned i = 0; i < 4 * f->n_people; i++)
+        assert_og_ok(core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\"}\n",
+                                     (unsigned)(rnd(f) % f->n_people), (unsigned)(rnd(f) % f->n_people)));
+    for (unsigned i = 0; i < f->n_people; i++)
+        assert_og_ok(core_buf_printf(&b, "{\"edge\":\"LivesIn\",\"from\":\"p%u\",\"to\":\"c%u\"}\n",
+                                     i, i % 4));
+    load(f, (const char *)b.data, b.len, EXEC_LOAD_APPEND);
+    core_buf_free(&b);
+    /* a twin of the graph, changed with whole-table reads */
+    char twin[300], cmd[700];
+    snprintf(twin, sizeof twin, "%s-twin", f->dir);
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", f->dir, twin);
+    assert_int_equal(system(cmd), 0);
+    store *s2 = NULL;
+    write_graph *g2 = NULL;
+    assert_og_ok(store_local_open(&s2, twin));
+    assert_og_ok(write_graph_open(&g2, s2, twin, NULL));
+    char gq[512];
+    unsigned changed = 0, refused = 0;
+    for (int step = 0; step < 60; step++) {
+        unsigned a = (unsigned)(rnd(f) % (f->n_people + 5)), c = (unsigned)(rnd(f) % f->n_people);
+        switch (rnd(f) % 6) {
+        case 0:
+        case 1:
+            snprintf(gq, sizeof gq, "query m() { update Person set { age: %u, team: \"t%u\" } "
+                     "where name = \"p%u\" }", step, step % 3, a);
+            break;
+        case 2:
+            snprintf(gq, sizeof gq, "query m() { delete Person where name = \"p%u\" }", a);
+            break;
+        case 3:
+            snprintf(gq, sizeof gq, "query m() { insert Knows { from: \"p%u\", to: \"p%u\" } }", a, c);
+            break;
+        case 4:
+            snprintf(gq, sizeof gq, "query m() { insert Person { name: \"p%u\", age: 1 } }", a);
+            break;
+        default:
+            snprintf(gq, sizeof gq, "query m() { update Person set { age: 2 } where id = \"p%u\" }", a);
+            break;
+        }
+        exec_mutate_result r1, r2;
+        exec_mutate_set_partial_loads(1);
+        int rc1 = try_mutate(f->wg, gq, &r1);
+        char msg1[256];
+        snprintf(msg1, sizeof msg1, "%s", rc1 ? og_error_last()->message : "");
+        exec_mutate_set_partial_loads(0);
+        int rc2 = try_mutate(g2, gq, &r2);
+        exec_mutate_set_partial_loads(1);
+        if (rc1 != rc2)
+            fail_msg("%s\nby key: %d (%s), whole: %d (%s)", gq, rc1, msg1, rc2,
+                     rc2 ? og_error_last()->message : "");
+        if (rc1) {
+            refused++;
+            og_error_clear();
+            continue;
+        }
+        assert_int_equal(r1.nodes_updated, r2.nodes_updated);
+        assert_int_equal(r1.nodes_deleted, r2.nodes_deleted);
+        assert_int_equal(r1.edges_deleted, r2.edges_deleted);
+        assert_int_equal(r1.nodes_inserted, r2.nodes_inserted);
+        changed += r1.write.committed;
+        if (step % 10 == 9) {
+            char *d1 = dump(f->wg), *d2 = dump(g2);
+            if (strcmp(d1, d2)) fail_msg("graphs differ after step %d (%s)", step, gq);
+            core_free(d1);
+            core_free(d2);
+        }
+    }
+    char *d1 = dump(f->wg), *d2 = dump(g2);
+    assert_string_equal(d1, d2);
+    core_free(d1);
+    core_free(d2);
+    print_message("mutations by key: %u committed, %u refused, graphs equal\n", changed, refused);
+    assert_true(changed > 30);
+    write_graph_close(g2);
+    write_graph_close(f->wg);
+    test_rmrf(twin);
+    test_rmrf(f->dir);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_subset_equals_whole_tables),
+        cmocka_unit_test(test_mutations_by_key_equal_whole_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
