@@ -2,7 +2,8 @@
  * equality) touches only the nodes and edges its expansions can reach, so instead of loading
  * whole id columns and building adjacency over every edge, it runs on tables holding exactly
  * those rows, found through the tables' key indexes (lance/keyindex.h):
- *   - a node scan looks its id up in the node table's id index;
+ *   - a node scan looks its id up in the node table's id index (or its value up in the index
+ *     of a String @unique / @index property);
  *   - an expansion walks its hops through the edge table's src>dst / dst>src indexes, and the
  *     nodes it reaches through the id index of their table.
  * Up to the expansion's last hop, the subset holds every node the walk reaches and every edge
@@ -305,11 +306,64 @@ static int anchor_id(const lang_typedef *td, const lang_ir_op *op, const exec_pa
     return 0;
 }
 
+typedef struct value_hits {
+    sset *s;
+    strs *cand;
+} value_hits;
+
+static int on_value(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
+{
+    value_hits *h = arg;
+    (void)key;
+    if (!pay) return 0;
+    char *id = core_malloc(plen + 1);
+    if (!id) return core_err_nomem();
+    memcpy(id, pay, plen);
+    id[plen] = '\0';
+    srow r = {id, NULL, NULL, addr, scan_pos(h->s->ds, addr)};
+    int rc = sset_add(h->s, &r);
+    if (rc == 0) rc = strs_push(h->cand, id, plen);
+    core_free(id);
+    return rc;
+}
+
+/* A node scan anchored on a String property with a key index (@unique or @index, declared
+ * "prop>id"): the rows holding the value. 1 when the scan has no such equality. */
+static int op_scan_indexed(subset *sb, const lang_ir_op *op, const exec_params *p)
+{
+    const lang_typedef *td = &sb->cat->types[op->type];
+    sset *s;
+    int rc = type_set(sb, op->type, &s);
+    if (rc) return rc;
+    for (size_t i = 0; s->ds && i < op->n_preds; i++) {
+        const lang_ir_pred *pr = &op->preds[i];
+        if (pr->op != GQ_OP_EQ || pr->lhs.kind != LANG_IR_X_PROP || pr->lhs.prop < 0 ||
+            (size_t)pr->lhs.prop >= td->n_props)
+            continue;
+        const lang_value *v = NULL;
+        if (pr->rhs.kind == LANG_IR_X_LITERAL) v = &pr->rhs.lit;
+        else if (pr->rhs.kind == LANG_IR_X_PARAM && p && pr->rhs.param >= 0 &&
+                 (size_t)pr->rhs.param < p->n)
+            v = &p->vals[pr->rhs.param];
+        if (!v || (v->kind != LANG_V_STRING && v->kind != LANG_V_NULL)) continue;
+        const char *col = td->props[pr->lhs.prop].name;
+        if (!lance_kix_declared(s->ds, col, GRAPH_COL_ID)) continue;
+        strs_clear(&sb->cand[op->slot]);
+        if (v->kind == LANG_V_NULL || !v->s) return 0; /* matches nothing */
+        const uint8_t *k = (const uint8_t *)v->s;
+        size_t l = strlen(v->s);
+        value_hits h = {s, &sb->cand[op->slot]};
+        return lance_kix_lookup(s->ds, col, GRAPH_COL_ID, &k, &l, 1, on_value, &h, NULL);
+    }
+    return 1;
+}
+
 static int op_scan(subset *sb, const lang_ir_op *op, const exec_params *p)
 {
     char *id = NULL;
     int rc = anchor_id(&sb->cat->types[op->type], op, p, &id);
-    if (rc <= 0) return rc ? rc : 1; /* 1: not anchored, the whole table is needed */
+    if (rc == 0) return op_scan_indexed(sb, op, p);
+    if (rc < 0) return rc;
     strs_clear(&sb->cand[op->slot]);
     if (!id) return 0;
     rc = add_nodes(sb, op->type, &id, 1, &sb->cand[op->slot]);
@@ -408,7 +462,7 @@ static int utf8_array(arrow_array **out, const srow *r, size_t n, int which)
 /* The subset table of one set (rows in scan order). */
 static int make_table(exec_table **out, sset *s, int kind)
 {
-    qsort(s->r, s->n, sizeof *s->r, srow_cmp);
+    if (s->n > 1) qsort(s->r, s->n, sizeof *s->r, srow_cmp);
     arrow_array *id = NULL, *src = NULL, *dst = NULL;
     uint64_t *addrs = core_malloc((s->n ? s->n : 1) * sizeof *addrs);
     int rc = addrs ? 0 : core_err_nomem();

@@ -455,7 +455,8 @@ static int scan_candidates(xctx *x, const lang_ir_op *op, int64_t **out, size_t 
             n_terms++;
         }
     int rc = 0;
-    if (n_terms && cold) {
+    /* (a subset table's rows are few: its predicates are evaluated in memory below) */
+    if (n_terms && cold && !sl->t->addrs) {
         lance_filter f = {terms, n_terms};
         lance_scan_options o = LANCE_SCAN_OPTIONS_INIT;
         static const char *const idcol[] = {GRAPH_COL_ID};

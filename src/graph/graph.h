@@ -64,12 +64,16 @@ int graph_table_alias(char *out, size_t cap, int kind, const char *type_name);
  * no zone), Blob -> Binary, [T] -> List<T>, Vector(d) -> FixedSizeList<Float32, d>. A property
  * is nullable iff its type is. */
 int graph_type_schema(arrow_schema *out, const lang_typedef *t);
+/* The key indexes (lance/keyindex.h) a type's table keeps, into buf: nodes "id"; edges "id"
+ * carrying "src", "src" carrying "dst" and "dst" carrying "src" (adjacency both ways); and
+ * for each String or enum property under a one-column @unique or (btree) @index, "prop"
+ * carrying "id" (at most LANCE_KIX_MAX_DECLS in all). */
+#define GRAPH_KIX_DECL_MAX 1024
+int graph_type_key_indexes(char *buf, size_t cap, const lang_typedef *t);
 /* Options for creating a type's empty table (primary key "id", stable row ids on, the key
- * indexes of graph_type_key_indexes). */
-void graph_type_create_options(lance_create_options *out, int kind);
-/* The key indexes (lance/keyindex.h) a table of this kind keeps: nodes "id"; edges "id"
- * carrying "src", "src" carrying "dst" and "dst" carrying "src" (adjacency both ways). */
-const char *graph_type_key_indexes(int kind);
+ * indexes of graph_type_key_indexes written into kix, which must outlive the options). */
+int graph_type_create_options(lance_create_options *out, const lang_typedef *t,
+                              char kix[GRAPH_KIX_DECL_MAX]);
 
 /* ---- Accepted schema contract ------------------------------------------------------------ */
 

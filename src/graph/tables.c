@@ -2,6 +2,7 @@
  * manifest, the Arrow schema of its rows (id, [src, dst,] properties) and the options its empty
  * table is created with. Pure functions over the catalog: no storage. */
 #include "graph/graph.h"
+#include "lance/keyindex.h"
 
 #include "core/error.h"
 
@@ -122,19 +123,53 @@ int graph_type_schema(arrow_schema *out, const lang_typedef *t)
 
 static const char *const id_key[] = {GRAPH_COL_ID};
 
-const char *graph_type_key_indexes(int kind)
+int graph_type_key_indexes(char *buf, size_t cap, const lang_typedef *t)
 {
-    if (kind != LANG_EDGE) return GRAPH_COL_ID;
-    return GRAPH_COL_ID ">" GRAPH_COL_SRC ";" GRAPH_COL_SRC ">" GRAPH_COL_DST ";" GRAPH_COL_DST
-                        ">" GRAPH_COL_SRC;
+    size_t used = 0;
+    int n = snprintf(buf, cap, "%s", t->kind == LANG_EDGE
+                                         ? GRAPH_COL_ID ">" GRAPH_COL_SRC ";" GRAPH_COL_SRC ">"
+                                           GRAPH_COL_DST ";" GRAPH_COL_DST ">" GRAPH_COL_SRC
+                                         : GRAPH_COL_ID);
+    if (n < 0 || (size_t)n >= cap) return core_err(OG_E_INTERNAL, "key index declaration too long");
+    used = (size_t)n;
+    int decls = t->kind == LANG_EDGE ? 3 : 1;
+    /* a String (or enum) property under @unique or @index: value -> rows, carrying the id */
+    for (size_t i = 0; i < t->n_cons && decls < LANCE_KIX_MAX_DECLS; i++) {
+        const lang_constraint *c = &t->cons[i];
+        if ((c->kind != LANG_CON_UNIQUE && c->kind != LANG_CON_INDEX) || c->n_cols != 1 ||
+            c->cols[0] < 0 || (size_t)c->cols[0] >= t->n_props)
+            continue;
+        /* (a String @index is an equality index here; the reference's full-text search is
+         * not built) */
+        if (c->kind == LANG_CON_INDEX && c->index_kind == LANG_INDEX_VECTOR) continue;
+        const lang_prop *p = &t->props[c->cols[0]];
+        int text = (p->type.kind == LANG_TY_SCALAR && p->type.scalar == LANG_S_STRING) ||
+                   p->type.kind == LANG_TY_ENUM;
+        if (!text || p->is_key) continue;
+        char one[160];
+        snprintf(one, sizeof one, ";%s>" GRAPH_COL_ID, p->name);
+        if (strstr(buf, one)) continue; /* @unique and @index on the same property */
+        n = snprintf(buf + used, cap - used, "%s", one);
+        if (n < 0 || (size_t)n >= cap - used || lance_kix_decl_check(buf) != 0) {
+            buf[used] = '\0'; /* a name the declaration cannot hold: left unindexed */
+            og_error_clear();
+            continue;
+        }
+        used += (size_t)n;
+        decls++;
+    }
+    return 0;
 }
 
-void graph_type_create_options(lance_create_options *out, int kind)
+int graph_type_create_options(lance_create_options *out, const lang_typedef *t,
+                              char kix[GRAPH_KIX_DECL_MAX])
 {
     lance_create_options o = LANCE_CREATE_OPTIONS_INIT;
     o.stable_row_ids = true;
     o.primary_key = id_key;
     o.n_primary_key = 1;
-    o.key_indexes = graph_type_key_indexes(kind);
+    int rc = graph_type_key_indexes(kix, GRAPH_KIX_DECL_MAX, t);
+    o.key_indexes = rc ? NULL : kix;
     *out = o;
+    return rc;
 }

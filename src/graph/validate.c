@@ -727,6 +727,116 @@ static void con_name(const lang_typedef *t, const lang_constraint *con, char *bu
     if (!con->n_cols) buf[0] = '\0';
 }
 
+/* Hits of a lookup, kept: key index, row address, and a copy of the payload. */
+typedef struct hitlist {
+    size_t *key;
+    uint64_t *addr;
+    char **pay;
+    size_t n, cap;
+} hitlist;
+
+static void hitlist_free(hitlist *h)
+{
+    for (size_t i = 0; i < h->n; i++) core_free(h->pay[i]);
+    core_free(h->key);
+    core_free(h->addr);
+    core_free(h->pay);
+    memset(h, 0, sizeof *h);
+}
+
+static int on_keep(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
+{
+    hitlist *h = arg;
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 16;
+        size_t *k = core_realloc(h->key, nc * sizeof *k);
+        if (k) h->key = k;
+        uint64_t *a = core_realloc(h->addr, nc * sizeof *a);
+        if (a) h->addr = a;
+        char **p = core_realloc(h->pay, nc * sizeof *p);
+        if (p) h->pay = p;
+        if (!k || !a || !p) return core_err_nomem();
+        h->cap = nc;
+    }
+    char *copy = NULL;
+    if (pay) {
+        if (!(copy = core_malloc(plen + 1))) return core_err_nomem();
+        memcpy(copy, pay, plen);
+        copy[plen] = '\0';
+    }
+    h->key[h->n] = key;
+    h->addr[h->n] = addr;
+    h->pay[h->n++] = copy;
+    return 0;
+}
+
+/* @unique over one text column through the committed table's key index on it (declared
+ * "col>id"): *done = 1 when the index answered (0: no such index, the caller reads the
+ * table). The first input row (in input order) whose value a committed row of another id
+ * holds is the conflict. */
+static int unique_by_index(vctx *v, const graph_change *ch, const lang_constraint *con,
+                           size_t col, const char *cname, int *done)
+{
+    *done = 0;
+    const lang_typedef *t = &v->cat->types[ch->type_index];
+    const char *name = ch->rows->schema.fields[col].name;
+    const lance_dataset *ds;
+    lance_dataset *owned;
+    int rc = open_committed(v, ch->type_index, &ds, &owned);
+    if (rc || !ds) {
+        *done = !rc; /* nothing committed: nothing to collide with */
+        return rc;
+    }
+    if (!lance_kix_declared(ds, name, GRAPH_COL_ID)) {
+        lance_dataset_free(owned);
+        return 0;
+    }
+    *done = 1;
+    const arrow_array *a = ch->rows->columns[col];
+    size_t n = (size_t)a->length, nk = 0;
+    const uint8_t **k = core_malloc((n ? n : 1) * sizeof *k);
+    size_t *l = core_malloc((n ? n : 1) * sizeof *l), *row = core_malloc((n ? n : 1) * sizeof *row);
+    hitlist hits = {0};
+    rc = k && l && row ? 0 : core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!arrow_array_is_valid(a, (int64_t)i)) continue;
+        k[nk] = arrow_array_get_bytes(a, (int64_t)i, &l[nk]);
+        row[nk++] = i;
+    }
+    lance_kix_stats ks;
+    if (rc == 0) rc = lance_kix_lookup(ds, name, GRAPH_COL_ID, k, l, nk, on_keep, &hits, &ks);
+    if (rc == 0) {
+        v->st->index_lookups++;
+        v->st->rows_scanned += ks.rows_scanned;
+    }
+    size_t best = SIZE_MAX;
+    const char *best_id = NULL;
+    const hmap *in = &v->input[ch->type_index];
+    for (size_t h = 0; rc == 0 && h < hits.n; h++) {
+        const char *cid = hits.pay[h];
+        if (!cid || hmap_find(in, cid, strlen(cid))) continue; /* replaced by this change */
+        if (row[hits.key[h]] < best) {
+            best = row[hits.key[h]];
+            best_id = cid;
+        }
+    }
+    if (rc == 0 && best_id) {
+        char val[96];
+        fmt_cell(a, (int64_t)best, val, sizeof val);
+        rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, (int64_t)best),
+                     "%s: @unique(%s) violated: value %s is already used by id \"%.60s\"",
+                     t->name, cname, val, best_id);
+    }
+    (void)con;
+    hitlist_free(&hits);
+    core_free(k);
+    core_free(l);
+    core_free(row);
+    lance_dataset_free(owned);
+    if (rc && rc != OG_E_KEY_CONFLICT) core_err_prefix("validating against %s", t->name);
+    return rc;
+}
+
 static int check_unique_con(vctx *v, const graph_change *ch, const lang_constraint *con)
 {
     const lang_typedef *t = &v->cat->types[ch->type_index];
@@ -757,8 +867,14 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
                      "(lines %" PRIu64 " and %" PRIu64 ")", t->name, cname, val,
                      con->n_cols > 1 ? ", ..." : "", row_line(ch, e->v), row_line(ch, i));
     }
-    /* REPLACE: the committed rows are gone after the change, so they cannot collide. */
-    if (!rc && m.n && ch->mode != GRAPH_CHANGE_REPLACE) {
+    /* REPLACE: the committed rows are gone after the change, so they cannot collide. A
+     * one-column text constraint with a key index (value -> id) asks it for the input's
+     * values; any other reads the committed columns. */
+    int by_index = 0;
+    if (!rc && m.n && ch->mode != GRAPH_CHANGE_REPLACE && con->n_cols == 1 &&
+        b->schema.fields[cols[0]].type.id == ARROW_UTF8)
+        rc = unique_by_index(v, ch, con, cols[0], cname, &by_index);
+    if (!rc && m.n && ch->mode != GRAPH_CHANGE_REPLACE && !by_index) {
         const char *names[17];
         names[0] = GRAPH_COL_ID;
         for (size_t k = 0; k < con->n_cols; k++) names[k + 1] = b->schema.fields[cols[k]].name;
@@ -899,49 +1015,6 @@ static int check_endpoints(vctx *v, const graph_change *ch)
     return 0;
 }
 
-/* Hits of a lookup, kept: key index, row address, and a copy of the payload. */
-typedef struct hitlist {
-    size_t *key;
-    uint64_t *addr;
-    char **pay;
-    size_t n, cap;
-} hitlist;
-
-static void hitlist_free(hitlist *h)
-{
-    for (size_t i = 0; i < h->n; i++) core_free(h->pay[i]);
-    core_free(h->key);
-    core_free(h->addr);
-    core_free(h->pay);
-    memset(h, 0, sizeof *h);
-}
-
-static int on_keep(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
-{
-    hitlist *h = arg;
-    if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 16;
-        size_t *k = core_realloc(h->key, nc * sizeof *k);
-        if (k) h->key = k;
-        uint64_t *a = core_realloc(h->addr, nc * sizeof *a);
-        if (a) h->addr = a;
-        char **p = core_realloc(h->pay, nc * sizeof *p);
-        if (p) h->pay = p;
-        if (!k || !a || !p) return core_err_nomem();
-        h->cap = nc;
-    }
-    char *copy = NULL;
-    if (pay) {
-        if (!(copy = core_malloc(plen + 1))) return core_err_nomem();
-        memcpy(copy, pay, plen);
-        copy[plen] = '\0';
-    }
-    h->key[h->n] = key;
-    h->addr[h->n] = addr;
-    h->pay[h->n++] = copy;
-    return 0;
-}
-
 static int cmp_addr(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -1064,7 +1137,7 @@ static int check_dangling(vctx *v, int nt)
                 rc = lookup_committed(v, (int)et, GRAPH_COL_ID, NULL, ek, el, ne, on_keep, &gone);
             core_free(ek);
             core_free(el);
-            if (rc == 0) qsort(gone.addr, gone.n, sizeof *gone.addr, cmp_addr);
+            if (rc == 0 && gone.n > 1) qsort(gone.addr, gone.n, sizeof *gone.addr, cmp_addr);
         }
         for (int side = 0; rc == 0 && side < 2; side++) {
             if ((side ? e->to : e->from) != nt) continue;

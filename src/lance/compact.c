@@ -1193,6 +1193,7 @@ int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_comp
 struct lance_compact_plan {
     lance_dataset *ds;             /* the snapshot planned on (owned) */
     lance_compact_options opt;
+    char *key_indexes;             /* opt.key_indexes, owned (the caller's may not live on) */
     lance_compact_report rep;
     compactor c;
     int committed;
@@ -1210,10 +1211,16 @@ int lance_compact_stage(lance_compact_plan **out, const lance_dataset *ds,
     lance_compact_plan *p = core_calloc(1, sizeof *p);
     if (!p) return core_err_nomem();
     p->opt = *opt;
-    int rc = snapshot_of(ds, ds->m, &p->ds);
+    int rc = 0;
+    if (opt->key_indexes) {
+        if (!(p->key_indexes = core_strdup(opt->key_indexes))) rc = core_err_nomem();
+        p->opt.key_indexes = p->key_indexes;
+    }
+    if (rc == 0) rc = snapshot_of(ds, ds->m, &p->ds);
     if (rc == 0) rc = compactor_init(&p->c, p->ds, &p->opt, &p->rep);
     if (rc) {
         lance_dataset_free(p->ds);
+        core_free(p->key_indexes);
         core_free(p);
         return rc;
     }
@@ -1258,6 +1265,7 @@ void lance_compact_plan_free(lance_compact_plan *p)
     if (!p) return;
     compactor_free(&p->c);
     lance_dataset_free(p->ds);
+    core_free(p->key_indexes);
     core_free(p);
 }
 

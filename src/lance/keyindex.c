@@ -1412,7 +1412,7 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
         }
         for (size_t k = 0; k < pb->n_fragments; k++) st->fragments_indexed += cv[k].seg == (long)i;
         /* by fragment, so each deletion file is read once */
-        qsort(sh.h, sh.n, sizeof *sh.h, hit_cmp);
+        if (sh.n > 1) qsort(sh.h, sh.n, sizeof *sh.h, hit_cmp);
         for (size_t h = 0; rc == 0 && h < sh.n; h++) {
             const hit *x = &sh.h[h];
             if (x->slot >= refs[i].n_frags) continue;

@@ -58,15 +58,15 @@ bool write_compact_due(const lance_dataset *ds)
 }
 
 /* The compaction options of an optimize effect: one exact commit with the effect's
- * identity, tiered for automatic maintenance. */
-static void compact_options(const write_effect *e, lance_compact_options *co)
+ * identity, tiered for automatic maintenance. kix: the type's key index declaration. */
+static void compact_options(const write_effect *e, const char *kix, lance_compact_options *co)
 {
     lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
     *co = def;
     if (e->tiered)
         write_tiered_compact_options(co);
     else /* an explicit optimize also builds the key indexes a table lacks */
-        co->key_indexes = graph_type_key_indexes(e->kind);
+        co->key_indexes = kix;
     co->version_runs_max = LANCE_VERSION_RUNS_MAX;
     co->uuid = e->uuid;
     co->max_groups_per_commit = 0; /* one commit: one exact effect */
@@ -86,14 +86,20 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
             wanted = strcmp(opt->tables[k], t->alias) == 0;
         if (!wanted)
             continue;
+        /* the declaration the type's schema asks for (NULL: a table of no catalog type) */
+        char kix[GRAPH_KIX_DECL_MAX];
+        int ti = t->type_name ? lang_catalog_find(g->catalog, t->type_name, t->kind) : -1;
+        const char *decl = ti >= 0 && graph_type_key_indexes(kix, sizeof kix,
+                                                             &g->catalog->types[ti]) == 0
+                               ? kix
+                               : NULL;
         lance_dataset *ds = NULL;
         int rc = graph_table_open(&ds, g->s, t, LANCE_ACCESS_WRITE);
         if (rc != 0)
             return rc;
         bool due = opt->auto_maintenance
                        ? write_compact_due(ds)
-                       : fragments_of(ds) >= min ||
-                             lance_kix_missing(ds, graph_type_key_indexes(t->kind));
+                       : fragments_of(ds) >= min || (decl && lance_kix_missing(ds, decl));
         if (!due) {
             lance_dataset_free(ds);
             continue;
@@ -112,7 +118,7 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
          * only for its commit (apply). A table that moves meanwhile restarts this write, whose
          * next attempt runs under the gates it kept. */
         lance_compact_options co;
-        compact_options(e, &co);
+        compact_options(e, decl, &co);
         if (rc == 0)
             rc = lance_compact_stage(&e->compaction, ds, &co);
         lance_dataset_free(ds);

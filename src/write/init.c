@@ -141,7 +141,9 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
         char path[STORE_KEY_MAX];
         arrow_schema sch;
         lance_create_options co;
-        graph_type_create_options(&co, t->kind);
+        char kix[GRAPH_KIX_DECL_MAX];
+        if ((rc = graph_type_create_options(&co, t, kix)) != 0)
+            goto out;
         if ((rc = graph_table_path(path, t->kind, t->id, INIT_INCARNATION)) != 0 ||
             (rc = graph_type_schema(&sch, t)) != 0)
             goto out;

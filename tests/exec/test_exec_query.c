@@ -140,7 +140,8 @@ static void make_table(fixture *f, graph_table *gt, int kind, const char *type, 
     arrow_schema sc;
     assert_og_ok(graph_type_schema(&sc, &f->cat->types[ti]));
     lance_create_options opt;
-    graph_type_create_options(&opt, kind);
+    char kix[GRAPH_KIX_DECL_MAX];
+    assert_og_ok(graph_type_create_options(&opt, &f->cat->types[ti], kix));
     lance_dataset *ds = NULL, *ds2 = NULL;
     assert_og_ok(lance_dataset_create(&ds, f->s, path, &sc, &opt));
     arrow_batch *b = batch_from_json(&sc, rows);

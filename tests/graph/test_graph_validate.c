@@ -69,7 +69,8 @@ static int setup(void **state)
         arrow_schema sch;
         lance_create_options o;
         assert_og_ok(graph_type_schema(&sch, t));
-        graph_type_create_options(&o, t->kind);
+        char kix[GRAPH_KIX_DECL_MAX];
+        assert_og_ok(graph_type_create_options(&o, t, kix));
         lance_dataset *ds = NULL;
         assert_og_ok(lance_dataset_create(&ds, f->s, path, &sch, &o));
         assert_true(lance_dataset_stable_row_ids(ds));
@@ -253,7 +254,9 @@ static void test_unique(void **state)
     assert_err(validate(f, P("bob", ",\"email\":\"a@x\""), EXEC_LOAD_MERGE), OG_E_KEY_CONFLICT,
                1, "Person: @unique(email) violated: value \"a@x\" is already used by id \"alice\"");
     assert_probes(f, "node:Person", NULL);
-    assert_int_equal(f->st.tables_scanned, 1);
+    /* asked through the Person table's email index (email>id), not read whole */
+    assert_int_equal(f->st.tables_scanned, 0);
+    assert_int_equal(f->st.index_lookups, 1);
     /* alice keeps her own email: her committed row is replaced, so no collision */
     assert_og_ok(validate(f, P("alice", ",\"email\":\"a@x\""), EXEC_LOAD_MERGE));
     assert_probes(f, "node:Person", NULL);
@@ -480,12 +483,28 @@ static void test_probes_api(void **state)
     assert_og_ok(graph_table_alias(alias, sizeof alias, LANG_NODE, "Person"));
     assert_string_equal(alias, "node:Person");
     assert_og_error(graph_table_alias(alias, 6, LANG_NODE, "Person"), OG_E_BAD_REQUEST);
+}
+
+/* The options a type's table is created with: primary key, stable row ids, key indexes
+ * (adjacency for edges, and a String @unique property carrying the id). */
+static void test_create_options(void **state)
+{
+    fx *f = *state;
     lance_create_options o;
-    graph_type_create_options(&o, LANG_EDGE);
+    char kix[GRAPH_KIX_DECL_MAX];
+    assert_og_ok(graph_type_create_options(
+        &o, &f->cat->types[lang_catalog_find(f->cat, "Knows", LANG_EDGE)], kix));
     assert_true(o.stable_row_ids);
     assert_string_equal(o.key_indexes, "id>src;src>dst;dst>src");
     assert_int_equal(o.n_primary_key, 1);
     assert_string_equal(o.primary_key[0], "id");
+    assert_og_ok(graph_type_create_options(
+        &o, &f->cat->types[lang_catalog_find(f->cat, "Person", LANG_NODE)], kix));
+    assert_string_equal(o.key_indexes, "id;email>id");
+    /* a two-column @unique is not indexed (no single value to look up) */
+    assert_og_ok(graph_type_create_options(
+        &o, &f->cat->types[lang_catalog_find(f->cat, "Acct", LANG_NODE)], kix));
+    assert_string_equal(o.key_indexes, "id");
 }
 
 static void test_probe_on_failed_read(void **state)
@@ -566,7 +585,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_range), T(test_check), T(test_duplicate_ids), T(test_insert_conflict),
         T(test_unique), T(test_unique_composite), T(test_endpoints), T(test_endpoint_deleted),
-        T(test_card_max), T(test_card_min), T(test_unique_edge_pair), T(test_bad_rows), cmocka_unit_test(test_probes_api),
+        T(test_card_max), T(test_card_min), T(test_unique_edge_pair), T(test_bad_rows), T(test_create_options), cmocka_unit_test(test_probes_api),
         T(test_probe_on_failed_read), T(test_bulk_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
