@@ -68,6 +68,17 @@ static int put_varint(core_buf *b, uint64_t v)
     return core_buf_append(b, tmp, n);
 }
 
+/* Write v as a varint at w (room for 10 bytes); returns the end. */
+static uint8_t *varint_to(uint8_t *w, uint64_t v)
+{
+    while (v >= 0x80) {
+        *w++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *w++ = (uint8_t)v;
+    return w;
+}
+
 typedef struct rd {
     const uint8_t *p, *end;
     int bad;
@@ -496,6 +507,67 @@ static size_t shared_prefix(const uint8_t *a, size_t an, const uint8_t *b, size_
     return i;
 }
 
+/* The first 8 bytes of a key, big-endian, zero-padded: orders keys as memcmp does, up to
+ * ties of keys that share those bytes. */
+static uint64_t key_prefix(const uint8_t *k, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; i++) v = v << 8 | (i < n ? k[i] : 0);
+    return v;
+}
+
+typedef struct pfx_ent {
+    uint64_t pfx;
+    size_t at;
+} pfx_ent;
+
+/* Sort entries by (key, slot, off): a stable LSD radix sort of 8-byte key prefixes (entries
+ * arrive in (slot, off) order, which stability keeps among equal prefixes), then a comparison
+ * sort of each run of equal prefixes whose keys may still differ. Already sorted input (ids
+ * a load generates in order) costs one pass. */
+static int sort_entries(lance_kix_entry *e, size_t n)
+{
+    int sorted = 1;
+    for (size_t i = 1; i < n && sorted; i++) sorted = entry_cmp(&e[i - 1], &e[i]) <= 0;
+    if (sorted) return 0;
+    pfx_ent *a = core_malloc(n * sizeof *a), *b = core_malloc(n * sizeof *b);
+    lance_kix_entry *out = core_malloc(n * sizeof *out);
+    if (!a || !b || !out) {
+        core_free(a);
+        core_free(b);
+        core_free(out);
+        return core_err_nomem();
+    }
+    for (size_t i = 0; i < n; i++) a[i] = (pfx_ent){key_prefix(e[i].key, e[i].klen), i};
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) count[((a[i].pfx >> shift) & 0xff) + 1]++;
+        if (count[((a[0].pfx >> shift) & 0xff) + 1] == n) continue; /* one bucket: no-op */
+        for (size_t k = 0; k < 256; k++) count[k + 1] += count[k];
+        for (size_t i = 0; i < n; i++) b[count[(a[i].pfx >> shift) & 0xff]++] = a[i];
+        pfx_ent *t = a;
+        a = b;
+        b = t;
+    }
+    for (size_t i = 0; i < n; i++) out[i] = e[a[i].at];
+    /* runs of one prefix: equal keys are in place; longer keys may still differ */
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        int differ = 0;
+        while (j < n && a[j].pfx == a[i].pfx) {
+            differ |= out[j].klen != out[i].klen || out[j].klen > 8;
+            j++;
+        }
+        if (j - i > 1 && differ) qsort(out + i, j - i, sizeof *out, entry_cmp);
+        i = j;
+    }
+    memcpy(e, out, n * sizeof *e);
+    core_free(a);
+    core_free(b);
+    core_free(out);
+    return 0;
+}
+
 static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slots,
                        tree_info *ti)
 {
@@ -503,7 +575,8 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
     ti->entries = n;
     ti->leaf_start = ti->leaf_end = out->len;
     if (n == 0) return 0;
-    qsort(e, n, sizeof *e, entry_cmp);
+    int src = sort_entries(e, n);
+    if (src) return src;
     core_buf body = CORE_BUF_INIT, ent = CORE_BUF_INIT;
     child *kids = NULL, *up = NULL;
     size_t nk = 0, cap = 0;
@@ -514,16 +587,29 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
         size_t start = i, cnt = 0;
         core_buf_clear(&ent);
         while (rc == 0 && i < n && (cnt == 0 || ent.len < KIX_BLOCK_TARGET)) {
+            /* sorted entries point all over the copied keys: fetch a few ahead */
+            if (i + 16 < n) {
+                __builtin_prefetch(e[i + 16].key);
+                if (e[i + 16].pay) __builtin_prefetch(e[i + 16].pay);
+            }
             /* the key as (bytes shared with the previous key of the leaf, the rest) */
             size_t sh = cnt ? shared_prefix(e[i - 1].key, e[i - 1].klen, e[i].key, e[i].klen) : 0;
-            rc = put_varint(&ent, sh);
-            if (rc == 0) rc = put_varint(&ent, e[i].klen - sh);
-            if (rc == 0) rc = core_buf_append(&ent, e[i].key + sh, e[i].klen - sh);
+            size_t most = 5 * 10 + (e[i].klen - sh) + e[i].plen;
+            if ((rc = core_buf_reserve(&ent, most))) break;
+            uint8_t *w = ent.data + ent.len;
+            w = varint_to(w, sh);
+            w = varint_to(w, e[i].klen - sh);
+            memcpy(w, e[i].key + sh, e[i].klen - sh);
+            w += e[i].klen - sh;
             /* payload length + 1; 0 for a null payload */
-            if (rc == 0) rc = put_varint(&ent, e[i].pay ? (uint64_t)e[i].plen + 1 : 0);
-            if (rc == 0 && e[i].pay && e[i].plen) rc = core_buf_append(&ent, e[i].pay, e[i].plen);
-            if (rc == 0 && n_slots > 1) rc = put_varint(&ent, e[i].slot);
-            if (rc == 0) rc = put_varint(&ent, e[i].off);
+            w = varint_to(w, e[i].pay ? (uint64_t)e[i].plen + 1 : 0);
+            if (e[i].pay && e[i].plen) {
+                memcpy(w, e[i].pay, e[i].plen);
+                w += e[i].plen;
+            }
+            if (n_slots > 1) w = varint_to(w, e[i].slot);
+            w = varint_to(w, e[i].off);
+            ent.len = (size_t)(w - ent.data);
             i++;
             cnt++;
         }
