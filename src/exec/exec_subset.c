@@ -26,6 +26,8 @@
 
 /* Past this many rows in one subset, the query is better served by the whole tables. */
 #define SUBSET_MAX_ROWS 20000
+/* Rows outside every segment that a walk may rescan on each hop. */
+#define SUBSET_SCAN_ROWS 4096
 
 /* ---- a set of rows of one table ----------------------------------------------------------- */
 
@@ -175,6 +177,7 @@ typedef struct subset {
     store *s;
     sset *t;    /* per type index */
     strs *cand; /* per slot: node ids it may hold */
+    int poor;   /* a table the walk needs has no usable key index: whole tables are better */
 } subset;
 
 static const graph_table *snap_table(const graph_snapshot *snap, const lang_typedef *td)
@@ -198,8 +201,22 @@ static int type_set(subset *sb, int ti, sset **out)
     s->gt = gt;
     int rc = lance_branch_open(&s->ds, sb->s, gt->path, gt->table_branch, gt->version, NULL,
                                LANCE_ACCESS_READ);
-    if (rc) core_err_prefix("opening table %s", gt->alias);
-    return rc;
+    if (rc) {
+        core_err_prefix("opening table %s", gt->alias);
+        return rc;
+    }
+    /* Every lookup reads what no segment covers: with most rows outside every segment (a
+     * graph made before key indexes, or one lancedb appended to), each hop would rescan them
+     * (a small table is cheap to rescan). */
+    uint64_t rows = 0;
+    for (size_t i = 0; i < s->ds->m->pb->n_fragments; i++)
+        rows += s->ds->m->pb->fragments[i]->physical_rows;
+    int indexed = lance_kix_declared(s->ds, GRAPH_COL_ID, NULL) &&
+                  (gt->kind != LANG_EDGE || (lance_kix_declared(s->ds, GRAPH_COL_SRC, NULL) &&
+                                             lance_kix_declared(s->ds, GRAPH_COL_DST, NULL)));
+    uint64_t covered = lance_kix_covered_rows(s->ds);
+    if (rows - covered > SUBSET_SCAN_ROWS && (!indexed || covered * 2 < rows)) sb->poor = 1;
+    return 0;
 }
 
 typedef struct node_hits {
@@ -510,7 +527,7 @@ int exec_subset_build(exec_table ***out, const lang_catalog *cat, const graph_sn
 {
     *out = NULL;
     if (!servable(&q->pipeline)) return 0;
-    subset sb = {cat, snap, s, NULL, NULL};
+    subset sb = {cat, snap, s, NULL, NULL, 0};
     sb.t = core_calloc(cat->n_types ? cat->n_types : 1, sizeof *sb.t);
     sb.cand = core_calloc(q->n_slots ? q->n_slots : 1, sizeof *sb.cand);
     exec_table **tables = core_calloc(cat->n_types ? cat->n_types : 1, sizeof *tables);
@@ -530,6 +547,7 @@ int exec_subset_build(exec_table ***out, const lang_catalog *cat, const graph_sn
         fallback = 1;
         rc = 0;
     }
+    if (sb.poor) fallback = 1;
     /* Every slot's type gets a table, an empty subset when nothing was found. */
     for (size_t i = 0; rc == 0 && !fallback && i < q->n_slots; i++) {
         int ti = q->slots[i].type;

@@ -282,33 +282,19 @@ static int view_add_committed(mctx *m, mtype *mt, const lance_dataset *ds, const
     return rc;
 }
 
-typedef struct addrs {
-    uint64_t *a;
-    size_t n, cap;
-} addrs;
-
-static int on_addr(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
+static int cmp_addr(const void *a, const void *b)
 {
-    addrs *l = arg;
-    (void)key;
-    (void)pay;
-    (void)plen;
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 16;
-        uint64_t *na = core_realloc(l->a, nc * sizeof *na);
-        if (!na) return core_err_nomem();
-        l->a = na;
-        l->cap = nc;
-    }
-    l->a[l->n++] = addr;
-    return 0;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
-/* Bring into the view the committed rows of type ti whose `column` (id, or src/dst of an
- * edge) is one of keys[0..n), found through the table's key index: what a mutation whose
- * where names a key, or a node delete's cascade, needs, instead of the whole table. A type
- * already loaded whole needs nothing. */
-static int type_load_keys(mctx *m, int ti, const char *column, char *const *keys, size_t n)
+/* Bring into the view the committed rows of type ti whose column columns[k] (id, or src/dst
+ * of an edge) is one of keys[0..n) for some k, found through the table's key indexes and
+ * taken once each: what a mutation whose where names a key, or a node delete's cascade,
+ * needs, instead of the whole table. When they are a large share of the table, it is read
+ * whole instead. A type already loaded whole needs nothing. */
+static int type_load_keys(mctx *m, int ti, const char *const *columns, size_t n_columns,
+                          char *const *keys, size_t n)
 {
     mtype *mt = NULL;
     int rc = type_use(m, ti, &mt);
@@ -319,22 +305,40 @@ static int type_load_keys(mctx *m, int ti, const char *column, char *const *keys
     if (!gt) return 0;
     if (m->reads && (rc = graph_probes_add(m->reads, alias))) return rc; /* decides the plan */
     lance_dataset *ds = NULL;
+    lance_kix_addrs all = {0};
     rc = graph_table_open(&ds, m->s, gt, LANCE_ACCESS_READ);
-    const uint8_t **k = rc ? NULL : core_malloc(n * sizeof *k);
-    size_t *l = rc ? NULL : core_malloc(n * sizeof *l);
-    if (rc == 0 && (!k || !l)) rc = core_err_nomem();
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        k[i] = (const uint8_t *)keys[i];
-        l[i] = strlen(keys[i]);
+    for (size_t k = 0; rc == 0 && k < n_columns; k++) {
+        lance_kix_addrs found = {0};
+        rc = lance_kix_lookup_strs(&found, ds, columns[k], keys, n);
+        if (rc == 0 && found.n) {
+            uint64_t *na = core_realloc(all.a, (all.n + found.n) * sizeof *na);
+            if (!na) rc = core_err_nomem();
+            else {
+                memcpy(na + all.n, found.a, found.n * sizeof *na);
+                all.a = na;
+                all.n += found.n;
+                all.cap = all.n;
+            }
+        }
+        lance_kix_addrs_clear(&found);
     }
-    addrs found = {0};
-    if (rc == 0) rc = lance_kix_lookup(ds, column, NULL, k, l, n, on_addr, &found, NULL);
-    if (rc == 0) rc = view_add_committed(m, mt, ds, found.a, found.n);
+    /* an edge found from both ends (or a self-loop) once */
+    size_t u = 0;
+    if (rc == 0 && all.n > 1) qsort(all.a, all.n, sizeof *all.a, cmp_addr);
+    for (size_t i = 0; rc == 0 && i < all.n; i++)
+        if (!u || all.a[u - 1] != all.a[i]) all.a[u++] = all.a[i];
+    uint64_t rows = 0;
+    for (size_t i = 0; rc == 0 && ds && i < ds->m->pb->n_fragments; i++)
+        rows += ds->m->pb->fragments[i]->physical_rows;
+    int whole = rc == 0 && (uint64_t)u * 8 > rows;
+    if (rc == 0 && !whole) rc = view_add_committed(m, mt, ds, all.a, u);
     if (rc) core_err_prefix("reading %s", alias);
-    core_free(found.a);
-    core_free(k);
-    core_free(l);
+    lance_kix_addrs_clear(&all);
     lance_dataset_free(ds);
+    if (rc == 0 && whole) {
+        mtype *full;
+        rc = type_load(m, ti, &full);
+    }
     return rc;
 }
 
@@ -383,7 +387,8 @@ static int type_load_for(mctx *m, const lang_ir_op *op, mtype **out)
     char *id = NULL;
     if (!partial_loads) return type_load(m, op->type, out);
     if (!mt->loaded && (rc = where_key_id(m, mt->t, op, &id)) == 0 && id) {
-        rc = type_load_keys(m, op->type, GRAPH_COL_ID, &id, 1);
+        static const char *const idcol[] = {GRAPH_COL_ID};
+        rc = type_load_keys(m, op->type, idcol, 1, &id, 1);
         core_free(id);
         return rc;
     }
@@ -925,10 +930,11 @@ static int op_delete(mctx *m, const lang_ir_op *op)
         mtype *emt;
         /* the committed edges of the removed nodes, through the edge table's src/dst indexes */
         if (!partial_loads && (rc = type_load(m, (int)et, &emt))) break;
-        if (e->from == ti && (rc = type_load_keys(m, (int)et, GRAPH_COL_SRC, gone_ids, n_hit)))
-            break;
-        if (e->to == ti && (rc = type_load_keys(m, (int)et, GRAPH_COL_DST, gone_ids, n_hit)))
-            break;
+        const char *ends[2];
+        size_t n_ends = 0;
+        if (e->from == ti) ends[n_ends++] = GRAPH_COL_SRC;
+        if (e->to == ti) ends[n_ends++] = GRAPH_COL_DST;
+        if ((rc = type_load_keys(m, (int)et, ends, n_ends, gone_ids, n_hit))) break;
         if ((rc = type_use(m, (int)et, &emt))) break;
         for (size_t r = 0; !rc && r < emt->n; r++) {
             vrow *v = &emt->rows[r];

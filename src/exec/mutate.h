@@ -24,11 +24,11 @@ typedef struct exec_mutate_result {
 
 /* Run mutation query q with params through the coordinator on g. opt: branch, if_commit
  * (OG_E_PRECONDITION_FAILED with zero effect when the head moved). */
+int exec_mutate_run(exec_mutate_result *out, write_graph *g, const lang_ir_query *q,
+                    const exec_params *params, const write_options *opt);
+
 /* Tests only: 0 makes update/delete read whole tables instead of the rows their key
  * selects (and cascades read whole edge tables), to compare both (default 1). */
 void exec_mutate_set_partial_loads(int on);
-
-int exec_mutate_run(exec_mutate_result *out, write_graph *g, const lang_ir_query *q,
-                    const exec_params *params, const write_options *opt);
 
 #endif

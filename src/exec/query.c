@@ -1323,7 +1323,10 @@ static int cold_run(xctx *x)
     if (!limit) return 0;
     int cold = 0, warmed = 0;
     const lang_ir_query *q = x->q;
-    for (size_t i = 0; i < q->n_slots + q->pipeline.n_ops; i++) {
+    size_t n = q->n_slots + q->pipeline.n_ops, nseen = 0;
+    const graph_table **seen = core_malloc((n ? n : 1) * sizeof *seen);
+    if (!seen) return 0; /* (whole tables: always right) */
+    for (size_t i = 0; i < n; i++) {
         int type = i < q->n_slots ? q->slots[i].type
                    : q->pipeline.ops[i - q->n_slots].kind == LANG_IR_EXPAND
                        ? q->pipeline.ops[i - q->n_slots].type
@@ -1332,9 +1335,15 @@ static int cold_run(xctx *x)
         const lang_typedef *td = &x->cat->types[type];
         const graph_table *gt = snap_table(x->snap, td->kind, td->name);
         if (!gt || exec_cache_holds(x->cache, gt)) continue;
+        /* each table counts once per run, however many slots or expansions use it */
+        size_t k = 0;
+        while (k < nseen && seen[k] != gt) k++;
+        if (k < nseen) continue;
+        seen[nseen++] = gt;
         cold = 1;
         if (exec_cache_note_cold(x->cache, gt) > limit) warmed = 1;
     }
+    core_free(seen);
     return cold && !warmed;
 }
 

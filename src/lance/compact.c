@@ -54,7 +54,16 @@ typedef struct compactor {
     size_t n_pending, cap_pending;
     lance_compact_report *rep;
     bool decl_changed; /* opt->key_indexes differs from the table's declaration */
+    uint64_t *healthy; /* with opt->key_indexes: fragments a usable segment covers */
+    size_t n_healthy;
 } compactor;
+
+static bool healthy_has(const compactor *c, uint64_t id)
+{
+    for (size_t i = 0; i < c->n_healthy; i++)
+        if (c->healthy[i] == id) return true;
+    return false;
+}
 
 /* ---- planning ------------------------------------------------------------------------- */
 
@@ -252,7 +261,7 @@ static int plan(compactor *c)
         goto index;
     }
     for (size_t i = 0; rc == 0 && i <= pb->n_fragments; i++) {
-        int candidate = 0, close = i == pb->n_fragments;
+        int candidate = 0, close = i == pb->n_fragments, unindexed = 0;
         uint64_t deleted = 0, live = 0;
         const Lance__Table__DataFragment *f = NULL;
         if (!close) {
@@ -269,8 +278,8 @@ static int plan(compactor *c)
                              c->opt->materialize_deletions_threshold * (double)f->physical_rows);
             /* A fragment big enough for a segment that no segment of the declaration being
              * set covers (a new declaration covers nothing yet). */
-            int unindexed = c->opt->key_indexes && live >= LANCE_KIX_MIN_ROWS &&
-                            (c->decl_changed || !lance_kix_covers(pb, f->id));
+            unindexed = c->opt->key_indexes && live >= LANCE_KIX_MIN_ROWS &&
+                        (c->decl_changed || !healthy_has(c, f->id));
             /* physical_rows 0 means "unknown": such a fragment cannot be copied exactly. */
             candidate = (small || heavy || unindexed) && f->physical_rows > 0;
             if (candidate &&
@@ -284,9 +293,7 @@ static int plan(compactor *c)
         if (candidate) {
             rc = group_push_old(&cur, f, live, deleted);
             if (rc) break;
-            if (c->opt->key_indexes && live >= LANCE_KIX_MIN_ROWS &&
-                (c->decl_changed || !lance_kix_covers(pb, f->id)))
-                cur.index_me = true;
+            if (unindexed) cur.index_me = true;
             if (cur.live >= c->target) close = 1;
         }
         if (close && cur.n_old) {
@@ -1096,6 +1103,9 @@ static int compactor_init(compactor *c, const lance_dataset *ds, const lance_com
     for (size_t i = 0; i < pb->n_fragments; i++)
         if (!any || pb->fragments[i]->id > max_id) max_id = pb->fragments[i]->id, any = 1;
     c->next_frag_id = any ? max_id + 1 : 0;
+    /* (last: nothing after it can fail and leave the list behind) */
+    if (opt->key_indexes && !c->decl_changed)
+        return lance_kix_healthy(ds, &c->healthy, &c->n_healthy);
     return 0;
 }
 
@@ -1156,6 +1166,7 @@ static void compactor_free(compactor *c)
     groups_free(c);
     core_free(c->by_id);
     core_free(c->pending);
+    core_free(c->healthy);
     core_arena_free(&c->arena);
 }
 

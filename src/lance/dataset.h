@@ -136,8 +136,8 @@ int lance_dataset_scan_all(arrow_batch **out, const lance_dataset *ds,
 /* ---- Staged writes ------------------------------------------------------------------------ */
 
 /* The values of one column at these row addresses (any order, repeats allowed), in that
- * order: only the pages of the windows around them are read (exact ranged reads), never a
- * whole column. OG_E_NOT_FOUND for an address the snapshot does not have. Deleted rows are
+ * order: per fragment, one reader of its data file and only the pages around the rows wanted
+ * (exact ranged reads); a fragment from which many rows are wanted is read whole. OG_E_NOT_FOUND for an address the snapshot does not have. Deleted rows are
  * not checked: the caller's addresses come from live rows. */
 int lance_dataset_take_column(arrow_array **out, const lance_dataset *ds, const char *column,
                               const uint64_t *addrs, size_t n);

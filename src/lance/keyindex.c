@@ -53,6 +53,49 @@ uint64_t lance_kix_damaged(void)
     return atomic_load(&kix_damaged_count);
 }
 
+static int on_addr(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
+{
+    lance_kix_addrs *l = arg;
+    (void)key;
+    (void)pay;
+    (void)plen;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 16;
+        uint64_t *na = core_realloc(l->a, nc * sizeof *na);
+        if (!na) return core_err_nomem();
+        l->a = na;
+        l->cap = nc;
+    }
+    l->a[l->n++] = addr;
+    return 0;
+}
+
+int lance_kix_lookup_strs(lance_kix_addrs *out, const lance_dataset *ds, const char *column,
+                          char *const *keys, size_t n)
+{
+    memset(out, 0, sizeof *out);
+    if (!n) return 0;
+    const uint8_t **k = core_malloc(n * sizeof *k);
+    size_t *l = core_malloc(n * sizeof *l), nk = 0;
+    int rc = k && l ? 0 : core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!keys[i]) continue;
+        k[nk] = (const uint8_t *)keys[i];
+        l[nk++] = strlen(keys[i]);
+    }
+    if (rc == 0) rc = lance_kix_lookup(ds, column, NULL, k, l, nk, on_addr, out, NULL);
+    core_free(k);
+    core_free(l);
+    if (rc) lance_kix_addrs_clear(out);
+    return rc;
+}
+
+void lance_kix_addrs_clear(lance_kix_addrs *a)
+{
+    core_free(a->a);
+    memset(a, 0, sizeof *a);
+}
+
 /* ---- small helpers ----------------------------------------------------------------------- */
 
 static int put_varint(core_buf *b, uint64_t v)
@@ -238,13 +281,25 @@ bool lance_kix_missing(const lance_dataset *ds, const char *decls)
     const Lance__Table__Manifest *pb = ds->m->pb;
     int changed = decls && strcmp(decls, lance_kix_decl_text(pb)) != 0;
     if (!decls && !*lance_kix_decl_text(pb)) return false;
-    for (size_t i = 0; i < pb->n_fragments; i++) {
+    uint64_t *ok = NULL;
+    size_t n_ok = 0;
+    if (!changed && lance_kix_healthy(ds, &ok, &n_ok) != 0) {
+        og_error_clear();
+        return true;
+    }
+    bool missing = false;
+    for (size_t i = 0; i < pb->n_fragments && !missing; i++) {
         const Lance__Table__DataFragment *f = pb->fragments[i];
         uint64_t dead = f->deletion_file ? f->deletion_file->num_deleted_rows : 0;
         if (f->physical_rows < LANCE_KIX_MIN_ROWS + dead) continue;
-        if (changed || !lance_kix_covers(pb, f->id)) return true;
+        if (changed) missing = true;
+        for (size_t k = 0; !missing && k <= n_ok; k++) {
+            if (k == n_ok) missing = true;
+            else if (ok[k] == f->id) break;
+        }
     }
-    return false;
+    core_free(ok);
+    return missing;
 }
 
 static void decl_text(const lance_kix_decl *d, char out[130])
@@ -490,6 +545,21 @@ static int emit_block(core_buf *out, const core_buf *body)
     return rc;
 }
 
+/* Frame `cnt` encoded entries as a block of this kind (body = kind, varint cnt, entries),
+ * append it to out and return its extent. */
+static int emit_entries(core_buf *out, core_buf *body, uint8_t kind, size_t cnt,
+                        const core_buf *ent, uint64_t *off, uint64_t *len)
+{
+    core_buf_clear(body);
+    int rc = core_buf_append_byte(body, kind);
+    if (rc == 0) rc = put_varint(body, cnt);
+    if (rc == 0) rc = core_buf_append(body, ent->data, ent->len);
+    *off = out->len;
+    if (rc == 0) rc = emit_block(out, body);
+    *len = out->len - *off;
+    return rc;
+}
+
 typedef struct child {
     const uint8_t *key;
     uint32_t klen;
@@ -613,10 +683,6 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
             i++;
             cnt++;
         }
-        core_buf_clear(&body);
-        if (rc == 0) rc = core_buf_append_byte(&body, 1);
-        if (rc == 0) rc = put_varint(&body, cnt);
-        if (rc == 0) rc = core_buf_append(&body, ent.data, ent.len);
         if (rc == 0 && nk == cap) {
             cap = cap ? cap * 2 : 64;
             child *nkids = core_realloc(kids, cap * sizeof *nkids);
@@ -624,9 +690,9 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
             else kids = nkids;
         }
         if (rc == 0) {
-            kids[nk++] = (child){e[start].key, e[start].klen, out->len, 0};
-            rc = emit_block(out, &body);
-            kids[nk - 1].len = out->len - kids[nk - 1].off;
+            kids[nk] = (child){e[start].key, e[start].klen, 0, 0};
+            rc = emit_entries(out, &body, 1, cnt, &ent, &kids[nk].off, &kids[nk].len);
+            nk++;
         }
     }
     ti->leaf_end = out->len;
@@ -647,14 +713,9 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
                 j++;
                 cnt++;
             }
-            core_buf_clear(&body);
-            if (rc == 0) rc = core_buf_append_byte(&body, 2);
-            if (rc == 0) rc = put_varint(&body, cnt);
-            if (rc == 0) rc = core_buf_append(&body, ent.data, ent.len);
             if (rc == 0) {
-                up[nu] = (child){kids[start].key, kids[start].klen, out->len, 0};
-                rc = emit_block(out, &body);
-                up[nu].len = out->len - up[nu].off;
+                up[nu] = (child){kids[start].key, kids[start].klen, 0, 0};
+                rc = emit_entries(out, &body, 2, cnt, &ent, &up[nu].off, &up[nu].len);
                 nu++;
             }
         }
@@ -1370,6 +1431,58 @@ static int seg_open_ds(lance_kix_seg **out, const lance_dataset *ds, const seg_r
 /* Segments already reported by this process (a damaged one is skipped by every lookup; one
  * warning each is enough). */
 static _Atomic uint64_t warned[64];
+
+int lance_kix_healthy(const lance_dataset *ds, uint64_t **ids, size_t *n)
+{
+    *ids = NULL;
+    *n = 0;
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    lance_kix_decl d[LANCE_KIX_MAX_DECLS];
+    size_t nd = 0;
+    seg_ref *refs = NULL;
+    size_t nr = 0;
+    int rc = lance_kix_decls(ds, d, &nd);
+    if (rc == 0 && nd) rc = refs_parse(meta_value(pb, LANCE_KIX_SEG_KEY), &refs, &nr);
+    size_t cap = 0;
+    for (size_t i = 0; rc == 0 && i < nr; i++) {
+        lance_kix_seg *g = NULL;
+        if (seg_open_ds(&g, ds, &refs[i]) != 0) {
+            og_error_clear(); /* missing, damaged or of another format: covers nothing */
+            continue;
+        }
+        const uint64_t *rows, *files;
+        int whole = lance_kix_seg_slots(g, &rows, &files) == refs[i].n_frags;
+        for (size_t k = 0; whole && k < nd; k++) {
+            char want[130];
+            decl_text(&d[k], want);
+            whole = lance_kix_seg_find_tree(g, want) >= 0;
+        }
+        for (size_t k = 0; whole && rc == 0 && k < refs[i].n_frags; k++) {
+            const Lance__Table__DataFragment *f = NULL;
+            for (size_t j = 0; j < pb->n_fragments && !f; j++)
+                if (pb->fragments[j]->id == refs[i].frags[k]) f = pb->fragments[j];
+            if (!f || f->physical_rows != rows[k] || lance_kix_files_hash(f) != files[k]) continue;
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 16;
+                uint64_t *na = core_realloc(*ids, cap * sizeof *na);
+                if (!na) {
+                    rc = core_err_nomem();
+                    break;
+                }
+                *ids = na;
+            }
+            (*ids)[(*n)++] = f->id;
+        }
+        lance_kix_seg_close(g);
+    }
+    refs_free(refs, nr);
+    if (rc) {
+        core_free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return rc;
+}
 
 static void damaged(const lance_dataset *ds, const char *name)
 {

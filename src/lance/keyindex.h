@@ -54,8 +54,13 @@ const char *lance_kix_decl_text(const Lance__Table__Manifest *pb);
 /* Does some listed segment of pb cover fragment frag_id? */
 bool lance_kix_covers(const Lance__Table__Manifest *pb, uint64_t frag_id);
 /* Would declaring decls (NULL: ds's own) index something new: a fragment of at least
- * LANCE_KIX_MIN_ROWS live rows that no segment of that declaration covers? */
+ * LANCE_KIX_MIN_ROWS live rows that no usable segment of that declaration covers (a
+ * segment that is missing, damaged or of another format covers nothing)? */
 bool lance_kix_missing(const lance_dataset *ds, const char *decls);
+/* The fragments of ds a usable segment covers (the segment opens, has a tree for every
+ * declared index, and matches the fragment's rows and data files): reads each listed
+ * segment's tail. Free *ids with core_free. */
+int lance_kix_healthy(const lance_dataset *ds, uint64_t **ids, size_t *n);
 /* Physical rows of ds's fragments that some listed segment names (not checked further). */
 uint64_t lance_kix_covered_rows(const lance_dataset *ds);
 /* The same from a manifest and its Arrow schema. */
@@ -165,6 +170,16 @@ typedef int (*lance_kix_hit_fn)(void *arg, size_t key, uint64_t addr, const uint
 int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *payload,
                      const uint8_t *const *keys, const size_t *klens, size_t n,
                      lance_kix_hit_fn fn, void *arg, lance_kix_stats *st);
+
+/* The row addresses of every live row whose column is one of the C strings keys[0..n) (NULL
+ * entries skipped), through lance_kix_lookup. Free with lance_kix_addrs_clear. */
+typedef struct lance_kix_addrs {
+    uint64_t *a;
+    size_t n, cap;
+} lance_kix_addrs;
+int lance_kix_lookup_strs(lance_kix_addrs *out, const lance_dataset *ds, const char *column,
+                          char *const *keys, size_t n);
+void lance_kix_addrs_clear(lance_kix_addrs *a);
 
 /* Does ds declare an index on column (with that payload, or any when payload is NULL)? */
 bool lance_kix_declared(const lance_dataset *ds, const char *column, const char *payload);

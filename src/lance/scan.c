@@ -435,8 +435,11 @@ int lance_dataset_scan_all(arrow_batch **out, const lance_dataset *ds,
 
 /* ---- take ------------------------------------------------------------------------------- */
 
-/* Rows further apart than this within one fragment are read in separate windows. */
-#define TAKE_GAP 256
+/* Rows of one fragment further apart than this are read in separate windows (a 64 KiB page
+ * holds thousands of short values: closer rows share pages). A fragment from which more than
+ * one row in TAKE_DENSE is wanted is read whole. */
+#define TAKE_GAP 4096
+#define TAKE_DENSE 64
 
 typedef struct take_ent {
     uint64_t addr;
@@ -449,50 +452,74 @@ static int take_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Rows [lo, hi) of column c of fragment f, from the data file that holds it (nulls when none
- * does), reading only the pages that window needs. */
-static int read_window(const lance_dataset *ds, const Lance__Table__DataFragment *f, size_t c,
-                       uint64_t lo, uint64_t hi, arrow_array **out)
+/* Column c at rows e[0..n) (ascending offsets) of fragment f, into *out in that order: one
+ * reader of the data file that holds it (exact ranged reads: its metadata once, then the
+ * pages of each window of nearby rows), or nulls when no file holds it. */
+static int take_fragment(const lance_dataset *ds, const Lance__Table__DataFragment *f, size_t c,
+                         const take_ent *e, size_t n, arrow_array **out)
 {
     *out = NULL;
     int32_t fid = column_field_id(ds, c);
-    for (size_t fi = 0; fi < f->n_files; fi++) {
-        const Lance__Table__DataFile *df = f->files[fi];
-        if (!data_file_has(df, fid)) continue;
-        if (df->file_major_version != 2 || df->file_minor_version != 0)
-            return core_err(OG_E_UNSUPPORTED, "table '%s': data file '%s' has file version %u.%u; "
-                            "only 2.0 is supported", ds->root, df->path, df->file_major_version,
-                            df->file_minor_version);
-        char key[STORE_KEY_MAX], dir[STORE_KEY_MAX];
-        int rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
-        if (rc == 0) rc = lance_key(key, dir, "data/", df->path);
-        lance_file2_reader *r = NULL;
-        lance_file2_read_options ro = LANCE_FILE2_READ_OPTIONS_INIT;
-        ro.flags = LANCE_FILE2_READ_EXACT;
-        if (rc == 0)
-            rc = lance_file2_open(&r, ds->s, key, df->has_file_size_bytes ? df->file_size_bytes : 0,
-                                  &ro);
-        int fc = rc ? -1 : file_column_of(r, fid);
-        if (rc == 0 && fc < 0)
-            rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' lacks field %d it lists",
-                          ds->root, df->path, fid);
-        if (rc == 0 && lance_file2_num_rows(r) != f->physical_rows)
-            rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' has %llu rows, fragment %llu "
-                          "says %llu", ds->root, df->path,
-                          (unsigned long long)lance_file2_num_rows(r), (unsigned long long)f->id,
-                          (unsigned long long)f->physical_rows);
-        arrow_batch *b = NULL;
+    const Lance__Table__DataFile *df = NULL;
+    for (size_t fi = 0; fi < f->n_files && !df; fi++)
+        if (data_file_has(f->files[fi], fid)) df = f->files[fi];
+    if (!df) return arrow_array_new_null(out, &ds->schema.fields[c].type, (int64_t)n);
+    if (df->file_major_version != 2 || df->file_minor_version != 0)
+        return core_err(OG_E_UNSUPPORTED, "table '%s': data file '%s' has file version %u.%u; "
+                        "only 2.0 is supported", ds->root, df->path, df->file_major_version,
+                        df->file_minor_version);
+    char key[STORE_KEY_MAX], dir[STORE_KEY_MAX];
+    int rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
+    if (rc == 0) rc = lance_key(key, dir, "data/", df->path);
+    lance_file2_reader *r = NULL;
+    lance_file2_read_options ro = LANCE_FILE2_READ_OPTIONS_INIT;
+    int dense = (uint64_t)n * TAKE_DENSE > f->physical_rows;
+    if (!dense) ro.flags = LANCE_FILE2_READ_EXACT;
+    if (rc == 0)
+        rc = lance_file2_open(&r, ds->s, key, df->has_file_size_bytes ? df->file_size_bytes : 0,
+                              &ro);
+    int fc = rc ? -1 : file_column_of(r, fid);
+    if (rc == 0 && fc < 0)
+        rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' lacks field %d it lists",
+                      ds->root, df->path, fid);
+    if (rc == 0 && lance_file2_num_rows(r) != f->physical_rows)
+        rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' has %llu rows, fragment %llu "
+                      "says %llu", ds->root, df->path, (unsigned long long)lance_file2_num_rows(r),
+                      (unsigned long long)f->id, (unsigned long long)f->physical_rows);
+    arrow_array **pieces = rc ? NULL : core_calloc(n, sizeof *pieces);
+    int64_t *idx = rc ? NULL : core_malloc(n * sizeof *idx);
+    if (rc == 0 && (!pieces || !idx)) rc = core_err_nomem();
+    size_t np = 0;
+    for (size_t i = 0; rc == 0 && i < n;) {
+        size_t j = i + 1;
+        while (j < n && (dense || LANCE_ROW_ADDR_OFF(e[j].addr) -
+                                          LANCE_ROW_ADDR_OFF(e[j - 1].addr) <= TAKE_GAP))
+            j++;
+        uint64_t lo = LANCE_ROW_ADDR_OFF(e[i].addr), hi = LANCE_ROW_ADDR_OFF(e[j - 1].addr) + 1;
+        if (hi > f->physical_rows) {
+            rc = core_err(OG_E_NOT_FOUND, "table '%s' fragment %llu has no row %llu", ds->root,
+                          (unsigned long long)f->id, (unsigned long long)(hi - 1));
+            break;
+        }
         size_t col = (size_t)fc;
-        if (rc == 0) rc = lance_file2_read(r, &col, 1, lo, hi - lo, &b);
+        arrow_batch *b = NULL;
+        rc = lance_file2_read(r, &col, 1, lo, hi - lo, &b);
         if (rc == 0 && !arrow_type_equal(&b->columns[0]->type, &ds->schema.fields[c].type))
             rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' stores column '%s' with "
                           "another type", ds->root, df->path, ds->schema.fields[c].name);
-        if (rc == 0) *out = arrow_array_ref(b->columns[0]);
+        for (size_t k = i; rc == 0 && k < j; k++)
+            idx[k - i] = (int64_t)(LANCE_ROW_ADDR_OFF(e[k].addr) - lo);
+        if (rc == 0) rc = arrow_take(&pieces[np++], b->columns[0], idx, j - i);
         arrow_batch_free(b);
-        lance_file2_close(r);
-        return rc;
+        i = j;
     }
-    return arrow_array_new_null(out, &ds->schema.fields[c].type, (int64_t)(hi - lo));
+    if (rc == 0) rc = np == 1 ? ((*out = pieces[0]), (pieces[0] = NULL), 0)
+                              : arrow_array_concat(out, pieces, np);
+    for (size_t i = 0; pieces && i < np; i++) arrow_array_free(pieces[i]);
+    core_free(pieces);
+    core_free(idx);
+    lance_file2_close(r);
+    return rc;
 }
 
 int lance_dataset_take_column(arrow_array **out, const lance_dataset *ds, const char *column,
@@ -505,11 +532,11 @@ int lance_dataset_take_column(arrow_array **out, const lance_dataset *ds, const 
     if (n == 0) return arrow_array_new_null(out, &ds->schema.fields[c].type, 0);
     take_ent *e = core_malloc(n * sizeof *e);
     arrow_array **pieces = core_calloc(n, sizeof *pieces);
-    int64_t *idx = core_malloc(n * sizeof *idx), *inv = core_malloc(n * sizeof *inv);
+    int64_t *inv = core_malloc(n * sizeof *inv);
     size_t np = 0;
-    if (!e || !pieces || !idx || !inv) rc = core_err_nomem();
+    if (!e || !pieces || !inv) rc = core_err_nomem();
     for (size_t i = 0; rc == 0 && i < n; i++) e[i] = (take_ent){addrs[i], i};
-    if (rc == 0) qsort(e, n, sizeof *e, take_cmp);
+    if (rc == 0 && n > 1) qsort(e, n, sizeof *e, take_cmp);
     const Lance__Table__Manifest *pb = ds->m->pb;
     for (size_t i = 0; rc == 0 && i < n;) {
         uint64_t fid = LANCE_ROW_ADDR_FRAG(e[i].addr);
@@ -521,22 +548,10 @@ int lance_dataset_take_column(arrow_array **out, const lance_dataset *ds, const 
                           ds->root, (unsigned long long)fid, (unsigned long long)e[i].addr);
             break;
         }
-        /* one window per run of nearby rows of this fragment */
         size_t j = i + 1;
-        while (j < n && LANCE_ROW_ADDR_FRAG(e[j].addr) == fid &&
-               LANCE_ROW_ADDR_OFF(e[j].addr) - LANCE_ROW_ADDR_OFF(e[j - 1].addr) <= TAKE_GAP)
-            j++;
-        uint64_t lo = LANCE_ROW_ADDR_OFF(e[i].addr), hi = LANCE_ROW_ADDR_OFF(e[j - 1].addr) + 1;
-        if (hi > f->physical_rows) {
-            rc = core_err(OG_E_NOT_FOUND, "table '%s' fragment %llu has no row %llu", ds->root,
-                          (unsigned long long)fid, (unsigned long long)(hi - 1));
-            break;
-        }
-        arrow_array *w = NULL;
-        rc = read_window(ds, f, c, lo, hi, &w);
-        for (size_t k = i; rc == 0 && k < j; k++) idx[k - i] = (int64_t)(LANCE_ROW_ADDR_OFF(e[k].addr) - lo);
-        if (rc == 0) rc = arrow_take(&pieces[np++], w, idx, j - i);
-        arrow_array_free(w);
+        while (j < n && LANCE_ROW_ADDR_FRAG(e[j].addr) == fid) j++;
+        rc = take_fragment(ds, f, c, e + i, j - i, &pieces[np]);
+        if (rc == 0) np++;
         i = j;
     }
     arrow_array *sorted = NULL;
@@ -548,7 +563,6 @@ int lance_dataset_take_column(arrow_array **out, const lance_dataset *ds, const 
     for (size_t i = 0; i < np; i++) arrow_array_free(pieces[i]);
     core_free(pieces);
     core_free(e);
-    core_free(idx);
     core_free(inv);
     return rc;
 }

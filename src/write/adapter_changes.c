@@ -19,54 +19,16 @@ int write_changes_prepare(write_graph *g, const void *input, const graph_snapsho
 int write_changes_apply(write_graph *g, write_intent *in);
 int write_changes_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows);
 
-typedef struct addr_list {
-    uint64_t *a;
-    size_t n, cap;
-} addr_list;
-
-static int on_row(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
-{
-    addr_list *l = arg;
-    (void)key;
-    (void)pay;
-    (void)plen;
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 16;
-        uint64_t *na = core_realloc(l->a, nc * sizeof *na);
-        if (!na) return core_err_nomem();
-        l->a = na;
-        l->cap = nc;
-    }
-    l->a[l->n++] = addr;
-    return 0;
-}
-
 /* Row addresses of the rows whose id is in ids: through the table's id index (what it does
  * not cover is scanned). */
 static int find_rows(const lance_dataset *ds, char *const *ids, size_t n, uint64_t **addrs,
                      size_t *n_addrs)
 {
-    *addrs = NULL;
-    *n_addrs = 0;
-    const uint8_t **k = core_malloc((n ? n : 1) * sizeof *k);
-    size_t *l = core_malloc((n ? n : 1) * sizeof *l), nk = 0;
-    addr_list out = {0};
-    int rc = k && l ? 0 : core_err_nomem();
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (!ids[i]) continue;
-        k[nk] = (const uint8_t *)ids[i];
-        l[nk++] = strlen(ids[i]);
-    }
-    if (rc == 0) rc = lance_kix_lookup(ds, GRAPH_COL_ID, NULL, k, l, nk, on_row, &out, NULL);
-    core_free(k);
-    core_free(l);
-    if (rc != 0) {
-        core_free(out.a);
-        return rc;
-    }
-    *addrs = out.a;
-    *n_addrs = out.n;
-    return 0;
+    lance_kix_addrs out;
+    int rc = lance_kix_lookup_strs(&out, ds, GRAPH_COL_ID, ids, n);
+    *addrs = rc ? NULL : out.a;
+    *n_addrs = rc ? 0 : out.n;
+    return rc;
 }
 
 static int stage_change(lance_staged **st, const lance_dataset *ds, const graph_change *c)

@@ -79,22 +79,39 @@ static void load(fixture *f, const char *text, size_t len, int mode)
     graph_change_set_clear(&cs);
 }
 
+/* One .gq query compiled against g's catalog, with no params. */
+typedef struct compiled {
+    core_arena a;
+    lang_query_set *qs;
+    exec_params *p;
+} compiled;
+
+static void compile(compiled *c, write_graph *g, const char *gq)
+{
+    core_arena_init(&c->a, 0);
+    lang_diags d;
+    lang_diags_init(&d, &c->a);
+    c->qs = NULL;
+    if (lang_query_set_build(&c->qs, g->catalog, gq, strlen(gq), "q.gq", &d))
+        fail_msg("query does not check: %s\n%s", og_error_last()->message, gq);
+    c->p = NULL;
+    assert_og_ok(exec_params_from_json(&c->p, &c->qs->queries[0], NULL));
+}
+
+static void compiled_free(compiled *c)
+{
+    exec_params_free(c->p);
+    lang_query_set_free(c->qs);
+    core_arena_free(&c->a);
+}
+
 static void mutate(fixture *f, const char *gq)
 {
-    core_arena a;
-    core_arena_init(&a, 0);
-    lang_diags d;
-    lang_diags_init(&d, &a);
-    lang_query_set *qs = NULL;
-    if (lang_query_set_build(&qs, f->wg->catalog, gq, strlen(gq), "m.gq", &d))
-        fail_msg("mutation does not check: %s\n%s", og_error_last()->message, gq);
-    exec_params *p = NULL;
-    assert_og_ok(exec_params_from_json(&p, &qs->queries[0], NULL));
+    compiled c;
+    compile(&c, f->wg, gq);
     exec_mutate_result res;
-    assert_og_ok(exec_mutate_run(&res, f->wg, &qs->queries[0], p, NULL));
-    exec_params_free(p);
-    lang_query_set_free(qs);
-    core_arena_free(&a);
+    assert_og_ok(exec_mutate_run(&res, f->wg, &c.qs->queries[0], c.p, NULL));
+    compiled_free(&c);
 }
 
 /* The rows of gq at snapshot snap, one JSON object per line, in result order; through a
@@ -102,22 +119,15 @@ static void mutate(fixture *f, const char *gq)
 static char *run(fixture *f, const graph_snapshot *snap, const char *gq, int subset,
                  exec_cache_stats *st, store_counts *io)
 {
-    core_arena a;
-    core_arena_init(&a, 0);
-    lang_diags d;
-    lang_diags_init(&d, &a);
-    lang_query_set *qs = NULL;
-    if (lang_query_set_build(&qs, f->wg->catalog, gq, strlen(gq), "q.gq", &d))
-        fail_msg("query does not check: %s\n%s", og_error_last()->message, gq);
-    exec_params *p = NULL;
-    assert_og_ok(exec_params_from_json(&p, &qs->queries[0], NULL));
+    compiled q;
+    compile(&q, f->wg, gq);
     exec_cache *c = NULL;
     assert_og_ok(exec_cache_new(&c));
     if (!subset) exec_cache_set_cold_runs(c, 0);
     store_counts before, after;
     store_counts_get(f->wg->s, &before);
     exec_result *r = NULL;
-    if (exec_query_run(&r, f->wg->catalog, snap, f->wg->s, &qs->queries[0], p, c))
+    if (exec_query_run(&r, f->wg->catalog, snap, f->wg->s, &q.qs->queries[0], q.p, c))
         fail_msg("query failed: %s\n%s", og_error_last()->message, gq);
     store_counts_get(f->wg->s, &after);
     if (io) store_counts_diff(&after, &before, io);
@@ -129,9 +139,7 @@ static char *run(fixture *f, const graph_snapshot *snap, const char *gq, int sub
     exec_cache_stats_get(c, st);
     exec_result_free(r);
     exec_cache_free(c);
-    exec_params_free(p);
-    lang_query_set_free(qs);
-    core_arena_free(&a);
+    compiled_free(&q);
     char *out = core_strdup(b.data ? (const char *)b.data : "");
     core_buf_free(&b);
     return out;
@@ -294,20 +302,11 @@ static void test_subset_equals_whole_tables(void **state)
 
 static int try_mutate(write_graph *g, const char *gq, exec_mutate_result *res)
 {
-    core_arena a;
-    core_arena_init(&a, 0);
-    lang_diags d;
-    lang_diags_init(&d, &a);
-    lang_query_set *qs = NULL;
-    if (lang_query_set_build(&qs, g->catalog, gq, strlen(gq), "m.gq", &d))
-        fail_msg("mutation does not check: %s\n%s", og_error_last()->message, gq);
-    exec_params *p = NULL;
-    assert_og_ok(exec_params_from_json(&p, &qs->queries[0], NULL));
+    compiled c;
+    compile(&c, g, gq);
     memset(res, 0, sizeof *res);
-    int rc = exec_mutate_run(res, g, &qs->queries[0], p, NULL);
-    exec_params_free(p);
-    lang_query_set_free(qs);
-    core_arena_free(&a);
+    int rc = exec_mutate_run(res, g, &c.qs->queries[0], c.p, NULL);
+    compiled_free(&c);
     return rc;
 }
 

@@ -526,6 +526,44 @@ static void test_compaction_builds_missing_indexes(void **state)
     lance_dataset_free(ds);
 }
 
+/* A segment that cannot be used (damaged, or written in another format version) is missing
+ * for optimize: the compaction that declares the same indexes rewrites its fragment. */
+static void test_unusable_segment_rebuilt(void **state)
+{
+    fixture *f = *state;
+    const char *decl = "id;src>dst;dst>src";
+    create(f, decl);
+    append(f, 0, 300, 0);
+    lance_dataset *ds = open_at(f, 0), *out = NULL;
+    assert_false(lance_kix_missing(ds, decl));
+    lance_dataset_free(ds);
+    store_list l;
+    memset(&l, 0, sizeof l);
+    assert_og_ok(store_list_prefix(f->s, ROOT "/" LANCE_KIX_DIR, 0, &l));
+    assert_int_equal(l.count, 1);
+    core_buf b = CORE_BUF_INIT;
+    assert_og_ok(store_get(f->s, l.items[0].key, 0, STORE_ALL, &b));
+    b.data[b.len - 20] ^= 0x01; /* the trailer's format version */
+    assert_og_ok(store_put(f->s, l.items[0].key, b.data, b.len, 0));
+    core_buf_free(&b);
+    store_list_free(&l);
+    ds = open_at(f, 0);
+    assert_true(lance_kix_missing(ds, decl));
+    lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
+    co.key_indexes = decl;
+    lance_compact_report rep;
+    assert_og_ok(lance_compact(&out, ds, &co, &rep));
+    assert_int_equal(rep.n_commits, 1);
+    assert_false(lance_kix_missing(out, decl));
+    uint64_t before = lance_kix_damaged();
+    lance_kix_stats st;
+    check_version(f, out, &st);
+    assert_int_equal(lance_kix_damaged(), before);
+    assert_int_equal(st.fragments_scanned, 0);
+    lance_dataset_free(out);
+    lance_dataset_free(ds);
+}
+
 /* A branch reads the segments it inherited (under the main table's directory) and writes
  * its own under the branch's: no segment is reported missing, and lookups equal scans. */
 static void test_branch_segments(void **state)
@@ -598,6 +636,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cleanup_keeps_named_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_builds_missing_indexes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_branch_segments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unusable_segment_rebuilt, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
