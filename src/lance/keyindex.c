@@ -9,12 +9,14 @@
  *   leaf      = u8 1, varint n, n x (varint shared, varint suffix_len, suffix, varint plen + 1
  *               (0: null), pay, varint slot (only when the segment has several slots),
  *               varint off); a key is `shared` bytes of the previous key of the leaf + suffix
- *   internal  = u8 2, varint n, n x (varint klen, first key of child, varint off, varint len)
+ *   internal  = u8 2, varint n, n x (varint klen, first key of child, varint off, varint len);
+ *               off counts from the tree's first byte (its leaf_start), so trees can be
+ *               built apart
  *   directory = u8 3, varint n_slots, n_slots x (varint physical rows, u64 hash of the
  *               fragment's data file paths),
  *               varint n_trees, per tree: varint name_len, name, varint entries, varint depth,
  *               varint root_off, varint root_len, varint leaf_start, varint leaf_end
- *   trailer   = u64 dir_off, u32 dir_len, u32 version 2, u64 xxh3(first 16 bytes), "OGKIXEND"
+ *   trailer   = u64 dir_off, u32 dir_len, u32 version 3, u64 xxh3(first 16 bytes), "OGKIXEND"
  * A tree's leaves are contiguous in key order, children precede their parent, so a reader
  * walks leaves forward from the one the descent found and no block can point at itself. */
 #include "lance/keyindex.h"
@@ -27,6 +29,7 @@
 #include "lance/paths.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <roaring/roaring.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,7 +44,8 @@
 #define KIX_TAIL_READ 4096
 #define KIX_MAX_DEPTH 12
 #define KIX_CACHE 8
-#define KIX_VERSION 2 /* 2: slots carry their data files' hash */
+#define KIX_THREAD_ENTRIES 100000 /* trees of a segment this large are built two at a time */
+#define KIX_VERSION 3 /* 2: slots carry their data files' hash; 3: child offsets per tree */
 #define KIX_DIR_KIND 3
 #define KIX_ZSTD 0x80
 #define KIX_BLOCK_MAX (64u << 20) /* bound on a decompressed block (a leaf of huge keys) */
@@ -531,7 +535,7 @@ static int emit_block(core_buf *out, const core_buf *body)
         if (rc == 0) rc = core_buf_append_byte(&z, KIX_ZSTD);
         if (rc == 0) rc = put_varint(&z, body->len);
         if (rc == 0) {
-            size_t zn = ZSTD_compress(z.data + z.len, z.cap - z.len, body->data, body->len, 1);
+            size_t zn = ZSTD_compress(z.data + z.len, z.cap - z.len, body->data, body->len, -1);
             if (!ZSTD_isError(zn) && z.len + zn < body->len) {
                 z.len += zn;
                 use = &z;
@@ -736,6 +740,34 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
     return rc;
 }
 
+typedef struct tree_job {
+    core_buf *out;
+    lance_kix_entry *e;
+    size_t n, n_slots;
+    tree_info *ti;
+    int rc;
+    char msg[256];
+} tree_job;
+
+static void tree_job_run(tree_job *j)
+{
+    j->rc = encode_tree(j->out, j->e, j->n, j->n_slots, j->ti);
+    if (j->rc) snprintf(j->msg, sizeof j->msg, "%s", og_error_last()->message);
+}
+
+typedef struct tree_jobs {
+    tree_job *jobs;
+    size_t n, first;
+} tree_jobs;
+
+/* Every other tree, from `first` (the second thread's share). */
+static void *tree_jobs_run(void *arg)
+{
+    tree_jobs *tj = arg;
+    for (size_t t = tj->first; t < tj->n; t += 2) tree_job_run(&tj->jobs[t]);
+    return NULL;
+}
+
 int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
                      const size_t *ne, size_t n_idx, const uint64_t *slot_rows,
                      const uint64_t *slot_files, size_t n_slots)
@@ -744,7 +776,35 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
     tree_info ti[LANCE_KIX_MAX_DECLS];
     if (n_idx > LANCE_KIX_MAX_DECLS) return core_err(OG_E_BAD_REQUEST, "too many key indexes");
     int rc = core_buf_append(out, KIX_MAGIC, 8);
-    for (size_t t = 0; rc == 0 && t < n_idx; t++) rc = encode_tree(out, e[t], ne[t], n_slots, &ti[t]);
+    /* Each tree into a buffer of its own (its offsets count from its first byte), large ones
+     * on a second thread, then one after the other into the file. */
+    core_buf tb[LANCE_KIX_MAX_DECLS];
+    tree_job jobs[LANCE_KIX_MAX_DECLS];
+    for (size_t t = 0; t < n_idx; t++) {
+        tb[t] = (core_buf)CORE_BUF_INIT;
+        jobs[t] = (tree_job){&tb[t], e[t], ne[t], n_slots, &ti[t], 0, {0}};
+    }
+    size_t total = 0;
+    for (size_t t = 0; t < n_idx; t++) total += ne[t];
+    pthread_t th;
+    int threaded = 0;
+    tree_jobs odd = {jobs, n_idx, 1};
+    if (rc == 0 && n_idx > 1 && total >= KIX_THREAD_ENTRIES)
+        threaded = pthread_create(&th, NULL, tree_jobs_run, &odd) == 0;
+    for (size_t t = 0; rc == 0 && t < n_idx; t += threaded ? 2 : 1) tree_job_run(&jobs[t]);
+    if (threaded) pthread_join(th, NULL);
+    for (size_t t = 0; rc == 0 && t < n_idx; t++) {
+        if (jobs[t].rc) {
+            rc = core_err(jobs[t].rc, "%s", jobs[t].msg);
+            break;
+        }
+        uint64_t base = out->len;
+        rc = core_buf_append(out, tb[t].data, tb[t].len);
+        ti[t].leaf_start += base;
+        ti[t].leaf_end += base;
+        ti[t].root_off += base;
+    }
+    for (size_t t = 0; t < n_idx; t++) core_buf_free(&tb[t]);
     core_buf dir = CORE_BUF_INIT;
     if (rc == 0) rc = core_buf_append_byte(&dir, 3);
     if (rc == 0) rc = put_varint(&dir, n_slots);
@@ -1015,8 +1075,9 @@ int lance_kix_seg_find_tree(const lance_kix_seg *g, const char *decl)
 
 /* The child of internal block body to descend into for key k: the last whose first key is
  * below k (the first child when none is). */
-static int descend(lance_kix_seg *g, const core_buf *body, uint64_t parent_off, const uint8_t *k,
-                   size_t kn, uint64_t *off, uint64_t *len)
+/* (child offsets are relative to the tree's first byte, base) */
+static int descend(lance_kix_seg *g, const core_buf *body, uint64_t base, uint64_t parent_off,
+                   const uint8_t *k, size_t kn, uint64_t *off, uint64_t *len)
 {
     rd r = {body->data, body->data + body->len, 0};
     const uint8_t *kind = get_bytes(&r, 1);
@@ -1029,9 +1090,10 @@ static int descend(lance_kix_seg *g, const core_buf *body, uint64_t parent_off, 
         const uint8_t *ck = get_bytes(&r, cl);
         uint64_t co = get_varint(&r), cn = get_varint(&r);
         if (r.bad) return corrupt(g, "an internal block is cut short");
-        if (co + cn > parent_off || co < 8) return corrupt(g, "a child does not precede its parent");
+        if (co > parent_off - base || cn > parent_off - base - co)
+            return corrupt(g, "a child does not precede its parent");
         if (i > 0 && bytes_cmp(ck, cl, k, kn) >= 0) break;
-        *off = co;
+        *off = base + co;
         *len = cn;
         found = 1;
     }
@@ -1104,7 +1166,7 @@ int lance_kix_seg_lookup(lance_kix_seg *g, int t, const uint8_t *const *keys, co
         for (uint64_t d = 0; rc == 0 && d < tr->depth; d++) {
             uint64_t parent = off;
             if ((rc = block_get(g, off, len, &body))) break;
-            rc = descend(g, body, parent, keys[q], klens[q], &off, &len);
+            rc = descend(g, body, tr->leaf_start, parent, keys[q], klens[q], &off, &len);
         }
         if (rc == 0 && (off < tr->leaf_start || off + len > tr->leaf_end))
             rc = corrupt(g, "a descent ends outside the leaves");
@@ -1194,7 +1256,13 @@ struct lance_kix_builder {
     size_t ne[LANCE_KIX_MAX_DECLS], cap;
     uint64_t rows;
     core_arena bytes; /* copies of keys and payloads */
+    bool borrow;      /* point into the batches instead (they outlive the builder) */
 };
+
+void lance_kix_builder_borrow(lance_kix_builder *kb)
+{
+    if (kb) kb->borrow = true;
+}
 
 int lance_kix_builder_new(lance_kix_builder **out, const lance_dataset *ds)
 {
@@ -1234,6 +1302,7 @@ uint64_t lance_kix_builder_rows(const lance_kix_builder *kb)
 static const uint8_t *keep_bytes(lance_kix_builder *kb, const uint8_t *p, size_t n)
 {
     if (!n) return (const uint8_t *)"";
+    if (kb->borrow) return p;
     uint8_t *c = core_arena_alloc(&kb->bytes, n);
     if (c) memcpy(c, p, n);
     return c;

@@ -37,6 +37,8 @@
 /* New fragments of fewer rows (in one write or compaction) get no segment. */
 #define LANCE_KIX_MIN_ROWS 64
 #define LANCE_KIX_MAX_DECLS 8
+/* A write of at least this many rows builds its segment on a thread beside the data files. */
+#define LANCE_KIX_THREAD_ROWS 50000
 
 /* One declared index: positions of its columns in the dataset's schema (payload -1: none).
  * Only Utf8/Binary columns can be indexed. */
@@ -87,6 +89,9 @@ int lance_kix_builder_new_decl(lance_kix_builder **out, const lance_dataset *ds,
 int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t off, int64_t n,
                           uint32_t slot, uint32_t first_off);
 uint64_t lance_kix_builder_rows(const lance_kix_builder *kb);
+/* Keep pointers into the added batches instead of copies (the caller keeps every batch alive
+ * until lance_kix_builder_finish has returned). */
+void lance_kix_builder_borrow(lance_kix_builder *kb);
 /* Write the segment (unsynced; its key to key_out, for the commit's batch of syncs) over slots
  * 0..n_slots with these physical rows and data files (lance_kix_files_hash). Nothing is written (out->n = 0) below
  * LANCE_KIX_MIN_ROWS rows. out->first is left 0 for the caller to set. */

@@ -15,6 +15,7 @@
 #include "lance/txn.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,8 +217,54 @@ static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name
     return push_new_frag(st, df, info.rows, ids, created);
 }
 
+/* The key index segment over a write's new fragments, built from the input batches (all
+ * known before the first file is written: row g lands in new fragment g / max_rows at offset
+ * g % max_rows, and the files' names are drawn up front). */
+typedef struct kix_job {
+    const lance_dataset *ds;
+    arrow_batch *const *b;
+    size_t n;
+    uint64_t max_rows;
+    const uint64_t *slot_rows, *slot_files;
+    size_t n_slots;
+    lance_kix_staged out;
+    char key[STORE_KEY_MAX];
+    int rc;
+    char msg[512];
+} kix_job;
+
+static void *kix_job_run(void *arg)
+{
+    kix_job *j = arg;
+    lance_kix_builder *kb = NULL;
+    int rc = lance_kix_builder_new(&kb, j->ds);
+    lance_kix_builder_borrow(kb); /* the batches outlive the job */
+    uint64_t g = 0;
+    for (size_t i = 0; rc == 0 && kb && i < j->n; i++) {
+        int64_t off = 0;
+        while (rc == 0 && off < j->b[i]->num_rows) {
+            uint64_t slot = g / j->max_rows, in = g % j->max_rows;
+            uint64_t take = j->max_rows - in;
+            if (take > (uint64_t)(j->b[i]->num_rows - off)) take = (uint64_t)(j->b[i]->num_rows - off);
+            rc = lance_kix_builder_add(kb, j->b[i], off, (int64_t)take, (uint32_t)slot,
+                                       (uint32_t)in);
+            off += (int64_t)take;
+            g += take;
+        }
+    }
+    if (rc == 0) rc = lance_kix_builder_finish(kb, j->slot_rows, j->slot_files, j->n_slots,
+                                               &j->out, j->key);
+    if (rc) snprintf(j->msg, sizeof j->msg, "%s", og_error_last()->message);
+    j->rc = rc;
+    lance_kix_builder_free(kb);
+    return NULL;
+}
+
 /* Write the rows of batches b[0..n) into data files of at most st->max_rows rows each.
- * ids/created (optional) run parallel to the concatenated rows. */
+ * ids/created (optional) run parallel to the concatenated rows. The declared key indexes get
+ * a segment over the new fragments (64+ rows), built alongside on a thread of its own for a
+ * large write (the thread only reads the batches and writes the segment file, unsynced; the
+ * commit syncs it with the data files). */
 static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch *const *b,
                       size_t n, const uint64_t *ids, const uint64_t *created)
 {
@@ -228,14 +275,9 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
     fo.n_field_ids = n_ids;
     fo.put_flags = STORE_F_NOSYNC; /* synced in one batch at commit */
     lance_file2_writer *w = NULL;
-    char name[LANCE_DATA_FILE_NAME_LEN + 1];
-    uint64_t in_file = 0, done = 0, file_start = 0;
-    size_t first_nf = st->n_nf;
-    lance_kix_builder *kb = NULL;
+    uint64_t in_file = 0, done = 0, file_start = 0, total = 0;
+    size_t first_nf = st->n_nf, file_no = 0;
     int rc = 0;
-    /* Declared key indexes follow the rows (not when an overwrite changes the schema). */
-    if (st->n_kix < sizeof st->kix / sizeof st->kix[0] && arrow_schema_equal(schema, &st->ds->schema))
-        rc = lance_kix_builder_new(&kb, st->ds);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (!arrow_schema_equal(&b[i]->schema, schema)) {
             char want[128], got[128];
@@ -244,13 +286,44 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
             rc = core_err(OG_E_BAD_REQUEST, "table '%s': batch %zu does not have the table's "
                           "schema (%s expected, %s given, or types/names differ)",
                           st->ds->root, i, want, got);
-            break;
         }
+        total += (uint64_t)b[i]->num_rows;
+    }
+    if (rc) return rc;
+    /* The files' names up front, and what the segment needs to know of them. */
+    size_t n_files = (size_t)((total + st->max_rows - 1) / st->max_rows);
+    char (*names)[LANCE_DATA_FILE_NAME_LEN + 1] = core_malloc((n_files ? n_files : 1) * sizeof *names);
+    uint64_t *slot_rows = core_malloc((n_files ? n_files : 1) * 2 * sizeof *slot_rows);
+    uint64_t *slot_files = slot_rows ? slot_rows + (n_files ? n_files : 1) : NULL;
+    if (!names || !slot_rows) rc = core_err_nomem();
+    for (size_t k = 0; rc == 0 && k < n_files; k++) {
+        rc = lance_data_file_name(names[k]);
+        Lance__Table__DataFile df = LANCE__TABLE__DATA_FILE__INIT;
+        Lance__Table__DataFile *dfp = &df;
+        df.path = names[k];
+        Lance__Table__DataFragment one = LANCE__TABLE__DATA_FRAGMENT__INIT;
+        one.n_files = 1;
+        one.files = &dfp;
+        slot_rows[k] = k + 1 < n_files ? st->max_rows : total - st->max_rows * k;
+        slot_files[k] = lance_kix_files_hash(&one);
+    }
+    /* Declared key indexes follow the rows (not when an overwrite changes the schema). */
+    lance_kix_decl decls[LANCE_KIX_MAX_DECLS];
+    size_t n_decls = 0;
+    if (rc == 0 && total >= LANCE_KIX_MIN_ROWS &&
+        st->n_kix < sizeof st->kix / sizeof st->kix[0] && arrow_schema_equal(schema, &st->ds->schema))
+        rc = lance_kix_decls(st->ds, decls, &n_decls);
+    kix_job job = {st->ds, b, n, st->max_rows, slot_rows, slot_files, n_files, {{0}, 0, 0, 0},
+                   {0}, 0, {0}};
+    pthread_t th;
+    int threaded = 0, want_index = rc == 0 && n_decls > 0;
+    if (want_index && total >= LANCE_KIX_THREAD_ROWS)
+        threaded = pthread_create(&th, NULL, kix_job_run, &job) == 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         int64_t off = 0;
         while (rc == 0 && off < b[i]->num_rows) {
             if (!w) {
-                rc = lance_data_file_name(name);
-                if (rc == 0) rc = lance_file2_writer_new(&w, schema, &fo);
+                rc = lance_file2_writer_new(&w, schema, &fo);
                 if (rc) break;
                 in_file = 0;
                 file_start = done;
@@ -259,14 +332,11 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
             uint64_t take = (uint64_t)(b[i]->num_rows - off);
             if (take > room) take = room;
             rc = lance_file2_writer_write_rows(w, b[i], off, (int64_t)take);
-            if (rc == 0)
-                rc = lance_kix_builder_add(kb, b[i], off, (int64_t)take,
-                                           (uint32_t)(st->n_nf - first_nf), (uint32_t)in_file);
             off += (int64_t)take;
             in_file += take;
             done += take;
             if (rc == 0 && in_file == st->max_rows) {
-                rc = finish_file(st, w, name, n_ids, ids ? ids + file_start : NULL,
+                rc = finish_file(st, w, names[file_no++], n_ids, ids ? ids + file_start : NULL,
                                  created ? created + file_start : NULL);
                 lance_file2_writer_free(w);
                 w = NULL;
@@ -274,32 +344,24 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
         }
     }
     if (rc == 0 && w && in_file > 0)
-        rc = finish_file(st, w, name, n_ids, ids ? ids + file_start : NULL,
+        rc = finish_file(st, w, names[file_no++], n_ids, ids ? ids + file_start : NULL,
                          created ? created + file_start : NULL);
     lance_file2_writer_free(w);
-    if (rc == 0 && lance_kix_builder_rows(kb) >= LANCE_KIX_MIN_ROWS) {
-        size_t ns = st->n_nf - first_nf;
-        uint64_t *rows = core_malloc((ns ? ns : 1) * 2 * sizeof *rows), *files = rows + ns;
-        char key[STORE_KEY_MAX];
-        lance_kix_staged *ks = &st->kix[st->n_kix];
-        if (!rows) rc = core_err_nomem();
-        for (size_t k = 0; rc == 0 && k < ns; k++) {
-            const new_frag *f = &st->nf[first_nf + k];
-            Lance__Table__DataFragment one = LANCE__TABLE__DATA_FRAGMENT__INIT;
-            one.n_files = 1;
-            one.files = (Lance__Table__DataFile **)&f->file;
-            rows[k] = f->rows;
-            files[k] = lance_kix_files_hash(&one);
+    if (threaded) pthread_join(th, NULL);
+    else if (want_index && rc == 0) kix_job_run(&job);
+    if (rc == 0 && want_index && job.rc) rc = core_err(job.rc, "%s", job.msg);
+    if (rc == 0 && want_index && job.out.n) {
+        if (job.out.n != st->n_nf - first_nf)
+            rc = core_err(OG_E_INTERNAL, "table '%s': key index over %zu fragments, %zu written",
+                          st->ds->root, job.out.n, st->n_nf - first_nf);
+        if (rc == 0) {
+            job.out.first = first_nf;
+            st->kix[st->n_kix++] = job.out;
+            rc = push_pending(st, job.key);
         }
-        if (rc == 0) rc = lance_kix_builder_finish(kb, rows, files, ns, ks, key);
-        if (rc == 0 && ks->n) {
-            ks->first = first_nf;
-            st->n_kix++;
-            rc = push_pending(st, key);
-        }
-        core_free(rows);
     }
-    lance_kix_builder_free(kb);
+    core_free(names);
+    core_free(slot_rows);
     return rc;
 }
 
