@@ -63,6 +63,11 @@ static void table_free(exec_table *t)
     arrow_array_free(t->id);
     arrow_array_free(t->src);
     arrow_array_free(t->dst);
+    arrow_array_free(t->d_id);
+    arrow_array_free(t->d_src);
+    arrow_array_free(t->d_dst);
+    core_free(t->d_addrs);
+    exec_table_release(t->base);
     core_free(t->dict);
     core_free(t->addrs);
     lance_dataset_free(t->ds);
@@ -89,15 +94,33 @@ void exec_csr_release(exec_csr *g)
     exec_table_release(g->edges);
     exec_table_release(g->from);
     exec_table_release(g->to);
-    core_free(g->out_off);
-    core_free(g->out_nbr);
-    core_free(g->out_edge);
-    core_free(g->in_off);
-    core_free(g->in_nbr);
-    core_free(g->in_edge);
+    if (!g->base) { /* a folded adjacency borrows these from its base */
+        core_free(g->out_off);
+        core_free(g->out_nbr);
+        core_free(g->out_edge);
+        core_free(g->in_off);
+        core_free(g->in_nbr);
+        core_free(g->in_edge);
+    }
+    exec_csr_release(g->base);
+    core_free(g->d_out);
+    core_free(g->d_in);
     core_free(g);
 }
 
+size_t exec_dedge_range(const exec_dedge *d, size_t n, uint32_t node, size_t *first)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (d[mid].node < node) lo = mid + 1;
+        else hi = mid;
+    }
+    *first = lo;
+    size_t e = lo;
+    while (e < n && d[e].node == node) e++;
+    return e - lo;
+}
 static void scratch_free(exec_scratch *s)
 {
     if (!s) return;
@@ -215,15 +238,27 @@ static int same_table(const exec_table *t, const char *path, const char *branch)
 
 int64_t exec_table_find(const exec_table *t, const void *id, size_t n)
 {
-    if (!t->dict) return -1;
-    uint64_t h = core_hash64(id, n, 0);
-    for (size_t i = (size_t)h & t->dict_mask;; i = (i + 1) & t->dict_mask) {
-        uint32_t v = t->dict[i];
-        if (!v) return -1;
-        size_t len;
-        const uint8_t *p = arrow_array_get_bytes(t->id, (int64_t)v - 1, &len);
-        if (len == n && memcmp(p, id, n) == 0) return (int64_t)v - 1;
+    /* a folded table: its appended rows, then its base's (a base row's id cannot come
+     * again in an appended row: the fold takes appends only) */
+    const arrow_array *ids = t->base ? t->d_id : t->id;
+    int64_t shift = t->base ? t->n_base : 0;
+    if (t->dict) {
+        uint64_t h = core_hash64(id, n, 0);
+        for (size_t i = (size_t)h & t->dict_mask;; i = (i + 1) & t->dict_mask) {
+            uint32_t v = t->dict[i];
+            if (!v) break;
+            size_t len;
+            const uint8_t *p = arrow_array_get_bytes(ids, (int64_t)v - 1, &len);
+            if (len == n && memcmp(p, id, n) == 0) return shift + (int64_t)v - 1;
+        }
     }
+    return t->base ? exec_table_find(t->base, id, n) : -1;
+}
+
+static int cmp_u64_asc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static int build_dict(exec_table *t)
@@ -231,14 +266,16 @@ static int build_dict(exec_table *t)
     if (t->n_rows >= (int64_t)UINT32_MAX / 2)
         return core_err(OG_E_RESOURCE_LIMIT, "table %s has too many rows for the executor",
                         t->path);
+    const arrow_array *ids = t->base ? t->d_id : t->id;
+    int64_t rows = ids->length;
     size_t cap = 16;
-    while (cap < (size_t)t->n_rows * 2) cap <<= 1;
+    while (cap < (size_t)rows * 2) cap <<= 1;
     t->dict = core_calloc(cap, sizeof *t->dict);
     if (!t->dict) return core_err_nomem();
     t->dict_mask = cap - 1;
-    for (int64_t r = 0; r < t->n_rows; r++) {
+    for (int64_t r = 0; r < rows; r++) {
         size_t n;
-        const uint8_t *p = arrow_array_get_bytes(t->id, r, &n);
+        const uint8_t *p = arrow_array_get_bytes(ids, r, &n);
         if (exec_table_find(t, p, n) >= 0) continue; /* a duplicate id: the first row wins */
         uint64_t h = core_hash64(p, n, 0);
         size_t i = (size_t)h & t->dict_mask;
@@ -312,6 +349,188 @@ fail:
     return rc;
 }
 
+/* A folded table's whole column: its base's then the appended rows' (concatenated). */
+static int concat2(arrow_array **out, const arrow_array *a, const arrow_array *b)
+{
+    arrow_array *parts[2] = {(arrow_array *)a, (arrow_array *)b};
+    return arrow_array_concat(out, parts, 2);
+}
+
+/* id/src/dst of every row of a folded table (under t->mu; set once). */
+static int materialize(exec_table *t)
+{
+    int rc = 0;
+    pthread_mutex_lock(&t->mu);
+    if (!t->id) {
+        const arrow_array *bid = exec_table_ids(t->base);
+        arrow_array *id = NULL, *src = NULL, *dst = NULL;
+        rc = bid ? concat2(&id, bid, t->d_id) : core_err_nomem();
+        if (rc == 0 && t->kind == LANG_EDGE) {
+            /* (the base's own ends: a base is never folded itself) */
+            rc = concat2(&src, t->base->src, t->d_src);
+            if (rc == 0) rc = concat2(&dst, t->base->dst, t->d_dst);
+        }
+        if (rc == 0) {
+            t->src = src;
+            t->dst = dst;
+            t->id = id; /* last: others test it */
+        } else {
+            arrow_array_free(id);
+            arrow_array_free(src);
+            arrow_array_free(dst);
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    return rc;
+}
+
+const arrow_array *exec_table_ids(exec_table *t)
+{
+    if (!t->base) return t->id;
+    if (materialize(t)) return NULL;
+    return t->id;
+}
+
+/* Try to fold gt's version of a table onto the cached table `old` of an earlier version of
+ * it: when the new version only appended fragments (the old one's fragments, unchanged and in
+ * the same order, then new ones without deletions) of few rows, the new table is old's rows
+ * (shared, not copied) plus the appended ones. *out NULL when it cannot be folded. */
+#define EXEC_FOLD_MAX_ROWS 4096
+
+static int fold_same_fragment(const Lance__Table__DataFragment *a, const Lance__Table__DataFragment *b)
+{
+    if (a->id != b->id || a->physical_rows != b->physical_rows) return 0;
+    const Lance__Table__DeletionFile *x = a->deletion_file, *y = b->deletion_file;
+    if (!x || !y) return !x && !y;
+    return x->id == y->id && x->read_version == y->read_version &&
+           x->num_deleted_rows == y->num_deleted_rows;
+}
+
+static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_table *old)
+{
+    *out = NULL;
+    exec_table *root = old->base ? old->base : old;
+    if (gt->kind != LANG_EDGE || root->addrs || gt->version <= old->version) return 0;
+    lance_dataset *ds = NULL;
+    int rc = lance_branch_open(&ds, s, gt->path, gt->table_branch, gt->version, NULL,
+                               LANCE_ACCESS_READ);
+    if (rc) return rc;
+    /* The old version's fragments must all be there, unchanged and first (what a folded old
+     * table appended stays appended: only the fragments after it are read now); failing
+     * that (maintenance merged the appended fragments), the root's, and everything after it
+     * is read again. */
+    const Lance__Table__Manifest *rp = root->ds->m->pb, *vp = ds->m->pb;
+    const Lance__Table__Manifest *op = old->ds->m->pb;
+    int ok = 0;
+    uint64_t added = 0;
+    for (int attempt = 0; attempt < 2 && !ok; attempt++) {
+        if (attempt == 1) {
+            if (!old->base) break;
+            old = root; /* fold onto the root alone */
+            op = rp;
+        }
+        ok = vp->n_fragments >= op->n_fragments && op->n_fragments >= rp->n_fragments;
+        added = old->base ? (uint64_t)(old->n_rows - old->n_base) : 0;
+        for (size_t i = 0; ok && i < op->n_fragments; i++)
+            ok = fold_same_fragment(op->fragments[i], vp->fragments[i]);
+        for (size_t i = 0; ok && i < rp->n_fragments; i++)
+            ok = fold_same_fragment(rp->fragments[i], op->fragments[i]);
+        for (size_t i = op->n_fragments; ok && i < vp->n_fragments; i++) {
+            ok = !vp->fragments[i]->deletion_file;
+            added += vp->fragments[i]->physical_rows;
+        }
+    }
+    uint64_t *skip = NULL;
+    if (ok && added <= EXEC_FOLD_MAX_ROWS) {
+        skip = core_malloc((op->n_fragments ? op->n_fragments : 1) * sizeof *skip);
+        if (!skip) rc = core_err_nomem();
+        for (size_t i = 0; rc == 0 && i < op->n_fragments; i++) skip[i] = op->fragments[i]->id;
+        if (rc == 0 && op->n_fragments > 1)
+            qsort(skip, op->n_fragments, sizeof *skip, cmp_u64_asc);
+    } else {
+        lance_dataset_free(ds);
+        return 0;
+    }
+    arrow_batch *b = NULL;
+    if (rc == 0) {
+        static const char *const cols[] = {GRAPH_COL_ID, GRAPH_COL_SRC, GRAPH_COL_DST};
+        lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+        so.columns = cols;
+        so.n_columns = 3;
+        so.with_row_addr = true;
+        so.skip_fragments = skip;
+        so.n_skip_fragments = op->n_fragments;
+        rc = lance_dataset_scan_all(&b, ds, &so);
+    }
+    core_free(skip);
+    /* the rows old had appended already, then these */
+    if (rc == 0 && old->base) {
+        arrow_array *cols[4] = {NULL, NULL, NULL, NULL};
+        arrow_array *pairs[4][2] = {{old->d_id, b->columns[0]}, {old->d_src, b->columns[1]},
+                                    {old->d_dst, b->columns[2]}, {NULL, NULL}};
+        for (int k = 0; rc == 0 && k < 3; k++) rc = arrow_array_concat(&cols[k], pairs[k], 2);
+        uint64_t *na = rc ? NULL : core_malloc((size_t)(old->n_rows - old->n_base + b->num_rows + 1) *
+                                               sizeof *na);
+        if (rc == 0 && !na) rc = core_err_nomem();
+        size_t m = 0;
+        for (int64_t r = 0; rc == 0 && r < old->n_rows - old->n_base; r++) na[m++] = old->d_addrs[r];
+        for (int64_t r = 0; rc == 0 && r < b->num_rows; r++)
+            na[m++] = arrow_array_get_uint(b->columns[3], r);
+        arrow_batch *nb = NULL;
+        if (rc == 0) {
+            arrow_array *addr = NULL;
+            arrow_type u = arrow_type_simple(ARROW_UINT64);
+            arrow_builder *ab = NULL;
+            rc = arrow_builder_new(&ab, &u);
+            for (size_t r = 0; rc == 0 && r < m; r++) rc = arrow_builder_append_uint(ab, na[r]);
+            if (rc == 0) rc = arrow_builder_finish(ab, &addr);
+            arrow_builder_free(ab);
+            cols[3] = addr;
+            if (rc == 0) rc = arrow_batch_new(&nb, &b->schema, cols, 4);
+        }
+        core_free(na);
+        for (int k = 0; k < 4; k++) arrow_array_free(cols[k]);
+        arrow_batch_free(b);
+        b = nb;
+    }
+    exec_table *t = rc ? NULL : core_calloc(1, sizeof *t);
+    if (rc == 0 && !t) rc = core_err_nomem();
+    if (rc) {
+        arrow_batch_free(b);
+        lance_dataset_free(ds);
+        return rc;
+    }
+    atomic_init(&t->refs, 1);
+    pthread_mutex_init(&t->mu, NULL);
+    t->kind = gt->kind;
+    t->version = gt->version;
+    t->path = core_strdup(gt->path);
+    t->branch = gt->table_branch ? core_strdup(gt->table_branch) : NULL;
+    t->ds = ds;
+    atomic_fetch_add(&root->refs, 1);
+    t->base = root;
+    t->n_base = root->n_rows;
+    t->d_id = arrow_array_ref(b->columns[0]);
+    t->d_src = arrow_array_ref(b->columns[1]);
+    t->d_dst = arrow_array_ref(b->columns[2]);
+    t->n_rows = t->n_base + b->num_rows;
+    t->d_addrs = core_malloc((size_t)(b->num_rows ? b->num_rows : 1) * sizeof *t->d_addrs);
+    if (!t->path || (gt->table_branch && !t->branch) || !t->d_addrs) rc = core_err_nomem();
+    for (int64_t r = 0; rc == 0 && r < b->num_rows; r++)
+        t->d_addrs[r] = arrow_array_get_uint(b->columns[3], r);
+    for (int i = 0; rc == 0 && i < 3; i++)
+        if (b->columns[i]->type.id != ARROW_UTF8 || b->columns[i]->null_count)
+            rc = core_err(OG_E_CORRUPT, "table %s: column %d is not non-null utf8", t->path, i);
+    if (rc == 0) rc = build_dict(t);
+    arrow_batch_free(b);
+    if (rc) {
+        table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
 int exec_table_new_subset(exec_table **out, int kind, const graph_table *gt, lance_dataset *ds,
                           arrow_array *id, arrow_array *src, arrow_array *dst, uint64_t *addrs)
 {
@@ -352,6 +571,16 @@ bool exec_cache_holds(exec_cache *c, const graph_table *gt)
     for (size_t i = 0; i < c->n_tables && !found; i++)
         found = c->tables[i]->version == gt->version &&
                 same_table(c->tables[i], gt->path, gt->table_branch);
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
+bool exec_cache_holds_any(exec_cache *c, const graph_table *gt)
+{
+    pthread_mutex_lock(&c->mu);
+    bool found = false;
+    for (size_t i = 0; i < c->n_tables && !found; i++)
+        found = same_table(c->tables[i], gt->path, gt->table_branch);
     pthread_mutex_unlock(&c->mu);
     return found;
 }
@@ -407,14 +636,25 @@ int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_tabl
             return 0;
         }
     }
+    /* An earlier version of it, to fold the new one onto. */
+    exec_table *old = NULL;
+    for (size_t i = 0; i < c->n_tables && !old; i++)
+        if (same_table(c->tables[i], gt->path, gt->table_branch)) {
+            old = c->tables[i];
+            atomic_fetch_add(&old->refs, 1);
+        }
     pthread_mutex_unlock(&c->mu);
     /* Build outside the lock: another thread may build the same table meanwhile; the first
      * to publish wins and the other copy is dropped. */
     exec_table *t = NULL;
-    int rc = table_load(&t, s, gt);
+    int rc = old ? table_fold(&t, s, gt, old) : 0;
+    exec_table_release(old);
+    int folded = rc == 0 && t;
+    if (rc == 0 && !t) rc = table_load(&t, s, gt);
     if (rc) return rc;
     pthread_mutex_lock(&c->mu);
-    c->st.table_loads++;
+    if (folded) c->st.table_folds++;
+    else c->st.table_loads++;
     for (size_t i = 0; i < c->n_tables; i++) {
         exec_table *o = c->tables[i];
         if (o->version == gt->version && same_table(o, gt->path, gt->table_branch)) {
@@ -425,12 +665,15 @@ int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_tabl
             return 0;
         }
     }
-    /* Evict other versions of this table (and adjacency built on them). */
+    /* Evict other versions of this table (and adjacency built on them; but the adjacency of
+     * the new table's base stays, for its adjacency to fold onto; a base the new table does
+     * not share loses its adjacency too). */
     size_t k = 0;
     for (size_t i = 0; i < c->n_tables; i++) {
         exec_table *o = c->tables[i];
         if (same_table(o, gt->path, gt->table_branch)) {
-            drop_csrs_on(c, o);
+            if (o != t->base) drop_csrs_on(c, o);
+            if (o->base && o->base != t->base) drop_csrs_on(c, o->base);
             exec_table_release(o);
         } else {
             c->tables[k++] = o;
@@ -468,8 +711,8 @@ int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, con
 {
     *out = NULL;
     if (!strcmp(name, GRAPH_COL_ID)) {
-        *out = t->id;
-        return 0;
+        *out = exec_table_ids(t);
+        return *out ? 0 : core_err_nomem();
     }
     /* Loading under the table's own mutex keeps two threads from reading one column twice;
      * other tables and the cache stay usable meanwhile. */
@@ -482,8 +725,29 @@ int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, con
         }
     arrow_array *a = NULL;
     const char *names[1] = {name};
-    int rc = t->addrs ? lance_dataset_take_column(&a, t->ds, name, t->addrs, (size_t)t->n_rows)
+    int rc;
+    if (t->base) { /* the base's column (cached there) and the appended rows' */
+        pthread_mutex_unlock(&t->mu);
+        const arrow_array *ba = NULL;
+        arrow_array *da = NULL;
+        rc = exec_table_column(&ba, c, t->base, name);
+        if (rc == 0)
+            rc = lance_dataset_take_column(&da, t->ds, name, t->d_addrs,
+                                           (size_t)(t->n_rows - t->n_base));
+        if (rc == 0) rc = concat2(&a, ba, da);
+        arrow_array_free(da);
+        pthread_mutex_lock(&t->mu);
+        for (size_t i = 0; rc == 0 && i < t->n_cols; i++)
+            if (!strcmp(t->col_names[i], name)) { /* another thread won */
+                arrow_array_free(a);
+                *out = t->cols[i];
+                pthread_mutex_unlock(&t->mu);
+                return 0;
+            }
+    } else {
+        rc = t->addrs ? lance_dataset_take_column(&a, t->ds, name, t->addrs, (size_t)t->n_rows)
                       : scan_columns(&a, t->ds, names, 1);
+    }
     if (!rc && a->length != t->n_rows)
         rc = core_err(OG_E_CORRUPT, "table %s: column %s has %lld rows, id has %lld", t->path,
                       name, (long long)a->length, (long long)t->n_rows);
@@ -550,9 +814,69 @@ static int csr_side(uint32_t **off_out, uint32_t **nbr_out, uint32_t **edge_out,
     return 0;
 }
 
+static int dedge_cmp(const void *pa, const void *pb)
+{
+    const exec_dedge *a = pa, *b = pb;
+    if (a->node != b->node) return a->node < b->node ? -1 : 1;
+    return a->edge < b->edge ? -1 : a->edge > b->edge;
+}
+
+/* The adjacency of a folded edge table from its base's (same endpoint tables): the base's
+ * arrays borrowed, the appended edges sorted by node then edge row. */
+static int csr_fold(exec_csr **out, exec_csr *base, exec_table *edges, exec_table *from,
+                    exec_table *to)
+{
+    *out = NULL;
+    size_t n = (size_t)(edges->n_rows - edges->n_base), nd = 0;
+    exec_csr *g = core_calloc(1, sizeof *g);
+    exec_dedge *o = core_malloc((n ? n : 1) * sizeof *o), *in = core_malloc((n ? n : 1) * sizeof *in);
+    if (!g || !o || !in) {
+        core_free(g);
+        core_free(o);
+        core_free(in);
+        return core_err_nomem();
+    }
+    for (size_t e = 0; e < n; e++) {
+        size_t len;
+        const uint8_t *p = arrow_array_get_bytes(edges->d_src, (int64_t)e, &len);
+        int64_t sr = exec_table_find(from, p, len);
+        p = arrow_array_get_bytes(edges->d_dst, (int64_t)e, &len);
+        int64_t dr = exec_table_find(to, p, len);
+        if (sr < 0 || dr < 0) continue; /* a missing endpoint: left out, as csr_build does */
+        uint32_t row = (uint32_t)(edges->n_base + (int64_t)e);
+        o[nd] = (exec_dedge){(uint32_t)sr, (uint32_t)dr, row};
+        in[nd++] = (exec_dedge){(uint32_t)dr, (uint32_t)sr, row};
+    }
+    if (nd > 1) {
+        qsort(o, nd, sizeof *o, dedge_cmp);
+        qsort(in, nd, sizeof *in, dedge_cmp);
+    }
+    atomic_init(&g->refs, 1);
+    atomic_fetch_add(&base->refs, 1);
+    atomic_fetch_add(&edges->refs, 1);
+    atomic_fetch_add(&from->refs, 1);
+    atomic_fetch_add(&to->refs, 1);
+    g->base = base;
+    g->edges = edges;
+    g->from = from;
+    g->to = to;
+    g->out_off = base->out_off;
+    g->out_nbr = base->out_nbr;
+    g->out_edge = base->out_edge;
+    g->in_off = base->in_off;
+    g->in_nbr = base->in_nbr;
+    g->in_edge = base->in_edge;
+    g->d_out = o;
+    g->d_in = in;
+    g->n_d = nd;
+    *out = g;
+    return 0;
+}
+
 static int csr_build(exec_csr **out, exec_table *edges, exec_table *from, exec_table *to)
 {
     *out = NULL;
+    if (edges->base && !exec_table_ids(edges)) return core_err_nomem(); /* src/dst whole */
     int64_t n = edges->n_rows;
     int64_t *s = core_malloc((size_t)(n ? n : 1) * sizeof *s);
     int64_t *d = core_malloc((size_t)(n ? n : 1) * sizeof *d);
@@ -608,12 +932,24 @@ int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table 
             return 0;
         }
     }
+    /* A folded edge table over the same endpoint tables as a cached adjacency of its base:
+     * fold onto it instead of building. */
+    exec_csr *base = NULL;
+    for (size_t i = 0; edges->base && i < c->n_csrs && !base; i++) {
+        exec_csr *b = c->csrs[i];
+        if (b->edges == edges->base && b->from == from && b->to == to && !b->base) {
+            base = b;
+            atomic_fetch_add(&base->refs, 1);
+        }
+    }
     pthread_mutex_unlock(&c->mu);
     exec_csr *g = NULL;
-    int rc = csr_build(&g, edges, from, to);
+    int rc = base ? csr_fold(&g, base, edges, from, to) : csr_build(&g, edges, from, to);
+    exec_csr_release(base);
     if (rc) return rc;
     pthread_mutex_lock(&c->mu);
-    c->st.csr_builds++;
+    if (g->base) c->st.csr_folds++;
+    else c->st.csr_builds++;
     for (size_t i = 0; i < c->n_csrs; i++) {
         exec_csr *o = c->csrs[i];
         if (o->edges == edges && o->from == from && o->to == to) {

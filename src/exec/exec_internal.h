@@ -24,24 +24,49 @@ typedef struct exec_table {
     lance_dataset *ds;     /* kept open to load columns */
     uint64_t *addrs;       /* a subset table (exec_subset.c): its rows' addresses; NULL: every
                               row of the table */
+    /* A folded edge table (exec_cache.c): a newer version of `base` that only appended
+     * fragments. Rows [0, n_base) are base's, the rest the appended rows: d_id/d_src/d_dst
+     * (and their addresses d_addrs); dict indexes those only. id/src/dst stay NULL until
+     * exec_table_ids / exec_table_ends concatenate them (rarely needed). */
+    struct exec_table *base;
+    int64_t n_base;
+    arrow_array *d_id, *d_src, *d_dst;
+    uint64_t *d_addrs;
     pthread_mutex_t mu;
     size_t n_cols;
     char **col_names;
     arrow_array **cols;
 } exec_table;
 
+/* An appended edge of a folded adjacency: its node, the other end, its edge row. */
+typedef struct exec_dedge {
+    uint32_t node, nbr, edge;
+} exec_dedge;
+
 /* Adjacency of one edge table between its endpoint tables, in node-row space. Edges whose
- * endpoint is missing from the node table are left out. Neighbour lists keep edge-row order. */
+ * endpoint is missing from the node table are left out. Neighbour lists keep edge-row order.
+ * A folded adjacency (over a folded edge table) borrows its base's arrays and adds the
+ * appended edges, sorted by node then edge row: a node's base neighbours come first. */
 typedef struct exec_csr {
     _Atomic long refs;
     exec_table *edges, *from, *to;
     uint32_t *out_off, *out_nbr, *out_edge; /* by from-row: to-rows */
     uint32_t *in_off, *in_nbr, *in_edge;    /* by to-row: from-rows */
+    struct exec_csr *base;                  /* folded: the arrays above are base's */
+    exec_dedge *d_out, *d_in;               /* folded: appended edges by from-row / to-row */
+    size_t n_d;
 } exec_csr;
 
+/* The appended neighbours of `node` in d[0..n) (sorted by node): *first and the count. */
+size_t exec_dedge_range(const exec_dedge *d, size_t n, uint32_t node, size_t *first);
+/* Every row's id of t (a folded table's concatenated on first use). Borrowed. */
+const arrow_array *exec_table_ids(exec_table *t);
+
 int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_table *t);
-/* Is table t at its version in the cache? */
+/* Is table t at its version in the cache? At any version (a warm handle: a newer version of
+ * an edge table that only appended rows is folded onto the cached one)? */
 bool exec_cache_holds(exec_cache *c, const graph_table *t);
+bool exec_cache_holds_any(exec_cache *c, const graph_table *t);
 /* Count one more cold (subset) run over t at its version; returns the count so far. */
 unsigned exec_cache_note_cold(exec_cache *c, const graph_table *t);
 /* A subset table over some rows of gt's table (never cached): takes ds and addrs, references

@@ -249,6 +249,14 @@ static void rs_free(rowset *rs)
     rs->n = rs->cap = 0;
 }
 
+/* Every row's id of a slot's table (a folded table's, concatenated on first use). */
+static const arrow_array *slot_ids(xctx *x, int slot)
+{
+    const arrow_array *a = exec_table_ids(x->slots[slot].t);
+    if (!a && !x->rc) x->rc = core_err_nomem();
+    return a;
+}
+
 static const arrow_array *slot_prop(xctx *x, int slot, int prop)
 {
     xslot *sl = &x->slots[slot];
@@ -281,7 +289,8 @@ static xv eval(xctx *x, const lang_ir_expr *e, const int32_t *row)
     case LANG_IR_X_ID: {
         int32_t rr = row[e->slot];
         if (rr < 0) return r;
-        return xv_from_array(x->slots[e->slot].t->id, rr);
+        const arrow_array *ids = slot_ids(x, e->slot);
+        return ids ? xv_from_array(ids, rr) : r;
     }
     case LANG_IR_X_PROP: {
         int32_t rr = row[e->slot];
@@ -597,6 +606,9 @@ static int type_table(xctx *x, int type, exec_table **out)
 
 typedef struct adj {
     const uint32_t *off, *nbr, *edge;
+    size_t n_base;       /* nodes the arrays cover */
+    const exec_dedge *d; /* a folded adjacency's appended edges (sorted by node) */
+    size_t n_d;
 } adj;
 
 /* BFS from `src` under the reference's rules; destinations land in st->found. With one node
@@ -617,8 +629,13 @@ static size_t bfs(exec_scratch *st, const adj *a1, const adj *a2, int same, uint
             for (int side = 0; side < 2; side++) {
                 const adj *a = side ? a2 : a1;
                 if (!a) continue;
-                for (uint32_t k = a->off[node], e = a->off[node + 1]; k < e; k++) {
-                    uint32_t nb = a->nbr[k];
+                /* the base's neighbours, then the appended ones (edge-row order) */
+                uint32_t k = node < a->n_base ? a->off[node] : 0,
+                         e = node < a->n_base ? a->off[node + 1] : 0;
+                size_t df = 0, dn = a->n_d ? exec_dedge_range(a->d, a->n_d, node, &df) : 0;
+                for (size_t step = 0; step < (size_t)(e - k) + dn; step++) {
+                    uint32_t nb = step < (size_t)(e - k) ? a->nbr[k + step]
+                                                         : a->d[df + step - (e - k)].nbr;
                     if (same) {
                         if (nb != node) {
                             if (st->visited[nb] == ep) continue;
@@ -662,8 +679,9 @@ static int op_expand(xctx *x, const lang_ir_op *op, rowset *in, rowset *out)
     if (!rc) rc = exec_cache_csr(&g, x->cache, edges, from, to);
     if (rc) goto done;
     int same = et->from == et->to;
-    adj out_adj = {g->out_off, g->out_nbr, g->out_edge};
-    adj in_adj = {g->in_off, g->in_nbr, g->in_edge};
+    /* (a folded adjacency's base arrays cover the base's node tables, which are from/to) */
+    adj out_adj = {g->out_off, g->out_nbr, g->out_edge, (size_t)from->n_rows, g->d_out, g->n_d};
+    adj in_adj = {g->in_off, g->in_nbr, g->in_edge, (size_t)to->n_rows, g->d_in, g->n_d};
     const adj *a1 = op->direction == LANG_IR_IN ? &in_adj : &out_adj;
     const adj *a2 = op->direction == LANG_IR_BOTH ? &in_adj : NULL;
     exec_table *dst_t = in_dir ? from : to;
@@ -686,8 +704,14 @@ static int op_expand(xctx *x, const lang_ir_op *op, rowset *in, rowset *out)
             for (int side = 0; side < 2; side++) {
                 const adj *a = side ? a2 : a1;
                 if (!a) continue;
-                for (uint32_t k = a->off[s]; k < a->off[s + 1]; k++) {
-                    uint32_t nb = a->nbr[k];
+                uint32_t node = (uint32_t)s;
+                uint32_t k = node < a->n_base ? a->off[node] : 0,
+                         e = node < a->n_base ? a->off[node + 1] : 0;
+                size_t df = 0, dn = a->n_d ? exec_dedge_range(a->d, a->n_d, node, &df) : 0;
+                for (size_t step = 0; step < (size_t)(e - k) + dn; step++) {
+                    int base_step = step < (size_t)(e - k);
+                    uint32_t nb = base_step ? a->nbr[k + step] : a->d[df + step - (e - k)].nbr;
+                    uint32_t edge = base_step ? a->edge[k + step] : a->d[df + step - (e - k)].edge;
                     if (side && nb == (uint32_t)s) continue; /* a self-loop once, not per side */
                     if (op->dst_bound && nb != (uint32_t)bound) continue;
                     int32_t *r = rs_push(out, row);
@@ -696,7 +720,7 @@ static int op_expand(xctx *x, const lang_ir_op *op, rowset *in, rowset *out)
                         goto done;
                     }
                     r[op->dst_slot] = (int32_t)nb;
-                    r[op->edge_slot] = (int32_t)a->edge[k];
+                    r[op->edge_slot] = (int32_t)edge;
                 }
             }
             continue;
@@ -791,8 +815,10 @@ static int row_cmp(const void *pa, const void *pb, void *arg)
     const int32_t *ra = c->rs->r + a * c->rs->w, *rb = c->rs->r + b * c->rs->w;
     for (size_t i = 0; i < c->op->n_tie_slots; i++) {
         int s = c->op->tie_slots[i];
-        xv va = xv_from_array(c->x->slots[s].t->id, ra[s]);
-        xv vb = xv_from_array(c->x->slots[s].t->id, rb[s]);
+        const arrow_array *ids = slot_ids(c->x, s);
+        if (!ids) return 0;
+        xv va = xv_from_array(ids, ra[s]);
+        xv vb = xv_from_array(ids, rb[s]);
         int r = xv_cmp(&va, &vb);
         if (r) return r;
     }
@@ -967,7 +993,7 @@ static int append_expr(xctx *x, arrow_builder *b, const arrow_type *t, const lan
                        const int32_t *row)
 {
     if (row && (e->kind == LANG_IR_X_PROP || e->kind == LANG_IR_X_ID) && row[e->slot] >= 0) {
-        const arrow_array *a = e->kind == LANG_IR_X_ID ? x->slots[e->slot].t->id
+        const arrow_array *a = e->kind == LANG_IR_X_ID ? slot_ids(x, e->slot)
                                                        : slot_prop(x, e->slot, e->prop);
         if (!a) return x->rc;
         if (arrow_type_equal(&a->type, t)) return arrow_builder_append_from(b, a, row[e->slot]);
@@ -1334,7 +1360,9 @@ static int cold_run(xctx *x)
         if (type < 0 || (size_t)type >= x->cat->n_types) continue;
         const lang_typedef *td = &x->cat->types[type];
         const graph_table *gt = snap_table(x->snap, td->kind, td->name);
-        if (!gt || exec_cache_holds(x->cache, gt)) continue;
+        /* (a table the handle holds at some version is warm: a newer version folds onto it,
+         * or is loaded whole, as before) */
+        if (!gt || exec_cache_holds_any(x->cache, gt)) continue;
         /* each table counts once per run, however many slots or expansions use it */
         size_t k = 0;
         while (k < nseen && seen[k] != gt) k++;

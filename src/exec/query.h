@@ -35,10 +35,12 @@ typedef struct exec_cache exec_cache;
 
 typedef struct exec_cache_stats {
     uint64_t table_loads;  /* tables whose ids were read (misses) */
+    uint64_t table_folds;  /* newer versions that only appended rows, folded onto the cached one */
     uint64_t table_hits;
     uint64_t column_loads; /* property columns read into memory */
     uint64_t csr_builds;   /* adjacency built (misses) */
     uint64_t csr_hits;
+    uint64_t csr_folds;    /* adjacency of a folded table, from its base's and the appended edges */
     uint64_t pushed_scans; /* node scans answered by a Lance scan with filter terms */
     uint64_t key_lookups;  /* node scans answered by the id dictionary */
     uint64_t subset_runs;  /* cold runs over subset tables found through key indexes */

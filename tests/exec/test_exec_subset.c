@@ -434,11 +434,121 @@ static void test_mutations_by_key_equal_whole_tables(void **state)
     free(f);
 }
 
+/* ---- a warm cache across writes: folded tables and adjacency vs fresh ones ---------------- */
+
+static const char *const WARM_QUERIES[] = {
+    "query q() { match { $a: Person  $a knows{1,2} $c } return { $a.name, count($c) as n } }",
+    "query q() { match { $a: Person { name: \"p3\" }  $a knows{2,2} $c } return { $c.name } }",
+    "query q() { match { $a: Person { name: \"p5\" }  $c knows $a } return { $c.name } }",
+    "query q() { match { $a: Person { name: \"p7\" }  $a <knows>{1,2} $c } return { $c.name } }",
+    "query q() { match { $a: Person { name: \"p9\" }  $a $e: knows $c } return { $c.name, $e.w } }",
+    "query q() { match { $a: Person  $a $e: knows $c  $e.w > 100 } return { $a.name, $e.id } "
+    "order { $a.name } limit 20 }",
+    "query q() { match { $a: Person  $a livesIn $t } return { $t.name, count($a) as n } }",
+};
+
+/* Rows of gq through cache c (kept warm across calls) at the graph's head. */
+static char *run_in(fixture *f, exec_cache *c, const char *gq)
+{
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, f->wg->s, NULL, 0, 0));
+    compiled q;
+    compile(&q, f->wg, gq);
+    exec_result *r = NULL;
+    if (exec_query_run(&r, f->wg->catalog, snap, f->wg->s, &q.qs->queries[0], q.p, c))
+        fail_msg("query failed: %s\n%s", og_error_last()->message, gq);
+    core_buf b = CORE_BUF_INIT;
+    for (uint64_t i = 0; i < exec_result_n_rows(r); i++) {
+        assert_og_ok(exec_result_row_json(r, i, &b));
+        assert_og_ok(core_buf_append_byte(&b, '\n'));
+    }
+    exec_result_free(r);
+    compiled_free(&q);
+    graph_snapshot_free(snap);
+    char *out = core_strdup(b.data ? (const char *)b.data : "");
+    core_buf_free(&b);
+    return out;
+}
+
+static void test_warm_cache_folds_appends(void **state)
+{
+    (void)state;
+    fixture *f = calloc(1, sizeof *f);
+    f->rnd = 7;
+    f->n_people = 100;
+    test_mkdtemp(f->dir, sizeof f->dir, "fold");
+    store *s = NULL;
+    assert_og_ok(store_local_open(&s, f->dir));
+    write_init_result ir;
+    assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
+    assert_og_ok(write_graph_open(&f->wg, s, f->dir, NULL));
+    core_buf b = CORE_BUF_INIT;
+    for (unsigned i = 0; i < f->n_people; i++)
+        assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\"}}\n", i));
+    for (unsigned i = 0; i < 3; i++)
+        assert_og_ok(core_buf_printf(&b, "{\"type\":\"City\",\"data\":{\"name\":\"c%u\"}}\n", i));
+    for (unsigned i = 0; i < 3 * f->n_people; i++)
+        assert_og_ok(core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\","
+                                     "\"data\":{\"w\":%u}}\n", (unsigned)(rnd(f) % f->n_people),
+                                     (unsigned)(rnd(f) % f->n_people), i));
+    for (unsigned i = 0; i < f->n_people; i++)
+        assert_og_ok(core_buf_printf(&b, "{\"edge\":\"LivesIn\",\"from\":\"p%u\",\"to\":\"c%u\"}\n",
+                                     i, i % 3));
+    load(f, (const char *)b.data, b.len, EXEC_LOAD_APPEND);
+    core_buf_free(&b);
+    exec_cache *warm = NULL;
+    assert_og_ok(exec_cache_new(&warm));
+    exec_cache_set_cold_runs(warm, 0); /* whole tables, kept and folded across writes */
+    char gq[512];
+    for (int step = 0; step < 40; step++) {
+        unsigned a = (unsigned)(rnd(f) % f->n_people), c = (unsigned)(rnd(f) % f->n_people);
+        switch (step % 8) {
+        case 5: /* an update moves a row: not an append, the table is read again */
+            snprintf(gq, sizeof gq, "query m() { update Person set { age: %d } where name = \"p%u\" }",
+                     step, a);
+            break;
+        case 7: /* deleting an edge's endpoint deletes edges: not an append either */
+            snprintf(gq, sizeof gq, "query m() { delete Person where name = \"p%u\" }", a);
+            break;
+        default:
+            snprintf(gq, sizeof gq, "query m() { insert Knows { from: \"p%u\", to: \"p%u\", w: %d } }",
+                     a, c, 1000 + step);
+        }
+        exec_mutate_result res;
+        if (try_mutate(f->wg, gq, &res)) og_error_clear(); /* (an endpoint deleted before) */
+        for (size_t k = 0; k < sizeof WARM_QUERIES / sizeof *WARM_QUERIES; k++) {
+            exec_cache *fresh = NULL;
+            assert_og_ok(exec_cache_new(&fresh));
+            exec_cache_set_cold_runs(fresh, 0);
+            char *w = run_in(f, warm, WARM_QUERIES[k]), *x = run_in(f, fresh, WARM_QUERIES[k]);
+            if (strcmp(w, x))
+                fail_msg("step %d, after %s\n%s\n--- warm:\n%s--- fresh:\n%s", step, gq,
+                         WARM_QUERIES[k], w, x);
+            core_free(w);
+            core_free(x);
+            exec_cache_free(fresh);
+        }
+    }
+    exec_cache_stats st;
+    exec_cache_stats_get(warm, &st);
+    print_message("warm cache over 40 writes: %llu table loads, %llu folds; %llu adjacency "
+                  "builds, %llu folds\n", (unsigned long long)st.table_loads,
+                  (unsigned long long)st.table_folds, (unsigned long long)st.csr_builds,
+                  (unsigned long long)st.csr_folds);
+    assert_true(st.table_folds >= 20);
+    assert_true(st.csr_folds >= 20);
+    exec_cache_free(warm);
+    write_graph_close(f->wg);
+    test_rmrf(f->dir);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_subset_equals_whole_tables),
         cmocka_unit_test(test_mutations_by_key_equal_whole_tables),
+        cmocka_unit_test(test_warm_cache_folds_appends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
