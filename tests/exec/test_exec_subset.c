@@ -192,17 +192,24 @@ static void check_snapshot(fixture *f, const graph_snapshot *snap)
     }
 }
 
-static void run_seed(uint64_t seed)
+/* A fresh graph of SCHEMA under a new directory, open (f->dir, f->wg). */
+static fixture *new_graph(uint64_t seed, unsigned people, const char *tag)
 {
     fixture *f = calloc(1, sizeof *f);
-    f->rnd = seed * 0x9e3779b97f4a7c15ull + 1;
-    f->n_people = 90;
-    test_mkdtemp(f->dir, sizeof f->dir, "subset");
+    f->rnd = seed;
+    f->n_people = people;
+    test_mkdtemp(f->dir, sizeof f->dir, tag);
     store *s = NULL;
     assert_og_ok(store_local_open(&s, f->dir));
     write_init_result ir;
     assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
     assert_og_ok(write_graph_open(&f->wg, s, f->dir, NULL));
+    return f;
+}
+
+static void run_seed(uint64_t seed)
+{
+    fixture *f = new_graph(seed * 0x9e3779b97f4a7c15ull + 1, 90, "subset");
     static const char *const teams[] = {"red", "blue", "green"};
     /* one load big enough for segments: people, cities, knows (parallel edges and self-loops
      * as they fall), lives-in */
@@ -338,15 +345,7 @@ static char *dump(write_graph *g)
 static void test_mutations_by_key_equal_whole_tables(void **state)
 {
     (void)state;
-    fixture *f = calloc(1, sizeof *f);
-    f->rnd = 99;
-    f->n_people = 120;
-    test_mkdtemp(f->dir, sizeof f->dir, "mkey");
-    store *s = NULL;
-    assert_og_ok(store_local_open(&s, f->dir));
-    write_init_result ir;
-    assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
-    assert_og_ok(write_graph_open(&f->wg, s, f->dir, NULL));
+    fixture *f = new_graph(99, 120, "mkey");
     core_buf b = CORE_BUF_INIT;
     for (unsigned i = 0; i < f->n_people; i++)
         assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":%u}}\n",
@@ -473,15 +472,7 @@ static char *run_in(fixture *f, exec_cache *c, const char *gq)
 static void test_warm_cache_folds_appends(void **state)
 {
     (void)state;
-    fixture *f = calloc(1, sizeof *f);
-    f->rnd = 7;
-    f->n_people = 100;
-    test_mkdtemp(f->dir, sizeof f->dir, "fold");
-    store *s = NULL;
-    assert_og_ok(store_local_open(&s, f->dir));
-    write_init_result ir;
-    assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
-    assert_og_ok(write_graph_open(&f->wg, s, f->dir, NULL));
+    fixture *f = new_graph(7, 100, "fold");
     core_buf b = CORE_BUF_INIT;
     for (unsigned i = 0; i < f->n_people; i++)
         assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\"}}\n", i));
