@@ -1360,9 +1360,12 @@ static int cold_run(xctx *x)
         if (type < 0 || (size_t)type >= x->cat->n_types) continue;
         const lang_typedef *td = &x->cat->types[type];
         const graph_table *gt = snap_table(x->snap, td->kind, td->name);
-        /* (a table the handle holds at some version is warm: a newer version folds onto it,
-         * or is loaded whole, as before) */
-        if (!gt || exec_cache_holds_any(x->cache, gt)) continue;
+        /* (an edge table the handle holds at some version is warm: a newer version that
+         * only appended folds onto it; a node table at another version is cold, as a load of
+         * it and of the adjacency over it would be) */
+        if (!gt || exec_cache_holds(x->cache, gt) ||
+            (td->kind == LANG_EDGE && exec_cache_holds_any(x->cache, gt)))
+            continue;
         /* each table counts once per run, however many slots or expansions use it */
         size_t k = 0;
         while (k < nseen && seen[k] != gt) k++;

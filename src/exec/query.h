@@ -48,11 +48,12 @@ typedef struct exec_cache_stats {
 } exec_cache_stats;
 
 int exec_cache_new(exec_cache **out);
-/* Cold reads: a query anchored on keys whose tables the cache does not hold at any version
+/* Cold reads: a query anchored on keys whose tables the cache does not hold at their versions
  * runs over subset tables found through the key indexes (reading only what it reaches) for
- * the first n runs over those versions; later runs load the tables whole into the cache (a
- * newer version of a table the cache holds is folded in or loaded whole, never cold).
- * Default EXEC_COLD_RUNS_DEFAULT; 0 always loads whole tables. */
+ * the first n runs over those versions; later runs load the tables whole into the cache. An
+ * edge table the cache holds at an earlier version is not cold: a newer version that only
+ * appended rows is folded into the cached one. Default EXEC_COLD_RUNS_DEFAULT; 0 always
+ * loads whole tables. */
 #define EXEC_COLD_RUNS_DEFAULT 3
 void exec_cache_set_cold_runs(exec_cache *c, unsigned n);
 unsigned exec_cache_cold_runs(exec_cache *c);
