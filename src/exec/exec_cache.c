@@ -814,6 +814,18 @@ static int csr_side(uint32_t **off_out, uint32_t **nbr_out, uint32_t **edge_out,
     return 0;
 }
 
+/* A new adjacency's one reference, and its references to the tables it is over. */
+static void csr_attach(exec_csr *g, exec_table *edges, exec_table *from, exec_table *to)
+{
+    atomic_init(&g->refs, 1);
+    atomic_fetch_add(&edges->refs, 1);
+    atomic_fetch_add(&from->refs, 1);
+    atomic_fetch_add(&to->refs, 1);
+    g->edges = edges;
+    g->from = from;
+    g->to = to;
+}
+
 static int dedge_cmp(const void *pa, const void *pb)
 {
     const exec_dedge *a = pa, *b = pb;
@@ -851,15 +863,9 @@ static int csr_fold(exec_csr **out, exec_csr *base, exec_table *edges, exec_tabl
         qsort(o, nd, sizeof *o, dedge_cmp);
         qsort(in, nd, sizeof *in, dedge_cmp);
     }
-    atomic_init(&g->refs, 1);
+    csr_attach(g, edges, from, to);
     atomic_fetch_add(&base->refs, 1);
-    atomic_fetch_add(&edges->refs, 1);
-    atomic_fetch_add(&from->refs, 1);
-    atomic_fetch_add(&to->refs, 1);
     g->base = base;
-    g->edges = edges;
-    g->from = from;
-    g->to = to;
     g->out_off = base->out_off;
     g->out_nbr = base->out_nbr;
     g->out_edge = base->out_edge;
@@ -896,13 +902,7 @@ static int csr_build(exec_csr **out, exec_table *edges, exec_table *from, exec_t
     rc = csr_side(&g->out_off, &g->out_nbr, &g->out_edge, (size_t)from->n_rows, s, d, n);
     if (!rc) rc = csr_side(&g->in_off, &g->in_nbr, &g->in_edge, (size_t)to->n_rows, d, s, n);
     if (rc) goto done;
-    atomic_init(&g->refs, 1);
-    atomic_fetch_add(&edges->refs, 1);
-    atomic_fetch_add(&from->refs, 1);
-    atomic_fetch_add(&to->refs, 1);
-    g->edges = edges;
-    g->from = from;
-    g->to = to;
+    csr_attach(g, edges, from, to);
     *out = g;
     g = NULL;
 done:
