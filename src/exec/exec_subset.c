@@ -130,16 +130,6 @@ static void sset_clear(sset *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Scan position of a row address: its fragment's index in the manifest, then the offset. */
-static uint64_t scan_pos(const lance_dataset *ds, uint64_t addr)
-{
-    uint64_t fid = LANCE_ROW_ADDR_FRAG(addr);
-    const Lance__Table__Manifest *pb = ds->m->pb;
-    for (size_t i = 0; i < pb->n_fragments; i++)
-        if (pb->fragments[i]->id == fid) return (uint64_t)i << 32 | LANCE_ROW_ADDR_OFF(addr);
-    return UINT64_MAX;
-}
-
 /* ---- the walk ----------------------------------------------------------------------------- */
 
 typedef struct strs {
@@ -208,9 +198,7 @@ static int type_set(subset *sb, int ti, sset **out)
     /* Every lookup reads what no segment covers: with most rows outside every segment (a
      * graph made before key indexes, or one lancedb appended to), each hop would rescan them
      * (a small table is cheap to rescan). */
-    uint64_t rows = 0;
-    for (size_t i = 0; i < s->ds->m->pb->n_fragments; i++)
-        rows += s->ds->m->pb->fragments[i]->physical_rows;
+    uint64_t rows = lance_dataset_physical_rows(s->ds);
     int indexed = lance_kix_declared(s->ds, GRAPH_COL_ID, NULL) &&
                   (gt->kind != LANG_EDGE || (lance_kix_declared(s->ds, GRAPH_COL_SRC, NULL) &&
                                              lance_kix_declared(s->ds, GRAPH_COL_DST, NULL)));
@@ -235,7 +223,7 @@ static int on_node(void *arg, size_t key, uint64_t addr, const uint8_t *pay, siz
     if (!id) return core_err_nomem();
     memcpy(id, h->keys[key], h->lens[key]);
     id[h->lens[key]] = '\0';
-    srow r = {id, NULL, NULL, addr, scan_pos(h->s->ds, addr)};
+    srow r = {id, NULL, NULL, addr, lance_dataset_scan_pos(h->s->ds, addr)};
     int rc = sset_add(h->s, &r);
     if (rc == 0 && h->found) rc = strs_push(h->found, id, h->lens[key]);
     core_free(id);
@@ -282,7 +270,7 @@ static int on_edge(void *arg, size_t key, uint64_t addr, const uint8_t *pay, siz
         memcpy(other, pay, plen);
         other[plen] = '\0';
         srow r = {"", h->from_dst ? other : me, h->from_dst ? me : other, addr,
-                  scan_pos(h->s->ds, addr)};
+                  lance_dataset_scan_pos(h->s->ds, addr)};
         rc = sset_add(h->s, &r);
     }
     if (rc == 0) rc = strs_push(h->next, other, plen);
@@ -337,7 +325,7 @@ static int on_value(void *arg, size_t key, uint64_t addr, const uint8_t *pay, si
     if (!id) return core_err_nomem();
     memcpy(id, pay, plen);
     id[plen] = '\0';
-    srow r = {id, NULL, NULL, addr, scan_pos(h->s->ds, addr)};
+    srow r = {id, NULL, NULL, addr, lance_dataset_scan_pos(h->s->ds, addr)};
     int rc = sset_add(h->s, &r);
     if (rc == 0) rc = strs_push(h->cand, id, plen);
     core_free(id);

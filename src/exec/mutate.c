@@ -327,9 +327,7 @@ static int type_load_keys(mctx *m, int ti, const char *const *columns, size_t n_
     if (rc == 0 && all.n > 1) qsort(all.a, all.n, sizeof *all.a, cmp_addr);
     for (size_t i = 0; rc == 0 && i < all.n; i++)
         if (!u || all.a[u - 1] != all.a[i]) all.a[u++] = all.a[i];
-    uint64_t rows = 0;
-    for (size_t i = 0; rc == 0 && ds && i < ds->m->pb->n_fragments; i++)
-        rows += ds->m->pb->fragments[i]->physical_rows;
+    uint64_t rows = rc == 0 && ds ? lance_dataset_physical_rows(ds) : 0;
     int whole = rc == 0 && (uint64_t)u * 8 > rows;
     if (rc == 0 && !whole) rc = view_add_committed(m, mt, ds, all.a, u);
     if (rc) core_err_prefix("reading %s", alias);

@@ -378,14 +378,6 @@ static int on_present(void *arg, size_t key, uint64_t addr, const uint8_t *pay, 
     return rc;
 }
 
-/* Committed rows a table has, roughly (physical rows, deletions not subtracted). */
-static uint64_t committed_rows(const lance_dataset *ds)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i < ds->m->pb->n_fragments; i++) n += ds->m->pb->fragments[i]->physical_rows;
-    return n;
-}
-
 /* Make sure type ti's committed set answers for ids[0..n) (pointers that outlive the
  * validation): the ids not asked before are looked up through the key index, or, when they
  * are a large share of the table (a bulk load), every committed id is read at once. */
@@ -410,13 +402,14 @@ static int probe_ids(vctx *v, int ti, const uint8_t *const *ids, const size_t *l
         const lance_dataset *ds;
         lance_dataset *owned;
         rc = open_committed(v, ti, &ds, &owned);
-        uint64_t rows = rc == 0 && ds ? committed_rows(ds) : 0;
-        /* most rows outside any segment (a small table, or a graph made before key indexes):
-         * every lookup would read them, so read the ids once */
+        uint64_t rows = rc == 0 && ds ? lance_dataset_physical_rows(ds) : 0;
+        /* a small table, or most rows outside any segment (a graph made before key indexes):
+         * every lookup would read them anyway, so read the ids once */
         uint64_t covered = rc == 0 && ds ? lance_kix_covered_rows(ds) : 0;
         lance_dataset_free(owned);
         if (rc == 0 && !ds) c->loaded = 1; /* nothing committed: the empty set is complete */
-        else if (rc == 0 && ((uint64_t)c->probed.n * 8 > rows || covered * 2 < rows))
+        else if (rc == 0 && ((uint64_t)c->probed.n * 8 > rows || covered * 2 < rows ||
+                             rows < LANCE_KIX_LOOKUP_MIN_ROWS))
             rc = load_committed_ids(v, ti);
         else if (rc == 0) {
             probe_arg pa = {c, want, wl};

@@ -262,3 +262,19 @@ int lance_dataset_create(lance_dataset **out, store *s, const char *root,
     if (rc) return rc;
     return lance_dataset_open(out, s, root, 1, LANCE_ACCESS_WRITE);
 }
+
+uint64_t lance_dataset_physical_rows(const lance_dataset *ds)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < ds->m->pb->n_fragments; i++) n += ds->m->pb->fragments[i]->physical_rows;
+    return n;
+}
+
+uint64_t lance_dataset_scan_pos(const lance_dataset *ds, uint64_t addr)
+{
+    uint64_t fid = LANCE_ROW_ADDR_FRAG(addr);
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    for (size_t i = 0; i < pb->n_fragments; i++)
+        if (pb->fragments[i]->id == fid) return (uint64_t)i << 32 | LANCE_ROW_ADDR_OFF(addr);
+    return UINT64_MAX;
+}

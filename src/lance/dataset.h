@@ -135,6 +135,12 @@ int lance_dataset_scan_all(arrow_batch **out, const lance_dataset *ds,
 
 /* ---- Staged writes ------------------------------------------------------------------------ */
 
+/* Rows of every fragment of ds, deleted ones included (no deletion file is read). */
+uint64_t lance_dataset_physical_rows(const lance_dataset *ds);
+/* Where the row at addr comes in a scan of ds: its fragment's index in the manifest << 32 |
+ * its offset (UINT64_MAX when ds has no such fragment). Ordering rows by it is scan order. */
+uint64_t lance_dataset_scan_pos(const lance_dataset *ds, uint64_t addr);
+
 /* The values of one column at these row addresses (any order, repeats allowed), in that
  * order: per fragment, one reader of its data file and only the pages around the rows wanted
  * (exact ranged reads); a fragment from which many rows are wanted is read whole. OG_E_NOT_FOUND for an address the snapshot does not have. Deleted rows are

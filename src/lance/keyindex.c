@@ -227,11 +227,6 @@ static int schema_col(const arrow_schema *s, const char *name)
 static int decls_parse(const char *v, const arrow_schema *schema, lance_kix_decl *out,
                        size_t *n);
 
-int lance_kix_decls_pb(const Lance__Table__Manifest *pb, const arrow_schema *schema,
-                       lance_kix_decl *out, size_t *n)
-{
-    return decls_parse(meta_value(pb, LANCE_KIX_DECL_KEY), schema, out, n);
-}
 
 const char *lance_kix_decl_text(const Lance__Table__Manifest *pb)
 {
@@ -266,7 +261,7 @@ static int decls_parse(const char *v, const arrow_schema *schema, lance_kix_decl
 
 int lance_kix_decls(const lance_dataset *ds, lance_kix_decl *out, size_t *n)
 {
-    return lance_kix_decls_pb(ds->m->pb, &ds->schema, out, n);
+    return decls_parse(meta_value(ds->m->pb, LANCE_KIX_DECL_KEY), &ds->schema, out, n);
 }
 
 bool lance_kix_covers(const Lance__Table__Manifest *pb, uint64_t frag_id);

@@ -37,6 +37,9 @@
 /* New fragments of fewer rows (in one write or compaction) get no segment. */
 #define LANCE_KIX_MIN_ROWS 64
 #define LANCE_KIX_MAX_DECLS 8
+/* Below this many rows a table's key column is read whole rather than through its segments:
+ * one get per fragment costs less than a segment's tail and blocks. */
+#define LANCE_KIX_LOOKUP_MIN_ROWS 2048
 /* A write of at least this many rows builds its segment on a thread beside the data files. */
 #define LANCE_KIX_THREAD_ROWS 50000
 
@@ -65,9 +68,6 @@ bool lance_kix_missing(const lance_dataset *ds, const char *decls);
 int lance_kix_healthy(const lance_dataset *ds, uint64_t **ids, size_t *n);
 /* Physical rows of ds's fragments that some listed segment names (not checked further). */
 uint64_t lance_kix_covered_rows(const lance_dataset *ds);
-/* The same from a manifest and its Arrow schema. */
-int lance_kix_decls_pb(const Lance__Table__Manifest *pb, const arrow_schema *schema,
-                       lance_kix_decl *out, size_t *n);
 
 /* ---- building ---------------------------------------------------------------------------- */
 

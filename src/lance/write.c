@@ -823,18 +823,10 @@ static int pos_cmp(const void *a, const void *b)
 static int key_hits_scan_order(const lance_dataset *ds, key_hits *h)
 {
     if (h->n < 2) return 0;
-    const Lance__Table__Manifest *pb = ds->m->pb;
     pos_ent *e = core_malloc(h->n * sizeof *e);
     if (!e) return core_err_nomem();
-    for (size_t i = 0; i < h->n; i++) {
-        uint64_t fid = LANCE_ROW_ADDR_FRAG(h->addr[i]), at = UINT32_MAX;
-        for (size_t k = 0; k < pb->n_fragments; k++)
-            if (pb->fragments[k]->id == fid) {
-                at = k;
-                break;
-            }
-        e[i] = (pos_ent){at << 32 | LANCE_ROW_ADDR_OFF(h->addr[i]), h->addr[i], h->row[i]};
-    }
+    for (size_t i = 0; i < h->n; i++)
+        e[i] = (pos_ent){lance_dataset_scan_pos(ds, h->addr[i]), h->addr[i], h->row[i]};
     qsort(e, h->n, sizeof *e, pos_cmp);
     for (size_t i = 0; i < h->n; i++) {
         h->addr[i] = e[i].addr;
@@ -850,7 +842,8 @@ static int table_keys_find(table_keys *out, const lance_dataset *ds, const char 
     memset(out, 0, sizeof *out);
     int stable = lance_dataset_stable_row_ids(ds);
     int rc = 0;
-    if (arrow_type_is_binary_like(keys->type.id) && lance_kix_declared(ds, column, NULL)) {
+    if (arrow_type_is_binary_like(keys->type.id) && lance_kix_declared(ds, column, NULL) &&
+        lance_dataset_physical_rows(ds) >= LANCE_KIX_LOOKUP_MIN_ROWS) {
         size_t n = (size_t)keys->length;
         const uint8_t **kp = core_malloc((n ? n : 1) * sizeof *kp);
         size_t *kl = core_malloc((n ? n : 1) * sizeof *kl);

@@ -8,6 +8,7 @@
  * table metadata it carries decode safely. */
 #include "core/alloc.h"
 #include "lance/compact.h"
+#include "lance/keyindex.h"
 #include "lance/manifest.h"
 #include "lance/rowids.h"
 #include "lance/txn.h"
@@ -59,6 +60,14 @@ static void sequences(const Lance__Table__DataFragment *f)
 
 /* a and b are the same message (and, with sections, the same inline transaction and index
  * bytes), compared through a canonical re-encode; an allocation failure proves nothing. */
+static int kix_file(void *arg, const char *key)
+{
+    (void)arg;
+    check(strncmp(key, "t.lance/" LANCE_KIX_DIR, strlen("t.lance/" LANCE_KIX_DIR)) == 0);
+    check(strstr(key + strlen("t.lance/"), "..") == NULL && strchr(key + strlen("t.lance/" LANCE_KIX_DIR), '/') == NULL);
+    return 0;
+}
+
 static void check_same(const lance_manifest *a, const lance_manifest *b, int sections)
 {
     core_buf ea = CORE_BUF_INIT, eb = CORE_BUF_INIT;
@@ -144,6 +153,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         core_free(ids);
     }
+    /* Key index declarations and segment listings (keyindex.h) in the table metadata: any
+     * text parses into names that stay under the table's _ogkix/, or into nothing. */
+    for (size_t i = 0; i < m->pb->n_table_metadata; i++) {
+        const char *v = m->pb->table_metadata[i]->value;
+        if (v) (void)lance_kix_decl_check(v);
+    }
+    (void)lance_kix_files(m->pb, "t.lance", kix_file, NULL);
+    for (size_t f = 0; f < m->pb->n_fragments; f++) (void)lance_kix_covers(m->pb, m->pb->fragments[f]->id);
     if (m->txn) {
         Lance__Table__Transaction *t = NULL;
         if (lance_txn_decode(&t, m->txn, m->txn_len, "txn") == 0) lance_pb_free(t);
@@ -152,6 +169,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lance_manifest_next next;
     lance_manifest_next_init(&next, m->pb, m->pb->version + 1);
     lance_manifest_update_flags(&next.pb);
+    core_arena ka;
+    core_arena_init(&ka, 1024);
+    (void)lance_kix_next_metadata(&ka, &next.pb, m->pb, NULL, 0, NULL, 0);
     core_buf b = CORE_BUF_INIT;
     rc = lance_manifest_encode(&b, &next.pb, m->txn, m->txn_len, m->index, m->index_len);
     if (rc == 0) {
@@ -188,6 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lance_manifest_free(m2);
     }
     core_buf_free(&b);
+    core_arena_free(&ka);
     lance_manifest_free(m);
     return 0;
 }

@@ -177,7 +177,7 @@ static void check_read(const char *what, unsigned n1, const store_counts *s1, un
 static void test_write_costs_follow_the_change(void **state)
 {
     (void)state;
-    const unsigned small_n = 300, big_n = 30000;
+    const unsigned small_n = 3000, big_n = 30000;
     char d1[256], d2[256];
     test_mkdtemp(d1, sizeof d1, "size1");
     test_mkdtemp(d2, sizeof d2, "size2");
