@@ -1,11 +1,14 @@
 /* The warm side of bench/run_change.sh (issue 14 item 7): on one open handle, a query timed
- * warm (the same table versions as the previous run) against the same query right after a
- * one-edge insert (new versions of the edge table: the handle's caches see a new table).
+ * warm (the same table versions as the previous run, back to back) against the same query
+ * right after a one-edge insert (new versions of the edge table: the handle's caches see a
+ * new table), and against the same query after the handle sat idle as long as a write takes
+ * (no write: what a pause alone costs the next query on this machine — cold CPU caches and a
+ * core woken from idle — the floor for the query after a write).
  *
  *   bench_warm ROOT QUERIES.gq QUERY PARAMS_JSON MUTATION PARAMS_JSON [N]
  *
- * Prints {"warm_us_p50":..,"after_write_us_p50":..,"write_us_p50":..} (N rounds, default 20;
- * 5 untimed warm-up queries first). Uses the public API only. */
+ * Prints {"warm_us_p50":..,"after_write_us_p50":..,"after_idle_us_p50":..,"write_us_p50":..}
+ * (N rounds, default 20; 5 untimed warm-up queries first). Uses the public API only. */
 #define _POSIX_C_SOURCE 200809L
 #include "omnigraph.h"
 
@@ -13,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_us(void)
 {
@@ -84,8 +88,8 @@ int main(int argc, char **argv)
     mo.name = argv[5];
     mo.params_json = argv[6];
     double *warm = calloc((size_t)n, sizeof *warm), *after = calloc((size_t)n, sizeof *after),
-           *wr = calloc((size_t)n, sizeof *wr);
-    if (!warm || !after || !wr) return 1;
+           *wr = calloc((size_t)n, sizeof *wr), *idle = calloc((size_t)n, sizeof *idle);
+    if (!warm || !after || !wr || !idle) return 1;
     for (int i = 0; i < 5; i++) query(g, &qo);
     for (int i = 0; i < n; i++) warm[i] = query(g, &qo);
     for (int i = 0; i < n; i++) {
@@ -98,12 +102,20 @@ int main(int argc, char **argv)
     qsort(warm, (size_t)n, sizeof *warm, cmp_d);
     qsort(after, (size_t)n, sizeof *after, cmp_d);
     qsort(wr, (size_t)n, sizeof *wr, cmp_d);
-    printf("{\"warm_us_p50\":%.1f,\"after_write_us_p50\":%.1f,\"write_us_p50\":%.1f}\n",
-           warm[n / 2], after[n / 2], wr[n / 2]);
+    /* idle as long as the median write, then the query (the handle's tables are current) */
+    for (int i = 0; i < n; i++) {
+        struct timespec ts = {(time_t)(wr[n / 2] / 1e6), (long)((long long)wr[n / 2] % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        idle[i] = query(g, &qo);
+    }
+    qsort(idle, (size_t)n, sizeof *idle, cmp_d);
+    printf("{\"warm_us_p50\":%.1f,\"after_write_us_p50\":%.1f,\"after_idle_us_p50\":%.1f,"
+           "\"write_us_p50\":%.1f}\n", warm[n / 2], after[n / 2], idle[n / 2], wr[n / 2]);
     og_graph_close(g);
     free(warm);
     free(after);
     free(wr);
+    free(idle);
     free(src);
     return 0;
 }

@@ -90,6 +90,25 @@ int og_graph_init(og_init_result *out, const char *root_dir, const char *schema_
 
 /* ---- open / close -------------------------------------------------------------------------- */
 
+/* write_graph.on_commit: a table version this handle published, offered to its read cache. */
+static void offer_to_cache(void *arg, const write_committed_table *t)
+{
+    exec_table_offer o = {
+        .path = t->path,
+        .branch = t->table_branch,
+        .kind = t->kind,
+        .from_version = t->from_version,
+        .to_version = t->to_version,
+        .ds = *t->ds,
+        .rewrite = t->rewrite,
+        .id = t->id,
+        .src = t->src,
+        .dst = t->dst,
+    };
+    *t->ds = NULL;
+    exec_cache_offer(arg, &o);
+}
+
 int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_open: out is NULL");
@@ -148,6 +167,9 @@ int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *o
         core_free(g);
         return rc;
     }
+    /* What this handle commits reaches its read cache without a read back. */
+    g->w->on_commit = offer_to_cache;
+    g->w->on_commit_arg = g->cache;
     *out = g;
     return 0;
 }

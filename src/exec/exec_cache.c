@@ -6,9 +6,11 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/log.h"
 #include "lance/branch.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EXEC_COLD_ENTRIES 16
@@ -406,6 +408,53 @@ static int fold_same_fragment(const Lance__Table__DataFragment *a, const Lance__
            x->num_deleted_rows == y->num_deleted_rows;
 }
 
+/* A folded table: root's rows, then the appended rows id/src/dst (references taken) at
+ * addresses addrs, at `version` of ds (ds and addrs taken, also on failure). `whole`: ds's
+ * scan order is root's rows then the appended ones, but root's own version may lack the
+ * fragments they are in now (a compaction rewrote them): columns are read from ds whole. */
+static int folded_new(exec_table **out, exec_table *root, const char *path, const char *branch,
+                      uint64_t version, lance_dataset *ds, arrow_array *id, arrow_array *src,
+                      arrow_array *dst, uint64_t *addrs, bool whole)
+{
+    *out = NULL;
+    exec_table *t = core_calloc(1, sizeof *t);
+    if (!t) {
+        lance_dataset_free(ds);
+        core_free(addrs);
+        return core_err_nomem();
+    }
+    atomic_init(&t->refs, 1);
+    pthread_mutex_init(&t->mu, NULL);
+    t->kind = root->kind;
+    t->version = version;
+    t->path = core_strdup(path);
+    t->branch = branch ? core_strdup(branch) : NULL;
+    t->ds = ds;
+    atomic_fetch_add(&root->refs, 1);
+    t->base = root;
+    t->n_base = root->n_rows;
+    t->whole = whole;
+    t->d_id = arrow_array_ref(id);
+    t->d_src = src ? arrow_array_ref(src) : NULL;
+    t->d_dst = dst ? arrow_array_ref(dst) : NULL;
+    t->d_addrs = addrs;
+    t->n_rows = t->n_base + id->length;
+    int rc = !t->path || (branch && !t->branch) ? core_err_nomem() : 0;
+    const arrow_array *cols[3] = {id, src, dst};
+    for (int i = 0; rc == 0 && i < (t->kind == LANG_EDGE ? 3 : 1); i++)
+        if (!cols[i] || cols[i]->type.id != ARROW_UTF8 || cols[i]->null_count ||
+            cols[i]->length != id->length)
+            rc = core_err(OG_E_CORRUPT, "table %s: appended column %d is not non-null utf8",
+                          t->path ? t->path : "?", i);
+    if (rc == 0) rc = build_dict(t);
+    if (rc) {
+        table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
 static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_table *old)
 {
     *out = NULL;
@@ -493,40 +542,24 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
         arrow_batch_free(b);
         b = nb;
     }
-    exec_table *t = rc ? NULL : core_calloc(1, sizeof *t);
-    if (rc == 0 && !t) rc = core_err_nomem();
-    if (rc) {
-        arrow_batch_free(b);
-        lance_dataset_free(ds);
-        return rc;
+    exec_table *t = NULL;
+    uint64_t *addrs = NULL;
+    if (rc == 0) {
+        addrs = core_malloc((size_t)(b->num_rows ? b->num_rows : 1) * sizeof *addrs);
+        if (!addrs) rc = core_err_nomem();
+        for (int64_t r = 0; rc == 0 && r < b->num_rows; r++)
+            addrs[r] = arrow_array_get_uint(b->columns[3], r);
     }
-    atomic_init(&t->refs, 1);
-    pthread_mutex_init(&t->mu, NULL);
-    t->kind = gt->kind;
-    t->version = gt->version;
-    t->path = core_strdup(gt->path);
-    t->branch = gt->table_branch ? core_strdup(gt->table_branch) : NULL;
-    t->ds = ds;
-    atomic_fetch_add(&root->refs, 1);
-    t->base = root;
-    t->n_base = root->n_rows;
-    t->d_id = arrow_array_ref(b->columns[0]);
-    t->d_src = arrow_array_ref(b->columns[1]);
-    t->d_dst = arrow_array_ref(b->columns[2]);
-    t->n_rows = t->n_base + b->num_rows;
-    t->d_addrs = core_malloc((size_t)(b->num_rows ? b->num_rows : 1) * sizeof *t->d_addrs);
-    if (!t->path || (gt->table_branch && !t->branch) || !t->d_addrs) rc = core_err_nomem();
-    for (int64_t r = 0; rc == 0 && r < b->num_rows; r++)
-        t->d_addrs[r] = arrow_array_get_uint(b->columns[3], r);
-    for (int i = 0; rc == 0 && i < 3; i++)
-        if (b->columns[i]->type.id != ARROW_UTF8 || b->columns[i]->null_count)
-            rc = core_err(OG_E_CORRUPT, "table %s: column %d is not non-null utf8", t->path, i);
-    if (rc == 0) rc = build_dict(t);
+    if (rc == 0) {
+        rc = folded_new(&t, root, gt->path, gt->table_branch, gt->version, ds, b->columns[0],
+                        b->columns[1], b->columns[2], addrs, old->whole);
+        ds = NULL;
+        addrs = NULL;
+    }
+    core_free(addrs);
+    lance_dataset_free(ds);
     arrow_batch_free(b);
-    if (rc) {
-        table_free(t);
-        return rc;
-    }
+    if (rc) return rc;
     *out = t;
     return 0;
 }
@@ -622,6 +655,48 @@ static void drop_csrs_on(exec_cache *c, const exec_table *t)
     c->n_csrs = k;
 }
 
+/* Publish t (its one reference passed in) for its version under c->mu, evicting other
+ * versions of its table and the adjacency built on them (but the adjacency of t's base stays,
+ * for t's to fold onto; a base t does not share loses its adjacency too). Returns the entry
+ * with one reference for the caller: t, or the copy another thread published first. */
+static exec_table *cache_install(exec_cache *c, exec_table *t)
+{
+    for (size_t i = 0; i < c->n_tables; i++) {
+        exec_table *o = c->tables[i];
+        if (o->version == t->version && same_table(o, t->path, t->branch)) {
+            atomic_fetch_add(&o->refs, 1);
+            exec_table_release(t);
+            return o;
+        }
+        if (o->version > t->version && same_table(o, t->path, t->branch))
+            return t; /* an older version than the one held: usable, not cached */
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_tables; i++) {
+        exec_table *o = c->tables[i];
+        if (same_table(o, t->path, t->branch)) {
+            /* (an adjacency folded over a version of the same base stays until t's own is
+             * built from it: exec_cache_csr) */
+            if (o != t->base && !(o->base && o->base == t->base)) drop_csrs_on(c, o);
+            if (o->base && o->base != t->base) drop_csrs_on(c, o->base);
+            exec_table_release(o);
+        } else {
+            c->tables[k++] = o;
+        }
+    }
+    c->n_tables = k;
+    if (c->n_tables == c->cap_tables) {
+        size_t nc = c->cap_tables ? c->cap_tables * 2 : 8;
+        exec_table **nt = core_realloc(c->tables, nc * sizeof *nt);
+        if (!nt) return t; /* usable, just not cached */
+        c->tables = nt;
+        c->cap_tables = nc;
+    }
+    atomic_fetch_add(&t->refs, 1);
+    c->tables[c->n_tables++] = t;
+    return t;
+}
+
 int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_table *gt)
 {
     *out = NULL;
@@ -655,46 +730,8 @@ int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_tabl
     pthread_mutex_lock(&c->mu);
     if (folded) c->st.table_folds++;
     else c->st.table_loads++;
-    for (size_t i = 0; i < c->n_tables; i++) {
-        exec_table *o = c->tables[i];
-        if (o->version == gt->version && same_table(o, gt->path, gt->table_branch)) {
-            atomic_fetch_add(&o->refs, 1);
-            pthread_mutex_unlock(&c->mu);
-            exec_table_release(t);
-            *out = o;
-            return 0;
-        }
-    }
-    /* Evict other versions of this table (and adjacency built on them; but the adjacency of
-     * the new table's base stays, for its adjacency to fold onto; a base the new table does
-     * not share loses its adjacency too). */
-    size_t k = 0;
-    for (size_t i = 0; i < c->n_tables; i++) {
-        exec_table *o = c->tables[i];
-        if (same_table(o, gt->path, gt->table_branch)) {
-            if (o != t->base) drop_csrs_on(c, o);
-            if (o->base && o->base != t->base) drop_csrs_on(c, o->base);
-            exec_table_release(o);
-        } else {
-            c->tables[k++] = o;
-        }
-    }
-    c->n_tables = k;
-    if (c->n_tables == c->cap_tables) {
-        size_t nc = c->cap_tables ? c->cap_tables * 2 : 8;
-        exec_table **nt = core_realloc(c->tables, nc * sizeof *nt);
-        if (!nt) {
-            pthread_mutex_unlock(&c->mu);
-            *out = t; /* usable, just not cached */
-            return 0;
-        }
-        c->tables = nt;
-        c->cap_tables = nc;
-    }
-    atomic_fetch_add(&t->refs, 1);
-    c->tables[c->n_tables++] = t;
+    *out = cache_install(c, t);
     pthread_mutex_unlock(&c->mu);
-    *out = t;
     return 0;
 }
 
@@ -726,7 +763,7 @@ int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, con
     arrow_array *a = NULL;
     const char *names[1] = {name};
     int rc;
-    if (t->base) { /* the base's column (cached there) and the appended rows' */
+    if (t->base && !t->whole) { /* the base's column (cached there) and the appended rows' */
         pthread_mutex_unlock(&t->mu);
         const arrow_array *ba = NULL;
         arrow_array *da = NULL;
@@ -777,6 +814,171 @@ int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, con
     }
     *out = a;
     return 0;
+}
+
+/* ---- offers from this handle's own commits --------------------------------------------------- */
+
+static uint64_t live_rows(const Lance__Table__DataFragment *f, bool *known)
+{
+    const Lance__Table__DeletionFile *d = f->deletion_file;
+    if (!d) return f->physical_rows;
+    if (!d->num_deleted_rows || d->num_deleted_rows > f->physical_rows) *known = false;
+    return f->physical_rows - (d->num_deleted_rows <= f->physical_rows ? d->num_deleted_rows : 0);
+}
+
+static bool has_fragment(const Lance__Table__Manifest *m, uint64_t id)
+{
+    for (size_t i = 0; i < m->n_fragments; i++)
+        if (m->fragments[i]->id == id) return true;
+    return false;
+}
+
+/* Whether `to` holds the same live rows as `from` in the same scan order, given that it is a
+ * Rewrite of it (same rows): the fragments both have are unchanged and in the same order, and
+ * each run of fragments between two of them was replaced in place by new fragments (without
+ * deletions) holding as many rows. A merge of fragments that were not adjacent moves rows and
+ * fails here. */
+static bool same_order(const Lance__Table__Manifest *from, const Lance__Table__Manifest *to)
+{
+    size_t i = 0, j = 0;
+    while (i < from->n_fragments || j < to->n_fragments) {
+        if (i < from->n_fragments && j < to->n_fragments &&
+            from->fragments[i]->id == to->fragments[j]->id) {
+            if (!fold_same_fragment(from->fragments[i], to->fragments[j])) return false;
+            i++, j++;
+            continue;
+        }
+        uint64_t was = 0, now = 0;
+        size_t i0 = i, j0 = j;
+        bool known = true;
+        while (i < from->n_fragments && !has_fragment(to, from->fragments[i]->id))
+            was += live_rows(from->fragments[i++], &known);
+        while (j < to->n_fragments && !has_fragment(from, to->fragments[j]->id)) {
+            if (to->fragments[j]->deletion_file) return false;
+            now += to->fragments[j++]->physical_rows;
+        }
+        if ((i == i0 && j == j0) || !known || was != now) return false;
+    }
+    return true;
+}
+
+static int empty_utf8(arrow_array **out)
+{
+    arrow_type u = arrow_type_simple(ARROW_UTF8);
+    arrow_builder *b = NULL;
+    int rc = arrow_builder_new(&b, &u);
+    if (rc == 0) rc = arrow_builder_finish(b, out);
+    arrow_builder_free(b);
+    return rc;
+}
+
+/* The table of o's version from `old` (o's from_version), without reading storage. */
+static int offer_derive(exec_table **out, exec_table *old, const exec_table_offer *o,
+                        lance_dataset *ds)
+{
+    *out = NULL;
+    exec_table *root = old->base ? old->base : old;
+    const Lance__Table__Manifest *op = old->ds->m->pb, *vp = ds->m->pb;
+    size_t nd = old->base ? (size_t)(old->n_rows - old->n_base) : 0; /* old's appended rows */
+    arrow_array *cols[3] = {NULL, NULL, NULL};
+    uint64_t *addrs = NULL;
+    int rc = 0;
+    bool whole = old->whole;
+    if (o->rewrite) {
+        if (!same_order(op, vp)) goto skip;
+        whole = true; /* the rows stay; where they are changed */
+        if (old->base) {
+            cols[0] = arrow_array_ref(old->d_id);
+            cols[1] = old->d_src ? arrow_array_ref(old->d_src) : NULL;
+            cols[2] = old->d_dst ? arrow_array_ref(old->d_dst) : NULL;
+        } else {
+            for (int k = 0; rc == 0 && k < (old->kind == LANG_EDGE ? 3 : 1); k++)
+                rc = empty_utf8(&cols[k]);
+        }
+        addrs = core_calloc(nd ? nd : 1, sizeof *addrs); /* (unused: whole) */
+        if (rc == 0 && !addrs) rc = core_err_nomem();
+    } else {
+        /* An append: old's fragments unchanged and first, then fragments holding exactly the
+         * offered rows. */
+        int64_t n = o->id ? o->id->length : 0;
+        if (!o->id || vp->n_fragments <= op->n_fragments) goto skip;
+        for (size_t i = 0; i < op->n_fragments; i++)
+            if (!fold_same_fragment(op->fragments[i], vp->fragments[i])) goto skip;
+        uint64_t added = 0;
+        for (size_t i = op->n_fragments; i < vp->n_fragments; i++) {
+            if (vp->fragments[i]->deletion_file) goto skip;
+            added += vp->fragments[i]->physical_rows;
+        }
+        if (added != (uint64_t)n || nd + (size_t)n > EXEC_FOLD_MAX_ROWS) goto skip;
+        if (old->kind == LANG_EDGE && (!o->src || !o->dst)) goto skip;
+        addrs = core_malloc((nd + (size_t)n + 1) * sizeof *addrs);
+        if (!addrs) return core_err_nomem();
+        size_t m = 0;
+        for (size_t r = 0; r < nd; r++) addrs[m++] = old->d_addrs[r];
+        for (size_t i = op->n_fragments; i < vp->n_fragments; i++)
+            for (uint64_t r = 0; r < vp->fragments[i]->physical_rows; r++)
+                addrs[m++] = (vp->fragments[i]->id << 32) | r;
+        const arrow_array *add[3] = {o->id, o->src, o->dst};
+        const arrow_array *had[3] = {old->d_id, old->d_src, old->d_dst};
+        for (int k = 0; rc == 0 && k < (old->kind == LANG_EDGE ? 3 : 1); k++)
+            rc = old->base ? concat2(&cols[k], had[k], add[k])
+                           : (cols[k] = arrow_array_ref((arrow_array *)add[k])) ? 0
+                                                                                : core_err_nomem();
+    }
+    if (rc == 0) {
+        rc = folded_new(out, root, o->path, o->branch, o->to_version, ds, cols[0], cols[1],
+                        cols[2], addrs, whole);
+        ds = NULL;
+        addrs = NULL;
+    }
+    for (int k = 0; k < 3; k++) arrow_array_free(cols[k]);
+    core_free(addrs);
+    lance_dataset_free(ds);
+    return rc;
+skip:
+    lance_dataset_free(ds);
+    return 0;
+}
+
+void exec_cache_offer(exec_cache *c, exec_table_offer *o)
+{
+    lance_dataset *ds = o->ds;
+    o->ds = NULL;
+    if (!c || !ds || !ds->m || !ds->m->pb || o->kind != LANG_EDGE ||
+        o->to_version <= o->from_version) {
+        lance_dataset_free(ds);
+        return;
+    }
+    pthread_mutex_lock(&c->mu);
+    exec_table *old = NULL;
+    for (size_t i = 0; i < c->n_tables && !old; i++) {
+        exec_table *t = c->tables[i];
+        if (t->version == o->from_version && same_table(t, o->path, o->branch) && !t->addrs &&
+            !(t->base && t->base->addrs) && t->ds && t->ds->m && t->ds->m->pb) {
+            old = t;
+            atomic_fetch_add(&old->refs, 1);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (!old) {
+        lance_dataset_free(ds);
+        return;
+    }
+    exec_table *t = NULL;
+    int rc = offer_derive(&t, old, o, ds);
+    exec_table_release(old);
+    if (rc) {
+        /* only a cache: the table is read when a query needs it */
+        core_log(CORE_LOG_DEBUG, "exec cache: offer of %s version %llu dropped: %s", o->path,
+                 (unsigned long long)o->to_version, og_error_last()->message);
+        og_error_clear();
+        return;
+    }
+    if (!t) return;
+    pthread_mutex_lock(&c->mu);
+    c->st.offers++;
+    exec_table_release(cache_install(c, t));
+    pthread_mutex_unlock(&c->mu);
 }
 
 /* ---- CSR ------------------------------------------------------------------------------------- */
@@ -834,21 +1036,32 @@ static int dedge_cmp(const void *pa, const void *pb)
 }
 
 /* The adjacency of a folded edge table from its base's (same endpoint tables): the base's
- * arrays borrowed, the appended edges sorted by node then edge row. */
-static int csr_fold(exec_csr **out, exec_csr *base, exec_table *edges, exec_table *from,
-                    exec_table *to)
+ * arrays borrowed, the appended edges sorted by node then edge row. `prev` (or NULL): the
+ * adjacency of an earlier folded version over the same base, whose appended edges are the
+ * first of these (a table only appends between two versions that fold onto one base): its
+ * sorted lists are merged with the edges after them instead of sorting them all again. */
+static int csr_fold(exec_csr **out, exec_csr *base, exec_csr *prev, exec_table *edges,
+                    exec_table *from, exec_table *to)
 {
     *out = NULL;
     size_t n = (size_t)(edges->n_rows - edges->n_base), nd = 0;
+    size_t skip = prev ? (size_t)(prev->edges->n_rows - prev->edges->n_base) : 0;
+    size_t np = prev ? prev->n_d : 0;
     exec_csr *g = core_calloc(1, sizeof *g);
     exec_dedge *o = core_malloc((n ? n : 1) * sizeof *o), *in = core_malloc((n ? n : 1) * sizeof *in);
-    if (!g || !o || !in) {
+    exec_dedge *no = np ? core_malloc((n - skip + 1) * sizeof *no) : NULL;
+    exec_dedge *ni = np ? core_malloc((n - skip + 1) * sizeof *ni) : NULL;
+    if (!g || !o || !in || (np && (!no || !ni))) {
         core_free(g);
         core_free(o);
         core_free(in);
+        core_free(no);
+        core_free(ni);
         return core_err_nomem();
     }
-    for (size_t e = 0; e < n; e++) {
+    /* the edges prev does not have: into o/in directly, or (with prev) into no/ni first */
+    exec_dedge *wo = np ? no : o, *wi = np ? ni : in;
+    for (size_t e = skip; e < n; e++) {
         size_t len;
         const uint8_t *p = arrow_array_get_bytes(edges->d_src, (int64_t)e, &len);
         int64_t sr = exec_table_find(from, p, len);
@@ -856,12 +1069,26 @@ static int csr_fold(exec_csr **out, exec_csr *base, exec_table *edges, exec_tabl
         int64_t dr = exec_table_find(to, p, len);
         if (sr < 0 || dr < 0) continue; /* a missing endpoint: left out, as csr_build does */
         uint32_t row = (uint32_t)(edges->n_base + (int64_t)e);
-        o[nd] = (exec_dedge){(uint32_t)sr, (uint32_t)dr, row};
-        in[nd++] = (exec_dedge){(uint32_t)dr, (uint32_t)sr, row};
+        wo[nd] = (exec_dedge){(uint32_t)sr, (uint32_t)dr, row};
+        wi[nd++] = (exec_dedge){(uint32_t)dr, (uint32_t)sr, row};
     }
     if (nd > 1) {
-        qsort(o, nd, sizeof *o, dedge_cmp);
-        qsort(in, nd, sizeof *in, dedge_cmp);
+        qsort(wo, nd, sizeof *wo, dedge_cmp);
+        qsort(wi, nd, sizeof *wi, dedge_cmp);
+    }
+    if (np) { /* merge prev's sorted lists with the new ones */
+        const exec_dedge *pl[2] = {prev->d_out, prev->d_in}, *nl[2] = {no, ni};
+        exec_dedge *dl[2] = {o, in};
+        for (int k = 0; k < 2; k++) {
+            size_t a = 0, b = 0, m = 0;
+            while (a < np || b < nd)
+                dl[k][m++] = b == nd || (a < np && dedge_cmp(&pl[k][a], &nl[k][b]) <= 0)
+                                 ? pl[k][a++]
+                                 : nl[k][b++];
+        }
+        nd += np;
+        core_free(no);
+        core_free(ni);
     }
     csr_attach(g, edges, from, to);
     atomic_fetch_add(&base->refs, 1);
@@ -917,6 +1144,18 @@ done:
     return rc;
 }
 
+/* Whether the appended rows of a (folded onto the same base as b) start with a's: checked on
+ * the last of a's (a table only appends between two versions folded onto one base). */
+static bool fold_prefix(const exec_table *a, const exec_table *b)
+{
+    int64_t n = a->n_rows - a->n_base;
+    if (n == 0) return true;
+    size_t la, lb;
+    const uint8_t *pa = arrow_array_get_bytes(a->d_id, n - 1, &la);
+    const uint8_t *pb = arrow_array_get_bytes(b->d_id, n - 1, &lb);
+    return la == lb && memcmp(pa, pb, la) == 0;
+}
+
 int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table *from,
                    exec_table *to)
 {
@@ -934,7 +1173,7 @@ int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table 
     }
     /* A folded edge table over the same endpoint tables as a cached adjacency of its base:
      * fold onto it instead of building. */
-    exec_csr *base = NULL;
+    exec_csr *base = NULL, *prev = NULL;
     for (size_t i = 0; edges->base && i < c->n_csrs && !base; i++) {
         exec_csr *b = c->csrs[i];
         if (b->edges == edges->base && b->from == from && b->to == to && !b->base) {
@@ -942,9 +1181,19 @@ int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table 
             atomic_fetch_add(&base->refs, 1);
         }
     }
+    /* and the largest earlier fold onto it, to extend */
+    for (size_t i = 0; base && i < c->n_csrs; i++) {
+        exec_csr *b = c->csrs[i];
+        if (b->base == base && b->from == from && b->to == to && b->edges->base == edges->base &&
+            b->edges->n_rows <= edges->n_rows && fold_prefix(b->edges, edges) &&
+            (!prev || b->edges->n_rows > prev->edges->n_rows))
+            prev = b;
+    }
+    if (prev) atomic_fetch_add(&prev->refs, 1);
     pthread_mutex_unlock(&c->mu);
     exec_csr *g = NULL;
-    int rc = base ? csr_fold(&g, base, edges, from, to) : csr_build(&g, edges, from, to);
+    int rc = base ? csr_fold(&g, base, prev, edges, from, to) : csr_build(&g, edges, from, to);
+    exec_csr_release(prev);
     exec_csr_release(base);
     if (rc) return rc;
     pthread_mutex_lock(&c->mu);
@@ -966,6 +1215,18 @@ int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table 
     for (size_t i = 0; i < c->n_tables; i++)
         held += c->tables[i] == edges || c->tables[i] == from || c->tables[i] == to;
     int need = 1 + (from != edges) + (to != from && to != edges);
+    if (held >= need && g->base) {
+        /* a folded adjacency supersedes the others folded onto its base */
+        size_t k = 0;
+        for (size_t i = 0; i < c->n_csrs; i++) {
+            exec_csr *o = c->csrs[i];
+            if (o->base == g->base && o->from == from && o->to == to)
+                exec_csr_release(o);
+            else
+                c->csrs[k++] = o;
+        }
+        c->n_csrs = k;
+    }
     if (held >= need) {
         if (c->n_csrs == c->cap_csrs) {
             size_t nc = c->cap_csrs ? c->cap_csrs * 2 : 8;

@@ -32,6 +32,10 @@ typedef struct exec_table {
     int64_t n_base;
     arrow_array *d_id, *d_src, *d_dst;
     uint64_t *d_addrs;
+    /* Columns come from ds whole (its scan order is base's rows then the appended ones) and
+     * not from base's version plus d_addrs: a compaction this handle made rewrote fragments
+     * since base was read (exec_cache_offer). */
+    bool whole;
     pthread_mutex_t mu;
     size_t n_cols;
     char **col_names;

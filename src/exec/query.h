@@ -21,6 +21,7 @@
 #include "lang/ir.h"
 #include "store/store.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,7 @@ typedef struct exec_cache_stats {
     uint64_t pushed_scans; /* node scans answered by a Lance scan with filter terms */
     uint64_t key_lookups;  /* node scans answered by the id dictionary */
     uint64_t subset_runs;  /* cold runs over subset tables found through key indexes */
+    uint64_t offers;       /* table versions taken from this handle's own commits */
     size_t tables, csrs;   /* entries held now */
 } exec_cache_stats;
 
@@ -59,6 +61,23 @@ void exec_cache_set_cold_runs(exec_cache *c, unsigned n);
 unsigned exec_cache_cold_runs(exec_cache *c);
 void exec_cache_free(exec_cache *c);
 void exec_cache_stats_get(exec_cache *c, exec_cache_stats *out);
+
+/* A table version this handle has just committed, offered to the cache so that the next
+ * query needs no read of it: when the cache holds the table at from_version, the new version
+ * is derived from it in memory. `rewrite`: a Rewrite (the same rows; a compaction), whose
+ * order the cache checks from the two manifests; otherwise the commit appended exactly the
+ * rows id (and src/dst for edges), in order, as new fragments (checked the same way). Only
+ * edge tables are derived (node rows number the adjacency). An offer that does not fit is
+ * dropped; the version is then read when a query needs it. */
+typedef struct exec_table_offer {
+    const char *path, *branch; /* branch: Lance branch or NULL (main) */
+    int kind;                  /* LANG_NODE / LANG_EDGE */
+    uint64_t from_version, to_version;
+    lance_dataset *ds;         /* to_version (taken: NULL after the call) */
+    bool rewrite;
+    const arrow_array *id, *src, *dst;
+} exec_table_offer;
+void exec_cache_offer(exec_cache *c, exec_table_offer *o);
 
 /* ---- Params -------------------------------------------------------------------------------- */
 

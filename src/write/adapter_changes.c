@@ -159,6 +159,16 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
             return core_err_nomem();
         if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0)
             return rc;
+        if (c->mode == GRAPH_CHANGE_INSERT && c->rows) {
+            /* what a strict insert appends, for the handle's read caches */
+            const arrow_batch *b = c->rows;
+            int xi = arrow_schema_find(&b->schema, GRAPH_COL_ID);
+            int xs = arrow_schema_find(&b->schema, GRAPH_COL_SRC);
+            int xd = arrow_schema_find(&b->schema, GRAPH_COL_DST);
+            if (xi >= 0) e->app_id = arrow_array_ref(b->columns[xi]);
+            if (xs >= 0) e->app_src = arrow_array_ref(b->columns[xs]);
+            if (xd >= 0) e->app_dst = arrow_array_ref(b->columns[xd]);
+        }
     }
     return 0;
 }
@@ -188,7 +198,8 @@ int write_changes_apply(write_graph *g, write_intent *in)
         e->achieved_version = cr.version;
         e->compact_due = write_compact_due(after);
         rc = lance_dataset_count_rows(after, &e->row_count);
-        lance_dataset_free(after);
+        lance_dataset_free(e->after);
+        e->after = after;
         if (rc != 0)
             return rc;
         if ((rc = OG_FAILPOINT("write.post_table_effect")) != 0)

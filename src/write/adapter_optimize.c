@@ -159,7 +159,9 @@ int write_optimize_apply(write_graph *g, write_intent *in)
             e->achieved_version = rep.n_commits ? rep.versions[0] : e->expected_version;
             rc = lance_dataset_count_rows(after, &e->row_count);
         }
-        lance_dataset_free(after);
+        lance_dataset_free(e->after);
+        e->after = rep.n_commits ? after : NULL;
+        if (!rep.n_commits) lance_dataset_free(after);
         if (rc != 0)
             return rc;
         if ((rc = OG_FAILPOINT("write.post_table_effect")) != 0)

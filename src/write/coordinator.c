@@ -827,6 +827,32 @@ static void maint_stop(write_graph *g)
 }
 
 /* What this write made due, run now or handed to the worker. */
+/* Hand the tables this write published to the handle's hook (after the visibility point:
+ * they are the graph's now). */
+static void announce(write_graph *g, write_intent *in)
+{
+    if (!g->on_commit || in->branch)
+        return;
+    for (size_t i = 0; i < in->n_effects; i++) {
+        write_effect *e = &in->effects[i];
+        if (!e->after || e->achieved_version <= e->expected_version)
+            continue;
+        write_committed_table t = {
+            .path = e->path,
+            .table_branch = e->table_branch,
+            .kind = e->kind,
+            .from_version = e->expected_version,
+            .to_version = e->achieved_version,
+            .ds = &e->after,
+            .rewrite = in->kind == WRITE_KIND_OPTIMIZE,
+            .id = in->kind == WRITE_KIND_OPTIMIZE ? NULL : e->app_id,
+            .src = in->kind == WRITE_KIND_OPTIMIZE ? NULL : e->app_src,
+            .dst = in->kind == WRITE_KIND_OPTIMIZE ? NULL : e->app_dst,
+        };
+        g->on_commit(g->on_commit_arg, &t);
+    }
+}
+
 static void maintain(write_graph *g, const char *branch, const write_intent *in, bool tables_too,
                      bool manifest_due)
 {
@@ -1090,6 +1116,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         d.writes = 1;
         d.gate_hold_ns = core_mono_ns() - held0;
         write_stats_add(g, &d);
+        announce(g, &in);
         maintain(g, branch, &in, ad->kind != WRITE_KIND_OPTIMIZE, mdue);
         write_intent_clear(&in);
         return 0;

@@ -55,6 +55,10 @@ typedef struct write_effect {
     bool tiered;                 /* optimize: compact only the due tiers (not in sidecars) */
     struct lance_compact_plan *compaction; /* optimize: merged files written in prepare,
                                             * committed by apply (not in sidecars) */
+    /* For write_graph.on_commit (not in sidecars): the table at achieved_version, and for a
+     * strict insert the appended rows' id/src/dst (references). */
+    lance_dataset *after;
+    arrow_array *app_id, *app_src, *app_dst;
 } write_effect;
 
 void write_effect_clear(write_effect *e);

@@ -108,6 +108,10 @@ void write_effect_clear(write_effect *e)
     lance_staged_free(e->staged);
     lance_compact_plan_free(e->compaction);
     lance_dataset_free(e->base);
+    lance_dataset_free(e->after);
+    arrow_array_free(e->app_id);
+    arrow_array_free(e->app_src);
+    arrow_array_free(e->app_dst);
     memset(e, 0, sizeof *e);
 }
 

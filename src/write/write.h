@@ -68,6 +68,21 @@ typedef struct write_stats {
 
 typedef struct write_base write_base; /* internal: the cached base state */
 
+/* A table version a write of this handle committed and published (the graph commit naming it
+ * is visible), handed to write_graph.on_commit after the visibility point so that the
+ * handle's read caches can take it without reading it back. */
+typedef struct write_committed_table {
+    const char *path, *table_branch; /* table_branch: NULL on main */
+    int kind;                        /* LANG_NODE / LANG_EDGE */
+    uint64_t from_version, to_version;
+    lance_dataset **ds;      /* to_version; the hook may take it (then sets *ds NULL) */
+    bool rewrite;            /* a compaction (a Rewrite: the same rows) */
+    /* otherwise, for a strict insert: the rows appended (as new fragments, in order); NULL
+     * when the commit did something else (an upsert, a delete, an overwrite) */
+    const arrow_array *id, *src, *dst;
+} write_committed_table;
+typedef void (*write_commit_hook)(void *arg, const write_committed_table *t);
+
 typedef struct write_graph {
     store *s;
     bool readonly;
@@ -82,6 +97,11 @@ typedef struct write_graph {
     bool background_maintenance; /* automatic maintenance on the handle's worker thread */
     void *maint_;                /* internal: that worker's queue */
     void *owners_;               /* internal: owner locks held for reuse (coordinator.c) */
+    /* Called once per table a write of this handle published, after the visibility point
+     * (from the writing thread, or the maintenance worker): NULL for none. Set it before the
+     * handle is shared. */
+    write_commit_hook on_commit;
+    void *on_commit_arg;
     /* Test hook: called after prepare, before the gates (to interleave a concurrent writer at
      * exactly the window the read set must cover). NULL in production. */
     void (*test_after_prepare)(void *arg);

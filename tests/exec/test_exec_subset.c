@@ -469,10 +469,20 @@ static char *run_in(fixture *f, exec_cache *c, const char *gq)
     return out;
 }
 
-static void test_warm_cache_folds_appends(void **state)
+/* write_graph.on_commit as the public handle sets it (src/api/graph_api.c). */
+static void offer_hook(void *arg, const write_committed_table *t)
 {
-    (void)state;
-    fixture *f = new_graph(7, 100, "fold");
+    exec_table_offer o = {t->path, t->table_branch, t->kind, t->from_version, t->to_version,
+                          *t->ds, t->rewrite, t->id, t->src, t->dst};
+    *t->ds = NULL;
+    exec_cache_offer(arg, &o);
+}
+
+/* With `offers`, the writes reach the warm cache through the handle's commit hook (and every
+ * fourth step compacts): the inserted edges are then taken without reading them back. */
+static void warm_cache_run(bool offers)
+{
+    fixture *f = new_graph(offers ? 8 : 7, 100, offers ? "offer" : "fold");
     core_buf b = CORE_BUF_INIT;
     for (unsigned i = 0; i < f->n_people; i++)
         assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\"}}\n", i));
@@ -490,8 +500,17 @@ static void test_warm_cache_folds_appends(void **state)
     exec_cache *warm = NULL;
     assert_og_ok(exec_cache_new(&warm));
     exec_cache_set_cold_runs(warm, 0); /* whole tables, kept and folded across writes */
+    if (offers) {
+        f->wg->on_commit = offer_hook;
+        f->wg->on_commit_arg = warm;
+    }
     char gq[512];
     for (int step = 0; step < 40; step++) {
+        if (offers && step % 4 == 3) { /* a compaction: a Rewrite offered */
+            write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;
+            write_result wr;
+            assert_og_ok(write_optimize(f->wg, &oo, &wr));
+        }
         unsigned a = (unsigned)(rnd(f) % f->n_people), c = (unsigned)(rnd(f) % f->n_people);
         switch (step % 8) {
         case 5: /* an update moves a row: not an append, the table is read again */
@@ -522,16 +541,38 @@ static void test_warm_cache_folds_appends(void **state)
     }
     exec_cache_stats st;
     exec_cache_stats_get(warm, &st);
-    print_message("warm cache over 40 writes: %llu table loads, %llu folds; %llu adjacency "
-                  "builds, %llu folds\n", (unsigned long long)st.table_loads,
-                  (unsigned long long)st.table_folds, (unsigned long long)st.csr_builds,
+    print_message("warm cache over 40 writes%s: %llu table loads, %llu folds, %llu offers taken; "
+                  "%llu adjacency builds, %llu folds\n", offers ? " (offered)" : "",
+                  (unsigned long long)st.table_loads, (unsigned long long)st.table_folds,
+                  (unsigned long long)st.offers, (unsigned long long)st.csr_builds,
                   (unsigned long long)st.csr_folds);
-    assert_true(st.table_folds >= 20);
+    if (offers) {
+        /* every insert (and the compactions that keep the order) came through the hook: no
+         * version was folded by reading it */
+        assert_true(st.offers >= 25);
+        assert_int_equal(st.table_folds, 0);
+    } else {
+        assert_true(st.table_folds >= 20);
+        assert_int_equal(st.offers, 0);
+    }
     assert_true(st.csr_folds >= 20);
+    f->wg->on_commit = NULL;
     exec_cache_free(warm);
     write_graph_close(f->wg);
     test_rmrf(f->dir);
     free(f);
+}
+
+static void test_warm_cache_folds_appends(void **state)
+{
+    (void)state;
+    warm_cache_run(false);
+}
+
+static void test_warm_cache_takes_offers(void **state)
+{
+    (void)state;
+    warm_cache_run(true);
 }
 
 int main(void)
@@ -540,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_subset_equals_whole_tables),
         cmocka_unit_test(test_mutations_by_key_equal_whole_tables),
         cmocka_unit_test(test_warm_cache_folds_appends),
+        cmocka_unit_test(test_warm_cache_takes_offers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
