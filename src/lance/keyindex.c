@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <roaring/roaring.h>
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1192,7 +1193,7 @@ int lance_kix_seg_lookup(lance_kix_seg *g, int t, const uint8_t *const *keys, co
     return rc;
 }
 
-int lance_kix_seg_walk(lance_kix_seg *g, int t, lance_kix_seg_hit_fn fn, void *arg)
+int lance_kix_seg_walk_entries(lance_kix_seg *g, int t, lance_kix_seg_entry_fn fn, void *arg)
 {
     if (t < 0 || (size_t)t >= g->n_trees) return core_err(OG_E_INTERNAL, "no tree %d", t);
     const kix_tree *tr = &g->trees[t];
@@ -1228,7 +1229,7 @@ int lance_kix_seg_walk(lance_kix_seg *g, int t, lance_kix_seg_hit_fn fn, void *a
             core_buf_clear(&prev);
             if (e.klen && (rc = core_buf_append(&prev, e.key, e.klen))) break;
             seen++;
-            if ((rc = fn(arg, 0, e.slot, e.off, e.pay, e.plen))) break;
+            if ((rc = fn(arg, &e))) break;
         }
         core_buf_free(&it.key);
         if (rc == 0 && more < 0) rc = more;
@@ -1239,6 +1240,23 @@ int lance_kix_seg_walk(lance_kix_seg *g, int t, lance_kix_seg_hit_fn fn, void *a
     core_buf_free(&all);
     core_buf_free(&body);
     return rc;
+}
+
+typedef struct walk_adapter {
+    lance_kix_seg_hit_fn fn;
+    void *arg;
+} walk_adapter;
+
+static int walk_adapt(void *arg, const lance_kix_entry *e)
+{
+    walk_adapter *w = arg;
+    return w->fn(w->arg, 0, e->slot, e->off, e->pay, e->plen);
+}
+
+int lance_kix_seg_walk(lance_kix_seg *g, int t, lance_kix_seg_hit_fn fn, void *arg)
+{
+    walk_adapter w = {fn, arg};
+    return lance_kix_seg_walk_entries(g, t, walk_adapt, &w);
 }
 
 /* ---- building from rows ------------------------------------------------------------------ */
@@ -1755,5 +1773,271 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
     core_free(cv);
     (void)kc;
     (void)pc;
+    return rc;
+}
+
+/* ---- verify ------------------------------------------------------------------------------ */
+
+/* One entry of a tree held for the comparison with the data: its row (slot, offset) and where
+ * its key and payload bytes are in the arena. */
+typedef struct ventry {
+    uint32_t slot, off;
+    const uint8_t *key, *pay;
+    uint32_t klen, plen;
+    bool has_pay, seen;
+} ventry;
+
+typedef struct vwalk {
+    core_arena *a;
+    ventry *e;
+    size_t n, cap;
+    const uint64_t *slot_rows;
+    size_t n_slots;
+    uint64_t bad_offsets;
+} vwalk;
+
+static const uint8_t *arena_dup(core_arena *a, const uint8_t *p, size_t n)
+{
+    uint8_t *d = core_arena_alloc(a, n);
+    if (d) memcpy(d, p, n);
+    return d;
+}
+
+static int u64_cmp(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static int vwalk_put(void *arg, const lance_kix_entry *x)
+{
+    vwalk *w = arg;
+    if (x->slot >= w->n_slots || x->off >= w->slot_rows[x->slot]) {
+        w->bad_offsets++;
+        return 0;
+    }
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 1024;
+        ventry *ne = core_realloc(w->e, cap * sizeof *ne);
+        if (!ne) return core_err_nomem();
+        w->e = ne;
+        w->cap = cap;
+    }
+    ventry *v = &w->e[w->n++];
+    memset(v, 0, sizeof *v);
+    v->slot = x->slot;
+    v->off = x->off;
+    v->klen = x->klen;
+    v->plen = x->plen;
+    v->has_pay = x->pay != NULL;
+    v->key = x->klen ? arena_dup(w->a, x->key, x->klen) : (const uint8_t *)"";
+    v->pay = x->plen ? arena_dup(w->a, x->pay, x->plen) : (const uint8_t *)"";
+    if (!v->key || !v->pay) return core_err_nomem();
+    return 0;
+}
+
+static int ventry_cmp(const void *pa, const void *pb)
+{
+    const ventry *a = pa, *b = pb;
+    if (a->slot != b->slot) return a->slot < b->slot ? -1 : 1;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+typedef struct vctx {
+    const lance_dataset *ds;
+    lance_kix_verify_report *rep;
+    lance_kix_problem_fn fn;
+    void *arg;
+    const char *seg;
+    unsigned told; /* problems reported for this segment (the first few) */
+} vctx;
+
+static void problem(vctx *v, const char *fmt, ...)
+{
+    v->rep->problems++;
+    if (!v->fn || v->told++ >= 8) return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    v->fn(v->arg, v->seg, msg);
+}
+
+/* Tree t of segment g against the live rows of the fragments it counts for (slot_frag[k]:
+ * the fragment id of slot k, or UINT64_MAX when the slot does not count). */
+static int verify_tree(vctx *v, lance_kix_seg *g, int t, const lance_kix_decl *d,
+                       const uint64_t *slot_frag, const uint64_t *slot_rows, size_t n_slots)
+{
+    core_arena a;
+    core_arena_init(&a, 0);
+    vwalk w = {.a = &a, .slot_rows = slot_rows, .n_slots = n_slots};
+    char dtext[130];
+    decl_text(d, dtext);
+    int rc = lance_kix_seg_walk_entries(g, t, vwalk_put, &w);
+    if (rc == OG_E_CORRUPT) {
+        problem(v, "index %s: %s", dtext, og_error_last()->message);
+        og_error_clear();
+        rc = 0;
+        goto out;
+    }
+    if (rc) goto out;
+    if (w.bad_offsets)
+        problem(v, "index %s: %llu entries name a row the fragment does not have", dtext,
+                (unsigned long long)w.bad_offsets);
+    qsort(w.e, w.n, sizeof *w.e, ventry_cmp);
+    for (size_t i = 1; i < w.n; i++)
+        if (w.e[i].slot == w.e[i - 1].slot && w.e[i].off == w.e[i - 1].off) {
+            problem(v, "index %s: row %u of slot %u has two entries", dtext, w.e[i].off,
+                    w.e[i].slot);
+            break;
+        }
+    v->rep->entries += w.n;
+    /* The live rows of the counted fragments, with their values. */
+    const Lance__Table__Manifest *pb = v->ds->m->pb;
+    uint64_t *skip = core_malloc((pb->n_fragments ? pb->n_fragments : 1) * sizeof *skip);
+    if (!skip) {
+        rc = core_err_nomem();
+        goto out;
+    }
+    size_t ns = 0;
+    for (size_t i = 0; i < pb->n_fragments; i++) {
+        bool counted = false;
+        for (size_t k = 0; k < n_slots && !counted; k++) counted = slot_frag[k] == pb->fragments[i]->id;
+        if (!counted) skip[ns++] = pb->fragments[i]->id;
+    }
+    qsort(skip, ns, sizeof *skip, u64_cmp);
+    const char *cols[2] = {v->ds->schema.fields[d->col].name,
+                           d->pay >= 0 ? v->ds->schema.fields[d->pay].name : NULL};
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.columns = cols;
+    so.n_columns = d->pay >= 0 ? 2 : 1;
+    so.with_row_addr = true;
+    so.skip_fragments = skip;
+    so.n_skip_fragments = ns;
+    lance_scanner *sc = NULL;
+    rc = lance_scanner_open(&sc, v->ds, &so);
+    uint64_t missing = 0, differ = 0;
+    while (rc == 0) {
+        arrow_batch *b = NULL;
+        if ((rc = lance_scanner_next(sc, &b)) != 0 || !b) break;
+        const arrow_array *addr = b->columns[so.n_columns];
+        for (int64_t r = 0; r < b->num_rows; r++) {
+            uint64_t ad = arrow_array_get_uint(addr, r);
+            uint32_t slot = UINT32_MAX;
+            for (size_t k = 0; k < n_slots && slot == UINT32_MAX; k++)
+                if (slot_frag[k] == ad >> 32) slot = (uint32_t)k;
+            if (slot == UINT32_MAX) continue;
+            ventry want = {.slot = slot, .off = (uint32_t)ad};
+            ventry *e = bsearch(&want, w.e, w.n, sizeof *w.e, ventry_cmp);
+            if (!arrow_array_is_valid(b->columns[0], r)) {
+                if (e) differ++; /* nulls are not indexed */
+                continue;
+            }
+            if (!e) {
+                missing++;
+                continue;
+            }
+            e->seen = true;
+            size_t kl, pl = 0;
+            const uint8_t *kp = arrow_array_get_bytes(b->columns[0], r, &kl), *pp = NULL;
+            bool pnull = true;
+            if (d->pay >= 0 && arrow_array_is_valid(b->columns[1], r)) {
+                pp = arrow_array_get_bytes(b->columns[1], r, &pl);
+                pnull = false;
+            }
+            if (kl != e->klen || (kl && memcmp(kp, e->key, kl)) ||
+                (d->pay >= 0 && (pnull ? e->has_pay && e->plen : pl != e->plen ||
+                                                                    (pl && memcmp(pp, e->pay, pl)))))
+                differ++;
+        }
+        arrow_batch_free(b);
+    }
+    lance_scanner_free(sc);
+    core_free(skip);
+    if (rc) goto out;
+    if (missing)
+        problem(v, "index %s: %llu live rows have no entry", dtext, (unsigned long long)missing);
+    if (differ)
+        problem(v, "index %s: %llu entries disagree with their row's values", dtext,
+                (unsigned long long)differ);
+out:
+    core_free(w.e);
+    core_arena_free(&a);
+    return rc;
+}
+
+int lance_kix_verify(const lance_dataset *ds, lance_kix_verify_report *rep,
+                     lance_kix_problem_fn fn, void *arg)
+{
+    memset(rep, 0, sizeof *rep);
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    lance_kix_decl d[LANCE_KIX_MAX_DECLS];
+    size_t nd = 0;
+    seg_ref *refs = NULL;
+    size_t nr = 0;
+    int rc = lance_kix_decls(ds, d, &nd);
+    if (rc == 0) rc = refs_parse(meta_value(pb, LANCE_KIX_SEG_KEY), &refs, &nr);
+    if (rc == OG_E_CORRUPT || rc == OG_E_BAD_REQUEST) {
+        vctx v = {ds, rep, fn, arg, LANCE_KIX_SEG_KEY, 0};
+        problem(&v, "the segment list does not parse: %s", og_error_last()->message);
+        og_error_clear();
+        return 0;
+    }
+    for (size_t i = 0; rc == 0 && i < nr; i++) {
+        vctx v = {ds, rep, fn, arg, refs[i].name, 0};
+        uint64_t before = rep->problems;
+        rep->segments++;
+        lance_kix_seg *g = NULL;
+        if (seg_open_ds(&g, ds, &refs[i]) != 0) {
+            problem(&v, "cannot be used: %s", og_error_last()->message);
+            og_error_clear();
+            continue;
+        }
+        const uint64_t *rows, *files;
+        size_t ns = lance_kix_seg_slots(g, &rows, &files);
+        if (ns != refs[i].n_frags) {
+            problem(&v, "holds %zu fragments, the manifest lists %zu", ns, refs[i].n_frags);
+            lance_kix_seg_close(g);
+            continue;
+        }
+        uint64_t *slot_frag = core_malloc((ns ? ns : 1) * sizeof *slot_frag);
+        if (!slot_frag) {
+            rc = core_err_nomem();
+            lance_kix_seg_close(g);
+            break;
+        }
+        size_t counted = 0;
+        for (size_t k = 0; k < ns; k++) {
+            const Lance__Table__DataFragment *f = NULL;
+            for (size_t j = 0; j < pb->n_fragments && !f; j++)
+                if (pb->fragments[j]->id == refs[i].frags[k]) f = pb->fragments[j];
+            slot_frag[k] = UINT64_MAX;
+            if (!f) continue; /* gone since (a later compaction): it covers the others */
+            if (f->physical_rows != rows[k] || lance_kix_files_hash(f) != files[k]) {
+                problem(&v, "was built for other rows of fragment %llu than the version has",
+                        (unsigned long long)f->id);
+                continue;
+            }
+            slot_frag[k] = f->id;
+            counted++;
+        }
+        for (size_t k = 0; rc == 0 && counted && k < nd; k++) {
+            char want[130];
+            decl_text(&d[k], want);
+            int t = lance_kix_seg_find_tree(g, want);
+            if (t < 0)
+                problem(&v, "has no tree for the declared index %s", want);
+            else
+                rc = verify_tree(&v, g, t, &d[k], slot_frag, rows, ns);
+        }
+        if (rc == 0 && rep->problems == before) {
+            rep->segments_ok++;
+            rep->fragments_covered += counted;
+        }
+        core_free(slot_frag);
+        lance_kix_seg_close(g);
+    }
+    refs_free(refs, nr);
     return rc;
 }

@@ -149,8 +149,11 @@ typedef int (*lance_kix_seg_hit_fn)(void *arg, size_t key, uint32_t slot, uint32
  * key order. OG_E_CORRUPT when a block is malformed (hits may have been reported). */
 int lance_kix_seg_lookup(lance_kix_seg *g, int t, const uint8_t *const *keys, const size_t *klens,
                          size_t n, lance_kix_seg_hit_fn fn, void *arg);
-/* Every entry of tree t in key order (for verify). */
+/* Every entry of tree t in key order, checking the order, the blocks and the count. */
 int lance_kix_seg_walk(lance_kix_seg *g, int t, lance_kix_seg_hit_fn fn, void *arg);
+/* The same with each entry whole (its key bytes too; borrowed for the call). */
+typedef int (*lance_kix_seg_entry_fn)(void *arg, const lance_kix_entry *e);
+int lance_kix_seg_walk_entries(lance_kix_seg *g, int t, lance_kix_seg_entry_fn fn, void *arg);
 
 /* ---- lookups ----------------------------------------------------------------------------- */
 
@@ -191,6 +194,24 @@ bool lance_kix_declared(const lance_dataset *ds, const char *column, const char 
 
 /* Segments skipped as missing or damaged by lookups in this process. */
 uint64_t lance_kix_damaged(void);
+
+/* The integrity check of ds's key index segments: each listed segment opens, holds a tree
+ * for every declared index, matches the fragments it counts for (rows and data files), and
+ * every entry agrees with the data: each live row of those fragments has exactly one entry,
+ * with its value and payload (reads the segments and the indexed columns whole). A problem
+ * never changes an answer (lookups scan what no usable segment covers) but is reported
+ * through fn (the segment's name and what is wrong; the first few per segment) and counted.
+ * Returns nonzero only when the data cannot be read. */
+typedef struct lance_kix_verify_report {
+    uint64_t segments;          /* listed by the version */
+    uint64_t segments_ok;       /* without a problem */
+    uint64_t fragments_covered; /* fragments a segment without a problem counts for */
+    uint64_t entries;           /* entries compared with the data */
+    uint64_t problems;
+} lance_kix_verify_report;
+typedef void (*lance_kix_problem_fn)(void *arg, const char *segment, const char *what);
+int lance_kix_verify(const lance_dataset *ds, lance_kix_verify_report *rep,
+                     lance_kix_problem_fn fn, void *arg);
 
 /* Segment file keys named by manifest pb (under root), for cleanup: fn per key. */
 int lance_kix_files(const Lance__Table__Manifest *pb, const char *root,

@@ -291,6 +291,22 @@ static uint64_t latest(fixture *f)
     return v;
 }
 
+/* lance_kix_verify of ds: the report, the problems counted. */
+static void on_problem(void *arg, const char *segment, const char *what)
+{
+    (void)segment;
+    (void)what;
+    ++*(unsigned *)arg;
+}
+
+static lance_kix_verify_report verify(const lance_dataset *ds, unsigned *told)
+{
+    lance_kix_verify_report rep;
+    *told = 0;
+    assert_og_ok(lance_kix_verify(ds, &rep, on_problem, told));
+    return rep;
+}
+
 /* Grow a table through every kind of write, checking lookups after each; then check every
  * version again (time travel reads each version's own segments). */
 static void grow_and_check(fixture *f)
@@ -320,11 +336,20 @@ static void grow_and_check(fixture *f)
         lance_dataset_free(ds);
     }
     uint64_t v = latest(f);
+    uint64_t entries = 0;
     for (uint64_t old = 1; old <= v; old++) {
         lance_dataset *ds = open_at(f, old);
         check_version(f, ds, NULL);
+        /* every version's segments agree with its data */
+        unsigned told;
+        lance_kix_verify_report rep = verify(ds, &told);
+        assert_int_equal(rep.problems, 0);
+        assert_int_equal(told, 0);
+        assert_int_equal(rep.segments_ok, rep.segments);
+        entries += rep.entries;
         lance_dataset_free(ds);
     }
+    assert_true(entries > 0);
 }
 
 static void test_lookup_equals_scan(void **state)
@@ -381,6 +406,13 @@ static void test_damaged_segments_fall_back(void **state)
     }
     assert_og_ok(store_delete(f->s, l.items[2].key, 0));
     lance_dataset *ds = open_at(f, 0);
+    /* verify names all three */
+    unsigned told;
+    lance_kix_verify_report rep = verify(ds, &told);
+    assert_int_equal(rep.segments, 3);
+    assert_int_equal(rep.segments_ok, 0);
+    assert_true(rep.problems >= 3);
+    assert_true(told >= 3);
     lance_kix_stats st;
     check_version(f, ds, &st);
     assert_true(lance_kix_damaged() >= before + 2);
