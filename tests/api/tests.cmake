@@ -8,3 +8,25 @@ if(OG_NM)
 else()
   message(WARNING "nm not found: test_api_symbols is not run")
 endif()
+
+# The public header alone, as C17 with the compiler that builds the library and as C++17
+# (g++, or clang++ beside clang; CXX names another). Skipped when there is no C++ compiler.
+add_test(NAME test_api_header_c
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_header.sh c ${CMAKE_C_COMPILER}
+                 ${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR}/header_only.c)
+if(DEFINED ENV{CXX})
+  find_program(OG_CXX NAMES $ENV{CXX})
+elseif(CMAKE_C_COMPILER_ID MATCHES "Clang")
+  find_program(OG_CXX NAMES clang++ c++ g++)
+else()
+  find_program(OG_CXX NAMES g++ c++ clang++)
+endif()
+set(og_cxx "")
+if(OG_CXX)
+  set(og_cxx ${OG_CXX})
+endif()
+add_test(NAME test_api_header_cxx
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_header.sh c++ "${og_cxx}"
+                 ${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR}/header_only.c)
+set_tests_properties(test_api_header_c test_api_header_cxx PROPERTIES LABELS "api" TIMEOUT 120
+                     SKIP_RETURN_CODE 77)
