@@ -30,3 +30,14 @@ add_test(NAME test_api_header_cxx
                  ${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR}/header_only.c)
 set_tests_properties(test_api_header_c test_api_header_cxx PROPERTIES LABELS "api" TIMEOUT 120
                      SKIP_RETURN_CODE 77)
+
+# `cmake --install` into a scratch prefix, then examples/embed.c built with only pkg-config
+# and the C compiler, against the shared and the static library, and run.
+set(og_user_flags "")
+if(OG_SANITIZE OR OG_FUZZ)
+  set(og_user_flags -fsanitize=address,undefined)
+endif()
+add_test(NAME test_api_install
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_install.sh ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR} ${CMAKE_INSTALL_LIBDIR} ${CMAKE_C_COMPILER} ${og_user_flags})
+set_tests_properties(test_api_install PROPERTIES LABELS "api" TIMEOUT 300)
