@@ -3,6 +3,8 @@
 #   make test SANITIZE=1   build with ASan+UBSan (in build-san/) and run the suite
 #   make test CC=clang     build with clang (in build-clang/)
 #   make bench             run the benchmarks in bench/
+#   make install           install the libraries, header, CLI and omnigraph.pc under PREFIX
+#                          (default /usr/local; DESTDIR=... stages the files elsewhere)
 
 SANITIZE ?= 0
 BUILD_TYPE ?= RelWithDebInfo
@@ -20,8 +22,9 @@ endif
 BUILD ?= build
 JOBS ?= 2
 CTEST_ARGS ?=
+PREFIX ?= /usr/local
 
-.PHONY: all deps configure build demo test bench fuzz clean
+.PHONY: all deps configure build demo test bench fuzz install clean
 
 all: build
 
@@ -51,6 +54,9 @@ fuzz: deps
 
 bench: build
 	@bench/run.sh $(BUILD)
+
+install: build
+	@cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 clean:
 	rm -rf build build-san build-clang build-gcc build-cc build-fuzz

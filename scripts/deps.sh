@@ -2,7 +2,7 @@
 # Installs the Debian packages the project needs, only those that are missing.
 # Idempotent and quiet when everything is present (one dpkg query, no network).
 set -euo pipefail
-pkgs=(cmake ninja-build pkg-config gcc clang make
+pkgs=(cmake ninja-build pkg-config gcc g++ clang make
       libprotobuf-c-dev protobuf-c-compiler libroaring-dev libzstd-dev
       libjansson-dev libpcre2-dev libxxhash-dev libcmocka-dev libsqlite3-dev)
 missing=()

@@ -1,0 +1,43 @@
+# The library as users get it (label api): what libomnigraph.so exports.
+find_program(OG_NM nm)
+if(OG_NM)
+  add_test(NAME test_api_symbols
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_symbols.sh $<TARGET_FILE:omnigraph_shared>
+                   ${CMAKE_SOURCE_DIR}/include/omnigraph.h)
+  set_tests_properties(test_api_symbols PROPERTIES LABELS "api" TIMEOUT 60)
+else()
+  message(WARNING "nm not found: test_api_symbols is not run")
+endif()
+
+# The public header alone, as C17 with the compiler that builds the library and as C++17
+# (g++, or clang++ beside clang; CXX names another). Skipped when there is no C++ compiler.
+add_test(NAME test_api_header_c
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_header.sh c ${CMAKE_C_COMPILER}
+                 ${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR}/header_only.c)
+if(DEFINED ENV{CXX})
+  find_program(OG_CXX NAMES $ENV{CXX})
+elseif(CMAKE_C_COMPILER_ID MATCHES "Clang")
+  find_program(OG_CXX NAMES clang++ c++ g++)
+else()
+  find_program(OG_CXX NAMES g++ c++ clang++)
+endif()
+set(og_cxx "")
+if(OG_CXX)
+  set(og_cxx ${OG_CXX})
+endif()
+add_test(NAME test_api_header_cxx
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_header.sh c++ "${og_cxx}"
+                 ${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR}/header_only.c)
+set_tests_properties(test_api_header_c test_api_header_cxx PROPERTIES LABELS "api" TIMEOUT 120
+                     SKIP_RETURN_CODE 77)
+
+# `cmake --install` into a scratch prefix, then examples/embed.c built with only pkg-config
+# and the C compiler, against the shared and the static library, and run.
+set(og_user_flags "")
+if(OG_SANITIZE OR OG_FUZZ)
+  set(og_user_flags -fsanitize=address,undefined)
+endif()
+add_test(NAME test_api_install
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_install.sh ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR} ${CMAKE_INSTALL_LIBDIR} ${CMAKE_C_COMPILER} ${og_user_flags})
+set_tests_properties(test_api_install PROPERTIES LABELS "api" TIMEOUT 300)
