@@ -519,43 +519,68 @@ static int entry_cmp(const void *pa, const void *pb)
 
 /* Append block body to out with its length and checksum; leaf and internal bodies are stored
  * zstd-compressed (0x80, varint raw length, frame) when that is smaller. */
-static int emit_block(core_buf *out, const core_buf *body)
+/* What the blocks of one tree reuse: a compression context and its output buffer (a fresh
+ * context per block would allocate and fault in its tables every 4 KiB). */
+typedef struct kix_enc {
+    ZSTD_CCtx *cz; /* NULL: blocks stay raw */
+    core_buf z, body;
+} kix_enc;
+
+static void kix_enc_init(kix_enc *x)
 {
-    core_buf z = CORE_BUF_INIT;
+    x->cz = ZSTD_createCCtx();
+    x->z = (core_buf)CORE_BUF_INIT;
+    x->body = (core_buf)CORE_BUF_INIT;
+}
+
+static void kix_enc_free(kix_enc *x)
+{
+    ZSTD_freeCCtx(x->cz);
+    core_buf_free(&x->z);
+    core_buf_free(&x->body);
+}
+
+static int emit_block(core_buf *out, const core_buf *body, kix_enc *x)
+{
     const core_buf *use = body;
     int rc = 0;
     /* (a block the reader would refuse to inflate, past KIX_BLOCK_MAX, stays raw) */
-    if (body->len > 64 && body->len <= KIX_BLOCK_MAX && body->data[0] != KIX_DIR_KIND) {
+    if (x && x->cz && body->len > 64 && body->len <= KIX_BLOCK_MAX &&
+        body->data[0] != KIX_DIR_KIND) {
+        core_buf *z = &x->z;
+        core_buf_clear(z);
         size_t bound = ZSTD_compressBound(body->len);
-        rc = core_buf_reserve(&z, bound + 16);
-        if (rc == 0) rc = core_buf_append_byte(&z, KIX_ZSTD);
-        if (rc == 0) rc = put_varint(&z, body->len);
+        rc = core_buf_reserve(z, bound + 16);
+        if (rc == 0) rc = core_buf_append_byte(z, KIX_ZSTD);
+        if (rc == 0) rc = put_varint(z, body->len);
         if (rc == 0) {
-            size_t zn = ZSTD_compress(z.data + z.len, z.cap - z.len, body->data, body->len, -1);
-            if (!ZSTD_isError(zn) && z.len + zn < body->len) {
-                z.len += zn;
-                use = &z;
+            size_t zn = ZSTD_compressCCtx(x->cz, z->data + z->len, z->cap - z->len, body->data,
+                                          body->len, -1);
+            if (!ZSTD_isError(zn) && z->len + zn < body->len) {
+                z->len += zn;
+                use = z;
             }
         }
     }
+    if (rc == 0) rc = core_buf_reserve(out, use->len + 12);
     if (rc == 0) rc = core_buf_append_u32le(out, (uint32_t)use->len);
     if (rc == 0) rc = core_buf_append(out, use->data, use->len);
     if (rc == 0) rc = core_buf_append_u64le(out, core_hash64(use->data, use->len, 0));
-    core_buf_free(&z);
     return rc;
 }
 
 /* Frame `cnt` encoded entries as a block of this kind (body = kind, varint cnt, entries),
  * append it to out and return its extent. */
-static int emit_entries(core_buf *out, core_buf *body, uint8_t kind, size_t cnt,
+static int emit_entries(core_buf *out, kix_enc *x, uint8_t kind, size_t cnt,
                         const core_buf *ent, uint64_t *off, uint64_t *len)
 {
+    core_buf *body = &x->body;
     core_buf_clear(body);
     int rc = core_buf_append_byte(body, kind);
     if (rc == 0) rc = put_varint(body, cnt);
     if (rc == 0) rc = core_buf_append(body, ent->data, ent->len);
     *off = out->len;
-    if (rc == 0) rc = emit_block(out, body);
+    if (rc == 0) rc = emit_block(out, body, x);
     *len = out->len - *off;
     return rc;
 }
@@ -647,7 +672,9 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
     if (n == 0) return 0;
     int src = sort_entries(e, n);
     if (src) return src;
-    core_buf body = CORE_BUF_INIT, ent = CORE_BUF_INIT;
+    core_buf ent = CORE_BUF_INIT;
+    kix_enc x;
+    kix_enc_init(&x);
     child *kids = NULL, *up = NULL;
     size_t nk = 0, cap = 0;
     int rc = 0;
@@ -691,7 +718,7 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
         }
         if (rc == 0) {
             kids[nk] = (child){e[start].key, e[start].klen, 0, 0};
-            rc = emit_entries(out, &body, 1, cnt, &ent, &kids[nk].off, &kids[nk].len);
+            rc = emit_entries(out, &x, 1, cnt, &ent, &kids[nk].off, &kids[nk].len);
             nk++;
         }
     }
@@ -715,7 +742,7 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
             }
             if (rc == 0) {
                 up[nu] = (child){kids[start].key, kids[start].klen, 0, 0};
-                rc = emit_entries(out, &body, 2, cnt, &ent, &up[nu].off, &up[nu].len);
+                rc = emit_entries(out, &x, 2, cnt, &ent, &up[nu].off, &up[nu].len);
                 nu++;
             }
         }
@@ -731,7 +758,7 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
     }
     core_free(kids);
     core_free(up);
-    core_buf_free(&body);
+    kix_enc_free(&x);
     core_buf_free(&ent);
     return rc;
 }
@@ -818,7 +845,7 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
         for (int k = 0; rc == 0 && k < 6; k++) rc = put_varint(&dir, f[k]);
     }
     uint64_t dir_off = out->len;
-    if (rc == 0) rc = emit_block(out, &dir);
+    if (rc == 0) rc = emit_block(out, &dir, NULL);
     uint8_t tr[16];
     if (rc == 0) {
         uint64_t dlen = out->len - dir_off;
