@@ -15,6 +15,13 @@
 
 #define EXEC_COLD_ENTRIES 16
 
+static _Atomic uint64_t lineages;
+
+static uint64_t new_lineage(void)
+{
+    return atomic_fetch_add(&lineages, 1) + 1;
+}
+
 struct exec_cache {
     pthread_mutex_t mu;
     exec_table **tables;
@@ -312,6 +319,7 @@ static int table_load(exec_table **out, store *s, const graph_table *gt)
     pthread_mutex_init(&t->mu, NULL);
     t->kind = gt->kind;
     t->version = gt->version;
+    t->lineage = new_lineage();
     t->path = core_strdup(gt->path);
     t->branch = gt->table_branch ? core_strdup(gt->table_branch) : NULL;
     int rc = 0;
@@ -409,12 +417,10 @@ static int fold_same_fragment(const Lance__Table__DataFragment *a, const Lance__
 }
 
 /* A folded table: root's rows, then the appended rows id/src/dst (references taken) at
- * addresses addrs, at `version` of ds (ds and addrs taken, also on failure). `whole`: ds's
- * scan order is root's rows then the appended ones, but root's own version may lack the
- * fragments they are in now (a compaction rewrote them): columns are read from ds whole. */
+ * addresses addrs, at `version` of ds (ds and addrs taken, also on failure), of `lineage`. */
 static int folded_new(exec_table **out, exec_table *root, const char *path, const char *branch,
                       uint64_t version, lance_dataset *ds, arrow_array *id, arrow_array *src,
-                      arrow_array *dst, uint64_t *addrs, bool whole)
+                      arrow_array *dst, uint64_t *addrs, uint64_t lineage)
 {
     *out = NULL;
     exec_table *t = core_calloc(1, sizeof *t);
@@ -433,7 +439,7 @@ static int folded_new(exec_table **out, exec_table *root, const char *path, cons
     atomic_fetch_add(&root->refs, 1);
     t->base = root;
     t->n_base = root->n_rows;
-    t->whole = whole;
+    t->lineage = lineage;
     t->d_id = arrow_array_ref(id);
     t->d_src = src ? arrow_array_ref(src) : NULL;
     t->d_dst = dst ? arrow_array_ref(dst) : NULL;
@@ -460,6 +466,7 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
     *out = NULL;
     exec_table *root = old->base ? old->base : old;
     if (gt->kind != LANG_EDGE || root->addrs || gt->version <= old->version) return 0;
+    exec_table *const asked = old; /* (attempt 1 folds onto the root instead) */
     lance_dataset *ds = NULL;
     int rc = lance_branch_open(&ds, s, gt->path, gt->table_branch, gt->version, NULL,
                                LANCE_ACCESS_READ);
@@ -552,7 +559,8 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
     }
     if (rc == 0) {
         rc = folded_new(&t, root, gt->path, gt->table_branch, gt->version, ds, b->columns[0],
-                        b->columns[1], b->columns[2], addrs, old->whole);
+                        b->columns[1], b->columns[2], addrs,
+                        old == asked ? old->lineage : new_lineage());
         ds = NULL;
         addrs = NULL;
     }
@@ -655,30 +663,49 @@ static void drop_csrs_on(exec_cache *c, const exec_table *t)
     c->n_csrs = k;
 }
 
-/* Publish t (its one reference passed in) for its version under c->mu, evicting other
- * versions of its table and the adjacency built on them (but the adjacency of t's base stays,
- * for t's to fold onto; a base t does not share loses its adjacency too). Returns the entry
- * with one reference for the caller: t, or the copy another thread published first. */
+/* Adjacency over an edge table the cache no longer holds goes, except the adjacency a fold
+ * of `keep` (a base the cache's tables fold onto) extends: over keep itself, or folded over
+ * a table of keep's. */
+static void drop_orphan_csrs(exec_cache *c, const exec_table *keep)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->n_csrs; i++) {
+        exec_csr *g = c->csrs[i];
+        const exec_table *e = g->edges;
+        bool held = false;
+        for (size_t j = 0; j < c->n_tables && !held; j++) held = c->tables[j] == e;
+        if (held || (keep && (e == keep || e->base == keep)))
+            c->csrs[k++] = g;
+        else
+            exec_csr_release(g);
+    }
+    c->n_csrs = k;
+}
+
+/* Publish t (its one reference passed in) for its version under c->mu. A table keeps its
+ * newest version and at most one older one (a time-travel read, or a query pinned just
+ * before this handle's own commit): t evicts the versions older than itself, except the
+ * newest when t is older. Adjacency over evicted tables goes, except what a fold of t's base
+ * extends. Returns the entry with one reference for the caller: t, or the copy another
+ * thread published first. */
 static exec_table *cache_install(exec_cache *c, exec_table *t)
 {
+    const exec_table *newest = NULL;
     for (size_t i = 0; i < c->n_tables; i++) {
         exec_table *o = c->tables[i];
-        if (o->version == t->version && same_table(o, t->path, t->branch)) {
+        if (!same_table(o, t->path, t->branch)) continue;
+        if (o->version == t->version) {
             atomic_fetch_add(&o->refs, 1);
             exec_table_release(t);
             return o;
         }
-        if (o->version > t->version && same_table(o, t->path, t->branch))
-            return t; /* an older version than the one held: usable, not cached */
+        if (o->version > t->version && (!newest || o->version > newest->version)) newest = o;
     }
     size_t k = 0;
     for (size_t i = 0; i < c->n_tables; i++) {
         exec_table *o = c->tables[i];
-        if (same_table(o, t->path, t->branch)) {
-            /* (an adjacency folded over a version of the same base stays until t's own is
-             * built from it: exec_cache_csr) */
+        if (same_table(o, t->path, t->branch) && o != newest) {
             if (o != t->base && !(o->base && o->base == t->base)) drop_csrs_on(c, o);
-            if (o->base && o->base != t->base) drop_csrs_on(c, o->base);
             exec_table_release(o);
         } else {
             c->tables[k++] = o;
@@ -688,12 +715,19 @@ static exec_table *cache_install(exec_cache *c, exec_table *t)
     if (c->n_tables == c->cap_tables) {
         size_t nc = c->cap_tables ? c->cap_tables * 2 : 8;
         exec_table **nt = core_realloc(c->tables, nc * sizeof *nt);
-        if (!nt) return t; /* usable, just not cached */
+        if (!nt) {
+            drop_orphan_csrs(c, NULL);
+            return t; /* usable, just not cached */
+        }
         c->tables = nt;
         c->cap_tables = nc;
     }
     atomic_fetch_add(&t->refs, 1);
     c->tables[c->n_tables++] = t;
+    /* what only a base of another table of this path's tables extends stays */
+    const exec_table *keep = t->base;
+    if (!keep && newest) keep = newest->base;
+    drop_orphan_csrs(c, keep);
     return t;
 }
 
@@ -711,13 +745,15 @@ int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_tabl
             return 0;
         }
     }
-    /* An earlier version of it, to fold the new one onto. */
+    /* The newest earlier version of it, to fold the new one onto. */
     exec_table *old = NULL;
-    for (size_t i = 0; i < c->n_tables && !old; i++)
-        if (same_table(c->tables[i], gt->path, gt->table_branch)) {
-            old = c->tables[i];
-            atomic_fetch_add(&old->refs, 1);
-        }
+    for (size_t i = 0; i < c->n_tables; i++) {
+        exec_table *o = c->tables[i];
+        if (same_table(o, gt->path, gt->table_branch) && o->version < gt->version &&
+            (!old || o->version > old->version))
+            old = o;
+    }
+    if (old) atomic_fetch_add(&old->refs, 1);
     pthread_mutex_unlock(&c->mu);
     /* Build outside the lock: another thread may build the same table meanwhile; the first
      * to publish wins and the other copy is dropped. */
@@ -763,7 +799,7 @@ int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, con
     arrow_array *a = NULL;
     const char *names[1] = {name};
     int rc;
-    if (t->base && !t->whole) { /* the base's column (cached there) and the appended rows' */
+    if (t->base) { /* the base's column (cached there) and the appended rows' */
         pthread_mutex_unlock(&t->mu);
         const arrow_array *ba = NULL;
         arrow_array *da = NULL;
@@ -837,7 +873,8 @@ static bool has_fragment(const Lance__Table__Manifest *m, uint64_t id)
  * Rewrite of it (same rows): the fragments both have are unchanged and in the same order, and
  * each run of fragments between two of them was replaced in place by new fragments (without
  * deletions) holding as many rows. A merge of fragments that were not adjacent moves rows and
- * fails here. */
+ * fails here. It also takes a run's rows to keep their order inside the run, which a data
+ * table's compaction does (only the graph manifest's sets rows apart, first). */
 static bool same_order(const Lance__Table__Manifest *from, const Lance__Table__Manifest *to)
 {
     size_t i = 0, j = 0;
@@ -862,14 +899,57 @@ static bool same_order(const Lance__Table__Manifest *from, const Lance__Table__M
     return true;
 }
 
-static int empty_utf8(arrow_array **out)
+/* The table of a Rewrite of old's version (the same rows in the same order: checked by
+ * same_order): a new root over ds holding old's rows (a folded old's concatenated), their
+ * dictionary, and the columns old had loaded, so that later appends fold onto it. */
+static int reroot(exec_table **out, exec_table *old, const exec_table_offer *o, lance_dataset *ds)
 {
-    arrow_type u = arrow_type_simple(ARROW_UTF8);
-    arrow_builder *b = NULL;
-    int rc = arrow_builder_new(&b, &u);
-    if (rc == 0) rc = arrow_builder_finish(b, out);
-    arrow_builder_free(b);
-    return rc;
+    *out = NULL;
+    const arrow_array *ids = exec_table_ids(old); /* (a folded old's src/dst too) */
+    exec_table *t = ids ? core_calloc(1, sizeof *t) : NULL;
+    if (!t) {
+        lance_dataset_free(ds);
+        return core_err_nomem();
+    }
+    atomic_init(&t->refs, 1);
+    pthread_mutex_init(&t->mu, NULL);
+    t->kind = old->kind;
+    t->version = o->to_version;
+    t->lineage = new_lineage();
+    t->ds = ds;
+    t->path = core_strdup(o->path);
+    t->branch = o->branch ? core_strdup(o->branch) : NULL;
+    t->id = arrow_array_ref((arrow_array *)ids);
+    t->src = old->src ? arrow_array_ref(old->src) : NULL;
+    t->dst = old->dst ? arrow_array_ref(old->dst) : NULL;
+    t->n_rows = old->n_rows;
+    int rc = !t->path || (o->branch && !t->branch) ? core_err_nomem() : 0;
+    if (rc == 0 && old->kind == LANG_EDGE && (!t->src || !t->dst))
+        rc = core_err(OG_E_INTERNAL, "table %s: no endpoints to re-root", o->path);
+    if (rc == 0) rc = build_dict(t);
+    /* the columns old has loaded: the same rows */
+    pthread_mutex_lock(&old->mu);
+    size_t nc = old->n_cols;
+    if (rc == 0 && nc) {
+        t->col_names = core_calloc(nc, sizeof *t->col_names);
+        t->cols = core_calloc(nc, sizeof *t->cols);
+        if (!t->col_names || !t->cols) rc = core_err_nomem();
+        for (size_t i = 0; rc == 0 && i < nc; i++) {
+            if (!(t->col_names[i] = core_strdup(old->col_names[i]))) {
+                rc = core_err_nomem();
+                break;
+            }
+            t->cols[i] = arrow_array_ref(old->cols[i]);
+            t->n_cols++;
+        }
+    }
+    pthread_mutex_unlock(&old->mu);
+    if (rc) {
+        table_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
 }
 
 /* The table of o's version from `old` (o's from_version), without reading storage. */
@@ -880,64 +960,118 @@ static int offer_derive(exec_table **out, exec_table *old, const exec_table_offe
     exec_table *root = old->base ? old->base : old;
     const Lance__Table__Manifest *op = old->ds->m->pb, *vp = ds->m->pb;
     size_t nd = old->base ? (size_t)(old->n_rows - old->n_base) : 0; /* old's appended rows */
-    arrow_array *cols[3] = {NULL, NULL, NULL};
-    uint64_t *addrs = NULL;
-    int rc = 0;
-    bool whole = old->whole;
     if (o->rewrite) {
         if (!same_order(op, vp)) goto skip;
-        whole = true; /* the rows stay; where they are changed */
-        if (old->base) {
-            cols[0] = arrow_array_ref(old->d_id);
-            cols[1] = old->d_src ? arrow_array_ref(old->d_src) : NULL;
-            cols[2] = old->d_dst ? arrow_array_ref(old->d_dst) : NULL;
-        } else {
-            for (int k = 0; rc == 0 && k < (old->kind == LANG_EDGE ? 3 : 1); k++)
-                rc = empty_utf8(&cols[k]);
-        }
-        addrs = core_calloc(nd ? nd : 1, sizeof *addrs); /* (unused: whole) */
-        if (rc == 0 && !addrs) rc = core_err_nomem();
-    } else {
-        /* An append: old's fragments unchanged and first, then fragments holding exactly the
-         * offered rows. */
-        int64_t n = o->id ? o->id->length : 0;
-        if (!o->id || vp->n_fragments <= op->n_fragments) goto skip;
-        for (size_t i = 0; i < op->n_fragments; i++)
-            if (!fold_same_fragment(op->fragments[i], vp->fragments[i])) goto skip;
-        uint64_t added = 0;
-        for (size_t i = op->n_fragments; i < vp->n_fragments; i++) {
-            if (vp->fragments[i]->deletion_file) goto skip;
-            added += vp->fragments[i]->physical_rows;
-        }
-        if (added != (uint64_t)n || nd + (size_t)n > EXEC_FOLD_MAX_ROWS) goto skip;
-        if (old->kind == LANG_EDGE && (!o->src || !o->dst)) goto skip;
-        addrs = core_malloc((nd + (size_t)n + 1) * sizeof *addrs);
-        if (!addrs) return core_err_nomem();
-        size_t m = 0;
-        for (size_t r = 0; r < nd; r++) addrs[m++] = old->d_addrs[r];
-        for (size_t i = op->n_fragments; i < vp->n_fragments; i++)
-            for (uint64_t r = 0; r < vp->fragments[i]->physical_rows; r++)
-                addrs[m++] = (vp->fragments[i]->id << 32) | r;
-        const arrow_array *add[3] = {o->id, o->src, o->dst};
-        const arrow_array *had[3] = {old->d_id, old->d_src, old->d_dst};
-        for (int k = 0; rc == 0 && k < (old->kind == LANG_EDGE ? 3 : 1); k++)
-            rc = old->base ? concat2(&cols[k], had[k], add[k])
-                           : (cols[k] = arrow_array_ref((arrow_array *)add[k])) ? 0
-                                                                                : core_err_nomem();
+        return reroot(out, old, o, ds);
     }
+    /* An append: old's fragments unchanged and first, then fragments holding exactly the
+     * offered rows. */
+    int64_t n = o->id ? o->id->length : 0;
+    if (!o->id || vp->n_fragments <= op->n_fragments) goto skip;
+    for (size_t i = 0; i < op->n_fragments; i++)
+        if (!fold_same_fragment(op->fragments[i], vp->fragments[i])) goto skip;
+    uint64_t added = 0;
+    for (size_t i = op->n_fragments; i < vp->n_fragments; i++) {
+        if (vp->fragments[i]->deletion_file) goto skip;
+        added += vp->fragments[i]->physical_rows;
+    }
+    if (added != (uint64_t)n || nd + (size_t)n > EXEC_FOLD_MAX_ROWS) goto skip;
+    if (old->kind == LANG_EDGE && (!o->src || !o->dst)) goto skip;
+    uint64_t *addrs = core_malloc((nd + (size_t)n + 1) * sizeof *addrs);
+    if (!addrs) {
+        lance_dataset_free(ds);
+        return core_err_nomem();
+    }
+    size_t m = 0;
+    for (size_t r = 0; r < nd; r++) addrs[m++] = old->d_addrs[r];
+    for (size_t i = op->n_fragments; i < vp->n_fragments; i++)
+        for (uint64_t r = 0; r < vp->fragments[i]->physical_rows; r++)
+            addrs[m++] = (vp->fragments[i]->id << 32) | r;
+    arrow_array *cols[3] = {NULL, NULL, NULL};
+    const arrow_array *add[3] = {o->id, o->src, o->dst};
+    const arrow_array *had[3] = {old->d_id, old->d_src, old->d_dst};
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < (old->kind == LANG_EDGE ? 3 : 1); k++)
+        rc = old->base ? concat2(&cols[k], had[k], add[k])
+                       : (cols[k] = arrow_array_ref((arrow_array *)add[k])) ? 0 : core_err_nomem();
     if (rc == 0) {
         rc = folded_new(out, root, o->path, o->branch, o->to_version, ds, cols[0], cols[1],
-                        cols[2], addrs, whole);
-        ds = NULL;
-        addrs = NULL;
+                        cols[2], addrs, old->lineage);
+    } else {
+        lance_dataset_free(ds);
+        core_free(addrs);
     }
     for (int k = 0; k < 3; k++) arrow_array_free(cols[k]);
-    core_free(addrs);
-    lance_dataset_free(ds);
     return rc;
 skip:
     lance_dataset_free(ds);
     return 0;
+}
+
+static void csr_attach(exec_csr *g, exec_table *edges, exec_table *from, exec_table *to);
+
+/* One side of a folded adjacency as plain arrays: each node's base neighbours, then its
+ * appended ones (what csr_build gives over the same rows: edge-row order). */
+static int flatten_side(uint32_t **off_out, uint32_t **nbr_out, uint32_t **edge_out,
+                        const uint32_t *off, const uint32_t *nbr, const uint32_t *edg,
+                        const exec_dedge *d, size_t nd, size_t n_nodes)
+{
+    size_t m = (size_t)off[n_nodes] + nd;
+    uint32_t *no = core_malloc((n_nodes + 1) * sizeof *no);
+    uint32_t *nn = core_malloc((m ? m : 1) * sizeof *nn), *ne = core_malloc((m ? m : 1) * sizeof *ne);
+    if (!no || !nn || !ne) {
+        core_free(no);
+        core_free(nn);
+        core_free(ne);
+        return core_err_nomem();
+    }
+    size_t w = 0, k = 0;
+    for (size_t v = 0; v < n_nodes; v++) {
+        no[v] = (uint32_t)w;
+        size_t b = off[v], e = off[v + 1];
+        memcpy(nn + w, nbr + b, (e - b) * sizeof *nn);
+        memcpy(ne + w, edg + b, (e - b) * sizeof *ne);
+        w += e - b;
+        for (; k < nd && d[k].node == v; k++, w++) {
+            nn[w] = d[k].nbr;
+            ne[w] = d[k].edge;
+        }
+    }
+    no[n_nodes] = (uint32_t)w;
+    *off_out = no;
+    *nbr_out = nn;
+    *edge_out = ne;
+    return 0;
+}
+
+/* The adjacency of re-rooted table t (old's rows) from old's adjacency g: the same lists. */
+static int csr_flatten(exec_csr **out, const exec_csr *g, exec_table *t)
+{
+    *out = NULL;
+    exec_csr *n = core_calloc(1, sizeof *n);
+    if (!n) return core_err_nomem();
+    int rc = flatten_side(&n->out_off, &n->out_nbr, &n->out_edge, g->out_off, g->out_nbr,
+                          g->out_edge, g->d_out, g->n_d, (size_t)g->from->n_rows);
+    if (rc == 0)
+        rc = flatten_side(&n->in_off, &n->in_nbr, &n->in_edge, g->in_off, g->in_nbr, g->in_edge,
+                          g->d_in, g->n_d, (size_t)g->to->n_rows);
+    if (rc) {
+        core_free(n->out_off);
+        core_free(n->out_nbr);
+        core_free(n->out_edge);
+        core_free(n);
+        return rc;
+    }
+    csr_attach(n, t, g->from, g->to);
+    *out = n;
+    return 0;
+}
+
+static bool cache_holds_table(const exec_cache *c, const exec_table *t)
+{
+    for (size_t i = 0; i < c->n_tables; i++)
+        if (c->tables[i] == t) return true;
+    return false;
 }
 
 void exec_cache_offer(exec_cache *c, exec_table_offer *o)
@@ -959,6 +1093,14 @@ void exec_cache_offer(exec_cache *c, exec_table_offer *o)
             atomic_fetch_add(&old->refs, 1);
         }
     }
+    /* a re-root carries old's adjacency over (flattened below, outside the lock) */
+    exec_csr *gs[8];
+    size_t ng = 0;
+    for (size_t i = 0; old && o->rewrite && i < c->n_csrs && ng < 8; i++)
+        if (c->csrs[i]->edges == old) {
+            gs[ng] = c->csrs[i];
+            atomic_fetch_add(&gs[ng++]->refs, 1);
+        }
     pthread_mutex_unlock(&c->mu);
     if (!old) {
         lance_dataset_free(ds);
@@ -967,6 +1109,12 @@ void exec_cache_offer(exec_cache *c, exec_table_offer *o)
     exec_table *t = NULL;
     int rc = offer_derive(&t, old, o, ds);
     exec_table_release(old);
+    exec_csr *flat[8];
+    size_t nf = 0;
+    for (size_t i = 0; i < ng; i++) {
+        if (rc == 0 && t && csr_flatten(&flat[nf], gs[i], t) == 0) nf++;
+        exec_csr_release(gs[i]);
+    }
     if (rc) {
         /* only a cache: the table is read when a query needs it */
         core_log(CORE_LOG_DEBUG, "exec cache: offer of %s version %llu dropped: %s", o->path,
@@ -976,9 +1124,26 @@ void exec_cache_offer(exec_cache *c, exec_table_offer *o)
     }
     if (!t) return;
     pthread_mutex_lock(&c->mu);
-    c->st.offers++;
-    exec_table_release(cache_install(c, t));
+    exec_table *got = cache_install(c, t);
+    if (got == t && cache_holds_table(c, t)) {
+        c->st.offers++;
+        for (size_t i = 0; i < nf; i++) {
+            exec_csr *g = flat[i];
+            if (!cache_holds_table(c, g->from) || !cache_holds_table(c, g->to)) continue;
+            if (c->n_csrs == c->cap_csrs) {
+                size_t cap = c->cap_csrs ? c->cap_csrs * 2 : 8;
+                exec_csr **nn = core_realloc(c->csrs, cap * sizeof *nn);
+                if (!nn) continue;
+                c->csrs = nn;
+                c->cap_csrs = cap;
+            }
+            c->csrs[c->n_csrs++] = g;
+            flat[i] = NULL;
+        }
+    }
     pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < nf; i++) exec_csr_release(flat[i]);
+    exec_table_release(got);
 }
 
 /* ---- CSR ------------------------------------------------------------------------------------- */
@@ -1144,18 +1309,6 @@ done:
     return rc;
 }
 
-/* Whether the appended rows of a (folded onto the same base as b) start with a's: checked on
- * the last of a's (a table only appends between two versions folded onto one base). */
-static bool fold_prefix(const exec_table *a, const exec_table *b)
-{
-    int64_t n = a->n_rows - a->n_base;
-    if (n == 0) return true;
-    size_t la, lb;
-    const uint8_t *pa = arrow_array_get_bytes(a->d_id, n - 1, &la);
-    const uint8_t *pb = arrow_array_get_bytes(b->d_id, n - 1, &lb);
-    return la == lb && memcmp(pa, pb, la) == 0;
-}
-
 int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table *from,
                    exec_table *to)
 {
@@ -1185,7 +1338,7 @@ int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table 
     for (size_t i = 0; base && i < c->n_csrs; i++) {
         exec_csr *b = c->csrs[i];
         if (b->base == base && b->from == from && b->to == to && b->edges->base == edges->base &&
-            b->edges->n_rows <= edges->n_rows && fold_prefix(b->edges, edges) &&
+            b->edges->n_rows <= edges->n_rows && b->edges->lineage == edges->lineage &&
             (!prev || b->edges->n_rows > prev->edges->n_rows))
             prev = b;
     }

@@ -32,10 +32,10 @@ typedef struct exec_table {
     int64_t n_base;
     arrow_array *d_id, *d_src, *d_dst;
     uint64_t *d_addrs;
-    /* Columns come from ds whole (its scan order is base's rows then the appended ones) and
-     * not from base's version plus d_addrs: a compaction this handle made rewrote fragments
-     * since base was read (exec_cache_offer). */
-    bool whole;
+    /* Tables of one lineage hold rows of which each one's are a prefix of the next's (a
+     * fold that only appended after the table it folded onto keeps its lineage; a load, a
+     * re-root or a fold onto the root alone starts a new one). */
+    uint64_t lineage;
     pthread_mutex_t mu;
     size_t n_cols;
     char **col_names;
