@@ -1303,10 +1303,8 @@ int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const ch
     copy[len] = '\0';
     size_t errors_before = diags->errors, first_diag = diags->n;
     *out = qs;
-    if (gq_parse(&qs->ast, copy, len, qs->file, &qs->arena, diags)) {
-        if (diags->oom) return core_err_nomem();
-        return lang_diags_status_since(diags, first_diag);
-    }
+    int rc = gq_parse(&qs->ast, copy, len, qs->file, &qs->arena, diags);
+    if (rc) return rc;
     size_t nq = qs->ast.n_queries;
     qs->queries = core_arena_calloc(&qs->arena, nq ? nq : 1, sizeof *qs->queries);
     qs->status = core_arena_calloc(&qs->arena, nq ? nq : 1, sizeof *qs->status);
@@ -1331,6 +1329,8 @@ int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const ch
     }
     if (diags->oom || ck.oom) return core_err_nomem();
     if (diags->errors > errors_before) return lang_diags_status_since(diags, first_diag);
+    for (size_t i = 0; i < nq; i++)
+        if (qs->status[i]) return lang_diags_failure(diags, first_diag);
     return 0;
 }
 

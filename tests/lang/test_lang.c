@@ -1,6 +1,7 @@
 /* src/lang unit tests: lexer positions, catalog contents and stable ids, key-derived ids,
  * IR lowering (compared as text dumps), the schema-diff planner, the thread error on bad
- * input, allocation failures, and inputs built to exhaust the parsers. */
+ * input, the og_code every entry point returns, allocation failures, and inputs built to
+ * exhaust the parsers. */
 #include "testutil.h"
 
 #include "core/alloc.h"
@@ -82,7 +83,7 @@ static void test_lexer_positions(void **state)
     assert_int_equal(t[n - 1].kind, TK_EOF);
     /* an error names its place */
     const char *bad = "node A {\n  x: I32 ^ }";
-    assert_int_equal(lang_lex(&t, &n, bad, strlen(bad), "f", "S000", &a, &d), -1);
+    assert_og_error(lang_lex(&t, &n, bad, strlen(bad), "f", "S000", &a, &d), OG_E_BAD_REQUEST);
     assert_int_equal(d.n, 1);
     assert_int_equal(d.items[0].line, 2);
     assert_int_equal(d.items[0].col, 10);
@@ -430,6 +431,98 @@ static void test_plan(void **state)
     lang_catalog_free(a);
 }
 
+/* Bad input through each entry point of the layer is OG_E_BAD_REQUEST located at its first
+ * diagnostic, never -1 (which is OG_E_STORAGE's value). */
+static void expect_bad_request(int rc, const lang_diags *d, size_t first, int line, int col)
+{
+    assert_og_error(rc, OG_E_BAD_REQUEST);
+    assert_true(d->n > first);
+    assert_int_equal(og_error_last()->line, line);
+    assert_int_equal(og_error_last()->column, col);
+}
+
+static void test_bad_input_codes(void **state)
+{
+    fixture *f = *state;
+    core_arena a;
+    core_arena_init(&a, 1024);
+    lang_diags d;
+    lang_diags_init(&d, &a);
+    lang_tok *t;
+    size_t n, first;
+    pg_schema pg;
+    gq_file gq;
+    /* lexical errors, directly and through both parsers */
+    const char *lexbad = "node A {\n  x: I32 ^ }";
+    first = d.n;
+    expect_bad_request(lang_lex(&t, &n, lexbad, strlen(lexbad), "f", "S000", &a, &d), &d, first, 2, 10);
+    first = d.n;
+    expect_bad_request(pg_parse(&pg, lexbad, strlen(lexbad), "f.pg", &a, &d), &d, first, 2, 10);
+    first = d.n;
+    expect_bad_request(gq_parse(&gq, "query q() {\n #", 15, "f.gq", &a, &d), &d, first, 2, 2);
+    /* syntax errors */
+    const char *pgbad = "node A {\n  x I32 }";
+    first = d.n;
+    expect_bad_request(pg_parse(&pg, pgbad, strlen(pgbad), "f.pg", &a, &d), &d, first, 2, 5);
+    const char *gqbad = "query q() {\n  match }";
+    first = d.n;
+    expect_bad_request(gq_parse(&gq, gqbad, strlen(gqbad), "f.gq", &a, &d), &d, first, 2, 9);
+    /* schema and query errors through the builders */
+    const char *schema = "node A { x: I32 }\nedge E: A -> B";
+    lang_catalog *c = NULL;
+    first = d.n;
+    expect_bad_request(lang_catalog_build(&c, schema, strlen(schema), "s.pg", &d), &d, first, 2, 14);
+    assert_null(c);
+    const char *q = "query q() {\n  match { $p: Person  $p.nope = 1 } return { $p } }";
+    lang_query_set *qs = NULL;
+    first = d.n;
+    expect_bad_request(lang_query_set_build(&qs, f->cat, q, strlen(q), "q.gq", &d), &d, first, 2, 23);
+    lang_query_set_free(qs);
+    qs = NULL;
+    first = d.n;
+    expect_bad_request(lang_query_set_build(&qs, f->cat, gqbad, strlen(gqbad), "q.gq", &d), &d, first, 2, 9);
+    lang_query_set_free(qs);
+    /* the calendar parsers are probes: a code, but the caller reports */
+    int64_t x;
+    og_error_clear();
+    assert_int_equal(lang_parse_date("2021-02-29", &x), OG_E_BAD_REQUEST);
+    assert_int_equal(lang_parse_date("2021-2-28", &x), OG_E_BAD_REQUEST);
+    assert_int_equal(lang_parse_datetime("2021-01-01T24:00:00Z", &x), OG_E_BAD_REQUEST);
+    assert_int_equal(lang_parse_datetime(NULL, &x), OG_E_BAD_REQUEST);
+    assert_int_equal(og_error_last()->code, OG_OK);
+    assert_int_equal(lang_parse_date("2020-02-29", &x), 0);
+    assert_int_equal(lang_parse_datetime("1970-01-01T00:00:01.5Z", &x), 0);
+    assert_int_equal(x, 1500);
+    core_arena_free(&a);
+}
+
+/* Running out of memory in the lexer or a parser is OG_E_NOMEM, not a bad request. */
+static void test_parser_alloc_failures(void **state)
+{
+    (void)state;
+    const char *src = "node A { x: String @key  y: [I32]? }\nedge E: A -> A";
+    const char *q = "query q($v: String) { match { $a: A { x: $v }  $a e $b } return { $b.x } }";
+    int saw_ok = 0;
+    for (uint64_t k = 1; k < 1000 && !saw_ok; k++) {
+        core_arena a;
+        core_arena_init(&a, 64);
+        lang_diags d;
+        lang_diags_init(&d, &a);
+        pg_schema pg;
+        gq_file gq;
+        core_alloc_fail_at(k, 0);
+        int rc = pg_parse(&pg, src, strlen(src), "a.pg", &a, &d);
+        if (rc == 0) rc = gq_parse(&gq, q, strlen(q), "a.gq", &a, &d);
+        int injected = core_alloc_injected() > 0;
+        core_alloc_fail_at(0, 0);
+        if (rc == 0) saw_ok = 1;
+        else if (injected) assert_og_error(rc, OG_E_NOMEM);
+        else fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
+        core_arena_free(&a);
+    }
+    assert_true(saw_ok);
+}
+
 /* Fail each allocation in turn: every failure ends in OG_E_NOMEM, never a crash or leak. */
 static void test_alloc_failures(void **state)
 {
@@ -522,6 +615,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_write_sets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_error_located, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_input_codes, setup, teardown),
+        cmocka_unit_test(test_parser_alloc_failures),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test_setup_teardown(test_hostile_inputs, setup, teardown),
     };
