@@ -9,9 +9,10 @@
 /* Add lint warnings for qs to diags (schema-located ones use the catalog's file name). */
 void lang_lint(const lang_query_set *qs, lang_diags *diags);
 /* JSON report: {"ok", "queries":[{name, status, kind, params, columns[{name,kind}], reads,
- * writes}], "diagnostics":[...]}. qs may be NULL (schema failed). */
+ * writes}], "diagnostics":[...]}. qs may be NULL (schema failed). Appends to out; 0 or
+ * OG_E_NOMEM. */
 int lang_lint_report_json(const lang_query_set *qs, const lang_diags *diags, core_buf *out);
-/* The same for people, one block per query. */
+/* The same for people, one block per query. 0, or the buffer's error (out is then cut short). */
 int lang_lint_report_text(const lang_query_set *qs, core_buf *out);
 
 typedef struct lang_plan_step {
@@ -36,6 +37,7 @@ typedef struct lang_plan {
  * allow_data_loss. Free with lang_plan_free. */
 int lang_schema_plan(lang_plan **out, const lang_catalog *from, const lang_catalog *to, int allow_data_loss);
 void lang_plan_free(lang_plan *p);
+/* Append the plan as JSON or as text; 0, or the buffer's error (out is then cut short). */
 int lang_plan_to_json(const lang_plan *p, core_buf *out);
 int lang_plan_to_text(const lang_plan *p, core_buf *out);
 

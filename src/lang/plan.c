@@ -321,14 +321,14 @@ int lang_plan_to_json(const lang_plan *p, core_buf *out)
 
 int lang_plan_to_text(const lang_plan *p, core_buf *out)
 {
-    core_buf_printf(out, "%s (%zu step%s)\n", p->supported ? "supported" : "unsupported", p->n_steps,
-                    p->n_steps == 1 ? "" : "s");
-    for (size_t i = 0; i < p->n_steps; i++) {
+    int rc = core_buf_printf(out, "%s (%zu step%s)\n", p->supported ? "supported" : "unsupported", p->n_steps,
+                             p->n_steps == 1 ? "" : "s");
+    for (size_t i = 0; !rc && i < p->n_steps; i++) {
         const lang_plan_step *s = &p->steps[i];
-        core_buf_printf(out, "  %zu. %s %s", i + 1, s->kind, s->entity ? s->entity : "");
-        if (s->code) core_buf_printf(out, " [%s]", s->code);
-        if (s->detail) core_buf_printf(out, ": %s", s->detail);
-        core_buf_append_byte(out, '\n');
+        rc = core_buf_printf(out, "  %zu. %s %s", i + 1, s->kind, s->entity ? s->entity : "");
+        if (!rc && s->code) rc = core_buf_printf(out, " [%s]", s->code);
+        if (!rc && s->detail) rc = core_buf_printf(out, ": %s", s->detail);
+        if (!rc) rc = core_buf_append_byte(out, '\n');
     }
-    return 0;
+    return rc;
 }

@@ -407,6 +407,13 @@ static void test_plan(void **state)
         uint64_t age = t3->props[lang_type_find_prop(t3, "age")].id;
         assert_true(years == a->types[0].props[lang_type_find_prop(&a->types[0], "age")].id);
         assert_true(age != years);
+        /* the same with every allocation failing: inheriting needs none, so nothing is skipped */
+        lang_catalog *v3b = build(f, "node Person { name: String @key  years: I32?  age: I32? }\n");
+        core_alloc_fail_at(1, 1);
+        lang_catalog_inherit(v3b, v2);
+        core_alloc_fail_at(0, 0);
+        for (size_t k = 0; k < t3->n_props; k++) assert_true(v3b->types[0].props[k].id == t3->props[k].id);
+        lang_catalog_free(v3b);
         lang_catalog_free(v3);
         lang_catalog_free(v2);
     }
@@ -523,6 +530,50 @@ static void test_parser_alloc_failures(void **state)
     assert_true(saw_ok);
 }
 
+/* The text reports return the buffer's error instead of a cut-short success. */
+static void test_report_alloc_failures(void **state)
+{
+    fixture *f = *state;
+    const char *q = "query q() { match { $p: Person  $p knows $f } return { $p.name, $f.age } }\n"
+                    "query m($n: String) { insert Person { name: $n } }";
+    lang_query_set *qs = NULL;
+    assert_og_ok(lang_query_set_build(&qs, f->cat, q, strlen(q), "q.gq", &f->diags));
+    lang_catalog *to = build(f, "node Person { name: String @key  age: I64  nick: String? }\n");
+    lang_plan *p = NULL;
+    assert_og_ok(lang_schema_plan(&p, f->cat, to, 0));
+    assert_true(p->n_steps > 3);
+    core_buf want_lint = CORE_BUF_INIT, want_plan = CORE_BUF_INIT;
+    assert_og_ok(lang_lint_report_text(qs, &want_lint));
+    assert_og_ok(lang_plan_to_text(p, &want_plan));
+    int saw_ok = 0;
+    for (uint64_t k = 1; k < 100 && !saw_ok; k++) {
+        core_buf lint = CORE_BUF_INIT, plan = CORE_BUF_INIT;
+        core_alloc_fail_at(k, 0);
+        int rc = lang_lint_report_text(qs, &lint);
+        if (rc == 0) rc = lang_plan_to_text(p, &plan);
+        int injected = core_alloc_injected() > 0;
+        core_alloc_fail_at(0, 0);
+        if (rc == 0) {
+            /* success means the whole text */
+            assert_string_equal(core_buf_cstr(&lint), core_buf_cstr(&want_lint));
+            assert_string_equal(core_buf_cstr(&plan), core_buf_cstr(&want_plan));
+            saw_ok = 1;
+        } else if (injected) {
+            assert_og_error(rc, OG_E_NOMEM);
+        } else {
+            fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
+        }
+        core_buf_free(&lint);
+        core_buf_free(&plan);
+    }
+    assert_true(saw_ok);
+    core_buf_free(&want_lint);
+    core_buf_free(&want_plan);
+    lang_plan_free(p);
+    lang_catalog_free(to);
+    lang_query_set_free(qs);
+}
+
 /* Fail each allocation in turn: every failure ends in OG_E_NOMEM, never a crash or leak. */
 static void test_alloc_failures(void **state)
 {
@@ -617,6 +668,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_input_codes, setup, teardown),
         cmocka_unit_test(test_parser_alloc_failures),
+        cmocka_unit_test_setup_teardown(test_report_alloc_failures, setup, teardown),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test_setup_teardown(test_hostile_inputs, setup, teardown),
     };
