@@ -1,5 +1,5 @@
 # The .pg schema and .gq query languages: lexer, parsers, catalog, type checker, lowering to
-# IR, lint, schema-diff planner. Pure: no storage.
+# IR, lint, schema diff. Pure: no storage.
 og_layer(lang DEPS core
   SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/diag.c
@@ -13,4 +13,4 @@ og_layer(lang DEPS core
   ${CMAKE_CURRENT_LIST_DIR}/lower.c
   ${CMAKE_CURRENT_LIST_DIR}/ir_dump.c
   ${CMAKE_CURRENT_LIST_DIR}/lint.c
-  ${CMAKE_CURRENT_LIST_DIR}/plan.c)
+  ${CMAKE_CURRENT_LIST_DIR}/schema_diff.c)

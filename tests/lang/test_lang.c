@@ -1,5 +1,5 @@
 /* src/lang unit tests: lexer positions, catalog contents and stable ids, key-derived ids,
- * IR lowering (compared as text dumps), the schema-diff planner, the thread error on bad
+ * IR lowering (compared as text dumps), the schema diff, the thread error on bad
  * input, the og_code every entry point returns, allocation failures, and inputs built to
  * exhaust the parsers. */
 #include "testutil.h"
@@ -8,6 +8,7 @@
 #include "lang/catalog.h"
 #include "lang/ir.h"
 #include "lang/lint.h"
+#include "lang/schema_diff.h"
 
 #include <string.h>
 
@@ -349,7 +350,7 @@ static void test_thread_error_located(void **state)
     lang_query_set_free(qs);
 }
 
-static int plan_has(const lang_plan *p, const char *kind, const char *entity)
+static int diff_has(const lang_schema_diff *p, const char *kind, const char *entity)
 {
     for (size_t i = 0; i < p->n_steps; i++)
         if (!strcmp(p->steps[i].kind, kind) && !strcmp(p->steps[i].entity, entity)) return (int)i + 1;
@@ -364,7 +365,7 @@ static lang_catalog *build(fixture *f, const char *src)
     return c;
 }
 
-static void test_plan(void **state)
+static void test_schema_diff(void **state)
 {
     fixture *f = *state;
     lang_catalog *a = build(f, "node Person { name: String @key  age: I32?  s: enum(a, b)? }\n"
@@ -373,24 +374,24 @@ static void test_plan(void **state)
                                "  name: String @key  years: I32? @rename_from(\"age\")  s: enum(a, b, c)?\n"
                                "  email: String? @unique }\n"
                                "node New { y: String? }\nedge Knows: Human -> Human @card(0..5)\n");
-    lang_plan *p = NULL;
-    assert_og_ok(lang_schema_plan(&p, a, b, 0));
+    lang_schema_diff *p = NULL;
+    assert_og_ok(lang_schema_diff_build(&p, a, b, 0));
     assert_true(p->supported);
-    int add = plan_has(p, "add_type", "New"), ren = plan_has(p, "rename_type", "Person");
+    int add = diff_has(p, "add_type", "New"), ren = diff_has(p, "rename_type", "Person");
     assert_true(add && ren && add < ren);
-    assert_true(plan_has(p, "rename_property", "Human.age"));
-    assert_true(plan_has(p, "add_property", "Human.email"));
-    assert_true(plan_has(p, "extend_enum", "Human.s"));
-    assert_true(plan_has(p, "add_constraint", "Human"));  /* unique(email) */
-    assert_true(plan_has(p, "add_constraint", "Knows"));  /* card */
-    assert_true(plan_has(p, "update_type_metadata", "Human"));
-    int drop = plan_has(p, "drop_type", "Old");
+    assert_true(diff_has(p, "rename_property", "Human.age"));
+    assert_true(diff_has(p, "add_property", "Human.email"));
+    assert_true(diff_has(p, "extend_enum", "Human.s"));
+    assert_true(diff_has(p, "add_constraint", "Human"));  /* unique(email) */
+    assert_true(diff_has(p, "add_constraint", "Knows"));  /* card */
+    assert_true(diff_has(p, "update_type_metadata", "Human"));
+    int drop = diff_has(p, "drop_type", "Old");
     assert_true(drop && !p->steps[drop - 1].data_loss);
     core_buf j = CORE_BUF_INIT;
-    assert_og_ok(lang_plan_to_json(p, &j));
+    assert_og_ok(lang_schema_diff_to_json(p, &j));
     assert_non_null(strstr(core_buf_cstr(&j), "\"supported\":true"));
     core_buf_free(&j);
-    lang_plan_free(p);
+    lang_schema_diff_free(p);
     /* ids follow the rename when inherited */
     lang_catalog_inherit(b, a);
     assert_true(b->types[lang_catalog_find(b, "Human", 0)].id == a->types[lang_catalog_find(a, "Person", 0)].id);
@@ -420,7 +421,7 @@ static void test_plan(void **state)
     /* unsupported changes carry a code */
     b = build(f, "node Person { name: String @key  age: I64  s: enum(a)?  req: String }\n"
                  "node Old { x: String }\nedge Knows: Person -> Old\n");
-    assert_og_ok(lang_schema_plan(&p, a, b, 1));
+    assert_og_ok(lang_schema_diff_build(&p, a, b, 1));
     assert_false(p->supported);
     const char *want[] = {"M101", "M106", "M102", "M103", "M107"};
     for (size_t w = 0; w < 5; w++) {
@@ -428,13 +429,13 @@ static void test_plan(void **state)
         for (size_t i = 0; i < p->n_steps; i++) found |= p->steps[i].code && !strcmp(p->steps[i].code, want[w]);
         if (!found) fail_msg("missing %s", want[w]);
     }
-    lang_plan_free(p);
+    lang_schema_diff_free(p);
     lang_catalog_free(b);
     /* identical schemas: nothing to do */
-    assert_og_ok(lang_schema_plan(&p, a, a, 0));
+    assert_og_ok(lang_schema_diff_build(&p, a, a, 0));
     assert_true(p->supported);
     assert_int_equal(p->n_steps, 0);
-    lang_plan_free(p);
+    lang_schema_diff_free(p);
     lang_catalog_free(a);
 }
 
@@ -539,24 +540,24 @@ static void test_report_alloc_failures(void **state)
     lang_query_set *qs = NULL;
     assert_og_ok(lang_query_set_build(&qs, f->cat, q, strlen(q), "q.gq", &f->diags));
     lang_catalog *to = build(f, "node Person { name: String @key  age: I64  nick: String? }\n");
-    lang_plan *p = NULL;
-    assert_og_ok(lang_schema_plan(&p, f->cat, to, 0));
+    lang_schema_diff *p = NULL;
+    assert_og_ok(lang_schema_diff_build(&p, f->cat, to, 0));
     assert_true(p->n_steps > 3);
-    core_buf want_lint = CORE_BUF_INIT, want_plan = CORE_BUF_INIT;
+    core_buf want_lint = CORE_BUF_INIT, want_diff = CORE_BUF_INIT;
     assert_og_ok(lang_lint_report_text(qs, &want_lint));
-    assert_og_ok(lang_plan_to_text(p, &want_plan));
+    assert_og_ok(lang_schema_diff_to_text(p, &want_diff));
     int saw_ok = 0;
     for (uint64_t k = 1; k < 100 && !saw_ok; k++) {
-        core_buf lint = CORE_BUF_INIT, plan = CORE_BUF_INIT;
+        core_buf lint = CORE_BUF_INIT, diff = CORE_BUF_INIT;
         core_alloc_fail_at(k, 0);
         int rc = lang_lint_report_text(qs, &lint);
-        if (rc == 0) rc = lang_plan_to_text(p, &plan);
+        if (rc == 0) rc = lang_schema_diff_to_text(p, &diff);
         int injected = core_alloc_injected() > 0;
         core_alloc_fail_at(0, 0);
         if (rc == 0) {
             /* success means the whole text */
             assert_string_equal(core_buf_cstr(&lint), core_buf_cstr(&want_lint));
-            assert_string_equal(core_buf_cstr(&plan), core_buf_cstr(&want_plan));
+            assert_string_equal(core_buf_cstr(&diff), core_buf_cstr(&want_diff));
             saw_ok = 1;
         } else if (injected) {
             assert_og_error(rc, OG_E_NOMEM);
@@ -564,12 +565,12 @@ static void test_report_alloc_failures(void **state)
             fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
         }
         core_buf_free(&lint);
-        core_buf_free(&plan);
+        core_buf_free(&diff);
     }
     assert_true(saw_ok);
     core_buf_free(&want_lint);
-    core_buf_free(&want_plan);
-    lang_plan_free(p);
+    core_buf_free(&want_diff);
+    lang_schema_diff_free(p);
     lang_catalog_free(to);
     lang_query_set_free(qs);
 }
@@ -665,7 +666,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lowering, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_write_sets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_error_located, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_diff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_input_codes, setup, teardown),
         cmocka_unit_test(test_parser_alloc_failures),
         cmocka_unit_test_setup_teardown(test_report_alloc_failures, setup, teardown),
