@@ -9,6 +9,7 @@
 #include "lang/catalog.h"
 #include "lang/ir.h"
 #include "lang/lint.h"
+#include "lang/schema_diff.h"
 
 #include <string.h>
 
@@ -196,12 +197,12 @@ int og_schema_plan(og_lang_report **out, const char *from_file, const char *from
     from_file = dup_name(r, from_file, "<from>");
     to_file = dup_name(r, to_file, "<to>");
     lang_catalog *a = NULL, *b = NULL;
-    lang_plan *plan = NULL;
+    lang_schema_diff *plan = NULL;
     int rc1 = lang_catalog_build(&a, from_src ? from_src : "", from_len, from_file, &r->diags);
     int rc2 = lang_catalog_build(&b, to_src ? to_src : "", to_len, to_file, &r->diags);
     int rc = 0;
     if ((rc1 && rc1 != OG_E_BAD_REQUEST) || (rc2 && rc2 != OG_E_BAD_REQUEST)) rc = rc1 ? rc1 : rc2;
-    else if (a && b) rc = lang_schema_plan(&plan, a, b, allow_data_loss);
+    else if (a && b) rc = lang_schema_diff_build(&plan, a, b, allow_data_loss);
     if (rc) {
         lang_catalog_free(a);
         lang_catalog_free(b);
@@ -210,8 +211,8 @@ int og_schema_plan(og_lang_report **out, const char *from_file, const char *from
     }
     core_buf text = CORE_BUF_INIT, jb = CORE_BUF_INIT;
     if (plan) {
-        lang_plan_to_text(plan, &text);
-        lang_plan_to_json(plan, &jb);
+        lang_schema_diff_to_text(plan, &text);
+        lang_schema_diff_to_json(plan, &jb);
     } else {
         core_buf_printf(&text, "cannot plan: %zu schema error%s\n", r->diags.errors, r->diags.errors == 1 ? "" : "s");
         json_t *root = json_object();
@@ -221,7 +222,7 @@ int og_schema_plan(og_lang_report **out, const char *from_file, const char *from
         json_decref(root);
     }
     int supported = plan ? plan->supported : 0;
-    lang_plan_free(plan);
+    lang_schema_diff_free(plan);
     lang_catalog_free(a);
     lang_catalog_free(b);
     int frc = report_finish(r, &text, &jb);

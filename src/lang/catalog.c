@@ -611,6 +611,14 @@ int lang_type_has_unique(const lang_typedef *t, int prop)
     return 0;
 }
 
+/* Index of the property of `ot` that p continues (same name, or named by @rename_from), or -1. */
+static int inherited_prop(const lang_typedef *ot, const lang_prop *p)
+{
+    int op = lang_type_find_prop(ot, p->name);
+    if (op < 0 && p->rename_from) op = lang_type_find_prop(ot, p->rename_from);
+    return op;
+}
+
 static int id_taken(const lang_catalog *c, uint64_t id, const lang_typedef *self)
 {
     for (size_t i = 0; i < c->n_types; i++)
@@ -627,20 +635,15 @@ void lang_catalog_inherit(lang_catalog *desired, const lang_catalog *accepted)
         if (o >= 0) {
             const lang_typedef *ot = &accepted->types[o];
             t->id = ot->id;
-            unsigned char *inherited = core_calloc(t->n_props ? t->n_props : 1, 1);
             for (size_t k = 0; k < t->n_props; k++) {
-                lang_prop *p = &t->props[k];
-                int op = lang_type_find_prop(ot, p->name);
-                if (op < 0 && p->rename_from) op = lang_type_find_prop(ot, p->rename_from);
-                if (op >= 0) {
-                    p->id = ot->props[op].id;
-                    if (inherited) inherited[k] = 1;
-                }
+                int op = inherited_prop(ot, &t->props[k]);
+                if (op >= 0) t->props[k].id = ot->props[op].id;
             }
             /* a new property must not take an id the type already uses (say, the old name of a
-             * renamed property, re-added) */
-            for (size_t k = 0; inherited && k < t->n_props; k++) {
-                if (inherited[k]) continue;
+             * renamed property, re-added); matching by name again needs no allocation, so this
+             * cannot fail half done */
+            for (size_t k = 0; k < t->n_props; k++) {
+                if (inherited_prop(ot, &t->props[k]) >= 0) continue;
                 for (;;) {
                     int clash = 0;
                     for (size_t m = 0; m < ot->n_props; m++) clash |= ot->props[m].id == t->props[k].id;
@@ -649,7 +652,6 @@ void lang_catalog_inherit(lang_catalog *desired, const lang_catalog *accepted)
                     t->props[k].id = (t->props[k].id + 1) & 0x7fffffffffffffffULL;
                 }
             }
-            core_free(inherited);
         } else {
             while (id_taken(accepted, t->id, NULL) || id_taken(desired, t->id, t))
                 t->id = (t->id + 1) & 0x7fffffffffffffffULL;

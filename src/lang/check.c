@@ -1,14 +1,12 @@
-/* Type checker and lowering for .gq: resolves every name against the catalog, reports
- * T1..T24 / Q001 diagnostics, and lowers each query to the IR of ir.h (scan order chosen
- * greedily: expand from bound variables, push predicates into scans, filter as soon as every
- * variable of a predicate is bound, anti-join for not {}). */
-#include "lang/ir.h"
+/* Type checker for .gq: resolves every name against the catalog, types every expression and
+ * reports T1..T24 / Q001 diagnostics; a query that checks is handed to the lowering (lower.c,
+ * interface in checker.h) as a lang_checked_query. Also the query set's entry points. */
+#include "lang/checker.h"
 
 #include "core/alloc.h"
 #include "core/error.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -32,12 +30,8 @@ typedef struct checker {
     var_entry *vars;
     size_t n_vars, cap_vars;
     size_t cap_slots;
-    int *bound; /* parallel to ir->slots */
-    size_t n_bound, cap_bound;
     int level;
     int oom;
-    int *reads, *writes;
-    size_t cap_reads, cap_writes;
     int used_outer; /* set while checking a not{} body when an outer variable is used */
 } checker;
 
@@ -90,8 +84,7 @@ static const gq_param *find_param(checker *ck, const char *name, int *idx)
 static int new_slot(checker *ck, const char *name, int kind, int type)
 {
     lang_ir_slot *s = push(ck, (void **)&ck->ir->slots, &ck->ir->n_slots, &ck->cap_slots, sizeof *s);
-    int *b = push(ck, (void **)&ck->bound, &ck->n_bound, &ck->cap_bound, sizeof(int));
-    if (!s || !b) return -1;
+    if (!s) return -1;
     s->name = name;
     s->kind = kind;
     s->type = type;
@@ -558,18 +551,6 @@ static int check_value_for(checker *ck, lang_ir_expr *x, int xf, const lang_type
 
 /* ---- match blocks ---------------------------------------------------------------------------- */
 
-typedef struct pending {
-    const gq_clause *c;
-    int done;
-    int src_slot, dst_slot, edge_slot, edge_type, undirected;
-    lang_ir_pred *preds; /* BIND: the property-map predicates */
-    size_t n_preds;
-    lang_ir_pred *pred; /* FILTER (allocated only for filters) */
-    int *uses;         /* FILTER: slots used */
-    size_t n_uses;
-    int ok;
-} pending;
-
 static void collect_slots(const lang_ir_expr *x, int **arr, size_t *n, size_t *cap, checker *ck)
 {
     if (x->slot >= 0 && (x->kind == LANG_IR_X_ID || x->kind == LANG_IR_X_PROP)) add_set(ck, arr, n, cap, x->slot);
@@ -601,27 +582,18 @@ static int declare_var(checker *ck, const char *name, int type, lang_pos pos, co
     return new_slot(ck, name, LANG_IR_SLOT_NODE, type);
 }
 
-static int lower_block(checker *ck, const gq_clause *cl, size_t n, lang_ir_pipeline *pl, size_t *cap_ops);
-
-static lang_ir_op *emit(checker *ck, lang_ir_pipeline *pl, size_t *cap, int kind)
-{
-    lang_ir_op *op = push(ck, (void **)&pl->ops, &pl->n_ops, cap, sizeof *op);
-    if (op) {
-        op->kind = kind;
-        op->slot = op->src_slot = op->dst_slot = op->edge_slot = op->type = -1;
-    }
-    return op;
-}
-
-static int lower_block(checker *ck, const gq_clause *cl, size_t n, lang_ir_pipeline *pl, size_t *cap_ops)
+/* Resolve and type the clauses of one match block, then its not {} bodies one level down. */
+static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_block *out)
 {
     int errs = 0;
-    size_t first_slot = ck->ir->n_slots;
-    pending *pd = core_arena_calloc(ck->a, n ? n : 1, sizeof *pd);
+    out->first_slot = ck->ir->n_slots;
+    lang_checked_clause *pd = core_arena_calloc(ck->a, n ? n : 1, sizeof *pd);
     if (!pd) { ck->oom = 1; return -1; }
+    out->clauses = pd;
+    out->n = n;
     /* 1. bindings */
     for (size_t i = 0; i < n; i++) {
-        pd[i].c = &cl[i];
+        pd[i].kind = cl[i].kind;
         pd[i].src_slot = pd[i].dst_slot = pd[i].edge_slot = pd[i].edge_type = -1;
         if (cl[i].kind != GQ_C_BIND) continue;
         int t = lang_catalog_find(ck->cat, cl[i].type_name, LANG_NODE);
@@ -635,8 +607,7 @@ static int lower_block(checker *ck, const gq_clause *cl, size_t n, lang_ir_pipel
         }
         int s = declare_var(ck, cl[i].var, t, cl[i].pos, "this binding");
         if (s < 0) { errs++; continue; }
-        pd[i].src_slot = s;
-        pd[i].ok = 1;
+        pd[i].src_slot = s; /* set only once the binding resolved */
     }
     /* 2. traversals */
     for (size_t i = 0; i < n; i++) {
@@ -689,12 +660,13 @@ static int lower_block(checker *ck, const gq_clause *cl, size_t n, lang_ir_pipel
         pd[i].edge_slot = w;
         pd[i].edge_type = e;
         pd[i].undirected = c->undirected;
-        pd[i].ok = 1;
+        pd[i].min_hops = c->min_hops;
+        pd[i].max_hops = c->max_hops;
     }
     /* 3. property maps and filters */
     for (size_t i = 0; i < n; i++) {
         const gq_clause *c = &cl[i];
-        if (c->kind == GQ_C_BIND && pd[i].ok) {
+        if (c->kind == GQ_C_BIND && pd[i].src_slot >= 0) {
             const lang_typedef *t = &ck->cat->types[ck->ir->slots[pd[i].src_slot].type];
             if (c->n_pms) {
                 pd[i].preds = core_arena_calloc(ck->a, c->n_pms, sizeof *pd[i].preds);
@@ -752,126 +724,21 @@ static int lower_block(checker *ck, const gq_clause *cl, size_t n, lang_ir_pipel
                 collect_slots(&pd[i].pred->rhs, &pd[i].uses, &pd[i].n_uses, &cap, ck);
             }
             collect_slots(&pd[i].pred->lhs, &pd[i].uses, &pd[i].n_uses, &cap, ck);
-            pd[i].ok = 1;
         }
     }
     if (errs || ck->oom) return -1;
-    /* 4. order the operators; bindings of variables bound outside this block (a not {} body
-     * naming an outer variable) filter right away */
-    size_t n_slots_now = ck->ir->n_slots;
-    for (size_t i = 0; i < n; i++) {
-        if (cl[i].kind != GQ_C_BIND || !ck->bound[pd[i].src_slot]) continue;
-        pd[i].done = 1;
-        if (!pd[i].n_preds) continue;
-        lang_ir_op *f = emit(ck, pl, cap_ops, LANG_IR_FILTER);
-        if (!f) return -1;
-        f->preds = pd[i].preds;
-        f->n_preds = pd[i].n_preds;
-    }
-    for (;;) {
-        int progress = 0;
-        for (size_t i = 0; i < n; i++) {
-            pending *p = &pd[i];
-            if (p->done || cl[i].kind != GQ_C_TRAV) continue;
-            int sb = ck->bound[p->src_slot], db = ck->bound[p->dst_slot];
-            if (!sb && !db) continue;
-            lang_ir_op *op = emit(ck, pl, cap_ops, LANG_IR_EXPAND);
-            if (!op) return -1;
-            op->type = p->edge_type;
-            op->type_id = ck->cat->types[p->edge_type].id;
-            op->edge_slot = p->edge_slot;
-            op->min_hops = (uint32_t)cl[i].min_hops;
-            op->max_hops = (uint32_t)cl[i].max_hops;
-            if (sb) {
-                op->src_slot = p->src_slot;
-                op->dst_slot = p->dst_slot;
-                op->direction = p->undirected ? LANG_IR_BOTH : LANG_IR_OUT;
-                op->dst_bound = db;
-            } else {
-                op->src_slot = p->dst_slot;
-                op->dst_slot = p->src_slot;
-                op->direction = p->undirected ? LANG_IR_BOTH : LANG_IR_IN;
-            }
-            int newly = op->dst_bound ? -1 : op->dst_slot;
-            ck->bound[op->dst_slot] = 1;
-            if (p->edge_slot >= 0) ck->bound[p->edge_slot] = 1;
-            add_set(ck, &ck->reads, &ck->ir->n_reads, &ck->cap_reads, p->edge_type);
-            p->done = 1;
-            progress = 1;
-            /* binding predicates of the newly bound node become a filter */
-            for (size_t k = 0; newly >= 0 && k < n; k++) {
-                if (cl[k].kind != GQ_C_BIND || pd[k].done || pd[k].src_slot != newly) continue;
-                pd[k].done = 1;
-                if (!pd[k].n_preds) continue;
-                lang_ir_op *f = emit(ck, pl, cap_ops, LANG_IR_FILTER);
-                if (!f) return -1;
-                f->preds = pd[k].preds;
-                f->n_preds = pd[k].n_preds;
-            }
-        }
-        for (size_t i = 0; i < n; i++) {
-            pending *p = &pd[i];
-            if (p->done || (cl[i].kind != GQ_C_FILTER && cl[i].kind != GQ_C_CALL)) continue;
-            int all = 1;
-            for (size_t k = 0; k < p->n_uses; k++) all &= ck->bound[p->uses[k]];
-            if (!all) continue;
-            lang_ir_op *f = emit(ck, pl, cap_ops, LANG_IR_FILTER);
-            if (!f) return -1;
-            f->preds = p->pred;
-            f->n_preds = 1;
-            p->done = 1;
-            progress = 1;
-        }
-        if (progress) continue;
-        /* scan the first unbound node variable of this block */
-        int pick = -1;
-        for (size_t s = first_slot; s < n_slots_now; s++)
-            if (!ck->bound[s] && ck->ir->slots[s].kind == LANG_IR_SLOT_NODE) { pick = (int)s; break; }
-        if (pick < 0) break;
-        lang_ir_op *op = emit(ck, pl, cap_ops, LANG_IR_NODE_SCAN);
-        if (!op) return -1;
-        op->slot = pick;
-        op->type = ck->ir->slots[pick].type;
-        op->type_id = ck->ir->slots[pick].type_id;
-        size_t pcap = 0;
-        for (size_t k = 0; k < n; k++) {
-            pending *p = &pd[k];
-            if (p->done) continue;
-            if (cl[k].kind == GQ_C_BIND && p->src_slot == pick) {
-                for (size_t j = 0; j < p->n_preds; j++) {
-                    lang_ir_pred *d = push(ck, (void **)&op->preds, &op->n_preds, &pcap, sizeof *d);
-                    if (!d) return -1;
-                    *d = p->preds[j];
-                }
-                p->done = 1;
-            } else if (cl[k].kind == GQ_C_FILTER && p->n_uses == 1 && p->uses[0] == pick &&
-                       p->pred->lhs.kind == LANG_IR_X_PROP && p->pred->rhs.slot < 0 &&
-                       p->pred->rhs.kind != LANG_IR_X_CALL) {
-                lang_ir_pred *d = push(ck, (void **)&op->preds, &op->n_preds, &pcap, sizeof *d);
-                if (!d) return -1;
-                *d = *p->pred;
-                p->done = 1;
-            }
-        }
-        ck->bound[pick] = 1;
-    }
-    for (size_t s = first_slot; s < n_slots_now; s++)
-        if (ck->ir->slots[s].kind == LANG_IR_SLOT_NODE)
-            add_set(ck, &ck->reads, &ck->ir->n_reads, &ck->cap_reads, ck->ir->slots[s].type);
-    /* 5. not {} blocks, correlated on everything bound so far */
+    out->own_end = ck->ir->n_slots;
+    /* 4. not {} bodies, checked one level down: they see the variables bound so far */
     for (size_t i = 0; i < n; i++) {
         if (cl[i].kind != GQ_C_NOT) continue;
-        lang_ir_op *op = emit(ck, pl, cap_ops, LANG_IR_ANTI_JOIN);
-        if (!op) return -1;
+        lang_checked_block *body = core_arena_calloc(ck->a, 1, sizeof *body);
+        if (!body) { ck->oom = 1; return -1; }
+        pd[i].body = body;
         size_t save_vars = ck->n_vars;
         int save_outer = ck->used_outer;
         ck->level++;
         ck->used_outer = 0;
-        size_t sub_cap = 0, slots_before = ck->ir->n_slots;
-        lang_ir_pipeline sub = {NULL, 0};
-        int rc = lower_block(ck, cl[i].body, cl[i].n_body, &sub, &sub_cap);
-        /* the anti-join's own slots never reach an output row */
-        for (size_t s = slots_before; s < ck->ir->n_slots; s++) ck->bound[s] = 0;
+        int rc = check_block(ck, cl[i].body, cl[i].n_body, body);
         if (rc == 0 && !ck->used_outer) {
             TERR(ck, cl[i].pos, "T9", "not { } must use a variable bound outside it");
             rc = -1;
@@ -879,14 +746,13 @@ static int lower_block(checker *ck, const gq_clause *cl, size_t n, lang_ir_pipel
         ck->level--;
         ck->used_outer = save_outer;
         ck->n_vars = save_vars;
-        /* pl->ops may have moved while the sub-pipeline grew? no: sub has its own array */
-        pl->ops[pl->n_ops - 1].sub = sub;
         if (rc) errs++;
     }
+    out->end_slot = ck->ir->n_slots;
     return errs ? -1 : 0;
 }
 
-/* ---- return / order / limit ------------------------------------------------------------------- */
+/* ---- return / order ------------------------------------------------------------------------- */
 
 static const char *col_name(checker *ck, const gq_proj *p, const lang_ir_expr *x)
 {
@@ -910,7 +776,8 @@ static int same_ref(const lang_ir_expr *a, const lang_ir_expr *b)
            (a->kind == LANG_IR_X_PROP || a->kind == LANG_IR_X_ID);
 }
 
-static int lower_read_tail(checker *ck, lang_ir_pipeline *pl, size_t *cap_ops)
+/* The result columns (into ir->columns) and the order keys of a read. */
+static int check_return(checker *ck, lang_checked_return *out)
 {
     const gq_query *q = ck->q;
     lang_ir_query *ir = ck->ir;
@@ -1033,38 +900,11 @@ static int lower_read_tail(checker *ck, lang_ir_pipeline *pl, size_t *cap_ops)
         errs++;
     }
     if (errs) return -1;
-    if (has_agg) {
-        if (!emit(ck, pl, cap_ops, LANG_IR_AGGREGATE)) return -1;
-    }
-    if (n_keys || has_agg) {
-        lang_ir_op *op = emit(ck, pl, cap_ops, LANG_IR_ORDER);
-        if (!op) return -1;
-        op->keys = keys;
-        op->n_keys = n_keys;
-        if (has_agg) {
-            size_t tcap = 0;
-            for (size_t c = 0; c < ir->n_columns; c++)
-                if (ir->columns[c].agg == LANG_IR_AGG_NONE) {
-                    int *x = push(ck, (void **)&op->tie_columns, &op->n_tie_columns, &tcap, sizeof(int));
-                    if (!x) return -1;
-                    *x = (int)c;
-                }
-        } else {
-            size_t tcap = 0;
-            for (size_t s = 0; s < ir->n_slots; s++) {
-                if (!ck->bound[s]) continue; /* slots inside not{} never reach the output */
-                int *x = push(ck, (void **)&op->tie_slots, &op->n_tie_slots, &tcap, sizeof(int));
-                if (!x) return -1;
-                *x = (int)s;
-            }
-        }
-    }
-    if (q->has_limit) {
-        lang_ir_op *op = emit(ck, pl, cap_ops, LANG_IR_LIMIT);
-        if (!op) return -1;
-        op->count = q->limit;
-    }
-    if (!has_agg && !emit(ck, pl, cap_ops, LANG_IR_PROJECT)) return -1;
+    out->keys = keys;
+    out->n_keys = n_keys;
+    out->has_agg = has_agg;
+    out->has_limit = q->has_limit;
+    out->limit = q->limit;
     return 0;
 }
 
@@ -1094,7 +934,8 @@ static int endpoint_value(checker *ck, const lang_typedef *node, lang_ir_expr *x
     return check_value_for(ck, x, xf, &str, pos, what);
 }
 
-static int lower_mutation(checker *ck, const gq_mut *m, lang_ir_pipeline *pl, size_t *cap_ops)
+/* One insert, update or delete: its type, assignments, endpoints and where predicate. */
+static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
 {
     int t = find_mut_type(ck, m);
     if (t < 0) return -1;
@@ -1104,27 +945,8 @@ static int lower_mutation(checker *ck, const gq_mut *m, lang_ir_pipeline *pl, si
         TERR(ck, m->type_pos, "T16", "edges cannot be updated; delete and insert instead");
         return -1;
     }
-    lang_ir_op *op = emit(ck, pl, cap_ops,
-                          m->kind == GQ_M_INSERT ? (td->kind == LANG_NODE ? LANG_IR_INSERT_NODE : LANG_IR_INSERT_EDGE)
-                          : m->kind == GQ_M_UPDATE ? LANG_IR_UPDATE : LANG_IR_DELETE);
-    if (!op) return -1;
+    op->kind = m->kind;
     op->type = t;
-    op->type_id = td->id;
-    op->upsert = m->kind == GQ_M_INSERT && td->kind == LANG_NODE && td->n_key > 0;
-    add_set(ck, &ck->writes, &ck->ir->n_writes, &ck->cap_writes, t);
-    if (m->kind != GQ_M_INSERT) add_set(ck, &ck->reads, &ck->ir->n_reads, &ck->cap_reads, t);
-    if (td->kind == LANG_EDGE) {
-        add_set(ck, &ck->reads, &ck->ir->n_reads, &ck->cap_reads, td->from);
-        add_set(ck, &ck->reads, &ck->ir->n_reads, &ck->cap_reads, td->to);
-    }
-    if (m->kind == GQ_M_DELETE && td->kind == LANG_NODE) /* deleting a node removes its edges */
-        for (size_t i = 0; i < ck->cat->n_types; i++) {
-            const lang_typedef *e = &ck->cat->types[i];
-            if (e->kind == LANG_EDGE && (e->from == t || e->to == t)) {
-                add_set(ck, &ck->writes, &ck->ir->n_writes, &ck->cap_writes, (int)i);
-                add_set(ck, &ck->reads, &ck->ir->n_reads, &ck->cap_reads, (int)i);
-            }
-        }
     /* assignments */
     op->assigns = core_arena_calloc(ck->a, m->n_asgs ? m->n_asgs : 1, sizeof *op->assigns);
     if (!op->assigns) { ck->oom = 1; return -1; }
@@ -1195,8 +1017,7 @@ static int lower_mutation(checker *ck, const gq_mut *m, lang_ir_pipeline *pl, si
     if (m->kind != GQ_M_INSERT) {
         lang_ir_pred *pr = core_arena_calloc(ck->a, 1, sizeof *pr);
         if (!pr) { ck->oom = 1; return -1; }
-        op->preds = pr;
-        op->n_preds = 1;
+        op->where = pr;
         pr->op = m->where_op;
         pr->lhs.slot = pr->lhs.param = pr->lhs.column = pr->lhs.prop = -1;
         int xf = 0;
@@ -1230,22 +1051,13 @@ static int lower_mutation(checker *ck, const gq_mut *m, lang_ir_pipeline *pl, si
 
 /* ---- driver --------------------------------------------------------------------------------- */
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int check_query(checker *ck, const gq_query *q, lang_ir_query *ir)
 {
     ck->q = q;
     ck->ir = ir;
     ck->n_vars = 0;
-    ck->n_bound = ck->cap_bound = ck->cap_slots = 0;
-    ck->bound = NULL;
+    ck->cap_slots = 0;
     ck->level = 0;
-    ck->reads = ck->writes = NULL;
-    ck->cap_reads = ck->cap_writes = 0;
     ir->name = q->name;
     ir->pos = q->pos;
     ir->is_mutation = q->is_mutation;
@@ -1270,19 +1082,25 @@ static int check_query(checker *ck, const gq_query *q, lang_ir_query *ir)
         ir->params[i].type = q->params[i].type;
     }
     ir->n_params = q->n_params;
-    size_t cap_ops = 0;
+    lang_checked_query cq;
+    memset(&cq, 0, sizeof cq);
     if (!q->is_mutation) {
-        if (lower_block(ck, q->clauses, q->n_clauses, &ir->pipeline, &cap_ops)) errs++;
-        else if (lower_read_tail(ck, &ir->pipeline, &cap_ops)) errs++;
+        if (check_block(ck, q->clauses, q->n_clauses, &cq.match)) errs++;
+        else if (check_return(ck, &cq.ret)) errs++;
     } else {
+        cq.muts = core_arena_calloc(ck->a, q->n_muts ? q->n_muts : 1, sizeof *cq.muts);
+        if (!cq.muts) { ck->oom = 1; return -1; }
+        cq.n_muts = q->n_muts;
         for (size_t i = 0; i < q->n_muts; i++)
-            if (lower_mutation(ck, &q->muts[i], &ir->pipeline, &cap_ops)) errs++;
+            if (check_mutation(ck, &q->muts[i], &cq.muts[i])) errs++;
     }
-    if (ir->n_reads) qsort(ck->reads, ir->n_reads, sizeof(int), cmp_int);
-    if (ir->n_writes) qsort(ck->writes, ir->n_writes, sizeof(int), cmp_int);
-    ir->reads = ck->reads;
-    ir->writes = ck->writes;
-    return errs || ck->oom ? -1 : 0;
+    if (errs || ck->oom) return -1; /* only a query that checked is lowered */
+    if (lang_lower_query(ck->a, ck->cat, &cq, ir)) {
+        ck->oom = 1;
+        ck->diags->oom = 1;
+        return -1;
+    }
+    return 0;
 }
 
 int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const char *src, size_t len,
@@ -1303,10 +1121,8 @@ int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const ch
     copy[len] = '\0';
     size_t errors_before = diags->errors, first_diag = diags->n;
     *out = qs;
-    if (gq_parse(&qs->ast, copy, len, qs->file, &qs->arena, diags)) {
-        if (diags->oom) return core_err_nomem();
-        return lang_diags_status_since(diags, first_diag);
-    }
+    int rc = gq_parse(&qs->ast, copy, len, qs->file, &qs->arena, diags);
+    if (rc) return rc;
     size_t nq = qs->ast.n_queries;
     qs->queries = core_arena_calloc(&qs->arena, nq ? nq : 1, sizeof *qs->queries);
     qs->status = core_arena_calloc(&qs->arena, nq ? nq : 1, sizeof *qs->status);
@@ -1331,6 +1147,8 @@ int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const ch
     }
     if (diags->oom || ck.oom) return core_err_nomem();
     if (diags->errors > errors_before) return lang_diags_status_since(diags, first_diag);
+    for (size_t i = 0; i < nq; i++)
+        if (qs->status[i]) return lang_diags_failure(diags, first_diag);
     return 0;
 }
 

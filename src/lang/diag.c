@@ -66,6 +66,13 @@ int lang_diags_status_since(const lang_diags *d, size_t first)
     return 0;
 }
 
+int lang_diags_failure(const lang_diags *d, size_t first)
+{
+    int rc = lang_diags_status_since(d, first);
+    /* a failure with nothing recorded is a bug in this layer, never a success */
+    return rc ? rc : core_err(OG_E_INTERNAL, "language check failed without a diagnostic");
+}
+
 static int diag_cmp(const lang_diag *a, const lang_diag *b)
 {
     int c = strcmp(a->file, b->file);
@@ -215,11 +222,12 @@ static int parse_ymd(const char *s, int64_t *days)
 
 int lang_parse_date(const char *s, int64_t *days)
 {
-    if (!s || strlen(s) != 10) return -1;
-    return parse_ymd(s, days);
+    if (!s || strlen(s) != 10 || parse_ymd(s, days)) return OG_E_BAD_REQUEST;
+    return 0;
 }
 
-int lang_parse_datetime(const char *s, int64_t *ms)
+/* -1 when s is not a datetime; the exported wrapper turns that into the og_code. */
+static int parse_datetime(const char *s, int64_t *ms)
 {
     int64_t days;
     if (!s || parse_ymd(s, &days)) return -1;
@@ -260,4 +268,9 @@ int lang_parse_datetime(const char *s, int64_t *ms)
     *ms = days * 86400000LL + (int64_t)hh * 3600000 + (int64_t)mi * 60000 + (int64_t)ss * 1000 +
           frac - off;
     return 0;
+}
+
+int lang_parse_datetime(const char *s, int64_t *ms)
+{
+    return parse_datetime(s, ms) ? OG_E_BAD_REQUEST : 0;
 }

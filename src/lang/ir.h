@@ -186,7 +186,8 @@ typedef struct lang_query_set {
 /* Parse, type-check (T1..T24, Q000, Q001) and lower a .gq source against `cat`. Returns 0 if
  * every query checked; OG_E_BAD_REQUEST if any error (thread error = first diagnostic); in
  * both cases *out holds what was produced (parse failures give an empty set), so callers can
- * report per-query status. Free with lang_query_set_free. */
+ * report per-query status. OG_E_NOMEM when memory ran out (*out may be NULL). Free with
+ * lang_query_set_free. */
 int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const char *src,
                          size_t len, const char *file, lang_diags *diags);
 void lang_query_set_free(lang_query_set *qs);

@@ -1,7 +1,10 @@
 /* The .pg schema and .gq query languages: shared types (positions, diagnostics, tokens,
  * values, language types, ASTs) and the entry points of the layer. Everything a parse or a
  * check produces lives in one core_arena owned by the caller's result object.
- * The catalog is in catalog.h, the executable IR in ir.h. */
+ * The catalog is in catalog.h, the executable IR in ir.h.
+ * Errors: every fallible function of the layer returns 0 or a negative og_code, mostly
+ * OG_E_BAD_REQUEST after recording diagnostics, or OG_E_NOMEM. Lookups that return an index
+ * (lang_catalog_find, ...) return -1 for "none": a sentinel, never a code to pass on. */
 #ifndef OG_LANG_LANG_H
 #define OG_LANG_LANG_H
 
@@ -50,6 +53,10 @@ void lang_diag_add(lang_diags *d, int severity, const char *code, const char *fi
 int lang_diags_status(const lang_diags *d);
 /* The same, considering only diagnostics from index `first` on (one call's own). */
 int lang_diags_status_since(const lang_diags *d, size_t first);
+/* The code a failing call returns once its diagnostics are recorded: OG_E_NOMEM when recording
+ * ran out of memory, else OG_E_BAD_REQUEST located at the first error from index `first` on;
+ * never 0 (OG_E_INTERNAL if nothing was recorded). Sets the thread's error. */
+int lang_diags_failure(const lang_diags *d, size_t first);
 /* Sort by file, line, column (stable), so reports read top to bottom. */
 void lang_diags_sort(lang_diags *d);
 
@@ -78,8 +85,9 @@ typedef struct lang_tok {
     const char *str; /* TK_STRING: decoded, NUL-terminated; NULL otherwise */
 } lang_tok;
 
-/* Tokenize all of src. On a lexical error, records one diagnostic with `code` and returns -1;
- * the token array always ends with TK_EOF. */
+/* Tokenize all of src. On a lexical error, records one diagnostic with `code` and returns
+ * OG_E_BAD_REQUEST (OG_E_NOMEM if memory ran out; see lang_diags_failure); the token array
+ * always ends with TK_EOF unless memory ran out. */
 int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const char *file,
              const char *code, core_arena *arena, lang_diags *diags);
 const char *lang_tok_kind_name(int kind);
@@ -142,7 +150,9 @@ typedef struct lang_value {
     size_t n;
 } lang_value;
 
-/* Calendar helpers for date("YYYY-MM-DD") and datetime("YYYY-MM-DDTHH:MM:SS[.mmm][Z|±HH:MM]"). */
+/* Calendar helpers for date("YYYY-MM-DD") and datetime("YYYY-MM-DDTHH:MM:SS[.mmm][Z|±HH:MM]").
+ * 0, or OG_E_BAD_REQUEST when the text is not one. They leave the thread's error alone: callers
+ * probe with them, and those that fail report the value with their own context. */
 int lang_parse_date(const char *s, int64_t *days);
 int lang_parse_datetime(const char *s, int64_t *ms);
 
@@ -229,7 +239,8 @@ typedef struct pg_schema {
     size_t n_decls;
 } pg_schema;
 
-/* Parse a .pg source. Syntax errors are S000 (first error only). 0 or -1. */
+/* Parse a .pg source. Syntax errors are S000 (first error only). 0, or OG_E_BAD_REQUEST with
+ * the diagnostic recorded, or OG_E_NOMEM (see lang_diags_failure). */
 int pg_parse(pg_schema *out, const char *src, size_t len, const char *file, core_arena *arena,
              lang_diags *diags);
 
@@ -361,7 +372,8 @@ typedef struct gq_file {
     size_t n_queries;
 } gq_file;
 
-/* Parse a .gq source. Syntax errors are Q000 (first error only). 0 or -1. */
+/* Parse a .gq source. Syntax errors are Q000 (first error only). 0, or OG_E_BAD_REQUEST with
+ * the diagnostic recorded, or OG_E_NOMEM (see lang_diags_failure). */
 int gq_parse(gq_file *out, const char *src, size_t len, const char *file, core_arena *arena,
              lang_diags *diags);
 

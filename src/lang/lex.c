@@ -117,6 +117,7 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
              const char *code, core_arena *arena, lang_diags *diags)
 {
     lexer L = {src, len, 0, 1, 0, file, code, arena, diags};
+    size_t first_diag = diags->n;
     lang_tok *toks = NULL;
     size_t n = 0, cap = 0;
     int rc = 0;
@@ -284,7 +285,7 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
     }
     *out = toks;
     *n_out = n;
-    return rc;
+    return rc ? lang_diags_failure(diags, first_diag) : 0;
 }
 
 const char *lang_tok_kind_name(int kind)

@@ -1,6 +1,7 @@
 /* Lint warnings and the lint report (see lint.h). */
 #include "lang/lint.h"
 
+#include "core/error.h"
 #include "core/json.h"
 
 #include <string.h>
@@ -123,24 +124,26 @@ int lang_lint_report_text(const lang_query_set *qs, core_buf *out)
 {
     core_arena scratch;
     core_arena_init(&scratch, 4096);
-    for (size_t i = 0; qs && i < qs->n_queries; i++) {
+    int rc = 0;
+    for (size_t i = 0; !rc && qs && i < qs->n_queries; i++) {
         const lang_ir_query *q = &qs->queries[i];
-        core_buf_printf(out, "%s %s: %s\n", q->is_mutation ? "mutation" : "query", q->name ? q->name : "?",
-                        qs->status[i] ? "error" : "ok");
-        if (qs->status[i]) continue;
+        rc = core_buf_printf(out, "%s %s: %s\n", q->is_mutation ? "mutation" : "query", q->name ? q->name : "?",
+                             qs->status[i] ? "error" : "ok");
+        if (rc || qs->status[i]) continue;
         if (q->n_columns) {
-            core_buf_append_str(out, "  returns:");
-            for (size_t k = 0; k < q->n_columns; k++)
-                core_buf_printf(out, "%s %s: %s", k ? "," : "", q->columns[k].name,
-                                lang_type_str(&scratch, &q->columns[k].type));
-            core_buf_append_byte(out, '\n');
+            rc = core_buf_append_str(out, "  returns:");
+            for (size_t k = 0; !rc && k < q->n_columns; k++) {
+                const char *ts = lang_type_str(&scratch, &q->columns[k].type);
+                rc = ts ? core_buf_printf(out, "%s %s: %s", k ? "," : "", q->columns[k].name, ts) : core_err_nomem();
+            }
+            if (!rc) rc = core_buf_append_byte(out, '\n');
         }
-        core_buf_append_str(out, "  reads:");
-        for (size_t k = 0; k < q->n_reads; k++) core_buf_printf(out, " %s", qs->catalog->types[q->reads[k]].name);
-        core_buf_append_str(out, "\n  writes:");
-        for (size_t k = 0; k < q->n_writes; k++) core_buf_printf(out, " %s", qs->catalog->types[q->writes[k]].name);
-        core_buf_append_byte(out, '\n');
+        if (!rc) rc = core_buf_append_str(out, "  reads:");
+        for (size_t k = 0; !rc && k < q->n_reads; k++) rc = core_buf_printf(out, " %s", qs->catalog->types[q->reads[k]].name);
+        if (!rc) rc = core_buf_append_str(out, "\n  writes:");
+        for (size_t k = 0; !rc && k < q->n_writes; k++) rc = core_buf_printf(out, " %s", qs->catalog->types[q->writes[k]].name);
+        if (!rc) rc = core_buf_append_byte(out, '\n');
     }
     core_arena_free(&scratch);
-    return 0;
+    return rc;
 }

@@ -501,10 +501,12 @@ int gq_parse(gq_file *out, const char *src, size_t len, const char *file, core_a
     P.code = "Q000";
     P.arena = arena;
     P.diags = diags;
-    if (lang_lex(&P.toks, &P.n, src, len, file, "Q000", arena, diags)) return -1;
-    if (!P.n) return -1;
+    size_t first_diag = diags->n;
+    int rc = lang_lex(&P.toks, &P.n, src, len, file, "Q000", arena, diags);
+    if (rc) return rc;
+    if (!P.n) return lang_diags_failure(diags, first_diag); /* lang_lex always ends with EOF */
     volatile size_t cap = 0;
-    if (setjmp(P.fail)) return -1;
+    if (setjmp(P.fail)) return lang_diags_failure(diags, first_diag);
     while (!lp_is(&P, TK_EOF)) {
         size_t c = cap;
         gq_query *q = lp_push_n(&P, (void **)&out->queries, &out->n_queries, &c, sizeof *q, LANG_MAX_DECLS);

@@ -305,10 +305,12 @@ int pg_parse(pg_schema *out, const char *src, size_t len, const char *file, core
     P.code = "S000";
     P.arena = arena;
     P.diags = diags;
-    if (lang_lex(&P.toks, &P.n, src, len, file, "S000", arena, diags)) return -1;
-    if (!P.n) return -1;
+    size_t first_diag = diags->n;
+    int rc = lang_lex(&P.toks, &P.n, src, len, file, "S000", arena, diags);
+    if (rc) return rc;
+    if (!P.n) return lang_diags_failure(diags, first_diag); /* lang_lex always ends with EOF */
     volatile size_t cap = 0;
-    if (setjmp(P.fail)) return -1;
+    if (setjmp(P.fail)) return lang_diags_failure(diags, first_diag);
     while (!lp_is(&P, TK_EOF)) {
         size_t c = cap;
         pg_decl *d = lp_push_n(&P, (void **)&out->decls, &out->n_decls, &c, sizeof *d, LANG_MAX_DECLS);

@@ -1,5 +1,5 @@
-# The .pg schema and .gq query languages: lexer, parsers, catalog, type checker, IR, lint,
-# schema-diff planner. Pure: no storage.
+# The .pg schema and .gq query languages: lexer, parsers, catalog, type checker, lowering to
+# IR, lint, schema diff. Pure: no storage.
 og_layer(lang DEPS core
   SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/diag.c
@@ -10,6 +10,7 @@ og_layer(lang DEPS core
   ${CMAKE_CURRENT_LIST_DIR}/catalog.c
   ${CMAKE_CURRENT_LIST_DIR}/identity.c
   ${CMAKE_CURRENT_LIST_DIR}/check.c
+  ${CMAKE_CURRENT_LIST_DIR}/lower.c
   ${CMAKE_CURRENT_LIST_DIR}/ir_dump.c
   ${CMAKE_CURRENT_LIST_DIR}/lint.c
-  ${CMAKE_CURRENT_LIST_DIR}/plan.c)
+  ${CMAKE_CURRENT_LIST_DIR}/schema_diff.c)

@@ -1,12 +1,14 @@
 /* src/lang unit tests: lexer positions, catalog contents and stable ids, key-derived ids,
- * IR lowering (compared as text dumps), the schema-diff planner, the thread error on bad
- * input, allocation failures, and inputs built to exhaust the parsers. */
+ * IR lowering (compared as text dumps), the schema diff, the thread error on bad
+ * input, the og_code every entry point returns, allocation failures, and inputs built to
+ * exhaust the parsers. */
 #include "testutil.h"
 
 #include "core/alloc.h"
 #include "lang/catalog.h"
 #include "lang/ir.h"
 #include "lang/lint.h"
+#include "lang/schema_diff.h"
 
 #include <string.h>
 
@@ -82,7 +84,7 @@ static void test_lexer_positions(void **state)
     assert_int_equal(t[n - 1].kind, TK_EOF);
     /* an error names its place */
     const char *bad = "node A {\n  x: I32 ^ }";
-    assert_int_equal(lang_lex(&t, &n, bad, strlen(bad), "f", "S000", &a, &d), -1);
+    assert_og_error(lang_lex(&t, &n, bad, strlen(bad), "f", "S000", &a, &d), OG_E_BAD_REQUEST);
     assert_int_equal(d.n, 1);
     assert_int_equal(d.items[0].line, 2);
     assert_int_equal(d.items[0].col, 10);
@@ -348,7 +350,7 @@ static void test_thread_error_located(void **state)
     lang_query_set_free(qs);
 }
 
-static int plan_has(const lang_plan *p, const char *kind, const char *entity)
+static int diff_has(const lang_schema_diff *p, const char *kind, const char *entity)
 {
     for (size_t i = 0; i < p->n_steps; i++)
         if (!strcmp(p->steps[i].kind, kind) && !strcmp(p->steps[i].entity, entity)) return (int)i + 1;
@@ -363,7 +365,7 @@ static lang_catalog *build(fixture *f, const char *src)
     return c;
 }
 
-static void test_plan(void **state)
+static void test_schema_diff(void **state)
 {
     fixture *f = *state;
     lang_catalog *a = build(f, "node Person { name: String @key  age: I32?  s: enum(a, b)? }\n"
@@ -372,24 +374,24 @@ static void test_plan(void **state)
                                "  name: String @key  years: I32? @rename_from(\"age\")  s: enum(a, b, c)?\n"
                                "  email: String? @unique }\n"
                                "node New { y: String? }\nedge Knows: Human -> Human @card(0..5)\n");
-    lang_plan *p = NULL;
-    assert_og_ok(lang_schema_plan(&p, a, b, 0));
+    lang_schema_diff *p = NULL;
+    assert_og_ok(lang_schema_diff_build(&p, a, b, 0));
     assert_true(p->supported);
-    int add = plan_has(p, "add_type", "New"), ren = plan_has(p, "rename_type", "Person");
+    int add = diff_has(p, "add_type", "New"), ren = diff_has(p, "rename_type", "Person");
     assert_true(add && ren && add < ren);
-    assert_true(plan_has(p, "rename_property", "Human.age"));
-    assert_true(plan_has(p, "add_property", "Human.email"));
-    assert_true(plan_has(p, "extend_enum", "Human.s"));
-    assert_true(plan_has(p, "add_constraint", "Human"));  /* unique(email) */
-    assert_true(plan_has(p, "add_constraint", "Knows"));  /* card */
-    assert_true(plan_has(p, "update_type_metadata", "Human"));
-    int drop = plan_has(p, "drop_type", "Old");
+    assert_true(diff_has(p, "rename_property", "Human.age"));
+    assert_true(diff_has(p, "add_property", "Human.email"));
+    assert_true(diff_has(p, "extend_enum", "Human.s"));
+    assert_true(diff_has(p, "add_constraint", "Human"));  /* unique(email) */
+    assert_true(diff_has(p, "add_constraint", "Knows"));  /* card */
+    assert_true(diff_has(p, "update_type_metadata", "Human"));
+    int drop = diff_has(p, "drop_type", "Old");
     assert_true(drop && !p->steps[drop - 1].data_loss);
     core_buf j = CORE_BUF_INIT;
-    assert_og_ok(lang_plan_to_json(p, &j));
+    assert_og_ok(lang_schema_diff_to_json(p, &j));
     assert_non_null(strstr(core_buf_cstr(&j), "\"supported\":true"));
     core_buf_free(&j);
-    lang_plan_free(p);
+    lang_schema_diff_free(p);
     /* ids follow the rename when inherited */
     lang_catalog_inherit(b, a);
     assert_true(b->types[lang_catalog_find(b, "Human", 0)].id == a->types[lang_catalog_find(a, "Person", 0)].id);
@@ -406,13 +408,20 @@ static void test_plan(void **state)
         uint64_t age = t3->props[lang_type_find_prop(t3, "age")].id;
         assert_true(years == a->types[0].props[lang_type_find_prop(&a->types[0], "age")].id);
         assert_true(age != years);
+        /* the same with every allocation failing: inheriting needs none, so nothing is skipped */
+        lang_catalog *v3b = build(f, "node Person { name: String @key  years: I32?  age: I32? }\n");
+        core_alloc_fail_at(1, 1);
+        lang_catalog_inherit(v3b, v2);
+        core_alloc_fail_at(0, 0);
+        for (size_t k = 0; k < t3->n_props; k++) assert_true(v3b->types[0].props[k].id == t3->props[k].id);
+        lang_catalog_free(v3b);
         lang_catalog_free(v3);
         lang_catalog_free(v2);
     }
     /* unsupported changes carry a code */
     b = build(f, "node Person { name: String @key  age: I64  s: enum(a)?  req: String }\n"
                  "node Old { x: String }\nedge Knows: Person -> Old\n");
-    assert_og_ok(lang_schema_plan(&p, a, b, 1));
+    assert_og_ok(lang_schema_diff_build(&p, a, b, 1));
     assert_false(p->supported);
     const char *want[] = {"M101", "M106", "M102", "M103", "M107"};
     for (size_t w = 0; w < 5; w++) {
@@ -420,14 +429,150 @@ static void test_plan(void **state)
         for (size_t i = 0; i < p->n_steps; i++) found |= p->steps[i].code && !strcmp(p->steps[i].code, want[w]);
         if (!found) fail_msg("missing %s", want[w]);
     }
-    lang_plan_free(p);
+    lang_schema_diff_free(p);
     lang_catalog_free(b);
     /* identical schemas: nothing to do */
-    assert_og_ok(lang_schema_plan(&p, a, a, 0));
+    assert_og_ok(lang_schema_diff_build(&p, a, a, 0));
     assert_true(p->supported);
     assert_int_equal(p->n_steps, 0);
-    lang_plan_free(p);
+    lang_schema_diff_free(p);
     lang_catalog_free(a);
+}
+
+/* Bad input through each entry point of the layer is OG_E_BAD_REQUEST located at its first
+ * diagnostic, never -1 (which is OG_E_STORAGE's value). */
+static void expect_bad_request(int rc, const lang_diags *d, size_t first, int line, int col)
+{
+    assert_og_error(rc, OG_E_BAD_REQUEST);
+    assert_true(d->n > first);
+    assert_int_equal(og_error_last()->line, line);
+    assert_int_equal(og_error_last()->column, col);
+}
+
+static void test_bad_input_codes(void **state)
+{
+    fixture *f = *state;
+    core_arena a;
+    core_arena_init(&a, 1024);
+    lang_diags d;
+    lang_diags_init(&d, &a);
+    lang_tok *t;
+    size_t n, first;
+    pg_schema pg;
+    gq_file gq;
+    /* lexical errors, directly and through both parsers */
+    const char *lexbad = "node A {\n  x: I32 ^ }";
+    first = d.n;
+    expect_bad_request(lang_lex(&t, &n, lexbad, strlen(lexbad), "f", "S000", &a, &d), &d, first, 2, 10);
+    first = d.n;
+    expect_bad_request(pg_parse(&pg, lexbad, strlen(lexbad), "f.pg", &a, &d), &d, first, 2, 10);
+    first = d.n;
+    expect_bad_request(gq_parse(&gq, "query q() {\n #", 15, "f.gq", &a, &d), &d, first, 2, 2);
+    /* syntax errors */
+    const char *pgbad = "node A {\n  x I32 }";
+    first = d.n;
+    expect_bad_request(pg_parse(&pg, pgbad, strlen(pgbad), "f.pg", &a, &d), &d, first, 2, 5);
+    const char *gqbad = "query q() {\n  match }";
+    first = d.n;
+    expect_bad_request(gq_parse(&gq, gqbad, strlen(gqbad), "f.gq", &a, &d), &d, first, 2, 9);
+    /* schema and query errors through the builders */
+    const char *schema = "node A { x: I32 }\nedge E: A -> B";
+    lang_catalog *c = NULL;
+    first = d.n;
+    expect_bad_request(lang_catalog_build(&c, schema, strlen(schema), "s.pg", &d), &d, first, 2, 14);
+    assert_null(c);
+    const char *q = "query q() {\n  match { $p: Person  $p.nope = 1 } return { $p } }";
+    lang_query_set *qs = NULL;
+    first = d.n;
+    expect_bad_request(lang_query_set_build(&qs, f->cat, q, strlen(q), "q.gq", &d), &d, first, 2, 23);
+    lang_query_set_free(qs);
+    qs = NULL;
+    first = d.n;
+    expect_bad_request(lang_query_set_build(&qs, f->cat, gqbad, strlen(gqbad), "q.gq", &d), &d, first, 2, 9);
+    lang_query_set_free(qs);
+    /* the calendar parsers are probes: a code, but the caller reports */
+    int64_t x;
+    og_error_clear();
+    assert_int_equal(lang_parse_date("2021-02-29", &x), OG_E_BAD_REQUEST);
+    assert_int_equal(lang_parse_date("2021-2-28", &x), OG_E_BAD_REQUEST);
+    assert_int_equal(lang_parse_datetime("2021-01-01T24:00:00Z", &x), OG_E_BAD_REQUEST);
+    assert_int_equal(lang_parse_datetime(NULL, &x), OG_E_BAD_REQUEST);
+    assert_int_equal(og_error_last()->code, OG_OK);
+    assert_int_equal(lang_parse_date("2020-02-29", &x), 0);
+    assert_int_equal(lang_parse_datetime("1970-01-01T00:00:01.5Z", &x), 0);
+    assert_int_equal(x, 1500);
+    core_arena_free(&a);
+}
+
+/* Running out of memory in the lexer or a parser is OG_E_NOMEM, not a bad request. */
+static void test_parser_alloc_failures(void **state)
+{
+    (void)state;
+    const char *src = "node A { x: String @key  y: [I32]? }\nedge E: A -> A";
+    const char *q = "query q($v: String) { match { $a: A { x: $v }  $a e $b } return { $b.x } }";
+    int saw_ok = 0;
+    for (uint64_t k = 1; k < 1000 && !saw_ok; k++) {
+        core_arena a;
+        core_arena_init(&a, 64);
+        lang_diags d;
+        lang_diags_init(&d, &a);
+        pg_schema pg;
+        gq_file gq;
+        core_alloc_fail_at(k, 0);
+        int rc = pg_parse(&pg, src, strlen(src), "a.pg", &a, &d);
+        if (rc == 0) rc = gq_parse(&gq, q, strlen(q), "a.gq", &a, &d);
+        int injected = core_alloc_injected() > 0;
+        core_alloc_fail_at(0, 0);
+        if (rc == 0) saw_ok = 1;
+        else if (injected) assert_og_error(rc, OG_E_NOMEM);
+        else fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
+        core_arena_free(&a);
+    }
+    assert_true(saw_ok);
+}
+
+/* The text reports return the buffer's error instead of a cut-short success. */
+static void test_report_alloc_failures(void **state)
+{
+    fixture *f = *state;
+    const char *q = "query q() { match { $p: Person  $p knows $f } return { $p.name, $f.age } }\n"
+                    "query m($n: String) { insert Person { name: $n } }";
+    lang_query_set *qs = NULL;
+    assert_og_ok(lang_query_set_build(&qs, f->cat, q, strlen(q), "q.gq", &f->diags));
+    lang_catalog *to = build(f, "node Person { name: String @key  age: I64  nick: String? }\n");
+    lang_schema_diff *p = NULL;
+    assert_og_ok(lang_schema_diff_build(&p, f->cat, to, 0));
+    assert_true(p->n_steps > 3);
+    core_buf want_lint = CORE_BUF_INIT, want_diff = CORE_BUF_INIT;
+    assert_og_ok(lang_lint_report_text(qs, &want_lint));
+    assert_og_ok(lang_schema_diff_to_text(p, &want_diff));
+    int saw_ok = 0;
+    for (uint64_t k = 1; k < 100 && !saw_ok; k++) {
+        core_buf lint = CORE_BUF_INIT, diff = CORE_BUF_INIT;
+        core_alloc_fail_at(k, 0);
+        int rc = lang_lint_report_text(qs, &lint);
+        if (rc == 0) rc = lang_schema_diff_to_text(p, &diff);
+        int injected = core_alloc_injected() > 0;
+        core_alloc_fail_at(0, 0);
+        if (rc == 0) {
+            /* success means the whole text */
+            assert_string_equal(core_buf_cstr(&lint), core_buf_cstr(&want_lint));
+            assert_string_equal(core_buf_cstr(&diff), core_buf_cstr(&want_diff));
+            saw_ok = 1;
+        } else if (injected) {
+            assert_og_error(rc, OG_E_NOMEM);
+        } else {
+            fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
+        }
+        core_buf_free(&lint);
+        core_buf_free(&diff);
+    }
+    assert_true(saw_ok);
+    core_buf_free(&want_lint);
+    core_buf_free(&want_diff);
+    lang_schema_diff_free(p);
+    lang_catalog_free(to);
+    lang_query_set_free(qs);
 }
 
 /* Fail each allocation in turn: every failure ends in OG_E_NOMEM, never a crash or leak. */
@@ -521,7 +666,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lowering, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_write_sets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_error_located, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_plan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_diff, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_input_codes, setup, teardown),
+        cmocka_unit_test(test_parser_alloc_failures),
+        cmocka_unit_test_setup_teardown(test_report_alloc_failures, setup, teardown),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test_setup_teardown(test_hostile_inputs, setup, teardown),
     };

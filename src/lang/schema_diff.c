@@ -1,8 +1,8 @@
-/* Schema-diff planner (see lint.h): matches types and properties by name or @rename_from and
- * lists the steps in a fixed order: adds and renames first, then widening and constraints,
+/* The schema diff (see schema_diff.h): matches types and properties by name or @rename_from
+ * and lists the steps in a fixed order: adds and renames first, then widening and constraints,
  * then metadata, then drops; any change that cannot be applied in place is an
  * unsupported_change with a code and a reason. */
-#include "lang/lint.h"
+#include "lang/schema_diff.h"
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -24,25 +24,25 @@ typedef struct raw_step {
     int data_loss;
 } raw_step;
 
-typedef struct planner {
-    lang_plan *plan;
+typedef struct differ {
+    lang_schema_diff *diff;
     raw_step *raw;
     size_t n_raw, cap_raw;
     int oom;
-} planner;
+} differ;
 
-static void step(planner *p, int kind, const char *entity, const char *detail, const char *code)
+static void step(differ *p, int kind, const char *entity, const char *detail, const char *code)
 {
-    raw_step *s = lang_vec_push(&p->plan->arena, (void **)&p->raw, &p->n_raw, &p->cap_raw, sizeof *s);
+    raw_step *s = lang_vec_push(&p->diff->arena, (void **)&p->raw, &p->n_raw, &p->cap_raw, sizeof *s);
     if (!s) { p->oom = 1; return; }
     s->kind = kind;
     s->entity = entity;
     s->detail = detail;
     s->code = code;
-    if (kind == ST_UNSUPPORTED) p->plan->supported = 0;
+    if (kind == ST_UNSUPPORTED) p->diff->supported = 0;
 }
 
-#define FMT(p, ...) core_arena_sprintf(&(p)->plan->arena, __VA_ARGS__)
+#define FMT(p, ...) core_arena_sprintf(&(p)->diff->arena, __VA_ARGS__)
 
 static int ann_is_structural(const char *n)
 {
@@ -75,7 +75,7 @@ static int anns_differ(const lang_ann *a, size_t na, const lang_ann *b, size_t n
 }
 
 /* A constraint's identity in names: "unique(a,b)" / "range(age,0..150)". */
-static char *con_sig(planner *p, const lang_typedef *t, const lang_constraint *c)
+static char *con_sig(differ *p, const lang_typedef *t, const lang_constraint *c)
 {
     core_buf b = CORE_BUF_INIT;
     static const char *const kn[] = {"", "key", "unique", "index", "range", "check"};
@@ -91,7 +91,7 @@ static char *con_sig(planner *p, const lang_typedef *t, const lang_constraint *c
     }
     if (c->kind == LANG_CON_CHECK) core_buf_printf(&b, ",\"%s\"", c->pattern);
     core_buf_append_str(&b, ")");
-    char *s = core_arena_strdup(&p->plan->arena, core_buf_cstr(&b));
+    char *s = core_arena_strdup(&p->diff->arena, core_buf_cstr(&b));
     core_buf_free(&b);
     if (!s) p->oom = 1;
     return s;
@@ -115,7 +115,7 @@ static int enum_superset(const lang_type *n, const lang_type *o)
     return 1;
 }
 
-static void plan_type(planner *p, const lang_catalog *from, const lang_typedef *ot, const lang_catalog *to,
+static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *ot, const lang_catalog *to,
                       const lang_typedef *nt, int allow)
 {
     if (strcmp(ot->name, nt->name)) step(p, ST_RENAME_TYPE, ot->name, FMT(p, "%s -> %s", ot->name, nt->name), NULL);
@@ -149,7 +149,7 @@ static void plan_type(planner *p, const lang_catalog *from, const lang_typedef *
         const char *ent = FMT(p, "%s.%s", nt->name, np->name);
         int o = match_prop(ot, np);
         if (o < 0) {
-            if (np->type.nullable) step(p, ST_ADD_PROP, ent, lang_type_str(&p->plan->arena, &np->type), NULL);
+            if (np->type.nullable) step(p, ST_ADD_PROP, ent, lang_type_str(&p->diff->arena, &np->type), NULL);
             else step(p, ST_UNSUPPORTED, ent, "a new property must be nullable (existing rows have no value)", "M102");
             continue;
         }
@@ -158,13 +158,13 @@ static void plan_type(planner *p, const lang_catalog *from, const lang_typedef *
             step(p, ST_RENAME_PROP, FMT(p, "%s.%s", nt->name, op->name), FMT(p, "%s -> %s", op->name, np->name), NULL);
         if (np->type.kind == LANG_TY_ENUM && op->type.kind == LANG_TY_ENUM && !lang_type_equal(&np->type, &op->type)) {
             if (enum_superset(&np->type, &op->type))
-                step(p, ST_EXTEND_ENUM, ent, lang_type_str(&p->plan->arena, &np->type), NULL);
+                step(p, ST_EXTEND_ENUM, ent, lang_type_str(&p->diff->arena, &np->type), NULL);
             else
                 step(p, ST_UNSUPPORTED, ent, "enum values are removed (only widening is supported)", "M106");
         } else if (!lang_type_equal(&np->type, &op->type)) {
             step(p, ST_UNSUPPORTED, ent,
-                 FMT(p, "type changes from %s to %s", lang_type_str(&p->plan->arena, &op->type),
-                     lang_type_str(&p->plan->arena, &np->type)),
+                 FMT(p, "type changes from %s to %s", lang_type_str(&p->diff->arena, &op->type),
+                     lang_type_str(&p->diff->arena, &np->type)),
                  "M101");
         }
         if (op->type.nullable && !np->type.nullable)
@@ -232,15 +232,16 @@ static void plan_type(planner *p, const lang_catalog *from, const lang_typedef *
     if (anns_differ(ot->anns, ot->n_anns, nt->anns, nt->n_anns)) step(p, ST_TYPE_META, nt->name, "annotations change", NULL);
 }
 
-int lang_schema_plan(lang_plan **out, const lang_catalog *from, const lang_catalog *to, int allow)
+int lang_schema_diff_build(lang_schema_diff **out, const lang_catalog *from, const lang_catalog *to,
+                           int allow)
 {
     *out = NULL;
-    lang_plan *plan = core_calloc(1, sizeof *plan);
-    if (!plan) return core_err_nomem();
-    core_arena_init(&plan->arena, 8192);
-    plan->supported = 1;
-    planner P = {plan, NULL, 0, 0, 0};
-    int *matched = core_arena_calloc(&plan->arena, from->n_types ? from->n_types : 1, sizeof(int));
+    lang_schema_diff *diff = core_calloc(1, sizeof *diff);
+    if (!diff) return core_err_nomem();
+    core_arena_init(&diff->arena, 8192);
+    diff->supported = 1;
+    differ P = {diff, NULL, 0, 0, 0};
+    int *matched = core_arena_calloc(&diff->arena, from->n_types ? from->n_types : 1, sizeof(int));
     if (!matched) P.oom = 1;
     /* nodes before edges, so an added edge's endpoints exist when it is added */
     for (int pass = LANG_NODE; pass <= LANG_EDGE && !P.oom; pass++)
@@ -259,7 +260,7 @@ int lang_schema_plan(lang_plan **out, const lang_catalog *from, const lang_catal
                 continue;
             }
             matched[o] = 1;
-            plan_type(&P, from, &from->types[o], to, nt, allow);
+            diff_type(&P, from, &from->types[o], to, nt, allow);
         }
     for (size_t i = 0; i < from->n_types && !P.oom; i++)
         if (!matched[i]) {
@@ -267,43 +268,43 @@ int lang_schema_plan(lang_plan **out, const lang_catalog *from, const lang_catal
             if (!P.oom) P.raw[P.n_raw - 1].data_loss = allow;
         }
     if (P.oom) {
-        lang_plan_free(plan);
+        lang_schema_diff_free(diff);
         return core_err_nomem();
     }
     /* stable order by step kind */
-    plan->steps = core_arena_calloc(&plan->arena, P.n_raw ? P.n_raw : 1, sizeof *plan->steps);
-    if (!plan->steps) {
-        lang_plan_free(plan);
+    diff->steps = core_arena_calloc(&diff->arena, P.n_raw ? P.n_raw : 1, sizeof *diff->steps);
+    if (!diff->steps) {
+        lang_schema_diff_free(diff);
         return core_err_nomem();
     }
     for (int k = 0; k < ST_N; k++)
         for (size_t i = 0; i < P.n_raw; i++) {
             if (P.raw[i].kind != k) continue;
-            lang_plan_step *s = &plan->steps[plan->n_steps++];
+            lang_schema_diff_step *s = &diff->steps[diff->n_steps++];
             s->kind = STEP_NAMES[k];
             s->entity = P.raw[i].entity;
             s->detail = P.raw[i].detail;
             s->code = P.raw[i].code;
             s->data_loss = P.raw[i].data_loss;
         }
-    *out = plan;
+    *out = diff;
     return 0;
 }
 
-void lang_plan_free(lang_plan *p)
+void lang_schema_diff_free(lang_schema_diff *p)
 {
     if (!p) return;
     core_arena_free(&p->arena);
     core_free(p);
 }
 
-int lang_plan_to_json(const lang_plan *p, core_buf *out)
+int lang_schema_diff_to_json(const lang_schema_diff *p, core_buf *out)
 {
     json_t *root = json_object();
     json_object_set_new(root, "supported", json_boolean(p->supported));
     json_t *steps = json_array();
     for (size_t i = 0; i < p->n_steps; i++) {
-        const lang_plan_step *s = &p->steps[i];
+        const lang_schema_diff_step *s = &p->steps[i];
         json_t *o = json_object();
         json_object_set_new(o, "kind", json_string(s->kind));
         json_object_set_new(o, "entity", json_string(s->entity ? s->entity : ""));
@@ -319,16 +320,16 @@ int lang_plan_to_json(const lang_plan *p, core_buf *out)
     return rc;
 }
 
-int lang_plan_to_text(const lang_plan *p, core_buf *out)
+int lang_schema_diff_to_text(const lang_schema_diff *p, core_buf *out)
 {
-    core_buf_printf(out, "%s (%zu step%s)\n", p->supported ? "supported" : "unsupported", p->n_steps,
-                    p->n_steps == 1 ? "" : "s");
-    for (size_t i = 0; i < p->n_steps; i++) {
-        const lang_plan_step *s = &p->steps[i];
-        core_buf_printf(out, "  %zu. %s %s", i + 1, s->kind, s->entity ? s->entity : "");
-        if (s->code) core_buf_printf(out, " [%s]", s->code);
-        if (s->detail) core_buf_printf(out, ": %s", s->detail);
-        core_buf_append_byte(out, '\n');
+    int rc = core_buf_printf(out, "%s (%zu step%s)\n", p->supported ? "supported" : "unsupported", p->n_steps,
+                             p->n_steps == 1 ? "" : "s");
+    for (size_t i = 0; !rc && i < p->n_steps; i++) {
+        const lang_schema_diff_step *s = &p->steps[i];
+        rc = core_buf_printf(out, "  %zu. %s %s", i + 1, s->kind, s->entity ? s->entity : "");
+        if (!rc && s->code) rc = core_buf_printf(out, " [%s]", s->code);
+        if (!rc && s->detail) rc = core_buf_printf(out, ": %s", s->detail);
+        if (!rc) rc = core_buf_append_byte(out, '\n');
     }
-    return 0;
+    return rc;
 }
