@@ -5,7 +5,6 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/hash.h"
 #include "core/log.h"
 #include "lance/branch.h"
 
@@ -77,7 +76,7 @@ static void table_free(exec_table *t)
     arrow_array_free(t->d_dst);
     core_free(t->d_addrs);
     exec_table_release(t->base);
-    core_free(t->dict);
+    core_hmap_free(&t->dict);
     core_free(t->addrs);
     lance_dataset_free(t->ds);
     for (size_t i = 0; i < t->n_cols; i++) {
@@ -245,23 +244,25 @@ static int same_table(const exec_table *t, const char *path, const char *branch)
 
 /* ---- dictionary ------------------------------------------------------------------------------ */
 
-int64_t exec_table_find(const exec_table *t, const void *id, size_t n)
+/* Row of id (hash h), or -1. A folded table looks in its appended rows, then its base's (a
+ * base row's id cannot come again in an appended row: the fold takes appends only). */
+static int64_t table_find_h(const exec_table *t, const void *id, size_t n, uint64_t h)
 {
-    /* a folded table: its appended rows, then its base's (a base row's id cannot come
-     * again in an appended row: the fold takes appends only) */
     const arrow_array *ids = t->base ? t->d_id : t->id;
     int64_t shift = t->base ? t->n_base : 0;
-    if (t->dict) {
-        uint64_t h = core_hash64(id, n, 0);
-        for (size_t i = (size_t)h & t->dict_mask;; i = (i + 1) & t->dict_mask) {
-            uint32_t v = t->dict[i];
-            if (!v) break;
-            size_t len;
-            const uint8_t *p = arrow_array_get_bytes(ids, (int64_t)v - 1, &len);
-            if (len == n && memcmp(p, id, n) == 0) return shift + (int64_t)v - 1;
-        }
+    core_hmap_probe p = core_hmap_probe_of(&t->dict, h);
+    uint32_t r;
+    while (core_hmap_next(&t->dict, &p, &r)) {
+        size_t len;
+        const uint8_t *k = arrow_array_get_bytes(ids, (int64_t)r, &len);
+        if (len == n && memcmp(k, id, n) == 0) return shift + (int64_t)r;
     }
-    return t->base ? exec_table_find(t->base, id, n) : -1;
+    return t->base ? table_find_h(t->base, id, n, h) : -1;
+}
+
+int64_t exec_table_find(const exec_table *t, const void *id, size_t n)
+{
+    return table_find_h(t, id, n, core_hmap_hash(id, n));
 }
 
 static int cmp_u64_asc(const void *a, const void *b)
@@ -277,21 +278,24 @@ static int build_dict(exec_table *t)
                         t->path);
     const arrow_array *ids = t->base ? t->d_id : t->id;
     int64_t rows = ids->length;
-    size_t cap = 16;
-    while (cap < (size_t)rows * 2) cap <<= 1;
-    t->dict = core_calloc(cap, sizeof *t->dict);
-    if (!t->dict) return core_err_nomem();
-    t->dict_mask = cap - 1;
-    for (int64_t r = 0; r < rows; r++) {
+    int rc = core_hmap_reserve(&t->dict, (size_t)rows);
+    for (int64_t r = 0; rc == 0 && r < rows; r++) {
         size_t n;
-        const uint8_t *p = arrow_array_get_bytes(ids, r, &n);
-        if (exec_table_find(t, p, n) >= 0) continue; /* a duplicate id: the first row wins */
-        uint64_t h = core_hash64(p, n, 0);
-        size_t i = (size_t)h & t->dict_mask;
-        while (t->dict[i]) i = (i + 1) & t->dict_mask;
-        t->dict[i] = (uint32_t)(r + 1);
+        const uint8_t *id = arrow_array_get_bytes(ids, r, &n);
+        uint64_t h = core_hmap_hash(id, n);
+        /* a duplicate id: the first row wins (a base's row, for a folded table) */
+        core_hmap_probe p = core_hmap_probe_of(&t->dict, h);
+        uint32_t e;
+        int dup = 0;
+        while (!dup && core_hmap_next(&t->dict, &p, &e)) {
+            size_t len;
+            const uint8_t *k = arrow_array_get_bytes(ids, (int64_t)e, &len);
+            dup = len == n && memcmp(k, id, n) == 0;
+        }
+        if (!dup && t->base) dup = table_find_h(t->base, id, n, h) >= 0;
+        if (!dup) rc = core_hmap_add_at(&t->dict, &p, h, (uint32_t)r);
     }
-    return 0;
+    return rc;
 }
 
 /* ---- tables ---------------------------------------------------------------------------------- */

@@ -5,6 +5,8 @@
 
 #include "exec/query.h"
 
+#include "core/hmap.h"
+
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdatomic.h>
@@ -19,8 +21,7 @@ typedef struct exec_table {
     int64_t n_rows;
     arrow_array *id;       /* Utf8 ids in scan order */
     arrow_array *src, *dst; /* edges: Utf8 endpoint ids */
-    uint32_t *dict;        /* open addressing: row + 1, 0 = empty */
-    size_t dict_mask;
+    core_hmap dict;        /* id -> row (of the ids it indexes; see below) */
     lance_dataset *ds;     /* kept open to load columns */
     uint64_t *addrs;       /* a subset table (exec_subset.c): its rows' addresses; NULL: every
                               row of the table */

@@ -10,7 +10,7 @@
 #include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
-#include "core/hash.h"
+#include "core/hmap.h"
 #include "core/ulid.h"
 #include "lance/keyindex.h"
 
@@ -20,63 +20,6 @@
 #include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
-
-/* ---- a map from id bytes (borrowed) to a value -------------------------------------------- */
-
-typedef struct ment {
-    const uint8_t *k; /* NULL: empty slot */
-    size_t n;
-    size_t v;
-} ment;
-
-typedef struct idmap {
-    ment *e;
-    size_t mask, used;
-} idmap;
-
-static void idmap_free(idmap *m)
-{
-    core_free(m->e);
-    memset(m, 0, sizeof *m);
-}
-
-static ment *idmap_slot(const idmap *m, const void *k, size_t n)
-{
-    size_t i = (size_t)core_hash64(k, n, 0x6d7574617465ull) & m->mask;
-    for (;; i = (i + 1) & m->mask) {
-        ment *e = &m->e[i];
-        if (!e->k || (e->n == n && (n == 0 || memcmp(e->k, k, n) == 0))) return e;
-    }
-}
-
-static ment *idmap_find(const idmap *m, const void *k, size_t n)
-{
-    if (!m->e) return NULL;
-    ment *e = idmap_slot(m, k, n);
-    return e->k ? e : NULL;
-}
-
-/* Set k -> v (replacing the key pointer too: the newest row's bytes). */
-static int idmap_put(idmap *m, const void *k, size_t n, size_t v)
-{
-    if (!m->e || (m->used + 1) * 2 > m->mask + 1) {
-        size_t cap = m->e ? (m->mask + 1) * 2 : 64;
-        ment *ne = core_calloc(cap, sizeof *ne);
-        if (!ne) return core_err_nomem();
-        idmap old = *m;
-        m->e = ne;
-        m->mask = cap - 1;
-        for (size_t i = 0; old.e && i <= old.mask; i++)
-            if (old.e[i].k) *idmap_slot(m, old.e[i].k, old.e[i].n) = old.e[i];
-        core_free(old.e);
-    }
-    ment *e = idmap_slot(m, k, n);
-    if (!e->k) m->used++;
-    e->k = k ? (const uint8_t *)k : (const uint8_t *)"";
-    e->n = n;
-    e->v = v;
-    return 0;
-}
 
 /* ---- the per-type view -------------------------------------------------------------------- */
 
@@ -97,7 +40,7 @@ typedef struct mtype {
     size_t first_prop;     /* column of property 0 */
     vrow *rows;
     size_t n, cap;
-    idmap ids;             /* id -> index in rows */
+    core_bmap ids;         /* id (borrowed from the row) -> index in rows */
     int upsert;            /* a keyed insert or an update: the change is an UPSERT */
     char **del;            /* committed ids deleted */
     size_t n_del, cap_del;
@@ -122,7 +65,7 @@ static void mtype_clear(mtype *mt)
 {
     arrow_schema_clear(&mt->schema);
     core_free(mt->rows);
-    idmap_free(&mt->ids);
+    core_bmap_free(&mt->ids);
     for (size_t i = 0; i < mt->n_del; i++) core_free(mt->del[i]);
     core_free(mt->del);
     memset(mt, 0, sizeof *mt);
@@ -161,6 +104,25 @@ static const uint8_t *row_id(const vrow *r, size_t *n)
     return arrow_array_get_bytes(r->b->columns[0], r->i, n);
 }
 
+/* Point id (n bytes, in row r's batch) at row r; the key then borrows that row's bytes. */
+static int ids_set(mtype *mt, const uint8_t *id, size_t n, size_t r)
+{
+    core_bmap_entry *e;
+    int fresh;
+    int rc = core_bmap_put(&mt->ids, id, n, &e, &fresh);
+    if (rc) return rc;
+    e->key = id;
+    e->val = (int64_t)r;
+    return 0;
+}
+
+/* The row of id in the view, or NULL. */
+static vrow *ids_row(const mtype *mt, const void *id, size_t n)
+{
+    const core_bmap_entry *e = core_bmap_find(&mt->ids, id, n);
+    return e ? &mt->rows[e->val] : NULL;
+}
+
 static int push_row(mtype *mt, const arrow_batch *b, int64_t i, int state, int committed)
 {
     if (mt->n == mt->cap) {
@@ -177,7 +139,7 @@ static int push_row(mtype *mt, const arrow_batch *b, int64_t i, int state, int c
     r->committed = (uint8_t)committed;
     size_t n;
     const uint8_t *id = row_id(r, &n);
-    int rc = idmap_put(&mt->ids, id, n, mt->n);
+    int rc = ids_set(mt, id, n, mt->n);
     if (rc) return rc;
     mt->n++;
     return 0;
@@ -237,9 +199,9 @@ static int type_load(mctx *m, int ti, mtype **out)
     for (int64_t i = 0; i < b->num_rows; i++) {
         size_t n;
         const uint8_t *id = arrow_array_get_bytes(b->columns[0], i, &n);
-        ment *e = idmap_find(&mt->ids, id, n);
-        if (e) {
-            mt->rows[e->v].committed = 1;
+        vrow *v = ids_row(mt, id, n);
+        if (v) {
+            v->committed = 1;
             continue;
         }
         if ((rc = push_row(mt, b, i, ROW_BASE, 1))) return rc;
@@ -272,9 +234,9 @@ static int view_add_committed(mctx *m, mtype *mt, const lance_dataset *ds, const
     for (int64_t i = 0; rc == 0 && i < b->num_rows; i++) {
         size_t len;
         const uint8_t *id = arrow_array_get_bytes(b->columns[0], i, &len);
-        ment *e = idmap_find(&mt->ids, id, len);
-        if (e) {
-            mt->rows[e->v].committed = 1;
+        vrow *v = ids_row(mt, id, len);
+        if (v) {
+            v->committed = 1;
             continue;
         }
         rc = push_row(mt, b, i, ROW_BASE, 1);
@@ -724,16 +686,15 @@ static int op_insert(mctx *m, const lang_ir_op *op)
     if (rc) goto out;
     {
         const arrow_batch *nb = m->owned[m->n_owned - 1];
-        ment *e = keyed ? idmap_find(&mt->ids, id, strlen(id)) : NULL;
-        if (e && mt->rows[e->v].state != ROW_GONE) {
+        vrow *old = keyed ? ids_row(mt, id, strlen(id)) : NULL;
+        if (old && old->state != ROW_GONE) {
             /* An upsert of a row the view holds: the new row replaces it in place. */
-            vrow *old = &mt->rows[e->v];
             old->b = nb;
             old->i = 0;
             old->state = ROW_PENDING;
             size_t n;
             const uint8_t *k = row_id(old, &n);
-            rc = idmap_put(&mt->ids, k, n, e->v);
+            rc = ids_set(mt, k, n, (size_t)(old - mt->rows));
         } else {
             rc = push_row(mt, nb, 0, ROW_PENDING, 0);
         }
@@ -853,7 +814,7 @@ static int op_update(mctx *m, const lang_ir_op *op)
         v->state = ROW_PENDING;
         size_t n;
         const uint8_t *k = row_id(v, &n);
-        rc = idmap_put(&mt->ids, k, n, hit[h]);
+        rc = ids_set(mt, k, n, hit[h]);
     }
     core_free(hit);
     if (rc) return rc;
@@ -902,14 +863,16 @@ static int op_delete(mctx *m, const lang_ir_op *op)
     }
     int ti = op->type;
     int is_node = mt->t->kind == LANG_NODE;
-    idmap gone = {0};
+    core_bmap gone = CORE_BMAP_INIT;
     char **gone_ids = is_node ? core_calloc(n_hit, sizeof *gone_ids) : NULL;
     if (is_node && !gone_ids) rc = core_err_nomem();
     for (size_t h = 0; !rc && h < n_hit; h++) {
         if (is_node) {
             size_t n;
             const uint8_t *id = row_id(&mt->rows[hit[h]], &n);
-            rc = idmap_put(&gone, id, n, 0);
+            core_bmap_entry *e;
+            int fresh;
+            rc = core_bmap_put(&gone, id, n, &e, &fresh);
             if (!rc && !(gone_ids[h] = core_malloc(n + 1))) rc = core_err_nomem();
             if (!rc) {
                 memcpy(gone_ids[h], id, n);
@@ -942,14 +905,14 @@ static int op_delete(mctx *m, const lang_ir_op *op)
                 if ((side ? e->to : e->from) != ti) continue;
                 size_t n;
                 const uint8_t *nid = arrow_array_get_bytes(v->b->columns[1 + side], v->i, &n);
-                hit_edge = idmap_find(&gone, nid, n) != NULL;
+                hit_edge = core_bmap_find(&gone, nid, n) != NULL;
             }
             if (!hit_edge) continue;
             rc = remove_row(emt, r);
             m->counts.edges_deleted++;
         }
     }
-    idmap_free(&gone);
+    core_bmap_free(&gone);
     for (size_t h = 0; gone_ids && h < n_hit; h++) core_free(gone_ids[h]);
     core_free(gone_ids);
     return rc;

@@ -6,7 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/hash.h"
+#include "core/hmap.h"
 #include "lance/keyindex.h"
 
 #include <inttypes.h>
@@ -65,111 +65,7 @@ int graph_probes_add(graph_probes *p, const char *alias)
     return 0;
 }
 
-/* ---- a byte-key hash map (keys borrowed: they point into arrays kept alive) --------------- */
-
-typedef struct hent {
-    const uint8_t *k; /* NULL: empty slot */
-    size_t n;
-    uint64_t h;
-    int64_t v, v2;
-} hent;
-
-typedef struct hmap {
-    hent *e;
-    size_t cap, n;
-} hmap;
-
-static void hmap_free(hmap *m)
-{
-    core_free(m->e);
-    memset(m, 0, sizeof *m);
-}
-
-static hent *hmap_slot(const hmap *m, const void *k, size_t n, uint64_t h)
-{
-    size_t mask = m->cap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        hent *e = &m->e[i];
-        if (!e->k || (e->h == h && e->n == n && !memcmp(e->k, k, n))) return e;
-    }
-}
-
-/* Lookups and inserts take the key's hash when the caller has it (core_hash64, seed 0, the
- * same for every map here), so a bulk check hashes each id once. */
-static uint64_t hkey(const void *k, size_t n)
-{
-    return core_hash64(k, n, 0);
-}
-
-static hent *hmap_find_h(const hmap *m, const void *k, size_t n, uint64_t h)
-{
-    if (!m->cap) return NULL;
-    hent *e = hmap_slot(m, k, n, h);
-    return e->k ? e : NULL;
-}
-
-static hent *hmap_find(const hmap *m, const void *k, size_t n)
-{
-    if (!m->cap) return NULL;
-    return hmap_find_h(m, k, n, hkey(k, n));
-}
-
-/* Start a bulk lookup: the slot a hash lands on is fetched early, so a batch of lookups waits
- * for memory once rather than once per key (the maps of a bulk load are larger than cache). */
-static void hmap_prefetch(const hmap *m, uint64_t h)
-{
-    if (m->cap) __builtin_prefetch(&m->e[h & (m->cap - 1)]);
-}
-
-static int hmap_rehash(hmap *m, size_t nc)
-{
-    hent *ne = core_calloc(nc, sizeof *ne);
-    if (!ne) return core_err_nomem();
-    hmap old = *m;
-    m->e = ne;
-    m->cap = nc;
-    for (size_t i = 0; i < old.cap; i++)
-        if (old.e[i].k) *hmap_slot(m, old.e[i].k, old.e[i].n, old.e[i].h) = old.e[i];
-    core_free(old.e);
-    return 0;
-}
-
-/* Size the map for `want` keys up front (a bulk index knows its row count): no rehash while
- * it fills. */
-static int hmap_reserve(hmap *m, size_t want)
-{
-    size_t nc = m->cap ? m->cap : 64;
-    while (want * 2 > nc) nc *= 2;
-    return nc == m->cap ? 0 : hmap_rehash(m, nc);
-}
-
-/* Insert k (if absent) and return its entry; *fresh says whether it was new. */
-static int hmap_put_h(hmap *m, const void *k, size_t n, uint64_t h, hent **out, int *fresh)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        int rc = hmap_rehash(m, m->cap ? m->cap * 2 : 64);
-        if (rc) return rc;
-    }
-    hent *e = hmap_slot(m, k, n, h);
-    *fresh = !e->k;
-    if (!e->k) {
-        /* An empty key still needs a non-NULL pointer to mark the slot used. */
-        e->k = n ? k : (const uint8_t *)"";
-        e->n = n;
-        e->h = h;
-        e->v = e->v2 = 0;
-        m->n++;
-    }
-    *out = e;
-    return 0;
-}
-
-static int hmap_put(hmap *m, const void *k, size_t n, hent **out, int *fresh)
-{
-    return hmap_put_h(m, k, n, hkey(k, n), out, fresh);
-}
-
-/* Lookups of a bulk check go in batches of this many keys (see hmap_prefetch). */
+/* Lookups of a bulk check go in batches of this many keys (see core_bmap_prefetch). */
 #define VBATCH 16
 
 /* ---- context ----------------------------------------------------------------------------- */
@@ -180,8 +76,8 @@ static int hmap_put(hmap *m, const void *k, size_t n, hent **out, int *fresh)
 typedef struct committed {
     int loaded;       /* set holds every committed id */
     arrow_batch *ids; /* the bulk read's column 0: id (NULL when no table) */
-    hmap set;         /* committed ids known to exist */
-    hmap probed;      /* ids looked up one by one (present ones are in set) */
+    core_bmap set;    /* committed ids known to exist */
+    core_bmap probed; /* ids looked up one by one (present ones are in set) */
 } committed;
 
 typedef struct vctx {
@@ -192,8 +88,8 @@ typedef struct vctx {
     graph_probes *probes;
     graph_validate_stats *st;
     const graph_change **by_type; /* per type index, or NULL */
-    hmap *input;                  /* per type: input id -> row */
-    hmap *deleted;                /* per type: DELETE ids */
+    core_bmap *input;             /* per type: input id -> row */
+    core_bmap *deleted;           /* per type: DELETE ids */
     committed *com;               /* per type: committed id sets, loaded on demand */
     graph_table_open_fn open;     /* NULL: open and free per read */
     void *open_arg;
@@ -343,19 +239,19 @@ static int load_committed_ids(vctx *v, int ti)
     committed *c = &v->com[ti];
     if (c->loaded) return 0;
     c->loaded = 1;
-    hmap_free(&c->set); /* probed answers are superseded by the whole set */
+    core_bmap_free(&c->set); /* probed answers are superseded by the whole set */
     static const char *const cols[] = {GRAPH_COL_ID};
     int rc = scan_committed(v, ti, cols, 1, &c->ids);
     if (rc || !c->ids) return rc;
     const arrow_array *a = c->ids->columns[0];
-    if ((rc = hmap_reserve(&c->set, (size_t)a->length))) return rc;
+    if ((rc = core_bmap_reserve(&c->set, (size_t)a->length))) return rc;
     for (int64_t i = 0; i < a->length; i++) {
         size_t n;
         const char *id = id_at(a, i, &n);
-        hent *e;
+        core_bmap_entry *e;
         int fresh;
-        if ((rc = hmap_put(&c->set, id, n, &e, &fresh))) return rc;
-        e->v = i;
+        if ((rc = core_bmap_put(&c->set, id, n, &e, &fresh))) return rc;
+        e->val = i;
     }
     return 0;
 }
@@ -371,10 +267,10 @@ static int on_present(void *arg, size_t key, uint64_t addr, const uint8_t *pay, 
     probe_arg *pa = arg;
     (void)pay;
     (void)plen;
-    hent *e;
+    core_bmap_entry *e;
     int fresh;
-    int rc = hmap_put(&pa->c->set, pa->keys[key], pa->lens[key], &e, &fresh);
-    if (rc == 0) e->v = (int64_t)addr;
+    int rc = core_bmap_put(&pa->c->set, pa->keys[key], pa->lens[key], &e, &fresh);
+    if (rc == 0) e->val = (int64_t)addr;
     return rc;
 }
 
@@ -390,9 +286,9 @@ static int probe_ids(vctx *v, int ti, const uint8_t *const *ids, const size_t *l
     size_t nw = 0;
     int rc = want && wl ? 0 : core_err_nomem();
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        hent *e;
+        core_bmap_entry *e;
         int fresh;
-        rc = hmap_put(&c->probed, ids[i], lens[i], &e, &fresh);
+        rc = core_bmap_put(&c->probed, ids[i], lens[i], &e, &fresh);
         if (rc == 0 && fresh) {
             want[nw] = ids[i];
             wl[nw++] = lens[i];
@@ -408,7 +304,7 @@ static int probe_ids(vctx *v, int ti, const uint8_t *const *ids, const size_t *l
         uint64_t covered = rc == 0 && ds ? lance_kix_covered_rows(ds) : 0;
         lance_dataset_free(owned);
         if (rc == 0 && !ds) c->loaded = 1; /* nothing committed: the empty set is complete */
-        else if (rc == 0 && ((uint64_t)c->probed.n * 8 > rows || covered * 2 < rows ||
+        else if (rc == 0 && ((uint64_t)core_bmap_count(&c->probed) * 8 > rows || covered * 2 < rows ||
                              rows < LANCE_KIX_LOOKUP_MIN_ROWS))
             rc = load_committed_ids(v, ti);
         else if (rc == 0) {
@@ -614,19 +510,19 @@ static int index_ids(vctx *v, const graph_change *ch)
     const lang_typedef *t = &v->cat->types[ch->type_index];
     int rc;
     if (ch->mode == GRAPH_CHANGE_DELETE) {
-        hmap *m = &v->deleted[ch->type_index];
+        core_bmap *m = &v->deleted[ch->type_index];
         for (size_t i = 0; i < ch->n_delete_ids; i++) {
-            hent *e;
+            core_bmap_entry *e;
             int fresh;
             if (!ch->delete_ids[i]) continue;
-            if ((rc = hmap_put(m, ch->delete_ids[i], strlen(ch->delete_ids[i]), &e, &fresh)))
+            if ((rc = core_bmap_put(m, ch->delete_ids[i], strlen(ch->delete_ids[i]), &e, &fresh)))
                 return rc;
         }
         return 0;
     }
-    hmap *m = &v->input[ch->type_index];
+    core_bmap *m = &v->input[ch->type_index];
     const arrow_array *ids = ch->rows->columns[0];
-    if ((rc = hmap_reserve(m, (size_t)ids->length))) return rc;
+    if ((rc = core_bmap_reserve(m, (size_t)ids->length))) return rc;
     uint64_t hs[VBATCH];
     for (int64_t i = 0; i < ids->length; i++) {
         int64_t j = i % VBATCH;
@@ -635,29 +531,29 @@ static int index_ids(vctx *v, const graph_change *ch)
             for (int64_t k = 0; k < VBATCH && i + k < ids->length; k++) {
                 size_t kn;
                 const char *kid = id_at(ids, i + k, &kn);
-                hs[k] = hkey(kid, kn);
-                hmap_prefetch(m, hs[k]);
+                hs[k] = core_hmap_hash(kid, kn);
+                core_bmap_prefetch(m, hs[k]);
             }
         }
         size_t n;
         const char *id = id_at(ids, i, &n);
-        hent *e;
+        core_bmap_entry *e;
         int fresh;
-        if ((rc = hmap_put_h(m, id, n, hs[j], &e, &fresh))) return rc;
+        if ((rc = core_bmap_put_h(m, id, n, hs[j], &e, &fresh))) return rc;
         if (fresh) {
-            e->v = i;
+            e->val = i;
             continue;
         }
         char idbuf[512];
         snprintf(idbuf, sizeof idbuf, "%.*s", (int)(n > 500 ? 500 : n), id);
-        uint64_t l1 = row_line(ch, e->v), l2 = row_line(ch, i);
+        uint64_t l1 = row_line(ch, e->val), l2 = row_line(ch, i);
         if (l1 && l2)
             rc = row_err(v, OG_E_KEY_CONFLICT, l2,
                          "%s: id \"%s\" appears twice in the input (lines %" PRIu64 " and %" PRIu64 ")",
                          t->name, idbuf, l1, l2);
         else
             rc = core_err(OG_E_KEY_CONFLICT, "%s: id \"%s\" appears twice in the input (rows %" PRId64
-                          " and %" PRId64 ")", t->name, idbuf, e->v, i);
+                          " and %" PRId64 ")", t->name, idbuf, e->val, i);
         core_err_detail(CORE_ERR_KEY, idbuf);
         return rc;
     }
@@ -674,7 +570,7 @@ static int check_insert(vctx *v, const graph_change *ch)
     for (int64_t i = 0; i < ids->length; i++) {
         size_t n;
         const char *id = id_at(ids, i, &n);
-        if (!hmap_find(&c->set, id, n)) continue;
+        if (!core_bmap_find(&c->set, id, n)) continue;
         char idbuf[512];
         snprintf(idbuf, sizeof idbuf, "%.*s", (int)(n > 500 ? 500 : n), id);
         rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, i), "%s: id \"%s\" already exists",
@@ -804,10 +700,10 @@ static int unique_by_index(vctx *v, const graph_change *ch, const lang_constrain
     }
     size_t best = SIZE_MAX;
     const char *best_id = NULL;
-    const hmap *in = &v->input[ch->type_index];
+    const core_bmap *in = &v->input[ch->type_index];
     for (size_t h = 0; rc == 0 && h < hits.n; h++) {
         const char *cid = hits.pay[h];
-        if (!cid || hmap_find(in, cid, strlen(cid))) continue; /* replaced by this change */
+        if (!cid || core_bmap_find(in, cid, strlen(cid))) continue; /* replaced by this change */
         if (row[hits.key[h]] < best) {
             best = row[hits.key[h]];
             best_id = cid;
@@ -842,32 +738,32 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
     uint8_t *kd = NULL, *cd = NULL;
     size_t *ko = NULL, *co = NULL;
     arrow_batch *cb = NULL;
-    hmap m = {0};
+    core_bmap m = CORE_BMAP_INIT;
     char val[96], idb[96];
     int rc = encode_tuple(b, cols, con->n_cols, &kd, &ko);
     for (int64_t i = 0; !rc && i < b->num_rows; i++) {
         if (any_null(b, cols, con->n_cols, i)) continue;
-        hent *e;
+        core_bmap_entry *e;
         int fresh;
-        if ((rc = hmap_put(&m, kd + ko[i], ko[i + 1] - ko[i], &e, &fresh))) break;
+        if ((rc = core_bmap_put(&m, kd + ko[i], ko[i + 1] - ko[i], &e, &fresh))) break;
         if (fresh) {
-            e->v = i;
+            e->val = i;
             continue;
         }
         fmt_cell(b->columns[cols[0]], i, val, sizeof val);
         rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, i),
                      "%s: @unique(%s) violated: value %s%s is given twice in the input "
                      "(lines %" PRIu64 " and %" PRIu64 ")", t->name, cname, val,
-                     con->n_cols > 1 ? ", ..." : "", row_line(ch, e->v), row_line(ch, i));
+                     con->n_cols > 1 ? ", ..." : "", row_line(ch, e->val), row_line(ch, i));
     }
     /* REPLACE: the committed rows are gone after the change, so they cannot collide. A
      * one-column text constraint with a key index (value -> id) asks it for the input's
      * values; any other reads the committed columns. */
     int by_index = 0;
-    if (!rc && m.n && ch->mode != GRAPH_CHANGE_REPLACE && con->n_cols == 1 &&
+    if (!rc && core_bmap_count(&m) && ch->mode != GRAPH_CHANGE_REPLACE && con->n_cols == 1 &&
         b->schema.fields[cols[0]].type.id == ARROW_UTF8)
         rc = unique_by_index(v, ch, con, cols[0], cname, &by_index);
-    if (!rc && m.n && ch->mode != GRAPH_CHANGE_REPLACE && !by_index) {
+    if (!rc && core_bmap_count(&m) && ch->mode != GRAPH_CHANGE_REPLACE && !by_index) {
         const char *names[17];
         names[0] = GRAPH_COL_ID;
         for (size_t k = 0; k < con->n_cols; k++) names[k + 1] = b->schema.fields[cols[k]].name;
@@ -876,23 +772,23 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
             size_t ccols[16];
             for (size_t k = 0; k < con->n_cols; k++) ccols[k] = k + 1;
             rc = encode_tuple(cb, ccols, con->n_cols, &cd, &co);
-            const hmap *in = &v->input[ch->type_index];
+            const core_bmap *in = &v->input[ch->type_index];
             for (int64_t r = 0; !rc && r < cb->num_rows; r++) {
                 if (any_null(cb, ccols, con->n_cols, r)) continue;
                 size_t n;
                 const char *cid = id_at(cb->columns[0], r, &n);
-                if (hmap_find(in, cid, n)) continue; /* replaced by this change */
-                hent *e = hmap_find(&m, cd + co[r], co[r + 1] - co[r]);
+                if (core_bmap_find(in, cid, n)) continue; /* replaced by this change */
+                core_bmap_entry *e = core_bmap_find(&m, cd + co[r], co[r + 1] - co[r]);
                 if (!e) continue;
-                fmt_cell(b->columns[cols[0]], e->v, val, sizeof val);
+                fmt_cell(b->columns[cols[0]], e->val, val, sizeof val);
                 fmt_cell(cb->columns[0], r, idb, sizeof idb);
-                rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, e->v),
+                rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, e->val),
                              "%s: @unique(%s) violated: value %s%s is already used by id %s",
                              t->name, cname, val, con->n_cols > 1 ? ", ..." : "", idb);
             }
         }
     }
-    hmap_free(&m);
+    core_bmap_free(&m);
     core_free(kd);
     core_free(ko);
     core_free(cd);
@@ -909,13 +805,13 @@ static int node_exists_h(vctx *v, int nt, const char *id, size_t n, uint64_t h, 
     const graph_change *nc = v->by_type[nt];
     *why = "";
     if (nc && nc->mode == GRAPH_CHANGE_DELETE) {
-        if (hmap_find_h(&v->deleted[nt], id, n, h)) {
+        if (core_bmap_find_h(&v->deleted[nt], id, n, h)) {
             *exists = 0;
             *why = " (deleted by this change)";
             return 0;
         }
     } else if (nc) {
-        if (hmap_find_h(&v->input[nt], id, n, h)) {
+        if (core_bmap_find_h(&v->input[nt], id, n, h)) {
             *exists = 1;
             return 0;
         }
@@ -926,18 +822,18 @@ static int node_exists_h(vctx *v, int nt, const char *id, size_t n, uint64_t h, 
         }
     }
     committed *c = &v->com[nt];
-    if (!c->loaded && !hmap_find_h(&c->probed, id, n, h)) {
+    if (!c->loaded && !core_bmap_find_h(&c->probed, id, n, h)) {
         /* not asked in a batch before: ask alone */
         const uint8_t *k = (const uint8_t *)id;
         int rc = probe_ids(v, nt, &k, &n, 1);
         if (rc) return rc;
     }
-    *exists = hmap_find_h(&c->set, id, n, h) != NULL;
+    *exists = core_bmap_find_h(&c->set, id, n, h) != NULL;
     return 0;
 }
 
 /* The map an endpoint of node type nt is looked up in first (for prefetching). */
-static const hmap *endpoint_map(const vctx *v, int nt)
+static const core_bmap *endpoint_map(const vctx *v, int nt)
 {
     const graph_change *nc = v->by_type[nt];
     if (!nc) return v->com[nt].loaded ? &v->com[nt].set : &v->com[nt].probed;
@@ -962,9 +858,9 @@ static int check_endpoints(vctx *v, const graph_change *ch)
             size_t *l = NULL, nk = 0;
             int rc = column_keys(a, &k, &l);
             for (int64_t i = 0; rc == 0 && i < b->num_rows; i++) {
-                const hmap *m = !nc ? NULL
+                const core_bmap *m = !nc ? NULL
                                 : nc->mode == GRAPH_CHANGE_DELETE ? &v->deleted[nt] : &v->input[nt];
-                if (m && hmap_find(m, k[i], l[i])) continue;
+                if (m && core_bmap_find(m, k[i], l[i])) continue;
                 k[nk] = k[i];
                 l[nk++] = l[i];
             }
@@ -973,7 +869,7 @@ static int check_endpoints(vctx *v, const graph_change *ch)
             core_free(l);
             if (rc) return rc;
         }
-        const hmap *pm = endpoint_map(v, nt);
+        const core_bmap *pm = endpoint_map(v, nt);
         for (int64_t i = 0; i < b->num_rows; i++) {
             int64_t j = i % VBATCH;
             if (!j) {
@@ -981,14 +877,11 @@ static int check_endpoints(vctx *v, const graph_change *ch)
                 for (int64_t k = 0; k < end; k++) {
                     size_t kn;
                     const char *kid = id_at(a, i + k, &kn);
-                    hs[k] = hkey(kid, kn);
-                    hmap_prefetch(pm, hs[k]);
+                    hs[k] = core_hmap_hash(kid, kn);
+                    core_bmap_prefetch(pm, hs[k]);
                 }
-                /* Second stage: the slots are arriving; fetch the keys they point at. */
-                for (int64_t k = 0; pm->cap && k < end; k++) {
-                    const hent *e = &pm->e[hs[k] & (pm->cap - 1)];
-                    if (e->k) __builtin_prefetch(e->k);
-                }
+                /* Second stage: the slots are arriving; fetch the entries they hold. */
+                for (int64_t k = 0; k < end; k++) core_bmap_prefetch_entry(pm, hs[k]);
             }
             size_t n;
             const char *id = id_at(a, i, &n);
@@ -1059,16 +952,16 @@ static int check_dangling_replace(vctx *v, int nt)
         for (int64_t i = 0; !rc && i < b->num_rows; i++) {
             size_t idn;
             const char *eid = id_at(b->columns[0], i, &idn);
-            if (ec && ec->mode == GRAPH_CHANGE_DELETE && hmap_find(&v->deleted[et], eid, idn))
+            if (ec && ec->mode == GRAPH_CHANGE_DELETE && core_bmap_find(&v->deleted[et], eid, idn))
                 continue;
-            if (ec && ec->mode != GRAPH_CHANGE_DELETE && hmap_find(&v->input[et], eid, idn))
+            if (ec && ec->mode != GRAPH_CHANGE_DELETE && core_bmap_find(&v->input[et], eid, idn))
                 continue; /* replaced by this change: its new endpoints were checked */
             for (int side = 0; !rc && side < 2; side++) {
                 if ((side ? e->to : e->from) != nt)
                     continue;
                 size_t n;
                 const char *id = id_at(b->columns[1 + side], i, &n);
-                if (hmap_find(&v->input[nt], id, n))
+                if (core_bmap_find(&v->input[nt], id, n))
                     continue;
                 rc = core_err(OG_E_BAD_REQUEST,
                               "removing %s \"%.*s\" would leave %s edge %.*s dangling; remove or "
@@ -1195,35 +1088,38 @@ static int check_card(vctx *v, const graph_change *ch)
     /* Only a lower bound can be broken by deleting edges. */
     if (del ? t->card_min == 0 : (t->card_min == 0 && t->card_max < 0)) return 0;
     if (del && !ch->n_delete_ids) return 0;
-    hmap counts = {0};
+    /* Entry i of counts is source k[i] (both in first-seen order): its val counts edges,
+     * aux[i] is its first row (insert) or the edges it loses (delete). */
+    core_bmap counts = CORE_BMAP_INIT;
     hitlist hl = {0}, lost = {0};
     const uint8_t **k = NULL;
     size_t *l = NULL, nk = 0;
+    int64_t *aux = NULL;
     int rc = 0;
     if (!del) {
-        /* Sources this change touches: count its rows (v2 = first row for the error line). */
+        /* Sources this change touches: count its rows. */
         const arrow_array *src = ch->rows->columns[1];
         k = core_malloc(((size_t)src->length + 1) * sizeof *k);
         l = core_malloc(((size_t)src->length + 1) * sizeof *l);
-        if (!k || !l) rc = core_err_nomem();
+        aux = core_malloc(((size_t)src->length + 1) * sizeof *aux);
+        if (!k || !l || !aux) rc = core_err_nomem();
         for (int64_t i = 0; !rc && i < src->length; i++) {
             size_t n;
             const char *s = id_at(src, i, &n);
-            hent *e;
+            core_bmap_entry *e;
             int fresh;
-            if ((rc = hmap_put(&counts, s, n, &e, &fresh))) break;
+            if ((rc = core_bmap_put(&counts, s, n, &e, &fresh))) break;
             if (fresh) {
-                e->v2 = i;
+                aux[nk] = i;
                 k[nk] = (const uint8_t *)s;
                 l[nk++] = n;
             }
-            e->v++;
+            e->val++;
         }
         if (!rc && ch->mode != GRAPH_CHANGE_REPLACE) {
             /* + committed edges of those sources */
             rc = lookup_committed(v, ti, GRAPH_COL_SRC, NULL, k, l, nk, on_count, &hl);
-            for (size_t h = 0; !rc && h < hl.n; h++)
-                hmap_find(&counts, k[hl.key[h]], l[hl.key[h]])->v++;
+            for (size_t h = 0; !rc && h < hl.n; h++) counts.e[hl.key[h]].val++;
         }
         if (!rc && ch->mode == GRAPH_CHANGE_UPSERT) {
             /* - committed edges this change replaces (counted above under their old source) */
@@ -1234,8 +1130,9 @@ static int check_card(vctx *v, const graph_change *ch)
                 rc = lookup_committed(v, ti, GRAPH_COL_ID, GRAPH_COL_SRC, ik, il,
                                       (size_t)ch->rows->num_rows, on_keep, &lost);
             for (size_t h = 0; !rc && h < lost.n; h++) {
-                hent *e = lost.pay[h] ? hmap_find(&counts, lost.pay[h], strlen(lost.pay[h])) : NULL;
-                if (e) e->v--;
+                core_bmap_entry *e =
+                    lost.pay[h] ? core_bmap_find(&counts, lost.pay[h], strlen(lost.pay[h])) : NULL;
+                if (e) e->val--;
             }
             core_free(ik);
             core_free(il);
@@ -1244,13 +1141,13 @@ static int check_card(vctx *v, const graph_change *ch)
         for (int64_t i = 0; !rc && i < src->length; i++) {
             size_t n;
             const char *s = id_at(src, i, &n);
-            hent *e = hmap_find(&counts, s, n);
-            if (!e || e->v2 != i) continue;
-            if ((uint64_t)e->v < t->card_min || (t->card_max >= 0 && e->v > t->card_max))
-                rc = card_fail(v, t, row_line(ch, i), s, n, e->v);
+            core_bmap_entry *e = core_bmap_find(&counts, s, n);
+            if (!e || aux[e - counts.e] != i) continue;
+            if ((uint64_t)e->val < t->card_min || (t->card_max >= 0 && e->val > t->card_max))
+                rc = card_fail(v, t, row_line(ch, i), s, n, e->val);
         }
     } else {
-        /* The sources that lose an edge (v2 = edges lost), then all their edges (v). */
+        /* The sources that lose an edge (aux: edges lost), then all their edges (val). */
         k = core_malloc(ch->n_delete_ids * sizeof *k);
         l = core_malloc(ch->n_delete_ids * sizeof *l);
         if (!k || !l) rc = core_err_nomem();
@@ -1269,34 +1166,34 @@ static int check_card(vctx *v, const graph_change *ch)
             if (nl2) l = nl2;
             if (!nk2 || !nl2) rc = core_err_nomem();
         }
+        if (!rc && !(aux = core_calloc(lost.n ? lost.n : 1, sizeof *aux))) rc = core_err_nomem();
         nk = 0;
         for (size_t h = 0; !rc && h < lost.n; h++) {
             if (!lost.pay[h]) continue;
-            hent *e;
+            core_bmap_entry *e;
             int fresh;
             size_t n = strlen(lost.pay[h]);
-            if ((rc = hmap_put(&counts, lost.pay[h], n, &e, &fresh))) break;
+            if ((rc = core_bmap_put(&counts, lost.pay[h], n, &e, &fresh))) break;
             if (fresh) {
                 k[nk] = (const uint8_t *)lost.pay[h];
                 l[nk++] = n;
             }
-            e->v2++;
+            aux[e - counts.e]++;
         }
         if (!rc) rc = lookup_committed(v, ti, GRAPH_COL_SRC, NULL, k, l, nk, on_count, &hl);
-        for (size_t h = 0; !rc && h < hl.n; h++)
-            hmap_find(&counts, k[hl.key[h]], l[hl.key[h]])->v++;
+        for (size_t h = 0; !rc && h < hl.n; h++) counts.e[hl.key[h]].val++;
         for (size_t i = 0; !rc && i < nk; i++) {
-            hent *e = hmap_find(&counts, k[i], l[i]);
-            int64_t left = e->v > e->v2 ? e->v - e->v2 : 0;
+            int64_t all = counts.e[i].val, left = all > aux[i] ? all - aux[i] : 0;
             if ((uint64_t)left < t->card_min)
                 rc = card_fail(v, t, 0, (const char *)k[i], l[i], left);
         }
     }
-    hmap_free(&counts);
+    core_bmap_free(&counts);
     hitlist_free(&hl);
     hitlist_free(&lost);
     core_free(k);
     core_free(l);
+    core_free(aux);
     return rc;
 }
 
@@ -1385,11 +1282,11 @@ int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store
     v.com = core_calloc(nt, sizeof *v.com);
     int rc = (v.by_type && v.input && v.deleted && v.com) ? run(&v) : core_err_nomem();
     for (size_t i = 0; i < cat->n_types; i++) {
-        if (v.input) hmap_free(&v.input[i]);
-        if (v.deleted) hmap_free(&v.deleted[i]);
+        if (v.input) core_bmap_free(&v.input[i]);
+        if (v.deleted) core_bmap_free(&v.deleted[i]);
         if (v.com) {
-            hmap_free(&v.com[i].set);
-            hmap_free(&v.com[i].probed);
+            core_bmap_free(&v.com[i].set);
+            core_bmap_free(&v.com[i].probed);
             arrow_batch_free(v.com[i].ids);
         }
     }

@@ -109,81 +109,10 @@ int lance_branch_root(char out[STORE_KEY_MAX], const char *root, const char *bra
 
 /* ---- base paths ----------------------------------------------------------------------------- */
 
-/* The local directory under a store, looking through fault-injection wrappers. */
-static const char *local_root(store *s)
-{
-    for (int i = 0; s && i < 8; i++) {
-        const char *r = store_local_root(s);
-        if (r) return r;
-        if (s->ops && s->ops->name && strcmp(s->ops->name, "fault") == 0)
-            s = store_fault_inner(s);
-        else
-            break;
-    }
-    return NULL;
-}
-
-/* If p is prefix or lies under it, copy the rest (a key prefix, "" for prefix itself). */
-static int strip_under(const char *prefix, const char *p, char out[STORE_KEY_MAX])
-{
-    size_t n = strlen(prefix);
-    while (n > 1 && prefix[n - 1] == '/') n--;
-    if (strncmp(p, prefix, n) != 0 || (p[n] != '\0' && p[n] != '/')) return 0;
-    const char *rest = p + n;
-    while (*rest == '/') rest++;
-    size_t rl = strlen(rest);
-    while (rl > 0 && rest[rl - 1] == '/') rl--;
-    if (rl >= STORE_KEY_MAX) return 0;
-    memcpy(out, rest, rl);
-    out[rl] = '\0';
-    return 1;
-}
-
-int lance_base_path_key(store *s, const char *path, char out[STORE_KEY_MAX])
-{
-    const char *p = path ? path : "";
-    if (strncmp(p, "file://", 7) == 0) p += 7;
-    int rc = 0;
-    if (p[0] != '/') {
-        /* A store key, as we write on stores without a local directory. */
-        size_t n = strlen(p);
-        while (n > 0 && p[n - 1] == '/') n--;
-        if (n >= STORE_KEY_MAX) return core_err(OG_E_UNSUPPORTED, "base path '%s' is too long", p);
-        memcpy(out, p, n);
-        out[n] = '\0';
-        if (n && store_key_check(out) != 0) {
-            core_err(OG_E_UNSUPPORTED, "base path '%s' is neither absolute nor a store key", path);
-            core_err_detail(CORE_ERR_OBJECT, path);
-            return OG_E_UNSUPPORTED;
-        }
-        return 0;
-    }
-    const char *lr = local_root(s);
-    if (!lr) {
-        core_err(OG_E_UNSUPPORTED, "base path '%s' is a filesystem path but the store is not a "
-                 "local directory", path);
-        core_err_detail(CORE_ERR_OBJECT, path);
-        return OG_E_UNSUPPORTED;
-    }
-    char rroot[PATH_MAX], rpath[PATH_MAX];
-    int found = strip_under(lr, p, out);
-    if (!found && realpath(lr, rroot)) {
-        found = strip_under(rroot, p, out);
-        if (!found && realpath(p, rpath)) found = strip_under(rroot, rpath, out);
-    }
-    if (found && out[0] && store_key_check(out) != 0) found = 0;
-    if (!found) {
-        core_err(OG_E_UNSUPPORTED, "base path '%s' lies outside the store at '%s'", path, lr);
-        core_err_detail(CORE_ERR_OBJECT, path);
-        rc = OG_E_UNSUPPORTED;
-    }
-    return rc;
-}
-
 /* The base path to record for the dataset directory `dir` (a key prefix). */
 static int base_path_for(store *s, const char *dir, core_arena *a, char **out)
 {
-    const char *lr = local_root(s);
+    const char *lr = lance_store_dir(s);
     core_buf b = CORE_BUF_INIT;
     int rc;
     if (lr) {
@@ -201,44 +130,6 @@ static int base_path_for(store *s, const char *dir, core_arena *a, char **out)
     }
     core_buf_free(&b);
     return rc;
-}
-
-int lance_dataset_file_root(const lance_dataset *ds, int has_base_id, uint32_t base_id,
-                            char out[STORE_KEY_MAX])
-{
-    if (!has_base_id) return lance_branch_root(out, ds->root, NULL);
-    const Lance__Table__Manifest *pb = ds->m->pb;
-    const Lance__Table__BasePath *bp = NULL;
-    for (size_t i = 0; i < pb->n_base_paths && !bp; i++)
-        if (pb->base_paths[i]->id == base_id) bp = pb->base_paths[i];
-    if (!bp || !bp->path) {
-        core_err(OG_E_CORRUPT, "table '%s' version %" PRIu64 " refers to base path %" PRIu32
-                 " which its manifest does not define", ds->root, pb->version, base_id);
-        core_err_detail(CORE_ERR_OBJECT, ds->root);
-        return OG_E_CORRUPT;
-    }
-    if (!bp->is_dataset_root) {
-        core_err(OG_E_UNSUPPORTED, "table '%s': base path %" PRIu32 " ('%s') is not a dataset "
-                 "root; only dataset-root base paths are supported", ds->root, base_id, bp->path);
-        return OG_E_UNSUPPORTED;
-    }
-    int rc = lance_base_path_key(ds->s, bp->path, out);
-    if (rc) core_err_prefix("table '%s' base path %" PRIu32, ds->root, base_id);
-    return rc;
-}
-
-int lance_dataset_deletion_load(const lance_dataset *ds, uint64_t frag_id,
-                                const Lance__Table__DeletionFile *df, roaring_bitmap_t **out)
-{
-    *out = NULL;
-    if (!df->has_base_id) return lance_deletion_load(ds->s, ds->root, frag_id, df, out);
-    char dir[STORE_KEY_MAX];
-    int rc = lance_dataset_file_root(ds, 1, df->base_id, dir);
-    if (rc) return rc;
-    Lance__Table__DeletionFile local = *df;
-    local.has_base_id = 0;
-    local.base_id = 0;
-    return lance_deletion_load(ds->s, dir, frag_id, &local, out);
 }
 
 /* ---- refs ------------------------------------------------------------------------------------ */

@@ -57,7 +57,6 @@
 #define OG_LANCE_BRANCH_H
 
 #include "lance/dataset.h"
-#include "lance/deletion.h"
 #include "store/store.h"
 
 #include <stddef.h>
@@ -122,21 +121,5 @@ int lance_branch_open(lance_dataset **out, store *s, const char *root, const cha
  * OG_E_CONFLICT unless dir's manifest of base's version is still that manifest. */
 int lance_branch_check_base(store *s, const char *dir, lance_naming naming,
                             const lance_manifest *base);
-
-/* ---- base paths ----------------------------------------------------------------------------- */
-
-/* The store key prefix a base path names (its `path`, absolute or a store key).
- * OG_E_UNSUPPORTED if it lies outside the store or the store has no local root. */
-int lance_base_path_key(store *s, const char *path, char out[STORE_KEY_MAX]);
-
-/* The dataset directory holding a file of ds: ds->root, or the base path base_id names in
- * ds's manifest (OG_E_CORRUPT if there is none; OG_E_UNSUPPORTED for a base path that is not
- * a dataset root or lies outside the store). */
-int lance_dataset_file_root(const lance_dataset *ds, int has_base_id, uint32_t base_id,
-                            char out[STORE_KEY_MAX]);
-
-/* lance_deletion_load for a deletion file of ds, resolving its base_id. */
-int lance_dataset_deletion_load(const lance_dataset *ds, uint64_t frag_id,
-                                const Lance__Table__DeletionFile *df, roaring_bitmap_t **out);
 
 #endif

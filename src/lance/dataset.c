@@ -2,7 +2,6 @@
  * staged writes in write.c. */
 #include "lance/dataset.h"
 #include "lance/keyindex.h"
-#include "lance/branch.h"
 #include "core/alloc.h"
 #include "core/arena.h"
 #include "core/error.h"
@@ -10,6 +9,7 @@
 #include "lance/file2.h"
 #include "lance/txn.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 void lance_dataset_free(lance_dataset *ds)
@@ -277,4 +277,49 @@ uint64_t lance_dataset_scan_pos(const lance_dataset *ds, uint64_t addr)
     for (size_t i = 0; i < pb->n_fragments; i++)
         if (pb->fragments[i]->id == fid) return (uint64_t)i << 32 | LANCE_ROW_ADDR_OFF(addr);
     return UINT64_MAX;
+}
+
+/* ---- files under base paths ---------------------------------------------------------------- */
+
+int lance_dataset_file_root(const lance_dataset *ds, int has_base_id, uint32_t base_id,
+                            char out[STORE_KEY_MAX])
+{
+    if (!has_base_id) {
+        size_t n = strlen(ds->root);
+        if (n >= STORE_KEY_MAX) return core_err(OG_E_BAD_REQUEST, "table root is too long");
+        memcpy(out, ds->root, n + 1);
+        return 0;
+    }
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    const Lance__Table__BasePath *bp = NULL;
+    for (size_t i = 0; i < pb->n_base_paths && !bp; i++)
+        if (pb->base_paths[i]->id == base_id) bp = pb->base_paths[i];
+    if (!bp || !bp->path) {
+        core_err(OG_E_CORRUPT, "table '%s' version %" PRIu64 " refers to base path %" PRIu32
+                 " which its manifest does not define", ds->root, pb->version, base_id);
+        core_err_detail(CORE_ERR_OBJECT, ds->root);
+        return OG_E_CORRUPT;
+    }
+    if (!bp->is_dataset_root) {
+        core_err(OG_E_UNSUPPORTED, "table '%s': base path %" PRIu32 " ('%s') is not a dataset "
+                 "root; only dataset-root base paths are supported", ds->root, base_id, bp->path);
+        return OG_E_UNSUPPORTED;
+    }
+    int rc = lance_base_path_key(ds->s, bp->path, out);
+    if (rc) core_err_prefix("table '%s' base path %" PRIu32, ds->root, base_id);
+    return rc;
+}
+
+int lance_dataset_deletion_load(const lance_dataset *ds, uint64_t frag_id,
+                                const Lance__Table__DeletionFile *df, roaring_bitmap_t **out)
+{
+    *out = NULL;
+    if (!df->has_base_id) return lance_deletion_load(ds->s, ds->root, frag_id, df, out);
+    char dir[STORE_KEY_MAX];
+    int rc = lance_dataset_file_root(ds, 1, df->base_id, dir);
+    if (rc) return rc;
+    Lance__Table__DeletionFile local = *df;
+    local.has_base_id = 0;
+    local.base_id = 0;
+    return lance_deletion_load(ds->s, dir, frag_id, &local, out);
 }

@@ -20,6 +20,7 @@
 #define OG_LANCE_DATASET_H
 
 #include "arrow/arrow.h"
+#include "lance/deletion.h"
 #include "lance/manifest.h"
 #include "lance/paths.h"
 #include "lance/version.h"
@@ -86,6 +87,15 @@ int lance_dataset_count_rows(const lance_dataset *ds, uint64_t *out);
 /* Index of the top-level field called name, or OG_E_BAD_REQUEST naming it. */
 int lance_dataset_column(const lance_dataset *ds, const char *name, size_t *idx);
 bool lance_dataset_stable_row_ids(const lance_dataset *ds);
+
+/* The dataset directory holding a file of ds: ds->root, or the base path base_id names in
+ * ds's manifest (OG_E_CORRUPT if there is none; OG_E_UNSUPPORTED for a base path that is not
+ * a dataset root or lies outside the store). */
+int lance_dataset_file_root(const lance_dataset *ds, int has_base_id, uint32_t base_id,
+                            char out[STORE_KEY_MAX]);
+/* lance_deletion_load for a deletion file of ds, resolving its base_id. */
+int lance_dataset_deletion_load(const lance_dataset *ds, uint64_t frag_id,
+                                const Lance__Table__DeletionFile *df, roaring_bitmap_t **out);
 
 /* ---- Filters ------------------------------------------------------------------------------ */
 

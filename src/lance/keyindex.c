@@ -25,7 +25,6 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/log.h"
-#include "lance/branch.h"
 #include "lance/paths.h"
 
 #include <inttypes.h>

@@ -5,6 +5,7 @@
 #include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/hmap.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -385,41 +386,28 @@ static int fragment_id(const unsigned char *p, size_t n, uint64_t *id)
     return 0;
 }
 
-/* Index of base's fragments by id (open addressing, slots hold index + 1), built on the first
- * fragment that is not where the previous one left off. */
-typedef struct frag_index {
-    uint32_t *slot;
-    size_t mask;
-} frag_index;
-
-static uint64_t mix(uint64_t x)
+/* Index of base's fragments by id (entries: their positions), built on the first fragment
+ * that is not where the previous one left off. */
+static uint64_t frag_hash(uint64_t id)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
+    return core_hmap_hash(&id, sizeof id);
 }
 
-static int frag_index_build(frag_index *ix, const Lance__Table__Manifest *bp)
+static int frag_index_build(core_hmap *ix, const Lance__Table__Manifest *bp)
 {
-    size_t cap = 16;
-    while (cap < 2 * bp->n_fragments) cap *= 2;
-    ix->slot = core_calloc(cap, sizeof *ix->slot);
-    if (!ix->slot) return core_err_nomem();
-    ix->mask = cap - 1;
-    for (size_t k = 0; k < bp->n_fragments; k++) {
-        size_t h = (size_t)mix(bp->fragments[k]->id) & ix->mask;
-        while (ix->slot[h]) h = (h + 1) & ix->mask;
-        ix->slot[h] = (uint32_t)k + 1;
-    }
-    return 0;
+    int rc = core_hmap_reserve(ix, bp->n_fragments);
+    for (size_t k = 0; rc == 0 && k < bp->n_fragments; k++)
+        rc = core_hmap_add(ix, frag_hash(bp->fragments[k]->id), (uint32_t)k);
+    return rc;
 }
 
 /* The first of base's fragments with this id, or -1. */
-static long frag_index_find(const frag_index *ix, const Lance__Table__Manifest *bp, uint64_t id)
+static long frag_index_find(const core_hmap *ix, const Lance__Table__Manifest *bp, uint64_t id)
 {
-    for (size_t h = (size_t)mix(id) & ix->mask; ix->slot[h]; h = (h + 1) & ix->mask)
-        if (bp->fragments[ix->slot[h] - 1]->id == id) return (long)ix->slot[h] - 1;
+    core_hmap_probe p = core_hmap_probe_of(ix, frag_hash(id));
+    uint32_t k;
+    while (core_hmap_next(ix, &p, &k))
+        if (bp->fragments[k]->id == id) return (long)k;
     return -1;
 }
 
@@ -427,7 +415,7 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
                              const char *object, const lance_manifest *base)
 {
     if (!base || !base->frag_off || base->depth >= LANCE_MANIFEST_SHARE_DEPTH ||
-        base->pb->n_fragments > UINT32_MAX - 1)
+        base->pb->n_fragments > CORE_HMAP_MAX_ENTRIES)
         return lance_manifest_decode(out, data, len, object);
     *out = NULL;
     const unsigned char *b = data;
@@ -455,7 +443,7 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
     lance_manifest *m = manifest_new(len, mlen);
     if (!m) return core_err_nomem();
     core_buf head = CORE_BUF_INIT;
-    frag_index ix = {NULL, 0};
+    core_hmap ix = CORE_HMAP_INIT;
     unsigned char *copy = core_arena_alloc(&m->arena, n ? n : 1);
     uint32_t *off = core_arena_alloc(&m->arena, (nf ? nf : 1) * sizeof *off);
     uint32_t *flen = core_arena_alloc(&m->arena, (nf ? nf : 1) * sizeof *flen);
@@ -507,7 +495,7 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
             if (cursor < bp->n_fragments && bp->fragments[cursor]->id == id) {
                 at = (long)cursor;
             } else if (bp->n_fragments) {
-                if (!ix.slot && (rc = frag_index_build(&ix, bp)) != 0) goto fail;
+                if (!ix.n && (rc = frag_index_build(&ix, bp)) != 0) goto fail;
                 at = frag_index_find(&ix, bp, id);
             }
         }
@@ -540,12 +528,12 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
         m->parent = lance_manifest_share(base);
         m->depth = base->depth + 1;
     }
-    core_free(ix.slot);
+    core_hmap_free(&ix);
     core_buf_free(&head);
     *out = m;
     return 0;
 fail:
-    core_free(ix.slot);
+    core_hmap_free(&ix);
     core_buf_free(&head);
     lance_manifest_free(m);
     return rc;

@@ -1,6 +1,7 @@
 /* Names inside a Lance table: object keys under the table root, random identifiers (UUIDs,
  * data file names, deletion file ids) and the deletion file path scheme
- * (lance-format-subset.md §1, §4.1). A table root is a store key prefix ("" or "a/t.lance"). */
+ * (lance-format-subset.md §1, §4.1), and the store keys of base paths (files of another
+ * dataset directory: branch.h). A table root is a store key prefix ("" or "a/t.lance"). */
 #ifndef OG_LANCE_PATHS_H
 #define OG_LANCE_PATHS_H
 
@@ -30,5 +31,13 @@ int lance_key(char out[STORE_KEY_MAX], const char *root, const char *a, const ch
 /* Deletion files: "{frag}-{read_version}-{id}.bin" or ".arrow" (file name in _deletions/). */
 int lance_deletion_file_name(char *out, size_t cap, uint64_t frag_id, uint64_t read_version,
                              uint64_t id, int bitmap);
+
+/* The local directory a store keeps its keys under, looking through fault-injection
+ * wrappers; NULL for a store without one. */
+const char *lance_store_dir(store *s);
+
+/* The store key prefix a base path names (its `path`, absolute or a store key).
+ * OG_E_UNSUPPORTED if it lies outside the store or the store has no local root. */
+int lance_base_path_key(store *s, const char *path, char out[STORE_KEY_MAX]);
 
 #endif

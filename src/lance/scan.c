@@ -2,7 +2,6 @@
  * data files that hold them, drop deleted rows and rows the filter rejects, then project and
  * add _rowaddr / _rowid. A column that no data file of a fragment holds reads as nulls. */
 #include "lance/dataset.h"
-#include "lance/branch.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "lance/deletion.h"

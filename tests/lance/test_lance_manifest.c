@@ -907,6 +907,75 @@ static void test_manifest_decode_on_chain(void **state)
     free(x);
 }
 
+/* Decoded on a base of many fragments, a manifest whose fragments come out of the base's
+ * order (dropped, changed, added, reversed) finds each unchanged one through the base's
+ * fragment index and borrows it; where the base holds an id twice (another writer's
+ * manifest), the first fragment of that id is the one compared. Always the same message as a
+ * full decode. */
+static void test_manifest_decode_on_shuffled(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    full *x = malloc(sizeof *x);
+    build_full(x);
+    Lance__Table__DataFragment *bf = calloc(N, sizeof *bf), **bfp = calloc(N, sizeof *bfp);
+    Lance__Table__DataFragment *nf = calloc(N, sizeof *nf), **nfp = calloc(N, sizeof *nfp);
+    assert_true(bf && bfp && nf && nfp);
+    for (int i = 0; i < N; i++) {
+        bf[i] = x->frag[1];
+        bf[i].id = (uint64_t)i * 3 + 1;
+        bf[i].physical_rows = 10 + (uint64_t)i;
+        bfp[i] = &bf[i];
+    }
+    bf[N - 1].id = bf[N - 2].id; /* the base holds one id twice */
+    x->m.fragments = bfp;
+    x->m.n_fragments = N;
+    core_buf b = CORE_BUF_INIT;
+    assert_og_ok(lance_manifest_encode(&b, &x->m, NULL, 0, NULL, 0));
+    for (int variant = 0; variant < 3; variant++) {
+        /* variant 0: every other base fragment, reversed, each fifth changed, one new;
+         * variants 1 and 2: the first, or the second, fragment of the doubled id alone */
+        size_t n = 0, want_borrowed = 0;
+        if (variant == 0) {
+            for (int i = N - 3; i >= 0; i -= 2) {
+                nf[n] = bf[i];
+                if (i % 5 == 0) nf[n].physical_rows += 1;
+                else want_borrowed++;
+                n++;
+            }
+            nf[n] = bf[0];
+            nf[n++].id = 3 * N + 7;
+        } else {
+            nf[n++] = bf[variant == 1 ? N - 2 : N - 1];
+            want_borrowed = variant == 1; /* the id leads to its first fragment only */
+        }
+        for (size_t k = 0; k < n; k++) nfp[k] = &nf[k];
+        lance_manifest_next next;
+        lance_manifest *base = NULL;
+        assert_og_ok(lance_manifest_decode(&base, b.data, b.len, "base"));
+        lance_manifest_next_init(&next, base->pb, 2);
+        next.pb.fragments = nfp;
+        next.pb.n_fragments = n;
+        core_buf e = CORE_BUF_INIT;
+        assert_og_ok(lance_manifest_encode(&e, &next.pb, NULL, 0, NULL, 0));
+        lance_manifest *full_dec = NULL, *on = NULL;
+        assert_og_ok(lance_manifest_decode(&full_dec, e.data, e.len, "full"));
+        assert_og_ok(lance_manifest_decode_on(&on, e.data, e.len, "on", base));
+        assert_int_equal(on->n_borrowed, want_borrowed);
+        lance_manifest_free(base); /* on still holds it */
+        assert_same_message(on, full_dec, 0);
+        lance_manifest_free(on);
+        lance_manifest_free(full_dec);
+        core_buf_free(&e);
+    }
+    core_buf_free(&b);
+    free(bf);
+    free(bfp);
+    free(nf);
+    free(nfp);
+    free(x);
+}
+
 /* A manifest file around message bytes msg (no sections), as the encoder frames it. */
 static size_t frame_manifest(unsigned char *out, const unsigned char *msg, size_t n)
 {
@@ -1574,6 +1643,7 @@ int main(void)
         cmocka_unit_test(test_manifest_alloc_failures),
         cmocka_unit_test(test_manifest_encode_on_base),
         cmocka_unit_test(test_manifest_decode_on_chain),
+        cmocka_unit_test(test_manifest_decode_on_shuffled),
         cmocka_unit_test(test_manifest_decode_on_varints),
         cmocka_unit_test(test_version_names),
         cmocka_unit_test(test_latest_v2),
