@@ -242,68 +242,33 @@ int lance_branch_get(store *s, const char *root, const char *name, lance_branch 
     return ref_read(s, root, name, out, NULL);
 }
 
-static int cmp_branch(const void *a, const void *b)
-{
-    return strcmp(((const lance_branch *)a)->name, ((const lance_branch *)b)->name);
-}
-
 void lance_branch_list_free(lance_branch *b)
 {
     core_free(b);
 }
 
+/* A ref file's name is the branch's with '/' as %2F; one that is no valid branch name was not
+ * written as a branch. */
+static int branch_name_of(const char *file, size_t len, char *name, size_t cap)
+{
+    if (cap < LANCE_BRANCH_NAME_MAX + 1 || unescape_name(file, len, name) != 0) return -1;
+    if (lance_branch_name_check(name) == 0) return 0;
+    og_error_clear();
+    return -1;
+}
+
+static int ref_read_any(store *s, const char *root, const char *name, void *out)
+{
+    return ref_read(s, root, name, out, NULL);
+}
+
 int lance_branch_list(store *s, const char *root, lance_branch **out, size_t *n)
 {
-    *out = NULL;
-    *n = 0;
-    char prefix[STORE_KEY_MAX];
-    int rc = lance_key(prefix, root, LANCE_REFS_BRANCHES_DIR, NULL);
-    if (rc) return rc;
-    store_list l = {0};
-    rc = store_list_prefix(s, prefix, STORE_LIST_DELIMITED, &l);
-    if (rc == OG_E_NOT_FOUND) {
-        store_list_free(&l);
-        og_error_clear(); /* no _refs/branches/ yet: no branches */
-        return 0;
-    }
-    if (rc) {
-        store_list_free(&l);
-        return rc;
-    }
-    lance_branch *all = core_calloc(l.count ? l.count : 1, sizeof *all);
-    if (!all) {
-        store_list_free(&l);
-        return core_err_nomem();
-    }
-    size_t k = 0, plen = strlen(prefix);
-    for (size_t i = 0; i < l.count && rc == 0; i++) {
-        if (l.items[i].is_prefix) continue;
-        const char *file = l.items[i].key + plen;
-        size_t fl = strlen(file);
-        if (fl <= 5 || strcmp(file + fl - 5, ".json") != 0) continue;
-        char name[LANCE_BRANCH_NAME_MAX + 1];
-        if (unescape_name(file, fl - 5, name) != 0) continue;
-        if (lance_branch_name_check(name) != 0) {
-            og_error_clear(); /* not written as a branch: skipped, as lance skips it */
-            continue;
-        }
-        rc = ref_read(s, root, name, &all[k], NULL);
-        if (rc == OG_E_NOT_FOUND) {
-            og_error_clear(); /* deleted since it was listed */
-            rc = 0;
-            continue;
-        }
-        if (rc == 0) k++;
-    }
-    store_list_free(&l);
-    if (rc) {
-        core_free(all);
-        return rc;
-    }
-    qsort(all, k, sizeof *all, cmp_branch);
+    void *all = NULL;
+    int rc = lance_refs_list(s, root, LANCE_REFS_BRANCHES_DIR, sizeof **out, branch_name_of,
+                             ref_read_any, &all, n);
     *out = all;
-    *n = k;
-    return 0;
+    return rc;
 }
 
 /* ---- open ------------------------------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include "lance/branch.h"
 #include "lance/deletion.h"
 #include "lance/file2.h"
+#include "lance/fragment.h"
 #include "lance/rowids.h"
 #include "lance/txn.h"
 
@@ -328,16 +329,7 @@ static long group_of(const compactor *c, uint64_t id)
     return p ? (long)p->group : -1;
 }
 
-/* ---- encoding row ids and versions ----------------------------------------------------- */
-
-static int to_arena(core_arena *a, const core_buf *buf, ProtobufCBinaryData *out)
-{
-    out->data = core_arena_alloc(a, buf->len ? buf->len : 1);
-    if (!out->data) return core_err_nomem();
-    memcpy(out->data, buf->data, buf->len);
-    out->len = buf->len;
-    return 0;
-}
+/* ---- encoding row ids ------------------------------------------------------------------ */
 
 /* The old row ids of a new fragment's rows, as one segment: a range when contiguous, a
  * range_with_bitmap (LSB-first) when increasing and dense, else a (sorted) array. */
@@ -375,19 +367,9 @@ static int encode_rowids(core_arena *a, const uint64_t *ids, size_t n, ProtobufC
     lance_rowid_seq seq = {&seg, 1};
     core_buf buf = CORE_BUF_INIT;
     int rc = lance_rowid_seq_encode(&buf, &seq);
-    if (rc == 0) rc = to_arena(a, &buf, out);
+    if (rc == 0) rc = lance_fragment_bytes(a, &buf, out);
     core_buf_free(&buf);
     core_free(bits);
-    return rc;
-}
-
-/* Per-row versions as runs of equal values, into arena memory. */
-static int encode_versions(core_arena *a, const uint64_t *v, size_t n, ProtobufCBinaryData *out)
-{
-    core_buf buf = CORE_BUF_INIT;
-    int rc = lance_version_seq_from_rows(&buf, v, n);
-    if (rc == 0) rc = to_arena(a, &buf, out);
-    core_buf_free(&buf);
     return rc;
 }
 
@@ -468,36 +450,11 @@ static int finish_file(compactor *c, cgroup *g, out_file *o)
     if (rc == 0) rc = push_pending(c, key);
     if (rc) return rc;
     c->rep->files_written++;
-    size_t nid = ds->n_field_ids;
-    Lance__Table__DataFile *df = core_arena_alloc(a, sizeof *df);
-    int32_t *fields = core_arena_alloc(a, (nid ? nid : 1) * sizeof *fields);
-    int32_t *cols = core_arena_alloc(a, (nid ? nid : 1) * sizeof *cols);
-    Lance__Table__DataFile **files = core_arena_alloc(a, sizeof *files);
-    Lance__Table__DataFragment *f = core_arena_alloc(a, sizeof *f);
-    char *path = core_arena_strdup(a, o->name);
-    if (!df || !fields || !cols || !files || !f || !path) return core_err_nomem();
-    lance__table__data_file__init(df);
-    for (size_t i = 0; i < nid; i++) {
-        fields[i] = ds->field_ids[i];
-        cols[i] = (int32_t)i;
-    }
-    df->path = path;
-    df->n_fields = df->n_column_indices = nid;
-    df->fields = fields;
-    df->column_indices = cols;
-    df->has_file_major_version = df->has_file_minor_version = 1;
-    df->file_major_version = 2;
-    df->file_minor_version = 0;
-    df->has_file_size_bytes = 1;
-    df->file_size_bytes = info.size;
-    files[0] = df;
-    lance__table__data_fragment__init(f);
-    f->has_id = 1;
-    f->id = c->next_frag_id++;
-    f->n_files = 1;
-    f->files = files;
-    f->has_physical_rows = 1;
-    f->physical_rows = info.rows;
+    Lance__Table__DataFile *df;
+    Lance__Table__DataFragment *f;
+    rc = lance_data_file_new(&df, a, o->name, ds->field_ids, ds->n_field_ids, info.size);
+    if (rc == 0) rc = lance_fragment_new(&f, a, c->next_frag_id++, df, info.rows);
+    if (rc) return rc;
     if (info.rows != o->rows)
         return core_err(OG_E_INTERNAL, "compaction wrote %" PRIu64 " rows, expected %zu",
                         info.rows, o->rows);
@@ -507,12 +464,13 @@ static int finish_file(compactor *c, cgroup *g, out_file *o)
         if (rc == 0 && lance_version_seq_keepable(o->created, o->rows, c->opt->version_runs_max)) {
             f->created_at_version_sequence_case =
                 LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
-            rc = encode_versions(a, o->created, o->rows, &f->inline_created_at_versions);
+            rc = lance_fragment_versions(a, o->created, o->rows, &f->inline_created_at_versions);
         }
         if (rc == 0 && lance_version_seq_keepable(o->updated, o->rows, c->opt->version_runs_max)) {
             f->last_updated_at_version_sequence_case =
                 LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
-            rc = encode_versions(a, o->updated, o->rows, &f->inline_last_updated_at_versions);
+            rc = lance_fragment_versions(a, o->updated, o->rows,
+                                         &f->inline_last_updated_at_versions);
         }
         if (rc) return rc;
     }

@@ -1,13 +1,10 @@
-/* Lance dataset snapshots: create, open at a version, row counts. Scans are in scan.c and
- * staged writes in write.c. */
+/* Lance dataset snapshots: open at a version, row counts, the files under base paths.
+ * Creating is in create.c, scans in scan.c and staged writes in write.c. */
 #include "lance/dataset.h"
-#include "lance/keyindex.h"
 #include "core/alloc.h"
-#include "core/arena.h"
 #include "core/error.h"
 #include "lance/deletion.h"
 #include "lance/file2.h"
-#include "lance/txn.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -144,13 +141,6 @@ int lance_dataset_count_rows(const lance_dataset *ds, uint64_t *out)
 
 /* ---- create ---------------------------------------------------------------------------- */
 
-static int find_top_field(Lance__File__Field **fields, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (fields[i]->parent_id == -1 && strcmp(fields[i]->name, name) == 0) return (int)i;
-    return -1;
-}
-
 int lance_dataset_check_absent(store *s, const char *root)
 {
     uint64_t latest;
@@ -163,104 +153,6 @@ int lance_dataset_check_absent(store *s, const char *root)
         return OG_E_EXISTS;
     }
     return rc == OG_E_NOT_FOUND ? 0 : rc;
-}
-
-int lance_dataset_create(lance_dataset **out, store *s, const char *root,
-                         const arrow_schema *schema, const lance_create_options *opt)
-{
-    *out = NULL;
-    lance_create_options def = LANCE_CREATE_OPTIONS_INIT;
-    if (!opt) opt = &def;
-    if (opt->version != 1)
-        return core_err(OG_E_BAD_REQUEST, "lance_create_options version %d is not 1", opt->version);
-    if (schema->n_fields == 0)
-        return core_err(OG_E_BAD_REQUEST, "table '%s': a schema needs at least one field", root);
-
-    int rc = lance_dataset_check_absent(s, root);
-    if (rc) return rc;
-
-    Lance__File__Field **fields = NULL;
-    size_t nf = 0;
-    rc = lance_fields_from_arrow(&fields, &nf, schema, NULL, 0);
-    if (rc) return rc;
-
-    core_arena a;
-    core_arena_init(&a, 4096);
-    for (size_t i = 0; rc == 0 && i < opt->n_primary_key; i++) {
-        int k = find_top_field(fields, nf, opt->primary_key[i]);
-        if (k < 0)
-            rc = core_err(OG_E_BAD_REQUEST, "primary key column '%s' is not in the schema",
-                          opt->primary_key[i]);
-        else
-            fields[k]->unenforced_primary_key = 1;
-    }
-    for (size_t i = 0; rc == 0 && i < opt->n_meta; i++) {
-        int k = find_top_field(fields, nf, opt->meta_field[i]);
-        if (k < 0) {
-            rc = core_err(OG_E_BAD_REQUEST, "metadata for unknown column '%s'", opt->meta_field[i]);
-            break;
-        }
-        Lance__File__Field *f = fields[k];
-        Lance__File__Field__MetadataEntry **entries =
-            core_arena_alloc(&a, (f->n_metadata + 1) * sizeof *entries);
-        Lance__File__Field__MetadataEntry *e = core_arena_alloc(&a, sizeof *e);
-        char *key = core_arena_strdup(&a, opt->meta_key[i]);
-        char *val = core_arena_strdup(&a, opt->meta_value[i]);
-        if (!entries || !e || !key || !val) {
-            rc = core_err_nomem();
-            break;
-        }
-        lance__file__field__metadata_entry__init(e);
-        e->key = key;
-        e->value.data = (uint8_t *)val;
-        e->value.len = strlen(val);
-        if (f->n_metadata) memcpy(entries, f->metadata, f->n_metadata * sizeof *entries);
-        entries[f->n_metadata] = e;
-        /* The old array belongs to lance_fields_from_arrow's allocation; keep it to free it. */
-        f->metadata = entries;
-        f->n_metadata++;
-    }
-
-    lance_manifest_next next;
-    Lance__Table__Transaction txn = LANCE__TABLE__TRANSACTION__INIT;
-    Lance__Table__Transaction__Overwrite ow = LANCE__TABLE__TRANSACTION__OVERWRITE__INIT;
-    lance_commit_info info;
-    lance_naming naming = opt->v1_names ? LANCE_NAMING_V1 : LANCE_NAMING_V2;
-    if (rc == 0) {
-        lance_manifest_next_init(&next, NULL, 1);
-        next.pb.n_fields = nf;
-        next.pb.fields = fields;
-        uint64_t flags = opt->stable_row_ids ? LANCE_FLAG_STABLE_ROW_IDS : 0;
-        next.pb.has_reader_feature_flags = next.pb.has_writer_feature_flags = 1;
-        next.pb.reader_feature_flags = next.pb.writer_feature_flags = flags;
-        next.pb.has_next_row_id = opt->stable_row_ids;
-        next.pb.next_row_id = 0;
-        if (opt->key_indexes) rc = lance_kix_declare_pb(&a, &next.pb, opt->key_indexes);
-    }
-    if (rc == 0) {
-        /* Creating a table is an Overwrite on top of version 0, as lance records it. */
-        txn.has_read_version = 1;
-        txn.read_version = 0;
-        ow.n_schema = nf;
-        ow.schema = fields;
-        txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE;
-        txn.overwrite = &ow;
-        rc = lance_commit(s, root, naming, &next.pb, &txn, NULL, 0, 0, &info);
-        if (rc == OG_E_CONFLICT) {
-            core_err(OG_E_EXISTS, "table '%s' was created concurrently", root);
-            core_err_detail(CORE_ERR_OBJECT, root);
-            rc = OG_E_EXISTS;
-        }
-    }
-    /* Undo the metadata arrays we spliced in, so the fields free as they were made. */
-    for (size_t i = 0; i < opt->n_meta; i++) {
-        int k = find_top_field(fields, nf, opt->meta_field[i]);
-        if (k >= 0 && fields[k]->n_metadata) fields[k]->n_metadata = 0, fields[k]->metadata = NULL;
-    }
-    lance_fields_free(fields, nf);
-    core_arena_free(&a);
-    if (rc) return rc;
-    return lance_dataset_open(out, s, root, 1, LANCE_ACCESS_WRITE);
 }
 
 uint64_t lance_dataset_physical_rows(const lance_dataset *ds)

@@ -1,5 +1,6 @@
-/* Lance tags: create-if-absent, read, list, delete-if-identity-matches, checkout; and the
- * table's retention lock shared with restore and cleanup. */
+/* Lance refs: the listing of a refs directory (tags and branches); tags: create-if-absent,
+ * read, list, delete-if-identity-matches, checkout; and the table's retention lock shared
+ * with restore and cleanup. */
 #include "lance/refs.h"
 
 #include "core/alloc.h"
@@ -192,57 +193,51 @@ int lance_tag_create(store *s, const char *root, const char *name, uint64_t vers
     return rc;
 }
 
-static int cmp_tag(const void *a, const void *b)
+static int cmp_name(const void *a, const void *b)
 {
-    return strcmp(((const lance_tag *)a)->name, ((const lance_tag *)b)->name);
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void lance_tag_list_free(lance_tag *tags)
-{
-    core_free(tags);
-}
-
-int lance_tag_list(store *s, const char *root, lance_tag **out, size_t *n)
+int lance_refs_list(store *s, const char *root, const char *dir, size_t size,
+                    lance_ref_name_fn name_of, lance_ref_read_fn read_ref, void **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
     char prefix[STORE_KEY_MAX];
-    int rc = lance_key(prefix, root, LANCE_REFS_TAGS_DIR, NULL);
+    int rc = lance_key(prefix, root, dir, NULL);
     if (rc) return rc;
     store_list l = {0};
     rc = store_list_prefix(s, prefix, STORE_LIST_DELIMITED, &l);
     if (rc == OG_E_NOT_FOUND) {
         store_list_free(&l);
-        og_error_clear(); /* no _refs/tags/ yet: no tags */
+        og_error_clear(); /* no such directory yet: no refs */
         return 0;
     }
     if (rc) {
         store_list_free(&l);
         return rc;
     }
-    lance_tag *tags = core_calloc(l.count ? l.count : 1, sizeof *tags);
-    if (!tags) {
-        store_list_free(&l);
-        return core_err_nomem();
-    }
-    size_t k = 0;
-    size_t plen = strlen(prefix);
-    for (size_t i = 0; i < l.count && rc == 0; i++) {
+    /* The names first, sorted, so the refs are read in the order they are returned. */
+    char **names = core_calloc(l.count ? l.count : 1, sizeof *names);
+    size_t nn = 0, plen = strlen(prefix);
+    if (!names) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < l.count; i++) {
         if (l.items[i].is_prefix) continue;
         const char *file = l.items[i].key + plen;
         size_t fl = strlen(file);
-        if (fl <= 5 || strcmp(file + fl - 5, ".json") != 0) continue; /* not a tag file */
-        char name[LANCE_TAG_NAME_MAX + 1];
-        if (fl - 5 > LANCE_TAG_NAME_MAX) continue; /* no valid tag has this name */
-        memcpy(name, file, fl - 5);
-        name[fl - 5] = '\0';
-        /* A file whose name is no valid tag name was not written as a tag; lance ignores it
-         * too, so it is skipped rather than reported. */
-        if (lance_tag_name_check(name) != 0) {
-            og_error_clear();
-            continue;
-        }
-        rc = tag_read(s, root, name, &tags[k]);
+        if (fl <= 5 || strcmp(file + fl - 5, ".json") != 0) continue; /* not a ref file */
+        char name[STORE_KEY_MAX];
+        if (name_of(file, fl - 5, name, sizeof name) != 0) continue;
+        if (!(names[nn] = core_strdup(name))) rc = core_err_nomem();
+        else nn++;
+    }
+    store_list_free(&l);
+    if (rc == 0) qsort(names, nn, sizeof *names, cmp_name);
+    unsigned char *refs = NULL;
+    if (rc == 0 && nn && !(refs = core_calloc(nn, size))) rc = core_err_nomem();
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < nn; i++) {
+        rc = read_ref(s, root, names[i], refs + k * size);
         if (rc == OG_E_NOT_FOUND) {
             og_error_clear(); /* deleted since it was listed: absence, not an error */
             rc = 0;
@@ -250,15 +245,45 @@ int lance_tag_list(store *s, const char *root, lance_tag **out, size_t *n)
         }
         if (rc == 0) k++;
     }
-    store_list_free(&l);
+    for (size_t i = 0; i < nn; i++) core_free(names[i]);
+    core_free(names);
     if (rc) {
-        core_free(tags);
+        core_free(refs);
         return rc;
     }
-    qsort(tags, k, sizeof *tags, cmp_tag);
-    *out = tags;
+    *out = refs;
     *n = k;
     return 0;
+}
+
+void lance_tag_list_free(lance_tag *tags)
+{
+    core_free(tags);
+}
+
+/* A tag file's name is the tag's; one that is no valid tag name was not written as a tag. */
+static int tag_name_of(const char *file, size_t len, char *name, size_t cap)
+{
+    if (len > LANCE_TAG_NAME_MAX || len >= cap) return -1;
+    memcpy(name, file, len);
+    name[len] = '\0';
+    if (lance_tag_name_check(name) == 0) return 0;
+    og_error_clear();
+    return -1;
+}
+
+static int tag_read_any(store *s, const char *root, const char *name, void *out)
+{
+    return tag_read(s, root, name, out);
+}
+
+int lance_tag_list(store *s, const char *root, lance_tag **out, size_t *n)
+{
+    void *tags = NULL;
+    int rc = lance_refs_list(s, root, LANCE_REFS_TAGS_DIR, sizeof **out, tag_name_of,
+                             tag_read_any, &tags, n);
+    *out = tags;
+    return rc;
 }
 
 int lance_tag_delete(store *s, const char *root, const char *name, const char *identity)

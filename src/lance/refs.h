@@ -1,4 +1,5 @@
-/* Lance tags: `_refs/tags/<name>.json` in the camelCase form lancedb reads and writes
+/* Lance refs. The listing of a refs directory, shared by tags and branches (branch.h), and
+ * tags: `_refs/tags/<name>.json` in the camelCase form lancedb reads and writes
  * (lance-format-subset.md §4.4): {"branch":null,"version":N,"createdAt":"<RFC3339>",
  * "updatedAt":"<RFC3339>","manifestSize":<bytes of that version's manifest>,"metadata":{}}.
  *
@@ -42,6 +43,19 @@ typedef struct lance_tag {
     uint64_t manifest_size;
     char identity[LANCE_TAG_IDENTITY_LEN + 1]; /* hash of the stored bytes, hex */
 } lance_tag;
+
+/* The refs of one kind: every `<file>.json` directly under root/<dir> (dir is
+ * LANCE_REFS_TAGS_DIR or LANCE_REFS_BRANCHES_DIR), sorted by ref name (byte order), read into
+ * an array of *n elements of `size` bytes each (free with core_free; NULL when none).
+ * name_of turns a file name without ".json" (len bytes, not terminated) into the ref name
+ * (a string of at most cap - 1 bytes); nonzero means no ref of ours, skipped as lance skips
+ * it. read_ref reads ref `name` into one element: OG_E_NOT_FOUND from it (deleted since it was
+ * listed) skips the ref, any other error fails the listing (a damaged ref fails it with
+ * OG_E_CORRUPT, as lance does). A missing directory is no refs. */
+typedef int (*lance_ref_name_fn)(const char *file, size_t len, char *name, size_t cap);
+typedef int (*lance_ref_read_fn)(store *s, const char *root, const char *name, void *out);
+int lance_refs_list(store *s, const char *root, const char *dir, size_t size,
+                    lance_ref_name_fn name_of, lance_ref_read_fn read_ref, void **out, size_t *n);
 
 /* 0 if name is a valid tag name: non-empty, at most LANCE_TAG_NAME_MAX bytes of ASCII
  * letters, digits, '.', '-', '_'; not starting or ending with '.', no "..", not ending with

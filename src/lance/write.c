@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "lance/deletion.h"
 #include "lance/file2.h"
+#include "lance/fragment.h"
 #include "lance/keyindex.h"
 #include "lance/rowids.h"
 #include "lance/txn.h"
@@ -194,26 +195,9 @@ static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name
     if (rc) return rc;
     st->files_written++;
     if ((rc = push_pending(st, key)) != 0) return rc;
-    Lance__Table__DataFile *df = core_arena_alloc(&st->arena, sizeof *df);
-    int32_t *fields = core_arena_alloc(&st->arena, (n_ids ? n_ids : 1) * sizeof *fields);
-    int32_t *colidx = core_arena_alloc(&st->arena, (n_ids ? n_ids : 1) * sizeof *colidx);
-    char *path = core_arena_strdup(&st->arena, name);
-    if (!df || !fields || !colidx || !path) return core_err_nomem();
-    lance__table__data_file__init(df);
     const int32_t *fid = st->kind == ST_OVERWRITE ? st->ow_ids : ds->field_ids;
-    for (size_t i = 0; i < n_ids; i++) {
-        fields[i] = fid[i];
-        colidx[i] = (int32_t)i;
-    }
-    df->path = path;
-    df->n_fields = df->n_column_indices = n_ids;
-    df->fields = fields;
-    df->column_indices = colidx;
-    df->has_file_major_version = df->has_file_minor_version = 1;
-    df->file_major_version = 2;
-    df->file_minor_version = 0;
-    df->has_file_size_bytes = 1;
-    df->file_size_bytes = info.size;
+    Lance__Table__DataFile *df;
+    if ((rc = lance_data_file_new(&df, &st->arena, name, fid, n_ids, info.size)) != 0) return rc;
     return push_new_frag(st, df, info.rows, ids, created);
 }
 
@@ -1084,30 +1068,7 @@ static int encode_preset_ids(core_arena *a, const uint64_t *ids, uint64_t n, Pro
     lance_rowid_seq seq = {&seg, 1};
     core_buf buf = CORE_BUF_INIT;
     int rc = lance_rowid_seq_encode(&buf, &seq);
-    if (rc == 0) {
-        out->data = core_arena_alloc(a, buf.len ? buf.len : 1);
-        if (!out->data) rc = core_err_nomem();
-        else memcpy(out->data, buf.data, buf.len), out->len = buf.len;
-    }
-    core_buf_free(&buf);
-    return rc;
-}
-
-static int buf_to_arena(core_arena *a, core_buf *buf, ProtobufCBinaryData *out)
-{
-    out->data = core_arena_alloc(a, buf->len ? buf->len : 1);
-    if (!out->data) return core_err_nomem();
-    memcpy(out->data, buf->data, buf->len);
-    out->len = buf->len;
-    return 0;
-}
-
-/* Creation-version runs from per-row versions, into arena memory. */
-static int encode_versions(core_arena *a, const uint64_t *v, uint64_t n, ProtobufCBinaryData *out)
-{
-    core_buf buf = CORE_BUF_INIT;
-    int rc = lance_version_seq_from_rows(&buf, v, n);
-    if (rc == 0) rc = buf_to_arena(a, &buf, out);
+    if (rc == 0) rc = lance_fragment_bytes(a, &buf, out);
     core_buf_free(&buf);
     return rc;
 }
@@ -1167,17 +1128,8 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < st->n_nf; i++) {
         const new_frag *nf = &st->nf[i];
-        Lance__Table__DataFragment *f = core_arena_alloc(a, sizeof *f);
-        Lance__Table__DataFile **files = core_arena_alloc(a, sizeof *files);
-        if (!f || !files) return core_err_nomem();
-        lance__table__data_fragment__init(f);
-        f->has_id = 1;
-        f->id = next_id++;
-        files[0] = nf->file;
-        f->n_files = 1;
-        f->files = files;
-        f->has_physical_rows = 1;
-        f->physical_rows = nf->rows;
+        Lance__Table__DataFragment *f;
+        if ((rc = lance_fragment_new(&f, a, next_id++, nf->file, nf->rows)) != 0) return rc;
         if (stable) {
             core_buf buf = CORE_BUF_INIT;
             f->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
@@ -1185,7 +1137,7 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
                 rc = encode_preset_ids(a, nf->preset_ids, nf->rows, &f->inline_row_ids);
             } else {
                 rc = lance_rowids_assign(&buf, &next_row_id, nf->rows);
-                if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_row_ids);
+                if (rc == 0) rc = lance_fragment_bytes(a, &buf, &f->inline_row_ids);
             }
             core_buf_clear(&buf);
             f->last_updated_at_version_sequence_case =
@@ -1199,14 +1151,15 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
                 f->created_at_version_sequence_case =
                     LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
             if (rc == 0 && nf->created_at && created_kept) {
-                rc = encode_versions(a, nf->created_at, nf->rows, &f->inline_created_at_versions);
+                rc = lance_fragment_versions(a, nf->created_at, nf->rows,
+                                             &f->inline_created_at_versions);
             } else if (rc == 0 && created_kept) {
                 rc = lance_version_seq_uniform(&buf, nf->rows, V);
-                if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_created_at_versions);
+                if (rc == 0) rc = lance_fragment_bytes(a, &buf, &f->inline_created_at_versions);
             }
             core_buf_clear(&buf);
             if (rc == 0) rc = lance_version_seq_uniform(&buf, nf->rows, V);
-            if (rc == 0) rc = buf_to_arena(a, &buf, &f->inline_last_updated_at_versions);
+            if (rc == 0) rc = lance_fragment_bytes(a, &buf, &f->inline_last_updated_at_versions);
             core_buf_free(&buf);
         }
         frags[nfr++] = f;

@@ -6,8 +6,10 @@
 #include "crashsim.h"
 
 #include "core/alloc.h"
+#include "lance/fragment.h"
 #include "lance/manifest.h"
 #include "lance/paths.h"
+#include "lance/rowids.h"
 #include "lance/txn.h"
 #include "lance/version.h"
 #include "store/store.h"
@@ -976,6 +978,87 @@ static void test_manifest_decode_on_shuffled(void **state)
     free(x);
 }
 
+/* The records a staged write and a compaction give each file they write (lance/fragment.h):
+ * a format 2.0 DataFile with the fields as its columns in order, in a fragment of its own,
+ * versions as runs; they survive a manifest round trip, and an allocation failure is an
+ * error. */
+static void test_fragment_records(void **state)
+{
+    (void)state;
+    core_arena a;
+    core_arena_init(&a, 256);
+    char name[] = "0101-file.lance";
+    const int32_t fields[] = {3, 1, 7};
+    Lance__Table__DataFile *df = NULL;
+    assert_og_ok(lance_data_file_new(&df, &a, name, fields, 3, 1234));
+    name[0] = 'x'; /* the path is a copy */
+    assert_string_equal(df->path, "0101-file.lance");
+    assert_int_equal(df->n_fields, 3);
+    assert_int_equal(df->n_column_indices, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(df->fields[i], fields[i]);
+        assert_int_equal(df->column_indices[i], i);
+    }
+    assert_true(df->has_file_major_version && df->has_file_minor_version);
+    assert_int_equal(df->file_major_version, 2);
+    assert_int_equal(df->file_minor_version, 0);
+    assert_true(df->has_file_size_bytes);
+    assert_int_equal(df->file_size_bytes, 1234);
+    assert_false(df->has_base_id);
+    Lance__Table__DataFragment *f = NULL;
+    assert_og_ok(lance_fragment_new(&f, &a, 42, df, 99));
+    assert_int_equal(f->id, 42);
+    assert_int_equal(f->physical_rows, 99);
+    assert_int_equal(f->n_files, 1);
+    assert_ptr_equal(f->files[0], df);
+    assert_null(f->deletion_file);
+    assert_int_equal(f->row_id_sequence_case, LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET);
+    const uint64_t v[5] = {5, 5, 5, 7, 7};
+    f->created_at_version_sequence_case =
+        LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+    assert_og_ok(lance_fragment_versions(&a, v, 5, &f->inline_created_at_versions));
+    lance_version_seq seq;
+    assert_og_ok(lance_version_seq_decode(&seq, f->inline_created_at_versions.data,
+                                          f->inline_created_at_versions.len, "v"));
+    uint64_t *got = NULL;
+    assert_og_ok(lance_version_seq_expand(&seq, 5, &got));
+    assert_memory_equal(got, v, sizeof v);
+    core_free(got);
+    lance_version_seq_free(&seq);
+    /* through a manifest and back */
+    full *x = malloc(sizeof *x);
+    build_full(x);
+    Lance__Table__DataFragment *one[1] = {f};
+    x->m.fragments = one;
+    x->m.n_fragments = 1;
+    core_buf b = CORE_BUF_INIT;
+    assert_og_ok(lance_manifest_encode(&b, &x->m, NULL, 0, NULL, 0));
+    lance_manifest *m = NULL;
+    assert_og_ok(lance_manifest_decode(&m, b.data, b.len, "m"));
+    const Lance__Table__DataFragment *g = m->pb->fragments[0];
+    assert_int_equal(g->id, 42);
+    assert_int_equal(g->physical_rows, 99);
+    assert_string_equal(g->files[0]->path, "0101-file.lance");
+    assert_int_equal(g->files[0]->file_size_bytes, 1234);
+    assert_int_equal(g->files[0]->fields[2], 7);
+    assert_int_equal(g->files[0]->column_indices[2], 2);
+    assert_int_equal(g->inline_created_at_versions.len, f->inline_created_at_versions.len);
+    lance_manifest_free(m);
+    core_buf_free(&b);
+    free(x);
+    core_arena_free(&a);
+    /* each allocation can fail, and says so */
+    for (uint64_t nth = 1; nth <= 3; nth++) {
+        core_arena_init(&a, 64);
+        core_alloc_fail_at(nth, 1);
+        int rd = lance_data_file_new(&df, &a, "f.lance", fields, 3, 1);
+        int rf = lance_fragment_new(&f, &a, 1, df, 1);
+        core_alloc_fail_at(0, 0);
+        assert_og_error(rd ? rd : rf, OG_E_NOMEM);
+        core_arena_free(&a);
+    }
+}
+
 /* A manifest file around message bytes msg (no sections), as the encoder frames it. */
 static size_t frame_manifest(unsigned char *out, const unsigned char *msg, size_t n)
 {
@@ -1644,6 +1727,7 @@ int main(void)
         cmocka_unit_test(test_manifest_encode_on_base),
         cmocka_unit_test(test_manifest_decode_on_chain),
         cmocka_unit_test(test_manifest_decode_on_shuffled),
+        cmocka_unit_test(test_fragment_records),
         cmocka_unit_test(test_manifest_decode_on_varints),
         cmocka_unit_test(test_version_names),
         cmocka_unit_test(test_latest_v2),

@@ -2,6 +2,7 @@
  * and cleanup of Lance tables. */
 #include "refs_fixture.h"
 #include "core/alloc.h"
+#include "core/error.h"
 #include "core/json.h"
 #include "lance/txn.h"
 
@@ -59,6 +60,92 @@ static uint64_t manifest_size(fixture *f, uint64_t v)
     store_meta m;
     assert_og_ok(store_head(f->s, key, &m));
     return m.size;
+}
+
+/* ---- the refs lister shared by tags and branches --------------------------------------- */
+
+typedef struct lref {
+    char name[32];
+    int64_t size;
+} lref;
+
+/* A ref file's name, less ones starting with "skip" (no ref of ours). */
+static int lref_name(const char *file, size_t len, char *name, size_t cap)
+{
+    if (len >= cap || (len >= 4 && memcmp(file, "skip", 4) == 0)) return -1;
+    memcpy(name, file, len);
+    name[len] = '\0';
+    return 0;
+}
+
+/* Reads the file's size; "gone" is deleted since listed, "bad" is damaged. */
+static int lref_read(store *s, const char *root, const char *name, void *out)
+{
+    lref *r = out;
+    if (strcmp(name, "gone") == 0) return core_err(OG_E_NOT_FOUND, "ref '%s' is gone", name);
+    if (strcmp(name, "bad") == 0) return core_err(OG_E_CORRUPT, "ref '%s' is damaged", name);
+    char file[64], key[STORE_KEY_MAX];
+    snprintf(file, sizeof file, "%s.json", name);
+    assert_og_ok(lance_key(key, root, "_refs/x/", file));
+    store_meta m;
+    int rc = store_head(s, key, &m);
+    if (rc) return rc;
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->size = (int64_t)m.size;
+    return 0;
+}
+
+static void test_refs_list(void **state)
+{
+    fixture *f = *state;
+    void *out = NULL;
+    size_t n = 7;
+    /* no directory: no refs */
+    assert_og_ok(lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name, lref_read,
+                                 &out, &n));
+    assert_null(out);
+    assert_int_equal(n, 0);
+    put_rel(f, "_refs/x/zeta.json", "12345", 5);
+    put_rel(f, "_refs/x/alpha.json", "1", 1);
+    put_rel(f, "_refs/x/mid.json", "123", 3);
+    put_rel(f, "_refs/x/gone.json", "", 0);
+    put_rel(f, "_refs/x/skip-me.json", "", 0);
+    put_rel(f, "_refs/x/.json", "", 0);          /* no name */
+    put_rel(f, "_refs/x/notes.txt", "", 0);      /* not a ref file */
+    put_rel(f, "_refs/x/sub/deep.json", "", 0);  /* not directly under the directory */
+    assert_og_ok(lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name, lref_read,
+                                 &out, &n));
+    const lref *r = out;
+    assert_int_equal(n, 3); /* sorted by name; the gone one and the others skipped */
+    assert_string_equal(r[0].name, "alpha");
+    assert_int_equal(r[0].size, 1);
+    assert_string_equal(r[1].name, "mid");
+    assert_int_equal(r[1].size, 3);
+    assert_string_equal(r[2].name, "zeta");
+    assert_int_equal(r[2].size, 5);
+    core_free(out);
+    /* a failed allocation fails the listing cleanly */
+    for (uint64_t nth = 1; nth <= 8; nth++) {
+        core_alloc_fail_at(nth, 0);
+        int rc = lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name, lref_read,
+                                 &out, &n);
+        core_alloc_fail_at(0, 0);
+        if (rc == 0) {
+            assert_int_equal(n, 3);
+            core_free(out);
+        } else {
+            assert_og_error(rc, OG_E_NOMEM);
+            assert_null(out);
+        }
+    }
+    /* a damaged ref fails the listing */
+    put_rel(f, "_refs/x/bad.json", "", 0);
+    out = (void *)1;
+    assert_og_error(lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name,
+                                    lref_read, &out, &n),
+                    OG_E_CORRUPT);
+    assert_null(out);
+    assert_int_equal(n, 0);
 }
 
 /* ---- tags --------------------------------------------------------------------------------- */
@@ -984,6 +1071,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cleanup_vs_tag_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v1_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refs_list, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
