@@ -8,3 +8,7 @@ add_test(NAME test_layers_include_direction
 add_test(NAME test_layers_self_test COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_layers.sh --self-test)
 set_tests_properties(test_layers_include_direction test_layers_self_test PROPERTIES
                      LABELS "conventions" TIMEOUT 60)
+
+# The documents stay inside the repository and name only paths and functions that exist.
+add_test(NAME test_docs_references COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_docs.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(test_docs_references PROPERTIES LABELS "conventions" TIMEOUT 120)

@@ -204,8 +204,8 @@ static void test_bin_corrupt(void **state)
 static void test_bin_matches_probe(void **state)
 {
     (void)state;
-    const char *pd = getenv("OG_LANCE_PROBE_DIR");
-    if (!pd) pd = "/work/shared/reference/lance-probe";
+    const char *pd = getenv("OG_LANCE_PROBE_DIR"); /* tests/CMakeLists.txt; skipped without */
+    if (!pd || !*pd) skip();
     char chk[512];
     snprintf(chk, sizeof chk, "%s/mini_writer.py", pd);
     if (access(chk, R_OK) != 0) skip();

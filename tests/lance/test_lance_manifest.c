@@ -405,8 +405,8 @@ static void test_manifest_round_trip(void **state)
 /* The reference probe's independent decoder agrees with our footer and framing. */
 static const char *probe_dir(void)
 {
-    const char *d = getenv("OG_LANCE_PROBE_DIR");
-    if (!d) d = "/work/shared/reference/lance-probe";
+    const char *d = getenv("OG_LANCE_PROBE_DIR"); /* tests/CMakeLists.txt; skipped without */
+    if (!d || !*d) return NULL;
     char p[512];
     snprintf(p, sizeof p, "%s/mini_writer.py", d);
     if (access(p, R_OK) != 0 || system("python3 -c 'pass' >/dev/null 2>&1") != 0) return NULL;

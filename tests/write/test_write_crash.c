@@ -1,4 +1,4 @@
-/* Crash enumeration over the write path (DESIGN.md §7): init and each load mode are run on the
+/* Crash enumeration over the write path (docs/conventions.md, Tests): init and each load mode are run on the
  * fault store, crashing after every durable store operation in both crash modes; the root is
  * then reopened read-write (which recovers) and the invariants checked:
  *   - the graph shows exactly the old or exactly the new state (all tables together);
