@@ -12,3 +12,9 @@ set_tests_properties(test_layers_include_direction test_layers_self_test PROPERT
 # The documents stay inside the repository and name only paths and functions that exist.
 add_test(NAME test_docs_references COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_docs.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(test_docs_references PROPERTIES LABELS "conventions" TIMEOUT 120)
+
+# The failpoint table of docs/conventions.md lists exactly the OG_FAILPOINT names in src/, and
+# every name a test arms exists.
+add_test(NAME test_failpoints_documented
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_failpoints.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(test_failpoints_documented PROPERTIES LABELS "conventions" TIMEOUT 60)
