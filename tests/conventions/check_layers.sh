@@ -97,7 +97,7 @@ check_tree() {
 self_test() {
     base=${TMPDIR:-/tmp}
     tmp=$(mktemp -d "$base/og-layers-XXXXXX")
-    trap 'if [ -n "${OG_KEEP_TMP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi' EXIT
+    trap 'if [ "${OG_KEEP_TMP:-0}" != 0 ]; then echo "OG_KEEP_TMP: kept $tmp"; else rm -rf "$tmp"; fi' EXIT
     mkdir -p "$tmp/src/core" "$tmp/src/lance" "$tmp/src/lang" "$tmp/src/store" "$tmp/src/cli" \
         "$tmp/src/exec" "$tmp/include"
     printf '#include "omnigraph.h"\n#include <stdio.h>\n#include "core/error.h"\n' >"$tmp/src/core/ok.c"

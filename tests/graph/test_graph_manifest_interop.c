@@ -104,7 +104,7 @@ static void test_lancedb_reads_manifest(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "graph-manifest-interop");
+    test_sandbox_new(dir, sizeof dir, "graph-manifest-interop");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     char c1[GRAPH_ID_LEN + 1], c2[GRAPH_ID_LEN + 1];
@@ -162,8 +162,7 @@ static void test_lancedb_reads_manifest(void **state)
     assert_int_equal(graph_snapshot_table(snap, "node:Person")->version, 2);
     assert_int_equal(snap->n_commits, 2);
     graph_snapshot_free(snap);
-    store_close(s);
-    if (!getenv("OG_KEEP_TMP")) test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 int main(void)

@@ -277,14 +277,14 @@ static int group_setup(void **state)
                         "packages are unavailable, so the interop suite cannot run\n", g_src, rc);
         return -1;
     }
-    test_mkdtemp(g_tmp, sizeof g_tmp, "interop");
+    test_sandbox_new(g_tmp, sizeof g_tmp, "interop");
     return 0;
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    if (g_tmp[0] && !getenv("OG_KEEP_TMP")) test_rmrf(g_tmp);
+    test_sandbox_done(g_tmp);
     return 0;
 }
 

@@ -61,7 +61,7 @@ static void test_lancedb_rebases_over_ours(void **state)
 {
     (void)state;
     char dir[256], gate[300], cmd[2048], line[4096];
-    test_mkdtemp(dir, sizeof dir, "interop-stale");
+    test_sandbox_new(dir, sizeof dir, "interop-stale");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     arrow_schema schema;
@@ -104,8 +104,7 @@ static void test_lancedb_rebases_over_ours(void **state)
     lance_dataset_free(d3);
     lance_dataset_free(d4);
     arrow_schema_clear(&schema);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 /* We stage an append at version 2; lancedb adds (v3) before we commit: our commit must read
@@ -114,7 +113,7 @@ static void test_we_rebase_over_lancedb(void **state)
 {
     (void)state;
     char dir[256], cmd[2048];
-    test_mkdtemp(dir, sizeof dir, "interop-rebase");
+    test_sandbox_new(dir, sizeof dir, "interop-rebase");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     arrow_schema schema;
@@ -140,15 +139,14 @@ static void test_we_rebase_over_lancedb(void **state)
     lance_dataset_free(out);
     lance_dataset_free(ds);
     arrow_schema_clear(&schema);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 static void test_race_with_lancedb(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "interop-race");
+    test_sandbox_new(dir, sizeof dir, "interop-race");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     arrow_schema schema;
@@ -231,8 +229,7 @@ static void test_race_with_lancedb(void **state)
     free(theirs);
     free(ours);
     arrow_schema_clear(&schema);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 int main(void)

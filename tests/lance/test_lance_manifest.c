@@ -41,7 +41,7 @@ static int contains(const unsigned char *hay, size_t n, const unsigned char *nee
 
 static store *open_store(char *dir, size_t cap, const char *tag)
 {
-    test_mkdtemp(dir, cap, tag);
+    test_sandbox_new(dir, cap, tag);
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     return s;
@@ -434,7 +434,7 @@ static void test_manifest_python_decoder(void **state)
     assert_og_ok(lance_manifest_encode(&b, &x->m, TXN_BYTES, sizeof TXN_BYTES, INDEX_BYTES,
                                        sizeof INDEX_BYTES));
     char dir[256], path[300], cmd[1024], out[65536];
-    test_mkdtemp(dir, sizeof dir, "lance-pydec");
+    test_sandbox_new(dir, sizeof dir, "lance-pydec");
     snprintf(path, sizeof path, "%s/m.manifest", dir);
     test_write_file(path, b.data, b.len);
     snprintf(cmd, sizeof cmd, "python3 %s/manifest.py %s 2>&1", pd, path);
@@ -448,7 +448,7 @@ static void test_manifest_python_decoder(void **state)
     if (!strstr(out, want)) fail_msg("probe output lacks '%s':\n%s", want, out);
     assert_non_null(strstr(out, "file-a.lance"));
     assert_non_null(strstr(out, "feat/x"));
-    test_rmrf(dir);
+    test_sandbox_done(dir);
     core_buf_free(&b);
     free(x);
 }
@@ -576,8 +576,7 @@ static void test_refuse_unsupported(void **state)
     assert_int_equal(m->pb->version, 1);
     lance_manifest_free(m);
     core_buf_free(&b);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
     free(x);
 }
 
@@ -1199,8 +1198,7 @@ static void latest_case(lance_naming naming)
     assert_non_null(strstr(og_error_last()->message, "mixes V1 and V2"));
 
     core_buf_free(&b);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 static void test_latest_v2(void **state)
@@ -1327,8 +1325,7 @@ static void test_commit_files(void **state)
 
     lance_manifest_free(m2);
     lance_manifest_free(m);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 #define RACE_ROUNDS 25
@@ -1400,8 +1397,7 @@ static void test_commit_race(void **state)
     store_list_free(&l);
     pthread_barrier_destroy(&bar);
     free(r);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 /* Crash after every durable store operation of a commit, in both crash modes: the table
@@ -1493,7 +1489,7 @@ static void test_mini_writer_manifest(void **state)
     const char *pd = probe_dir();
     if (!pd) skip();
     char dir[256], cmd[1024], out[4096];
-    test_mkdtemp(dir, sizeof dir, "lance-mini");
+    test_sandbox_new(dir, sizeof dir, "lance-mini");
     snprintf(cmd, sizeof cmd, "python3 %s/mini_writer.py %s/t.lance create 2>&1", pd, dir);
     run_capture(cmd, out, sizeof out);
     store *s = NULL;
@@ -1558,8 +1554,7 @@ static void test_mini_writer_manifest(void **state)
     assert_int_equal(m4->pb->n_fragments, 2);
     lance_manifest_free(m4);
     lance_manifest_free(m);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 int main(void)

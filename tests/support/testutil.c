@@ -12,14 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-void test_mkdtemp(char *path, size_t cap, const char *tag)
-{
-    const char *base = getenv("TMPDIR");
-    if (!base || !*base) base = "/tmp";
-    snprintf(path, cap, "%s/og-%s-XXXXXX", base, tag ? tag : "test");
-    if (!mkdtemp(path)) fail_msg("mkdtemp %s failed", path);
-}
-
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb;

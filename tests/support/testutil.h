@@ -1,4 +1,5 @@
-/* Shared test helpers: temporary directories and small assertions on og_error. */
+/* Shared test helpers: small assertions on og_error, running commands, writing files; every
+ * test's temporary directory is a sandbox (sandbox.h). */
 #ifndef OG_TESTUTIL_H
 #define OG_TESTUTIL_H
 
@@ -11,10 +12,10 @@
 #include <cmocka.h>
 
 #include "omnigraph.h"
+#include "sandbox.h"
 
-/* Create a fresh directory under $TMPDIR (or /tmp); path buffer of at least 256 bytes. */
-void test_mkdtemp(char *path, size_t cap, const char *tag);
-/* rm -rf path (ignores errors). */
+/* rm -rf path (ignores errors): for things inside a sandbox; a sandbox itself ends with
+ * test_sandbox_done, which honours the keep-temp switch. */
 void test_rmrf(const char *path);
 /* Write a file with contents (creating it), for tests that damage stored bytes. */
 void test_write_file(const char *path, const void *data, size_t len);

@@ -38,7 +38,7 @@ static void test_lancedb_reads_loaded_graph(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "write-interop");
+    test_sandbox_new(dir, sizeof dir, "write-interop");
     const char *schema = "node Person { name: String @key  age: I32?  tags: [String]? }\n"
                          "node Company { name: String @key  founded: Date? }\n"
                          "edge WorksAt: Person -> Company { since: DateTime? }\n"
@@ -81,7 +81,7 @@ static void test_lancedb_reads_loaded_graph(void **state)
     assert_true(rows >= 4 * 2 + 2 + 2 + 4);
     graph_snapshot_free(snap);
     write_graph_close(g);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 static size_t count_files(const char *dir)
@@ -134,7 +134,7 @@ static void test_lancedb_and_key_indexes(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "write-interop-kix");
+    test_sandbox_new(dir, sizeof dir, "write-interop-kix");
     const char *schema = "node Person { name: String @key }\nedge Knows: Person -> Person\n";
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
@@ -196,7 +196,7 @@ static void test_lancedb_and_key_indexes(void **state)
     lance_dataset_free(ds);
     graph_snapshot_free(snap);
     write_graph_close(g);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 int main(void)
