@@ -4,6 +4,7 @@
  *  - we list and read the branches lancedb creates (base paths it wrote as absolute paths,
  *    its deletion files), commit on them, and delete them. */
 #include "../lance/branch_fixture.h"
+#include "interop.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -12,16 +13,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static char g_src[512];
-
 /* `node branch_tool.cjs ARGS`, its one-line JSON answer (the test fails otherwise). */
-#define branch_tool(...) test_node_jsonf(g_src, "branch_tool.cjs", __VA_ARGS__)
+#define branch_tool(...) test_interop_tool("branch_tool.cjs", __VA_ARGS__)
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return test_interop_setup(g_src, sizeof g_src);
-}
 
 typedef struct fixture {
     char dir[256];
@@ -212,5 +206,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_our_branch_in_lancedb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lancedb_branch_in_c, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, test_interop_group_setup, NULL);
 }

@@ -22,17 +22,6 @@ void test_write_file(const char *path, const void *data, size_t len);
 
 /* Run a shell command and return its stdout (malloc'd); *exit_status is its exit code. */
 char *test_capture(const char *cmd, int *exit_status);
-/* Run `node SRC_DIR/TOOL ARGS` and parse its one JSON answer; the test fails unless it exits
- * 0 with valid JSON. The caller json_decref()s the result. */
-struct json_t *test_node_json(const char *src_dir, const char *tool, const char *args);
-/* The same with printf-style arguments. */
-struct json_t *test_node_jsonf(const char *src_dir, const char *tool, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* The integer member `key` of a JSON object (the test fails if it is not one). */
-int64_t test_json_int(const struct json_t *o, const char *key);
-/* Prepare the lancedb interop tools (tests/interop/setup.sh); src_dir receives their folder.
- * -1 (with a message) when node or the pinned packages are unavailable. */
-int test_interop_setup(char *src_dir, size_t cap);
 
 /* Assert that rc is `code` and the thread's error agrees and has a message. */
 #define assert_og_error(rc, want)                                                              \

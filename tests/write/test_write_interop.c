@@ -1,6 +1,7 @@
 /* lancedb opens every table of a loaded graph: each node and edge dataset and the graph
  * manifest, reading the row counts the manifest publishes (and the manifest's own rows). */
 #include "testutil.h"
+#include "interop.h"
 
 #include "core/buf.h"
 #include "exec/load.h"
@@ -10,18 +11,11 @@
 #include <dirent.h>
 #include <string.h>
 
-static char g_src[512];
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return test_interop_setup(g_src, sizeof g_src);
-}
 
 static uint64_t lancedb_count(const char *dir, const char *name)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' count '%s' '%s'", g_src, dir, name);
+    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' count '%s' '%s'", test_interop_dir(), dir, name);
     int st = 0;
     char *out = test_capture(cmd, &st);
     if (st != 0)
@@ -174,7 +168,7 @@ static void test_lancedb_and_key_indexes(void **state)
     assert_int_equal(lancedb_count(parent, name), 400);
     /* lancedb compacts the table on its own: its merged fragment has no segment */
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "node '%s/compact_tool.cjs' optimize '%s' '%s'", g_src, parent, name);
+    snprintf(cmd, sizeof cmd, "node '%s/compact_tool.cjs' optimize '%s' '%s'", test_interop_dir(), parent, name);
     int rc_cmd = 0;
     char *out = test_capture(cmd, &rc_cmd);
     assert_int_equal(rc_cmd, 0);
@@ -205,5 +199,5 @@ int main(void)
         cmocka_unit_test(test_lancedb_reads_loaded_graph),
         cmocka_unit_test(test_lancedb_and_key_indexes),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, test_interop_group_setup, NULL);
 }
