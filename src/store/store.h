@@ -156,7 +156,8 @@ int store_prefix_check(const char *prefix);
  * flock(2) on a lock file, so it excludes other processes on this host and other handles in
  * this process, and it is released by the kernel if the holder dies: holding it proves
  * liveness, and taking it proves the previous holder is gone. Locks are an optimisation and a
- * liveness proof, never the source of cross-process correctness (DESIGN.md §6). */
+ * liveness proof, never the source of cross-process correctness (docs/conformance.md, §3
+ * invariant 7). */
 typedef struct store_lock store_lock;
 #define STORE_LOCK_WAIT_FOREVER UINT32_MAX
 /* timeout_ms 0 tries once. OG_E_CONFLICT (with the name as object) if still held after it. */

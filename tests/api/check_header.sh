@@ -13,7 +13,7 @@ if [ -z "$compiler" ]; then
     exit 77
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/og-header-XXXXXX")
-trap 'set +x; if [ -n "${OG_KEEP_TMP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi' EXIT
+trap 'set +x; if [ "${OG_KEEP_TMP:-0}" != 0 ]; then echo "OG_KEEP_TMP: kept $tmp"; else rm -rf "$tmp"; fi' EXIT
 
 case $lang in
 c)

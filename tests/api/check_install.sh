@@ -16,7 +16,7 @@ cc=$5
 shift 5
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/og-install-XXXXXX")
-trap 'if [ -n "${OG_KEEP_TMP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi' EXIT
+trap 'if [ "${OG_KEEP_TMP:-0}" != 0 ]; then echo "OG_KEEP_TMP: kept $tmp"; else rm -rf "$tmp"; fi' EXIT
 prefix=$tmp/prefix
 
 fail() {

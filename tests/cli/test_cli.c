@@ -51,7 +51,7 @@ static void test_selfcheck(void **state)
 {
     (void)state;
     char dir[256], out[4096], args[512];
-    test_mkdtemp(dir, sizeof dir, "cli");
+    test_sandbox_new(dir, sizeof dir, "cli");
     snprintf(args, sizeof args, "selfcheck --rounds 4 --json %s", dir);
     assert_int_equal(run(args, out, sizeof out), 0);
     assert_non_null(strstr(out, "\"ok\":true"));
@@ -62,7 +62,7 @@ static void test_selfcheck(void **state)
     /* A root that cannot exist: exit 1 and a typed JSON error. */
     assert_int_equal(run("selfcheck --json /proc/none/here", out, sizeof out), 1);
     assert_non_null(strstr(out, "\"code\":\"storage\""));
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 int main(void)

@@ -160,7 +160,7 @@ static void init_graph(void)
 static int setup(void **state)
 {
     (void)state;
-    test_mkdtemp(g_dir, sizeof g_dir, "cli-graph");
+    test_sandbox_new(g_dir, sizeof g_dir, "cli-graph");
     g_dir_times = 1;
     return 0;
 }
@@ -168,7 +168,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    test_rmrf(g_dir);
+    test_sandbox_done(g_dir);
     return 0;
 }
 

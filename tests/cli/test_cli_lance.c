@@ -126,7 +126,7 @@ static int setup(void **state)
     (void)state;
     const char *bindir = getenv("OG_TEST_BINDIR");
     snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bindir ? bindir : ".");
-    test_mkdtemp(g_dir, sizeof g_dir, "cli-lance");
+    test_sandbox_new(g_dir, sizeof g_dir, "cli-lance");
     snprintf(g_tab, sizeof g_tab, "%s/t.lance", g_dir);
     make_table(g_tab, NULL);
     return 0;
@@ -135,7 +135,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    test_rmrf(g_dir);
+    test_sandbox_done(g_dir);
     return 0;
 }
 

@@ -139,14 +139,14 @@ static size_t commit_count(void)
 static int setup(void **state)
 {
     (void)state;
-    test_mkdtemp(g_dir, sizeof g_dir, "cli-query");
+    test_sandbox_new(g_dir, sizeof g_dir, "cli-query");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    test_rmrf(g_dir);
+    test_sandbox_done(g_dir);
     return 0;
 }
 

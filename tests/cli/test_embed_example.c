@@ -36,7 +36,7 @@ static void test_embed_example(void **state)
     (void)state;
     const char *bindir = getenv("OG_TEST_BINDIR");
     char dir[256], graph[300], cmd[1024];
-    test_mkdtemp(dir, sizeof dir, "embed");
+    test_sandbox_new(dir, sizeof dir, "embed");
     snprintf(graph, sizeof graph, "%s/graph", dir);
     snprintf(cmd, sizeof cmd, "%s/embed_example '%s'", bindir ? bindir : ".", graph);
     int ex = -1;
@@ -71,7 +71,7 @@ static void test_embed_example(void **state)
     out = test_capture(cmd, &ex);
     assert_int_equal(ex, 1);
     free(out);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 int main(void)

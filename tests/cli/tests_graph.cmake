@@ -1,6 +1,4 @@
 # The graph commands (init, load, snapshot, commit) through the built binary, and the public
 # graph API (og_graph_*) they sit on.
 og_test(test_cli_graph LABELS "cli" SOURCES cli/test_cli_graph.c LINK omnigraph)
-if(TARGET test_cli_graph)
-  add_dependencies(test_cli_graph omnigraph_cli)
-endif()
+add_dependencies(test_cli_graph omnigraph_cli)

@@ -1,10 +1,6 @@
 # omnigraph query|mutate through the built binary and the og_graph_query / og_graph_mutate API
 # they sit on; examples/embed.c run as a user would run it.
 og_test(test_cli_query LABELS "cli" SOURCES cli/test_cli_query.c LINK omnigraph TIMEOUT 600)
-if(TARGET test_cli_query)
-  add_dependencies(test_cli_query omnigraph_cli)
-endif()
+add_dependencies(test_cli_query omnigraph_cli)
 og_test(test_embed_example LABELS "cli" SOURCES cli/test_embed_example.c LINK omnigraph)
-if(TARGET test_embed_example AND TARGET embed_example)
-  add_dependencies(test_embed_example embed_example)
-endif()
+add_dependencies(test_embed_example embed_example)

@@ -226,7 +226,7 @@ static void load_sqlite(fixture *f)
 
 static void load_ours(fixture *f)
 {
-    test_mkdtemp(f->dir, sizeof f->dir, "diff");
+    test_sandbox_new(f->dir, sizeof f->dir, "diff");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, f->dir));
     write_init_result ir;
@@ -277,7 +277,7 @@ static void fx_close(fixture *f)
     graph_snapshot_free(f->snap);
     write_graph_close(f->wg);
     sqlite3_close(f->db);
-    test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free_graph(&f->g);
     free(f);
 }

@@ -33,7 +33,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "mutate");
+    test_sandbox_new(f->dir, sizeof f->dir, "mutate");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, f->dir));
     write_init_result ir;
@@ -50,7 +50,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     write_graph_close(f->g);
-    test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
     return 0;
 }

@@ -166,8 +166,7 @@ static void make_table(fixture *f, graph_table *gt, int kind, const char *type, 
 static fixture *fx_open(void)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "exec");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "exec");
     core_arena a;
     core_arena_init(&a, 0);
     lang_diags d;
@@ -193,8 +192,7 @@ static void fx_close(fixture *f)
         free(f->tables[i].path);
     }
     lang_catalog_free(f->cat);
-    store_close(f->s);
-    test_rmrf(f->dir);
+    test_sandbox_store_done(f->dir, f->s);
     free(f);
 }
 

@@ -198,7 +198,7 @@ static fixture *new_graph(uint64_t seed, unsigned people, const char *tag)
     fixture *f = calloc(1, sizeof *f);
     f->rnd = seed;
     f->n_people = people;
-    test_mkdtemp(f->dir, sizeof f->dir, tag);
+    test_sandbox_new(f->dir, sizeof f->dir, tag);
     store *s = NULL;
     assert_og_ok(store_local_open(&s, f->dir));
     write_init_result ir;
@@ -294,7 +294,7 @@ static void run_seed(uint64_t seed)
     graph_snapshot_free(head);
     graph_snapshot_free(opt);
     write_graph_close(f->wg);
-    test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
 }
 
@@ -428,8 +428,8 @@ static void test_mutations_by_key_equal_whole_tables(void **state)
     assert_true(changed > 30);
     write_graph_close(g2);
     write_graph_close(f->wg);
-    test_rmrf(twin);
-    test_rmrf(f->dir);
+    test_sandbox_done(twin);
+    test_sandbox_done(f->dir);
     free(f);
 }
 
@@ -651,7 +651,7 @@ static void warm_cache_run(bool offers)
     f->wg->on_commit = NULL;
     exec_cache_free(warm);
     write_graph_close(f->wg);
-    test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
 }
 

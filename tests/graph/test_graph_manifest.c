@@ -23,8 +23,7 @@ typedef struct fx {
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "graph-manifest");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "graph-manifest");
     *state = f;
     return 0;
 }
@@ -32,8 +31,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx *f = *state;
-    store_close(f->s);
-    if (!getenv("OG_KEEP_TMP")) test_rmrf(f->dir);
+    test_sandbox_store_done(f->dir, f->s);
     free(f);
     return 0;
 }

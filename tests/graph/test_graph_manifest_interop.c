@@ -2,6 +2,7 @@
  * lance_dataset_create_rows, version 2 by a Lance append, both opened and dumped by lancedb
  * (tests/interop/lance_tool.cjs) with the rows, their types and versions as we wrote them. */
 #include "testutil.h"
+#include "interop.h"
 
 #include "core/ulid.h"
 #include "graph/graph.h"
@@ -11,13 +12,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static char g_src[512];
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return test_interop_setup(g_src, sizeof g_src);
-}
 
 /* Run lance_tool.cjs and return its stdout (malloc'd); fail unless it exits 0. */
 static char *lance_tool(const char *fmt, ...)
@@ -28,7 +22,7 @@ static char *lance_tool(const char *fmt, ...)
     int n = vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     assert_true(n > 0 && (size_t)n < sizeof args);
-    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' %s", g_src, args);
+    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' %s", test_interop_dir(), args);
     int st = 0;
     char *out = test_capture(cmd, &st);
     if (st != 0) fail_msg("lance_tool %s: exit status %d", args, st);
@@ -104,7 +98,7 @@ static void test_lancedb_reads_manifest(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "graph-manifest-interop");
+    test_sandbox_new(dir, sizeof dir, "graph-manifest-interop");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     char c1[GRAPH_ID_LEN + 1], c2[GRAPH_ID_LEN + 1];
@@ -162,8 +156,7 @@ static void test_lancedb_reads_manifest(void **state)
     assert_int_equal(graph_snapshot_table(snap, "node:Person")->version, 2);
     assert_int_equal(snap->n_commits, 2);
     graph_snapshot_free(snap);
-    store_close(s);
-    if (!getenv("OG_KEEP_TMP")) test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 int main(void)
@@ -171,5 +164,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lancedb_reads_manifest),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, test_interop_group_setup, NULL);
 }

@@ -46,7 +46,7 @@ static int cmp_table(const void *a, const void *b)
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "validate");
+    test_sandbox_new(f->dir, sizeof f->dir, "validate");
     if (store_local_open(&f->s, f->dir)) fail_msg("store: %s", og_error_last()->message);
     core_arena_init(&f->arena, 4096);
     lang_diags_init(&f->diags, &f->arena);
@@ -96,8 +96,7 @@ static int teardown(void **state)
     graph_probes_clear(&f->probes);
     lang_catalog_free(f->cat);
     core_arena_free(&f->arena);
-    store_close(f->s);
-    test_rmrf(f->dir);
+    test_sandbox_store_done(f->dir, f->s);
     free(f);
     return 0;
 }

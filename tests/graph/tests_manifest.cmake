@@ -4,6 +4,4 @@ og_test(test_graph_manifest LABELS "graph"
         SOURCES graph/test_graph_manifest.c LINK og_graph TIMEOUT 600)
 og_test(test_graph_manifest_interop LABELS "graph;interop"
         SOURCES graph/test_graph_manifest_interop.c LINK og_graph TIMEOUT 600)
-if(TARGET test_graph_manifest_interop)
-  target_link_libraries(test_graph_manifest_interop PRIVATE PkgConfig::JANSSON)
-endif()
+target_link_libraries(test_graph_manifest_interop PRIVATE PkgConfig::JANSSON)

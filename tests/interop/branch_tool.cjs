@@ -12,31 +12,10 @@
 //   add      DIR NAME BRANCH LO HI     lancedb appends ids LO..HI-1 on the branch: {"version":v}
 //   delete   DIR NAME BRANCH           lancedb deletes the branch
 'use strict';
-const lancedb = require('@lancedb/lancedb');
-const arrow = require('apache-arrow');
+const tool = require('../support/lancedb_tool.cjs');
+const { arrow, lancedb, idTable, openTable: open, sortedIds: ids } = tool;
 
-class UsageError extends Error {}
-
-function need(args, lo, hi, usage) {
-  if (args.length < lo || args.length > hi) throw new UsageError(`usage: branch_tool.cjs ${usage}`);
-  return args;
-}
-
-async function open(dir, name) {
-  const db = await lancedb.connect(dir);
-  return db.openTable(name);
-}
-
-async function ids(t) {
-  const rows = await t.query().select(['id']).toArray();
-  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-}
-
-function idTable(lo, hi) {
-  const id = new BigInt64Array(hi - lo);
-  for (let i = lo; i < hi; i++) id[i - lo] = BigInt(i);
-  return arrow.tableFromArrays({ id });
-}
+const need = (args, lo, hi, usage) => tool.need('branch_tool.cjs', args, lo, hi, usage);
 
 // Rows shaped like the table's schema (the C fixture's id/name/score, or lancedb's id only).
 async function rowsFor(t, lo, hi) {
@@ -59,7 +38,7 @@ async function rowsFor(t, lo, hi) {
 const commands = {
   async make(args) {
     const [dir, name] = need(args, 2, 2, 'make DIR NAME');
-    const db = await lancedb.connect(dir);
+    const db = await lancedb().connect(dir);
     const t = await db.createTable(name, idTable(0, 10), {
       storageOptions: { new_table_data_storage_version: '2.0' },
     });
@@ -104,12 +83,4 @@ const commands = {
   },
 };
 
-(async () => {
-  const [cmd, ...rest] = process.argv.slice(2);
-  const f = commands[cmd];
-  if (!f) throw new UsageError(`unknown subcommand '${cmd}'; one of ${Object.keys(commands).join(', ')}`);
-  process.stdout.write(JSON.stringify(await f(rest)) + '\n');
-})().catch((e) => {
-  process.stderr.write(`branch_tool: ${e.message}\n`);
-  process.exit(e instanceof UsageError ? 2 : 1);
-});
+tool.run('branch_tool', commands);

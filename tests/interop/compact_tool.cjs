@@ -11,20 +11,10 @@
 //   optimize DIR NAME             lancedb compacts the table itself: {"version"}
 //   delete   DIR NAME WHERE       lancedb deletes the rows matching the SQL predicate: {"version"}
 'use strict';
-const lancedb = require('@lancedb/lancedb');
-const arrow = require('apache-arrow');
+const tool = require('../support/lancedb_tool.cjs');
+const { openTable: open } = tool;
 
-class UsageError extends Error {}
-
-function need(args, lo, hi, usage) {
-  if (args.length < lo || args.length > hi) throw new UsageError(`usage: compact_tool.cjs ${usage}`);
-  return args;
-}
-
-async function open(dir, name) {
-  const db = await lancedb.connect(dir);
-  return db.openTable(name);
-}
+const need = (args, lo, hi, usage) => tool.need('compact_tool.cjs', args, lo, hi, usage);
 
 function num(v) {
   return v === null || v === undefined ? null : Number(v);
@@ -69,14 +59,4 @@ const commands = {
   },
 };
 
-async function main() {
-  const [cmd, ...args] = process.argv.slice(2);
-  if (!commands[cmd]) throw new UsageError(`unknown command '${cmd || ''}'`);
-  const out = await commands[cmd](args);
-  process.stdout.write(JSON.stringify(out) + '\n');
-}
-
-main().catch((e) => {
-  process.stderr.write(`compact_tool: ${e && e.stack ? e.stack : e}\n`);
-  process.exit(e instanceof UsageError ? 2 : 1);
-});
+tool.run('compact_tool', commands);

@@ -17,20 +17,13 @@
 //   selftest                       checks of the canonical printer against independent oracles
 //   kinds                          the table kinds with their default row counts
 //
-// A table NAME lives at DIR/NAME.lance (lancedb's layout). apache-arrow is loaded with require,
-// the module system lancedb itself uses; an ESM import would give a second copy of its classes.
+// A table NAME lives at DIR/NAME.lance (lancedb's layout). apache-arrow and lancedb (loaded on
+// first use) come from the interop preamble, tests/support/lancedb_tool.cjs.
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const arrow = require('apache-arrow');
-
-let lancedbMod = null;
-function lancedb() {
-  if (!lancedbMod) lancedbMod = require('@lancedb/lancedb');
-  return lancedbMod;
-}
-
-class UsageError extends Error {}
+const tool = require('../support/lancedb_tool.cjs');
+const { arrow, lancedb, UsageError } = tool;
 
 // ---------------------------------------------------------------------------------------------
 // Arrow types used by the tables. Field names are the contract with the C side.
@@ -843,14 +836,4 @@ const COMMANDS = {
 // A closed pipe (e.g. `| head`) ends the output quietly.
 process.stdout.on('error', (e) => { if (e.code === 'EPIPE') process.exit(0); throw e; });
 
-async function main() {
-  const [cmd, ...rest] = process.argv.slice(2);
-  const fn = COMMANDS[cmd];
-  if (!fn) throw new UsageError(`usage: lance_tool.cjs {${Object.keys(COMMANDS).join('|')}} ...`);
-  await fn(rest);
-}
-
-main().catch((e) => {
-  process.stderr.write(`lance_tool: ${e instanceof UsageError ? '' : 'error: '}${e && e.message ? e.message : e}\n`);
-  process.exit(e instanceof UsageError ? 2 : 1);
-});
+tool.run('lance_tool', COMMANDS);

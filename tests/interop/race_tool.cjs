@@ -9,9 +9,9 @@
 //                                 committed in between. Prints {"version":v}
 //   count DIR NAME                {"count":n,"idsum":s,"version":v}
 'use strict';
-const lancedb = require('@lancedb/lancedb');
-const arrow = require('apache-arrow');
 const fs = require('fs');
+const tool = require('../support/lancedb_tool.cjs');
+const { arrow, openTable } = tool;
 
 function rows(lo, n) {
   const id = new BigInt64Array(n);
@@ -25,49 +25,45 @@ function rows(lo, n) {
   return arrow.tableFromArrays({ id, name, score });
 }
 
-async function main() {
-  const [cmd, dir, name, ...rest] = process.argv.slice(2);
-  const db = await lancedb.connect(dir);
-  const t = await db.openTable(name);
-  if (cmd === 'add') {
-    const from = Number(rest[0]);
-    const count = Number(rest[1]);
+const need = (args, n, usage) => tool.need('race_tool.cjs', args, n, n, usage);
+
+const commands = {
+  async add(args) {
+    const [dir, name, from, count] = need(args, 4, 'add DIR NAME FROM COUNT');
+    const t = await openTable(dir, name);
     process.stdout.write('ready\n');
     let retries = 0;
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < Number(count); i++) {
       // lance rebases an add over concurrent commits by itself; a commit that still loses
       // (too many concurrent versions) is retried here so the race always completes.
       for (;;) {
         try {
-          await t.add(rows(from + 2 * i, 2));
+          await t.add(rows(Number(from) + 2 * i, 2));
           break;
         } catch (e) {
           if (++retries > 50) throw e;
         }
       }
     }
-    process.stdout.write(JSON.stringify({ added: count * 2, retries }) + '\n');
-  } else if (cmd === 'stale-add') {
-    const from = Number(rest[0]);
-    const gate = rest[1];
+    return { added: Number(count) * 2, retries };
+  },
+  async 'stale-add'(args) {
+    const [dir, name, from, gate] = need(args, 4, 'stale-add DIR NAME FROM GATE');
+    const t = await openTable(dir, name);
     const opened = await t.version();
     process.stdout.write('ready\n');
     while (!fs.existsSync(gate)) await new Promise((r) => setTimeout(r, 10));
-    await t.add(rows(from, 2));
-    process.stdout.write(JSON.stringify({ opened, version: await t.version() }) + '\n');
-  } else if (cmd === 'count') {
+    await t.add(rows(Number(from), 2));
+    return { opened, version: await t.version() };
+  },
+  async count(args) {
+    const [dir, name] = need(args, 2, 'count DIR NAME');
+    const t = await openTable(dir, name);
     const all = await t.query().select(['id']).toArray();
     let idsum = 0n;
     for (const r of all) idsum += BigInt(r.id);
-    process.stdout.write(JSON.stringify({ count: all.length, idsum: idsum.toString(),
-                                          version: await t.version() }) + '\n');
-  } else {
-    process.stderr.write('usage: race_tool.cjs add DIR NAME FROM COUNT | stale-add DIR NAME FROM GATE | count DIR NAME\n');
-    process.exit(2);
-  }
-}
+    return { count: all.length, idsum: idsum.toString(), version: await t.version() };
+  },
+};
 
-main().catch((e) => {
-  process.stderr.write(`race_tool: ${e && e.message ? e.message : e}\n`);
-  process.exit(1);
-});
+tool.run('race_tool', commands);

@@ -11,36 +11,15 @@
 //   delete   DIR NAME TAG             lancedb deletes a tag
 //   versions DIR NAME                 {"versions":[1,2,...],"latest":{"version":v,"count":n}}
 'use strict';
-const lancedb = require('@lancedb/lancedb');
-const arrow = require('apache-arrow');
+const tool = require('../support/lancedb_tool.cjs');
+const { lancedb, idTable, openTable: open, sortedIds: ids } = tool;
 
-class UsageError extends Error {}
-
-function need(args, n, usage) {
-  if (args.length !== n) throw new UsageError(`usage: refs_tool.cjs ${usage}`);
-  return args;
-}
-
-async function open(dir, name) {
-  const db = await lancedb.connect(dir);
-  return db.openTable(name);
-}
-
-async function ids(t) {
-  const rows = await t.query().select(['id']).toArray();
-  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-}
-
-function idTable(lo, hi) {
-  const id = new BigInt64Array(hi - lo);
-  for (let i = lo; i < hi; i++) id[i - lo] = BigInt(i);
-  return arrow.tableFromArrays({ id });
-}
+const need = (args, n, usage) => tool.need('refs_tool.cjs', args, n, n, usage);
 
 const commands = {
   async make(args) {
     const [dir, name] = need(args, 2, 'make DIR NAME');
-    const db = await lancedb.connect(dir);
+    const db = await lancedb().connect(dir);
     const t = await db.createTable(name, idTable(0, 10), {
       storageOptions: { new_table_data_storage_version: '2.0' },
     });
@@ -89,12 +68,4 @@ const commands = {
   },
 };
 
-(async () => {
-  const [cmd, ...rest] = process.argv.slice(2);
-  const f = commands[cmd];
-  if (!f) throw new UsageError(`unknown subcommand '${cmd}'; one of ${Object.keys(commands).join(', ')}`);
-  process.stdout.write(JSON.stringify(await f(rest)) + '\n');
-})().catch((e) => {
-  process.stderr.write(`refs_tool: ${e.message}\n`);
-  process.exit(e instanceof UsageError ? 2 : 1);
-});
+tool.run('refs_tool', commands);

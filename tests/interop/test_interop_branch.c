@@ -4,6 +4,7 @@
  *  - we list and read the branches lancedb creates (base paths it wrote as absolute paths,
  *    its deletion files), commit on them, and delete them. */
 #include "../lance/branch_fixture.h"
+#include "interop.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -12,16 +13,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static char g_src[512];
-
 /* `node branch_tool.cjs ARGS`, its one-line JSON answer (the test fails otherwise). */
-#define branch_tool(...) test_node_jsonf(g_src, "branch_tool.cjs", __VA_ARGS__)
+#define branch_tool(...) test_interop_tool("branch_tool.cjs", __VA_ARGS__)
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return test_interop_setup(g_src, sizeof g_src);
-}
 
 typedef struct fixture {
     char dir[256];
@@ -32,8 +26,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "interop-branch");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "interop-branch");
     fx_schema(&f->schema);
     *state = f;
     return 0;
@@ -44,7 +37,7 @@ static int teardown(void **state)
     fixture *f = *state;
     store_close(f->s);
     arrow_schema_clear(&f->schema);
-    if (!getenv("OG_KEEP_TMP")) test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
     return 0;
 }
@@ -213,5 +206,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_our_branch_in_lancedb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lancedb_branch_in_c, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, test_interop_group_setup, NULL);
 }

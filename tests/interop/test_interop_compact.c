@@ -4,6 +4,7 @@
  *  - lancedb appends on top of our compacted table and we read its commit;
  *  - lancedb compacts (optimize) a table we wrote and compacted, and we read the result. */
 #include "../lance/compact_fixture.h"
+#include "interop.h"
 #include "core/alloc.h"
 
 #include <jansson.h>
@@ -13,16 +14,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static char g_src[512];
-
 /* `node compact_tool.cjs ARGS`, its one-line JSON answer (the test fails otherwise). */
-#define tool(...) test_node_jsonf(g_src, "compact_tool.cjs", __VA_ARGS__)
+#define tool(...) test_interop_tool("compact_tool.cjs", __VA_ARGS__)
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return test_interop_setup(g_src, sizeof g_src);
-}
 
 typedef struct fixture {
     char dir[256];
@@ -33,8 +27,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "interop-compact");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "interop-compact");
     fx_schema(&f->schema);
     *state = f;
     return 0;
@@ -45,7 +38,7 @@ static int teardown(void **state)
     fixture *f = *state;
     store_close(f->s);
     arrow_schema_clear(&f->schema);
-    if (!getenv("OG_KEEP_TMP")) test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
     return 0;
 }
@@ -308,5 +301,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_we_read_lancedb_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_lancedb_deletions, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, test_interop_group_setup, NULL);
 }

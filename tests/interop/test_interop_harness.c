@@ -10,6 +10,7 @@
  * writer (tests/interop/interop_c.c over src/lance/dataset.h) making tables lancedb reads, and
  * each side changing the other's tables. */
 #include "testutil.h"
+#include "interop.h"
 
 #include "interop_c.h"
 
@@ -20,7 +21,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static char g_src[1024]; /* tests/interop in the source tree */
 static char g_tmp[512];  /* this run's scratch directory */
 static char g_bin[1024]; /* the omnigraph CLI */
 
@@ -97,7 +97,7 @@ static char *tool(const char *fmt, ...)
     va_end(ap);
     assert_true(n > 0 && (size_t)n < sizeof args);
     char *out = NULL;
-    int rc = sh(&out, "node '%s/lance_tool.cjs' %s", g_src, args);
+    int rc = sh(&out, "node '%s/lance_tool.cjs' %s", test_interop_dir(), args);
     if (rc != 0) fail_msg("lance_tool %s: exit %d", args, rc);
     return out;
 }
@@ -265,26 +265,20 @@ static void assert_c_reads_like_lancedb(const char *name, int version, const cha
 
 static int group_setup(void **state)
 {
-    (void)state;
-    const char *src = getenv("OG_TEST_SRCDIR");
-    snprintf(g_src, sizeof g_src, "%s/tests/interop", src && *src ? src : "..");
     const char *bindir = getenv("OG_TEST_BINDIR");
     snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bindir && *bindir ? bindir : ".");
     /* The install must happen (CI reaches the npm registry): if it cannot, every test fails. */
-    int rc = sh(NULL, "'%s/setup.sh' 1>&2", g_src);
-    if (rc != 0) {
-        fprintf(stderr, "interop: %s/setup.sh failed (exit %d): node/npm or the pinned lancedb "
-                        "packages are unavailable, so the interop suite cannot run\n", g_src, rc);
-        return -1;
-    }
-    test_mkdtemp(g_tmp, sizeof g_tmp, "interop");
+    int rc = test_interop_group_setup(state);
+    if (rc != 0)
+        return rc;
+    test_sandbox_new(g_tmp, sizeof g_tmp, "interop");
     return 0;
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    if (g_tmp[0] && !getenv("OG_KEEP_TMP")) test_rmrf(g_tmp);
+    test_sandbox_done(g_tmp);
     return 0;
 }
 
@@ -487,10 +481,10 @@ static void test_append_delete(void **state)
 static void test_tool_errors(void **state)
 {
     (void)state;
-    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' dump '%s' no_such_table 2>/dev/null", g_src, g_tmp), 2);
-    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' make-table '%s' x --kind nope 2>/dev/null", g_src, g_tmp), 2);
-    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' expect --kind types --rows x 2>/dev/null", g_src), 2);
-    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' frobnicate 2>/dev/null", g_src), 2);
+    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' dump '%s' no_such_table 2>/dev/null", test_interop_dir(), g_tmp), 2);
+    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' make-table '%s' x --kind nope 2>/dev/null", test_interop_dir(), g_tmp), 2);
+    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' expect --kind types --rows x 2>/dev/null", test_interop_dir()), 2);
+    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' frobnicate 2>/dev/null", test_interop_dir()), 2);
 }
 
 /* ---- (a) C writes, lancedb reads ------------------------------------------------------------ */

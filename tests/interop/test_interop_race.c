@@ -5,6 +5,7 @@
  * rebasing appends against lancedb's `add`s; no commit may be lost, and both sides must read
  * the final table identically (row for row, via the canonical dumps). */
 #include "../lance/dataset_fixture.h"
+#include "interop.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +14,13 @@
 
 #define ROUNDS 15
 
-static char g_src[512], g_bin[512];
+static char g_bin[512];
 
 static int group_setup(void **state)
 {
-    (void)state;
     const char *bin = getenv("OG_TEST_BINDIR");
     snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bin && *bin ? bin : ".");
-    return test_interop_setup(g_src, sizeof g_src);
+    return test_interop_group_setup(state);
 }
 
 static void run_ok(const char *cmd)
@@ -61,13 +61,13 @@ static void test_lancedb_rebases_over_ours(void **state)
 {
     (void)state;
     char dir[256], gate[300], cmd[2048], line[4096];
-    test_mkdtemp(dir, sizeof dir, "interop-stale");
+    test_sandbox_new(dir, sizeof dir, "interop-stale");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     arrow_schema schema;
     lance_dataset *ds = make_table(s, &schema);
     snprintf(gate, sizeof gate, "%s/gate", dir);
-    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' stale-add '%s' r 500000 '%s'", g_src, dir,
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' stale-add '%s' r 500000 '%s'", test_interop_dir(), dir,
              gate);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
@@ -104,8 +104,7 @@ static void test_lancedb_rebases_over_ours(void **state)
     lance_dataset_free(d3);
     lance_dataset_free(d4);
     arrow_schema_clear(&schema);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 /* We stage an append at version 2; lancedb adds (v3) before we commit: our commit must read
@@ -114,7 +113,7 @@ static void test_we_rebase_over_lancedb(void **state)
 {
     (void)state;
     char dir[256], cmd[2048];
-    test_mkdtemp(dir, sizeof dir, "interop-rebase");
+    test_sandbox_new(dir, sizeof dir, "interop-rebase");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     arrow_schema schema;
@@ -123,7 +122,7 @@ static void test_we_rebase_over_lancedb(void **state)
     lance_staged *st = NULL;
     assert_og_ok(lance_stage_append(&st, ds, &b, 1, NULL));
     arrow_batch_free(b);
-    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' add '%s' r 700000 1 > /dev/null", g_src,
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' add '%s' r 700000 1 > /dev/null", test_interop_dir(),
              dir);
     run_ok(cmd);
     lance_commit_options o = {1, LANCE_COMMIT_REBASE, 100};
@@ -140,15 +139,14 @@ static void test_we_rebase_over_lancedb(void **state)
     lance_dataset_free(out);
     lance_dataset_free(ds);
     arrow_schema_clear(&schema);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 static void test_race_with_lancedb(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "interop-race");
+    test_sandbox_new(dir, sizeof dir, "interop-race");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     arrow_schema schema;
@@ -163,7 +161,7 @@ static void test_race_with_lancedb(void **state)
 
     /* lancedb starts adding; we start once it has the table open. */
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' add '%s' r 100000 %d", g_src, dir, ROUNDS);
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' add '%s' r 100000 %d", test_interop_dir(), dir, ROUNDS);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     char line[4096];
@@ -203,7 +201,7 @@ static void test_race_with_lancedb(void **state)
     lance_dataset_free(fin);
 
     /* Both sides read the same table: lancedb's count and canonical dump equal ours. */
-    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' count '%s' r > '%s/count.json'", g_src, dir,
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' count '%s' r > '%s/count.json'", test_interop_dir(), dir,
              dir);
     run_ok(cmd);
     char path[512];
@@ -216,7 +214,7 @@ static void test_race_with_lancedb(void **state)
     assert_string_equal(cnt, want_cnt);
     free(cnt);
     snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' dump '%s' r --out '%s/theirs.jsonl'",
-             g_src, dir, dir);
+             test_interop_dir(), dir, dir);
     run_ok(cmd);
     snprintf(cmd, sizeof cmd, "'%s' lance cat '%s/r.lance' --json > '%s/ours.jsonl'", g_bin, dir,
              dir);
@@ -231,8 +229,7 @@ static void test_race_with_lancedb(void **state)
     free(theirs);
     free(ours);
     arrow_schema_clear(&schema);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 int main(void)

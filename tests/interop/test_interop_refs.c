@@ -3,6 +3,7 @@
  *  - we read, list and check out the tags lancedb writes;
  *  - lancedb reads our table after a restore and after cleanup (versions, tags, rows). */
 #include "../lance/refs_fixture.h"
+#include "interop.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -11,16 +12,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static char g_src[512];
-
 /* `node refs_tool.cjs ARGS`, its one-line JSON answer (the test fails otherwise). */
-#define refs_tool(...) test_node_jsonf(g_src, "refs_tool.cjs", __VA_ARGS__)
+#define refs_tool(...) test_interop_tool("refs_tool.cjs", __VA_ARGS__)
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return test_interop_setup(g_src, sizeof g_src);
-}
 
 typedef struct fixture {
     char dir[256];
@@ -31,8 +25,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "interop-refs");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "interop-refs");
     fx_schema(&f->schema);
     *state = f;
     return 0;
@@ -43,7 +36,7 @@ static int teardown(void **state)
     fixture *f = *state;
     store_close(f->s);
     arrow_schema_clear(&f->schema);
-    if (!getenv("OG_KEEP_TMP")) test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
     return 0;
 }
@@ -115,7 +108,7 @@ static void test_our_tags_in_lancedb(void **state)
     /* lancedb refuses to create a name we hold, deletes ours and tags our table itself. */
     char cmd[1024];
     int n = snprintf(cmd, sizeof cmd, "node '%s/refs_tool.cjs' create '%s' t v2 3 2>/dev/null",
-                     g_src, f->dir);
+                     test_interop_dir(), f->dir);
     assert_true(n > 0 && (size_t)n < sizeof cmd);
     int st = system(cmd);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
@@ -215,5 +208,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lancedb_tags_in_c, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_and_cleanup_in_lancedb, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, test_interop_group_setup, NULL);
 }

@@ -6,7 +6,7 @@ og_test(test_interop_harness LABELS "interop"
 # The driver runs the CLI (`omnigraph lance cat --json`, `lance stats --json`) as the C reader.
 add_dependencies(test_interop_harness omnigraph_cli)
 target_link_libraries(test_interop_harness PRIVATE PkgConfig::JANSSON)
-include(${CMAKE_CURRENT_LIST_DIR}/tests_refs.cmake OPTIONAL)
-include(${CMAKE_CURRENT_LIST_DIR}/tests_compact.cmake OPTIONAL)
-include(${CMAKE_CURRENT_LIST_DIR}/tests_branch.cmake OPTIONAL)
-include(${CMAKE_CURRENT_LIST_DIR}/tests_race.cmake OPTIONAL)
+include(${CMAKE_CURRENT_LIST_DIR}/tests_refs.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/tests_compact.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/tests_branch.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/tests_race.cmake)

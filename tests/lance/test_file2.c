@@ -20,17 +20,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The reference's probe scripts: shared/ beside the clone (ctest sets OG_LANCE_PROBE_DIR). */
+/* The lance-probe scripts, when OG_LANCE_PROBE_DIR names their folder (tests/CMakeLists.txt);
+ * the cross-checks with them are skipped otherwise. */
 static const char *probe_dir(void);
 static int access_probe(const char *name);
 static const char *probe_dir(void)
 {
     const char *d = getenv("OG_LANCE_PROBE_DIR");
-    return d && *d ? d : "/work/shared/reference/lance-probe";
+    return d && *d ? d : NULL;
 }
 #define PROBE_DIR probe_dir()
 static int access_probe(const char *name)
 {
+    if (!PROBE_DIR) return 0;
     char p[1024];
     snprintf(p, sizeof p, "%s/%s", PROBE_DIR, name);
     return access(p, R_OK) == 0;
@@ -44,8 +46,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "file2");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "file2");
     *state = f;
     return 0;
 }
@@ -53,8 +54,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    store_close(f->s);
-    test_rmrf(f->dir);
+    test_sandbox_store_done(f->dir, f->s);
     free(f);
     return 0;
 }

@@ -22,8 +22,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "branch");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "branch");
     fx_schema(&f->schema);
     /* Main: 1 create, 2-3 appends, 4 delete (deletion files), 5 update, 6 delete. */
     assert_og_ok(rf_build(f->s, &f->schema, 6));
@@ -38,7 +37,7 @@ static int teardown(void **state)
     rf_snaps_free(&f->main);
     store_close(f->s);
     arrow_schema_clear(&f->schema);
-    test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
     return 0;
 }

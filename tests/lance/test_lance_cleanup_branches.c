@@ -32,7 +32,7 @@ static void test_cleanup_keeps_fork_points(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "clbr");
+    test_sandbox_new(dir, sizeof dir, "clbr");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     arrow_schema schema;
@@ -88,8 +88,7 @@ static void test_cleanup_keeps_fork_points(void **state)
     append(s, "c", &schema, 300);
     append(s, NULL, &schema, 30);
     arrow_schema_clear(&schema);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 int main(void)

@@ -18,8 +18,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "commit");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "commit");
     fx_schema(&f->schema);
     lance_dataset *d1 = NULL, *d2 = NULL;
     assert_og_ok(lance_dataset_create(&d1, f->s, "t.lance", &f->schema, NULL));
@@ -40,8 +39,7 @@ static int teardown(void **state)
     fixture *f = *state;
     lance_dataset_free(f->ds);
     arrow_schema_clear(&f->schema);
-    store_close(f->s);
-    test_rmrf(f->dir);
+    test_sandbox_store_done(f->dir, f->s);
     free(f);
     return 0;
 }

@@ -18,8 +18,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "compact");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "compact");
     fx_schema(&f->schema);
     *state = f;
     return 0;
@@ -30,7 +29,7 @@ static int teardown(void **state)
     fixture *f = *state;
     store_close(f->s);
     arrow_schema_clear(&f->schema);
-    test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
     return 0;
 }

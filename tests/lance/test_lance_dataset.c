@@ -17,8 +17,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "ds");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "ds");
     fx_schema(&f->schema);
     const char *pk[] = {"id"};
     lance_create_options co = LANCE_CREATE_OPTIONS_INIT;
@@ -34,8 +33,7 @@ static int teardown(void **state)
     fixture *f = *state;
     lance_dataset_free(f->ds);
     arrow_schema_clear(&f->schema);
-    store_close(f->s);
-    test_rmrf(f->dir);
+    test_sandbox_store_done(f->dir, f->s);
     free(f);
     return 0;
 }

@@ -44,8 +44,7 @@ static void add_field(arrow_schema *s, const char *name, arrow_type_id id, bool 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "kix");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "kix");
     arrow_schema_init(&f->schema);
     add_field(&f->schema, "id", ARROW_UTF8, false);
     add_field(&f->schema, "src", ARROW_UTF8, false);
@@ -61,7 +60,7 @@ static int teardown(void **state)
     fixture *f = *state;
     store_close(f->s);
     arrow_schema_clear(&f->schema);
-    test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
     return 0;
 }

@@ -196,7 +196,7 @@ int main(void)
 {
     const char *bindir = getenv("OG_TEST_BINDIR");
     snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bindir ? bindir : ".");
-    test_mkdtemp(g_dir, sizeof g_dir, "langcli");
+    test_sandbox_new(g_dir, sizeof g_dir, "langcli");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schema_check),
         cmocka_unit_test(test_lint),
@@ -204,6 +204,6 @@ int main(void)
         cmocka_unit_test(test_api),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    test_rmrf(g_dir);
+    test_sandbox_done(g_dir);
     return rc;
 }

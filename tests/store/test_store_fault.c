@@ -15,8 +15,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "fault");
-    assert_og_ok(store_local_open(&f->local, f->dir));
+    f->local = test_sandbox_store(f->dir, sizeof f->dir, "fault");
     assert_og_ok(store_fault_open(&f->s, f->local, 0));
     *state = f;
     return 0;
@@ -26,8 +25,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     store_close(f->s);
-    store_close(f->local);
-    test_rmrf(f->dir);
+    test_sandbox_store_done(f->dir, f->local);
     free(f);
     return 0;
 }

@@ -24,8 +24,7 @@ typedef struct fixture {
 static int setup_local(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "store");
-    assert_og_ok(store_local_open(&f->s, f->dir));
+    f->s = test_sandbox_store(f->dir, sizeof f->dir, "store");
     *state = f;
     return 0;
 }
@@ -44,8 +43,7 @@ static int setup_fault(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    store_close(f->s);
-    test_rmrf(f->dir);
+    test_sandbox_store_done(f->dir, f->s);
     free(f);
     core_fp_clear_all();
     return 0;
@@ -778,7 +776,7 @@ static void test_nested_root(void **state)
 {
     (void)state;
     char dir[256], root[400];
-    test_mkdtemp(dir, sizeof dir, "root");
+    test_sandbox_new(dir, sizeof dir, "root");
     snprintf(root, sizeof root, "%s/x/y/z", dir);
     store *s;
     assert_og_ok(store_local_open(&s, root));
@@ -788,7 +786,7 @@ static void test_nested_root(void **state)
     char path[512];
     snprintf(path, sizeof path, "%s/k", root);
     assert_int_equal(access(path, F_OK), 0);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
     /* A root that cannot be created is a storage error naming it. */
     assert_og_error(store_local_open(&s, "/proc/no/such/root"), OG_E_STORAGE);
 }

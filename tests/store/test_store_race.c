@@ -39,7 +39,7 @@ static void test_two_processes(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "race");
+    test_sandbox_new(dir, sizeof dir, "race");
     int go[2], out[PROCS][2];
     assert_int_equal(pipe(go), 0);
     pid_t pids[PROCS];
@@ -84,8 +84,7 @@ static void test_two_processes(void **state)
     }
     print_message("put_if_absent race: %d rounds, wins %d / %d\n", ROUNDS, wins[0], wins[1]);
     core_buf_free(&b);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 typedef struct thread_arg {
@@ -132,7 +131,7 @@ static void test_reclaim_beside_writer(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "reclaim");
+    test_sandbox_new(dir, sizeof dir, "reclaim");
     store *s, *s2;
     assert_og_ok(store_local_open(&s, dir));
     assert_og_ok(store_local_open(&s2, dir));
@@ -161,15 +160,14 @@ static void test_reclaim_beside_writer(void **state)
     assert_memory_equal(b.data, "new 2999", b.len);
     core_buf_free(&b);
     store_close(s2);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 static void test_threads(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "trace");
+    test_sandbox_new(dir, sizeof dir, "trace");
     store *s;
     assert_og_ok(store_local_open(&s, dir));
     enum { T = 4 };
@@ -191,8 +189,7 @@ static void test_threads(void **state)
         assert_int_equal(winners, 1);
     }
     pthread_barrier_destroy(&bar);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 int main(void)

@@ -15,7 +15,7 @@ static int one_run(const crashsim_case *c, uint64_t k, uint64_t n, store_crash_m
                    uint64_t seed, uint64_t *durable_out)
 {
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "crash");
+    test_sandbox_new(dir, sizeof dir, "crash");
     store *local = NULL, *fs = NULL;
     assert_og_ok(store_local_open(&local, dir));
     if (c->setup) assert_og_ok(c->setup(local, c->ctx));
@@ -33,7 +33,13 @@ static int one_run(const crashsim_case *c, uint64_t k, uint64_t n, store_crash_m
     crashsim_point pt = {k, n, mode, rc, crashed, dir};
     int verdict = c->check(re, c->ctx, &pt);
     store_close(re);
-    test_rmrf(dir);
+    /* One sandbox per crash point: under the keep-temp switch only those whose check failed
+     * stay (all of them would be thousands of directories). */
+    if (verdict != 0 && test_keep_tmp())
+        fprintf(stderr, "OG_KEEP_TMP: kept %s (%s: the check failed after durable op %llu, %s)\n",
+                dir, c->name, (unsigned long long)k, mode_name(mode));
+    else
+        test_rmrf(dir);
     return verdict;
 }
 

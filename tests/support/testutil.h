@@ -1,4 +1,5 @@
-/* Shared test helpers: temporary directories and small assertions on og_error. */
+/* Shared test helpers: small assertions on og_error, running commands, writing files; every
+ * test's temporary directory is a sandbox (sandbox.h). */
 #ifndef OG_TESTUTIL_H
 #define OG_TESTUTIL_H
 
@@ -11,27 +12,16 @@
 #include <cmocka.h>
 
 #include "omnigraph.h"
+#include "sandbox.h"
 
-/* Create a fresh directory under $TMPDIR (or /tmp); path buffer of at least 256 bytes. */
-void test_mkdtemp(char *path, size_t cap, const char *tag);
-/* rm -rf path (ignores errors). */
+/* rm -rf path (ignores errors): for things inside a sandbox; a sandbox itself ends with
+ * test_sandbox_done, which honours the keep-temp switch. */
 void test_rmrf(const char *path);
 /* Write a file with contents (creating it), for tests that damage stored bytes. */
 void test_write_file(const char *path, const void *data, size_t len);
 
 /* Run a shell command and return its stdout (malloc'd); *exit_status is its exit code. */
 char *test_capture(const char *cmd, int *exit_status);
-/* Run `node SRC_DIR/TOOL ARGS` and parse its one JSON answer; the test fails unless it exits
- * 0 with valid JSON. The caller json_decref()s the result. */
-struct json_t *test_node_json(const char *src_dir, const char *tool, const char *args);
-/* The same with printf-style arguments. */
-struct json_t *test_node_jsonf(const char *src_dir, const char *tool, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* The integer member `key` of a JSON object (the test fails if it is not one). */
-int64_t test_json_int(const struct json_t *o, const char *key);
-/* Prepare the lancedb interop tools (tests/interop/setup.sh); src_dir receives their folder.
- * -1 (with a message) when node or the pinned packages are unavailable. */
-int test_interop_setup(char *src_dir, size_t cap);
 
 /* Assert that rc is `code` and the thread's error agrees and has a message. */
 #define assert_og_error(rc, want)                                                              \

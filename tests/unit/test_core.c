@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/ulid.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -364,8 +365,10 @@ static void test_log_sink(void **state)
     assert_false(core_log_enabled(CORE_LOG_ERROR));
     fflush(stderr);
     int saved = dup(2);
-    char path[] = "/tmp/og-log-XXXXXX";
-    int fd = mkstemp(path);
+    char dir[TEST_SANDBOX_PATH], path[TEST_SANDBOX_PATH + 16];
+    test_sandbox_new(dir, sizeof dir, "log");
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
     assert_true(saved >= 0 && fd >= 0);
     dup2(fd, 2);
     core_log(CORE_LOG_ERROR, "must not be printed");
@@ -374,7 +377,7 @@ static void test_log_sink(void **state)
     close(saved);
     off_t size = lseek(fd, 0, SEEK_END);
     close(fd);
-    unlink(path);
+    test_sandbox_done(dir);
     assert_int_equal(size, 0);
     assert_int_equal(c.n, 1);
 }

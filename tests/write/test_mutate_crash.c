@@ -174,7 +174,7 @@ static int setup_graph(store *s, void *vctx)
 {
     (void)vctx;
     if (!template_dir[0]) {
-        test_mkdtemp(template_dir, sizeof template_dir, "mcrash-template");
+        test_sandbox_new(template_dir, sizeof template_dir, "mcrash-template");
         store *t = NULL;
         int rc = store_local_open(&t, template_dir);
         if (rc == 0)
@@ -253,7 +253,7 @@ out:
 static void expected_states(crash_ctx *c)
 {
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "mcrash-ref");
+    test_sandbox_new(dir, sizeof dir, "mcrash-ref");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     assert_og_ok(setup_graph(s, c));
@@ -268,7 +268,7 @@ static void expected_states(crash_ctx *c)
     assert_non_null(c->after);
     assert_string_not_equal(c->before, c->after);
     write_graph_close(g);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 static void run_case(const char *name, const char *gq, unsigned min_effects)
@@ -347,6 +347,6 @@ int main(void)
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (template_dir[0])
-        test_rmrf(template_dir);
+        test_sandbox_done(template_dir);
     return rc;
 }

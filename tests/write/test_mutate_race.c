@@ -53,7 +53,7 @@ static int run_mutation(write_graph *g, const char *gq, exec_mutate_result *res)
 /* A graph with ann (age 1) working at acme. */
 static void make_graph(char *dir, size_t cap, const char *tag)
 {
-    test_mkdtemp(dir, cap, tag);
+    test_sandbox_new(dir, cap, tag);
     store *s = wf_store(dir);
     write_init_result ir;
     assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
@@ -265,7 +265,7 @@ static void test_update_vs_delete_threads(void **state)
     run_writers(dir, update_or_delete, o, false);
     check_update_vs_delete(dir, o);
     munmap(o, NWRITERS * sizeof(outcome));
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 static void test_update_vs_delete_processes(void **state)
@@ -277,7 +277,7 @@ static void test_update_vs_delete_processes(void **state)
     run_writers(dir, update_or_delete, o, true);
     check_update_vs_delete(dir, o);
     munmap(o, NWRITERS * sizeof(outcome));
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* ---- cell 2: edge insert vs cascade delete of its endpoint ---------------------------------- */
@@ -341,7 +341,7 @@ static void test_edge_vs_cascade_threads(void **state)
     run_writers(dir, edge_or_cascade, o, false);
     check_edge_vs_cascade(dir, o);
     munmap(o, NWRITERS * sizeof(outcome));
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 static void test_edge_vs_cascade_processes(void **state)
@@ -353,7 +353,7 @@ static void test_edge_vs_cascade_processes(void **state)
     run_writers(dir, edge_or_cascade, o, true);
     check_edge_vs_cascade(dir, o);
     munmap(o, NWRITERS * sizeof(outcome));
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* ---- cell 3: deterministic interleaving of the cascade's read set --------------------------- */
@@ -403,7 +403,7 @@ static void test_cascade_sees_interleaved_edge(void **state)
     final_state(dir, &age, &edges, &companies);
     assert_int_equal(edges, 0);
     wf_assert_sound(dir);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 int main(void)

@@ -31,7 +31,7 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    test_mkdtemp(f->dir, sizeof f->dir, "write");
+    test_sandbox_new(f->dir, sizeof f->dir, "write");
     store *s = wf_store(f->dir);
     write_init_result ir;
     assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "test.pg", &ir));
@@ -51,7 +51,7 @@ static int teardown(void **state)
     fixture *f = *state;
     core_fp_clear_all();
     write_graph_close(f->g);
-    test_rmrf(f->dir);
+    test_sandbox_done(f->dir);
     free(f);
     return 0;
 }

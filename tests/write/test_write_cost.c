@@ -195,7 +195,7 @@ static void test_one_node_load_cost_flat_in_depth(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "cost");
+    test_sandbox_new(dir, sizeof dir, "cost");
     store *local = NULL, *f = NULL;
     assert_og_ok(store_local_open(&local, dir));
     write_init_result ir;
@@ -264,7 +264,7 @@ static void test_one_node_load_cost_flat_in_depth(void **state)
     assert_int_equal(deep.fallbacks, 0);
     /* (a manifest compaction in the window adds its recovery barrier's listing) */
     assert_true(deep.lists <= shallow.lists + 2);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* With background maintenance the write that makes optimize due returns first: its commit is
@@ -275,7 +275,7 @@ static void test_background_maintenance(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "bgm");
+    test_sandbox_new(dir, sizeof dir, "bgm");
     store *local = NULL;
     assert_og_ok(store_local_open(&local, dir));
     write_init_result ir;
@@ -318,7 +318,7 @@ static void test_background_maintenance(void **state)
     lance_dataset_free(ds);
     graph_snapshot_free(snap);
     write_graph_close(g);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 int main(void)

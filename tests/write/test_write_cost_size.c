@@ -179,8 +179,8 @@ static void test_write_costs_follow_the_change(void **state)
     (void)state;
     const unsigned small_n = 3000, big_n = 30000;
     char d1[256], d2[256];
-    test_mkdtemp(d1, sizeof d1, "size1");
-    test_mkdtemp(d2, sizeof d2, "size2");
+    test_sandbox_new(d1, sizeof d1, "size1");
+    test_sandbox_new(d2, sizeof d2, "size2");
     build(d1, small_n);
     build(d2, big_n);
     costs c1, c2;
@@ -215,8 +215,8 @@ static void test_write_costs_follow_the_change(void **state)
     }
     /* The lookups used the indexes: no segment was found damaged. */
     assert_int_equal(lance_kix_damaged(), 0);
-    test_rmrf(d1);
-    test_rmrf(d2);
+    test_sandbox_done(d1);
+    test_sandbox_done(d2);
 }
 
 int main(void)

@@ -1,4 +1,4 @@
-/* Crash enumeration over the write path (DESIGN.md §7): init and each load mode are run on the
+/* Crash enumeration over the write path (docs/conventions.md, Tests): init and each load mode are run on the
  * fault store, crashing after every durable store operation in both crash modes; the root is
  * then reopened read-write (which recovers) and the invariants checked:
  *   - the graph shows exactly the old or exactly the new state (all tables together);
@@ -70,7 +70,7 @@ static int build_template(store *s)
 static int copy_template(store *s, char *dir, size_t cap, const char *tag, int (*build)(store *))
 {
     if (!dir[0]) {
-        test_mkdtemp(dir, cap, tag);
+        test_sandbox_new(dir, cap, tag);
         store *t = NULL;
         int rc = store_local_open(&t, dir);
         if (rc == 0)
@@ -516,7 +516,7 @@ static void test_crash_optimize(void **state)
     assert_true(c.saw_old > 0 && c.saw_new > 0);
     assert_true(c.rec.discarded > 0);
     assert_true(c.rec.rolled_forward > 0);
-    if (opt_template[0]) test_rmrf(opt_template);
+    if (opt_template[0]) test_sandbox_done(opt_template);
 }
 
 int main(void)
@@ -532,6 +532,6 @@ int main(void)
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (template_dir[0])
-        test_rmrf(template_dir);
+        test_sandbox_done(template_dir);
     return rc;
 }

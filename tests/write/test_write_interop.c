@@ -1,6 +1,7 @@
 /* lancedb opens every table of a loaded graph: each node and edge dataset and the graph
  * manifest, reading the row counts the manifest publishes (and the manifest's own rows). */
 #include "testutil.h"
+#include "interop.h"
 
 #include "core/buf.h"
 #include "exec/load.h"
@@ -10,18 +11,11 @@
 #include <dirent.h>
 #include <string.h>
 
-static char g_src[512];
-
-static int group_setup(void **state)
-{
-    (void)state;
-    return test_interop_setup(g_src, sizeof g_src);
-}
 
 static uint64_t lancedb_count(const char *dir, const char *name)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' count '%s' '%s'", g_src, dir, name);
+    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' count '%s' '%s'", test_interop_dir(), dir, name);
     int st = 0;
     char *out = test_capture(cmd, &st);
     if (st != 0)
@@ -38,7 +32,7 @@ static void test_lancedb_reads_loaded_graph(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "write-interop");
+    test_sandbox_new(dir, sizeof dir, "write-interop");
     const char *schema = "node Person { name: String @key  age: I32?  tags: [String]? }\n"
                          "node Company { name: String @key  founded: Date? }\n"
                          "edge WorksAt: Person -> Company { since: DateTime? }\n"
@@ -81,7 +75,7 @@ static void test_lancedb_reads_loaded_graph(void **state)
     assert_true(rows >= 4 * 2 + 2 + 2 + 4);
     graph_snapshot_free(snap);
     write_graph_close(g);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 static size_t count_files(const char *dir)
@@ -134,7 +128,7 @@ static void test_lancedb_and_key_indexes(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "write-interop-kix");
+    test_sandbox_new(dir, sizeof dir, "write-interop-kix");
     const char *schema = "node Person { name: String @key }\nedge Knows: Person -> Person\n";
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
@@ -174,7 +168,7 @@ static void test_lancedb_and_key_indexes(void **state)
     assert_int_equal(lancedb_count(parent, name), 400);
     /* lancedb compacts the table on its own: its merged fragment has no segment */
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "node '%s/compact_tool.cjs' optimize '%s' '%s'", g_src, parent, name);
+    snprintf(cmd, sizeof cmd, "node '%s/compact_tool.cjs' optimize '%s' '%s'", test_interop_dir(), parent, name);
     int rc_cmd = 0;
     char *out = test_capture(cmd, &rc_cmd);
     assert_int_equal(rc_cmd, 0);
@@ -196,7 +190,7 @@ static void test_lancedb_and_key_indexes(void **state)
     lance_dataset_free(ds);
     graph_snapshot_free(snap);
     write_graph_close(g);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 int main(void)
@@ -205,5 +199,5 @@ int main(void)
         cmocka_unit_test(test_lancedb_reads_loaded_graph),
         cmocka_unit_test(test_lancedb_and_key_indexes),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, test_interop_group_setup, NULL);
 }

@@ -38,7 +38,7 @@ static const char *SCHEMA =
 
 static void make_graph(char *dir, size_t cap, const char *tag)
 {
-    test_mkdtemp(dir, cap, tag);
+    test_sandbox_new(dir, cap, tag);
     store *s = wf_store(dir);
     write_init_result ir;
     assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
@@ -124,7 +124,7 @@ static void test_unique_threads(void **state)
     assert_int_equal(ok, 1);
     assert_int_equal(rows_of(dir, "node:Person"), 1);
     wf_assert_sound(dir);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 static void test_unique_processes(void **state)
@@ -135,7 +135,7 @@ static void test_unique_processes(void **state)
     assert_int_equal(run_children(dir, unique_writer, NWRITERS), 1);
     assert_int_equal(rows_of(dir, "node:Person"), 1);
     wf_assert_sound(dir);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* ---- cell 2: edge insert vs endpoint deletion ------------------------------------------------ */
@@ -190,7 +190,7 @@ static void test_edge_vs_delete_threads(void **state)
             assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
     }
     wf_assert_sound(dir);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 static void test_edge_vs_delete_processes(void **state)
@@ -201,7 +201,7 @@ static void test_edge_vs_delete_processes(void **state)
     seed_ann_acme(dir);
     (void)run_children(dir, edge_or_delete_writer, NWRITERS);
     wf_assert_sound(dir);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* ---- @card: concurrent edges from one source under @card(0..1) ---------------------------- */
@@ -255,7 +255,7 @@ static void test_card_threads(void **state)
             assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
     }
     card_check(dir, ok);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 static void test_card_processes(void **state)
@@ -265,7 +265,7 @@ static void test_card_processes(void **state)
     make_graph(dir, sizeof dir, "race-card-p");
     seed_ann_acme(dir);
     card_check(dir, run_children(dir, card_writer, NWRITERS));
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* ---- concurrent inits ------------------------------------------------------------------------ */
@@ -300,7 +300,7 @@ static void test_init_threads(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "race-init");
+    test_sandbox_new(dir, sizeof dir, "race-init");
     pthread_t th[NWRITERS];
     unique_arg args[NWRITERS];
     for (int i = 0; i < NWRITERS; i++) {
@@ -315,16 +315,16 @@ static void test_init_threads(void **state)
             assert_true(args[i].rc == OG_E_EXISTS || args[i].rc == OG_E_CONFLICT);
     }
     init_check(dir, ok);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 static void test_init_processes(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "race-init-p");
+    test_sandbox_new(dir, sizeof dir, "race-init-p");
     init_check(dir, run_children(dir, init_writer, NWRITERS));
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* ---- cell 3: a probed, untouched table arbitrates ------------------------------------------- */
@@ -367,7 +367,7 @@ static void test_untouched_probe_arbitrates(void **state)
     write_graph_close(g);
     assert_int_equal(rows_of(dir, "edge:WorksAt"), 0);
     wf_assert_sound(dir);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* ---- cell 4: recovery-required is never advanced around ------------------------------------ */
@@ -452,7 +452,7 @@ static void test_recovery_required_blocks(void **state)
     graph_snapshot_free(snap);
     store_close(s);
     write_intent_clear(&in);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* ---- cell: cleanup against writers and readers ---------------------------------------------
@@ -596,7 +596,7 @@ static void test_cleanup_races_writers_and_readers(void **state)
     graph_snapshot_free(head);
     store_close(s);
     wf_assert_sound(dir);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 /* ---- cell: a restarted write keeps its gates ------------------------------------------------
@@ -650,7 +650,7 @@ static void test_restart_keeps_gates(void **state)
     assert_true(st.reprepares > 0);
     write_graph_close(g);
     assert_int_equal(rows_of(dir, "node:Person"), 60);
-    test_rmrf(dir);
+    test_sandbox_done(dir);
 }
 
 int main(void)

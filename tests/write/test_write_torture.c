@@ -83,7 +83,7 @@ static void test_kill9_torture(void **state)
 {
     (void)state;
     char dir[256];
-    test_mkdtemp(dir, sizeof dir, "torture");
+    test_sandbox_new(dir, sizeof dir, "torture");
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     write_init_result ir;
@@ -179,8 +179,7 @@ static void test_kill9_torture(void **state)
     assert_og_ok(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"after\"}}\n",
                            EXEC_LOAD_APPEND, &r));
     write_graph_close(g);
-    store_close(s);
-    test_rmrf(dir);
+    test_sandbox_store_done(dir, s);
 }
 
 int main(void)
