@@ -6,13 +6,10 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,51 +44,6 @@ const cli_cmd cli_graph_commands[] = {
 
 /* ---- shared helpers -------------------------------------------------------------------- */
 
-/* A whole input file, mapped (large JSONL files need not be copied). */
-typedef struct in_file {
-    const char *name;
-    char *data;
-    size_t len;
-    int mapped;
-} in_file;
-
-static int file_open(in_file *f, const char *path)
-{
-    memset(f, 0, sizeof *f);
-    f->name = path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        fprintf(stderr, "omnigraph: cannot read %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "omnigraph: cannot read %s: %s\n", path,
-                errno ? strerror(errno) : "not a regular file");
-        close(fd);
-        return -1;
-    }
-    f->len = (size_t)st.st_size;
-    if (f->len) {
-        void *p = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            fprintf(stderr, "omnigraph: cannot read %s: %s\n", path, strerror(errno));
-            close(fd);
-            return -1;
-        }
-        f->data = p;
-        f->mapped = 1;
-    }
-    close(fd);
-    return 0;
-}
-
-static void file_close(in_file *f)
-{
-    if (f->mapped) munmap(f->data, f->len);
-    memset(f, 0, sizeof *f);
-}
-
 static void format_us(char *out, size_t cap, int64_t us)
 {
     int64_t secs = us / 1000000, rem = us % 1000000;
@@ -114,31 +66,6 @@ static void json_str_or_null(const char *s)
 {
     if (s && *s) cli_json_str(stdout, s);
     else fputs("null", stdout);
-}
-
-/* Report a failure. A failure located in an input file (a bad load line, a schema error) is
- * printed as FILE:LINE: message, the form editors jump to; everything else as cli_fail does. */
-static int fail_located(int json)
-{
-    const og_error *e = og_error_last();
-    if (json || !e->file || e->line <= 0) return cli_fail(json);
-    const char *msg = e->message;
-    /* The loader's messages start with "line N: ": the location already says it. */
-    char prefix[32];
-    int pl = snprintf(prefix, sizeof prefix, "line %d: ", e->line);
-    if (pl > 0 && !strncmp(msg, prefix, (size_t)pl)) msg += pl;
-    if (e->column > 0)
-        fprintf(stderr, "%s:%d:%d: %s\n", e->file, e->line, e->column, msg);
-    else
-        fprintf(stderr, "%s:%d: %s\n", e->file, e->line, msg);
-    fprintf(stderr, "omnigraph: error[%s]: nothing was written\n", og_code_name(e->code));
-    switch (e->code) { /* the mapping cli_fail uses */
-    case OG_E_READ_SET_CONFLICT:
-    case OG_E_CONFLICT: return CLI_CONFLICT;
-    case OG_E_PRECONDITION_FAILED: return CLI_PRECONDITION;
-    case OG_E_RECOVERY_REQUIRED: return CLI_RECOVERY;
-    default: return CLI_ERROR;
-    }
 }
 
 /* Options shared by the graph commands. */
@@ -240,12 +167,12 @@ static int cmd_init(int argc, char **argv)
     int rc = parse_args(&a, self, argc, argv, 1, "s", 0);
     if (rc) return rc;
     if (!a.schema) return cli_usage_error(self, "init needs --schema FILE.pg");
-    in_file f;
-    if (file_open(&f, a.schema)) return CLI_ERROR;
+    cli_file f;
+    if (cli_file_open(&f, a.schema, a.json)) return CLI_ERROR;
     og_init_result r;
     rc = og_graph_init(&r, a.root, f.name, f.data, f.len);
-    file_close(&f);
-    if (rc) return fail_located(a.json);
+    cli_file_close(&f);
+    if (rc) return cli_fail(a.json);
     if (a.json) {
         printf("{\"ok\":true,\"root\":");
         cli_json_str(stdout, a.root);
@@ -319,12 +246,12 @@ static int cmd_load(int argc, char **argv)
     int mode = og_load_mode_parse(a.mode);
     if (!mode)
         return cli_usage_error(self, "--mode must be overwrite, append or merge, not '%s'", a.mode);
-    in_file f;
-    if (file_open(&f, a.data)) return CLI_ERROR;
+    cli_file f;
+    if (cli_file_open(&f, a.data, a.json)) return CLI_ERROR;
     og_graph *g = NULL;
     if (open_graph(&g, &a, 0) != 0) {
-        file_close(&f);
-        return cli_fail(a.json);
+        cli_file_close(&f);
+        return cli_fail_write(a.json);
     }
     og_load_options o = OG_LOAD_OPTIONS_INIT;
     o.mode = mode;
@@ -339,7 +266,7 @@ static int cmd_load(int argc, char **argv)
     if (ps.drawn) fputs("\r\033[K", stderr);
     int ex = CLI_OK;
     if (rc) {
-        ex = fail_located(a.json);
+        ex = cli_fail_write(a.json);
     } else if (a.json) {
         print_load_json(&a, &r, a.mode);
     } else {
@@ -351,7 +278,7 @@ static int cmd_load(int argc, char **argv)
         else printf("(nothing to commit)\n");
     }
     og_graph_close(g);
-    file_close(&f);
+    cli_file_close(&f);
     return ex;
 }
 

@@ -342,7 +342,8 @@ static void test_bad_query(void **state)
     char err[4096];
     write_text("bad.gq", "// a comment\nquery q() {\n    match { $p: Persn }\n    return { $p.name }\n}\n");
     assert_int_equal(run("query --store g --file bad.gq", out, sizeof out, err, sizeof err), 1);
-    assert_string_equal(err, "bad.gq:3:17: T1: unknown node type 'Persn'\n");
+    assert_string_equal(err, "bad.gq:3:17: T1: unknown node type 'Persn'\n"
+                             "omnigraph: error[bad_request]\n");
     assert_string_equal(out, "");
     /* A syntax error in -e text. */
     assert_int_equal(run("query --store g -e 'query q( { }'", out, sizeof out, err, sizeof err), 1);
@@ -365,11 +366,27 @@ static void test_bad_query(void **state)
     assert_string_equal(out, "n\r\n4\r\n");
     assert_int_equal(run("query --store g --file mixed.gq --name broken", out, sizeof out, err,
                          sizeof err), 1);
-    assert_string_equal(err, "mixed.gq:2:30: T1: unknown node type 'Persn'\n");
-    /* A failing mutate writes nothing either. */
+    assert_string_equal(err, "mixed.gq:2:30: T1: unknown node type 'Persn'\n"
+                             "omnigraph: error[bad_request]\n");
+    /* A failing mutate writes nothing either, and says so. */
     assert_int_equal(run("mutate --store g -e 'query m() { insert Persn { name: \"x\" } }'", out,
                          sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "omnigraph: error[bad_request]: nothing was written\n"));
     assert_int_equal(commit_count(), 2);
+    /* A source that cannot be read: with --json, an error object like any other. */
+    assert_int_equal(run("query --store g --file missing.gq --json", out, sizeof out, err,
+                         sizeof err), 1);
+    j = json_loads(out, 0, &je);
+    assert_non_null(j);
+    e = json_object_get(j, "error");
+    assert_string_equal(json_string_value(json_object_get(e, "code")), "not_found");
+    assert_string_equal(json_string_value(json_object_get(e, "object")), "missing.gq");
+    json_decref(j);
+    assert_int_equal(run("query --store g --file missing.gq", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "cannot read missing.gq"));
+    /* The source may come from a pipe. */
+    run_ok("query --store g --file /dev/stdin --name good --csv < mixed.gq", out, sizeof out);
+    assert_string_equal(out, "n\r\n4\r\n");
 }
 
 /* make_graph, then open it (root: its path, 512 bytes) through the API. */
