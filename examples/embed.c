@@ -72,7 +72,8 @@ static int print_friends(og_graph *g, const char *name, const char *at)
     if (og_graph_query(&r, g, &q) != 0) return report("query");
     printf("friends of %s: %llu rows at commit %s\n", name,
            (unsigned long long)og_result_row_count(r), og_result_graph_commit_id(r));
-    while (og_result_next(r) == 1) {
+    int rc;
+    while ((rc = og_result_next(r)) == OG_OK) {
         printf(" ");
         for (size_t c = 0; c < og_result_column_count(r); c++) {
             og_value v;
@@ -86,7 +87,7 @@ static int print_friends(og_graph *g, const char *name, const char *at)
         printf("\n");
     }
     og_result_free(r);
-    return 0;
+    return rc == OG_ITER_OVER ? 0 : report("reading the rows");
 }
 
 int main(int argc, char **argv)

@@ -41,9 +41,11 @@ OG_EXTERN int og_version_number(void);
 
 /* ---- Errors ------------------------------------------------------------------------------- */
 
-/* Error codes. Stable: values never change meaning; new codes are only appended. */
+/* Result codes. Stable: values never change meaning; new codes are only appended. Failures
+ * are negative; OG_ITER_OVER is the one positive code and is not a failure. */
 typedef enum og_code {
     OG_OK = 0,
+    OG_ITER_OVER = 1,             /* a cursor is past its last item: not a failure */
     OG_E_STORAGE = -1,            /* the object store failed; see og_error.storage_kind */
     OG_E_NOT_FOUND = -2,          /* a named object, table, branch or version does not exist */
     OG_E_EXISTS = -3,             /* create-if-absent found the name taken */
@@ -105,10 +107,13 @@ OG_EXTERN const char *og_storage_kind_name(int kind);
  * the sink set here, process-wide, or nowhere when none is set; errors are always returned
  * and described by og_error_last(). The sink runs on the thread that produced the message,
  * possibly several at once, and must not call back into the library. */
-#define OG_LOG_ERROR 0
-#define OG_LOG_WARN 1
-#define OG_LOG_INFO 2
-#define OG_LOG_DEBUG 3
+typedef enum og_log_level {
+    OG_LOG_ERROR = 0,
+    OG_LOG_WARN = 1,
+    OG_LOG_INFO = 2,
+    OG_LOG_DEBUG = 3,
+} og_log_level;
+/* level is an og_log_level. */
 typedef void (*og_log_fn)(void *arg, int level, const char *message);
 /* Send messages of level <= max_level to fn (NULL: drop every message, the default). */
 OG_EXTERN void og_set_log(og_log_fn fn, void *arg, int max_level);
@@ -144,13 +149,15 @@ OG_EXTERN int og_store_selfcheck(og_selfcheck_result *out, const char *dir,
 /* Check .pg schemas and .gq queries without a graph: diagnostics, lint and the schema-diff
  * plan. Codes and rules: docs/languages.md. */
 
-#define OG_DIAG_ERROR 0
-#define OG_DIAG_WARNING 1
+typedef enum og_diag_severity {
+    OG_DIAG_ERROR = 0,
+    OG_DIAG_WARNING = 1,
+} og_diag_severity;
 
 /* One diagnostic. Strings are owned by the report. */
 typedef struct og_diagnostic {
     const char *code;    /* stable: "S007", "Q000", "T5", "L201", ... */
-    int severity;        /* OG_DIAG_ERROR or OG_DIAG_WARNING */
+    int severity;        /* an og_diag_severity */
     const char *message;
     const char *file;    /* the file name the caller passed */
     int line;            /* 1-based */
@@ -277,12 +284,18 @@ OG_EXTERN uint64_t og_table_version(const og_table *t);
 /* The table's columns as an Arrow schema: a struct ("+s") whose children are the top-level
  * fields. The caller owns *out and calls out->release(out). */
 OG_EXTERN int og_table_schema(struct ArrowSchema *out, const og_table *t);
-/* Write the schema to f: json nonzero gives one line
+/* The forms og_table_write_schema writes. */
+typedef enum og_output_format {
+    OG_OUTPUT_TEXT = 0, /* for people */
+    OG_OUTPUT_JSON = 1, /* one JSON document */
+} og_output_format;
+
+/* Write the schema to f in `format` (an og_output_format): OG_OUTPUT_JSON gives one line
  *   {"fields":[{"name":..,"type":..,"nullable":..,"children":[..]},..]}
  * with Lance logical type strings ("int64", "string", "timestamp:us:UTC",
- * "fixed_size_list:float:4", "list", "struct"; children for list and struct only); json zero
- * gives an indented text listing. */
-OG_EXTERN int og_table_write_schema(FILE *f, const og_table *t, int json);
+ * "fixed_size_list:float:4", "list", "struct"; children for list and struct only);
+ * OG_OUTPUT_TEXT an indented text listing. Another value is OG_E_BAD_REQUEST. */
+OG_EXTERN int og_table_write_schema(FILE *f, const og_table *t, int format);
 
 /* Storage facts of the snapshot. */
 typedef struct og_table_info {
@@ -409,10 +422,12 @@ typedef enum og_load_mode {
 OG_EXTERN const char *og_load_mode_name(int mode);
 OG_EXTERN int og_load_mode_parse(const char *name);
 
-#define OG_LOAD_PHASE_PARSE 1  /* reading and checking lines: bytes_done of bytes_total */
-#define OG_LOAD_PHASE_WRITE 2  /* every line parsed; the graph commit is being made */
-/* Progress of a load, called on the loading thread every few thousand lines and once when
- * the write phase starts. */
+typedef enum og_load_phase {
+    OG_LOAD_PHASE_PARSE = 1, /* reading and checking lines: bytes_done of bytes_total */
+    OG_LOAD_PHASE_WRITE = 2, /* every line parsed; the graph commit is being made */
+} og_load_phase;
+/* Progress of a load (phase: an og_load_phase), called on the loading thread every few
+ * thousand lines and once when the write phase starts. */
 typedef void (*og_load_progress_fn)(void *arg, int phase, uint64_t bytes_done,
                                     uint64_t bytes_total, uint64_t lines);
 
@@ -457,14 +472,17 @@ typedef struct og_load_result {
 OG_EXTERN int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name,
                             const char *data, size_t len, const og_load_options *opt);
 
-#define OG_KIND_NODE 1
-#define OG_KIND_EDGE 2
+/* What a graph table holds. */
+typedef enum og_table_kind {
+    OG_KIND_NODE = 1,
+    OG_KIND_EDGE = 2,
+} og_table_kind;
 
 /* One live table of a snapshot. Strings are owned by the snapshot info. */
 typedef struct og_snapshot_table {
     const char *alias;       /* "node:Person" */
     const char *type_name;   /* "Person" */
-    int kind;                /* OG_KIND_NODE or OG_KIND_EDGE */
+    int kind;                /* an og_table_kind */
     uint64_t version;        /* the Lance version the snapshot pins */
     uint64_t row_count;
     const char *path;        /* the table's directory relative to the root */
@@ -661,8 +679,13 @@ typedef struct og_value {
 
 /* The cell at (row, col). OG_E_BAD_REQUEST out of range. */
 OG_EXTERN int og_result_value(og_value *out, og_result *r, uint64_t row, size_t col);
-/* A row cursor: og_result_next moves to the next row (the first on the first call) and
- * returns 1, or 0 after the last; og_result_get reads column col of the current row
+/* A row cursor, read the way every cursor of this API is:
+ *     int rc;
+ *     while ((rc = og_result_next(r)) == OG_OK) { ... og_result_get(&v, r, col) ... }
+ *     if (rc != OG_ITER_OVER) ... a failure: og_error_last() ...
+ * og_result_next moves to the next row (the first on the first call) and returns OG_OK, or
+ * OG_ITER_OVER once past the last row (and on every call after), or a negative og_code
+ * (OG_E_BAD_REQUEST for a NULL result). og_result_get reads column col of the current row
  * (OG_E_BAD_REQUEST before the first og_result_next or after the end); og_result_rewind
  * starts over. */
 OG_EXTERN int og_result_next(og_result *r);

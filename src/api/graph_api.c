@@ -22,7 +22,8 @@
 
 _Static_assert(OG_ID_LEN == GRAPH_ID_LEN, "public and internal id lengths differ");
 _Static_assert(OG_SCHEMA_ID_LEN == GRAPH_SCHEMA_HASH_LEN, "schema identity lengths differ");
-_Static_assert(OG_KIND_NODE == LANG_NODE && OG_KIND_EDGE == LANG_EDGE, "kind values differ");
+_Static_assert((int)OG_KIND_NODE == (int)LANG_NODE && (int)OG_KIND_EDGE == (int)LANG_EDGE,
+               "kind values differ");
 _Static_assert((int)OG_LOAD_APPEND == (int)EXEC_LOAD_APPEND &&
                    (int)OG_LOAD_MERGE == (int)EXEC_LOAD_MERGE &&
                    (int)OG_LOAD_OVERWRITE == (int)EXEC_LOAD_OVERWRITE,

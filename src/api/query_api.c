@@ -409,9 +409,10 @@ int og_result_value(og_value *out, og_result *r, uint64_t row, size_t col)
 int og_result_next(og_result *r)
 {
     if (!r) return core_err(OG_E_BAD_REQUEST, "og_result_next: no result");
-    if (r->cursor > r->starts[r->n_batches]) return 0;
+    /* The end is not an error: the thread's last error stays as it was. */
+    if (r->cursor > r->starts[r->n_batches]) return OG_ITER_OVER;
     r->cursor++;
-    return r->cursor <= r->starts[r->n_batches] ? 1 : 0;
+    return r->cursor <= r->starts[r->n_batches] ? OG_OK : OG_ITER_OVER;
 }
 
 int og_result_get(og_value *out, og_result *r, size_t col)

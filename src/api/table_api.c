@@ -172,13 +172,16 @@ static int write_out(FILE *f, const void *p, size_t n)
     return 0;
 }
 
-int og_table_write_schema(FILE *f, const og_table *t, int json)
+int og_table_write_schema(FILE *f, const og_table *t, int format)
 {
     if (!f || !t) return core_err(OG_E_BAD_REQUEST, "og_table_write_schema: missing argument");
+    if (format != OG_OUTPUT_TEXT && format != OG_OUTPUT_JSON)
+        return core_err(OG_E_BAD_REQUEST, "og_table_write_schema: unknown output format %d",
+                        format);
     core_buf b = CORE_BUF_INIT;
     const arrow_schema *s = &t->ds->schema;
     int rc;
-    if (json) {
+    if (format == OG_OUTPUT_JSON) {
         rc = core_buf_append_str(&b, "{\"fields\":");
         if (!rc) rc = schema_json(&b, s->fields, s->n_fields);
         if (!rc) rc = core_buf_append_str(&b, "}\n");

@@ -111,7 +111,7 @@ static int do_schema(lance_args *a)
 {
     og_table *t = NULL;
     if (og_table_open(&t, a->dir, a->version) != 0) return cli_fail(a->json);
-    int rc = og_table_write_schema(stdout, t, a->json);
+    int rc = og_table_write_schema(stdout, t, a->json ? OG_OUTPUT_JSON : OG_OUTPUT_TEXT);
     og_table_free(t);
     return rc ? cli_fail(a->json) : CLI_OK;
 }

@@ -417,6 +417,7 @@ static void test_api_stream(void **state)
     assert_og_error(og_table_scan(&s, t, &o), OG_E_BAD_REQUEST);
     o.version = 99;
     assert_og_error(og_table_write_json(NULL, stdout, t, &o), OG_E_BAD_REQUEST);
+    assert_og_error(og_table_write_schema(stdout, t, 7), OG_E_BAD_REQUEST); /* no such format */
     og_table_free(t);
     og_table_free(NULL);
 }

@@ -423,7 +423,7 @@ static void test_api(void **state)
     og_value v;
     /* The cursor: not on a row before next. */
     assert_int_equal(og_result_get(&v, r, 0), OG_E_BAD_REQUEST);
-    assert_int_equal(og_result_next(r), 1);
+    assert_int_equal(og_result_next(r), OG_OK);
     assert_int_equal(og_result_get(&v, r, 0), 0);
     assert_int_equal(v.type, OG_VALUE_STRING);
     assert_int_equal(v.len, 3);
@@ -431,14 +431,24 @@ static void test_api(void **state)
     assert_int_equal(og_result_get(&v, r, 1), 0);
     assert_int_equal(v.type, OG_VALUE_INT);
     assert_int_equal(v.i, 7);
-    assert_int_equal(og_result_next(r), 1);
+    assert_int_equal(og_result_next(r), OG_OK);
     assert_int_equal(og_result_get(&v, r, 1), 0);
     assert_int_equal(v.type, OG_VALUE_NULL);
-    assert_int_equal(og_result_next(r), 0);
-    assert_int_equal(og_result_next(r), 0);
+    /* The end is OG_ITER_OVER, again on every later call, and not an error. */
+    og_error_clear();
+    assert_int_equal(og_result_next(r), OG_ITER_OVER);
+    assert_int_equal(og_result_next(r), OG_ITER_OVER);
+    assert_int_equal(og_error_last()->code, OG_OK);
     assert_int_equal(og_result_get(&v, r, 0), OG_E_BAD_REQUEST);
+    assert_int_equal(og_result_next(NULL), OG_E_BAD_REQUEST); /* a failure, not the end */
     og_result_rewind(r);
-    assert_int_equal(og_result_next(r), 1);
+    /* The loop every cursor is read with. */
+    int rc, seen = 0;
+    while ((rc = og_result_next(r)) == OG_OK) seen++;
+    assert_int_equal(rc, OG_ITER_OVER);
+    assert_int_equal(seen, 2);
+    og_result_rewind(r);
+    assert_int_equal(og_result_next(r), OG_OK);
     assert_int_equal(og_result_value(&v, r, 5, 0), OG_E_BAD_REQUEST);
     size_t len = 0;
     const char *js = og_result_row_json(r, 1, &len);
