@@ -132,13 +132,16 @@ int main(int argc, char **argv)
     int n = argc > 2 ? atoi(argv[2]) : 1000, w = argc > 3 ? atoi(argv[3]) : 200;
     if (n < 1 || w < 2) return 2;
     static const char schema[] = "node Person {\n    name: String @key\n    age: I32?\n}\n";
-    og_init_result ir;
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = schema;
+    io.schema_file = "bench.pg";
+    og_init_result *ir = NULL;
     og_graph *g = NULL;
-    if (og_graph_init(&ir, root, "bench.pg", schema, strlen(schema)) != 0 ||
-        og_graph_open(&g, root, NULL) != 0) {
+    if (og_graph_init(&ir, root, &io) != 0 || og_graph_open(&g, root, NULL) != 0) {
         fprintf(stderr, "bench_history: %s\n", og_error_last()->message);
         return 1;
     }
+    og_init_result_free(ir);
     static const char q_add[] =
         "query add($n: String, $a: I32) { insert Person { name: $n, age: $a } }";
     static const char q_up[] =

@@ -85,11 +85,15 @@ static void *run_writer(void *arg)
 static int make_graph(const char *root)
 {
     static const char schema[] = "node Person {\n    name: String @key\n}\n";
-    og_init_result ir;
-    if (og_graph_init(&ir, root, "bench.pg", schema, strlen(schema)) != 0) {
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = schema;
+    io.schema_file = "bench.pg";
+    og_init_result *ir = NULL;
+    if (og_graph_init(&ir, root, &io) != 0) {
         fprintf(stderr, "bench_writers: init %s: %s\n", root, og_error_last()->message);
         return -1;
     }
+    og_init_result_free(ir);
     return 0;
 }
 

@@ -104,10 +104,14 @@ int main(int argc, char **argv)
     }
     printf("omnigraph %s, graph in %s\n", og_version(), dir);
 
-    og_init_result init;
-    if (og_graph_init(&init, dir, "embed.pg", SCHEMA, strlen(SCHEMA)) != 0) return report("init");
-    printf("created a graph with %zu node types and %zu edge types\n", init.node_types,
-           init.edge_types);
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = SCHEMA;
+    io.schema_file = "embed.pg";
+    og_init_result *init = NULL;
+    if (og_graph_init(&init, dir, &io) != 0) return report("init");
+    printf("created a graph with %zu node types and %zu edge types\n", init->node_types,
+           init->edge_types);
+    og_init_result_free(init);
 
     og_graph *g = NULL;
     if (og_graph_open(&g, dir, NULL) != 0) return report("open");

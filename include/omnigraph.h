@@ -4,7 +4,8 @@
  *  - every fallible call returns int: 0 on success, a negative OG_E... code on failure;
  *    out-parameters come first;
  *  - after a failure, og_error_last() describes it for the calling thread;
- *  - options structs carry a `version` field; initialise them with their ..._INIT macro;
+ *  - options structs carry a `version` field; initialise them with their ..._INIT macro or
+ *    og_..._options_init();
  *  - every returned allocation names its free function, and every _free() accepts NULL.
  *
  * Caveats: the error state is per thread; a call made on another thread does not change it.
@@ -129,6 +130,9 @@ typedef struct og_selfcheck_options {
     unsigned rounds;    /* number of put / put_if_absent / get rounds; 0 means 16 */
 } og_selfcheck_options;
 #define OG_SELFCHECK_OPTIONS_INIT {OG_SELFCHECK_OPTIONS_VERSION, 0}
+/* The same defaults for `version` (OG_SELFCHECK_OPTIONS_VERSION), as a function; every
+ * og_..._options_init() below works alike: OG_E_BAD_REQUEST for NULL or an unknown version. */
+OG_EXTERN int og_selfcheck_options_init(og_selfcheck_options *opts, int version);
 
 typedef struct og_selfcheck_result {
     unsigned rounds;         /* rounds completed */
@@ -180,14 +184,29 @@ OG_EXTERN int og_query_lint(og_lang_report **out, const char *schema_file, const
                             size_t schema_len, const char *query_file, const char *query_src,
                             size_t query_len);
 
+/* Options for og_schema_plan(). Initialise with OG_SCHEMA_PLAN_OPTIONS_INIT, then set both
+ * sources. */
+#define OG_SCHEMA_PLAN_OPTIONS_VERSION 1
+typedef struct og_schema_plan_options {
+    int version;              /* OG_SCHEMA_PLAN_OPTIONS_VERSION */
+    const char *from_source;  /* the accepted schema's .pg text (required) */
+    size_t from_source_len;   /* bytes of from_source (0: strlen(from_source)) */
+    const char *from_file;    /* names it in diagnostics (NULL: "<from>") */
+    const char *to_source;    /* the desired schema's .pg text (required) */
+    size_t to_source_len;     /* bytes of to_source (0: strlen(to_source)) */
+    const char *to_file;      /* NULL: "<to>" */
+    int allow_data_loss;      /* nonzero: drops delete data; zero: drops are soft */
+} og_schema_plan_options;
+#define OG_SCHEMA_PLAN_OPTIONS_INIT                                                                \
+    {OG_SCHEMA_PLAN_OPTIONS_VERSION, NULL, 0, NULL, NULL, 0, NULL, 0}
+OG_EXTERN int og_schema_plan_options_init(og_schema_plan_options *opts, int version);
+
 /* Plan the steps from the accepted schema `from` to the desired schema `to` (planning only).
  * Returns 0 when every step is supported, OG_E_UNSUPPORTED when some change is not (the
  * report lists it as unsupported_change with a code and reason), OG_E_BAD_REQUEST when either
- * schema has errors; in those three cases *out is a report to free. Drops are soft unless
- * allow_data_loss is nonzero. */
-OG_EXTERN int og_schema_plan(og_lang_report **out, const char *from_file, const char *from_src,
-                             size_t from_len, const char *to_file, const char *to_src,
-                             size_t to_len, int allow_data_loss);
+ * schema has errors; in those three cases *out is a report to free. Other failures (no
+ * options, a missing source, an unknown options version) leave *out NULL. */
+OG_EXTERN int og_schema_plan(og_lang_report **out, const og_schema_plan_options *opt);
 
 OG_EXTERN size_t og_lang_report_diagnostic_count(const og_lang_report *r);
 /* The i-th diagnostic (sorted by file, line, column), or NULL when out of range. */
@@ -343,6 +362,7 @@ typedef struct og_scan_options {
     int64_t limit;                /* at most this many rows (< 0: all) */
 } og_scan_options;
 #define OG_SCAN_OPTIONS_INIT {OG_SCAN_OPTIONS_VERSION, NULL, 0, -1}
+OG_EXTERN int og_scan_options_init(og_scan_options *opts, int version);
 
 /* Stream the rows (deleted rows left out) as Arrow record batches: each array the stream gives
  * is a struct array of the selected columns. The caller owns *out and calls out->release(out).
@@ -381,19 +401,33 @@ OG_EXTERN int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t,
 /* An open graph. May be used by several threads at once; writes serialize inside. */
 typedef struct og_graph og_graph;
 
+/* Options for og_graph_init(). Initialise with OG_INIT_OPTIONS_INIT and set schema_source. */
+#define OG_INIT_OPTIONS_VERSION 1
+typedef struct og_init_options {
+    int version;                  /* OG_INIT_OPTIONS_VERSION */
+    const char *schema_source;    /* the .pg text (required) */
+    size_t schema_source_len;     /* bytes of schema_source (0: strlen(schema_source)) */
+    const char *schema_file;      /* names it in diagnostics (NULL: "schema.pg") */
+} og_init_options;
+#define OG_INIT_OPTIONS_INIT {OG_INIT_OPTIONS_VERSION, NULL, 0, NULL}
+OG_EXTERN int og_init_options_init(og_init_options *opts, int version);
+
+/* What og_graph_init made. Allocated by the library: og_init_result_free. */
 typedef struct og_init_result {
     char commit_id[OG_ID_LEN + 1]; /* the genesis commit */
     int took_over;                 /* 1: an interrupted earlier init was found and replaced */
     size_t node_types, edge_types; /* tables created */
 } og_init_result;
 
-/* Create a graph in root_dir (created when missing) from the .pg source `schema_src` (len
- * bytes; schema_file names it in diagnostics). Errors: OG_E_BAD_REQUEST for an invalid
- * schema (og_error_last() locates it), OG_E_EXISTS when a graph is already there ("already
- * exists"), OG_E_CONFLICT while another init of the same root runs, OG_E_STORAGE. A crash
- * leaves no graph or a complete one; a later init takes an interrupted one over (took_over). */
-OG_EXTERN int og_graph_init(og_init_result *out, const char *root_dir, const char *schema_file,
-                            const char *schema_src, size_t len);
+/* Create a graph in root_dir (created when missing) from the schema opt gives. Errors:
+ * OG_E_BAD_REQUEST for an invalid schema (og_error_last() locates it), OG_E_EXISTS when a
+ * graph is already there ("already exists"), OG_E_CONFLICT while another init of the same root
+ * runs, OG_E_STORAGE. A crash leaves no graph or a complete one; a later init takes an
+ * interrupted one over (took_over). On success the caller frees *out with
+ * og_init_result_free; on failure *out is NULL. */
+OG_EXTERN int og_graph_init(og_init_result **out, const char *root_dir,
+                            const og_init_options *opt);
+OG_EXTERN void og_init_result_free(og_init_result *r);
 
 /* Options for og_graph_open(). Initialise with OG_OPEN_OPTIONS_INIT. */
 #define OG_OPEN_OPTIONS_VERSION 1
@@ -403,6 +437,7 @@ typedef struct og_open_options {
     const char *actor;     /* recorded in the lineage of this handle's commits (NULL: none) */
 } og_open_options;
 #define OG_OPEN_OPTIONS_INIT {OG_OPEN_OPTIONS_VERSION, 0, NULL}
+OG_EXTERN int og_open_options_init(og_open_options *opts, int version);
 
 /* Open the graph in root_dir (opt NULL: read-write, no actor). A read-write open first
  * resolves interrupted writes whose owner is gone, and fails with OG_E_RECOVERY_REQUIRED
@@ -441,6 +476,7 @@ typedef struct og_load_options {
     void *progress_arg;
 } og_load_options;
 #define OG_LOAD_OPTIONS_INIT {OG_LOAD_OPTIONS_VERSION, 0, NULL, NULL, NULL}
+OG_EXTERN int og_load_options_init(og_load_options *opts, int version);
 
 /* One table a write changed. */
 typedef struct og_table_change {
@@ -545,6 +581,7 @@ typedef struct og_optimize_options {
     const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
 } og_optimize_options;
 #define OG_OPTIMIZE_OPTIONS_INIT {OG_OPTIMIZE_OPTIONS_VERSION, NULL}
+OG_EXTERN int og_optimize_options_init(og_optimize_options *opts, int version);
 
 typedef struct og_optimize_result {
     char commit_id[OG_ID_LEN + 1]; /* the maintenance commit ("" when no table needed it) */
@@ -580,6 +617,7 @@ typedef struct og_cleanup_options {
     void *progress_arg;
 } og_cleanup_options;
 #define OG_CLEANUP_OPTIONS_INIT {OG_CLEANUP_OPTIONS_VERSION, 0, -1, 0, 0, NULL, NULL}
+OG_EXTERN int og_cleanup_options_init(og_cleanup_options *opts, int version);
 
 typedef struct og_cleanup_result {
     uint64_t commits_total;        /* commits of main (all still listed by og_graph_commits) */
@@ -622,6 +660,7 @@ typedef struct og_query_options {
     int64_t now_ms;           /* nonzero: the value of now() in ms since the epoch (0: clock) */
 } og_query_options;
 #define OG_QUERY_OPTIONS_INIT {OG_QUERY_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
+OG_EXTERN int og_query_options_init(og_query_options *opts, int version);
 
 /* The rows of a read query, held in memory as Arrow record batches. Not for concurrent use:
  * the row cursor and the JSON scratch are per result. */
@@ -719,6 +758,7 @@ typedef struct og_mutate_options {
     int64_t now_ms;           /* nonzero: the value of now() */
 } og_mutate_options;
 #define OG_MUTATE_OPTIONS_INIT {OG_MUTATE_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
+OG_EXTERN int og_mutate_options_init(og_mutate_options *opts, int version);
 
 typedef struct og_mutate_result {
     char query[128];                  /* the name of the query that ran */

@@ -7,6 +7,7 @@
 
 #include "api/graph_internal.h"
 #include "core/alloc.h"
+#include "api/options.h"
 #include "core/error.h"
 #include "exec/load.h"
 #include "graph/graph.h"
@@ -45,13 +46,19 @@ static int root_identity(char **out, const char *dir)
 
 /* ---- init ---------------------------------------------------------------------------------- */
 
-int og_graph_init(og_init_result *out, const char *root_dir, const char *schema_file,
-                  const char *schema_src, size_t len)
+int og_graph_init(og_init_result **out, const char *root_dir, const og_init_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_init: out is NULL");
-    memset(out, 0, sizeof *out);
+    *out = NULL;
     if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no root directory given");
-    if (!schema_src && len) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no schema source");
+    if (!opt) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no options (the schema is required)");
+    int vrc = api_options_check(opt->version, OG_INIT_OPTIONS_VERSION, "og_init_options");
+    if (vrc) return vrc;
+    if (!opt->schema_source)
+        return core_err(OG_E_BAD_REQUEST, "og_graph_init: no schema source (og_init_options.schema_source)");
+    const char *schema_src = opt->schema_source;
+    size_t len = opt->schema_source_len ? opt->schema_source_len : strlen(schema_src);
+    const char *schema_file = opt->schema_file;
     /* A graph that is already there is refused before anything is written: opening the
      * root read-write would already probe the filesystem inside it. */
     store *s = NULL;
@@ -75,18 +82,25 @@ int og_graph_init(og_init_result *out, const char *root_dir, const char *schema_
         return rc;
     }
     write_init_result r;
-    rc = write_init(s, schema_src ? schema_src : "", len, schema_file ? schema_file : "schema.pg",
-                    &r);
+    rc = write_init(s, schema_src, len, schema_file ? schema_file : "schema.pg", &r);
     store_close(s);
     if (rc) {
         if (rc == OG_E_EXISTS) core_err_detail(CORE_ERR_OBJECT, root_dir);
         return rc;
     }
-    memcpy(out->commit_id, r.commit_id, sizeof out->commit_id);
-    out->took_over = r.took_over ? 1 : 0;
-    out->node_types = r.node_types;
-    out->edge_types = r.edge_types;
+    og_init_result *res = core_calloc(1, sizeof *res);
+    if (!res) return core_err_nomem();
+    memcpy(res->commit_id, r.commit_id, sizeof res->commit_id);
+    res->took_over = r.took_over ? 1 : 0;
+    res->node_types = r.node_types;
+    res->edge_types = r.edge_types;
+    *out = res;
     return 0;
+}
+
+void og_init_result_free(og_init_result *r)
+{
+    core_free(r);
 }
 
 /* ---- open / close -------------------------------------------------------------------------- */
@@ -117,9 +131,8 @@ int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *o
     if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_open: no root directory given");
     og_open_options def = OG_OPEN_OPTIONS_INIT;
     if (!opt) opt = &def;
-    if (opt->version != OG_OPEN_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_open_options: version %d is not %d", opt->version,
-                        OG_OPEN_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_OPEN_OPTIONS_VERSION, "og_open_options");
+    if (vrc) return vrc;
     struct stat st;
     int missing = 0;
     if (stat(root_dir, &st) != 0) {
@@ -218,9 +231,8 @@ int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name, 
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_load: out is NULL");
     memset(out, 0, sizeof *out);
     if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_load: missing argument");
-    if (opt->version != OG_LOAD_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_load_options: version %d is not %d", opt->version,
-                        OG_LOAD_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_LOAD_OPTIONS_VERSION, "og_load_options");
+    if (vrc) return vrc;
     if (!og_load_mode_name(opt->mode))
         return core_err(OG_E_BAD_REQUEST, "a load mode is required: append, merge or overwrite");
     if (!data && len) return core_err(OG_E_BAD_REQUEST, "og_graph_load: no data");

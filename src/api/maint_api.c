@@ -4,6 +4,7 @@
 #include "omnigraph.h"
 
 #include "api/graph_internal.h"
+#include "api/options.h"
 #include "core/error.h"
 
 #include <stdio.h>
@@ -36,9 +37,8 @@ int og_graph_optimize(og_optimize_result *out, og_graph *g, const og_optimize_op
     og_optimize_options def = OG_OPTIMIZE_OPTIONS_INIT;
     if (!opt) opt = &def;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_optimize: missing argument");
-    if (opt->version != OG_OPTIMIZE_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_optimize_options: version %d is not %d",
-                        opt->version, OG_OPTIMIZE_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_OPTIMIZE_OPTIONS_VERSION, "og_optimize_options");
+    if (vrc) return vrc;
     if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
         return core_err(OG_E_UNSUPPORTED, "optimizing branch '%s': only main is supported by "
                         "this build", opt->branch);
@@ -79,9 +79,8 @@ int og_graph_cleanup(og_cleanup_result *out, og_graph *g, const og_cleanup_optio
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_cleanup: out is NULL");
     memset(out, 0, sizeof *out);
     if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_cleanup: missing argument");
-    if (opt->version != OG_CLEANUP_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_cleanup_options: version %d is not %d",
-                        opt->version, OG_CLEANUP_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_CLEANUP_OPTIONS_VERSION, "og_cleanup_options");
+    if (vrc) return vrc;
     write_cleanup_options co = WRITE_CLEANUP_OPTIONS_INIT;
     co.keep = opt->keep;
     co.older_than_us = opt->older_than_us;

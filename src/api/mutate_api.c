@@ -5,6 +5,7 @@
 #include "omnigraph.h"
 
 #include "api/graph_internal.h"
+#include "api/options.h"
 #include "core/error.h"
 #include "exec/mutate.h"
 
@@ -16,9 +17,8 @@ int og_graph_mutate(og_mutate_result *out, og_graph *g, const og_mutate_options 
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_mutate: out is NULL");
     memset(out, 0, sizeof *out);
     if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_mutate: missing argument");
-    if (opt->version != OG_MUTATE_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_mutate_options: version %d is not %d", opt->version,
-                        OG_MUTATE_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_MUTATE_OPTIONS_VERSION, "og_mutate_options");
+    if (vrc) return vrc;
     if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
         return core_err(OG_E_UNSUPPORTED, "mutating branch '%s': only main is supported by this "
                         "build", opt->branch);

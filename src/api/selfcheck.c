@@ -3,6 +3,7 @@
 #include "omnigraph.h"
 #include "core/buf.h"
 #include "core/clock.h"
+#include "api/options.h"
 #include "core/error.h"
 #include "core/ulid.h"
 #include "store/store.h"
@@ -28,9 +29,8 @@ int og_store_selfcheck(og_selfcheck_result *out, const char *dir,
 {
     og_selfcheck_options def = OG_SELFCHECK_OPTIONS_INIT;
     if (!opts) opts = &def;
-    if (opts->version != OG_SELFCHECK_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_selfcheck_options version %d is not %d",
-                        opts->version, OG_SELFCHECK_OPTIONS_VERSION);
+    int vrc = api_options_check(opts->version, OG_SELFCHECK_OPTIONS_VERSION, "og_selfcheck_options");
+    if (vrc) return vrc;
     if (!out || !dir) return core_err(OG_E_BAD_REQUEST, "og_store_selfcheck: missing argument");
     memset(out, 0, sizeof *out);
     unsigned rounds = opts->rounds ? opts->rounds : 16;

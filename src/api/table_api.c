@@ -8,6 +8,7 @@
 #include "arrow/arrow_json.h"
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "api/options.h"
 #include "core/error.h"
 #include "lance/dataset.h"
 #include "lance/manifest.h"
@@ -279,9 +280,8 @@ static int scanner_open(lance_scanner **sc, const og_table *t, const og_scan_opt
 {
     og_scan_options def = OG_SCAN_OPTIONS_INIT;
     if (!o) o = &def;
-    if (o->version != OG_SCAN_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_scan_options version %d is not %d", o->version,
-                        OG_SCAN_OPTIONS_VERSION);
+    int vrc = api_options_check(o->version, OG_SCAN_OPTIONS_VERSION, "og_scan_options");
+    if (vrc) return vrc;
     int rc = lance_manifest_check(t->ds->m->pb, LANCE_ACCESS_READ, t->dir);
     if (rc) return rc;
     for (size_t i = 0; i < o->n_columns; i++) {

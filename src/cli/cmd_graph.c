@@ -169,20 +169,25 @@ static int cmd_init(int argc, char **argv)
     if (!a.schema) return cli_usage_error(self, "init needs --schema FILE.pg");
     cli_file f;
     if (cli_file_open(&f, a.schema, a.json)) return CLI_ERROR;
-    og_init_result r;
-    rc = og_graph_init(&r, a.root, f.name, f.data, f.len);
+    og_init_options o = OG_INIT_OPTIONS_INIT;
+    o.schema_source = f.data;
+    o.schema_source_len = f.len;
+    o.schema_file = f.name;
+    og_init_result *r = NULL;
+    rc = og_graph_init(&r, a.root, &o);
     cli_file_close(&f);
     if (rc) return cli_fail(a.json);
     if (a.json) {
         printf("{\"ok\":true,\"root\":");
         cli_json_str(stdout, a.root);
         printf(",\"commit_id\":\"%s\",\"node_types\":%zu,\"edge_types\":%zu,\"took_over\":%s}\n",
-               r.commit_id, r.node_types, r.edge_types, r.took_over ? "true" : "false");
+               r->commit_id, r->node_types, r->edge_types, r->took_over ? "true" : "false");
     } else {
-        if (r.took_over) printf("note: took over an interrupted init of %s\n", a.root);
+        if (r->took_over) printf("note: took over an interrupted init of %s\n", a.root);
         printf("initialized %s (%zu node types, %zu edge types; commit %s)\n", a.root,
-               r.node_types, r.edge_types, r.commit_id);
+               r->node_types, r->edge_types, r->commit_id);
     }
+    og_init_result_free(r);
     return CLI_OK;
 }
 

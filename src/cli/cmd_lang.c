@@ -99,8 +99,16 @@ static int schema_plan(const cli_cmd *self, int argc, char **argv)
         cli_file_close(&f[0]);
         return CLI_ERROR;
     }
+    og_schema_plan_options o = OG_SCHEMA_PLAN_OPTIONS_INIT;
+    o.from_source = f[0].data;
+    o.from_source_len = f[0].len;
+    o.from_file = f[0].name;
+    o.to_source = f[1].data;
+    o.to_source_len = f[1].len;
+    o.to_file = f[1].name;
+    o.allow_data_loss = allow;
     og_lang_report *r = NULL;
-    int rc = og_schema_plan(&r, f[0].name, f[0].data, f[0].len, f[1].name, f[1].data, f[1].len, allow);
+    int rc = og_schema_plan(&r, &o);
     int ex = finish(rc, r, json, f, 2);
     cli_file_close(&f[0]);
     cli_file_close(&f[1]);

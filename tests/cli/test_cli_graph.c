@@ -664,16 +664,33 @@ static void test_api(void **state)
     size_t slen;
     char *schema = read_all(g_schema, &slen);
 
-    og_init_result ir;
-    assert_og_ok(og_graph_init(&ir, root, "social.pg", schema, slen));
-    assert_int_equal(ir.node_types, 2);
-    assert_int_equal(ir.edge_types, 2);
-    assert_int_equal(strlen(ir.commit_id), OG_ID_LEN);
-    assert_int_equal(ir.took_over, 0);
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = schema;
+    io.schema_source_len = slen;
+    io.schema_file = "social.pg";
+    og_init_result *ir = NULL;
+    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_int_equal(ir->node_types, 2);
+    assert_int_equal(ir->edge_types, 2);
+    assert_int_equal(strlen(ir->commit_id), OG_ID_LEN);
+    assert_int_equal(ir->took_over, 0);
     char genesis[OG_ID_LEN + 1];
-    memcpy(genesis, ir.commit_id, sizeof genesis);
-    assert_og_error(og_graph_init(&ir, root, "social.pg", schema, slen), OG_E_EXISTS);
+    memcpy(genesis, ir->commit_id, sizeof genesis);
+    og_init_result_free(ir);
+    assert_og_error(og_graph_init(&ir, root, &io), OG_E_EXISTS);
     assert_non_null(strstr(og_error_last()->message, "already"));
+    assert_null(ir);
+    /* The schema is required; options of an unknown version are refused. */
+    char other[512];
+    snprintf(other, sizeof other, "%s/api/other", g_dir);
+    assert_og_error(og_graph_init(&ir, other, NULL), OG_E_BAD_REQUEST);
+    og_init_options none;
+    assert_og_ok(og_init_options_init(&none, OG_INIT_OPTIONS_VERSION));
+    assert_null(none.schema_source);
+    assert_og_error(og_graph_init(&ir, other, &none), OG_E_BAD_REQUEST);
+    io.version = 2;
+    assert_og_error(og_graph_init(&ir, other, &io), OG_E_BAD_REQUEST);
+    assert_null(ir);
     free(schema);
 
     og_graph *g = NULL;
@@ -803,6 +820,7 @@ static void test_api(void **state)
 
     /* Every free accepts NULL; a missing root is not found (and not created). */
     og_graph_close(NULL);
+    og_init_result_free(NULL);
     og_snapshot_info_free(NULL);
     og_commits_free(NULL);
     char nope[512];
