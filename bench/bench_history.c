@@ -152,11 +152,12 @@ int main(int argc, char **argv)
         og_mutate_options m0 = OG_MUTATE_OPTIONS_INIT;
         m0.source = q_add;
         m0.params_json = "{\"n\":\"person-0\",\"a\":0}";
-        og_mutate_result r0;
+        og_write_result *r0 = NULL;
         if (og_graph_mutate(&r0, g, &m0) != 0) {
             fprintf(stderr, "bench_history: %s\n", og_error_last()->message);
             return 1;
         }
+        og_write_result_free(r0);
     }
     double *lat = malloc(sizeof *lat * (size_t)w);
 #ifdef OG_BENCH_SQLITE
@@ -177,13 +178,14 @@ int main(int argc, char **argv)
         og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
         m.source = q;
         m.params_json = p;
-        og_mutate_result mr;
+        og_write_result *mr = NULL;
         double t = now_ms();
         if (og_graph_mutate(&mr, g, &m) != 0) {
             fprintf(stderr, "bench_history: write %d: %s\n", i, og_error_last()->message);
             return 1;
         }
         lat[(i - 1) % w] = now_ms() - t;
+        og_write_result_free(mr);
         double p50 = 0, p99 = 0;
 #ifdef OG_BENCH_SQLITE
         /* the peer's write, kept out of our CPU and bytes figures */

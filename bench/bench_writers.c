@@ -58,7 +58,7 @@ static void *run_writer(void *arg)
         og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
         m.source = q;
         m.params_json = p;
-        og_mutate_result r;
+        og_write_result *r = NULL;
         double t = now_ms();
         int rc;
         for (int tries = 0;; tries++) {
@@ -67,6 +67,7 @@ static void *run_writer(void *arg)
             w->retries++;
         }
         lat[i] = now_ms() - t;
+        og_write_result_free(r);
         if (rc != 0) {
             fprintf(stderr, "bench_writers: writer %d: %s\n", w->id, og_error_last()->message);
             w->failed++;

@@ -118,10 +118,11 @@ int main(int argc, char **argv)
 
     og_load_options lo = OG_LOAD_OPTIONS_INIT;
     lo.mode = OG_LOAD_OVERWRITE;
-    og_load_result load;
+    og_write_result *load = NULL;
     if (og_graph_load(&load, g, "embed.jsonl", DATA, strlen(DATA), &lo) != 0) return report("load");
-    printf("loaded %llu nodes and %llu edges\n", (unsigned long long)load.nodes,
-           (unsigned long long)load.edges);
+    printf("loaded %llu nodes and %llu edges\n",
+           (unsigned long long)og_write_result_count(load, OG_WRITE_NODES),
+           (unsigned long long)og_write_result_count(load, OG_WRITE_EDGES));
 
     int rc = print_friends(g, "Ada", NULL);
 
@@ -131,14 +132,18 @@ int main(int argc, char **argv)
     mo.source_file = "embed.gq";
     mo.name = "birthday";
     mo.params_json = "{\"name\": \"Grace\", \"age\": 46}";
-    og_mutate_result m;
+    og_write_result *m = NULL;
     if (!rc && og_graph_mutate(&m, g, &mo) != 0) rc = report("mutate");
-    if (!rc) printf("%s changed %llu node(s) in commit %s\n", m.query,
-                    (unsigned long long)m.nodes_updated, m.commit_id);
+    if (!rc)
+        printf("%s changed %llu node(s) in commit %s\n", og_write_result_query_name(m),
+               (unsigned long long)og_write_result_count(m, OG_WRITE_NODES_UPDATED),
+               og_write_result_commit_id(m));
+    og_write_result_free(m);
 
     /* The same question now, and at the load's commit (time travel). */
     if (!rc) rc = print_friends(g, "Ada", NULL);
-    if (!rc) rc = print_friends(g, "Ada", load.commit_id);
+    if (!rc) rc = print_friends(g, "Ada", og_write_result_commit_id(load));
+    og_write_result_free(load);
 
     og_commit_info *commits = NULL;
     size_t n = 0;

@@ -478,34 +478,62 @@ typedef struct og_load_options {
 #define OG_LOAD_OPTIONS_INIT {OG_LOAD_OPTIONS_VERSION, 0, NULL, NULL, NULL}
 OG_EXTERN int og_load_options_init(og_load_options *opts, int version);
 
-/* One table a write changed. */
+/* ---- Write results ---- */
+/* What a graph write did: the commit it made, every table it changed, and counts that depend
+ * on the kind of write. og_graph_load and og_graph_mutate return one (and so will the writes
+ * to come). Immutable once returned; the caller frees it with og_write_result_free. */
+typedef struct og_write_result og_write_result;
+
+/* One table a write changed. Owned by its write result. */
 typedef struct og_table_change {
-    char alias[128];         /* "node:Person", "edge:Knows" */
+    const char *alias;       /* "node:Person", "edge:Knows" */
     uint64_t from_version;   /* Lance version before the write */
     uint64_t to_version;     /* ... and the version the commit pins */
     uint64_t row_count;      /* rows at to_version */
 } og_table_change;
 
-#define OG_LOAD_MAX_TABLES 64
-typedef struct og_load_result {
-    char commit_id[OG_ID_LEN + 1];   /* "" when there was nothing to commit */
-    char operation_id[OG_ID_LEN + 1];/* the write's operation id ("" when nothing committed) */
-    uint64_t manifest_version;       /* the manifest version the commit produced (0: none) */
-    uint64_t lines;                  /* lines read, blank ones included */
-    uint64_t nodes, edges;           /* rows loaded */
-    size_t node_types, edge_types;   /* types present in the data */
-    unsigned reprepares;             /* restarts after a concurrent writer moved a read */
-    og_table_change tables[OG_LOAD_MAX_TABLES]; /* tables written (the first 64) */
-    size_t n_tables;
-} og_load_result;
+/* The counts og_write_result_count reports. A count that does not apply to the kind of write
+ * is 0. New counts are appended. */
+typedef enum og_write_count {
+    OG_WRITE_LINES = 1,          /* load: lines read, blank ones included */
+    OG_WRITE_NODES = 2,          /* load: node rows in the data */
+    OG_WRITE_EDGES = 3,          /* load: edge rows in the data */
+    OG_WRITE_NODE_TYPES = 4,     /* load: node types present in the data */
+    OG_WRITE_EDGE_TYPES = 5,     /* load: edge types present in the data */
+    OG_WRITE_NODES_INSERTED = 6, /* mutate */
+    OG_WRITE_NODES_UPDATED = 7,  /* mutate */
+    OG_WRITE_NODES_DELETED = 8,  /* mutate */
+    OG_WRITE_EDGES_INSERTED = 9, /* mutate */
+    OG_WRITE_EDGES_UPDATED = 10, /* mutate */
+    OG_WRITE_EDGES_DELETED = 11, /* mutate; includes cascades */
+    OG_WRITE_REPREPARES = 12,    /* restarts after a concurrent writer moved a read */
+} og_write_count;
+
+/* The commit the write made, "" when it had nothing to commit. */
+OG_EXTERN const char *og_write_result_commit_id(const og_write_result *r);
+/* The write's operation id (its recovery record names it), "" when nothing was committed. */
+OG_EXTERN const char *og_write_result_operation_id(const og_write_result *r);
+/* The graph-manifest version the commit produced (0: none). */
+OG_EXTERN uint64_t og_write_result_manifest_version(const og_write_result *r);
+/* The query a mutation ran ("" for other writes). */
+OG_EXTERN const char *og_write_result_query_name(const og_write_result *r);
+/* Count `what` (an og_write_count); 0 when it does not apply or is unknown. */
+OG_EXTERN uint64_t og_write_result_count(const og_write_result *r, int what);
+/* The tables the commit changed, every one of them: og_write_result_table gives the i-th, or
+ * NULL out of range. */
+OG_EXTERN size_t og_write_result_table_count(const og_write_result *r);
+OG_EXTERN const og_table_change *og_write_result_table(const og_write_result *r, size_t i);
+OG_EXTERN void og_write_result_free(og_write_result *r);
 
 /* Load JSONL (`len` bytes; data_file_name names it in errors) into the graph as ONE graph
  * commit. Line shapes, value forms and validation: docs/cli.md "load". A bad line fails with
  * OG_E_BAD_REQUEST (or OG_E_KEY_CONFLICT) whose og_error.file/line locate it, and nothing is
  * written. OG_E_CONFLICT / OG_E_READ_SET_CONFLICT when concurrent writers kept winning;
  * OG_E_RECOVERY_REQUIRED when an interrupted write blocks this one; OG_E_BAD_REQUEST on a
- * read-only handle. */
-OG_EXTERN int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name,
+ * read-only handle. On success *out is what the load did (its counts: OG_WRITE_LINES to
+ * OG_WRITE_EDGE_TYPES, OG_WRITE_REPREPARES), to free with og_write_result_free; on failure
+ * it is NULL. */
+OG_EXTERN int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name,
                             const char *data, size_t len, const og_load_options *opt);
 
 /* What a graph table holds. */
@@ -760,24 +788,14 @@ typedef struct og_mutate_options {
 #define OG_MUTATE_OPTIONS_INIT {OG_MUTATE_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
 OG_EXTERN int og_mutate_options_init(og_mutate_options *opts, int version);
 
-typedef struct og_mutate_result {
-    char query[128];                  /* the name of the query that ran */
-    char commit_id[OG_ID_LEN + 1];    /* "" when nothing changed (no commit was made) */
-    char operation_id[OG_ID_LEN + 1];
-    uint64_t manifest_version;        /* the manifest version the commit produced (0: none) */
-    uint64_t nodes_inserted, nodes_updated, nodes_deleted;
-    uint64_t edges_inserted, edges_updated, edges_deleted; /* deleted includes cascades */
-    unsigned reprepares;              /* restarts after a concurrent writer moved a read */
-    og_table_change tables[OG_LOAD_MAX_TABLES]; /* tables written (the first 64) */
-    size_t n_tables;
-} og_mutate_result;
-
 /* Run a mutation query (insert / update / delete statements) as ONE graph commit. Errors as
  * og_graph_query's for the source and params; a read query is OG_E_BAD_REQUEST;
  * OG_E_PRECONDITION_FAILED for a lost if_commit; OG_E_KEY_CONFLICT, OG_E_READ_SET_CONFLICT,
  * OG_E_CONFLICT, OG_E_RECOVERY_REQUIRED as for loads; OG_E_BAD_REQUEST on a read-only
- * handle. Nothing is written on any failure. */
-OG_EXTERN int og_graph_mutate(og_mutate_result *out, og_graph *g, const og_mutate_options *opt);
+ * handle. Nothing is written on any failure. On success *out is what the mutation did (the
+ * query's name; counts OG_WRITE_NODES_INSERTED to OG_WRITE_EDGES_DELETED, OG_WRITE_REPREPARES;
+ * no commit when nothing changed), to free with og_write_result_free; on failure NULL. */
+OG_EXTERN int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options *opt);
 
 #ifdef __cplusplus
 }

@@ -29,9 +29,6 @@ _Static_assert((int)OG_LOAD_APPEND == (int)EXEC_LOAD_APPEND &&
                    (int)OG_LOAD_MERGE == (int)EXEC_LOAD_MERGE &&
                    (int)OG_LOAD_OVERWRITE == (int)EXEC_LOAD_OVERWRITE,
                "load mode values differ");
-_Static_assert(OG_LOAD_MAX_TABLES <= sizeof(((write_result *)0)->tables) /
-                                         sizeof(((write_result *)0)->tables[0]),
-               "the public result holds fewer tables than the coordinator reports");
 
 
 /* The canonical identity of a root directory: processes and handles that name the same
@@ -225,11 +222,11 @@ static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t
     p->opt->progress(p->opt->progress_arg, OG_LOAD_PHASE_PARSE, done, total, lines);
 }
 
-int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name, const char *data,
-                  size_t len, const og_load_options *opt)
+int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name,
+                  const char *data, size_t len, const og_load_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_load: out is NULL");
-    memset(out, 0, sizeof *out);
+    *out = NULL;
     if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_load: missing argument");
     int vrc = api_options_check(opt->version, OG_LOAD_OPTIONS_VERSION, "og_load_options");
     if (vrc) return vrc;
@@ -243,47 +240,43 @@ int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name, 
     if (g->w->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     const char *file = data_file_name && *data_file_name ? data_file_name : "<data>";
 
+    og_write_result *res = NULL;
+    int rc = api_write_result_new(&res);
+    if (rc) return rc;
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
     memset(&st, 0, sizeof st);
     progress_ctx pc = {opt};
-    int rc = exec_load_parse(&cs, g->w->catalog, data ? data : "", len, file,
-                             (exec_load_mode)opt->mode, &st,
-                             opt->progress ? on_parse_progress : NULL, &pc);
-    out->lines = st.lines;
-    out->nodes = st.nodes;
-    out->edges = st.edges;
-    out->node_types = st.node_types;
-    out->edge_types = st.edge_types;
+    rc = exec_load_parse(&cs, g->w->catalog, data ? data : "", len, file,
+                         (exec_load_mode)opt->mode, &st, opt->progress ? on_parse_progress : NULL,
+                         &pc);
     if (rc) {
         graph_change_set_clear(&cs);
+        og_write_result_free(res);
         return rc;
     }
+    res->counts[OG_WRITE_LINES] = st.lines;
+    res->counts[OG_WRITE_NODES] = st.nodes;
+    res->counts[OG_WRITE_EDGES] = st.edges;
+    res->counts[OG_WRITE_NODE_TYPES] = st.node_types;
+    res->counts[OG_WRITE_EDGE_TYPES] = st.edge_types;
     if (opt->progress)
         opt->progress(opt->progress_arg, OG_LOAD_PHASE_WRITE, len, len, st.lines);
     cs.file = file;
     write_options wo = WRITE_OPTIONS_INIT;
     wo.branch = NULL; /* main */
+    api_write_result_collect(res, &wo);
     write_result wr;
     memset(&wr, 0, sizeof wr);
     rc = write_changes(g->w, WRITE_KIND_LOAD, &cs, &wo, &wr);
     graph_change_set_clear(&cs);
-    if (rc) return rc;
-    if (wr.committed) {
-        memcpy(out->commit_id, wr.commit_id, sizeof out->commit_id);
-        memcpy(out->operation_id, wr.operation_id, sizeof out->operation_id);
+    if (!rc) rc = api_write_result_finish(res, &wr);
+    if (rc) {
+        og_write_result_free(res);
+        return rc;
     }
-    out->manifest_version = wr.manifest_version;
-    out->reprepares = wr.reprepares;
-    out->n_tables = wr.n_tables < OG_LOAD_MAX_TABLES ? wr.n_tables : OG_LOAD_MAX_TABLES;
-    for (size_t i = 0; i < out->n_tables; i++) {
-        og_table_change *t = &out->tables[i];
-        snprintf(t->alias, sizeof t->alias, "%s", wr.tables[i].alias);
-        t->from_version = wr.tables[i].from_version;
-        t->to_version = wr.tables[i].to_version;
-        t->row_count = wr.tables[i].row_count;
-    }
+    *out = res;
     return 0;
 }
 

@@ -37,6 +37,20 @@ void cli_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+void cli_json_write_tables(FILE *f, const og_write_result *r)
+{
+    fputc('[', f);
+    for (size_t i = 0; i < og_write_result_table_count(r); i++) {
+        const og_table_change *t = og_write_result_table(r, i);
+        fprintf(f, "%s{\"alias\":", i ? "," : "");
+        cli_json_str(f, t->alias);
+        fprintf(f, ",\"from_version\":%llu,\"to_version\":%llu,\"row_count\":%llu}",
+                (unsigned long long)t->from_version, (unsigned long long)t->to_version,
+                (unsigned long long)t->row_count);
+    }
+    fputc(']', f);
+}
+
 /* ---- errors and exit codes ---------------------------------------------------------------- */
 
 int cli_exit_code(int code)

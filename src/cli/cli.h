@@ -61,4 +61,9 @@ void cli_file_close(cli_file *f);
 /* Print a JSON string literal with escapes. */
 void cli_json_str(FILE *f, const char *s);
 
+struct og_write_result;
+/* The tables a write changed, as the JSON array `load --json` and `mutate --json` print:
+ * [{"alias","from_version","to_version","row_count"},...]. */
+void cli_json_write_tables(FILE *f, const struct og_write_result *r);
+
 #endif

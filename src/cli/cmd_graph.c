@@ -213,31 +213,28 @@ static void draw_progress(void *arg, int phase, uint64_t done, uint64_t total, u
     p->drawn = 1;
 }
 
-static void print_load_json(const graph_args *a, const og_load_result *r, const char *mode)
+static void print_load_json(const graph_args *a, const og_write_result *r, const char *mode)
 {
+    const char *commit = og_write_result_commit_id(r);
+    unsigned long long nodes = og_write_result_count(r, OG_WRITE_NODES);
+    unsigned long long edges = og_write_result_count(r, OG_WRITE_EDGES);
     printf("{\"ok\":true,\"root\":");
     cli_json_str(stdout, a->root);
     printf(",\"branch\":\"main\",\"mode\":\"%s\",\"committed\":%s,\"commit_id\":", mode,
-           r->commit_id[0] ? "true" : "false");
-    json_str_or_null(r->commit_id);
+           commit[0] ? "true" : "false");
+    json_str_or_null(commit);
     printf(",\"operation_id\":");
-    json_str_or_null(r->operation_id);
+    json_str_or_null(og_write_result_operation_id(r));
     printf(",\"manifest_version\":%llu,\"lines\":%llu,\"nodes\":%llu,\"edges\":%llu,"
-           "\"entities\":%llu,\"node_types\":%zu,\"edge_types\":%zu,\"reprepares\":%u,"
-           "\"tables\":[",
-           (unsigned long long)r->manifest_version, (unsigned long long)r->lines,
-           (unsigned long long)r->nodes, (unsigned long long)r->edges,
-           (unsigned long long)(r->nodes + r->edges), r->node_types, r->edge_types,
-           r->reprepares);
-    for (size_t i = 0; i < r->n_tables; i++) {
-        const og_table_change *t = &r->tables[i];
-        printf("%s{\"alias\":", i ? "," : "");
-        cli_json_str(stdout, t->alias);
-        printf(",\"from_version\":%llu,\"to_version\":%llu,\"row_count\":%llu}",
-               (unsigned long long)t->from_version, (unsigned long long)t->to_version,
-               (unsigned long long)t->row_count);
-    }
-    printf("]}\n");
+           "\"entities\":%llu,\"node_types\":%llu,\"edge_types\":%llu,\"reprepares\":%llu,"
+           "\"tables\":",
+           (unsigned long long)og_write_result_manifest_version(r),
+           (unsigned long long)og_write_result_count(r, OG_WRITE_LINES), nodes, edges,
+           nodes + edges, (unsigned long long)og_write_result_count(r, OG_WRITE_NODE_TYPES),
+           (unsigned long long)og_write_result_count(r, OG_WRITE_EDGE_TYPES),
+           (unsigned long long)og_write_result_count(r, OG_WRITE_REPREPARES));
+    cli_json_write_tables(stdout, r);
+    printf("}\n");
 }
 
 static int cmd_load(int argc, char **argv)
@@ -266,22 +263,27 @@ static int cmd_load(int argc, char **argv)
         o.progress = draw_progress;
         o.progress_arg = &ps;
     }
-    og_load_result r;
+    og_write_result *r = NULL;
     rc = og_graph_load(&r, g, f.name, f.data, f.len, &o);
     if (ps.drawn) fputs("\r\033[K", stderr);
     int ex = CLI_OK;
     if (rc) {
         ex = cli_fail_write(a.json);
     } else if (a.json) {
-        print_load_json(&a, &r, a.mode);
+        print_load_json(&a, r, a.mode);
     } else {
-        printf("loaded %s on branch main with %s: %llu entities across %zu node types and %zu "
+        const char *commit = og_write_result_commit_id(r);
+        printf("loaded %s on branch main with %s: %llu entities across %llu node types and %llu "
                "edge types ",
-               a.root, a.mode, (unsigned long long)(r.nodes + r.edges), r.node_types,
-               r.edge_types);
-        if (r.commit_id[0]) printf("(commit %s)\n", r.commit_id);
+               a.root, a.mode,
+               (unsigned long long)(og_write_result_count(r, OG_WRITE_NODES) +
+                                    og_write_result_count(r, OG_WRITE_EDGES)),
+               (unsigned long long)og_write_result_count(r, OG_WRITE_NODE_TYPES),
+               (unsigned long long)og_write_result_count(r, OG_WRITE_EDGE_TYPES));
+        if (commit[0]) printf("(commit %s)\n", commit);
         else printf("(nothing to commit)\n");
     }
+    og_write_result_free(r);
     og_graph_close(g);
     cli_file_close(&f);
     return ex;

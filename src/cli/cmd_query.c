@@ -373,29 +373,30 @@ static int cmd_query(int argc, char **argv)
     return ex;
 }
 
-static void print_mutate_json(const og_mutate_result *m, const char *name)
+static void print_mutate_json(const og_write_result *m)
 {
+    const char *commit = og_write_result_commit_id(m);
+    static const struct {
+        const char *name;
+        int what;
+    } counts[] = {
+        {"nodes_inserted", OG_WRITE_NODES_INSERTED}, {"nodes_updated", OG_WRITE_NODES_UPDATED},
+        {"nodes_deleted", OG_WRITE_NODES_DELETED},   {"edges_inserted", OG_WRITE_EDGES_INSERTED},
+        {"edges_updated", OG_WRITE_EDGES_UPDATED},   {"edges_deleted", OG_WRITE_EDGES_DELETED},
+        {"reprepares", OG_WRITE_REPREPARES},
+    };
     printf("{\"ok\":true,\"branch\":\"main\",\"query\":");
-    cli_json_str(stdout, name);
-    printf(",\"committed\":%s,\"commit_id\":", m->commit_id[0] ? "true" : "false");
-    if (m->commit_id[0]) cli_json_str(stdout, m->commit_id);
+    cli_json_str(stdout, og_write_result_query_name(m));
+    printf(",\"committed\":%s,\"commit_id\":", commit[0] ? "true" : "false");
+    if (commit[0]) cli_json_str(stdout, commit);
     else fputs("null", stdout);
-    printf(",\"manifest_version\":%llu,\"nodes_inserted\":%llu,\"nodes_updated\":%llu,"
-           "\"nodes_deleted\":%llu,\"edges_inserted\":%llu,\"edges_updated\":%llu,"
-           "\"edges_deleted\":%llu,\"reprepares\":%u,\"tables\":[",
-           (unsigned long long)m->manifest_version, (unsigned long long)m->nodes_inserted,
-           (unsigned long long)m->nodes_updated, (unsigned long long)m->nodes_deleted,
-           (unsigned long long)m->edges_inserted, (unsigned long long)m->edges_updated,
-           (unsigned long long)m->edges_deleted, m->reprepares);
-    for (size_t i = 0; i < m->n_tables; i++) {
-        const og_table_change *t = &m->tables[i];
-        printf("%s{\"alias\":", i ? "," : "");
-        cli_json_str(stdout, t->alias);
-        printf(",\"from_version\":%llu,\"to_version\":%llu,\"row_count\":%llu}",
-               (unsigned long long)t->from_version, (unsigned long long)t->to_version,
-               (unsigned long long)t->row_count);
-    }
-    printf("]}\n");
+    printf(",\"manifest_version\":%llu", (unsigned long long)og_write_result_manifest_version(m));
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        printf(",\"%s\":%llu", counts[i].name,
+               (unsigned long long)og_write_result_count(m, counts[i].what));
+    printf(",\"tables\":");
+    cli_json_write_tables(stdout, m);
+    printf("}\n");
 }
 
 static int cmd_mutate(int argc, char **argv)
@@ -418,22 +419,26 @@ static int cmd_mutate(int argc, char **argv)
     o.name = a.name;
     o.params_json = a.params;
     o.if_commit = a.if_commit;
-    og_mutate_result m;
+    og_write_result *m = NULL;
     int ex = CLI_OK;
     if (og_graph_mutate(&m, g, &o) != 0) {
         ex = cli_fail_write(a.json);
+    } else if (a.json) {
+        print_mutate_json(m);
     } else {
-        const char *name = m.query;
-        if (a.json) {
-            print_mutate_json(&m, name);
-        } else {
-            unsigned long long nodes = m.nodes_inserted + m.nodes_updated + m.nodes_deleted;
-            unsigned long long edges = m.edges_inserted + m.edges_updated + m.edges_deleted;
-            printf("changed main via %s: %llu nodes, %llu edges ", name, nodes, edges);
-            if (m.commit_id[0]) printf("(commit %s)\n", m.commit_id);
-            else printf("(nothing to commit)\n");
-        }
+        const char *commit = og_write_result_commit_id(m);
+        unsigned long long nodes = og_write_result_count(m, OG_WRITE_NODES_INSERTED) +
+                                   og_write_result_count(m, OG_WRITE_NODES_UPDATED) +
+                                   og_write_result_count(m, OG_WRITE_NODES_DELETED);
+        unsigned long long edges = og_write_result_count(m, OG_WRITE_EDGES_INSERTED) +
+                                   og_write_result_count(m, OG_WRITE_EDGES_UPDATED) +
+                                   og_write_result_count(m, OG_WRITE_EDGES_DELETED);
+        printf("changed main via %s: %llu nodes, %llu edges ", og_write_result_query_name(m),
+               nodes, edges);
+        if (commit[0]) printf("(commit %s)\n", commit);
+        else printf("(nothing to commit)\n");
     }
+    og_write_result_free(m);
     og_graph_close(g);
     cli_file_close(&src);
     return ex;

@@ -504,18 +504,24 @@ static void test_api(void **state)
     m.source = QUERIES;
     m.name = "add_person";
     m.params_json = "{\"name\":\"Eve\"}";
-    og_mutate_result mr;
+    og_write_result *mr = NULL;
     assert_int_equal(og_graph_mutate(&mr, g, &m), 0);
-    assert_string_equal(mr.query, "add_person");
-    assert_int_equal(mr.nodes_inserted, 1);
-    assert_int_equal(strlen(mr.commit_id), OG_ID_LEN);
-    assert_int_equal(mr.manifest_version, 3);
+    assert_string_equal(og_write_result_query_name(mr), "add_person");
+    assert_int_equal(og_write_result_count(mr, OG_WRITE_NODES_INSERTED), 1);
+    assert_int_equal(og_write_result_count(mr, OG_WRITE_LINES), 0); /* a load's count */
+    assert_int_equal(strlen(og_write_result_commit_id(mr)), OG_ID_LEN);
+    assert_int_equal(og_write_result_manifest_version(mr), 3);
+    assert_int_equal(og_write_result_table_count(mr), 1);
+    assert_string_equal(og_write_result_table(mr, 0)->alias, "node:Person");
+    char mutated[OG_ID_LEN + 1];
+    memcpy(mutated, og_write_result_commit_id(mr), sizeof mutated);
+    og_write_result_free(mr);
     q.source = QUERIES;
     q.name = "count_people";
     assert_int_equal(og_graph_query(&r, g, &q), 0);
     assert_int_equal(og_result_value(&v, r, 0, 0), 0);
     assert_int_equal(v.type == OG_VALUE_UINT ? v.u : (uint64_t)v.i, 5);
-    assert_string_equal(og_result_graph_commit_id(r), mr.commit_id);
+    assert_string_equal(og_result_graph_commit_id(r), mutated);
     og_result_free(r);
     q.at = load_commit;
     assert_int_equal(og_graph_query(&r, g, &q), 0);
@@ -526,6 +532,7 @@ static void test_api(void **state)
     /* Typed errors. */
     m.if_commit = load_commit;
     assert_og_error(og_graph_mutate(&mr, g, &m), OG_E_PRECONDITION_FAILED);
+    assert_null(mr);
     assert_string_equal(og_error_last()->expected, load_commit);
     q.at = NULL;
     q.source = "query q() { match { $p: Person } return { $p.nope } }";
@@ -561,7 +568,7 @@ static void test_if_commit_survives_maintenance(void **state)
     og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
     m.source = QUERIES;
     m.name = "add_person";
-    og_mutate_result mr;
+    og_write_result *mr = NULL;
     char last[OG_ID_LEN + 1] = "", before_last[OG_ID_LEN + 1] = "";
     int maintained = 0;
     for (int i = 0; i < 40 && !maintained; i++) {
@@ -571,7 +578,8 @@ static void test_if_commit_survives_maintenance(void **state)
         m.if_commit = last[0] ? last : NULL; /* each write names the one before */
         assert_int_equal(og_graph_mutate(&mr, g, &m), 0);
         memcpy(before_last, last, sizeof last);
-        memcpy(last, mr.commit_id, sizeof last);
+        memcpy(last, og_write_result_commit_id(mr), sizeof last);
+        og_write_result_free(mr);
         /* Maintenance runs on the handle's worker after the write returns; closing the
          * handle finishes it, so the head is observed after it. */
         og_graph_close(g);
@@ -590,6 +598,7 @@ static void test_if_commit_survives_maintenance(void **state)
     m.params_json = "{\"name\":\"after\"}";
     m.if_commit = last;
     assert_int_equal(og_graph_mutate(&mr, g, &m), 0);
+    og_write_result_free(mr);
     m.params_json = "{\"name\":\"stale\"}";
     m.if_commit = before_last;
     assert_int_equal(og_graph_mutate(&mr, g, &m), OG_E_PRECONDITION_FAILED);
