@@ -234,8 +234,8 @@ int main(int argc, char **argv)
     og_cleanup_options co = OG_CLEANUP_OPTIONS_INIT;
     co.keep = 100;
     co.orphan_grace_ms = 1;
-    og_cleanup_result cr;
-    og_optimize_result orr;
+    og_cleanup_result *cr = NULL;
+    og_optimize_result *orr = NULL;
     measure_disk(root);
     printf("full history:      %lld bytes on disk (%lld apparent) in %lld files\n", disk_total,
            disk_apparent, disk_files);
@@ -243,6 +243,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_history: cleanup: %s\n", og_error_last()->message);
         return 1;
     }
+    og_cleanup_result_free(cr);
     measure_disk(root);
     printf("after cleanup 100: %lld bytes on disk (%lld apparent) in %lld files\n", disk_total,
            disk_apparent, disk_files);
@@ -251,6 +252,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_history: optimize: %s\n", og_error_last()->message);
         return 1;
     }
+    og_optimize_result_free(orr);
+    og_cleanup_result_free(cr);
     measure_disk(root);
     printf("live (optimize, cleanup 1): %lld bytes on disk (%lld apparent) in %lld files\n",
            disk_total, disk_apparent, disk_files);

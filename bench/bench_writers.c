@@ -77,8 +77,9 @@ static void *run_writer(void *arg)
     w->p50 = lat[w->n / 2];
     w->p99 = lat[w->n * 99 / 100];
     free(lat);
-    og_graph_stats st;
-    if (own && og_graph_stats_get(&st, own) == 0) w->reprepares = st.reprepares;
+    og_graph_stats *st = NULL;
+    if (own && og_graph_stats_get(&st, own) == 0) w->reprepares = st->reprepares;
+    og_graph_stats_free(st);
     og_graph_close(own);
     return NULL;
 }
@@ -133,8 +134,9 @@ static double run(const char *dir, int mode, int k, int n, writer *w)
         for (int i = 0; i < k; i++) pthread_join(th[i], NULL);
     }
     double secs = (now_ms() - t0) / 1e3;
-    og_graph_stats st;
-    if (shared && og_graph_stats_get(&st, shared) == 0) w[0].reprepares = st.reprepares;
+    og_graph_stats *st = NULL;
+    if (shared && og_graph_stats_get(&st, shared) == 0) w[0].reprepares = st->reprepares;
+    og_graph_stats_free(st);
     og_graph_close(shared);
     return secs;
 }

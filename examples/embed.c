@@ -145,16 +145,17 @@ int main(int argc, char **argv)
     if (!rc) rc = print_friends(g, "Ada", og_write_result_commit_id(load));
     og_write_result_free(load);
 
-    og_commit_info *commits = NULL;
-    size_t n = 0;
-    if (!rc && og_graph_commits(&commits, &n, g) != 0) rc = report("commit list");
+    og_commit_list *commits = NULL;
+    if (!rc && og_graph_commits(&commits, g) != 0) rc = report("commit list");
     if (!rc) {
-        printf("%zu commits, newest first:\n", n);
-        for (size_t i = 0; i < n; i++)
-            printf("  %s  manifest version %llu\n", commits[i].id,
-                   (unsigned long long)commits[i].manifest_version);
+        printf("%zu commits, newest first:\n", og_commit_list_count(commits));
+        for (size_t i = 0; i < og_commit_list_count(commits); i++) {
+            const og_commit_info *c = og_commit_list_get(commits, i);
+            printf("  %s  manifest version %llu\n", c->id,
+                   (unsigned long long)c->manifest_version);
+        }
     }
-    og_commits_free(commits);
+    og_commit_list_free(commits);
 
     /* A bad query: the error is typed and located. */
     if (!rc) {

@@ -134,6 +134,7 @@ typedef struct og_selfcheck_options {
  * og_..._options_init() below works alike: OG_E_BAD_REQUEST for NULL or an unknown version. */
 OG_EXTERN int og_selfcheck_options_init(og_selfcheck_options *opts, int version);
 
+/* What og_store_selfcheck measured. Allocated by the library: og_selfcheck_result_free. */
 typedef struct og_selfcheck_result {
     unsigned rounds;         /* rounds completed */
     uint64_t store_ops;      /* object-store operations performed */
@@ -143,11 +144,13 @@ typedef struct og_selfcheck_result {
 } og_selfcheck_result;
 
 /* Exercise a durable local object store rooted at `dir` (created if missing): atomic puts,
- * create-if-absent races against itself, reads back and listing, then removes what it wrote.
- * Fills *out. Fails with OG_E_STORAGE when the filesystem cannot give the guarantees the
- * engine needs (for example when it has no hard links). */
-OG_EXTERN int og_store_selfcheck(og_selfcheck_result *out, const char *dir,
+ * create-if-absent races against itself, reads back and listing, then removes what it wrote
+ * (opts NULL: the defaults). Fails with OG_E_STORAGE when the filesystem cannot give the
+ * guarantees the engine needs (for example when it has no hard links). On success the caller
+ * frees *out with og_selfcheck_result_free; on failure *out is NULL. */
+OG_EXTERN int og_store_selfcheck(og_selfcheck_result **out, const char *dir,
                                  const og_selfcheck_options *opts);
+OG_EXTERN void og_selfcheck_result_free(og_selfcheck_result *r);
 
 /* ---- Schema and query language ---------------------------------------------------------- */
 /* Check .pg schemas and .gq queries without a graph: diagnostics, lint and the schema-diff
@@ -316,7 +319,7 @@ typedef enum og_output_format {
  * OG_OUTPUT_TEXT an indented text listing. Another value is OG_E_BAD_REQUEST. */
 OG_EXTERN int og_table_write_schema(FILE *f, const og_table *t, int format);
 
-/* Storage facts of the snapshot. */
+/* Storage facts of the snapshot. Allocated by the library: og_table_info_free. */
 typedef struct og_table_info {
     uint64_t version;
     uint64_t columns;             /* top-level fields */
@@ -337,10 +340,12 @@ typedef struct og_table_info {
     int64_t timestamp_ns;         /* commit time, nanoseconds since the epoch (UTC) */
 } og_table_info;
 
-/* Fill *out. Counting deleted rows may read deletion files that do not record their count. */
-OG_EXTERN int og_table_stats(og_table_info *out, const og_table *t);
+/* The storage facts of t; the caller frees *out with og_table_info_free (NULL on failure).
+ * Counting deleted rows may read deletion files that do not record their count. */
+OG_EXTERN int og_table_stats(og_table_info **out, const og_table *t);
+OG_EXTERN void og_table_info_free(og_table_info *info);
 
-/* One entry of a table's history. */
+/* One entry of a table's history. Owned by its list. */
 typedef struct og_table_version_info {
     uint64_t version;
     int64_t timestamp_ns;         /* commit time, nanoseconds since the epoch (UTC) */
@@ -348,10 +353,16 @@ typedef struct og_table_version_info {
     uint64_t physical_rows;
 } og_table_version_info;
 
+/* A table's history: og_table_version_list_get gives the i-th entry (NULL out of range). */
+typedef struct og_table_version_list og_table_version_list;
+OG_EXTERN size_t og_table_version_list_count(const og_table_version_list *l);
+OG_EXTERN const og_table_version_info *og_table_version_list_get(const og_table_version_list *l,
+                                                                 size_t i);
+OG_EXTERN void og_table_version_list_free(og_table_version_list *l);
+
 /* Every version of the table t belongs to (not just those up to t's version), ascending. The
- * caller frees *out with og_table_versions_free; *n is the count. */
-OG_EXTERN int og_table_versions(og_table_version_info **out, size_t *n, const og_table *t);
-OG_EXTERN void og_table_versions_free(og_table_version_info *v);
+ * caller frees *out with og_table_version_list_free (NULL on failure). */
+OG_EXTERN int og_table_versions(og_table_version_list **out, const og_table *t);
 
 /* Which rows and columns a scan or a dump returns. Initialise with OG_SCAN_OPTIONS_INIT. */
 #define OG_SCAN_OPTIONS_VERSION 1
@@ -552,15 +563,18 @@ typedef struct og_snapshot_table {
     const char *path;        /* the table's directory relative to the root */
 } og_snapshot_table;
 
+/* One graph snapshot. Allocated by the library: og_snapshot_info_free. */
 typedef struct og_snapshot_info {
     const char *branch;                  /* "main" */
     uint64_t manifest_version;
     int format_version;                  /* the graph format */
     char head_commit[OG_ID_LEN + 1];     /* the branch head at this manifest version */
     char schema_identity[OG_SCHEMA_ID_LEN + 1];
-    og_snapshot_table *tables;           /* sorted by alias */
-    size_t n_tables;
+    size_t n_tables;                     /* live tables: og_snapshot_info_table */
 } og_snapshot_info;
+
+/* The i-th live table of the snapshot, sorted by alias; NULL out of range. */
+OG_EXTERN const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info *s, size_t i);
 
 /* The snapshot of branch main at `at`: NULL for the head, else a commit id, a unique id
  * prefix (at least 4 characters) or a decimal manifest version. OG_E_NOT_FOUND for an
@@ -569,7 +583,7 @@ typedef struct og_snapshot_info {
 OG_EXTERN int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at);
 OG_EXTERN void og_snapshot_info_free(og_snapshot_info *s);
 
-/* One graph commit. Strings are owned by the array that holds it. */
+/* One graph commit. Owned by the list that holds it, or (og_graph_commit_show) by itself. */
 typedef struct og_commit_info {
     char id[OG_ID_LEN + 1];
     char parent[OG_ID_LEN + 1];          /* "" for the genesis commit */
@@ -580,15 +594,23 @@ typedef struct og_commit_info {
     uint64_t manifest_version;           /* the manifest version the commit produced */
 } og_commit_info;
 
-/* Every commit of branch main, newest first. *out (one allocation) is freed with
- * og_commits_free; *n is the count. */
-OG_EXTERN int og_graph_commits(og_commit_info **out, size_t *n, og_graph *g);
-/* The commit a reference names (an id, a unique prefix or a manifest version), as a one
- * element array freed with og_commits_free. Errors as og_graph_snapshot's. */
-OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref);
-OG_EXTERN void og_commits_free(og_commit_info *c);
+/* A list of commits: og_commit_list_get gives the i-th (NULL out of range). */
+typedef struct og_commit_list og_commit_list;
+OG_EXTERN size_t og_commit_list_count(const og_commit_list *l);
+OG_EXTERN const og_commit_info *og_commit_list_get(const og_commit_list *l, size_t i);
+OG_EXTERN void og_commit_list_free(og_commit_list *l);
 
-/* Counters of this handle since it was opened. */
+/* Every commit of branch main, newest first. The caller frees *out with og_commit_list_free
+ * (NULL on failure). */
+OG_EXTERN int og_graph_commits(og_commit_list **out, og_graph *g);
+/* The commit a reference names (an id, a unique prefix or a manifest version), freed with
+ * og_commit_info_free. Errors as og_graph_snapshot's. */
+OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref);
+/* Frees a commit og_graph_commit_show returned (never one a list holds). */
+OG_EXTERN void og_commit_info_free(og_commit_info *c);
+
+/* Counters of this handle since it was opened. Allocated by the library:
+ * og_graph_stats_free. */
 typedef struct og_graph_stats {
     uint64_t writes;            /* writes that published a graph commit */
     uint64_t noops;             /* writes with nothing to commit */
@@ -596,7 +618,8 @@ typedef struct og_graph_stats {
     uint64_t publish_retries;   /* graph-manifest commits lost to a concurrent writer */
     uint64_t recoveries;        /* interrupted writes resolved */
 } og_graph_stats;
-OG_EXTERN int og_graph_stats_get(og_graph_stats *out, og_graph *g);
+OG_EXTERN int og_graph_stats_get(og_graph_stats **out, og_graph *g);
+OG_EXTERN void og_graph_stats_free(og_graph_stats *s);
 
 /* ---- Maintenance -------------------------------------------------------------------------- */
 /* docs/maintenance.md. Writes already compact what they touch on a worker of the handle; these
@@ -611,6 +634,7 @@ typedef struct og_optimize_options {
 #define OG_OPTIMIZE_OPTIONS_INIT {OG_OPTIMIZE_OPTIONS_VERSION, NULL}
 OG_EXTERN int og_optimize_options_init(og_optimize_options *opts, int version);
 
+/* What og_graph_optimize did. Allocated by the library: og_optimize_result_free. */
 typedef struct og_optimize_result {
     char commit_id[OG_ID_LEN + 1]; /* the maintenance commit ("" when no table needed it) */
     uint64_t manifest_version;     /* the manifest version after optimize */
@@ -622,9 +646,12 @@ typedef struct og_optimize_result {
 /* Compact every data table with more than one fragment (its small fragments and deleted rows
  * are rewritten into full ones) as ONE maintenance commit through the write protocol, then
  * compact the graph manifest. Content is unchanged: queries return the same rows, and
- * `--if-commit` with the last content commit still holds. Errors as og_graph_load's. */
-OG_EXTERN int og_graph_optimize(og_optimize_result *out, og_graph *g,
+ * `--if-commit` with the last content commit still holds. Errors as og_graph_load's. opt
+ * NULL: the defaults. On success the caller frees *out with og_optimize_result_free; on
+ * failure it is NULL. */
+OG_EXTERN int og_graph_optimize(og_optimize_result **out, og_graph *g,
                                 const og_optimize_options *opt);
+OG_EXTERN void og_optimize_result_free(og_optimize_result *r);
 
 /* Progress of a cleanup: called after each Lance dataset (table, then the manifest). */
 typedef void (*og_cleanup_progress_fn)(void *arg, const char *dataset, size_t done,
@@ -647,6 +674,7 @@ typedef struct og_cleanup_options {
 #define OG_CLEANUP_OPTIONS_INIT {OG_CLEANUP_OPTIONS_VERSION, 0, -1, 0, 0, NULL, NULL}
 OG_EXTERN int og_cleanup_options_init(og_cleanup_options *opts, int version);
 
+/* What og_graph_cleanup removed. Allocated by the library: og_cleanup_result_free. */
 typedef struct og_cleanup_result {
     uint64_t commits_total;        /* commits of main (all still listed by og_graph_commits) */
     uint64_t commits_retained;     /* ... of which still readable */
@@ -662,9 +690,11 @@ typedef struct og_cleanup_result {
  * never committed, once older than the grace). Safe while other handles and processes write
  * and read: they only add versions above what is kept. Reading an expired commit afterwards
  * fails with OG_E_NOT_FOUND saying cleanup removed it. OG_E_BAD_REQUEST without a rule or on a
- * read-only handle; OG_E_RECOVERY_REQUIRED when an interrupted write must be resolved first. */
-OG_EXTERN int og_graph_cleanup(og_cleanup_result *out, og_graph *g,
+ * read-only handle; OG_E_RECOVERY_REQUIRED when an interrupted write must be resolved first.
+ * On success the caller frees *out with og_cleanup_result_free; on failure it is NULL. */
+OG_EXTERN int og_graph_cleanup(og_cleanup_result **out, og_graph *g,
                                const og_cleanup_options *opt);
+OG_EXTERN void og_cleanup_result_free(og_cleanup_result *r);
 
 /* ---- Graph queries and mutations -------------------------------------------------------- */
 /* Run .gq queries against a graph (docs/languages.md; CLI: `omnigraph query` / `mutate`,

@@ -48,11 +48,13 @@ int og_graph_init(og_init_result **out, const char *root_dir, const og_init_opti
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_init: out is NULL");
     *out = NULL;
     if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no root directory given");
-    if (!opt) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no options (the schema is required)");
+    if (!opt)
+        return core_err(OG_E_BAD_REQUEST, "og_graph_init: no options (the schema is required)");
     int vrc = api_options_check(opt->version, OG_INIT_OPTIONS_VERSION, "og_init_options");
     if (vrc) return vrc;
     if (!opt->schema_source)
-        return core_err(OG_E_BAD_REQUEST, "og_graph_init: no schema source (og_init_options.schema_source)");
+        return core_err(OG_E_BAD_REQUEST,
+                        "og_graph_init: no schema source (og_init_options.schema_source)");
     const char *schema_src = opt->schema_source;
     size_t len = opt->schema_source_len ? opt->schema_source_len : strlen(schema_src);
     const char *schema_file = opt->schema_file;
@@ -314,6 +316,18 @@ static int dup_into(const char **dst, const char *src)
     return p ? 0 : core_err_nomem();
 }
 
+/* The public og_snapshot_info and, behind it, its tables (read through
+ * og_snapshot_info_table, so og_snapshot_table can grow). */
+typedef struct snapshot_info {
+    og_snapshot_info pub; /* first: the pointer handed out */
+    og_snapshot_table *tables;
+} snapshot_info;
+
+static snapshot_info *snapshot_of(const og_snapshot_info *s)
+{
+    return (snapshot_info *)((char *)s - offsetof(snapshot_info, pub));
+}
+
 int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: out is NULL");
@@ -322,23 +336,24 @@ int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
     graph_snapshot *snap = NULL;
     int rc = load_at(&snap, g, at, 0);
     if (rc) return rc;
-    og_snapshot_info *si = core_calloc(1, sizeof *si);
-    if (!si) {
+    snapshot_info *whole = core_calloc(1, sizeof *whole);
+    if (!whole) {
         graph_snapshot_free(snap);
         return core_err_nomem();
     }
+    og_snapshot_info *si = &whole->pub;
     si->manifest_version = snap->manifest_version;
     si->format_version = snap->format_version;
     snprintf(si->head_commit, sizeof si->head_commit, "%s", snap->head);
     snprintf(si->schema_identity, sizeof si->schema_identity, "%s", snap->schema_identity);
     rc = dup_into(&si->branch, branch_name(snap->branch));
     if (!rc && snap->n_tables) {
-        si->tables = core_calloc(snap->n_tables, sizeof *si->tables);
-        if (!si->tables) rc = core_err_nomem();
+        whole->tables = core_calloc(snap->n_tables, sizeof *whole->tables);
+        if (!whole->tables) rc = core_err_nomem();
     }
     for (size_t i = 0; !rc && i < snap->n_tables; i++) {
         const graph_table *t = &snap->tables[i];
-        og_snapshot_table *o = &si->tables[i];
+        og_snapshot_table *o = &whole->tables[i];
         si->n_tables = i + 1; /* so a partial fill frees what it holds */
         o->kind = t->kind;
         o->version = t->version;
@@ -356,23 +371,29 @@ int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
     return 0;
 }
 
+const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info *s, size_t i)
+{
+    return s && i < s->n_tables ? &snapshot_of(s)->tables[i] : NULL;
+}
+
 void og_snapshot_info_free(og_snapshot_info *s)
 {
     if (!s) return;
+    snapshot_info *whole = snapshot_of(s);
     for (size_t i = 0; i < s->n_tables; i++) {
-        core_free((char *)s->tables[i].alias);
-        core_free((char *)s->tables[i].type_name);
-        core_free((char *)s->tables[i].path);
+        core_free((char *)whole->tables[i].alias);
+        core_free((char *)whole->tables[i].type_name);
+        core_free((char *)whole->tables[i].path);
     }
-    core_free(s->tables);
+    core_free(whole->tables);
     core_free((char *)s->branch);
-    core_free(s);
+    core_free(whole);
 }
 
 /* ---- lineage ------------------------------------------------------------------------------- */
 
-/* Copy commits into one allocation: the structs, then their strings, so the caller frees it
- * with a single og_commits_free. */
+/* Copy commits into one allocation: the structs, then their strings, so one core_free
+ * releases them. */
 static int commits_pack(og_commit_info **out, const graph_commit *const *src, size_t n)
 {
     size_t strings = 0;
@@ -407,26 +428,55 @@ static int commits_pack(og_commit_info **out, const graph_commit *const *src, si
     return 0;
 }
 
-int og_graph_commits(og_commit_info **out, size_t *n, og_graph *g)
+struct og_commit_list {
+    og_commit_info *c; /* one allocation (commits_pack) */
+    size_t n;
+};
+
+size_t og_commit_list_count(const og_commit_list *l)
 {
-    if (!out || !n) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: out is NULL");
+    return l ? l->n : 0;
+}
+
+const og_commit_info *og_commit_list_get(const og_commit_list *l, size_t i)
+{
+    return l && i < l->n ? &l->c[i] : NULL;
+}
+
+void og_commit_list_free(og_commit_list *l)
+{
+    if (!l) return;
+    core_free(l->c);
+    core_free(l);
+}
+
+int og_graph_commits(og_commit_list **out, og_graph *g)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: out is NULL");
     *out = NULL;
-    *n = 0;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: no graph");
+    og_commit_list *list = core_calloc(1, sizeof *list);
+    if (!list) return core_err_nomem();
     graph_snapshot *snap = NULL;
     int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
-    if (rc) return rc;
-    const graph_commit **v = core_calloc(snap->n_commits ? snap->n_commits : 1, sizeof *v);
-    if (!v) {
-        graph_snapshot_free(snap);
-        return core_err_nomem();
+    const graph_commit **v = NULL;
+    if (!rc) {
+        v = core_calloc(snap->n_commits ? snap->n_commits : 1, sizeof *v);
+        if (!v) rc = core_err_nomem();
     }
-    for (size_t i = 0; i < snap->n_commits; i++) v[i] = &snap->commits[i];
-    rc = commits_pack(out, v, snap->n_commits);
-    if (!rc) *n = snap->n_commits;
+    if (!rc) {
+        for (size_t i = 0; i < snap->n_commits; i++) v[i] = &snap->commits[i];
+        rc = commits_pack(&list->c, v, snap->n_commits);
+    }
+    if (!rc) list->n = snap->n_commits;
     core_free(v);
     graph_snapshot_free(snap);
-    return rc;
+    if (rc) {
+        og_commit_list_free(list);
+        return rc;
+    }
+    *out = list;
+    return 0;
 }
 
 int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
@@ -455,23 +505,32 @@ int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
     return rc;
 }
 
-void og_commits_free(og_commit_info *c)
+void og_commit_info_free(og_commit_info *c)
 {
     core_free(c);
 }
 
 /* ---- counters ------------------------------------------------------------------------------ */
 
-int og_graph_stats_get(og_graph_stats *out, og_graph *g)
+int og_graph_stats_get(og_graph_stats **out, og_graph *g)
 {
-    if (!out || !g) return core_err(OG_E_BAD_REQUEST, "og_graph_stats_get: missing argument");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_stats_get: out is NULL");
+    *out = NULL;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_stats_get: no graph");
+    og_graph_stats *st = core_calloc(1, sizeof *st);
+    if (!st) return core_err_nomem();
     write_stats ws;
     write_graph_stats(g->w, &ws);
-    memset(out, 0, sizeof *out);
-    out->writes = ws.writes;
-    out->noops = ws.noops;
-    out->reprepares = ws.reprepares;
-    out->publish_retries = ws.publish_retries;
-    out->recoveries = ws.recoveries;
+    st->writes = ws.writes;
+    st->noops = ws.noops;
+    st->reprepares = ws.reprepares;
+    st->publish_retries = ws.publish_retries;
+    st->recoveries = ws.recoveries;
+    *out = st;
     return 0;
+}
+
+void og_graph_stats_free(og_graph_stats *s)
+{
+    core_free(s);
 }

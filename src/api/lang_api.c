@@ -191,8 +191,10 @@ int og_schema_plan(og_lang_report **out, const og_schema_plan_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_schema_plan: out is NULL");
     *out = NULL;
-    if (!opt) return core_err(OG_E_BAD_REQUEST, "og_schema_plan: no options (both schemas are required)");
-    int rc = api_options_check(opt->version, OG_SCHEMA_PLAN_OPTIONS_VERSION, "og_schema_plan_options");
+    if (!opt)
+        return core_err(OG_E_BAD_REQUEST, "og_schema_plan: no options (both schemas are required)");
+    int rc = api_options_check(opt->version, OG_SCHEMA_PLAN_OPTIONS_VERSION,
+                               "og_schema_plan_options");
     if (rc) return rc;
     if (!opt->from_source || !opt->to_source)
         return core_err(OG_E_BAD_REQUEST, "og_schema_plan: the %s schema's source is missing",

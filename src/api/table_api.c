@@ -202,10 +202,9 @@ static int64_t manifest_time_ns(const Lance__Table__Manifest *m)
     return m->timestamp->seconds * 1000000000LL + m->timestamp->nanos;
 }
 
-int og_table_stats(og_table_info *out, const og_table *t)
+/* The storage facts of t into *out (zeroed by the caller). */
+static int table_stats(og_table_info *out, const og_table *t)
 {
-    if (!out || !t) return core_err(OG_E_BAD_REQUEST, "og_table_stats: missing argument");
-    memset(out, 0, sizeof *out);
     const Lance__Table__Manifest *pb = t->ds->m->pb;
     out->version = pb->version;
     out->columns = t->ds->schema.n_fields;
@@ -236,17 +235,49 @@ int og_table_stats(og_table_info *out, const og_table *t)
     return 0;
 }
 
-int og_table_versions(og_table_version_info **out, size_t *n, const og_table *t)
+int og_table_stats(og_table_info **out, const og_table *t)
 {
-    if (!out || !n || !t) return core_err(OG_E_BAD_REQUEST, "og_table_versions: missing argument");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_table_stats: out is NULL");
     *out = NULL;
-    *n = 0;
+    if (!t) return core_err(OG_E_BAD_REQUEST, "og_table_stats: no table");
+    og_table_info *info = core_calloc(1, sizeof *info);
+    if (!info) return core_err_nomem();
+    int rc = table_stats(info, t);
+    if (rc) {
+        og_table_info_free(info);
+        return rc;
+    }
+    *out = info;
+    return 0;
+}
+
+void og_table_info_free(og_table_info *info)
+{
+    core_free(info);
+}
+
+struct og_table_version_list {
+    og_table_version_info *v;
+    size_t n;
+};
+
+int og_table_versions(og_table_version_list **out, const og_table *t)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_table_versions: out is NULL");
+    *out = NULL;
+    if (!t) return core_err(OG_E_BAD_REQUEST, "og_table_versions: no table");
+    og_table_version_list *list = core_calloc(1, sizeof *list);
+    if (!list) return core_err_nomem();
     lance_version_list l = {0};
     int rc = lance_versions_list(t->s, "", &l);
-    if (rc) return rc;
+    if (rc) {
+        core_free(list);
+        return rc;
+    }
     og_table_version_info *v = core_calloc(l.n ? l.n : 1, sizeof *v);
     if (!v) {
         lance_version_list_free(&l);
+        core_free(list);
         return core_err_nomem();
     }
     for (size_t i = 0; i < l.n && !rc; i++) {
@@ -261,17 +292,31 @@ int og_table_versions(og_table_version_info **out, size_t *n, const og_table *t)
     }
     if (rc) {
         core_free(v);
+        core_free(list);
     } else {
-        *out = v;
-        *n = l.n;
+        list->v = v;
+        list->n = l.n;
+        *out = list;
     }
     lance_version_list_free(&l);
     return rc;
 }
 
-void og_table_versions_free(og_table_version_info *v)
+size_t og_table_version_list_count(const og_table_version_list *l)
 {
-    core_free(v);
+    return l ? l->n : 0;
+}
+
+const og_table_version_info *og_table_version_list_get(const og_table_version_list *l, size_t i)
+{
+    return l && i < l->n ? &l->v[i] : NULL;
+}
+
+void og_table_version_list_free(og_table_version_list *l)
+{
+    if (!l) return;
+    core_free(l->v);
+    core_free(l);
 }
 
 /* ---- scans --------------------------------------------------------------------------------- */

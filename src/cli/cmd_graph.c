@@ -300,7 +300,7 @@ static void print_tables_json(const og_snapshot_info *s)
 {
     printf("[");
     for (size_t i = 0; i < s->n_tables; i++) {
-        const og_snapshot_table *t = &s->tables[i];
+        const og_snapshot_table *t = og_snapshot_info_table(s, i);
         printf("%s{\"alias\":", i ? "," : "");
         cli_json_str(stdout, t->alias);
         printf(",\"type\":");
@@ -319,7 +319,7 @@ static void print_tables_text(const og_snapshot_info *s)
 {
     int w_alias = (int)strlen("table"), w_ver = (int)strlen("version"), w_rows = (int)strlen("rows");
     for (size_t i = 0; i < s->n_tables; i++) {
-        const og_snapshot_table *t = &s->tables[i];
+        const og_snapshot_table *t = og_snapshot_info_table(s, i);
         char num[32];
         int l = (int)strlen(t->alias);
         if (l > w_alias) w_alias = l;
@@ -331,7 +331,7 @@ static void print_tables_text(const og_snapshot_info *s)
     printf("%-*s  %-4s  %*s  %*s  %s\n", w_alias, "table", "kind", w_ver, "version", w_rows, "rows",
            "path");
     for (size_t i = 0; i < s->n_tables; i++) {
-        const og_snapshot_table *t = &s->tables[i];
+        const og_snapshot_table *t = og_snapshot_info_table(s, i);
         printf("%-*s  %-4s  %*llu  %*llu  %s\n", w_alias, t->alias, kind_name(t->kind), w_ver,
                (unsigned long long)t->version, w_rows, (unsigned long long)t->row_count, t->path);
     }
@@ -401,36 +401,38 @@ static int commit_list(const cli_cmd *self, int argc, char **argv)
     if (rc) return rc;
     og_graph *g = NULL;
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
-    og_commit_info *c = NULL;
-    size_t n = 0;
-    rc = og_graph_commits(&c, &n, g);
+    og_commit_list *l = NULL;
+    rc = og_graph_commits(&l, g);
     og_graph_close(g);
     if (rc) return cli_fail(a.json);
+    size_t n = og_commit_list_count(l);
     if (a.json) {
         printf("{\"branch\":\"main\",\"commits\":[");
         for (size_t i = 0; i < n; i++) {
             if (i) printf(",");
-            print_commit_json(&c[i]);
+            print_commit_json(og_commit_list_get(l, i));
         }
         printf("]}\n");
     } else {
         int w_actor = (int)strlen("actor");
         for (size_t i = 0; i < n; i++) {
-            int l = c[i].actor ? (int)strlen(c[i].actor) : 1;
-            if (l > w_actor) w_actor = l;
+            const og_commit_info *c = og_commit_list_get(l, i);
+            int len = c->actor ? (int)strlen(c->actor) : 1;
+            if (len > w_actor) w_actor = len;
         }
         printf("%-*s  %8s  %-27s  %-*s  %s\n", OG_ID_LEN, "commit", "manifest", "created (UTC)",
                w_actor, "actor", "parent");
         for (size_t i = 0; i < n; i++) {
+            const og_commit_info *c = og_commit_list_get(l, i);
             char ts[48];
-            format_us(ts, sizeof ts, c[i].created_at_us);
-            printf("%-*s  %8llu  %-27s  %-*s  %s\n", OG_ID_LEN, c[i].id,
-                   (unsigned long long)c[i].manifest_version, ts, w_actor,
-                   c[i].actor ? c[i].actor : "-", c[i].parent[0] ? c[i].parent : "-");
+            format_us(ts, sizeof ts, c->created_at_us);
+            printf("%-*s  %8llu  %-27s  %-*s  %s\n", OG_ID_LEN, c->id,
+                   (unsigned long long)c->manifest_version, ts, w_actor,
+                   c->actor ? c->actor : "-", c->parent[0] ? c->parent : "-");
         }
         printf("(%zu commits)\n", n);
     }
-    og_commits_free(c);
+    og_commit_list_free(l);
     return CLI_OK;
 }
 
@@ -452,7 +454,7 @@ static int commit_show(const cli_cmd *self, int argc, char **argv)
     }
     og_graph_close(g);
     if (rc) {
-        og_commits_free(c);
+        og_commit_info_free(c);
         return cli_fail(a.json);
     }
     if (a.json) {
@@ -477,7 +479,7 @@ static int commit_show(const cli_cmd *self, int argc, char **argv)
         print_tables_text(s);
     }
     og_snapshot_info_free(s);
-    og_commits_free(c);
+    og_commit_info_free(c);
     return CLI_OK;
 }
 
@@ -502,7 +504,7 @@ static int cmd_optimize(int argc, char **argv)
     if (open_graph(&g, &a, 0) != 0) return cli_fail(a.json);
     og_optimize_options o = OG_OPTIMIZE_OPTIONS_INIT;
     o.branch = a.branch;
-    og_optimize_result r;
+    og_optimize_result *r = NULL;
     rc = og_graph_optimize(&r, g, &o);
     if (rc) {
         og_graph_close(g);
@@ -510,26 +512,27 @@ static int cmd_optimize(int argc, char **argv)
     }
     if (a.json) {
         printf("{\"commit_id\":");
-        json_str_or_null(r.commit_id);
+        json_str_or_null(r->commit_id);
         printf(",\"manifest_version\":%llu,\"tables_compacted\":%zu,"
                "\"fragments_before\":%llu,\"fragments_after\":%llu,"
                "\"manifest_fragments_before\":%llu,\"manifest_fragments_after\":%llu}\n",
-               (unsigned long long)r.manifest_version, r.tables_compacted,
-               (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
-               (unsigned long long)r.manifest_fragments_before,
-               (unsigned long long)r.manifest_fragments_after);
+               (unsigned long long)r->manifest_version, r->tables_compacted,
+               (unsigned long long)r->fragments_before, (unsigned long long)r->fragments_after,
+               (unsigned long long)r->manifest_fragments_before,
+               (unsigned long long)r->manifest_fragments_after);
     } else {
-        if (r.commit_id[0])
-            printf("compacted %zu table%s in maintenance commit %s\n", r.tables_compacted,
-                   r.tables_compacted == 1 ? "" : "s", r.commit_id);
+        if (r->commit_id[0])
+            printf("compacted %zu table%s in maintenance commit %s\n", r->tables_compacted,
+                   r->tables_compacted == 1 ? "" : "s", r->commit_id);
         else
             printf("no table needed compaction\n");
         printf("table fragments     %llu -> %llu\n"
                "manifest fragments  %llu -> %llu\n",
-               (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
-               (unsigned long long)r.manifest_fragments_before,
-               (unsigned long long)r.manifest_fragments_after);
+               (unsigned long long)r->fragments_before, (unsigned long long)r->fragments_after,
+               (unsigned long long)r->manifest_fragments_before,
+               (unsigned long long)r->manifest_fragments_after);
     }
+    og_optimize_result_free(r);
     og_graph_close(g);
     return CLI_OK;
 }
@@ -593,33 +596,34 @@ static int cmd_cleanup(int argc, char **argv)
     if (!a.json && isatty(STDERR_FILENO)) o.progress = cleanup_progress;
     og_graph *g = NULL;
     if (open_graph(&g, &a, 0) != 0) return cli_fail(a.json);
-    og_cleanup_result r;
+    og_cleanup_result *r = NULL;
     rc = og_graph_cleanup(&r, g, &o);
     og_graph_close(g);
     if (rc) return cli_fail(a.json);
     if (a.json) {
         printf("{\"dry_run\":%s,\"commits_total\":%llu,\"commits_retained\":%llu,"
                "\"oldest_retained\":",
-               a.dry_run ? "true" : "false", (unsigned long long)r.commits_total,
-               (unsigned long long)r.commits_retained);
-        json_str_or_null(r.oldest_retained);
+               a.dry_run ? "true" : "false", (unsigned long long)r->commits_total,
+               (unsigned long long)r->commits_retained);
+        json_str_or_null(r->oldest_retained);
         printf(",\"versions_removed\":%llu,\"files_removed\":%llu,\"bytes_removed\":%llu,"
                "\"files_spared_recent\":%llu,\"datasets\":%zu}\n",
-               (unsigned long long)r.versions_removed, (unsigned long long)r.files_removed,
-               (unsigned long long)r.bytes_removed, (unsigned long long)r.files_spared_recent,
-               r.datasets);
+               (unsigned long long)r->versions_removed, (unsigned long long)r->files_removed,
+               (unsigned long long)r->bytes_removed, (unsigned long long)r->files_spared_recent,
+               r->datasets);
     } else {
         printf("%s %llu of %llu commits readable (oldest %s)\n",
-               a.dry_run ? "would keep" : "kept", (unsigned long long)r.commits_retained,
-               (unsigned long long)r.commits_total,
-               r.oldest_retained[0] ? r.oldest_retained : "-");
+               a.dry_run ? "would keep" : "kept", (unsigned long long)r->commits_retained,
+               (unsigned long long)r->commits_total,
+               r->oldest_retained[0] ? r->oldest_retained : "-");
         printf("%s %llu versions, %llu files, ", a.dry_run ? "would remove" : "removed",
-               (unsigned long long)r.versions_removed, (unsigned long long)r.files_removed);
-        print_bytes(r.bytes_removed);
-        printf(" across %zu datasets\n", r.datasets);
-        if (r.files_spared_recent)
+               (unsigned long long)r->versions_removed, (unsigned long long)r->files_removed);
+        print_bytes(r->bytes_removed);
+        printf(" across %zu datasets\n", r->datasets);
+        if (r->files_spared_recent)
             printf("spared %llu recent unreferenced files (a writer may still commit them)\n",
-                   (unsigned long long)r.files_spared_recent);
+                   (unsigned long long)r->files_spared_recent);
     }
+    og_cleanup_result_free(r);
     return CLI_OK;
 }

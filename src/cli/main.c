@@ -100,21 +100,22 @@ static int cmd_selfcheck(int argc, char **argv)
         }
     }
     if (!dir) return cli_usage_error(self, "missing DIR");
-    og_selfcheck_result r;
+    og_selfcheck_result *r = NULL;
     if (og_store_selfcheck(&r, dir, &opts) != 0) return cli_fail(json);
     if (json) {
         printf("{\"ok\":true,\"rounds\":%u,\"store_ops\":%llu,\"fsyncs\":%llu,"
                "\"put_us_p50\":%.1f,\"put_if_absent_us_p50\":%.1f}\n",
-               r.rounds, (unsigned long long)r.store_ops, (unsigned long long)r.fsyncs,
-               r.put_us_p50, r.put_if_absent_us_p50);
+               r->rounds, (unsigned long long)r->store_ops, (unsigned long long)r->fsyncs,
+               r->put_us_p50, r->put_if_absent_us_p50);
     } else {
         printf("store self-check of %s: ok\n"
                "  %u rounds of durable put, create-if-absent (and its refusal), read-back\n"
                "  %llu store operations, %llu fsyncs\n"
                "  median durable put %.0f us, durable put_if_absent %.0f us\n",
-               dir, r.rounds, (unsigned long long)r.store_ops, (unsigned long long)r.fsyncs,
-               r.put_us_p50, r.put_if_absent_us_p50);
+               dir, r->rounds, (unsigned long long)r->store_ops, (unsigned long long)r->fsyncs,
+               r->put_us_p50, r->put_if_absent_us_p50);
     }
+    og_selfcheck_result_free(r);
     return CLI_OK;
 }
 

@@ -758,8 +758,9 @@ static void test_api(void **state)
     assert_string_equal(si->head_commit, second_load);
     assert_int_equal(si->n_tables, 4);
     assert_int_equal(strlen(si->schema_identity), OG_SCHEMA_ID_LEN);
+    assert_null(og_snapshot_info_table(si, si->n_tables));
     for (size_t i = 0; i < si->n_tables; i++) {
-        const og_snapshot_table *t = &si->tables[i];
+        const og_snapshot_table *t = og_snapshot_info_table(si, i);
         if (!strcmp(t->alias, "node:Company")) {
             assert_int_equal(t->row_count, 2);
             assert_int_equal(t->kind, OG_KIND_NODE);
@@ -778,23 +779,25 @@ static void test_api(void **state)
     assert_og_error(og_graph_snapshot(&si, g, "12345"), OG_E_NOT_FOUND);
     assert_null(si);
 
+    og_commit_list *cl = NULL;
+    assert_og_ok(og_graph_commits(&cl, g));
+    assert_int_equal(og_commit_list_count(cl), 3);
+    const og_commit_info *c0 = og_commit_list_get(cl, 0), *c2 = og_commit_list_get(cl, 2);
+    assert_null(og_commit_list_get(cl, 3));
+    assert_string_equal(c0->id, head);
+    assert_string_equal(og_commit_list_get(cl, 1)->id, first_load);
+    assert_string_equal(c0->parent, first_load);
+    assert_string_equal(c2->id, genesis);
+    assert_string_equal(c2->parent, "");
+    assert_non_null(c0->actor);
+    assert_string_equal(c0->actor, "tester");
+    assert_string_equal(c0->branch, "main");
+    assert_true(c0->created_at_us >= c2->created_at_us);
+    og_commit_list_free(cl);
     og_commit_info *c = NULL;
-    size_t n = 0;
-    assert_og_ok(og_graph_commits(&c, &n, g));
-    assert_int_equal(n, 3);
-    assert_string_equal(c[0].id, head);
-    assert_string_equal(c[1].id, first_load);
-    assert_string_equal(c[0].parent, first_load);
-    assert_string_equal(c[2].id, genesis);
-    assert_string_equal(c[2].parent, "");
-    assert_non_null(c[0].actor);
-    assert_string_equal(c[0].actor, "tester");
-    assert_string_equal(c[0].branch, "main");
-    assert_true(c[0].created_at_us >= c[2].created_at_us);
-    og_commits_free(c);
     assert_og_ok(og_graph_commit_show(&c, g, "2"));
     assert_string_equal(c->id, first_load);
-    og_commits_free(c);
+    og_commit_info_free(c);
 
     /* Nothing to commit: no commit id, no new manifest version, counted as a no-op. */
     assert_og_ok(og_graph_load(&lr, g, "empty.jsonl", "\n\n", 2, &lo));
@@ -804,15 +807,16 @@ static void test_api(void **state)
     assert_int_equal(og_write_result_count(lr, OG_WRITE_LINES), 2);
     assert_int_equal(og_write_result_table_count(lr), 0);
     og_write_result_free(lr);
-    assert_og_ok(og_graph_commits(&c, &n, g));
-    assert_int_equal(n, 3);
-    og_commits_free(c);
+    assert_og_ok(og_graph_commits(&cl, g));
+    assert_int_equal(og_commit_list_count(cl), 3);
+    og_commit_list_free(cl);
 
-    og_graph_stats st;
+    og_graph_stats *st = NULL;
     assert_og_ok(og_graph_stats_get(&st, g));
-    assert_int_equal(st.writes, 2);
-    assert_int_equal(st.noops, 1);
-    assert_int_equal(st.reprepares, 0);
+    assert_int_equal(st->writes, 2);
+    assert_int_equal(st->noops, 1);
+    assert_int_equal(st->reprepares, 0);
+    og_graph_stats_free(st);
     og_graph_close(g);
 
     /* Read-only: reads work, loads are refused, nothing is written. */
@@ -835,7 +839,12 @@ static void test_api(void **state)
     og_init_result_free(NULL);
     og_write_result_free(NULL);
     og_snapshot_info_free(NULL);
-    og_commits_free(NULL);
+    og_commit_list_free(NULL);
+    og_commit_info_free(NULL);
+    og_graph_stats_free(NULL);
+    og_optimize_result_free(NULL);
+    og_cleanup_result_free(NULL);
+    og_selfcheck_result_free(NULL);
     char nope[512];
     snprintf(nope, sizeof nope, "%s/nope", g_dir);
     assert_og_error(og_graph_open(&g, nope, NULL), OG_E_NOT_FOUND);

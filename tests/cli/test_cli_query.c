@@ -584,15 +584,15 @@ static void test_if_commit_survives_maintenance(void **state)
          * handle finishes it, so the head is observed after it. */
         og_graph_close(g);
         assert_int_equal(og_graph_open(&g, root, NULL), 0);
-        og_commit_info *c = NULL;
-        size_t n = 0;
-        assert_int_equal(og_graph_commits(&c, &n, g), 0);
-        maintained = strcmp(c[0].id, last) != 0; /* the head moved past our commit */
+        og_commit_list *l = NULL;
+        assert_int_equal(og_graph_commits(&l, g), 0);
+        const og_commit_info *c = og_commit_list_get(l, 0);
+        maintained = strcmp(c->id, last) != 0; /* the head moved past our commit */
         if (maintained) {
-            assert_null(c[0].actor); /* maintenance is actorless */
-            assert_string_equal(c[0].parent, last);
+            assert_null(c->actor); /* maintenance is actorless */
+            assert_string_equal(c->parent, last);
         }
-        og_commits_free(c);
+        og_commit_list_free(l);
     }
     assert_true(maintained);
     m.params_json = "{\"name\":\"after\"}";
