@@ -1,14 +1,59 @@
 /* omnigraph: an embedded, versioned, branchable property-graph database on Lance datasets.
  *
- * This is the only public header. Conventions (see docs/conventions.md):
- *  - every fallible call returns int: 0 on success, a negative OG_E... code on failure;
- *    out-parameters come first;
- *  - after a failure, og_error_last() describes it for the calling thread;
- *  - options structs carry a `version` field; initialise them with their ..._INIT macro or
- *    og_..._options_init();
- *  - every returned allocation names its free function, and every _free() accepts NULL.
+ * This is the only public header. Its rules (docs/conventions.md, "The public API"):
+ *  - Returns. Every fallible call returns int: OG_OK (0) on success, a negative og_code on
+ *    failure, after which og_error_last() describes it for the calling thread. Out-parameters
+ *    come first; on failure an out-pointer is set to NULL (the language checks alone also
+ *    return their report with OG_E_BAD_REQUEST and OG_E_UNSUPPORTED, as they say).
+ *  - Iteration. A cursor's _next() returns OG_OK when it moved to an item, OG_ITER_OVER (the
+ *    one positive code, not a failure) once past the last, a negative og_code on failure:
+ *        while ((rc = og_result_next(r)) == OG_OK) { ... }
+ *        if (rc != OG_ITER_OVER) { ... og_error_last() ... }
+ *    A list is read by index: X_count(), and an accessor that returns the i-th item or NULL.
+ *  - Options. Structs whose first field is `version`; initialise them with their ..._INIT
+ *    macro or og_..._options_init(). A call refuses a version it does not know
+ *    (OG_E_BAD_REQUEST) and reads every older one. Where a call says so, NULL means defaults.
+ *  - Results. The library allocates what it returns; the caller never sizes a struct the
+ *    library fills (og_value and the Arrow structs are the exceptions), so result structs and
+ *    the items of lists may gain fields at their end.
+ *  - Releasing. What og_X_open() opens, og_X_close() closes (og_graph, og_table): handles that
+ *    hold files, threads and caches. Everything else the library allocates is released with
+ *    the _free() its call names. Both accept NULL.
+ *  - Constants that enumerate are enums. Structs and parameters carry them as int, so the ABI
+ *    does not depend on the size a compiler gives an enum; new values are appended.
+ *  - Strings are UTF-8 and NUL-terminated unless a length comes with them.
  *
- * Caveats: the error state is per thread; a call made on another thread does not change it.
+ * Caveats (LMDB's word for what an embedder must know; each holds for every call):
+ *  - Threads. An og_graph may be used by several threads at once: reads run in parallel and
+ *    writes serialize inside it; several handles on one root, in one process or several,
+ *    also serialize their writes (ordered gates, advisory locks, conditional commits). An
+ *    og_table, an og_lang_report and every result struct or list are immutable once returned
+ *    and may be read by several threads. An og_result is not: its row cursor and the scratch
+ *    its value and JSON accessors write into are per result, so one thread at a time uses it
+ *    (it may move between threads). The error state (og_error_last) is per thread. The log
+ *    sink (og_set_log) is process-wide and may be called on any thread, including a handle's
+ *    maintenance thread, several at once.
+ *  - fork(). An og_graph owns a maintenance thread, open descriptors and advisory locks
+ *    (flock, which a child shares), and the process's writer gates are in-process mutexes. In
+ *    a child of fork(), neither use nor close a handle the parent opened (closing would wait
+ *    for a thread the child does not have and could release locks the parent relies on), and
+ *    do not open a graph the parent had open (a gate copied while held stays held). Fork
+ *    before opening graphs, or exec in the child (the library's descriptors are close-on-
+ *    exec).
+ *  - Ownership. A pointer an accessor returns (a string, an og_table_change, an
+ *    og_commit_info, ...) belongs to the object it came from and lives as long as it, except
+ *    where a call says it lives in that object's scratch (valid until the next call on it).
+ *    og_error_last()'s strings live until the thread's next failing call or og_error_clear().
+ *    Options structs and the strings they point to are read during the call only.
+ *  - What a result pins. An og_result holds its rows in memory (Arrow batches it shares with
+ *    the handle's read cache by reference count): it stays valid after og_graph_close and
+ *    does not keep the graph, its files or its versions, so og_graph_cleanup may remove the
+ *    version it read. Write results, snapshot infos and commit lists are plain copies. An
+ *    og_table keeps its directory's store and its version's manifest; its scans read data
+ *    files when they run, and fail if a cleanup removed them meanwhile. Streams made from an
+ *    og_table or an og_result own what they read and outlive both.
+ *  - Durability. A write that returned OG_OK is durable: data, fsync, then an atomic publish.
+ *    Keep graph roots on a local filesystem that og_store_selfcheck passes.
  */
 #ifndef OMNIGRAPH_H
 #define OMNIGRAPH_H
@@ -291,15 +336,15 @@ struct ArrowArrayStream {
 #endif /* ARROW_C_STREAM_INTERFACE */
 
 /* A snapshot of one version of a table. Immutable; may be read by several threads at once.
- * Streams made from it keep it alive, so it may be freed while they are still in use. */
+ * Streams made from it keep it alive, so it may be closed while they are still in use. */
 typedef struct og_table og_table;
 
 /* Open the table in directory `dir` at `version` (0: the latest). Errors: OG_E_NOT_FOUND when
  * dir is not a directory, holds no versions, or lacks that version; OG_E_CORRUPT for a damaged
  * manifest; OG_E_UNSUPPORTED for manifest features this build cannot interpret; OG_E_STORAGE.
- * On success the caller owns *out (og_table_free); on failure *out is NULL. */
+ * On success the caller owns *out (og_table_close); on failure *out is NULL. */
 OG_EXTERN int og_table_open(og_table **out, const char *dir, uint64_t version);
-OG_EXTERN void og_table_free(og_table *t);
+OG_EXTERN void og_table_close(og_table *t);
 /* The version this snapshot is. */
 OG_EXTERN uint64_t og_table_version(const og_table *t);
 
@@ -720,8 +765,9 @@ typedef struct og_query_options {
 #define OG_QUERY_OPTIONS_INIT {OG_QUERY_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
 OG_EXTERN int og_query_options_init(og_query_options *opts, int version);
 
-/* The rows of a read query, held in memory as Arrow record batches. Not for concurrent use:
- * the row cursor and the JSON scratch are per result. */
+/* The rows of a read query, held in memory as Arrow record batches (see the Caveats: it
+ * outlives the handle). Not for concurrent use: the row cursor and the JSON scratch are per
+ * result. */
 typedef struct og_result og_result;
 
 /* Run a read query. A .gq error (parse or type) fails with OG_E_BAD_REQUEST whose message

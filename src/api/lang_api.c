@@ -98,6 +98,7 @@ static const char *dup_name(og_lang_report *r, const char *file, const char *fal
 
 int og_schema_check(og_lang_report **out, const char *file, const char *src, size_t len)
 {
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_schema_check: out is NULL");
     *out = NULL;
     if (!src && len) return core_err(OG_E_BAD_REQUEST, "schema source is NULL");
     og_lang_report *r = report_new();
@@ -148,6 +149,7 @@ int og_schema_check(og_lang_report **out, const char *file, const char *src, siz
 int og_query_lint(og_lang_report **out, const char *schema_file, const char *schema_src, size_t schema_len,
                   const char *query_file, const char *query_src, size_t query_len)
 {
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_query_lint: out is NULL");
     *out = NULL;
     if ((!schema_src && schema_len) || (!query_src && query_len))
         return core_err(OG_E_BAD_REQUEST, "source is NULL");

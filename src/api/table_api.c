@@ -80,7 +80,7 @@ int og_table_open(og_table **out, const char *dir, uint64_t version)
     return 0;
 }
 
-void og_table_free(og_table *t)
+void og_table_close(og_table *t)
 {
     table_unref(t);
 }

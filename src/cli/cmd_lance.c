@@ -112,7 +112,7 @@ static int do_schema(lance_args *a)
     og_table *t = NULL;
     if (og_table_open(&t, a->dir, a->version) != 0) return cli_fail(a->json);
     int rc = og_table_write_schema(stdout, t, a->json ? OG_OUTPUT_JSON : OG_OUTPUT_TEXT);
-    og_table_free(t);
+    og_table_close(t);
     return rc ? cli_fail(a->json) : CLI_OK;
 }
 
@@ -122,7 +122,7 @@ static int do_versions(lance_args *a)
     if (og_table_open(&t, a->dir, 0) != 0) return cli_fail(a->json);
     og_table_version_list *l = NULL;
     int rc = og_table_versions(&l, t);
-    og_table_free(t);
+    og_table_close(t);
     if (rc) return cli_fail(a->json);
     if (a->json) printf("{\"versions\":[");
     else printf("%-8s  %-24s  %9s  %12s\n", "version", "timestamp (UTC)", "fragments", "rows stored");
@@ -149,7 +149,7 @@ static int do_stats(lance_args *a)
     if (og_table_open(&t, a->dir, a->version) != 0) return cli_fail(a->json);
     og_table_info *s = NULL;
     int rc = og_table_stats(&s, t);
-    og_table_free(t);
+    og_table_close(t);
     if (rc) return cli_fail(a->json);
     char ts[64];
     format_time(ts, sizeof ts, s->timestamp_ns);
@@ -206,7 +206,7 @@ static int do_cat(lance_args *a)
     uint64_t rows = 0;
     int rc = a->json ? og_table_write_json(&rows, stdout, t, &o)
                      : og_table_write_text(&rows, stdout, t, &o);
-    og_table_free(t);
+    og_table_close(t);
     if (rc) return cli_fail(0);
     if (!a->json) printf("(%llu rows)\n", (unsigned long long)rows);
     return CLI_OK;

@@ -377,7 +377,7 @@ static void test_api_stream(void **state)
     o.n_columns = 2;
     struct ArrowArrayStream s;
     assert_og_ok(og_table_scan(&s, t, &o));
-    og_table_free(t); /* the stream keeps the snapshot alive */
+    og_table_close(t); /* the stream keeps the snapshot alive */
     assert_og_ok(s.get_schema(&s, &sch));
     assert_int_equal(sch.n_children, 2);
     assert_string_equal(sch.children[0]->name, "score");
@@ -423,8 +423,8 @@ static void test_api_stream(void **state)
     o.version = 99;
     assert_og_error(og_table_write_json(NULL, stdout, t, &o), OG_E_BAD_REQUEST);
     assert_og_error(og_table_write_schema(stdout, t, 7), OG_E_BAD_REQUEST); /* no such format */
-    og_table_free(t);
-    og_table_free(NULL);
+    og_table_close(t);
+    og_table_close(NULL);
 }
 
 int main(void)

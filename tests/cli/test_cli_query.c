@@ -544,7 +544,28 @@ static void test_api(void **state)
     assert_int_equal(og_error_last()->line, 1);
     q.version = 99;
     assert_og_error(og_graph_query(&r, g, &q), OG_E_BAD_REQUEST);
+
+    /* A result outlives its handle, and a stream made from it outlives the result (the
+     * header's Caveats, "What a result pins"). */
+    q.version = OG_QUERY_OPTIONS_VERSION;
+    q.source = QUERIES;
+    q.source_file = "q.gq";
+    q.name = "friends";
+    q.params_json = "{\"name\":\"Ada\"}";
+    assert_int_equal(og_graph_query(&r, g, &q), 0);
     og_graph_close(g);
+    assert_int_equal(og_result_value(&v, r, 0, 0), 0);
+    assert_int_equal(v.len, 3);
+    assert_memory_equal(v.str, "Bob", 3);
+    assert_string_equal(og_result_row_json(r, 1, NULL),
+                        "{\"f.name\":\"Cy\",\"f.age\":null,\"f.nick\":null}");
+    assert_int_equal(og_result_export_stream(&st, r), 0);
+    og_result_free(r);
+    assert_int_equal(st.get_next(&st, &arr), 0);
+    assert_non_null(arr.release);
+    assert_int_equal(arr.length, 2);
+    arr.release(&arr);
+    st.release(&st);
 
     /* A read-only handle refuses mutations before any work. */
     og_open_options ro = OG_OPEN_OPTIONS_INIT;
