@@ -132,13 +132,16 @@ int main(int argc, char **argv)
     int n = argc > 2 ? atoi(argv[2]) : 1000, w = argc > 3 ? atoi(argv[3]) : 200;
     if (n < 1 || w < 2) return 2;
     static const char schema[] = "node Person {\n    name: String @key\n    age: I32?\n}\n";
-    og_init_result ir;
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = schema;
+    io.schema_file = "bench.pg";
+    og_init_result *ir = NULL;
     og_graph *g = NULL;
-    if (og_graph_init(&ir, root, "bench.pg", schema, strlen(schema)) != 0 ||
-        og_graph_open(&g, root, NULL) != 0) {
+    if (og_graph_init(&ir, root, &io) != 0 || og_graph_open(&g, root, NULL) != 0) {
         fprintf(stderr, "bench_history: %s\n", og_error_last()->message);
         return 1;
     }
+    og_init_result_free(ir);
     static const char q_add[] =
         "query add($n: String, $a: I32) { insert Person { name: $n, age: $a } }";
     static const char q_up[] =
@@ -149,11 +152,12 @@ int main(int argc, char **argv)
         og_mutate_options m0 = OG_MUTATE_OPTIONS_INIT;
         m0.source = q_add;
         m0.params_json = "{\"n\":\"person-0\",\"a\":0}";
-        og_mutate_result r0;
+        og_write_result *r0 = NULL;
         if (og_graph_mutate(&r0, g, &m0) != 0) {
             fprintf(stderr, "bench_history: %s\n", og_error_last()->message);
             return 1;
         }
+        og_write_result_free(r0);
     }
     double *lat = malloc(sizeof *lat * (size_t)w);
 #ifdef OG_BENCH_SQLITE
@@ -174,13 +178,14 @@ int main(int argc, char **argv)
         og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
         m.source = q;
         m.params_json = p;
-        og_mutate_result mr;
+        og_write_result *mr = NULL;
         double t = now_ms();
         if (og_graph_mutate(&mr, g, &m) != 0) {
             fprintf(stderr, "bench_history: write %d: %s\n", i, og_error_last()->message);
             return 1;
         }
         lat[(i - 1) % w] = now_ms() - t;
+        og_write_result_free(mr);
         double p50 = 0, p99 = 0;
 #ifdef OG_BENCH_SQLITE
         /* the peer's write, kept out of our CPU and bytes figures */
@@ -229,8 +234,8 @@ int main(int argc, char **argv)
     og_cleanup_options co = OG_CLEANUP_OPTIONS_INIT;
     co.keep = 100;
     co.orphan_grace_ms = 1;
-    og_cleanup_result cr;
-    og_optimize_result orr;
+    og_cleanup_result *cr = NULL;
+    og_optimize_result *orr = NULL;
     measure_disk(root);
     printf("full history:      %lld bytes on disk (%lld apparent) in %lld files\n", disk_total,
            disk_apparent, disk_files);
@@ -238,6 +243,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_history: cleanup: %s\n", og_error_last()->message);
         return 1;
     }
+    og_cleanup_result_free(cr);
     measure_disk(root);
     printf("after cleanup 100: %lld bytes on disk (%lld apparent) in %lld files\n", disk_total,
            disk_apparent, disk_files);
@@ -246,6 +252,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_history: optimize: %s\n", og_error_last()->message);
         return 1;
     }
+    og_optimize_result_free(orr);
+    og_cleanup_result_free(cr);
     measure_disk(root);
     printf("live (optimize, cleanup 1): %lld bytes on disk (%lld apparent) in %lld files\n",
            disk_total, disk_apparent, disk_files);

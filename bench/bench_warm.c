@@ -93,10 +93,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < 5; i++) query(g, &qo);
     for (int i = 0; i < n; i++) warm[i] = query(g, &qo);
     for (int i = 0; i < n; i++) {
-        og_mutate_result mr;
+        og_write_result *mr = NULL;
         double t0 = now_us();
         if (og_graph_mutate(&mr, g, &mo) != 0) die("mutate");
         wr[i] = now_us() - t0;
+        og_write_result_free(mr);
         after[i] = query(g, &qo);
     }
     qsort(warm, (size_t)n, sizeof *warm, cmp_d);

@@ -58,7 +58,7 @@ static void *run_writer(void *arg)
         og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
         m.source = q;
         m.params_json = p;
-        og_mutate_result r;
+        og_write_result *r = NULL;
         double t = now_ms();
         int rc;
         for (int tries = 0;; tries++) {
@@ -67,6 +67,7 @@ static void *run_writer(void *arg)
             w->retries++;
         }
         lat[i] = now_ms() - t;
+        og_write_result_free(r);
         if (rc != 0) {
             fprintf(stderr, "bench_writers: writer %d: %s\n", w->id, og_error_last()->message);
             w->failed++;
@@ -76,8 +77,9 @@ static void *run_writer(void *arg)
     w->p50 = lat[w->n / 2];
     w->p99 = lat[w->n * 99 / 100];
     free(lat);
-    og_graph_stats st;
-    if (own && og_graph_stats_get(&st, own) == 0) w->reprepares = st.reprepares;
+    og_graph_stats *st = NULL;
+    if (own && og_graph_stats_get(&st, own) == 0) w->reprepares = st->reprepares;
+    og_graph_stats_free(st);
     og_graph_close(own);
     return NULL;
 }
@@ -85,11 +87,15 @@ static void *run_writer(void *arg)
 static int make_graph(const char *root)
 {
     static const char schema[] = "node Person {\n    name: String @key\n}\n";
-    og_init_result ir;
-    if (og_graph_init(&ir, root, "bench.pg", schema, strlen(schema)) != 0) {
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = schema;
+    io.schema_file = "bench.pg";
+    og_init_result *ir = NULL;
+    if (og_graph_init(&ir, root, &io) != 0) {
         fprintf(stderr, "bench_writers: init %s: %s\n", root, og_error_last()->message);
         return -1;
     }
+    og_init_result_free(ir);
     return 0;
 }
 
@@ -128,8 +134,9 @@ static double run(const char *dir, int mode, int k, int n, writer *w)
         for (int i = 0; i < k; i++) pthread_join(th[i], NULL);
     }
     double secs = (now_ms() - t0) / 1e3;
-    og_graph_stats st;
-    if (shared && og_graph_stats_get(&st, shared) == 0) w[0].reprepares = st.reprepares;
+    og_graph_stats *st = NULL;
+    if (shared && og_graph_stats_get(&st, shared) == 0) w[0].reprepares = st->reprepares;
+    og_graph_stats_free(st);
     og_graph_close(shared);
     return secs;
 }

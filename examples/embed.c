@@ -72,7 +72,8 @@ static int print_friends(og_graph *g, const char *name, const char *at)
     if (og_graph_query(&r, g, &q) != 0) return report("query");
     printf("friends of %s: %llu rows at commit %s\n", name,
            (unsigned long long)og_result_row_count(r), og_result_graph_commit_id(r));
-    while (og_result_next(r) == 1) {
+    int rc;
+    while ((rc = og_result_next(r)) == OG_OK) {
         printf(" ");
         for (size_t c = 0; c < og_result_column_count(r); c++) {
             og_value v;
@@ -86,7 +87,7 @@ static int print_friends(og_graph *g, const char *name, const char *at)
         printf("\n");
     }
     og_result_free(r);
-    return 0;
+    return rc == OG_ITER_OVER ? 0 : report("reading the rows");
 }
 
 int main(int argc, char **argv)
@@ -103,20 +104,25 @@ int main(int argc, char **argv)
     }
     printf("omnigraph %s, graph in %s\n", og_version(), dir);
 
-    og_init_result init;
-    if (og_graph_init(&init, dir, "embed.pg", SCHEMA, strlen(SCHEMA)) != 0) return report("init");
-    printf("created a graph with %zu node types and %zu edge types\n", init.node_types,
-           init.edge_types);
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = SCHEMA;
+    io.schema_file = "embed.pg";
+    og_init_result *init = NULL;
+    if (og_graph_init(&init, dir, &io) != 0) return report("init");
+    printf("created a graph with %zu node types and %zu edge types\n", init->node_types,
+           init->edge_types);
+    og_init_result_free(init);
 
     og_graph *g = NULL;
     if (og_graph_open(&g, dir, NULL) != 0) return report("open");
 
     og_load_options lo = OG_LOAD_OPTIONS_INIT;
     lo.mode = OG_LOAD_OVERWRITE;
-    og_load_result load;
+    og_write_result *load = NULL;
     if (og_graph_load(&load, g, "embed.jsonl", DATA, strlen(DATA), &lo) != 0) return report("load");
-    printf("loaded %llu nodes and %llu edges\n", (unsigned long long)load.nodes,
-           (unsigned long long)load.edges);
+    printf("loaded %llu nodes and %llu edges\n",
+           (unsigned long long)og_write_result_count(load, OG_WRITE_NODES),
+           (unsigned long long)og_write_result_count(load, OG_WRITE_EDGES));
 
     int rc = print_friends(g, "Ada", NULL);
 
@@ -126,25 +132,30 @@ int main(int argc, char **argv)
     mo.source_file = "embed.gq";
     mo.name = "birthday";
     mo.params_json = "{\"name\": \"Grace\", \"age\": 46}";
-    og_mutate_result m;
+    og_write_result *m = NULL;
     if (!rc && og_graph_mutate(&m, g, &mo) != 0) rc = report("mutate");
-    if (!rc) printf("%s changed %llu node(s) in commit %s\n", m.query,
-                    (unsigned long long)m.nodes_updated, m.commit_id);
+    if (!rc)
+        printf("%s changed %llu node(s) in commit %s\n", og_write_result_query_name(m),
+               (unsigned long long)og_write_result_count(m, OG_WRITE_NODES_UPDATED),
+               og_write_result_commit_id(m));
+    og_write_result_free(m);
 
     /* The same question now, and at the load's commit (time travel). */
     if (!rc) rc = print_friends(g, "Ada", NULL);
-    if (!rc) rc = print_friends(g, "Ada", load.commit_id);
+    if (!rc) rc = print_friends(g, "Ada", og_write_result_commit_id(load));
+    og_write_result_free(load);
 
-    og_commit_info *commits = NULL;
-    size_t n = 0;
-    if (!rc && og_graph_commits(&commits, &n, g) != 0) rc = report("commit list");
+    og_commit_list *commits = NULL;
+    if (!rc && og_graph_commits(&commits, g) != 0) rc = report("commit list");
     if (!rc) {
-        printf("%zu commits, newest first:\n", n);
-        for (size_t i = 0; i < n; i++)
-            printf("  %s  manifest version %llu\n", commits[i].id,
-                   (unsigned long long)commits[i].manifest_version);
+        printf("%zu commits, newest first:\n", og_commit_list_count(commits));
+        for (size_t i = 0; i < og_commit_list_count(commits); i++) {
+            const og_commit_info *c = og_commit_list_get(commits, i);
+            printf("  %s  manifest version %llu\n", c->id,
+                   (unsigned long long)c->manifest_version);
+        }
     }
-    og_commits_free(commits);
+    og_commit_list_free(commits);
 
     /* A bad query: the error is typed and located. */
     if (!rc) {

@@ -1,13 +1,59 @@
 /* omnigraph: an embedded, versioned, branchable property-graph database on Lance datasets.
  *
- * This is the only public header. Conventions (see docs/conventions.md):
- *  - every fallible call returns int: 0 on success, a negative OG_E... code on failure;
- *    out-parameters come first;
- *  - after a failure, og_error_last() describes it for the calling thread;
- *  - options structs carry a `version` field; initialise them with their ..._INIT macro;
- *  - every returned allocation names its free function, and every _free() accepts NULL.
+ * This is the only public header. Its rules (docs/conventions.md, "The public API"):
+ *  - Returns. Every fallible call returns int: OG_OK (0) on success, a negative og_code on
+ *    failure, after which og_error_last() describes it for the calling thread. Out-parameters
+ *    come first; on failure an out-pointer is set to NULL (the language checks alone also
+ *    return their report with OG_E_BAD_REQUEST and OG_E_UNSUPPORTED, as they say).
+ *  - Iteration. A cursor's _next() returns OG_OK when it moved to an item, OG_ITER_OVER (the
+ *    one positive code, not a failure) once past the last, a negative og_code on failure:
+ *        while ((rc = og_result_next(r)) == OG_OK) { ... }
+ *        if (rc != OG_ITER_OVER) { ... og_error_last() ... }
+ *    A list is read by index: X_count(), and an accessor that returns the i-th item or NULL.
+ *  - Options. Structs whose first field is `version`; initialise them with their ..._INIT
+ *    macro or og_..._options_init(). A call refuses a version it does not know
+ *    (OG_E_BAD_REQUEST) and reads every older one. Where a call says so, NULL means defaults.
+ *  - Results. The library allocates what it returns; the caller never sizes a struct the
+ *    library fills (og_value and the Arrow structs are the exceptions), so result structs and
+ *    the items of lists may gain fields at their end.
+ *  - Releasing. What og_X_open() opens, og_X_close() closes (og_graph, og_table): handles that
+ *    hold files, threads and caches. Everything else the library allocates is released with
+ *    the _free() its call names. Both accept NULL.
+ *  - Constants that enumerate are enums. Structs and parameters carry them as int, so the ABI
+ *    does not depend on the size a compiler gives an enum; new values are appended.
+ *  - Strings are UTF-8 and NUL-terminated unless a length comes with them.
  *
- * Caveats: the error state is per thread; a call made on another thread does not change it.
+ * Caveats (LMDB's word for what an embedder must know; each holds for every call):
+ *  - Threads. An og_graph may be used by several threads at once: reads run in parallel and
+ *    writes serialize inside it; several handles on one root, in one process or several,
+ *    also serialize their writes (ordered gates, advisory locks, conditional commits). An
+ *    og_table, an og_lang_report and every result struct or list are immutable once returned
+ *    and may be read by several threads. An og_result is not: its row cursor and the scratch
+ *    its value and JSON accessors write into are per result, so one thread at a time uses it
+ *    (it may move between threads). The error state (og_error_last) is per thread. The log
+ *    sink (og_set_log) is process-wide and may be called on any thread, including a handle's
+ *    maintenance thread, several at once.
+ *  - fork(). An og_graph owns a maintenance thread, open descriptors and advisory locks
+ *    (flock, which a child shares), and the process's writer gates are in-process mutexes. In
+ *    a child of fork(), neither use nor close a handle the parent opened (closing would wait
+ *    for a thread the child does not have and could release locks the parent relies on), and
+ *    do not open a graph the parent had open (a gate copied while held stays held). Fork
+ *    before opening graphs, or exec in the child (the library's descriptors are close-on-
+ *    exec).
+ *  - Ownership. A pointer an accessor returns (a string, an og_table_change, an
+ *    og_commit_info, ...) belongs to the object it came from and lives as long as it, except
+ *    where a call says it lives in that object's scratch (valid until the next call on it).
+ *    og_error_last()'s strings live until the thread's next failing call or og_error_clear().
+ *    Options structs and the strings they point to are read during the call only.
+ *  - What a result pins. An og_result holds its rows in memory (Arrow batches it shares with
+ *    the handle's read cache by reference count): it stays valid after og_graph_close and
+ *    does not keep the graph, its files or its versions, so og_graph_cleanup may remove the
+ *    version it read. Write results, snapshot infos and commit lists are plain copies. An
+ *    og_table keeps its directory's store and its version's manifest; its scans read data
+ *    files when they run, and fail if a cleanup removed them meanwhile. Streams made from an
+ *    og_table or an og_result own what they read and outlive both.
+ *  - Durability. A write that returned OG_OK is durable: data, fsync, then an atomic publish.
+ *    Keep graph roots on a local filesystem that og_store_selfcheck passes.
  */
 #ifndef OMNIGRAPH_H
 #define OMNIGRAPH_H
@@ -41,9 +87,11 @@ OG_EXTERN int og_version_number(void);
 
 /* ---- Errors ------------------------------------------------------------------------------- */
 
-/* Error codes. Stable: values never change meaning; new codes are only appended. */
+/* Result codes. Stable: values never change meaning; new codes are only appended. Failures
+ * are negative; OG_ITER_OVER is the one positive code and is not a failure. */
 typedef enum og_code {
     OG_OK = 0,
+    OG_ITER_OVER = 1,             /* a cursor is past its last item: not a failure */
     OG_E_STORAGE = -1,            /* the object store failed; see og_error.storage_kind */
     OG_E_NOT_FOUND = -2,          /* a named object, table, branch or version does not exist */
     OG_E_EXISTS = -3,             /* create-if-absent found the name taken */
@@ -105,10 +153,13 @@ OG_EXTERN const char *og_storage_kind_name(int kind);
  * the sink set here, process-wide, or nowhere when none is set; errors are always returned
  * and described by og_error_last(). The sink runs on the thread that produced the message,
  * possibly several at once, and must not call back into the library. */
-#define OG_LOG_ERROR 0
-#define OG_LOG_WARN 1
-#define OG_LOG_INFO 2
-#define OG_LOG_DEBUG 3
+typedef enum og_log_level {
+    OG_LOG_ERROR = 0,
+    OG_LOG_WARN = 1,
+    OG_LOG_INFO = 2,
+    OG_LOG_DEBUG = 3,
+} og_log_level;
+/* level is an og_log_level. */
 typedef void (*og_log_fn)(void *arg, int level, const char *message);
 /* Send messages of level <= max_level to fn (NULL: drop every message, the default). */
 OG_EXTERN void og_set_log(og_log_fn fn, void *arg, int max_level);
@@ -124,7 +175,11 @@ typedef struct og_selfcheck_options {
     unsigned rounds;    /* number of put / put_if_absent / get rounds; 0 means 16 */
 } og_selfcheck_options;
 #define OG_SELFCHECK_OPTIONS_INIT {OG_SELFCHECK_OPTIONS_VERSION, 0}
+/* The same defaults for `version` (OG_SELFCHECK_OPTIONS_VERSION), as a function; every
+ * og_..._options_init() below works alike: OG_E_BAD_REQUEST for NULL or an unknown version. */
+OG_EXTERN int og_selfcheck_options_init(og_selfcheck_options *opts, int version);
 
+/* What og_store_selfcheck measured. Allocated by the library: og_selfcheck_result_free. */
 typedef struct og_selfcheck_result {
     unsigned rounds;         /* rounds completed */
     uint64_t store_ops;      /* object-store operations performed */
@@ -134,23 +189,27 @@ typedef struct og_selfcheck_result {
 } og_selfcheck_result;
 
 /* Exercise a durable local object store rooted at `dir` (created if missing): atomic puts,
- * create-if-absent races against itself, reads back and listing, then removes what it wrote.
- * Fills *out. Fails with OG_E_STORAGE when the filesystem cannot give the guarantees the
- * engine needs (for example when it has no hard links). */
-OG_EXTERN int og_store_selfcheck(og_selfcheck_result *out, const char *dir,
+ * create-if-absent races against itself, reads back and listing, then removes what it wrote
+ * (opts NULL: the defaults). Fails with OG_E_STORAGE when the filesystem cannot give the
+ * guarantees the engine needs (for example when it has no hard links). On success the caller
+ * frees *out with og_selfcheck_result_free; on failure *out is NULL. */
+OG_EXTERN int og_store_selfcheck(og_selfcheck_result **out, const char *dir,
                                  const og_selfcheck_options *opts);
+OG_EXTERN void og_selfcheck_result_free(og_selfcheck_result *r);
 
 /* ---- Schema and query language ---------------------------------------------------------- */
 /* Check .pg schemas and .gq queries without a graph: diagnostics, lint and the schema-diff
  * plan. Codes and rules: docs/languages.md. */
 
-#define OG_DIAG_ERROR 0
-#define OG_DIAG_WARNING 1
+typedef enum og_diag_severity {
+    OG_DIAG_ERROR = 0,
+    OG_DIAG_WARNING = 1,
+} og_diag_severity;
 
 /* One diagnostic. Strings are owned by the report. */
 typedef struct og_diagnostic {
     const char *code;    /* stable: "S007", "Q000", "T5", "L201", ... */
-    int severity;        /* OG_DIAG_ERROR or OG_DIAG_WARNING */
+    int severity;        /* an og_diag_severity */
     const char *message;
     const char *file;    /* the file name the caller passed */
     int line;            /* 1-based */
@@ -173,14 +232,29 @@ OG_EXTERN int og_query_lint(og_lang_report **out, const char *schema_file, const
                             size_t schema_len, const char *query_file, const char *query_src,
                             size_t query_len);
 
+/* Options for og_schema_plan(). Initialise with OG_SCHEMA_PLAN_OPTIONS_INIT, then set both
+ * sources. */
+#define OG_SCHEMA_PLAN_OPTIONS_VERSION 1
+typedef struct og_schema_plan_options {
+    int version;              /* OG_SCHEMA_PLAN_OPTIONS_VERSION */
+    const char *from_source;  /* the accepted schema's .pg text (required) */
+    size_t from_source_len;   /* bytes of from_source (0: strlen(from_source)) */
+    const char *from_file;    /* names it in diagnostics (NULL: "<from>") */
+    const char *to_source;    /* the desired schema's .pg text (required) */
+    size_t to_source_len;     /* bytes of to_source (0: strlen(to_source)) */
+    const char *to_file;      /* NULL: "<to>" */
+    int allow_data_loss;      /* nonzero: drops delete data; zero: drops are soft */
+} og_schema_plan_options;
+#define OG_SCHEMA_PLAN_OPTIONS_INIT                                                                \
+    {OG_SCHEMA_PLAN_OPTIONS_VERSION, NULL, 0, NULL, NULL, 0, NULL, 0}
+OG_EXTERN int og_schema_plan_options_init(og_schema_plan_options *opts, int version);
+
 /* Plan the steps from the accepted schema `from` to the desired schema `to` (planning only).
  * Returns 0 when every step is supported, OG_E_UNSUPPORTED when some change is not (the
  * report lists it as unsupported_change with a code and reason), OG_E_BAD_REQUEST when either
- * schema has errors; in those three cases *out is a report to free. Drops are soft unless
- * allow_data_loss is nonzero. */
-OG_EXTERN int og_schema_plan(og_lang_report **out, const char *from_file, const char *from_src,
-                             size_t from_len, const char *to_file, const char *to_src,
-                             size_t to_len, int allow_data_loss);
+ * schema has errors; in those three cases *out is a report to free. Other failures (no
+ * options, a missing source, an unknown options version) leave *out NULL. */
+OG_EXTERN int og_schema_plan(og_lang_report **out, const og_schema_plan_options *opt);
 
 OG_EXTERN size_t og_lang_report_diagnostic_count(const og_lang_report *r);
 /* The i-th diagnostic (sorted by file, line, column), or NULL when out of range. */
@@ -262,29 +336,35 @@ struct ArrowArrayStream {
 #endif /* ARROW_C_STREAM_INTERFACE */
 
 /* A snapshot of one version of a table. Immutable; may be read by several threads at once.
- * Streams made from it keep it alive, so it may be freed while they are still in use. */
+ * Streams made from it keep it alive, so it may be closed while they are still in use. */
 typedef struct og_table og_table;
 
 /* Open the table in directory `dir` at `version` (0: the latest). Errors: OG_E_NOT_FOUND when
  * dir is not a directory, holds no versions, or lacks that version; OG_E_CORRUPT for a damaged
  * manifest; OG_E_UNSUPPORTED for manifest features this build cannot interpret; OG_E_STORAGE.
- * On success the caller owns *out (og_table_free); on failure *out is NULL. */
+ * On success the caller owns *out (og_table_close); on failure *out is NULL. */
 OG_EXTERN int og_table_open(og_table **out, const char *dir, uint64_t version);
-OG_EXTERN void og_table_free(og_table *t);
+OG_EXTERN void og_table_close(og_table *t);
 /* The version this snapshot is. */
 OG_EXTERN uint64_t og_table_version(const og_table *t);
 
 /* The table's columns as an Arrow schema: a struct ("+s") whose children are the top-level
  * fields. The caller owns *out and calls out->release(out). */
 OG_EXTERN int og_table_schema(struct ArrowSchema *out, const og_table *t);
-/* Write the schema to f: json nonzero gives one line
+/* The forms og_table_write_schema writes. */
+typedef enum og_output_format {
+    OG_OUTPUT_TEXT = 0, /* for people */
+    OG_OUTPUT_JSON = 1, /* one JSON document */
+} og_output_format;
+
+/* Write the schema to f in `format` (an og_output_format): OG_OUTPUT_JSON gives one line
  *   {"fields":[{"name":..,"type":..,"nullable":..,"children":[..]},..]}
  * with Lance logical type strings ("int64", "string", "timestamp:us:UTC",
- * "fixed_size_list:float:4", "list", "struct"; children for list and struct only); json zero
- * gives an indented text listing. */
-OG_EXTERN int og_table_write_schema(FILE *f, const og_table *t, int json);
+ * "fixed_size_list:float:4", "list", "struct"; children for list and struct only);
+ * OG_OUTPUT_TEXT an indented text listing. Another value is OG_E_BAD_REQUEST. */
+OG_EXTERN int og_table_write_schema(FILE *f, const og_table *t, int format);
 
-/* Storage facts of the snapshot. */
+/* Storage facts of the snapshot. Allocated by the library: og_table_info_free. */
 typedef struct og_table_info {
     uint64_t version;
     uint64_t columns;             /* top-level fields */
@@ -305,10 +385,12 @@ typedef struct og_table_info {
     int64_t timestamp_ns;         /* commit time, nanoseconds since the epoch (UTC) */
 } og_table_info;
 
-/* Fill *out. Counting deleted rows may read deletion files that do not record their count. */
-OG_EXTERN int og_table_stats(og_table_info *out, const og_table *t);
+/* The storage facts of t; the caller frees *out with og_table_info_free (NULL on failure).
+ * Counting deleted rows may read deletion files that do not record their count. */
+OG_EXTERN int og_table_stats(og_table_info **out, const og_table *t);
+OG_EXTERN void og_table_info_free(og_table_info *info);
 
-/* One entry of a table's history. */
+/* One entry of a table's history. Owned by its list. */
 typedef struct og_table_version_info {
     uint64_t version;
     int64_t timestamp_ns;         /* commit time, nanoseconds since the epoch (UTC) */
@@ -316,10 +398,16 @@ typedef struct og_table_version_info {
     uint64_t physical_rows;
 } og_table_version_info;
 
+/* A table's history: og_table_version_list_get gives the i-th entry (NULL out of range). */
+typedef struct og_table_version_list og_table_version_list;
+OG_EXTERN size_t og_table_version_list_count(const og_table_version_list *l);
+OG_EXTERN const og_table_version_info *og_table_version_list_get(const og_table_version_list *l,
+                                                                 size_t i);
+OG_EXTERN void og_table_version_list_free(og_table_version_list *l);
+
 /* Every version of the table t belongs to (not just those up to t's version), ascending. The
- * caller frees *out with og_table_versions_free; *n is the count. */
-OG_EXTERN int og_table_versions(og_table_version_info **out, size_t *n, const og_table *t);
-OG_EXTERN void og_table_versions_free(og_table_version_info *v);
+ * caller frees *out with og_table_version_list_free (NULL on failure). */
+OG_EXTERN int og_table_versions(og_table_version_list **out, const og_table *t);
 
 /* Which rows and columns a scan or a dump returns. Initialise with OG_SCAN_OPTIONS_INIT. */
 #define OG_SCAN_OPTIONS_VERSION 1
@@ -330,6 +418,7 @@ typedef struct og_scan_options {
     int64_t limit;                /* at most this many rows (< 0: all) */
 } og_scan_options;
 #define OG_SCAN_OPTIONS_INIT {OG_SCAN_OPTIONS_VERSION, NULL, 0, -1}
+OG_EXTERN int og_scan_options_init(og_scan_options *opts, int version);
 
 /* Stream the rows (deleted rows left out) as Arrow record batches: each array the stream gives
  * is a struct array of the selected columns. The caller owns *out and calls out->release(out).
@@ -368,19 +457,33 @@ OG_EXTERN int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t,
 /* An open graph. May be used by several threads at once; writes serialize inside. */
 typedef struct og_graph og_graph;
 
+/* Options for og_graph_init(). Initialise with OG_INIT_OPTIONS_INIT and set schema_source. */
+#define OG_INIT_OPTIONS_VERSION 1
+typedef struct og_init_options {
+    int version;                  /* OG_INIT_OPTIONS_VERSION */
+    const char *schema_source;    /* the .pg text (required) */
+    size_t schema_source_len;     /* bytes of schema_source (0: strlen(schema_source)) */
+    const char *schema_file;      /* names it in diagnostics (NULL: "schema.pg") */
+} og_init_options;
+#define OG_INIT_OPTIONS_INIT {OG_INIT_OPTIONS_VERSION, NULL, 0, NULL}
+OG_EXTERN int og_init_options_init(og_init_options *opts, int version);
+
+/* What og_graph_init made. Allocated by the library: og_init_result_free. */
 typedef struct og_init_result {
     char commit_id[OG_ID_LEN + 1]; /* the genesis commit */
     int took_over;                 /* 1: an interrupted earlier init was found and replaced */
     size_t node_types, edge_types; /* tables created */
 } og_init_result;
 
-/* Create a graph in root_dir (created when missing) from the .pg source `schema_src` (len
- * bytes; schema_file names it in diagnostics). Errors: OG_E_BAD_REQUEST for an invalid
- * schema (og_error_last() locates it), OG_E_EXISTS when a graph is already there ("already
- * exists"), OG_E_CONFLICT while another init of the same root runs, OG_E_STORAGE. A crash
- * leaves no graph or a complete one; a later init takes an interrupted one over (took_over). */
-OG_EXTERN int og_graph_init(og_init_result *out, const char *root_dir, const char *schema_file,
-                            const char *schema_src, size_t len);
+/* Create a graph in root_dir (created when missing) from the schema opt gives. Errors:
+ * OG_E_BAD_REQUEST for an invalid schema (og_error_last() locates it), OG_E_EXISTS when a
+ * graph is already there ("already exists"), OG_E_CONFLICT while another init of the same root
+ * runs, OG_E_STORAGE. A crash leaves no graph or a complete one; a later init takes an
+ * interrupted one over (took_over). On success the caller frees *out with
+ * og_init_result_free; on failure *out is NULL. */
+OG_EXTERN int og_graph_init(og_init_result **out, const char *root_dir,
+                            const og_init_options *opt);
+OG_EXTERN void og_init_result_free(og_init_result *r);
 
 /* Options for og_graph_open(). Initialise with OG_OPEN_OPTIONS_INIT. */
 #define OG_OPEN_OPTIONS_VERSION 1
@@ -390,6 +493,7 @@ typedef struct og_open_options {
     const char *actor;     /* recorded in the lineage of this handle's commits (NULL: none) */
 } og_open_options;
 #define OG_OPEN_OPTIONS_INIT {OG_OPEN_OPTIONS_VERSION, 0, NULL}
+OG_EXTERN int og_open_options_init(og_open_options *opts, int version);
 
 /* Open the graph in root_dir (opt NULL: read-write, no actor). A read-write open first
  * resolves interrupted writes whose owner is gone, and fails with OG_E_RECOVERY_REQUIRED
@@ -409,10 +513,12 @@ typedef enum og_load_mode {
 OG_EXTERN const char *og_load_mode_name(int mode);
 OG_EXTERN int og_load_mode_parse(const char *name);
 
-#define OG_LOAD_PHASE_PARSE 1  /* reading and checking lines: bytes_done of bytes_total */
-#define OG_LOAD_PHASE_WRITE 2  /* every line parsed; the graph commit is being made */
-/* Progress of a load, called on the loading thread every few thousand lines and once when
- * the write phase starts. */
+typedef enum og_load_phase {
+    OG_LOAD_PHASE_PARSE = 1, /* reading and checking lines: bytes_done of bytes_total */
+    OG_LOAD_PHASE_WRITE = 2, /* every line parsed; the graph commit is being made */
+} og_load_phase;
+/* Progress of a load (phase: an og_load_phase), called on the loading thread every few
+ * thousand lines and once when the write phase starts. */
 typedef void (*og_load_progress_fn)(void *arg, int phase, uint64_t bytes_done,
                                     uint64_t bytes_total, uint64_t lines);
 
@@ -426,59 +532,94 @@ typedef struct og_load_options {
     void *progress_arg;
 } og_load_options;
 #define OG_LOAD_OPTIONS_INIT {OG_LOAD_OPTIONS_VERSION, 0, NULL, NULL, NULL}
+OG_EXTERN int og_load_options_init(og_load_options *opts, int version);
 
-/* One table a write changed. */
+/* ---- Write results ---- */
+/* What a graph write did: the commit it made, every table it changed, and counts that depend
+ * on the kind of write. og_graph_load and og_graph_mutate return one (and so will the writes
+ * to come). Immutable once returned; the caller frees it with og_write_result_free. */
+typedef struct og_write_result og_write_result;
+
+/* One table a write changed. Owned by its write result. */
 typedef struct og_table_change {
-    char alias[128];         /* "node:Person", "edge:Knows" */
+    const char *alias;       /* "node:Person", "edge:Knows" */
     uint64_t from_version;   /* Lance version before the write */
     uint64_t to_version;     /* ... and the version the commit pins */
     uint64_t row_count;      /* rows at to_version */
 } og_table_change;
 
-#define OG_LOAD_MAX_TABLES 64
-typedef struct og_load_result {
-    char commit_id[OG_ID_LEN + 1];   /* "" when there was nothing to commit */
-    char operation_id[OG_ID_LEN + 1];/* the write's operation id ("" when nothing committed) */
-    uint64_t manifest_version;       /* the manifest version the commit produced (0: none) */
-    uint64_t lines;                  /* lines read, blank ones included */
-    uint64_t nodes, edges;           /* rows loaded */
-    size_t node_types, edge_types;   /* types present in the data */
-    unsigned reprepares;             /* restarts after a concurrent writer moved a read */
-    og_table_change tables[OG_LOAD_MAX_TABLES]; /* tables written (the first 64) */
-    size_t n_tables;
-} og_load_result;
+/* The counts og_write_result_count reports. A count that does not apply to the kind of write
+ * is 0. New counts are appended. */
+typedef enum og_write_count {
+    OG_WRITE_LINES = 1,          /* load: lines read, blank ones included */
+    OG_WRITE_NODES = 2,          /* load: node rows in the data */
+    OG_WRITE_EDGES = 3,          /* load: edge rows in the data */
+    OG_WRITE_NODE_TYPES = 4,     /* load: node types present in the data */
+    OG_WRITE_EDGE_TYPES = 5,     /* load: edge types present in the data */
+    OG_WRITE_NODES_INSERTED = 6, /* mutate */
+    OG_WRITE_NODES_UPDATED = 7,  /* mutate */
+    OG_WRITE_NODES_DELETED = 8,  /* mutate */
+    OG_WRITE_EDGES_INSERTED = 9, /* mutate */
+    OG_WRITE_EDGES_UPDATED = 10, /* mutate */
+    OG_WRITE_EDGES_DELETED = 11, /* mutate; includes cascades */
+    OG_WRITE_REPREPARES = 12,    /* restarts after a concurrent writer moved a read */
+} og_write_count;
+
+/* The commit the write made, "" when it had nothing to commit. */
+OG_EXTERN const char *og_write_result_commit_id(const og_write_result *r);
+/* The write's operation id (its recovery record names it), "" when nothing was committed. */
+OG_EXTERN const char *og_write_result_operation_id(const og_write_result *r);
+/* The graph-manifest version the commit produced (0: none). */
+OG_EXTERN uint64_t og_write_result_manifest_version(const og_write_result *r);
+/* The query a mutation ran ("" for other writes). */
+OG_EXTERN const char *og_write_result_query_name(const og_write_result *r);
+/* Count `what` (an og_write_count); 0 when it does not apply or is unknown. */
+OG_EXTERN uint64_t og_write_result_count(const og_write_result *r, int what);
+/* The tables the commit changed, every one of them: og_write_result_table gives the i-th, or
+ * NULL out of range. */
+OG_EXTERN size_t og_write_result_table_count(const og_write_result *r);
+OG_EXTERN const og_table_change *og_write_result_table(const og_write_result *r, size_t i);
+OG_EXTERN void og_write_result_free(og_write_result *r);
 
 /* Load JSONL (`len` bytes; data_file_name names it in errors) into the graph as ONE graph
  * commit. Line shapes, value forms and validation: docs/cli.md "load". A bad line fails with
  * OG_E_BAD_REQUEST (or OG_E_KEY_CONFLICT) whose og_error.file/line locate it, and nothing is
  * written. OG_E_CONFLICT / OG_E_READ_SET_CONFLICT when concurrent writers kept winning;
  * OG_E_RECOVERY_REQUIRED when an interrupted write blocks this one; OG_E_BAD_REQUEST on a
- * read-only handle. */
-OG_EXTERN int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name,
+ * read-only handle. On success *out is what the load did (its counts: OG_WRITE_LINES to
+ * OG_WRITE_EDGE_TYPES, OG_WRITE_REPREPARES), to free with og_write_result_free; on failure
+ * it is NULL. */
+OG_EXTERN int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name,
                             const char *data, size_t len, const og_load_options *opt);
 
-#define OG_KIND_NODE 1
-#define OG_KIND_EDGE 2
+/* What a graph table holds. */
+typedef enum og_table_kind {
+    OG_KIND_NODE = 1,
+    OG_KIND_EDGE = 2,
+} og_table_kind;
 
 /* One live table of a snapshot. Strings are owned by the snapshot info. */
 typedef struct og_snapshot_table {
     const char *alias;       /* "node:Person" */
     const char *type_name;   /* "Person" */
-    int kind;                /* OG_KIND_NODE or OG_KIND_EDGE */
+    int kind;                /* an og_table_kind */
     uint64_t version;        /* the Lance version the snapshot pins */
     uint64_t row_count;
     const char *path;        /* the table's directory relative to the root */
 } og_snapshot_table;
 
+/* One graph snapshot. Allocated by the library: og_snapshot_info_free. */
 typedef struct og_snapshot_info {
     const char *branch;                  /* "main" */
     uint64_t manifest_version;
     int format_version;                  /* the graph format */
     char head_commit[OG_ID_LEN + 1];     /* the branch head at this manifest version */
     char schema_identity[OG_SCHEMA_ID_LEN + 1];
-    og_snapshot_table *tables;           /* sorted by alias */
-    size_t n_tables;
+    size_t n_tables;                     /* live tables: og_snapshot_info_table */
 } og_snapshot_info;
+
+/* The i-th live table of the snapshot, sorted by alias; NULL out of range. */
+OG_EXTERN const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info *s, size_t i);
 
 /* The snapshot of branch main at `at`: NULL for the head, else a commit id, a unique id
  * prefix (at least 4 characters) or a decimal manifest version. OG_E_NOT_FOUND for an
@@ -487,7 +628,7 @@ typedef struct og_snapshot_info {
 OG_EXTERN int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at);
 OG_EXTERN void og_snapshot_info_free(og_snapshot_info *s);
 
-/* One graph commit. Strings are owned by the array that holds it. */
+/* One graph commit. Owned by the list that holds it, or (og_graph_commit_show) by itself. */
 typedef struct og_commit_info {
     char id[OG_ID_LEN + 1];
     char parent[OG_ID_LEN + 1];          /* "" for the genesis commit */
@@ -498,15 +639,23 @@ typedef struct og_commit_info {
     uint64_t manifest_version;           /* the manifest version the commit produced */
 } og_commit_info;
 
-/* Every commit of branch main, newest first. *out (one allocation) is freed with
- * og_commits_free; *n is the count. */
-OG_EXTERN int og_graph_commits(og_commit_info **out, size_t *n, og_graph *g);
-/* The commit a reference names (an id, a unique prefix or a manifest version), as a one
- * element array freed with og_commits_free. Errors as og_graph_snapshot's. */
-OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref);
-OG_EXTERN void og_commits_free(og_commit_info *c);
+/* A list of commits: og_commit_list_get gives the i-th (NULL out of range). */
+typedef struct og_commit_list og_commit_list;
+OG_EXTERN size_t og_commit_list_count(const og_commit_list *l);
+OG_EXTERN const og_commit_info *og_commit_list_get(const og_commit_list *l, size_t i);
+OG_EXTERN void og_commit_list_free(og_commit_list *l);
 
-/* Counters of this handle since it was opened. */
+/* Every commit of branch main, newest first. The caller frees *out with og_commit_list_free
+ * (NULL on failure). */
+OG_EXTERN int og_graph_commits(og_commit_list **out, og_graph *g);
+/* The commit a reference names (an id, a unique prefix or a manifest version), freed with
+ * og_commit_info_free. Errors as og_graph_snapshot's. */
+OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref);
+/* Frees a commit og_graph_commit_show returned (never one a list holds). */
+OG_EXTERN void og_commit_info_free(og_commit_info *c);
+
+/* Counters of this handle since it was opened. Allocated by the library:
+ * og_graph_stats_free. */
 typedef struct og_graph_stats {
     uint64_t writes;            /* writes that published a graph commit */
     uint64_t noops;             /* writes with nothing to commit */
@@ -514,7 +663,8 @@ typedef struct og_graph_stats {
     uint64_t publish_retries;   /* graph-manifest commits lost to a concurrent writer */
     uint64_t recoveries;        /* interrupted writes resolved */
 } og_graph_stats;
-OG_EXTERN int og_graph_stats_get(og_graph_stats *out, og_graph *g);
+OG_EXTERN int og_graph_stats_get(og_graph_stats **out, og_graph *g);
+OG_EXTERN void og_graph_stats_free(og_graph_stats *s);
 
 /* ---- Maintenance -------------------------------------------------------------------------- */
 /* docs/maintenance.md. Writes already compact what they touch on a worker of the handle; these
@@ -527,7 +677,9 @@ typedef struct og_optimize_options {
     const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
 } og_optimize_options;
 #define OG_OPTIMIZE_OPTIONS_INIT {OG_OPTIMIZE_OPTIONS_VERSION, NULL}
+OG_EXTERN int og_optimize_options_init(og_optimize_options *opts, int version);
 
+/* What og_graph_optimize did. Allocated by the library: og_optimize_result_free. */
 typedef struct og_optimize_result {
     char commit_id[OG_ID_LEN + 1]; /* the maintenance commit ("" when no table needed it) */
     uint64_t manifest_version;     /* the manifest version after optimize */
@@ -539,9 +691,12 @@ typedef struct og_optimize_result {
 /* Compact every data table with more than one fragment (its small fragments and deleted rows
  * are rewritten into full ones) as ONE maintenance commit through the write protocol, then
  * compact the graph manifest. Content is unchanged: queries return the same rows, and
- * `--if-commit` with the last content commit still holds. Errors as og_graph_load's. */
-OG_EXTERN int og_graph_optimize(og_optimize_result *out, og_graph *g,
+ * `--if-commit` with the last content commit still holds. Errors as og_graph_load's. opt
+ * NULL: the defaults. On success the caller frees *out with og_optimize_result_free; on
+ * failure it is NULL. */
+OG_EXTERN int og_graph_optimize(og_optimize_result **out, og_graph *g,
                                 const og_optimize_options *opt);
+OG_EXTERN void og_optimize_result_free(og_optimize_result *r);
 
 /* Progress of a cleanup: called after each Lance dataset (table, then the manifest). */
 typedef void (*og_cleanup_progress_fn)(void *arg, const char *dataset, size_t done,
@@ -562,7 +717,9 @@ typedef struct og_cleanup_options {
     void *progress_arg;
 } og_cleanup_options;
 #define OG_CLEANUP_OPTIONS_INIT {OG_CLEANUP_OPTIONS_VERSION, 0, -1, 0, 0, NULL, NULL}
+OG_EXTERN int og_cleanup_options_init(og_cleanup_options *opts, int version);
 
+/* What og_graph_cleanup removed. Allocated by the library: og_cleanup_result_free. */
 typedef struct og_cleanup_result {
     uint64_t commits_total;        /* commits of main (all still listed by og_graph_commits) */
     uint64_t commits_retained;     /* ... of which still readable */
@@ -578,9 +735,11 @@ typedef struct og_cleanup_result {
  * never committed, once older than the grace). Safe while other handles and processes write
  * and read: they only add versions above what is kept. Reading an expired commit afterwards
  * fails with OG_E_NOT_FOUND saying cleanup removed it. OG_E_BAD_REQUEST without a rule or on a
- * read-only handle; OG_E_RECOVERY_REQUIRED when an interrupted write must be resolved first. */
-OG_EXTERN int og_graph_cleanup(og_cleanup_result *out, og_graph *g,
+ * read-only handle; OG_E_RECOVERY_REQUIRED when an interrupted write must be resolved first.
+ * On success the caller frees *out with og_cleanup_result_free; on failure it is NULL. */
+OG_EXTERN int og_graph_cleanup(og_cleanup_result **out, og_graph *g,
                                const og_cleanup_options *opt);
+OG_EXTERN void og_cleanup_result_free(og_cleanup_result *r);
 
 /* ---- Graph queries and mutations -------------------------------------------------------- */
 /* Run .gq queries against a graph (docs/languages.md; CLI: `omnigraph query` / `mutate`,
@@ -604,9 +763,11 @@ typedef struct og_query_options {
     int64_t now_ms;           /* nonzero: the value of now() in ms since the epoch (0: clock) */
 } og_query_options;
 #define OG_QUERY_OPTIONS_INIT {OG_QUERY_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
+OG_EXTERN int og_query_options_init(og_query_options *opts, int version);
 
-/* The rows of a read query, held in memory as Arrow record batches. Not for concurrent use:
- * the row cursor and the JSON scratch are per result. */
+/* The rows of a read query, held in memory as Arrow record batches (see the Caveats: it
+ * outlives the handle). Not for concurrent use: the row cursor and the JSON scratch are per
+ * result. */
 typedef struct og_result og_result;
 
 /* Run a read query. A .gq error (parse or type) fails with OG_E_BAD_REQUEST whose message
@@ -661,8 +822,13 @@ typedef struct og_value {
 
 /* The cell at (row, col). OG_E_BAD_REQUEST out of range. */
 OG_EXTERN int og_result_value(og_value *out, og_result *r, uint64_t row, size_t col);
-/* A row cursor: og_result_next moves to the next row (the first on the first call) and
- * returns 1, or 0 after the last; og_result_get reads column col of the current row
+/* A row cursor, read the way every cursor of this API is:
+ *     int rc;
+ *     while ((rc = og_result_next(r)) == OG_OK) { ... og_result_get(&v, r, col) ... }
+ *     if (rc != OG_ITER_OVER) ... a failure: og_error_last() ...
+ * og_result_next moves to the next row (the first on the first call) and returns OG_OK, or
+ * OG_ITER_OVER once past the last row (and on every call after), or a negative og_code
+ * (OG_E_BAD_REQUEST for a NULL result). og_result_get reads column col of the current row
  * (OG_E_BAD_REQUEST before the first og_result_next or after the end); og_result_rewind
  * starts over. */
 OG_EXTERN int og_result_next(og_result *r);
@@ -696,25 +862,16 @@ typedef struct og_mutate_options {
     int64_t now_ms;           /* nonzero: the value of now() */
 } og_mutate_options;
 #define OG_MUTATE_OPTIONS_INIT {OG_MUTATE_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
-
-typedef struct og_mutate_result {
-    char query[128];                  /* the name of the query that ran */
-    char commit_id[OG_ID_LEN + 1];    /* "" when nothing changed (no commit was made) */
-    char operation_id[OG_ID_LEN + 1];
-    uint64_t manifest_version;        /* the manifest version the commit produced (0: none) */
-    uint64_t nodes_inserted, nodes_updated, nodes_deleted;
-    uint64_t edges_inserted, edges_updated, edges_deleted; /* deleted includes cascades */
-    unsigned reprepares;              /* restarts after a concurrent writer moved a read */
-    og_table_change tables[OG_LOAD_MAX_TABLES]; /* tables written (the first 64) */
-    size_t n_tables;
-} og_mutate_result;
+OG_EXTERN int og_mutate_options_init(og_mutate_options *opts, int version);
 
 /* Run a mutation query (insert / update / delete statements) as ONE graph commit. Errors as
  * og_graph_query's for the source and params; a read query is OG_E_BAD_REQUEST;
  * OG_E_PRECONDITION_FAILED for a lost if_commit; OG_E_KEY_CONFLICT, OG_E_READ_SET_CONFLICT,
  * OG_E_CONFLICT, OG_E_RECOVERY_REQUIRED as for loads; OG_E_BAD_REQUEST on a read-only
- * handle. Nothing is written on any failure. */
-OG_EXTERN int og_graph_mutate(og_mutate_result *out, og_graph *g, const og_mutate_options *opt);
+ * handle. Nothing is written on any failure. On success *out is what the mutation did (the
+ * query's name; counts OG_WRITE_NODES_INSERTED to OG_WRITE_EDGES_DELETED, OG_WRITE_REPREPARES;
+ * no commit when nothing changed), to free with og_write_result_free; on failure NULL. */
+OG_EXTERN int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options *opt);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 
 #include "api/graph_internal.h"
 #include "core/alloc.h"
+#include "api/options.h"
 #include "core/error.h"
 #include "exec/load.h"
 #include "graph/graph.h"
@@ -22,14 +23,12 @@
 
 _Static_assert(OG_ID_LEN == GRAPH_ID_LEN, "public and internal id lengths differ");
 _Static_assert(OG_SCHEMA_ID_LEN == GRAPH_SCHEMA_HASH_LEN, "schema identity lengths differ");
-_Static_assert(OG_KIND_NODE == LANG_NODE && OG_KIND_EDGE == LANG_EDGE, "kind values differ");
+_Static_assert((int)OG_KIND_NODE == (int)LANG_NODE && (int)OG_KIND_EDGE == (int)LANG_EDGE,
+               "kind values differ");
 _Static_assert((int)OG_LOAD_APPEND == (int)EXEC_LOAD_APPEND &&
                    (int)OG_LOAD_MERGE == (int)EXEC_LOAD_MERGE &&
                    (int)OG_LOAD_OVERWRITE == (int)EXEC_LOAD_OVERWRITE,
                "load mode values differ");
-_Static_assert(OG_LOAD_MAX_TABLES <= sizeof(((write_result *)0)->tables) /
-                                         sizeof(((write_result *)0)->tables[0]),
-               "the public result holds fewer tables than the coordinator reports");
 
 
 /* The canonical identity of a root directory: processes and handles that name the same
@@ -44,13 +43,21 @@ static int root_identity(char **out, const char *dir)
 
 /* ---- init ---------------------------------------------------------------------------------- */
 
-int og_graph_init(og_init_result *out, const char *root_dir, const char *schema_file,
-                  const char *schema_src, size_t len)
+int og_graph_init(og_init_result **out, const char *root_dir, const og_init_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_init: out is NULL");
-    memset(out, 0, sizeof *out);
+    *out = NULL;
     if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no root directory given");
-    if (!schema_src && len) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no schema source");
+    if (!opt)
+        return core_err(OG_E_BAD_REQUEST, "og_graph_init: no options (the schema is required)");
+    int vrc = api_options_check(opt->version, OG_INIT_OPTIONS_VERSION, "og_init_options");
+    if (vrc) return vrc;
+    if (!opt->schema_source)
+        return core_err(OG_E_BAD_REQUEST,
+                        "og_graph_init: no schema source (og_init_options.schema_source)");
+    const char *schema_src = opt->schema_source;
+    size_t len = opt->schema_source_len ? opt->schema_source_len : strlen(schema_src);
+    const char *schema_file = opt->schema_file;
     /* A graph that is already there is refused before anything is written: opening the
      * root read-write would already probe the filesystem inside it. */
     store *s = NULL;
@@ -74,18 +81,25 @@ int og_graph_init(og_init_result *out, const char *root_dir, const char *schema_
         return rc;
     }
     write_init_result r;
-    rc = write_init(s, schema_src ? schema_src : "", len, schema_file ? schema_file : "schema.pg",
-                    &r);
+    rc = write_init(s, schema_src, len, schema_file ? schema_file : "schema.pg", &r);
     store_close(s);
     if (rc) {
         if (rc == OG_E_EXISTS) core_err_detail(CORE_ERR_OBJECT, root_dir);
         return rc;
     }
-    memcpy(out->commit_id, r.commit_id, sizeof out->commit_id);
-    out->took_over = r.took_over ? 1 : 0;
-    out->node_types = r.node_types;
-    out->edge_types = r.edge_types;
+    og_init_result *res = core_calloc(1, sizeof *res);
+    if (!res) return core_err_nomem();
+    memcpy(res->commit_id, r.commit_id, sizeof res->commit_id);
+    res->took_over = r.took_over ? 1 : 0;
+    res->node_types = r.node_types;
+    res->edge_types = r.edge_types;
+    *out = res;
     return 0;
+}
+
+void og_init_result_free(og_init_result *r)
+{
+    core_free(r);
 }
 
 /* ---- open / close -------------------------------------------------------------------------- */
@@ -116,9 +130,8 @@ int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *o
     if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_open: no root directory given");
     og_open_options def = OG_OPEN_OPTIONS_INIT;
     if (!opt) opt = &def;
-    if (opt->version != OG_OPEN_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_open_options: version %d is not %d", opt->version,
-                        OG_OPEN_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_OPEN_OPTIONS_VERSION, "og_open_options");
+    if (vrc) return vrc;
     struct stat st;
     int missing = 0;
     if (stat(root_dir, &st) != 0) {
@@ -211,15 +224,14 @@ static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t
     p->opt->progress(p->opt->progress_arg, OG_LOAD_PHASE_PARSE, done, total, lines);
 }
 
-int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name, const char *data,
-                  size_t len, const og_load_options *opt)
+int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name,
+                  const char *data, size_t len, const og_load_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_load: out is NULL");
-    memset(out, 0, sizeof *out);
+    *out = NULL;
     if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_load: missing argument");
-    if (opt->version != OG_LOAD_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_load_options: version %d is not %d", opt->version,
-                        OG_LOAD_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_LOAD_OPTIONS_VERSION, "og_load_options");
+    if (vrc) return vrc;
     if (!og_load_mode_name(opt->mode))
         return core_err(OG_E_BAD_REQUEST, "a load mode is required: append, merge or overwrite");
     if (!data && len) return core_err(OG_E_BAD_REQUEST, "og_graph_load: no data");
@@ -230,47 +242,43 @@ int og_graph_load(og_load_result *out, og_graph *g, const char *data_file_name, 
     if (g->w->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     const char *file = data_file_name && *data_file_name ? data_file_name : "<data>";
 
+    og_write_result *res = NULL;
+    int rc = api_write_result_new(&res);
+    if (rc) return rc;
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
     memset(&st, 0, sizeof st);
     progress_ctx pc = {opt};
-    int rc = exec_load_parse(&cs, g->w->catalog, data ? data : "", len, file,
-                             (exec_load_mode)opt->mode, &st,
-                             opt->progress ? on_parse_progress : NULL, &pc);
-    out->lines = st.lines;
-    out->nodes = st.nodes;
-    out->edges = st.edges;
-    out->node_types = st.node_types;
-    out->edge_types = st.edge_types;
+    rc = exec_load_parse(&cs, g->w->catalog, data ? data : "", len, file,
+                         (exec_load_mode)opt->mode, &st, opt->progress ? on_parse_progress : NULL,
+                         &pc);
     if (rc) {
         graph_change_set_clear(&cs);
+        og_write_result_free(res);
         return rc;
     }
+    res->counts[OG_WRITE_LINES] = st.lines;
+    res->counts[OG_WRITE_NODES] = st.nodes;
+    res->counts[OG_WRITE_EDGES] = st.edges;
+    res->counts[OG_WRITE_NODE_TYPES] = st.node_types;
+    res->counts[OG_WRITE_EDGE_TYPES] = st.edge_types;
     if (opt->progress)
         opt->progress(opt->progress_arg, OG_LOAD_PHASE_WRITE, len, len, st.lines);
     cs.file = file;
     write_options wo = WRITE_OPTIONS_INIT;
     wo.branch = NULL; /* main */
+    api_write_result_collect(res, &wo);
     write_result wr;
     memset(&wr, 0, sizeof wr);
     rc = write_changes(g->w, WRITE_KIND_LOAD, &cs, &wo, &wr);
     graph_change_set_clear(&cs);
-    if (rc) return rc;
-    if (wr.committed) {
-        memcpy(out->commit_id, wr.commit_id, sizeof out->commit_id);
-        memcpy(out->operation_id, wr.operation_id, sizeof out->operation_id);
+    if (!rc) rc = api_write_result_finish(res, &wr);
+    if (rc) {
+        og_write_result_free(res);
+        return rc;
     }
-    out->manifest_version = wr.manifest_version;
-    out->reprepares = wr.reprepares;
-    out->n_tables = wr.n_tables < OG_LOAD_MAX_TABLES ? wr.n_tables : OG_LOAD_MAX_TABLES;
-    for (size_t i = 0; i < out->n_tables; i++) {
-        og_table_change *t = &out->tables[i];
-        snprintf(t->alias, sizeof t->alias, "%s", wr.tables[i].alias);
-        t->from_version = wr.tables[i].from_version;
-        t->to_version = wr.tables[i].to_version;
-        t->row_count = wr.tables[i].row_count;
-    }
+    *out = res;
     return 0;
 }
 
@@ -308,6 +316,18 @@ static int dup_into(const char **dst, const char *src)
     return p ? 0 : core_err_nomem();
 }
 
+/* The public og_snapshot_info and, behind it, its tables (read through
+ * og_snapshot_info_table, so og_snapshot_table can grow). */
+typedef struct snapshot_info {
+    og_snapshot_info pub; /* first: the pointer handed out */
+    og_snapshot_table *tables;
+} snapshot_info;
+
+static snapshot_info *snapshot_of(const og_snapshot_info *s)
+{
+    return (snapshot_info *)((char *)s - offsetof(snapshot_info, pub));
+}
+
 int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: out is NULL");
@@ -316,23 +336,24 @@ int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
     graph_snapshot *snap = NULL;
     int rc = load_at(&snap, g, at, 0);
     if (rc) return rc;
-    og_snapshot_info *si = core_calloc(1, sizeof *si);
-    if (!si) {
+    snapshot_info *whole = core_calloc(1, sizeof *whole);
+    if (!whole) {
         graph_snapshot_free(snap);
         return core_err_nomem();
     }
+    og_snapshot_info *si = &whole->pub;
     si->manifest_version = snap->manifest_version;
     si->format_version = snap->format_version;
     snprintf(si->head_commit, sizeof si->head_commit, "%s", snap->head);
     snprintf(si->schema_identity, sizeof si->schema_identity, "%s", snap->schema_identity);
     rc = dup_into(&si->branch, branch_name(snap->branch));
     if (!rc && snap->n_tables) {
-        si->tables = core_calloc(snap->n_tables, sizeof *si->tables);
-        if (!si->tables) rc = core_err_nomem();
+        whole->tables = core_calloc(snap->n_tables, sizeof *whole->tables);
+        if (!whole->tables) rc = core_err_nomem();
     }
     for (size_t i = 0; !rc && i < snap->n_tables; i++) {
         const graph_table *t = &snap->tables[i];
-        og_snapshot_table *o = &si->tables[i];
+        og_snapshot_table *o = &whole->tables[i];
         si->n_tables = i + 1; /* so a partial fill frees what it holds */
         o->kind = t->kind;
         o->version = t->version;
@@ -350,23 +371,29 @@ int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
     return 0;
 }
 
+const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info *s, size_t i)
+{
+    return s && i < s->n_tables ? &snapshot_of(s)->tables[i] : NULL;
+}
+
 void og_snapshot_info_free(og_snapshot_info *s)
 {
     if (!s) return;
+    snapshot_info *whole = snapshot_of(s);
     for (size_t i = 0; i < s->n_tables; i++) {
-        core_free((char *)s->tables[i].alias);
-        core_free((char *)s->tables[i].type_name);
-        core_free((char *)s->tables[i].path);
+        core_free((char *)whole->tables[i].alias);
+        core_free((char *)whole->tables[i].type_name);
+        core_free((char *)whole->tables[i].path);
     }
-    core_free(s->tables);
+    core_free(whole->tables);
     core_free((char *)s->branch);
-    core_free(s);
+    core_free(whole);
 }
 
 /* ---- lineage ------------------------------------------------------------------------------- */
 
-/* Copy commits into one allocation: the structs, then their strings, so the caller frees it
- * with a single og_commits_free. */
+/* Copy commits into one allocation: the structs, then their strings, so one core_free
+ * releases them. */
 static int commits_pack(og_commit_info **out, const graph_commit *const *src, size_t n)
 {
     size_t strings = 0;
@@ -401,26 +428,55 @@ static int commits_pack(og_commit_info **out, const graph_commit *const *src, si
     return 0;
 }
 
-int og_graph_commits(og_commit_info **out, size_t *n, og_graph *g)
+struct og_commit_list {
+    og_commit_info *c; /* one allocation (commits_pack) */
+    size_t n;
+};
+
+size_t og_commit_list_count(const og_commit_list *l)
 {
-    if (!out || !n) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: out is NULL");
+    return l ? l->n : 0;
+}
+
+const og_commit_info *og_commit_list_get(const og_commit_list *l, size_t i)
+{
+    return l && i < l->n ? &l->c[i] : NULL;
+}
+
+void og_commit_list_free(og_commit_list *l)
+{
+    if (!l) return;
+    core_free(l->c);
+    core_free(l);
+}
+
+int og_graph_commits(og_commit_list **out, og_graph *g)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: out is NULL");
     *out = NULL;
-    *n = 0;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: no graph");
+    og_commit_list *list = core_calloc(1, sizeof *list);
+    if (!list) return core_err_nomem();
     graph_snapshot *snap = NULL;
     int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
-    if (rc) return rc;
-    const graph_commit **v = core_calloc(snap->n_commits ? snap->n_commits : 1, sizeof *v);
-    if (!v) {
-        graph_snapshot_free(snap);
-        return core_err_nomem();
+    const graph_commit **v = NULL;
+    if (!rc) {
+        v = core_calloc(snap->n_commits ? snap->n_commits : 1, sizeof *v);
+        if (!v) rc = core_err_nomem();
     }
-    for (size_t i = 0; i < snap->n_commits; i++) v[i] = &snap->commits[i];
-    rc = commits_pack(out, v, snap->n_commits);
-    if (!rc) *n = snap->n_commits;
+    if (!rc) {
+        for (size_t i = 0; i < snap->n_commits; i++) v[i] = &snap->commits[i];
+        rc = commits_pack(&list->c, v, snap->n_commits);
+    }
+    if (!rc) list->n = snap->n_commits;
     core_free(v);
     graph_snapshot_free(snap);
-    return rc;
+    if (rc) {
+        og_commit_list_free(list);
+        return rc;
+    }
+    *out = list;
+    return 0;
 }
 
 int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
@@ -449,23 +505,32 @@ int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
     return rc;
 }
 
-void og_commits_free(og_commit_info *c)
+void og_commit_info_free(og_commit_info *c)
 {
     core_free(c);
 }
 
 /* ---- counters ------------------------------------------------------------------------------ */
 
-int og_graph_stats_get(og_graph_stats *out, og_graph *g)
+int og_graph_stats_get(og_graph_stats **out, og_graph *g)
 {
-    if (!out || !g) return core_err(OG_E_BAD_REQUEST, "og_graph_stats_get: missing argument");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_stats_get: out is NULL");
+    *out = NULL;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_stats_get: no graph");
+    og_graph_stats *st = core_calloc(1, sizeof *st);
+    if (!st) return core_err_nomem();
     write_stats ws;
     write_graph_stats(g->w, &ws);
-    memset(out, 0, sizeof *out);
-    out->writes = ws.writes;
-    out->noops = ws.noops;
-    out->reprepares = ws.reprepares;
-    out->publish_retries = ws.publish_retries;
-    out->recoveries = ws.recoveries;
+    st->writes = ws.writes;
+    st->noops = ws.noops;
+    st->reprepares = ws.reprepares;
+    st->publish_retries = ws.publish_retries;
+    st->recoveries = ws.recoveries;
+    *out = st;
     return 0;
+}
+
+void og_graph_stats_free(og_graph_stats *s)
+{
+    core_free(s);
 }

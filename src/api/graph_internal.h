@@ -1,6 +1,6 @@
 /* The og_graph handle shared by the public API's files (graph_api.c: open/close/load/lineage;
- * query_api.c: reads; mutate_api.c: mutations) and the query preparation they share. Not part
- * of the public contract. */
+ * query_api.c: reads; mutate_api.c: mutations), the query preparation they share, and the
+ * og_write_result the writes fill (write_result.c). Not part of the public contract. */
 #ifndef OG_API_GRAPH_INTERNAL_H
 #define OG_API_GRAPH_INTERNAL_H
 
@@ -27,5 +27,29 @@ typedef struct api_prepared {
 int api_prepare(api_prepared *p, og_graph *g, const char *source, size_t len, const char *file,
                 const char *name, const char *params_json, int64_t now_ms, int mutation);
 void api_prepared_clear(api_prepared *p);
+
+/* ---- write results ---- */
+
+#define API_WRITE_COUNTS (OG_WRITE_REPREPARES + 1) /* counts[] is indexed by og_write_count */
+
+struct og_write_result {
+    char commit_id[OG_ID_LEN + 1];    /* "" when nothing was committed */
+    char operation_id[OG_ID_LEN + 1];
+    uint64_t manifest_version;
+    char *query_name;                 /* never NULL after api_write_result_new */
+    uint64_t counts[API_WRITE_COUNTS];
+    og_table_change *tables;          /* aliases owned here */
+    size_t n_tables, cap;
+    bool lost_table;                  /* api_write_result_on_table could not record one */
+};
+
+/* An empty result, made before the write so that a committed write cannot fail for want of
+ * one. */
+int api_write_result_new(og_write_result **out);
+/* Set wo->on_table so the write's tables are recorded in r. */
+void api_write_result_collect(og_write_result *r, write_options *wo);
+/* Copy the commit of wr into r. OG_E_NOMEM (naming the commit, which stands) when a table
+ * could not be recorded. */
+int api_write_result_finish(og_write_result *r, const write_result *wr);
 
 #endif

@@ -2,6 +2,7 @@
  * og_lang_report that owns its diagnostics and renderings. */
 #include "omnigraph.h"
 
+#include "api/options.h"
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/error.h"
@@ -98,6 +99,7 @@ static const char *dup_name(og_lang_report *r, const char *file, const char *fal
 
 int og_schema_check(og_lang_report **out, const char *file, const char *src, size_t len)
 {
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_schema_check: out is NULL");
     *out = NULL;
     if (!src && len) return core_err(OG_E_BAD_REQUEST, "schema source is NULL");
     og_lang_report *r = report_new();
@@ -148,6 +150,7 @@ int og_schema_check(og_lang_report **out, const char *file, const char *src, siz
 int og_query_lint(og_lang_report **out, const char *schema_file, const char *schema_src, size_t schema_len,
                   const char *query_file, const char *query_src, size_t query_len)
 {
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_query_lint: out is NULL");
     *out = NULL;
     if ((!schema_src && schema_len) || (!query_src && query_len))
         return core_err(OG_E_BAD_REQUEST, "source is NULL");
@@ -187,20 +190,31 @@ int og_query_lint(og_lang_report **out, const char *schema_file, const char *sch
     return report_status(r);
 }
 
-int og_schema_plan(og_lang_report **out, const char *from_file, const char *from_src, size_t from_len,
-                   const char *to_file, const char *to_src, size_t to_len, int allow_data_loss)
+int og_schema_plan(og_lang_report **out, const og_schema_plan_options *opt)
 {
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_schema_plan: out is NULL");
     *out = NULL;
-    if ((!from_src && from_len) || (!to_src && to_len)) return core_err(OG_E_BAD_REQUEST, "source is NULL");
+    if (!opt)
+        return core_err(OG_E_BAD_REQUEST, "og_schema_plan: no options (both schemas are required)");
+    int rc = api_options_check(opt->version, OG_SCHEMA_PLAN_OPTIONS_VERSION,
+                               "og_schema_plan_options");
+    if (rc) return rc;
+    if (!opt->from_source || !opt->to_source)
+        return core_err(OG_E_BAD_REQUEST, "og_schema_plan: the %s schema's source is missing",
+                        opt->from_source ? "desired (to)" : "accepted (from)");
+    const char *from_src = opt->from_source, *to_src = opt->to_source;
+    size_t from_len = opt->from_source_len ? opt->from_source_len : strlen(from_src);
+    size_t to_len = opt->to_source_len ? opt->to_source_len : strlen(to_src);
+    const char *from_file = opt->from_file, *to_file = opt->to_file;
+    int allow_data_loss = opt->allow_data_loss != 0;
     og_lang_report *r = report_new();
     if (!r) return core_err_nomem();
     from_file = dup_name(r, from_file, "<from>");
     to_file = dup_name(r, to_file, "<to>");
     lang_catalog *a = NULL, *b = NULL;
     lang_schema_diff *plan = NULL;
-    int rc1 = lang_catalog_build(&a, from_src ? from_src : "", from_len, from_file, &r->diags);
-    int rc2 = lang_catalog_build(&b, to_src ? to_src : "", to_len, to_file, &r->diags);
-    int rc = 0;
+    int rc1 = lang_catalog_build(&a, from_src, from_len, from_file, &r->diags);
+    int rc2 = lang_catalog_build(&b, to_src, to_len, to_file, &r->diags);
     if ((rc1 && rc1 != OG_E_BAD_REQUEST) || (rc2 && rc2 != OG_E_BAD_REQUEST)) rc = rc1 ? rc1 : rc2;
     else if (a && b) rc = lang_schema_diff_build(&plan, a, b, allow_data_loss);
     if (rc) {

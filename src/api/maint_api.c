@@ -4,6 +4,8 @@
 #include "omnigraph.h"
 
 #include "api/graph_internal.h"
+#include "api/options.h"
+#include "core/alloc.h"
 #include "core/error.h"
 
 #include <stdio.h>
@@ -29,16 +31,14 @@ static int count_fragments(og_graph *g, uint64_t *tables, uint64_t *manifest)
     return rc;
 }
 
-int og_graph_optimize(og_optimize_result *out, og_graph *g, const og_optimize_options *opt)
+/* Optimize into *out (zeroed by the caller). */
+static int optimize(og_optimize_result *out, og_graph *g, const og_optimize_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_optimize: out is NULL");
-    memset(out, 0, sizeof *out);
     og_optimize_options def = OG_OPTIMIZE_OPTIONS_INIT;
     if (!opt) opt = &def;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_optimize: missing argument");
-    if (opt->version != OG_OPTIMIZE_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_optimize_options: version %d is not %d",
-                        opt->version, OG_OPTIMIZE_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_OPTIMIZE_OPTIONS_VERSION, "og_optimize_options");
+    if (vrc) return vrc;
     if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
         return core_err(OG_E_UNSUPPORTED, "optimizing branch '%s': only main is supported by "
                         "this build", opt->branch);
@@ -63,6 +63,26 @@ int og_graph_optimize(og_optimize_result *out, og_graph *g, const og_optimize_op
     return rc;
 }
 
+int og_graph_optimize(og_optimize_result **out, og_graph *g, const og_optimize_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_optimize: out is NULL");
+    *out = NULL;
+    og_optimize_result *r = core_calloc(1, sizeof *r);
+    if (!r) return core_err_nomem();
+    int rc = optimize(r, g, opt);
+    if (rc) {
+        core_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+void og_optimize_result_free(og_optimize_result *r)
+{
+    core_free(r);
+}
+
 typedef struct progress_relay {
     og_cleanup_progress_fn fn;
     void *arg;
@@ -74,14 +94,13 @@ static void relay(void *arg, const char *root, size_t done, size_t total)
     p->fn(p->arg, root, done, total);
 }
 
-int og_graph_cleanup(og_cleanup_result *out, og_graph *g, const og_cleanup_options *opt)
+int og_graph_cleanup(og_cleanup_result **out, og_graph *g, const og_cleanup_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_cleanup: out is NULL");
-    memset(out, 0, sizeof *out);
+    *out = NULL;
     if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_cleanup: missing argument");
-    if (opt->version != OG_CLEANUP_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_cleanup_options: version %d is not %d",
-                        opt->version, OG_CLEANUP_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_CLEANUP_OPTIONS_VERSION, "og_cleanup_options");
+    if (vrc) return vrc;
     write_cleanup_options co = WRITE_CLEANUP_OPTIONS_INIT;
     co.keep = opt->keep;
     co.older_than_us = opt->older_than_us;
@@ -92,16 +111,27 @@ int og_graph_cleanup(og_cleanup_result *out, og_graph *g, const og_cleanup_optio
         co.progress = relay;
         co.progress_arg = &pr;
     }
+    og_cleanup_result *res = core_calloc(1, sizeof *res);
+    if (!res) return core_err_nomem();
     write_cleanup_report r;
     int rc = write_cleanup(g->w, &co, &r);
-    if (rc != 0) return rc;
-    out->commits_total = r.commits_total;
-    out->commits_retained = r.commits_retained;
-    snprintf(out->oldest_retained, sizeof out->oldest_retained, "%s", r.oldest_retained);
-    out->versions_removed = r.versions_removed;
-    out->files_removed = r.files_removed;
-    out->bytes_removed = r.bytes_removed;
-    out->files_spared_recent = r.files_spared_recent;
-    out->datasets = r.tables;
+    if (rc != 0) {
+        core_free(res);
+        return rc;
+    }
+    res->commits_total = r.commits_total;
+    res->commits_retained = r.commits_retained;
+    snprintf(res->oldest_retained, sizeof res->oldest_retained, "%s", r.oldest_retained);
+    res->versions_removed = r.versions_removed;
+    res->files_removed = r.files_removed;
+    res->bytes_removed = r.bytes_removed;
+    res->files_spared_recent = r.files_spared_recent;
+    res->datasets = r.tables;
+    *out = res;
     return 0;
+}
+
+void og_cleanup_result_free(og_cleanup_result *r)
+{
+    core_free(r);
 }

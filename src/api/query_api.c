@@ -7,6 +7,7 @@
 #include "api/graph_internal.h"
 #include "arrow/arrow_json.h"
 #include "core/alloc.h"
+#include "api/options.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "graph/graph.h"
@@ -192,9 +193,8 @@ int og_graph_query(og_result **out, og_graph *g, const og_query_options *opt)
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_query: out is NULL");
     *out = NULL;
     if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_query: missing argument");
-    if (opt->version != OG_QUERY_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_query_options: version %d is not %d", opt->version,
-                        OG_QUERY_OPTIONS_VERSION);
+    int vrc = api_options_check(opt->version, OG_QUERY_OPTIONS_VERSION, "og_query_options");
+    if (vrc) return vrc;
     int rc = check_branch(opt->branch);
     if (rc) return rc;
     api_prepared p;
@@ -409,9 +409,10 @@ int og_result_value(og_value *out, og_result *r, uint64_t row, size_t col)
 int og_result_next(og_result *r)
 {
     if (!r) return core_err(OG_E_BAD_REQUEST, "og_result_next: no result");
-    if (r->cursor > r->starts[r->n_batches]) return 0;
+    /* The end is not an error: the thread's last error stays as it was. */
+    if (r->cursor > r->starts[r->n_batches]) return OG_ITER_OVER;
     r->cursor++;
-    return r->cursor <= r->starts[r->n_batches] ? 1 : 0;
+    return r->cursor <= r->starts[r->n_batches] ? OG_OK : OG_ITER_OVER;
 }
 
 int og_result_get(og_value *out, og_result *r, size_t col)

@@ -1,6 +1,8 @@
 /* og_store_selfcheck(): a short end-to-end exercise of the durable local store, used by
  * `omnigraph selfcheck` and `make demo` to show the machine gives the guarantees we need. */
 #include "omnigraph.h"
+#include "api/options.h"
+#include "core/alloc.h"
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -23,16 +25,9 @@ static double median(double *v, unsigned n)
     return n ? v[n / 2] : 0.0;
 }
 
-int og_store_selfcheck(og_selfcheck_result *out, const char *dir,
-                       const og_selfcheck_options *opts)
+/* The check itself, into *out (zeroed by the caller). */
+static int selfcheck(og_selfcheck_result *out, const char *dir, const og_selfcheck_options *opts)
 {
-    og_selfcheck_options def = OG_SELFCHECK_OPTIONS_INIT;
-    if (!opts) opts = &def;
-    if (opts->version != OG_SELFCHECK_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_selfcheck_options version %d is not %d",
-                        opts->version, OG_SELFCHECK_OPTIONS_VERSION);
-    if (!out || !dir) return core_err(OG_E_BAD_REQUEST, "og_store_selfcheck: missing argument");
-    memset(out, 0, sizeof *out);
     unsigned rounds = opts->rounds ? opts->rounds : 16;
     if (rounds > 100000) return core_err(OG_E_RESOURCE_LIMIT, "at most 100000 rounds");
 
@@ -107,4 +102,30 @@ done:
     store_close(s);
     if (rc == 0) og_error_clear();
     return rc;
+}
+
+int og_store_selfcheck(og_selfcheck_result **out, const char *dir,
+                       const og_selfcheck_options *opts)
+{
+    if (out) *out = NULL;
+    og_selfcheck_options def = OG_SELFCHECK_OPTIONS_INIT;
+    if (!opts) opts = &def;
+    int vrc = api_options_check(opts->version, OG_SELFCHECK_OPTIONS_VERSION,
+                                "og_selfcheck_options");
+    if (vrc) return vrc;
+    if (!out || !dir) return core_err(OG_E_BAD_REQUEST, "og_store_selfcheck: missing argument");
+    og_selfcheck_result *r = core_calloc(1, sizeof *r);
+    if (!r) return core_err_nomem();
+    int rc = selfcheck(r, dir, opts);
+    if (rc) {
+        core_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+void og_selfcheck_result_free(og_selfcheck_result *r)
+{
+    core_free(r);
 }

@@ -8,6 +8,7 @@
 #include "arrow/arrow_json.h"
 #include "core/alloc.h"
 #include "core/buf.h"
+#include "api/options.h"
 #include "core/error.h"
 #include "lance/dataset.h"
 #include "lance/manifest.h"
@@ -79,7 +80,7 @@ int og_table_open(og_table **out, const char *dir, uint64_t version)
     return 0;
 }
 
-void og_table_free(og_table *t)
+void og_table_close(og_table *t)
 {
     table_unref(t);
 }
@@ -172,13 +173,16 @@ static int write_out(FILE *f, const void *p, size_t n)
     return 0;
 }
 
-int og_table_write_schema(FILE *f, const og_table *t, int json)
+int og_table_write_schema(FILE *f, const og_table *t, int format)
 {
     if (!f || !t) return core_err(OG_E_BAD_REQUEST, "og_table_write_schema: missing argument");
+    if (format != OG_OUTPUT_TEXT && format != OG_OUTPUT_JSON)
+        return core_err(OG_E_BAD_REQUEST, "og_table_write_schema: unknown output format %d",
+                        format);
     core_buf b = CORE_BUF_INIT;
     const arrow_schema *s = &t->ds->schema;
     int rc;
-    if (json) {
+    if (format == OG_OUTPUT_JSON) {
         rc = core_buf_append_str(&b, "{\"fields\":");
         if (!rc) rc = schema_json(&b, s->fields, s->n_fields);
         if (!rc) rc = core_buf_append_str(&b, "}\n");
@@ -198,10 +202,9 @@ static int64_t manifest_time_ns(const Lance__Table__Manifest *m)
     return m->timestamp->seconds * 1000000000LL + m->timestamp->nanos;
 }
 
-int og_table_stats(og_table_info *out, const og_table *t)
+/* The storage facts of t into *out (zeroed by the caller). */
+static int table_stats(og_table_info *out, const og_table *t)
 {
-    if (!out || !t) return core_err(OG_E_BAD_REQUEST, "og_table_stats: missing argument");
-    memset(out, 0, sizeof *out);
     const Lance__Table__Manifest *pb = t->ds->m->pb;
     out->version = pb->version;
     out->columns = t->ds->schema.n_fields;
@@ -232,17 +235,49 @@ int og_table_stats(og_table_info *out, const og_table *t)
     return 0;
 }
 
-int og_table_versions(og_table_version_info **out, size_t *n, const og_table *t)
+int og_table_stats(og_table_info **out, const og_table *t)
 {
-    if (!out || !n || !t) return core_err(OG_E_BAD_REQUEST, "og_table_versions: missing argument");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_table_stats: out is NULL");
     *out = NULL;
-    *n = 0;
+    if (!t) return core_err(OG_E_BAD_REQUEST, "og_table_stats: no table");
+    og_table_info *info = core_calloc(1, sizeof *info);
+    if (!info) return core_err_nomem();
+    int rc = table_stats(info, t);
+    if (rc) {
+        og_table_info_free(info);
+        return rc;
+    }
+    *out = info;
+    return 0;
+}
+
+void og_table_info_free(og_table_info *info)
+{
+    core_free(info);
+}
+
+struct og_table_version_list {
+    og_table_version_info *v;
+    size_t n;
+};
+
+int og_table_versions(og_table_version_list **out, const og_table *t)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_table_versions: out is NULL");
+    *out = NULL;
+    if (!t) return core_err(OG_E_BAD_REQUEST, "og_table_versions: no table");
+    og_table_version_list *list = core_calloc(1, sizeof *list);
+    if (!list) return core_err_nomem();
     lance_version_list l = {0};
     int rc = lance_versions_list(t->s, "", &l);
-    if (rc) return rc;
+    if (rc) {
+        core_free(list);
+        return rc;
+    }
     og_table_version_info *v = core_calloc(l.n ? l.n : 1, sizeof *v);
     if (!v) {
         lance_version_list_free(&l);
+        core_free(list);
         return core_err_nomem();
     }
     for (size_t i = 0; i < l.n && !rc; i++) {
@@ -257,17 +292,31 @@ int og_table_versions(og_table_version_info **out, size_t *n, const og_table *t)
     }
     if (rc) {
         core_free(v);
+        core_free(list);
     } else {
-        *out = v;
-        *n = l.n;
+        list->v = v;
+        list->n = l.n;
+        *out = list;
     }
     lance_version_list_free(&l);
     return rc;
 }
 
-void og_table_versions_free(og_table_version_info *v)
+size_t og_table_version_list_count(const og_table_version_list *l)
 {
-    core_free(v);
+    return l ? l->n : 0;
+}
+
+const og_table_version_info *og_table_version_list_get(const og_table_version_list *l, size_t i)
+{
+    return l && i < l->n ? &l->v[i] : NULL;
+}
+
+void og_table_version_list_free(og_table_version_list *l)
+{
+    if (!l) return;
+    core_free(l->v);
+    core_free(l);
 }
 
 /* ---- scans --------------------------------------------------------------------------------- */
@@ -276,9 +325,8 @@ static int scanner_open(lance_scanner **sc, const og_table *t, const og_scan_opt
 {
     og_scan_options def = OG_SCAN_OPTIONS_INIT;
     if (!o) o = &def;
-    if (o->version != OG_SCAN_OPTIONS_VERSION)
-        return core_err(OG_E_BAD_REQUEST, "og_scan_options version %d is not %d", o->version,
-                        OG_SCAN_OPTIONS_VERSION);
+    int vrc = api_options_check(o->version, OG_SCAN_OPTIONS_VERSION, "og_scan_options");
+    if (vrc) return vrc;
     int rc = lance_manifest_check(t->ds->m->pb, LANCE_ACCESS_READ, t->dir);
     if (rc) return rc;
     for (size_t i = 0; i < o->n_columns; i++) {

@@ -1,7 +1,10 @@
-/* The omnigraph command: a table of subcommands over the public API only. */
+/* The omnigraph command: a table of subcommands over the public API only, and the helpers
+ * every command shares (cli.c): the one error printer with its exit codes, the input-file
+ * reader, JSON string output. */
 #ifndef OG_CLI_H
 #define OG_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* Exit codes: documented in `omnigraph --help` and README. */
@@ -25,11 +28,42 @@ typedef struct cli_cmd {
  * tables in CLI_TABLES. */
 #define CLI_TABLE_END {NULL, NULL, NULL, NULL}
 
-/* Print the thread's last error to stderr (or as JSON to stdout when json is set) and
- * return the exit code that fits it. */
+/* The exit code for an og_code (0 for OG_OK). */
+int cli_exit_code(int code);
+
+/* Report the thread's last error (og_error_last()) and return cli_exit_code() of it.
+ * json nonzero: one {"ok":false,"error":{...}} object on stdout with every detail the error
+ * has. Otherwise on stderr: `omnigraph: error[CODE]: MESSAGE`; an error located in an input
+ * file (a bad load line, a schema or .gq error) comes first as `FILE:LINE[:COLUMN]: MESSAGE`,
+ * the form editors jump to, followed by `omnigraph: error[CODE]`. */
 int cli_fail(int json);
+/* The same for a write the library refused as a whole (load, mutate): the text form adds that
+ * nothing was written. */
+int cli_fail_write(int json);
 int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A whole input file (schema, query, JSONL data). A regular file is mapped, so a large load is
+ * not copied; anything else (a pipe, /dev/stdin) is read into memory. */
+typedef struct cli_file {
+    const char *name; /* the path as given: diagnostics name the file by it */
+    const char *data; /* len bytes, not NUL-terminated; never NULL ("" when empty) */
+    size_t len;
+    void *map_; /* the mapping, or NULL */
+    char *buf_; /* the bytes read, or NULL */
+} cli_file;
+
+/* Read `path` whole into *f. On failure reports it like cli_fail (as JSON when json is set:
+ * code not_found or storage, with the path as object) and returns CLI_ERROR; *f is then
+ * empty and cli_file_close may still be called on it. */
+int cli_file_open(cli_file *f, const char *path, int json);
+void cli_file_close(cli_file *f);
+
 /* Print a JSON string literal with escapes. */
 void cli_json_str(FILE *f, const char *s);
+
+struct og_write_result;
+/* The tables a write changed, as the JSON array `load --json` and `mutate --json` print:
+ * [{"alias","from_version","to_version","row_count"},...]. */
+void cli_json_write_tables(FILE *f, const struct og_write_result *r);
 
 #endif

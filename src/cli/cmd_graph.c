@@ -6,13 +6,10 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,51 +44,6 @@ const cli_cmd cli_graph_commands[] = {
 
 /* ---- shared helpers -------------------------------------------------------------------- */
 
-/* A whole input file, mapped (large JSONL files need not be copied). */
-typedef struct in_file {
-    const char *name;
-    char *data;
-    size_t len;
-    int mapped;
-} in_file;
-
-static int file_open(in_file *f, const char *path)
-{
-    memset(f, 0, sizeof *f);
-    f->name = path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        fprintf(stderr, "omnigraph: cannot read %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "omnigraph: cannot read %s: %s\n", path,
-                errno ? strerror(errno) : "not a regular file");
-        close(fd);
-        return -1;
-    }
-    f->len = (size_t)st.st_size;
-    if (f->len) {
-        void *p = mmap(NULL, f->len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED) {
-            fprintf(stderr, "omnigraph: cannot read %s: %s\n", path, strerror(errno));
-            close(fd);
-            return -1;
-        }
-        f->data = p;
-        f->mapped = 1;
-    }
-    close(fd);
-    return 0;
-}
-
-static void file_close(in_file *f)
-{
-    if (f->mapped) munmap(f->data, f->len);
-    memset(f, 0, sizeof *f);
-}
-
 static void format_us(char *out, size_t cap, int64_t us)
 {
     int64_t secs = us / 1000000, rem = us % 1000000;
@@ -114,31 +66,6 @@ static void json_str_or_null(const char *s)
 {
     if (s && *s) cli_json_str(stdout, s);
     else fputs("null", stdout);
-}
-
-/* Report a failure. A failure located in an input file (a bad load line, a schema error) is
- * printed as FILE:LINE: message, the form editors jump to; everything else as cli_fail does. */
-static int fail_located(int json)
-{
-    const og_error *e = og_error_last();
-    if (json || !e->file || e->line <= 0) return cli_fail(json);
-    const char *msg = e->message;
-    /* The loader's messages start with "line N: ": the location already says it. */
-    char prefix[32];
-    int pl = snprintf(prefix, sizeof prefix, "line %d: ", e->line);
-    if (pl > 0 && !strncmp(msg, prefix, (size_t)pl)) msg += pl;
-    if (e->column > 0)
-        fprintf(stderr, "%s:%d:%d: %s\n", e->file, e->line, e->column, msg);
-    else
-        fprintf(stderr, "%s:%d: %s\n", e->file, e->line, msg);
-    fprintf(stderr, "omnigraph: error[%s]: nothing was written\n", og_code_name(e->code));
-    switch (e->code) { /* the mapping cli_fail uses */
-    case OG_E_READ_SET_CONFLICT:
-    case OG_E_CONFLICT: return CLI_CONFLICT;
-    case OG_E_PRECONDITION_FAILED: return CLI_PRECONDITION;
-    case OG_E_RECOVERY_REQUIRED: return CLI_RECOVERY;
-    default: return CLI_ERROR;
-    }
 }
 
 /* Options shared by the graph commands. */
@@ -240,22 +167,27 @@ static int cmd_init(int argc, char **argv)
     int rc = parse_args(&a, self, argc, argv, 1, "s", 0);
     if (rc) return rc;
     if (!a.schema) return cli_usage_error(self, "init needs --schema FILE.pg");
-    in_file f;
-    if (file_open(&f, a.schema)) return CLI_ERROR;
-    og_init_result r;
-    rc = og_graph_init(&r, a.root, f.name, f.data, f.len);
-    file_close(&f);
-    if (rc) return fail_located(a.json);
+    cli_file f;
+    if (cli_file_open(&f, a.schema, a.json)) return CLI_ERROR;
+    og_init_options o = OG_INIT_OPTIONS_INIT;
+    o.schema_source = f.data;
+    o.schema_source_len = f.len;
+    o.schema_file = f.name;
+    og_init_result *r = NULL;
+    rc = og_graph_init(&r, a.root, &o);
+    cli_file_close(&f);
+    if (rc) return cli_fail(a.json);
     if (a.json) {
         printf("{\"ok\":true,\"root\":");
         cli_json_str(stdout, a.root);
         printf(",\"commit_id\":\"%s\",\"node_types\":%zu,\"edge_types\":%zu,\"took_over\":%s}\n",
-               r.commit_id, r.node_types, r.edge_types, r.took_over ? "true" : "false");
+               r->commit_id, r->node_types, r->edge_types, r->took_over ? "true" : "false");
     } else {
-        if (r.took_over) printf("note: took over an interrupted init of %s\n", a.root);
+        if (r->took_over) printf("note: took over an interrupted init of %s\n", a.root);
         printf("initialized %s (%zu node types, %zu edge types; commit %s)\n", a.root,
-               r.node_types, r.edge_types, r.commit_id);
+               r->node_types, r->edge_types, r->commit_id);
     }
+    og_init_result_free(r);
     return CLI_OK;
 }
 
@@ -281,31 +213,28 @@ static void draw_progress(void *arg, int phase, uint64_t done, uint64_t total, u
     p->drawn = 1;
 }
 
-static void print_load_json(const graph_args *a, const og_load_result *r, const char *mode)
+static void print_load_json(const graph_args *a, const og_write_result *r, const char *mode)
 {
+    const char *commit = og_write_result_commit_id(r);
+    unsigned long long nodes = og_write_result_count(r, OG_WRITE_NODES);
+    unsigned long long edges = og_write_result_count(r, OG_WRITE_EDGES);
     printf("{\"ok\":true,\"root\":");
     cli_json_str(stdout, a->root);
     printf(",\"branch\":\"main\",\"mode\":\"%s\",\"committed\":%s,\"commit_id\":", mode,
-           r->commit_id[0] ? "true" : "false");
-    json_str_or_null(r->commit_id);
+           commit[0] ? "true" : "false");
+    json_str_or_null(commit);
     printf(",\"operation_id\":");
-    json_str_or_null(r->operation_id);
+    json_str_or_null(og_write_result_operation_id(r));
     printf(",\"manifest_version\":%llu,\"lines\":%llu,\"nodes\":%llu,\"edges\":%llu,"
-           "\"entities\":%llu,\"node_types\":%zu,\"edge_types\":%zu,\"reprepares\":%u,"
-           "\"tables\":[",
-           (unsigned long long)r->manifest_version, (unsigned long long)r->lines,
-           (unsigned long long)r->nodes, (unsigned long long)r->edges,
-           (unsigned long long)(r->nodes + r->edges), r->node_types, r->edge_types,
-           r->reprepares);
-    for (size_t i = 0; i < r->n_tables; i++) {
-        const og_table_change *t = &r->tables[i];
-        printf("%s{\"alias\":", i ? "," : "");
-        cli_json_str(stdout, t->alias);
-        printf(",\"from_version\":%llu,\"to_version\":%llu,\"row_count\":%llu}",
-               (unsigned long long)t->from_version, (unsigned long long)t->to_version,
-               (unsigned long long)t->row_count);
-    }
-    printf("]}\n");
+           "\"entities\":%llu,\"node_types\":%llu,\"edge_types\":%llu,\"reprepares\":%llu,"
+           "\"tables\":",
+           (unsigned long long)og_write_result_manifest_version(r),
+           (unsigned long long)og_write_result_count(r, OG_WRITE_LINES), nodes, edges,
+           nodes + edges, (unsigned long long)og_write_result_count(r, OG_WRITE_NODE_TYPES),
+           (unsigned long long)og_write_result_count(r, OG_WRITE_EDGE_TYPES),
+           (unsigned long long)og_write_result_count(r, OG_WRITE_REPREPARES));
+    cli_json_write_tables(stdout, r);
+    printf("}\n");
 }
 
 static int cmd_load(int argc, char **argv)
@@ -319,12 +248,12 @@ static int cmd_load(int argc, char **argv)
     int mode = og_load_mode_parse(a.mode);
     if (!mode)
         return cli_usage_error(self, "--mode must be overwrite, append or merge, not '%s'", a.mode);
-    in_file f;
-    if (file_open(&f, a.data)) return CLI_ERROR;
+    cli_file f;
+    if (cli_file_open(&f, a.data, a.json)) return CLI_ERROR;
     og_graph *g = NULL;
     if (open_graph(&g, &a, 0) != 0) {
-        file_close(&f);
-        return cli_fail(a.json);
+        cli_file_close(&f);
+        return cli_fail_write(a.json);
     }
     og_load_options o = OG_LOAD_OPTIONS_INIT;
     o.mode = mode;
@@ -334,24 +263,29 @@ static int cmd_load(int argc, char **argv)
         o.progress = draw_progress;
         o.progress_arg = &ps;
     }
-    og_load_result r;
+    og_write_result *r = NULL;
     rc = og_graph_load(&r, g, f.name, f.data, f.len, &o);
     if (ps.drawn) fputs("\r\033[K", stderr);
     int ex = CLI_OK;
     if (rc) {
-        ex = fail_located(a.json);
+        ex = cli_fail_write(a.json);
     } else if (a.json) {
-        print_load_json(&a, &r, a.mode);
+        print_load_json(&a, r, a.mode);
     } else {
-        printf("loaded %s on branch main with %s: %llu entities across %zu node types and %zu "
+        const char *commit = og_write_result_commit_id(r);
+        printf("loaded %s on branch main with %s: %llu entities across %llu node types and %llu "
                "edge types ",
-               a.root, a.mode, (unsigned long long)(r.nodes + r.edges), r.node_types,
-               r.edge_types);
-        if (r.commit_id[0]) printf("(commit %s)\n", r.commit_id);
+               a.root, a.mode,
+               (unsigned long long)(og_write_result_count(r, OG_WRITE_NODES) +
+                                    og_write_result_count(r, OG_WRITE_EDGES)),
+               (unsigned long long)og_write_result_count(r, OG_WRITE_NODE_TYPES),
+               (unsigned long long)og_write_result_count(r, OG_WRITE_EDGE_TYPES));
+        if (commit[0]) printf("(commit %s)\n", commit);
         else printf("(nothing to commit)\n");
     }
+    og_write_result_free(r);
     og_graph_close(g);
-    file_close(&f);
+    cli_file_close(&f);
     return ex;
 }
 
@@ -366,7 +300,7 @@ static void print_tables_json(const og_snapshot_info *s)
 {
     printf("[");
     for (size_t i = 0; i < s->n_tables; i++) {
-        const og_snapshot_table *t = &s->tables[i];
+        const og_snapshot_table *t = og_snapshot_info_table(s, i);
         printf("%s{\"alias\":", i ? "," : "");
         cli_json_str(stdout, t->alias);
         printf(",\"type\":");
@@ -385,7 +319,7 @@ static void print_tables_text(const og_snapshot_info *s)
 {
     int w_alias = (int)strlen("table"), w_ver = (int)strlen("version"), w_rows = (int)strlen("rows");
     for (size_t i = 0; i < s->n_tables; i++) {
-        const og_snapshot_table *t = &s->tables[i];
+        const og_snapshot_table *t = og_snapshot_info_table(s, i);
         char num[32];
         int l = (int)strlen(t->alias);
         if (l > w_alias) w_alias = l;
@@ -397,7 +331,7 @@ static void print_tables_text(const og_snapshot_info *s)
     printf("%-*s  %-4s  %*s  %*s  %s\n", w_alias, "table", "kind", w_ver, "version", w_rows, "rows",
            "path");
     for (size_t i = 0; i < s->n_tables; i++) {
-        const og_snapshot_table *t = &s->tables[i];
+        const og_snapshot_table *t = og_snapshot_info_table(s, i);
         printf("%-*s  %-4s  %*llu  %*llu  %s\n", w_alias, t->alias, kind_name(t->kind), w_ver,
                (unsigned long long)t->version, w_rows, (unsigned long long)t->row_count, t->path);
     }
@@ -467,36 +401,38 @@ static int commit_list(const cli_cmd *self, int argc, char **argv)
     if (rc) return rc;
     og_graph *g = NULL;
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
-    og_commit_info *c = NULL;
-    size_t n = 0;
-    rc = og_graph_commits(&c, &n, g);
+    og_commit_list *l = NULL;
+    rc = og_graph_commits(&l, g);
     og_graph_close(g);
     if (rc) return cli_fail(a.json);
+    size_t n = og_commit_list_count(l);
     if (a.json) {
         printf("{\"branch\":\"main\",\"commits\":[");
         for (size_t i = 0; i < n; i++) {
             if (i) printf(",");
-            print_commit_json(&c[i]);
+            print_commit_json(og_commit_list_get(l, i));
         }
         printf("]}\n");
     } else {
         int w_actor = (int)strlen("actor");
         for (size_t i = 0; i < n; i++) {
-            int l = c[i].actor ? (int)strlen(c[i].actor) : 1;
-            if (l > w_actor) w_actor = l;
+            const og_commit_info *c = og_commit_list_get(l, i);
+            int len = c->actor ? (int)strlen(c->actor) : 1;
+            if (len > w_actor) w_actor = len;
         }
         printf("%-*s  %8s  %-27s  %-*s  %s\n", OG_ID_LEN, "commit", "manifest", "created (UTC)",
                w_actor, "actor", "parent");
         for (size_t i = 0; i < n; i++) {
+            const og_commit_info *c = og_commit_list_get(l, i);
             char ts[48];
-            format_us(ts, sizeof ts, c[i].created_at_us);
-            printf("%-*s  %8llu  %-27s  %-*s  %s\n", OG_ID_LEN, c[i].id,
-                   (unsigned long long)c[i].manifest_version, ts, w_actor,
-                   c[i].actor ? c[i].actor : "-", c[i].parent[0] ? c[i].parent : "-");
+            format_us(ts, sizeof ts, c->created_at_us);
+            printf("%-*s  %8llu  %-27s  %-*s  %s\n", OG_ID_LEN, c->id,
+                   (unsigned long long)c->manifest_version, ts, w_actor,
+                   c->actor ? c->actor : "-", c->parent[0] ? c->parent : "-");
         }
         printf("(%zu commits)\n", n);
     }
-    og_commits_free(c);
+    og_commit_list_free(l);
     return CLI_OK;
 }
 
@@ -518,7 +454,7 @@ static int commit_show(const cli_cmd *self, int argc, char **argv)
     }
     og_graph_close(g);
     if (rc) {
-        og_commits_free(c);
+        og_commit_info_free(c);
         return cli_fail(a.json);
     }
     if (a.json) {
@@ -543,7 +479,7 @@ static int commit_show(const cli_cmd *self, int argc, char **argv)
         print_tables_text(s);
     }
     og_snapshot_info_free(s);
-    og_commits_free(c);
+    og_commit_info_free(c);
     return CLI_OK;
 }
 
@@ -568,7 +504,7 @@ static int cmd_optimize(int argc, char **argv)
     if (open_graph(&g, &a, 0) != 0) return cli_fail(a.json);
     og_optimize_options o = OG_OPTIMIZE_OPTIONS_INIT;
     o.branch = a.branch;
-    og_optimize_result r;
+    og_optimize_result *r = NULL;
     rc = og_graph_optimize(&r, g, &o);
     if (rc) {
         og_graph_close(g);
@@ -576,26 +512,27 @@ static int cmd_optimize(int argc, char **argv)
     }
     if (a.json) {
         printf("{\"commit_id\":");
-        json_str_or_null(r.commit_id);
+        json_str_or_null(r->commit_id);
         printf(",\"manifest_version\":%llu,\"tables_compacted\":%zu,"
                "\"fragments_before\":%llu,\"fragments_after\":%llu,"
                "\"manifest_fragments_before\":%llu,\"manifest_fragments_after\":%llu}\n",
-               (unsigned long long)r.manifest_version, r.tables_compacted,
-               (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
-               (unsigned long long)r.manifest_fragments_before,
-               (unsigned long long)r.manifest_fragments_after);
+               (unsigned long long)r->manifest_version, r->tables_compacted,
+               (unsigned long long)r->fragments_before, (unsigned long long)r->fragments_after,
+               (unsigned long long)r->manifest_fragments_before,
+               (unsigned long long)r->manifest_fragments_after);
     } else {
-        if (r.commit_id[0])
-            printf("compacted %zu table%s in maintenance commit %s\n", r.tables_compacted,
-                   r.tables_compacted == 1 ? "" : "s", r.commit_id);
+        if (r->commit_id[0])
+            printf("compacted %zu table%s in maintenance commit %s\n", r->tables_compacted,
+                   r->tables_compacted == 1 ? "" : "s", r->commit_id);
         else
             printf("no table needed compaction\n");
         printf("table fragments     %llu -> %llu\n"
                "manifest fragments  %llu -> %llu\n",
-               (unsigned long long)r.fragments_before, (unsigned long long)r.fragments_after,
-               (unsigned long long)r.manifest_fragments_before,
-               (unsigned long long)r.manifest_fragments_after);
+               (unsigned long long)r->fragments_before, (unsigned long long)r->fragments_after,
+               (unsigned long long)r->manifest_fragments_before,
+               (unsigned long long)r->manifest_fragments_after);
     }
+    og_optimize_result_free(r);
     og_graph_close(g);
     return CLI_OK;
 }
@@ -659,33 +596,34 @@ static int cmd_cleanup(int argc, char **argv)
     if (!a.json && isatty(STDERR_FILENO)) o.progress = cleanup_progress;
     og_graph *g = NULL;
     if (open_graph(&g, &a, 0) != 0) return cli_fail(a.json);
-    og_cleanup_result r;
+    og_cleanup_result *r = NULL;
     rc = og_graph_cleanup(&r, g, &o);
     og_graph_close(g);
     if (rc) return cli_fail(a.json);
     if (a.json) {
         printf("{\"dry_run\":%s,\"commits_total\":%llu,\"commits_retained\":%llu,"
                "\"oldest_retained\":",
-               a.dry_run ? "true" : "false", (unsigned long long)r.commits_total,
-               (unsigned long long)r.commits_retained);
-        json_str_or_null(r.oldest_retained);
+               a.dry_run ? "true" : "false", (unsigned long long)r->commits_total,
+               (unsigned long long)r->commits_retained);
+        json_str_or_null(r->oldest_retained);
         printf(",\"versions_removed\":%llu,\"files_removed\":%llu,\"bytes_removed\":%llu,"
                "\"files_spared_recent\":%llu,\"datasets\":%zu}\n",
-               (unsigned long long)r.versions_removed, (unsigned long long)r.files_removed,
-               (unsigned long long)r.bytes_removed, (unsigned long long)r.files_spared_recent,
-               r.datasets);
+               (unsigned long long)r->versions_removed, (unsigned long long)r->files_removed,
+               (unsigned long long)r->bytes_removed, (unsigned long long)r->files_spared_recent,
+               r->datasets);
     } else {
         printf("%s %llu of %llu commits readable (oldest %s)\n",
-               a.dry_run ? "would keep" : "kept", (unsigned long long)r.commits_retained,
-               (unsigned long long)r.commits_total,
-               r.oldest_retained[0] ? r.oldest_retained : "-");
+               a.dry_run ? "would keep" : "kept", (unsigned long long)r->commits_retained,
+               (unsigned long long)r->commits_total,
+               r->oldest_retained[0] ? r->oldest_retained : "-");
         printf("%s %llu versions, %llu files, ", a.dry_run ? "would remove" : "removed",
-               (unsigned long long)r.versions_removed, (unsigned long long)r.files_removed);
-        print_bytes(r.bytes_removed);
-        printf(" across %zu datasets\n", r.datasets);
-        if (r.files_spared_recent)
+               (unsigned long long)r->versions_removed, (unsigned long long)r->files_removed);
+        print_bytes(r->bytes_removed);
+        printf(" across %zu datasets\n", r->datasets);
+        if (r->files_spared_recent)
             printf("spared %llu recent unreferenced files (a writer may still commit them)\n",
-                   (unsigned long long)r.files_spared_recent);
+                   (unsigned long long)r->files_spared_recent);
     }
+    og_cleanup_result_free(r);
     return CLI_OK;
 }

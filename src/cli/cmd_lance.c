@@ -111,8 +111,8 @@ static int do_schema(lance_args *a)
 {
     og_table *t = NULL;
     if (og_table_open(&t, a->dir, a->version) != 0) return cli_fail(a->json);
-    int rc = og_table_write_schema(stdout, t, a->json);
-    og_table_free(t);
+    int rc = og_table_write_schema(stdout, t, a->json ? OG_OUTPUT_JSON : OG_OUTPUT_TEXT);
+    og_table_close(t);
     return rc ? cli_fail(a->json) : CLI_OK;
 }
 
@@ -120,26 +120,26 @@ static int do_versions(lance_args *a)
 {
     og_table *t = NULL;
     if (og_table_open(&t, a->dir, 0) != 0) return cli_fail(a->json);
-    og_table_version_info *v = NULL;
-    size_t n = 0;
-    int rc = og_table_versions(&v, &n, t);
-    og_table_free(t);
+    og_table_version_list *l = NULL;
+    int rc = og_table_versions(&l, t);
+    og_table_close(t);
     if (rc) return cli_fail(a->json);
     if (a->json) printf("{\"versions\":[");
     else printf("%-8s  %-24s  %9s  %12s\n", "version", "timestamp (UTC)", "fragments", "rows stored");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < og_table_version_list_count(l); i++) {
+        const og_table_version_info *v = og_table_version_list_get(l, i);
         char ts[64];
-        format_time(ts, sizeof ts, v[i].timestamp_ns);
+        format_time(ts, sizeof ts, v->timestamp_ns);
         if (a->json)
             printf("%s{\"version\":%llu,\"timestamp\":\"%s\",\"fragments\":%llu,\"physical_rows\":%llu}",
-                   i ? "," : "", (unsigned long long)v[i].version, ts,
-                   (unsigned long long)v[i].fragments, (unsigned long long)v[i].physical_rows);
+                   i ? "," : "", (unsigned long long)v->version, ts,
+                   (unsigned long long)v->fragments, (unsigned long long)v->physical_rows);
         else
-            printf("%-8llu  %-24s  %9llu  %12llu\n", (unsigned long long)v[i].version, ts,
-                   (unsigned long long)v[i].fragments, (unsigned long long)v[i].physical_rows);
+            printf("%-8llu  %-24s  %9llu  %12llu\n", (unsigned long long)v->version, ts,
+                   (unsigned long long)v->fragments, (unsigned long long)v->physical_rows);
     }
     if (a->json) printf("]}\n");
-    og_table_versions_free(v);
+    og_table_version_list_free(l);
     return CLI_OK;
 }
 
@@ -147,28 +147,28 @@ static int do_stats(lance_args *a)
 {
     og_table *t = NULL;
     if (og_table_open(&t, a->dir, a->version) != 0) return cli_fail(a->json);
-    og_table_info s;
+    og_table_info *s = NULL;
     int rc = og_table_stats(&s, t);
-    og_table_free(t);
+    og_table_close(t);
     if (rc) return cli_fail(a->json);
     char ts[64];
-    format_time(ts, sizeof ts, s.timestamp_ns);
+    format_time(ts, sizeof ts, s->timestamp_ns);
     if (a->json) {
         printf("{\"version\":%llu,\"timestamp\":\"%s\",\"data_storage_version\":",
-               (unsigned long long)s.version, ts);
-        cli_json_str(stdout, s.data_storage_version);
+               (unsigned long long)s->version, ts);
+        cli_json_str(stdout, s->data_storage_version);
         printf(",\"naming\":\"%s\",\"columns\":%llu,\"fragments\":%llu,\"data_files\":%llu,"
                "\"data_bytes\":%llu,\"rows\":%llu,\"physical_rows\":%llu,\"deleted_rows\":%llu,"
                "\"deletion_files\":%llu,\"deletion_files_arrow\":%llu,"
                "\"deletion_files_bitmap\":%llu,\"reader_flags\":%llu,\"writer_flags\":%llu,"
                "\"stable_row_ids\":%s}\n",
-               s.naming, (unsigned long long)s.columns, (unsigned long long)s.fragments,
-               (unsigned long long)s.data_files, (unsigned long long)s.data_bytes,
-               (unsigned long long)s.rows, (unsigned long long)s.physical_rows,
-               (unsigned long long)s.deleted_rows, (unsigned long long)s.deletion_files,
-               (unsigned long long)s.deletion_files_arrow,
-               (unsigned long long)s.deletion_files_bitmap, (unsigned long long)s.reader_flags,
-               (unsigned long long)s.writer_flags, s.stable_row_ids ? "true" : "false");
+               s->naming, (unsigned long long)s->columns, (unsigned long long)s->fragments,
+               (unsigned long long)s->data_files, (unsigned long long)s->data_bytes,
+               (unsigned long long)s->rows, (unsigned long long)s->physical_rows,
+               (unsigned long long)s->deleted_rows, (unsigned long long)s->deletion_files,
+               (unsigned long long)s->deletion_files_arrow,
+               (unsigned long long)s->deletion_files_bitmap, (unsigned long long)s->reader_flags,
+               (unsigned long long)s->writer_flags, s->stable_row_ids ? "true" : "false");
     } else {
         printf("version               %llu (%s)\n"
                "data storage version  %s\n"
@@ -180,16 +180,17 @@ static int do_stats(lance_args *a)
                "deletion files        %llu (%llu .arrow, %llu .bin)\n"
                "feature flags         reader %llu, writer %llu\n"
                "stable row ids        %s\n",
-               (unsigned long long)s.version, ts,
-               s.data_storage_version[0] ? s.data_storage_version : "(legacy)", s.naming,
-               (unsigned long long)s.columns, (unsigned long long)s.fragments,
-               (unsigned long long)s.data_files, (unsigned long long)s.data_bytes,
-               (unsigned long long)s.rows, (unsigned long long)s.physical_rows,
-               (unsigned long long)s.deleted_rows, (unsigned long long)s.deletion_files,
-               (unsigned long long)s.deletion_files_arrow,
-               (unsigned long long)s.deletion_files_bitmap, (unsigned long long)s.reader_flags,
-               (unsigned long long)s.writer_flags, s.stable_row_ids ? "yes" : "no");
+               (unsigned long long)s->version, ts,
+               s->data_storage_version[0] ? s->data_storage_version : "(legacy)", s->naming,
+               (unsigned long long)s->columns, (unsigned long long)s->fragments,
+               (unsigned long long)s->data_files, (unsigned long long)s->data_bytes,
+               (unsigned long long)s->rows, (unsigned long long)s->physical_rows,
+               (unsigned long long)s->deleted_rows, (unsigned long long)s->deletion_files,
+               (unsigned long long)s->deletion_files_arrow,
+               (unsigned long long)s->deletion_files_bitmap, (unsigned long long)s->reader_flags,
+               (unsigned long long)s->writer_flags, s->stable_row_ids ? "yes" : "no");
     }
+    og_table_info_free(s);
     return CLI_OK;
 }
 
@@ -205,7 +206,7 @@ static int do_cat(lance_args *a)
     uint64_t rows = 0;
     int rc = a->json ? og_table_write_json(&rows, stdout, t, &o)
                      : og_table_write_text(&rows, stdout, t, &o);
-    og_table_free(t);
+    og_table_close(t);
     if (rc) return cli_fail(0);
     if (!a->json) printf("(%llu rows)\n", (unsigned long long)rows);
     return CLI_OK;

@@ -4,9 +4,7 @@
 #include "omnigraph.h"
 #include "cli.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static int cmd_schema(int argc, char **argv);
@@ -21,54 +19,11 @@ const cli_cmd cli_lang_commands[] = {
     CLI_TABLE_END,
 };
 
-typedef struct src_file {
-    const char *name;
-    char *data;
-    size_t len;
-} src_file;
-
-/* Read a whole file; on failure prints why and returns -1. */
-static int read_file(src_file *f, const char *path)
-{
-    f->name = path;
-    f->data = NULL;
-    f->len = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        fprintf(stderr, "omnigraph: cannot read %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 0;
-    for (;;) {
-        if (f->len + 65536 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536 * 2;
-            char *n = realloc(f->data, cap);
-            if (!n) {
-                fclose(fp);
-                fprintf(stderr, "omnigraph: out of memory reading %s\n", path);
-                return -1;
-            }
-            f->data = n;
-        }
-        size_t got = fread(f->data + f->len, 1, 65536, fp);
-        f->len += got;
-        if (got < 65536) break;
-    }
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad) {
-        fprintf(stderr, "omnigraph: cannot read %s\n", path);
-        return -1;
-    }
-    f->data[f->len] = '\0';
-    return 0;
-}
-
-static void print_diag(const og_diagnostic *d, const src_file *files, size_t n_files)
+static void print_diag(const og_diagnostic *d, const cli_file *files, size_t n_files)
 {
     fprintf(stderr, "%s:%d:%d: %s[%s]: %s\n", d->file, d->line, d->column,
             d->severity == OG_DIAG_ERROR ? "error" : "warning", d->code, d->message);
-    const src_file *f = NULL;
+    const cli_file *f = NULL;
     for (size_t i = 0; i < n_files; i++)
         if (files[i].name && !strcmp(files[i].name, d->file)) f = &files[i];
     if (!f || d->line < 1) return;
@@ -88,7 +43,7 @@ static void print_diag(const og_diagnostic *d, const src_file *files, size_t n_f
 }
 
 /* Print the report and map the call's status to an exit code. */
-static int finish(int rc, og_lang_report *r, int json, const src_file *files, size_t n_files)
+static int finish(int rc, og_lang_report *r, int json, const cli_file *files, size_t n_files)
 {
     if (!r) return cli_fail(json);
     if (json) {
@@ -99,7 +54,7 @@ static int finish(int rc, og_lang_report *r, int json, const src_file *files, si
         fputs(og_lang_report_text(r), stdout);
     }
     og_lang_report_free(r);
-    return rc == 0 ? CLI_OK : CLI_ERROR;
+    return cli_exit_code(rc);
 }
 
 static int schema_check(const cli_cmd *self, int argc, char **argv)
@@ -113,12 +68,12 @@ static int schema_check(const cli_cmd *self, int argc, char **argv)
         else return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
     }
     if (!path) return cli_usage_error(self, "schema check needs FILE.pg");
-    src_file f;
-    if (read_file(&f, path)) return CLI_ERROR;
+    cli_file f;
+    if (cli_file_open(&f, path, json)) return CLI_ERROR;
     og_lang_report *r = NULL;
     int rc = og_schema_check(&r, f.name, f.data, f.len);
     int ex = finish(rc, r, json, &f, 1);
-    free(f.data);
+    cli_file_close(&f);
     return ex;
 }
 
@@ -138,17 +93,25 @@ static int schema_plan(const cli_cmd *self, int argc, char **argv)
         }
     }
     if (!from || !to) return cli_usage_error(self, "schema plan needs --from OLD.pg and --to NEW.pg");
-    src_file f[2];
-    if (read_file(&f[0], from)) return CLI_ERROR;
-    if (read_file(&f[1], to)) {
-        free(f[0].data);
+    cli_file f[2];
+    if (cli_file_open(&f[0], from, json)) return CLI_ERROR;
+    if (cli_file_open(&f[1], to, json)) {
+        cli_file_close(&f[0]);
         return CLI_ERROR;
     }
+    og_schema_plan_options o = OG_SCHEMA_PLAN_OPTIONS_INIT;
+    o.from_source = f[0].data;
+    o.from_source_len = f[0].len;
+    o.from_file = f[0].name;
+    o.to_source = f[1].data;
+    o.to_source_len = f[1].len;
+    o.to_file = f[1].name;
+    o.allow_data_loss = allow;
     og_lang_report *r = NULL;
-    int rc = og_schema_plan(&r, f[0].name, f[0].data, f[0].len, f[1].name, f[1].data, f[1].len, allow);
+    int rc = og_schema_plan(&r, &o);
     int ex = finish(rc, r, json, f, 2);
-    free(f[0].data);
-    free(f[1].data);
+    cli_file_close(&f[0]);
+    cli_file_close(&f[1]);
     return ex;
 }
 
@@ -183,16 +146,16 @@ static int cmd_lint(int argc, char **argv)
     }
     if (!schema) return cli_usage_error(self, "lint needs --schema FILE.pg");
     if (!query) return cli_usage_error(self, "lint needs a FILE.gq");
-    src_file f[2];
-    if (read_file(&f[0], schema)) return CLI_ERROR;
-    if (read_file(&f[1], query)) {
-        free(f[0].data);
+    cli_file f[2];
+    if (cli_file_open(&f[0], schema, json)) return CLI_ERROR;
+    if (cli_file_open(&f[1], query, json)) {
+        cli_file_close(&f[0]);
         return CLI_ERROR;
     }
     og_lang_report *r = NULL;
     int rc = og_query_lint(&r, f[0].name, f[0].data, f[0].len, f[1].name, f[1].data, f[1].len);
     int ex = finish(rc, r, json, f, 2);
-    free(f[0].data);
-    free(f[1].data);
+    cli_file_close(&f[0]);
+    cli_file_close(&f[1]);
     return ex;
 }

@@ -5,7 +5,6 @@
 #include "omnigraph.h"
 #include "cli.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +28,6 @@ const cli_cmd cli_query_commands[] = {
 typedef struct q_args {
     const char *root, *text, *file, *name, *params, *at, *if_commit;
     int json, csv;
-    char *src;       /* the query source (file contents or a copy of -e) */
-    size_t src_len;
-    const char *src_name;
 } q_args;
 
 /* Parse argv. `mutate` selects the command's own options (--at/--csv vs --if-commit). A bare
@@ -74,60 +70,15 @@ static int parse_args(q_args *a, const cli_cmd *self, int argc, char **argv, int
     return 0;
 }
 
-/* Read the query source into a->src (a whole file, or the -e text). -1 after printing why. */
-static int load_source(q_args *a)
+/* The query source: the -e text (named "<-e>") or the whole --file. */
+static int open_source(cli_file *src, const q_args *a)
 {
-    if (a->text) {
-        a->src_len = strlen(a->text);
-        a->src = malloc(a->src_len + 1);
-        if (!a->src) return -1;
-        memcpy(a->src, a->text, a->src_len + 1);
-        a->src_name = "<-e>";
-        return 0;
-    }
-    FILE *f = fopen(a->file, "rb");
-    if (!f) {
-        fprintf(stderr, "omnigraph: cannot read %s: %s\n", a->file, strerror(errno));
-        return -1;
-    }
-    size_t cap = 8192, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (len + 4096 + 1 > cap) {
-            char *n = realloc(buf, cap *= 2);
-            if (!n) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = n;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f) || !buf;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        fprintf(stderr, "omnigraph: cannot read %s\n", a->file);
-        return -1;
-    }
-    buf[len] = '\0';
-    a->src = buf;
-    a->src_len = len;
-    a->src_name = a->file;
-    return 0;
-}
-
-/* Report a failure. A .gq error is printed FILE:LINE:COL: CODE: message (editors jump to it);
- * everything else as cli_fail does. */
-static int fail(int json)
-{
-    const og_error *e = og_error_last();
-    if (json || e->code != OG_E_BAD_REQUEST || !e->file || e->line <= 0) return cli_fail(json);
-    fprintf(stderr, "%s:%d:%d: %s\n", e->file, e->line, e->column > 0 ? e->column : 1, e->message);
-    return CLI_ERROR;
+    if (a->file) return cli_file_open(src, a->file, a->json);
+    memset(src, 0, sizeof *src);
+    src->name = "<-e>";
+    src->data = a->text;
+    src->len = strlen(a->text);
+    return CLI_OK;
 }
 
 static int open_graph(og_graph **g, const char *root, int read_only)
@@ -387,23 +338,24 @@ static int cmd_query(int argc, char **argv)
     q_args a;
     int rc = parse_args(&a, self, argc, argv, 0);
     if (rc) return rc;
-    if (load_source(&a)) return CLI_ERROR;
+    cli_file src;
+    if (open_source(&src, &a)) return CLI_ERROR;
     og_graph *g = NULL;
     if (open_graph(&g, a.root, 1) != 0) {
-        free(a.src);
+        cli_file_close(&src);
         return cli_fail(a.json);
     }
     og_query_options o = OG_QUERY_OPTIONS_INIT;
-    o.source = a.src;
-    o.source_len = a.src_len;
-    o.source_file = a.src_name;
+    o.source = src.data;
+    o.source_len = src.len;
+    o.source_file = src.name;
     o.name = a.name;
     o.params_json = a.params;
     o.at = a.at;
     og_result *r = NULL;
     int ex = CLI_OK;
     if (og_graph_query(&r, g, &o) != 0) {
-        ex = fail(a.json);
+        ex = cli_fail(a.json);
     } else {
         int prc = a.json ? print_json(r) : a.csv ? print_csv(r) : print_table(r);
         if (prc) {
@@ -413,7 +365,7 @@ static int cmd_query(int argc, char **argv)
     }
     og_result_free(r);
     og_graph_close(g);
-    free(a.src);
+    cli_file_close(&src);
     if (ex == CLI_OK && (fflush(stdout) != 0 || ferror(stdout))) {
         fprintf(stderr, "omnigraph: writing the result failed\n");
         ex = CLI_ERROR;
@@ -421,29 +373,30 @@ static int cmd_query(int argc, char **argv)
     return ex;
 }
 
-static void print_mutate_json(const og_mutate_result *m, const char *name)
+static void print_mutate_json(const og_write_result *m)
 {
+    const char *commit = og_write_result_commit_id(m);
+    static const struct {
+        const char *name;
+        int what;
+    } counts[] = {
+        {"nodes_inserted", OG_WRITE_NODES_INSERTED}, {"nodes_updated", OG_WRITE_NODES_UPDATED},
+        {"nodes_deleted", OG_WRITE_NODES_DELETED},   {"edges_inserted", OG_WRITE_EDGES_INSERTED},
+        {"edges_updated", OG_WRITE_EDGES_UPDATED},   {"edges_deleted", OG_WRITE_EDGES_DELETED},
+        {"reprepares", OG_WRITE_REPREPARES},
+    };
     printf("{\"ok\":true,\"branch\":\"main\",\"query\":");
-    cli_json_str(stdout, name);
-    printf(",\"committed\":%s,\"commit_id\":", m->commit_id[0] ? "true" : "false");
-    if (m->commit_id[0]) cli_json_str(stdout, m->commit_id);
+    cli_json_str(stdout, og_write_result_query_name(m));
+    printf(",\"committed\":%s,\"commit_id\":", commit[0] ? "true" : "false");
+    if (commit[0]) cli_json_str(stdout, commit);
     else fputs("null", stdout);
-    printf(",\"manifest_version\":%llu,\"nodes_inserted\":%llu,\"nodes_updated\":%llu,"
-           "\"nodes_deleted\":%llu,\"edges_inserted\":%llu,\"edges_updated\":%llu,"
-           "\"edges_deleted\":%llu,\"reprepares\":%u,\"tables\":[",
-           (unsigned long long)m->manifest_version, (unsigned long long)m->nodes_inserted,
-           (unsigned long long)m->nodes_updated, (unsigned long long)m->nodes_deleted,
-           (unsigned long long)m->edges_inserted, (unsigned long long)m->edges_updated,
-           (unsigned long long)m->edges_deleted, m->reprepares);
-    for (size_t i = 0; i < m->n_tables; i++) {
-        const og_table_change *t = &m->tables[i];
-        printf("%s{\"alias\":", i ? "," : "");
-        cli_json_str(stdout, t->alias);
-        printf(",\"from_version\":%llu,\"to_version\":%llu,\"row_count\":%llu}",
-               (unsigned long long)t->from_version, (unsigned long long)t->to_version,
-               (unsigned long long)t->row_count);
-    }
-    printf("]}\n");
+    printf(",\"manifest_version\":%llu", (unsigned long long)og_write_result_manifest_version(m));
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        printf(",\"%s\":%llu", counts[i].name,
+               (unsigned long long)og_write_result_count(m, counts[i].what));
+    printf(",\"tables\":");
+    cli_json_write_tables(stdout, m);
+    printf("}\n");
 }
 
 static int cmd_mutate(int argc, char **argv)
@@ -452,37 +405,41 @@ static int cmd_mutate(int argc, char **argv)
     q_args a;
     int rc = parse_args(&a, self, argc, argv, 1);
     if (rc) return rc;
-    if (load_source(&a)) return CLI_ERROR;
+    cli_file src;
+    if (open_source(&src, &a)) return CLI_ERROR;
     og_graph *g = NULL;
     if (open_graph(&g, a.root, 0) != 0) {
-        free(a.src);
-        return cli_fail(a.json);
+        cli_file_close(&src);
+        return cli_fail_write(a.json);
     }
     og_mutate_options o = OG_MUTATE_OPTIONS_INIT;
-    o.source = a.src;
-    o.source_len = a.src_len;
-    o.source_file = a.src_name;
+    o.source = src.data;
+    o.source_len = src.len;
+    o.source_file = src.name;
     o.name = a.name;
     o.params_json = a.params;
     o.if_commit = a.if_commit;
-    og_mutate_result m;
+    og_write_result *m = NULL;
     int ex = CLI_OK;
     if (og_graph_mutate(&m, g, &o) != 0) {
-        ex = fail(a.json);
-        if (!a.json) fprintf(stderr, "omnigraph: nothing was written\n");
+        ex = cli_fail_write(a.json);
+    } else if (a.json) {
+        print_mutate_json(m);
     } else {
-        const char *name = m.query;
-        if (a.json) {
-            print_mutate_json(&m, name);
-        } else {
-            unsigned long long nodes = m.nodes_inserted + m.nodes_updated + m.nodes_deleted;
-            unsigned long long edges = m.edges_inserted + m.edges_updated + m.edges_deleted;
-            printf("changed main via %s: %llu nodes, %llu edges ", name, nodes, edges);
-            if (m.commit_id[0]) printf("(commit %s)\n", m.commit_id);
-            else printf("(nothing to commit)\n");
-        }
+        const char *commit = og_write_result_commit_id(m);
+        unsigned long long nodes = og_write_result_count(m, OG_WRITE_NODES_INSERTED) +
+                                   og_write_result_count(m, OG_WRITE_NODES_UPDATED) +
+                                   og_write_result_count(m, OG_WRITE_NODES_DELETED);
+        unsigned long long edges = og_write_result_count(m, OG_WRITE_EDGES_INSERTED) +
+                                   og_write_result_count(m, OG_WRITE_EDGES_UPDATED) +
+                                   og_write_result_count(m, OG_WRITE_EDGES_DELETED);
+        printf("changed main via %s: %llu nodes, %llu edges ", og_write_result_query_name(m),
+               nodes, edges);
+        if (commit[0]) printf("(commit %s)\n", commit);
+        else printf("(nothing to commit)\n");
     }
+    og_write_result_free(m);
     og_graph_close(g);
-    free(a.src);
+    cli_file_close(&src);
     return ex;
 }

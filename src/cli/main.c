@@ -2,7 +2,6 @@
 #include "omnigraph.h"
 #include "cli.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,73 +52,6 @@ static void usage(FILE *f)
                "            must be resolved first)\n");
 }
 
-void cli_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
-int cli_fail(int json)
-{
-    const og_error *e = og_error_last();
-    if (json) {
-        printf("{\"ok\":false,\"error\":{\"code\":");
-        cli_json_str(stdout, og_code_name(e->code));
-        printf(",\"message\":");
-        cli_json_str(stdout, e->message);
-        if (e->code == OG_E_STORAGE) {
-            printf(",\"storage_kind\":");
-            cli_json_str(stdout, og_storage_kind_name(e->storage_kind));
-        }
-        const char *names[] = {"object", "operation_id", "member", "expected", "actual", "key",
-                               "file"};
-        const char *vals[] = {e->object, e->operation_id, e->member, e->expected, e->actual,
-                              e->key, e->file};
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-            if (!vals[i]) continue;
-            printf(",\"%s\":", names[i]);
-            cli_json_str(stdout, vals[i]);
-        }
-        if (e->line) printf(",\"line\":%d,\"column\":%d", e->line, e->column);
-        printf("}}\n");
-    } else {
-        fprintf(stderr, "omnigraph: error[%s]: %s\n", og_code_name(e->code), e->message);
-    }
-    switch (e->code) {
-    case OG_E_READ_SET_CONFLICT:
-    case OG_E_CONFLICT: return CLI_CONFLICT;
-    case OG_E_PRECONDITION_FAILED: return CLI_PRECONDITION;
-    case OG_E_RECOVERY_REQUIRED: return CLI_RECOVERY;
-    default: return CLI_ERROR;
-    }
-}
-
-int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "omnigraph: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    if (cmd) fprintf(stderr, "usage: %s\n", cmd->usage);
-    return CLI_USAGE;
-}
-
 static int wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -168,21 +100,22 @@ static int cmd_selfcheck(int argc, char **argv)
         }
     }
     if (!dir) return cli_usage_error(self, "missing DIR");
-    og_selfcheck_result r;
+    og_selfcheck_result *r = NULL;
     if (og_store_selfcheck(&r, dir, &opts) != 0) return cli_fail(json);
     if (json) {
         printf("{\"ok\":true,\"rounds\":%u,\"store_ops\":%llu,\"fsyncs\":%llu,"
                "\"put_us_p50\":%.1f,\"put_if_absent_us_p50\":%.1f}\n",
-               r.rounds, (unsigned long long)r.store_ops, (unsigned long long)r.fsyncs,
-               r.put_us_p50, r.put_if_absent_us_p50);
+               r->rounds, (unsigned long long)r->store_ops, (unsigned long long)r->fsyncs,
+               r->put_us_p50, r->put_if_absent_us_p50);
     } else {
         printf("store self-check of %s: ok\n"
                "  %u rounds of durable put, create-if-absent (and its refusal), read-back\n"
                "  %llu store operations, %llu fsyncs\n"
                "  median durable put %.0f us, durable put_if_absent %.0f us\n",
-               dir, r.rounds, (unsigned long long)r.store_ops, (unsigned long long)r.fsyncs,
-               r.put_us_p50, r.put_if_absent_us_p50);
+               dir, r->rounds, (unsigned long long)r->store_ops, (unsigned long long)r->fsyncs,
+               r->put_us_p50, r->put_if_absent_us_p50);
     }
+    og_selfcheck_result_free(r);
     return CLI_OK;
 }
 

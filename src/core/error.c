@@ -159,6 +159,7 @@ const char *og_code_name(int code)
 {
     switch (code) {
     case OG_OK: return "ok";
+    case OG_ITER_OVER: return "iter_over";
     case OG_E_STORAGE: return "storage";
     case OG_E_NOT_FOUND: return "not_found";
     case OG_E_EXISTS: return "exists";

@@ -1105,12 +1105,15 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         res->committed = true;
         memcpy(res->commit_id, in.commit_id, sizeof res->commit_id);
         res->manifest_version = mver;
-        for (size_t i = 0; i < in.n_effects && res->n_tables < 64; i++) {
-            write_table_outcome *o = &res->tables[res->n_tables++];
+        for (size_t i = 0; i < in.n_effects; i++) {
+            write_table_outcome one, *o = res->n_tables < 64 ? &res->tables[res->n_tables++] : &one;
             snprintf(o->alias, sizeof o->alias, "%s", in.effects[i].alias);
             o->from_version = in.effects[i].expected_version;
             o->to_version = in.effects[i].achieved_version;
             o->row_count = in.effects[i].row_count;
+            if (opt->on_table)
+                opt->on_table(opt->on_table_arg, in.effects[i].alias, o->from_version,
+                              o->to_version, o->row_count);
         }
         memset(&d, 0, sizeof d);
         d.writes = 1;

@@ -152,19 +152,27 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
 
 /* ---- Writes ------------------------------------------------------------------------------ */
 
-typedef struct write_options {
-    int version;                 /* 1 */
-    const char *branch;          /* NULL: main (other branches: OG_E_UNSUPPORTED for now) */
-    const char *if_commit;       /* expected branch head (NULL: none): PRECONDITION_FAILED */
-    unsigned max_reprepare;      /* 0: WRITE_MAX_REPREPARE */
-} write_options;
-#define WRITE_OPTIONS_INIT {1, NULL, NULL, 0}
-
 typedef struct write_table_outcome {
     char alias[128];
     uint64_t from_version, to_version;
     uint64_t row_count;
 } write_table_outcome;
+
+/* Called once for every table a committed write changed, after the commit is visible (so it
+ * cannot fail the write), with the alias whole. write_result.tables keeps only the first 64
+ * (and cuts aliases at 127 bytes); the public API's results list them all through this. */
+typedef void (*write_table_fn)(void *arg, const char *alias, uint64_t from_version,
+                               uint64_t to_version, uint64_t row_count);
+
+typedef struct write_options {
+    int version;                 /* 1 */
+    const char *branch;          /* NULL: main (other branches: OG_E_UNSUPPORTED for now) */
+    const char *if_commit;       /* expected branch head (NULL: none): PRECONDITION_FAILED */
+    unsigned max_reprepare;      /* 0: WRITE_MAX_REPREPARE */
+    write_table_fn on_table;     /* NULL: none */
+    void *on_table_arg;
+} write_options;
+#define WRITE_OPTIONS_INIT {1, NULL, NULL, 0, NULL, NULL}
 
 typedef struct write_result {
     bool committed;              /* false: nothing to commit (no effect, no graph commit) */

@@ -8,15 +8,18 @@ int header_only_check(void);
 int header_only_check(void)
 {
     og_selfcheck_options selfcheck = OG_SELFCHECK_OPTIONS_INIT;
+    og_schema_plan_options plan = OG_SCHEMA_PLAN_OPTIONS_INIT;
     og_scan_options scan = OG_SCAN_OPTIONS_INIT;
+    og_init_options init = OG_INIT_OPTIONS_INIT;
     og_open_options open_opts = OG_OPEN_OPTIONS_INIT;
     og_load_options load = OG_LOAD_OPTIONS_INIT;
     og_optimize_options optimize = OG_OPTIMIZE_OPTIONS_INIT;
     og_cleanup_options cleanup = OG_CLEANUP_OPTIONS_INIT;
     og_query_options query = OG_QUERY_OPTIONS_INIT;
     og_mutate_options mutate = OG_MUTATE_OPTIONS_INIT;
-    int versions = selfcheck.version + scan.version + open_opts.version + load.version +
-                   optimize.version + cleanup.version + query.version + mutate.version;
+    int versions = selfcheck.version + plan.version + scan.version + init.version +
+                   open_opts.version + load.version + optimize.version + cleanup.version +
+                   query.version + mutate.version;
     /* A call, so the object references og_version_number by its C name. */
     return og_version_number() == OG_VERSION_NUMBER && versions > 0;
 }

@@ -41,3 +41,6 @@ add_test(NAME test_api_install
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_install.sh ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR} ${CMAKE_INSTALL_LIBDIR} ${CMAKE_C_COMPILER} ${og_user_flags})
 set_tests_properties(test_api_install PROPERTIES LABELS "api" TIMEOUT 300)
+
+# The options structs: og_..._options_init() against the _INIT macros, and unknown versions.
+og_test(test_api_options LABELS "api" SOURCES api/test_api_options.c LINK omnigraph)

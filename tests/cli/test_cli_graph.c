@@ -664,16 +664,33 @@ static void test_api(void **state)
     size_t slen;
     char *schema = read_all(g_schema, &slen);
 
-    og_init_result ir;
-    assert_og_ok(og_graph_init(&ir, root, "social.pg", schema, slen));
-    assert_int_equal(ir.node_types, 2);
-    assert_int_equal(ir.edge_types, 2);
-    assert_int_equal(strlen(ir.commit_id), OG_ID_LEN);
-    assert_int_equal(ir.took_over, 0);
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = schema;
+    io.schema_source_len = slen;
+    io.schema_file = "social.pg";
+    og_init_result *ir = NULL;
+    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_int_equal(ir->node_types, 2);
+    assert_int_equal(ir->edge_types, 2);
+    assert_int_equal(strlen(ir->commit_id), OG_ID_LEN);
+    assert_int_equal(ir->took_over, 0);
     char genesis[OG_ID_LEN + 1];
-    memcpy(genesis, ir.commit_id, sizeof genesis);
-    assert_og_error(og_graph_init(&ir, root, "social.pg", schema, slen), OG_E_EXISTS);
+    memcpy(genesis, ir->commit_id, sizeof genesis);
+    og_init_result_free(ir);
+    assert_og_error(og_graph_init(&ir, root, &io), OG_E_EXISTS);
     assert_non_null(strstr(og_error_last()->message, "already"));
+    assert_null(ir);
+    /* The schema is required; options of an unknown version are refused. */
+    char other[512];
+    snprintf(other, sizeof other, "%s/api/other", g_dir);
+    assert_og_error(og_graph_init(&ir, other, NULL), OG_E_BAD_REQUEST);
+    og_init_options none;
+    assert_og_ok(og_init_options_init(&none, OG_INIT_OPTIONS_VERSION));
+    assert_null(none.schema_source);
+    assert_og_error(og_graph_init(&ir, other, &none), OG_E_BAD_REQUEST);
+    io.version = 2;
+    assert_og_error(og_graph_init(&ir, other, &io), OG_E_BAD_REQUEST);
+    assert_null(ir);
     free(schema);
 
     og_graph *g = NULL;
@@ -682,7 +699,7 @@ static void test_api(void **state)
     assert_og_ok(og_graph_open(&g, root, &oo));
 
     og_load_options lo = OG_LOAD_OPTIONS_INIT;
-    og_load_result lr;
+    og_write_result *lr = NULL;
     /* the mode is required */
     assert_og_error(og_graph_load(&lr, g, "d.jsonl", DATA1, strlen(DATA1), &lo), OG_E_BAD_REQUEST);
     lo.branch = "dev";
@@ -696,34 +713,43 @@ static void test_api(void **state)
     assert_og_ok(og_graph_load(&lr, g, "d.jsonl", DATA1, strlen(DATA1), &lo));
     assert_int_equal(ps.write, 1);
     assert_int_equal(ps.last_lines, 8);
-    assert_int_equal(lr.nodes, 4);
-    assert_int_equal(lr.edges, 3);
-    assert_int_equal(lr.lines, 8);
-    assert_int_equal(lr.node_types, 2);
-    assert_int_equal(lr.edge_types, 2);
-    assert_int_equal(lr.manifest_version, 2);
-    assert_int_equal(strlen(lr.commit_id), OG_ID_LEN);
-    assert_int_equal(lr.n_tables, 4);
+    assert_int_equal(og_write_result_count(lr, OG_WRITE_NODES), 4);
+    assert_int_equal(og_write_result_count(lr, OG_WRITE_EDGES), 3);
+    assert_int_equal(og_write_result_count(lr, OG_WRITE_LINES), 8);
+    assert_int_equal(og_write_result_count(lr, OG_WRITE_NODE_TYPES), 2);
+    assert_int_equal(og_write_result_count(lr, OG_WRITE_EDGE_TYPES), 2);
+    assert_int_equal(og_write_result_count(lr, OG_WRITE_NODES_INSERTED), 0); /* a mutation's */
+    assert_int_equal(og_write_result_count(lr, 0), 0);                      /* no such count */
+    assert_int_equal(og_write_result_count(lr, 1000), 0);
+    assert_int_equal(og_write_result_manifest_version(lr), 2);
+    assert_int_equal(strlen(og_write_result_commit_id(lr)), OG_ID_LEN);
+    assert_int_equal(strlen(og_write_result_operation_id(lr)), OG_ID_LEN);
+    assert_string_equal(og_write_result_query_name(lr), "");
+    assert_int_equal(og_write_result_table_count(lr), 4);
+    assert_null(og_write_result_table(lr, 4));
     char first_load[OG_ID_LEN + 1];
-    memcpy(first_load, lr.commit_id, sizeof first_load);
+    memcpy(first_load, og_write_result_commit_id(lr), sizeof first_load);
+    og_write_result_free(lr);
 
     lo.progress = NULL;
     lo.mode = OG_LOAD_APPEND;
     const char *more = "{\"type\":\"Company\",\"data\":{\"name\":\"Globex\"}}\n";
     assert_og_ok(og_graph_load(&lr, g, "more.jsonl", more, strlen(more), &lo));
-    assert_int_equal(lr.manifest_version, 3);
-    assert_int_equal(lr.n_tables, 1);
-    assert_string_equal(lr.tables[0].alias, "node:Company");
-    assert_int_equal(lr.tables[0].row_count, 2);
-    assert_int_equal(lr.tables[0].to_version, lr.tables[0].from_version + 1);
+    assert_int_equal(og_write_result_manifest_version(lr), 3);
+    assert_int_equal(og_write_result_table_count(lr), 1);
+    const og_table_change *tc = og_write_result_table(lr, 0);
+    assert_string_equal(tc->alias, "node:Company");
+    assert_int_equal(tc->row_count, 2);
+    assert_int_equal(tc->to_version, tc->from_version + 1);
     char second_load[OG_ID_LEN + 1];
-    memcpy(second_load, lr.commit_id, sizeof second_load);
-    /* a bad line: located, nothing committed */
+    memcpy(second_load, og_write_result_commit_id(lr), sizeof second_load);
+    og_write_result_free(lr);
+    /* a bad line: located, nothing committed, no result */
     const char *bad = "{\"type\":\"Company\",\"data\":{\"name\":\"Hooli\"}}\n{\"type\":\"Nope\"}\n";
     assert_og_error(og_graph_load(&lr, g, "bad.jsonl", bad, strlen(bad), &lo), OG_E_BAD_REQUEST);
     assert_string_equal(og_error_last()->file, "bad.jsonl");
     assert_int_equal(og_error_last()->line, 2);
-    assert_string_equal(lr.commit_id, "");
+    assert_null(lr);
 
     og_snapshot_info *si = NULL;
     assert_og_ok(og_graph_snapshot(&si, g, NULL));
@@ -732,8 +758,9 @@ static void test_api(void **state)
     assert_string_equal(si->head_commit, second_load);
     assert_int_equal(si->n_tables, 4);
     assert_int_equal(strlen(si->schema_identity), OG_SCHEMA_ID_LEN);
+    assert_null(og_snapshot_info_table(si, si->n_tables));
     for (size_t i = 0; i < si->n_tables; i++) {
-        const og_snapshot_table *t = &si->tables[i];
+        const og_snapshot_table *t = og_snapshot_info_table(si, i);
         if (!strcmp(t->alias, "node:Company")) {
             assert_int_equal(t->row_count, 2);
             assert_int_equal(t->kind, OG_KIND_NODE);
@@ -752,38 +779,44 @@ static void test_api(void **state)
     assert_og_error(og_graph_snapshot(&si, g, "12345"), OG_E_NOT_FOUND);
     assert_null(si);
 
+    og_commit_list *cl = NULL;
+    assert_og_ok(og_graph_commits(&cl, g));
+    assert_int_equal(og_commit_list_count(cl), 3);
+    const og_commit_info *c0 = og_commit_list_get(cl, 0), *c2 = og_commit_list_get(cl, 2);
+    assert_null(og_commit_list_get(cl, 3));
+    assert_string_equal(c0->id, head);
+    assert_string_equal(og_commit_list_get(cl, 1)->id, first_load);
+    assert_string_equal(c0->parent, first_load);
+    assert_string_equal(c2->id, genesis);
+    assert_string_equal(c2->parent, "");
+    assert_non_null(c0->actor);
+    assert_string_equal(c0->actor, "tester");
+    assert_string_equal(c0->branch, "main");
+    assert_true(c0->created_at_us >= c2->created_at_us);
+    og_commit_list_free(cl);
     og_commit_info *c = NULL;
-    size_t n = 0;
-    assert_og_ok(og_graph_commits(&c, &n, g));
-    assert_int_equal(n, 3);
-    assert_string_equal(c[0].id, head);
-    assert_string_equal(c[1].id, first_load);
-    assert_string_equal(c[0].parent, first_load);
-    assert_string_equal(c[2].id, genesis);
-    assert_string_equal(c[2].parent, "");
-    assert_non_null(c[0].actor);
-    assert_string_equal(c[0].actor, "tester");
-    assert_string_equal(c[0].branch, "main");
-    assert_true(c[0].created_at_us >= c[2].created_at_us);
-    og_commits_free(c);
     assert_og_ok(og_graph_commit_show(&c, g, "2"));
     assert_string_equal(c->id, first_load);
-    og_commits_free(c);
+    og_commit_info_free(c);
 
     /* Nothing to commit: no commit id, no new manifest version, counted as a no-op. */
     assert_og_ok(og_graph_load(&lr, g, "empty.jsonl", "\n\n", 2, &lo));
-    assert_string_equal(lr.commit_id, "");
-    assert_int_equal(lr.manifest_version, 0);
-    assert_int_equal(lr.lines, 2);
-    assert_og_ok(og_graph_commits(&c, &n, g));
-    assert_int_equal(n, 3);
-    og_commits_free(c);
+    assert_string_equal(og_write_result_commit_id(lr), "");
+    assert_string_equal(og_write_result_operation_id(lr), "");
+    assert_int_equal(og_write_result_manifest_version(lr), 0);
+    assert_int_equal(og_write_result_count(lr, OG_WRITE_LINES), 2);
+    assert_int_equal(og_write_result_table_count(lr), 0);
+    og_write_result_free(lr);
+    assert_og_ok(og_graph_commits(&cl, g));
+    assert_int_equal(og_commit_list_count(cl), 3);
+    og_commit_list_free(cl);
 
-    og_graph_stats st;
+    og_graph_stats *st = NULL;
     assert_og_ok(og_graph_stats_get(&st, g));
-    assert_int_equal(st.writes, 2);
-    assert_int_equal(st.noops, 1);
-    assert_int_equal(st.reprepares, 0);
+    assert_int_equal(st->writes, 2);
+    assert_int_equal(st->noops, 1);
+    assert_int_equal(st->reprepares, 0);
+    og_graph_stats_free(st);
     og_graph_close(g);
 
     /* Read-only: reads work, loads are refused, nothing is written. */
@@ -803,8 +836,15 @@ static void test_api(void **state)
 
     /* Every free accepts NULL; a missing root is not found (and not created). */
     og_graph_close(NULL);
+    og_init_result_free(NULL);
+    og_write_result_free(NULL);
     og_snapshot_info_free(NULL);
-    og_commits_free(NULL);
+    og_commit_list_free(NULL);
+    og_commit_info_free(NULL);
+    og_graph_stats_free(NULL);
+    og_optimize_result_free(NULL);
+    og_cleanup_result_free(NULL);
+    og_selfcheck_result_free(NULL);
     char nope[512];
     snprintf(nope, sizeof nope, "%s/nope", g_dir);
     assert_og_error(og_graph_open(&g, nope, NULL), OG_E_NOT_FOUND);
@@ -814,6 +854,56 @@ static void test_api(void **state)
     assert_int_equal(og_load_mode_parse("merge"), OG_LOAD_MERGE);
     assert_int_equal(og_load_mode_parse("upsert"), 0);
     assert_string_equal(og_load_mode_name(OG_LOAD_OVERWRITE), "overwrite");
+}
+
+/* A write result lists every table the commit changed, past 64 (the size of the fixed array
+ * load and mutate results used to cut at), and their aliases whole. */
+static void test_api_many_tables(void **state)
+{
+    (void)state;
+    enum { TYPES = 70 };
+    char longname[128];
+    memset(longname, 'L', 100);
+    longname[100] = '\0';
+    size_t cap = 64 * 1024, used = 0;
+    char *schema = malloc(cap), *data = malloc(cap);
+    assert_non_null(schema);
+    assert_non_null(data);
+    schema[0] = data[0] = '\0';
+    for (int i = 0; i < TYPES; i++) {
+        char name[160];
+        snprintf(name, sizeof name, "%s%d", i == TYPES - 1 ? longname : "T", i);
+        used += (size_t)snprintf(schema + used, cap - used, "node %s { k: String @key }\n", name);
+        size_t dl = strlen(data);
+        snprintf(data + dl, cap - dl, "{\"type\":\"%s\",\"data\":{\"k\":\"x\"}}\n", name);
+    }
+    char root[512];
+    snprintf(root, sizeof root, "%s/many", g_dir);
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = schema;
+    og_init_result *ir = NULL;
+    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_int_equal(ir->node_types, TYPES);
+    og_init_result_free(ir);
+    og_graph *g = NULL;
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    og_load_options lo = OG_LOAD_OPTIONS_INIT;
+    lo.mode = OG_LOAD_APPEND;
+    og_write_result *r = NULL;
+    assert_og_ok(og_graph_load(&r, g, "many.jsonl", data, strlen(data), &lo));
+    assert_int_equal(og_write_result_table_count(r), TYPES);
+    int found_long = 0;
+    for (size_t i = 0; i < TYPES; i++) {
+        const og_table_change *t = og_write_result_table(r, i);
+        assert_non_null(t);
+        assert_int_equal(t->row_count, 1);
+        if (strlen(t->alias) > 100 && !strncmp(t->alias + 5, longname, 100)) found_long = 1;
+    }
+    assert_true(found_long);
+    og_write_result_free(r);
+    og_graph_close(g);
+    free(schema);
+    free(data);
 }
 
 int main(void)
@@ -829,6 +919,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_readonly_inspection_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_many_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_optimize_and_cleanup, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -377,7 +377,7 @@ static void test_api_stream(void **state)
     o.n_columns = 2;
     struct ArrowArrayStream s;
     assert_og_ok(og_table_scan(&s, t, &o));
-    og_table_free(t); /* the stream keeps the snapshot alive */
+    og_table_close(t); /* the stream keeps the snapshot alive */
     assert_og_ok(s.get_schema(&s, &sch));
     assert_int_equal(sch.n_children, 2);
     assert_string_equal(sch.children[0]->name, "score");
@@ -400,25 +400,31 @@ static void test_api_stream(void **state)
     assert_null(s.release);
 
     assert_og_ok(og_table_open(&t, g_tab, 3));
-    og_table_info info;
+    og_table_info *info = NULL;
     assert_og_ok(og_table_stats(&info, t));
-    assert_int_equal(info.rows, 12);
-    assert_int_equal(info.fragments, 2);
-    assert_string_equal(info.naming, "v2");
-    og_table_version_info *v;
-    size_t n;
-    assert_og_ok(og_table_versions(&v, &n, t));
-    assert_int_equal(n, 4); /* the whole history, not just up to the snapshot */
-    assert_int_equal(v[3].version, 4);
-    assert_true(v[0].timestamp_ns > 0 && v[0].timestamp_ns <= v[3].timestamp_ns);
-    og_table_versions_free(v);
+    assert_int_equal(info->rows, 12);
+    assert_int_equal(info->fragments, 2);
+    assert_string_equal(info->naming, "v2");
+    og_table_info_free(info);
+    og_table_version_list *l = NULL;
+    assert_og_ok(og_table_versions(&l, t));
+    assert_int_equal(og_table_version_list_count(l), 4); /* the whole history, not just to t */
+    const og_table_version_info *v0 = og_table_version_list_get(l, 0);
+    const og_table_version_info *v3 = og_table_version_list_get(l, 3);
+    assert_null(og_table_version_list_get(l, 4));
+    assert_int_equal(v3->version, 4);
+    assert_true(v0->timestamp_ns > 0 && v0->timestamp_ns <= v3->timestamp_ns);
+    og_table_version_list_free(l);
+    og_table_version_list_free(NULL);
+    og_table_info_free(NULL);
     o.columns = (const char *[]){"ghost"};
     o.n_columns = 1;
     assert_og_error(og_table_scan(&s, t, &o), OG_E_BAD_REQUEST);
     o.version = 99;
     assert_og_error(og_table_write_json(NULL, stdout, t, &o), OG_E_BAD_REQUEST);
-    og_table_free(t);
-    og_table_free(NULL);
+    assert_og_error(og_table_write_schema(stdout, t, 7), OG_E_BAD_REQUEST); /* no such format */
+    og_table_close(t);
+    og_table_close(NULL);
 }
 
 int main(void)

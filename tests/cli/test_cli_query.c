@@ -342,7 +342,8 @@ static void test_bad_query(void **state)
     char err[4096];
     write_text("bad.gq", "// a comment\nquery q() {\n    match { $p: Persn }\n    return { $p.name }\n}\n");
     assert_int_equal(run("query --store g --file bad.gq", out, sizeof out, err, sizeof err), 1);
-    assert_string_equal(err, "bad.gq:3:17: T1: unknown node type 'Persn'\n");
+    assert_string_equal(err, "bad.gq:3:17: T1: unknown node type 'Persn'\n"
+                             "omnigraph: error[bad_request]\n");
     assert_string_equal(out, "");
     /* A syntax error in -e text. */
     assert_int_equal(run("query --store g -e 'query q( { }'", out, sizeof out, err, sizeof err), 1);
@@ -365,11 +366,27 @@ static void test_bad_query(void **state)
     assert_string_equal(out, "n\r\n4\r\n");
     assert_int_equal(run("query --store g --file mixed.gq --name broken", out, sizeof out, err,
                          sizeof err), 1);
-    assert_string_equal(err, "mixed.gq:2:30: T1: unknown node type 'Persn'\n");
-    /* A failing mutate writes nothing either. */
+    assert_string_equal(err, "mixed.gq:2:30: T1: unknown node type 'Persn'\n"
+                             "omnigraph: error[bad_request]\n");
+    /* A failing mutate writes nothing either, and says so. */
     assert_int_equal(run("mutate --store g -e 'query m() { insert Persn { name: \"x\" } }'", out,
                          sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "omnigraph: error[bad_request]: nothing was written\n"));
     assert_int_equal(commit_count(), 2);
+    /* A source that cannot be read: with --json, an error object like any other. */
+    assert_int_equal(run("query --store g --file missing.gq --json", out, sizeof out, err,
+                         sizeof err), 1);
+    j = json_loads(out, 0, &je);
+    assert_non_null(j);
+    e = json_object_get(j, "error");
+    assert_string_equal(json_string_value(json_object_get(e, "code")), "not_found");
+    assert_string_equal(json_string_value(json_object_get(e, "object")), "missing.gq");
+    json_decref(j);
+    assert_int_equal(run("query --store g --file missing.gq", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "cannot read missing.gq"));
+    /* The source may come from a pipe. */
+    run_ok("query --store g --file /dev/stdin --name good --csv < mixed.gq", out, sizeof out);
+    assert_string_equal(out, "n\r\n4\r\n");
 }
 
 /* make_graph, then open it (root: its path, 512 bytes) through the API. */
@@ -406,7 +423,7 @@ static void test_api(void **state)
     og_value v;
     /* The cursor: not on a row before next. */
     assert_int_equal(og_result_get(&v, r, 0), OG_E_BAD_REQUEST);
-    assert_int_equal(og_result_next(r), 1);
+    assert_int_equal(og_result_next(r), OG_OK);
     assert_int_equal(og_result_get(&v, r, 0), 0);
     assert_int_equal(v.type, OG_VALUE_STRING);
     assert_int_equal(v.len, 3);
@@ -414,14 +431,24 @@ static void test_api(void **state)
     assert_int_equal(og_result_get(&v, r, 1), 0);
     assert_int_equal(v.type, OG_VALUE_INT);
     assert_int_equal(v.i, 7);
-    assert_int_equal(og_result_next(r), 1);
+    assert_int_equal(og_result_next(r), OG_OK);
     assert_int_equal(og_result_get(&v, r, 1), 0);
     assert_int_equal(v.type, OG_VALUE_NULL);
-    assert_int_equal(og_result_next(r), 0);
-    assert_int_equal(og_result_next(r), 0);
+    /* The end is OG_ITER_OVER, again on every later call, and not an error. */
+    og_error_clear();
+    assert_int_equal(og_result_next(r), OG_ITER_OVER);
+    assert_int_equal(og_result_next(r), OG_ITER_OVER);
+    assert_int_equal(og_error_last()->code, OG_OK);
     assert_int_equal(og_result_get(&v, r, 0), OG_E_BAD_REQUEST);
+    assert_int_equal(og_result_next(NULL), OG_E_BAD_REQUEST); /* a failure, not the end */
     og_result_rewind(r);
-    assert_int_equal(og_result_next(r), 1);
+    /* The loop every cursor is read with. */
+    int rc, seen = 0;
+    while ((rc = og_result_next(r)) == OG_OK) seen++;
+    assert_int_equal(rc, OG_ITER_OVER);
+    assert_int_equal(seen, 2);
+    og_result_rewind(r);
+    assert_int_equal(og_result_next(r), OG_OK);
     assert_int_equal(og_result_value(&v, r, 5, 0), OG_E_BAD_REQUEST);
     size_t len = 0;
     const char *js = og_result_row_json(r, 1, &len);
@@ -477,18 +504,24 @@ static void test_api(void **state)
     m.source = QUERIES;
     m.name = "add_person";
     m.params_json = "{\"name\":\"Eve\"}";
-    og_mutate_result mr;
+    og_write_result *mr = NULL;
     assert_int_equal(og_graph_mutate(&mr, g, &m), 0);
-    assert_string_equal(mr.query, "add_person");
-    assert_int_equal(mr.nodes_inserted, 1);
-    assert_int_equal(strlen(mr.commit_id), OG_ID_LEN);
-    assert_int_equal(mr.manifest_version, 3);
+    assert_string_equal(og_write_result_query_name(mr), "add_person");
+    assert_int_equal(og_write_result_count(mr, OG_WRITE_NODES_INSERTED), 1);
+    assert_int_equal(og_write_result_count(mr, OG_WRITE_LINES), 0); /* a load's count */
+    assert_int_equal(strlen(og_write_result_commit_id(mr)), OG_ID_LEN);
+    assert_int_equal(og_write_result_manifest_version(mr), 3);
+    assert_int_equal(og_write_result_table_count(mr), 1);
+    assert_string_equal(og_write_result_table(mr, 0)->alias, "node:Person");
+    char mutated[OG_ID_LEN + 1];
+    memcpy(mutated, og_write_result_commit_id(mr), sizeof mutated);
+    og_write_result_free(mr);
     q.source = QUERIES;
     q.name = "count_people";
     assert_int_equal(og_graph_query(&r, g, &q), 0);
     assert_int_equal(og_result_value(&v, r, 0, 0), 0);
     assert_int_equal(v.type == OG_VALUE_UINT ? v.u : (uint64_t)v.i, 5);
-    assert_string_equal(og_result_graph_commit_id(r), mr.commit_id);
+    assert_string_equal(og_result_graph_commit_id(r), mutated);
     og_result_free(r);
     q.at = load_commit;
     assert_int_equal(og_graph_query(&r, g, &q), 0);
@@ -499,6 +532,7 @@ static void test_api(void **state)
     /* Typed errors. */
     m.if_commit = load_commit;
     assert_og_error(og_graph_mutate(&mr, g, &m), OG_E_PRECONDITION_FAILED);
+    assert_null(mr);
     assert_string_equal(og_error_last()->expected, load_commit);
     q.at = NULL;
     q.source = "query q() { match { $p: Person } return { $p.nope } }";
@@ -510,7 +544,28 @@ static void test_api(void **state)
     assert_int_equal(og_error_last()->line, 1);
     q.version = 99;
     assert_og_error(og_graph_query(&r, g, &q), OG_E_BAD_REQUEST);
+
+    /* A result outlives its handle, and a stream made from it outlives the result (the
+     * header's Caveats, "What a result pins"). */
+    q.version = OG_QUERY_OPTIONS_VERSION;
+    q.source = QUERIES;
+    q.source_file = "q.gq";
+    q.name = "friends";
+    q.params_json = "{\"name\":\"Ada\"}";
+    assert_int_equal(og_graph_query(&r, g, &q), 0);
     og_graph_close(g);
+    assert_int_equal(og_result_value(&v, r, 0, 0), 0);
+    assert_int_equal(v.len, 3);
+    assert_memory_equal(v.str, "Bob", 3);
+    assert_string_equal(og_result_row_json(r, 1, NULL),
+                        "{\"f.name\":\"Cy\",\"f.age\":null,\"f.nick\":null}");
+    assert_int_equal(og_result_export_stream(&st, r), 0);
+    og_result_free(r);
+    assert_int_equal(st.get_next(&st, &arr), 0);
+    assert_non_null(arr.release);
+    assert_int_equal(arr.length, 2);
+    arr.release(&arr);
+    st.release(&st);
 
     /* A read-only handle refuses mutations before any work. */
     og_open_options ro = OG_OPEN_OPTIONS_INIT;
@@ -534,7 +589,7 @@ static void test_if_commit_survives_maintenance(void **state)
     og_mutate_options m = OG_MUTATE_OPTIONS_INIT;
     m.source = QUERIES;
     m.name = "add_person";
-    og_mutate_result mr;
+    og_write_result *mr = NULL;
     char last[OG_ID_LEN + 1] = "", before_last[OG_ID_LEN + 1] = "";
     int maintained = 0;
     for (int i = 0; i < 40 && !maintained; i++) {
@@ -544,25 +599,27 @@ static void test_if_commit_survives_maintenance(void **state)
         m.if_commit = last[0] ? last : NULL; /* each write names the one before */
         assert_int_equal(og_graph_mutate(&mr, g, &m), 0);
         memcpy(before_last, last, sizeof last);
-        memcpy(last, mr.commit_id, sizeof last);
+        memcpy(last, og_write_result_commit_id(mr), sizeof last);
+        og_write_result_free(mr);
         /* Maintenance runs on the handle's worker after the write returns; closing the
          * handle finishes it, so the head is observed after it. */
         og_graph_close(g);
         assert_int_equal(og_graph_open(&g, root, NULL), 0);
-        og_commit_info *c = NULL;
-        size_t n = 0;
-        assert_int_equal(og_graph_commits(&c, &n, g), 0);
-        maintained = strcmp(c[0].id, last) != 0; /* the head moved past our commit */
+        og_commit_list *l = NULL;
+        assert_int_equal(og_graph_commits(&l, g), 0);
+        const og_commit_info *c = og_commit_list_get(l, 0);
+        maintained = strcmp(c->id, last) != 0; /* the head moved past our commit */
         if (maintained) {
-            assert_null(c[0].actor); /* maintenance is actorless */
-            assert_string_equal(c[0].parent, last);
+            assert_null(c->actor); /* maintenance is actorless */
+            assert_string_equal(c->parent, last);
         }
-        og_commits_free(c);
+        og_commit_list_free(l);
     }
     assert_true(maintained);
     m.params_json = "{\"name\":\"after\"}";
     m.if_commit = last;
     assert_int_equal(og_graph_mutate(&mr, g, &m), 0);
+    og_write_result_free(mr);
     m.params_json = "{\"name\":\"stale\"}";
     m.if_commit = before_last;
     assert_int_equal(og_graph_mutate(&mr, g, &m), OG_E_PRECONDITION_FAILED);

@@ -185,10 +185,37 @@ static void test_api(void **state)
     /* an unsupported plan is a typed error with the report still given */
     const char *v2 = "node Person { name: String @key  age: I32 }\nnode Company { name: String @key }\n"
                      "edge Knows: Person -> Person { since: Date? }\nedge WorksAt: Person -> Company\n";
-    assert_og_error(og_schema_plan(&r, "v1.pg", SCHEMA, strlen(SCHEMA), "v2.pg", v2, strlen(v2), 0),
-                    OG_E_UNSUPPORTED);
+    og_schema_plan_options po = OG_SCHEMA_PLAN_OPTIONS_INIT;
+    po.from_source = SCHEMA;
+    po.from_file = "v1.pg";
+    po.to_source = v2;
+    po.to_file = "v2.pg";
+    assert_og_error(og_schema_plan(&r, &po), OG_E_UNSUPPORTED);
     assert_non_null(r);
     assert_non_null(strstr(og_lang_report_json(r), "M107"));
+    og_lang_report_free(r);
+    /* The options: both sources are required, an unknown version is refused, and
+     * og_schema_plan_options_init gives what the _INIT macro gives. */
+    po.to_source = NULL;
+    assert_og_error(og_schema_plan(&r, &po), OG_E_BAD_REQUEST);
+    assert_null(r);
+    assert_og_error(og_schema_plan(&r, NULL), OG_E_BAD_REQUEST);
+    og_schema_plan_options pi;
+    memset(&pi, 0x5a, sizeof pi);
+    assert_og_ok(og_schema_plan_options_init(&pi, OG_SCHEMA_PLAN_OPTIONS_VERSION));
+    static const og_schema_plan_options pm = OG_SCHEMA_PLAN_OPTIONS_INIT; /* padding zero */
+    assert_memory_equal(&pi, &pm, sizeof pi);
+    assert_og_error(og_schema_plan_options_init(&pi, OG_SCHEMA_PLAN_OPTIONS_VERSION + 1),
+                    OG_E_BAD_REQUEST);
+    assert_og_error(og_schema_plan_options_init(NULL, OG_SCHEMA_PLAN_OPTIONS_VERSION),
+                    OG_E_BAD_REQUEST);
+    pi.from_source = SCHEMA;
+    pi.to_source = SCHEMA;
+    pi.version = 0;
+    assert_og_error(og_schema_plan(&r, &pi), OG_E_BAD_REQUEST);
+    assert_null(r);
+    pi.version = OG_SCHEMA_PLAN_OPTIONS_VERSION;
+    assert_og_ok(og_schema_plan(&r, &pi)); /* no change: nothing to do, all supported */
     og_lang_report_free(r);
 }
 

@@ -59,10 +59,12 @@ static void test_error_model(void **state)
     assert_string_equal(e->object, "a/b");
     assert_non_null(strstr(e->message, "writing a/b: "));
     /* Every code has a distinct name. */
-    for (int a = OG_E_INTERNAL; a <= 0; a++) {
+    for (int a = OG_E_INTERNAL; a <= OG_ITER_OVER; a++) {
         assert_string_not_equal(og_code_name(a), "unknown");
-        for (int b = a + 1; b <= 0; b++) assert_string_not_equal(og_code_name(a), og_code_name(b));
+        for (int b = a + 1; b <= OG_ITER_OVER; b++)
+            assert_string_not_equal(og_code_name(a), og_code_name(b));
     }
+    assert_string_equal(og_code_name(OG_ITER_OVER), "iter_over");
     assert_string_equal(og_code_name(-999), "unknown");
     assert_string_equal(og_storage_kind_name(OG_STORAGE_CRASHED), "crashed");
 }
