@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the project needs, only those that are missing.
+# Installs the Debian packages the project needs, only those that are missing: among them gcc
+# and clang, since `make test CC=clang` (and .ci/run, which runs it) builds with clang.
 # Idempotent and quiet when everything is present (one dpkg query, no network).
 set -euo pipefail
 pkgs=(cmake ninja-build pkg-config gcc g++ clang make

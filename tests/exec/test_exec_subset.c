@@ -149,8 +149,8 @@ static char *run(fixture *f, const graph_snapshot *snap, const char *gq, int sub
 static const char *const BY_TEAM[] = {
     "query q() { match { $a: Person { team: \"%s\" } } return { $a.name, $a.age } }",
     "query q() { match { $a: Person { team: \"%s\" }  $a knows $c } return { $a.name, $c.name } }",
-    "query q() { match { $a: Person { team: \"%s\" }  $a.age > 30  $a knows{1,2} $c } "
-    "return { count($c) as n } }",
+    ("query q() { match { $a: Person { team: \"%s\" }  $a.age > 30  $a knows{1,2} $c } "
+     "return { count($c) as n } }"),
 };
 
 static void check_snapshot(fixture *f, const graph_snapshot *snap)
@@ -322,8 +322,8 @@ static char *dump(write_graph *g)
 {
     static const char *const qs[] = {
         "query q() { match { $a: Person } return { $a.name, $a.age, $a.team } order { $a.name } }",
-        "query q() { match { $a: Person  $a knows $b } return { $a.name, $b.name, count($b) as n } "
-        "order { $a.name, $b.name } }",
+        ("query q() { match { $a: Person  $a knows $b } return { $a.name, $b.name, count($b) as n } "
+         "order { $a.name, $b.name } }"),
         "query q() { match { $a: Person  $a livesIn $c } return { $a.name, $c.name } order { $a.name } }",
     };
     graph_snapshot *snap = NULL;
@@ -441,8 +441,8 @@ static const char *const WARM_QUERIES[] = {
     "query q() { match { $a: Person { name: \"p5\" }  $c knows $a } return { $c.name } }",
     "query q() { match { $a: Person { name: \"p7\" }  $a <knows>{1,2} $c } return { $c.name } }",
     "query q() { match { $a: Person { name: \"p9\" }  $a $e: knows $c } return { $c.name, $e.w } }",
-    "query q() { match { $a: Person  $a $e: knows $c  $e.w > 100 } return { $a.name, $e.id } "
-    "order { $a.name } limit 20 }",
+    ("query q() { match { $a: Person  $a $e: knows $c  $e.w > 100 } return { $a.name, $e.id } "
+     "order { $a.name } limit 20 }"),
     "query q() { match { $a: Person  $a livesIn $t } return { $t.name, count($a) as n } }",
 };
 
