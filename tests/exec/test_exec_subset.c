@@ -446,29 +446,6 @@ static const char *const WARM_QUERIES[] = {
     "query q() { match { $a: Person  $a livesIn $t } return { $t.name, count($a) as n } }",
 };
 
-/* Rows of gq through cache c (kept warm across calls) at the graph's head. */
-static char *run_in(fixture *f, exec_cache *c, const char *gq)
-{
-    graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, f->wg->s, NULL, 0, 0));
-    compiled q;
-    compile(&q, f->wg, gq);
-    exec_result *r = NULL;
-    if (exec_query_run(&r, f->wg->catalog, snap, f->wg->s, &q.qs->queries[0], q.p, c))
-        fail_msg("query failed: %s\n%s", og_error_last()->message, gq);
-    core_buf b = CORE_BUF_INIT;
-    for (uint64_t i = 0; i < exec_result_n_rows(r); i++) {
-        assert_og_ok(exec_result_row_json(r, i, &b));
-        assert_og_ok(core_buf_append_byte(&b, '\n'));
-    }
-    exec_result_free(r);
-    compiled_free(&q);
-    graph_snapshot_free(snap);
-    char *out = core_strdup(b.data ? (const char *)b.data : "");
-    core_buf_free(&b);
-    return out;
-}
-
 /* Rows of gq through cache c at manifest version mver (0: the head). */
 static char *run_at(fixture *f, exec_cache *c, const char *gq, uint64_t mver)
 {
@@ -491,6 +468,13 @@ static char *run_at(fixture *f, exec_cache *c, const char *gq, uint64_t mver)
     core_buf_free(&b);
     return out;
 }
+
+/* Rows of gq through cache c (kept warm across calls) at the graph's head. */
+static char *run_in(fixture *f, exec_cache *c, const char *gq)
+{
+    return run_at(f, c, gq, 0);
+}
+
 
 /* Every warm query through the warm cache and through a fresh one: the same rows. */
 static void compare_warm(fixture *f, exec_cache *warm, int step, const char *after)
