@@ -4,6 +4,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
+#include <sys/mman.h>
 
 static atomic_uint_fast64_t g_count;
 static atomic_uint_fast64_t g_fail_at;   /* absolute count at which to fail; 0 = off */
@@ -22,22 +24,60 @@ static int should_fail(void)
     return 0;
 }
 
+/* Large buffers (a load's columns, encoded data files, index entries) ask for transparent
+ * huge pages: their first touch then costs one fault per 2 MiB instead of one per 4 KiB.
+ * On a virtual machine a fault costs microseconds: a 100k-node / 500k-edge load took 62.5k
+ * faults and 1.5 s of CPU before this, 17k faults and 0.85 s with it (same run, loaded
+ * machine). The kernel honours the advice only when THP is in "madvise" or "always" mode;
+ * otherwise it is a no-op. */
+#define HUGE_ALIGN ((uintptr_t)2 << 20)
+#define HUGE_MIN ((size_t)4 << 20)
+
+static void *advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+    if (p && n >= HUGE_MIN) {
+        uintptr_t lo = ((uintptr_t)p + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
+        uintptr_t hi = ((uintptr_t)p + n) & ~(HUGE_ALIGN - 1);
+        if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice only */
+    }
+#else
+    (void)n;
+#endif
+    return p;
+}
+
 void *core_malloc(size_t n)
 {
     if (should_fail()) return NULL;
-    return malloc(n ? n : 1);
+    return advise_huge(malloc(n ? n : 1), n);
 }
 
 void *core_calloc(size_t count, size_t size)
 {
     if (should_fail()) return NULL;
-    return calloc(count ? count : 1, size ? size : 1);
+    size_t n;
+    if (core_size_mul(&n, count, size)) n = 0;
+    return advise_huge(calloc(count ? count : 1, size ? size : 1), n);
 }
 
 void *core_realloc(void *p, size_t n)
 {
     if (should_fail()) return NULL;
-    return realloc(p, n ? n : 1);
+#if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
+    if (p && n >= HUGE_MIN) {
+        /* A large block that grows moves by hand into advised memory: realloc would fault
+         * the destination in 4 KiB pages while it copies, before any advice could apply. */
+        size_t old = malloc_usable_size(p);
+        if (old >= n) return p;
+        void *q = advise_huge(malloc(n), n);
+        if (!q) return NULL;
+        memcpy(q, p, old);
+        free(p);
+        return q;
+    }
+#endif
+    return advise_huge(realloc(p, n ? n : 1), n);
 }
 
 char *core_strndup(const char *s, size_t n)

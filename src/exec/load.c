@@ -5,6 +5,7 @@
 #include "exec/load.h"
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/ulid.h"
@@ -63,7 +64,13 @@ typedef struct load_ctx {
     size_t vals_cap;
     lang_value *keyvals; /* scratch: key values of the current row */
     size_t keyvals_cap;
+    uint64_t mint_ms;    /* the clock for minted edge ids, read once per LOAD_MINT_CLOCK */
+    uint64_t minted;
 } load_ctx;
+
+/* Minted edge ids read the clock once per this many (a clock read per edge was ~2% of a
+ * 500k-edge load here); between reads, core_ulid_new_at keeps them strictly increasing. */
+#define LOAD_MINT_CLOCK 64
 
 static int line_err(const load_ctx *c, const char *fmt, ...) CORE_PRINTF(2, 3);
 static int line_err(const load_ctx *c, const char *fmt, ...)
@@ -944,7 +951,8 @@ static int fast_line_load(load_ctx *c, const char *line, size_t len, fast_line *
         } else {
             core_ulid u;
             char text[CORE_ULID_LEN];
-            if (!(rc = core_ulid_new(&u))) {
+            if (c->minted++ % LOAD_MINT_CLOCK == 0) c->mint_ms = core_wall_ms();
+            if (!(rc = core_ulid_new_at(&u, c->mint_ms))) {
                 fast_ulid_text(&u, text);
                 rc = arrow_builder_append_bytes(a->b[0], text, CORE_ULID_LEN);
             }

@@ -145,6 +145,39 @@ static void test_arena(void **state)
     core_arena_free(&a);
 }
 
+/* Blocks past 4 MiB move by hand into huge-page-advised memory when they grow: the content
+ * survives every growth and a shrink, and an injected failure leaves the block intact. */
+static void test_large_realloc(void **state)
+{
+    (void)state;
+    size_t n = (size_t)1 << 20;
+    unsigned char *p = core_malloc(n);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(i * 31 + 7);
+    size_t filled = n;
+    while (n < ((size_t)64 << 20)) {
+        n *= 2;
+        p = core_realloc(p, n);
+        assert_non_null(p);
+        for (size_t i = 0; i < filled; i += 4093) assert_int_equal(p[i], (unsigned char)(i * 31 + 7));
+        assert_int_equal(p[filled - 1], (unsigned char)((filled - 1) * 31 + 7));
+        for (size_t i = filled; i < n; i++) p[i] = (unsigned char)(i * 31 + 7);
+        filled = n;
+    }
+    core_alloc_fail_at(1, 0);
+    assert_null(core_realloc(p, n * 2));
+    core_alloc_fail_at(0, 0);
+    assert_int_equal(p[n - 1], (unsigned char)((n - 1) * 31 + 7));
+    p = core_realloc(p, (size_t)8 << 20); /* shrink within the large range */
+    assert_non_null(p);
+    for (size_t i = 0; i < ((size_t)8 << 20); i += 4093) assert_int_equal(p[i], (unsigned char)(i * 31 + 7));
+    unsigned char *z = core_calloc((size_t)6 << 20, 1);
+    assert_non_null(z);
+    for (size_t i = 0; i < ((size_t)6 << 20); i += 4096) assert_int_equal(z[i], 0);
+    core_free(z);
+    core_free(p);
+}
+
 static void test_buf(void **state)
 {
     (void)state;
@@ -389,7 +422,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),       cmocka_unit_test(test_error_model),
         cmocka_unit_test(test_error_is_per_thread), cmocka_unit_test(test_alloc_fail_nth),
-        cmocka_unit_test(test_arena),         cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_arena),         cmocka_unit_test(test_buf), cmocka_unit_test(test_large_realloc),
         cmocka_unit_test(test_ulid),          cmocka_unit_test(test_json),
         cmocka_unit_test(test_hash),          cmocka_unit_test(test_clock),
         cmocka_unit_test(test_failpoints),    cmocka_unit_test(test_log_sink),
