@@ -925,6 +925,22 @@ int arrow_builder_append_double(arrow_builder *b, double v)
 
 int arrow_builder_append_bytes(arrow_builder *b, const void *p, size_t n)
 {
+    /* The common case (32-bit offsets, room in every buffer) in one pass: a bulk load appends
+     * three strings per edge, and the general path below cost ~200 instructions each. */
+    if ((b->type.id == ARROW_UTF8 || b->type.id == ARROW_BINARY) && n <= INT32_MAX &&
+        b->values.len + n < b->values.cap && b->offsets.len + 4 < b->offsets.cap &&
+        (size_t)(b->length >> 3) < b->validity.len && b->values.len + n <= (size_t)INT32_MAX) {
+        int32_t end = (int32_t)(b->values.len + n);
+        memcpy(b->offsets.data + b->offsets.len, &end, 4);
+        b->offsets.len += 4;
+        b->offsets.data[b->offsets.len] = '\0';
+        if (n) memcpy(b->values.data + b->values.len, p, n);
+        b->values.len += n;
+        b->values.data[b->values.len] = '\0';
+        b->validity.data[b->length >> 3] |= (uint8_t)(1u << (b->length & 7));
+        b->length++;
+        return 0;
+    }
     if (!arrow_type_is_binary_like(b->type.id)) return type_mismatch(b, "bytes");
     size_t end;
     if (core_size_add(&end, b->values.len, n) != 0 || end > (size_t)INT64_MAX)

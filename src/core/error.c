@@ -6,14 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MSG_CAP 1024
-#define DETAIL_CAP 512
+#define MSG_CAP CORE_ERR_MSG_CAP
+#define DETAIL_CAP CORE_ERR_DETAIL_CAP
 
-typedef struct err_state {
-    og_error pub;
-    char message[MSG_CAP];
-    char details[CORE_ERR_FIELD_COUNT][DETAIL_CAP];
-} err_state;
+typedef core_err_saved err_state;
 
 static _Thread_local err_state tls_err = {.pub = {.message = ""}};
 
@@ -122,6 +118,28 @@ void core_err_detail(core_err_field field, const char *value)
     case CORE_ERR_FILE: tls_err.pub.file = v; break;
     default: break;
     }
+}
+
+void core_err_save(core_err_saved *out)
+{
+    (void)og_error_last();
+    *out = tls_err;
+}
+
+int core_err_restore(const core_err_saved *saved)
+{
+    tls_err = *saved;
+    /* the pointers pointed into the saved copy's buffers: point them into ours */
+    tls_err.pub.message = tls_err.message;
+    const char **field[CORE_ERR_FIELD_COUNT] = {
+        [CORE_ERR_OBJECT] = &tls_err.pub.object,     [CORE_ERR_OPERATION_ID] = &tls_err.pub.operation_id,
+        [CORE_ERR_MEMBER] = &tls_err.pub.member,     [CORE_ERR_EXPECTED] = &tls_err.pub.expected,
+        [CORE_ERR_ACTUAL] = &tls_err.pub.actual,     [CORE_ERR_KEY] = &tls_err.pub.key,
+        [CORE_ERR_FILE] = &tls_err.pub.file,
+    };
+    for (int f = 0; f < CORE_ERR_FIELD_COUNT; f++)
+        if (field[f] && *field[f]) *field[f] = tls_err.details[f];
+    return tls_err.pub.code;
 }
 
 void core_err_set_storage_kind(int kind, int sys_errno)

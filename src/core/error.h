@@ -42,6 +42,19 @@ void core_err_set_location(const char *file, int line, int column);
 /* Prefix the current message with context ("reading manifest x: <old message>"). */
 void core_err_prefix(const char *fmt, ...) CORE_PRINTF(1, 2);
 
+/* A copy of one thread's error, to raise it again on another (a worker's failure re-raised by
+ * the thread that joins it, with its code, message, details and location). */
+#define CORE_ERR_MSG_CAP 1024
+#define CORE_ERR_DETAIL_CAP 512
+typedef struct core_err_saved {
+    og_error pub;
+    char message[CORE_ERR_MSG_CAP];
+    char details[CORE_ERR_FIELD_COUNT][CORE_ERR_DETAIL_CAP];
+} core_err_saved;
+void core_err_save(core_err_saved *out);
+/* Make a saved error the calling thread's; returns its code. */
+int core_err_restore(const core_err_saved *saved);
+
 /* Map an errno to an og_storage_kind. */
 int core_storage_kind_of_errno(int e);
 

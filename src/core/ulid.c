@@ -74,6 +74,44 @@ int core_ulid_new_at(core_ulid *out, uint64_t ms)
     return rc;
 }
 
+/* Add n to the 80-bit random part; returns 1 on overflow (u is then unspecified). */
+static int add_random(core_ulid *u, uint64_t n)
+{
+    for (int i = 15; i >= 6 && n; i--) {
+        uint64_t v = (uint64_t)u->b[i] + (n & 0xFF);
+        u->b[i] = (uint8_t)v;
+        n = (n >> 8) + (v >> 8);
+    }
+    return n != 0;
+}
+
+int core_ulid_reserve(core_ulid *first, uint64_t n)
+{
+    if (n == 0) n = 1;
+    int rc = core_ulid_new(first);
+    if (rc) return rc;
+    pthread_mutex_lock(&g_lock);
+    core_ulid last = *first;
+    if (add_random(&last, n - 1)) {
+        /* The block does not fit in this millisecond's random space: start the next one at
+         * zero (ids stay increasing and unique). */
+        uint64_t ms = g_last_ms + 1;
+        memset(first->b, 0, sizeof first->b);
+        set_time(first, ms);
+        last = *first;
+        (void)add_random(&last, n - 1);
+        g_last_ms = ms;
+    }
+    if (core_ulid_cmp(&last, &g_last) > 0) g_last = last; /* later mints come after the block */
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+}
+
+void core_ulid_step(core_ulid *u)
+{
+    (void)incr_random(u);
+}
+
 int core_ulid_new(core_ulid *out)
 {
     return core_ulid_new_at(out, core_wall_ms());

@@ -16,6 +16,13 @@ typedef struct core_ulid {
 int core_ulid_new(core_ulid *out);
 /* Mint with an explicit time (ms since the epoch), still monotonic within the process. */
 int core_ulid_new_at(core_ulid *out, uint64_t ms);
+/* Reserve n consecutive ids (n >= 1): *first is the lowest, the others follow it by
+ * core_ulid_step, and every id minted later in the process is greater than all of them. A
+ * bulk load takes one block per parsing thread, so its ids are increasing in file order
+ * however the threads interleave, at one lock per block instead of one per id. */
+int core_ulid_reserve(core_ulid *first, uint64_t n);
+/* The next id of a reserved block (the random part plus one). */
+void core_ulid_step(core_ulid *u);
 /* Format into out (CORE_ULID_LEN + 1 bytes, NUL-terminated, upper case). */
 void core_ulid_format(const core_ulid *u, char out[CORE_ULID_LEN + 1]);
 /* Parse 26 characters (case-insensitive); anything else is OG_E_BAD_REQUEST. */

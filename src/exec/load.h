@@ -39,4 +39,9 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
                     size_t len, const char *file, exec_load_mode mode, exec_load_stats *stats,
                     exec_load_progress_fn progress, void *progress_arg);
 
+/* Inputs of at least `bytes` (default 8 MiB; 0 restores it) are parsed by two threads, one per
+ * half; the result, errors included, is the same as one thread's. Tests lower it to cover the
+ * split on small inputs. */
+void exec_load_set_split_min(size_t bytes);
+
 #endif

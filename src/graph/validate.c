@@ -88,7 +88,8 @@ typedef struct vctx {
     graph_probes *probes;
     graph_validate_stats *st;
     const graph_change **by_type; /* per type index, or NULL */
-    core_bmap *input;             /* per type: input id -> row */
+    core_bmap *input;             /* per type: input id -> row (see input_map) */
+    unsigned char *input_later;   /* per edge type: its map is built on first use */
     core_bmap *deleted;           /* per type: DELETE ids */
     committed *com;               /* per type: committed id sets, loaded on demand */
     graph_table_open_fn open;     /* NULL: open and free per read */
@@ -505,6 +506,35 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
 
 /* ---- identity ---------------------------------------------------------------------------- */
 
+/* Every id after the previous one in byte order (a prefix before its extensions). */
+static int ids_increasing(const arrow_array *ids)
+{
+    size_t pn = 0;
+    const char *prev = NULL;
+    for (int64_t i = 0; i < ids->length; i++) {
+        size_t n;
+        const char *id = id_at(ids, i, &n);
+        if (prev) {
+            int c = memcmp(prev, id, pn < n ? pn : n);
+            if (c > 0 || (c == 0 && pn >= n)) return 0;
+        }
+        prev = id;
+        pn = n;
+    }
+    return 1;
+}
+
+static int index_ids(vctx *v, const graph_change *ch);
+
+/* The input id map of type ti, built now if index_ids left it for later. */
+static int input_map(vctx *v, int ti, const core_bmap **out)
+{
+    *out = &v->input[ti];
+    if (!v->input_later[ti]) return 0;
+    v->input_later[ti] = 2; /* index_ids: build it */
+    return index_ids(v, v->by_type[ti]);
+}
+
 static int index_ids(vctx *v, const graph_change *ch)
 {
     const lang_typedef *t = &v->cat->types[ch->type_index];
@@ -522,6 +552,13 @@ static int index_ids(vctx *v, const graph_change *ch)
     }
     core_bmap *m = &v->input[ch->type_index];
     const arrow_array *ids = ch->rows->columns[0];
+    if (t->kind == LANG_EDGE && v->input_later[ch->type_index] != 2 && ids_increasing(ids)) {
+        /* Strictly increasing ids (minted ones, in file order) are distinct: the map is only
+         * needed by rarer checks, which build it on first use. */
+        v->input_later[ch->type_index] = 1;
+        return 0;
+    }
+    v->input_later[ch->type_index] = 0;
     if ((rc = core_bmap_reserve(m, (size_t)ids->length))) return rc;
     uint64_t hs[VBATCH];
     for (int64_t i = 0; i < ids->length; i++) {
@@ -700,7 +737,8 @@ static int unique_by_index(vctx *v, const graph_change *ch, const lang_constrain
     }
     size_t best = SIZE_MAX;
     const char *best_id = NULL;
-    const core_bmap *in = &v->input[ch->type_index];
+    const core_bmap *in = NULL;
+    if (rc == 0) rc = input_map(v, ch->type_index, &in);
     for (size_t h = 0; rc == 0 && h < hits.n; h++) {
         const char *cid = hits.pay[h];
         if (!cid || core_bmap_find(in, cid, strlen(cid))) continue; /* replaced by this change */
@@ -772,7 +810,8 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
             size_t ccols[16];
             for (size_t k = 0; k < con->n_cols; k++) ccols[k] = k + 1;
             rc = encode_tuple(cb, ccols, con->n_cols, &cd, &co);
-            const core_bmap *in = &v->input[ch->type_index];
+            const core_bmap *in = NULL;
+            if (!rc) rc = input_map(v, ch->type_index, &in);
             for (int64_t r = 0; !rc && r < cb->num_rows; r++) {
                 if (any_null(cb, ccols, con->n_cols, r)) continue;
                 size_t n;
@@ -946,7 +985,9 @@ static int check_dangling_replace(vctx *v, int nt)
             continue; /* its committed edges are gone; its new ones were checked */
         static const char *const cols[] = {GRAPH_COL_ID, GRAPH_COL_SRC, GRAPH_COL_DST};
         arrow_batch *b = NULL;
-        int rc = scan_committed(v, (int)et, cols, 3, &b);
+        const core_bmap *ein = NULL;
+        int rc = ec && ec->mode != GRAPH_CHANGE_DELETE ? input_map(v, (int)et, &ein) : 0;
+        if (!rc) rc = scan_committed(v, (int)et, cols, 3, &b);
         if (rc || !b)
             return rc;
         for (int64_t i = 0; !rc && i < b->num_rows; i++) {
@@ -954,7 +995,7 @@ static int check_dangling_replace(vctx *v, int nt)
             const char *eid = id_at(b->columns[0], i, &idn);
             if (ec && ec->mode == GRAPH_CHANGE_DELETE && core_bmap_find(&v->deleted[et], eid, idn))
                 continue;
-            if (ec && ec->mode != GRAPH_CHANGE_DELETE && core_bmap_find(&v->input[et], eid, idn))
+            if (ein && core_bmap_find(ein, eid, idn))
                 continue; /* replaced by this change: its new endpoints were checked */
             for (int side = 0; !rc && side < 2; side++) {
                 if ((side ? e->to : e->from) != nt)
@@ -1278,9 +1319,11 @@ int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store
               .open_arg = open_arg};
     v.by_type = core_calloc(nt, sizeof *v.by_type);
     v.input = core_calloc(nt, sizeof *v.input);
+    v.input_later = core_calloc(nt, 1);
     v.deleted = core_calloc(nt, sizeof *v.deleted);
     v.com = core_calloc(nt, sizeof *v.com);
-    int rc = (v.by_type && v.input && v.deleted && v.com) ? run(&v) : core_err_nomem();
+    int rc = (v.by_type && v.input && v.input_later && v.deleted && v.com) ? run(&v)
+                                                                            : core_err_nomem();
     for (size_t i = 0; i < cat->n_types; i++) {
         if (v.input) core_bmap_free(&v.input[i]);
         if (v.deleted) core_bmap_free(&v.deleted[i]);
@@ -1292,6 +1335,7 @@ int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store
     }
     core_free(v.by_type);
     core_free(v.input);
+    core_free(v.input_later);
     core_free(v.deleted);
     core_free(v.com);
     graph_probes_clear(&probes_local);

@@ -597,6 +597,15 @@ typedef struct tree_info {
 static size_t shared_prefix(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
     size_t i = 0, m = an < bn ? an : bn;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* eight bytes at a time; the first differing byte is the lowest set one of x ^ y */
+    for (; i + 8 <= m; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return i + (size_t)__builtin_ctzll(x ^ y) / 8;
+    }
+#endif
     while (i < m && a[i] == b[i]) i++;
     return i;
 }
@@ -605,6 +614,13 @@ static size_t shared_prefix(const uint8_t *a, size_t an, const uint8_t *b, size_
  * ties of keys that share those bytes. */
 static uint64_t key_prefix(const uint8_t *k, size_t n)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n >= 8) {
+        uint64_t v;
+        memcpy(&v, k, 8);
+        return __builtin_bswap64(v);
+    }
+#endif
     uint64_t v = 0;
     for (size_t i = 0; i < 8; i++) v = v << 8 | (i < n ? k[i] : 0);
     return v;
@@ -625,11 +641,9 @@ static int sort_entries(lance_kix_entry *e, size_t n)
     for (size_t i = 1; i < n && sorted; i++) sorted = entry_cmp(&e[i - 1], &e[i]) <= 0;
     if (sorted) return 0;
     pfx_ent *a = core_malloc(n * sizeof *a), *b = core_malloc(n * sizeof *b);
-    lance_kix_entry *out = core_malloc(n * sizeof *out);
-    if (!a || !b || !out) {
+    if (!a || !b) {
         core_free(a);
         core_free(b);
-        core_free(out);
         return core_err_nomem();
     }
     for (size_t i = 0; i < n; i++) a[i] = (pfx_ent){key_prefix(e[i].key, e[i].klen), i};
@@ -643,22 +657,35 @@ static int sort_entries(lance_kix_entry *e, size_t n)
         a = b;
         b = t;
     }
-    for (size_t i = 0; i < n; i++) out[i] = e[a[i].at];
+    /* e[i] = old e[a[i].at], in place: follow each cycle of the permutation once */
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].at == SIZE_MAX) continue; /* placed by an earlier cycle */
+        lance_kix_entry first = e[i];
+        size_t j = i;
+        for (;;) {
+            size_t k = a[j].at;
+            a[j].at = SIZE_MAX;
+            if (k == i) {
+                e[j] = first;
+                break;
+            }
+            e[j] = e[k];
+            j = k;
+        }
+    }
     /* runs of one prefix: equal keys are in place; longer keys may still differ */
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
         int differ = 0;
         while (j < n && a[j].pfx == a[i].pfx) {
-            differ |= out[j].klen != out[i].klen || out[j].klen > 8;
+            differ |= e[j].klen != e[i].klen || e[j].klen > 8;
             j++;
         }
-        if (j - i > 1 && differ) qsort(out + i, j - i, sizeof *out, entry_cmp);
+        if (j - i > 1 && differ) qsort(e + i, j - i, sizeof *e, entry_cmp);
         i = j;
     }
-    memcpy(e, out, n * sizeof *e);
     core_free(a);
     core_free(b);
-    core_free(out);
     return 0;
 }
 

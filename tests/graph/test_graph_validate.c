@@ -424,6 +424,16 @@ static void test_unique_edge_pair(void **state)
     assert_non_null(strstr(og_error_last()->message, "already used by id \"l1\""));
     /* re-sending l1 itself (upsert) is no violation */
     assert_og_ok(validate(f, L("alice", "acme", "l1"), EXEC_LOAD_MERGE));
+    /* increasing edge ids skip the input id map until a check needs it; ids out of order
+     * still build it, and a repeated id is still found either way */
+    assert_og_ok(validate(f, L("bob", "acme", "l9") L("alice", "globex", "l4") C("globex"),
+                          EXEC_LOAD_MERGE));
+    assert_err(validate(f, L("bob", "acme", "l2") L("alice", "globex", "l2") C("globex"),
+                        EXEC_LOAD_MERGE),
+               OG_E_KEY_CONFLICT, 2, "Likes: id \"l2\" appears twice in the input");
+    assert_err(validate(f, L("bob", "acme", "l2") L("alice", "globex", "l0") L("bob", "globex", "l2")
+                        C("globex"), EXEC_LOAD_MERGE),
+               OG_E_KEY_CONFLICT, 3, "appears twice in the input");
 #undef L
 }
 

@@ -230,6 +230,35 @@ static void test_ulid(void **state)
         a = b;
         memcpy(s, t, sizeof s);
     }
+    /* Reserved blocks: every id of a block is below every id of a later block and below
+     * every id minted after it. */
+    core_ulid b1, b2, c, last1;
+    assert_og_ok(core_ulid_reserve(&b1, 5000));
+    assert_og_ok(core_ulid_reserve(&b2, 3));
+    assert_true(core_ulid_cmp(&a, &b1) < 0);
+    last1 = b1;
+    for (int i = 0; i < 4999; i++) {
+        core_ulid prev = last1;
+        core_ulid_step(&last1);
+        assert_true(core_ulid_cmp(&prev, &last1) < 0);
+    }
+    assert_true(core_ulid_cmp(&last1, &b2) < 0);
+    core_ulid_step(&b2);
+    core_ulid_step(&b2);
+    assert_og_ok(core_ulid_new(&c));
+    assert_true(core_ulid_cmp(&b2, &c) < 0);
+    /* a huge block (2^64 ids) still leaves later mints above it */
+    assert_og_ok(core_ulid_reserve(&b1, UINT64_MAX));
+    assert_og_ok(core_ulid_new(&b2));
+    assert_true(core_ulid_cmp(&c, &b1) < 0);
+    assert_true(core_ulid_cmp(&b1, &b2) < 0);
+    core_ulid top = b1; /* the block's last id: b1 + 2^64 - 2 */
+    for (int i = 15, carry = 0; i >= 6; i--) {
+        unsigned v = top.b[i] + (i >= 8 ? 0xFFu : 0u) + (unsigned)carry - (i == 15 ? 1u : 0u);
+        top.b[i] = (uint8_t)v;
+        carry = (int)(v >> 8);
+    }
+    assert_true(core_ulid_cmp(&top, &b2) < 0);
     /* Known value: time 0x01 and random 0 formats as the spec's layout. */
     core_ulid z;
     memset(&z, 0, sizeof z);
