@@ -5,7 +5,6 @@
 #include "exec/load.h"
 
 #include "core/alloc.h"
-#include "core/clock.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/ulid.h"
@@ -14,9 +13,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LOAD_MAX_LINE (32u * 1024u * 1024u)
 #define LOAD_PROGRESS_EVERY 4096u
@@ -64,13 +66,63 @@ typedef struct load_ctx {
     size_t vals_cap;
     lang_value *keyvals; /* scratch: key values of the current row */
     size_t keyvals_cap;
-    uint64_t mint_ms;    /* the clock for minted edge ids, read once per LOAD_MINT_CLOCK */
-    uint64_t minted;
+    char mint_text[CORE_ULID_LEN]; /* the next minted id of the reserved block, as text */
+    uint64_t mint_left;            /* ids left in the block */
 } load_ctx;
 
-/* Minted edge ids read the clock once per this many (a clock read per edge was ~2% of a
- * 500k-edge load here); between reads, core_ulid_new_at keeps them strictly increasing. */
-#define LOAD_MINT_CLOCK 64
+static const char ULID_ENC[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/* core_ulid_format's text, five bits at a time from two words instead of bit by bit. */
+static void fast_ulid_text(const core_ulid *u, char out[CORE_ULID_LEN])
+{
+    uint64_t hi = 0, lo = 0;
+    for (int i = 0; i < 8; i++) {
+        hi = (hi << 8) | u->b[i];
+        lo = (lo << 8) | u->b[8 + i];
+    }
+    /* 26 chars x 5 bits = 130 bits over the 128-bit value: char i holds bits s..s+4 counted
+     * from the least significant end, s = 125 - 5i (the first char only its top 3 bits). */
+    out[0] = ULID_ENC[hi >> 61];
+    for (int i = 1; i < CORE_ULID_LEN; i++) {
+        int s = 125 - 5 * i;
+        uint64_t v;
+        if (s >= 64) v = hi >> (s - 64);
+        else if (s + 5 <= 64) v = lo >> s;
+        else v = (lo >> s) | (hi << (64 - s));
+        out[i] = ULID_ENC[v & 31u];
+    }
+}
+
+/* The text of the next id of a reserved block: the id plus one, counted in base 32 on the
+ * text itself (a block never carries past its random part). */
+static void ulid_text_step(char t[CORE_ULID_LEN])
+{
+    for (int i = CORE_ULID_LEN - 1; i > 0; i--) {
+        const char *at = strchr(ULID_ENC, t[i]);
+        size_t v = at ? (size_t)(at - ULID_ENC) : 0;
+        if (v < 31) {
+            t[i] = ULID_ENC[v + 1];
+            return;
+        }
+        t[i] = '0';
+    }
+}
+
+/* A new id for a row that names none: the next of the block the load reserved (increasing in
+ * file order, no lock or clock per id), else a fresh one. */
+static int mint_id(load_ctx *c, char out[CORE_ULID_LEN])
+{
+    if (c->mint_left) {
+        memcpy(out, c->mint_text, CORE_ULID_LEN);
+        ulid_text_step(c->mint_text);
+        c->mint_left--;
+        return 0;
+    }
+    core_ulid u;
+    int rc = core_ulid_new(&u);
+    if (!rc) fast_ulid_text(&u, out);
+    return rc;
+}
 
 static int line_err(const load_ctx *c, const char *fmt, ...) CORE_PRINTF(2, 3);
 static int line_err(const load_ctx *c, const char *fmt, ...)
@@ -431,10 +483,8 @@ static int load_object(load_ctx *c, const json_t *obj, exec_load_stats *st)
     } else if (jid) {
         rc = arrow_builder_append_bytes(a->b[0], json_string_value(jid), json_string_length(jid));
     } else {
-        core_ulid u;
-        char text[CORE_ULID_LEN + 1];
-        if ((rc = core_ulid_new(&u))) return rc;
-        core_ulid_format(&u, text);
+        char text[CORE_ULID_LEN];
+        if ((rc = mint_id(c, text))) return rc;
         rc = arrow_builder_append_bytes(a->b[0], text, CORE_ULID_LEN);
     }
     if (rc) return rc;
@@ -523,15 +573,22 @@ static const char *fast_string(const char *p, const char *e, ftok *t)
     const unsigned char *s = (const unsigned char *)p + 1, *ue = (const unsigned char *)e;
     const unsigned char *q = s;
     for (;;) {
-        /* Eight plain bytes at a time: none is '"', '\\', a control byte or non-ASCII. */
+        /* Eight bytes at a time up to the first that is '"', '\\', a control byte or
+         * non-ASCII. The lowest flagged byte of `special` is exact (a borrow only carries
+         * upward, from a byte that is flagged itself), so the scan jumps straight to it. */
         while (ue - q >= 8) {
             uint64_t w;
             memcpy(&w, q, 8);
             const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
             uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
-            uint64_t special = ((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) |
-                               (w - ones * 0x20u) | w;
-            if (special & highs) break;
+            uint64_t special = (((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) |
+                                (w - ones * 0x20u) | w) & highs;
+            if (special) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                q += (unsigned)__builtin_ctzll(special) / 8; /* the first byte is the lowest */
+#endif
+                break;
+            }
             q += 8;
         }
         if (q >= ue) return NULL;
@@ -825,29 +882,6 @@ static int fast_append_prop(const lang_prop *p, arrow_builder *b, const ftok *v,
     }
 }
 
-/* core_ulid_format's text, five bits at a time from two words instead of bit by bit (every
- * edge without an id mints one). */
-static void fast_ulid_text(const core_ulid *u, char out[CORE_ULID_LEN])
-{
-    static const char enc[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-    uint64_t hi = 0, lo = 0;
-    for (int i = 0; i < 8; i++) {
-        hi = (hi << 8) | u->b[i];
-        lo = (lo << 8) | u->b[8 + i];
-    }
-    /* 26 chars x 5 bits = 130 bits over the 128-bit value: char i holds bits s..s+4 counted
-     * from the least significant end, s = 125 - 5i (the first char only its top 3 bits). */
-    out[0] = enc[hi >> 61];
-    for (int i = 1; i < CORE_ULID_LEN; i++) {
-        int s = 125 - 5 * i;
-        uint64_t v;
-        if (s >= 64) v = hi >> (s - 64);
-        else if (s + 5 <= 64) v = lo >> s;
-        else v = (lo >> s) | (hi << (64 - s));
-        out[i] = enc[v & 31u];
-    }
-}
-
 static int fast_prop_index(const lang_typedef *t, const ftok *k)
 {
     for (size_t i = 0; i < t->n_props; i++) {
@@ -949,13 +983,8 @@ static int fast_line_load(load_ctx *c, const char *line, size_t len, fast_line *
         } else if (jid) {
             rc = arrow_builder_append_bytes(a->b[0], jid->p, jid->n);
         } else {
-            core_ulid u;
             char text[CORE_ULID_LEN];
-            if (c->minted++ % LOAD_MINT_CLOCK == 0) c->mint_ms = core_wall_ms();
-            if (!(rc = core_ulid_new_at(&u, c->mint_ms))) {
-                fast_ulid_text(&u, text);
-                rc = arrow_builder_append_bytes(a->b[0], text, CORE_ULID_LEN);
-            }
+            if (!(rc = mint_id(c, text))) rc = arrow_builder_append_bytes(a->b[0], text, CORE_ULID_LEN);
         }
     }
     core_free(derived);
@@ -977,10 +1006,57 @@ static int is_blank(const char *p, size_t n)
     return 1;
 }
 
-static int finish(graph_change_set *out, load_ctx *c, exec_load_mode mode, exec_load_stats *st)
+/* The columns of one type's rows: from part c's builders, followed by part c2's when both
+ * parts saw the type (file order). */
+static int finish_columns(arrow_array **cols, type_acc *a, type_acc *a2)
+{
+    size_t nf = (a->used ? a : a2)->schema.n_fields;
+    int rc = 0;
+    for (size_t f = 0; f < nf && !rc; f++) {
+        if (!a->used || !a2 || !a2->used) {
+            rc = arrow_builder_finish((a->used ? a : a2)->b[f], &cols[f]);
+            continue;
+        }
+        arrow_array *part[2] = {NULL, NULL};
+        rc = arrow_builder_finish(a->b[f], &part[0]);
+        if (!rc) rc = arrow_builder_finish(a2->b[f], &part[1]);
+        if (!rc) rc = arrow_array_concat(&cols[f], part, 2);
+        arrow_array_free(part[0]);
+        arrow_array_free(part[1]);
+    }
+    return rc;
+}
+
+/* Source lines of the rows, in the order finish_columns put them (taken from the parts). */
+static int finish_lines(uint64_t **out, type_acc *a, type_acc *a2)
+{
+    if (!a2 || !a2->used || !a2->n) {
+        *out = a->lines;
+        a->lines = NULL;
+        a->cap = 0;
+        return 0;
+    }
+    if (!a->used || !a->n) {
+        *out = a2->lines;
+        a2->lines = NULL;
+        a2->cap = 0;
+        return 0;
+    }
+    uint64_t *l = core_realloc(a->lines, (a->n + a2->n) * sizeof *l);
+    if (!l) return core_err_nomem();
+    memcpy(l + a->n, a2->lines, a2->n * sizeof *l);
+    *out = l;
+    a->lines = NULL;
+    a->cap = 0;
+    return 0;
+}
+
+static int finish(graph_change_set *out, load_ctx *c, load_ctx *c2, exec_load_mode mode,
+                  exec_load_stats *st)
 {
     size_t n = 0;
-    for (size_t i = 0; i < c->cat->n_types; i++) n += c->acc[i].used && c->acc[i].n;
+    for (size_t i = 0; i < c->cat->n_types; i++)
+        n += (c->acc[i].used && c->acc[i].n) || (c2 && c2->acc[i].used && c2->acc[i].n);
     if (!n) return 0;
     out->changes = core_calloc(n, sizeof *out->changes);
     if (!out->changes) return core_err_nomem();
@@ -988,28 +1064,155 @@ static int finish(graph_change_set *out, load_ctx *c, exec_load_mode mode, exec_
                 : mode == EXEC_LOAD_MERGE ? GRAPH_CHANGE_UPSERT
                                           : GRAPH_CHANGE_REPLACE;
     for (size_t i = 0; i < c->cat->n_types; i++) {
-        type_acc *a = &c->acc[i];
-        if (!a->used || !a->n) continue;
-        size_t nf = a->schema.n_fields;
+        type_acc *a = &c->acc[i], *a2 = c2 ? &c2->acc[i] : NULL;
+        size_t rows = (a->used ? a->n : 0) + (a2 && a2->used ? a2->n : 0);
+        if (!rows) continue;
+        type_acc *any = a->used ? a : a2;
+        size_t nf = any->schema.n_fields;
         arrow_array **cols = core_calloc(nf, sizeof *cols);
         if (!cols) return core_err_nomem();
-        int rc = 0;
-        for (size_t f = 0; f < nf && !rc; f++) rc = arrow_builder_finish(a->b[f], &cols[f]);
+        int rc = finish_columns(cols, a, a2);
         graph_change *ch = &out->changes[out->n];
-        if (!rc) rc = arrow_batch_new(&ch->rows, &a->schema, cols, nf);
+        if (!rc) rc = arrow_batch_new(&ch->rows, &any->schema, cols, nf);
         for (size_t f = 0; f < nf; f++) arrow_array_free(cols[f]);
         core_free(cols);
+        if (!rc) rc = finish_lines(&ch->lines, a, a2);
         if (rc) return rc;
         ch->type_index = (int)i;
         ch->mode = gmode;
-        ch->lines = a->lines;
-        a->lines = NULL;
-        a->cap = 0;
         out->n++;
-        if (a->t->kind == LANG_NODE) st->node_types++;
+        if (any->t->kind == LANG_NODE) st->node_types++;
         else st->edge_types++;
     }
     return 0;
+}
+
+/* One part of the input, parsed by one thread into its own accumulators. */
+typedef struct load_part {
+    load_ctx c;
+    const char *data;
+    size_t len;     /* the part's bytes */
+    size_t before;  /* bytes of the input before the part (its first line follows them) */
+    const char *all;
+    exec_load_stats st;
+    exec_load_progress_fn progress; /* the first part only */
+    void *progress_arg;
+    uint64_t total;
+    fast_line *fl;
+    fast_scratch *fs;
+    atomic_int *stop; /* set: give up (a second part, once the first has failed) */
+    int rc;
+    core_err_saved err; /* a second part's failure, for the joining thread */
+} load_part;
+
+static int parse_part(load_part *pt)
+{
+    load_ctx *c = &pt->c;
+    exec_load_stats *st = &pt->st;
+    const char *data = pt->data;
+    size_t len = pt->len, off = 0;
+    int rc = 0;
+    while (off < len) {
+        if (pt->stop && c->line % 1024 == 0 && atomic_load_explicit(pt->stop, memory_order_relaxed))
+            return OG_E_BAD_REQUEST; /* not reported: the first part's error is */
+        const char *p = data + off;
+        const char *nl = memchr(p, '\n', len - off);
+        size_t n = nl ? (size_t)(nl - p) : len - off;
+        off += n + (nl ? 1 : 0);
+        c->line++;
+        st->lines++;
+        if (pt->progress && c->line % LOAD_PROGRESS_EVERY == 0)
+            pt->progress(pt->progress_arg,
+                         (uint64_t)((double)off / (double)len * (double)pt->total), pt->total,
+                         c->line);
+        if (n > LOAD_MAX_LINE) {
+            rc = line_err(c, "line is %zu bytes, more than the limit of 32 MiB", n);
+            break;
+        }
+        if (is_blank(p, n)) continue;
+        rc = fast_line_load(c, p, n, pt->fl, pt->fs, st);
+        if (rc <= 0) {
+            if (rc) break;
+            continue;
+        }
+        rc = 0;
+        json_error_t jerr;
+        json_t *obj = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
+        if (!obj) {
+            int col = jerr.column > 0 ? jerr.column : 0;
+            rc = line_err(c, "invalid JSON at column %d: %s", col, jerr.text);
+            core_err_set_location(c->file, c->line > INT_MAX ? INT_MAX : (int)c->line, col);
+            break;
+        }
+        if (!json_is_object(obj)) {
+            rc = line_err(c, "a line must be a JSON object");
+        } else {
+            rc = load_object(c, obj, st);
+        }
+        json_decref(obj);
+        if (rc) break;
+    }
+    return rc;
+}
+
+static void *parse_part_thread(void *arg)
+{
+    load_part *pt = arg;
+    /* the part's first line number: the lines before it (it starts after a newline) */
+    for (const char *p = pt->all, *e = pt->all + pt->before; p < e; p++) {
+        p = memchr(p, '\n', (size_t)(e - p));
+        if (!p) break;
+        pt->c.line++;
+    }
+    pt->rc = parse_part(pt);
+    if (pt->rc) core_err_save(&pt->err);
+    return NULL;
+}
+
+/* A part over [before, before + len) of the input, with its own block of ids reserved
+ * (parts reserve in file order, so minted ids increase across parts). */
+static int part_init(load_part *pt, const lang_catalog *cat, const char *file, const char *all,
+                     size_t before, size_t len)
+{
+    memset(pt, 0, sizeof *pt);
+    pt->all = all;
+    pt->data = all + before;
+    pt->before = before;
+    pt->len = len;
+    pt->c.cat = cat;
+    pt->c.file = file;
+    pt->c.acc = core_calloc(cat->n_types ? cat->n_types : 1, sizeof *pt->c.acc);
+    pt->fl = core_malloc(sizeof *pt->fl);
+    pt->fs = core_malloc(sizeof *pt->fs);
+    if (!pt->c.acc || !pt->fl || !pt->fs) return core_err_nomem();
+    pt->fs->last_ti = -1;
+    /* every line mints at most one id, and a line that mints is longer than 16 bytes */
+    core_ulid first;
+    pt->c.mint_left = len / 16 + 1;
+    int rc = core_ulid_reserve(&first, pt->c.mint_left);
+    if (!rc) fast_ulid_text(&first, pt->c.mint_text);
+    return rc;
+}
+
+static void part_clear(load_part *pt)
+{
+    if (pt->c.acc)
+        for (size_t i = 0; i < pt->c.cat->n_types; i++) acc_clear(&pt->c.acc[i]);
+    core_free(pt->c.acc);
+    core_free(pt->fl);
+    core_free(pt->fs);
+    core_free(pt->c.vals);
+    core_free(pt->c.keyvals);
+}
+
+/* Inputs of at least this many bytes are parsed by two threads, one per half (split after a
+ * newline); a test may lower it to cover the split on small inputs. */
+#define LOAD_SPLIT_DEFAULT ((size_t)8 << 20)
+static size_t g_split_min = LOAD_SPLIT_DEFAULT;
+
+void exec_load_set_split_min(size_t bytes)
+{
+    g_split_min = bytes ? bytes : LOAD_SPLIT_DEFAULT;
 }
 
 int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *data,
@@ -1025,64 +1228,39 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
         return core_err(OG_E_BAD_REQUEST, "unknown load mode %d", (int)mode);
     if (!data && len) return core_err(OG_E_BAD_REQUEST, "no input bytes");
 
-    load_ctx c = {.cat = cat, .file = file};
-    c.acc = core_calloc(cat->n_types ? cat->n_types : 1, sizeof *c.acc);
-    fast_line *fl = core_malloc(sizeof *fl);
-    fast_scratch *fs = core_malloc(sizeof *fs);
-    if (!c.acc || !fl || !fs) {
-        core_free(c.acc);
-        core_free(fl);
-        core_free(fs);
-        return core_err_nomem();
+    /* Split point: the byte after the first newline past the middle (none: one part). */
+    size_t mid = len;
+    if (len >= g_split_min && sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+        const char *nl = memchr(data + len / 2, '\n', len - len / 2);
+        if (nl && (size_t)(nl + 1 - data) < len) mid = (size_t)(nl + 1 - data);
     }
-    fs->last_ti = -1;
-
-    int rc = 0;
-    size_t off = 0;
-    while (off < len) {
-        const char *p = data + off;
-        const char *nl = memchr(p, '\n', len - off);
-        size_t n = nl ? (size_t)(nl - p) : len - off;
-        off += n + (nl ? 1 : 0);
-        c.line++;
-        st->lines = c.line;
-        if (progress && c.line % LOAD_PROGRESS_EVERY == 0)
-            progress(progress_arg, off, len, c.line);
-        if (n > LOAD_MAX_LINE) {
-            rc = line_err(&c, "line is %zu bytes, more than the limit of 32 MiB", n);
-            break;
-        }
-        if (is_blank(p, n)) continue;
-        rc = fast_line_load(&c, p, n, fl, fs, st);
-        if (rc <= 0) {
-            if (rc) break;
-            continue;
-        }
-        rc = 0;
-        json_error_t jerr;
-        json_t *obj = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
-        if (!obj) {
-            int col = jerr.column > 0 ? jerr.column : 0;
-            rc = line_err(&c, "invalid JSON at column %d: %s", col, jerr.text);
-            core_err_set_location(file, c.line > INT_MAX ? INT_MAX : (int)c.line, col);
-            break;
-        }
-        if (!json_is_object(obj)) {
-            rc = line_err(&c, "a line must be a JSON object");
-        } else {
-            rc = load_object(&c, obj, st);
-        }
-        json_decref(obj);
-        if (rc) break;
+    load_part *pt = core_calloc(2, sizeof *pt);
+    if (!pt) return core_err_nomem();
+    int threaded = 0;
+    atomic_int stop = 0; /* the first part failed: its error is the one to report */
+    pthread_t th;
+    int rc = part_init(&pt[0], cat, file, data, 0, mid);
+    pt[0].progress = progress;
+    pt[0].progress_arg = progress_arg;
+    pt[0].total = len;
+    if (!rc && mid < len) {
+        rc = part_init(&pt[1], cat, file, data, mid, len - mid);
+        pt[1].stop = &stop;
+        if (!rc) threaded = pthread_create(&th, NULL, parse_part_thread, &pt[1]) == 0;
+        if (!rc && !threaded) rc = core_err(OG_E_RESOURCE_LIMIT, "cannot start a parsing thread");
     }
-    if (!rc) rc = finish(out, &c, mode, st);
-    if (!rc && progress) progress(progress_arg, len, len, c.line);
-    for (size_t i = 0; i < cat->n_types; i++) acc_clear(&c.acc[i]);
-    core_free(c.acc);
-    core_free(fl);
-    core_free(fs);
-    core_free(c.vals);
-    core_free(c.keyvals);
+    if (!rc) rc = parse_part(&pt[0]);
+    if (rc) atomic_store(&stop, 1);
+    if (threaded) pthread_join(th, NULL);
+    if (!rc && threaded && pt[1].rc) rc = core_err_restore(&pt[1].err);
+    st->lines = pt[0].st.lines + pt[1].st.lines;
+    st->nodes = pt[0].st.nodes + pt[1].st.nodes;
+    st->edges = pt[0].st.edges + pt[1].st.edges;
+    if (!rc) rc = finish(out, &pt[0].c, threaded ? &pt[1].c : NULL, mode, st);
+    if (!rc && progress) progress(progress_arg, len, len, st->lines);
+    part_clear(&pt[0]);
+    part_clear(&pt[1]);
+    core_free(pt);
     if (rc) {
         graph_change_set_clear(out);
         memset(out, 0, sizeof *out);

@@ -7,6 +7,7 @@
 #include "exec/load.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 static const char *SCHEMA =
@@ -403,6 +404,23 @@ static void test_10k(void **state)
     assert_int_equal(change_of(f, "Knows")->lines[7999], 10000);
     assert_str(col(change_of(f, "Person"), "id"), 1999, "p1999");
     assert_str(col(change_of(f, "Knows"), "dst"), 1, "p7");
+    /* minted ids come from one reserved block: each is the previous plus one (the text is
+     * counted up in base 32, carries included: 8,000 ids cross ~250 of them) */
+    const arrow_array *kid = col(change_of(f, "Knows"), "id");
+    for (int64_t r = 1; r < kid->length; r++) {
+        size_t n0, n1;
+        const uint8_t *p0 = arrow_array_get_bytes(kid, r - 1, &n0), *p1 = arrow_array_get_bytes(kid, r, &n1);
+        char t0[CORE_ULID_LEN + 1], t1[CORE_ULID_LEN + 1];
+        assert_int_equal(n0, CORE_ULID_LEN);
+        memcpy(t0, p0, n0);
+        t0[n0] = '\0';
+        core_ulid u;
+        assert_og_ok(core_ulid_parse(&u, t0));
+        core_ulid_step(&u);
+        core_ulid_format(&u, t1);
+        assert_int_equal(n1, CORE_ULID_LEN);
+        assert_memory_equal(p1, t1, CORE_ULID_LEN);
+    }
     /* every 4096 lines (4096, 8192), then once at the end */
     assert_int_equal(progress_calls, 3);
     assert_int_equal(progress_last_lines, 10000);
@@ -683,6 +701,110 @@ static void test_fast_mixed_file(void **state)
                   "Person.age: expected I32, got number -1.5");
 }
 
+/* ---- two parsing threads ----------------------------------------------------------------
+ * Inputs past a size are parsed in two halves at once. Every outcome must be the one thread's:
+ * the same changes, rows, source lines and stats, minted ids increasing in file order, and the
+ * same error (code, message, line) wherever the bad line is, the first in file order when both
+ * halves hold one. */
+
+static void mixed_input(core_buf *b, int bad_at, int bad_at2)
+{
+    for (int i = 0; i < 3000; i++) {
+        if (i == bad_at || i == bad_at2) {
+            core_buf_printf(b, "{\"type\":\"Person\",\"data\":{\"name\":\"bad%d\",\"age\":\"x\"}}\n", i);
+            continue;
+        }
+        switch (i % 7) {
+        case 0: core_buf_printf(b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d}}\n", i, i % 90); break;
+        case 1: core_buf_printf(b, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\"}\n", i, i / 2); break;
+        case 2: core_buf_printf(b, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\",\"data\":{\"id\":\"k%d\"}}\n", i, i, i); break;
+        case 3: core_buf_printf(b, "{\"\\u0074ype\":\"Person\",\"data\":{\"name\":\"s%d\"}}\n", i); break; /* jansson path */
+        case 4: core_buf_printf(b, "\n"); break;
+        case 5: core_buf_printf(b, "{\"type\":\"All\",\"data\":{\"s\":\"a%d\",\"tags\":[\"x\",\"y\"]}}\n", i); break;
+        default:
+            /* Company only in the second half, WorksAt only in the first */
+            if (i >= 1500) core_buf_printf(b, "{\"type\":\"Company\",\"data\":{\"name\":\"c%d\",\"size\":%d}}\n", i, i);
+            else core_buf_printf(b, "{\"edge\":\"WorksAt\",\"from\":\"p%d\",\"to\":\"c%d\"}\n", i, i);
+        }
+    }
+}
+
+static void assert_ids_increasing(const arrow_array *a)
+{
+    for (int64_t r = 1; r < a->length; r++) {
+        size_t n0, n1;
+        const uint8_t *p0 = arrow_array_get_bytes(a, r - 1, &n0), *p1 = arrow_array_get_bytes(a, r, &n1);
+        if (n0 == CORE_ULID_LEN && n1 == CORE_ULID_LEN && p0[0] == '0' && p1[0] == '0')
+            if (memcmp(p0, p1, CORE_ULID_LEN) >= 0)
+                fail_msg("minted ids out of order at row %ld: %.26s, then %.26s", (long)r,
+                         (const char *)p0, (const char *)p1);
+    }
+}
+
+static void test_split_parse(void **state)
+{
+    fx *f = *state;
+    core_buf b = CORE_BUF_INIT;
+    mixed_input(&b, -1, -1);
+    graph_change_set one = {0};
+    exec_load_stats st1;
+    exec_load_set_split_min(SIZE_MAX);
+    assert_og_ok(exec_load_parse(&one, f->cat, (const char *)b.data, b.len, "in.jsonl",
+                                 EXEC_LOAD_MERGE, &st1, NULL, NULL));
+    exec_load_set_split_min(1);
+    assert_og_ok(exec_load_parse(&f->cs, f->cat, (const char *)b.data, b.len, "in.jsonl",
+                                 EXEC_LOAD_MERGE, &f->st, NULL, NULL));
+    assert_int_equal(f->st.lines, st1.lines);
+    assert_int_equal(f->st.nodes, st1.nodes);
+    assert_int_equal(f->st.edges, st1.edges);
+    assert_int_equal(f->st.node_types, st1.node_types);
+    assert_int_equal(f->st.edge_types, st1.edge_types);
+    assert_int_equal(f->cs.n, one.n);
+    assert_int_equal(f->cs.n, 5);
+    for (size_t c = 0; c < one.n; c++) {
+        const graph_change *x = &one.changes[c], *y = &f->cs.changes[c];
+        assert_int_equal(x->type_index, y->type_index);
+        assert_int_equal(x->mode, y->mode);
+        assert_int_equal(x->rows->num_rows, y->rows->num_rows);
+        assert_memory_equal(x->lines, y->lines, (size_t)x->rows->num_rows * sizeof *x->lines);
+        const lang_typedef *t = &f->cat->types[x->type_index];
+        int minted = t->kind == LANG_EDGE || !t->n_key;
+        for (size_t k = 0; k < x->rows->schema.n_fields; k++) {
+            if (k == 0 && minted) continue; /* minted ids differ; checked below */
+            if (!arrow_array_equal(x->rows->columns[k], y->rows->columns[k]))
+                fail_msg("type %d column %zu (%s) differs", x->type_index, k, x->rows->schema.fields[k].name);
+        }
+        if (minted) assert_ids_increasing(y->rows->columns[0]);
+    }
+    graph_change_set_clear(&one);
+
+    /* errors: in the second half; in both halves (the first wins); in the first half */
+    int cases[][2] = {{2500, -1}, {700, 2900}, {10, -1}, {2999, -1}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        core_buf bad = CORE_BUF_INIT;
+        mixed_input(&bad, cases[k][0], cases[k][1]);
+        char msg1[512];
+        int line1;
+        exec_load_set_split_min(SIZE_MAX);
+        assert_og_error(exec_load_parse(&one, f->cat, (const char *)bad.data, bad.len, "in.jsonl",
+                                        EXEC_LOAD_MERGE, &st1, NULL, NULL), OG_E_BAD_REQUEST);
+        snprintf(msg1, sizeof msg1, "%s", og_error_last()->message);
+        line1 = og_error_last()->line;
+        assert_int_equal(line1, cases[k][0] + 1);
+        exec_load_set_split_min(1);
+        graph_change_set_clear(&f->cs);
+        assert_og_error(exec_load_parse(&f->cs, f->cat, (const char *)bad.data, bad.len, "in.jsonl",
+                                        EXEC_LOAD_MERGE, &f->st, NULL, NULL), OG_E_BAD_REQUEST);
+        assert_string_equal(og_error_last()->message, msg1);
+        assert_int_equal(og_error_last()->line, line1);
+        assert_string_equal(og_error_last()->file, "in.jsonl");
+        assert_int_equal(f->cs.n, 0);
+        core_buf_free(&bad);
+    }
+    exec_load_set_split_min(0);
+    core_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -696,6 +818,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_path_agrees, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_mixed_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_parse, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
