@@ -239,7 +239,7 @@ int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name
         return core_err(OG_E_UNSUPPORTED, "loading into branch '%s': only main is supported "
                         "by this build", opt->branch);
     /* Refuse before parsing: a read-only handle would only fail after all the work. */
-    if (g->w->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (g->w->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     const char *file = data_file_name && *data_file_name ? data_file_name : "<data>";
 
     og_write_result *res = NULL;
@@ -250,7 +250,7 @@ int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name
     exec_load_stats st;
     memset(&st, 0, sizeof st);
     progress_ctx pc = {opt};
-    rc = exec_load_parse(&cs, g->w->catalog, data ? data : "", len, file,
+    rc = exec_load_parse(&cs, g->w->h->catalog, data ? data : "", len, file,
                          (exec_load_mode)opt->mode, &st, opt->progress ? on_parse_progress : NULL,
                          &pc);
     if (rc) {
@@ -296,7 +296,7 @@ static int load_at(graph_snapshot **out, og_graph *g, const char *at, unsigned f
     uint64_t mver = 0;
     if (at) {
         graph_snapshot *head = NULL;
-        int rc = graph_snapshot_load(&head, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+        int rc = graph_snapshot_load(&head, g->w->h->s, NULL, 0, GRAPH_SNAP_LINEAGE);
         if (!rc) rc = graph_lineage_resolve(head, at, &mver);
         if (!rc && mver == head->manifest_version && (flags & GRAPH_SNAP_LINEAGE)) {
             *out = head; /* already the wanted one */
@@ -305,8 +305,8 @@ static int load_at(graph_snapshot **out, og_graph *g, const char *at, unsigned f
         graph_snapshot_free(head);
         if (rc) return rc;
     }
-    if (!at && !(flags & GRAPH_SNAP_LINEAGE)) return write_head_snapshot(g->w, out);
-    return graph_snapshot_load(out, g->w->s, NULL, mver, flags);
+    if (!at && !(flags & GRAPH_SNAP_LINEAGE)) return graph_handle_head_snapshot(g->w->h, out);
+    return graph_snapshot_load(out, g->w->h->s, NULL, mver, flags);
 }
 
 static int dup_into(const char **dst, const char *src)
@@ -458,7 +458,7 @@ int og_graph_commits(og_commit_list **out, og_graph *g)
     og_commit_list *list = core_calloc(1, sizeof *list);
     if (!list) return core_err_nomem();
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    int rc = graph_snapshot_load(&snap, g->w->h->s, NULL, 0, GRAPH_SNAP_LINEAGE);
     const graph_commit **v = NULL;
     if (!rc) {
         v = core_calloc(snap->n_commits ? snap->n_commits : 1, sizeof *v);
@@ -485,7 +485,7 @@ int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: no graph");
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    int rc = graph_snapshot_load(&snap, g->w->h->s, NULL, 0, GRAPH_SNAP_LINEAGE);
     if (rc) return rc;
     uint64_t mver = 0;
     rc = graph_lineage_resolve(snap, ref, &mver);

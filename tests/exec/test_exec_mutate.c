@@ -64,7 +64,7 @@ static int mutate(write_graph *g, const char *gq, const char *params, const writ
     lang_diags d;
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
-    int rc = lang_query_set_build(&qs, g->catalog, gq, strlen(gq), "t.gq", &d);
+    int rc = lang_query_set_build(&qs, g->h->catalog, gq, strlen(gq), "t.gq", &d);
     if (rc) fail_msg("mutation does not check: %s\n%s", og_error_last()->message, gq);
     assert_int_equal(qs->n_queries, 1);
     assert_true(qs->queries[0].is_mutation);
@@ -89,12 +89,12 @@ static char *rows(write_graph *g, const char *gq)
     lang_diags d;
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
-    if (lang_query_set_build(&qs, g->catalog, gq, strlen(gq), "r.gq", &d))
+    if (lang_query_set_build(&qs, g->h->catalog, gq, strlen(gq), "r.gq", &d))
         fail_msg("query does not check: %s\n%s", og_error_last()->message, gq);
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     exec_result *r = NULL;
-    assert_og_ok(exec_query_run(&r, g->catalog, snap, g->s, &qs->queries[0], NULL, NULL));
+    assert_og_ok(exec_query_run(&r, g->h->catalog, snap, g->h->s, &qs->queries[0], NULL, NULL));
     core_buf b = CORE_BUF_INIT;
     for (uint64_t i = 0; i < exec_result_n_rows(r); i++) {
         assert_og_ok(exec_result_row_json(r, i, &b));
@@ -119,7 +119,7 @@ static void assert_rows(write_graph *g, const char *gq, const char *want)
 static uint64_t mver(write_graph *g)
 {
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     uint64_t v = snap->manifest_version;
     graph_snapshot_free(snap);
     return v;
@@ -128,7 +128,7 @@ static uint64_t mver(write_graph *g)
 static uint64_t row_count(write_graph *g, const char *alias)
 {
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     const graph_table *t = graph_snapshot_table(snap, alias);
     assert_non_null(t);
     uint64_t n = t->row_count;
@@ -139,7 +139,7 @@ static uint64_t row_count(write_graph *g, const char *alias)
 static void head_of(write_graph *g, char out[GRAPH_ID_LEN + 1])
 {
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     memcpy(out, snap->head, GRAPH_ID_LEN + 1);
     graph_snapshot_free(snap);
 }
@@ -148,8 +148,8 @@ static void load(write_graph *g, const char *text)
 {
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
-    assert_og_ok(exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl", EXEC_LOAD_APPEND,
-                                 NULL, NULL, NULL));
+    assert_og_ok(exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl",
+                                 EXEC_LOAD_APPEND, NULL, NULL, NULL));
     write_result r;
     assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
     graph_change_set_clear(&cs);
@@ -557,13 +557,13 @@ static void test_refusals(void **state)
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
     const char *gq = "query q() { match { $p: Person } return { $p.name } }";
-    assert_og_ok(lang_query_set_build(&qs, f->g->catalog, gq, strlen(gq), "t.gq", &d));
+    assert_og_ok(lang_query_set_build(&qs, f->g->h->catalog, gq, strlen(gq), "t.gq", &d));
     exec_mutate_result r;
     assert_og_error(exec_mutate_run(&r, f->g, &qs->queries[0], NULL, NULL), OG_E_BAD_REQUEST);
     lang_query_set_free(qs);
     /* a required param missing */
     gq = "query i($n: String) { insert Person { name: $n } }";
-    assert_og_ok(lang_query_set_build(&qs, f->g->catalog, gq, strlen(gq), "t.gq", &d));
+    assert_og_ok(lang_query_set_build(&qs, f->g->h->catalog, gq, strlen(gq), "t.gq", &d));
     assert_og_error(exec_mutate_run(&r, f->g, &qs->queries[0], NULL, NULL), OG_E_BAD_REQUEST);
     lang_query_set_free(qs);
     core_arena_free(&a);
