@@ -9,7 +9,8 @@
 #include "write/write.h"
 
 struct og_graph {
-    write_graph *w;
+    graph_handle *h;   /* the open graph: store, schema, actor, cached head (every request) */
+    write_graph *w;    /* its writer; NULL on a read-only handle (nothing to write with) */
     exec_cache *cache; /* tables and adjacency per table version, shared by every read */
 };
 

@@ -24,7 +24,7 @@ int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options 
         return core_err(OG_E_UNSUPPORTED, "mutating branch '%s': only main is supported by this "
                         "build", opt->branch);
     /* Refuse before checking: a read-only handle would only fail after all the work. */
-    if (g->w->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     if (opt->if_commit && strlen(opt->if_commit) != OG_ID_LEN)
         return core_err(OG_E_BAD_REQUEST, "--if-commit needs a full commit id (%d characters), "
                         "not '%s'", OG_ID_LEN, opt->if_commit);

@@ -64,7 +64,7 @@ int api_prepare(api_prepared *p, og_graph *g, const char *source, size_t len, co
     core_arena_init(&arena, 0);
     lang_diags diags;
     lang_diags_init(&diags, &arena);
-    int rc = lang_query_set_build(&p->qs, g->w->h->catalog, source, len, file, &diags);
+    int rc = lang_query_set_build(&p->qs, g->h->catalog, source, len, file, &diags);
     if (rc && rc != OG_E_BAD_REQUEST) goto out;
     if (diags.oom) {
         rc = core_err_nomem();
@@ -155,18 +155,18 @@ static int snapshot_at(graph_snapshot **out, og_graph *g, const char *at)
     *out = NULL;
     uint64_t mver = 0;
     if (at && *at) {
-        int rc = graph_resolve_ref(g->w->h->s, NULL, at, &mver);
+        int rc = graph_resolve_ref(g->h->s, NULL, at, &mver);
         if (rc) return rc;
     }
     /* At the head, the handle's cached state answers without a scan of the manifest. */
-    int rc = mver ? graph_snapshot_load(out, g->w->h->s, NULL, mver, 0)
-                  : graph_handle_head_snapshot(g->w->h, out);
+    int rc = mver ? graph_snapshot_load(out, g->h->s, NULL, mver, 0)
+                  : graph_handle_head_snapshot(g->h, out);
     if (rc) return rc;
-    if (strcmp((*out)->schema_identity, g->w->h->schema_identity) != 0) {
+    if (strcmp((*out)->schema_identity, g->h->schema_identity) != 0) {
         rc = core_err(OG_E_UNSUPPORTED, "manifest version %llu was written under schema %s, not "
                       "the accepted schema %s: reading it is not supported yet",
                       (unsigned long long)(*out)->manifest_version, (*out)->schema_identity,
-                      g->w->h->schema_identity);
+                      g->h->schema_identity);
         graph_snapshot_free(*out);
         *out = NULL;
     }
@@ -205,8 +205,7 @@ int og_graph_query(og_result **out, og_graph *g, const og_query_options *opt)
     og_result *res = core_calloc(1, sizeof *res);
     if (!res) rc = core_err_nomem();
     if (!rc) rc = snapshot_at(&snap, g, opt->at);
-    if (!rc)
-        rc = exec_query_run(&res->r, g->w->h->catalog, snap, g->w->h->s, p.q, p.params, g->cache);
+    if (!rc) rc = exec_query_run(&res->r, g->h->catalog, snap, g->h->s, p.q, p.params, g->cache);
     if (!rc) {
         snprintf(res->commit_id, sizeof res->commit_id, "%s", snap->head);
         res->manifest_version = snap->manifest_version;
