@@ -1,7 +1,8 @@
-/* The public graph API (include/omnigraph.h, "Graphs"): init, open/close, JSONL load through
- * the write coordinator, snapshots at the head or at a reference, the commit lineage and the
- * handle's counters. A thin layer: the protocol lives in src/write/, the parsing of load input
- * in src/exec/load.c, snapshot reconstruction and the open graph (graph_handle) in src/graph/.
+/* The public graph API (include/omnigraph.h, "Graphs"): init, open/close, JSONL load (a load
+ * request handed to the executor, exec_load), snapshots at the head or at a reference, the
+ * commit lineage and the handle's counters. A thin layer: the protocol lives in src/write/,
+ * the parsing of load input in src/exec/load.c, snapshot reconstruction and the open graph
+ * (graph_handle) in src/graph/.
  * The og_graph (graph_internal.h) holds the graph handle, its writer when it was opened
  * read-write, and the read cache that query_api.c runs queries through. */
 #include "omnigraph.h"
@@ -10,7 +11,6 @@
 #include "core/alloc.h"
 #include "api/options.h"
 #include "core/error.h"
-#include "exec/load.h"
 #include "graph/graph.h"
 #include "lance/version.h"
 #include "store/store.h"
@@ -30,6 +30,9 @@ _Static_assert((int)OG_LOAD_APPEND == (int)EXEC_LOAD_APPEND &&
                    (int)OG_LOAD_MERGE == (int)EXEC_LOAD_MERGE &&
                    (int)OG_LOAD_OVERWRITE == (int)EXEC_LOAD_OVERWRITE,
                "load mode values differ");
+_Static_assert((int)OG_LOAD_PHASE_PARSE == (int)EXEC_LOAD_PHASE_PARSE &&
+                   (int)OG_LOAD_PHASE_WRITE == (int)EXEC_LOAD_PHASE_WRITE,
+               "load phase values differ");
 
 
 /* The canonical identity of a root directory: processes and handles that name the same
@@ -225,16 +228,6 @@ int og_load_mode_parse(const char *name)
     return 0;
 }
 
-typedef struct progress_ctx {
-    const og_load_options *opt;
-} progress_ctx;
-
-static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t lines)
-{
-    const progress_ctx *p = arg;
-    p->opt->progress(p->opt->progress_arg, OG_LOAD_PHASE_PARSE, done, total, lines);
-}
-
 int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name,
                   const char *data, size_t len, const og_load_options *opt)
 {
@@ -251,40 +244,24 @@ int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name
                         "by this build", opt->branch);
     /* Refuse before parsing: a read-only handle would only fail after all the work. */
     if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
-    const char *file = data_file_name && *data_file_name ? data_file_name : "<data>";
-
     og_write_result *res = NULL;
     int rc = api_write_result_new(&res);
     if (rc) return rc;
-    graph_change_set cs;
-    memset(&cs, 0, sizeof cs);
-    exec_load_stats st;
-    memset(&st, 0, sizeof st);
-    progress_ctx pc = {opt};
-    rc = exec_load_parse(&cs, g->h->catalog, data ? data : "", len, file,
-                         (exec_load_mode)opt->mode, &st, opt->progress ? on_parse_progress : NULL,
-                         &pc);
-    if (rc) {
-        graph_change_set_clear(&cs);
-        og_write_result_free(res);
-        return rc;
-    }
-    res->counts[OG_WRITE_LINES] = st.lines;
-    res->counts[OG_WRITE_NODES] = st.nodes;
-    res->counts[OG_WRITE_EDGES] = st.edges;
-    res->counts[OG_WRITE_NODE_TYPES] = st.node_types;
-    res->counts[OG_WRITE_EDGE_TYPES] = st.edge_types;
-    if (opt->progress)
-        opt->progress(opt->progress_arg, OG_LOAD_PHASE_WRITE, len, len, st.lines);
-    cs.file = file;
+    exec_load_request req = {data, len, data_file_name, (exec_load_mode)opt->mode, opt->progress,
+                             opt->progress_arg};
     write_options wo = WRITE_OPTIONS_INIT;
     wo.branch = NULL; /* main */
     api_write_result_collect(res, &wo);
-    write_result wr;
-    memset(&wr, 0, sizeof wr);
-    rc = write_changes(g->w, WRITE_KIND_LOAD, &cs, &wo, &wr);
-    graph_change_set_clear(&cs);
-    if (!rc) rc = api_write_result_finish(res, &wr);
+    exec_load_result lr;
+    rc = exec_load(&lr, g->w, &req, &wo);
+    if (!rc) {
+        res->counts[OG_WRITE_LINES] = lr.stats.lines;
+        res->counts[OG_WRITE_NODES] = lr.stats.nodes;
+        res->counts[OG_WRITE_EDGES] = lr.stats.edges;
+        res->counts[OG_WRITE_NODE_TYPES] = lr.stats.node_types;
+        res->counts[OG_WRITE_EDGE_TYPES] = lr.stats.edge_types;
+        rc = api_write_result_finish(res, &lr.write);
+    }
     if (rc) {
         og_write_result_free(res);
         return rc;

@@ -70,8 +70,8 @@ int write_kind_parse(const char *s)
 /* Every graph-visible entry point. init is not listed: it creates the graph (its own claim
  * protocol, write_init) rather than changing one. */
 static const write_entry_point ENTRY_POINTS[] = {
-    {"og_graph_load / omnigraph load", WRITE_KIND_LOAD},
-    {"exec_mutate_run (og_graph_mutate / omnigraph mutate)", WRITE_KIND_MUTATION},
+    {"exec_load (og_graph_load / omnigraph load)", WRITE_KIND_LOAD},
+    {"exec_mutate (og_graph_mutate / omnigraph mutate)", WRITE_KIND_MUTATION},
     {"write_optimize", WRITE_KIND_OPTIMIZE},
     {"automatic maintenance after a write (write_run, stage H)", WRITE_KIND_OPTIMIZE},
 };
