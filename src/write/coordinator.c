@@ -113,11 +113,11 @@ static void maint_stop(write_graph *g);
  * A write holds an advisory lock while its sidecar exists, so that recovery can tell a live
  * owner from a dead one; the sidecar names it. Creating and removing a lock file per write
  * costs two inode operations, and ext4 makes every allocation scan past inodes freed in the
- * last minutes, so a handle keeps the locks of writes that finished cleanly (still held, and
+ * last minutes, so a writer keeps the locks of writes that finished cleanly (still held, and
  * named by no sidecar any more) and gives them to its next writes. A write that leaves its
  * sidecar behind releases and removes its lock, so recovery sees its owner gone. */
 typedef struct owner_pool {
-    char prefix[40];          /* "owner-<ULID>-" unique to this handle */
+    char prefix[40];          /* "owner-<ULID>-" unique to this writer */
     uint64_t next;            /* names handed out */
     store_lock **locks;       /* free, held */
     char (*names)[WRITE_OWNER_LOCK_CAP];
@@ -560,11 +560,11 @@ static void maintain_now(write_graph *g, const char *const *tables, size_t n, bo
 }
 
 /* ---- the maintenance worker ----------------------------------------------------------------
- * One thread per handle, started on first need. Requests coalesce: a set of table aliases due
+ * One thread per writer, started on first need. Requests coalesce: a set of table aliases due
  * for optimize and whether the manifest is. The worker takes the whole set,
  * runs it through the coordinator (gates, recovery barrier, its own commit) like any writer,
  * and goes back to sleep; a user write that arrives meanwhile simply queues behind the gates
- * it needs. Closing the handle runs what is queued, so a one-shot CLI process still keeps its
+ * it needs. Closing the writer runs what is queued, so a one-shot CLI process still keeps its
  * graph maintained. */
 typedef struct maint_queue {
     pthread_mutex_t mu;
@@ -700,7 +700,7 @@ static void maint_stop(write_graph *g)
 }
 
 /* What this write made due, run now or handed to the worker. */
-/* Hand the tables this write published to the handle's hook (after the visibility point:
+/* Hand the tables this write published to the writer's hook (after the visibility point:
  * they are the graph's now). */
 static void announce(write_graph *g, write_intent *in)
 {

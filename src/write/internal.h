@@ -99,7 +99,7 @@ typedef struct write_intent {
     size_t n_rollback;
     graph_head *base;                     /* the base prepare ran on (not persisted, borrowed) */
     /* The advisory lock its owner holds while it runs ("" in sidecars of older writers: then
-     * "sidecar-<operation id>"). A handle reuses its owner locks from write to write. */
+     * "sidecar-<operation id>"). A writer reuses its owner locks from write to write. */
     char owner_lock[WRITE_OWNER_LOCK_CAP];
     /* The sidecar was written but is not durable yet (not persisted): the first effect that
      * commits makes it durable in its own batch of syncs, before it links its manifest

@@ -472,7 +472,7 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
     write_intent_owner_lock(&in, lock_name);
     rc = store_lock_acquire(g->h->s, lock_name, 0, &owner);
     if (rc == OG_E_CONFLICT) {
-        /* Held: by its owner still running, or by the handle that finished it and keeps the
+        /* Held: by its owner still running, or by the writer that finished it and keeps the
          * lock for its next write. Only a sidecar that is still there is in progress. */
         store_meta meta;
         int h = store_head(g->h->s, key, &meta);
