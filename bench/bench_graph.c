@@ -308,7 +308,7 @@ static void run_ours(const char *dir, const graph_data *g, results *res)
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
     memset(&st, 0, sizeof st);
-    if (exec_load_parse(&cs, wg->catalog, data, len, "graph.jsonl", EXEC_LOAD_OVERWRITE, &st,
+    if (exec_load_parse(&cs, wg->h->catalog, data, len, "graph.jsonl", EXEC_LOAD_OVERWRITE, &st,
                         NULL, NULL))
         die("load parse");
     res->load_parse_ms = ms_since(t0);
@@ -331,25 +331,25 @@ static void run_ours(const char *dir, const graph_data *g, results *res)
 
     /* warm handle: one snapshot, one compiled query set, one cache */
     graph_snapshot *snap = NULL;
-    if (graph_snapshot_load(&snap, wg->s, NULL, 0, 0)) die("snapshot");
+    if (graph_snapshot_load(&snap, wg->h->s, NULL, 0, 0)) die("snapshot");
     lang_diags d;
     core_arena a;
     core_arena_init(&a, 0);
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
-    if (lang_query_set_build(&qs, wg->catalog, QUERIES, strlen(QUERIES), "bench.gq", &d))
+    if (lang_query_set_build(&qs, wg->h->catalog, QUERIES, strlen(QUERIES), "bench.gq", &d))
         die("queries");
     int qi_reach = lang_query_set_find(qs, "reach2"), qi_exact = lang_query_set_find(qs, "exact2");
     if (qi_reach < 0 || qi_exact < 0) die("query lookup");
     exec_cache *cache = NULL;
     if (exec_cache_new(&cache)) die("cache");
     uint64_t tq = core_mono_ns();
-    run_one(wg->catalog, snap, wg->s, &qs->queries[qi_reach], cache, g->sources[0]);
+    run_one(wg->h->catalog, snap, wg->h->s, &qs->queries[qi_reach], cache, g->sources[0]);
     res->first_query_ms = ms_since(tq); /* cold: loads the id dictionary and builds the CSR */
     memset(&res->query_ops, 0, sizeof res->query_ops);
-    time_queries(wg->catalog, snap, wg->s, &qs->queries[qi_reach], cache, g, &res->reach_p50,
+    time_queries(wg->h->catalog, snap, wg->h->s, &qs->queries[qi_reach], cache, g, &res->reach_p50,
                  &res->reach_p99, &res->reach_avg, &res->query_ops);
-    time_queries(wg->catalog, snap, wg->s, &qs->queries[qi_exact], cache, g, &res->exact_p50,
+    time_queries(wg->h->catalog, snap, wg->h->s, &qs->queries[qi_exact], cache, g, &res->exact_p50,
                  &res->exact_p99, &res->exact_avg, &res->query_ops);
     exec_cache_free(cache);
     lang_query_set_free(qs);

@@ -1,15 +1,16 @@
-/* The public graph API (include/omnigraph.h, "Graphs"): init, open/close, JSONL load through
- * the write coordinator, snapshots at the head or at a reference, the commit lineage and the
- * handle's counters. A thin layer: the protocol lives in src/write/, the parsing of load input
- * in src/exec/load.c, snapshot reconstruction in src/graph/. The handle (graph_internal.h)
- * also owns the read cache that query_api.c runs queries through. */
+/* The public graph API (include/omnigraph.h, "Graphs"): init, open/close, JSONL load (a load
+ * request handed to the executor, exec_load), snapshots at the head or at a reference, the
+ * commit lineage and the handle's counters. A thin layer: the protocol lives in src/write/,
+ * the parsing of load input in src/exec/load.c, snapshot reconstruction and the open graph
+ * (graph_handle) in src/graph/.
+ * The og_graph (graph_internal.h) holds the graph handle, its writer when it was opened
+ * read-write, and the read cache that query_api.c runs queries through. */
 #include "omnigraph.h"
 
 #include "api/graph_internal.h"
 #include "core/alloc.h"
 #include "api/options.h"
 #include "core/error.h"
-#include "exec/load.h"
 #include "graph/graph.h"
 #include "lance/version.h"
 #include "store/store.h"
@@ -29,6 +30,9 @@ _Static_assert((int)OG_LOAD_APPEND == (int)EXEC_LOAD_APPEND &&
                    (int)OG_LOAD_MERGE == (int)EXEC_LOAD_MERGE &&
                    (int)OG_LOAD_OVERWRITE == (int)EXEC_LOAD_OVERWRITE,
                "load mode values differ");
+_Static_assert((int)OG_LOAD_PHASE_PARSE == (int)EXEC_LOAD_PHASE_PARSE &&
+                   (int)OG_LOAD_PHASE_WRITE == (int)EXEC_LOAD_PHASE_WRITE,
+               "load phase values differ");
 
 
 /* The canonical identity of a root directory: processes and handles that name the same
@@ -169,20 +173,29 @@ int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *o
         core_free(g);
         return rc;
     }
-    write_open_options wo = WRITE_OPEN_OPTIONS_INIT;
-    wo.readonly = opt->read_only != 0;
-    wo.actor = opt->actor;
-    wo.background_maintenance = true; /* never inside the caller's write (docs/maintenance.md) */
-    rc = write_graph_open(&g->w, s, root_id, &wo); /* takes s, also on failure */
+    graph_open_options go = GRAPH_OPEN_OPTIONS_INIT;
+    go.readonly = opt->read_only != 0;
+    go.actor = opt->actor;
+    rc = graph_handle_open(&g->h, s, root_id, &go); /* takes s, also on failure */
     core_free(root_id);
+    /* A read-only handle has no writer: nothing on the root is written through it. */
+    if (!rc && !go.readonly) {
+        write_open_options wo = WRITE_OPEN_OPTIONS_INIT;
+        /* never inside the caller's write (docs/maintenance.md) */
+        wo.background_maintenance = true;
+        rc = write_graph_attach(&g->w, g->h, &wo);
+    }
     if (rc) {
+        graph_handle_close(g->h);
         exec_cache_free(g->cache);
         core_free(g);
         return rc;
     }
-    /* What this handle commits reaches its read cache without a read back. */
-    g->w->on_commit = offer_to_cache;
-    g->w->on_commit_arg = g->cache;
+    if (g->w) {
+        /* What this handle commits reaches its read cache without a read back. */
+        g->w->on_commit = offer_to_cache;
+        g->w->on_commit_arg = g->cache;
+    }
     *out = g;
     return 0;
 }
@@ -190,7 +203,8 @@ int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *o
 void og_graph_close(og_graph *g)
 {
     if (!g) return;
-    write_graph_close(g->w);
+    write_graph_close(g->w); /* first: its queued maintenance still uses the handle */
+    graph_handle_close(g->h);
     exec_cache_free(g->cache);
     core_free(g);
 }
@@ -214,16 +228,6 @@ int og_load_mode_parse(const char *name)
     return 0;
 }
 
-typedef struct progress_ctx {
-    const og_load_options *opt;
-} progress_ctx;
-
-static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t lines)
-{
-    const progress_ctx *p = arg;
-    p->opt->progress(p->opt->progress_arg, OG_LOAD_PHASE_PARSE, done, total, lines);
-}
-
 int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name,
                   const char *data, size_t len, const og_load_options *opt)
 {
@@ -239,41 +243,25 @@ int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name
         return core_err(OG_E_UNSUPPORTED, "loading into branch '%s': only main is supported "
                         "by this build", opt->branch);
     /* Refuse before parsing: a read-only handle would only fail after all the work. */
-    if (g->w->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
-    const char *file = data_file_name && *data_file_name ? data_file_name : "<data>";
-
+    if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     og_write_result *res = NULL;
     int rc = api_write_result_new(&res);
     if (rc) return rc;
-    graph_change_set cs;
-    memset(&cs, 0, sizeof cs);
-    exec_load_stats st;
-    memset(&st, 0, sizeof st);
-    progress_ctx pc = {opt};
-    rc = exec_load_parse(&cs, g->w->catalog, data ? data : "", len, file,
-                         (exec_load_mode)opt->mode, &st, opt->progress ? on_parse_progress : NULL,
-                         &pc);
-    if (rc) {
-        graph_change_set_clear(&cs);
-        og_write_result_free(res);
-        return rc;
-    }
-    res->counts[OG_WRITE_LINES] = st.lines;
-    res->counts[OG_WRITE_NODES] = st.nodes;
-    res->counts[OG_WRITE_EDGES] = st.edges;
-    res->counts[OG_WRITE_NODE_TYPES] = st.node_types;
-    res->counts[OG_WRITE_EDGE_TYPES] = st.edge_types;
-    if (opt->progress)
-        opt->progress(opt->progress_arg, OG_LOAD_PHASE_WRITE, len, len, st.lines);
-    cs.file = file;
+    exec_load_request req = {data, len, data_file_name, (exec_load_mode)opt->mode, opt->progress,
+                             opt->progress_arg};
     write_options wo = WRITE_OPTIONS_INIT;
     wo.branch = NULL; /* main */
     api_write_result_collect(res, &wo);
-    write_result wr;
-    memset(&wr, 0, sizeof wr);
-    rc = write_changes(g->w, WRITE_KIND_LOAD, &cs, &wo, &wr);
-    graph_change_set_clear(&cs);
-    if (!rc) rc = api_write_result_finish(res, &wr);
+    exec_load_result lr;
+    rc = exec_load(&lr, g->w, &req, &wo);
+    if (!rc) {
+        res->counts[OG_WRITE_LINES] = lr.stats.lines;
+        res->counts[OG_WRITE_NODES] = lr.stats.nodes;
+        res->counts[OG_WRITE_EDGES] = lr.stats.edges;
+        res->counts[OG_WRITE_NODE_TYPES] = lr.stats.node_types;
+        res->counts[OG_WRITE_EDGE_TYPES] = lr.stats.edge_types;
+        rc = api_write_result_finish(res, &lr.write);
+    }
     if (rc) {
         og_write_result_free(res);
         return rc;
@@ -296,7 +284,7 @@ static int load_at(graph_snapshot **out, og_graph *g, const char *at, unsigned f
     uint64_t mver = 0;
     if (at) {
         graph_snapshot *head = NULL;
-        int rc = graph_snapshot_load(&head, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+        int rc = graph_snapshot_load(&head, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE);
         if (!rc) rc = graph_lineage_resolve(head, at, &mver);
         if (!rc && mver == head->manifest_version && (flags & GRAPH_SNAP_LINEAGE)) {
             *out = head; /* already the wanted one */
@@ -305,8 +293,8 @@ static int load_at(graph_snapshot **out, og_graph *g, const char *at, unsigned f
         graph_snapshot_free(head);
         if (rc) return rc;
     }
-    if (!at && !(flags & GRAPH_SNAP_LINEAGE)) return write_head_snapshot(g->w, out);
-    return graph_snapshot_load(out, g->w->s, NULL, mver, flags);
+    if (!at && !(flags & GRAPH_SNAP_LINEAGE)) return graph_handle_head_snapshot(g->h, out);
+    return graph_snapshot_load(out, g->h->s, NULL, mver, flags);
 }
 
 static int dup_into(const char **dst, const char *src)
@@ -458,7 +446,7 @@ int og_graph_commits(og_commit_list **out, og_graph *g)
     og_commit_list *list = core_calloc(1, sizeof *list);
     if (!list) return core_err_nomem();
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    int rc = graph_snapshot_load(&snap, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE);
     const graph_commit **v = NULL;
     if (!rc) {
         v = core_calloc(snap->n_commits ? snap->n_commits : 1, sizeof *v);
@@ -485,7 +473,7 @@ int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: no graph");
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    int rc = graph_snapshot_load(&snap, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE);
     if (rc) return rc;
     uint64_t mver = 0;
     rc = graph_lineage_resolve(snap, ref, &mver);
@@ -520,7 +508,8 @@ int og_graph_stats_get(og_graph_stats **out, og_graph *g)
     og_graph_stats *st = core_calloc(1, sizeof *st);
     if (!st) return core_err_nomem();
     write_stats ws;
-    write_graph_stats(g->w, &ws);
+    memset(&ws, 0, sizeof ws); /* a read-only handle has no writer: it wrote nothing */
+    if (g->w) write_graph_stats(g->w, &ws);
     st->writes = ws.writes;
     st->noops = ws.noops;
     st->reprepares = ws.reprepares;

@@ -16,15 +16,15 @@ static int count_fragments(og_graph *g, uint64_t *tables, uint64_t *manifest)
 {
     *tables = *manifest = 0;
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, g->w->s, NULL, 0, 0);
+    int rc = graph_snapshot_load(&snap, g->h->s, NULL, 0, 0);
     for (size_t i = 0; rc == 0 && i < snap->n_tables; i++) {
         lance_dataset *ds = NULL;
-        rc = graph_table_open(&ds, g->w->s, &snap->tables[i], LANCE_ACCESS_READ);
+        rc = graph_table_open(&ds, g->h->s, &snap->tables[i], LANCE_ACCESS_READ);
         if (rc == 0) *tables += ds->m->pb->n_fragments;
         lance_dataset_free(ds);
     }
     lance_dataset *m = NULL;
-    if (rc == 0) rc = graph_manifest_open(&m, g->w->s, NULL, 0, LANCE_ACCESS_READ);
+    if (rc == 0) rc = graph_manifest_open(&m, g->h->s, NULL, 0, LANCE_ACCESS_READ);
     if (rc == 0) *manifest = m->m->pb->n_fragments;
     lance_dataset_free(m);
     graph_snapshot_free(snap);
@@ -42,7 +42,7 @@ static int optimize(og_optimize_result *out, og_graph *g, const og_optimize_opti
     if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
         return core_err(OG_E_UNSUPPORTED, "optimizing branch '%s': only main is supported by "
                         "this build", opt->branch);
-    if (g->w->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     int rc = count_fragments(g, &out->fragments_before, &out->manifest_fragments_before);
     write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;
     write_result wr;
@@ -57,7 +57,7 @@ static int optimize(og_optimize_result *out, og_graph *g, const og_optimize_opti
         out->tables_compacted = wr.n_tables;
     }
     lance_dataset *m = NULL;
-    rc = graph_manifest_open(&m, g->w->s, NULL, 0, LANCE_ACCESS_READ);
+    rc = graph_manifest_open(&m, g->h->s, NULL, 0, LANCE_ACCESS_READ);
     if (rc == 0) out->manifest_version = m->m->pb->version;
     lance_dataset_free(m);
     return rc;
@@ -111,6 +111,8 @@ int og_graph_cleanup(og_cleanup_result **out, og_graph *g, const og_cleanup_opti
         co.progress = relay;
         co.progress_arg = &pr;
     }
+    /* What write_cleanup says of a read-only graph, which has no writer to ask. */
+    if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     og_cleanup_result *res = core_calloc(1, sizeof *res);
     if (!res) return core_err_nomem();
     write_cleanup_report r;

@@ -1,7 +1,7 @@
-/* The public read-query API (include/omnigraph.h, "Graph queries and mutations"): checking a
- * .gq source against the handle's accepted schema, choosing a query and its params (shared
- * with mutate_api.c), pinning the snapshot at the head or at a reference, running it through
- * the executor with the handle's cache, and the og_result accessors over its Arrow batches. */
+/* The public read-query API (include/omnigraph.h, "Graph queries and mutations"): a read
+ * request handed to the executor (exec_query, src/exec/request.h: the .gq source checked
+ * against the handle's accepted schema, the snapshot at the head or at a reference, the run
+ * through the handle's cache), and the og_result accessors over its Arrow batches. */
 #include "omnigraph.h"
 
 #include "api/graph_internal.h"
@@ -9,123 +9,9 @@
 #include "core/alloc.h"
 #include "api/options.h"
 #include "core/error.h"
-#include "core/json.h"
-#include "graph/graph.h"
-#include "lang/lang.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- preparation (reads and mutations) ---------------------------------------------------- */
-
-void api_prepared_clear(api_prepared *p)
-{
-    exec_params_free(p->params);
-    lang_query_set_free(p->qs);
-    memset(p, 0, sizeof *p);
-}
-
-/* The queries' names as "a, b, c" for messages (the first few). */
-static void names_list(char *out, size_t cap, const lang_query_set *qs)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < qs->n_queries && used + 1 < cap; i++) {
-        int n = snprintf(out + used, cap - used, "%s%s", i ? ", " : "", qs->queries[i].name);
-        if (n < 0) break;
-        used += (size_t)n;
-    }
-}
-
-/* Locate the error of query `qi`: its first error diagnostic (diagnostics of the other
- * queries in the file do not concern this run). */
-static int query_error(lang_diags *d, const lang_query_set *qs, size_t qi, const char *file)
-{
-    lang_diags_sort(d); /* the first by position, as lint reports them */
-    int from = qs->queries[qi].pos.line;
-    int to = qi + 1 < qs->n_queries ? qs->queries[qi + 1].pos.line : 0;
-    for (size_t i = 0; i < d->n; i++) {
-        const lang_diag *x = &d->items[i];
-        if (x->severity != LANG_SEV_ERROR || x->line < from || (to && x->line >= to)) continue;
-        return core_err_at(x->file ? x->file : file, x->line, x->col, "%s: %s", x->code,
-                           x->message);
-    }
-    return lang_diags_status(d); /* none inside its range: the file's first error */
-}
-
-int api_prepare(api_prepared *p, og_graph *g, const char *source, size_t len, const char *file,
-                const char *name, const char *params_json, int64_t now_ms, int mutation)
-{
-    memset(p, 0, sizeof *p);
-    if (!source) return core_err(OG_E_BAD_REQUEST, "no query source given");
-    if (!len) len = strlen(source);
-    if (!file || !*file) file = "<query>";
-    core_arena arena;
-    core_arena_init(&arena, 0);
-    lang_diags diags;
-    lang_diags_init(&diags, &arena);
-    int rc = lang_query_set_build(&p->qs, g->w->catalog, source, len, file, &diags);
-    if (rc && rc != OG_E_BAD_REQUEST) goto out;
-    if (diags.oom) {
-        rc = core_err_nomem();
-        goto out;
-    }
-    if (!p->qs || p->qs->n_queries == 0) {
-        /* A parse failure leaves no queries: the thread error is its located diagnostic. */
-        if (!rc) rc = core_err_at(file, 1, 1, "Q000: the source holds no query");
-        goto out;
-    }
-    size_t qi = 0;
-    char names[256];
-    if (name && *name) {
-        int i = lang_query_set_find(p->qs, name);
-        if (i < 0) {
-            names_list(names, sizeof names, p->qs);
-            rc = core_err(OG_E_BAD_REQUEST, "no query named '%s' in %s (it has: %s)", name, file,
-                          names);
-            goto out;
-        }
-        qi = (size_t)i;
-    } else if (p->qs->n_queries > 1) {
-        names_list(names, sizeof names, p->qs);
-        rc = core_err(OG_E_BAD_REQUEST, "%s holds %zu queries (%s): name the one to run", file,
-                      p->qs->n_queries, names);
-        goto out;
-    }
-    if (p->qs->status[qi]) {
-        rc = query_error(&diags, p->qs, qi, file);
-        goto out;
-    }
-    rc = 0; /* other queries of the file may have errors; this one checked */
-    p->q = &p->qs->queries[qi];
-    if (mutation && !p->q->is_mutation) {
-        rc = core_err(OG_E_BAD_REQUEST, "query '%s' is a read query: run it with query, not "
-                      "mutate", p->q->name);
-        goto out;
-    }
-    if (!mutation && p->q->is_mutation) {
-        rc = core_err(OG_E_BAD_REQUEST, "query '%s' is a mutation: run it with mutate, not "
-                      "query", p->q->name);
-        goto out;
-    }
-    json_t *obj = NULL;
-    if (params_json && *params_json) {
-        rc = core_json_parse(&obj, params_json, strlen(params_json), "params");
-        if (rc) goto out;
-        if (!json_is_object(obj)) {
-            json_decref(obj);
-            rc = core_err(OG_E_BAD_REQUEST, "params must be a JSON object, like {\"name\": \"x\"}");
-            goto out;
-        }
-    }
-    rc = exec_params_from_json(&p->params, p->q, obj);
-    json_decref(obj);
-    if (!rc && now_ms) exec_params_set_now(p->params, now_ms);
-out:
-    core_arena_free(&arena);
-    if (rc) api_prepared_clear(p);
-    return rc;
-}
 
 /* ---- running a read ------------------------------------------------------------------------ */
 
@@ -146,31 +32,6 @@ static int check_branch(const char *b)
     if (b && *b && strcmp(b, "main") != 0)
         return core_err(OG_E_UNSUPPORTED, "branch '%s': only main is supported by this build", b);
     return 0;
-}
-
-/* The snapshot of main at `at` (NULL: head), refusing one whose schema is not the handle's:
- * the checked query's catalog indexes would not describe its tables. */
-static int snapshot_at(graph_snapshot **out, og_graph *g, const char *at)
-{
-    *out = NULL;
-    uint64_t mver = 0;
-    if (at && *at) {
-        int rc = graph_resolve_ref(g->w->s, NULL, at, &mver);
-        if (rc) return rc;
-    }
-    /* At the head, the handle's cached state answers without a scan of the manifest. */
-    int rc = mver ? graph_snapshot_load(out, g->w->s, NULL, mver, 0)
-                  : write_head_snapshot(g->w, out);
-    if (rc) return rc;
-    if (strcmp((*out)->schema_identity, g->w->schema_identity) != 0) {
-        rc = core_err(OG_E_UNSUPPORTED, "manifest version %llu was written under schema %s, not "
-                      "the accepted schema %s: reading it is not supported yet",
-                      (unsigned long long)(*out)->manifest_version, (*out)->schema_identity,
-                      g->w->schema_identity);
-        graph_snapshot_free(*out);
-        *out = NULL;
-    }
-    return rc;
 }
 
 static int result_index(og_result *res)
@@ -197,23 +58,19 @@ int og_graph_query(og_result **out, og_graph *g, const og_query_options *opt)
     if (vrc) return vrc;
     int rc = check_branch(opt->branch);
     if (rc) return rc;
-    api_prepared p;
-    rc = api_prepare(&p, g, opt->source, opt->source_len, opt->source_file, opt->name,
-                     opt->params_json, opt->now_ms, 0);
-    if (rc) return rc;
-    graph_snapshot *snap = NULL;
     og_result *res = core_calloc(1, sizeof *res);
-    if (!res) rc = core_err_nomem();
-    if (!rc) rc = snapshot_at(&snap, g, opt->at);
-    if (!rc) rc = exec_query_run(&res->r, g->w->catalog, snap, g->w->s, p.q, p.params, g->cache);
+    if (!res) return core_err_nomem();
+    exec_gq_request req = {opt->source, opt->source_len, opt->source_file, opt->name,
+                           opt->params_json, opt->now_ms};
+    exec_read rd;
+    rc = exec_query(&rd, g->h, &req, opt->at, g->cache);
     if (!rc) {
-        snprintf(res->commit_id, sizeof res->commit_id, "%s", snap->head);
-        res->manifest_version = snap->manifest_version;
-        res->query_name = core_strdup(p.q->name ? p.q->name : "");
-        rc = res->query_name ? result_index(res) : core_err_nomem();
+        res->r = rd.rows;
+        res->query_name = rd.query_name;
+        memcpy(res->commit_id, rd.commit_id, sizeof res->commit_id);
+        res->manifest_version = rd.manifest_version;
+        rc = result_index(res);
     }
-    graph_snapshot_free(snap);
-    api_prepared_clear(&p);
     if (rc) {
         og_result_free(res);
         return rc;

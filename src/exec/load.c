@@ -1,8 +1,10 @@
 /* The JSONL bulk-load reader: turns node and edge lines into one change per type, rows built
  * straight into Arrow builders in the table's schema, ids derived from @key, checked against
  * data.id, or minted. Strict: anything it does not understand is an error naming the line.
- * Plain lines take a single-pass scanner; any other line goes through jansson (see below). */
+ * Plain lines take a single-pass scanner; any other line goes through jansson (see below).
+ * The load request (exec_load, request.h) parses a file and writes it as one graph commit. */
 #include "exec/load.h"
+#include "exec/request.h"
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -1266,5 +1268,41 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
         memset(out, 0, sizeof *out);
         /* keep the caller's counts of what was read, but no rows survive */
     }
+    return rc;
+}
+
+/* ---- the load request (request.h) ---------------------------------------------------------- */
+
+typedef struct phase_relay {
+    const exec_load_request *req;
+} phase_relay;
+
+static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t lines)
+{
+    const phase_relay *r = arg;
+    r->req->progress(r->req->progress_arg, EXEC_LOAD_PHASE_PARSE, done, total, lines);
+}
+
+int exec_load(exec_load_result *out, write_graph *w, const exec_load_request *req,
+              const write_options *opt)
+{
+    memset(out, 0, sizeof *out);
+    const char *file = req->file && *req->file ? req->file : "<data>";
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    phase_relay relay = {req};
+    int rc = exec_load_parse(&cs, w->h->catalog, req->data ? req->data : "", req->len, file,
+                             req->mode, &out->stats, req->progress ? on_parse_progress : NULL,
+                             &relay);
+    if (rc) {
+        graph_change_set_clear(&cs);
+        return rc;
+    }
+    if (req->progress)
+        req->progress(req->progress_arg, EXEC_LOAD_PHASE_WRITE, req->len, req->len,
+                      out->stats.lines);
+    cs.file = file;
+    rc = write_changes(w, WRITE_KIND_LOAD, &cs, opt, &out->write);
+    graph_change_set_clear(&cs);
     return rc;
 }

@@ -2,8 +2,10 @@
  * coordinator calls in every prepare: each touched type's rows are viewed as the committed
  * rows at the prepare's snapshot overlaid with this query's pending rows, statements apply in
  * order against that view (read-your-writes), and the view's net effect becomes one change per
- * type. Nothing computed here outlives one prepare. */
+ * type. Nothing computed here outlives one prepare. The mutate request (exec_mutate,
+ * request.h) checks a .gq mutation against the graph's schema and runs it this way. */
 #include "exec/mutate.h"
+#include "exec/request.h"
 
 #include "exec/exec_internal.h"
 
@@ -1050,5 +1052,33 @@ int exec_mutate_run(exec_mutate_result *out, write_graph *g, const lang_ir_query
         out->nodes_inserted = out->nodes_updated = out->nodes_deleted = 0;
         out->edges_inserted = out->edges_updated = out->edges_deleted = 0;
     }
+    return 0;
+}
+
+void exec_mutate_result_clear(exec_mutate_result *r)
+{
+    core_free(r->query_name);
+    r->query_name = NULL;
+}
+
+/* ---- the mutate request (request.h) -------------------------------------------------------- */
+
+int exec_mutate(exec_mutate_result *out, write_graph *w, const exec_gq_request *req,
+                const write_options *opt)
+{
+    memset(out, 0, sizeof *out);
+    exec_prepared p;
+    int rc = exec_prepare(&p, w->h->catalog, req, true);
+    if (rc) return rc;
+    /* Named before the write: once it committed, nothing may fail. */
+    char *name = core_strdup(p.q->name ? p.q->name : "");
+    if (!name) rc = core_err_nomem();
+    if (!rc) rc = exec_mutate_run(out, w, p.q, p.params, opt);
+    exec_prepared_clear(&p);
+    if (rc) {
+        core_free(name);
+        return rc;
+    }
+    out->query_name = name;
     return 0;
 }

@@ -20,7 +20,10 @@ typedef struct exec_mutate_result {
     write_result write;        /* commit id, manifest version, per-table versions */
     uint64_t nodes_inserted, nodes_updated, nodes_deleted;
     uint64_t edges_inserted, edges_updated, edges_deleted; /* deleted includes cascades */
+    char *query_name;          /* exec_mutate (request.h) only: the mutation run; else NULL */
 } exec_mutate_result;
+/* Free what the result holds (its query_name). */
+void exec_mutate_result_clear(exec_mutate_result *r);
 
 /* Run mutation query q with params through the coordinator on g. opt: branch, if_commit
  * (OG_E_PRECONDITION_FAILED with zero effect when the head moved). */

@@ -2,6 +2,7 @@
  * table row per slot, plus a tag used by anti-joins), reading node and edge tables through
  * the cache, and builds the result as Arrow batches. Semantics are summarised in query.h. */
 #include "exec/exec_internal.h"
+#include "exec/request.h"
 
 #include "arrow/arrow_json.h"
 #include "core/alloc.h"
@@ -1464,6 +1465,62 @@ done:
     }
     *out = r;
     return 0;
+}
+
+/* ---- the read request (request.h) --------------------------------------------------------- */
+
+void exec_read_clear(exec_read *r)
+{
+    exec_result_free(r->rows);
+    core_free(r->query_name);
+    memset(r, 0, sizeof *r);
+}
+
+/* The snapshot of main at `at` (NULL or "": the head), refusing one whose schema is not the
+ * handle's: the checked query's catalog indexes would not describe its tables. */
+static int snapshot_at(graph_snapshot **out, graph_handle *h, const char *at)
+{
+    *out = NULL;
+    uint64_t mver = 0;
+    if (at && *at) {
+        int rc = graph_resolve_ref(h->s, NULL, at, &mver);
+        if (rc) return rc;
+    }
+    /* At the head, the handle's cached state answers without a scan of the manifest. */
+    int rc = mver ? graph_snapshot_load(out, h->s, NULL, mver, 0)
+                  : graph_handle_head_snapshot(h, out);
+    if (rc) return rc;
+    if (strcmp((*out)->schema_identity, h->schema_identity) != 0) {
+        rc = core_err(OG_E_UNSUPPORTED, "manifest version %llu was written under schema %s, not "
+                      "the accepted schema %s: reading it is not supported yet",
+                      (unsigned long long)(*out)->manifest_version, (*out)->schema_identity,
+                      h->schema_identity);
+        graph_snapshot_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, const char *at,
+               exec_cache *cache)
+{
+    memset(out, 0, sizeof *out);
+    exec_prepared p;
+    int rc = exec_prepare(&p, h->catalog, req, false);
+    if (rc) return rc;
+    graph_snapshot *snap = NULL;
+    out->query_name = core_strdup(p.q->name ? p.q->name : "");
+    if (!out->query_name) rc = core_err_nomem();
+    if (!rc) rc = snapshot_at(&snap, h, at);
+    if (!rc) rc = exec_query_run(&out->rows, h->catalog, snap, h->s, p.q, p.params, cache);
+    if (!rc) {
+        snprintf(out->commit_id, sizeof out->commit_id, "%s", snap->head);
+        out->manifest_version = snap->manifest_version;
+    }
+    graph_snapshot_free(snap);
+    exec_prepared_clear(&p);
+    if (rc) exec_read_clear(out);
+    return rc;
 }
 
 /* ---- result accessors ------------------------------------------------------------------------ */

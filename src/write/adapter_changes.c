@@ -75,7 +75,7 @@ int write_changes_prepare(write_graph *g, const void *input, const graph_snapsho
     int rc = 0;
     if (!cs) {
         /* Computed against this base: a re-prepare recomputes it, never patches it. */
-        rc = ci->build(ci->arg, g->catalog, snap, g->s, &built, &reads);
+        rc = ci->build(ci->arg, g->h->catalog, snap, g->h->s, &built, &reads);
         /* What the builder read is load-bearing, whether or not it is written. */
         for (size_t i = 0; rc == 0 && i < reads.n; i++) {
             const graph_table *t = graph_snapshot_table(snap, reads.aliases[i]);
@@ -101,8 +101,8 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
     memset(&probes, 0, sizeof probes);
     graph_validate_stats vs;
     memset(&vs, 0, sizeof vs);
-    int rc = graph_validate_ex(g->catalog, snap, g->s, cs, &probes, &vs,
-                               in->base ? write_base_table : NULL, in->base);
+    int rc = graph_validate_ex(g->h->catalog, snap, g->h->s, cs, &probes, &vs,
+                               in->base ? graph_head_table : NULL, in->base);
     /* Every probed table is a read-set member, written or not. */
     for (size_t i = 0; rc == 0 && i < probes.n; i++) {
         const graph_table *t = graph_snapshot_table(snap, probes.aliases[i]);
@@ -116,9 +116,9 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
         return core_err_nomem();
     for (size_t i = 0; i < cs->n; i++) {
         const graph_change *c = &cs->changes[i];
-        if (c->type_index < 0 || (size_t)c->type_index >= g->catalog->n_types)
+        if (c->type_index < 0 || (size_t)c->type_index >= g->h->catalog->n_types)
             return core_err(OG_E_INTERNAL, "change for unknown type %d", c->type_index);
-        const lang_typedef *td = &g->catalog->types[c->type_index];
+        const lang_typedef *td = &g->h->catalog->types[c->type_index];
         char alias[256];
         if ((rc = graph_table_alias(alias, sizeof alias, td->kind, td->name)) != 0)
             return rc;
@@ -129,8 +129,8 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
         const lance_dataset *ds = NULL;
         lance_staged *st = NULL;
         if (in->base)
-            rc = write_base_table(in->base, t, &ds); /* shared with validation */
-        else if ((rc = graph_table_open(&owned, g->s, t, LANCE_ACCESS_WRITE)) == 0)
+            rc = graph_head_table(in->base, t, &ds); /* shared with validation */
+        else if ((rc = graph_table_open(&owned, g->h->s, t, LANCE_ACCESS_WRITE)) == 0)
             ds = owned;
         if (rc != 0)
             return rc;

@@ -88,13 +88,13 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
             continue;
         /* the declaration the type's schema asks for (NULL: a table of no catalog type) */
         char kix[GRAPH_KIX_DECL_MAX];
-        int ti = t->type_name ? lang_catalog_find(g->catalog, t->type_name, t->kind) : -1;
+        int ti = t->type_name ? lang_catalog_find(g->h->catalog, t->type_name, t->kind) : -1;
         const char *decl = ti >= 0 && graph_type_key_indexes(kix, sizeof kix,
-                                                             &g->catalog->types[ti]) == 0
+                                                             &g->h->catalog->types[ti]) == 0
                                ? kix
                                : NULL;
         lance_dataset *ds = NULL;
-        int rc = graph_table_open(&ds, g->s, t, LANCE_ACCESS_WRITE);
+        int rc = graph_table_open(&ds, g->h->s, t, LANCE_ACCESS_WRITE);
         if (rc != 0)
             return rc;
         bool due = opt->auto_maintenance
@@ -203,7 +203,7 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
     if ((rc = write_gates_acquire(g->gates, &key, 1, WRITE_GATE_TIMEOUT_MS, &gate)) != 0)
         return rc;
     lance_dataset *m = NULL, *after = NULL;
-    rc = graph_manifest_open(&m, g->s, branch, 0, LANCE_ACCESS_WRITE);
+    rc = graph_manifest_open(&m, g->h->s, branch, 0, LANCE_ACCESS_WRITE);
     if (rc != 0) {
         write_gate_set_release(gate);
         return rc;

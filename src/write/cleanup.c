@@ -60,7 +60,7 @@ static int clean_one(write_graph *g, const char *root, uint64_t floor,
     co.contiguous = true; /* a version kept for a tag below the floor must not leave a gap */
     lance_cleanup_report r;
     memset(&r, 0, sizeof r);
-    int rc = lance_cleanup(g->s, root, &co, &r);
+    int rc = lance_cleanup(g->h->s, root, &co, &r);
     if (rc == 0) {
         add_report(out, &r);
         out->tables++;
@@ -75,7 +75,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     memset(out, 0, sizeof *out);
     if (!opt || opt->version != 1)
         return core_err(OG_E_BAD_REQUEST, "write_cleanup_options version is not 1");
-    if (g->readonly)
+    if (g->h->readonly)
         return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     if (opt->keep == 0 && opt->older_than_us < 0)
         return core_err(OG_E_BAD_REQUEST,
@@ -86,7 +86,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     if (rc != 0)
         return rc;
     graph_snapshot *head = NULL, *floor_snap = NULL;
-    if ((rc = graph_snapshot_load(&head, g->s, NULL, 0, GRAPH_SNAP_LINEAGE)) != 0)
+    if ((rc = graph_snapshot_load(&head, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE)) != 0)
         return rc;
     /* commits are newest first; a commit expires when it breaks every rule given */
     int64_t now = (int64_t)core_wall_us();
@@ -110,7 +110,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
             continue;
         const graph_commit *c = &head->commits[k];
         if (!floor_snap && c->manifest_version < head->manifest_version) {
-            rc = graph_snapshot_load(&floor_snap, g->s, NULL, c->manifest_version, 0);
+            rc = graph_snapshot_load(&floor_snap, g->h->s, NULL, c->manifest_version, 0);
             if (rc == OG_E_NOT_FOUND) {
                 og_error_clear();
                 rc = 0;
@@ -126,7 +126,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     core_free(keep);
     out->floor_manifest_version = floor_mver;
     if (rc == 0 && !floor_snap)
-        rc = graph_snapshot_load(&floor_snap, g->s, NULL, floor_mver, 0);
+        rc = graph_snapshot_load(&floor_snap, g->h->s, NULL, floor_mver, 0);
     /* the tables to clean: those of the head and of the floor (a table dropped since the floor
      * still serves the commits in between) */
     out->tables_total = 1 + head->n_tables;

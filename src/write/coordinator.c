@@ -1,5 +1,6 @@
 /* The coordinator of RFC-022 §4: write_run's stages A–H for every registered adapter, the
- * closed adapter registry, and the graph handle (store, gates, accepted schema). */
+ * closed adapter registry, and the writer of an open graph (gates, owner locks, counters, the
+ * maintenance worker). */
 #include "write/internal.h"
 
 #include "core/alloc.h"
@@ -10,7 +11,6 @@
 
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,8 +70,8 @@ int write_kind_parse(const char *s)
 /* Every graph-visible entry point. init is not listed: it creates the graph (its own claim
  * protocol, write_init) rather than changing one. */
 static const write_entry_point ENTRY_POINTS[] = {
-    {"og_graph_load / omnigraph load", WRITE_KIND_LOAD},
-    {"exec_mutate_run (og_graph_mutate / omnigraph mutate)", WRITE_KIND_MUTATION},
+    {"exec_load (og_graph_load / omnigraph load)", WRITE_KIND_LOAD},
+    {"exec_mutate (og_graph_mutate / omnigraph mutate)", WRITE_KIND_MUTATION},
     {"write_optimize", WRITE_KIND_OPTIMIZE},
     {"automatic maintenance after a write (write_run, stage H)", WRITE_KIND_OPTIMIZE},
 };
@@ -82,10 +82,9 @@ const write_entry_point *write_entry_points(size_t *n)
     return ENTRY_POINTS;
 }
 
-/* ---- handle -------------------------------------------------------------------------------- */
+/* ---- writer -------------------------------------------------------------------------------- */
 
-static void base_release(write_base *b);
-static int base_acquire(write_graph *g, const char *branch, write_base **out);
+static int base_acquire(write_graph *g, const char *branch, graph_head **out);
 
 void write_stats_add(write_graph *g, const write_stats *d)
 {
@@ -114,11 +113,11 @@ static void maint_stop(write_graph *g);
  * A write holds an advisory lock while its sidecar exists, so that recovery can tell a live
  * owner from a dead one; the sidecar names it. Creating and removing a lock file per write
  * costs two inode operations, and ext4 makes every allocation scan past inodes freed in the
- * last minutes, so a handle keeps the locks of writes that finished cleanly (still held, and
+ * last minutes, so a writer keeps the locks of writes that finished cleanly (still held, and
  * named by no sidecar any more) and gives them to its next writes. A write that leaves its
  * sidecar behind releases and removes its lock, so recovery sees its owner gone. */
 typedef struct owner_pool {
-    char prefix[40];          /* "owner-<ULID>-" unique to this handle */
+    char prefix[40];          /* "owner-<ULID>-" unique to this writer */
     uint64_t next;            /* names handed out */
     store_lock **locks;       /* free, held */
     char (*names)[WRITE_OWNER_LOCK_CAP];
@@ -151,7 +150,7 @@ static int owner_take(write_graph *g, char name[WRITE_OWNER_LOCK_CAP], store_loc
     }
     snprintf(name, WRITE_OWNER_LOCK_CAP, "%s%llu", p->prefix, (unsigned long long)p->next++);
     pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
-    return store_lock_acquire(g->s, name, 0, out);
+    return store_lock_acquire(g->h->s, name, 0, out);
 }
 
 /* A write whose sidecar is gone gives its lock back (still held: nothing names it). */
@@ -197,14 +196,11 @@ void write_graph_close(write_graph *g)
 {
     if (!g)
         return;
-    maint_stop(g); /* finishes queued maintenance: the handle's state is still whole */
+    maint_stop(g); /* finishes queued maintenance: the writer's state is still whole */
     owners_close(g);
     write_gates_close(g->gates);
-    base_release(g->base_);
-    lang_catalog_free(g->catalog);
-    store_close(g->s);
-    core_free(g->root_id);
-    core_free(g->actor);
+    if (g->owns_handle_)
+        graph_handle_close(g->h);
     if (g->lock_) {
         pthread_mutex_destroy((pthread_mutex_t *)g->lock_);
         core_free(g->lock_);
@@ -217,13 +213,12 @@ void write_graph_close(write_graph *g)
 static void drop_stale_claim(write_graph *g)
 {
     store_meta meta;
-    if (store_head(g->s, GRAPH_INIT_CLAIM, &meta) == 0 &&
-        store_delete(g->s, GRAPH_INIT_CLAIM, 0) != 0)
+    if (store_head(g->h->s, GRAPH_INIT_CLAIM, &meta) == 0 &&
+        store_delete(g->h->s, GRAPH_INIT_CLAIM, 0) != 0)
         core_log(CORE_LOG_WARN, "could not remove the stale %s (harmless)", GRAPH_INIT_CLAIM);
 }
 
-int write_graph_open(write_graph **out, store *s, const char *root_id,
-                     const write_open_options *opt)
+int write_graph_attach(write_graph **out, graph_handle *h, const write_open_options *opt)
 {
     *out = NULL;
     write_open_options def = WRITE_OPEN_OPTIONS_INIT;
@@ -234,44 +229,15 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
     if (!g || !mu) {
         core_free(g);
         core_free(mu);
-        store_close(s);
         return core_err_nomem();
     }
     pthread_mutex_init(mu, NULL);
     g->lock_ = mu;
-    g->s = s;
-    g->readonly = opt->readonly;
-    g->background_maintenance = opt->background_maintenance && !opt->readonly;
+    g->h = h;
+    g->background_maintenance = opt->background_maintenance && !h->readonly;
     int rc = 0;
-    if (!(g->root_id = core_strdup(root_id ? root_id : "")) ||
-        (opt->actor && !(g->actor = core_strdup(opt->actor)))) {
-        rc = core_err_nomem();
-        goto fail;
-    }
-    /* The graph must exist and be of our format before anything else is touched (the state
-     * read for that check becomes the handle's first cached base). */
-    write_base *first = NULL;
-    rc = base_acquire(g, NULL, &first);
-    base_release(first);
-    if (rc == OG_E_NOT_FOUND) {
-        store_meta meta;
-        if (store_head(s, GRAPH_INIT_CLAIM, &meta) == 0)
-            rc = core_err(OG_E_NOT_FOUND,
-                          "no graph here: an init was started but did not finish; run "
-                          "`omnigraph init` again to take it over");
-        else
-            rc = core_err(OG_E_NOT_FOUND, "no graph here (no %s): run `omnigraph init` first",
-                          GRAPH_MANIFEST_DIR);
-        goto fail;
-    }
-    if (rc != 0)
-        goto fail;
-    char identity[GRAPH_SCHEMA_HASH_LEN + 1];
-    if ((rc = graph_schema_read(s, &g->catalog, identity)) != 0)
-        goto fail;
-    memcpy(g->schema_identity, identity, sizeof identity);
-    if (!g->readonly) {
-        if ((rc = write_gates_open(&g->gates, s, g->root_id)) != 0)
+    if (!h->readonly) {
+        if ((rc = write_gates_open(&g->gates, h->s, h->root_id)) != 0)
             goto fail;
         drop_stale_claim(g);
         size_t resolved = 0;
@@ -283,6 +249,28 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
 fail:
     write_graph_close(g);
     return rc;
+}
+
+int write_graph_open(write_graph **out, store *s, const char *root_id,
+                     const write_open_options *opt)
+{
+    *out = NULL;
+    write_open_options def = WRITE_OPEN_OPTIONS_INIT;
+    if (!opt)
+        opt = &def;
+    graph_open_options go = GRAPH_OPEN_OPTIONS_INIT;
+    go.readonly = opt->readonly;
+    go.actor = opt->actor;
+    graph_handle *h = NULL;
+    int rc = graph_handle_open(&h, s, root_id, &go); /* takes s */
+    if (rc == 0)
+        rc = write_graph_attach(out, h, opt);
+    if (rc != 0) {
+        graph_handle_close(h);
+        return rc;
+    }
+    (*out)->owns_handle_ = true;
+    return 0;
 }
 
 /* ---- gates --------------------------------------------------------------------------------- */
@@ -339,11 +327,11 @@ int write_recover(write_graph *g, const char *branch, size_t *resolved)
 {
     (void)branch; /* every sidecar overlaps: only main is writable today */
     *resolved = 0;
-    if (g->readonly)
+    if (g->h->readonly)
         return 0;
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
-    int rc = write_sidecar_list(g->s, &ids, &n);
+    int rc = write_sidecar_list(g->h->s, &ids, &n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         bool done = false;
         rc = write_recover_one(g, ids[i], &done);
@@ -365,70 +353,11 @@ static int new_id(char out[GRAPH_ID_LEN + 1])
     return rc;
 }
 
-/* ---- the base cache --------------------------------------------------------------------------
- * The state at a manifest version is immutable, so the handle keeps the last base it saw (the
- * manifest dataset and its reconstructed snapshot) and a write whose barrier finds the branch
- * still at that version captures it with one listing instead of re-reading the manifest. A
- * successful write folds its own delta into the next base. Only main is cached. */
-
-struct write_base {
-    atomic_int refs;
-    lance_dataset *ds;    /* the manifest at snap->manifest_version */
-    graph_snapshot *snap;
-    pthread_mutex_t mu;   /* guards tables */
-    lance_dataset **tables; /* per snap->tables[i]: opened at its pin on first use */
-};
-
-static void base_release(write_base *b)
-{
-    if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
-        for (size_t i = 0; b->tables && b->snap && i < b->snap->n_tables; i++)
-            lance_dataset_free(b->tables[i]);
-        core_free(b->tables);
-        pthread_mutex_destroy(&b->mu);
-        lance_dataset_free(b->ds);
-        graph_snapshot_free(b->snap);
-        core_free(b);
-    }
-}
-
-static write_base *base_new(void)
-{
-    write_base *b = core_calloc(1, sizeof *b);
-    if (b) {
-        atomic_init(&b->refs, 1);
-        pthread_mutex_init(&b->mu, NULL);
-    }
-    return b;
-}
-
-int write_base_table(void *arg, const graph_table *t, const lance_dataset **out)
-{
-    write_base *b = arg;
-    size_t i = (size_t)(t - b->snap->tables);
-    if (t < b->snap->tables || i >= b->snap->n_tables)
-        return core_err(OG_E_INTERNAL, "table %s is not of this base", t->alias);
-    pthread_mutex_lock(&b->mu);
-    int rc = 0;
-    if (!b->tables && !(b->tables = core_calloc(b->snap->n_tables, sizeof *b->tables)))
-        rc = core_err_nomem();
-    if (rc == 0 && !b->tables[i])
-        rc = graph_table_open(&b->tables[i], b->ds->s, t, LANCE_ACCESS_WRITE);
-    if (rc == 0)
-        *out = b->tables[i];
-    pthread_mutex_unlock(&b->mu);
-    return rc;
-}
-
-static void base_install(write_graph *g, write_base *b)
-{
-    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
-    write_base *old = g->base_;
-    atomic_fetch_add(&b->refs, 1);
-    g->base_ = b;
-    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
-    base_release(old);
-}
+/* ---- the base ------------------------------------------------------------------------------
+ * A write prepares on the head of its branch: for main the graph handle's cached head
+ * (graph_handle_head), which a successful write replaces with its own delta folded in, so the
+ * next write (or read) whose barrier finds main still at that version needs one probe instead
+ * of a re-read of the manifest. */
 
 /* The latest version of the dataset at root, probing on from version `known` (0: none) named
  * with `naming`, which this handle opened, or by discovery from the hint when there is none.
@@ -439,118 +368,63 @@ static int latest_after(write_graph *g, const char *root, lance_naming naming, u
                         bool checked, uint64_t *v)
 {
     if (known && checked)
-        return lance_version_latest_from(g->s, root, naming, known, v);
+        return lance_version_latest_from(g->h->s, root, naming, known, v);
     if (known)
-        return lance_version_latest_from_unchecked(g->s, root, naming, known, v);
-    return lance_version_latest(g->s, root, v, &naming);
+        return lance_version_latest_from_unchecked(g->h->s, root, naming, known, v);
+    return lance_version_latest(g->h->s, root, v, &naming);
 }
 
 /* A prepare that found a file of its base missing: was the base stale (cleanup removed what
- * it names after newer versions replaced it)? Then the cached base is dropped and the write
+ * it names after newer versions replaced it)? Then the cached head is dropped and the write
  * prepares again on the latest. */
-static void base_forget(write_graph *g, const write_base *wb)
+static bool base_was_stale(write_graph *g, const graph_head *wb)
 {
-    pthread_mutex_lock((pthread_mutex_t *)g->lock_);
-    write_base *old = g->base_ == wb ? g->base_ : NULL;
-    if (old)
-        g->base_ = NULL;
-    pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
-    base_release(old);
-}
-
-static bool base_was_stale(write_graph *g, const write_base *wb)
-{
+    const lance_dataset *m = graph_head_manifest(wb);
     uint64_t latest = 0;
-    if (lance_version_latest_from(g->s, GRAPH_MANIFEST_DIR, wb->ds->naming,
-                                  lance_dataset_version(wb->ds), &latest) != 0) {
+    if (lance_version_latest_from(g->h->s, GRAPH_MANIFEST_DIR, m->naming,
+                                  lance_dataset_version(m), &latest) != 0) {
         og_error_clear();
         return false;
     }
-    if (latest == lance_dataset_version(wb->ds))
+    if (latest == lance_dataset_version(m))
         return false;
-    base_forget(g, wb);
+    graph_handle_forget(g->h, wb);
     return true;
 }
 
-static int base_acquire(write_graph *g, const char *branch, write_base **out)
+static int base_acquire(write_graph *g, const char *branch, graph_head **out)
 {
-    *out = NULL;
-    char root[STORE_KEY_MAX];
-    uint64_t latest = 0;
-    write_base *c = NULL;
-    int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
-    if (rc == 0 && !branch) {
-        pthread_mutex_lock((pthread_mutex_t *)g->lock_);
-        if ((c = g->base_) != NULL)
-            atomic_fetch_add(&c->refs, 1);
-        pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
-    }
-    if (rc == 0)
-        rc = latest_after(g, root, c ? c->ds->naming : LANCE_NAMING_UNKNOWN,
-                          c ? lance_dataset_version(c->ds) : 0, false, &latest);
-    if (rc == 0 && c && c->snap->manifest_version == latest) {
-        *out = c;
-        return 0;
-    }
-    base_release(c);
-    if (rc == OG_E_NOT_FOUND)
-        return core_err(OG_E_NOT_FOUND, "no graph here (no %s)", GRAPH_MANIFEST_DIR);
-    if (rc != 0)
-        return rc;
-    write_base *b = base_new();
-    if (!b)
-        return core_err_nomem();
-    rc = branch ? graph_manifest_open(&b->ds, g->s, branch, latest, LANCE_ACCESS_WRITE)
-                : lance_dataset_open(&b->ds, g->s, root, latest, LANCE_ACCESS_WRITE);
-    if (rc == 0)
-        rc = graph_snapshot_from_dataset(&b->snap, b->ds, branch, 0);
-    if (rc != 0) {
-        base_release(b);
-        return rc;
-    }
-    if (!branch)
-        base_install(g, b);
-    *out = b;
-    return 0;
-}
-
-int write_head_snapshot(write_graph *g, graph_snapshot **out)
-{
-    *out = NULL;
-    write_base *b = NULL;
-    int rc = base_acquire(g, NULL, &b);
-    if (rc == 0)
-        rc = graph_snapshot_copy(out, b->snap);
-    base_release(b);
-    return rc;
+    /* Only main is cached; another branch is read afresh. */
+    return branch ? graph_head_load(out, g->h->s, branch) : graph_handle_head(g->h, out);
 }
 
 /* The base after this write's own commit: the old state plus the intent's delta (table
  * versions and row counts, the new head), at manifest version mver. */
-static void base_advance(write_graph *g, const write_base *old, const write_intent *in,
+static void base_advance(write_graph *g, const graph_head *old, const write_intent *in,
                          uint64_t mver, lance_dataset *after)
 {
-    write_base *b = in->branch ? NULL : base_new();
-    if (!b || graph_snapshot_copy(&b->snap, old->snap) != 0) {
-        base_release(b);
+    graph_snapshot *snap = NULL;
+    graph_head *b = NULL;
+    if (in->branch || graph_snapshot_copy(&snap, graph_head_snapshot(old)) != 0) {
         lance_dataset_free(after);
         return; /* only a cache: the next write re-reads */
     }
-    b->ds = after;
-    b->snap->manifest_version = mver;
-    memcpy(b->snap->head, in->commit_id, sizeof b->snap->head);
+    snap->manifest_version = mver;
+    memcpy(snap->head, in->commit_id, sizeof snap->head);
     if (in->kind != WRITE_KIND_OPTIMIZE)
-        memcpy(b->snap->content_head, in->commit_id, sizeof b->snap->content_head);
+        memcpy(snap->content_head, in->commit_id, sizeof snap->content_head);
     for (size_t i = 0; i < in->n_effects; i++) {
         const write_effect *e = &in->effects[i];
-        graph_table *t = (graph_table *)graph_snapshot_table(b->snap, e->alias);
+        graph_table *t = (graph_table *)graph_snapshot_table(snap, e->alias);
         if (t && e->achieved_version && e->achieved_version != e->expected_version) {
             t->version = e->achieved_version;
             t->row_count = e->row_count;
         }
     }
-    base_install(g, b);
-    base_release(b);
+    if (graph_head_new(&b, after, snap) != 0) /* takes after and snap */
+        return;
+    graph_handle_install(g->h, b);
+    graph_head_release(b);
 }
 
 /* Stage D: fresh authority state under the gates. 0 = the read set holds; 1 = restart. When
@@ -563,10 +437,9 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
     *fresh_ds = NULL;
     uint64_t latest = 0;
     char root[STORE_KEY_MAX];
-    const lance_dataset *known = in->base && lance_dataset_version(in->base->ds) ==
-                                                     in->rs.manifest_version
-                                     ? in->base->ds
-                                     : NULL;
+    const lance_dataset *base_ds = in->base ? graph_head_manifest(in->base) : NULL;
+    const lance_dataset *known =
+        base_ds && lance_dataset_version(base_ds) == in->rs.manifest_version ? base_ds : NULL;
     int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
     if (rc == 0)
         rc = latest_after(g, root, known ? known->naming : LANCE_NAMING_UNKNOWN,
@@ -576,7 +449,7 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
     if (latest != in->rs.manifest_version) {
         graph_snapshot *fresh = NULL;
         lance_dataset *ds = NULL;
-        rc = graph_manifest_open(&ds, g->s, branch, latest, LANCE_ACCESS_WRITE);
+        rc = graph_manifest_open(&ds, g->h->s, branch, latest, LANCE_ACCESS_WRITE);
         if (rc == 0)
             rc = graph_snapshot_from_dataset(&fresh, ds, branch, 0);
         if (rc == 0)
@@ -594,7 +467,7 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
      * it would hold) must be recovered first. */
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
-    if ((rc = write_sidecar_list(g->s, &ids, &n)) != 0)
+    if ((rc = write_sidecar_list(g->h->s, &ids, &n)) != 0)
         return rc;
     core_free(ids);
     if (n)
@@ -648,7 +521,7 @@ static int after_effect_failure(write_graph *g, const write_intent *in, int caus
          * visible with this write's own id) or undid it. */
         graph_snapshot *snap = NULL;
         bool visible = false;
-        if (graph_snapshot_load(&snap, g->s, in->branch, 0, GRAPH_SNAP_LINEAGE) == 0)
+        if (graph_snapshot_load(&snap, g->h->s, in->branch, 0, GRAPH_SNAP_LINEAGE) == 0)
             for (size_t i = 0; i < snap->n_commits && !visible; i++)
                 visible = strcmp(snap->commits[i].id, in->commit_id) == 0;
         graph_snapshot_free(snap);
@@ -687,11 +560,11 @@ static void maintain_now(write_graph *g, const char *const *tables, size_t n, bo
 }
 
 /* ---- the maintenance worker ----------------------------------------------------------------
- * One thread per handle, started on first need. Requests coalesce: a set of table aliases due
+ * One thread per writer, started on first need. Requests coalesce: a set of table aliases due
  * for optimize and whether the manifest is. The worker takes the whole set,
  * runs it through the coordinator (gates, recovery barrier, its own commit) like any writer,
  * and goes back to sleep; a user write that arrives meanwhile simply queues behind the gates
- * it needs. Closing the handle runs what is queued, so a one-shot CLI process still keeps its
+ * it needs. Closing the writer runs what is queued, so a one-shot CLI process still keeps its
  * graph maintained. */
 typedef struct maint_queue {
     pthread_mutex_t mu;
@@ -827,7 +700,7 @@ static void maint_stop(write_graph *g)
 }
 
 /* What this write made due, run now or handed to the worker. */
-/* Hand the tables this write published to the handle's hook (after the visibility point:
+/* Hand the tables this write published to the writer's hook (after the visibility point:
  * they are the graph's now). */
 static void announce(write_graph *g, write_intent *in)
 {
@@ -898,7 +771,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         if (*held) {
             char(*ids)[GRAPH_ID_LEN + 1] = NULL;
             size_t n_ids = 0;
-            rc = write_sidecar_list(g->s, &ids, &n_ids);
+            rc = write_sidecar_list(g->h->s, &ids, &n_ids);
             core_free(ids);
             if (rc != 0 || n_ids) {
                 write_gate_set_release(*held);
@@ -910,16 +783,16 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
 
         /* B: prepare without gates, against a base captured after the barrier. */
         uint64_t t0 = core_mono_ns();
-        graph_snapshot *snap = NULL;
+        const graph_snapshot *snap = NULL;
         write_intent in;
         memset(&in, 0, sizeof in);
-        write_base *wb = NULL;
+        graph_head *wb = NULL;
         if ((rc = base_acquire(g, branch, &wb)) != 0)
             return rc;
-        snap = wb->snap; /* borrowed from the immutable base */
+        snap = graph_head_snapshot(wb); /* borrowed from the immutable base */
         in.base = wb;
-        if (strcmp(snap->schema_identity, g->schema_identity) != 0) {
-                        base_release(wb);
+        if (strcmp(snap->schema_identity, g->h->schema_identity) != 0) {
+            graph_head_release(wb);
             return core_err(OG_E_CONFLICT,
                             "the graph's accepted schema changed since this handle opened it; "
                             "reopen the graph");
@@ -933,7 +806,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
                           snap->head[0] ? snap->head : "(none)", opt->if_commit);
             core_err_detail(CORE_ERR_EXPECTED, opt->if_commit);
             core_err_detail(CORE_ERR_ACTUAL, snap->head);
-                        base_release(wb);
+            graph_head_release(wb);
             return rc;
         }
         in.format = WRITE_SIDECAR_FORMAT;
@@ -945,10 +818,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         memcpy(in.content_parent, snap->content_head, sizeof in.content_parent);
         if ((rc = new_id(in.operation_id)) != 0 || (rc = new_id(in.commit_id)) != 0 ||
             (rc = new_id(in.rollback_commit_id)) != 0 ||
-            (g->actor && !(in.actor = core_strdup(g->actor)))) {
+            (g->h->actor && !(in.actor = core_strdup(g->h->actor)))) {
             if (rc == 0)
                 rc = core_err_nomem();
-                        base_release(wb);
+            graph_head_release(wb);
             write_intent_clear(&in);
             return rc;
         }
@@ -959,20 +832,20 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         if (rc == OG_E_NOT_FOUND && !branch && attempt + 1 < max_re && base_was_stale(g, wb)) {
             /* prepared on a base cleanup had since removed files of: start again */
             og_error_clear();
-            base_release(wb);
+            graph_head_release(wb);
             write_intent_clear(&in);
             note_restart(g, res);
             continue;
         }
         if (rc != 0) {
-            base_release(wb);
+            graph_head_release(wb);
             write_intent_clear(&in);
             return rc;
         }
         memcpy(res->operation_id, in.operation_id, sizeof res->operation_id);
         if (in.n_effects == 0) {
             /* Nothing to change: no effect, no graph commit. */
-            base_release(wb);
+            graph_head_release(wb);
             write_intent_clear(&in);
             memset(&d, 0, sizeof d);
             d.noops = 1;
@@ -991,7 +864,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             write_gate_set_release(*held);
             if ((rc = write_intent_gates(g, &in, &gates)) != 0) {
                 *held = NULL;
-                base_release(wb);
+                graph_head_release(wb);
                 write_intent_clear(&in);
                 return rc;
             }
@@ -1007,9 +880,9 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         if (rc == 1) {
             /* The cached base may be one cleanup removed (the pre-gate probe does not look
              * twice): the next attempt captures the latest afresh. The gates are kept for it. */
-            base_forget(g, wb);
+            graph_handle_forget(g->h, wb);
             *held = gates;
-            base_release(wb);
+            graph_head_release(wb);
             write_intent_clear(&in);
             note_restart(g, res);
             if (attempt + 1 >= max_re)
@@ -1020,7 +893,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         }
         if (rc != 0) {
             write_gate_set_release(gates);
-            base_release(wb);
+            graph_head_release(wb);
             write_intent_clear(&in);
             return rc;
         }
@@ -1036,13 +909,13 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         /* Written unsynced: the first effect's commit makes it durable in its own batch of
          * syncs, before it links anything (one sync round fewer per write). */
         if (rc == 0)
-            rc = write_sidecar_put_unsynced(g->s, &in);
+            rc = write_sidecar_put_unsynced(g->h->s, &in);
         if (rc != 0) {
             /* No effect happened; a sidecar that did land is discarded by the next barrier. */
             lance_dataset_free(fresh_base);
             store_lock_release_remove(owner);
             write_gate_set_release(gates);
-            base_release(wb);
+            graph_head_release(wb);
             write_intent_clear(&in);
             return rc;
         }
@@ -1053,7 +926,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             rc = ad->apply(g, &in);
         /* An apply that committed nothing did not carry the sidecar: durable before publish. */
         if (rc == 0)
-            rc = write_sidecar_sync(g->s, &in);
+            rc = write_sidecar_sync(g->h->s, &in);
         if (rc == 0)
             rc = OG_FAILPOINT("write.pre_publish");
 
@@ -1061,8 +934,8 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         uint64_t mver = 0;
         lance_dataset *after = NULL;
         if (rc == 0)
-            rc = write_publish(g, branch, &in.rs, fresh_base ? fresh_base : wb->ds, ad->rows,
-                               &in, &mver, &after);
+            rc = write_publish(g, branch, &in.rs, fresh_base ? fresh_base : graph_head_manifest(wb),
+                               ad->rows, &in, &mver, &after);
         lance_dataset_free(fresh_base);
         fresh_base = NULL;
         bool mdue = after && after->m && after->m->pb && write_compact_due(after);
@@ -1070,7 +943,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             base_advance(g, wb, &in, mver, after); /* takes after */
         else
             lance_dataset_free(after);
-        base_release(wb);
+        graph_head_release(wb);
         wb = NULL;
         if (rc != 0) {
             store_lock_release_remove(owner);
@@ -1092,7 +965,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
          * reason the delete is not synced: a sidecar a power loss brings back names a visible
          * commit, which recovery completes (no sync round after the visibility point). */
         bool finalized = OG_FAILPOINT("write.post_publish") == 0;
-        if (finalized && store_delete(g->s, key, STORE_F_NOSYNC | STORE_F_RECYCLE) != 0) {
+        if (finalized && store_delete(g->h->s, key, STORE_F_NOSYNC | STORE_F_RECYCLE) != 0) {
             finalized = false;
             core_log(CORE_LOG_WARN, "could not delete sidecar %s: %s (next write finalizes it)",
                      key, og_error_last()->message);
@@ -1141,7 +1014,7 @@ int write_changes(write_graph *g, int kind, const graph_change_set *cs,
     write_options def = WRITE_OPTIONS_INIT;
     if (!opt)
         opt = &def;
-    if (g->readonly)
+    if (g->h->readonly)
         return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     if (kind != WRITE_KIND_LOAD && kind != WRITE_KIND_MUTATION)
         return core_err(OG_E_BAD_REQUEST, "write kind %d does not take a change set", kind);
@@ -1155,7 +1028,7 @@ int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_
     write_options def = WRITE_OPTIONS_INIT;
     if (!opt)
         opt = &def;
-    if (g->readonly)
+    if (g->h->readonly)
         return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     write_changes_input ci = {NULL, build, arg};
     return write_run(g, adapter_of(WRITE_KIND_MUTATION), &ci, opt, res);
@@ -1166,7 +1039,7 @@ int write_optimize(write_graph *g, const write_optimize_options *opt, write_resu
     write_optimize_options def = WRITE_OPTIMIZE_OPTIONS_INIT;
     if (!opt)
         opt = &def;
-    if (g->readonly)
+    if (g->h->readonly)
         return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     write_options wo = WRITE_OPTIONS_INIT;
     /* Inline maintenance yields to user writes: one attempt, no re-prepare storm. On the

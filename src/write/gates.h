@@ -1,7 +1,7 @@
 /* Ordered writer gates (RFC-022 §4.3). A write acquires its whole gate set in one total order:
  *   1. global operation claims, 2. the graph/schema-control key, 3. the target branch key,
  *   4. (physical_branch, table) keys, sorted.
- * Each gate is an in-process mutex shared by every handle on the same graph root in this
+ * Each gate is an in-process mutex shared by every writer on the same graph root in this
  * process, and then an advisory store lock (flock on the local backend), so writer processes
  * on one host serialize too. Everyone takes gates in the same order, so there is no deadlock
  * within or across processes. Gates reduce avoidable races; they are never the source of

@@ -97,9 +97,9 @@ typedef struct write_intent {
     size_t n_effects;
     write_rollback *rollback;             /* persisted before the first restore */
     size_t n_rollback;
-    write_base *base;                     /* the base prepare ran on (not persisted, borrowed) */
+    graph_head *base;                     /* the base prepare ran on (not persisted, borrowed) */
     /* The advisory lock its owner holds while it runs ("" in sidecars of older writers: then
-     * "sidecar-<operation id>"). A handle reuses its owner locks from write to write. */
+     * "sidecar-<operation id>"). A writer reuses its owner locks from write to write. */
     char owner_lock[WRITE_OWNER_LOCK_CAP];
     /* The sidecar was written but is not durable yet (not persisted): the first effect that
      * commits makes it durable in its own batch of syncs, before it links its manifest
@@ -170,10 +170,6 @@ typedef struct write_changes_input {
     write_build_fn build;
     void *arg;
 } write_changes_input;
-
-/* A table of the base's snapshot opened at its pin, shared by validation and staging of one
- * write (borrowed: valid while the base is held). */
-int write_base_table(void *base, const graph_table *t, const lance_dataset **out);
 
 /* Delta rows shared by the adapters and recovery: one table_version row per effect (its
  * achieved version and row count, or versions[i]/counts[i]; only where which[i] when given;

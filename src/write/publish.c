@@ -25,7 +25,7 @@ int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
              * is stale after all, the exact commit below fails and the next attempt re-reads. */
             m = base_hint;
         } else {
-            rc = graph_manifest_open(&opened, g->s, branch, 0, LANCE_ACCESS_WRITE);
+            rc = graph_manifest_open(&opened, g->h->s, branch, 0, LANCE_ACCESS_WRITE);
             if (rc != 0)
                 return rc;
             m = opened;

@@ -106,7 +106,7 @@ static int finalize(write_graph *g, const write_intent *in, int kind, const char
     if (rc == 0)
         rc = OG_FAILPOINT("recovery.pre_audit");
     if (rc == 0)
-        rc = write_audit_record(g->s, in, kind, commit_id, (const char *)oj.data);
+        rc = write_audit_record(g->h->s, in, kind, commit_id, (const char *)oj.data);
     core_buf_free(&oj);
     if (rc != 0)
         return rc;
@@ -114,7 +114,7 @@ static int finalize(write_graph *g, const write_intent *in, int kind, const char
     write_sidecar_key(key, in->operation_id);
     if ((rc = OG_FAILPOINT("recovery.pre_sidecar_delete")) != 0)
         return rc;
-    if ((rc = store_delete(g->s, key, 0)) != 0)
+    if ((rc = store_delete(g->h->s, key, 0)) != 0)
         return rc;
     write_stats d = {0};
     d.recoveries = 1;
@@ -262,7 +262,7 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
                 rc = core_err_nomem();
         }
         if (rc == 0)
-            rc = write_sidecar_put(g->s, in);
+            rc = write_sidecar_put(g->h->s, in);
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         from[i] = to[i] = in->effects[i].expected_version;
@@ -271,9 +271,9 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
                 continue;
             rc = OG_FAILPOINT("recovery.pre_restore");
             if (rc == 0)
-                rc = restore_one(g->s, &in->effects[i], &in->rollback[k], &vers[i]);
+                rc = restore_one(g->h->s, &in->effects[i], &in->rollback[k], &vers[i]);
             if (rc == 0)
-                rc = count_at(g->s, &in->effects[i], vers[i], &counts[i]);
+                rc = count_at(g->h->s, &in->effects[i], vers[i], &counts[i]);
             restored[i] = rc == 0;
             from[i] = in->rollback[k].from;
             to[i] = in->rollback[k].to;
@@ -309,7 +309,7 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
 static int resolve(write_graph *g, write_intent *in)
 {
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, g->s, in->branch, 0, GRAPH_SNAP_LINEAGE);
+    int rc = graph_snapshot_load(&snap, g->h->s, in->branch, 0, GRAPH_SNAP_LINEAGE);
     if (rc != 0)
         return rc;
     size_t n = in->n_effects;
@@ -350,7 +350,7 @@ static int resolve(write_graph *g, write_intent *in)
     for (size_t i = 0; i < n; i++) {
         const graph_table *t = graph_snapshot_table(snap, in->effects[i].alias);
         uint64_t pin = t ? t->version : 0;
-        if ((rc = classify_effect(g->s, &in->effects[i], pin, &cl[i])) != 0)
+        if ((rc = classify_effect(g->h->s, &in->effects[i], pin, &cl[i])) != 0)
             goto out;
         if (cl[i].state == EFFECT_OWN_AT_HEAD)
             own++;
@@ -382,7 +382,7 @@ static int resolve(write_graph *g, write_intent *in)
         }
         for (size_t i = 0; rc == 0 && i < n; i++) {
             to[i] = cl[i].head;
-            rc = count_at(g->s, &in->effects[i], cl[i].head, &counts[i]);
+            rc = count_at(g->h->s, &in->effects[i], cl[i].head, &counts[i]);
         }
         forward_ctx f = {in, to, counts};
         memcpy(in->content_parent, snap->content_head, sizeof in->content_parent);
@@ -420,7 +420,7 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
     char key[STORE_KEY_MAX], lock_name[STORE_KEY_MAX];
     write_sidecar_key(key, operation_id);
     core_buf body = CORE_BUF_INIT;
-    int rc = store_get(g->s, key, 0, UINT64_MAX, &body);
+    int rc = store_get(g->h->s, key, 0, UINT64_MAX, &body);
     if (rc == OG_E_NOT_FOUND) /* listed, then finished by its owner: absence, not an error */
         return 0;
     if (rc != 0)
@@ -434,7 +434,7 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
          * then hands its storage to the owner's next write, STORE_F_RECYCLE): what we read
          * only counts if the sidecar is still there. */
         store_meta meta;
-        if (store_head(g->s, key, &meta) == OG_E_NOT_FOUND) {
+        if (store_head(g->h->s, key, &meta) == OG_E_NOT_FOUND) {
             og_error_clear();
             write_intent_clear(&in);
             core_buf_free(&body);
@@ -470,12 +470,12 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
     if ((rc = write_intent_gates(g, &in, &gates)) != 0)
         goto out;
     write_intent_owner_lock(&in, lock_name);
-    rc = store_lock_acquire(g->s, lock_name, 0, &owner);
+    rc = store_lock_acquire(g->h->s, lock_name, 0, &owner);
     if (rc == OG_E_CONFLICT) {
-        /* Held: by its owner still running, or by the handle that finished it and keeps the
+        /* Held: by its owner still running, or by the writer that finished it and keeps the
          * lock for its next write. Only a sidecar that is still there is in progress. */
         store_meta meta;
-        int h = store_head(g->s, key, &meta);
+        int h = store_head(g->h->s, key, &meta);
         if (h == OG_E_NOT_FOUND) {
             og_error_clear();
             rc = 0;
@@ -492,7 +492,7 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
     if (rc != 0)
         goto out;
     /* Re-read under the lock: the owner may have finished between our read and the lock. */
-    rc = store_get(g->s, key, 0, UINT64_MAX, &body);
+    rc = store_get(g->h->s, key, 0, UINT64_MAX, &body);
     if (rc == OG_E_NOT_FOUND) {
         rc = 0;
         goto out;

@@ -6,13 +6,15 @@
  * plus graph init (a claim-based control protocol) and the recovery classifier that resolves
  * interrupted writes by exact transaction identity.
  *
- * The graph handle (write_graph) owns the store, the gate manager shared by every handle on the
- * same root in this process, and the accepted schema. Handles may be used by several threads;
- * writes serialize on the gates. */
+ * The writer (write_graph) of an open graph (graph_handle, src/graph/graph_handle.h: the store,
+ * the accepted schema, the cached head) holds what only writes need: the gate manager shared by
+ * every writer on the same root in this process, counters, owner locks, the maintenance worker
+ * and the commit hook. Writers may be used by several threads; writes serialize on the gates. */
 #ifndef OG_WRITE_WRITE_H
 #define OG_WRITE_WRITE_H
 
 #include "graph/graph.h"
+#include "graph/graph_handle.h"
 #include "graph/validate.h"
 #include "write/gates.h"
 
@@ -53,7 +55,7 @@ const write_entry_point *write_entry_points(size_t *n);
  * about log_8(rows) times in its life, and a table keeps at most 7 fragments per tier. */
 #define WRITE_TIER_FACTOR 8
 
-/* ---- Graph handle ------------------------------------------------------------------------ */
+/* ---- Writer ------------------------------------------------------------------------------ */
 
 typedef struct write_stats {
     uint64_t writes;             /* write_run calls that published a commit */
@@ -66,11 +68,9 @@ typedef struct write_stats {
     uint64_t prepare_ns;         /* time in prepare (outside the gates) */
 } write_stats;
 
-typedef struct write_base write_base; /* internal: the cached base state */
-
-/* A table version a write of this handle committed and published (the graph commit naming it
+/* A table version a write of this writer committed and published (the graph commit naming it
  * is visible), handed to write_graph.on_commit after the visibility point so that the
- * handle's read caches can take it without reading it back. */
+ * graph's read caches can take it without reading it back. */
 typedef struct write_committed_table {
     const char *path, *table_branch; /* table_branch: NULL on main */
     int kind;                        /* LANG_NODE / LANG_EDGE */
@@ -84,22 +84,17 @@ typedef struct write_committed_table {
 typedef void (*write_commit_hook)(void *arg, const write_committed_table *t);
 
 typedef struct write_graph {
-    store *s;
-    bool readonly;
-    char *root_id;               /* canonical root identity (gate sharing) */
-    write_gates *gates;
-    lang_catalog *catalog;       /* the accepted schema */
-    char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
-    char *actor;                 /* recorded in lineage (NULL: none) */
+    graph_handle *h;             /* the graph written: store, schema, actor, cached head */
+    write_gates *gates;          /* NULL when h is read-only */
     write_stats stats;           /* updated under an internal lock */
     void *lock_;                 /* internal */
-    write_base *base_;           /* internal: last manifest state seen (immutable) */
-    bool background_maintenance; /* automatic maintenance on the handle's worker thread */
+    bool owns_handle_;           /* internal: write_graph_open made h (closed with the writer) */
+    bool background_maintenance; /* automatic maintenance on the writer's worker thread */
     void *maint_;                /* internal: that worker's queue */
     void *owners_;               /* internal: owner locks held for reuse (coordinator.c) */
-    /* Called once per table a write of this handle published, after the visibility point
+    /* Called once per table a write of this writer published, after the visibility point
      * (from the writing thread, or the maintenance worker): NULL for none. Set it before the
-     * handle is shared. */
+     * writer is shared. */
     write_commit_hook on_commit;
     void *on_commit_arg;
     /* Test hook: called after prepare, before the gates (to interleave a concurrent writer at
@@ -110,31 +105,32 @@ typedef struct write_graph {
 
 typedef struct write_open_options {
     int version;                 /* 1 */
-    bool readonly;               /* never write anything (no recovery, no claim cleanup) */
-    const char *actor;
+    bool readonly;               /* write_graph_open: open the graph read-only (graph_handle) */
+    const char *actor;           /* write_graph_open: the graph's actor (graph_handle) */
     /* Automatic maintenance (compacting tables and the graph manifest once they pass
-     * a size tier is due, WRITE_TIER_FACTOR) runs on a worker thread of the handle after the
+     * a size tier is due, WRITE_TIER_FACTOR) runs on a worker thread of the writer after the
      * write that made it due has returned, instead of inside that write call. Closing the
-     * handle finishes what is queued. The public API turns it on; off, it runs inline (the
+     * writer finishes what is queued. The public API turns it on; off, it runs inline (the
      * deterministic order the crash and cost suites count). */
     bool background_maintenance;
 } write_open_options;
 #define WRITE_OPEN_OPTIONS_INIT {1, false, NULL, false}
 
-/* Open a graph on store s (the graph root). root_id identifies the root for gate sharing (a
- * canonical path). A read-write open runs recovery of every sidecar whose owner is gone and
- * fails with the first unresolvable one (OG_E_RECOVERY_REQUIRED / OG_E_CORRUPT naming it). The
- * handle takes ownership of s (also on failure). */
+/* The writer of the open graph h, which must outlive it (opt: background_maintenance; the
+ * graph's readonly and actor are h's). On a read-write h it opens the gates of h->root_id,
+ * removes a stale init claim and runs recovery of every sidecar whose owner is gone, failing
+ * with the first unresolvable one (OG_E_RECOVERY_REQUIRED / OG_E_CORRUPT naming it); on a
+ * read-only h it writes nothing, and every write it is asked for fails. */
+int write_graph_attach(write_graph **out, graph_handle *h, const write_open_options *opt);
+/* The same on a graph it opens itself on store s (graph_handle_open with opt's readonly and
+ * actor; root_id: the canonical root path the gates are shared by), closed with the writer.
+ * Takes ownership of s (also on failure). */
 int write_graph_open(write_graph **out, store *s, const char *root_id,
                      const write_open_options *opt);
 void write_graph_close(write_graph *g);
-/* Wait until the handle's queued automatic maintenance has run (no-op when inline). */
+/* Wait until the writer's queued automatic maintenance has run (no-op when inline). */
 void write_maintenance_drain(write_graph *g);
 void write_graph_stats(write_graph *g, write_stats *out);
-/* A copy of main's state at its latest manifest version (tables, head, identities; no
- * lineage): the handle's cached base when it is still the latest (a head or two of the
- * version search), else a fresh read that becomes the cached base. */
-int write_head_snapshot(write_graph *g, graph_snapshot **out);
 
 /* ---- Init -------------------------------------------------------------------------------- */
 

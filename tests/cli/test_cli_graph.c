@@ -828,6 +828,20 @@ static void test_api(void **state)
     og_snapshot_info_free(si);
     lo.mode = OG_LOAD_MERGE;
     assert_og_error(og_graph_load(&lr, g, "more.jsonl", more, strlen(more), &lo), OG_E_BAD_REQUEST);
+    /* It has no writer: maintenance is refused the same way, and it counts no writes. */
+    og_optimize_result *optr = NULL;
+    assert_og_error(og_graph_optimize(&optr, g, NULL), OG_E_BAD_REQUEST);
+    og_cleanup_options clo = OG_CLEANUP_OPTIONS_INIT;
+    clo.keep = 1;
+    og_cleanup_result *clr = NULL;
+    assert_og_error(og_graph_cleanup(&clr, g, &clo), OG_E_BAD_REQUEST);
+    assert_og_ok(og_graph_stats_get(&st, g));
+    assert_int_equal(st->writes, 0);
+    assert_int_equal(st->noops, 0);
+    og_graph_stats_free(st);
+    assert_og_ok(og_graph_commits(&cl, g));
+    assert_int_equal(og_commit_list_count(cl), 3);
+    og_commit_list_free(cl);
     og_graph_close(g);
     char *after = listing(root);
     assert_string_equal(before, after);

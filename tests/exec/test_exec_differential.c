@@ -242,7 +242,7 @@ static void load_ours(fixture *f)
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
     memset(&st, 0, sizeof st);
-    assert_og_ok(exec_load_parse(&cs, f->wg->catalog, data, len, "diff.jsonl", EXEC_LOAD_APPEND,
+    assert_og_ok(exec_load_parse(&cs, f->wg->h->catalog, data, len, "diff.jsonl", EXEC_LOAD_APPEND,
                                  &st, NULL, NULL));
     assert_int_equal(st.nodes, f->g.n);
     assert_int_equal(st.edges, f->g.n_knows + f->g.n_likes);
@@ -254,7 +254,7 @@ static void load_ours(fixture *f)
     assert_true(wr.committed);
     graph_change_set_clear(&cs);
     free(data);
-    assert_og_ok(graph_snapshot_load(&f->snap, f->wg->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&f->snap, f->wg->h->s, NULL, 0, 0));
     assert_og_ok(exec_cache_new(&f->cache));
 }
 
@@ -387,13 +387,13 @@ static void rows_from_ours(fixture *f, const char *gq, rowset *out)
     lang_diags d;
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
-    if (lang_query_set_build(&qs, f->wg->catalog, gq, strlen(gq), "diff.gq", &d))
+    if (lang_query_set_build(&qs, f->wg->h->catalog, gq, strlen(gq), "diff.gq", &d))
         fail_msg("query does not check: %s\n%s", og_error_last()->message, gq);
     assert_int_equal(qs->n_queries, 1);
     exec_params *p = NULL;
     assert_og_ok(exec_params_from_json(&p, &qs->queries[0], NULL));
     exec_result *r = NULL;
-    if (exec_query_run(&r, f->wg->catalog, f->snap, f->wg->s, &qs->queries[0], p, f->cache))
+    if (exec_query_run(&r, f->wg->h->catalog, f->snap, f->wg->h->s, &qs->queries[0], p, f->cache))
         fail_msg("query failed: %s\n%s", og_error_last()->message, gq);
     out->w = exec_result_n_columns(r);
     for (uint64_t i = 0; i < exec_result_n_rows(r); i++) {

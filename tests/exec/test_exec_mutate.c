@@ -2,13 +2,15 @@
  * by node id, update/delete with where, cascade deletes, several statements as one commit
  * with read-your-writes, no-op = no commit, --if-commit, validation failures with zero
  * effect, and a re-prepare that recomputes the plan after a concurrent write. The graph is
- * read back through the read executor at the latest snapshot. */
+ * read back through the read executor at the latest snapshot. The request entries
+ * (exec_load, exec_mutate, exec_query: request.h) run here on the same graph. */
 #include "testutil.h"
 
 #include "core/alloc.h"
 #include "core/json.h"
 #include "exec/load.h"
 #include "exec/mutate.h"
+#include "exec/request.h"
 
 #include <string.h>
 
@@ -64,7 +66,7 @@ static int mutate(write_graph *g, const char *gq, const char *params, const writ
     lang_diags d;
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
-    int rc = lang_query_set_build(&qs, g->catalog, gq, strlen(gq), "t.gq", &d);
+    int rc = lang_query_set_build(&qs, g->h->catalog, gq, strlen(gq), "t.gq", &d);
     if (rc) fail_msg("mutation does not check: %s\n%s", og_error_last()->message, gq);
     assert_int_equal(qs->n_queries, 1);
     assert_true(qs->queries[0].is_mutation);
@@ -89,12 +91,12 @@ static char *rows(write_graph *g, const char *gq)
     lang_diags d;
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
-    if (lang_query_set_build(&qs, g->catalog, gq, strlen(gq), "r.gq", &d))
+    if (lang_query_set_build(&qs, g->h->catalog, gq, strlen(gq), "r.gq", &d))
         fail_msg("query does not check: %s\n%s", og_error_last()->message, gq);
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     exec_result *r = NULL;
-    assert_og_ok(exec_query_run(&r, g->catalog, snap, g->s, &qs->queries[0], NULL, NULL));
+    assert_og_ok(exec_query_run(&r, g->h->catalog, snap, g->h->s, &qs->queries[0], NULL, NULL));
     core_buf b = CORE_BUF_INIT;
     for (uint64_t i = 0; i < exec_result_n_rows(r); i++) {
         assert_og_ok(exec_result_row_json(r, i, &b));
@@ -119,7 +121,7 @@ static void assert_rows(write_graph *g, const char *gq, const char *want)
 static uint64_t mver(write_graph *g)
 {
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     uint64_t v = snap->manifest_version;
     graph_snapshot_free(snap);
     return v;
@@ -128,7 +130,7 @@ static uint64_t mver(write_graph *g)
 static uint64_t row_count(write_graph *g, const char *alias)
 {
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     const graph_table *t = graph_snapshot_table(snap, alias);
     assert_non_null(t);
     uint64_t n = t->row_count;
@@ -139,7 +141,7 @@ static uint64_t row_count(write_graph *g, const char *alias)
 static void head_of(write_graph *g, char out[GRAPH_ID_LEN + 1])
 {
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     memcpy(out, snap->head, GRAPH_ID_LEN + 1);
     graph_snapshot_free(snap);
 }
@@ -148,8 +150,8 @@ static void load(write_graph *g, const char *text)
 {
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
-    assert_og_ok(exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl", EXEC_LOAD_APPEND,
-                                 NULL, NULL, NULL));
+    assert_og_ok(exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl",
+                                 EXEC_LOAD_APPEND, NULL, NULL, NULL));
     write_result r;
     assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
     graph_change_set_clear(&cs);
@@ -557,17 +559,85 @@ static void test_refusals(void **state)
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
     const char *gq = "query q() { match { $p: Person } return { $p.name } }";
-    assert_og_ok(lang_query_set_build(&qs, f->g->catalog, gq, strlen(gq), "t.gq", &d));
+    assert_og_ok(lang_query_set_build(&qs, f->g->h->catalog, gq, strlen(gq), "t.gq", &d));
     exec_mutate_result r;
     assert_og_error(exec_mutate_run(&r, f->g, &qs->queries[0], NULL, NULL), OG_E_BAD_REQUEST);
     lang_query_set_free(qs);
     /* a required param missing */
     gq = "query i($n: String) { insert Person { name: $n } }";
-    assert_og_ok(lang_query_set_build(&qs, f->g->catalog, gq, strlen(gq), "t.gq", &d));
+    assert_og_ok(lang_query_set_build(&qs, f->g->h->catalog, gq, strlen(gq), "t.gq", &d));
     assert_og_error(exec_mutate_run(&r, f->g, &qs->queries[0], NULL, NULL), OG_E_BAD_REQUEST);
     lang_query_set_free(qs);
     core_arena_free(&a);
     assert_int_equal(row_count(f->g, "node:Person"), 0);
+}
+
+static void on_phase(void *arg, int phase, uint64_t done, uint64_t total, uint64_t lines)
+{
+    int *writes = arg;
+    if (phase == EXEC_LOAD_PHASE_WRITE) {
+        assert_int_equal(done, total);
+        assert_int_equal(lines, 2);
+        (*writes)++;
+    }
+}
+
+/* The three request entries: a load and a named mutation through the writer, then reads
+ * through its graph handle at the head and at the load's commit. */
+static void test_request_entries(void **state)
+{
+    fixture *f = *state;
+    const char *data = "{\"type\":\"Person\",\"data\":{\"name\":\"ada\",\"age\":36}}\n"
+                       "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":20}}\n";
+    int writes = 0;
+    exec_load_request lq = {data, strlen(data), NULL, EXEC_LOAD_MERGE, on_phase, &writes};
+    exec_load_result lr;
+    assert_og_ok(exec_load(&lr, f->g, &lq, NULL));
+    assert_true(lr.write.committed);
+    assert_int_equal(lr.stats.nodes, 2);
+    assert_int_equal(writes, 1);
+
+    const char *gq = "query ages() { match { $p: Person } return { $p.name, $p.age } "
+                     "order { $p.name asc } }\n"
+                     "query older($n: String) { update Person set { age: 50 } where name = $n }\n";
+    exec_gq_request req = {gq, 0, "r.gq", "older", "{\"n\": \"ada\"}", 0};
+    exec_mutate_result mr;
+    assert_og_ok(exec_mutate(&mr, f->g, &req, NULL));
+    assert_true(mr.write.committed);
+    assert_int_equal(mr.nodes_updated, 1);
+    assert_string_equal(mr.query_name, "older");
+    exec_mutate_result_clear(&mr);
+    assert_null(mr.query_name);
+
+    req.name = "ages";
+    req.params_json = NULL;
+    exec_read rd;
+    assert_og_ok(exec_query(&rd, f->g->h, &req, NULL, NULL));
+    assert_string_equal(rd.query_name, "ages");
+    assert_string_equal(rd.commit_id, mr.write.commit_id);
+    assert_int_equal(rd.manifest_version, mr.write.manifest_version);
+    core_buf b = {0};
+    assert_og_ok(exec_result_row_json(rd.rows, 0, &b));
+    assert_string_equal(core_buf_cstr(&b), "{\"p.name\":\"ada\",\"p.age\":50}");
+    exec_read_clear(&rd);
+    /* At the load's commit: the age before the update. */
+    assert_og_ok(exec_query(&rd, f->g->h, &req, lr.write.commit_id, NULL));
+    assert_int_equal(rd.manifest_version, lr.write.manifest_version);
+    core_buf_clear(&b);
+    assert_og_ok(exec_result_row_json(rd.rows, 0, &b));
+    assert_string_equal(core_buf_cstr(&b), "{\"p.name\":\"ada\",\"p.age\":36}");
+    exec_read_clear(&rd);
+    core_buf_free(&b);
+
+    /* Each entry takes only its own kind of query; a failure leaves nothing behind. */
+    assert_og_error(exec_mutate(&mr, f->g, &req, NULL), OG_E_BAD_REQUEST);
+    assert_null(mr.query_name);
+    req.name = "older";
+    assert_og_error(exec_query(&rd, f->g->h, &req, NULL, NULL), OG_E_BAD_REQUEST);
+    assert_null(rd.rows);
+    assert_null(rd.query_name);
+    req.name = NULL; /* two queries: one must be named */
+    assert_og_error(exec_query(&rd, f->g->h, &req, NULL, NULL), OG_E_BAD_REQUEST);
 }
 
 int main(void)
@@ -585,6 +655,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reprepare_recomputes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_table_arbitrates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_request_entries, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

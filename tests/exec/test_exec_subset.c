@@ -73,7 +73,8 @@ static void load(fixture *f, const char *text, size_t len, int mode)
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    assert_og_ok(exec_load_parse(&cs, f->wg->catalog, text, len, "s.jsonl", mode, &st, NULL, NULL));
+    assert_og_ok(
+        exec_load_parse(&cs, f->wg->h->catalog, text, len, "s.jsonl", mode, &st, NULL, NULL));
     write_result wr;
     assert_og_ok(write_changes(f->wg, WRITE_KIND_LOAD, &cs, NULL, &wr));
     graph_change_set_clear(&cs);
@@ -92,7 +93,7 @@ static void compile(compiled *c, write_graph *g, const char *gq)
     lang_diags d;
     lang_diags_init(&d, &c->a);
     c->qs = NULL;
-    if (lang_query_set_build(&c->qs, g->catalog, gq, strlen(gq), "q.gq", &d))
+    if (lang_query_set_build(&c->qs, g->h->catalog, gq, strlen(gq), "q.gq", &d))
         fail_msg("query does not check: %s\n%s", og_error_last()->message, gq);
     c->p = NULL;
     assert_og_ok(exec_params_from_json(&c->p, &c->qs->queries[0], NULL));
@@ -125,11 +126,11 @@ static char *run(fixture *f, const graph_snapshot *snap, const char *gq, int sub
     assert_og_ok(exec_cache_new(&c));
     if (!subset) exec_cache_set_cold_runs(c, 0);
     store_counts before, after;
-    store_counts_get(f->wg->s, &before);
+    store_counts_get(f->wg->h->s, &before);
     exec_result *r = NULL;
-    if (exec_query_run(&r, f->wg->catalog, snap, f->wg->s, &q.qs->queries[0], q.p, c))
+    if (exec_query_run(&r, f->wg->h->catalog, snap, f->wg->h->s, &q.qs->queries[0], q.p, c))
         fail_msg("query failed: %s\n%s", og_error_last()->message, gq);
-    store_counts_get(f->wg->s, &after);
+    store_counts_get(f->wg->h->s, &after);
     if (io) store_counts_diff(&after, &before, io);
     core_buf b = CORE_BUF_INIT;
     for (uint64_t i = 0; i < exec_result_n_rows(r); i++) {
@@ -236,7 +237,7 @@ static void run_seed(uint64_t seed)
     load(f, (const char *)b.data, b.len, EXEC_LOAD_APPEND);
     core_buf_free(&b);
     graph_snapshot *first = NULL;
-    assert_og_ok(graph_snapshot_load(&first, f->wg->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&first, f->wg->h->s, NULL, 0, 0));
     check_snapshot(f, first);
     /* small changes: one-row fragments no segment covers, updates that move rows, deletes
      * with cascades, and one more batch big enough for its own segment */
@@ -267,7 +268,7 @@ static void run_seed(uint64_t seed)
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    if (exec_load_parse(&cs, f->wg->catalog, (const char *)b.data, b.len, "k.jsonl",
+    if (exec_load_parse(&cs, f->wg->h->catalog, (const char *)b.data, b.len, "k.jsonl",
                         EXEC_LOAD_APPEND, &st, NULL, NULL) == 0) {
         write_result wr;
         if (write_changes(f->wg, WRITE_KIND_LOAD, &cs, NULL, &wr) != 0) og_error_clear();
@@ -275,7 +276,7 @@ static void run_seed(uint64_t seed)
     graph_change_set_clear(&cs);
     core_buf_free(&b);
     graph_snapshot *head = NULL;
-    assert_og_ok(graph_snapshot_load(&head, f->wg->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&head, f->wg->h->s, NULL, 0, 0));
     check_snapshot(f, head);
     /* the first commit again (time travel), then after an optimize */
     check_snapshot(f, first);
@@ -283,7 +284,7 @@ static void run_seed(uint64_t seed)
     write_result wr;
     assert_og_ok(write_optimize(f->wg, &oo, &wr));
     graph_snapshot *opt = NULL;
-    assert_og_ok(graph_snapshot_load(&opt, f->wg->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&opt, f->wg->h->s, NULL, 0, 0));
     check_snapshot(f, opt);
     print_message("seed %llu: %u queries, %u rows, %u subset runs\n", (unsigned long long)seed,
                   f->queries, f->rows, f->subset_runs);
@@ -327,7 +328,7 @@ static char *dump(write_graph *g)
         "query q() { match { $a: Person  $a livesIn $c } return { $a.name, $c.name } order { $a.name } }",
     };
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     fixture tmp = {.wg = g};
     core_buf b = CORE_BUF_INIT;
     for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
@@ -450,11 +451,11 @@ static const char *const WARM_QUERIES[] = {
 static char *run_at(fixture *f, exec_cache *c, const char *gq, uint64_t mver)
 {
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, f->wg->s, NULL, mver, 0));
+    assert_og_ok(graph_snapshot_load(&snap, f->wg->h->s, NULL, mver, 0));
     compiled q;
     compile(&q, f->wg, gq);
     exec_result *r = NULL;
-    if (exec_query_run(&r, f->wg->catalog, snap, f->wg->s, &q.qs->queries[0], q.p, c))
+    if (exec_query_run(&r, f->wg->h->catalog, snap, f->wg->h->s, &q.qs->queries[0], q.p, c))
         fail_msg("query failed: %s\n%s", og_error_last()->message, gq);
     core_buf b = CORE_BUF_INIT;
     for (uint64_t i = 0; i < exec_result_n_rows(r); i++) {
@@ -498,7 +499,7 @@ static int try_load(fixture *f, const char *text, int mode)
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    int rc = exec_load_parse(&cs, f->wg->catalog, text, strlen(text), "s.jsonl", mode, &st,
+    int rc = exec_load_parse(&cs, f->wg->h->catalog, text, strlen(text), "s.jsonl", mode, &st,
                              NULL, NULL);
     write_result wr;
     if (rc == 0) rc = write_changes(f->wg, WRITE_KIND_LOAD, &cs, NULL, &wr);
@@ -535,7 +536,7 @@ static void warm_cache_run(bool offers)
     load(f, (const char *)b.data, b.len, EXEC_LOAD_APPEND);
     core_buf_free(&b);
     graph_snapshot *s0 = NULL;
-    assert_og_ok(graph_snapshot_load(&s0, f->wg->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&s0, f->wg->h->s, NULL, 0, 0));
     uint64_t first = s0->manifest_version;
     graph_snapshot_free(s0);
     exec_cache *warm = NULL;

@@ -67,7 +67,7 @@ static int run_mutation(write_graph *g, const char *gq, exec_mutate_result *res)
     lang_diags d;
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
-    int rc = lang_query_set_build(&qs, g->catalog, gq, strlen(gq), "m.gq", &d);
+    int rc = lang_query_set_build(&qs, g->h->catalog, gq, strlen(gq), "m.gq", &d);
     if (rc == 0)
         rc = exec_mutate_run(res, g, &qs->queries[0], NULL, NULL);
     lang_query_set_free(qs);
@@ -132,14 +132,14 @@ static int build_template(store *s)
     /* ann and bob are tagged with n1 (its generated id is read back for the edges) */
     if (rc == 0) {
         graph_snapshot *snap = NULL;
-        rc = graph_snapshot_load(&snap, g->s, NULL, 0, 0);
+        rc = graph_snapshot_load(&snap, g->h->s, NULL, 0, 0);
         const graph_table *nt = rc == 0 ? graph_snapshot_table(snap, "node:Note") : NULL;
         lance_dataset *ds = NULL;
         arrow_batch *nb = NULL;
         if (rc == 0 && !nt)
             rc = OG_E_INTERNAL;
         if (rc == 0)
-            rc = graph_table_open(&ds, g->s, nt, LANCE_ACCESS_READ);
+            rc = graph_table_open(&ds, g->h->s, nt, LANCE_ACCESS_READ);
         if (rc == 0)
             rc = lance_dataset_scan_all(&nb, ds, NULL);
         for (int64_t i = 0; rc == 0 && i < nb->num_rows; i++) {
@@ -228,7 +228,7 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
         CHECK(t != NULL, "no table %s", ALIASES[i]);
         CHECK(wf_check_table(s, t, why, sizeof why) == 0, "%s", why);
     }
-    sig = signature(s, g->catalog);
+    sig = signature(s, g->h->catalog);
     CHECK(sig != NULL, "read back: %s", og_error_last()->message);
     bool is_old = strcmp(sig, c->before) == 0;
     bool is_new = strcmp(sig, c->after) == 0;
@@ -259,12 +259,12 @@ static void expected_states(crash_ctx *c)
     assert_og_ok(setup_graph(s, c));
     write_graph *g = NULL;
     assert_og_ok(write_graph_open(&g, s, dir, NULL));
-    c->before = signature(g->s, g->catalog);
+    c->before = signature(g->h->s, g->h->catalog);
     assert_non_null(c->before);
     exec_mutate_result r;
     assert_og_ok(run_mutation(g, c->gq, &r));
     assert_true(r.write.committed);
-    c->after = signature(g->s, g->catalog);
+    c->after = signature(g->h->s, g->h->catalog);
     assert_non_null(c->after);
     assert_string_not_equal(c->before, c->after);
     write_graph_close(g);

@@ -42,7 +42,7 @@ static int run_mutation(write_graph *g, const char *gq, exec_mutate_result *res)
     lang_diags d;
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
-    int rc = lang_query_set_build(&qs, g->catalog, gq, strlen(gq), "m.gq", &d);
+    int rc = lang_query_set_build(&qs, g->h->catalog, gq, strlen(gq), "m.gq", &d);
     if (rc == 0)
         rc = exec_mutate_run(res, g, &qs->queries[0], NULL, NULL);
     lang_query_set_free(qs);

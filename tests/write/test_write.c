@@ -59,7 +59,7 @@ static int teardown(void **state)
 static graph_snapshot *snap_of(write_graph *g)
 {
     graph_snapshot *s = NULL;
-    assert_og_ok(graph_snapshot_load(&s, g->s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    assert_og_ok(graph_snapshot_load(&s, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE));
     return s;
 }
 
@@ -79,7 +79,7 @@ static void assert_consistent(write_graph *g)
         uint64_t head = 0;
         lance_naming nm;
         assert_og_ok(lance_branch_root(root, s->tables[i].path, s->tables[i].table_branch));
-        assert_og_ok(lance_version_latest(g->s, root, &head, &nm));
+        assert_og_ok(lance_version_latest(g->h->s, root, &head, &nm));
         if (head != s->tables[i].version)
             fail_msg("%s: pin %llu != HEAD %llu", s->tables[i].alias,
                      (unsigned long long)s->tables[i].version, (unsigned long long)head);
@@ -87,7 +87,7 @@ static void assert_consistent(write_graph *g)
     graph_snapshot_free(s);
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 9;
-    assert_og_ok(write_sidecar_list(g->s, &ids, &n));
+    assert_og_ok(write_sidecar_list(g->h->s, &ids, &n));
     free(ids);
     assert_int_equal(n, 0);
 }
@@ -96,7 +96,7 @@ static size_t audit_count(write_graph *g, const char *kind)
 {
     write_audit_row *rows = NULL;
     size_t n = 0, k = 0;
-    assert_og_ok(write_audit_list(g->s, &rows, &n));
+    assert_og_ok(write_audit_list(g->h->s, &rows, &n));
     for (size_t i = 0; i < n; i++)
         k += !kind || strcmp(rows[i].kind, kind) == 0;
     free(rows);
@@ -301,7 +301,7 @@ static void test_stale_sidecar_finalized(void **state)
     load_leaving_sidecar(f, &r);
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
-    assert_og_ok(write_sidecar_list(f->g->s, &ids, &n));
+    assert_og_ok(write_sidecar_list(f->g->h->s, &ids, &n));
     assert_int_equal(n, 1);
     assert_string_equal(ids[0], r.operation_id);
     free(ids);
@@ -403,7 +403,7 @@ static void test_torn_sidecars_discarded(void **state)
     char key[STORE_KEY_MAX];
     write_sidecar_key(key, r.operation_id);
     core_buf body = CORE_BUF_INIT;
-    assert_og_ok(store_get(f->g->s, key, 0, STORE_ALL, &body));
+    assert_og_ok(store_get(f->g->h->s, key, 0, STORE_ALL, &body));
     assert_true(body.len > 40);
     const char *doc = (const char *)body.data;
     /* the classifier */
@@ -431,13 +431,13 @@ static void test_torn_sidecars_discarded(void **state)
         core_ulid_format(&u, id);
         write_sidecar_key(other, id);
         /* the last one is whole, but it is another operation's (r's) */
-        assert_og_ok(store_put(f->g->s, other, torn[i].data, torn[i].len, 0));
+        assert_og_ok(store_put(f->g->h->s, other, torn[i].data, torn[i].len, 0));
         write_result r2;
         char line[96];
         snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"t%zu\"}}\n", i);
         assert_og_ok(wf_load(f->g, line, EXEC_LOAD_APPEND, &r2));
         store_meta m;
-        assert_og_error(store_head(f->g->s, other, &m), OG_E_NOT_FOUND);
+        assert_og_error(store_head(f->g->h->s, other, &m), OG_E_NOT_FOUND);
     }
     core_buf_free(&body);
     assert_consistent(f->g);
@@ -457,19 +457,19 @@ static void test_bad_sidecars(void **state)
     assert_og_ok(core_ulid_new(&u));
     core_ulid_format(&u, id);
     write_sidecar_key(key, id);
-    assert_og_ok(store_put(f->g->s, key, "{not json", 9, 0));
+    assert_og_ok(store_put(f->g->h->s, key, "{not json", 9, 0));
     assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                               EXEC_LOAD_APPEND, &r),
                     OG_E_CORRUPT);
     assert_non_null(strstr(og_error_last()->message, key));
-    assert_og_ok(store_put(f->g->s, key, "{\"format\":99}", 13, 0));
+    assert_og_ok(store_put(f->g->h->s, key, "{\"format\":99}", 13, 0));
     assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                               EXEC_LOAD_APPEND, &r),
                     OG_E_UNSUPPORTED);
     assert_non_null(strstr(og_error_last()->message, "upgrade"));
-    assert_og_ok(store_delete(f->g->s, key, 0));
+    assert_og_ok(store_delete(f->g->h->s, key, 0));
     /* A file that is not <ULID>.json is not ours: ignored. */
-    assert_og_ok(store_put(f->g->s, GRAPH_RECOVERY_DIR "/notes.json", "x", 1, 0));
+    assert_og_ok(store_put(f->g->h->s, GRAPH_RECOVERY_DIR "/notes.json", "x", 1, 0));
     assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                            EXEC_LOAD_APPEND, &r));
     assert_true(r.committed);
@@ -552,7 +552,7 @@ static void test_readonly_open_writes_nothing(void **state)
     write_graph_close(g);
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
-    assert_og_ok(write_sidecar_list(f->g->s, &ids, &n));
+    assert_og_ok(write_sidecar_list(f->g->h->s, &ids, &n));
     free(ids);
     assert_int_equal(n, 1); /* still there: only a read-write open or a write resolves it */
 }

@@ -34,8 +34,8 @@ static int load_one(write_graph *g, unsigned i)
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    int rc = exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl", EXEC_LOAD_APPEND,
-                             &st, NULL, NULL);
+    int rc = exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl",
+                             EXEC_LOAD_APPEND, &st, NULL, NULL);
     write_result r;
     if (rc == 0)
         rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r);
@@ -73,12 +73,12 @@ static int cmp_u64(const void *a, const void *b)
 static void fragments_now(write_graph *g, cost *out)
 {
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     const graph_table *t = graph_snapshot_table(snap, "node:Person");
     assert_non_null(t);
     lance_dataset *ds = NULL, *m = NULL;
-    assert_og_ok(graph_table_open(&ds, g->s, t, LANCE_ACCESS_READ));
-    assert_og_ok(graph_manifest_open(&m, g->s, NULL, 0, LANCE_ACCESS_READ));
+    assert_og_ok(graph_table_open(&ds, g->h->s, t, LANCE_ACCESS_READ));
+    assert_og_ok(graph_manifest_open(&m, g->h->s, NULL, 0, LANCE_ACCESS_READ));
     out->table_frags = ds->m->pb->n_fragments;
     out->manifest_frags = m->m->pb->n_fragments;
     out->due = write_compact_due(ds) || write_compact_due(m);
@@ -95,9 +95,9 @@ static void measure(const char *dir, write_graph *g, unsigned *next, cost *out)
     out->lists = 0;
     for (unsigned i = 0; i < WINDOW; i++) {
         store_counts a, b, d;
-        store_counts_get(g->s, &a);
+        store_counts_get(g->h->s, &a);
         assert_og_ok(load_one(g, (*next)++));
-        store_counts_get(g->s, &b);
+        store_counts_get(g->h->s, &b);
         store_counts_diff(&b, &a, &d);
         ops[i] = d.total_ops;
         out->lists += d.ops[STORE_OP_LIST];
@@ -291,7 +291,7 @@ static void test_background_maintenance(void **state)
         graph_change_set cs;
         memset(&cs, 0, sizeof cs);
         exec_load_stats st;
-        assert_og_ok(exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl",
+        assert_og_ok(exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl",
                                      EXEC_LOAD_APPEND, &st, NULL, NULL));
         write_result r;
         assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
@@ -300,7 +300,7 @@ static void test_background_maintenance(void **state)
     }
     write_maintenance_drain(g);
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE));
     assert_string_equal(snap->content_head, last);
     assert_true(snap->n_commits > 3 * WRITE_TIER_FACTOR + 1); /* maintenance ran */
     size_t maintenance = 0;
@@ -310,7 +310,7 @@ static void test_background_maintenance(void **state)
     const graph_table *t = graph_snapshot_table(snap, "node:Person");
     assert_non_null(t);
     lance_dataset *ds = NULL;
-    assert_og_ok(graph_table_open(&ds, g->s, t, LANCE_ACCESS_READ));
+    assert_og_ok(graph_table_open(&ds, g->h->s, t, LANCE_ACCESS_READ));
     /* drained: no size tier is left due, so at most T - 1 fragments per tier (24 one-row
      * writes: three 8-row fragments and what came after) */
     assert_false(write_compact_due(ds));

@@ -27,7 +27,7 @@ static int load_text(write_graph *g, const char *text, size_t len, int mode)
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    int rc = exec_load_parse(&cs, g->catalog, text, len, "d.jsonl", mode, &st, NULL, NULL);
+    int rc = exec_load_parse(&cs, g->h->catalog, text, len, "d.jsonl", mode, &st, NULL, NULL);
     write_result r;
     if (rc == 0) rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r);
     graph_change_set_clear(&cs);
@@ -129,13 +129,13 @@ static void cold_read(const char *dir, const char *gq, uint64_t *rows, store_cou
     write_graph *g = NULL;
     assert_og_ok(write_graph_open(&g, f, dir, &oo));
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     core_arena a;
     core_arena_init(&a, 0);
     lang_diags d;
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
-    assert_og_ok(lang_query_set_build(&qs, g->catalog, gq, strlen(gq), "q.gq", &d));
+    assert_og_ok(lang_query_set_build(&qs, g->h->catalog, gq, strlen(gq), "q.gq", &d));
     exec_params *p = NULL;
     assert_og_ok(exec_params_from_json(&p, &qs->queries[0], NULL));
     exec_cache *c = NULL;
@@ -143,7 +143,7 @@ static void cold_read(const char *dir, const char *gq, uint64_t *rows, store_cou
     store_counts b0, b1;
     store_counts_get(f, &b0);
     exec_result *r = NULL;
-    assert_og_ok(exec_query_run(&r, g->catalog, snap, g->s, &qs->queries[0], p, c));
+    assert_og_ok(exec_query_run(&r, g->h->catalog, snap, g->h->s, &qs->queries[0], p, c));
     store_counts_get(f, &b1);
     store_counts_diff(&b1, &b0, out);
     *rows = exec_result_n_rows(r);

@@ -54,13 +54,13 @@ static void test_lancedb_reads_loaded_graph(void **state)
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    assert_og_ok(exec_load_parse(&cs, g->catalog, data, strlen(data), "d.jsonl",
+    assert_og_ok(exec_load_parse(&cs, g->h->catalog, data, strlen(data), "d.jsonl",
                                  EXEC_LOAD_APPEND, &st, NULL, NULL));
     write_result r;
     assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
     graph_change_set_clear(&cs);
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     assert_int_equal(snap->n_tables, 4);
     for (size_t i = 0; i < snap->n_tables; i++) {
         const graph_table *t = &snap->tables[i];
@@ -147,15 +147,15 @@ static void test_lancedb_and_key_indexes(void **state)
         graph_change_set cs;
         memset(&cs, 0, sizeof cs);
         exec_load_stats st;
-        assert_og_ok(exec_load_parse(&cs, g->catalog, (const char *)data.data, data.len, "d.jsonl",
-                                     EXEC_LOAD_APPEND, &st, NULL, NULL));
+        assert_og_ok(exec_load_parse(&cs, g->h->catalog, (const char *)data.data, data.len,
+                                     "d.jsonl", EXEC_LOAD_APPEND, &st, NULL, NULL));
         core_buf_free(&data);
         write_result r;
         assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
         graph_change_set_clear(&cs);
     }
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     const graph_table *kt = graph_snapshot_table(snap, "edge:Knows");
     assert_non_null(kt);
     char parent[600], name[256], kix[700];
@@ -176,7 +176,7 @@ static void test_lancedb_and_key_indexes(void **state)
     assert_int_equal(lancedb_count(parent, name), 400);
     assert_int_equal(count_files(kix), segs); /* lancedb left our files alone */
     lance_dataset *ds = NULL;
-    assert_og_ok(lance_dataset_open(&ds, g->s, kt->path, 0, LANCE_ACCESS_READ));
+    assert_og_ok(lance_dataset_open(&ds, g->h->s, kt->path, 0, LANCE_ACCESS_READ));
     for (int i = 0; i < 100; i += 7) {
         char v[32];
         uint64_t a, b;

@@ -398,7 +398,7 @@ static void test_recovery_required_blocks(void **state)
     write_graph *g = NULL;
     assert_og_ok(wf_open(&g, dir));
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     const graph_table *pt = graph_snapshot_table(snap, "node:Person");
     write_intent in;
     memset(&in, 0, sizeof in);
@@ -421,10 +421,10 @@ static void test_recovery_required_blocks(void **state)
     in.effects[0].inc = pt->inc;
     in.effects[0].expected_version = pt->version;
     snprintf(in.effects[0].uuid, sizeof in.effects[0].uuid, "not-the-foreign-one");
-    assert_og_ok(write_sidecar_put(g->s, &in));
+    assert_og_ok(write_sidecar_put(g->h->s, &in));
     /* the foreign commit: an append straight to the Lance table */
     lance_dataset *ds = NULL, *after = NULL;
-    assert_og_ok(graph_table_open(&ds, g->s, pt, LANCE_ACCESS_WRITE));
+    assert_og_ok(graph_table_open(&ds, g->h->s, pt, LANCE_ACCESS_WRITE));
     arrow_batch *b = NULL;
     assert_og_ok(lance_dataset_scan_all(&b, ds, NULL));
     assert_og_ok(lance_dataset_append(&after, ds, &b, 1));

@@ -128,16 +128,16 @@ static void test_kill9_torture(void **state)
     if (wf_open_recovered(s, &g, &rc_counts, why, sizeof why)) fail_msg("recovery: %s", why);
 
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE));
     for (size_t i = 0; i < snap->n_tables; i++) {
         char root[STORE_KEY_MAX];
         uint64_t head = 0, rows = 0;
         lance_naming nm;
         assert_og_ok(lance_branch_root(root, snap->tables[i].path, snap->tables[i].table_branch));
-        assert_og_ok(lance_version_latest(g->s, root, &head, &nm));
+        assert_og_ok(lance_version_latest(g->h->s, root, &head, &nm));
         assert_int_equal(head, snap->tables[i].version);
         lance_dataset *ds = NULL;
-        assert_og_ok(graph_table_open(&ds, g->s, &snap->tables[i], LANCE_ACCESS_READ));
+        assert_og_ok(graph_table_open(&ds, g->h->s, &snap->tables[i], LANCE_ACCESS_READ));
         assert_og_ok(lance_dataset_count_rows(ds, &rows));
         lance_dataset_free(ds);
         assert_int_equal(rows, snap->tables[i].row_count);

@@ -44,7 +44,7 @@ static inline int wf_load(write_graph *g, const char *text, exec_load_mode mode,
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
     write_result local;
-    int rc = exec_load_parse(&cs, g->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL,
+    int rc = exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL,
                              NULL);
     if (rc == 0)
         rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, res ? res : &local);
@@ -85,26 +85,26 @@ static inline void wf_assert_sound(const char *dir)
     write_graph *g = NULL;
     assert_og_ok(wf_open(&g, dir));
     graph_snapshot *snap = NULL;
-    assert_og_ok(graph_snapshot_load(&snap, g->s, NULL, 0, 0));
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
     for (size_t i = 0; i < snap->n_tables; i++) {
         char root[STORE_KEY_MAX];
         uint64_t head = 0;
         lance_naming nm;
         assert_og_ok(lance_branch_root(root, snap->tables[i].path, snap->tables[i].table_branch));
-        assert_og_ok(lance_version_latest(g->s, root, &head, &nm));
+        assert_og_ok(lance_version_latest(g->h->s, root, &head, &nm));
         assert_int_equal(head, snap->tables[i].version);
     }
-    for (size_t t = 0; t < g->catalog->n_types; t++) {
-        const lang_typedef *e = &g->catalog->types[t];
+    for (size_t t = 0; t < g->h->catalog->n_types; t++) {
+        const lang_typedef *e = &g->h->catalog->types[t];
         if (e->kind != LANG_EDGE)
             continue;
         char ea[256], fa[256], ta[256];
         graph_table_alias(ea, sizeof ea, LANG_EDGE, e->name);
-        graph_table_alias(fa, sizeof fa, LANG_NODE, g->catalog->types[e->from].name);
-        graph_table_alias(ta, sizeof ta, LANG_NODE, g->catalog->types[e->to].name);
-        arrow_batch *eb = wf_ids(g->s, graph_snapshot_table(snap, ea));
-        arrow_batch *fb = wf_ids(g->s, graph_snapshot_table(snap, fa));
-        arrow_batch *tb = wf_ids(g->s, graph_snapshot_table(snap, ta));
+        graph_table_alias(fa, sizeof fa, LANG_NODE, g->h->catalog->types[e->from].name);
+        graph_table_alias(ta, sizeof ta, LANG_NODE, g->h->catalog->types[e->to].name);
+        arrow_batch *eb = wf_ids(g->h->s, graph_snapshot_table(snap, ea));
+        arrow_batch *fb = wf_ids(g->h->s, graph_snapshot_table(snap, fa));
+        arrow_batch *tb = wf_ids(g->h->s, graph_snapshot_table(snap, ta));
         for (int64_t r = 0; r < eb->num_rows; r++) {
             size_t sl, dl;
             const uint8_t *sv = arrow_array_get_bytes(eb->columns[1], r, &sl);
@@ -119,7 +119,7 @@ static inline void wf_assert_sound(const char *dir)
     graph_snapshot_free(snap);
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
-    assert_og_ok(write_sidecar_list(g->s, &ids, &n));
+    assert_og_ok(write_sidecar_list(g->h->s, &ids, &n));
     free(ids);
     assert_int_equal(n, 0);
     write_graph_close(g);

@@ -1,0 +1,250 @@
+/* The open graph (graph_handle.h): the store, the accepted schema, the actor, and the cached
+ * head of main that reads at the head and the writer's prepares start from. */
+#include "graph/graph_handle.h"
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "lance/version.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/* ---- heads ------------------------------------------------------------------------------- */
+
+struct graph_head {
+    atomic_int refs;
+    lance_dataset *ds;      /* the manifest at snap->manifest_version */
+    graph_snapshot *snap;
+    pthread_mutex_t mu;     /* guards tables */
+    lance_dataset **tables; /* per snap->tables[i]: opened at its pin on first use */
+};
+
+int graph_head_new(graph_head **out, lance_dataset *manifest, graph_snapshot *snap)
+{
+    *out = NULL;
+    graph_head *hd = core_calloc(1, sizeof *hd);
+    if (!hd) {
+        lance_dataset_free(manifest);
+        graph_snapshot_free(snap);
+        return core_err_nomem();
+    }
+    atomic_init(&hd->refs, 1);
+    pthread_mutex_init(&hd->mu, NULL);
+    hd->ds = manifest;
+    hd->snap = snap;
+    *out = hd;
+    return 0;
+}
+
+int graph_head_load(graph_head **out, store *s, const char *branch)
+{
+    *out = NULL;
+    lance_dataset *ds = NULL;
+    graph_snapshot *snap = NULL;
+    int rc = graph_manifest_open(&ds, s, branch, 0, LANCE_ACCESS_WRITE);
+    if (rc == 0)
+        rc = graph_snapshot_from_dataset(&snap, ds, branch, 0);
+    if (rc != 0) {
+        lance_dataset_free(ds);
+        return rc;
+    }
+    return graph_head_new(out, ds, snap);
+}
+
+graph_head *graph_head_retain(graph_head *hd)
+{
+    if (hd)
+        atomic_fetch_add(&hd->refs, 1);
+    return hd;
+}
+
+void graph_head_release(graph_head *hd)
+{
+    if (hd && atomic_fetch_sub(&hd->refs, 1) == 1) {
+        for (size_t i = 0; hd->tables && hd->snap && i < hd->snap->n_tables; i++)
+            lance_dataset_free(hd->tables[i]);
+        core_free(hd->tables);
+        pthread_mutex_destroy(&hd->mu);
+        lance_dataset_free(hd->ds);
+        graph_snapshot_free(hd->snap);
+        core_free(hd);
+    }
+}
+
+const graph_snapshot *graph_head_snapshot(const graph_head *hd)
+{
+    return hd->snap;
+}
+
+const lance_dataset *graph_head_manifest(const graph_head *hd)
+{
+    return hd->ds;
+}
+
+int graph_head_table(void *arg, const graph_table *t, const lance_dataset **out)
+{
+    graph_head *hd = arg;
+    size_t i = (size_t)(t - hd->snap->tables);
+    if (t < hd->snap->tables || i >= hd->snap->n_tables)
+        return core_err(OG_E_INTERNAL, "table %s is not of this head", t->alias);
+    pthread_mutex_lock(&hd->mu);
+    int rc = 0;
+    if (!hd->tables && !(hd->tables = core_calloc(hd->snap->n_tables, sizeof *hd->tables)))
+        rc = core_err_nomem();
+    if (rc == 0 && !hd->tables[i])
+        rc = graph_table_open(&hd->tables[i], hd->ds->s, t, LANCE_ACCESS_WRITE);
+    if (rc == 0)
+        *out = hd->tables[i];
+    pthread_mutex_unlock(&hd->mu);
+    return rc;
+}
+
+/* ---- the handle's cached head -------------------------------------------------------------
+ * The state at a manifest version is immutable, so the handle keeps the last head of main it
+ * saw, and a request that finds main still at that version takes it with a probe or two of
+ * the version search instead of re-reading the manifest. Only main is cached. */
+
+static pthread_mutex_t *lock_of(graph_handle *h)
+{
+    return (pthread_mutex_t *)h->lock_;
+}
+
+void graph_handle_install(graph_handle *h, graph_head *hd)
+{
+    pthread_mutex_lock(lock_of(h));
+    graph_head *old = h->head_;
+    h->head_ = graph_head_retain(hd);
+    pthread_mutex_unlock(lock_of(h));
+    graph_head_release(old);
+}
+
+void graph_handle_forget(graph_handle *h, const graph_head *hd)
+{
+    pthread_mutex_lock(lock_of(h));
+    graph_head *old = h->head_ == hd ? h->head_ : NULL;
+    if (old)
+        h->head_ = NULL;
+    pthread_mutex_unlock(lock_of(h));
+    graph_head_release(old);
+}
+
+int graph_handle_head(graph_handle *h, graph_head **out)
+{
+    *out = NULL;
+    pthread_mutex_lock(lock_of(h));
+    graph_head *c = graph_head_retain(h->head_);
+    pthread_mutex_unlock(lock_of(h));
+    /* Probing on from the cached version, without looking at it again: a write re-checks its
+     * base under the gates, and a read at a version cleanup has just removed fails typed. */
+    uint64_t latest = 0;
+    lance_naming naming = LANCE_NAMING_UNKNOWN;
+    int rc = c ? lance_version_latest_from_unchecked(h->s, GRAPH_MANIFEST_DIR, c->ds->naming,
+                                                     lance_dataset_version(c->ds), &latest)
+               : lance_version_latest(h->s, GRAPH_MANIFEST_DIR, &latest, &naming);
+    if (rc == 0 && c && c->snap->manifest_version == latest) {
+        *out = c;
+        return 0;
+    }
+    graph_head_release(c);
+    if (rc == OG_E_NOT_FOUND)
+        return core_err(OG_E_NOT_FOUND, "no graph here (no %s)", GRAPH_MANIFEST_DIR);
+    if (rc != 0)
+        return rc;
+    lance_dataset *ds = NULL;
+    graph_snapshot *snap = NULL;
+    graph_head *hd = NULL;
+    rc = lance_dataset_open(&ds, h->s, GRAPH_MANIFEST_DIR, latest, LANCE_ACCESS_WRITE);
+    if (rc == 0)
+        rc = graph_snapshot_from_dataset(&snap, ds, NULL, 0);
+    if (rc != 0) {
+        lance_dataset_free(ds);
+        return rc;
+    }
+    if ((rc = graph_head_new(&hd, ds, snap)) != 0)
+        return rc;
+    graph_handle_install(h, hd);
+    *out = hd;
+    return 0;
+}
+
+int graph_handle_head_snapshot(graph_handle *h, graph_snapshot **out)
+{
+    *out = NULL;
+    graph_head *hd = NULL;
+    int rc = graph_handle_head(h, &hd);
+    if (rc == 0)
+        rc = graph_snapshot_copy(out, hd->snap);
+    graph_head_release(hd);
+    return rc;
+}
+
+/* ---- open / close ------------------------------------------------------------------------ */
+
+void graph_handle_close(graph_handle *h)
+{
+    if (!h)
+        return;
+    graph_head_release(h->head_);
+    lang_catalog_free(h->catalog);
+    store_close(h->s);
+    core_free(h->root_id);
+    core_free(h->actor);
+    if (h->lock_) {
+        pthread_mutex_destroy(lock_of(h));
+        core_free(h->lock_);
+    }
+    core_free(h);
+}
+
+int graph_handle_open(graph_handle **out, store *s, const char *root_id,
+                      const graph_open_options *opt)
+{
+    *out = NULL;
+    graph_open_options def = GRAPH_OPEN_OPTIONS_INIT;
+    if (!opt)
+        opt = &def;
+    graph_handle *h = core_calloc(1, sizeof *h);
+    pthread_mutex_t *mu = core_malloc(sizeof *mu);
+    if (!h || !mu) {
+        core_free(h);
+        core_free(mu);
+        store_close(s);
+        return core_err_nomem();
+    }
+    pthread_mutex_init(mu, NULL);
+    h->lock_ = mu;
+    h->s = s;
+    h->readonly = opt->readonly;
+    int rc = 0;
+    if (!(h->root_id = core_strdup(root_id ? root_id : "")) ||
+        (opt->actor && !(h->actor = core_strdup(opt->actor)))) {
+        rc = core_err_nomem();
+        goto fail;
+    }
+    /* The graph must exist and be of our format before anything else is read (the state read
+     * for that check becomes the handle's first cached head). */
+    graph_head *first = NULL;
+    rc = graph_handle_head(h, &first);
+    graph_head_release(first);
+    if (rc == OG_E_NOT_FOUND) {
+        store_meta meta;
+        if (store_head(s, GRAPH_INIT_CLAIM, &meta) == 0)
+            rc = core_err(OG_E_NOT_FOUND,
+                          "no graph here: an init was started but did not finish; run "
+                          "`omnigraph init` again to take it over");
+        else
+            rc = core_err(OG_E_NOT_FOUND, "no graph here (no %s): run `omnigraph init` first",
+                          GRAPH_MANIFEST_DIR);
+        goto fail;
+    }
+    if (rc != 0)
+        goto fail;
+    if ((rc = graph_schema_read(s, &h->catalog, h->schema_identity)) != 0)
+        goto fail;
+    *out = h;
+    return 0;
+fail:
+    graph_handle_close(h);
+    return rc;
+}

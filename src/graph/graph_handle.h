@@ -1,0 +1,78 @@
+/* The open graph: what every request on one graph root needs, read or write. The handle
+ * holds the root's store, whether it was opened read-only, the root's identity, the accepted
+ * schema and its identity, the actor recorded in lineage, and the cached head of main (the
+ * graph manifest at its latest version and the snapshot reconstructed from it), so that a read
+ * at the head costs a probe or two of the version search instead of a scan of the manifest.
+ *
+ * The handle never writes. The write protocol (src/write/) keeps its own state in a writer
+ * that references a handle, and installs the head its own commit produced (graph_handle_install)
+ * so that the next read or write needs no read back. A handle may be used by several threads. */
+#ifndef OG_GRAPH_GRAPH_HANDLE_H
+#define OG_GRAPH_GRAPH_HANDLE_H
+
+#include "graph/graph.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- Heads ----------------------------------------------------------------------------------
+ * The state of a graph branch at one manifest version: the manifest dataset and the snapshot
+ * reconstructed from it (tables, head, identities; no lineage). Immutable once made, reference
+ * counted, so a reader or a writer keeps the one it acquired while the handle moves on. The
+ * tables of its snapshot are opened on first use (graph_head_table) and kept with it. */
+typedef struct graph_head graph_head;
+
+/* A head from a manifest dataset and its snapshot, both taken (also on failure). */
+int graph_head_new(graph_head **out, lance_dataset *manifest, graph_snapshot *snap);
+/* The head of `branch` (NULL: main) at its latest manifest version, read afresh (no cache). */
+int graph_head_load(graph_head **out, store *s, const char *branch);
+/* One more reference; released with graph_head_release. */
+graph_head *graph_head_retain(graph_head *hd);
+void graph_head_release(graph_head *hd);
+const graph_snapshot *graph_head_snapshot(const graph_head *hd);
+const lance_dataset *graph_head_manifest(const graph_head *hd);
+/* A table of the head's snapshot (t points into it) opened at its pin for writing, shared by
+ * everyone holding the head (borrowed: valid while the head is held). Its signature is the
+ * validator's table source (graph_validate_ex). */
+int graph_head_table(void *hd, const graph_table *t, const lance_dataset **out);
+
+/* ---- The handle ------------------------------------------------------------------------------ */
+
+typedef struct graph_handle {
+    store *s;
+    bool readonly;               /* opened read-only: nothing on the root is ever written */
+    char *root_id;               /* canonical root identity (writers share gates by it) */
+    lang_catalog *catalog;       /* the accepted schema */
+    char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
+    char *actor;                 /* recorded in lineage (NULL: none) */
+    void *lock_;                 /* internal: guards head_ */
+    graph_head *head_;           /* internal: the last head of main seen */
+} graph_handle;
+
+typedef struct graph_open_options {
+    int version;                 /* 1 */
+    bool readonly;
+    const char *actor;
+} graph_open_options;
+#define GRAPH_OPEN_OPTIONS_INIT {1, false, NULL}
+
+/* Open the graph on store s (the graph root): it must exist and be of this binary's format
+ * (OG_E_NOT_FOUND says whether an init was started and did not finish), and its accepted
+ * schema is read. root_id identifies the root (a canonical path; NULL: ""). The handle takes
+ * ownership of s (also on failure). Nothing is written, whatever the options. */
+int graph_handle_open(graph_handle **out, store *s, const char *root_id,
+                      const graph_open_options *opt);
+void graph_handle_close(graph_handle *h);
+
+/* The head of main at its latest manifest version: the cached one while it is still the
+ * latest (a head or two of the version search), else a fresh read that becomes the cached
+ * one. Release it with graph_head_release. */
+int graph_handle_head(graph_handle *h, graph_head **out);
+/* A copy of that head's snapshot (caller frees). */
+int graph_handle_head_snapshot(graph_handle *h, graph_snapshot **out);
+/* Make hd (a head of main) the cached head; the handle takes a reference of its own. */
+void graph_handle_install(graph_handle *h, graph_head *hd);
+/* Drop the cached head if it is still hd (a head found stale: cleanup removed what it names). */
+void graph_handle_forget(graph_handle *h, const graph_head *hd);
+
+#endif
