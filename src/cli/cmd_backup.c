@@ -1,6 +1,7 @@
-/* omnigraph export: a graph written out as the load format (JSONL that `load` reads back into
- * a fresh graph). It opens the graph read-only: it writes nothing to it. Uses only the public
- * API (docs/cli.md). */
+/* omnigraph export|backup: a graph written out as the load format (JSONL that `load` reads
+ * back into a fresh graph), and a consistent copy of a graph root taken while writers run.
+ * Both open the graph read-only: they write nothing to it. Uses only the public API
+ * (docs/cli.md, docs/maintenance.md "Backups"). */
 #include "omnigraph.h"
 #include "cli.h"
 
@@ -14,11 +15,14 @@
 #include <unistd.h>
 
 static int cmd_export(int argc, char **argv);
+static int cmd_backup(int argc, char **argv);
 
 const cli_cmd cli_backup_commands[] = {
     {"export", cmd_export, "write a graph's rows as JSONL that `load` reads back",
      "omnigraph export [--at REF] [--type T]... [--branch main] [--out FILE [--json]] "
      "(--store ROOT | ROOT)"},
+    {"backup", cmd_backup, "copy a graph consistently, while writers run, into a new directory",
+     "omnigraph backup [--branch main] [--json] (--store ROOT DEST | ROOT DEST)"},
     CLI_TABLE_END,
 };
 
@@ -211,5 +215,45 @@ static int cmd_export(int argc, char **argv)
         printf(")\n");
     }
     og_export_result_free(r);
+    return CLI_OK;
+}
+
+/* ---- backup -------------------------------------------------------------------------------- */
+
+static int cmd_backup(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_backup_commands[1];
+    backup_args a;
+    int rc = parse(&a, self, argc, argv, "", 1);
+    if (rc) return rc;
+    og_graph *g = NULL;
+    if (open_readonly(&g, a.root) != 0) return cli_fail(a.json);
+    og_backup_options o = OG_BACKUP_OPTIONS_INIT;
+    o.branch = a.branch;
+    og_backup_result *r = NULL;
+    rc = og_graph_backup(&r, g, a.dest, &o);
+    og_graph_close(g);
+    if (rc) return cli_fail(a.json);
+    if (a.json) {
+        printf("{\"ok\":true,\"root\":");
+        cli_json_str(stdout, a.root);
+        printf(",\"dest\":");
+        cli_json_str(stdout, a.dest);
+        printf(",\"commit_id\":");
+        if (r->commit_id[0]) cli_json_str(stdout, r->commit_id);
+        else fputs("null", stdout);
+        printf(",\"manifest_version\":%llu,\"tables\":%zu,\"rows\":%llu,\"files\":%llu,"
+               "\"bytes\":%llu,\"attempts\":%u,\"verified\":true}\n",
+               (unsigned long long)r->manifest_version, r->tables, (unsigned long long)r->rows,
+               (unsigned long long)r->files, (unsigned long long)r->bytes, r->attempts);
+    } else {
+        printf("backed up %s to %s at commit %s (manifest version %llu)\n", a.root, a.dest,
+               r->commit_id[0] ? r->commit_id : "-", (unsigned long long)r->manifest_version);
+        printf("copied %llu files, ", (unsigned long long)r->files);
+        print_bytes(r->bytes);
+        printf("; verified: %zu tables, %llu rows at the same versions\n", r->tables,
+               (unsigned long long)r->rows);
+    }
+    og_backup_result_free(r);
     return CLI_OK;
 }

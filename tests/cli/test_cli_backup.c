@@ -1,4 +1,4 @@
-/* omnigraph export and og_graph_export:
+/* omnigraph export|backup and og_graph_export / og_graph_backup:
  *  - round trips: the demo graph, and a generated graph with every property type the schema
  *    language has (each integer width at its limits, floats down to denormals and -0.0, dates
  *    and datetimes outside 0000-9999, strings and blobs with escapes and astral characters,
@@ -6,6 +6,8 @@
  *    loaded into a fresh graph of the same schema, then every table's canonical dump, query
  *    results and a second export must be equal;
  *  - what the load format cannot carry (a U64 above 2^63-1) is refused, naming the row;
+ *  - a backup taken while a writer thread and a writer process commit in a loop opens and
+ *    answers exactly as the source did at the commit it holds (5 backups);
  *  - the CLI forms: text, --json (one object), --out, exit codes, usage and help. */
 #include "testutil.h"
 
@@ -14,6 +16,8 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -734,6 +738,125 @@ static void test_export_refusals(void **state)
     og_graph_close(g);
 }
 
+/* ---- backups while writers run ------------------------------------------------------------ */
+
+static const char WRITER_SCHEMA[] =
+    "node Person { handle: String @key  n: I64 }\n"
+    "edge Knows: Person -> Person\n";
+
+/* Each commit adds a person and an edge to it from "root", and bumps root's counter: every
+ * commit has #Knows = #Person - 1 and root.n = the number of writes. */
+static const char WRITER_GQ[] =
+    "query add($h: String, $n: I64) {\n"
+    "    insert Person { handle: $h, n: $n }\n"
+    "    insert Knows { from: \"root\", to: $h }\n"
+    "}\n";
+
+typedef struct writer_arg {
+    const char *root;
+    atomic_int stop;
+    int writes;
+} writer_arg;
+
+static void *writer_thread(void *p)
+{
+    writer_arg *w = p;
+    og_graph *g = open_graph(w->root, 0);
+    for (int i = 0; !atomic_load(&w->stop); i++) {
+        char params[128];
+        snprintf(params, sizeof params, "{\"h\":\"t%d\",\"n\":%d}", i, i);
+        og_mutate_options o = OG_MUTATE_OPTIONS_INIT;
+        o.source = WRITER_GQ;
+        o.params_json = params;
+        og_write_result *r = NULL;
+        if (og_graph_mutate(&r, g, &o) == 0) w->writes++;
+        og_write_result_free(r);
+    }
+    og_graph_close(g);
+    return NULL;
+}
+
+static void test_backup_while_writing(void **state)
+{
+    (void)state;
+    const char *src = path_in("live.omni");
+    init_graph(src, WRITER_SCHEMA);
+    og_graph *g = open_graph(src, 0);
+    load(g, "{\"type\":\"Person\",\"data\":{\"handle\":\"root\",\"n\":0}}\n", 49,
+         OG_LOAD_OVERWRITE);
+    og_graph_close(g);
+    /* A writer process: the CLI in a shell loop until the stop file appears (or the sandbox
+     * is gone, or 5,000 writes: a failed test never leaves it running). */
+    char gq[768], cmd[4096];
+    snprintf(gq, sizeof gq, "%s/w.gq", g_dir);
+    test_write_file(gq, WRITER_GQ, strlen(WRITER_GQ));
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && (i=0; while [ ! -e stop ] && [ -d live.omni ] && [ $i -lt 5000 ]; do "
+             "i=$((i+1)); '%s' mutate --store live.omni "
+             "--file w.gq --params \"{\\\"h\\\":\\\"p$i\\\",\\\"n\\\":$i}\" >/dev/null 2>>w.err "
+             "|| echo fail >> w.fail; done; echo done > w.done) >/dev/null 2>&1 &",
+             g_dir, g_bin);
+    assert_int_equal(system(cmd), 0);
+    writer_arg w = {.root = src};
+    atomic_init(&w.stop, 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, writer_thread, &w), 0);
+
+    og_graph *ro = open_graph(src, 1);
+    uint64_t last_mv = 0;
+    for (int it = 0; it < 5; it++) {
+        usleep(50000);
+        char dest[64];
+        snprintf(dest, sizeof dest, "bk%d", it);
+        og_backup_result *br = NULL;
+        assert_og_ok(og_graph_backup(&br, ro, path_in(dest), NULL));
+        assert_true(br->manifest_version > last_mv); /* writers moved on in between */
+        last_mv = br->manifest_version;
+        /* The copy opens (read-write: recovery has nothing to do) and holds that commit. */
+        og_graph *b = open_graph(path_in(dest), 0);
+        og_snapshot_info *s = NULL;
+        assert_og_ok(og_graph_snapshot(&s, b, NULL));
+        assert_string_equal(s->head_commit, br->commit_id);
+        assert_int_equal(s->manifest_version, br->manifest_version);
+        uint64_t persons = 0, knows = 0;
+        for (size_t i = 0; i < s->n_tables; i++) {
+            const og_snapshot_table *t = og_snapshot_info_table(s, i);
+            if (!strcmp(t->alias, "node:Person")) persons = t->row_count;
+            if (!strcmp(t->alias, "edge:Knows")) knows = t->row_count;
+        }
+        assert_int_equal(knows + 1, persons);
+        assert_int_equal(br->rows, persons + knows);
+        og_snapshot_info_free(s);
+        /* It answers as the source did at that commit: the whole export, and a traversal. */
+        char *e_bk = export_text(b, NULL, NULL);
+        char *e_src = export_text(ro, br->commit_id, NULL);
+        assert_text_equal("the backup's export and the source's at its commit", e_bk, e_src);
+        const char *q = "query a() { match { $r: Person { handle: \"root\" }  $r knows $p } "
+                        "return { count($p) as n, max($p.n) as m } }";
+        char *a = rows_of(b, q, NULL, NULL, NULL, 0);
+        char *c = rows_of(ro, q, NULL, NULL, br->commit_id, 0);
+        assert_text_equal(q, a, c);
+        free(a);
+        free(c);
+        free(e_bk);
+        free(e_src);
+        /* ... and takes writes of its own. */
+        char *id = mutate(b, WRITER_GQ, "{\"h\":\"after\",\"n\":1}");
+        assert_int_equal(strlen(id), OG_ID_LEN);
+        free(id);
+        og_graph_close(b);
+        og_backup_result_free(br);
+    }
+    og_graph_close(ro);
+    atomic_store(&w.stop, 1);
+    pthread_join(th, NULL);
+    test_write_file(path_in("stop"), "", 0);
+    for (int i = 0; i < 600 && access(path_in("w.done"), F_OK) != 0; i++) usleep(50000);
+    assert_int_equal(access(path_in("w.done"), F_OK), 0);
+    assert_int_not_equal(access(path_in("w.fail"), F_OK), 0); /* no CLI write failed */
+    assert_true(w.writes > 0);
+}
+
 /* ---- the CLI ------------------------------------------------------------------------------ */
 
 static void make_social(void)
@@ -870,6 +993,78 @@ static void test_cli_export(void **state)
     free(help);
     help = cli("--help", &st, err, sizeof err);
     assert_non_null(strstr(help, "  export "));
+    assert_non_null(strstr(help, "  backup "));
+    free(help);
+}
+
+static void test_cli_backup(void **state)
+{
+    (void)state;
+    make_social();
+    int st;
+    char err[4096];
+    char *before = listing(path_in("g"));
+    char *out = cli("backup --store g b1", &st, err, sizeof err);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "backed up g to b1 at commit "));
+    assert_non_null(strstr(out, "(manifest version 2)\ncopied "));
+    assert_non_null(strstr(out, "; verified: 4 tables, 5 rows at the same versions\n"));
+    free(out);
+    char *after = listing(path_in("g"));
+    assert_string_equal(before, after); /* the source is only read */
+    free(before);
+    free(after);
+    json_t *j = cli_json("backup g b2 --json", 0);
+    assert_true(json_is_true(json_object_get(j, "ok")));
+    assert_true(json_is_true(json_object_get(j, "verified")));
+    assert_int_equal(json_integer_value(json_object_get(j, "manifest_version")), 2);
+    assert_int_equal(json_integer_value(json_object_get(j, "tables")), 4);
+    assert_int_equal(json_integer_value(json_object_get(j, "rows")), 5);
+    assert_int_equal(json_integer_value(json_object_get(j, "attempts")), 1);
+    assert_string_equal(json_string_value(json_object_get(j, "dest")), "b2");
+    json_t *snap = cli_json("snapshot --json g", 0), *bsnap = cli_json("snapshot --json b2", 0);
+    assert_string_equal(json_string_value(json_object_get(j, "commit_id")),
+                        json_string_value(json_object_get(snap, "head_commit")));
+    json_object_del(snap, "root");
+    json_object_del(bsnap, "root");
+    assert_true(json_equal(snap, bsnap));
+    json_decref(snap);
+    json_decref(bsnap);
+    json_decref(j);
+    char *e1 = cli("export g", &st, err, sizeof err), *e2 = cli("export b2", &st, err, sizeof err);
+    assert_string_equal(e1, e2);
+    free(e1);
+    free(e2);
+    /* No sidecars, locks or temporaries of the source come along. */
+    assert_int_not_equal(access(path_in("b2/__recovery"), F_OK), 0);
+
+    /* An empty existing directory is fine; a non-empty one, or one inside the root, is not. */
+    assert_int_equal(mkdir(path_in("empty"), 0755), 0);
+    free(cli("backup --store g empty", &st, err, sizeof err));
+    assert_int_equal(st, 0);
+    j = cli_json("backup --store g b1 --json", 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "error"), "code")),
+                        "exists");
+    json_decref(j);
+    free(cli("backup --store g g/inside", &st, err, sizeof err));
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(err, "error[bad_request]"));
+    assert_non_null(strstr(err, "inside the graph's root"));
+    free(cli("backup --store nowhere b9", &st, err, sizeof err));
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(err, "error[not_found]"));
+    free(cli("backup --store g", &st, err, sizeof err));
+    assert_int_equal(st, 2);
+    assert_non_null(strstr(err, "missing DEST"));
+    free(cli("backup --store g b3 b4", &st, err, sizeof err));
+    assert_int_equal(st, 2);
+    free(cli("backup --store g --at 2 b3", &st, err, sizeof err));
+    assert_int_equal(st, 2);
+    free(cli("backup --store g --branch dev b3", &st, err, sizeof err));
+    assert_int_equal(st, 1);
+    char *help = cli("backup --help", &st, err, sizeof err);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(help, "usage: omnigraph backup"));
     free(help);
 }
 
@@ -884,6 +1079,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_roundtrip_all_types, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli_export, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_backup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backup_while_writing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
