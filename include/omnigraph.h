@@ -873,6 +873,84 @@ OG_EXTERN int og_mutate_options_init(og_mutate_options *opts, int version);
  * no commit when nothing changed), to free with og_write_result_free; on failure NULL. */
 OG_EXTERN int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options *opt);
 
+/* ---- Export and backup -------------------------------------------------------------------- */
+/* Two ways to keep a graph elsewhere (docs/maintenance.md, "Backups"; CLI: `omnigraph export`,
+ * `omnigraph backup`, docs/cli.md): an export writes the rows as the load format, from which
+ * `og_graph_load` into a fresh graph with the same schema rebuilds them, ids included; a
+ * backup copies the graph root as of one commit, while writers run, into a directory that is
+ * itself a graph. */
+
+/* Options for og_graph_export(). Initialise with OG_EXPORT_OPTIONS_INIT. */
+#define OG_EXPORT_OPTIONS_VERSION 1
+typedef struct og_export_options {
+    int version;              /* OG_EXPORT_OPTIONS_VERSION */
+    const char *at;           /* NULL: the head; else a commit id, a unique id prefix or a
+                               * decimal graph-manifest version */
+    const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    const char *const *types; /* the node and edge types to export (NULL: every one) */
+    size_t n_types;
+} og_export_options;
+#define OG_EXPORT_OPTIONS_INIT {OG_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, 0}
+OG_EXTERN int og_export_options_init(og_export_options *opts, int version);
+
+/* What og_graph_export wrote. Allocated by the library: og_export_result_free. */
+typedef struct og_export_result {
+    char commit_id[OG_ID_LEN + 1];  /* the commit exported */
+    uint64_t manifest_version;      /* its graph-manifest version */
+    uint64_t nodes, edges;          /* lines written of each kind */
+    uint64_t bytes;                 /* bytes written */
+    size_t node_types, edge_types;  /* types exported (empty ones included) */
+} og_export_result;
+
+/* Write the graph at `at` to f as JSONL in the load line shapes: every node type, then every
+ * edge type, each in name order with its rows sorted by id; every row carries its id as
+ * data.id and every property (null as null); values in forms og_graph_load reads back
+ * exactly. Loading the output with OG_LOAD_OVERWRITE (or into an empty graph with any mode)
+ * gives the same rows. OG_E_NOT_FOUND for an unknown `at` or type; OG_E_UNSUPPORTED for a
+ * value the load format cannot carry (a U64 above 2^63-1, a NaN, a Blob that is not UTF-8
+ * text; the message names the row), and then f holds the lines written before it; OG_E_STORAGE
+ * when writing to f fails. One table's rows are held in memory at a time. On success the
+ * caller frees *out with og_export_result_free; on failure it is NULL. */
+OG_EXTERN int og_graph_export(og_export_result **out, FILE *f, og_graph *g,
+                              const og_export_options *opt);
+OG_EXTERN void og_export_result_free(og_export_result *r);
+
+/* Options for og_graph_backup(). Initialise with OG_BACKUP_OPTIONS_INIT. */
+#define OG_BACKUP_OPTIONS_VERSION 1
+typedef struct og_backup_options {
+    int version;              /* OG_BACKUP_OPTIONS_VERSION */
+    const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    unsigned attempts;        /* pins tried when a concurrent cleanup deletes files of the
+                               * pinned commit mid-copy (0: 5) */
+} og_backup_options;
+#define OG_BACKUP_OPTIONS_INIT {OG_BACKUP_OPTIONS_VERSION, NULL, 0}
+OG_EXTERN int og_backup_options_init(og_backup_options *opts, int version);
+
+/* What og_graph_backup copied. Allocated by the library: og_backup_result_free. */
+typedef struct og_backup_result {
+    char commit_id[OG_ID_LEN + 1];  /* the commit the copy holds: the head it pinned */
+    uint64_t manifest_version;      /* its graph-manifest version */
+    size_t tables;                  /* data tables copied */
+    uint64_t rows;                  /* rows over those tables, counted in the copy */
+    uint64_t files;                 /* files written to the copy */
+    uint64_t bytes;                 /* bytes written to the copy */
+    unsigned attempts;              /* pins it took (1 unless files vanished mid-copy) */
+} og_backup_result;
+
+/* Copy the head of main into dest_dir (made if missing; an existing one must be empty, else
+ * OG_E_EXISTS; inside the graph's root: OG_E_BAD_REQUEST). Safe while other handles and
+ * processes write, optimize and clean up: the copy holds exactly one commit, the head when
+ * the copy pinned it, and only that commit is readable in it (`commit list` still lists the
+ * whole lineage). Recovery sidecars are never copied. Every file is fsynced, and the copy's
+ * graph manifest is written last: an interrupted backup leaves a directory without a graph
+ * (og_graph_open: OG_E_NOT_FOUND), to remove before trying again. Before returning, the copy
+ * is opened and checked: the same commit, schema identity, tables, versions and row counts
+ * (OG_E_CORRUPT if not). Works on a read-only handle. On success the caller frees *out with
+ * og_backup_result_free; on failure it is NULL. */
+OG_EXTERN int og_graph_backup(og_backup_result **out, og_graph *g, const char *dest_dir,
+                              const og_backup_options *opt);
+OG_EXTERN void og_backup_result_free(og_backup_result *r);
+
 #ifdef __cplusplus
 }
 #endif

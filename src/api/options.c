@@ -58,3 +58,7 @@ OPTIONS_INIT_FN(og_query_options_init, og_query_options, OG_QUERY_OPTIONS_INIT,
                 OG_QUERY_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_mutate_options_init, og_mutate_options, OG_MUTATE_OPTIONS_INIT,
                 OG_MUTATE_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_export_options_init, og_export_options, OG_EXPORT_OPTIONS_INIT,
+                OG_EXPORT_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_backup_options_init, og_backup_options, OG_BACKUP_OPTIONS_INIT,
+                OG_BACKUP_OPTIONS_VERSION)

@@ -67,36 +67,48 @@ static int keep_key(void *arg, const char *key)
     return keyset_add(arg, key);
 }
 
-/* Every file of this table that manifest m references: data files, deletion files and its
- * transaction file. Files under another base path (base_id) belong to another dataset and are
- * never ours to delete, so they are not collected. */
+/* Every file of this table that manifest m references (lance_manifest_files). Files under
+ * another base path belong to another dataset and are never ours to delete: not collected. */
 static int collect_refs(keyset *k, const char *root, const Lance__Table__Manifest *m)
 {
+    return lance_manifest_files(m, root, keep_key, k, NULL);
+}
+
+int lance_manifest_files(const Lance__Table__Manifest *m, const char *root,
+                         int (*fn)(void *arg, const char *key), void *arg, size_t *foreign)
+{
     char key[STORE_KEY_MAX], name[128];
+    size_t other = 0;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < m->n_fragments; i++) {
         const Lance__Table__DataFragment *f = m->fragments[i];
         for (size_t j = 0; rc == 0 && j < f->n_files; j++) {
             const Lance__Table__DataFile *df = f->files[j];
-            if (df->has_base_id || !df->path) continue;
+            if (!df->path) continue;
+            if (df->has_base_id) {
+                other++;
+                continue;
+            }
             rc = lance_key(key, root, "data/", df->path);
-            if (rc == 0) rc = keyset_add(k, key);
+            if (rc == 0) rc = fn(arg, key);
         }
         const Lance__Table__DeletionFile *del = f->deletion_file;
+        if (rc == 0 && del && del->has_base_id) other++;
         if (rc == 0 && del && !del->has_base_id) {
             rc = lance_deletion_file_name(
                 name, sizeof name, f->id, del->read_version, del->id,
                 del->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP);
             if (rc == 0) rc = lance_key(key, root, LANCE_DELETIONS_DIR, name);
-            if (rc == 0) rc = keyset_add(k, key);
+            if (rc == 0) rc = fn(arg, key);
         }
     }
     if (rc == 0 && m->transaction_file && m->transaction_file[0]) {
         rc = lance_key(key, root, LANCE_TRANSACTIONS_DIR, m->transaction_file);
-        if (rc == 0) rc = keyset_add(k, key);
+        if (rc == 0) rc = fn(arg, key);
     }
     /* this engine's key index segments (keyindex.h) */
-    if (rc == 0) rc = lance_kix_files(m, root, keep_key, k);
+    if (rc == 0) rc = lance_kix_files(m, root, fn, arg);
+    if (foreign) *foreign = other;
     return rc;
 }
 

@@ -25,9 +25,11 @@
 #ifndef OG_LANCE_CLEANUP_H
 #define OG_LANCE_CLEANUP_H
 
+#include "lance/manifest.h"
 #include "store/store.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct lance_cleanup_options {
@@ -69,5 +71,13 @@ typedef struct lance_cleanup_report {
  * (a retained manifest or a tag cannot be read: nothing more is deleted), store errors. */
 int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
                   lance_cleanup_report *out);
+
+/* Every file of the table at root that manifest m references: its data files, deletion files,
+ * transaction file and this engine's key index segments (not the manifest itself, nor Lance
+ * indexes under _indices/), fn called once per key (a failing fn stops the walk and its code
+ * is returned). Files under another base path (base_id) belong to another dataset directory:
+ * they are not passed to fn, and *foreign (may be NULL) counts them. */
+int lance_manifest_files(const Lance__Table__Manifest *m, const char *root,
+                         int (*fn)(void *arg, const char *key), void *arg, size_t *foreign);
 
 #endif

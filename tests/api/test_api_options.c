@@ -42,6 +42,10 @@ static void test_options_init(void **state)
                og_query_options_init);
     CHECK_INIT(og_mutate_options, OG_MUTATE_OPTIONS_INIT, OG_MUTATE_OPTIONS_VERSION,
                og_mutate_options_init);
+    CHECK_INIT(og_export_options, OG_EXPORT_OPTIONS_INIT, OG_EXPORT_OPTIONS_VERSION,
+               og_export_options_init);
+    CHECK_INIT(og_backup_options, OG_BACKUP_OPTIONS_INIT, OG_BACKUP_OPTIONS_VERSION,
+               og_backup_options_init);
 }
 
 /* A call refuses options of a version it does not know, naming the struct. */
