@@ -729,18 +729,25 @@ static void announce(write_graph *g, write_intent *in)
 static void maintain(write_graph *g, const char *branch, const write_intent *in, bool tables_too,
                      bool manifest_due)
 {
-    const char *tables[64];
     size_t n = 0;
-    for (size_t i = 0; tables_too && i < in->n_effects && n < 64; i++)
-        if (in->effects[i].compact_due)
-            tables[n++] = in->effects[i].alias;
+    for (size_t i = 0; tables_too && i < in->n_effects; i++) n += in->effects[i].compact_due;
     if (n == 0 && !manifest_due)
         return;
+    const char **tables = core_malloc((n ? n : 1) * sizeof *tables);
+    if (!tables) {
+        /* derived work: the next write that finds it due tries again */
+        core_log(CORE_LOG_WARN, "maintenance skipped: out of memory");
+        return;
+    }
+    n = 0;
+    for (size_t i = 0; tables_too && i < in->n_effects; i++)
+        if (in->effects[i].compact_due)
+            tables[n++] = in->effects[i].alias;
     /* Graph branches are not written yet (write_run refuses them): main only. */
     (void)branch;
-    if (g->background_maintenance && maint_enqueue(g, tables, n, manifest_due) == 0)
-        return;
-    maintain_now(g, tables, n, manifest_due);
+    if (!g->background_maintenance || maint_enqueue(g, tables, n, manifest_due) != 0)
+        maintain_now(g, tables, n, manifest_due);
+    core_free(tables);
 }
 
 static void note_restart(write_graph *g, write_result *res)
@@ -978,16 +985,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         res->committed = true;
         memcpy(res->commit_id, in.commit_id, sizeof res->commit_id);
         res->manifest_version = mver;
-        for (size_t i = 0; i < in.n_effects; i++) {
-            write_table_outcome one, *o = res->n_tables < 64 ? &res->tables[res->n_tables++] : &one;
-            snprintf(o->alias, sizeof o->alias, "%s", in.effects[i].alias);
-            o->from_version = in.effects[i].expected_version;
-            o->to_version = in.effects[i].achieved_version;
-            o->row_count = in.effects[i].row_count;
-            if (opt->on_table)
-                opt->on_table(opt->on_table_arg, in.effects[i].alias, o->from_version,
-                              o->to_version, o->row_count);
-        }
+        res->n_tables = in.n_effects;
+        for (size_t i = 0; opt->on_table && i < in.n_effects; i++)
+            opt->on_table(opt->on_table_arg, in.effects[i].alias, in.effects[i].expected_version,
+                          in.effects[i].achieved_version, in.effects[i].row_count);
         memset(&d, 0, sizeof d);
         d.writes = 1;
         d.gate_hold_ns = core_mono_ns() - held0;

@@ -148,15 +148,9 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
 
 /* ---- Writes ------------------------------------------------------------------------------ */
 
-typedef struct write_table_outcome {
-    char alias[128];
-    uint64_t from_version, to_version;
-    uint64_t row_count;
-} write_table_outcome;
-
 /* Called once for every table a committed write changed, after the commit is visible (so it
- * cannot fail the write), with the alias whole. write_result.tables keeps only the first 64
- * (and cuts aliases at 127 bytes); the public API's results list them all through this. */
+ * cannot fail the write), with the alias whole: the way to learn which tables a write changed
+ * (the public API's results list them all through this). */
 typedef void (*write_table_fn)(void *arg, const char *alias, uint64_t from_version,
                                uint64_t to_version, uint64_t row_count);
 
@@ -176,8 +170,7 @@ typedef struct write_result {
     char operation_id[GRAPH_ID_LEN + 1];
     uint64_t manifest_version;
     unsigned reprepares;
-    write_table_outcome tables[64];
-    size_t n_tables;             /* may be fewer than the tables written if > 64 */
+    size_t n_tables;             /* tables the commit changed (each reported to on_table) */
 } write_result;
 
 /* Apply a change set as one graph commit through the coordinator (adapter `kind`: LOAD or

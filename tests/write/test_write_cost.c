@@ -321,9 +321,61 @@ static void test_background_maintenance(void **state)
     test_sandbox_done(dir);
 }
 
+/* Automatic maintenance covers every table a write made due, however many (it kept only the
+ * first 64 once): 70 node types, each written once per write until a tier is due. */
+static void test_maintenance_many_tables(void **state)
+{
+    (void)state;
+    enum { TYPES = 70 };
+    char dir[256];
+    test_sandbox_new(dir, sizeof dir, "mmt");
+    core_buf schema = CORE_BUF_INIT, rows = CORE_BUF_INIT;
+    for (int k = 0; k < TYPES; k++) core_buf_printf(&schema, "node T%d { name: String @key }\n", k);
+    store *local = NULL;
+    assert_og_ok(store_local_open(&local, dir));
+    write_init_result ir;
+    assert_og_ok(write_init(local, (const char *)schema.data, schema.len, "s.pg", &ir));
+    write_open_options oo = WRITE_OPEN_OPTIONS_INIT;
+    write_graph *g = NULL;
+    assert_og_ok(write_graph_open(&g, local, dir, &oo));
+    for (unsigned i = 0; i < WRITE_TIER_FACTOR + 1; i++) {
+        core_buf_clear(&rows);
+        for (int k = 0; k < TYPES; k++)
+            core_buf_printf(&rows, "{\"type\":\"T%d\",\"data\":{\"name\":\"n%u\"}}\n", k, i);
+        graph_change_set cs;
+        memset(&cs, 0, sizeof cs);
+        exec_load_stats st;
+        assert_og_ok(exec_load_parse(&cs, g->h->catalog, (const char *)rows.data, rows.len,
+                                     "d.jsonl", EXEC_LOAD_APPEND, &st, NULL, NULL));
+        write_result r;
+        assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
+        assert_int_equal(r.n_tables, TYPES);
+        graph_change_set_clear(&cs);
+    }
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
+    for (int k = 0; k < TYPES; k++) {
+        char alias[32];
+        snprintf(alias, sizeof alias, "node:T%d", k);
+        const graph_table *t = graph_snapshot_table(snap, alias);
+        assert_non_null(t);
+        lance_dataset *ds = NULL;
+        assert_og_ok(graph_table_open(&ds, g->h->s, t, LANCE_ACCESS_READ));
+        if (write_compact_due(ds)) fail_msg("%s is left with a size tier due", alias);
+        assert_true(ds->m->pb->n_fragments < WRITE_TIER_FACTOR);
+        lance_dataset_free(ds);
+    }
+    graph_snapshot_free(snap);
+    write_graph_close(g);
+    core_buf_free(&schema);
+    core_buf_free(&rows);
+    test_sandbox_done(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_maintenance_many_tables),
         cmocka_unit_test(test_one_node_load_cost_flat_in_depth),
         cmocka_unit_test(test_background_maintenance),
     };
