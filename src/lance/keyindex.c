@@ -44,7 +44,7 @@
 #define KIX_TAIL_READ 4096
 #define KIX_MAX_DEPTH 12
 #define KIX_CACHE 8
-#define KIX_THREAD_ENTRIES 100000 /* trees of a segment this large are built two at a time */
+#define KIX_THREAD_ENTRIES 100000 /* trees of a segment this large are built a thread each */
 #define KIX_VERSION 3 /* 2: slots carry their data files' hash; 3: child offsets per tree */
 #define KIX_DIR_KIND 3
 #define KIX_ZSTD 0x80
@@ -804,16 +804,9 @@ static void tree_job_run(tree_job *j)
     if (j->rc) snprintf(j->msg, sizeof j->msg, "%s", og_error_last()->message);
 }
 
-typedef struct tree_jobs {
-    tree_job *jobs;
-    size_t n, first;
-} tree_jobs;
-
-/* Every other tree, from `first` (the second thread's share). */
-static void *tree_jobs_run(void *arg)
+static void *tree_job_thread(void *arg)
 {
-    tree_jobs *tj = arg;
-    for (size_t t = tj->first; t < tj->n; t += 2) tree_job_run(&tj->jobs[t]);
+    tree_job_run(arg);
     return NULL;
 }
 
@@ -825,8 +818,11 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
     tree_info ti[LANCE_KIX_MAX_DECLS];
     if (n_idx > LANCE_KIX_MAX_DECLS) return core_err(OG_E_BAD_REQUEST, "too many key indexes");
     int rc = core_buf_append(out, KIX_MAGIC, 8);
-    /* Each tree into a buffer of its own (its offsets count from its first byte), large ones
-     * on a second thread, then one after the other into the file. */
+    /* Each tree into a buffer of its own (its offsets count from its first byte), a large
+     * segment's trees each on a thread of its own (the scheduler shares the cores among them
+     * and the caller's other work: a bulk load's three edge trees are most of its CPU, and
+     * one per thread finishes them together instead of two on one thread), then one after
+     * the other into the file. */
     core_buf tb[LANCE_KIX_MAX_DECLS];
     tree_job jobs[LANCE_KIX_MAX_DECLS];
     for (size_t t = 0; t < n_idx; t++) {
@@ -835,13 +831,15 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
     }
     size_t total = 0;
     for (size_t t = 0; t < n_idx; t++) total += ne[t];
-    pthread_t th;
-    int threaded = 0;
-    tree_jobs odd = {jobs, n_idx, 1};
-    if (rc == 0 && n_idx > 1 && total >= KIX_THREAD_ENTRIES)
-        threaded = pthread_create(&th, NULL, tree_jobs_run, &odd) == 0;
-    for (size_t t = 0; rc == 0 && t < n_idx; t += threaded ? 2 : 1) tree_job_run(&jobs[t]);
-    if (threaded) pthread_join(th, NULL);
+    pthread_t th[LANCE_KIX_MAX_DECLS];
+    bool threaded[LANCE_KIX_MAX_DECLS] = {false};
+    bool spread = rc == 0 && n_idx > 1 && total >= KIX_THREAD_ENTRIES;
+    for (size_t t = 1; spread && t < n_idx; t++)
+        threaded[t] = pthread_create(&th[t], NULL, tree_job_thread, &jobs[t]) == 0;
+    for (size_t t = 0; rc == 0 && t < n_idx; t++)
+        if (!threaded[t]) tree_job_run(&jobs[t]);
+    for (size_t t = 1; t < n_idx; t++)
+        if (threaded[t]) pthread_join(th[t], NULL);
     for (size_t t = 0; rc == 0 && t < n_idx; t++) {
         if (jobs[t].rc) {
             rc = core_err(jobs[t].rc, "%s", jobs[t].msg);
