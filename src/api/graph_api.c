@@ -58,6 +58,7 @@ int og_graph_init(og_init_result **out, const char *root_dir, const og_init_opti
     const char *schema_src = opt->schema_source;
     size_t len = opt->schema_source_len ? opt->schema_source_len : strlen(schema_src);
     const char *schema_file = opt->schema_file;
+    if ((vrc = store_local_check_root(root_dir)) != 0) return vrc;
     /* A graph that is already there is refused before anything is written: opening the
      * root read-write would already probe the filesystem inside it. */
     store *s = NULL;
@@ -132,6 +133,7 @@ int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *o
     if (!opt) opt = &def;
     int vrc = api_options_check(opt->version, OG_OPEN_OPTIONS_VERSION, "og_open_options");
     if (vrc) return vrc;
+    if ((vrc = store_local_check_root(root_dir)) != 0) return vrc; /* before "no such directory" */
     struct stat st;
     int missing = 0;
     if (stat(root_dir, &st) != 0) {

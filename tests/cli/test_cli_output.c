@@ -1,0 +1,167 @@
+/* What the omnigraph command promises about its output and its refusals (docs/cli.md,
+ * "Conventions"), through the built binary: a root written as a URI is refused as
+ * unsupported and nothing is created. */
+#include "testutil.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static char g_bin[512];
+static char g_schema[512];
+static char g_dir[256]; /* scratch for each test; the CLI runs in it */
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+/* Run the CLI with args (and env, a prefix such as "OG_FAILPOINTS=... ", may be "") in g_dir;
+ * stdout into out, stderr into err; the exit status. */
+static int run_env(const char *env, const char *args, char *out, size_t cap, char *err,
+                   size_t ecap)
+{
+    char cmd[8192], errf[600];
+    snprintf(errf, sizeof errf, "%s/stderr.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s%s %s 2>'%s'", g_dir, env, g_bin, args, errf);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    FILE *f = fopen(errf, "rb");
+    assert_non_null(f);
+    size_t m = fread(err, 1, ecap - 1, f);
+    err[m] = '\0';
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run(const char *args, char *out, size_t cap, char *err, size_t ecap)
+{
+    return run_env("", args, out, cap, err, ecap);
+}
+
+/* Run with env; stdout must be exactly one JSON object (and nothing else), the exit status
+ * want_exit. Returns the object. */
+static json_t *run_json_env(const char *env, const char *args, int want_exit)
+{
+    static char out[1 << 20];
+    char err[8192];
+    int ex = run_env(env, args, out, sizeof out, err, sizeof err);
+    if (ex != want_exit)
+        fail_msg("'%s' exited %d, not %d; stdout: %s; stderr: %s", args, ex, want_exit, out, err);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je); /* the whole of stdout: one value, nothing after it */
+    if (!j || !json_is_object(j))
+        fail_msg("'%s' did not print one JSON object: [%s] (%s)", args, out, je.text);
+    return j;
+}
+
+static json_t *run_json(const char *args, int want_exit)
+{
+    return run_json_env("", args, want_exit);
+}
+
+/* The error object of a failure: "ok" is false and error.code is `code`. */
+static const json_t *json_error_of(const json_t *j, const char *code)
+{
+    assert_true(json_is_false(json_object_get(j, "ok")));
+    const json_t *e = json_object_get(j, "error");
+    assert_true(json_is_object(e));
+    const char *c = json_string_value(json_object_get(e, "code"));
+    if (!c || strcmp(c, code) != 0) fail_msg("error code %s, not %s", c ? c : "(none)", code);
+    assert_non_null(json_string_value(json_object_get(e, "message")));
+    return e;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    if (!json_is_string(v)) fail_msg("member '%s' is not a string", k);
+    return json_string_value(v);
+}
+
+static void write_text(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    test_write_file(path, text, strlen(text));
+}
+
+static int exists(const char *name)
+{
+    char path[512];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    return lstat(path, &st) == 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    test_sandbox_new(g_dir, sizeof g_dir, "cli-output");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    test_sandbox_done(g_dir);
+    return 0;
+}
+
+/* ---- roots -------------------------------------------------------------------------------- */
+
+/* A root (or table directory) written as a URI is refused as unsupported, in text and JSON,
+ * and no local directory "s3:" appears; "./s3://..." still names a local path. */
+static void test_uri_roots_unsupported(void **state)
+{
+    (void)state;
+    char args[1024], out[4096], err[4096];
+    snprintf(args, sizeof args, "init --schema '%s' s3://bucket/g", g_schema);
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "error[unsupported]"));
+    assert_non_null(strstr(err, "s3://"));
+    assert_false(exists("s3:"));
+    snprintf(args, sizeof args, "init --json --schema '%s' --store gs://bucket/g", g_schema);
+    json_t *j = run_json(args, 1);
+    assert_string_equal(jstr(json_error_of(j, "unsupported"), "object"), "gs://bucket/g");
+    json_decref(j);
+    assert_false(exists("gs:"));
+    const char *cmds[] = {
+        "snapshot --json s3://bucket/g",
+        "load --json --data d.jsonl --mode merge --store http://host/g",
+        "query --json --store s3+x.y://b/g -e 'query q() { match { $p: P } return { $p.id } }'",
+        "mutate --json --store S3://b/g -e 'query q() { delete P where id = \"x\" }'",
+        "commit list --json --store s3://b/g",
+        "optimize --json s3://b/g",
+        "cleanup --keep 1 --json s3://b/g",
+        "lance stats --json s3://b/t.lance",
+        "selfcheck --json s3://b/check",
+    };
+    write_text("d.jsonl", "\n");
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        j = run_json(cmds[i], 1);
+        json_error_of(j, "unsupported");
+        json_decref(j);
+    }
+    assert_false(exists("s3:"));
+    assert_false(exists("http:"));
+    /* A local directory whose name merely looks like a URI is reachable as ./NAME. */
+    snprintf(args, sizeof args, "init --schema '%s' ./s3://bucket/g", g_schema);
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
+    assert_true(exists("s3:/bucket/g"));
+}
+
+int main(void)
+{
+    const char *bindir = getenv("OG_TEST_BINDIR");
+    const char *srcdir = getenv("OG_TEST_SRCDIR");
+    snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bindir ? bindir : ".");
+    snprintf(g_schema, sizeof g_schema, "%s/examples/social.pg", srcdir ? srcdir : "../..");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_uri_roots_unsupported, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
