@@ -1055,7 +1055,7 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
         json_t *obj = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
         if (!obj) {
             int col = jerr.column > 0 ? jerr.column : 0;
-            rc = line_err(&c, "invalid JSON at column %d: %s", col, jerr.text);
+            rc = line_err(&c, "invalid JSON at column %d: %s", col, core_json_error_text(&jerr));
             core_err_set_location(file, c.line > INT_MAX ? INT_MAX : (int)c.line, col);
             break;
         }

@@ -1,6 +1,6 @@
 /* What the omnigraph command promises about its output and its refusals (docs/cli.md,
  * "Conventions"), through the built binary: a root written as a URI is refused as
- * unsupported and nothing is created. */
+ * unsupported and nothing is created; JSON input holding \u0000 is refused, said plainly. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -97,6 +97,30 @@ static int exists(const char *name)
     return lstat(path, &st) == 0;
 }
 
+/* Graph "g" in g_dir from examples/social.pg, loaded with PEOPLE. */
+static const char PEOPLE[] =
+    "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":30,\"email\":\"alice@example.com\"}}\n"
+    "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\",\"age\":25}}\n"
+    "{\"type\":\"Company\",\"data\":{\"name\":\"Acme\"}}\n";
+
+static void make_graph(void)
+{
+    char args[1024], out[4096], err[4096];
+    snprintf(args, sizeof args, "init --schema '%s' g", g_schema);
+    if (run(args, out, sizeof out, err, sizeof err) != 0) fail_msg("init failed: %s", err);
+    write_text("people.jsonl", PEOPLE);
+    if (run("load --data people.jsonl --mode overwrite g", out, sizeof out, err, sizeof err) != 0)
+        fail_msg("load failed: %s", err);
+}
+
+/* The rows of a one-column query's --csv output (header and CRLFs included). */
+static void query_csv(const char *gq, char *out, size_t cap)
+{
+    char args[2048], err[4096];
+    snprintf(args, sizeof args, "query --csv --store g -e '%s'", gq);
+    if (run(args, out, cap, err, sizeof err) != 0) fail_msg("'%s' failed: %s", args, err);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -154,6 +178,38 @@ static void test_uri_roots_unsupported(void **state)
     assert_true(exists("s3:/bucket/g"));
 }
 
+/* ---- JSON input ----------------------------------------------------------------------------- */
+
+/* A string holding \u0000 is refused in --params as in JSONL (it used to be cut there:
+ * "Alice\u0000x" matched Alice, an inserted "zed\u0000tail" was stored as "zed"), and no
+ * message names a library flag. */
+static void test_nul_in_json_input(void **state)
+{
+    (void)state;
+    make_graph();
+    char out[8192], err[8192];
+    json_t *j = run_json("query --json --store g --params '{\"h\":\"Alice\\u0000x\"}' "
+                         "-e 'query q($h: String) { match { $p: Person { name: $h } } "
+                         "return { $p.name } }'", 1);
+    const json_t *e = json_error_of(j, "bad_request");
+    assert_non_null(strstr(jstr(e, "message"), "\\u0000"));
+    assert_null(strstr(jstr(e, "message"), "JSON_ALLOW_NUL"));
+    json_decref(j);
+    j = run_json("mutate --json --store g --params '{\"h\":\"zed\\u0000tail\"}' "
+                 "-e 'query q($h: String) { insert Person { name: $h } }'", 1);
+    json_error_of(j, "bad_request");
+    json_decref(j);
+    query_csv("query q() { match { $p: Person } return { $p.name } order { $p.name asc } }", out,
+              sizeof out);
+    assert_string_equal(out, "p.name\r\nAlice\r\nBob\r\n");
+    /* JSONL: refused before as now, but said plainly. */
+    write_text("nul.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"a\\u0000b\"}}\n");
+    assert_int_equal(run("load --data nul.jsonl --mode merge g", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "nul.jsonl:1:"));
+    assert_non_null(strstr(err, "\\u0000 (the NUL character) is not allowed in a string"));
+    assert_null(strstr(err, "JSON_ALLOW_NUL"));
+}
+
 int main(void)
 {
     const char *bindir = getenv("OG_TEST_BINDIR");
@@ -162,6 +218,7 @@ int main(void)
     snprintf(g_schema, sizeof g_schema, "%s/examples/social.pg", srcdir ? srcdir : "../..");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_uri_roots_unsupported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nul_in_json_input, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
