@@ -7,9 +7,10 @@
 #include <jansson.h>
 #include <stdint.h>
 
-/* Parse `len` bytes of `text`. On failure: OG_E_BAD_REQUEST located at source:line:column
- * (source names the input in messages, e.g. a file name). A string holding \u0000 is refused:
- * strings are used as C strings. */
+/* Parse `len` bytes of `text` (a JSON text given directly, such as query params). On failure:
+ * OG_E_BAD_REQUEST "SOURCE: invalid JSON at line L, column C: ...", with line and column in
+ * the error but no file (the text is not one). A string holding \u0000 is refused: strings
+ * are used as C strings. */
 int core_json_parse(json_t **out, const char *text, size_t len, const char *source);
 /* As core_json_parse, but the bytes come from storage: failure is OG_E_CORRUPT. */
 int core_json_parse_stored(json_t **out, const char *text, size_t len, const char *object);

@@ -1,6 +1,7 @@
 /* What the omnigraph command promises about its output and its refusals (docs/cli.md,
  * "Conventions"), through the built binary: a root written as a URI is refused as
- * unsupported and nothing is created; JSON input holding \u0000 is refused, said plainly. */
+ * unsupported and nothing is created; JSON input holding \u0000 is refused, said plainly; a
+ * bad --params is located once. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -210,6 +211,28 @@ static void test_nul_in_json_input(void **state)
     assert_null(strstr(err, "JSON_ALLOW_NUL"));
 }
 
+/* Bad --params JSON: its position said once, on the line with the error code (params are not
+ * a file to jump to: it used to print "params:1:1: params:1:1: ..." then a bare code line). */
+static void test_params_error_said_once(void **state)
+{
+    (void)state;
+    make_graph();
+    char out[8192], err[8192];
+    const char *q = "query --store g --params '{' "
+                    "-e 'query q() { match { $p: Person } return { $p.name } }'";
+    assert_int_equal(run(q, out, sizeof out, err, sizeof err), 1);
+    assert_string_equal(err, "omnigraph: error[bad_request]: params: invalid JSON at line 1, "
+                             "column 1: string or '}' expected near end of file\n");
+    json_t *j = run_json("query --json --store g --params '{\"a\":1,\n\"b\"}' "
+                         "-e 'query q() { match { $p: Person } return { $p.name } }'", 1);
+    const json_t *e = json_error_of(j, "bad_request");
+    assert_non_null(strstr(jstr(e, "message"), "params: invalid JSON at line 2, column 4: "));
+    assert_null(json_object_get(e, "file"));
+    assert_int_equal(json_integer_value(json_object_get(e, "line")), 2);
+    assert_int_equal(json_integer_value(json_object_get(e, "column")), 4);
+    json_decref(j);
+}
+
 int main(void)
 {
     const char *bindir = getenv("OG_TEST_BINDIR");
@@ -219,6 +242,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_uri_roots_unsupported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_in_json_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_params_error_said_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
