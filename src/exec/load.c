@@ -1031,6 +1031,15 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
 
     int rc = 0;
     size_t off = 0;
+    /* Said plainly: the BOM is invisible in most editors, so "'{' expected near ''" puzzles. */
+    if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
+        c.line = 1;
+        st->lines = 1;
+        rc = line_err(&c, "the file starts with a UTF-8 byte order mark (bytes EF BB BF); save "
+                      "it as UTF-8 without a BOM");
+        core_err_set_location(file, 1, 1);
+        off = len; /* read no line */
+    }
     while (off < len) {
         const char *p = data + off;
         const char *nl = memchr(p, '\n', len - off);

@@ -127,6 +127,10 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
         len = 0;
         L.len = 0;
     }
+    /* Said plainly: the BOM is invisible in most editors, so "unexpected byte" at 1:1 puzzles. */
+    if (L.len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0)
+        rc = lex_error(&L, 0, "the source starts with a UTF-8 byte order mark (bytes EF BB BF); "
+                       "save it as UTF-8 without a BOM", NULL);
     while (rc == 0) {
         /* skip whitespace and comments */
         while (L.i < L.len) {

@@ -1,7 +1,7 @@
 /* What the omnigraph command promises about its output and its refusals (docs/cli.md,
  * "Conventions"), through the built binary: a root written as a URI is refused as
  * unsupported and nothing is created; JSON input holding \u0000 is refused, said plainly; a
- * bad --params is located once. */
+ * bad --params is located once; a UTF-8 byte order mark is named. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -233,6 +233,42 @@ static void test_params_error_said_once(void **state)
     json_decref(j);
 }
 
+/* A leading UTF-8 byte order mark in a .pg, .gq or JSONL file is refused by name, at 1:1 (it
+ * was "unexpected byte outside a string", or "'{' expected near" an invisible character). */
+static void test_bom_named(void **state)
+{
+    (void)state;
+    make_graph();
+    char out[8192], err[8192];
+    const char *bom = "\xEF\xBB\xBF";
+    char text[512];
+    snprintf(text, sizeof text, "%snode A { k: String @key }\n", bom);
+    write_text("bom.pg", text);
+    snprintf(text, sizeof text, "%squery q() { match { $p: Person } return { $p.name } }\n", bom);
+    write_text("bom.gq", text);
+    snprintf(text, sizeof text, "%s{\"type\":\"Person\",\"data\":{\"name\":\"Zed\"}}\n", bom);
+    write_text("bom.jsonl", text);
+    const char *what = "starts with a UTF-8 byte order mark (bytes EF BB BF)";
+    assert_int_equal(run("schema check bom.pg", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "bom.pg:1:1: error[S000]: the source "));
+    assert_non_null(strstr(err, what));
+    assert_int_equal(run("init --schema bom.pg g2", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "bom.pg:1:1: S000: the source "));
+    assert_non_null(strstr(err, what));
+    assert_int_equal(run("query --store g --file bom.gq", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "bom.gq:1:1: Q000: the source "));
+    assert_non_null(strstr(err, what));
+    assert_int_equal(run("load --data bom.jsonl --mode merge g", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "bom.jsonl:1:1: the file "));
+    assert_non_null(strstr(err, what));
+    json_t *j = run_json("load --json --data bom.jsonl --mode merge g", 1);
+    const json_t *e = json_error_of(j, "bad_request");
+    assert_string_equal(jstr(e, "file"), "bom.jsonl");
+    assert_int_equal(json_integer_value(json_object_get(e, "line")), 1);
+    assert_non_null(strstr(jstr(e, "message"), what));
+    json_decref(j);
+}
+
 int main(void)
 {
     const char *bindir = getenv("OG_TEST_BINDIR");
@@ -243,6 +279,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_uri_roots_unsupported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_in_json_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_params_error_said_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bom_named, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
