@@ -1,7 +1,8 @@
 /* What the omnigraph command promises about its output and its refusals (docs/cli.md,
  * "Conventions"), through the built binary: a root written as a URI is refused as
  * unsupported and nothing is created; JSON input holding \u0000 is refused, said plainly; a
- * bad --params is located once; a UTF-8 byte order mark is named. */
+ * bad --params is located once; a UTF-8 byte order mark is named; --at 0 is refused as the
+ * version that never exists. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -269,6 +270,35 @@ static void test_bom_named(void **state)
     json_decref(j);
 }
 
+/* ---- references ------------------------------------------------------------------------------ */
+
+/* --at 0 names manifest version 0, which never exists: a bad_request that says versions start
+ * at 1 (it was "commit reference '0' is too short"), for every command that takes a REF. */
+static void test_at_zero(void **state)
+{
+    (void)state;
+    make_graph();
+    char out[8192], err[8192];
+    const char *cmds[] = {
+        "query --store g --at 0 -e 'query q() { match { $p: Person } return { $p.name } }'",
+        "snapshot --at 0 g",
+        "commit show 0 g",
+        "snapshot --at 000 g",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        assert_int_equal(run(cmds[i], out, sizeof out, err, sizeof err), 1);
+        assert_non_null(strstr(err, "error[bad_request]: manifest version 0"));
+        assert_non_null(strstr(err, " does not exist: versions start at 1 (the genesis commit)"));
+    }
+    json_t *j = run_json("snapshot --json --at 0 g", 1);
+    assert_string_equal(jstr(json_error_of(j, "bad_request"), "object"), "0");
+    json_decref(j);
+    /* version 1 is the genesis */
+    j = run_json("snapshot --json --at 1 g", 0);
+    assert_int_equal(json_integer_value(json_object_get(j, "manifest_version")), 1);
+    json_decref(j);
+}
+
 int main(void)
 {
     const char *bindir = getenv("OG_TEST_BINDIR");
@@ -280,6 +310,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_nul_in_json_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_params_error_said_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bom_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_at_zero, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
