@@ -477,9 +477,9 @@ typedef struct og_init_result {
 } og_init_result;
 
 /* Create a graph in root_dir (created when missing) from the schema opt gives. Errors:
- * OG_E_BAD_REQUEST for an invalid schema (og_error_last() locates it), OG_E_EXISTS when a
- * graph is already there ("already exists"), OG_E_CONFLICT while another init of the same root
- * runs, OG_E_UNSUPPORTED for a root written as a URI ("s3://...": no such backend yet),
+ * OG_E_BAD_REQUEST for an invalid schema (og_error_last() locates it; nothing is created,
+ * not even root_dir), OG_E_EXISTS when a graph is already there ("already exists"),
+ * OG_E_CONFLICT while another init of the same root runs, OG_E_UNSUPPORTED for a root written as a URI ("s3://...": no such backend yet),
  * OG_E_STORAGE. A crash leaves no graph or a complete one; a later init takes an
  * interrupted one over (took_over). On success the caller frees *out with
  * og_init_result_free; on failure *out is NULL. */

@@ -76,7 +76,10 @@ int og_graph_init(og_init_result **out, const char *root_dir, const og_init_opti
             return OG_E_EXISTS;
         }
     }
-    int rc = store_local_open(&s, root_dir); /* creates the root when missing */
+    /* An invalid schema is refused before the root is made: a failed init leaves nothing. */
+    int rc = write_init_check(schema_src, len, schema_file ? schema_file : "schema.pg");
+    if (rc) return rc;
+    rc = store_local_open(&s, root_dir); /* creates the root when missing */
     if (rc) {
         core_err_prefix("opening graph root '%s'", root_dir);
         return rc;

@@ -1,6 +1,6 @@
 /* What the omnigraph command promises about its output and its refusals (docs/cli.md,
  * "Conventions"), through the built binary: a root written as a URI is refused as
- * unsupported and nothing is created; JSON input holding \u0000 is refused, said plainly; a
+ * unsupported and nothing is created, as an init with a bad schema creates nothing; JSON input holding \u0000 is refused, said plainly; a
  * bad --params is located once; a UTF-8 byte order mark is named; --at 0 is refused as the
  * version that never exists. */
 #include "testutil.h"
@@ -180,6 +180,23 @@ static void test_uri_roots_unsupported(void **state)
     assert_true(exists("s3:/bucket/g"));
 }
 
+/* An init whose schema is invalid writes nothing at all: not the root, not its parents (it
+ * used to leave the root behind as an empty directory). */
+static void test_init_bad_schema_leaves_nothing(void **state)
+{
+    (void)state;
+    char out[4096], err[4096];
+    write_text("bad.pg", "node Person {\n  name: Strin @key\n}\n");
+    assert_int_equal(run("init --schema bad.pg g3", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "bad.pg:2:"));
+    assert_false(exists("g3"));
+    json_t *j = run_json("init --json --schema bad.pg --store deep/er/g3", 1);
+    const json_t *e = json_error_of(j, "bad_request");
+    assert_string_equal(jstr(e, "file"), "bad.pg");
+    json_decref(j);
+    assert_false(exists("deep"));
+}
+
 /* ---- JSON input ----------------------------------------------------------------------------- */
 
 /* A string holding \u0000 is refused in --params as in JSONL (it used to be cut there:
@@ -307,6 +324,7 @@ int main(void)
     snprintf(g_schema, sizeof g_schema, "%s/examples/social.pg", srcdir ? srcdir : "../..");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_uri_roots_unsupported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_init_bad_schema_leaves_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_in_json_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_params_error_said_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bom_named, setup, teardown),
