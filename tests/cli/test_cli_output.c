@@ -2,7 +2,7 @@
  * "Conventions"), through the built binary: a root written as a URI is refused as
  * unsupported and nothing is created, as an init with a bad schema creates nothing; JSON input holding \u0000 is refused, said plainly; a
  * bad --params is located once; a UTF-8 byte order mark is named; --at 0 is refused as the
- * version that never exists. */
+ * version that never exists; a write recovery completed reports its real commit. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -287,6 +287,46 @@ static void test_bom_named(void **state)
     json_decref(j);
 }
 
+/* ---- writes ------------------------------------------------------------------------------------ */
+
+/* A write whose publish failed and that in-process recovery completed reports the commit
+ * recovery made: its manifest version and tables, as the snapshot shows them (it said
+ * "manifest_version":0,"tables":[]). */
+static void test_recovered_write_reports_commit(void **state)
+{
+    (void)state;
+    make_graph();
+    const char *fail_publish_once = "OG_FAILPOINTS='write.pre_publish=1*error' ";
+    write_text("rec.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Rec\"}}\n");
+    const char *cmds[] = {
+        "load --json --data rec.jsonl --mode merge g",
+        "mutate --json --store g -e 'query a() { insert Person { name: \"Rec2\" } }'",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        json_t *w = run_json_env(fail_publish_once, cmds[i], 0);
+        assert_true(json_is_true(json_object_get(w, "committed")));
+        json_t *s = run_json("snapshot --json g", 0);
+        assert_string_equal(jstr(w, "commit_id"), jstr(s, "head_commit"));
+        assert_int_equal(json_integer_value(json_object_get(w, "manifest_version")),
+                         json_integer_value(json_object_get(s, "manifest_version")));
+        const json_t *tables = json_object_get(w, "tables");
+        assert_int_equal(json_array_size(tables), 1);
+        const json_t *t = json_array_get(tables, 0);
+        assert_string_equal(jstr(t, "alias"), "node:Person");
+        size_t k;
+        const json_t *st;
+        json_array_foreach(json_object_get(s, "tables"), k, st) {
+            if (strcmp(jstr(st, "alias"), "node:Person") != 0) continue;
+            assert_int_equal(json_integer_value(json_object_get(t, "to_version")),
+                             json_integer_value(json_object_get(st, "version")));
+            assert_int_equal(json_integer_value(json_object_get(t, "row_count")),
+                             json_integer_value(json_object_get(st, "row_count")));
+        }
+        json_decref(s);
+        json_decref(w);
+    }
+}
+
 /* ---- references ------------------------------------------------------------------------------ */
 
 /* --at 0 names manifest version 0, which never exists: a bad_request that says versions start
@@ -329,6 +369,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_params_error_said_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bom_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_at_zero, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovered_write_reports_commit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -278,6 +278,16 @@ static void test_confirmed_effects_roll_forward(void **state)
     assert_int_equal(rows_of(s, "node:Person"), 1);
     assert_string_equal(s->head, r.commit_id);
     assert_string_equal(s->commits[0].actor, "tester"); /* original lineage kept */
+    /* The result says what the commit recovery made holds, as a write that published itself
+     * does (it said manifest version 0 and no tables). */
+    assert_int_equal(r.manifest_version, s->manifest_version);
+    assert_int_equal(r.n_tables, 1);
+    const graph_table *pt = graph_snapshot_table(s, "node:Person");
+    assert_non_null(pt);
+    assert_string_equal(r.tables[0].alias, "node:Person");
+    assert_int_equal(r.tables[0].to_version, pt->version);
+    assert_int_equal(r.tables[0].from_version, pt->version - 1);
+    assert_int_equal(r.tables[0].row_count, 1);
     graph_snapshot_free(s);
     assert_consistent(f->g);
     assert_int_equal(audit_count(f->g, "rolled_forward"), 1);
