@@ -2,7 +2,8 @@
  * "Conventions"), through the built binary: a root written as a URI is refused as
  * unsupported and nothing is created, as an init with a bad schema creates nothing; JSON input holding \u0000 is refused, said plainly; a
  * bad --params is located once; a UTF-8 byte order mark is named; --at 0 is refused as the
- * version that never exists; a write recovery completed reports its real commit. */
+ * version that never exists; a write recovery completed reports its real commit; a mutation's
+ * @unique error names its lines. */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -327,6 +328,34 @@ static void test_recovered_write_reports_commit(void **state)
     }
 }
 
+/* A mutation's @unique error names the lines of the statements that wrote the two rows, and is
+ * located at the second (it said "lines 0 and 0", with no location). */
+static void test_mutation_unique_names_lines(void **state)
+{
+    (void)state;
+    make_graph();
+    char out[8192], err[8192];
+    write_text("u.gq", "query two() {\n"
+                       "  insert Person { name: \"U1\", email: \"u@x.io\" }\n"
+                       "  insert Person { name: \"U2\", email: \"u@x.io\" }\n"
+                       "}\n");
+    assert_int_equal(run("mutate --store g --file u.gq", out, sizeof out, err, sizeof err), 1);
+    assert_string_equal(err, "u.gq:3: Person: @unique(email) violated: value \"u@x.io\" is given "
+                             "twice in the input (lines 2 and 3)\n"
+                             "omnigraph: error[key_conflict]: nothing was written\n");
+    json_t *j = run_json("mutate --json --store g --file u.gq", 1);
+    const json_t *e = json_error_of(j, "key_conflict");
+    assert_string_equal(jstr(e, "file"), "u.gq");
+    assert_int_equal(json_integer_value(json_object_get(e, "line")), 3);
+    json_decref(j);
+    /* one line holding both statements */
+    assert_int_equal(run("mutate --store g -e 'query a() { insert Person { name: \"U1\", email: "
+                         "\"u@x.io\" } insert Person { name: \"U2\", email: \"u@x.io\" } }'",
+                         out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "<-e>:1: Person: @unique(email) violated: value \"u@x.io\" is "
+                                "given twice in the input (both from line 1)\n"));
+}
+
 /* ---- references ------------------------------------------------------------------------------ */
 
 /* --at 0 names manifest version 0, which never exists: a bad_request that says versions start
@@ -370,6 +399,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bom_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_at_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovered_write_reports_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mutation_unique_names_lines, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
