@@ -1,11 +1,14 @@
 /* What the omnigraph command promises about its output and its refusals (docs/cli.md,
- * "Conventions"), through the built binary: a root written as a URI is refused as
+ * "Conventions"), through the built binary: --json prints exactly one JSON object whatever
+ * happens (usage errors, missing files, a failure part way through a streamed result); a
+ * root written as a URI is refused as
  * unsupported and nothing is created, as an init with a bad schema creates nothing; JSON input holding \u0000 is refused, said plainly; a
  * bad --params is located once; a UTF-8 byte order mark is named; --at 0 is refused as the
  * version that never exists; a write recovery completed reports its real commit; a mutation's
  * @unique error names its lines. */
 #include "testutil.h"
 
+#include <ftw.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +139,146 @@ static int teardown(void **state)
     (void)state;
     test_sandbox_done(g_dir);
     return 0;
+}
+
+/* Overwrite every occurrence of the marker in the files under a directory with bytes that are
+ * not UTF-8 (a damaged data file: Lance stores short strings as they are). */
+static const char *g_marker;
+static int g_damaged;
+
+static int damage_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    if (flag != FTW_F || !S_ISREG(st->st_mode)) return 0;
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    char *buf = malloc((size_t)st->st_size + 1);
+    assert_non_null(buf);
+    size_t n = fread(buf, 1, (size_t)st->st_size, f);
+    size_t ml = strlen(g_marker);
+    for (size_t i = 0; i + ml <= n; i++) {
+        if (memcmp(buf + i, g_marker, ml) != 0) continue;
+        memset(buf + i, 0xFF, ml);
+        assert_int_equal(fseek(f, (long)i, SEEK_SET), 0);
+        assert_int_equal(fwrite(buf + i, 1, ml, f), ml);
+        g_damaged++;
+    }
+    free(buf);
+    fclose(f);
+    return 0;
+}
+
+static void damage_marker(const char *dir, const char *marker)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", g_dir, dir);
+    g_marker = marker;
+    g_damaged = 0;
+    assert_int_equal(nftw(path, damage_one, 16, FTW_PHYS), 0);
+    assert_true(g_damaged > 0);
+}
+
+/* ---- --json: one object, whatever happens ------------------------------------------------------ */
+
+/* Every command with --json prints exactly one JSON object on stdout: usage errors ("usage",
+ * exit 2: they printed nothing on stdout), --help, missing input files and roots, and a query
+ * whose rows fail part way (the rows so far, then "ok":false and the error: it printed a
+ * truncated document). */
+static void test_json_everywhere(void **state)
+{
+    (void)state;
+    make_graph();
+    static const struct {
+        const char *args;
+        int exit;
+        const char *code; /* NULL: a success */
+    } cases[] = {
+        {"version --json --bogus", 2, "usage"},
+        {"bogus --json", 2, "usage"},
+        {"--json", 2, "usage"},
+        {"selfcheck --json", 2, "usage"},
+        {"schema --json", 2, "usage"},
+        {"schema check --json", 2, "usage"},
+        {"schema plan --json --from a.pg", 2, "usage"},
+        {"lint --json x.gq", 2, "usage"},
+        {"lance --json", 2, "usage"},
+        {"lance cat --json", 2, "usage"},
+        {"lance cat --json --limit x dir", 2, "usage"},
+        {"init --json g9", 2, "usage"},
+        {"load --json g", 2, "usage"},
+        {"load --json --data people.jsonl --mode upsert g", 2, "usage"},
+        {"load --json --data people.jsonl --mode merge --store g g", 2, "usage"},
+        {"query --json --store g", 2, "usage"},
+        {"query --json --csv --store g -e x", 2, "usage"},
+        {"mutate --json --at 1 --store g -e x", 2, "usage"},
+        {"snapshot --json", 2, "usage"},
+        {"commit --json", 2, "usage"},
+        {"commit show --json g", 2, "usage"},
+        {"optimize --json --bogus g", 2, "usage"},
+        {"cleanup --json g", 2, "usage"},
+        {"cleanup --keep 0 --json g", 2, "usage"},
+        {"schema check --json missing.pg", 1, "not_found"},
+        {"schema plan --json --from missing.pg --to missing.pg", 1, "not_found"},
+        {"lint --json --schema missing.pg missing.gq", 1, "not_found"},
+        {"init --json --schema missing.pg g9", 1, "not_found"},
+        {"load --json --data missing.jsonl --mode merge g", 1, "not_found"},
+        {"load --json --data people.jsonl --mode merge missing", 1, "not_found"},
+        {"query --json --store g --file missing.gq", 1, "not_found"},
+        {"mutate --json --store g --file missing.gq", 1, "not_found"},
+        {"snapshot --json missing", 1, "not_found"},
+        {"lance cat --json missing", 1, "not_found"},
+        {"lance schema --json missing", 1, "not_found"},
+        {"--help --json", 0, NULL},
+        {"load --help --json", 0, NULL},
+        {"version --json", 0, NULL},
+        {"--version --json", 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *j = run_json(cases[i].args, cases[i].exit);
+        if (cases[i].code) {
+            json_error_of(j, cases[i].code);
+        } else {
+            assert_null(json_object_get(j, "error"));
+        }
+        json_decref(j);
+    }
+    json_t *j = run_json("load --json g", 2);
+    assert_non_null(strstr(jstr(json_error_of(j, "usage"), "usage"), "omnigraph load --data"));
+    json_decref(j);
+    j = run_json("--help --json", 0);
+    assert_true(json_array_size(json_object_get(j, "commands")) > 10);
+    json_decref(j);
+    j = run_json("query --help --json", 0);
+    assert_string_equal(jstr(j, "command"), "query");
+    assert_non_null(strstr(jstr(j, "usage"), "omnigraph query --store ROOT"));
+    json_decref(j);
+
+    /* A row that cannot be written as JSON, after others were: the document is still whole. */
+    write_text("more.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Zz-DAMAGED-zz\"}}\n");
+    char out[8192], err[8192];
+    assert_int_equal(run("load --data more.jsonl --mode merge g", out, sizeof out, err, sizeof err),
+                     0);
+    damage_marker("g/nodes", "DAMAGED");
+    j = run_json("query --json --store g -e 'query q() { match { $p: Person } return { $p.name } "
+                 "order { $p.name asc } }'", 1);
+    assert_non_null(strstr(jstr(json_error_of(j, "corrupt"), "message"), "invalid UTF-8"));
+    const json_t *rows = json_object_get(j, "rows");
+    assert_int_equal(json_array_size(rows), 2); /* Alice and Bob came before the damage */
+    assert_string_equal(jstr(json_array_get(rows, 1), "p.name"), "Bob");
+    assert_non_null(json_object_get(j, "graph_commit_id"));
+    json_decref(j);
+    /* lance cat --json reads every row before it writes one: the error is the one object */
+    j = run_json("snapshot --json g", 0);
+    const json_t *t;
+    size_t k;
+    char args[1024] = "";
+    json_array_foreach(json_object_get(j, "tables"), k, t)
+        if (!strcmp(jstr(t, "alias"), "node:Person"))
+            snprintf(args, sizeof args, "lance cat --json g/%s", jstr(t, "path"));
+    json_decref(j);
+    j = run_json(args, 1);
+    json_error_of(j, "corrupt");
+    json_decref(j);
 }
 
 /* ---- roots -------------------------------------------------------------------------------- */
@@ -392,6 +535,7 @@ int main(void)
     snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bindir ? bindir : ".");
     snprintf(g_schema, sizeof g_schema, "%s/examples/social.pg", srcdir ? srcdir : "../..");
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_json_everywhere, setup, teardown),
         cmocka_unit_test_setup_teardown(test_uri_roots_unsupported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_bad_schema_leaves_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_in_json_input, setup, teardown),
