@@ -873,7 +873,8 @@ OG_EXTERN int og_mutate_options_init(og_mutate_options *opts, int version);
  * OG_E_CONFLICT, OG_E_RECOVERY_REQUIRED as for loads; OG_E_BAD_REQUEST on a read-only
  * handle. Nothing is written on any failure. On success *out is what the mutation did (the
  * query's name; counts OG_WRITE_NODES_INSERTED to OG_WRITE_EDGES_DELETED, OG_WRITE_REPREPARES;
- * no commit when nothing changed), to free with og_write_result_free; on failure NULL. */
+ * no commit when its statements matched no row and inserted none), to free with
+ * og_write_result_free; on failure NULL. */
 OG_EXTERN int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options *opt);
 
 #ifdef __cplusplus

@@ -5,7 +5,8 @@
  * unsupported and nothing is created, as an init with a bad schema creates nothing; JSON input holding \u0000 is refused, said plainly; a
  * bad --params is located once; a UTF-8 byte order mark is named; --at 0 is refused as the
  * version that never exists; a write recovery completed reports its real commit; a mutation's
- * @unique error names its lines. */
+ * @unique error names its lines; and the write semantics docs/cli.md states (keyed inserts
+ * replace rows, edges without ids are new every load, which writes make no commit). */
 #include "testutil.h"
 
 #include <ftw.h>
@@ -499,6 +500,83 @@ static void test_mutation_unique_names_lines(void **state)
                                 "given twice in the input (both from line 1)\n"));
 }
 
+/* The number of commits on main. */
+static size_t commit_count(void)
+{
+    json_t *j = run_json("commit list --json g", 0);
+    size_t n = json_array_size(json_object_get(j, "commits"));
+    json_decref(j);
+    return n;
+}
+
+static uint64_t table_rows(const char *alias)
+{
+    json_t *j = run_json("snapshot --json g", 0);
+    const json_t *t;
+    size_t k;
+    uint64_t n = UINT64_MAX;
+    json_array_foreach(json_object_get(j, "tables"), k, t)
+        if (!strcmp(jstr(t, "alias"), alias)) n = (uint64_t)json_integer_value(json_object_get(t, "row_count"));
+    json_decref(j);
+    assert_true(n != UINT64_MAX);
+    return n;
+}
+
+/* What docs/cli.md says of writes, as run: a keyed insert (and a merge line) replaces the whole
+ * row; edges without data.id get a new id on every load; which writes make no commit. */
+static void test_documented_write_semantics(void **state)
+{
+    (void)state;
+    make_graph();
+    char out[8192];
+    const char *q_alice = "query q() { match { $p: Person { name: \"Alice\" } } return { $p.age, "
+                          "$p.email } }";
+    /* a keyed insert replaces the row: the email it leaves out becomes null */
+    json_t *j = run_json("mutate --json --store g -e 'query a() { insert Person { name: \"Alice\", "
+                         "age: 31 } }'", 0);
+    assert_true(json_is_true(json_object_get(j, "committed")));
+    json_decref(j);
+    query_csv(q_alice, out, sizeof out);
+    assert_string_equal(out, "p.age,p.email\r\n31,\r\n");
+    /* so does a merge line: the age it leaves out becomes null */
+    write_text("alice.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"email\":\"a@b.c\"}}\n");
+    j = run_json("load --json --data alice.jsonl --mode merge g", 0);
+    json_decref(j);
+    query_csv(q_alice, out, sizeof out);
+    assert_string_equal(out, "p.age,p.email\r\n,a@b.c\r\n");
+    /* edges without data.id: merging the same line twice adds the edge twice */
+    write_text("e.jsonl", "{\"edge\":\"Knows\",\"from\":\"Alice\",\"to\":\"Bob\"}\n");
+    for (int i = 0; i < 2; i++) {
+        j = run_json("load --json --data e.jsonl --mode merge g", 0);
+        json_decref(j);
+    }
+    assert_int_equal(table_rows("edge:Knows"), 2);
+    /* no commit: a load of blank lines, a mutation that matches no row */
+    size_t n = commit_count();
+    write_text("blank.jsonl", "\n\n");
+    j = run_json("load --json --data blank.jsonl --mode merge g", 0);
+    assert_true(json_is_false(json_object_get(j, "committed")));
+    assert_true(json_is_null(json_object_get(j, "commit_id")));
+    json_decref(j);
+    j = run_json("mutate --json --store g -e 'query a() { update Person set { age: 1 } where name = "
+                 "\"Nobody\" }'", 0);
+    assert_true(json_is_false(json_object_get(j, "committed")));
+    json_decref(j);
+    j = run_json("mutate --json --store g -e 'query a() { delete Person where name = \"Nobody\" }'", 0);
+    assert_true(json_is_false(json_object_get(j, "committed")));
+    json_decref(j);
+    assert_int_equal(commit_count(), n);
+    /* ... but rows rewritten as they already are still make a commit */
+    j = run_json("load --json --data alice.jsonl --mode merge g", 0);
+    assert_true(json_is_true(json_object_get(j, "committed")));
+    json_decref(j);
+    j = run_json("mutate --json --store g -e 'query a() { update Person set { email: \"a@b.c\" } "
+                 "where name = \"Alice\" }'", 0);
+    assert_true(json_is_true(json_object_get(j, "committed")));
+    json_decref(j);
+    assert_int_equal(commit_count(), n + 2);
+}
+
 /* ---- references ------------------------------------------------------------------------------ */
 
 /* --at 0 names manifest version 0, which never exists: a bad_request that says versions start
@@ -544,6 +622,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_at_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovered_write_reports_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutation_unique_names_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_documented_write_semantics, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
