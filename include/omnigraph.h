@@ -341,7 +341,8 @@ typedef struct og_table og_table;
 
 /* Open the table in directory `dir` at `version` (0: the latest). Errors: OG_E_NOT_FOUND when
  * dir is not a directory, holds no versions, or lacks that version; OG_E_CORRUPT for a damaged
- * manifest; OG_E_UNSUPPORTED for manifest features this build cannot interpret; OG_E_STORAGE.
+ * manifest; OG_E_UNSUPPORTED for manifest features this build cannot interpret, or a dir
+ * written as a URI ("s3://..."); OG_E_STORAGE.
  * On success the caller owns *out (og_table_close); on failure *out is NULL. */
 OG_EXTERN int og_table_open(og_table **out, const char *dir, uint64_t version);
 OG_EXTERN void og_table_close(og_table *t);
@@ -476,9 +477,10 @@ typedef struct og_init_result {
 } og_init_result;
 
 /* Create a graph in root_dir (created when missing) from the schema opt gives. Errors:
- * OG_E_BAD_REQUEST for an invalid schema (og_error_last() locates it), OG_E_EXISTS when a
- * graph is already there ("already exists"), OG_E_CONFLICT while another init of the same root
- * runs, OG_E_STORAGE. A crash leaves no graph or a complete one; a later init takes an
+ * OG_E_BAD_REQUEST for an invalid schema (og_error_last() locates it; nothing is created,
+ * not even root_dir), OG_E_EXISTS when a graph is already there ("already exists"),
+ * OG_E_CONFLICT while another init of the same root runs, OG_E_UNSUPPORTED for a root written as a URI ("s3://...": no such backend yet),
+ * OG_E_STORAGE. A crash leaves no graph or a complete one; a later init takes an
  * interrupted one over (took_over). On success the caller frees *out with
  * og_init_result_free; on failure *out is NULL. */
 OG_EXTERN int og_graph_init(og_init_result **out, const char *root_dir,
@@ -498,7 +500,8 @@ OG_EXTERN int og_open_options_init(og_open_options *opts, int version);
 /* Open the graph in root_dir (opt NULL: read-write, no actor). A read-write open first
  * resolves interrupted writes whose owner is gone, and fails with OG_E_RECOVERY_REQUIRED
  * (og_error.operation_id) when one cannot be resolved now. OG_E_NOT_FOUND when there is no
- * graph; OG_E_UNSUPPORTED for a graph format this build does not serve. The caller owns *out
+ * graph; OG_E_UNSUPPORTED for a graph format this build does not serve, or a root written as
+ * a URI ("s3://bucket/g", any "scheme://": no such backend yet). The caller owns *out
  * (og_graph_close); on failure *out is NULL. */
 OG_EXTERN int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *opt);
 OG_EXTERN void og_graph_close(og_graph *g);
@@ -870,7 +873,8 @@ OG_EXTERN int og_mutate_options_init(og_mutate_options *opts, int version);
  * OG_E_CONFLICT, OG_E_RECOVERY_REQUIRED as for loads; OG_E_BAD_REQUEST on a read-only
  * handle. Nothing is written on any failure. On success *out is what the mutation did (the
  * query's name; counts OG_WRITE_NODES_INSERTED to OG_WRITE_EDGES_DELETED, OG_WRITE_REPREPARES;
- * no commit when nothing changed), to free with og_write_result_free; on failure NULL. */
+ * no commit when its statements matched no row and inserted none), to free with
+ * og_write_result_free; on failure NULL. */
 OG_EXTERN int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options *opt);
 
 /* ---- Export and backup -------------------------------------------------------------------- */

@@ -62,6 +62,7 @@ int og_graph_init(og_init_result **out, const char *root_dir, const og_init_opti
     const char *schema_src = opt->schema_source;
     size_t len = opt->schema_source_len ? opt->schema_source_len : strlen(schema_src);
     const char *schema_file = opt->schema_file;
+    if ((vrc = store_local_check_root(root_dir)) != 0) return vrc;
     /* A graph that is already there is refused before anything is written: opening the
      * root read-write would already probe the filesystem inside it. */
     store *s = NULL;
@@ -79,7 +80,10 @@ int og_graph_init(og_init_result **out, const char *root_dir, const og_init_opti
             return OG_E_EXISTS;
         }
     }
-    int rc = store_local_open(&s, root_dir); /* creates the root when missing */
+    /* An invalid schema is refused before the root is made: a failed init leaves nothing. */
+    int rc = write_init_check(schema_src, len, schema_file ? schema_file : "schema.pg");
+    if (rc) return rc;
+    rc = store_local_open(&s, root_dir); /* creates the root when missing */
     if (rc) {
         core_err_prefix("opening graph root '%s'", root_dir);
         return rc;
@@ -136,6 +140,7 @@ int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *o
     if (!opt) opt = &def;
     int vrc = api_options_check(opt->version, OG_OPEN_OPTIONS_VERSION, "og_open_options");
     if (vrc) return vrc;
+    if ((vrc = store_local_check_root(root_dir)) != 0) return vrc; /* before "no such directory" */
     struct stat st;
     int missing = 0;
     if (stat(root_dir, &st) != 0) {

@@ -43,6 +43,8 @@ int og_table_open(og_table **out, const char *dir, uint64_t version)
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_table_open: out is NULL");
     *out = NULL;
     if (!dir || !*dir) return core_err(OG_E_BAD_REQUEST, "og_table_open: no directory given");
+    int rc = store_local_check_root(dir); /* before "no such directory" */
+    if (rc) return rc;
     struct stat st;
     if (stat(dir, &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) {
@@ -66,7 +68,7 @@ int og_table_open(og_table **out, const char *dir, uint64_t version)
         return core_err_nomem();
     }
     /* Inspecting writes nothing, so a read-only directory opens too. */
-    int rc = store_local_open_readonly(&t->s, dir);
+    rc = store_local_open_readonly(&t->s, dir);
     if (!rc) rc = lance_dataset_open(&t->ds, t->s, "", version, LANCE_ACCESS_INSPECT);
     if (rc) {
         if (rc == OG_E_NOT_FOUND && version == 0)

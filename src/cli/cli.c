@@ -65,12 +65,20 @@ int cli_exit_code(int code)
     }
 }
 
-/* One error as {"ok":false,"error":{...}}: the code's name, the message and whichever
- * details e has (e may be NULL: none). */
-static void print_json_error(const char *code, const char *message, const og_error *e,
-                             const char *object)
+/* Whether the command line asked for --json (main sets it before dispatching). */
+static int g_json_requested;
+
+void cli_set_json_requested(int on)
 {
-    printf("{\"ok\":false,\"error\":{\"code\":");
+    g_json_requested = on;
+}
+
+/* One error as the members "ok":false,"error":{...} (no braces around them): the code's name,
+ * the message and whichever details e has (e may be NULL: none). */
+static void print_json_error_members(const char *code, const char *message, const og_error *e,
+                                     const char *object)
+{
+    printf("\"ok\":false,\"error\":{\"code\":");
     cli_json_str(stdout, code);
     printf(",\"message\":");
     cli_json_str(stdout, message);
@@ -92,7 +100,16 @@ static void print_json_error(const char *code, const char *message, const og_err
         cli_json_str(stdout, vals[i]);
     }
     if (e && e->line) printf(",\"line\":%d,\"column\":%d", e->line, e->column);
-    printf("}}\n");
+    printf("}");
+}
+
+/* The same as a whole object on its own line. */
+static void print_json_error(const char *code, const char *message, const og_error *e,
+                             const char *object)
+{
+    printf("{");
+    print_json_error_members(code, message, e, object);
+    printf("}\n");
 }
 
 static int report(int json, int write)
@@ -129,14 +146,33 @@ int cli_fail_write(int json)
     return report(json, 1);
 }
 
+int cli_fail_json_end(void)
+{
+    const og_error *e = og_error_last();
+    printf(",");
+    print_json_error_members(og_code_name(e->code), e->message, e, NULL);
+    printf("}\n");
+    return cli_exit_code(e->code);
+}
+
 int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "omnigraph: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (g_json_requested) {
+        printf("{\"ok\":false,\"error\":{\"code\":\"usage\",\"message\":");
+        cli_json_str(stdout, msg);
+        if (cmd) {
+            printf(",\"usage\":");
+            cli_json_str(stdout, cmd->usage);
+        }
+        printf("}}\n");
+        return CLI_USAGE;
+    }
+    fprintf(stderr, "omnigraph: %s\n", msg);
     if (cmd) fprintf(stderr, "usage: %s\n", cmd->usage);
     return CLI_USAGE;
 }

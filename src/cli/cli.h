@@ -40,7 +40,15 @@ int cli_fail(int json);
 /* The same for a write the library refused as a whole (load, mutate): the text form adds that
  * nothing was written. */
 int cli_fail_write(int json);
+/* End a JSON object already under way on stdout (a streamed query result) with the thread's
+ * last error: `,"ok":false,"error":{...}}` and a newline. Returns cli_exit_code() of it. */
+int cli_fail_json_end(void);
+/* A bad command line: `omnigraph: MESSAGE` and the command's usage on stderr, exit CLI_USAGE.
+ * When the command line holds --json (cli_set_json_requested), instead one object on stdout:
+ * {"ok":false,"error":{"code":"usage","message":...,"usage":...}}. */
 int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* main: whether argv holds --json, before any command parses it (a usage error may come first). */
+void cli_set_json_requested(int on);
 
 /* A whole input file (schema, query, JSONL data). A regular file is mapped, so a large load is
  * not copied; anything else (a pipe, /dev/stdin) is read into memory. */

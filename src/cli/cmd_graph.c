@@ -22,7 +22,7 @@ static int cmd_cleanup(int argc, char **argv);
 
 const cli_cmd cli_graph_commands[] = {
     {"init", cmd_init, "create a graph from a .pg schema",
-     "omnigraph init --schema FILE.pg [--json] ROOT"},
+     "omnigraph init --schema FILE.pg [--json] (--store ROOT | ROOT)"},
     {"load", cmd_load, "load a JSONL file into a graph as one commit",
      "omnigraph load --data FILE.jsonl --mode overwrite|append|merge [--branch main] "
      "[--as ACTOR] [--json] (--store ROOT | ROOT)"},
@@ -164,7 +164,7 @@ static int cmd_init(int argc, char **argv)
 {
     const cli_cmd *self = &cli_graph_commands[0];
     graph_args a;
-    int rc = parse_args(&a, self, argc, argv, 1, "s", 0);
+    int rc = parse_args(&a, self, argc, argv, 1, "sS", 0);
     if (rc) return rc;
     if (!a.schema) return cli_usage_error(self, "init needs --schema FILE.pg");
     cli_file f;

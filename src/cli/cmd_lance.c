@@ -197,8 +197,10 @@ static int do_stats(lance_args *a)
 static int do_cat(lance_args *a)
 {
     og_table *t = NULL;
-    /* --json writes rows to stdout: an error then goes to stderr, never mixed into the rows */
-    if (og_table_open(&t, a->dir, a->version) != 0) return cli_fail(0);
+    /* --json: the rows are JSON lines, written only once all of them are read, so a failure
+     * to open or to read has written none: the error is then the one JSON object on stdout
+     * (only a failure to write stdout itself comes after some lines). */
+    if (og_table_open(&t, a->dir, a->version) != 0) return cli_fail(a->json);
     og_scan_options o = OG_SCAN_OPTIONS_INIT;
     o.columns = a->n_cols ? a->cols : NULL;
     o.n_columns = a->n_cols;
@@ -207,7 +209,7 @@ static int do_cat(lance_args *a)
     int rc = a->json ? og_table_write_json(&rows, stdout, t, &o)
                      : og_table_write_text(&rows, stdout, t, &o);
     og_table_close(t);
-    if (rc) return cli_fail(0);
+    if (rc) return cli_fail(a->json);
     if (!a->json) printf("(%llu rows)\n", (unsigned long long)rows);
     return CLI_OK;
 }

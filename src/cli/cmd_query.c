@@ -249,6 +249,9 @@ static int print_table(og_result *r)
     return rc;
 }
 
+/* The result as one object, rows streamed batch by batch. On a failure part way (a cell that
+ * cannot be written as JSON), the rows array is closed and -1 returned: the caller ends the
+ * object with the error, so stdout still holds one JSON object. */
 static int print_json(og_result *r)
 {
     size_t nc = og_result_column_count(r);
@@ -264,20 +267,28 @@ static int print_json(og_result *r)
     printf("],\"rows\":[");
     size_t nb = og_result_batch_count(r);
     uint64_t done = 0;
-    for (size_t b = 0; b < nb; b++) {
+    int rc = 0;
+    for (size_t b = 0; !rc && b < nb; b++) {
         uint64_t first, rows;
-        if (og_result_batch_rows(&first, &rows, r, b) != 0) return -1;
+        if (og_result_batch_rows(&first, &rows, r, b) != 0) {
+            rc = -1;
+            break;
+        }
         for (uint64_t row = first; row < first + rows; row++) {
             size_t len;
             const char *j = og_result_row_json(r, row, &len);
-            if (!j) return -1;
+            if (!j) {
+                rc = -1;
+                break;
+            }
             if (done++) fputc(',', stdout);
             fwrite(j, 1, len, stdout);
         }
         fflush(stdout);
     }
-    printf("]}\n");
-    return 0;
+    fputc(']', stdout);
+    if (!rc) printf("}\n");
+    return rc;
 }
 
 /* One CSV field (RFC 4180): quoted when it holds a comma, a quote, CR or LF, or is empty but
@@ -358,7 +369,9 @@ static int cmd_query(int argc, char **argv)
         ex = cli_fail(a.json);
     } else {
         int prc = a.json ? print_json(r) : a.csv ? print_csv(r) : print_table(r);
-        if (prc) {
+        if (prc && a.json) {
+            ex = cli_fail_json_end(); /* the rows so far, then "ok":false and the error */
+        } else if (prc) {
             fflush(stdout);
             ex = cli_fail(0); /* output is already under way: the error goes to stderr */
         }

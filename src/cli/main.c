@@ -54,11 +54,37 @@ static void usage(FILE *f)
                "            must be resolved first)\n");
 }
 
-static int wants_help(int argc, char **argv)
+/* The command list as one JSON object (omnigraph --help --json). */
+static void usage_json(void)
+{
+    printf("{\"ok\":true,\"version\":");
+    cli_json_str(stdout, og_version());
+    printf(",\"commands\":[");
+    int first = 1;
+    for (size_t t = 0; t < NTABLES; t++)
+        for (const cli_cmd *c = CLI_TABLES[t]; c->name; c++) {
+            printf("%s{\"name\":", first ? "" : ",");
+            cli_json_str(stdout, c->name);
+            printf(",\"summary\":");
+            cli_json_str(stdout, c->summary);
+            printf(",\"usage\":");
+            cli_json_str(stdout, c->usage);
+            printf("}");
+            first = 0;
+        }
+    printf("]}\n");
+}
+
+static int has_arg(int argc, char **argv, const char *a, const char *b)
 {
     for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+        if (!strcmp(argv[i], a) || (b && !strcmp(argv[i], b))) return 1;
     return 0;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    return has_arg(argc, argv, "--help", "-h");
 }
 
 static int cmd_version(int argc, char **argv)
@@ -140,23 +166,38 @@ static int log_level_from_env(void)
 int main(int argc, char **argv)
 {
     og_set_log(log_to_stderr, NULL, log_level_from_env());
+    /* --json anywhere: every outcome, a usage error included, is one JSON object on stdout. */
+    int json = has_arg(argc, argv, "--json", NULL);
+    cli_set_json_requested(json);
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        usage(stdout);
+        if (json) usage_json();
+        else usage(stdout);
         return CLI_OK;
     }
-    if (!strcmp(argv[1], "--version")) return cmd_version(1, argv);
+    if (!strcmp(argv[1], "--version")) return cmd_version(argc - 1, argv + 1);
     const cli_cmd *c = find_cmd(argv[1]);
     if (!c) {
+        if (json) return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
         fprintf(stderr, "omnigraph: unknown command '%s'\n\n", argv[1]);
         usage(stderr);
         return CLI_USAGE;
     }
     if (wants_help(argc - 1, argv + 1)) {
-        printf("usage: %s\n%s\n", c->usage, c->summary);
+        if (json) {
+            printf("{\"ok\":true,\"command\":");
+            cli_json_str(stdout, c->name);
+            printf(",\"summary\":");
+            cli_json_str(stdout, c->summary);
+            printf(",\"usage\":");
+            cli_json_str(stdout, c->usage);
+            printf("}\n");
+        } else {
+            printf("usage: %s\n%s\n", c->usage, c->summary);
+        }
         return CLI_OK;
     }
     return c->run(argc - 1, argv + 1);

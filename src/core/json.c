@@ -1,18 +1,33 @@
-/* jansson wrappers. Errors carry the jansson position so a bad file is easy to fix. */
+/* jansson wrappers. Errors carry the jansson position so bad input is easy to fix. */
 #include "core/json.h"
 #include "core/error.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+const char *core_json_error_text(const json_error_t *je)
+{
+    /* jansson's own text names its flag ("... without JSON_ALLOW_NUL"). */
+    if (json_error_code(je) == json_error_null_character)
+        return "\\u0000 (the NUL character) is not allowed in a string";
+    return je->text;
+}
+
 static int parse(json_t **out, const char *text, size_t len, const char *source, int code)
 {
     json_error_t je;
-    json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+    /* Input is refused when a string holds \u0000: every consumer reads strings as C strings,
+     * so "ada\u0000x" would silently become "ada". Stored JSON is ours and read as it is. */
+    size_t flags = JSON_REJECT_DUPLICATES | (code == OG_E_BAD_REQUEST ? 0 : JSON_ALLOW_NUL);
+    json_t *v = json_loadb(text, len, flags, &je);
     if (!v) {
-        if (code == OG_E_BAD_REQUEST)
-            return core_err_at(source, je.line, je.column, "%s:%d:%d: invalid JSON: %s",
-                               source ? source : "<input>", je.line, je.column, je.text);
+        if (code == OG_E_BAD_REQUEST) {
+            /* Said once, in the message: the text is not a file, so no file location. */
+            core_err(code, "%s: invalid JSON at line %d, column %d: %s",
+                     source ? source : "<input>", je.line, je.column, core_json_error_text(&je));
+            core_err_set_location(NULL, je.line, je.column);
+            return code;
+        }
         core_err(code, "%s: damaged JSON at line %d column %d: %s", source ? source : "<stored>",
                  je.line, je.column, je.text);
         if (source) core_err_detail(CORE_ERR_OBJECT, source);

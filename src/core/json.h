@@ -7,11 +7,17 @@
 #include <jansson.h>
 #include <stdint.h>
 
-/* Parse `len` bytes of `text`. On failure: OG_E_BAD_REQUEST located at source:line:column
- * (source names the input in messages, e.g. a file name). */
+/* Parse `len` bytes of `text` (a JSON text given directly, such as query params). On failure:
+ * OG_E_BAD_REQUEST "SOURCE: invalid JSON at line L, column C: ...", with line and column in
+ * the error but no file (the text is not one). A string holding \u0000 is refused: strings
+ * are used as C strings. */
 int core_json_parse(json_t **out, const char *text, size_t len, const char *source);
 /* As core_json_parse, but the bytes come from storage: failure is OG_E_CORRUPT. */
 int core_json_parse_stored(json_t **out, const char *text, size_t len, const char *object);
+
+/* The text of a jansson parse error for people: jansson's own, except where it names a
+ * library flag (a string holding \u0000). */
+const char *core_json_error_text(const json_error_t *je);
 
 /* Typed field access. `code` is the error returned when the field is missing or mistyped
  * (OG_E_BAD_REQUEST for user input, OG_E_CORRUPT for stored records); `what` names the

@@ -1142,7 +1142,7 @@ static int parse_part(load_part *pt)
         json_t *obj = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
         if (!obj) {
             int col = jerr.column > 0 ? jerr.column : 0;
-            rc = line_err(c, "invalid JSON at column %d: %s", col, jerr.text);
+            rc = line_err(c, "invalid JSON at column %d: %s", col, core_json_error_text(&jerr));
             core_err_set_location(c->file, c->line > INT_MAX ? INT_MAX : (int)c->line, col);
             break;
         }
@@ -1230,6 +1230,13 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
         return core_err(OG_E_BAD_REQUEST, "unknown load mode %d", (int)mode);
     if (!data && len) return core_err(OG_E_BAD_REQUEST, "no input bytes");
 
+    /* Said plainly: the BOM is invisible in most editors, so "'{' expected near ''" puzzles. */
+    if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
+        st->lines = 1;
+        int rc = core_err_at(file, 1, 1, "line 1: the file starts with a UTF-8 byte order mark "
+                             "(bytes EF BB BF); save it as UTF-8 without a BOM");
+        return rc;
+    }
     /* Split point: the byte after the first newline past the middle (none: one part). */
     size_t mid = len;
     if (len >= g_split_min && sysconf(_SC_NPROCESSORS_ONLN) > 1) {

@@ -33,6 +33,7 @@ typedef struct vrow {
     int64_t i;
     uint8_t state;
     uint8_t committed; /* its id is a committed row of the snapshot */
+    int line;          /* ROW_PENDING: the source line of the statement that wrote it last */
 } vrow;
 
 typedef struct mtype {
@@ -139,6 +140,7 @@ static int push_row(mtype *mt, const arrow_batch *b, int64_t i, int state, int c
     r->i = i;
     r->state = (uint8_t)state;
     r->committed = (uint8_t)committed;
+    r->line = 0;
     size_t n;
     const uint8_t *id = row_id(r, &n);
     int rc = ids_set(mt, id, n, mt->n);
@@ -694,11 +696,13 @@ static int op_insert(mctx *m, const lang_ir_op *op)
             old->b = nb;
             old->i = 0;
             old->state = ROW_PENDING;
+            old->line = op->pos.line;
             size_t n;
             const uint8_t *k = row_id(old, &n);
             rc = ids_set(mt, k, n, (size_t)(old - mt->rows));
         } else {
             rc = push_row(mt, nb, 0, ROW_PENDING, 0);
+            if (!rc) mt->rows[mt->n - 1].line = op->pos.line;
         }
     }
     if (rc) goto out;
@@ -814,6 +818,7 @@ static int op_update(mctx *m, const lang_ir_op *op)
         v->b = m->owned[m->n_owned - 1];
         v->i = (int64_t)h;
         v->state = ROW_PENDING;
+        v->line = op->pos.line;
         size_t n;
         const uint8_t *k = row_id(v, &n);
         rc = ids_set(mt, k, n, hit[h]);
@@ -923,9 +928,11 @@ static int op_delete(mctx *m, const lang_ir_op *op)
 /* ---- the builder -------------------------------------------------------------------------- */
 
 /* The view's net effect: per type in catalog order, the pending rows as INSERT (only strict
- * inserts) or UPSERT, or the removed committed ids as DELETE. */
+ * inserts) or UPSERT, each with the source line of the statement that wrote it (so validation
+ * errors name it), or the removed committed ids as DELETE. */
 static int finish(mctx *m, graph_change_set *out)
 {
+    out->file = m->q->file;
     size_t n = 0;
     for (size_t i = 0; i < m->n_types; i++) n += m->types[i].used;
     if (!n) return 0;
@@ -962,6 +969,13 @@ static int finish(mctx *m, graph_change_set *out)
             }
         if (!rc) rc = rb_finish(&r, &ch->rows);
         rb_free(&r);
+        if (!rc && m->q->file && !(ch->lines = core_calloc(pending, sizeof *ch->lines))) {
+            arrow_batch_free(ch->rows);
+            ch->rows = NULL;
+            rc = core_err_nomem();
+        }
+        for (size_t i = 0, k = 0; !rc && ch->lines && i < mt->n; i++)
+            if (mt->rows[i].state == ROW_PENDING) ch->lines[k++] = (uint64_t)mt->rows[i].line;
         if (rc) return rc;
         ch->type_index = (int)ti;
         ch->mode = mt->upsert ? GRAPH_CHANGE_UPSERT : GRAPH_CHANGE_INSERT;

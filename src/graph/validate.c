@@ -789,10 +789,17 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
             continue;
         }
         fmt_cell(b->columns[cols[0]], i, val, sizeof val);
-        rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, i),
-                     "%s: @unique(%s) violated: value %s%s is given twice in the input "
-                     "(lines %" PRIu64 " and %" PRIu64 ")", t->name, cname, val,
-                     con->n_cols > 1 ? ", ..." : "", row_line(ch, e->val), row_line(ch, i));
+        uint64_t l1 = row_line(ch, e->val), l2 = row_line(ch, i);
+        char where[64];
+        if (!l2) /* rows without a source line (a change set built in code) */
+            snprintf(where, sizeof where, "rows %" PRId64 " and %" PRId64, e->val, i);
+        else if (l1 == l2) /* one mutation statement wrote both rows */
+            snprintf(where, sizeof where, "both from line %" PRIu64, l2);
+        else
+            snprintf(where, sizeof where, "lines %" PRIu64 " and %" PRIu64, l1, l2);
+        rc = row_err(v, OG_E_KEY_CONFLICT, l2,
+                     "%s: @unique(%s) violated: value %s%s is given twice in the input (%s)",
+                     t->name, cname, val, con->n_cols > 1 ? ", ..." : "", where);
     }
     /* REPLACE: the committed rows are gone after the change, so they cannot collide. A
      * one-column text constraint with a key index (value -> id) asks it for the input's

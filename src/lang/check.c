@@ -947,6 +947,7 @@ static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
     }
     op->kind = m->kind;
     op->type = t;
+    op->pos = m->pos;
     /* assignments */
     op->assigns = core_arena_calloc(ck->a, m->n_asgs ? m->n_asgs : 1, sizeof *op->assigns);
     if (!op->assigns) { ck->oom = 1; return -1; }
@@ -1059,6 +1060,7 @@ static int check_query(checker *ck, const gq_query *q, lang_ir_query *ir)
     ck->cap_slots = 0;
     ck->level = 0;
     ir->name = q->name;
+    ir->file = ck->file;
     ir->pos = q->pos;
     ir->is_mutation = q->is_mutation;
     int errs = 0;

@@ -50,6 +50,7 @@ typedef struct lang_checked_return {
 typedef struct lang_checked_mut {
     int kind; /* gq_mut_kind */
     int type; /* catalog index of the node or edge type */
+    lang_pos pos; /* the statement's first token */
     lang_ir_assign *assigns;
     size_t n_assigns;
     lang_ir_expr *from, *to; /* inserting an edge: its endpoints */

@@ -146,6 +146,7 @@ typedef struct lang_ir_op {
     size_t n_assigns;
     lang_ir_expr *from, *to; /* INSERT_EDGE only; NULL otherwise */
     int upsert; /* INSERT_NODE of a keyed type: upsert by the key-derived id */
+    lang_pos pos; /* INSERT_*, UPDATE, DELETE: the statement's place in the source */
 } lang_ir_op;
 
 typedef struct lang_ir_param {
@@ -156,6 +157,7 @@ typedef struct lang_ir_param {
 typedef struct lang_ir_query {
     const char *name;
     const char *description, *instruction;
+    const char *file; /* the source's name, as the query set has it (borrowed) */
     lang_pos pos;
     int is_mutation;
     lang_ir_param *params;

@@ -41,6 +41,29 @@ static void put_utf8(char *o, size_t *k, unsigned cp)
     }
 }
 
+/* Length of the strict UTF-8 sequence at p (first byte >= 0x80, n bytes available), 0 when it
+ * is not one (overlong forms, surrogates and values past U+10FFFF included), as JSON input is
+ * checked: a string stored from a query must read back as text. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+    unsigned c = p[0];
+    size_t len;
+    unsigned v;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, v = c & 0x1Fu;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, v = c & 0x0Fu;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, v = c & 0x07u;
+    else return 0;
+    if (n < len) return 0;
+    for (size_t k = 1; k < len; k++) {
+        if ((p[k] & 0xC0u) != 0x80u) return 0;
+        v = (v << 6) | (p[k] & 0x3Fu);
+    }
+    if ((len == 3 && v < 0x800) || (len == 4 && v < 0x10000) || v > 0x10FFFF ||
+        (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    return len;
+}
+
 static int hexval(int c)
 {
     if (c >= '0' && c <= '9') return c - '0';
@@ -104,6 +127,14 @@ static int lex_string(lexer *L, lang_tok *t)
         }
         if ((unsigned char)c < 0x20 && c != '\t')
             return lex_error(L, L->i, "control character in string", NULL);
+        if ((unsigned char)c >= 0x80) {
+            size_t w = utf8_seq((const unsigned char *)L->src + L->i, L->len - L->i);
+            if (!w) return lex_error(L, L->i, "string is not valid UTF-8", NULL);
+            memcpy(o + k, L->src + L->i, w);
+            k += w;
+            L->i += w;
+            continue;
+        }
         o[k++] = c;
         L->i++;
     }
@@ -127,6 +158,10 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
         len = 0;
         L.len = 0;
     }
+    /* Said plainly: the BOM is invisible in most editors, so "unexpected byte" at 1:1 puzzles. */
+    if (L.len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0)
+        rc = lex_error(&L, 0, "the source starts with a UTF-8 byte order mark (bytes EF BB BF); "
+                       "save it as UTF-8 without a BOM", NULL);
     while (rc == 0) {
         /* skip whitespace and comments */
         while (L.i < L.len) {

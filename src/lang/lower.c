@@ -227,6 +227,7 @@ static int lower_mutation(lowerer *lw, const lang_checked_mut *m, lang_ir_pipeli
     if (!op) return -1;
     op->type = t;
     op->type_id = td->id;
+    op->pos = m->pos;
     op->upsert = m->kind == GQ_M_INSERT && td->kind == LANG_NODE && td->n_key > 0;
     op->assigns = m->assigns;
     op->n_assigns = m->n_assigns;

@@ -199,12 +199,18 @@ void store_counts_diff(const store_counts *b, const store_counts *a, store_count
 
 /* ---- Backends --------------------------------------------------------------------------- */
 
-/* Local POSIX directory. Creates root if missing; probes that the filesystem has hard links. */
+/* Local POSIX directory. Creates root if missing; probes that the filesystem has hard links.
+ * A root written as a URI ("s3://bucket/g", any "scheme://...") is refused: see
+ * store_local_check_root. */
 int store_local_open(store **out, const char *root);
 /* Read-only: writes nothing, ever (no root creation, no probe, no temporaries); every write,
  * delete or lock fails with OG_E_STORAGE (kind permission). The root must exist. */
 int store_local_open_readonly(store **out, const char *root);
 const char *store_local_root(store *s);
+/* 0 when root can name a local directory; OG_E_UNSUPPORTED (object: root) when it is a URI
+ * with a scheme ("s3://", "gs://", "http://", any "scheme://"): no backend for those exists
+ * yet, and taking one for a path would make a local directory named "s3:". */
+int store_local_check_root(const char *root);
 /* Remove temporaries abandoned by dead writers (their lock is free). *removed counts them. */
 int store_local_reclaim_temps(store *s, uint64_t *removed);
 /* 1 when a local store's pooled temporaries for unsynced writes are unnamed files

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/failpoint.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1298,10 +1299,26 @@ static int probe_links(local_store *ls)
     return 0;
 }
 
+int store_local_check_root(const char *root)
+{
+    /* RFC 3986: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then "://". */
+    size_t n = 0;
+    if (root && ((root[0] >= 'a' && root[0] <= 'z') || (root[0] >= 'A' && root[0] <= 'Z')))
+        for (n = 1; root[n] && (isalnum((unsigned char)root[n]) || strchr("+-.", root[n])); n++)
+            ;
+    if (!n || strncmp(root + n, "://", 3) != 0) return 0;
+    core_err(OG_E_UNSUPPORTED, "'%s': this build has no storage backend for %.*s:// URIs yet; "
+             "give a local directory", root, (int)n, root);
+    core_err_detail(CORE_ERR_OBJECT, root);
+    return OG_E_UNSUPPORTED;
+}
+
 static int local_open(store **out, const char *root, int readonly)
 {
     *out = NULL;
-    int rc = readonly ? 0 : make_root(root);
+    int rc = store_local_check_root(root);
+    if (rc) return rc;
+    rc = readonly ? 0 : make_root(root);
     if (rc) return rc;
     local_store *ls = core_calloc(1, sizeof *ls);
     if (!ls) return core_err_nomem();

@@ -509,8 +509,9 @@ static int revalidate(write_graph *g, const write_intent *in, const char *branch
 
 /* After an effect or publish failure the sidecar stays. Try to resolve it at once (we are its
  * owner and have let go of it); report what the caller must know. 1: recovery completed the
- * write (it is committed under its own id). */
-static int after_effect_failure(write_graph *g, const write_intent *in, int cause)
+ * write (it is committed under its own id, at manifest version *mver). */
+static int after_effect_failure(write_graph *g, const write_intent *in, int cause,
+                                uint64_t *mver)
 {
     char saved[1024];
     snprintf(saved, sizeof saved, "%s", og_error_last()->message);
@@ -523,7 +524,8 @@ static int after_effect_failure(write_graph *g, const write_intent *in, int caus
         bool visible = false;
         if (graph_snapshot_load(&snap, g->h->s, in->branch, 0, GRAPH_SNAP_LINEAGE) == 0)
             for (size_t i = 0; i < snap->n_commits && !visible; i++)
-                visible = strcmp(snap->commits[i].id, in->commit_id) == 0;
+                if ((visible = strcmp(snap->commits[i].id, in->commit_id) == 0))
+                    *mver = snap->commits[i].manifest_version;
         graph_snapshot_free(snap);
         if (visible)
             return 1;
@@ -750,6 +752,37 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
     core_free(tables);
 }
 
+/* One table the committed write changed, into res (the first 64) and to opt->on_table. */
+static void report_table(write_result *res, const write_options *opt, const char *alias,
+                         uint64_t from_version, uint64_t to_version, uint64_t row_count)
+{
+    res->n_tables++;
+    if (opt->on_table)
+        opt->on_table(opt->on_table_arg, alias, from_version, to_version, row_count);
+}
+
+/* A write recovery completed for us (rolled forward at manifest version mver): report its
+ * tables as that commit pins them, like a write that published itself. The commit is already
+ * visible, so a failure to read it back is logged, not returned. */
+static void report_recovered(write_graph *g, const write_intent *in, uint64_t mver,
+                             const write_options *opt, write_result *res)
+{
+    res->manifest_version = mver;
+    graph_snapshot *snap = NULL;
+    if (graph_snapshot_load(&snap, g->h->s, in->branch, mver, 0) != 0) {
+        core_log(CORE_LOG_WARN, "write %s was completed by recovery, but its tables could not "
+                 "be read back: %s", in->operation_id, og_error_last()->message);
+        return;
+    }
+    for (size_t i = 0; i < in->n_effects; i++) {
+        const graph_table *t = graph_snapshot_table(snap, in->effects[i].alias);
+        if (t)
+            report_table(res, opt, t->alias, in->effects[i].expected_version, t->version,
+                         t->row_count);
+    }
+    graph_snapshot_free(snap);
+}
+
 static void note_restart(write_graph *g, write_result *res)
 {
     write_stats d = {0};
@@ -955,14 +988,16 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         if (rc != 0) {
             store_lock_release_remove(owner);
             write_gate_set_release(gates);
-            rc = after_effect_failure(g, &in, rc);
+            uint64_t recovered_at = 0;
+            rc = after_effect_failure(g, &in, rc, &recovered_at);
             if (rc != 1) {
                 write_intent_clear(&in);
                 return rc;
             }
-            /* Completed by recovery: report it as committed. */
+            /* Completed by recovery: report it as committed, with its version and tables. */
             res->committed = true;
             memcpy(res->commit_id, in.commit_id, sizeof res->commit_id);
+            report_recovered(g, &in, recovered_at, opt, res);
             write_intent_clear(&in);
             return 0;
         }
@@ -985,10 +1020,9 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         res->committed = true;
         memcpy(res->commit_id, in.commit_id, sizeof res->commit_id);
         res->manifest_version = mver;
-        res->n_tables = in.n_effects;
-        for (size_t i = 0; opt->on_table && i < in.n_effects; i++)
-            opt->on_table(opt->on_table_arg, in.effects[i].alias, in.effects[i].expected_version,
-                          in.effects[i].achieved_version, in.effects[i].row_count);
+        for (size_t i = 0; i < in.n_effects; i++)
+            report_table(res, opt, in.effects[i].alias, in.effects[i].expected_version,
+                         in.effects[i].achieved_version, in.effects[i].row_count);
         memset(&d, 0, sizeof d);
         d.writes = 1;
         d.gate_hold_ns = core_mono_ns() - held0;

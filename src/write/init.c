@@ -77,17 +77,37 @@ static bool genesis_is_ours(store *s, const char *uuid)
     return lance_find_txn_version(s, GRAPH_MANIFEST_DIR, uuid, 1, &v) == 0 && v == 1;
 }
 
-int write_init(store *s, const char *schema_src, size_t len, const char *file,
-               write_init_result *res)
+static int build_catalog(lang_catalog **cat, const char *schema_src, size_t len,
+                         const char *file)
 {
-    memset(res, 0, sizeof *res);
     lang_diags diags;
     core_arena arena;
     core_arena_init(&arena, 0);
     lang_diags_init(&diags, &arena);
-    lang_catalog *cat = NULL;
-    int rc = lang_catalog_build(&cat, schema_src, len, file, &diags);
+    *cat = NULL;
+    int rc = lang_catalog_build(cat, schema_src, len, file, &diags);
     core_arena_free(&arena);
+    if (rc != 0) {
+        lang_catalog_free(*cat);
+        *cat = NULL;
+    }
+    return rc;
+}
+
+int write_init_check(const char *schema_src, size_t len, const char *file)
+{
+    lang_catalog *cat = NULL;
+    int rc = build_catalog(&cat, schema_src, len, file);
+    lang_catalog_free(cat);
+    return rc;
+}
+
+int write_init(store *s, const char *schema_src, size_t len, const char *file,
+               write_init_result *res)
+{
+    memset(res, 0, sizeof *res);
+    lang_catalog *cat = NULL;
+    int rc = build_catalog(&cat, schema_src, len, file);
     if (rc != 0)
         return rc;
     if (graph_exists(s)) {

@@ -145,6 +145,10 @@ typedef struct write_init_result {
  * done). A crash leaves either no graph (a later init takes over) or a complete one. */
 int write_init(store *s, const char *schema_src, size_t len, const char *file,
                write_init_result *res);
+/* The schema check write_init starts with, without a store: callers run it before they create
+ * the root, so an invalid schema leaves nothing behind. 0, or OG_E_BAD_REQUEST located at the
+ * first error (OG_E_NOMEM). */
+int write_init_check(const char *schema_src, size_t len, const char *file);
 
 /* ---- Writes ------------------------------------------------------------------------------ */
 

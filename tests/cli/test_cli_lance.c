@@ -2,7 +2,8 @@
  * needed): exact canonical JSON lines (row order by id, then by line bytes), projection,
  * limit, time travel, statistics, history, usage errors (exit 2), typed errors (exit 1: no
  * table, unknown column, missing version, damaged manifest, data storage version 2.1, invalid
- * UTF-8), and the public API's Arrow stream. */
+ * UTF-8; with --json the error is the one object on stdout), and the public API's Arrow
+ * stream. */
 #include "testutil.h"
 
 #include "arrow/arrow.h"
@@ -262,10 +263,11 @@ static void test_typed_errors(void **state)
 {
     (void)state;
     char out[4096], err[4096], args[1024];
+    /* cat --json: the error is the one JSON object on stdout (no row was written) */
     snprintf(args, sizeof args, "lance cat %s/none.lance --json", g_dir);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
-    assert_non_null(strstr(err, "error[not_found]"));
-    assert_string_equal(out, "");
+    assert_non_null(strstr(out, "{\"ok\":false,\"error\":{\"code\":\"not_found\""));
+    assert_string_equal(err, "");
     snprintf(args, sizeof args, "lance stats %s/none.lance --json", g_dir);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(out, "\"code\":\"not_found\""));
@@ -275,12 +277,12 @@ static void test_typed_errors(void **state)
     assert_non_null(strstr(err, "error[not_found]"));
     snprintf(args, sizeof args, "lance cat %s --json --columns id,nope", g_tab);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
-    assert_non_null(strstr(err, "error[bad_request]"));
-    assert_non_null(strstr(err, "nope"));
-    snprintf(args, sizeof args, "lance cat %s --json --columns id,id", g_tab);
+    assert_non_null(strstr(out, "\"code\":\"bad_request\""));
+    assert_non_null(strstr(out, "nope"));
+    snprintf(args, sizeof args, "lance cat %s --columns id,id", g_tab);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "twice"));
-    snprintf(args, sizeof args, "lance cat %s --json --version 99", g_tab);
+    snprintf(args, sizeof args, "lance cat %s --version 99", g_tab);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "error[not_found]"));
 }
@@ -320,9 +322,12 @@ static void test_unsupported_and_corrupt(void **state)
     commit_with_data_version(dir, "2.1");
     snprintf(args, sizeof args, "lance cat %s --json", dir);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(out, "{\"ok\":false,\"error\":{\"code\":\"unsupported\""));
+    assert_non_null(strstr(out, "unsupported data storage version 2.1"));
+    assert_string_equal(err, "");
+    snprintf(args, sizeof args, "lance cat %s", dir);
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "error[unsupported]"));
-    assert_non_null(strstr(err, "unsupported data storage version 2.1"));
-    assert_string_equal(out, "");
     /* metadata still reads, and the version before reads in full */
     snprintf(args, sizeof args, "lance stats %s --json", dir);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
@@ -341,17 +346,20 @@ static void test_unsupported_and_corrupt(void **state)
     store_close(st);
     snprintf(path, sizeof path, "%s/_versions/%s", dir, name);
     test_write_file(path, "not a manifest at all, not at all", 33);
-    snprintf(args, sizeof args, "lance cat %s --json", dir);
+    snprintf(args, sizeof args, "lance cat %s", dir);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "error[corrupt]"));
 
-    /* a utf8 value that is not UTF-8: typed, and no half line on stdout */
+    /* a utf8 value that is not UTF-8: typed, and no half line on stdout (with --json, the
+     * error object is all there is) */
     snprintf(dir, sizeof dir, "%s/utf.lance", g_dir);
     make_table(dir, "ok\xc3(");
     snprintf(args, sizeof args, "lance cat %s --json", dir);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 1);
-    assert_non_null(strstr(err, "error[corrupt]"));
-    assert_string_equal(out, "");
+    assert_true(!strncmp(out, "{\"ok\":false,\"error\":{\"code\":\"corrupt\"", 33));
+    assert_non_null(strchr(out, '\n'));
+    assert_string_equal(strchr(out, '\n'), "\n");
+    assert_string_equal(err, "");
 }
 
 /* The public API directly: schema export, Arrow stream, version, stats. */

@@ -450,6 +450,19 @@ static void test_validation_failures(void **state)
     assert_int_equal(mver(f->g), v0);
     assert_int_equal(row_count(f->g, "node:Person"), 1);
     assert_int_equal(row_count(f->g, "node:Company"), 0);
+    /* two inserts of one mutation with one email: the error names the statements' lines (it
+     * said "lines 0 and 0") and is located at the second */
+    rc = mutate(f->g,
+                "query i() {\n"
+                "  insert Person { name: \"cy\", email: \"c@x\" }\n"
+                "  insert Person { name: \"di\", email: \"c@x\" }\n"
+                "}\n",
+                NULL, NULL, &r);
+    assert_og_error(rc, OG_E_KEY_CONFLICT);
+    assert_non_null(strstr(og_error_last()->message, "is given twice in the input (lines 2 and 3)"));
+    assert_string_equal(og_error_last()->file, "t.gq");
+    assert_int_equal(og_error_last()->line, 3);
+    assert_int_equal(mver(f->g), v0);
     /* @unique by update: two rows end with one email */
     load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n");
     v0 = mver(f->g);

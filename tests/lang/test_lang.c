@@ -468,6 +468,24 @@ static void test_bad_input_codes(void **state)
     expect_bad_request(pg_parse(&pg, lexbad, strlen(lexbad), "f.pg", &a, &d), &d, first, 2, 10);
     first = d.n;
     expect_bad_request(gq_parse(&gq, "query q() {\n #", 15, "f.gq", &a, &d), &d, first, 2, 2);
+    /* a string must be UTF-8, or a mutation would store text nothing can read back as JSON
+     * (it was copied as it was); good UTF-8 of every length passes */
+    const char *notutf8[] = {"x = \"ab\xff\"", "x = \"\xc3(\"", "x = \"\xed\xa0\x80\"",
+                             "x = \"\xe0\x80\xaf\"", "x = \"\xf4\x90\x80\x80\"", "x = \"\xe2\x82\""};
+    for (size_t i = 0; i < sizeof notutf8 / sizeof notutf8[0]; i++) {
+        first = d.n;
+        expect_bad_request(lang_lex(&t, &n, notutf8[i], strlen(notutf8[i]), "f", "Q000", &a, &d),
+                           &d, first, 1, i == 0 ? 8 : 6);
+        assert_non_null(strstr(d.items[first].message, "not valid UTF-8"));
+    }
+    const char *utf8 = "x = \"\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80\"";
+    assert_og_ok(lang_lex(&t, &n, utf8, strlen(utf8), "f", "Q000", &a, &d));
+    assert_string_equal(t[2].str, "\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80");
+    /* a leading byte order mark is named */
+    first = d.n;
+    expect_bad_request(lang_lex(&t, &n, "\xef\xbb\xbfnode A {}", 13, "f", "S000", &a, &d), &d,
+                       first, 1, 1);
+    assert_non_null(strstr(d.items[first].message, "UTF-8 byte order mark"));
     /* syntax errors */
     const char *pgbad = "node A {\n  x I32 }";
     first = d.n;

@@ -263,14 +263,34 @@ static void test_partial_effects_roll_back(void **state)
     assert_consistent(f->g);
 }
 
+typedef struct seen_table {
+    char alias[64];
+    uint64_t from, to, rows;
+    int calls;
+} seen_table;
+
+static void on_table_seen(void *arg, const char *alias, uint64_t from, uint64_t to, uint64_t rows)
+{
+    seen_table *t = arg;
+    snprintf(t->alias, sizeof t->alias, "%s", alias);
+    t->from = from;
+    t->to = to;
+    t->rows = rows;
+    t->calls++;
+}
+
 /* Every effect landed, the publish failed: recovery completes the write with its own id. */
 static void test_confirmed_effects_roll_forward(void **state)
 {
     fixture *f = *state;
     write_result r;
+    seen_table seen = {{0}, 0, 0, 0, 0};
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.on_table = on_table_seen;
+    wo.on_table_arg = &seen;
     assert_og_ok(core_fp_set("write.pre_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    int rc = wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                       EXEC_LOAD_APPEND, &r);
+    int rc = wf_load_opt(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                         EXEC_LOAD_APPEND, &wo, &r);
     core_fp_clear_all();
     assert_og_ok(rc);
     assert_true(r.committed);
@@ -278,6 +298,17 @@ static void test_confirmed_effects_roll_forward(void **state)
     assert_int_equal(rows_of(s, "node:Person"), 1);
     assert_string_equal(s->head, r.commit_id);
     assert_string_equal(s->commits[0].actor, "tester"); /* original lineage kept */
+    /* The result says what the commit recovery made holds, as a write that published itself
+     * does (it said manifest version 0 and no tables). */
+    assert_int_equal(r.manifest_version, s->manifest_version);
+    assert_int_equal(r.n_tables, 1);
+    const graph_table *pt = graph_snapshot_table(s, "node:Person");
+    assert_non_null(pt);
+    assert_int_equal(seen.calls, 1);
+    assert_string_equal(seen.alias, "node:Person");
+    assert_int_equal(seen.to, pt->version);
+    assert_int_equal(seen.from, pt->version - 1);
+    assert_int_equal(seen.rows, 1);
     graph_snapshot_free(s);
     assert_consistent(f->g);
     assert_int_equal(audit_count(f->g, "rolled_forward"), 1);

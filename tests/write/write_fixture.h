@@ -52,6 +52,20 @@ static inline int wf_load(write_graph *g, const char *text, exec_load_mode mode,
     return rc;
 }
 
+/* wf_load with write options (opt->on_table to see the tables a commit changed). */
+static inline int wf_load_opt(write_graph *g, const char *text, exec_load_mode mode,
+                              const write_options *opt, write_result *res)
+{
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    exec_load_stats st;
+    int rc = exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL,
+                             NULL);
+    if (rc == 0) rc = write_changes(g, WRITE_KIND_LOAD, &cs, opt, res);
+    graph_change_set_clear(&cs);
+    return rc;
+}
+
 /* The ids of a table at its pin (column "id"), as one batch (caller frees). */
 static inline arrow_batch *wf_ids(store *s, const graph_table *t)
 {
