@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- registry ------------------------------------------------------------------------------ */
 
@@ -908,6 +909,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             rc = OG_FAILPOINT("write.pre_sidecar");
         /* Written unsynced: the first effect's commit makes it durable in its own batch of
          * syncs, before it links anything (one sync round fewer per write). */
+        in.owner_pid = (int64_t)getpid();
         if (rc == 0)
             rc = write_sidecar_put_unsynced(g->h->s, &in);
         if (rc != 0) {
