@@ -58,3 +58,5 @@ OPTIONS_INIT_FN(og_query_options_init, og_query_options, OG_QUERY_OPTIONS_INIT,
                 OG_QUERY_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_mutate_options_init, og_mutate_options, OG_MUTATE_OPTIONS_INIT,
                 OG_MUTATE_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_recover_options_init, og_recover_options, OG_RECOVER_OPTIONS_INIT,
+                OG_RECOVER_OPTIONS_VERSION)

@@ -242,7 +242,7 @@ int write_graph_attach(write_graph **out, graph_handle *h, const write_open_opti
             goto fail;
         drop_stale_claim(g);
         size_t resolved = 0;
-        if ((rc = write_recover(g, NULL, &resolved)) != 0)
+        if (!opt->defer_recovery && (rc = write_recover(g, NULL, &resolved)) != 0)
             goto fail;
     }
     *out = g;

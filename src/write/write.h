@@ -113,8 +113,11 @@ typedef struct write_open_options {
      * writer finishes what is queued. The public API turns it on; off, it runs inline (the
      * deterministic order the crash and cost suites count). */
     bool background_maintenance;
+    /* Attach without running the recovery barrier (recover list/show/resolve: the writer of a
+     * graph a pending intent blocks). Its writes still run the barrier first. */
+    bool defer_recovery;
 } write_open_options;
-#define WRITE_OPEN_OPTIONS_INIT {1, false, NULL, false}
+#define WRITE_OPEN_OPTIONS_INIT {1, false, NULL, false, false}
 
 /* The writer of the open graph h, which must outlive it (opt: background_maintenance; the
  * graph's readonly and actor are h's). On a read-write h it opens the gates of h->root_id,

@@ -17,9 +17,10 @@ int header_only_check(void)
     og_cleanup_options cleanup = OG_CLEANUP_OPTIONS_INIT;
     og_query_options query = OG_QUERY_OPTIONS_INIT;
     og_mutate_options mutate = OG_MUTATE_OPTIONS_INIT;
+    og_recover_options recover = OG_RECOVER_OPTIONS_INIT;
     int versions = selfcheck.version + plan.version + scan.version + init.version +
                    open_opts.version + load.version + optimize.version + cleanup.version +
-                   query.version + mutate.version;
+                   query.version + mutate.version + recover.version;
     /* A call, so the object references og_version_number by its C name. */
     return og_version_number() == OG_VERSION_NUMBER && versions > 0;
 }

@@ -42,6 +42,8 @@ static void test_options_init(void **state)
                og_query_options_init);
     CHECK_INIT(og_mutate_options, OG_MUTATE_OPTIONS_INIT, OG_MUTATE_OPTIONS_VERSION,
                og_mutate_options_init);
+    CHECK_INIT(og_recover_options, OG_RECOVER_OPTIONS_INIT, OG_RECOVER_OPTIONS_VERSION,
+               og_recover_options_init);
 }
 
 /* A call refuses options of a version it does not know, naming the struct. */
