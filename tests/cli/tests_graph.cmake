@@ -2,3 +2,6 @@
 # graph API (og_graph_*) they sit on.
 og_test(test_cli_graph LABELS "cli" SOURCES cli/test_cli_graph.c LINK omnigraph)
 add_dependencies(test_cli_graph omnigraph_cli)
+# omnigraph recover list|show|resolve and the pending intents snapshot lists.
+og_test(test_cli_recover LABELS "cli" SOURCES cli/test_cli_recover.c LINK omnigraph)
+add_dependencies(test_cli_recover omnigraph_cli)
