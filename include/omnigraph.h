@@ -744,6 +744,122 @@ OG_EXTERN int og_graph_cleanup(og_cleanup_result **out, og_graph *g,
                                const og_cleanup_options *opt);
 OG_EXTERN void og_cleanup_result_free(og_cleanup_result *r);
 
+/* ---- Recovery ------------------------------------------------------------------------------ */
+/* A write that was interrupted (a crash, a killed process, a storage error after its first
+ * effect) leaves a recovery intent, a file under ROOT/__recovery/. The next write, read-write
+ * open, optimize or cleanup resolves it first (rolls it forward or back, or discards it) and
+ * records the outcome in the audit log ROOT/_recoveries.lance; when it cannot decide safely it
+ * fails with OG_E_RECOVERY_REQUIRED naming the intent. These calls show and resolve intents by
+ * hand (CLI: `omnigraph recover`, docs/cli.md). They open the root themselves, read-write but
+ * without the recovery barrier a read-write og_graph_open runs, so they work on a graph that
+ * a pending intent blocks. */
+
+typedef enum og_intent_state {
+    OG_INTENT_PENDING = 1,   /* its writer is gone: the next write or og_recover_resolve acts */
+    OG_INTENT_LIVE = 2,      /* its writer still runs (holds the intent's lock): left alone */
+    OG_INTENT_UNCHECKED = 3, /* listed through a read-only handle, which takes no locks */
+    OG_INTENT_RESOLVED = 4,  /* the audit log records it resolved: a stale copy, retired by the
+                              * next write */
+    OG_INTENT_DAMAGED = 5,   /* the file cannot be read as an intent (og_intent_info.problem) */
+} og_intent_state;
+
+/* What resolving an intent does (the recovery barrier's classifier decides). */
+typedef enum og_recover_action {
+    OG_RECOVER_NONE = 0,         /* not classified (lists) */
+    OG_RECOVER_FINALIZE = 1,     /* its commit or its rollback is visible: record and delete */
+    OG_RECOVER_ROLL_FORWARD = 2, /* every effect happened: publish its commit */
+    OG_RECOVER_ROLL_BACK = 3,    /* some effects happened: restore those tables, publish that */
+    OG_RECOVER_DISCARD = 4,      /* no effect happened: delete it */
+    OG_RECOVER_RETIRE = 5,       /* a stale copy of a resolved intent: delete it */
+    OG_RECOVER_BLOCKED = 6,      /* not safely decidable: an operator must choose (reason) */
+} og_recover_action;
+
+/* What a resolution did; the audit log records the same word. */
+typedef enum og_recover_outcome {
+    OG_RECOVERED_ROLLED_FORWARD = 1,
+    OG_RECOVERED_ROLLED_BACK = 2,
+    OG_RECOVERED_DISCARDED = 3,
+    OG_RECOVERED_RETIRED = 4,
+    OG_RECOVERED_DISCARDED_FORCED = 5, /* discarded without proof (og_recover_options.force) */
+} og_recover_outcome;
+
+/* "pending", "live", "unchecked", "resolved", "damaged"; "unknown" otherwise. */
+OG_EXTERN const char *og_intent_state_name(int state);
+/* "none", "finalize", "roll_forward", "roll_back", "discard", "retire", "blocked". */
+OG_EXTERN const char *og_recover_action_name(int action);
+/* "rolled_forward", "rolled_back", "discarded", "retired", "discarded_forced". */
+OG_EXTERN const char *og_recover_outcome_name(int outcome);
+
+/* One recovery intent. Strings are owned by it (or by the list that holds it). */
+typedef struct og_intent_info {
+    char operation_id[OG_ID_LEN + 1];
+    const char *file;          /* "__recovery/<operation id>.json", relative to the root */
+    const char *writer_kind;   /* "load", "mutation", "optimize"; NULL when damaged */
+    int state;                 /* an og_intent_state */
+    int damaged;               /* 1 when the file cannot be read as an intent */
+    int64_t started_at_us;     /* when its write began (damaged: the time in its id) */
+    int64_t owner_pid;         /* the process that wrote it, 0 when unknown */
+    const char *branch;        /* "main" */
+    const char *actor;         /* NULL when none was given */
+    const char *problem;       /* damaged: what is wrong with the file; else NULL */
+    const char *resolved_as;   /* OG_INTENT_RESOLVED: the audit log's outcome; else NULL */
+    size_t n_tables;           /* tables its effects name */
+    int action;                /* og_recover_show: an og_recover_action; OG_RECOVER_NONE in
+                                * lists */
+    const char *reason;        /* og_recover_show: why that action; NULL in lists */
+} og_intent_info;
+
+/* A list of intents, oldest first: og_intent_list_get gives the i-th (NULL out of range). */
+typedef struct og_intent_list og_intent_list;
+OG_EXTERN size_t og_intent_list_count(const og_intent_list *l);
+OG_EXTERN const og_intent_info *og_intent_list_get(const og_intent_list *l, size_t i);
+OG_EXTERN void og_intent_list_free(og_intent_list *l);
+OG_EXTERN void og_intent_info_free(og_intent_info *i);
+
+/* Options for og_recover_resolve() (the listing calls take them too and ignore the fields).
+ * Initialise with OG_RECOVER_OPTIONS_INIT. */
+#define OG_RECOVER_OPTIONS_VERSION 1
+typedef struct og_recover_options {
+    int version;   /* OG_RECOVER_OPTIONS_VERSION */
+    int discard;   /* nonzero: delete the intent instead of rolling it forward or back; only
+                    * with proof that no effect of it exists (no commit or rollback of it is
+                    * visible and no table holds a version its transactions made), otherwise
+                    * OG_E_PRECONDITION_FAILED */
+    int force;     /* with discard: delete it without that proof (audited as
+                    * discarded_forced); the only way to clear a damaged intent */
+} og_recover_options;
+#define OG_RECOVER_OPTIONS_INIT {OG_RECOVER_OPTIONS_VERSION, 0, 0}
+OG_EXTERN int og_recover_options_init(og_recover_options *opts, int version);
+
+/* What og_recover_resolve did. Allocated by the library: og_recover_result_free. */
+typedef struct og_recover_result {
+    char operation_id[OG_ID_LEN + 1];
+    int outcome;                   /* an og_recover_outcome */
+    char commit_id[OG_ID_LEN + 1]; /* the commit that completed or rolled it back, else "" */
+} og_recover_result;
+OG_EXTERN void og_recover_result_free(og_recover_result *r);
+
+/* The intents of the graph in root_dir, with their state (opt may be NULL). OG_E_NOT_FOUND
+ * when there is no graph. The caller frees *out with og_intent_list_free. */
+OG_EXTERN int og_recover_list(og_intent_list **out, const char *root_dir,
+                              const og_recover_options *opt);
+/* The same through an open handle (a read-only one probes no locks: OG_INTENT_UNCHECKED). */
+OG_EXTERN int og_graph_intents(og_intent_list **out, og_graph *g);
+/* One intent, classified as the recovery barrier would (action, reason). OG_E_NOT_FOUND when
+ * it is not pending. The caller frees *out with og_intent_info_free. */
+OG_EXTERN int og_recover_show(og_intent_info **out, const char *root_dir,
+                              const char *operation_id, const og_recover_options *opt);
+/* Resolve one intent under the same gates and locks the recovery barrier takes, so it never
+ * races a live writer: as the barrier would (roll forward, roll back, discard, finalize, or
+ * retire a stale copy), or by discarding it (opt->discard; see og_recover_options). Every
+ * resolution is recorded in the audit log. Errors: OG_E_NOT_FOUND (not pending),
+ * OG_E_CONFLICT when its writer still runs (the message names its pid),
+ * OG_E_RECOVERY_REQUIRED when the classifier cannot decide (the message says why; a damaged
+ * intent needs discard and force), OG_E_PRECONDITION_FAILED for a discard without proof. The
+ * caller frees *out with og_recover_result_free. */
+OG_EXTERN int og_recover_resolve(og_recover_result **out, const char *root_dir,
+                                 const char *operation_id, const og_recover_options *opt);
+
 /* ---- Graph queries and mutations -------------------------------------------------------- */
 /* Run .gq queries against a graph (docs/languages.md; CLI: `omnigraph query` / `mutate`,
  * docs/cli.md). A read runs on one pinned snapshot: the head, or any earlier commit (`at`).

@@ -133,6 +133,12 @@ static void offer_to_cache(void *arg, const write_committed_table *t)
 
 int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *opt)
 {
+    return api_graph_open(out, root_dir, opt, false);
+}
+
+int api_graph_open(og_graph **out, const char *root_dir, const og_open_options *opt,
+                   bool defer_recovery)
+{
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_open: out is NULL");
     *out = NULL;
     if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_open: no root directory given");
@@ -188,6 +194,7 @@ int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *o
         write_open_options wo = WRITE_OPEN_OPTIONS_INIT;
         /* never inside the caller's write (docs/maintenance.md) */
         wo.background_maintenance = true;
+        wo.defer_recovery = defer_recovery;
         rc = write_graph_attach(&g->w, g->h, &wo);
     }
     if (rc) {

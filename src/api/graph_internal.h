@@ -14,6 +14,12 @@ struct og_graph {
     exec_cache *cache; /* tables and adjacency per table version, shared by every read */
 };
 
+/* og_graph_open, optionally without the recovery barrier of a read-write open (the handle's
+ * writes still cross it): for the recover calls, which must open a graph that a pending
+ * intent blocks. */
+int api_graph_open(og_graph **out, const char *root_dir, const og_open_options *opt,
+                   bool defer_recovery);
+
 /* ---- write results ---- */
 
 #define API_WRITE_COUNTS (OG_WRITE_REPREPARES + 1) /* counts[] is indexed by og_write_count */

@@ -62,3 +62,5 @@ OPTIONS_INIT_FN(og_export_options_init, og_export_options, OG_EXPORT_OPTIONS_INI
                 OG_EXPORT_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_backup_options_init, og_backup_options, OG_BACKUP_OPTIONS_INIT,
                 OG_BACKUP_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_recover_options_init, og_recover_options, OG_RECOVER_OPTIONS_INIT,
+                OG_RECOVER_OPTIONS_VERSION)

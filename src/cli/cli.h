@@ -74,4 +74,10 @@ struct og_write_result;
  * [{"alias","from_version","to_version","row_count"},...]. */
 void cli_json_write_tables(FILE *f, const struct og_write_result *r);
 
+struct og_intent_list;
+/* The pending recovery intents as `snapshot` shows them (cmd_recover.c): a JSON array of
+ * {"operation_id","writer_kind","state","damaged"}, or aligned text lines. */
+void cli_json_intents(FILE *f, const struct og_intent_list *l);
+void cli_text_intents(FILE *f, const struct og_intent_list *l);
+
 #endif

@@ -346,9 +346,14 @@ static int cmd_snapshot(int argc, char **argv)
     og_graph *g = NULL;
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_snapshot_info *s = NULL;
+    og_intent_list *pending = NULL; /* interrupted writes (recovery sidecars) */
     rc = og_graph_snapshot(&s, g, a.at);
+    if (!rc) rc = og_graph_intents(&pending, g);
     og_graph_close(g);
-    if (rc) return cli_fail(a.json);
+    if (rc) {
+        og_snapshot_info_free(s);
+        return cli_fail(a.json);
+    }
     if (a.json) {
         printf("{\"root\":");
         cli_json_str(stdout, a.root);
@@ -359,6 +364,8 @@ static int cmd_snapshot(int argc, char **argv)
         printf(",\"schema_identity\":\"%s\",\"format_version\":%d,\"tables\":",
                s->schema_identity, s->format_version);
         print_tables_json(s);
+        printf(",\"pending_recovery\":");
+        cli_json_intents(stdout, pending);
         printf("}\n");
     } else {
         printf("graph             %s\n"
@@ -371,7 +378,13 @@ static int cmd_snapshot(int argc, char **argv)
                s->head_commit[0] ? s->head_commit : "(none)", s->schema_identity,
                s->format_version);
         print_tables_text(s);
+        if (og_intent_list_count(pending)) {
+            printf("\npending recovery intents (interrupted writes; 'omnigraph recover list' "
+                   "tells more)\n");
+            cli_text_intents(stdout, pending);
+        }
     }
+    og_intent_list_free(pending);
     og_snapshot_info_free(s);
     return CLI_OK;
 }

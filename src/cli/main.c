@@ -13,6 +13,7 @@ extern const cli_cmd cli_lance_commands[]; /* cmd_lance.c */
 extern const cli_cmd cli_graph_commands[]; /* cmd_graph.c */
 extern const cli_cmd cli_query_commands[]; /* cmd_query.c */
 extern const cli_cmd cli_backup_commands[]; /* cmd_backup.c */
+extern const cli_cmd cli_recover_commands[]; /* cmd_recover.c */
 
 static const cli_cmd CORE_COMMANDS[] = {
     {"version", cmd_version, "print the version", "omnigraph version [--json]"},
@@ -29,6 +30,7 @@ static const cli_cmd *const CLI_TABLES[] = {
     cli_graph_commands,
     cli_query_commands,
     cli_backup_commands,
+    cli_recover_commands,
 };
 #define NTABLES (sizeof CLI_TABLES / sizeof CLI_TABLES[0])
 

@@ -1,6 +1,8 @@
 /* The recovery audit log: an append-only Lance dataset (_recoveries.lance) with exactly one row
- * per resolved recovery intent. Recording is idempotent by operation id, so a crash between
- * the audit append and the sidecar delete never yields a second row. */
+ * per resolved recovery intent, plus one "retired" row when a stale copy of an intent it
+ * records was later found and deleted. Recording is idempotent by operation id (and kind, for
+ * retirements), so a crash between the audit append and the sidecar delete never yields a
+ * second row. */
 #include "write/internal.h"
 
 #include "core/alloc.h"
@@ -54,23 +56,81 @@ static int audit_open(store *s, lance_dataset **out, bool create)
     return rc;
 }
 
-static int audit_has(const lance_dataset *ds, const char *operation_id, bool *has)
+/* The rows of operation_id (only those of recovery kind `kind` when not NULL): columns
+ * recovery_kind and graph_commit_id. */
+static int audit_rows_of(const lance_dataset *ds, const char *operation_id, const char *kind,
+                         arrow_batch **out)
 {
-    lance_term term = {"operation_id", ARROW_CMP_EQ, {0}};
-    term.value.kind = ARROW_BINARY;
-    term.value.bytes = operation_id;
-    term.value.n_bytes = strlen(operation_id);
-    lance_filter f = {&term, 1};
-    const char *cols[] = {"operation_id"};
+    lance_term terms[2];
+    memset(terms, 0, sizeof terms);
+    const char *vals[2] = {operation_id, kind};
+    const char *names[2] = {"operation_id", "recovery_kind"};
+    for (size_t i = 0; i < 2; i++) {
+        terms[i].column = names[i];
+        terms[i].op = ARROW_CMP_EQ;
+        terms[i].value.kind = ARROW_BINARY;
+        terms[i].value.bytes = vals[i];
+        terms[i].value.n_bytes = vals[i] ? strlen(vals[i]) : 0;
+    }
+    lance_filter f = {terms, kind ? 2 : 1};
+    const char *cols[] = {"recovery_kind", "graph_commit_id"};
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.columns = cols;
-    so.n_columns = 1;
+    so.n_columns = 2;
     so.filter = &f;
-    so.limit = 1;
+    return lance_dataset_scan_all(out, ds, &so);
+}
+
+static int audit_has(const lance_dataset *ds, const char *operation_id, const char *kind,
+                     bool *has)
+{
     arrow_batch *b = NULL;
-    int rc = lance_dataset_scan_all(&b, ds, &so);
+    int rc = audit_rows_of(ds, operation_id, kind, &b);
     if (rc == 0)
         *has = b->num_rows > 0;
+    arrow_batch_free(b);
+    return rc;
+}
+
+static void copy_cell(char *dst, size_t cap, const arrow_array *a, int64_t r)
+{
+    size_t len = 0;
+    const uint8_t *p = arrow_array_get_bytes(a, r, &len);
+    if (!p)
+        len = 0;
+    if (len >= cap)
+        len = cap - 1;
+    if (len)
+        memcpy(dst, p, len);
+    dst[len] = 0;
+}
+
+int write_audit_find(store *s, const char *operation_id, bool *found, char kind[24],
+                     char commit_id[GRAPH_ID_LEN + 1])
+{
+    *found = false;
+    lance_dataset *ds = NULL;
+    int rc = lance_dataset_open(&ds, s, GRAPH_AUDIT_DIR, 0, LANCE_ACCESS_READ);
+    if (rc == OG_E_NOT_FOUND) { /* no recovery has happened yet */
+        og_error_clear();
+        return 0;
+    }
+    if (rc != 0)
+        return rc;
+    arrow_batch *b = NULL;
+    rc = audit_rows_of(ds, operation_id, NULL, &b);
+    lance_dataset_free(ds);
+    for (int64_t r = 0; rc == 0 && r < b->num_rows && !*found; r++) {
+        char k[24];
+        copy_cell(k, sizeof k, b->columns[0], r);
+        if (strcmp(k, write_recovery_kind_name(WRITE_RECOVERY_RETIRED)) == 0)
+            continue;
+        *found = true;
+        if (kind)
+            memcpy(kind, k, sizeof k);
+        if (commit_id)
+            copy_cell(commit_id, GRAPH_ID_LEN + 1, b->columns[1], r);
+    }
     arrow_batch_free(b);
     return rc;
 }
@@ -97,8 +157,13 @@ int write_audit_record(store *s, const write_intent *in, int recovery_kind,
     int rc = audit_open(s, &ds, true);
     if (rc != 0)
         return rc;
+    /* A retirement is recorded once beside the resolution it follows; anything else once per
+     * operation. */
     bool has = false;
-    rc = audit_has(ds, in->operation_id, &has);
+    rc = audit_has(ds, in->operation_id,
+                   recovery_kind == WRITE_RECOVERY_RETIRED ? write_recovery_kind_name(recovery_kind)
+                                                           : NULL,
+                   &has);
     if (rc != 0 || has) {
         lance_dataset_free(ds);
         return rc;

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- registry ------------------------------------------------------------------------------ */
 
@@ -241,7 +242,7 @@ int write_graph_attach(write_graph **out, graph_handle *h, const write_open_opti
             goto fail;
         drop_stale_claim(g);
         size_t resolved = 0;
-        if ((rc = write_recover(g, NULL, &resolved)) != 0)
+        if (!opt->defer_recovery && (rc = write_recover(g, NULL, &resolved)) != 0)
             goto fail;
     }
     *out = g;
@@ -948,6 +949,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             rc = OG_FAILPOINT("write.pre_sidecar");
         /* Written unsynced: the first effect's commit makes it durable in its own batch of
          * syncs, before it links anything (one sync round fewer per write). */
+        in.owner_pid = (int64_t)getpid();
         if (rc == 0)
             rc = write_sidecar_put_unsynced(g->h->s, &in);
         if (rc != 0) {

@@ -101,6 +101,9 @@ typedef struct write_intent {
     /* The advisory lock its owner holds while it runs ("" in sidecars of older writers: then
      * "sidecar-<operation id>"). A writer reuses its owner locks from write to write. */
     char owner_lock[WRITE_OWNER_LOCK_CAP];
+    /* The process that wrote the sidecar (0: unknown, an older writer), so that an operator
+     * told "still running" knows which. */
+    int64_t owner_pid;
     /* The sidecar was written but is not durable yet (not persisted): the first effect that
      * commits makes it durable in its own batch of syncs, before it links its manifest
      * (write_intent_carry_sidecar), so arming recovery costs no sync round of its own. */

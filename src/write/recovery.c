@@ -18,8 +18,10 @@
 #include "core/error.h"
 #include "core/failpoint.h"
 #include "core/log.h"
+#include "core/ulid.h"
 #include "lance/paths.h"
 #include "lance/restore.h"
+#include "lance/version.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -89,7 +91,9 @@ static int outcomes_json(const write_intent *in, const uint64_t *from, const uin
     for (size_t i = 0; rc == 0 && i < in->n_effects; i++)
         rc = core_buf_printf(out, "%s{\"table_key\":\"%s\",\"from_version\":%" PRIu64
                              ",\"to_version\":%" PRIu64 "}",
-                             i ? "," : "", in->effects[i].alias, from[i], to[i]);
+                             i ? "," : "", in->effects[i].alias,
+                             from ? from[i] : in->effects[i].expected_version,
+                             to ? to[i] : in->effects[i].expected_version);
     if (rc == 0)
         rc = core_buf_append_str(out, "]");
     if (rc == 0)
@@ -129,8 +133,10 @@ static int needs_operator(const write_intent *in, const char *why)
     int rc = core_err(OG_E_RECOVERY_REQUIRED,
                       "interrupted write %s (%s) cannot be resolved automatically: %s. Nothing "
                       "was changed; writes to this branch stay blocked until an operator "
-                      "resolves it",
-                      in->operation_id, write_kind_name(in->kind), why);
+                      "resolves it: `omnigraph recover show %s`, then `omnigraph recover "
+                      "resolve %s`",
+                      in->operation_id, write_kind_name(in->kind), why, in->operation_id,
+                      in->operation_id);
     core_err_detail(CORE_ERR_OPERATION_ID, in->operation_id);
     return rc;
 }
@@ -306,6 +312,69 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
 
 /* ---- one sidecar --------------------------------------------------------------------------- */
 
+/* What the classifier decides for one intent against the snapshot of its branch, without acting.
+ * cl receives each effect's state (for roll back). The barrier, `recover show` and `recover
+ * resolve` all decide through this one function. */
+static int plan_intent(store *s, const write_intent *in, const graph_snapshot *snap,
+                       classified *cl, int *action, char *why, size_t why_cap)
+{
+    why[0] = 0;
+    /* Fixed outcomes first: the intent's own commit or its rollback commit is visible. */
+    if (commit_visible(snap, in->commit_id)) {
+        *action = WRITE_PLAN_FINALIZE_FORWARD;
+        snprintf(why, why_cap, "its commit %s is visible", in->commit_id);
+        return 0;
+    }
+    if (commit_visible(snap, in->rollback_commit_id)) {
+        *action = WRITE_PLAN_FINALIZE_BACK;
+        snprintf(why, why_cap, "its rollback commit %s is visible", in->rollback_commit_id);
+        return 0;
+    }
+    if (in->n_rollback) {
+        *action = WRITE_PLAN_RESUME_ROLLBACK;
+        snprintf(why, why_cap, "a rollback of it was under way");
+        return 0;
+    }
+    size_t n = in->n_effects, own = 0;
+    for (size_t i = 0; i < n; i++) {
+        const graph_table *t = graph_snapshot_table(snap, in->effects[i].alias);
+        uint64_t pin = t ? t->version : 0;
+        int rc = classify_effect(s, &in->effects[i], pin, &cl[i]);
+        if (rc != 0)
+            return rc;
+        if (cl[i].state == EFFECT_OWN_AT_HEAD) {
+            own++;
+        } else if (cl[i].state != EFFECT_NO_MOVEMENT) {
+            *action = WRITE_PLAN_BLOCKED;
+            snprintf(why, why_cap,
+                     "table %s is at version %" PRIu64 " (published %" PRIu64
+                     ", the intent expected %" PRIu64 ") by a transaction that is not the "
+                     "intent's own",
+                     in->effects[i].alias, cl[i].head, pin, in->effects[i].expected_version);
+            return 0;
+        }
+    }
+    if (own == 0) {
+        *action = WRITE_PLAN_DISCARD;
+        snprintf(why, why_cap, "none of its %zu table effects happened", n);
+        return 0;
+    }
+    bool head_same = strcmp(snap->head, in->rs.graph_head) == 0 &&
+                     strcmp(snap->branch_identity, in->rs.branch_identity) == 0;
+    if (own == n && head_same) {
+        *action = WRITE_PLAN_ROLL_FORWARD;
+        snprintf(why, why_cap, "all %zu table effects happened and the branch head is still "
+                 "its base", n);
+    } else if (!head_same) {
+        *action = WRITE_PLAN_BLOCKED;
+        snprintf(why, why_cap, "the branch head moved since the intent was armed");
+    } else {
+        *action = WRITE_PLAN_ROLL_BACK;
+        snprintf(why, why_cap, "%zu of its %zu table effects happened", own, n);
+    }
+    return 0;
+}
+
 static int resolve(write_graph *g, write_intent *in)
 {
     graph_snapshot *snap = NULL;
@@ -322,16 +391,19 @@ static int resolve(write_graph *g, write_intent *in)
     }
     for (size_t i = 0; i < n; i++)
         from[i] = to[i] = in->effects[i].expected_version;
-    /* Fixed outcomes first: the intent's own commit or its rollback commit is visible. */
-    if (commit_visible(snap, in->commit_id)) {
+    int action = 0;
+    char why[400];
+    if ((rc = plan_intent(g->h->s, in, snap, cl, &action, why, sizeof why)) != 0)
+        goto out;
+    switch (action) {
+    case WRITE_PLAN_FINALIZE_FORWARD:
         for (size_t i = 0; i < n; i++) {
             const graph_table *t = graph_snapshot_table(snap, in->effects[i].alias);
             to[i] = t ? t->version : to[i];
         }
         rc = finalize(g, in, WRITE_RECOVERY_ROLLED_FORWARD, in->commit_id, from, to);
-        goto out;
-    }
-    if (commit_visible(snap, in->rollback_commit_id)) {
+        break;
+    case WRITE_PLAN_FINALIZE_BACK:
         for (size_t k = 0; k < in->n_rollback; k++)
             for (size_t i = 0; i < n; i++)
                 if (strcmp(in->rollback[k].alias, in->effects[i].alias) == 0) {
@@ -339,46 +411,20 @@ static int resolve(write_graph *g, write_intent *in)
                     to[i] = in->rollback[k].to;
                 }
         rc = finalize(g, in, WRITE_RECOVERY_ROLLED_BACK, in->rollback_commit_id, from, to);
-        goto out;
-    }
-    if (in->n_rollback) {
-        /* A rollback was under way: finish it. */
+        break;
+    case WRITE_PLAN_RESUME_ROLLBACK: /* a rollback was under way: finish it */
+    case WRITE_PLAN_ROLL_BACK:
         rc = roll_back(g, in, cl, snap);
-        goto out;
-    }
-    size_t own = 0, none = 0;
-    for (size_t i = 0; i < n; i++) {
-        const graph_table *t = graph_snapshot_table(snap, in->effects[i].alias);
-        uint64_t pin = t ? t->version : 0;
-        if ((rc = classify_effect(g->h->s, &in->effects[i], pin, &cl[i])) != 0)
-            goto out;
-        if (cl[i].state == EFFECT_OWN_AT_HEAD)
-            own++;
-        else if (cl[i].state == EFFECT_NO_MOVEMENT)
-            none++;
-        else {
-            char why[400];
-            snprintf(why, sizeof why,
-                     "table %s is at version %" PRIu64 " (published %" PRIu64
-                     ", the intent expected %" PRIu64 ") by a transaction that is not the "
-                     "intent's own",
-                     in->effects[i].alias, cl[i].head, pin, in->effects[i].expected_version);
-            rc = needs_operator(in, why);
-            goto out;
-        }
-    }
-    if (own == 0) {
+        break;
+    case WRITE_PLAN_DISCARD:
         rc = finalize(g, in, WRITE_RECOVERY_DISCARDED, "", from, to);
-        goto out;
-    }
-    bool head_same = strcmp(snap->head, in->rs.graph_head) == 0 &&
-                     strcmp(snap->branch_identity, in->rs.branch_identity) == 0;
-    if (own == n && head_same) {
+        break;
+    case WRITE_PLAN_ROLL_FORWARD: {
         /* Every effect happened, exactly as planned: complete the write with its own lineage. */
         uint64_t *counts = core_calloc(n, sizeof *counts);
         if (!counts) {
             rc = core_err_nomem();
-            goto out;
+            break;
         }
         for (size_t i = 0; rc == 0 && i < n; i++) {
             to[i] = cl[i].head;
@@ -395,17 +441,16 @@ static int resolve(write_graph *g, write_intent *in)
         if (rc == OG_E_READ_SET_CONFLICT) {
             rc = needs_operator(in, "the branch moved past the intent's base while its effects "
                                     "were pending");
-            goto out;
+            break;
         }
         if (rc == 0)
             rc = finalize(g, in, WRITE_RECOVERY_ROLLED_FORWARD, in->commit_id, from, to);
-        goto out;
+        break;
     }
-    if (!head_same) {
-        rc = needs_operator(in, "the branch head moved since the intent was armed");
-        goto out;
+    default:
+        rc = needs_operator(in, why);
+        break;
     }
-    rc = roll_back(g, in, cl, snap);
 out:
     core_free(from);
     core_free(to);
@@ -414,15 +459,236 @@ out:
     return rc;
 }
 
-int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
+/* ---- stale and damaged sidecars ---------------------------------------------------------- */
+
+/* A sidecar of an intent the audit log already records as resolved is a stale copy (a delete
+ * that did not last, a restored backup): it is deleted and the retirement audited. The caller
+ * holds the gates. *retired stays false (nothing done) when the audit log does not record it. */
+static int retire_if_resolved(write_graph *g, const char *operation_id, int kind,
+                              const char *actor, bool *retired)
+{
+    *retired = false;
+    bool found = false;
+    char k[24] = "";
+    int rc = write_audit_find(g->h->s, operation_id, &found, k, NULL);
+    if (rc != 0 || !found)
+        return rc;
+    og_error_clear(); /* the refusal that led here is answered */
+    write_intent bare;
+    memset(&bare, 0, sizeof bare);
+    memcpy(bare.operation_id, operation_id, sizeof bare.operation_id);
+    bare.kind = kind;
+    bare.actor = (char *)actor; /* only read */
+    core_log(CORE_LOG_WARN,
+             "recovery: sidecar %s names an operation the audit log records as %s: a stale "
+             "copy, retired",
+             operation_id, k);
+    rc = finalize(g, &bare, WRITE_RECOVERY_RETIRED, NULL, NULL, NULL);
+    *retired = rc == 0;
+    return rc;
+}
+
+/* The gates every intent on main takes first (schema, then branch): what a sidecar that cannot
+ * be read is acted on under. */
+static int root_gates(write_graph *g, write_gate_set **out)
+{
+    write_intent bare;
+    memset(&bare, 0, sizeof bare);
+    return write_intent_gates(g, &bare, out);
+}
+
+/* Discard an intent on an operator's word alone (recover resolve --discard --force). */
+static int discard_forced(write_graph *g, const char *operation_id, int kind, const char *actor)
+{
+    write_intent bare;
+    memset(&bare, 0, sizeof bare);
+    memcpy(bare.operation_id, operation_id, sizeof bare.operation_id);
+    bare.kind = kind;
+    bare.actor = (char *)actor; /* only read */
+    core_log(CORE_LOG_WARN, "recovery: %s discarded by an operator without proof (--force)",
+             operation_id);
+    return finalize(g, &bare, WRITE_RECOVERY_DISCARDED_FORCED, NULL, NULL, NULL);
+}
+
+/* A sidecar that does not parse (the parser's error is the thread's): retired when the audit
+ * log records its operation, discarded when an operator forces it, else recovery_required
+ * naming the file and the command that resolves it. Under the root gates. */
+static int damaged_sidecar(write_graph *g, const char *operation_id, const char *key,
+                           const write_resolve_options *op, bool *resolved, int *done_kind)
+{
+    char saved[600];
+    snprintf(saved, sizeof saved, "%s", og_error_last()->message);
+    write_gate_set *gates = NULL;
+    int rc = root_gates(g, &gates);
+    bool retired = false;
+    if (rc == 0)
+        rc = retire_if_resolved(g, operation_id, 0, NULL, &retired);
+    if (rc == 0 && retired) {
+        *resolved = true;
+        *done_kind = WRITE_RECOVERY_RETIRED;
+    } else if (rc == 0 && op && op->discard && op->force) {
+        rc = discard_forced(g, operation_id, 0, NULL);
+        *resolved = rc == 0;
+        *done_kind = WRITE_RECOVERY_DISCARDED_FORCED;
+    } else if (rc == 0) {
+        rc = core_err(OG_E_RECOVERY_REQUIRED,
+                      "%s. Recovery cannot classify it, so writes stay blocked. Inspect it with "
+                      "`omnigraph recover show %s`; if no write was in flight, `omnigraph "
+                      "recover resolve %s --discard --confirm --force` deletes it (audited)",
+                      saved, operation_id, operation_id);
+        core_err_detail(CORE_ERR_OPERATION_ID, operation_id);
+        core_err_detail(CORE_ERR_OBJECT, key);
+    }
+    write_gate_set_release(gates);
+    return rc;
+}
+
+/* ---- discard proof --------------------------------------------------------------------------- */
+
+/* Proof that no effect of the intent exists: neither its commit nor its rollback commit is
+ * visible, and no table has a version its transactions made (its effects commit at exactly
+ * expected + 1, its planned restores at from + 1; a table whose version there was removed
+ * cannot be proved). *why names what breaks the proof. */
+static int discard_proof(store *s, const write_intent *in, const graph_snapshot *snap,
+                         bool *proved, char *why, size_t cap)
+{
+    *proved = false;
+    if (commit_visible(snap, in->commit_id)) {
+        snprintf(why, cap, "its commit %s is visible", in->commit_id);
+        return 0;
+    }
+    if (commit_visible(snap, in->rollback_commit_id)) {
+        snprintf(why, cap, "its rollback commit %s is visible", in->rollback_commit_id);
+        return 0;
+    }
+    for (size_t i = 0; i < in->n_effects + in->n_rollback; i++) {
+        const write_effect *e = NULL;
+        const char *uuid;
+        uint64_t at;
+        if (i < in->n_effects) {
+            e = &in->effects[i];
+            uuid = e->uuid;
+            at = e->expected_version + 1;
+        } else {
+            const write_rollback *r = &in->rollback[i - in->n_effects];
+            for (size_t k = 0; k < in->n_effects && !e; k++)
+                if (strcmp(in->effects[k].alias, r->alias) == 0)
+                    e = &in->effects[k];
+            if (!e) {
+                snprintf(why, cap, "its rollback plan names table %s, which it has no effect on",
+                         r->alias);
+                return 0;
+            }
+            uuid = r->uuid;
+            at = r->from + 1;
+        }
+        char root[STORE_KEY_MAX];
+        lance_naming naming;
+        uint64_t head = 0, v = 0;
+        int rc = table_root(root, e);
+        if (rc == 0)
+            rc = lance_version_latest(s, root, &head, &naming);
+        if (rc != 0)
+            return rc;
+        if (head < at)
+            continue; /* the version it would have made does not exist */
+        rc = lance_find_txn_version(s, root, uuid, at, &v);
+        if (rc == 0) {
+            snprintf(why, cap, "version %" PRIu64 " of table %s was made by its transaction",
+                     v, e->alias);
+            return 0;
+        }
+        if (rc != OG_E_NOT_FOUND)
+            return rc;
+        og_error_clear();
+        lance_manifest *m = NULL;
+        rc = lance_version_load(s, root, at, naming, LANCE_ACCESS_READ, &m);
+        lance_manifest_free(m);
+        if (rc == OG_E_NOT_FOUND) {
+            og_error_clear();
+            snprintf(why, cap, "version %" PRIu64 " of table %s was removed, so which "
+                     "transaction made it cannot be checked", at, e->alias);
+            return 0;
+        }
+        if (rc != 0)
+            return rc;
+    }
+    *proved = true;
+    return 0;
+}
+
+/* ---- one sidecar, under its gates and owner lock --------------------------------------------- */
+
+static int live_owner(const write_intent *in, bool barrier)
+{
+    char pid[48] = "";
+    if (in->owner_pid > 0)
+        snprintf(pid, sizeof pid, " (pid %lld)", (long long)in->owner_pid);
+    int rc = barrier ? core_err(OG_E_RECOVERY_REQUIRED,
+                                "write %s is still in progress in another process%s; retry "
+                                "when it ends",
+                                in->operation_id, pid)
+                     : core_err(OG_E_CONFLICT,
+                                "write %s is still running in another process%s: its recovery "
+                                "intent is not touched; retry when that process has ended",
+                                in->operation_id, pid);
+    core_err_detail(CORE_ERR_OPERATION_ID, in->operation_id);
+    return rc;
+}
+
+/* An operator's discard: retire a resolved one, drop a proved one, force the rest. */
+static int discard_by_operator(write_graph *g, write_intent *in, const write_resolve_options *op,
+                               int *done_kind)
+{
+    bool retired = false;
+    int rc = retire_if_resolved(g, in->operation_id, in->kind, in->actor, &retired);
+    if (rc != 0 || retired) {
+        *done_kind = WRITE_RECOVERY_RETIRED;
+        return rc;
+    }
+    graph_snapshot *snap = NULL;
+    if ((rc = graph_snapshot_load(&snap, g->h->s, in->branch, 0, GRAPH_SNAP_LINEAGE)) != 0)
+        return rc;
+    bool proved = false;
+    char why[400] = "";
+    rc = discard_proof(g->h->s, in, snap, &proved, why, sizeof why);
+    graph_snapshot_free(snap);
+    if (rc != 0)
+        return rc;
+    if (proved) {
+        *done_kind = WRITE_RECOVERY_DISCARDED;
+        return finalize(g, in, WRITE_RECOVERY_DISCARDED, NULL, NULL, NULL);
+    }
+    if (op->force) {
+        *done_kind = WRITE_RECOVERY_DISCARDED_FORCED;
+        return discard_forced(g, in->operation_id, in->kind, in->actor);
+    }
+    rc = core_err(OG_E_PRECONDITION_FAILED,
+                  "write %s cannot be discarded: %s. Resolve it without --discard (recovery "
+                  "rolls it forward or back), or add --force to discard it anyway (audited)",
+                  in->operation_id, why);
+    core_err_detail(CORE_ERR_OPERATION_ID, in->operation_id);
+    return rc;
+}
+
+/* The barrier (op NULL) or an operator (op) acting on one sidecar. */
+static int recover_one(write_graph *g, const char *operation_id, const write_resolve_options *op,
+                       bool *resolved, int *done_kind)
 {
     *resolved = false;
+    *done_kind = 0;
     char key[STORE_KEY_MAX], lock_name[STORE_KEY_MAX];
     write_sidecar_key(key, operation_id);
     core_buf body = CORE_BUF_INIT;
     int rc = store_get(g->h->s, key, 0, UINT64_MAX, &body);
-    if (rc == OG_E_NOT_FOUND) /* listed, then finished by its owner: absence, not an error */
-        return 0;
+    if (rc == OG_E_NOT_FOUND) { /* listed, then finished by its owner: absence, not an error */
+        if (!op)
+            return 0;
+        rc = core_err(OG_E_NOT_FOUND, "no pending recovery intent %s (no %s)", operation_id,
+                      key);
+        core_err_detail(CORE_ERR_OPERATION_ID, operation_id);
+        return rc;
+    }
     if (rc != 0)
         return rc;
     write_intent in;
@@ -438,7 +704,7 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
             og_error_clear();
             write_intent_clear(&in);
             core_buf_free(&body);
-            return 0;
+            return op ? recover_one(g, operation_id, op, resolved, done_kind) : 0;
         }
         write_intent_clear(&in);
         /* Still there. Cut short by a power loss before it was ever synced, or (on a
@@ -459,9 +725,13 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
             memcpy(torn.operation_id, operation_id, sizeof torn.operation_id);
             rc = finalize(g, &torn, WRITE_RECOVERY_DISCARDED, NULL, NULL, NULL);
             *resolved = rc == 0;
+            *done_kind = WRITE_RECOVERY_DISCARDED;
             return rc;
         }
         core_buf_free(&body);
+        if (rc == OG_E_CORRUPT ||
+            (rc == OG_E_UNSUPPORTED && op && op->discard && op->force))
+            return damaged_sidecar(g, operation_id, key, op, resolved, done_kind);
         return rc;
     }
     core_buf_free(&body);
@@ -478,15 +748,14 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
         int h = store_head(g->h->s, key, &meta);
         if (h == OG_E_NOT_FOUND) {
             og_error_clear();
-            rc = 0;
+            rc = op ? core_err(OG_E_NOT_FOUND, "recovery intent %s was resolved meanwhile",
+                               operation_id)
+                    : 0;
             goto out;
         }
     }
     if (rc == OG_E_CONFLICT) {
-        rc = core_err(OG_E_RECOVERY_REQUIRED,
-                      "write %s is still in progress in another process; retry when it ends",
-                      operation_id);
-        core_err_detail(CORE_ERR_OPERATION_ID, operation_id);
+        rc = live_owner(&in, op == NULL);
         goto out;
     }
     if (rc != 0)
@@ -494,15 +763,33 @@ int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
     /* Re-read under the lock: the owner may have finished between our read and the lock. */
     rc = store_get(g->h->s, key, 0, UINT64_MAX, &body);
     if (rc == OG_E_NOT_FOUND) {
-        rc = 0;
+        if (op) {
+            rc = core_err(OG_E_NOT_FOUND, "recovery intent %s was resolved meanwhile",
+                          operation_id);
+        } else {
+            og_error_clear();
+            rc = 0;
+        }
         goto out;
     }
     write_intent_clear(&in);
     if (rc == 0)
         rc = write_intent_from_json(&in, (const char *)body.data, body.len, key);
     core_buf_free(&body);
-    if (rc == 0)
+    if (rc == 0 && op && op->discard) {
+        rc = discard_by_operator(g, &in, op, done_kind);
+    } else if (rc == 0) {
         rc = resolve(g, &in);
+        if (rc == OG_E_RECOVERY_REQUIRED) {
+            /* Blocked, unless the audit log already records it resolved (a stale copy). */
+            bool retired = false;
+            int rr = retire_if_resolved(g, in.operation_id, in.kind, in.actor, &retired);
+            if (rr != 0 || retired) {
+                rc = rr;
+                *done_kind = WRITE_RECOVERY_RETIRED;
+            }
+        }
+    }
     if (rc == 0)
         *resolved = true;
 out:
@@ -511,6 +798,256 @@ out:
     write_gate_set_release(gates);
     write_intent_clear(&in);
     return rc;
+}
+
+int write_recover_one(write_graph *g, const char *operation_id, bool *resolved)
+{
+    int kind = 0;
+    return recover_one(g, operation_id, NULL, resolved, &kind);
+}
+
+int write_recover_resolve(write_graph *g, const char *operation_id,
+                          const write_resolve_options *opt, int *recovery_kind,
+                          char commit_id[GRAPH_ID_LEN + 1])
+{
+    *recovery_kind = 0;
+    commit_id[0] = 0;
+    write_resolve_options def = {false, false};
+    if (!opt)
+        opt = &def;
+    if (g->h->readonly || !g->gates)
+        return core_err(OG_E_BAD_REQUEST, "resolving a recovery intent needs a read-write "
+                        "handle");
+    if (!core_ulid_valid(operation_id))
+        return core_err(OG_E_BAD_REQUEST, "'%s' is not an operation id (a 26-character ULID)",
+                        operation_id);
+    bool resolved = false;
+    int kind = 0;
+    int rc = recover_one(g, operation_id, opt, &resolved, &kind);
+    if (rc != 0)
+        return rc;
+    /* What the classifier did is what the audit log now says. */
+    bool found = false;
+    char k[24] = "";
+    rc = write_audit_find(g->h->s, operation_id, &found, k, commit_id);
+    if (rc != 0)
+        return rc;
+    if (kind == WRITE_RECOVERY_RETIRED || !found) {
+        *recovery_kind = kind ? kind : WRITE_RECOVERY_DISCARDED;
+        return 0;
+    }
+    for (int i = WRITE_RECOVERY_ROLLED_FORWARD; i <= WRITE_RECOVERY_DISCARDED_FORCED; i++)
+        if (strcmp(k, write_recovery_kind_name(i)) == 0)
+            *recovery_kind = i;
+    return 0;
+}
+
+/* ---- inspecting pending intents ------------------------------------------------------------- */
+
+void write_pending_clear(write_pending *p)
+{
+    core_free(p->branch);
+    core_free(p->actor);
+    core_free(p->problem);
+    core_free(p->reason);
+    for (size_t i = 0; i < p->n_effects; i++)
+        core_free(p->tables[i]);
+    core_free(p->tables);
+    memset(p, 0, sizeof *p);
+}
+
+void write_pending_list_free(write_pending *l, size_t n)
+{
+    for (size_t i = 0; l && i < n; i++)
+        write_pending_clear(&l[i]);
+    core_free(l);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? core_strdup(s) : NULL;
+}
+
+/* Read one sidecar into *p; *in (may be NULL) receives the parsed intent when it parses.
+ * OG_E_NOT_FOUND when the file is gone. */
+static int pending_read(store *s, bool probe_locks, const char *operation_id, write_pending *p,
+                        write_intent *in_out)
+{
+    memset(p, 0, sizeof *p);
+    memcpy(p->operation_id, operation_id, GRAPH_ID_LEN);
+    char key[STORE_KEY_MAX];
+    write_sidecar_key(key, operation_id);
+    core_buf body = CORE_BUF_INIT;
+    int rc = store_get(s, key, 0, UINT64_MAX, &body);
+    if (rc != 0)
+        return rc;
+    write_intent in;
+    rc = write_intent_from_json(&in, (const char *)body.data, body.len, key);
+    core_buf_free(&body);
+    if (rc == OG_E_CORRUPT || rc == OG_E_UNSUPPORTED) {
+        p->damaged = true;
+        p->state = WRITE_PENDING_DAMAGED;
+        core_ulid u;
+        if (core_ulid_parse(&u, operation_id) == 0)
+            p->started_at_us = (int64_t)core_ulid_time_ms(&u) * 1000;
+        if (!(p->problem = core_strdup(og_error_last()->message)))
+            return core_err_nomem();
+        og_error_clear();
+    } else if (rc != 0) {
+        return rc;
+    } else {
+        p->kind = in.kind;
+        p->started_at_us = in.started_at_us;
+        p->owner_pid = in.owner_pid;
+        p->state = WRITE_PENDING_UNCHECKED;
+        p->n_effects = in.n_effects;
+        if ((in.branch && !(p->branch = core_strdup(in.branch))) ||
+            (in.actor && !(p->actor = dup_or_null(in.actor))) ||
+            (in.n_effects && !(p->tables = core_calloc(in.n_effects, sizeof *p->tables)))) {
+            write_intent_clear(&in);
+            return core_err_nomem();
+        }
+        for (size_t i = 0; i < in.n_effects; i++)
+            if (!(p->tables[i] = core_strdup(in.effects[i].alias))) {
+                write_intent_clear(&in);
+                return core_err_nomem();
+            }
+        if (probe_locks) {
+            char lock_name[STORE_KEY_MAX];
+            write_intent_owner_lock(&in, lock_name);
+            store_lock *l = NULL;
+            rc = store_lock_acquire(s, lock_name, 0, &l);
+            if (rc == 0 && store_lock_is_real(l)) {
+                p->state = WRITE_PENDING_OWNER_GONE;
+            } else if (rc == OG_E_CONFLICT) {
+                og_error_clear();
+                p->state = WRITE_PENDING_LIVE;
+                rc = 0;
+            }
+            store_lock_release_remove(l);
+            if (rc != 0) {
+                write_intent_clear(&in);
+                return rc;
+            }
+        }
+        if (in_out)
+            *in_out = in;
+        else
+            write_intent_clear(&in);
+    }
+    bool found = false;
+    rc = write_audit_find(s, operation_id, &found, p->audit_kind, NULL);
+    if (rc == 0 && found)
+        p->state = WRITE_PENDING_RESOLVED;
+    if (rc != 0 && in_out && !p->damaged)
+        write_intent_clear(in_out);
+    return rc;
+}
+
+int write_pending_list(store *s, bool probe_locks, write_pending **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t k = 0;
+    int rc = write_sidecar_list(s, &ids, &k);
+    if (rc != 0)
+        return rc;
+    write_pending *l = k ? core_calloc(k, sizeof *l) : NULL;
+    if (k && !l) {
+        core_free(ids);
+        return core_err_nomem();
+    }
+    size_t m = 0;
+    for (size_t i = 0; rc == 0 && i < k; i++) {
+        rc = pending_read(s, probe_locks, ids[i], &l[m], NULL);
+        if (rc == OG_E_NOT_FOUND) { /* finished since it was listed */
+            og_error_clear();
+            write_pending_clear(&l[m]);
+            rc = 0;
+            continue;
+        }
+        m++;
+    }
+    core_free(ids);
+    if (rc != 0) {
+        write_pending_list_free(l, m + 1);
+        return rc;
+    }
+    *out = l;
+    *n = m;
+    return 0;
+}
+
+int write_pending_show(store *s, bool probe_locks, const char *operation_id, write_pending *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!core_ulid_valid(operation_id))
+        return core_err(OG_E_BAD_REQUEST, "'%s' is not an operation id (a 26-character ULID)",
+                        operation_id);
+    write_intent in;
+    memset(&in, 0, sizeof in);
+    int rc = pending_read(s, probe_locks, operation_id, out, &in);
+    if (rc == OG_E_NOT_FOUND) {
+        write_pending_clear(out);
+        char key[STORE_KEY_MAX];
+        write_sidecar_key(key, operation_id);
+        rc = core_err(OG_E_NOT_FOUND, "no pending recovery intent %s (no %s)", operation_id,
+                      key);
+        core_err_detail(CORE_ERR_OPERATION_ID, operation_id);
+        return rc;
+    }
+    if (rc != 0) {
+        write_pending_clear(out);
+        return rc;
+    }
+    char why[400] = "";
+    if (out->state == WRITE_PENDING_RESOLVED) {
+        out->action = WRITE_PLAN_RETIRE;
+        snprintf(why, sizeof why, "the audit log records it as %s: this file is a stale copy",
+                 out->audit_kind);
+    } else if (out->damaged) {
+        out->action = WRITE_PLAN_BLOCKED;
+        snprintf(why, sizeof why, "the file cannot be read as a recovery intent, so nothing "
+                 "can be proved about its effects");
+    } else {
+        graph_snapshot *snap = NULL;
+        classified *cl = core_calloc(in.n_effects ? in.n_effects : 1, sizeof *cl);
+        rc = cl ? graph_snapshot_load(&snap, s, in.branch, 0, GRAPH_SNAP_LINEAGE)
+                : core_err_nomem();
+        if (rc == 0)
+            rc = plan_intent(s, &in, snap, cl, &out->action, why, sizeof why);
+        graph_snapshot_free(snap);
+        core_free(cl);
+    }
+    write_intent_clear(&in);
+    if (rc == 0 && !(out->reason = core_strdup(why)))
+        rc = core_err_nomem();
+    if (rc != 0)
+        write_pending_clear(out);
+    return rc;
+}
+
+const char *write_plan_action_name(int action)
+{
+    switch (action) {
+    case WRITE_PLAN_FINALIZE_FORWARD:
+    case WRITE_PLAN_FINALIZE_BACK:
+        return "finalize";
+    case WRITE_PLAN_ROLL_FORWARD:
+        return "roll_forward";
+    case WRITE_PLAN_RESUME_ROLLBACK:
+    case WRITE_PLAN_ROLL_BACK:
+        return "roll_back";
+    case WRITE_PLAN_DISCARD:
+        return "discard";
+    case WRITE_PLAN_RETIRE:
+        return "retire";
+    case WRITE_PLAN_BLOCKED:
+        return "blocked";
+    default:
+        return "none";
+    }
 }
 
 const char *write_recovery_kind_name(int kind)
@@ -522,6 +1059,10 @@ const char *write_recovery_kind_name(int kind)
         return "rolled_back";
     case WRITE_RECOVERY_DISCARDED:
         return "discarded";
+    case WRITE_RECOVERY_RETIRED:
+        return "retired";
+    case WRITE_RECOVERY_DISCARDED_FORCED:
+        return "discarded_forced";
     default:
         return "unknown";
     }

@@ -181,6 +181,8 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
     bad |= json_object_set_new(root, "operation_id", json_string(in->operation_id));
     if (in->owner_lock[0])
         bad |= json_object_set_new(root, "owner_lock", json_string(in->owner_lock));
+    if (in->owner_pid > 0)
+        bad |= json_object_set_new(root, "owner_pid", json_integer(in->owner_pid));
     bad |= json_object_set_new(root, "writer_kind", json_string(write_kind_name(in->kind)));
     bad |= json_object_set_new(root, "actor", jstr_or_null(in->actor));
     bad |= json_object_set_new(root, "started_at_us", json_integer(in->started_at_us));
@@ -239,9 +241,7 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
 static int corrupt(const char *key, const char *what)
 {
     int rc = core_err(OG_E_CORRUPT,
-                      "recovery sidecar %s is damaged (%s); nothing was applied from it. "
-                      "Inspect it: if no write was in flight, move it out of __recovery/ and run "
-                      "`omnigraph snapshot` to confirm the graph state",
+                      "recovery sidecar %s is damaged (%s); nothing was applied from it",
                       key, what);
     core_err_detail(CORE_ERR_OBJECT, key);
     return rc;
@@ -346,6 +346,12 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
         }
         memcpy(out->owner_lock, o, ol + 1);
     }
+    json_t *jpid = json_object_get(root, "owner_pid");
+    if (jpid && (!json_is_integer(jpid) || json_integer_value(jpid) <= 0)) {
+        json_decref(root);
+        return corrupt(key, "owner_pid is not a process id");
+    }
+    out->owner_pid = jpid ? (int64_t)json_integer_value(jpid) : 0;
     /* The file must be named after its operation: a copied or misdirected sidecar is never
      * applied under another name. */
     char expect_key[STORE_KEY_MAX];

@@ -113,8 +113,11 @@ typedef struct write_open_options {
      * writer finishes what is queued. The public API turns it on; off, it runs inline (the
      * deterministic order the crash and cost suites count). */
     bool background_maintenance;
+    /* Attach without running the recovery barrier (recover list/show/resolve: the writer of a
+     * graph a pending intent blocks). Its writes still run the barrier first. */
+    bool defer_recovery;
 } write_open_options;
-#define WRITE_OPEN_OPTIONS_INIT {1, false, NULL, false}
+#define WRITE_OPEN_OPTIONS_INIT {1, false, NULL, false, false}
 
 /* The writer of the open graph h, which must outlive it (opt: background_maintenance; the
  * graph's readonly and actor are h's). On a read-write h it opens the gates of h->root_id,
@@ -250,6 +253,9 @@ typedef enum write_recovery_kind {
     WRITE_RECOVERY_ROLLED_FORWARD = 1, /* the intent's commit is (now) visible */
     WRITE_RECOVERY_ROLLED_BACK,        /* its table effects were restored and a rollback commit made */
     WRITE_RECOVERY_DISCARDED,          /* no effect had happened: the intent was dropped */
+    WRITE_RECOVERY_RETIRED,            /* a sidecar of an intent the audit log already records
+                                        * as resolved (a stale copy): deleted */
+    WRITE_RECOVERY_DISCARDED_FORCED,   /* dropped by an operator without proof (recover --force) */
 } write_recovery_kind;
 const char *write_recovery_kind_name(int kind);
 
@@ -258,7 +264,78 @@ const char *write_recovery_kind_name(int kind);
  * (a live owner, or a state only an operator may resolve). *resolved counts sidecars resolved. */
 int write_recover(write_graph *g, const char *branch, size_t *resolved);
 
-/* The audit log: one row per resolved sidecar. */
+/* What the recovery classifier decides for one intent (the barrier acts on it; `recover show`
+ * reports it). */
+typedef enum write_plan_action {
+    WRITE_PLAN_NONE = 0,          /* not classified (a damaged sidecar, or not asked) */
+    WRITE_PLAN_FINALIZE_FORWARD,  /* its commit is visible: audit and delete */
+    WRITE_PLAN_FINALIZE_BACK,     /* its rollback commit is visible: audit and delete */
+    WRITE_PLAN_RESUME_ROLLBACK,   /* a rollback was under way: finish it */
+    WRITE_PLAN_DISCARD,           /* no effect happened: drop it */
+    WRITE_PLAN_ROLL_FORWARD,      /* every effect happened: publish its commit */
+    WRITE_PLAN_ROLL_BACK,         /* some effects happened: restore them, publish a rollback */
+    WRITE_PLAN_RETIRE,            /* the audit log records it resolved already: delete */
+    WRITE_PLAN_BLOCKED,           /* only an operator may resolve it (reason says why) */
+} write_plan_action;
+/* "finalize", "roll_forward", "roll_back", "discard", "retire", "blocked", "none". */
+const char *write_plan_action_name(int action);
+
+typedef enum write_pending_state {
+    WRITE_PENDING_OWNER_GONE = 1, /* nobody holds its owner lock: recovery may act */
+    WRITE_PENDING_LIVE,           /* its owner lock is held: a writer still runs */
+    WRITE_PENDING_UNCHECKED,      /* not probed (a read-only handle takes no locks) */
+    WRITE_PENDING_RESOLVED,       /* the audit log records it resolved: a stale copy */
+    WRITE_PENDING_DAMAGED,        /* the file does not parse as a sidecar */
+} write_pending_state;
+
+/* One pending recovery intent (a sidecar under __recovery/). */
+typedef struct write_pending {
+    char operation_id[GRAPH_ID_LEN + 1];
+    int kind;                    /* write_kind; 0 when damaged */
+    int state;                   /* write_pending_state */
+    bool damaged;
+    int64_t started_at_us;       /* when damaged: the time in its ULID */
+    int64_t owner_pid;           /* 0 when unknown (damaged, or an older writer) */
+    char *branch;                /* NULL: main */
+    char *actor;
+    char *problem;               /* damaged / unsupported: what is wrong; else NULL */
+    char audit_kind[24];         /* the audit log's outcome for it, "" when none */
+    int action;                  /* write_plan_action (write_pending_show only) */
+    char *reason;                /* why that action (write_pending_show only) */
+    size_t n_effects;
+    char **tables;               /* the aliases its effects name */
+} write_pending;
+void write_pending_clear(write_pending *p);
+void write_pending_list_free(write_pending *l, size_t n);
+
+/* Every sidecar of the root (oldest first), read but not classified. probe_locks: try each
+ * owner lock (0 on a read-only store: state is then UNCHECKED). */
+int write_pending_list(store *s, bool probe_locks, write_pending **out, size_t *n);
+/* One sidecar, classified as the barrier would (OG_E_NOT_FOUND when there is none). */
+int write_pending_show(store *s, bool probe_locks, const char *operation_id,
+                       write_pending *out);
+
+/* Resolve one intent on an operator's request, under the gates and owner lock the barrier
+ * takes. Without discard: exactly what the barrier does (roll forward, roll back, discard,
+ * finalize, or retire a stale copy the audit log records). With discard: drop it, only when
+ * proof holds that no effect of it exists (no commit or rollback of it visible, no table
+ * version made by its transactions); without proof OG_E_PRECONDITION_FAILED unless force,
+ * which drops it anyway, audited as discarded_forced. A live owner is OG_E_CONFLICT naming its
+ * pid. *recovery_kind and commit_id tell what was done. */
+typedef struct write_resolve_options {
+    bool discard;
+    bool force;
+} write_resolve_options;
+int write_recover_resolve(write_graph *g, const char *operation_id,
+                          const write_resolve_options *opt, int *recovery_kind,
+                          char commit_id[GRAPH_ID_LEN + 1]);
+
+/* The audit log's resolution of operation_id (the first row that is not a retirement):
+ * *found false when it has none. kind/commit_id may be NULL. */
+int write_audit_find(store *s, const char *operation_id, bool *found, char kind[24],
+                     char commit_id[GRAPH_ID_LEN + 1]);
+
+/* The audit log: one row per resolved sidecar (and one per retired stale copy). */
 typedef struct write_audit_row {
     char operation_id[GRAPH_ID_LEN + 1];
     char kind[24];               /* write_recovery_kind_name */

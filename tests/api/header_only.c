@@ -19,9 +19,11 @@ int header_only_check(void)
     og_mutate_options mutate = OG_MUTATE_OPTIONS_INIT;
     og_export_options export_opts = OG_EXPORT_OPTIONS_INIT;
     og_backup_options backup = OG_BACKUP_OPTIONS_INIT;
+    og_recover_options recover = OG_RECOVER_OPTIONS_INIT;
     int versions = selfcheck.version + plan.version + scan.version + init.version +
                    open_opts.version + load.version + optimize.version + cleanup.version +
-                   query.version + mutate.version + export_opts.version + backup.version;
+                   query.version + mutate.version + export_opts.version + backup.version +
+                   recover.version;
     /* A call, so the object references og_version_number by its C name. */
     return og_version_number() == OG_VERSION_NUMBER && versions > 0;
 }

@@ -46,6 +46,8 @@ static void test_options_init(void **state)
                og_export_options_init);
     CHECK_INIT(og_backup_options, OG_BACKUP_OPTIONS_INIT, OG_BACKUP_OPTIONS_VERSION,
                og_backup_options_init);
+    CHECK_INIT(og_recover_options, OG_RECOVER_OPTIONS_INIT, OG_RECOVER_OPTIONS_VERSION,
+               og_recover_options_init);
 }
 
 /* A call refuses options of a version it does not know, naming the struct. */

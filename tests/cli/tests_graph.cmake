@@ -5,3 +5,6 @@ add_dependencies(test_cli_graph omnigraph_cli)
 # The output promises of every command (docs/cli.md, "Conventions"): --json, messages, refusals.
 og_test(test_cli_output LABELS "cli" SOURCES cli/test_cli_output.c LINK omnigraph)
 add_dependencies(test_cli_output omnigraph_cli)
+# omnigraph recover list|show|resolve and the pending intents snapshot lists.
+og_test(test_cli_recover LABELS "cli" SOURCES cli/test_cli_recover.c LINK omnigraph)
+add_dependencies(test_cli_recover omnigraph_cli)

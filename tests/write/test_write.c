@@ -347,6 +347,53 @@ static void test_stale_sidecar_finalized(void **state)
     graph_snapshot_free(s);
 }
 
+/* A sidecar of an intent recovery already discarded (the audit log says so) that comes back
+ * after later writes moved its tables (a delete that did not last, a restored backup) is a
+ * stale copy: the barrier retires it (deletes it, audits the retirement) instead of blocking
+ * every write with recovery_required. */
+static void test_stale_discarded_sidecar_retired(void **state)
+{
+    fixture *f = *state;
+    /* A write that fails after arming, with in-process recovery kept from finishing. */
+    assert_og_ok(core_fp_set("write.post_sidecar", CORE_FP_ERROR, OG_E_STORAGE, 1));
+    assert_og_ok(core_fp_set("recovery.pre_audit", CORE_FP_ERROR, OG_E_STORAGE, 0));
+    write_result r;
+    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                              EXEC_LOAD_APPEND, &r),
+                    OG_E_RECOVERY_REQUIRED);
+    core_fp_clear_all();
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    assert_og_ok(write_sidecar_list(f->g->h->s, &ids, &n));
+    assert_int_equal(n, 1);
+    char id[GRAPH_ID_LEN + 1], key[STORE_KEY_MAX];
+    memcpy(id, ids[0], sizeof id);
+    free(ids);
+    write_sidecar_key(key, id);
+    core_buf copy = CORE_BUF_INIT;
+    assert_og_ok(store_get(f->g->h->s, key, 0, STORE_ALL, &copy));
+    /* The next write discards it (no effect had happened) and moves the table on. */
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
+                           EXEC_LOAD_APPEND, &r));
+    assert_int_equal(audit_count(f->g, "discarded"), 1);
+    /* The copy comes back. */
+    assert_og_ok(store_put(f->g->h->s, key, copy.data, copy.len, 0));
+    core_buf_free(&copy);
+    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"cy\"}}\n",
+                           EXEC_LOAD_APPEND, &r));
+    assert_true(r.committed);
+    store_meta m;
+    assert_og_error(store_head(f->g->h->s, key, &m), OG_E_NOT_FOUND);
+    assert_int_equal(audit_count(f->g, "discarded"), 1);
+    assert_int_equal(audit_count(f->g, "retired"), 1);
+    bool found = false;
+    char kind[24];
+    assert_og_ok(write_audit_find(f->g->h->s, id, &found, kind, NULL));
+    assert_true(found);
+    assert_string_equal(kind, "discarded");
+    assert_consistent(f->g);
+}
+
 /* Lock files in .og-locks whose names start with prefix. */
 static size_t count_locks(const char *dir, const char *prefix)
 {
@@ -488,11 +535,31 @@ static void test_bad_sidecars(void **state)
     assert_og_ok(core_ulid_new(&u));
     core_ulid_format(&u, id);
     write_sidecar_key(key, id);
-    assert_og_ok(store_put(f->g->h->s, key, "{not json", 9, 0));
-    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                              EXEC_LOAD_APPEND, &r),
-                    OG_E_CORRUPT);
-    assert_non_null(strstr(og_error_last()->message, key));
+    /* Damage that is not a tear (not JSON, or JSON of the wrong shape) blocks writes typed
+     * recovery_required, naming the file and the command that resolves it. */
+    const char *damage[] = {"{not json", "{\"format\":1}", "[1,2,3]"};
+    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
+        assert_og_ok(store_put(f->g->h->s, key, damage[i], strlen(damage[i]), 0));
+        assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
+                                  EXEC_LOAD_APPEND, &r),
+                        OG_E_RECOVERY_REQUIRED);
+        assert_non_null(strstr(og_error_last()->message, key));
+        assert_non_null(strstr(og_error_last()->message, "omnigraph recover"));
+        assert_string_equal(og_error_last()->operation_id, id);
+        assert_string_equal(og_error_last()->object, key);
+    }
+    /* Nothing proves anything about a damaged intent: discarding it takes --force, and is
+     * audited. */
+    write_resolve_options ro = {true, false};
+    int kind = 0;
+    char commit[GRAPH_ID_LEN + 1];
+    assert_og_error(write_recover_resolve(f->g, id, &ro, &kind, commit), OG_E_RECOVERY_REQUIRED);
+    ro.force = true;
+    assert_og_ok(write_recover_resolve(f->g, id, &ro, &kind, commit));
+    assert_int_equal(kind, WRITE_RECOVERY_DISCARDED_FORCED);
+    assert_int_equal(audit_count(f->g, "discarded_forced"), 1);
+    store_meta gone;
+    assert_og_error(store_head(f->g->h->s, key, &gone), OG_E_NOT_FOUND);
     assert_og_ok(store_put(f->g->h->s, key, "{\"format\":99}", 13, 0));
     assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
                               EXEC_LOAD_APPEND, &r),
@@ -599,6 +666,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_partial_effects_roll_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_confirmed_effects_roll_forward, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_sidecar_finalized, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_discarded_sidecar_retired, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_owner_blocks_barrier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_owner_locks_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_sidecars, setup, teardown),

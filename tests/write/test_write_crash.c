@@ -426,6 +426,125 @@ static void test_crash_during_recovery(void **state)
     assert_true(rep.n >= 5); /* plan rewrite, restore (txn + version), commit, audit, delete */
 }
 
+/* ---- a crash while an operator resolves (omnigraph recover resolve) ------------------------
+ * The same interrupted load, resolved by write_recover_resolve on a writer attached without the
+ * barrier (as og_recover_resolve does): a crash after any durable operation leaves a state the
+ * next open finishes exactly as if recovery had run there. Then a damaged sidecar discarded
+ * with --force: a crash before its audit row leaves it pending (writes still blocked, the
+ * operator's command runs again), a crash after it leaves a stale copy the barrier retires. */
+
+static int open_deferred(store *s, write_graph **g)
+{
+    write_open_options oo = WRITE_OPEN_OPTIONS_INIT;
+    oo.defer_recovery = true;
+    return write_graph_open(g, wf_borrow(s), "", &oo);
+}
+
+static int op_operator_resolve(store *s, void *vctx)
+{
+    const write_resolve_options *ro = vctx;
+    write_graph *g = NULL;
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    int rc = write_sidecar_list(s, &ids, &n);
+    if (rc == 0 && n != 1)
+        rc = OG_E_INTERNAL;
+    if (rc == 0)
+        rc = open_deferred(s, &g);
+    int kind = 0;
+    char commit[GRAPH_ID_LEN + 1];
+    if (rc == 0)
+        rc = write_recover_resolve(g, ids[0], ro, &kind, commit);
+    free(ids);
+    write_graph_close(g);
+    return rc;
+}
+
+static void test_crash_during_operator_resolve(void **state)
+{
+    (void)state;
+    write_resolve_options ro = {false, false};
+    crashsim_case cc = {"operator resolve", &ro, setup_interrupted, op_operator_resolve,
+                        check_recovered};
+    crashsim_report rep;
+    crashsim_run(&cc, &rep);
+    print_message("operator resolve (roll back of a partial load): %llu durable ops, %llu crash "
+                  "runs\n",
+                  (unsigned long long)rep.n, (unsigned long long)rep.runs);
+    if (rep.violations)
+        fail_msg("%llu violations; first: %s", (unsigned long long)rep.violations, rep.first);
+    assert_true(rep.n >= 5);
+}
+
+#define DAMAGED_ID "01M90XAAAAAAAAAAAAAAAAAAAA"
+
+static int setup_damaged(store *s, void *vctx)
+{
+    int rc = setup_graph(s, vctx);
+    char key[STORE_KEY_MAX];
+    write_sidecar_key(key, DAMAGED_ID);
+    if (rc == 0)
+        rc = store_put(s, key, "{\"format\":1}", 12, 0);
+    return rc;
+}
+
+static size_t audit_rows(store *s, const char *kind)
+{
+    write_audit_row *rows = NULL;
+    size_t n = 0, k = 0;
+    if (write_audit_list(s, &rows, &n) != 0)
+        return SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        k += strcmp(rows[i].kind, kind) == 0;
+    free(rows);
+    return k;
+}
+
+static int check_forced_discard(store *s, void *vctx, const crashsim_point *pt)
+{
+    int rc = 0;
+    write_graph *g = NULL;
+    char key[STORE_KEY_MAX];
+    write_sidecar_key(key, DAMAGED_ID);
+    int orc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    if (orc == OG_E_RECOVERY_REQUIRED) {
+        /* The discard never happened: the intent still blocks, and the command runs again. */
+        store_meta m;
+        CHECK(store_head(s, key, &m) == 0, "blocked by %s, but the sidecar is gone",
+              og_error_last()->message);
+        CHECK(audit_rows(s, "discarded_forced") == 0, "blocked although the discard was audited");
+        CHECK(op_operator_resolve(s, vctx) == 0, "resolving again: %s",
+              og_error_last()->message);
+        orc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    }
+    CHECK(orc == 0, "open after the forced discard: %s", og_error_last()->message);
+    size_t n = 0;
+    CHECK(wf_count_sidecars(s, &n) == 0 && n == 0, "%zu sidecars left", n);
+    CHECK(audit_rows(s, "discarded_forced") == 1, "%zu discarded_forced audit rows",
+          audit_rows(s, "discarded_forced"));
+    CHECK(audit_rows(s, "retired") <= 1, "retired more than once");
+    CHECK(wf_load(g, DELTA, EXEC_LOAD_APPEND, NULL) == 0, "follow-up load: %s",
+          og_error_last()->message);
+out:
+    write_graph_close(g);
+    return rc;
+}
+
+static void test_crash_during_forced_discard(void **state)
+{
+    (void)state;
+    write_resolve_options ro = {true, true};
+    crashsim_case cc = {"forced discard", &ro, setup_damaged, op_operator_resolve,
+                        check_forced_discard};
+    crashsim_report rep;
+    crashsim_run(&cc, &rep);
+    print_message("forced discard of a damaged sidecar: %llu durable ops, %llu crash runs\n",
+                  (unsigned long long)rep.n, (unsigned long long)rep.runs);
+    if (rep.violations)
+        fail_msg("%llu violations; first: %s", (unsigned long long)rep.violations, rep.first);
+    assert_true(rep.n >= 2); /* the audit row, the sidecar delete */
+}
+
 /* ---- optimize (the optimize adapter, og_graph_optimize) ----------------------------------
  * A graph whose Person table has four fragments is optimized (one maintenance commit that
  * rewrites them into one) with a crash after every durable operation. After a read-write open:
@@ -528,6 +647,8 @@ int main(void)
         cmocka_unit_test(test_crash_load_overwrite),
         cmocka_unit_test(test_crash_load_indexed),
         cmocka_unit_test(test_crash_during_recovery),
+        cmocka_unit_test(test_crash_during_operator_resolve),
+        cmocka_unit_test(test_crash_during_forced_discard),
         cmocka_unit_test(test_crash_optimize),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,273 @@
+/* The recovery calls of the public API (include/omnigraph.h, "Recovery"): list, show and resolve
+ * pending recovery intents, a thin layer over src/write/recovery.c. They open the root
+ * read-write without the open's recovery barrier, since a pending intent may block it. */
+#include "omnigraph.h"
+
+#include "api/graph_internal.h"
+#include "api/options.h"
+#include "core/alloc.h"
+#include "core/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct og_intent_list {
+    og_intent_info *items;
+    size_t n;
+};
+
+const char *og_intent_state_name(int state)
+{
+    switch (state) {
+    case OG_INTENT_PENDING: return "pending";
+    case OG_INTENT_LIVE: return "live";
+    case OG_INTENT_UNCHECKED: return "unchecked";
+    case OG_INTENT_RESOLVED: return "resolved";
+    case OG_INTENT_DAMAGED: return "damaged";
+    default: return "unknown";
+    }
+}
+
+const char *og_recover_action_name(int action)
+{
+    switch (action) {
+    case OG_RECOVER_NONE: return "none";
+    case OG_RECOVER_FINALIZE: return "finalize";
+    case OG_RECOVER_ROLL_FORWARD: return "roll_forward";
+    case OG_RECOVER_ROLL_BACK: return "roll_back";
+    case OG_RECOVER_DISCARD: return "discard";
+    case OG_RECOVER_RETIRE: return "retire";
+    case OG_RECOVER_BLOCKED: return "blocked";
+    default: return "unknown";
+    }
+}
+
+const char *og_recover_outcome_name(int outcome)
+{
+    switch (outcome) {
+    case OG_RECOVERED_ROLLED_FORWARD: return "rolled_forward";
+    case OG_RECOVERED_ROLLED_BACK: return "rolled_back";
+    case OG_RECOVERED_DISCARDED: return "discarded";
+    case OG_RECOVERED_RETIRED: return "retired";
+    case OG_RECOVERED_DISCARDED_FORCED: return "discarded_forced";
+    default: return "unknown";
+    }
+}
+
+static int state_of(int s)
+{
+    switch (s) {
+    case WRITE_PENDING_OWNER_GONE: return OG_INTENT_PENDING;
+    case WRITE_PENDING_LIVE: return OG_INTENT_LIVE;
+    case WRITE_PENDING_RESOLVED: return OG_INTENT_RESOLVED;
+    case WRITE_PENDING_DAMAGED: return OG_INTENT_DAMAGED;
+    default: return OG_INTENT_UNCHECKED;
+    }
+}
+
+static int action_of(int a)
+{
+    switch (a) {
+    case WRITE_PLAN_FINALIZE_FORWARD:
+    case WRITE_PLAN_FINALIZE_BACK: return OG_RECOVER_FINALIZE;
+    case WRITE_PLAN_ROLL_FORWARD: return OG_RECOVER_ROLL_FORWARD;
+    case WRITE_PLAN_RESUME_ROLLBACK:
+    case WRITE_PLAN_ROLL_BACK: return OG_RECOVER_ROLL_BACK;
+    case WRITE_PLAN_DISCARD: return OG_RECOVER_DISCARD;
+    case WRITE_PLAN_RETIRE: return OG_RECOVER_RETIRE;
+    case WRITE_PLAN_BLOCKED: return OG_RECOVER_BLOCKED;
+    default: return OG_RECOVER_NONE;
+    }
+}
+
+static int outcome_of(int kind)
+{
+    switch (kind) {
+    case WRITE_RECOVERY_ROLLED_FORWARD: return OG_RECOVERED_ROLLED_FORWARD;
+    case WRITE_RECOVERY_ROLLED_BACK: return OG_RECOVERED_ROLLED_BACK;
+    case WRITE_RECOVERY_RETIRED: return OG_RECOVERED_RETIRED;
+    case WRITE_RECOVERY_DISCARDED_FORCED: return OG_RECOVERED_DISCARDED_FORCED;
+    default: return OG_RECOVERED_DISCARDED;
+    }
+}
+
+static void info_clear(og_intent_info *i)
+{
+    core_free((char *)i->file);
+    core_free((char *)i->branch);
+    core_free((char *)i->actor);
+    core_free((char *)i->problem);
+    core_free((char *)i->resolved_as);
+    core_free((char *)i->reason);
+    memset(i, 0, sizeof *i);
+}
+
+/* The public form of p (the strings copied). */
+static int info_fill(og_intent_info *out, const write_pending *p)
+{
+    memset(out, 0, sizeof *out);
+    memcpy(out->operation_id, p->operation_id, sizeof out->operation_id);
+    char key[STORE_KEY_MAX];
+    snprintf(key, sizeof key, "%s/%s.json", GRAPH_RECOVERY_DIR, p->operation_id);
+    out->writer_kind = p->damaged ? NULL : write_kind_name(p->kind); /* static strings */
+    out->state = state_of(p->state);
+    out->damaged = p->damaged;
+    out->started_at_us = p->started_at_us;
+    out->owner_pid = p->owner_pid;
+    out->n_tables = p->n_effects;
+    out->action = action_of(p->action);
+    bool bad = !(out->file = core_strdup(key)) ||
+               !(out->branch = core_strdup(p->branch ? p->branch : "main")) ||
+               (p->actor && !(out->actor = core_strdup(p->actor))) ||
+               (p->problem && !(out->problem = core_strdup(p->problem))) ||
+               (p->audit_kind[0] && !(out->resolved_as = core_strdup(p->audit_kind))) ||
+               (p->reason && !(out->reason = core_strdup(p->reason)));
+    if (bad) {
+        info_clear(out);
+        return core_err_nomem();
+    }
+    return 0;
+}
+
+size_t og_intent_list_count(const og_intent_list *l)
+{
+    return l ? l->n : 0;
+}
+
+const og_intent_info *og_intent_list_get(const og_intent_list *l, size_t i)
+{
+    return l && i < l->n ? &l->items[i] : NULL;
+}
+
+void og_intent_list_free(og_intent_list *l)
+{
+    if (!l) return;
+    for (size_t i = 0; i < l->n; i++) info_clear(&l->items[i]);
+    core_free(l->items);
+    core_free(l);
+}
+
+void og_intent_info_free(og_intent_info *i)
+{
+    if (!i) return;
+    info_clear(i);
+    core_free(i);
+}
+
+void og_recover_result_free(og_recover_result *r)
+{
+    core_free(r);
+}
+
+static int list_of(og_intent_list **out, store *s, bool probe_locks)
+{
+    write_pending *p = NULL;
+    size_t n = 0;
+    int rc = write_pending_list(s, probe_locks, &p, &n);
+    if (rc) return rc;
+    og_intent_list *l = core_calloc(1, sizeof *l);
+    if (!l || (n && !(l->items = core_calloc(n, sizeof *l->items)))) {
+        core_free(l);
+        write_pending_list_free(p, n);
+        return core_err_nomem();
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = info_fill(&l->items[i], &p[i]);
+        if (rc == 0) l->n++;
+    }
+    write_pending_list_free(p, n);
+    if (rc) {
+        og_intent_list_free(l);
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
+
+/* The root opened read-write without the barrier. */
+static int open_for_recovery(og_graph **g, const char *root_dir, const og_recover_options *opt,
+                             const char *fn)
+{
+    if (!root_dir || !*root_dir)
+        return core_err(OG_E_BAD_REQUEST, "%s: no root directory given", fn);
+    if (opt) {
+        int rc = api_options_check(opt->version, OG_RECOVER_OPTIONS_VERSION,
+                                   "og_recover_options");
+        if (rc) return rc;
+    }
+    og_open_options oo = OG_OPEN_OPTIONS_INIT;
+    return api_graph_open(g, root_dir, &oo, true);
+}
+
+int og_recover_list(og_intent_list **out, const char *root_dir, const og_recover_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_recover_list: out is NULL");
+    *out = NULL;
+    og_graph *g = NULL;
+    int rc = open_for_recovery(&g, root_dir, opt, "og_recover_list");
+    if (rc == 0) rc = list_of(out, g->h->s, true);
+    og_graph_close(g);
+    return rc;
+}
+
+int og_graph_intents(og_intent_list **out, og_graph *g)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_intents: out is NULL");
+    *out = NULL;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_intents: no graph");
+    return list_of(out, g->h->s, !g->h->readonly);
+}
+
+int og_recover_show(og_intent_info **out, const char *root_dir, const char *operation_id,
+                    const og_recover_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_recover_show: out is NULL");
+    *out = NULL;
+    if (!operation_id) return core_err(OG_E_BAD_REQUEST, "og_recover_show: no operation id");
+    og_graph *g = NULL;
+    int rc = open_for_recovery(&g, root_dir, opt, "og_recover_show");
+    write_pending p;
+    memset(&p, 0, sizeof p);
+    if (rc == 0) rc = write_pending_show(g->h->s, true, operation_id, &p);
+    og_graph_close(g);
+    og_intent_info *i = NULL;
+    if (rc == 0 && !(i = core_calloc(1, sizeof *i))) rc = core_err_nomem();
+    if (rc == 0) rc = info_fill(i, &p);
+    write_pending_clear(&p);
+    if (rc) {
+        core_free(i);
+        return rc;
+    }
+    *out = i;
+    return 0;
+}
+
+int og_recover_resolve(og_recover_result **out, const char *root_dir, const char *operation_id,
+                       const og_recover_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_recover_resolve: out is NULL");
+    *out = NULL;
+    if (!operation_id) return core_err(OG_E_BAD_REQUEST, "og_recover_resolve: no operation id");
+    og_recover_options def = OG_RECOVER_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (opt->force && !opt->discard)
+        return core_err(OG_E_BAD_REQUEST, "og_recover_resolve: force applies to a discard only");
+    og_recover_result *r = core_calloc(1, sizeof *r);
+    if (!r) return core_err_nomem();
+    og_graph *g = NULL;
+    int rc = open_for_recovery(&g, root_dir, opt, "og_recover_resolve");
+    int kind = 0;
+    if (rc == 0) {
+        write_resolve_options wo = {opt->discard != 0, opt->force != 0};
+        rc = write_recover_resolve(g->w, operation_id, &wo, &kind, r->commit_id);
+    }
+    og_graph_close(g);
+    if (rc) {
+        core_free(r);
+        return rc;
+    }
+    memcpy(r->operation_id, operation_id, OG_ID_LEN);
+    r->outcome = outcome_of(kind);
+    *out = r;
+    return 0;
+}

@@ -1,0 +1,252 @@
+/* omnigraph recover list|show|resolve: the pending recovery intents of a graph (interrupted
+ * writes), what the recovery barrier would do with each, and resolving one by hand; plus the
+ * intent listing `snapshot` prints. Uses only the public API (docs/cli.md, "omnigraph
+ * recover"). */
+#include "omnigraph.h"
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int cmd_recover(int argc, char **argv);
+
+const cli_cmd cli_recover_commands[] = {
+    {"recover", cmd_recover, "list, show or resolve the interrupted writes of a graph",
+     "omnigraph recover list [--json] (--store ROOT | ROOT) | "
+     "omnigraph recover show ID [--json] (--store ROOT | ROOT) | "
+     "omnigraph recover resolve ID [--discard --confirm [--force]] [--json] "
+     "(--store ROOT | ROOT)"},
+    CLI_TABLE_END,
+};
+
+typedef struct recover_args {
+    const char *root;
+    const char *id;
+    int discard, confirm, force, json;
+} recover_args;
+
+/* argv[2..argc): the options, the ID (show, resolve) and the root. */
+static int parse(recover_args *a, int argc, char **argv, int wants_id, int resolve)
+{
+    const cli_cmd *self = &cli_recover_commands[0];
+    memset(a, 0, sizeof *a);
+    const char *words[2] = {NULL, NULL};
+    int n_words = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--json")) {
+            a->json = 1;
+        } else if (resolve && !strcmp(o, "--discard")) {
+            a->discard = 1;
+        } else if (resolve && !strcmp(o, "--confirm")) {
+            a->confirm = 1;
+        } else if (resolve && !strcmp(o, "--force")) {
+            a->force = 1;
+        } else if (!strcmp(o, "--store")) {
+            if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error(self, "--store needs a value");
+            if (a->root) return cli_usage_error(self, "--store given twice");
+            a->root = argv[++i];
+        } else if (o[0] == '-' && o[1]) {
+            return cli_usage_error(self, "unknown option '%s'", o);
+        } else {
+            if (n_words == wants_id + 1) return cli_usage_error(self, "unexpected argument '%s'", o);
+            words[n_words++] = o;
+        }
+    }
+    int w = 0;
+    if (wants_id) {
+        if (n_words == 0) return cli_usage_error(self, "missing ID (an operation id from 'recover list')");
+        a->id = words[w++];
+    }
+    if (w < n_words) {
+        if (a->root)
+            return cli_usage_error(self, "the root is given twice (--store and '%s')", words[w]);
+        a->root = words[w];
+    }
+    if (!a->root) return cli_usage_error(self, "missing the graph root (--store ROOT or ROOT)");
+    if (a->discard && !a->confirm)
+        return cli_usage_error(self, "--discard deletes the intent: add --confirm to do it");
+    if (a->confirm && !a->discard) return cli_usage_error(self, "--confirm goes with --discard");
+    if (a->force && !a->discard)
+        return cli_usage_error(self, "--force applies to a discard only (--discard --confirm --force)");
+    return 0;
+}
+
+/* "3m12s": how long ago `us` (microseconds since the epoch) was. */
+static void format_age(char *out, size_t cap, int64_t us)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    int64_t s = us > 0 && now > us ? (now - us) / 1000000 : 0;
+    if (s >= 86400) snprintf(out, cap, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+    else if (s >= 3600) snprintf(out, cap, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+    else if (s >= 60) snprintf(out, cap, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
+    else snprintf(out, cap, "%llds", (long long)s);
+}
+
+static void json_str_or_null(FILE *f, const char *s)
+{
+    if (s) cli_json_str(f, s);
+    else fputs("null", f);
+}
+
+static void print_intent_json(FILE *f, const og_intent_info *i, int with_plan)
+{
+    fprintf(f, "{\"operation_id\":\"%s\",\"file\":", i->operation_id);
+    cli_json_str(f, i->file);
+    fprintf(f, ",\"writer_kind\":");
+    json_str_or_null(f, i->writer_kind);
+    fprintf(f, ",\"state\":\"%s\",\"damaged\":%s,\"started_at_us\":%lld,\"owner_pid\":",
+            og_intent_state_name(i->state), i->damaged ? "true" : "false",
+            (long long)i->started_at_us);
+    if (i->owner_pid > 0) fprintf(f, "%lld", (long long)i->owner_pid);
+    else fputs("null", f);
+    fprintf(f, ",\"branch\":");
+    cli_json_str(f, i->branch);
+    fprintf(f, ",\"actor\":");
+    json_str_or_null(f, i->actor);
+    fprintf(f, ",\"tables\":%zu,\"problem\":", i->n_tables);
+    json_str_or_null(f, i->problem);
+    fprintf(f, ",\"resolved_as\":");
+    json_str_or_null(f, i->resolved_as);
+    if (with_plan) {
+        fprintf(f, ",\"action\":\"%s\",\"reason\":", og_recover_action_name(i->action));
+        json_str_or_null(f, i->reason);
+    }
+    fputc('}', f);
+}
+
+void cli_json_intents(FILE *f, const og_intent_list *l)
+{
+    fputc('[', f);
+    for (size_t k = 0; k < og_intent_list_count(l); k++) {
+        const og_intent_info *i = og_intent_list_get(l, k);
+        fprintf(f, "%s{\"operation_id\":\"%s\",\"writer_kind\":", k ? "," : "", i->operation_id);
+        json_str_or_null(f, i->writer_kind);
+        fprintf(f, ",\"state\":\"%s\",\"damaged\":%s}", og_intent_state_name(i->state),
+                i->damaged ? "true" : "false");
+    }
+    fputc(']', f);
+}
+
+void cli_text_intents(FILE *f, const og_intent_list *l)
+{
+    size_t n = og_intent_list_count(l);
+    fprintf(f, "%-*s  %-8s  %-9s  %-7s  %-7s  %s\n", OG_ID_LEN, "operation", "kind", "state",
+            "age", "pid", "damaged");
+    for (size_t k = 0; k < n; k++) {
+        const og_intent_info *i = og_intent_list_get(l, k);
+        char age[32], pid[24];
+        format_age(age, sizeof age, i->started_at_us);
+        if (i->owner_pid > 0) snprintf(pid, sizeof pid, "%lld", (long long)i->owner_pid);
+        else snprintf(pid, sizeof pid, "-");
+        fprintf(f, "%-*s  %-8s  %-9s  %-7s  %-7s  %s\n", OG_ID_LEN, i->operation_id,
+                i->writer_kind ? i->writer_kind : "?", og_intent_state_name(i->state), age, pid,
+                i->damaged ? "yes" : "no");
+    }
+}
+
+static int recover_list(int argc, char **argv)
+{
+    recover_args a;
+    int rc = parse(&a, argc, argv, 0, 0);
+    if (rc) return rc;
+    og_intent_list *l = NULL;
+    if (og_recover_list(&l, a.root, NULL) != 0) return cli_fail(a.json);
+    size_t n = og_intent_list_count(l);
+    if (a.json) {
+        printf("{\"ok\":true,\"root\":");
+        cli_json_str(stdout, a.root);
+        printf(",\"intents\":[");
+        for (size_t k = 0; k < n; k++) {
+            if (k) putchar(',');
+            print_intent_json(stdout, og_intent_list_get(l, k), 0);
+        }
+        printf("]}\n");
+    } else if (n == 0) {
+        printf("no pending recovery intents in %s\n", a.root);
+    } else {
+        cli_text_intents(stdout, l);
+        printf("(%zu pending intent%s; 'omnigraph recover show ID' tells what resolving one "
+               "does)\n", n, n == 1 ? "" : "s");
+    }
+    og_intent_list_free(l);
+    return CLI_OK;
+}
+
+static int recover_show(int argc, char **argv)
+{
+    recover_args a;
+    int rc = parse(&a, argc, argv, 1, 0);
+    if (rc) return rc;
+    og_intent_info *i = NULL;
+    if (og_recover_show(&i, a.root, a.id, NULL) != 0) return cli_fail(a.json);
+    if (a.json) {
+        printf("{\"ok\":true,\"root\":");
+        cli_json_str(stdout, a.root);
+        printf(",\"intent\":");
+        print_intent_json(stdout, i, 1);
+        printf("}\n");
+    } else {
+        char age[32];
+        format_age(age, sizeof age, i->started_at_us);
+        printf("operation    %s\n"
+               "file         %s\n"
+               "kind         %s\n"
+               "state        %s\n"
+               "damaged      %s\n"
+               "age          %s\n",
+               i->operation_id, i->file, i->writer_kind ? i->writer_kind : "? (unreadable)",
+               og_intent_state_name(i->state), i->damaged ? "yes" : "no", age);
+        if (i->owner_pid > 0) printf("owner pid    %lld\n", (long long)i->owner_pid);
+        else printf("owner pid    -\n");
+        printf("branch       %s\n", i->branch);
+        if (!i->damaged) printf("tables       %zu\n", i->n_tables);
+        if (i->actor) printf("actor        %s\n", i->actor);
+        if (i->problem) printf("problem      %s\n", i->problem);
+        if (i->resolved_as) printf("resolved as  %s (audit log)\n", i->resolved_as);
+        printf("resolve      %s: %s\n", og_recover_action_name(i->action),
+               i->reason ? i->reason : "");
+    }
+    og_intent_info_free(i);
+    return CLI_OK;
+}
+
+static int recover_resolve(int argc, char **argv)
+{
+    recover_args a;
+    int rc = parse(&a, argc, argv, 1, 1);
+    if (rc) return rc;
+    og_recover_options o = OG_RECOVER_OPTIONS_INIT;
+    o.discard = a.discard;
+    o.force = a.force;
+    og_recover_result *r = NULL;
+    if (og_recover_resolve(&r, a.root, a.id, &o) != 0) return cli_fail(a.json);
+    if (a.json) {
+        printf("{\"ok\":true,\"root\":");
+        cli_json_str(stdout, a.root);
+        printf(",\"operation_id\":\"%s\",\"outcome\":\"%s\",\"commit_id\":", r->operation_id,
+               og_recover_outcome_name(r->outcome));
+        json_str_or_null(stdout, r->commit_id[0] ? r->commit_id : NULL);
+        printf("}\n");
+    } else {
+        printf("resolved %s: %s", r->operation_id, og_recover_outcome_name(r->outcome));
+        if (r->commit_id[0]) printf(" (commit %s)", r->commit_id);
+        printf("\n");
+    }
+    og_recover_result_free(r);
+    return CLI_OK;
+}
+
+static int cmd_recover(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_recover_commands[0];
+    if (argc < 2) return cli_usage_error(self, "missing subcommand (list, show or resolve)");
+    if (!strcmp(argv[1], "list")) return recover_list(argc, argv);
+    if (!strcmp(argv[1], "show")) return recover_show(argc, argv);
+    if (!strcmp(argv[1], "resolve")) return recover_resolve(argc, argv);
+    return cli_usage_error(self, "unknown subcommand 'recover %s'", argv[1]);
+}
