@@ -3,6 +3,7 @@
 #   make test SANITIZE=1   build with ASan+UBSan (in build-san/) and run the suite
 #   make test CC=clang     build with clang (in build-clang/)
 #   make bench             run the benchmarks in bench/
+#   make format            apply .clang-format to every C file we write (ctest checks it)
 #   make install           install the libraries, header, CLI and omnigraph.pc under PREFIX
 #                          (default /usr/local; DESTDIR=... stages the files elsewhere)
 
@@ -24,7 +25,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all deps configure build demo test bench fuzz install clean
+.PHONY: all deps configure build demo test bench fuzz install format clean
 
 all: build
 
@@ -54,6 +55,9 @@ fuzz: deps
 
 bench: build
 	@bench/run.sh $(BUILD)
+
+format: deps
+	@git ls-files '*.c' '*.h' | grep -v '^src/lance/proto/' | xargs clang-format -i
 
 install: build
 	@cmake --install $(BUILD) --prefix "$(PREFIX)"

@@ -429,7 +429,8 @@ int main(int argc, char **argv)
         long long x = atoll(v);
         if (strcmp(argv[i - 1], "--json") == 0)
             json = v;
-        else if (strcmp(argv[i - 1], "--stable-row-ids") == 0 && (!strcmp(v, "0") || !strcmp(v, "1")))
+        else if (strcmp(argv[i - 1], "--stable-row-ids") == 0 &&
+                 (!strcmp(v, "0") || !strcmp(v, "1")))
             g_stable_row_ids = v[0] == '1';
         else if (x < 1) {
             fprintf(stderr, "bench_commits: %s needs a positive integer\n", argv[i - 1]);

@@ -53,11 +53,13 @@ static arrow_batch *append_table(int64_t n)
     arrow_builder *b[6];
     arrow_array *a[6];
     for (int k = 0; k < 6; k++)
-        if (arrow_builder_new(&b[k], &s.fields[k].type) || arrow_builder_reserve(b[k], n)) die("builder");
+        if (arrow_builder_new(&b[k], &s.fields[k].type) || arrow_builder_reserve(b[k], n))
+            die("builder");
     char buf[32];
     for (int64_t i = 0; i < n; i++) {
         snprintf(buf, sizeof buf, "row-%lld", (long long)i);
-        if (arrow_builder_append_int(b[0], i) || arrow_builder_append_double(b[1], (double)i * 0.5) ||
+        if (arrow_builder_append_int(b[0], i) ||
+            arrow_builder_append_double(b[1], (double)i * 0.5) ||
             arrow_builder_append_str(b[2], buf) || arrow_builder_append_bool(b[3], i % 3 == 0) ||
             arrow_builder_append_int(b[4], i % 1000 - 500) ||
             arrow_builder_append_double(b[5], (double)(i % 100) * 0.25))
@@ -69,7 +71,8 @@ static arrow_batch *append_table(int64_t n)
     }
     arrow_batch *out;
     if (arrow_batch_new(&out, &s, a, 6)) die("batch");
-    for (int k = 0; k < 6; k++) arrow_array_free(a[k]);
+    for (int k = 0; k < 6; k++)
+        arrow_array_free(a[k]);
     arrow_schema_clear(&s);
     return out;
 }
@@ -85,11 +88,13 @@ static arrow_batch *scan_table(int64_t n)
     arrow_builder *b[4];
     arrow_array *a[4];
     for (int k = 0; k < 4; k++)
-        if (arrow_builder_new(&b[k], &s.fields[k].type) || arrow_builder_reserve(b[k], n)) die("builder");
+        if (arrow_builder_new(&b[k], &s.fields[k].type) || arrow_builder_reserve(b[k], n))
+            die("builder");
     char buf[32];
     for (int64_t i = 0; i < n; i++) {
         snprintf(buf, sizeof buf, "s%lld", (long long)(i % 100000));
-        if (arrow_builder_append_int(b[0], i) || arrow_builder_append_double(b[1], (double)i * 0.25) ||
+        if (arrow_builder_append_int(b[0], i) ||
+            arrow_builder_append_double(b[1], (double)i * 0.25) ||
             arrow_builder_append_str(b[2], buf) || arrow_builder_append_int(b[3], i % 7919))
             die("append");
     }
@@ -99,7 +104,8 @@ static arrow_batch *scan_table(int64_t n)
     }
     arrow_batch *out;
     if (arrow_batch_new(&out, &s, a, 4)) die("batch");
-    for (int k = 0; k < 4; k++) arrow_array_free(a[k]);
+    for (int k = 0; k < 4; k++)
+        arrow_array_free(a[k]);
     arrow_schema_clear(&s);
     return out;
 }
@@ -168,7 +174,8 @@ int main(int argc, char **argv)
     printf("%-40s %10.1f\n", "scan 1M rows x 4 cols", m4);
     printf("%-40s %10.1f\n", "projected scan 1M rows x 1 col", m1);
     printf("{\"write_100k_6col_ms\":%.2f,\"scan_1m_4col_ms\":%.2f,\"scan_1m_1col_ms\":%.2f,"
-           "\"runs\":%d}\n", mw, m4, m1, runs);
+           "\"runs\":%d}\n",
+           mw, m4, m1, runs);
     store_delete(s, "scan.lance", 0);
     free(tw);
     free(t4);

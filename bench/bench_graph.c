@@ -53,23 +53,21 @@
 
 #define WARMUP 20
 
-static const char SCHEMA[] =
-    "node Person {\n"
-    "  name: String @key\n"
-    "  age: I32\n"
-    "  city: String?\n"
-    "}\n"
-    "edge Knows: Person -> Person\n";
+static const char SCHEMA[] = "node Person {\n"
+                             "  name: String @key\n"
+                             "  age: I32\n"
+                             "  city: String?\n"
+                             "}\n"
+                             "edge Knows: Person -> Person\n";
 
-static const char QUERIES[] =
-    "query reach2($n: String) {\n"
-    "  match { $a: Person { name: $n }  $a knows{1,2} $c }\n"
-    "  return { count($c) as n }\n"
-    "}\n"
-    "query exact2($n: String) {\n"
-    "  match { $a: Person { name: $n }  $a knows{2,2} $c }\n"
-    "  return { count($c) as n }\n"
-    "}\n";
+static const char QUERIES[] = "query reach2($n: String) {\n"
+                              "  match { $a: Person { name: $n }  $a knows{1,2} $c }\n"
+                              "  return { count($c) as n }\n"
+                              "}\n"
+                              "query exact2($n: String) {\n"
+                              "  match { $a: Person { name: $n }  $a knows{2,2} $c }\n"
+                              "  return { count($c) as n }\n"
+                              "}\n";
 
 static const char *const CITIES[] = {"berlin", "lisbon", "osaka", "lima", "oslo", "quito"};
 
@@ -142,8 +140,8 @@ static uint64_t rnd(void)
 
 typedef struct graph_data {
     size_t n, e, q;
-    uint32_t *src, *dst;   /* edges */
-    uint32_t *sources;     /* query sources */
+    uint32_t *src, *dst; /* edges */
+    uint32_t *sources;   /* query sources */
 } graph_data;
 
 static FILE *open_w(const char *dir, const char *name)
@@ -176,7 +174,8 @@ static void generate(graph_data *g, const char *dir, uint64_t seed)
         g->src[i] = (uint32_t)(rnd() % g->n);
         g->dst[i] = (uint32_t)(rnd() % g->n);
     }
-    for (size_t i = 0; i < g->q; i++) g->sources[i] = (uint32_t)(rnd() % g->n);
+    for (size_t i = 0; i < g->q; i++)
+        g->sources[i] = (uint32_t)(rnd() % g->n);
 
     FILE *j = open_w(dir, "graph.jsonl"), *nc = open_w(dir, "nodes.csv"),
          *ec = open_w(dir, "edges.csv"), *sc = open_w(dir, "sources.txt");
@@ -184,10 +183,13 @@ static void generate(graph_data *g, const char *dir, uint64_t seed)
         const char *c = city_of(i);
         int age = 18 + (int)(i % 80);
         if (c)
-            fprintf(j, "{\"type\":\"Person\",\"data\":{\"name\":\"p%zu\",\"age\":%d,\"city\":\"%s\"}}\n",
-                    i, age, c);
+            fprintf(
+                j,
+                "{\"type\":\"Person\",\"data\":{\"name\":\"p%zu\",\"age\":%d,\"city\":\"%s\"}}\n",
+                i, age, c);
         else
-            fprintf(j, "{\"type\":\"Person\",\"data\":{\"name\":\"p%zu\",\"age\":%d,\"city\":null}}\n",
+            fprintf(j,
+                    "{\"type\":\"Person\",\"data\":{\"name\":\"p%zu\",\"age\":%d,\"city\":null}}\n",
                     i, age);
         /* Kuzu/SQLite: an empty field is NULL. */
         fprintf(nc, "%zu,p%zu,%d,%s\n", i, i, age, c ? c : "");
@@ -196,7 +198,8 @@ static void generate(graph_data *g, const char *dir, uint64_t seed)
         fprintf(j, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\"}\n", g->src[i], g->dst[i]);
         fprintf(ec, "%u,%u\n", g->src[i], g->dst[i]);
     }
-    for (size_t i = 0; i < g->q; i++) fprintf(sc, "%u\n", g->sources[i]);
+    for (size_t i = 0; i < g->q; i++)
+        fprintf(sc, "%u\n", g->sources[i]);
     close_w(j, "graph.jsonl");
     close_w(nc, "nodes.csv");
     close_w(ec, "edges.csv");
@@ -224,11 +227,11 @@ typedef struct results {
     double load_ms, load_parse_ms, load_write_ms, load_cpu_ms, sq_load_cpu_ms;
     double sq_load_ms, sq_nodes_ms, sq_edges_ms, sq_index_ms, sq_commit_ms, sq_ckpt_ms;
     double first_query_ms;
-    double reach_p50, reach_p99, reach_avg;     /* ours knows{1,2} */
-    double exact_p50, exact_p99, exact_avg;     /* ours knows{2,2} */
-    double sq_cte_p50, sq_cte_p99, sq_cte_avg;  /* sqlite <= 2 hops */
+    double reach_p50, reach_p99, reach_avg;    /* ours knows{1,2} */
+    double exact_p50, exact_p99, exact_avg;    /* ours knows{2,2} */
+    double sq_cte_p50, sq_cte_p99, sq_cte_avg; /* sqlite <= 2 hops */
     double sq_join_p50, sq_join_p99, sq_join_avg;
-    store_counts query_ops;                     /* over all timed queries of ours */
+    store_counts query_ops; /* over all timed queries of ours */
     uint64_t db_bytes_ours;
 } results;
 
@@ -264,7 +267,8 @@ static void time_queries(const lang_catalog *cat, const graph_snapshot *snap, st
                          double *p50, double *p99, double *avg, store_counts *ops)
 {
     double *v = xcalloc(g->q, sizeof *v);
-    for (size_t i = 0; i < WARMUP && i < g->q; i++) run_one(cat, snap, s, q, cache, g->sources[i]);
+    for (size_t i = 0; i < WARMUP && i < g->q; i++)
+        run_one(cat, snap, s, q, cache, g->sources[i]);
     store_counts before, after, d;
     store_counts_get(s, &before);
     uint64_t total = 0;
@@ -275,7 +279,8 @@ static void time_queries(const lang_catalog *cat, const graph_snapshot *snap, st
     }
     store_counts_get(s, &after);
     store_counts_diff(&after, &before, &d);
-    for (size_t k = 0; k < STORE_OP_KIND_COUNT; k++) ops->ops[k] += d.ops[k];
+    for (size_t k = 0; k < STORE_OP_KIND_COUNT; k++)
+        ops->ops[k] += d.ops[k];
     ops->total_ops += d.total_ops;
     ops->bytes_read += d.bytes_read;
     *avg = (double)total / (double)g->q;
@@ -386,7 +391,8 @@ static void sq_step_done(sqlite3 *db, sqlite3_stmt *st)
 static const char *csv_field(const char **p, const char *end, size_t *len)
 {
     const char *b = *p, *e = b;
-    while (e < end && *e != ',' && *e != '\n') e++;
+    while (e < end && *e != ',' && *e != '\n')
+        e++;
     *len = (size_t)(e - b);
     *p = e < end ? e + 1 : e;
     return b;
@@ -400,7 +406,8 @@ static void run_sqlite(const char *dir, const graph_data *g, results *res)
     if (sqlite3_open(path, &db) != SQLITE_OK) die_sql(db, "open");
     sq_exec(db, "PRAGMA journal_mode=WAL");
     sq_exec(db, "PRAGMA synchronous=FULL");
-    sq_exec(db, "CREATE TABLE nodes(id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INT, city TEXT)");
+    sq_exec(db,
+            "CREATE TABLE nodes(id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INT, city TEXT)");
     sq_exec(db, "CREATE TABLE edges(src INTEGER NOT NULL, dst INTEGER NOT NULL)");
 
     double c0 = cpu_ms();
@@ -419,8 +426,10 @@ static void run_sqlite(const char *dir, const graph_data *g, results *res)
         sqlite3_bind_int64(ins, 1, strtoll(f0, NULL, 10));
         sqlite3_bind_text(ins, 2, f1, (int)l1, SQLITE_STATIC);
         sqlite3_bind_int(ins, 3, (int)strtol(f2, NULL, 10));
-        if (l3) sqlite3_bind_text(ins, 4, f3, (int)l3, SQLITE_STATIC);
-        else sqlite3_bind_null(ins, 4);
+        if (l3)
+            sqlite3_bind_text(ins, 4, f3, (int)l3, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(ins, 4);
         sq_step_done(db, ins);
     }
     sqlite3_finalize(ins);
@@ -524,11 +533,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_graph: %s needs a value\n", a);
             return 2;
         }
-        if (!strcmp(a, "--nodes")) g.n = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--edges")) g.e = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--queries")) g.q = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--json")) json_path = v;
+        if (!strcmp(a, "--nodes"))
+            g.n = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--edges"))
+            g.e = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--queries"))
+            g.q = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--seed"))
+            seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--json"))
+            json_path = v;
         else {
             fprintf(stderr, "bench_graph: unknown option %s\n", a);
             return 2;
@@ -552,10 +566,13 @@ int main(int argc, char **argv)
     r.db_bytes_ours = du(root);
     run_sqlite(dir, &g, &r);
 
-    printf("load ours   (read+parse %.0f ms, validate+write+commit %.0f ms) TOTAL %.0f ms, cpu %.0f ms, "
+    printf("load ours   (read+parse %.0f ms, validate+write+commit %.0f ms) TOTAL %.0f ms, cpu "
+           "%.0f ms, "
            "%.1f MB on disk\n",
-           r.load_parse_ms, r.load_write_ms, r.load_ms, r.load_cpu_ms, (double)r.db_bytes_ours / 1e6);
-    printf("load sqlite (nodes %.0f, edges %.0f, index %.0f, commit %.0f ms) TOTAL %.0f ms, cpu %.0f ms "
+           r.load_parse_ms, r.load_write_ms, r.load_ms, r.load_cpu_ms,
+           (double)r.db_bytes_ours / 1e6);
+    printf("load sqlite (nodes %.0f, edges %.0f, index %.0f, commit %.0f ms) TOTAL %.0f ms, cpu "
+           "%.0f ms "
            "(+ checkpoint %.0f ms)\n",
            r.sq_nodes_ms, r.sq_edges_ms, r.sq_index_ms, r.sq_commit_ms, r.sq_load_ms,
            r.sq_load_cpu_ms, r.sq_ckpt_ms);
@@ -577,7 +594,8 @@ int main(int argc, char **argv)
         if (!f) die_io("cannot create", json_path);
         fprintf(f,
                 "{\"nodes\":%zu,\"edges\":%zu,\"queries\":%zu,"
-                "\"ours_load_ms\":%.3f,\"ours_load_cpu_ms\":%.3f,\"sqlite_load_cpu_ms\":%.3f,\"ours_parse_ms\":%.3f,\"ours_write_ms\":%.3f,"
+                "\"ours_load_ms\":%.3f,\"ours_load_cpu_ms\":%.3f,\"sqlite_load_cpu_ms\":%.3f,"
+                "\"ours_parse_ms\":%.3f,\"ours_write_ms\":%.3f,"
                 "\"ours_bytes\":%llu,\"sqlite_load_ms\":%.3f,\"sqlite_ckpt_ms\":%.3f,"
                 "\"ours_first_query_ms\":%.3f,"
                 "\"ours_reach_p50_us\":%.3f,\"ours_reach_p99_us\":%.3f,\"ours_reach_avg\":%.3f,"
@@ -585,12 +603,11 @@ int main(int argc, char **argv)
                 "\"sqlite_cte_p50_us\":%.3f,\"sqlite_cte_p99_us\":%.3f,\"sqlite_cte_avg\":%.3f,"
                 "\"sqlite_join_p50_us\":%.3f,\"sqlite_join_p99_us\":%.3f,\"sqlite_join_avg\":%.3f,"
                 "\"ours_query_store_ops\":%llu}\n",
-                g.n, g.e, g.q, r.load_ms, r.load_cpu_ms, r.sq_load_cpu_ms, r.load_parse_ms, r.load_write_ms,
-                (unsigned long long)r.db_bytes_ours, r.sq_load_ms, r.sq_ckpt_ms,
-                r.first_query_ms, r.reach_p50, r.reach_p99, r.reach_avg, r.exact_p50,
-                r.exact_p99, r.exact_avg, r.sq_cte_p50, r.sq_cte_p99, r.sq_cte_avg,
-                r.sq_join_p50, r.sq_join_p99, r.sq_join_avg,
-                (unsigned long long)r.query_ops.total_ops);
+                g.n, g.e, g.q, r.load_ms, r.load_cpu_ms, r.sq_load_cpu_ms, r.load_parse_ms,
+                r.load_write_ms, (unsigned long long)r.db_bytes_ours, r.sq_load_ms, r.sq_ckpt_ms,
+                r.first_query_ms, r.reach_p50, r.reach_p99, r.reach_avg, r.exact_p50, r.exact_p99,
+                r.exact_avg, r.sq_cte_p50, r.sq_cte_p99, r.sq_cte_avg, r.sq_join_p50, r.sq_join_p99,
+                r.sq_join_avg, (unsigned long long)r.query_ops.total_ops);
         if (fclose(f)) die_io("cannot write", json_path);
     }
     free(g.src);

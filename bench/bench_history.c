@@ -78,13 +78,14 @@ static void peer_open(const char *root)
     remove(path);
     char *err = NULL;
     if (sqlite3_open(path, &peer) != SQLITE_OK ||
-        sqlite3_exec(peer, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
-                           "CREATE TABLE person(name TEXT PRIMARY KEY, age INTEGER)",
+        sqlite3_exec(peer,
+                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
+                     "CREATE TABLE person(name TEXT PRIMARY KEY, age INTEGER)",
                      NULL, NULL, &err) != SQLITE_OK ||
         sqlite3_prepare_v2(peer, "INSERT INTO person(name, age) VALUES (?, ?)", -1, &peer_ins,
                            NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(peer, "UPDATE person SET age = ? WHERE name = 'person-0'", -1,
-                           &peer_upd, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(peer, "UPDATE person SET age = ? WHERE name = 'person-0'", -1, &peer_upd,
+                           NULL) != SQLITE_OK) {
         fprintf(stderr, "bench_history: sqlite: %s\n", err ? err : sqlite3_errmsg(peer));
         exit(1);
     }
@@ -221,7 +222,7 @@ int main(int argc, char **argv)
     sqlite3_finalize(peer_upd);
     sqlite3_close(peer);
 #endif
-    og_graph_close(g); /* finishes queued maintenance */
+    og_graph_close(g);                 /* finishes queued maintenance */
     if (getenv("OG_BENCH_NO_CLEANUP")) /* keep the full history for inspection */
         return 0;
 

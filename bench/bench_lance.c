@@ -57,12 +57,14 @@ static arrow_batch *append_rows(int64_t first, int64_t n)
     arrow_builder *b[6];
     arrow_array *a[6];
     for (int k = 0; k < 6; k++)
-        if (arrow_builder_new(&b[k], &s.fields[k].type) || arrow_builder_reserve(b[k], n)) die("builder");
+        if (arrow_builder_new(&b[k], &s.fields[k].type) || arrow_builder_reserve(b[k], n))
+            die("builder");
     char buf[32];
     for (int64_t j = 0; j < n; j++) {
         int64_t i = first + j;
         snprintf(buf, sizeof buf, "row-%lld", (long long)i);
-        if (arrow_builder_append_int(b[0], i) || arrow_builder_append_double(b[1], (double)i * 0.5) ||
+        if (arrow_builder_append_int(b[0], i) ||
+            arrow_builder_append_double(b[1], (double)i * 0.5) ||
             arrow_builder_append_str(b[2], buf) || arrow_builder_append_bool(b[3], i % 3 == 0) ||
             arrow_builder_append_int(b[4], i % 1000 - 500) ||
             arrow_builder_append_double(b[5], (double)(i % 100) * 0.25))
@@ -74,7 +76,8 @@ static arrow_batch *append_rows(int64_t first, int64_t n)
     }
     arrow_batch *out;
     if (arrow_batch_new(&out, &s, a, 6)) die("batch");
-    for (int k = 0; k < 6; k++) arrow_array_free(a[k]);
+    for (int k = 0; k < 6; k++)
+        arrow_array_free(a[k]);
     arrow_schema_clear(&s);
     return out;
 }
@@ -90,11 +93,13 @@ static arrow_batch *scan_rows_batch(int64_t n)
     arrow_builder *b[4];
     arrow_array *a[4];
     for (int k = 0; k < 4; k++)
-        if (arrow_builder_new(&b[k], &s.fields[k].type) || arrow_builder_reserve(b[k], n)) die("builder");
+        if (arrow_builder_new(&b[k], &s.fields[k].type) || arrow_builder_reserve(b[k], n))
+            die("builder");
     char buf[32];
     for (int64_t i = 0; i < n; i++) {
         snprintf(buf, sizeof buf, "s%lld", (long long)(i % 100000));
-        if (arrow_builder_append_int(b[0], i) || arrow_builder_append_double(b[1], (double)i * 0.25) ||
+        if (arrow_builder_append_int(b[0], i) ||
+            arrow_builder_append_double(b[1], (double)i * 0.25) ||
             arrow_builder_append_str(b[2], buf) || arrow_builder_append_int(b[3], i % 7919))
             die("append");
     }
@@ -104,7 +109,8 @@ static arrow_batch *scan_rows_batch(int64_t n)
     }
     arrow_batch *out;
     if (arrow_batch_new(&out, &s, a, 4)) die("batch");
-    for (int k = 0; k < 4; k++) arrow_array_free(a[k]);
+    for (int k = 0; k < 4; k++)
+        arrow_array_free(a[k]);
     arrow_schema_clear(&s);
     return out;
 }
@@ -140,7 +146,8 @@ static int64_t scan(const lance_dataset *ds, const char *const *cols, size_t n)
         else
             arrow_batch_free(b);
     }
-    for (size_t i = 0; i < nb; i++) arrow_batch_free(held[i]);
+    for (size_t i = 0; i < nb; i++)
+        arrow_batch_free(held[i]);
     lance_scanner_free(sc);
     return rows;
 }
@@ -155,9 +162,12 @@ int main(int argc, char **argv)
     int runs = 5;
     int64_t scan_n = 1000000, append_n = 100000;
     for (int i = 2; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--runs") == 0) runs = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--scan-rows") == 0) scan_n = atoll(argv[i + 1]);
-        else if (strcmp(argv[i], "--append-rows") == 0) append_n = atoll(argv[i + 1]);
+        if (strcmp(argv[i], "--runs") == 0)
+            runs = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--scan-rows") == 0)
+            scan_n = atoll(argv[i + 1]);
+        else if (strcmp(argv[i], "--append-rows") == 0)
+            append_n = atoll(argv[i + 1]);
         else {
             fprintf(stderr, "bench_lance: unknown option %s\n", argv[i]);
             return 2;
@@ -180,7 +190,8 @@ int main(int argc, char **argv)
         if (lance_dataset_append(&d2, ds, &ab, 1)) die("timed append");
         uint64_t t1ns = core_mono_ns();
         uint64_t count;
-        if (lance_dataset_count_rows(d2, &count) || count != (uint64_t)append_n + 1) die("append count");
+        if (lance_dataset_count_rows(d2, &count) || count != (uint64_t)append_n + 1)
+            die("append count");
         lance_dataset_free(d2);
         lance_dataset_free(ds);
         if (r >= 0) ta[r] = (double)(t1ns - t0) / 1e6;

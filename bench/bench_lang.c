@@ -10,13 +10,13 @@
 #include <string.h>
 #include <time.h>
 
-static const char SCHEMA[] =
-    "interface Named { name: String }\n"
-    "node Person implements Named { age: I32? email: String? @unique status: enum(a, b)? born: Date?\n"
-    "  @key(name) @range(age, 0..200) }\n"
-    "node Company { name: String @key size: U32? }\n"
-    "edge Knows: Person -> Person { since: Date? }\n"
-    "edge WorksAt: Person -> Company @card(0..1)\n";
+static const char SCHEMA[] = "interface Named { name: String }\n"
+                             "node Person implements Named { age: I32? email: String? @unique "
+                             "status: enum(a, b)? born: Date?\n"
+                             "  @key(name) @range(age, 0..200) }\n"
+                             "node Company { name: String @key size: U32? }\n"
+                             "edge Knows: Person -> Person { since: Date? }\n"
+                             "edge WorksAt: Person -> Company @card(0..1)\n";
 
 static double now_s(void)
 {
@@ -30,24 +30,36 @@ static void gen(core_buf *b, int n)
     for (int i = 0; i < n; i++) {
         switch (i % 5) {
         case 0:
-            core_buf_printf(b, "query q%d($n: String) { match { $p: Person { name: $n }  $p knows{1,3} $f  "
-                               "$f.age > %d } return { $f.name, $f.age } order { $f.age desc } limit %d }\n",
-                            i, i % 90, 10 + i % 7);
+            core_buf_printf(
+                b,
+                "query q%d($n: String) { match { $p: Person { name: $n }  $p knows{1,3} $f  "
+                "$f.age > %d } return { $f.name, $f.age } order { $f.age desc } limit %d }\n",
+                i, i % 90, 10 + i % 7);
             break;
         case 1:
-            core_buf_printf(b, "query q%d() { match { $p: Person  not { $p worksAt $_ }  $p.status = \"a\" } "
-                               "return { $p.name } }\n", i);
+            core_buf_printf(
+                b,
+                "query q%d() { match { $p: Person  not { $p worksAt $_ }  $p.status = \"a\" } "
+                "return { $p.name } }\n",
+                i);
             break;
         case 2:
-            core_buf_printf(b, "query q%d() { match { $p: Person  $p worksAt $c } return { $c.name, "
-                               "count($p) as n, avg($p.age) as a } order { n desc } limit 5 }\n", i);
+            core_buf_printf(b,
+                            "query q%d() { match { $p: Person  $p worksAt $c } return { $c.name, "
+                            "count($p) as n, avg($p.age) as a } order { n desc } limit 5 }\n",
+                            i);
             break;
         case 3:
-            core_buf_printf(b, "query q%d($n: String, $a: I32) { insert Person { name: $n, age: $a, "
-                               "born: date(\"2001-02-03\") } insert Knows { from: $n, to: \"x%d\" } }\n", i, i);
+            core_buf_printf(
+                b,
+                "query q%d($n: String, $a: I32) { insert Person { name: $n, age: $a, "
+                "born: date(\"2001-02-03\") } insert Knows { from: $n, to: \"x%d\" } }\n",
+                i, i);
             break;
         default:
-            core_buf_printf(b, "query q%d($n: String) { update Person set { age: %d } where name = $n }\n", i, i % 100);
+            core_buf_printf(
+                b, "query q%d($n: String) { update Person set { age: %d } where name = $n }\n", i,
+                i % 100);
         }
     }
 }

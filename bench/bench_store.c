@@ -93,7 +93,8 @@ int main(int argc, char **argv)
 
     store_list l;
     if (store_list_prefix(s, "bench/", 0, &l) == 0) {
-        for (size_t i = 0; i < l.count; i++) store_delete(s, l.items[i].key, STORE_F_NOSYNC);
+        for (size_t i = 0; i < l.count; i++)
+            store_delete(s, l.items[i].key, STORE_F_NOSYNC);
         store_list_free(&l);
     }
     store_close(s);

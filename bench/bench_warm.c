@@ -90,8 +90,10 @@ int main(int argc, char **argv)
     double *warm = calloc((size_t)n, sizeof *warm), *after = calloc((size_t)n, sizeof *after),
            *wr = calloc((size_t)n, sizeof *wr), *idle = calloc((size_t)n, sizeof *idle);
     if (!warm || !after || !wr || !idle) return 1;
-    for (int i = 0; i < 5; i++) query(g, &qo);
-    for (int i = 0; i < n; i++) warm[i] = query(g, &qo);
+    for (int i = 0; i < 5; i++)
+        query(g, &qo);
+    for (int i = 0; i < n; i++)
+        warm[i] = query(g, &qo);
     for (int i = 0; i < n; i++) {
         og_write_result *mr = NULL;
         double t0 = now_us();
@@ -105,13 +107,15 @@ int main(int argc, char **argv)
     qsort(wr, (size_t)n, sizeof *wr, cmp_d);
     /* idle as long as the median write, then the query (the handle's tables are current) */
     for (int i = 0; i < n; i++) {
-        struct timespec ts = {(time_t)(wr[n / 2] / 1e6), (long)((long long)wr[n / 2] % 1000000) * 1000};
+        struct timespec ts = {(time_t)(wr[n / 2] / 1e6),
+                              (long)((long long)wr[n / 2] % 1000000) * 1000};
         nanosleep(&ts, NULL);
         idle[i] = query(g, &qo);
     }
     qsort(idle, (size_t)n, sizeof *idle, cmp_d);
     printf("{\"warm_us_p50\":%.1f,\"after_write_us_p50\":%.1f,\"after_idle_us_p50\":%.1f,"
-           "\"write_us_p50\":%.1f}\n", warm[n / 2], after[n / 2], idle[n / 2], wr[n / 2]);
+           "\"write_us_p50\":%.1f}\n",
+           warm[n / 2], after[n / 2], idle[n / 2], wr[n / 2]);
     og_graph_close(g);
     free(warm);
     free(after);

@@ -130,8 +130,10 @@ static double run(const char *dir, int mode, int k, int n, writer *w)
         }
     } else {
         pthread_t th[MAXW];
-        for (int i = 0; i < k; i++) pthread_create(&th[i], NULL, run_writer, &w[i]);
-        for (int i = 0; i < k; i++) pthread_join(th[i], NULL);
+        for (int i = 0; i < k; i++)
+            pthread_create(&th[i], NULL, run_writer, &w[i]);
+        for (int i = 0; i < k; i++)
+            pthread_join(th[i], NULL);
     }
     double secs = (now_ms() - t0) / 1e3;
     og_graph_stats *st = NULL;

@@ -11,30 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char SCHEMA[] =
-    "node Person { name: String @key  age: I32? }\n"
-    "node City { name: String @key }\n"
-    "edge LivesIn: Person -> City @card(0..1)\n"
-    "edge Knows: Person -> Person\n";
+static const char SCHEMA[] = "node Person { name: String @key  age: I32? }\n"
+                             "node City { name: String @key }\n"
+                             "edge LivesIn: Person -> City @card(0..1)\n"
+                             "edge Knows: Person -> Person\n";
 
-static const char DATA[] =
-    "{\"type\":\"Person\",\"data\":{\"name\":\"Ada\",\"age\":36}}\n"
-    "{\"type\":\"Person\",\"data\":{\"name\":\"Grace\",\"age\":45}}\n"
-    "{\"type\":\"Person\",\"data\":{\"name\":\"Alan\"}}\n"
-    "{\"type\":\"City\",\"data\":{\"name\":\"London\"}}\n"
-    "{\"edge\":\"LivesIn\",\"from\":\"Ada\",\"to\":\"London\"}\n"
-    "{\"edge\":\"Knows\",\"from\":\"Ada\",\"to\":\"Grace\"}\n"
-    "{\"edge\":\"Knows\",\"from\":\"Ada\",\"to\":\"Alan\"}\n";
+static const char DATA[] = "{\"type\":\"Person\",\"data\":{\"name\":\"Ada\",\"age\":36}}\n"
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"Grace\",\"age\":45}}\n"
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"Alan\"}}\n"
+                           "{\"type\":\"City\",\"data\":{\"name\":\"London\"}}\n"
+                           "{\"edge\":\"LivesIn\",\"from\":\"Ada\",\"to\":\"London\"}\n"
+                           "{\"edge\":\"Knows\",\"from\":\"Ada\",\"to\":\"Grace\"}\n"
+                           "{\"edge\":\"Knows\",\"from\":\"Ada\",\"to\":\"Alan\"}\n";
 
-static const char QUERIES[] =
-    "query friends($name: String) {\n"
-    "    match { $p: Person { name: $name }  $p knows $f }\n"
-    "    return { $f.name, $f.age }\n"
-    "    order { $f.name asc }\n"
-    "}\n"
-    "query birthday($name: String, $age: I32) {\n"
-    "    update Person set { age: $age } where name = $name\n"
-    "}\n";
+static const char QUERIES[] = "query friends($name: String) {\n"
+                              "    match { $p: Person { name: $name }  $p knows $f }\n"
+                              "    return { $f.name, $f.age }\n"
+                              "    order { $f.name asc }\n"
+                              "}\n"
+                              "query birthday($name: String, $age: I32) {\n"
+                              "    update Person set { age: $age } where name = $name\n"
+                              "}\n";
 
 /* Print the thread's last error with its typed details; returns 1 (the exit status). */
 static int report(const char *what)
@@ -48,12 +45,24 @@ static int report(const char *what)
 static void print_value(const og_value *v)
 {
     switch (v->type) {
-    case OG_VALUE_NULL: printf("null"); break;
-    case OG_VALUE_BOOL: printf("%s", v->b ? "true" : "false"); break;
-    case OG_VALUE_INT: printf("%lld", (long long)v->i); break;
-    case OG_VALUE_UINT: printf("%llu", (unsigned long long)v->u); break;
-    case OG_VALUE_FLOAT: printf("%g", v->f); break;
-    default: printf("%.*s", (int)v->len, v->str); break; /* strings, dates, JSON text */
+    case OG_VALUE_NULL:
+        printf("null");
+        break;
+    case OG_VALUE_BOOL:
+        printf("%s", v->b ? "true" : "false");
+        break;
+    case OG_VALUE_INT:
+        printf("%lld", (long long)v->i);
+        break;
+    case OG_VALUE_UINT:
+        printf("%llu", (unsigned long long)v->u);
+        break;
+    case OG_VALUE_FLOAT:
+        printf("%g", v->f);
+        break;
+    default:
+        printf("%.*s", (int)v->len, v->str);
+        break; /* strings, dates, JSON text */
     }
 }
 
@@ -151,8 +160,7 @@ int main(int argc, char **argv)
         printf("%zu commits, newest first:\n", og_commit_list_count(commits));
         for (size_t i = 0; i < og_commit_list_count(commits); i++) {
             const og_commit_info *c = og_commit_list_get(commits, i);
-            printf("  %s  manifest version %llu\n", c->id,
-                   (unsigned long long)c->manifest_version);
+            printf("  %s  manifest version %llu\n", c->id, (unsigned long long)c->manifest_version);
         }
     }
     og_commit_list_free(commits);

@@ -91,22 +91,22 @@ OG_EXTERN int og_version_number(void);
  * are negative; OG_ITER_OVER is the one positive code and is not a failure. */
 typedef enum og_code {
     OG_OK = 0,
-    OG_ITER_OVER = 1,             /* a cursor is past its last item: not a failure */
-    OG_E_STORAGE = -1,            /* the object store failed; see og_error.storage_kind */
-    OG_E_NOT_FOUND = -2,          /* a named object, table, branch or version does not exist */
-    OG_E_EXISTS = -3,             /* create-if-absent found the name taken */
-    OG_E_BAD_REQUEST = -4,        /* invalid input; og_error.file/line/column locate it */
-    OG_E_READ_SET_CONFLICT = -5,  /* a read-set member moved; member, expected, actual say how */
-    OG_E_KEY_CONFLICT = -6,       /* a strict insert met an existing key; og_error.key names it */
-    OG_E_MERGE_CONFLICTS = -7,    /* a branch merge found conflicting changes */
-    OG_E_RECOVERY_REQUIRED = -8,  /* an interrupted write must be recovered; see operation_id */
-    OG_E_PRECONDITION_FAILED = -9,/* a caller-supplied precondition (e.g. --if-commit) failed */
-    OG_E_RESOURCE_LIMIT = -10,    /* a configured limit (size, retries, memory) was reached */
-    OG_E_CORRUPT = -11,           /* stored bytes are damaged or not what they claim to be */
-    OG_E_UNSUPPORTED = -12,       /* valid but not supported by this build (e.g. a format version) */
-    OG_E_CONFLICT = -13,          /* a concurrent commit took the version this one needed */
-    OG_E_NOMEM = -14,             /* memory allocation failed */
-    OG_E_INTERNAL = -15,          /* an internal invariant failed: a bug, please report it */
+    OG_ITER_OVER = 1,              /* a cursor is past its last item: not a failure */
+    OG_E_STORAGE = -1,             /* the object store failed; see og_error.storage_kind */
+    OG_E_NOT_FOUND = -2,           /* a named object, table, branch or version does not exist */
+    OG_E_EXISTS = -3,              /* create-if-absent found the name taken */
+    OG_E_BAD_REQUEST = -4,         /* invalid input; og_error.file/line/column locate it */
+    OG_E_READ_SET_CONFLICT = -5,   /* a read-set member moved; member, expected, actual say how */
+    OG_E_KEY_CONFLICT = -6,        /* a strict insert met an existing key; og_error.key names it */
+    OG_E_MERGE_CONFLICTS = -7,     /* a branch merge found conflicting changes */
+    OG_E_RECOVERY_REQUIRED = -8,   /* an interrupted write must be recovered; see operation_id */
+    OG_E_PRECONDITION_FAILED = -9, /* a caller-supplied precondition (e.g. --if-commit) failed */
+    OG_E_RESOURCE_LIMIT = -10,     /* a configured limit (size, retries, memory) was reached */
+    OG_E_CORRUPT = -11,            /* stored bytes are damaged or not what they claim to be */
+    OG_E_UNSUPPORTED = -12, /* valid but not supported by this build (e.g. a format version) */
+    OG_E_CONFLICT = -13,    /* a concurrent commit took the version this one needed */
+    OG_E_NOMEM = -14,       /* memory allocation failed */
+    OG_E_INTERNAL = -15,    /* an internal invariant failed: a bug, please report it */
 } og_code;
 
 /* The kind of an OG_E_STORAGE failure. */
@@ -171,20 +171,23 @@ OG_EXTERN const char *og_log_level_name(int level);
 /* Options for og_store_selfcheck(). Initialise with OG_SELFCHECK_OPTIONS_INIT. */
 #define OG_SELFCHECK_OPTIONS_VERSION 1
 typedef struct og_selfcheck_options {
-    int version;        /* OG_SELFCHECK_OPTIONS_VERSION */
-    unsigned rounds;    /* number of put / put_if_absent / get rounds; 0 means 16 */
+    int version;     /* OG_SELFCHECK_OPTIONS_VERSION */
+    unsigned rounds; /* number of put / put_if_absent / get rounds; 0 means 16 */
 } og_selfcheck_options;
-#define OG_SELFCHECK_OPTIONS_INIT {OG_SELFCHECK_OPTIONS_VERSION, 0}
+#define OG_SELFCHECK_OPTIONS_INIT                                                                  \
+    {                                                                                              \
+        OG_SELFCHECK_OPTIONS_VERSION, 0                                                            \
+    }
 /* The same defaults for `version` (OG_SELFCHECK_OPTIONS_VERSION), as a function; every
  * og_..._options_init() below works alike: OG_E_BAD_REQUEST for NULL or an unknown version. */
 OG_EXTERN int og_selfcheck_options_init(og_selfcheck_options *opts, int version);
 
 /* What og_store_selfcheck measured. Allocated by the library: og_selfcheck_result_free. */
 typedef struct og_selfcheck_result {
-    unsigned rounds;         /* rounds completed */
-    uint64_t store_ops;      /* object-store operations performed */
-    uint64_t fsyncs;         /* fsync/fdatasync calls performed */
-    double put_us_p50;       /* median latency of a durable put, microseconds */
+    unsigned rounds;             /* rounds completed */
+    uint64_t store_ops;          /* object-store operations performed */
+    uint64_t fsyncs;             /* fsync/fdatasync calls performed */
+    double put_us_p50;           /* median latency of a durable put, microseconds */
     double put_if_absent_us_p50; /* median latency of a durable put_if_absent */
 } og_selfcheck_result;
 
@@ -208,12 +211,12 @@ typedef enum og_diag_severity {
 
 /* One diagnostic. Strings are owned by the report. */
 typedef struct og_diagnostic {
-    const char *code;    /* stable: "S007", "Q000", "T5", "L201", ... */
-    int severity;        /* an og_diag_severity */
+    const char *code; /* stable: "S007", "Q000", "T5", "L201", ... */
+    int severity;     /* an og_diag_severity */
     const char *message;
-    const char *file;    /* the file name the caller passed */
-    int line;            /* 1-based */
-    int column;          /* 1-based, in bytes */
+    const char *file; /* the file name the caller passed */
+    int line;         /* 1-based */
+    int column;       /* 1-based, in bytes */
 } og_diagnostic;
 
 /* The outcome of a check, lint or plan: diagnostics plus a text and a JSON rendering. */
@@ -236,17 +239,19 @@ OG_EXTERN int og_query_lint(og_lang_report **out, const char *schema_file, const
  * sources. */
 #define OG_SCHEMA_PLAN_OPTIONS_VERSION 1
 typedef struct og_schema_plan_options {
-    int version;              /* OG_SCHEMA_PLAN_OPTIONS_VERSION */
-    const char *from_source;  /* the accepted schema's .pg text (required) */
-    size_t from_source_len;   /* bytes of from_source (0: strlen(from_source)) */
-    const char *from_file;    /* names it in diagnostics (NULL: "<from>") */
-    const char *to_source;    /* the desired schema's .pg text (required) */
-    size_t to_source_len;     /* bytes of to_source (0: strlen(to_source)) */
-    const char *to_file;      /* NULL: "<to>" */
-    int allow_data_loss;      /* nonzero: drops delete data; zero: drops are soft */
+    int version;             /* OG_SCHEMA_PLAN_OPTIONS_VERSION */
+    const char *from_source; /* the accepted schema's .pg text (required) */
+    size_t from_source_len;  /* bytes of from_source (0: strlen(from_source)) */
+    const char *from_file;   /* names it in diagnostics (NULL: "<from>") */
+    const char *to_source;   /* the desired schema's .pg text (required) */
+    size_t to_source_len;    /* bytes of to_source (0: strlen(to_source)) */
+    const char *to_file;     /* NULL: "<to>" */
+    int allow_data_loss;     /* nonzero: drops delete data; zero: drops are soft */
 } og_schema_plan_options;
 #define OG_SCHEMA_PLAN_OPTIONS_INIT                                                                \
-    {OG_SCHEMA_PLAN_OPTIONS_VERSION, NULL, 0, NULL, NULL, 0, NULL, 0}
+    {                                                                                              \
+        OG_SCHEMA_PLAN_OPTIONS_VERSION, NULL, 0, NULL, NULL, 0, NULL, 0                            \
+    }
 OG_EXTERN int og_schema_plan_options_init(og_schema_plan_options *opts, int version);
 
 /* Plan the steps from the accepted schema `from` to the desired schema `to` (planning only).
@@ -368,22 +373,22 @@ OG_EXTERN int og_table_write_schema(FILE *f, const og_table *t, int format);
 /* Storage facts of the snapshot. Allocated by the library: og_table_info_free. */
 typedef struct og_table_info {
     uint64_t version;
-    uint64_t columns;             /* top-level fields */
+    uint64_t columns; /* top-level fields */
     uint64_t fragments;
     uint64_t data_files;
-    uint64_t data_bytes;          /* sum of the data file sizes the manifest records */
-    uint64_t physical_rows;       /* rows stored, deleted ones included */
-    uint64_t rows;                /* rows visible (physical minus deleted) */
+    uint64_t data_bytes;    /* sum of the data file sizes the manifest records */
+    uint64_t physical_rows; /* rows stored, deleted ones included */
+    uint64_t rows;          /* rows visible (physical minus deleted) */
     uint64_t deleted_rows;
-    uint64_t deletion_files;      /* = deletion_files_arrow + deletion_files_bitmap */
+    uint64_t deletion_files;        /* = deletion_files_arrow + deletion_files_bitmap */
     uint64_t deletion_files_arrow;  /* .arrow (Arrow IPC) deletion files */
     uint64_t deletion_files_bitmap; /* .bin (roaring bitmap) deletion files */
     char data_storage_version[16];  /* "2.0", "2.1", ..., or "" for a legacy table */
-    char naming[4];               /* manifest naming: "v1" ({v}.manifest) or "v2" */
-    uint64_t reader_flags;        /* feature flags of the manifest */
+    char naming[4];                 /* manifest naming: "v1" ({v}.manifest) or "v2" */
+    uint64_t reader_flags;          /* feature flags of the manifest */
     uint64_t writer_flags;
-    int stable_row_ids;           /* 1 when rows carry stable row ids (flag 2) */
-    int64_t timestamp_ns;         /* commit time, nanoseconds since the epoch (UTC) */
+    int stable_row_ids;   /* 1 when rows carry stable row ids (flag 2) */
+    int64_t timestamp_ns; /* commit time, nanoseconds since the epoch (UTC) */
 } og_table_info;
 
 /* The storage facts of t; the caller frees *out with og_table_info_free (NULL on failure).
@@ -394,7 +399,7 @@ OG_EXTERN void og_table_info_free(og_table_info *info);
 /* One entry of a table's history. Owned by its list. */
 typedef struct og_table_version_info {
     uint64_t version;
-    int64_t timestamp_ns;         /* commit time, nanoseconds since the epoch (UTC) */
+    int64_t timestamp_ns; /* commit time, nanoseconds since the epoch (UTC) */
     uint64_t fragments;
     uint64_t physical_rows;
 } og_table_version_info;
@@ -413,12 +418,15 @@ OG_EXTERN int og_table_versions(og_table_version_list **out, const og_table *t);
 /* Which rows and columns a scan or a dump returns. Initialise with OG_SCAN_OPTIONS_INIT. */
 #define OG_SCAN_OPTIONS_VERSION 1
 typedef struct og_scan_options {
-    int version;                  /* OG_SCAN_OPTIONS_VERSION */
-    const char *const *columns;   /* top-level columns in output order (NULL: all, schema order) */
+    int version;                /* OG_SCAN_OPTIONS_VERSION */
+    const char *const *columns; /* top-level columns in output order (NULL: all, schema order) */
     size_t n_columns;
-    int64_t limit;                /* at most this many rows (< 0: all) */
+    int64_t limit; /* at most this many rows (< 0: all) */
 } og_scan_options;
-#define OG_SCAN_OPTIONS_INIT {OG_SCAN_OPTIONS_VERSION, NULL, 0, -1}
+#define OG_SCAN_OPTIONS_INIT                                                                       \
+    {                                                                                              \
+        OG_SCAN_OPTIONS_VERSION, NULL, 0, -1                                                       \
+    }
 OG_EXTERN int og_scan_options_init(og_scan_options *opts, int version);
 
 /* Stream the rows (deleted rows left out) as Arrow record batches: each array the stream gives
@@ -444,7 +452,6 @@ OG_EXTERN int og_table_write_json(uint64_t *rows, FILE *f, const og_table *t,
 OG_EXTERN int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t,
                                   const og_scan_options *opts);
 
-
 /* ======================================================================================= */
 /* ---- Graphs --------------------------------------------------------------------------- */
 /* A graph lives in a root directory: its graph manifest, one Lance table per node and edge
@@ -452,8 +459,8 @@ OG_EXTERN int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t,
  * through the write coordinator (RFC-022); reads see one snapshot of the graph manifest.
  * Commit ids are ULIDs (OG_ID_LEN characters). CLI: docs/cli.md. */
 
-#define OG_ID_LEN 26          /* characters of a commit or operation id (a ULID) */
-#define OG_SCHEMA_ID_LEN 32   /* hex characters of a schema identity */
+#define OG_ID_LEN 26        /* characters of a commit or operation id (a ULID) */
+#define OG_SCHEMA_ID_LEN 32 /* hex characters of a schema identity */
 
 /* An open graph. May be used by several threads at once; writes serialize inside. */
 typedef struct og_graph og_graph;
@@ -461,12 +468,15 @@ typedef struct og_graph og_graph;
 /* Options for og_graph_init(). Initialise with OG_INIT_OPTIONS_INIT and set schema_source. */
 #define OG_INIT_OPTIONS_VERSION 1
 typedef struct og_init_options {
-    int version;                  /* OG_INIT_OPTIONS_VERSION */
-    const char *schema_source;    /* the .pg text (required) */
-    size_t schema_source_len;     /* bytes of schema_source (0: strlen(schema_source)) */
-    const char *schema_file;      /* names it in diagnostics (NULL: "schema.pg") */
+    int version;               /* OG_INIT_OPTIONS_VERSION */
+    const char *schema_source; /* the .pg text (required) */
+    size_t schema_source_len;  /* bytes of schema_source (0: strlen(schema_source)) */
+    const char *schema_file;   /* names it in diagnostics (NULL: "schema.pg") */
 } og_init_options;
-#define OG_INIT_OPTIONS_INIT {OG_INIT_OPTIONS_VERSION, NULL, 0, NULL}
+#define OG_INIT_OPTIONS_INIT                                                                       \
+    {                                                                                              \
+        OG_INIT_OPTIONS_VERSION, NULL, 0, NULL                                                     \
+    }
 OG_EXTERN int og_init_options_init(og_init_options *opts, int version);
 
 /* What og_graph_init made. Allocated by the library: og_init_result_free. */
@@ -479,22 +489,24 @@ typedef struct og_init_result {
 /* Create a graph in root_dir (created when missing) from the schema opt gives. Errors:
  * OG_E_BAD_REQUEST for an invalid schema (og_error_last() locates it; nothing is created,
  * not even root_dir), OG_E_EXISTS when a graph is already there ("already exists"),
- * OG_E_CONFLICT while another init of the same root runs, OG_E_UNSUPPORTED for a root written as a URI ("s3://...": no such backend yet),
- * OG_E_STORAGE. A crash leaves no graph or a complete one; a later init takes an
- * interrupted one over (took_over). On success the caller frees *out with
+ * OG_E_CONFLICT while another init of the same root runs, OG_E_UNSUPPORTED for a root written as a
+ * URI ("s3://...": no such backend yet), OG_E_STORAGE. A crash leaves no graph or a complete one; a
+ * later init takes an interrupted one over (took_over). On success the caller frees *out with
  * og_init_result_free; on failure *out is NULL. */
-OG_EXTERN int og_graph_init(og_init_result **out, const char *root_dir,
-                            const og_init_options *opt);
+OG_EXTERN int og_graph_init(og_init_result **out, const char *root_dir, const og_init_options *opt);
 OG_EXTERN void og_init_result_free(og_init_result *r);
 
 /* Options for og_graph_open(). Initialise with OG_OPEN_OPTIONS_INIT. */
 #define OG_OPEN_OPTIONS_VERSION 1
 typedef struct og_open_options {
-    int version;           /* OG_OPEN_OPTIONS_VERSION */
-    int read_only;         /* nonzero: write nothing, ever (no recovery; writes fail) */
-    const char *actor;     /* recorded in the lineage of this handle's commits (NULL: none) */
+    int version;       /* OG_OPEN_OPTIONS_VERSION */
+    int read_only;     /* nonzero: write nothing, ever (no recovery; writes fail) */
+    const char *actor; /* recorded in the lineage of this handle's commits (NULL: none) */
 } og_open_options;
-#define OG_OPEN_OPTIONS_INIT {OG_OPEN_OPTIONS_VERSION, 0, NULL}
+#define OG_OPEN_OPTIONS_INIT                                                                       \
+    {                                                                                              \
+        OG_OPEN_OPTIONS_VERSION, 0, NULL                                                           \
+    }
 OG_EXTERN int og_open_options_init(og_open_options *opts, int version);
 
 /* Open the graph in root_dir (opt NULL: read-write, no actor). A read-write open first
@@ -522,8 +534,8 @@ typedef enum og_load_phase {
 } og_load_phase;
 /* Progress of a load (phase: an og_load_phase), called on the loading thread every few
  * thousand lines and once when the write phase starts. */
-typedef void (*og_load_progress_fn)(void *arg, int phase, uint64_t bytes_done,
-                                    uint64_t bytes_total, uint64_t lines);
+typedef void (*og_load_progress_fn)(void *arg, int phase, uint64_t bytes_done, uint64_t bytes_total,
+                                    uint64_t lines);
 
 /* Options for og_graph_load(). Initialise with OG_LOAD_OPTIONS_INIT and set mode. */
 #define OG_LOAD_OPTIONS_VERSION 1
@@ -534,7 +546,10 @@ typedef struct og_load_options {
     og_load_progress_fn progress; /* NULL: none */
     void *progress_arg;
 } og_load_options;
-#define OG_LOAD_OPTIONS_INIT {OG_LOAD_OPTIONS_VERSION, 0, NULL, NULL, NULL}
+#define OG_LOAD_OPTIONS_INIT                                                                       \
+    {                                                                                              \
+        OG_LOAD_OPTIONS_VERSION, 0, NULL, NULL, NULL                                               \
+    }
 OG_EXTERN int og_load_options_init(og_load_options *opts, int version);
 
 /* ---- Write results ---- */
@@ -545,10 +560,10 @@ typedef struct og_write_result og_write_result;
 
 /* One table a write changed. Owned by its write result. */
 typedef struct og_table_change {
-    const char *alias;       /* "node:Person", "edge:Knows" */
-    uint64_t from_version;   /* Lance version before the write */
-    uint64_t to_version;     /* ... and the version the commit pins */
-    uint64_t row_count;      /* rows at to_version */
+    const char *alias;     /* "node:Person", "edge:Knows" */
+    uint64_t from_version; /* Lance version before the write */
+    uint64_t to_version;   /* ... and the version the commit pins */
+    uint64_t row_count;    /* rows at to_version */
 } og_table_change;
 
 /* The counts og_write_result_count reports. A count that does not apply to the kind of write
@@ -603,22 +618,22 @@ typedef enum og_table_kind {
 
 /* One live table of a snapshot. Strings are owned by the snapshot info. */
 typedef struct og_snapshot_table {
-    const char *alias;       /* "node:Person" */
-    const char *type_name;   /* "Person" */
-    int kind;                /* an og_table_kind */
-    uint64_t version;        /* the Lance version the snapshot pins */
+    const char *alias;     /* "node:Person" */
+    const char *type_name; /* "Person" */
+    int kind;              /* an og_table_kind */
+    uint64_t version;      /* the Lance version the snapshot pins */
     uint64_t row_count;
-    const char *path;        /* the table's directory relative to the root */
+    const char *path; /* the table's directory relative to the root */
 } og_snapshot_table;
 
 /* One graph snapshot. Allocated by the library: og_snapshot_info_free. */
 typedef struct og_snapshot_info {
-    const char *branch;                  /* "main" */
+    const char *branch; /* "main" */
     uint64_t manifest_version;
-    int format_version;                  /* the graph format */
-    char head_commit[OG_ID_LEN + 1];     /* the branch head at this manifest version */
+    int format_version;              /* the graph format */
+    char head_commit[OG_ID_LEN + 1]; /* the branch head at this manifest version */
     char schema_identity[OG_SCHEMA_ID_LEN + 1];
-    size_t n_tables;                     /* live tables: og_snapshot_info_table */
+    size_t n_tables; /* live tables: og_snapshot_info_table */
 } og_snapshot_info;
 
 /* The i-th live table of the snapshot, sorted by alias; NULL out of range. */
@@ -634,12 +649,12 @@ OG_EXTERN void og_snapshot_info_free(og_snapshot_info *s);
 /* One graph commit. Owned by the list that holds it, or (og_graph_commit_show) by itself. */
 typedef struct og_commit_info {
     char id[OG_ID_LEN + 1];
-    char parent[OG_ID_LEN + 1];          /* "" for the genesis commit */
-    char merged_parent[OG_ID_LEN + 1];   /* "" unless a merge */
-    const char *actor;                   /* NULL when none was recorded */
-    const char *branch;                  /* "main" */
-    int64_t created_at_us;               /* microseconds since the epoch (UTC) */
-    uint64_t manifest_version;           /* the manifest version the commit produced */
+    char parent[OG_ID_LEN + 1];        /* "" for the genesis commit */
+    char merged_parent[OG_ID_LEN + 1]; /* "" unless a merge */
+    const char *actor;                 /* NULL when none was recorded */
+    const char *branch;                /* "main" */
+    int64_t created_at_us;             /* microseconds since the epoch (UTC) */
+    uint64_t manifest_version;         /* the manifest version the commit produced */
 } og_commit_info;
 
 /* A list of commits: og_commit_list_get gives the i-th (NULL out of range). */
@@ -660,11 +675,11 @@ OG_EXTERN void og_commit_info_free(og_commit_info *c);
 /* Counters of this handle since it was opened. Allocated by the library:
  * og_graph_stats_free. */
 typedef struct og_graph_stats {
-    uint64_t writes;            /* writes that published a graph commit */
-    uint64_t noops;             /* writes with nothing to commit */
-    uint64_t reprepares;        /* restarts after a read-set mismatch before any effect */
-    uint64_t publish_retries;   /* graph-manifest commits lost to a concurrent writer */
-    uint64_t recoveries;        /* interrupted writes resolved */
+    uint64_t writes;          /* writes that published a graph commit */
+    uint64_t noops;           /* writes with nothing to commit */
+    uint64_t reprepares;      /* restarts after a read-set mismatch before any effect */
+    uint64_t publish_retries; /* graph-manifest commits lost to a concurrent writer */
+    uint64_t recoveries;      /* interrupted writes resolved */
 } og_graph_stats;
 OG_EXTERN int og_graph_stats_get(og_graph_stats **out, og_graph *g);
 OG_EXTERN void og_graph_stats_free(og_graph_stats *s);
@@ -676,10 +691,13 @@ OG_EXTERN void og_graph_stats_free(og_graph_stats *s);
 /* Options for og_graph_optimize(). Initialise with OG_OPTIMIZE_OPTIONS_INIT. */
 #define OG_OPTIMIZE_OPTIONS_VERSION 1
 typedef struct og_optimize_options {
-    int version;              /* OG_OPTIMIZE_OPTIONS_VERSION */
-    const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    int version;        /* OG_OPTIMIZE_OPTIONS_VERSION */
+    const char *branch; /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
 } og_optimize_options;
-#define OG_OPTIMIZE_OPTIONS_INIT {OG_OPTIMIZE_OPTIONS_VERSION, NULL}
+#define OG_OPTIMIZE_OPTIONS_INIT                                                                   \
+    {                                                                                              \
+        OG_OPTIMIZE_OPTIONS_VERSION, NULL                                                          \
+    }
 OG_EXTERN int og_optimize_options_init(og_optimize_options *opts, int version);
 
 /* What og_graph_optimize did. Allocated by the library: og_optimize_result_free. */
@@ -687,7 +705,7 @@ typedef struct og_optimize_result {
     char commit_id[OG_ID_LEN + 1]; /* the maintenance commit ("" when no table needed it) */
     uint64_t manifest_version;     /* the manifest version after optimize */
     size_t tables_compacted;       /* data tables rewritten (in that one commit) */
-    uint64_t fragments_before, fragments_after;          /* over every data table */
+    uint64_t fragments_before, fragments_after; /* over every data table */
     uint64_t manifest_fragments_before, manifest_fragments_after;
 } og_optimize_result;
 
@@ -702,36 +720,38 @@ OG_EXTERN int og_graph_optimize(og_optimize_result **out, og_graph *g,
 OG_EXTERN void og_optimize_result_free(og_optimize_result *r);
 
 /* Progress of a cleanup: called after each Lance dataset (table, then the manifest). */
-typedef void (*og_cleanup_progress_fn)(void *arg, const char *dataset, size_t done,
-                                       size_t total);
+typedef void (*og_cleanup_progress_fn)(void *arg, const char *dataset, size_t done, size_t total);
 
 /* Options for og_graph_cleanup(). Initialise with OG_CLEANUP_OPTIONS_INIT, then give at least
  * one retention rule. A commit of main stays readable (`--at`) when it is among the newest
  * `keep` or younger than `older_than_us`; the head always stays. */
 #define OG_CLEANUP_OPTIONS_VERSION 1
 typedef struct og_cleanup_options {
-    int version;                   /* OG_CLEANUP_OPTIONS_VERSION */
-    uint64_t keep;                 /* 0: no count rule */
-    int64_t older_than_us;         /* < 0: no age rule */
-    int dry_run;                   /* nonzero: count what would go, delete nothing */
-    uint64_t orphan_grace_ms;      /* files no version names are removed once older than
-                                    * this (0: one hour): a writer may have staged them */
+    int version;                     /* OG_CLEANUP_OPTIONS_VERSION */
+    uint64_t keep;                   /* 0: no count rule */
+    int64_t older_than_us;           /* < 0: no age rule */
+    int dry_run;                     /* nonzero: count what would go, delete nothing */
+    uint64_t orphan_grace_ms;        /* files no version names are removed once older than
+                                      * this (0: one hour): a writer may have staged them */
     og_cleanup_progress_fn progress; /* NULL: none */
     void *progress_arg;
 } og_cleanup_options;
-#define OG_CLEANUP_OPTIONS_INIT {OG_CLEANUP_OPTIONS_VERSION, 0, -1, 0, 0, NULL, NULL}
+#define OG_CLEANUP_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        OG_CLEANUP_OPTIONS_VERSION, 0, -1, 0, 0, NULL, NULL                                        \
+    }
 OG_EXTERN int og_cleanup_options_init(og_cleanup_options *opts, int version);
 
 /* What og_graph_cleanup removed. Allocated by the library: og_cleanup_result_free. */
 typedef struct og_cleanup_result {
-    uint64_t commits_total;        /* commits of main (all still listed by og_graph_commits) */
-    uint64_t commits_retained;     /* ... of which still readable */
+    uint64_t commits_total;    /* commits of main (all still listed by og_graph_commits) */
+    uint64_t commits_retained; /* ... of which still readable */
     char oldest_retained[OG_ID_LEN + 1];
-    uint64_t versions_removed;     /* Lance versions, over the tables and the manifest */
-    uint64_t files_removed;        /* version manifests, data, deletion, transaction files */
+    uint64_t versions_removed; /* Lance versions, over the tables and the manifest */
+    uint64_t files_removed;    /* version manifests, data, deletion, transaction files */
     uint64_t bytes_removed;
-    uint64_t files_spared_recent;  /* unreferenced files younger than the orphan grace */
-    size_t datasets;               /* Lance datasets cleaned (tables and the manifest) */
+    uint64_t files_spared_recent; /* unreferenced files younger than the orphan grace */
+    size_t datasets;              /* Lance datasets cleaned (tables and the manifest) */
 } og_cleanup_result;
 
 /* Remove the versions and files that no retained commit needs (and files of attempts that
@@ -740,8 +760,7 @@ typedef struct og_cleanup_result {
  * fails with OG_E_NOT_FOUND saying cleanup removed it. OG_E_BAD_REQUEST without a rule or on a
  * read-only handle; OG_E_RECOVERY_REQUIRED when an interrupted write must be resolved first.
  * On success the caller frees *out with og_cleanup_result_free; on failure it is NULL. */
-OG_EXTERN int og_graph_cleanup(og_cleanup_result **out, og_graph *g,
-                               const og_cleanup_options *opt);
+OG_EXTERN int og_graph_cleanup(og_cleanup_result **out, og_graph *g, const og_cleanup_options *opt);
 OG_EXTERN void og_cleanup_result_free(og_cleanup_result *r);
 
 /* ---- Recovery ------------------------------------------------------------------------------ */
@@ -793,20 +812,20 @@ OG_EXTERN const char *og_recover_outcome_name(int outcome);
 /* One recovery intent. Strings are owned by it (or by the list that holds it). */
 typedef struct og_intent_info {
     char operation_id[OG_ID_LEN + 1];
-    const char *file;          /* "__recovery/<operation id>.json", relative to the root */
-    const char *writer_kind;   /* "load", "mutation", "optimize"; NULL when damaged */
-    int state;                 /* an og_intent_state */
-    int damaged;               /* 1 when the file cannot be read as an intent */
-    int64_t started_at_us;     /* when its write began (damaged: the time in its id) */
-    int64_t owner_pid;         /* the process that wrote it, 0 when unknown */
-    const char *branch;        /* "main" */
-    const char *actor;         /* NULL when none was given */
-    const char *problem;       /* damaged: what is wrong with the file; else NULL */
-    const char *resolved_as;   /* OG_INTENT_RESOLVED: the audit log's outcome; else NULL */
-    size_t n_tables;           /* tables its effects name */
-    int action;                /* og_recover_show: an og_recover_action; OG_RECOVER_NONE in
-                                * lists */
-    const char *reason;        /* og_recover_show: why that action; NULL in lists */
+    const char *file;        /* "__recovery/<operation id>.json", relative to the root */
+    const char *writer_kind; /* "load", "mutation", "optimize"; NULL when damaged */
+    int state;               /* an og_intent_state */
+    int damaged;             /* 1 when the file cannot be read as an intent */
+    int64_t started_at_us;   /* when its write began (damaged: the time in its id) */
+    int64_t owner_pid;       /* the process that wrote it, 0 when unknown */
+    const char *branch;      /* "main" */
+    const char *actor;       /* NULL when none was given */
+    const char *problem;     /* damaged: what is wrong with the file; else NULL */
+    const char *resolved_as; /* OG_INTENT_RESOLVED: the audit log's outcome; else NULL */
+    size_t n_tables;         /* tables its effects name */
+    int action;              /* og_recover_show: an og_recover_action; OG_RECOVER_NONE in
+                              * lists */
+    const char *reason;      /* og_recover_show: why that action; NULL in lists */
 } og_intent_info;
 
 /* A list of intents, oldest first: og_intent_list_get gives the i-th (NULL out of range). */
@@ -820,15 +839,18 @@ OG_EXTERN void og_intent_info_free(og_intent_info *i);
  * Initialise with OG_RECOVER_OPTIONS_INIT. */
 #define OG_RECOVER_OPTIONS_VERSION 1
 typedef struct og_recover_options {
-    int version;   /* OG_RECOVER_OPTIONS_VERSION */
-    int discard;   /* nonzero: delete the intent instead of rolling it forward or back; only
-                    * with proof that no effect of it exists (no commit or rollback of it is
-                    * visible and no table holds a version its transactions made), otherwise
-                    * OG_E_PRECONDITION_FAILED */
-    int force;     /* with discard: delete it without that proof (audited as
-                    * discarded_forced); the only way to clear a damaged intent */
+    int version; /* OG_RECOVER_OPTIONS_VERSION */
+    int discard; /* nonzero: delete the intent instead of rolling it forward or back; only
+                  * with proof that no effect of it exists (no commit or rollback of it is
+                  * visible and no table holds a version its transactions made), otherwise
+                  * OG_E_PRECONDITION_FAILED */
+    int force;   /* with discard: delete it without that proof (audited as
+                  * discarded_forced); the only way to clear a damaged intent */
 } og_recover_options;
-#define OG_RECOVER_OPTIONS_INIT {OG_RECOVER_OPTIONS_VERSION, 0, 0}
+#define OG_RECOVER_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        OG_RECOVER_OPTIONS_VERSION, 0, 0                                                           \
+    }
 OG_EXTERN int og_recover_options_init(og_recover_options *opts, int version);
 
 /* What og_recover_resolve did. Allocated by the library: og_recover_result_free. */
@@ -847,8 +869,8 @@ OG_EXTERN int og_recover_list(og_intent_list **out, const char *root_dir,
 OG_EXTERN int og_graph_intents(og_intent_list **out, og_graph *g);
 /* One intent, classified as the recovery barrier would (action, reason). OG_E_NOT_FOUND when
  * it is not pending. The caller frees *out with og_intent_info_free. */
-OG_EXTERN int og_recover_show(og_intent_info **out, const char *root_dir,
-                              const char *operation_id, const og_recover_options *opt);
+OG_EXTERN int og_recover_show(og_intent_info **out, const char *root_dir, const char *operation_id,
+                              const og_recover_options *opt);
 /* Resolve one intent under the same gates and locks the recovery barrier takes, so it never
  * races a live writer: as the barrier would (roll forward, roll back, discard, finalize, or
  * retire a stale copy), or by discarding it (opt->discard; see og_recover_options). Every
@@ -870,18 +892,21 @@ OG_EXTERN int og_recover_resolve(og_recover_result **out, const char *root_dir,
 /* Options for og_graph_query(). Initialise with OG_QUERY_OPTIONS_INIT and set source. */
 #define OG_QUERY_OPTIONS_VERSION 1
 typedef struct og_query_options {
-    int version;              /* OG_QUERY_OPTIONS_VERSION */
-    const char *source;       /* .gq text holding one or more queries (required) */
-    size_t source_len;        /* bytes of source (0: strlen(source)) */
-    const char *source_file;  /* names the source in diagnostics (NULL: "<query>") */
-    const char *name;         /* the query to run; NULL when the source holds exactly one */
-    const char *params_json;  /* a JSON object of param values, keys without '$' (NULL: {}) */
-    const char *at;           /* NULL: the head; else a commit id, a unique id prefix (4+
-                               * characters) or a decimal graph-manifest version */
-    const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
-    int64_t now_ms;           /* nonzero: the value of now() in ms since the epoch (0: clock) */
+    int version;             /* OG_QUERY_OPTIONS_VERSION */
+    const char *source;      /* .gq text holding one or more queries (required) */
+    size_t source_len;       /* bytes of source (0: strlen(source)) */
+    const char *source_file; /* names the source in diagnostics (NULL: "<query>") */
+    const char *name;        /* the query to run; NULL when the source holds exactly one */
+    const char *params_json; /* a JSON object of param values, keys without '$' (NULL: {}) */
+    const char *at;          /* NULL: the head; else a commit id, a unique id prefix (4+
+                              * characters) or a decimal graph-manifest version */
+    const char *branch;      /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    int64_t now_ms;          /* nonzero: the value of now() in ms since the epoch (0: clock) */
 } og_query_options;
-#define OG_QUERY_OPTIONS_INIT {OG_QUERY_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
+#define OG_QUERY_OPTIONS_INIT                                                                      \
+    {                                                                                              \
+        OG_QUERY_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0                         \
+    }
 OG_EXTERN int og_query_options_init(og_query_options *opts, int version);
 
 /* The rows of a read query, held in memory as Arrow record batches (see the Caveats: it
@@ -930,7 +955,7 @@ typedef enum og_value_type {
  * into the result's scratch (DATE, DATETIME, JSON: valid until the next og_result_get,
  * og_result_value or og_result_row_json call on it). */
 typedef struct og_value {
-    int type;           /* an og_value_type */
+    int type; /* an og_value_type */
     int b;
     int64_t i;
     uint64_t u;
@@ -968,19 +993,22 @@ OG_EXTERN int og_result_export_stream(struct ArrowArrayStream *out, og_result *r
 /* Options for og_graph_mutate(). Initialise with OG_MUTATE_OPTIONS_INIT and set source. */
 #define OG_MUTATE_OPTIONS_VERSION 1
 typedef struct og_mutate_options {
-    int version;              /* OG_MUTATE_OPTIONS_VERSION */
-    const char *source;       /* .gq text (required); see og_query_options */
+    int version;        /* OG_MUTATE_OPTIONS_VERSION */
+    const char *source; /* .gq text (required); see og_query_options */
     size_t source_len;
     const char *source_file;
     const char *name;
     const char *params_json;
-    const char *branch;       /* NULL or "main" */
-    const char *if_commit;    /* NULL, or the commit id the branch head must be: otherwise
-                               * OG_E_PRECONDITION_FAILED (expected/actual set) and nothing
-                               * is written */
-    int64_t now_ms;           /* nonzero: the value of now() */
+    const char *branch;    /* NULL or "main" */
+    const char *if_commit; /* NULL, or the commit id the branch head must be: otherwise
+                            * OG_E_PRECONDITION_FAILED (expected/actual set) and nothing
+                            * is written */
+    int64_t now_ms;        /* nonzero: the value of now() */
 } og_mutate_options;
-#define OG_MUTATE_OPTIONS_INIT {OG_MUTATE_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0}
+#define OG_MUTATE_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        OG_MUTATE_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0                        \
+    }
 OG_EXTERN int og_mutate_options_init(og_mutate_options *opts, int version);
 
 /* Run a mutation query (insert / update / delete statements) as ONE graph commit. Errors as
@@ -1010,16 +1038,19 @@ typedef struct og_export_options {
     const char *const *types; /* the node and edge types to export (NULL: every one) */
     size_t n_types;
 } og_export_options;
-#define OG_EXPORT_OPTIONS_INIT {OG_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, 0}
+#define OG_EXPORT_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        OG_EXPORT_OPTIONS_VERSION, NULL, NULL, NULL, 0                                             \
+    }
 OG_EXTERN int og_export_options_init(og_export_options *opts, int version);
 
 /* What og_graph_export wrote. Allocated by the library: og_export_result_free. */
 typedef struct og_export_result {
-    char commit_id[OG_ID_LEN + 1];  /* the commit exported */
-    uint64_t manifest_version;      /* its graph-manifest version */
-    uint64_t nodes, edges;          /* lines written of each kind */
-    uint64_t bytes;                 /* bytes written */
-    size_t node_types, edge_types;  /* types exported (empty ones included) */
+    char commit_id[OG_ID_LEN + 1]; /* the commit exported */
+    uint64_t manifest_version;     /* its graph-manifest version */
+    uint64_t nodes, edges;         /* lines written of each kind */
+    uint64_t bytes;                /* bytes written */
+    size_t node_types, edge_types; /* types exported (empty ones included) */
 } og_export_result;
 
 /* Write the graph at `at` to f as JSONL in the load line shapes: every node type, then every
@@ -1038,23 +1069,26 @@ OG_EXTERN void og_export_result_free(og_export_result *r);
 /* Options for og_graph_backup(). Initialise with OG_BACKUP_OPTIONS_INIT. */
 #define OG_BACKUP_OPTIONS_VERSION 1
 typedef struct og_backup_options {
-    int version;              /* OG_BACKUP_OPTIONS_VERSION */
-    const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
-    unsigned attempts;        /* pins tried when a concurrent cleanup deletes files of the
-                               * pinned commit mid-copy (0: 5) */
+    int version;        /* OG_BACKUP_OPTIONS_VERSION */
+    const char *branch; /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    unsigned attempts;  /* pins tried when a concurrent cleanup deletes files of the
+                         * pinned commit mid-copy (0: 5) */
 } og_backup_options;
-#define OG_BACKUP_OPTIONS_INIT {OG_BACKUP_OPTIONS_VERSION, NULL, 0}
+#define OG_BACKUP_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        OG_BACKUP_OPTIONS_VERSION, NULL, 0                                                         \
+    }
 OG_EXTERN int og_backup_options_init(og_backup_options *opts, int version);
 
 /* What og_graph_backup copied. Allocated by the library: og_backup_result_free. */
 typedef struct og_backup_result {
-    char commit_id[OG_ID_LEN + 1];  /* the commit the copy holds: the head it pinned */
-    uint64_t manifest_version;      /* its graph-manifest version */
-    size_t tables;                  /* data tables copied */
-    uint64_t rows;                  /* rows over those tables, counted in the copy */
-    uint64_t files;                 /* files written to the copy */
-    uint64_t bytes;                 /* bytes written to the copy */
-    unsigned attempts;              /* pins it took (1 unless files vanished mid-copy) */
+    char commit_id[OG_ID_LEN + 1]; /* the commit the copy holds: the head it pinned */
+    uint64_t manifest_version;     /* its graph-manifest version */
+    size_t tables;                 /* data tables copied */
+    uint64_t rows;                 /* rows over those tables, counted in the copy */
+    uint64_t files;                /* files written to the copy */
+    uint64_t bytes;                /* bytes written to the copy */
+    unsigned attempts;             /* pins it took (1 unless files vanished mid-copy) */
 } og_backup_result;
 
 /* Copy the head of main into dest_dir (made if missing; an existing one must be empty, else

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs, only those that are missing: among them gcc
-# and clang, since `make test CC=clang` (and .ci/run, which runs it) builds with clang.
+# and clang, since `make test CC=clang` (and .ci/run, which runs it) builds with clang, and
+# clang-format, which the suite's format check (test_format) runs.
 # Idempotent and quiet when everything is present (one dpkg query, no network).
 set -euo pipefail
-pkgs=(cmake ninja-build pkg-config gcc g++ clang make
+pkgs=(cmake ninja-build pkg-config gcc g++ clang clang-format make
       libprotobuf-c-dev protobuf-c-compiler libroaring-dev libzstd-dev
       libjansson-dev libpcre2-dev libxxhash-dev libcmocka-dev libsqlite3-dev)
 missing=()

@@ -53,7 +53,8 @@ static int canonical_target(const char *dir, char out[PATH_MAX])
         return 0;
     }
     size_t n = strlen(dir);
-    while (n > 1 && dir[n - 1] == '/') n--;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
     if (n >= PATH_MAX) return core_err(OG_E_BAD_REQUEST, "the backup's path is too long");
     char copy[PATH_MAX];
     memcpy(copy, dir, n);
@@ -85,8 +86,10 @@ int og_graph_backup(og_backup_result **out, og_graph *g, const char *dest_dir,
     if (rc) return rc;
     /* The hook for graph branches: copy the branch's pins (and its manifest branch). */
     if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED, "backing up branch '%s': only main is supported by "
-                        "this build", opt->branch);
+        return core_err(OG_E_UNSUPPORTED,
+                        "backing up branch '%s': only main is supported by "
+                        "this build",
+                        opt->branch);
     char target[PATH_MAX];
     if ((rc = canonical_target(dest_dir, target))) return rc;
     size_t rl = strlen(g->h->root_id);

@@ -33,8 +33,10 @@ int og_graph_export(og_export_result **out, FILE *f, og_graph *g, const og_expor
     if (rc) return rc;
     /* The hook for graph branches: a branch's snapshot is all the export needs. */
     if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED, "exporting branch '%s': only main is supported by "
-                        "this build", opt->branch);
+        return core_err(OG_E_UNSUPPORTED,
+                        "exporting branch '%s': only main is supported by "
+                        "this build",
+                        opt->branch);
     if (opt->n_types && !opt->types)
         return core_err(OG_E_BAD_REQUEST, "og_export_options: n_types without types");
     uint64_t mver = 0;

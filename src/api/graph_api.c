@@ -34,7 +34,6 @@ _Static_assert((int)OG_LOAD_PHASE_PARSE == (int)EXEC_LOAD_PHASE_PARSE &&
                    (int)OG_LOAD_PHASE_WRITE == (int)EXEC_LOAD_PHASE_WRITE,
                "load phase values differ");
 
-
 /* The canonical identity of a root directory: processes and handles that name the same
  * directory differently (relative path, symlink) must share one set of gates. */
 static int root_identity(char **out, const char *dir)
@@ -51,7 +50,8 @@ int og_graph_init(og_init_result **out, const char *root_dir, const og_init_opti
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_init: out is NULL");
     *out = NULL;
-    if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_init: no root directory given");
+    if (!root_dir || !*root_dir)
+        return core_err(OG_E_BAD_REQUEST, "og_graph_init: no root directory given");
     if (!opt)
         return core_err(OG_E_BAD_REQUEST, "og_graph_init: no options (the schema is required)");
     int vrc = api_options_check(opt->version, OG_INIT_OPTIONS_VERSION, "og_init_options");
@@ -141,7 +141,8 @@ int api_graph_open(og_graph **out, const char *root_dir, const og_open_options *
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_open: out is NULL");
     *out = NULL;
-    if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_open: no root directory given");
+    if (!root_dir || !*root_dir)
+        return core_err(OG_E_BAD_REQUEST, "og_graph_open: no root directory given");
     og_open_options def = OG_OPEN_OPTIONS_INIT;
     if (!opt) opt = &def;
     int vrc = api_options_check(opt->version, OG_OPEN_OPTIONS_VERSION, "og_open_options");
@@ -226,10 +227,14 @@ void og_graph_close(og_graph *g)
 const char *og_load_mode_name(int mode)
 {
     switch (mode) {
-    case OG_LOAD_APPEND: return "append";
-    case OG_LOAD_MERGE: return "merge";
-    case OG_LOAD_OVERWRITE: return "overwrite";
-    default: return NULL;
+    case OG_LOAD_APPEND:
+        return "append";
+    case OG_LOAD_MERGE:
+        return "merge";
+    case OG_LOAD_OVERWRITE:
+        return "overwrite";
+    default:
+        return NULL;
     }
 }
 
@@ -240,8 +245,8 @@ int og_load_mode_parse(const char *name)
     return 0;
 }
 
-int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name,
-                  const char *data, size_t len, const og_load_options *opt)
+int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name, const char *data,
+                  size_t len, const og_load_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_load: out is NULL");
     *out = NULL;
@@ -252,15 +257,17 @@ int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name
         return core_err(OG_E_BAD_REQUEST, "a load mode is required: append, merge or overwrite");
     if (!data && len) return core_err(OG_E_BAD_REQUEST, "og_graph_load: no data");
     if (opt->branch && strcmp(opt->branch, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED, "loading into branch '%s': only main is supported "
-                        "by this build", opt->branch);
+        return core_err(OG_E_UNSUPPORTED,
+                        "loading into branch '%s': only main is supported "
+                        "by this build",
+                        opt->branch);
     /* Refuse before parsing: a read-only handle would only fail after all the work. */
     if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     og_write_result *res = NULL;
     int rc = api_write_result_new(&res);
     if (rc) return rc;
-    exec_load_request req = {data, len, data_file_name, (exec_load_mode)opt->mode, opt->progress,
-                             opt->progress_arg};
+    exec_load_request req = {
+        data, len, data_file_name, (exec_load_mode)opt->mode, opt->progress, opt->progress_arg};
     write_options wo = WRITE_OPTIONS_INIT;
     wo.branch = NULL; /* main */
     api_write_result_collect(res, &wo);
@@ -465,7 +472,8 @@ int og_graph_commits(og_commit_list **out, og_graph *g)
         if (!v) rc = core_err_nomem();
     }
     if (!rc) {
-        for (size_t i = 0; i < snap->n_commits; i++) v[i] = &snap->commits[i];
+        for (size_t i = 0; i < snap->n_commits; i++)
+            v[i] = &snap->commits[i];
         rc = commits_pack(&list->c, v, snap->n_commits);
     }
     if (!rc) list->n = snap->n_commits;

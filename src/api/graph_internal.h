@@ -25,14 +25,14 @@ int api_graph_open(og_graph **out, const char *root_dir, const og_open_options *
 #define API_WRITE_COUNTS (OG_WRITE_REPREPARES + 1) /* counts[] is indexed by og_write_count */
 
 struct og_write_result {
-    char commit_id[OG_ID_LEN + 1];    /* "" when nothing was committed */
+    char commit_id[OG_ID_LEN + 1]; /* "" when nothing was committed */
     char operation_id[OG_ID_LEN + 1];
     uint64_t manifest_version;
-    char *query_name;                 /* never NULL after api_write_result_new */
+    char *query_name; /* never NULL after api_write_result_new */
     uint64_t counts[API_WRITE_COUNTS];
-    og_table_change *tables;          /* aliases owned here */
+    og_table_change *tables; /* aliases owned here */
     size_t n_tables, cap;
-    bool lost_table;                  /* api_write_result_on_table could not record one */
+    bool lost_table; /* api_write_result_on_table could not record one */
 };
 
 /* An empty result, made before the write so that a committed write cannot fail for want of

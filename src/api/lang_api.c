@@ -49,7 +49,8 @@ static json_t *diags_json(const lang_diags *d)
         const lang_diag *g = &d->items[i];
         json_t *o = json_object();
         json_object_set_new(o, "code", json_string(g->code));
-        json_object_set_new(o, "severity", json_string(g->severity == LANG_SEV_ERROR ? "error" : "warning"));
+        json_object_set_new(o, "severity",
+                            json_string(g->severity == LANG_SEV_ERROR ? "error" : "warning"));
         json_object_set_new(o, "message", json_string(g->message));
         json_object_set_new(o, "file", json_string(g->file));
         json_object_set_new(o, "line", json_integer(g->line));
@@ -118,8 +119,10 @@ int og_schema_check(og_lang_report **out, const char *file, const char *src, siz
     if (cat) {
         size_t nodes = 0, edges = 0;
         for (size_t i = 0; i < cat->n_types; i++) {
-            if (cat->types[i].kind == LANG_NODE) nodes++;
-            else edges++;
+            if (cat->types[i].kind == LANG_NODE)
+                nodes++;
+            else
+                edges++;
         }
         core_buf_printf(&text, "%s: ok (%zu node types, %zu edge types)\n", file, nodes, edges);
         core_buf cj = CORE_BUF_INIT;
@@ -130,7 +133,8 @@ int og_schema_check(og_lang_report **out, const char *file, const char *src, siz
         }
         core_buf_free(&cj);
     } else {
-        core_buf_printf(&text, "%s: %zu error%s\n", file, r->diags.errors, r->diags.errors == 1 ? "" : "s");
+        core_buf_printf(&text, "%s: %zu error%s\n", file, r->diags.errors,
+                        r->diags.errors == 1 ? "" : "s");
     }
     json_object_set_new(root, "diagnostics", diags_json(&r->diags));
     core_json_dump(root, &jb);
@@ -147,8 +151,9 @@ int og_schema_check(og_lang_report **out, const char *file, const char *src, siz
     return report_status(r);
 }
 
-int og_query_lint(og_lang_report **out, const char *schema_file, const char *schema_src, size_t schema_len,
-                  const char *query_file, const char *query_src, size_t query_len)
+int og_query_lint(og_lang_report **out, const char *schema_file, const char *schema_src,
+                  size_t schema_len, const char *query_file, const char *query_src,
+                  size_t query_len)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_query_lint: out is NULL");
     *out = NULL;
@@ -160,9 +165,11 @@ int og_query_lint(og_lang_report **out, const char *schema_file, const char *sch
     query_file = dup_name(r, query_file, "<query>");
     lang_catalog *cat = NULL;
     lang_query_set *qs = NULL;
-    int rc = lang_catalog_build(&cat, schema_src ? schema_src : "", schema_len, schema_file, &r->diags);
+    int rc =
+        lang_catalog_build(&cat, schema_src ? schema_src : "", schema_len, schema_file, &r->diags);
     if (rc == 0) {
-        rc = lang_query_set_build(&qs, cat, query_src ? query_src : "", query_len, query_file, &r->diags);
+        rc = lang_query_set_build(&qs, cat, query_src ? query_src : "", query_len, query_file,
+                                  &r->diags);
         if (qs && !r->diags.oom) lang_lint(qs, &r->diags);
     }
     if (rc && rc != OG_E_BAD_REQUEST) {
@@ -174,8 +181,9 @@ int og_query_lint(og_lang_report **out, const char *schema_file, const char *sch
     lang_diags_sort(&r->diags);
     core_buf text = CORE_BUF_INIT, jb = CORE_BUF_INIT;
     lang_lint_report_text(qs, &text);
-    core_buf_printf(&text, "%zu error%s, %zu warning%s\n", r->diags.errors, r->diags.errors == 1 ? "" : "s",
-                    r->diags.warnings, r->diags.warnings == 1 ? "" : "s");
+    core_buf_printf(&text, "%zu error%s, %zu warning%s\n", r->diags.errors,
+                    r->diags.errors == 1 ? "" : "s", r->diags.warnings,
+                    r->diags.warnings == 1 ? "" : "s");
     lang_lint_report_json(qs, &r->diags, &jb);
     lang_query_set_free(qs);
     lang_catalog_free(cat);
@@ -196,8 +204,8 @@ int og_schema_plan(og_lang_report **out, const og_schema_plan_options *opt)
     *out = NULL;
     if (!opt)
         return core_err(OG_E_BAD_REQUEST, "og_schema_plan: no options (both schemas are required)");
-    int rc = api_options_check(opt->version, OG_SCHEMA_PLAN_OPTIONS_VERSION,
-                               "og_schema_plan_options");
+    int rc =
+        api_options_check(opt->version, OG_SCHEMA_PLAN_OPTIONS_VERSION, "og_schema_plan_options");
     if (rc) return rc;
     if (!opt->from_source || !opt->to_source)
         return core_err(OG_E_BAD_REQUEST, "og_schema_plan: the %s schema's source is missing",
@@ -215,8 +223,10 @@ int og_schema_plan(og_lang_report **out, const og_schema_plan_options *opt)
     lang_schema_diff *plan = NULL;
     int rc1 = lang_catalog_build(&a, from_src, from_len, from_file, &r->diags);
     int rc2 = lang_catalog_build(&b, to_src, to_len, to_file, &r->diags);
-    if ((rc1 && rc1 != OG_E_BAD_REQUEST) || (rc2 && rc2 != OG_E_BAD_REQUEST)) rc = rc1 ? rc1 : rc2;
-    else if (a && b) rc = lang_schema_diff_build(&plan, a, b, allow_data_loss);
+    if ((rc1 && rc1 != OG_E_BAD_REQUEST) || (rc2 && rc2 != OG_E_BAD_REQUEST))
+        rc = rc1 ? rc1 : rc2;
+    else if (a && b)
+        rc = lang_schema_diff_build(&plan, a, b, allow_data_loss);
     if (rc) {
         lang_catalog_free(a);
         lang_catalog_free(b);
@@ -228,7 +238,8 @@ int og_schema_plan(og_lang_report **out, const og_schema_plan_options *opt)
         lang_schema_diff_to_text(plan, &text);
         lang_schema_diff_to_json(plan, &jb);
     } else {
-        core_buf_printf(&text, "cannot plan: %zu schema error%s\n", r->diags.errors, r->diags.errors == 1 ? "" : "s");
+        core_buf_printf(&text, "cannot plan: %zu schema error%s\n", r->diags.errors,
+                        r->diags.errors == 1 ? "" : "s");
         json_t *root = json_object();
         json_object_set_new(root, "supported", json_false());
         json_object_set_new(root, "diagnostics", diags_json(&r->diags));
@@ -255,13 +266,25 @@ int og_schema_plan(og_lang_report **out, const og_schema_plan_options *opt)
     return 0;
 }
 
-size_t og_lang_report_diagnostic_count(const og_lang_report *r) { return r ? r->n_items : 0; }
+size_t og_lang_report_diagnostic_count(const og_lang_report *r)
+{
+    return r ? r->n_items : 0;
+}
 
 const og_diagnostic *og_lang_report_diagnostic(const og_lang_report *r, size_t i)
 {
     return r && i < r->n_items ? &r->items[i] : NULL;
 }
 
-size_t og_lang_report_error_count(const og_lang_report *r) { return r ? r->diags.errors : 0; }
-const char *og_lang_report_text(const og_lang_report *r) { return r && r->text ? r->text : ""; }
-const char *og_lang_report_json(const og_lang_report *r) { return r && r->json ? r->json : "{}"; }
+size_t og_lang_report_error_count(const og_lang_report *r)
+{
+    return r ? r->diags.errors : 0;
+}
+const char *og_lang_report_text(const og_lang_report *r)
+{
+    return r && r->text ? r->text : "";
+}
+const char *og_lang_report_json(const og_lang_report *r)
+{
+    return r && r->json ? r->json : "{}";
+}

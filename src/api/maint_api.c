@@ -40,8 +40,10 @@ static int optimize(og_optimize_result *out, og_graph *g, const og_optimize_opti
     int vrc = api_options_check(opt->version, OG_OPTIMIZE_OPTIONS_VERSION, "og_optimize_options");
     if (vrc) return vrc;
     if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED, "optimizing branch '%s': only main is supported by "
-                        "this build", opt->branch);
+        return core_err(OG_E_UNSUPPORTED,
+                        "optimizing branch '%s': only main is supported by "
+                        "this build",
+                        opt->branch);
     if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     int rc = count_fragments(g, &out->fragments_before, &out->manifest_fragments_before);
     write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;

@@ -20,13 +20,17 @@ int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options 
     int vrc = api_options_check(opt->version, OG_MUTATE_OPTIONS_VERSION, "og_mutate_options");
     if (vrc) return vrc;
     if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED, "mutating branch '%s': only main is supported by this "
-                        "build", opt->branch);
+        return core_err(OG_E_UNSUPPORTED,
+                        "mutating branch '%s': only main is supported by this "
+                        "build",
+                        opt->branch);
     /* Refuse before checking: a read-only handle would only fail after all the work. */
     if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     if (opt->if_commit && strlen(opt->if_commit) != OG_ID_LEN)
-        return core_err(OG_E_BAD_REQUEST, "--if-commit needs a full commit id (%d characters), "
-                        "not '%s'", OG_ID_LEN, opt->if_commit);
+        return core_err(OG_E_BAD_REQUEST,
+                        "--if-commit needs a full commit id (%d characters), "
+                        "not '%s'",
+                        OG_ID_LEN, opt->if_commit);
     og_write_result *res = NULL;
     int rc = api_write_result_new(&res);
     if (rc) return rc;
@@ -34,8 +38,8 @@ int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options 
     wo.branch = NULL; /* main */
     wo.if_commit = opt->if_commit;
     api_write_result_collect(res, &wo);
-    exec_gq_request req = {opt->source, opt->source_len, opt->source_file, opt->name,
-                           opt->params_json, opt->now_ms};
+    exec_gq_request req = {opt->source, opt->source_len,  opt->source_file,
+                           opt->name,   opt->params_json, opt->now_ms};
     exec_mutate_result mr;
     rc = exec_mutate(&mr, g->w, &req, &wo);
     if (!rc) {

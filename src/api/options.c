@@ -11,9 +11,10 @@
 int api_options_check(int version, int current, const char *type)
 {
     if (version >= 1 && version <= current) return 0;
-    return core_err(OG_E_BAD_REQUEST, "%s: version %d is not one this library knows (1 to %d): "
-                    "initialise it with its _INIT macro or _options_init()", type, version,
-                    current);
+    return core_err(OG_E_BAD_REQUEST,
+                    "%s: version %d is not one this library knows (1 to %d): "
+                    "initialise it with its _INIT macro or _options_init()",
+                    type, version, current);
 }
 
 /* Fill the `size` bytes of opts with `defaults` (the _INIT macro's values) for `version`.
@@ -30,12 +31,12 @@ static int options_init(void *opts, const void *defaults, size_t size, int versi
     return 0;
 }
 
-#define OPTIONS_INIT_FN(name, type, INIT, VERSION)                                                \
-    int name(type *opts, int version)                                                             \
-    {                                                                                             \
-        static const type defaults = INIT;                                                        \
-        _Static_assert(offsetof(type, version) == 0, #type " must begin with its version");       \
-        return options_init(opts, &defaults, sizeof defaults, version, VERSION, #type);           \
+#define OPTIONS_INIT_FN(name, type, INIT, VERSION)                                                 \
+    int name(type *opts, int version)                                                              \
+    {                                                                                              \
+        static const type defaults = INIT;                                                         \
+        _Static_assert(offsetof(type, version) == 0, #type " must begin with its version");        \
+        return options_init(opts, &defaults, sizeof defaults, version, VERSION, #type);            \
     }
 
 OPTIONS_INIT_FN(og_selfcheck_options_init, og_selfcheck_options, OG_SELFCHECK_OPTIONS_INIT,

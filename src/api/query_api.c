@@ -21,10 +21,10 @@ struct og_result {
     uint64_t manifest_version;
     char *query_name;
     size_t n_batches;
-    uint64_t *starts;  /* first row of each batch, plus the row count at [n_batches] */
-    size_t hint;       /* the batch of the last lookup (rows are mostly read in order) */
-    uint64_t cursor;   /* og_result_next: 1 + the current row (0: before the first) */
-    core_buf scratch;  /* JSON and date texts handed out */
+    uint64_t *starts; /* first row of each batch, plus the row count at [n_batches] */
+    size_t hint;      /* the batch of the last lookup (rows are mostly read in order) */
+    uint64_t cursor;  /* og_result_next: 1 + the current row (0: before the first) */
+    core_buf scratch; /* JSON and date texts handed out */
 };
 
 static int check_branch(const char *b)
@@ -60,8 +60,8 @@ int og_graph_query(og_result **out, og_graph *g, const og_query_options *opt)
     if (rc) return rc;
     og_result *res = core_calloc(1, sizeof *res);
     if (!res) return core_err_nomem();
-    exec_gq_request req = {opt->source, opt->source_len, opt->source_file, opt->name,
-                           opt->params_json, opt->now_ms};
+    exec_gq_request req = {opt->source, opt->source_len,  opt->source_file,
+                           opt->name,   opt->params_json, opt->now_ms};
     exec_read rd;
     rc = exec_query(&rd, g->h, &req, opt->at, g->cache);
     if (!rc) {
@@ -129,7 +129,8 @@ size_t og_result_batch_count(const og_result *r)
 
 int og_result_batch_rows(uint64_t *first, uint64_t *rows, const og_result *r, size_t b)
 {
-    if (!first || !rows || !r) return core_err(OG_E_BAD_REQUEST, "og_result_batch_rows: missing argument");
+    if (!first || !rows || !r)
+        return core_err(OG_E_BAD_REQUEST, "og_result_batch_rows: missing argument");
     if (b >= r->n_batches)
         return core_err(OG_E_BAD_REQUEST, "batch %zu is outside the result (%zu batches)", b,
                         r->n_batches);
@@ -142,16 +143,20 @@ int og_result_batch_rows(uint64_t *first, uint64_t *rows, const og_result *r, si
 static int locate(og_result *r, uint64_t row, size_t col, const arrow_batch **b, int64_t *idx)
 {
     if (row >= r->starts[r->n_batches] || col >= exec_result_n_columns(r->r))
-        return core_err(OG_E_BAD_REQUEST, "cell (%llu, %zu) is outside the result (%llu rows, "
-                        "%zu columns)", (unsigned long long)row, col,
-                        (unsigned long long)r->starts[r->n_batches], exec_result_n_columns(r->r));
+        return core_err(OG_E_BAD_REQUEST,
+                        "cell (%llu, %zu) is outside the result (%llu rows, "
+                        "%zu columns)",
+                        (unsigned long long)row, col, (unsigned long long)r->starts[r->n_batches],
+                        exec_result_n_columns(r->r));
     size_t h = r->hint;
     if (!(h < r->n_batches && r->starts[h] <= row && row < r->starts[h + 1])) {
         size_t lo = 0, hi = r->n_batches;
         while (hi - lo > 1) {
             size_t mid = (lo + hi) / 2;
-            if (r->starts[mid] <= row) lo = mid;
-            else hi = mid;
+            if (r->starts[mid] <= row)
+                lo = mid;
+            else
+                hi = mid;
         }
         r->hint = h = lo;
     }
@@ -230,10 +235,18 @@ static int cell_value(og_value *v, og_result *r, const arrow_array *a, int64_t i
         v->type = OG_VALUE_DATETIME;
         /* The executor's DateTime is milliseconds; convert any other unit to it. */
         switch (a->type.unit) {
-        case ARROW_UNIT_SECOND: v->i = raw * 1000; break;
-        case ARROW_UNIT_MICRO: v->i = raw / 1000; break;
-        case ARROW_UNIT_NANO: v->i = raw / 1000000; break;
-        default: v->i = raw; break;
+        case ARROW_UNIT_SECOND:
+            v->i = raw * 1000;
+            break;
+        case ARROW_UNIT_MICRO:
+            v->i = raw / 1000;
+            break;
+        case ARROW_UNIT_NANO:
+            v->i = raw / 1000000;
+            break;
+        default:
+            v->i = raw;
+            break;
         }
         size_t n = arrow_json_format_instant(txt, raw, (int)a->type.unit);
         core_buf_clear(&r->scratch);
@@ -278,7 +291,7 @@ int og_result_get(og_value *out, og_result *r, size_t col)
     if (r->cursor == 0 || r->cursor > r->starts[r->n_batches]) {
         memset(out, 0, sizeof *out);
         return core_err(OG_E_BAD_REQUEST, "og_result_get: the cursor is not on a row (call "
-                        "og_result_next first)");
+                                          "og_result_next first)");
     }
     return og_result_value(out, r, r->cursor - 1, col);
 }

@@ -19,49 +19,74 @@ struct og_intent_list {
 const char *og_intent_state_name(int state)
 {
     switch (state) {
-    case OG_INTENT_PENDING: return "pending";
-    case OG_INTENT_LIVE: return "live";
-    case OG_INTENT_UNCHECKED: return "unchecked";
-    case OG_INTENT_RESOLVED: return "resolved";
-    case OG_INTENT_DAMAGED: return "damaged";
-    default: return "unknown";
+    case OG_INTENT_PENDING:
+        return "pending";
+    case OG_INTENT_LIVE:
+        return "live";
+    case OG_INTENT_UNCHECKED:
+        return "unchecked";
+    case OG_INTENT_RESOLVED:
+        return "resolved";
+    case OG_INTENT_DAMAGED:
+        return "damaged";
+    default:
+        return "unknown";
     }
 }
 
 const char *og_recover_action_name(int action)
 {
     switch (action) {
-    case OG_RECOVER_NONE: return "none";
-    case OG_RECOVER_FINALIZE: return "finalize";
-    case OG_RECOVER_ROLL_FORWARD: return "roll_forward";
-    case OG_RECOVER_ROLL_BACK: return "roll_back";
-    case OG_RECOVER_DISCARD: return "discard";
-    case OG_RECOVER_RETIRE: return "retire";
-    case OG_RECOVER_BLOCKED: return "blocked";
-    default: return "unknown";
+    case OG_RECOVER_NONE:
+        return "none";
+    case OG_RECOVER_FINALIZE:
+        return "finalize";
+    case OG_RECOVER_ROLL_FORWARD:
+        return "roll_forward";
+    case OG_RECOVER_ROLL_BACK:
+        return "roll_back";
+    case OG_RECOVER_DISCARD:
+        return "discard";
+    case OG_RECOVER_RETIRE:
+        return "retire";
+    case OG_RECOVER_BLOCKED:
+        return "blocked";
+    default:
+        return "unknown";
     }
 }
 
 const char *og_recover_outcome_name(int outcome)
 {
     switch (outcome) {
-    case OG_RECOVERED_ROLLED_FORWARD: return "rolled_forward";
-    case OG_RECOVERED_ROLLED_BACK: return "rolled_back";
-    case OG_RECOVERED_DISCARDED: return "discarded";
-    case OG_RECOVERED_RETIRED: return "retired";
-    case OG_RECOVERED_DISCARDED_FORCED: return "discarded_forced";
-    default: return "unknown";
+    case OG_RECOVERED_ROLLED_FORWARD:
+        return "rolled_forward";
+    case OG_RECOVERED_ROLLED_BACK:
+        return "rolled_back";
+    case OG_RECOVERED_DISCARDED:
+        return "discarded";
+    case OG_RECOVERED_RETIRED:
+        return "retired";
+    case OG_RECOVERED_DISCARDED_FORCED:
+        return "discarded_forced";
+    default:
+        return "unknown";
     }
 }
 
 static int state_of(int s)
 {
     switch (s) {
-    case WRITE_PENDING_OWNER_GONE: return OG_INTENT_PENDING;
-    case WRITE_PENDING_LIVE: return OG_INTENT_LIVE;
-    case WRITE_PENDING_RESOLVED: return OG_INTENT_RESOLVED;
-    case WRITE_PENDING_DAMAGED: return OG_INTENT_DAMAGED;
-    default: return OG_INTENT_UNCHECKED;
+    case WRITE_PENDING_OWNER_GONE:
+        return OG_INTENT_PENDING;
+    case WRITE_PENDING_LIVE:
+        return OG_INTENT_LIVE;
+    case WRITE_PENDING_RESOLVED:
+        return OG_INTENT_RESOLVED;
+    case WRITE_PENDING_DAMAGED:
+        return OG_INTENT_DAMAGED;
+    default:
+        return OG_INTENT_UNCHECKED;
     }
 }
 
@@ -69,25 +94,37 @@ static int action_of(int a)
 {
     switch (a) {
     case WRITE_PLAN_FINALIZE_FORWARD:
-    case WRITE_PLAN_FINALIZE_BACK: return OG_RECOVER_FINALIZE;
-    case WRITE_PLAN_ROLL_FORWARD: return OG_RECOVER_ROLL_FORWARD;
+    case WRITE_PLAN_FINALIZE_BACK:
+        return OG_RECOVER_FINALIZE;
+    case WRITE_PLAN_ROLL_FORWARD:
+        return OG_RECOVER_ROLL_FORWARD;
     case WRITE_PLAN_RESUME_ROLLBACK:
-    case WRITE_PLAN_ROLL_BACK: return OG_RECOVER_ROLL_BACK;
-    case WRITE_PLAN_DISCARD: return OG_RECOVER_DISCARD;
-    case WRITE_PLAN_RETIRE: return OG_RECOVER_RETIRE;
-    case WRITE_PLAN_BLOCKED: return OG_RECOVER_BLOCKED;
-    default: return OG_RECOVER_NONE;
+    case WRITE_PLAN_ROLL_BACK:
+        return OG_RECOVER_ROLL_BACK;
+    case WRITE_PLAN_DISCARD:
+        return OG_RECOVER_DISCARD;
+    case WRITE_PLAN_RETIRE:
+        return OG_RECOVER_RETIRE;
+    case WRITE_PLAN_BLOCKED:
+        return OG_RECOVER_BLOCKED;
+    default:
+        return OG_RECOVER_NONE;
     }
 }
 
 static int outcome_of(int kind)
 {
     switch (kind) {
-    case WRITE_RECOVERY_ROLLED_FORWARD: return OG_RECOVERED_ROLLED_FORWARD;
-    case WRITE_RECOVERY_ROLLED_BACK: return OG_RECOVERED_ROLLED_BACK;
-    case WRITE_RECOVERY_RETIRED: return OG_RECOVERED_RETIRED;
-    case WRITE_RECOVERY_DISCARDED_FORCED: return OG_RECOVERED_DISCARDED_FORCED;
-    default: return OG_RECOVERED_DISCARDED;
+    case WRITE_RECOVERY_ROLLED_FORWARD:
+        return OG_RECOVERED_ROLLED_FORWARD;
+    case WRITE_RECOVERY_ROLLED_BACK:
+        return OG_RECOVERED_ROLLED_BACK;
+    case WRITE_RECOVERY_RETIRED:
+        return OG_RECOVERED_RETIRED;
+    case WRITE_RECOVERY_DISCARDED_FORCED:
+        return OG_RECOVERED_DISCARDED_FORCED;
+    default:
+        return OG_RECOVERED_DISCARDED;
     }
 }
 
@@ -142,7 +179,8 @@ const og_intent_info *og_intent_list_get(const og_intent_list *l, size_t i)
 void og_intent_list_free(og_intent_list *l)
 {
     if (!l) return;
-    for (size_t i = 0; i < l->n; i++) info_clear(&l->items[i]);
+    for (size_t i = 0; i < l->n; i++)
+        info_clear(&l->items[i]);
     core_free(l->items);
     core_free(l);
 }
@@ -191,8 +229,7 @@ static int open_for_recovery(og_graph **g, const char *root_dir, const og_recove
     if (!root_dir || !*root_dir)
         return core_err(OG_E_BAD_REQUEST, "%s: no root directory given", fn);
     if (opt) {
-        int rc = api_options_check(opt->version, OG_RECOVER_OPTIONS_VERSION,
-                                   "og_recover_options");
+        int rc = api_options_check(opt->version, OG_RECOVER_OPTIONS_VERSION, "og_recover_options");
         if (rc) return rc;
     }
     og_open_options oo = OG_OPEN_OPTIONS_INIT;

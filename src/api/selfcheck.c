@@ -85,7 +85,8 @@ static int selfcheck(og_selfcheck_result *out, const char *dir, const og_selfche
         if (rc == 0 && l.count != 2u * rounds)
             rc = core_err(OG_E_INTERNAL, "selfcheck: listed %zu objects, wrote %u", l.count,
                           2 * rounds);
-        for (size_t i = 0; rc == 0 && i < l.count; i++) rc = store_delete(s, l.items[i].key, 0);
+        for (size_t i = 0; rc == 0 && i < l.count; i++)
+            rc = store_delete(s, l.items[i].key, 0);
         store_list_free(&l);
     }
     store_counts c;
@@ -104,14 +105,13 @@ done:
     return rc;
 }
 
-int og_store_selfcheck(og_selfcheck_result **out, const char *dir,
-                       const og_selfcheck_options *opts)
+int og_store_selfcheck(og_selfcheck_result **out, const char *dir, const og_selfcheck_options *opts)
 {
     if (out) *out = NULL;
     og_selfcheck_options def = OG_SELFCHECK_OPTIONS_INIT;
     if (!opts) opts = &def;
-    int vrc = api_options_check(opts->version, OG_SELFCHECK_OPTIONS_VERSION,
-                                "og_selfcheck_options");
+    int vrc =
+        api_options_check(opts->version, OG_SELFCHECK_OPTIONS_VERSION, "og_selfcheck_options");
     if (vrc) return vrc;
     if (!out || !dir) return core_err(OG_E_BAD_REQUEST, "og_store_selfcheck: missing argument");
     og_selfcheck_result *r = core_calloc(1, sizeof *r);

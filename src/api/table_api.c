@@ -104,20 +104,34 @@ static int lance_type_name(core_buf *b, const arrow_type *ty)
 {
     static const char *const units[] = {"s", "ms", "us", "ns"};
     switch (ty->id) {
-    case ARROW_NA: return core_buf_append_str(b, "null");
-    case ARROW_BOOL: return core_buf_append_str(b, "bool");
-    case ARROW_INT32: return core_buf_append_str(b, "int32");
-    case ARROW_INT64: return core_buf_append_str(b, "int64");
-    case ARROW_UINT32: return core_buf_append_str(b, "uint32");
-    case ARROW_UINT64: return core_buf_append_str(b, "uint64");
-    case ARROW_FLOAT32: return core_buf_append_str(b, "float");
-    case ARROW_FLOAT64: return core_buf_append_str(b, "double");
-    case ARROW_UTF8: return core_buf_append_str(b, "string");
-    case ARROW_LARGE_UTF8: return core_buf_append_str(b, "large_string");
-    case ARROW_BINARY: return core_buf_append_str(b, "binary");
-    case ARROW_LARGE_BINARY: return core_buf_append_str(b, "large_binary");
-    case ARROW_DATE32: return core_buf_append_str(b, "date32:day");
-    case ARROW_DATE64: return core_buf_append_str(b, "date64:ms");
+    case ARROW_NA:
+        return core_buf_append_str(b, "null");
+    case ARROW_BOOL:
+        return core_buf_append_str(b, "bool");
+    case ARROW_INT32:
+        return core_buf_append_str(b, "int32");
+    case ARROW_INT64:
+        return core_buf_append_str(b, "int64");
+    case ARROW_UINT32:
+        return core_buf_append_str(b, "uint32");
+    case ARROW_UINT64:
+        return core_buf_append_str(b, "uint64");
+    case ARROW_FLOAT32:
+        return core_buf_append_str(b, "float");
+    case ARROW_FLOAT64:
+        return core_buf_append_str(b, "double");
+    case ARROW_UTF8:
+        return core_buf_append_str(b, "string");
+    case ARROW_LARGE_UTF8:
+        return core_buf_append_str(b, "large_string");
+    case ARROW_BINARY:
+        return core_buf_append_str(b, "binary");
+    case ARROW_LARGE_BINARY:
+        return core_buf_append_str(b, "large_binary");
+    case ARROW_DATE32:
+        return core_buf_append_str(b, "date32:day");
+    case ARROW_DATE64:
+        return core_buf_append_str(b, "date64:ms");
     case ARROW_TIMESTAMP:
         return core_buf_printf(b, "timestamp:%s:%s", units[ty->unit & 3],
                                ty->tz && *ty->tz ? ty->tz : "-");
@@ -126,9 +140,12 @@ static int lance_type_name(core_buf *b, const arrow_type *ty)
         if (!rc) rc = lance_type_name(b, &ty->children[0].type);
         return rc ? rc : core_buf_printf(b, ":%d", (int)ty->list_size);
     }
-    case ARROW_LIST: return core_buf_append_str(b, "list");
-    case ARROW_STRUCT: return core_buf_append_str(b, "struct");
-    default: return core_buf_append_str(b, "unknown");
+    case ARROW_LIST:
+        return core_buf_append_str(b, "list");
+    case ARROW_STRUCT:
+        return core_buf_append_str(b, "struct");
+    default:
+        return core_buf_append_str(b, "unknown");
     }
 }
 
@@ -171,7 +188,8 @@ static int schema_text(core_buf *b, const arrow_field *f, size_t n, int depth)
 
 static int write_out(FILE *f, const void *p, size_t n)
 {
-    if (n && fwrite(p, 1, n, f) != n) return core_err_storage(errno ? errno : EIO, NULL, "writing output");
+    if (n && fwrite(p, 1, n, f) != n)
+        return core_err_storage(errno ? errno : EIO, NULL, "writing output");
     return 0;
 }
 
@@ -214,11 +232,13 @@ static int table_stats(og_table_info *out, const og_table *t)
     for (size_t i = 0; i < pb->n_fragments; i++) {
         const Lance__Table__DataFragment *fr = pb->fragments[i];
         out->data_files += fr->n_files;
-        for (size_t k = 0; k < fr->n_files; k++) out->data_bytes += fr->files[k]->file_size_bytes;
+        for (size_t k = 0; k < fr->n_files; k++)
+            out->data_bytes += fr->files[k]->file_size_bytes;
         out->physical_rows += fr->physical_rows;
         if (fr->deletion_file) {
             out->deletion_files++;
-            if (fr->deletion_file->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP)
+            if (fr->deletion_file->file_type ==
+                LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP)
                 out->deletion_files_bitmap++;
             else
                 out->deletion_files_arrow++;
@@ -289,7 +309,8 @@ int og_table_versions(og_table_version_list **out, const og_table *t)
         v[i].version = l.v[i];
         v[i].timestamp_ns = manifest_time_ns(m->pb);
         v[i].fragments = m->pb->n_fragments;
-        for (size_t k = 0; k < m->pb->n_fragments; k++) v[i].physical_rows += m->pb->fragments[k]->physical_rows;
+        for (size_t k = 0; k < m->pb->n_fragments; k++)
+            v[i].physical_rows += m->pb->fragments[k]->physical_rows;
         lance_manifest_free(m);
     }
     if (rc) {
@@ -528,10 +549,13 @@ int og_table_write_json(uint64_t *rows, FILE *f, const og_table *t, const og_sca
     }
     lance_scanner_free(sc);
     if (!rc) {
-        for (size_t i = 0; i < n; i++) lines[i].p = text.data + lines[i].off;
+        for (size_t i = 0; i < n; i++)
+            lines[i].p = text.data + lines[i].off;
         if (n > 1) qsort(lines, n, sizeof *lines, cmp_lines);
-        for (size_t i = 0; i < n && !rc; i++) rc = write_out(f, lines[i].p, lines[i].len);
-        if (!rc && fflush(f) != 0) rc = core_err_storage(errno ? errno : EIO, NULL, "writing output");
+        for (size_t i = 0; i < n && !rc; i++)
+            rc = write_out(f, lines[i].p, lines[i].len);
+        if (!rc && fflush(f) != 0)
+            rc = core_err_storage(errno ? errno : EIO, NULL, "writing output");
         if (!rc && rows) *rows = n;
     }
     core_free(lines);
@@ -555,7 +579,8 @@ int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t, const og_sca
     size_t *ends = NULL, n_cells = 0, cap = 0;
     uint64_t n = 0;
     if (!width) rc = core_err_nomem();
-    for (size_t c = 0; c < nc && !rc; c++) width[c] = strlen(os->fields[c].name);
+    for (size_t c = 0; c < nc && !rc; c++)
+        width[c] = strlen(os->fields[c].name);
     while (!rc) {
         arrow_batch *b = NULL;
         rc = lance_scanner_next(sc, &b);
@@ -568,7 +593,8 @@ int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t, const og_sca
                 size_t len = cell.len;
                 if (len > CELL_MAX) {
                     len = CELL_MAX - 3;
-                    while (len > 0 && (cell.data[len] & 0xc0) == 0x80) len--; /* whole UTF-8 */
+                    while (len > 0 && (cell.data[len] & 0xc0) == 0x80)
+                        len--; /* whole UTF-8 */
                 }
                 for (size_t k = 0; k < len; k++) /* one line per row: control bytes as '?' */
                     if (cell.data[k] < 0x20) cell.data[k] = '?';
@@ -588,7 +614,8 @@ int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t, const og_sca
                 size_t start = n_cells ? ends[n_cells - 1] : 0;
                 ends[n_cells++] = cells.len;
                 size_t w = 0; /* display width: count UTF-8 lead bytes */
-                for (size_t k = start; k < cells.len; k++) w += (cells.data[k] & 0xc0) != 0x80;
+                for (size_t k = start; k < cells.len; k++)
+                    w += (cells.data[k] & 0xc0) != 0x80;
                 if (w > width[c]) width[c] = w;
             }
         }
@@ -606,11 +633,13 @@ int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t, const og_sca
             size_t i = (size_t)r * nc + c;
             size_t start = i ? ends[i - 1] : 0;
             size_t w = 0;
-            for (size_t k = start; k < ends[i]; k++) w += (cells.data[k] & 0xc0) != 0x80;
+            for (size_t k = start; k < ends[i]; k++)
+                w += (cells.data[k] & 0xc0) != 0x80;
             if (c) rc = core_buf_append_str(&line, "  ");
             if (!rc) rc = core_buf_append(&line, cells.data + start, ends[i] - start);
             if (c + 1 < nc)
-                for (size_t k = w; k < width[c] && !rc; k++) rc = core_buf_append_byte(&line, ' ');
+                for (size_t k = w; k < width[c] && !rc; k++)
+                    rc = core_buf_append_byte(&line, ' ');
         }
         if (!rc) rc = core_buf_append_byte(&line, '\n');
         if (!rc) rc = write_out(f, line.data, line.len);

@@ -68,15 +68,18 @@ int api_write_result_finish(og_write_result *r, const write_result *wr)
     r->manifest_version = wr->manifest_version;
     r->counts[OG_WRITE_REPREPARES] = wr->reprepares;
     if (r->lost_table)
-        return core_err(OG_E_NOMEM, "out of memory listing the tables of commit %s (the commit "
-                        "stands)", r->commit_id);
+        return core_err(OG_E_NOMEM,
+                        "out of memory listing the tables of commit %s (the commit "
+                        "stands)",
+                        r->commit_id);
     return 0;
 }
 
 void og_write_result_free(og_write_result *r)
 {
     if (!r) return;
-    for (size_t i = 0; i < r->n_tables; i++) core_free((char *)r->tables[i].alias);
+    for (size_t i = 0; i < r->n_tables; i++)
+        core_free((char *)r->tables[i].alias);
     core_free(r->tables);
     core_free(r->query_name);
     core_free(r);

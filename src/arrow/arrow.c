@@ -91,7 +91,8 @@ int arrow_type_copy(arrow_type *out, const arrow_type *in)
 void arrow_type_clear(arrow_type *t)
 {
     if (!t) return;
-    for (size_t i = 0; i < t->n_children; i++) arrow_field_clear(&t->children[i]);
+    for (size_t i = 0; i < t->n_children; i++)
+        arrow_field_clear(&t->children[i]);
     core_free(t->children);
     core_free(t->tz);
     *t = arrow_type_simple(ARROW_NA);
@@ -116,9 +117,9 @@ bool arrow_type_equal(const arrow_type *a, const arrow_type *b)
 }
 
 static const char *const type_names[ARROW_TYPE_COUNT] = {
-    "null", "bool", "int32", "int64", "uint32", "uint64", "float32", "float64", "utf8",
-    "large_utf8", "binary", "large_binary", "date32", "date64", "timestamp",
-    "fixed_size_list", "list", "struct"};
+    "null",    "bool",    "int32",     "int64",           "uint32", "uint64",
+    "float32", "float64", "utf8",      "large_utf8",      "binary", "large_binary",
+    "date32",  "date64",  "timestamp", "fixed_size_list", "list",   "struct"};
 
 void arrow_type_describe(const arrow_type *t, char *buf, size_t cap)
 {
@@ -152,17 +153,21 @@ void arrow_type_describe(const arrow_type *t, char *buf, size_t cap)
 int arrow_type_bit_width(arrow_type_id id)
 {
     switch (id) {
-    case ARROW_BOOL: return 1;
+    case ARROW_BOOL:
+        return 1;
     case ARROW_INT32:
     case ARROW_UINT32:
     case ARROW_FLOAT32:
-    case ARROW_DATE32: return 32;
+    case ARROW_DATE32:
+        return 32;
     case ARROW_INT64:
     case ARROW_UINT64:
     case ARROW_FLOAT64:
     case ARROW_DATE64:
-    case ARROW_TIMESTAMP: return 64;
-    default: return 0;
+    case ARROW_TIMESTAMP:
+        return 64;
+    default:
+        return 0;
     }
 }
 
@@ -243,7 +248,8 @@ int arrow_schema_copy(arrow_schema *out, const arrow_schema *in)
 void arrow_schema_clear(arrow_schema *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->n_fields; i++) arrow_field_clear(&s->fields[i]);
+    for (size_t i = 0; i < s->n_fields; i++)
+        arrow_field_clear(&s->fields[i]);
     core_free(s->fields);
     arrow_schema_init(s);
 }
@@ -278,7 +284,8 @@ void arrow_array_free(arrow_array *a)
 {
     if (!a) return;
     if (atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1) return;
-    for (size_t i = 0; i < a->n_children; i++) arrow_array_free(a->children[i]);
+    for (size_t i = 0; i < a->n_children; i++)
+        arrow_array_free(a->children[i]);
     core_free(a->children);
     core_free(a->validity);
     core_free(a->offsets);
@@ -287,9 +294,9 @@ void arrow_array_free(arrow_array *a)
     core_free(a);
 }
 
-int arrow_array_make(arrow_array **out, const arrow_type *type, int64_t length,
-                     int64_t null_count, uint8_t *validity, void *offsets, void *values,
-                     size_t values_size, arrow_array **children, size_t n_children)
+int arrow_array_make(arrow_array **out, const arrow_type *type, int64_t length, int64_t null_count,
+                     uint8_t *validity, void *offsets, void *values, size_t values_size,
+                     arrow_array **children, size_t n_children)
 {
     *out = NULL;
     arrow_array *a = core_calloc(1, sizeof *a);
@@ -298,7 +305,8 @@ int arrow_array_make(arrow_array **out, const arrow_type *type, int64_t length,
         core_free(validity);
         core_free(offsets);
         core_free(values);
-        for (size_t i = 0; i < n_children; i++) arrow_array_free(children[i]);
+        for (size_t i = 0; i < n_children; i++)
+            arrow_array_free(children[i]);
         core_free(children);
         return core_err_nomem();
     }
@@ -323,14 +331,20 @@ int64_t arrow_array_get_int(const arrow_array *a, int64_t i)
 {
     switch (a->type.id) {
     case ARROW_INT32:
-    case ARROW_DATE32: return ((const int32_t *)a->values)[i];
-    case ARROW_UINT32: return ((const uint32_t *)a->values)[i];
+    case ARROW_DATE32:
+        return ((const int32_t *)a->values)[i];
+    case ARROW_UINT32:
+        return ((const uint32_t *)a->values)[i];
     case ARROW_INT64:
     case ARROW_DATE64:
-    case ARROW_TIMESTAMP: return ((const int64_t *)a->values)[i];
-    case ARROW_UINT64: return (int64_t)((const uint64_t *)a->values)[i];
-    case ARROW_BOOL: return arrow_bit_get(a->values, i);
-    default: return 0;
+    case ARROW_TIMESTAMP:
+        return ((const int64_t *)a->values)[i];
+    case ARROW_UINT64:
+        return (int64_t)((const uint64_t *)a->values)[i];
+    case ARROW_BOOL:
+        return arrow_bit_get(a->values, i);
+    default:
+        return 0;
     }
 }
 
@@ -406,8 +420,9 @@ int arrow_array_new_null(arrow_array **out, const arrow_type *type, int64_t leng
         nk = type->n_children;
         kids = core_calloc(nk, sizeof *kids);
         if (!kids) rc = core_err_nomem();
-        int64_t child_len = type->id == ARROW_LIST ? 0
-                            : type->id == ARROW_FIXED_SIZE_LIST ? length * type->list_size : length;
+        int64_t child_len = type->id == ARROW_LIST              ? 0
+                            : type->id == ARROW_FIXED_SIZE_LIST ? length * type->list_size
+                                                                : length;
         for (size_t k = 0; rc == 0 && k < nk; k++)
             rc = arrow_array_new_null(&kids[k], &type->children[k].type, child_len);
     }
@@ -415,7 +430,8 @@ int arrow_array_new_null(arrow_array **out, const arrow_type *type, int64_t leng
         core_free(validity);
         core_free(values);
         core_free(offsets);
-        for (size_t k = 0; kids && k < nk; k++) arrow_array_free(kids[k]);
+        for (size_t k = 0; kids && k < nk; k++)
+            arrow_array_free(kids[k]);
         core_free(kids);
         return rc;
     }
@@ -463,7 +479,8 @@ static int concat_rec(arrow_array **out, arrow_array *const *parts, size_t n)
             if (p->validity)
                 copy_bits_to(validity, at, p->validity, p->length);
             else
-                for (int64_t i = 0; i < p->length; i++) arrow_bit_set(validity, at + i, true);
+                for (int64_t i = 0; i < p->length; i++)
+                    arrow_bit_set(validity, at + i, true);
             at += p->length;
         }
     }
@@ -494,7 +511,8 @@ static int concat_rec(arrow_array **out, arrow_array *const *parts, size_t n)
         for (size_t k = 0; k < n; k++) {
             int64_t s = 0, e = 0;
             if (parts[k]->length) {
-                s = large ? ((const int64_t *)parts[k]->offsets)[0] : ((const int32_t *)parts[k]->offsets)[0];
+                s = large ? ((const int64_t *)parts[k]->offsets)[0]
+                          : ((const int32_t *)parts[k]->offsets)[0];
                 e = large ? ((const int64_t *)parts[k]->offsets)[parts[k]->length]
                           : ((const int32_t *)parts[k]->offsets)[parts[k]->length];
             }
@@ -502,7 +520,8 @@ static int concat_rec(arrow_array **out, arrow_array *const *parts, size_t n)
         }
         if (!large && total > INT32_MAX)
             rc = core_err(OG_E_RESOURCE_LIMIT, "concatenation exceeds 2^31 bytes or items");
-        if (rc == 0 && !(offsets = core_malloc((size_t)(len + 1) * (large ? 8 : 4)))) rc = core_err_nomem();
+        if (rc == 0 && !(offsets = core_malloc((size_t)(len + 1) * (large ? 8 : 4))))
+            rc = core_err_nomem();
         if (rc == 0 && t->id != ARROW_LIST) {
             vsize = (size_t)total;
             if (!(values = core_malloc(vsize ? vsize : 1))) rc = core_err_nomem();
@@ -519,7 +538,8 @@ static int concat_rec(arrow_array **out, arrow_array *const *parts, size_t n)
             if (!p->length) continue;
             int64_t s = large ? ((const int64_t *)p->offsets)[0] : ((const int32_t *)p->offsets)[0];
             for (int64_t i = 1; i <= p->length; i++) {
-                int64_t o = large ? ((const int64_t *)p->offsets)[i] : ((const int32_t *)p->offsets)[i];
+                int64_t o =
+                    large ? ((const int64_t *)p->offsets)[i] : ((const int32_t *)p->offsets)[i];
                 if (large)
                     ((int64_t *)offsets)[row + i] = base + o - s;
                 else
@@ -527,7 +547,8 @@ static int concat_rec(arrow_array **out, arrow_array *const *parts, size_t n)
             }
             int64_t e = large ? ((const int64_t *)p->offsets)[p->length]
                               : ((const int32_t *)p->offsets)[p->length];
-            if (t->id != ARROW_LIST && e > s) memcpy((uint8_t *)values + base, (const uint8_t *)p->values + s, (size_t)(e - s));
+            if (t->id != ARROW_LIST && e > s)
+                memcpy((uint8_t *)values + base, (const uint8_t *)p->values + s, (size_t)(e - s));
             row += p->length;
             base += e - s;
         }
@@ -547,18 +568,22 @@ static int concat_rec(arrow_array **out, arrow_array *const *parts, size_t n)
                         rc = core_err_nomem();
                         break;
                     }
-                    for (int64_t i = s; i < e; i++) idx[i - s] = i;
+                    for (int64_t i = s; i < e; i++)
+                        idx[i - s] = i;
                     rc = arrow_take(&items[k], p->children[0], idx, (size_t)(e - s));
                     core_free(idx);
                 }
             }
             if (rc == 0) {
                 kids = core_calloc(1, sizeof *kids);
-                if (!kids) rc = core_err_nomem();
-                else rc = concat_rec(&kids[0], items, n);
+                if (!kids)
+                    rc = core_err_nomem();
+                else
+                    rc = concat_rec(&kids[0], items, n);
                 nk = 1;
             }
-            for (size_t k = 0; items && k < n; k++) arrow_array_free(items[k]);
+            for (size_t k = 0; items && k < n; k++)
+                arrow_array_free(items[k]);
             core_free(items);
         }
     } else if (t->id == ARROW_FIXED_SIZE_LIST || t->id == ARROW_STRUCT) {
@@ -567,7 +592,8 @@ static int concat_rec(arrow_array **out, arrow_array *const *parts, size_t n)
         arrow_array **col = core_calloc(n, sizeof *col);
         if (!kids || !col) rc = core_err_nomem();
         for (size_t c = 0; rc == 0 && c < nk; c++) {
-            for (size_t k = 0; k < n; k++) col[k] = parts[k]->children[c];
+            for (size_t k = 0; k < n; k++)
+                col[k] = parts[k]->children[c];
             rc = concat_rec(&kids[c], col, n);
         }
         core_free(col);
@@ -576,7 +602,8 @@ static int concat_rec(arrow_array **out, arrow_array *const *parts, size_t n)
         core_free(validity);
         core_free(offsets);
         core_free(values);
-        for (size_t k = 0; kids && k < nk; k++) arrow_array_free(kids[k]);
+        for (size_t k = 0; kids && k < nk; k++)
+            arrow_array_free(kids[k]);
         core_free(kids);
         return rc;
     }
@@ -616,7 +643,8 @@ static int64_t count_nulls(const uint8_t *validity, int64_t n)
 {
     if (!validity) return 0;
     int64_t nulls = 0;
-    for (int64_t i = 0; i < n; i++) nulls += !arrow_bit_get(validity, i);
+    for (int64_t i = 0; i < n; i++)
+        nulls += !arrow_bit_get(validity, i);
     return nulls;
 }
 
@@ -650,8 +678,9 @@ int arrow_array_validate(const arrow_array *a)
         }
         if (a->type.id == ARROW_LIST) {
             if (a->n_children != 1 || a->children[0]->length != prev)
-                return core_err(OG_E_CORRUPT, "list array offsets end %" PRId64
-                                " but items have another length", prev);
+                return core_err(OG_E_CORRUPT,
+                                "list array offsets end %" PRId64 " but items have another length",
+                                prev);
             return arrow_array_validate(a->children[0]);
         }
         if ((uint64_t)prev > a->values_size)
@@ -779,7 +808,8 @@ int arrow_builder_new(arrow_builder **out, const arrow_type *type)
 void arrow_builder_free(arrow_builder *b)
 {
     if (!b) return;
-    for (size_t i = 0; i < b->n_children; i++) arrow_builder_free(b->children[i]);
+    for (size_t i = 0; i < b->n_children; i++)
+        arrow_builder_free(b->children[i]);
     core_free(b->children);
     builder_reset(b);
     arrow_type_clear(&b->type);
@@ -803,7 +833,8 @@ int arrow_builder_reserve(arrow_builder *b, int64_t rows)
     int w = arrow_type_bit_width(b->type.id);
     if (rc == 0 && w > 1) rc = core_buf_reserve(&b->values, (size_t)rows * (size_t)(w / 8));
     if (rc == 0 && has_offsets(b->type.id))
-        rc = core_buf_reserve(&b->offsets, (size_t)rows * (arrow_type_is_large(b->type.id) ? 8 : 4));
+        rc =
+            core_buf_reserve(&b->offsets, (size_t)rows * (arrow_type_is_large(b->type.id) ? 8 : 4));
     return rc;
 }
 
@@ -833,7 +864,9 @@ int arrow_builder_append_null(arrow_builder *b)
         b->length++;
         b->null_count++;
         return 0;
-    case ARROW_BOOL: rc = bits_push(&b->values, b->length, false); break;
+    case ARROW_BOOL:
+        rc = bits_push(&b->values, b->length, false);
+        break;
     case ARROW_FIXED_SIZE_LIST:
         for (int32_t k = 0; rc == 0 && k < b->type.list_size; k++)
             rc = arrow_builder_append_null(b->children[0]);
@@ -842,7 +875,9 @@ int arrow_builder_append_null(arrow_builder *b)
         for (size_t k = 0; rc == 0 && k < b->n_children; k++)
             rc = arrow_builder_append_null(b->children[k]);
         break;
-    case ARROW_LIST: rc = offsets_push(b, offsets_last(b)); break;
+    case ARROW_LIST:
+        rc = offsets_push(b, offsets_last(b));
+        break;
     default:
         if (has_offsets(b->type.id))
             rc = offsets_push(b, offsets_last(b));
@@ -889,12 +924,16 @@ int arrow_builder_append_int(arrow_builder *b, int64_t v)
         break;
     }
     case ARROW_UINT64:
-        if (v < 0) return core_err(OG_E_BAD_REQUEST, "value %" PRId64 " out of range for uint64", v);
+        if (v < 0)
+            return core_err(OG_E_BAD_REQUEST, "value %" PRId64 " out of range for uint64", v);
         /* fall through */
     case ARROW_INT64:
     case ARROW_DATE64:
-    case ARROW_TIMESTAMP: rc = core_buf_append(&b->values, &v, 8); break;
-    default: return type_mismatch(b, "an integer");
+    case ARROW_TIMESTAMP:
+        rc = core_buf_append(&b->values, &v, 8);
+        break;
+    default:
+        return type_mismatch(b, "an integer");
     }
     return rc ? rc : row_done(b, true);
 }
@@ -965,9 +1004,10 @@ int arrow_builder_append_list(arrow_builder *b, int64_t n_items)
     if (b->type.id != ARROW_LIST) return type_mismatch(b, "a list row");
     int64_t end = offsets_last(b) + n_items;
     if (n_items < 0 || end != b->children[0]->length)
-        return core_err(OG_E_BAD_REQUEST, "list row of %" PRId64 " items but the item builder "
-                        "holds %" PRId64 " past the previous row", n_items,
-                        b->children[0]->length - offsets_last(b));
+        return core_err(OG_E_BAD_REQUEST,
+                        "list row of %" PRId64 " items but the item builder "
+                        "holds %" PRId64 " past the previous row",
+                        n_items, b->children[0]->length - offsets_last(b));
     int rc = offsets_push(b, end);
     return rc ? rc : row_done(b, true);
 }
@@ -981,8 +1021,9 @@ int arrow_builder_append_valid(arrow_builder *b)
     } else if (b->type.id == ARROW_STRUCT) {
         for (size_t k = 0; k < b->n_children; k++)
             if (b->children[k]->length != b->length + 1)
-                return core_err(OG_E_BAD_REQUEST, "struct row: child %zu has %" PRId64
-                                " values, want %" PRId64, k, b->children[k]->length, b->length + 1);
+                return core_err(OG_E_BAD_REQUEST,
+                                "struct row: child %zu has %" PRId64 " values, want %" PRId64, k,
+                                b->children[k]->length, b->length + 1);
     } else {
         return type_mismatch(b, "a nested row");
     }
@@ -993,16 +1034,20 @@ int arrow_builder_append_from(arrow_builder *b, const arrow_array *src, int64_t 
 {
     if (!arrow_array_is_valid(src, i)) return arrow_builder_append_null(b);
     switch (src->type.id) {
-    case ARROW_BOOL: return arrow_builder_append_bool(b, arrow_array_get_bool(src, i));
-    case ARROW_UINT64: return arrow_builder_append_uint(b, arrow_array_get_uint(src, i));
+    case ARROW_BOOL:
+        return arrow_builder_append_bool(b, arrow_array_get_bool(src, i));
+    case ARROW_UINT64:
+        return arrow_builder_append_uint(b, arrow_array_get_uint(src, i));
     case ARROW_INT32:
     case ARROW_INT64:
     case ARROW_UINT32:
     case ARROW_DATE32:
     case ARROW_DATE64:
-    case ARROW_TIMESTAMP: return arrow_builder_append_int(b, arrow_array_get_int(src, i));
+    case ARROW_TIMESTAMP:
+        return arrow_builder_append_int(b, arrow_array_get_int(src, i));
     case ARROW_FLOAT32:
-    case ARROW_FLOAT64: return arrow_builder_append_double(b, arrow_array_get_double(src, i));
+    case ARROW_FLOAT64:
+        return arrow_builder_append_double(b, arrow_array_get_double(src, i));
     case ARROW_UTF8:
     case ARROW_LARGE_UTF8:
     case ARROW_BINARY:
@@ -1030,7 +1075,8 @@ int arrow_builder_append_from(arrow_builder *b, const arrow_array *src, int64_t 
             if (rc) return rc;
         }
         return arrow_builder_append_valid(b);
-    default: return arrow_builder_append_null(b);
+    default:
+        return arrow_builder_append_null(b);
     }
 }
 
@@ -1054,7 +1100,8 @@ int arrow_builder_finish(arrow_builder *b, arrow_array **out)
         for (size_t k = 0; k < b->n_children; k++) {
             int rc = arrow_builder_finish(b->children[k], &kids[k]);
             if (rc) {
-                for (size_t j = 0; j < k; j++) arrow_array_free(kids[j]);
+                for (size_t j = 0; j < k; j++)
+                    arrow_array_free(kids[j]);
                 core_free(kids);
                 core_buf_free(&fresh);
                 return rc;
@@ -1125,7 +1172,8 @@ int arrow_batch_new(arrow_batch **out, const arrow_schema *schema, arrow_array *
         core_free(b);
         return rc;
     }
-    for (size_t i = 0; i < n; i++) b->columns[i] = arrow_array_ref(cols[i]);
+    for (size_t i = 0; i < n; i++)
+        b->columns[i] = arrow_array_ref(cols[i]);
     b->n_columns = n;
     b->num_rows = rows;
     *out = b;
@@ -1135,7 +1183,8 @@ int arrow_batch_new(arrow_batch **out, const arrow_schema *schema, arrow_array *
 void arrow_batch_free(arrow_batch *b)
 {
     if (!b) return;
-    for (size_t i = 0; i < b->n_columns; i++) arrow_array_free(b->columns[i]);
+    for (size_t i = 0; i < b->n_columns; i++)
+        arrow_array_free(b->columns[i]);
     core_free(b->columns);
     arrow_schema_clear(&b->schema);
     core_free(b);

@@ -45,9 +45,9 @@ typedef enum arrow_type_id {
     ARROW_LARGE_UTF8,
     ARROW_BINARY,
     ARROW_LARGE_BINARY,
-    ARROW_DATE32,     /* days since the epoch, int32 */
-    ARROW_DATE64,     /* milliseconds since the epoch, int64 */
-    ARROW_TIMESTAMP,  /* int64 in `unit`, optional time zone */
+    ARROW_DATE32,    /* days since the epoch, int32 */
+    ARROW_DATE64,    /* milliseconds since the epoch, int64 */
+    ARROW_TIMESTAMP, /* int64 in `unit`, optional time zone */
     ARROW_FIXED_SIZE_LIST,
     ARROW_LIST,
     ARROW_STRUCT,
@@ -65,10 +65,10 @@ typedef struct arrow_field arrow_field;
 
 typedef struct arrow_type {
     arrow_type_id id;
-    arrow_time_unit unit;  /* ARROW_TIMESTAMP */
-    char *tz;              /* ARROW_TIMESTAMP: time zone or NULL */
-    int32_t list_size;     /* ARROW_FIXED_SIZE_LIST: items per row (> 0) */
-    size_t n_children;     /* list / fixed-size list: 1 (the item field); struct: fields */
+    arrow_time_unit unit; /* ARROW_TIMESTAMP */
+    char *tz;             /* ARROW_TIMESTAMP: time zone or NULL */
+    int32_t list_size;    /* ARROW_FIXED_SIZE_LIST: items per row (> 0) */
+    size_t n_children;    /* list / fixed-size list: 1 (the item field); struct: fields */
     arrow_field *children;
 } arrow_type;
 
@@ -150,7 +150,7 @@ static inline void arrow_bit_set(uint8_t *bits, int64_t i, bool v)
     if (v)
         bits[i >> 3] |= (uint8_t)(1u << (i & 7));
     else
-        bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+        bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
 }
 static inline bool arrow_array_is_valid(const arrow_array *a, int64_t i)
 {
@@ -180,9 +180,9 @@ int arrow_array_validate(const arrow_array *a);
 
 /* Internal constructor for layers that build arrays directly (e.g. file decoders): takes
  * ownership of the buffers and children given (on failure too: they are freed). */
-int arrow_array_make(arrow_array **out, const arrow_type *type, int64_t length,
-                     int64_t null_count, uint8_t *validity, void *offsets, void *values,
-                     size_t values_size, arrow_array **children, size_t n_children);
+int arrow_array_make(arrow_array **out, const arrow_type *type, int64_t length, int64_t null_count,
+                     uint8_t *validity, void *offsets, void *values, size_t values_size,
+                     arrow_array **children, size_t n_children);
 
 /* ---- Builders ---------------------------------------------------------------------------- */
 
@@ -207,7 +207,7 @@ int arrow_builder_append_bool(arrow_builder *b, bool v);
 /* int32/int64/uint32/uint64/date32/date64/timestamp; range checked against the type. */
 int arrow_builder_append_int(arrow_builder *b, int64_t v);
 int arrow_builder_append_uint(arrow_builder *b, uint64_t v);
-int arrow_builder_append_double(arrow_builder *b, double v); /* float32/float64 */
+int arrow_builder_append_double(arrow_builder *b, double v);               /* float32/float64 */
 int arrow_builder_append_bytes(arrow_builder *b, const void *p, size_t n); /* utf8/binary */
 int arrow_builder_append_str(arrow_builder *b, const char *s);
 int arrow_builder_append_list(arrow_builder *b, int64_t n_items);
@@ -303,8 +303,7 @@ int arrow_compare_rows(const arrow_array *a, int64_t i, const arrow_array *b, in
  * Scalars must be compatible with the array type (OG_E_BAD_REQUEST otherwise). */
 int arrow_compare_scalar(arrow_array **out, const arrow_array *a, arrow_cmp_op op,
                          const arrow_scalar *s);
-int arrow_compare(arrow_array **out, const arrow_array *a, arrow_cmp_op op,
-                  const arrow_array *b);
+int arrow_compare(arrow_array **out, const arrow_array *a, arrow_cmp_op op, const arrow_array *b);
 
 /* Per-row hash (XXH3): hashes[i] = hash of row i combined with hashes[i] when `combine`
  * (so several columns hash into one key). Nulls hash to a fixed value; equal rows under
@@ -318,15 +317,14 @@ typedef struct arrow_sort_key {
 } arrow_sort_key;
 
 /* Stable sort of row numbers 0..length-1 by the keys in order; out has room for length. */
-int arrow_sort_indices(int64_t *out, const arrow_sort_key *keys, size_t n_keys,
-                       int64_t length);
+int arrow_sort_indices(int64_t *out, const arrow_sort_key *keys, size_t n_keys, int64_t length);
 
 /* Byte-comparable sort keys: row i's key is (*data)[offs[i], offs[i+1]), and comparing two keys
  * with memcmp (a shorter key that is a prefix of a longer one sorts first) gives the order of
  * arrow_sort_indices for the same keys; equal keys are exactly the rows that compare equal
  * (so keys also serve for grouping and joins). offs has room for length + 1. *data is
  * allocated with core_malloc; the caller frees it with core_free. */
-int arrow_sort_keys_encode(uint8_t **data, size_t *offs, const arrow_sort_key *keys,
-                           size_t n_keys, int64_t length);
+int arrow_sort_keys_encode(uint8_t **data, size_t *offs, const arrow_sort_key *keys, size_t n_keys,
+                           int64_t length);
 
 #endif

@@ -14,7 +14,8 @@ size_t arrow_json_format_double(char out[ARROW_JSON_DOUBLE_CAP], double x)
 {
     if (isnan(x)) return (size_t)snprintf(out, ARROW_JSON_DOUBLE_CAP, "\"NaN\"");
     if (isinf(x))
-        return (size_t)snprintf(out, ARROW_JSON_DOUBLE_CAP, x > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+        return (size_t)snprintf(out, ARROW_JSON_DOUBLE_CAP,
+                                x > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     if (x == 0) return (size_t)snprintf(out, ARROW_JSON_DOUBLE_CAP, "0"); /* -0 too */
     double ax = fabs(x);
     char sci[40];
@@ -29,14 +30,16 @@ size_t arrow_json_format_double(char out[ARROW_JSON_DOUBLE_CAP], double x)
     for (; *q && *q != 'e'; q++)
         if (*q >= '0' && *q <= '9') dig[k++] = *q;
     int e = (*q == 'e') ? atoi(q + 1) : 0;
-    while (k > 1 && dig[k - 1] == '0') k--;
+    while (k > 1 && dig[k - 1] == '0')
+        k--;
     int n = e + 1;
     char *o = out;
     if (x < 0) *o++ = '-';
     if (k <= n && n <= 21) {
         memcpy(o, dig, (size_t)k);
         o += k;
-        for (int z = 0; z < n - k; z++) *o++ = '0';
+        for (int z = 0; z < n - k; z++)
+            *o++ = '0';
     } else if (0 < n && n <= 21) {
         memcpy(o, dig, (size_t)n);
         o += n;
@@ -46,7 +49,8 @@ size_t arrow_json_format_double(char out[ARROW_JSON_DOUBLE_CAP], double x)
     } else if (-6 < n && n <= 0) {
         *o++ = '0';
         *o++ = '.';
-        for (int z = 0; z < -n; z++) *o++ = '0';
+        for (int z = 0; z < -n; z++)
+            *o++ = '0';
         memcpy(o, dig, (size_t)k);
         o += k;
     } else {
@@ -100,7 +104,8 @@ int arrow_json_string(core_buf *out, const void *data, size_t n)
     while (i < n) {
         /* copy the longest run that needs no escape */
         size_t j = i;
-        while (j < n && p[j] >= 0x20 && p[j] != '"' && p[j] != '\\' && p[j] < 0x80) j++;
+        while (j < n && p[j] >= 0x20 && p[j] != '"' && p[j] != '\\' && p[j] < 0x80)
+            j++;
         if (j > i && (rc = core_buf_append(out, p + i, j - i))) return rc;
         i = j;
         if (i >= n) break;
@@ -118,14 +123,30 @@ int arrow_json_string(core_buf *out, const void *data, size_t n)
         }
         char esc[8];
         switch (c) {
-        case '"': strcpy(esc, "\\\""); break;
-        case '\\': strcpy(esc, "\\\\"); break;
-        case '\b': strcpy(esc, "\\b"); break;
-        case '\f': strcpy(esc, "\\f"); break;
-        case '\n': strcpy(esc, "\\n"); break;
-        case '\r': strcpy(esc, "\\r"); break;
-        case '\t': strcpy(esc, "\\t"); break;
-        default: snprintf(esc, sizeof esc, "\\u%04x", c); break;
+        case '"':
+            strcpy(esc, "\\\"");
+            break;
+        case '\\':
+            strcpy(esc, "\\\\");
+            break;
+        case '\b':
+            strcpy(esc, "\\b");
+            break;
+        case '\f':
+            strcpy(esc, "\\f");
+            break;
+        case '\n':
+            strcpy(esc, "\\n");
+            break;
+        case '\r':
+            strcpy(esc, "\\r");
+            break;
+        case '\t':
+            strcpy(esc, "\\t");
+            break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            break;
         }
         if ((rc = core_buf_append_str(out, esc))) return rc;
         i++;
@@ -148,10 +169,10 @@ static void civil_from_days(int64_t days, int64_t *y, int *m, int *d)
 {
     int64_t z = days + 719468; /* days since 0000-03-01 */
     int64_t era = floor_div(z, 146097);
-    int64_t doe = z - era * 146097;                                        /* [0, 146096] */
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  /* [0, 399] */
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                /* [0, 365] */
-    int64_t mp = (5 * doy + 2) / 153;                                      /* March = 0 */
+    int64_t doe = z - era * 146097;                                      /* [0, 146096] */
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* [0, 365] */
+    int64_t mp = (5 * doy + 2) / 153;                                    /* March = 0 */
     *d = (int)(doy - (153 * mp + 2) / 5 + 1);
     *m = (int)(mp < 10 ? mp + 3 : mp - 9);
     *y = yoe + era * 400 + (*m <= 2);
@@ -188,7 +209,8 @@ size_t arrow_json_format_instant(char out[48], int64_t v, int unit)
     size_t n = format_ymd(out, 48, days);
     n += (size_t)snprintf(out + n, 48 - n, "T%02d:%02d:%02d", (int)(sod / 3600),
                           (int)(sod / 60 % 60), (int)(sod % 60));
-    if (digits[unit]) n += (size_t)snprintf(out + n, 48 - n, ".%0*lld", digits[unit], (long long)frac);
+    if (digits[unit])
+        n += (size_t)snprintf(out + n, 48 - n, ".%0*lld", digits[unit], (long long)frac);
     n += (size_t)snprintf(out + n, 48 - n, "Z");
     return n;
 }
@@ -225,7 +247,8 @@ int arrow_json_value(core_buf *out, const arrow_array *a, int64_t i)
         return core_buf_append(out, tmp, n);
     case ARROW_UINT32:
     case ARROW_UINT64:
-        n = (size_t)snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)arrow_array_get_uint(a, i));
+        n = (size_t)snprintf(tmp, sizeof tmp, "%llu",
+                             (unsigned long long)arrow_array_get_uint(a, i));
         return core_buf_append(out, tmp, n);
     case ARROW_FLOAT32:
     case ARROW_FLOAT64:

@@ -18,28 +18,63 @@ static int format_of(const arrow_type *t, char *buf, size_t cap)
     static const char units[] = {'s', 'm', 'u', 'n'};
     const char *f = NULL;
     switch (t->id) {
-    case ARROW_NA: f = "n"; break;
-    case ARROW_BOOL: f = "b"; break;
-    case ARROW_INT32: f = "i"; break;
-    case ARROW_INT64: f = "l"; break;
-    case ARROW_UINT32: f = "I"; break;
-    case ARROW_UINT64: f = "L"; break;
-    case ARROW_FLOAT32: f = "f"; break;
-    case ARROW_FLOAT64: f = "g"; break;
-    case ARROW_UTF8: f = "u"; break;
-    case ARROW_LARGE_UTF8: f = "U"; break;
-    case ARROW_BINARY: f = "z"; break;
-    case ARROW_LARGE_BINARY: f = "Z"; break;
-    case ARROW_DATE32: f = "tdD"; break;
-    case ARROW_DATE64: f = "tdm"; break;
-    case ARROW_LIST: f = "+l"; break;
-    case ARROW_STRUCT: f = "+s"; break;
+    case ARROW_NA:
+        f = "n";
+        break;
+    case ARROW_BOOL:
+        f = "b";
+        break;
+    case ARROW_INT32:
+        f = "i";
+        break;
+    case ARROW_INT64:
+        f = "l";
+        break;
+    case ARROW_UINT32:
+        f = "I";
+        break;
+    case ARROW_UINT64:
+        f = "L";
+        break;
+    case ARROW_FLOAT32:
+        f = "f";
+        break;
+    case ARROW_FLOAT64:
+        f = "g";
+        break;
+    case ARROW_UTF8:
+        f = "u";
+        break;
+    case ARROW_LARGE_UTF8:
+        f = "U";
+        break;
+    case ARROW_BINARY:
+        f = "z";
+        break;
+    case ARROW_LARGE_BINARY:
+        f = "Z";
+        break;
+    case ARROW_DATE32:
+        f = "tdD";
+        break;
+    case ARROW_DATE64:
+        f = "tdm";
+        break;
+    case ARROW_LIST:
+        f = "+l";
+        break;
+    case ARROW_STRUCT:
+        f = "+s";
+        break;
     case ARROW_TIMESTAMP:
         if (snprintf(buf, cap, "ts%c:%s", units[t->unit & 3], t->tz ? t->tz : "") >= (int)cap)
             return core_err(OG_E_BAD_REQUEST, "time zone name too long");
         return 0;
-    case ARROW_FIXED_SIZE_LIST: snprintf(buf, cap, "+w:%d", (int)t->list_size); return 0;
-    default: return core_err(OG_E_INTERNAL, "no Arrow format for type id %d", (int)t->id);
+    case ARROW_FIXED_SIZE_LIST:
+        snprintf(buf, cap, "+w:%d", (int)t->list_size);
+        return 0;
+    default:
+        return core_err(OG_E_INTERNAL, "no Arrow format for type id %d", (int)t->id);
     }
     snprintf(buf, cap, "%s", f);
     return 0;
@@ -112,8 +147,7 @@ int arrow_schema_export_field(const arrow_field *f, struct ArrowSchema *out)
         memset(out, 0, sizeof *out);
         return rc;
     }
-    return schema_export_node(fmt, f->name, f->nullable, f->type.children, f->type.n_children,
-                              out);
+    return schema_export_node(fmt, f->name, f->nullable, f->type.children, f->type.n_children, out);
 }
 
 int arrow_schema_export(const arrow_schema *s, struct ArrowSchema *out)
@@ -136,11 +170,11 @@ static int type_from_c(arrow_type *t, const struct ArrowSchema *in, int depth)
     static const struct {
         const char *fmt;
         arrow_type_id id;
-    } simple[] = {{"n", ARROW_NA},       {"b", ARROW_BOOL},         {"i", ARROW_INT32},
-                  {"l", ARROW_INT64},    {"I", ARROW_UINT32},       {"L", ARROW_UINT64},
-                  {"f", ARROW_FLOAT32},  {"g", ARROW_FLOAT64},      {"u", ARROW_UTF8},
-                  {"U", ARROW_LARGE_UTF8}, {"z", ARROW_BINARY},     {"Z", ARROW_LARGE_BINARY},
-                  {"tdD", ARROW_DATE32}, {"tdm", ARROW_DATE64}};
+    } simple[] = {{"n", ARROW_NA},         {"b", ARROW_BOOL},    {"i", ARROW_INT32},
+                  {"l", ARROW_INT64},      {"I", ARROW_UINT32},  {"L", ARROW_UINT64},
+                  {"f", ARROW_FLOAT32},    {"g", ARROW_FLOAT64}, {"u", ARROW_UTF8},
+                  {"U", ARROW_LARGE_UTF8}, {"z", ARROW_BINARY},  {"Z", ARROW_LARGE_BINARY},
+                  {"tdD", ARROW_DATE32},   {"tdm", ARROW_DATE64}};
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
         if (strcmp(f, simple[i].fmt) == 0) {
             t->id = simple[i].id;
@@ -171,7 +205,8 @@ static int type_from_c(arrow_type *t, const struct ArrowSchema *in, int depth)
         if (n && !kids) return core_err_nomem();
         int rc = 0;
         size_t done = 0;
-        for (; done < n && rc == 0; done++) rc = field_from_c(&kids[done], in->children[done], depth + 1);
+        for (; done < n && rc == 0; done++)
+            rc = field_from_c(&kids[done], in->children[done], depth + 1);
         if (rc == 0) {
             if (is_struct)
                 rc = arrow_type_struct(t, kids, n);
@@ -180,7 +215,8 @@ static int type_from_c(arrow_type *t, const struct ArrowSchema *in, int depth)
             else
                 rc = arrow_type_list(t, kids);
         }
-        for (size_t i = 0; i < done; i++) arrow_field_clear(&kids[i]);
+        for (size_t i = 0; i < done; i++)
+            arrow_field_clear(&kids[i]);
         core_free(kids);
         return rc;
     }
@@ -251,9 +287,9 @@ static void array_release(struct ArrowArray *a)
     a->release = NULL;
 }
 
-static int export_node(arrow_array *ref, int64_t length, int64_t null_count,
-                       const void *validity, int n_buffers, const void *b1, const void *b2,
-                       arrow_array *const *kids, size_t n_kids, struct ArrowArray *out)
+static int export_node(arrow_array *ref, int64_t length, int64_t null_count, const void *validity,
+                       int n_buffers, const void *b1, const void *b2, arrow_array *const *kids,
+                       size_t n_kids, struct ArrowArray *out)
 {
     memset(out, 0, sizeof *out);
     array_priv *p = core_calloc(1, sizeof *p);
@@ -294,13 +330,14 @@ int arrow_array_export(arrow_array *a, struct ArrowArray *out)
 {
     const void *values = a->values ? a->values : (const void *)zero_buffer;
     switch (a->type.id) {
-    case ARROW_NA: return export_node(a, a->length, a->length, NULL, 0, NULL, NULL, NULL, 0, out);
+    case ARROW_NA:
+        return export_node(a, a->length, a->length, NULL, 0, NULL, NULL, NULL, 0, out);
     case ARROW_UTF8:
     case ARROW_LARGE_UTF8:
     case ARROW_BINARY:
     case ARROW_LARGE_BINARY:
-        return export_node(a, a->length, a->null_count, a->validity, 3, a->offsets, values,
-                           NULL, 0, out);
+        return export_node(a, a->length, a->null_count, a->validity, 3, a->offsets, values, NULL, 0,
+                           out);
     case ARROW_LIST:
         return export_node(a, a->length, a->null_count, a->validity, 2, a->offsets, NULL,
                            a->children, a->n_children, out);
@@ -309,8 +346,7 @@ int arrow_array_export(arrow_array *a, struct ArrowArray *out)
         return export_node(a, a->length, a->null_count, a->validity, 1, NULL, NULL, a->children,
                            a->n_children, out);
     default:
-        return export_node(a, a->length, a->null_count, a->validity, 2, values, NULL, NULL, 0,
-                           out);
+        return export_node(a, a->length, a->null_count, a->validity, 2, values, NULL, NULL, 0, out);
     }
 }
 
@@ -353,15 +389,29 @@ static int import_range(arrow_array **out, const arrow_type *t, const struct Arr
     int want_buffers;
     size_t want_kids = 0;
     switch (t->id) {
-    case ARROW_NA: want_buffers = 0; break;
+    case ARROW_NA:
+        want_buffers = 0;
+        break;
     case ARROW_UTF8:
     case ARROW_LARGE_UTF8:
     case ARROW_BINARY:
-    case ARROW_LARGE_BINARY: want_buffers = 3; break;
-    case ARROW_LIST: want_buffers = 2; want_kids = 1; break;
-    case ARROW_FIXED_SIZE_LIST: want_buffers = 1; want_kids = 1; break;
-    case ARROW_STRUCT: want_buffers = 1; want_kids = t->n_children; break;
-    default: want_buffers = 2;
+    case ARROW_LARGE_BINARY:
+        want_buffers = 3;
+        break;
+    case ARROW_LIST:
+        want_buffers = 2;
+        want_kids = 1;
+        break;
+    case ARROW_FIXED_SIZE_LIST:
+        want_buffers = 1;
+        want_kids = 1;
+        break;
+    case ARROW_STRUCT:
+        want_buffers = 1;
+        want_kids = t->n_children;
+        break;
+    default:
+        want_buffers = 2;
     }
     if (in->n_buffers != want_buffers || (want_buffers && !in->buffers))
         return bad_import("wrong number of buffers for its type");
@@ -375,7 +425,8 @@ static int import_range(arrow_array **out, const arrow_type *t, const struct Arr
     if (in->buffers[0] && in->null_count != 0) {
         validity = copy_bits(in->buffers[0], base, len);
         if (!validity) return core_err_nomem();
-        for (int64_t i = 0; i < len; i++) nulls += !arrow_bit_get(validity, i);
+        for (int64_t i = 0; i < len; i++)
+            nulls += !arrow_bit_get(validity, i);
     }
     void *offsets = NULL, *values = NULL;
     size_t vsize = 0;
@@ -383,7 +434,8 @@ static int import_range(arrow_array **out, const arrow_type *t, const struct Arr
     int rc = 0;
     int w = arrow_type_bit_width(t->id);
     if (w == 1) {
-        if (!in->buffers[1] && len) rc = bad_import("missing values buffer");
+        if (!in->buffers[1] && len)
+            rc = bad_import("missing values buffer");
         else if (!(values = copy_bits(in->buffers[1] ? in->buffers[1] : (const void *)zero_buffer,
                                       in->buffers[1] ? base : 0, in->buffers[1] ? len : 0)))
             rc = core_err_nomem();
@@ -391,9 +443,12 @@ static int import_range(arrow_array **out, const arrow_type *t, const struct Arr
     } else if (w > 0) {
         size_t wb = (size_t)w / 8;
         vsize = (size_t)len * wb;
-        if (!in->buffers[1] && len) rc = bad_import("missing values buffer");
-        else if (!(values = core_malloc(vsize ? vsize : 1))) rc = core_err_nomem();
-        else if (vsize) memcpy(values, (const uint8_t *)in->buffers[1] + (size_t)base * wb, vsize);
+        if (!in->buffers[1] && len)
+            rc = bad_import("missing values buffer");
+        else if (!(values = core_malloc(vsize ? vsize : 1)))
+            rc = core_err_nomem();
+        else if (vsize)
+            memcpy(values, (const uint8_t *)in->buffers[1] + (size_t)base * wb, vsize);
     } else if (arrow_type_is_binary_like(t->id) || t->id == ARROW_LIST) {
         bool large = arrow_type_is_large(t->id);
         const void *src_off = in->buffers[1];
@@ -409,8 +464,8 @@ static int import_range(arrow_array **out, const arrow_type *t, const struct Arr
             goto done;
         }
         for (int64_t i = 0; i <= len; i++) {
-            int64_t o = large ? ((const int64_t *)src_off)[base + i]
-                              : ((const int32_t *)src_off)[base + i];
+            int64_t o =
+                large ? ((const int64_t *)src_off)[base + i] : ((const int32_t *)src_off)[base + i];
             if (o < prev || o0 < 0) {
                 rc = bad_import("offsets not monotone");
                 goto done;
@@ -423,33 +478,41 @@ static int import_range(arrow_array **out, const arrow_type *t, const struct Arr
         }
         if (t->id == ARROW_LIST) {
             kids = core_calloc(1, sizeof *kids);
-            if (!kids) rc = core_err_nomem();
-            else rc = import_range(&kids[0], &t->children[0].type, in->children[0], o0, prev - o0,
-                                   depth + 1);
+            if (!kids)
+                rc = core_err_nomem();
+            else
+                rc = import_range(&kids[0], &t->children[0].type, in->children[0], o0, prev - o0,
+                                  depth + 1);
         } else {
             vsize = (size_t)(prev - o0);
-            if (vsize && !in->buffers[2]) rc = bad_import("missing data buffer");
-            else if (!(values = core_malloc(vsize ? vsize : 1))) rc = core_err_nomem();
-            else if (vsize) memcpy(values, (const uint8_t *)in->buffers[2] + o0, vsize);
+            if (vsize && !in->buffers[2])
+                rc = bad_import("missing data buffer");
+            else if (!(values = core_malloc(vsize ? vsize : 1)))
+                rc = core_err_nomem();
+            else if (vsize)
+                memcpy(values, (const uint8_t *)in->buffers[2] + o0, vsize);
         }
     } else if (t->id == ARROW_FIXED_SIZE_LIST) {
         kids = core_calloc(1, sizeof *kids);
-        if (!kids) rc = core_err_nomem();
-        else rc = import_range(&kids[0], &t->children[0].type, in->children[0],
-                               base * t->list_size, len * t->list_size, depth + 1);
+        if (!kids)
+            rc = core_err_nomem();
+        else
+            rc = import_range(&kids[0], &t->children[0].type, in->children[0], base * t->list_size,
+                              len * t->list_size, depth + 1);
     } else if (t->id == ARROW_STRUCT) {
         kids = want_kids ? core_calloc(want_kids, sizeof *kids) : NULL;
         if (want_kids && !kids) rc = core_err_nomem();
         for (size_t k = 0; k < want_kids && rc == 0; k++)
-            rc = import_range(&kids[k], &t->children[k].type, in->children[k], base, len,
-                              depth + 1);
+            rc =
+                import_range(&kids[k], &t->children[k].type, in->children[k], base, len, depth + 1);
     }
 done:
     if (rc) {
         core_free(validity);
         core_free(offsets);
         core_free(values);
-        for (size_t k = 0; kids && k < want_kids; k++) arrow_array_free(kids[k]);
+        for (size_t k = 0; kids && k < want_kids; k++)
+            arrow_array_free(kids[k]);
         core_free(kids);
         return rc;
     }
@@ -529,7 +592,8 @@ static void stream_release(struct ArrowArrayStream *s)
 {
     if (!s || !s->release) return;
     stream_priv *p = s->private_data;
-    for (size_t i = 0; i < p->n; i++) arrow_batch_free(p->batches[i]);
+    for (size_t i = 0; i < p->n; i++)
+        arrow_batch_free(p->batches[i]);
     core_free(p->batches);
     arrow_schema_clear(&p->schema);
     core_free(p);
@@ -548,7 +612,8 @@ int arrow_stream_export(const arrow_schema *schema, arrow_batch **batches, size_
     if (rc) {
         if (p) arrow_schema_clear(&p->schema);
         core_free(p);
-        for (size_t i = 0; i < n; i++) arrow_batch_free(batches[i]);
+        for (size_t i = 0; i < n; i++)
+            arrow_batch_free(batches[i]);
         core_free(batches);
         return rc;
     }
@@ -608,7 +673,8 @@ int arrow_stream_import(arrow_schema *schema, arrow_batch ***batches, size_t *n,
     }
     in->release(in);
     if (rc) {
-        for (size_t i = 0; i < *n; i++) arrow_batch_free((*batches)[i]);
+        for (size_t i = 0; i < *n; i++)
+            arrow_batch_free((*batches)[i]);
         core_free(*batches);
         *batches = NULL;
         *n = 0;

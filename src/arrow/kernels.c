@@ -23,7 +23,8 @@ static int take_children(arrow_array ***kids_out, const arrow_array *a, const in
     for (size_t k = 0; k < a->n_children; k++) {
         int rc = take_rec(&kids[k], a->children[k], idx, n);
         if (rc) {
-            for (size_t j = 0; j < k; j++) arrow_array_free(kids[j]);
+            for (size_t j = 0; j < k; j++)
+                arrow_array_free(kids[j]);
             core_free(kids);
             return rc;
         }
@@ -38,9 +39,11 @@ static int take_rec(arrow_array **out, const arrow_array *a, const int64_t *idx,
     int64_t len = (int64_t)n;
     for (size_t i = 0; i < n; i++)
         if (idx[i] < -1 || idx[i] >= a->length)
-            return core_err(OG_E_BAD_REQUEST, "take index %" PRId64 " out of range [0, %" PRId64 ")",
-                            idx[i], a->length);
-    if (a->type.id == ARROW_NA) return arrow_array_make(out, &a->type, len, len, NULL, NULL, NULL, 0, NULL, 0);
+            return core_err(OG_E_BAD_REQUEST,
+                            "take index %" PRId64 " out of range [0, %" PRId64 ")", idx[i],
+                            a->length);
+    if (a->type.id == ARROW_NA)
+        return arrow_array_make(out, &a->type, len, len, NULL, NULL, NULL, 0, NULL, 0);
 
     uint8_t *validity = core_calloc((size_t)(len + 7) / 8 + 1, 1);
     if (!validity) return core_err_nomem();
@@ -72,7 +75,8 @@ static int take_rec(arrow_array **out, const arrow_array *a, const int64_t *idx,
         if (!values) rc = core_err_nomem();
         for (size_t i = 0; rc == 0 && i < n; i++)
             if (idx[i] >= 0)
-                memcpy((uint8_t *)values + i * wb, (const uint8_t *)a->values + (size_t)idx[i] * wb, wb);
+                memcpy((uint8_t *)values + i * wb, (const uint8_t *)a->values + (size_t)idx[i] * wb,
+                       wb);
     } else if (arrow_type_is_binary_like(a->type.id)) {
         bool large = arrow_type_is_large(a->type.id);
         offsets = core_malloc((n + 1) * (large ? 8 : 4));
@@ -124,18 +128,22 @@ static int take_rec(arrow_array **out, const arrow_array *a, const int64_t *idx,
             if (offsets) ((int32_t *)offsets)[i] = (int32_t)pos;
             if (idx[i] < 0) {
                 if (a->type.id == ARROW_FIXED_SIZE_LIST)
-                    for (int32_t k = 0; k < a->type.list_size; k++) cidx[pos++] = -1;
+                    for (int32_t k = 0; k < a->type.list_size; k++)
+                        cidx[pos++] = -1;
                 continue;
             }
             int64_t s, e;
             arrow_array_list_range(a, idx[i], &s, &e);
-            for (int64_t k = s; k < e; k++) cidx[pos++] = k;
+            for (int64_t k = s; k < e; k++)
+                cidx[pos++] = k;
         }
         if (rc == 0 && offsets) ((int32_t *)offsets)[n] = (int32_t)pos;
         if (rc == 0) {
             kids = core_calloc(1, sizeof *kids);
-            if (!kids) rc = core_err_nomem();
-            else rc = take_rec(&kids[0], a->children[0], cidx, total);
+            if (!kids)
+                rc = core_err_nomem();
+            else
+                rc = take_rec(&kids[0], a->children[0], cidx, total);
             n_kids = 1;
         }
         core_free(cidx);
@@ -147,7 +155,8 @@ static int take_rec(arrow_array **out, const arrow_array *a, const int64_t *idx,
         core_free(validity);
         core_free(offsets);
         core_free(values);
-        for (size_t k = 0; kids && k < n_kids; k++) arrow_array_free(kids[k]);
+        for (size_t k = 0; kids && k < n_kids; k++)
+            arrow_array_free(kids[k]);
         core_free(kids);
         return rc;
     }
@@ -172,7 +181,8 @@ static int mask_indices(int64_t **idx_out, size_t *n_out, const arrow_array *mas
         return core_err(OG_E_BAD_REQUEST, "filter mask has %" PRId64 " rows, array %" PRId64,
                         mask->length, len);
     size_t n = 0;
-    for (int64_t i = 0; i < len; i++) n += arrow_array_is_valid(mask, i) && arrow_bit_get(mask->values, i);
+    for (int64_t i = 0; i < len; i++)
+        n += arrow_array_is_valid(mask, i) && arrow_bit_get(mask->values, i);
     int64_t *idx = core_malloc((n ? n : 1) * sizeof *idx);
     if (!idx) return core_err_nomem();
     size_t k = 0;
@@ -209,7 +219,8 @@ int arrow_batch_take(arrow_batch **out, const arrow_batch *b, const int64_t *idx
     }
     if (rc == 0) rc = arrow_batch_new(out, &b->schema, cols, b->n_columns);
     if (rc == 0) (*out)->num_rows = (int64_t)n;
-    for (size_t k = 0; k < b->n_columns; k++) arrow_array_free(cols[k]);
+    for (size_t k = 0; k < b->n_columns; k++)
+        arrow_array_free(cols[k]);
     core_free(cols);
     return rc;
 }
@@ -253,9 +264,11 @@ int arrow_compare_rows(const arrow_array *a, int64_t i, const arrow_array *b, in
     bool va = arrow_array_is_valid(a, i), vb = arrow_array_is_valid(b, j);
     if (!va || !vb) return va == vb ? 0 : (va ? 1 : -1);
     switch (a->type.id) {
-    case ARROW_BOOL: return (int)arrow_bit_get(a->values, i) - (int)arrow_bit_get(b->values, j);
+    case ARROW_BOOL:
+        return (int)arrow_bit_get(a->values, i) - (int)arrow_bit_get(b->values, j);
     case ARROW_FLOAT32:
-    case ARROW_FLOAT64: return cmp_double(arrow_array_get_double(a, i), arrow_array_get_double(b, j));
+    case ARROW_FLOAT64:
+        return cmp_double(arrow_array_get_double(a, i), arrow_array_get_double(b, j));
     case ARROW_UINT64: {
         uint64_t x = arrow_array_get_uint(a, i), y = arrow_array_get_uint(b, j);
         return x < y ? -1 : (x > y ? 1 : 0);
@@ -295,19 +308,26 @@ int arrow_compare_rows(const arrow_array *a, int64_t i, const arrow_array *b, in
             if (c) return c;
         }
         return 0;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
 static bool op_holds(arrow_cmp_op op, int c)
 {
     switch (op) {
-    case ARROW_CMP_EQ: return c == 0;
-    case ARROW_CMP_NE: return c != 0;
-    case ARROW_CMP_LT: return c < 0;
-    case ARROW_CMP_LE: return c <= 0;
-    case ARROW_CMP_GT: return c > 0;
-    case ARROW_CMP_GE: return c >= 0;
+    case ARROW_CMP_EQ:
+        return c == 0;
+    case ARROW_CMP_NE:
+        return c != 0;
+    case ARROW_CMP_LT:
+        return c < 0;
+    case ARROW_CMP_LE:
+        return c <= 0;
+    case ARROW_CMP_GT:
+        return c > 0;
+    case ARROW_CMP_GE:
+        return c >= 0;
     }
     return false;
 }
@@ -317,8 +337,9 @@ static int cmp_scalar_row(const arrow_array *a, int64_t i, const arrow_scalar *s
 {
     arrow_type_id t = a->type.id;
     if (t == ARROW_FLOAT32 || t == ARROW_FLOAT64) {
-        double y = s->kind == ARROW_FLOAT64 ? s->d
-                   : s->kind == ARROW_UINT64 ? (double)s->u : (double)s->i;
+        double y = s->kind == ARROW_FLOAT64  ? s->d
+                   : s->kind == ARROW_UINT64 ? (double)s->u
+                                             : (double)s->i;
         return cmp_double(arrow_array_get_double(a, i), y);
     }
     if (t == ARROW_BOOL) return (int)arrow_bit_get(a->values, i) - (int)s->b;
@@ -328,7 +349,8 @@ static int cmp_scalar_row(const arrow_array *a, int64_t i, const arrow_scalar *s
         return cmp_bytes(p, n, s->bytes, s->n_bytes);
     }
     if (s->kind == ARROW_FLOAT64) {
-        double x = is_unsigned(t) ? (double)arrow_array_get_uint(a, i) : (double)arrow_array_get_int(a, i);
+        double x =
+            is_unsigned(t) ? (double)arrow_array_get_uint(a, i) : (double)arrow_array_get_int(a, i);
         return cmp_double(x, s->d);
     }
     if (t == ARROW_UINT64) {
@@ -399,7 +421,8 @@ int arrow_compare(arrow_array **out, const arrow_array *a, arrow_cmp_op op, cons
 {
     *out = NULL;
     if (!arrow_type_equal(&a->type, &b->type) || a->length != b->length)
-        return core_err(OG_E_BAD_REQUEST, "elementwise compare needs two arrays of one type and length");
+        return core_err(OG_E_BAD_REQUEST,
+                        "elementwise compare needs two arrays of one type and length");
     uint8_t *validity, *values;
     int rc = new_bool_out(out, a->length, &validity, &values);
     if (rc) return rc;
@@ -438,8 +461,8 @@ static uint64_t hash_row(const arrow_array *a, int64_t i)
     case ARROW_FLOAT32:
     case ARROW_FLOAT64: {
         double d = arrow_array_get_double(a, i);
-        if (d == 0) d = 0.0;          /* -0.0 and 0.0 compare equal */
-        if (isnan(d)) d = NAN;        /* one NaN */
+        if (d == 0) d = 0.0;   /* -0.0 and 0.0 compare equal */
+        if (isnan(d)) d = NAN; /* one NaN */
         uint64_t bits;
         memcpy(&bits, &d, 8);
         return core_hash64(&bits, 8, HASH_SEED);
@@ -457,12 +480,14 @@ static uint64_t hash_row(const arrow_array *a, int64_t i)
         int64_t s, e;
         arrow_array_list_range(a, i, &s, &e);
         uint64_t h = mix(HASH_SEED, (uint64_t)(e - s));
-        for (int64_t k = s; k < e; k++) h = mix(h, hash_row(a->children[0], k));
+        for (int64_t k = s; k < e; k++)
+            h = mix(h, hash_row(a->children[0], k));
         return h;
     }
     case ARROW_STRUCT: {
         uint64_t h = HASH_SEED;
-        for (size_t k = 0; k < a->n_children; k++) h = mix(h, hash_row(a->children[k], i));
+        for (size_t k = 0; k < a->n_children; k++)
+            h = mix(h, hash_row(a->children[k], i));
         return h;
     }
     case ARROW_UINT64: {
@@ -508,7 +533,8 @@ int arrow_sort_indices(int64_t *out, const arrow_sort_key *keys, size_t n_keys, 
         if (keys[k].column->length != length)
             return core_err(OG_E_BAD_REQUEST, "sort key %zu has %" PRId64 " rows, want %" PRId64, k,
                             keys[k].column->length, length);
-    for (int64_t i = 0; i < length; i++) out[i] = i;
+    for (int64_t i = 0; i < length; i++)
+        out[i] = i;
     if (length < 2 || n_keys == 0) return 0;
     int64_t *tmp = core_malloc((size_t)length * sizeof *tmp);
     if (!tmp) return core_err_nomem();
@@ -521,8 +547,10 @@ int arrow_sort_indices(int64_t *out, const arrow_sort_key *keys, size_t n_keys, 
             int64_t p = lo, q = mid, o = lo;
             while (p < mid && q < hi)
                 dst[o++] = key_cmp(keys, n_keys, src[q], src[p]) < 0 ? src[q++] : src[p++];
-            while (p < mid) dst[o++] = src[p++];
-            while (q < hi) dst[o++] = src[q++];
+            while (p < mid)
+                dst[o++] = src[p++];
+            while (q < hi)
+                dst[o++] = src[q++];
         }
         int64_t *t = src;
         src = dst;
@@ -538,7 +566,8 @@ int arrow_sort_indices(int64_t *out, const arrow_sort_key *keys, size_t n_keys, 
 static int put_be64(core_buf *b, uint64_t v)
 {
     uint8_t x[8];
-    for (int i = 0; i < 8; i++) x[i] = (uint8_t)(v >> (56 - 8 * i));
+    for (int i = 0; i < 8; i++)
+        x[i] = (uint8_t)(v >> (56 - 8 * i));
     return core_buf_append(b, x, 8);
 }
 
@@ -557,7 +586,8 @@ static int encode_value(core_buf *b, const arrow_array *a, int64_t i, int depth)
 {
     if (depth > 64) return core_err(OG_E_BAD_REQUEST, "sort key nested too deeply");
     switch (a->type.id) {
-    case ARROW_BOOL: return core_buf_append_byte(b, arrow_bit_get(a->values, i) ? 1 : 0);
+    case ARROW_BOOL:
+        return core_buf_append_byte(b, arrow_bit_get(a->values, i) ? 1 : 0);
     case ARROW_FLOAT32:
     case ARROW_FLOAT64: {
         double d = arrow_array_get_double(a, i);
@@ -570,7 +600,8 @@ static int encode_value(core_buf *b, const arrow_array *a, int64_t i, int depth)
         return put_be64(b, bits);
     }
     case ARROW_UINT32:
-    case ARROW_UINT64: return put_be64(b, arrow_array_get_uint(a, i));
+    case ARROW_UINT64:
+        return put_be64(b, arrow_array_get_uint(a, i));
     case ARROW_UTF8:
     case ARROW_LARGE_UTF8:
     case ARROW_BINARY:
@@ -602,13 +633,15 @@ static int encode_value(core_buf *b, const arrow_array *a, int64_t i, int depth)
             if (rc) return rc;
         }
         return 0;
-    case ARROW_NA: return 0;
-    default: return put_be64(b, (uint64_t)arrow_array_get_int(a, i) ^ (1ull << 63));
+    case ARROW_NA:
+        return 0;
+    default:
+        return put_be64(b, (uint64_t)arrow_array_get_int(a, i) ^ (1ull << 63));
     }
 }
 
-int arrow_sort_keys_encode(uint8_t **data, size_t *offs, const arrow_sort_key *keys,
-                           size_t n_keys, int64_t length)
+int arrow_sort_keys_encode(uint8_t **data, size_t *offs, const arrow_sort_key *keys, size_t n_keys,
+                           int64_t length)
 {
     *data = NULL;
     for (size_t k = 0; k < n_keys; k++)
@@ -629,7 +662,8 @@ int arrow_sort_keys_encode(uint8_t **data, size_t *offs, const arrow_sort_key *k
             size_t start = b.len;
             if (rc == 0) rc = encode_value(&b, c, i, 0);
             if (rc == 0 && keys[k].descending)
-                for (size_t j = start; j < b.len; j++) b.data[j] = (uint8_t)~b.data[j];
+                for (size_t j = start; j < b.len; j++)
+                    b.data[j] = (uint8_t)~b.data[j];
         }
         offs[i + 1] = b.len;
     }

@@ -22,11 +22,21 @@ void cli_json_str(FILE *f, const char *s)
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
         default:
             if (*p < 0x20)
                 fprintf(f, "\\u%04x", *p);
@@ -56,12 +66,17 @@ void cli_json_write_tables(FILE *f, const og_write_result *r)
 int cli_exit_code(int code)
 {
     switch (code) {
-    case OG_OK: return CLI_OK;
+    case OG_OK:
+        return CLI_OK;
     case OG_E_READ_SET_CONFLICT:
-    case OG_E_CONFLICT: return CLI_CONFLICT;
-    case OG_E_PRECONDITION_FAILED: return CLI_PRECONDITION;
-    case OG_E_RECOVERY_REQUIRED: return CLI_RECOVERY;
-    default: return CLI_ERROR;
+    case OG_E_CONFLICT:
+        return CLI_CONFLICT;
+    case OG_E_PRECONDITION_FAILED:
+        return CLI_PRECONDITION;
+    case OG_E_RECOVERY_REQUIRED:
+        return CLI_RECOVERY;
+    default:
+        return CLI_ERROR;
     }
 }
 
@@ -86,12 +101,11 @@ static void print_json_error_members(const char *code, const char *message, cons
         printf(",\"storage_kind\":");
         cli_json_str(stdout, og_storage_kind_name(e->storage_kind));
     }
-    const char *names[] = {"object", "operation_id", "member", "expected", "actual", "key",
-                           "file"};
+    const char *names[] = {"object", "operation_id", "member", "expected", "actual", "key", "file"};
     const char *vals[] = {object, NULL, NULL, NULL, NULL, NULL, NULL};
     if (e) {
-        const char *details[] = {e->object, e->operation_id, e->member, e->expected, e->actual,
-                                 e->key, e->file};
+        const char *details[] = {e->object, e->operation_id, e->member, e->expected,
+                                 e->actual, e->key,          e->file};
         memcpy(vals, details, sizeof vals);
     }
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

@@ -26,7 +26,10 @@ typedef struct cli_cmd {
 
 /* Each cmd_*.c file defines one table of commands ending with {NULL}; main.c lists the
  * tables in CLI_TABLES. */
-#define CLI_TABLE_END {NULL, NULL, NULL, NULL}
+#define CLI_TABLE_END                                                                              \
+    {                                                                                              \
+        NULL, NULL, NULL, NULL                                                                     \
+    }
 
 /* The exit code for an og_code (0 for OG_OK). */
 int cli_exit_code(int code);

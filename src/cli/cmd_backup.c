@@ -55,10 +55,14 @@ static int parse(backup_args *a, const cli_cmd *self, int argc, char **argv, con
             bare[n_bare++] = o;
             continue;
         }
-        if (!strcmp(o, "--store")) slot = &a->root;
-        else if (!strcmp(o, "--branch")) slot = &a->branch;
-        else if (!strcmp(o, "--at") && strchr(allowed, 't')) slot = &a->at;
-        else if (!strcmp(o, "--out") && strchr(allowed, 'o')) slot = &a->out;
+        if (!strcmp(o, "--store"))
+            slot = &a->root;
+        else if (!strcmp(o, "--branch"))
+            slot = &a->branch;
+        else if (!strcmp(o, "--at") && strchr(allowed, 't'))
+            slot = &a->at;
+        else if (!strcmp(o, "--out") && strchr(allowed, 'o'))
+            slot = &a->out;
         else if (!(!strcmp(o, "--type") && strchr(allowed, 'T')))
             return cli_usage_error(self, "unknown option '%s'", o);
         if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error(self, "%s needs a value", o);
@@ -73,7 +77,8 @@ static int parse(backup_args *a, const cli_cmd *self, int argc, char **argv, con
     }
     /* Bare words: the root (unless --store gave it), then the command's own. */
     int w = 0;
-    if (!a->root && n_bare) a->root = bare[w++];
+    if (!a->root && n_bare)
+        a->root = bare[w++];
     else if (a->root && n_bare > words)
         return cli_usage_error(self, "the root is given twice (--store and '%s')", bare[0]);
     if (!a->root) return cli_usage_error(self, "missing the graph root (--store ROOT or ROOT)");
@@ -114,9 +119,12 @@ static int sync_parent(const char *path)
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (slash == dir) dir[1] = '\0';
-    else if (slash) *slash = '\0';
-    else snprintf(dir, sizeof dir, ".");
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return errno;
     int err = fsync(fd) == 0 ? 0 : errno;
@@ -128,9 +136,12 @@ static int sync_parent(const char *path)
 
 static void print_bytes(uint64_t b)
 {
-    if (b >= (10u << 20)) printf("%.1f MiB", (double)b / (1 << 20));
-    else if (b >= (10u << 10)) printf("%.1f KiB", (double)b / (1 << 10));
-    else printf("%llu bytes", (unsigned long long)b);
+    if (b >= (10u << 20))
+        printf("%.1f MiB", (double)b / (1 << 20));
+    else if (b >= (10u << 10))
+        printf("%.1f KiB", (double)b / (1 << 10));
+    else
+        printf("%llu bytes", (unsigned long long)b);
 }
 
 static int cmd_export(int argc, char **argv)
@@ -140,7 +151,8 @@ static int cmd_export(int argc, char **argv)
     int rc = parse(&a, self, argc, argv, "tTo", 0);
     if (rc) return rc;
     /* --json prints one object on stdout, which the rows would share without --out. */
-    if (a.json && !a.out) return cli_usage_error(self, "--json needs --out FILE (stdout holds the rows)");
+    if (a.json && !a.out)
+        return cli_usage_error(self, "--json needs --out FILE (stdout holds the rows)");
     og_graph *g = NULL;
     if (open_readonly(&g, a.root) != 0) return cli_fail(a.json);
     og_export_options o = OG_EXPORT_OPTIONS_INIT;
@@ -199,8 +211,10 @@ static int cmd_export(int argc, char **argv)
         printf(",\"out\":");
         cli_json_str(stdout, a.out);
         printf(",\"commit_id\":");
-        if (r->commit_id[0]) cli_json_str(stdout, r->commit_id);
-        else fputs("null", stdout);
+        if (r->commit_id[0])
+            cli_json_str(stdout, r->commit_id);
+        else
+            fputs("null", stdout);
         printf(",\"manifest_version\":%llu,\"nodes\":%llu,\"edges\":%llu,\"node_types\":%zu,"
                "\"edge_types\":%zu,\"bytes\":%llu}\n",
                (unsigned long long)r->manifest_version, (unsigned long long)r->nodes,
@@ -240,8 +254,10 @@ static int cmd_backup(int argc, char **argv)
         printf(",\"dest\":");
         cli_json_str(stdout, a.dest);
         printf(",\"commit_id\":");
-        if (r->commit_id[0]) cli_json_str(stdout, r->commit_id);
-        else fputs("null", stdout);
+        if (r->commit_id[0])
+            cli_json_str(stdout, r->commit_id);
+        else
+            fputs("null", stdout);
         printf(",\"manifest_version\":%llu,\"tables\":%zu,\"rows\":%llu,\"files\":%llu,"
                "\"bytes\":%llu,\"attempts\":%u,\"verified\":true}\n",
                (unsigned long long)r->manifest_version, r->tables, (unsigned long long)r->rows,

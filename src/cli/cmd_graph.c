@@ -64,23 +64,25 @@ static void format_us(char *out, size_t cap, int64_t us)
 /* A JSON string, or null for NULL / "". */
 static void json_str_or_null(const char *s)
 {
-    if (s && *s) cli_json_str(stdout, s);
-    else fputs("null", stdout);
+    if (s && *s)
+        cli_json_str(stdout, s);
+    else
+        fputs("null", stdout);
 }
 
 /* Options shared by the graph commands. */
 typedef struct graph_args {
     const char *root;
-    const char *schema;   /* init */
-    const char *data;     /* load */
-    const char *mode;     /* load */
-    const char *branch;   /* load */
-    const char *actor;    /* load */
-    const char *at;       /* snapshot */
-    const char *ref;      /* commit show */
-    const char *keep;     /* cleanup */
-    const char *older;    /* cleanup */
-    int dry_run;          /* cleanup */
+    const char *schema; /* init */
+    const char *data;   /* load */
+    const char *mode;   /* load */
+    const char *branch; /* load */
+    const char *actor;  /* load */
+    const char *at;     /* snapshot */
+    const char *ref;    /* commit show */
+    const char *keep;   /* cleanup */
+    const char *older;  /* cleanup */
+    int dry_run;        /* cleanup */
     int json;
 } graph_args;
 
@@ -132,8 +134,7 @@ static int parse_args(graph_args *a, const cli_cmd *self, int argc, char **argv,
             *slot = argv[++i];
             continue;
         }
-        if (n_words == positionals + 1)
-            return cli_usage_error(self, "unexpected argument '%s'", o);
+        if (n_words == positionals + 1) return cli_usage_error(self, "unexpected argument '%s'", o);
         words[n_words++] = o;
     }
     /* Bare words: the command's own (commit show: the ID) first, then the root. */
@@ -143,7 +144,8 @@ static int parse_args(graph_args *a, const cli_cmd *self, int argc, char **argv,
         a->ref = words[w++];
     }
     if (w < n_words) {
-        if (a->root) return cli_usage_error(self, "the root is given twice (--store and '%s')", words[w]);
+        if (a->root)
+            return cli_usage_error(self, "the root is given twice (--store and '%s')", words[w]);
         a->root = words[w];
     }
     if (!a->root) return cli_usage_error(self, "missing the graph root (--store ROOT or ROOT)");
@@ -280,8 +282,10 @@ static int cmd_load(int argc, char **argv)
                                     og_write_result_count(r, OG_WRITE_EDGES)),
                (unsigned long long)og_write_result_count(r, OG_WRITE_NODE_TYPES),
                (unsigned long long)og_write_result_count(r, OG_WRITE_EDGE_TYPES));
-        if (commit[0]) printf("(commit %s)\n", commit);
-        else printf("(nothing to commit)\n");
+        if (commit[0])
+            printf("(commit %s)\n", commit);
+        else
+            printf("(nothing to commit)\n");
     }
     og_write_result_free(r);
     og_graph_close(g);
@@ -305,9 +309,8 @@ static void print_tables_json(const og_snapshot_info *s)
         cli_json_str(stdout, t->alias);
         printf(",\"type\":");
         cli_json_str(stdout, t->type_name);
-        printf(",\"kind\":\"%s\",\"version\":%llu,\"row_count\":%llu,\"path\":",
-               kind_name(t->kind), (unsigned long long)t->version,
-               (unsigned long long)t->row_count);
+        printf(",\"kind\":\"%s\",\"version\":%llu,\"row_count\":%llu,\"path\":", kind_name(t->kind),
+               (unsigned long long)t->version, (unsigned long long)t->row_count);
         cli_json_str(stdout, t->path);
         printf("}");
     }
@@ -317,7 +320,8 @@ static void print_tables_json(const og_snapshot_info *s)
 /* The tables as columns aligned to their widest cell. */
 static void print_tables_text(const og_snapshot_info *s)
 {
-    int w_alias = (int)strlen("table"), w_ver = (int)strlen("version"), w_rows = (int)strlen("rows");
+    int w_alias = (int)strlen("table"), w_ver = (int)strlen("version"),
+        w_rows = (int)strlen("rows");
     for (size_t i = 0; i < s->n_tables; i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
         char num[32];
@@ -359,10 +363,11 @@ static int cmd_snapshot(int argc, char **argv)
         cli_json_str(stdout, a.root);
         printf(",\"branch\":");
         cli_json_str(stdout, s->branch);
-        printf(",\"manifest_version\":%llu,\"head_commit\":", (unsigned long long)s->manifest_version);
+        printf(",\"manifest_version\":%llu,\"head_commit\":",
+               (unsigned long long)s->manifest_version);
         json_str_or_null(s->head_commit);
-        printf(",\"schema_identity\":\"%s\",\"format_version\":%d,\"tables\":",
-               s->schema_identity, s->format_version);
+        printf(",\"schema_identity\":\"%s\",\"format_version\":%d,\"tables\":", s->schema_identity,
+               s->format_version);
         print_tables_json(s);
         printf(",\"pending_recovery\":");
         cli_json_intents(stdout, pending);
@@ -440,8 +445,8 @@ static int commit_list(const cli_cmd *self, int argc, char **argv)
             char ts[48];
             format_us(ts, sizeof ts, c->created_at_us);
             printf("%-*s  %8llu  %-27s  %-*s  %s\n", OG_ID_LEN, c->id,
-                   (unsigned long long)c->manifest_version, ts, w_actor,
-                   c->actor ? c->actor : "-", c->parent[0] ? c->parent : "-");
+                   (unsigned long long)c->manifest_version, ts, w_actor, c->actor ? c->actor : "-",
+                   c->parent[0] ? c->parent : "-");
         }
         printf("(%zu commits)\n", n);
     }
@@ -559,12 +564,23 @@ static int64_t parse_duration_us(const char *s)
     if (errno || end == s || n < 0 || !end[0] || end[1]) return -1;
     int64_t unit;
     switch (end[0]) {
-    case 's': unit = 1000000; break;
-    case 'm': unit = 60ll * 1000000; break;
-    case 'h': unit = 3600ll * 1000000; break;
-    case 'd': unit = 86400ll * 1000000; break;
-    case 'w': unit = 7 * 86400ll * 1000000; break;
-    default: return -1;
+    case 's':
+        unit = 1000000;
+        break;
+    case 'm':
+        unit = 60ll * 1000000;
+        break;
+    case 'h':
+        unit = 3600ll * 1000000;
+        break;
+    case 'd':
+        unit = 86400ll * 1000000;
+        break;
+    case 'w':
+        unit = 7 * 86400ll * 1000000;
+        break;
+    default:
+        return -1;
     }
     if (n > INT64_MAX / unit) return -1;
     return (int64_t)n * unit;
@@ -579,9 +595,12 @@ static void cleanup_progress(void *arg, const char *dataset, size_t done, size_t
 
 static void print_bytes(uint64_t b)
 {
-    if (b >= (10u << 20)) printf("%.1f MiB", (double)b / (1 << 20));
-    else if (b >= (10u << 10)) printf("%.1f KiB", (double)b / (1 << 10));
-    else printf("%llu bytes", (unsigned long long)b);
+    if (b >= (10u << 20))
+        printf("%.1f MiB", (double)b / (1 << 20));
+    else if (b >= (10u << 10))
+        printf("%.1f KiB", (double)b / (1 << 10));
+    else
+        printf("%llu bytes", (unsigned long long)b);
 }
 
 static int cmd_cleanup(int argc, char **argv)
@@ -603,8 +622,10 @@ static int cmd_cleanup(int argc, char **argv)
         o.keep = k;
     }
     if (a.older && (o.older_than_us = parse_duration_us(a.older)) < 0)
-        return cli_usage_error(self, "--older-than needs a duration like 30s, 15m, 12h, 7d or "
-                               "2w, not '%s'", a.older);
+        return cli_usage_error(self,
+                               "--older-than needs a duration like 30s, 15m, 12h, 7d or "
+                               "2w, not '%s'",
+                               a.older);
     o.dry_run = a.dry_run;
     if (!a.json && isatty(STDERR_FILENO)) o.progress = cleanup_progress;
     og_graph *g = NULL;
@@ -625,9 +646,8 @@ static int cmd_cleanup(int argc, char **argv)
                (unsigned long long)r->bytes_removed, (unsigned long long)r->files_spared_recent,
                r->datasets);
     } else {
-        printf("%s %llu of %llu commits readable (oldest %s)\n",
-               a.dry_run ? "would keep" : "kept", (unsigned long long)r->commits_retained,
-               (unsigned long long)r->commits_total,
+        printf("%s %llu of %llu commits readable (oldest %s)\n", a.dry_run ? "would keep" : "kept",
+               (unsigned long long)r->commits_retained, (unsigned long long)r->commits_total,
                r->oldest_retained[0] ? r->oldest_retained : "-");
         printf("%s %llu versions, %llu files, ", a.dry_run ? "would remove" : "removed",
                (unsigned long long)r->versions_removed, (unsigned long long)r->files_removed);

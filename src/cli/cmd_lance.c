@@ -124,14 +124,18 @@ static int do_versions(lance_args *a)
     int rc = og_table_versions(&l, t);
     og_table_close(t);
     if (rc) return cli_fail(a->json);
-    if (a->json) printf("{\"versions\":[");
-    else printf("%-8s  %-24s  %9s  %12s\n", "version", "timestamp (UTC)", "fragments", "rows stored");
+    if (a->json)
+        printf("{\"versions\":[");
+    else
+        printf("%-8s  %-24s  %9s  %12s\n", "version", "timestamp (UTC)", "fragments",
+               "rows stored");
     for (size_t i = 0; i < og_table_version_list_count(l); i++) {
         const og_table_version_info *v = og_table_version_list_get(l, i);
         char ts[64];
         format_time(ts, sizeof ts, v->timestamp_ns);
         if (a->json)
-            printf("%s{\"version\":%llu,\"timestamp\":\"%s\",\"fragments\":%llu,\"physical_rows\":%llu}",
+            printf("%s{\"version\":%llu,\"timestamp\":\"%s\",\"fragments\":%llu,\"physical_rows\":%"
+                   "llu}",
                    i ? "," : "", (unsigned long long)v->version, ts,
                    (unsigned long long)v->fragments, (unsigned long long)v->physical_rows);
         else

@@ -38,7 +38,8 @@ static void print_diag(const og_diagnostic *d, const cli_file *files, size_t n_f
     int len = (int)(e - p);
     if (len > 0 && p[len - 1] == '\r') len--;
     fprintf(stderr, "  %.*s\n  ", len, p);
-    for (int c = 1; c < d->column && c <= len; c++) fputc(p[c - 1] == '\t' ? '\t' : ' ', stderr);
+    for (int c = 1; c < d->column && c <= len; c++)
+        fputc(p[c - 1] == '\t' ? '\t' : ' ', stderr);
     fprintf(stderr, "^\n");
 }
 
@@ -62,10 +63,14 @@ static int schema_check(const cli_cmd *self, int argc, char **argv)
     int json = 0;
     const char *path = NULL;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) return cli_usage_error(self, "unknown option '%s'", argv[i]);
-        else if (!path) path = argv[i];
-        else return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error(self, "unknown option '%s'", argv[i]);
+        else if (!path)
+            path = argv[i];
+        else
+            return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
     }
     if (!path) return cli_usage_error(self, "schema check needs FILE.pg");
     cli_file f;
@@ -82,17 +87,22 @@ static int schema_plan(const cli_cmd *self, int argc, char **argv)
     int json = 0, allow = 0;
     const char *from = NULL, *to = NULL;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--allow-data-loss")) allow = 1;
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--allow-data-loss"))
+            allow = 1;
         else if (!strcmp(argv[i], "--from") || !strcmp(argv[i], "--to")) {
             if (i + 1 >= argc) return cli_usage_error(self, "%s needs a file", argv[i]);
-            if (argv[i][2] == 'f') from = argv[++i];
-            else to = argv[++i];
+            if (argv[i][2] == 'f')
+                from = argv[++i];
+            else
+                to = argv[++i];
         } else {
             return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
         }
     }
-    if (!from || !to) return cli_usage_error(self, "schema plan needs --from OLD.pg and --to NEW.pg");
+    if (!from || !to)
+        return cli_usage_error(self, "schema plan needs --from OLD.pg and --to NEW.pg");
     cli_file f[2];
     if (cli_file_open(&f[0], from, json)) return CLI_ERROR;
     if (cli_file_open(&f[1], to, json)) {
@@ -130,12 +140,16 @@ static int cmd_lint(int argc, char **argv)
     int json = 0;
     const char *schema = NULL, *query = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
         else if (!strcmp(argv[i], "--schema") || !strcmp(argv[i], "--query")) {
             if (i + 1 >= argc) return cli_usage_error(self, "%s needs a file", argv[i]);
-            if (argv[i][2] == 's') schema = argv[++i];
-            else if (query) return cli_usage_error(self, "more than one query file");
-            else query = argv[++i];
+            if (argv[i][2] == 's')
+                schema = argv[++i];
+            else if (query)
+                return cli_usage_error(self, "more than one query file");
+            else
+                query = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(self, "unknown option '%s'", argv[i]);
         } else if (!query) {

@@ -46,16 +46,25 @@ static int parse_args(q_args *a, const cli_cmd *self, int argc, char **argv, int
             a->csv = 1;
             continue;
         }
-        if (!strcmp(o, "--store")) slot = &a->root;
-        else if (!strcmp(o, "-e")) slot = &a->text;
-        else if (!strcmp(o, "--file") || !strcmp(o, "--query")) slot = &a->file;
-        else if (!strcmp(o, "--name")) slot = &a->name;
-        else if (!strcmp(o, "--params")) slot = &a->params;
-        else if (!mutate && !strcmp(o, "--at")) slot = &a->at;
-        else if (mutate && !strcmp(o, "--if-commit")) slot = &a->if_commit;
-        else if (o[0] == '-' && o[1]) return cli_usage_error(self, "unknown option '%s'", o);
+        if (!strcmp(o, "--store"))
+            slot = &a->root;
+        else if (!strcmp(o, "-e"))
+            slot = &a->text;
+        else if (!strcmp(o, "--file") || !strcmp(o, "--query"))
+            slot = &a->file;
+        else if (!strcmp(o, "--name"))
+            slot = &a->name;
+        else if (!strcmp(o, "--params"))
+            slot = &a->params;
+        else if (!mutate && !strcmp(o, "--at"))
+            slot = &a->at;
+        else if (mutate && !strcmp(o, "--if-commit"))
+            slot = &a->if_commit;
+        else if (o[0] == '-' && o[1])
+            return cli_usage_error(self, "unknown option '%s'", o);
         if (slot) {
-            if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error(self, "%s needs a value", o);
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error(self, "%s needs a value", o);
             if (*slot) return cli_usage_error(self, "%s given twice", o);
             *slot = argv[++i];
             continue;
@@ -100,12 +109,24 @@ static const char *cell_text(og_result *r, uint64_t row, size_t col, size_t *len
     *is_null = 0;
     if (og_result_value(&v, r, row, col) != 0) return NULL;
     switch (v.type) {
-    case OG_VALUE_NULL: *is_null = 1; *len = 0; return "";
-    case OG_VALUE_BOOL: *len = strlen(v.b ? "true" : "false"); return v.b ? "true" : "false";
-    case OG_VALUE_INT: *len = (size_t)snprintf(num, num_cap, "%lld", (long long)v.i); return num;
-    case OG_VALUE_UINT: *len = (size_t)snprintf(num, num_cap, "%llu", (unsigned long long)v.u); return num;
-    case OG_VALUE_FLOAT: return og_result_cell_json(r, row, col, len); /* the shortest form */
-    default: *len = v.len; return v.str;
+    case OG_VALUE_NULL:
+        *is_null = 1;
+        *len = 0;
+        return "";
+    case OG_VALUE_BOOL:
+        *len = strlen(v.b ? "true" : "false");
+        return v.b ? "true" : "false";
+    case OG_VALUE_INT:
+        *len = (size_t)snprintf(num, num_cap, "%lld", (long long)v.i);
+        return num;
+    case OG_VALUE_UINT:
+        *len = (size_t)snprintf(num, num_cap, "%llu", (unsigned long long)v.u);
+        return num;
+    case OG_VALUE_FLOAT:
+        return og_result_cell_json(r, row, col, len); /* the shortest form */
+    default:
+        *len = v.len;
+        return v.str;
     }
 }
 
@@ -144,18 +165,25 @@ static void put_cell(const char *s, size_t n, size_t w, int right)
     int cut = shown > CELL_MAX;
     if (cut) n = cut_bytes(s, n, CELL_MAX - 3), shown = CELL_MAX;
     if (right)
-        for (size_t k = shown; k < room; k++) fputc(' ', stdout);
+        for (size_t k = shown; k < room; k++)
+            fputc(' ', stdout);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '\n') fputs("\\n", stdout);
-        else if (c == '\t') fputs("\\t", stdout);
-        else if (c == '\r') fputs("\\r", stdout);
-        else if (c < 0x20) fputc('?', stdout);
-        else fputc(c, stdout);
+        if (c == '\n')
+            fputs("\\n", stdout);
+        else if (c == '\t')
+            fputs("\\t", stdout);
+        else if (c == '\r')
+            fputs("\\r", stdout);
+        else if (c < 0x20)
+            fputc('?', stdout);
+        else
+            fputc(c, stdout);
     }
     if (cut) fputs("...", stdout);
     if (!right)
-        for (size_t k = shown; k < room; k++) fputc(' ', stdout);
+        for (size_t k = shown; k < room; k++)
+            fputc(' ', stdout);
 }
 
 /* ---- output formats ----------------------------------------------------------------------- */
@@ -180,7 +208,8 @@ static int print_table(og_result *r)
         return -1;
     }
     char num[48];
-    for (size_t c = 0; c < nc; c++) w[c] = disp_width(og_result_column_name(r, c), strlen(og_result_column_name(r, c)));
+    for (size_t c = 0; c < nc; c++)
+        w[c] = disp_width(og_result_column_name(r, c), strlen(og_result_column_name(r, c)));
     int rc = 0;
     for (uint64_t row = 0; !rc && row < nr; row++) {
         for (size_t c = 0; c < nc; c++) {
@@ -215,7 +244,8 @@ static int print_table(og_result *r)
         fputc('\n', stdout);
         for (size_t c = 0; c < nc; c++) {
             if (c) fputs("-+-", stdout);
-            for (size_t k = 0; k < w[c]; k++) fputc('-', stdout);
+            for (size_t k = 0; k < w[c]; k++)
+                fputc('-', stdout);
         }
         fputc('\n', stdout);
     }
@@ -257,8 +287,10 @@ static int print_json(og_result *r)
     size_t nc = og_result_column_count(r);
     const char *cid = og_result_graph_commit_id(r);
     printf("{\"graph_commit_id\":");
-    if (cid[0]) cli_json_str(stdout, cid);
-    else fputs("null", stdout);
+    if (cid[0])
+        cli_json_str(stdout, cid);
+    else
+        fputs("null", stdout);
     printf(",\"columns\":[");
     for (size_t c = 0; c < nc; c++) {
         if (c) fputc(',', stdout);
@@ -401,8 +433,10 @@ static void print_mutate_json(const og_write_result *m)
     printf("{\"ok\":true,\"branch\":\"main\",\"query\":");
     cli_json_str(stdout, og_write_result_query_name(m));
     printf(",\"committed\":%s,\"commit_id\":", commit[0] ? "true" : "false");
-    if (commit[0]) cli_json_str(stdout, commit);
-    else fputs("null", stdout);
+    if (commit[0])
+        cli_json_str(stdout, commit);
+    else
+        fputs("null", stdout);
     printf(",\"manifest_version\":%llu", (unsigned long long)og_write_result_manifest_version(m));
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         printf(",\"%s\":%llu", counts[i].name,
@@ -446,10 +480,12 @@ static int cmd_mutate(int argc, char **argv)
         unsigned long long edges = og_write_result_count(m, OG_WRITE_EDGES_INSERTED) +
                                    og_write_result_count(m, OG_WRITE_EDGES_UPDATED) +
                                    og_write_result_count(m, OG_WRITE_EDGES_DELETED);
-        printf("changed main via %s: %llu nodes, %llu edges ", og_write_result_query_name(m),
-               nodes, edges);
-        if (commit[0]) printf("(commit %s)\n", commit);
-        else printf("(nothing to commit)\n");
+        printf("changed main via %s: %llu nodes, %llu edges ", og_write_result_query_name(m), nodes,
+               edges);
+        if (commit[0])
+            printf("(commit %s)\n", commit);
+        else
+            printf("(nothing to commit)\n");
     }
     og_write_result_free(m);
     og_graph_close(g);

@@ -45,19 +45,22 @@ static int parse(recover_args *a, int argc, char **argv, int wants_id, int resol
         } else if (resolve && !strcmp(o, "--force")) {
             a->force = 1;
         } else if (!strcmp(o, "--store")) {
-            if (i + 1 >= argc || !argv[i + 1][0]) return cli_usage_error(self, "--store needs a value");
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error(self, "--store needs a value");
             if (a->root) return cli_usage_error(self, "--store given twice");
             a->root = argv[++i];
         } else if (o[0] == '-' && o[1]) {
             return cli_usage_error(self, "unknown option '%s'", o);
         } else {
-            if (n_words == wants_id + 1) return cli_usage_error(self, "unexpected argument '%s'", o);
+            if (n_words == wants_id + 1)
+                return cli_usage_error(self, "unexpected argument '%s'", o);
             words[n_words++] = o;
         }
     }
     int w = 0;
     if (wants_id) {
-        if (n_words == 0) return cli_usage_error(self, "missing ID (an operation id from 'recover list')");
+        if (n_words == 0)
+            return cli_usage_error(self, "missing ID (an operation id from 'recover list')");
         a->id = words[w++];
     }
     if (w < n_words) {
@@ -70,7 +73,8 @@ static int parse(recover_args *a, int argc, char **argv, int wants_id, int resol
         return cli_usage_error(self, "--discard deletes the intent: add --confirm to do it");
     if (a->confirm && !a->discard) return cli_usage_error(self, "--confirm goes with --discard");
     if (a->force && !a->discard)
-        return cli_usage_error(self, "--force applies to a discard only (--discard --confirm --force)");
+        return cli_usage_error(self,
+                               "--force applies to a discard only (--discard --confirm --force)");
     return 0;
 }
 
@@ -81,16 +85,22 @@ static void format_age(char *out, size_t cap, int64_t us)
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
     int64_t s = us > 0 && now > us ? (now - us) / 1000000 : 0;
-    if (s >= 86400) snprintf(out, cap, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
-    else if (s >= 3600) snprintf(out, cap, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
-    else if (s >= 60) snprintf(out, cap, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
-    else snprintf(out, cap, "%llds", (long long)s);
+    if (s >= 86400)
+        snprintf(out, cap, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+    else if (s >= 3600)
+        snprintf(out, cap, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+    else if (s >= 60)
+        snprintf(out, cap, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
+    else
+        snprintf(out, cap, "%llds", (long long)s);
 }
 
 static void json_str_or_null(FILE *f, const char *s)
 {
-    if (s) cli_json_str(f, s);
-    else fputs("null", f);
+    if (s)
+        cli_json_str(f, s);
+    else
+        fputs("null", f);
 }
 
 static void print_intent_json(FILE *f, const og_intent_info *i, int with_plan)
@@ -102,8 +112,10 @@ static void print_intent_json(FILE *f, const og_intent_info *i, int with_plan)
     fprintf(f, ",\"state\":\"%s\",\"damaged\":%s,\"started_at_us\":%lld,\"owner_pid\":",
             og_intent_state_name(i->state), i->damaged ? "true" : "false",
             (long long)i->started_at_us);
-    if (i->owner_pid > 0) fprintf(f, "%lld", (long long)i->owner_pid);
-    else fputs("null", f);
+    if (i->owner_pid > 0)
+        fprintf(f, "%lld", (long long)i->owner_pid);
+    else
+        fputs("null", f);
     fprintf(f, ",\"branch\":");
     cli_json_str(f, i->branch);
     fprintf(f, ",\"actor\":");
@@ -135,14 +147,16 @@ void cli_json_intents(FILE *f, const og_intent_list *l)
 void cli_text_intents(FILE *f, const og_intent_list *l)
 {
     size_t n = og_intent_list_count(l);
-    fprintf(f, "%-*s  %-8s  %-9s  %-7s  %-7s  %s\n", OG_ID_LEN, "operation", "kind", "state",
-            "age", "pid", "damaged");
+    fprintf(f, "%-*s  %-8s  %-9s  %-7s  %-7s  %s\n", OG_ID_LEN, "operation", "kind", "state", "age",
+            "pid", "damaged");
     for (size_t k = 0; k < n; k++) {
         const og_intent_info *i = og_intent_list_get(l, k);
         char age[32], pid[24];
         format_age(age, sizeof age, i->started_at_us);
-        if (i->owner_pid > 0) snprintf(pid, sizeof pid, "%lld", (long long)i->owner_pid);
-        else snprintf(pid, sizeof pid, "-");
+        if (i->owner_pid > 0)
+            snprintf(pid, sizeof pid, "%lld", (long long)i->owner_pid);
+        else
+            snprintf(pid, sizeof pid, "-");
         fprintf(f, "%-*s  %-8s  %-9s  %-7s  %-7s  %s\n", OG_ID_LEN, i->operation_id,
                 i->writer_kind ? i->writer_kind : "?", og_intent_state_name(i->state), age, pid,
                 i->damaged ? "yes" : "no");
@@ -171,7 +185,8 @@ static int recover_list(int argc, char **argv)
     } else {
         cli_text_intents(stdout, l);
         printf("(%zu pending intent%s; 'omnigraph recover show ID' tells what resolving one "
-               "does)\n", n, n == 1 ? "" : "s");
+               "does)\n",
+               n, n == 1 ? "" : "s");
     }
     og_intent_list_free(l);
     return CLI_OK;
@@ -201,8 +216,10 @@ static int recover_show(int argc, char **argv)
                "age          %s\n",
                i->operation_id, i->file, i->writer_kind ? i->writer_kind : "? (unreadable)",
                og_intent_state_name(i->state), i->damaged ? "yes" : "no", age);
-        if (i->owner_pid > 0) printf("owner pid    %lld\n", (long long)i->owner_pid);
-        else printf("owner pid    -\n");
+        if (i->owner_pid > 0)
+            printf("owner pid    %lld\n", (long long)i->owner_pid);
+        else
+            printf("owner pid    -\n");
         printf("branch       %s\n", i->branch);
         if (!i->damaged) printf("tables       %zu\n", i->n_tables);
         if (i->actor) printf("actor        %s\n", i->actor);

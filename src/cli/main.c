@@ -8,11 +8,11 @@
 
 static int cmd_version(int argc, char **argv);
 static int cmd_selfcheck(int argc, char **argv);
-extern const cli_cmd cli_lang_commands[]; /* cmd_lang.c */
-extern const cli_cmd cli_lance_commands[]; /* cmd_lance.c */
-extern const cli_cmd cli_graph_commands[]; /* cmd_graph.c */
-extern const cli_cmd cli_query_commands[]; /* cmd_query.c */
-extern const cli_cmd cli_backup_commands[]; /* cmd_backup.c */
+extern const cli_cmd cli_lang_commands[];    /* cmd_lang.c */
+extern const cli_cmd cli_lance_commands[];   /* cmd_lance.c */
+extern const cli_cmd cli_graph_commands[];   /* cmd_graph.c */
+extern const cli_cmd cli_query_commands[];   /* cmd_query.c */
+extern const cli_cmd cli_backup_commands[];  /* cmd_backup.c */
 extern const cli_cmd cli_recover_commands[]; /* cmd_recover.c */
 
 static const cli_cmd CORE_COMMANDS[] = {
@@ -24,13 +24,8 @@ static const cli_cmd CORE_COMMANDS[] = {
 
 /* One line per cmd_*.c table. */
 static const cli_cmd *const CLI_TABLES[] = {
-    CORE_COMMANDS,
-    cli_lang_commands,
-    cli_lance_commands,
-    cli_graph_commands,
-    cli_query_commands,
-    cli_backup_commands,
-    cli_recover_commands,
+    CORE_COMMANDS,      cli_lang_commands,   cli_lance_commands,   cli_graph_commands,
+    cli_query_commands, cli_backup_commands, cli_recover_commands,
 };
 #define NTABLES (sizeof CLI_TABLES / sizeof CLI_TABLES[0])
 
@@ -44,8 +39,9 @@ static const cli_cmd *find_cmd(const char *name)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "omnigraph %s: an embedded, versioned, branchable property-graph database\n\n"
-               "usage: omnigraph <command> [options]\n\ncommands:\n",
+    fprintf(f,
+            "omnigraph %s: an embedded, versioned, branchable property-graph database\n\n"
+            "usage: omnigraph <command> [options]\n\ncommands:\n",
             og_version());
     for (size_t t = 0; t < NTABLES; t++)
         for (const cli_cmd *c = CLI_TABLES[t]; c->name; c++)
@@ -176,8 +172,10 @@ int main(int argc, char **argv)
         return CLI_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        if (json) usage_json();
-        else usage(stdout);
+        if (json)
+            usage_json();
+        else
+            usage(stdout);
         return CLI_OK;
     }
     if (!strcmp(argv[1], "--version")) return cmd_version(argc - 1, argv + 1);

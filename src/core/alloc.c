@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 
 static atomic_uint_fast64_t g_count;
-static atomic_uint_fast64_t g_fail_at;   /* absolute count at which to fail; 0 = off */
+static atomic_uint_fast64_t g_fail_at; /* absolute count at which to fail; 0 = off */
 static atomic_int g_persistent;
 static atomic_uint_fast64_t g_injected;
 

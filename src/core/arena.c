@@ -65,8 +65,7 @@ void *core_arena_calloc(core_arena *a, size_t count, size_t size)
 {
     size_t n;
     if (core_size_mul(&n, count, size) != 0) {
-        core_err(OG_E_RESOURCE_LIMIT, "arena allocation of %zu x %zu bytes overflows", count,
-                 size);
+        core_err(OG_E_RESOURCE_LIMIT, "arena allocation of %zu x %zu bytes overflows", count, size);
         return NULL;
     }
     void *p = core_arena_alloc(a, n);

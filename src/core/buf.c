@@ -67,14 +67,16 @@ int core_buf_append_u16le(core_buf *b, uint16_t v)
 int core_buf_append_u32le(core_buf *b, uint32_t v)
 {
     unsigned char t[4];
-    for (int i = 0; i < 4; i++) t[i] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        t[i] = (unsigned char)(v >> (8 * i));
     return core_buf_append(b, t, 4);
 }
 
 int core_buf_append_u64le(core_buf *b, uint64_t v)
 {
     unsigned char t[8];
-    for (int i = 0; i < 8; i++) t[i] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        t[i] = (unsigned char)(v >> (8 * i));
     return core_buf_append(b, t, 8);
 }
 

@@ -11,7 +11,10 @@ typedef struct core_buf {
     size_t cap;
 } core_buf;
 
-#define CORE_BUF_INIT {NULL, 0, 0}
+#define CORE_BUF_INIT                                                                              \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 /* Make room for `extra` more bytes. 0 or OG_E_NOMEM/OG_E_RESOURCE_LIMIT. */
 int core_buf_reserve(core_buf *b, size_t extra);

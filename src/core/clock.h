@@ -4,8 +4,8 @@
 
 #include <stdint.h>
 
-uint64_t core_mono_ns(void);  /* CLOCK_MONOTONIC, nanoseconds */
-uint64_t core_wall_ms(void);  /* CLOCK_REALTIME, milliseconds since the Unix epoch */
-uint64_t core_wall_us(void);  /* CLOCK_REALTIME, microseconds since the Unix epoch */
+uint64_t core_mono_ns(void); /* CLOCK_MONOTONIC, nanoseconds */
+uint64_t core_wall_ms(void); /* CLOCK_REALTIME, milliseconds since the Unix epoch */
+uint64_t core_wall_us(void); /* CLOCK_REALTIME, microseconds since the Unix epoch */
 
 #endif

@@ -109,14 +109,29 @@ void core_err_detail(core_err_field field, const char *value)
     snprintf(dst, DETAIL_CAP, "%s", value ? value : "");
     const char *v = value ? dst : NULL;
     switch (field) {
-    case CORE_ERR_OBJECT: tls_err.pub.object = v; break;
-    case CORE_ERR_OPERATION_ID: tls_err.pub.operation_id = v; break;
-    case CORE_ERR_MEMBER: tls_err.pub.member = v; break;
-    case CORE_ERR_EXPECTED: tls_err.pub.expected = v; break;
-    case CORE_ERR_ACTUAL: tls_err.pub.actual = v; break;
-    case CORE_ERR_KEY: tls_err.pub.key = v; break;
-    case CORE_ERR_FILE: tls_err.pub.file = v; break;
-    default: break;
+    case CORE_ERR_OBJECT:
+        tls_err.pub.object = v;
+        break;
+    case CORE_ERR_OPERATION_ID:
+        tls_err.pub.operation_id = v;
+        break;
+    case CORE_ERR_MEMBER:
+        tls_err.pub.member = v;
+        break;
+    case CORE_ERR_EXPECTED:
+        tls_err.pub.expected = v;
+        break;
+    case CORE_ERR_ACTUAL:
+        tls_err.pub.actual = v;
+        break;
+    case CORE_ERR_KEY:
+        tls_err.pub.key = v;
+        break;
+    case CORE_ERR_FILE:
+        tls_err.pub.file = v;
+        break;
+    default:
+        break;
     }
 }
 
@@ -132,9 +147,12 @@ int core_err_restore(const core_err_saved *saved)
     /* the pointers pointed into the saved copy's buffers: point them into ours */
     tls_err.pub.message = tls_err.message;
     const char **field[CORE_ERR_FIELD_COUNT] = {
-        [CORE_ERR_OBJECT] = &tls_err.pub.object,     [CORE_ERR_OPERATION_ID] = &tls_err.pub.operation_id,
-        [CORE_ERR_MEMBER] = &tls_err.pub.member,     [CORE_ERR_EXPECTED] = &tls_err.pub.expected,
-        [CORE_ERR_ACTUAL] = &tls_err.pub.actual,     [CORE_ERR_KEY] = &tls_err.pub.key,
+        [CORE_ERR_OBJECT] = &tls_err.pub.object,
+        [CORE_ERR_OPERATION_ID] = &tls_err.pub.operation_id,
+        [CORE_ERR_MEMBER] = &tls_err.pub.member,
+        [CORE_ERR_EXPECTED] = &tls_err.pub.expected,
+        [CORE_ERR_ACTUAL] = &tls_err.pub.actual,
+        [CORE_ERR_KEY] = &tls_err.pub.key,
         [CORE_ERR_FILE] = &tls_err.pub.file,
     };
     for (int f = 0; f < CORE_ERR_FIELD_COUNT; f++)
@@ -176,36 +194,61 @@ void core_err_prefix(const char *fmt, ...)
 const char *og_code_name(int code)
 {
     switch (code) {
-    case OG_OK: return "ok";
-    case OG_ITER_OVER: return "iter_over";
-    case OG_E_STORAGE: return "storage";
-    case OG_E_NOT_FOUND: return "not_found";
-    case OG_E_EXISTS: return "exists";
-    case OG_E_BAD_REQUEST: return "bad_request";
-    case OG_E_READ_SET_CONFLICT: return "read_set_conflict";
-    case OG_E_KEY_CONFLICT: return "key_conflict";
-    case OG_E_MERGE_CONFLICTS: return "merge_conflicts";
-    case OG_E_RECOVERY_REQUIRED: return "recovery_required";
-    case OG_E_PRECONDITION_FAILED: return "precondition_failed";
-    case OG_E_RESOURCE_LIMIT: return "resource_limit";
-    case OG_E_CORRUPT: return "corrupt";
-    case OG_E_UNSUPPORTED: return "unsupported";
-    case OG_E_CONFLICT: return "conflict";
-    case OG_E_NOMEM: return "nomem";
-    case OG_E_INTERNAL: return "internal";
-    default: return "unknown";
+    case OG_OK:
+        return "ok";
+    case OG_ITER_OVER:
+        return "iter_over";
+    case OG_E_STORAGE:
+        return "storage";
+    case OG_E_NOT_FOUND:
+        return "not_found";
+    case OG_E_EXISTS:
+        return "exists";
+    case OG_E_BAD_REQUEST:
+        return "bad_request";
+    case OG_E_READ_SET_CONFLICT:
+        return "read_set_conflict";
+    case OG_E_KEY_CONFLICT:
+        return "key_conflict";
+    case OG_E_MERGE_CONFLICTS:
+        return "merge_conflicts";
+    case OG_E_RECOVERY_REQUIRED:
+        return "recovery_required";
+    case OG_E_PRECONDITION_FAILED:
+        return "precondition_failed";
+    case OG_E_RESOURCE_LIMIT:
+        return "resource_limit";
+    case OG_E_CORRUPT:
+        return "corrupt";
+    case OG_E_UNSUPPORTED:
+        return "unsupported";
+    case OG_E_CONFLICT:
+        return "conflict";
+    case OG_E_NOMEM:
+        return "nomem";
+    case OG_E_INTERNAL:
+        return "internal";
+    default:
+        return "unknown";
     }
 }
 
 const char *og_storage_kind_name(int kind)
 {
     switch (kind) {
-    case OG_STORAGE_NONE: return "none";
-    case OG_STORAGE_IO: return "io";
-    case OG_STORAGE_NO_SPACE: return "no_space";
-    case OG_STORAGE_PERMISSION: return "permission";
-    case OG_STORAGE_CRASHED: return "crashed";
-    case OG_STORAGE_UNSUPPORTED: return "unsupported";
-    default: return "unknown";
+    case OG_STORAGE_NONE:
+        return "none";
+    case OG_STORAGE_IO:
+        return "io";
+    case OG_STORAGE_NO_SPACE:
+        return "no_space";
+    case OG_STORAGE_PERMISSION:
+        return "permission";
+    case OG_STORAGE_CRASHED:
+        return "crashed";
+    case OG_STORAGE_UNSUPPORTED:
+        return "unsupported";
+    default:
+        return "unknown";
     }
 }

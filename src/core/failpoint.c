@@ -33,7 +33,8 @@ static fp_entry *find(const char *name)
 static void recount(void)
 {
     int n = 0;
-    for (int i = 0; i < FP_MAX; i++) n += g_fp[i].action != CORE_FP_OFF;
+    for (int i = 0; i < FP_MAX; i++)
+        n += g_fp[i].action != CORE_FP_OFF;
     atomic_store(&core_fp_armed, n);
 }
 

@@ -25,9 +25,9 @@ extern atomic_int core_fp_armed;
 /* 0 to go on, or a negative og_code (with the error set) when the failpoint fires. */
 int core_fp_eval(const char *name);
 
-#define OG_FAILPOINT(name)                                                                     \
-    (__builtin_expect(atomic_load_explicit(&core_fp_armed, memory_order_relaxed) != 0, 0)      \
-         ? core_fp_eval(name)                                                                  \
+#define OG_FAILPOINT(name)                                                                         \
+    (__builtin_expect(atomic_load_explicit(&core_fp_armed, memory_order_relaxed) != 0, 0)          \
+         ? core_fp_eval(name)                                                                      \
          : 0)
 
 /* Arm `name`. arg: the error code for ERROR (0 = OG_E_STORAGE), the status for EXIT.

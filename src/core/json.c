@@ -58,8 +58,7 @@ static int bad(int code, const char *what, const char *key, const char *want, co
                     v ? "is not" : "is missing; expected", want);
 }
 
-int core_json_str(const json_t *obj, const char *key, const char **out, int code,
-                  const char *what)
+int core_json_str(const json_t *obj, const char *key, const char **out, int code, const char *what)
 {
     json_t *v = field(obj, key);
     if (!json_is_string(v)) return bad(code, what, key, "a string", v);

@@ -22,8 +22,7 @@ const char *core_json_error_text(const json_error_t *je);
 /* Typed field access. `code` is the error returned when the field is missing or mistyped
  * (OG_E_BAD_REQUEST for user input, OG_E_CORRUPT for stored records); `what` names the
  * record in the message. Borrowed results live as long as obj. */
-int core_json_str(const json_t *obj, const char *key, const char **out, int code,
-                  const char *what);
+int core_json_str(const json_t *obj, const char *key, const char **out, int code, const char *what);
 int core_json_int(const json_t *obj, const char *key, int64_t *out, int code, const char *what);
 int core_json_u64(const json_t *obj, const char *key, uint64_t *out, int code, const char *what);
 int core_json_bool(const json_t *obj, const char *key, int *out, int code, const char *what);

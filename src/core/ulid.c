@@ -32,7 +32,8 @@ static int fill_random(uint8_t *p, size_t n)
 
 static void set_time(core_ulid *u, uint64_t ms)
 {
-    for (int i = 0; i < 6; i++) u->b[i] = (uint8_t)(ms >> (8 * (5 - i)));
+    for (int i = 0; i < 6; i++)
+        u->b[i] = (uint8_t)(ms >> (8 * (5 - i)));
 }
 
 /* Increment the 80-bit random part; returns 1 on overflow. */
@@ -178,7 +179,8 @@ int core_ulid_valid(const char *s)
 uint64_t core_ulid_time_ms(const core_ulid *u)
 {
     uint64_t ms = 0;
-    for (int i = 0; i < 6; i++) ms = (ms << 8) | u->b[i];
+    for (int i = 0; i < 6; i++)
+        ms = (ms << 8) | u->b[i];
     return ms;
 }
 

@@ -121,12 +121,15 @@ size_t exec_dedge_range(const exec_dedge *d, size_t n, uint32_t node, size_t *fi
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (d[mid].node < node) lo = mid + 1;
-        else hi = mid;
+        if (d[mid].node < node)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     *first = lo;
     size_t e = lo;
-    while (e < n && d[e].node == node) e++;
+    while (e < n && d[e].node == node)
+        e++;
     return e - lo;
 }
 static void scratch_free(exec_scratch *s)
@@ -192,9 +195,12 @@ void exec_scratch_put(exec_cache *c, exec_scratch *s)
 void exec_cache_free(exec_cache *c)
 {
     if (!c) return;
-    for (size_t i = 0; i < c->n_pool; i++) scratch_free(c->pool[i]);
-    for (size_t i = 0; i < c->n_csrs; i++) exec_csr_release(c->csrs[i]);
-    for (size_t i = 0; i < c->n_tables; i++) exec_table_release(c->tables[i]);
+    for (size_t i = 0; i < c->n_pool; i++)
+        scratch_free(c->pool[i]);
+    for (size_t i = 0; i < c->n_csrs; i++)
+        exec_csr_release(c->csrs[i]);
+    for (size_t i = 0; i < c->n_tables; i++)
+        exec_table_release(c->tables[i]);
     core_free(c->csrs);
     core_free(c->tables);
     pthread_mutex_destroy(&c->mu);
@@ -309,7 +315,8 @@ static int scan_columns(arrow_array **cols, const lance_dataset *ds, const char 
     arrow_batch *b = NULL;
     int rc = lance_dataset_scan_all(&b, ds, &o);
     if (rc) return rc;
-    for (size_t i = 0; i < n; i++) cols[i] = arrow_array_ref(b->columns[i]);
+    for (size_t i = 0; i < n; i++)
+        cols[i] = arrow_array_ref(b->columns[i]);
     arrow_batch_free(b);
     return 0;
 }
@@ -411,7 +418,8 @@ const arrow_array *exec_table_ids(exec_table *t)
  * (shared, not copied) plus the appended ones. *out NULL when it cannot be folded. */
 #define EXEC_FOLD_MAX_ROWS 4096
 
-static int fold_same_fragment(const Lance__Table__DataFragment *a, const Lance__Table__DataFragment *b)
+static int fold_same_fragment(const Lance__Table__DataFragment *a,
+                              const Lance__Table__DataFragment *b)
 {
     if (a->id != b->id || a->physical_rows != b->physical_rows) return 0;
     const Lance__Table__DeletionFile *x = a->deletion_file, *y = b->deletion_file;
@@ -472,8 +480,8 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
     if (gt->kind != LANG_EDGE || root->addrs || gt->version <= old->version) return 0;
     exec_table *const asked = old; /* (attempt 1 folds onto the root instead) */
     lance_dataset *ds = NULL;
-    int rc = lance_branch_open(&ds, s, gt->path, gt->table_branch, gt->version, NULL,
-                               LANCE_ACCESS_READ);
+    int rc =
+        lance_branch_open(&ds, s, gt->path, gt->table_branch, gt->version, NULL, LANCE_ACCESS_READ);
     if (rc) return rc;
     /* The old version's fragments must all be there, unchanged and first (what a folded old
      * table appended stays appended: only the fragments after it are read now); failing
@@ -504,9 +512,9 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
     if (ok && added <= EXEC_FOLD_MAX_ROWS) {
         skip = core_malloc((op->n_fragments ? op->n_fragments : 1) * sizeof *skip);
         if (!skip) rc = core_err_nomem();
-        for (size_t i = 0; rc == 0 && i < op->n_fragments; i++) skip[i] = op->fragments[i]->id;
-        if (rc == 0 && op->n_fragments > 1)
-            qsort(skip, op->n_fragments, sizeof *skip, cmp_u64_asc);
+        for (size_t i = 0; rc == 0 && i < op->n_fragments; i++)
+            skip[i] = op->fragments[i]->id;
+        if (rc == 0 && op->n_fragments > 1) qsort(skip, op->n_fragments, sizeof *skip, cmp_u64_asc);
     } else {
         lance_dataset_free(ds);
         return 0;
@@ -526,14 +534,19 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
     /* the rows old had appended already, then these */
     if (rc == 0 && old->base) {
         arrow_array *cols[4] = {NULL, NULL, NULL, NULL};
-        arrow_array *pairs[4][2] = {{old->d_id, b->columns[0]}, {old->d_src, b->columns[1]},
-                                    {old->d_dst, b->columns[2]}, {NULL, NULL}};
-        for (int k = 0; rc == 0 && k < 3; k++) rc = arrow_array_concat(&cols[k], pairs[k], 2);
-        uint64_t *na = rc ? NULL : core_malloc((size_t)(old->n_rows - old->n_base + b->num_rows + 1) *
-                                               sizeof *na);
+        arrow_array *pairs[4][2] = {{old->d_id, b->columns[0]},
+                                    {old->d_src, b->columns[1]},
+                                    {old->d_dst, b->columns[2]},
+                                    {NULL, NULL}};
+        for (int k = 0; rc == 0 && k < 3; k++)
+            rc = arrow_array_concat(&cols[k], pairs[k], 2);
+        uint64_t *na =
+            rc ? NULL
+               : core_malloc((size_t)(old->n_rows - old->n_base + b->num_rows + 1) * sizeof *na);
         if (rc == 0 && !na) rc = core_err_nomem();
         size_t m = 0;
-        for (int64_t r = 0; rc == 0 && r < old->n_rows - old->n_base; r++) na[m++] = old->d_addrs[r];
+        for (int64_t r = 0; rc == 0 && r < old->n_rows - old->n_base; r++)
+            na[m++] = old->d_addrs[r];
         for (int64_t r = 0; rc == 0 && r < b->num_rows; r++)
             na[m++] = arrow_array_get_uint(b->columns[3], r);
         arrow_batch *nb = NULL;
@@ -542,14 +555,16 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
             arrow_type u = arrow_type_simple(ARROW_UINT64);
             arrow_builder *ab = NULL;
             rc = arrow_builder_new(&ab, &u);
-            for (size_t r = 0; rc == 0 && r < m; r++) rc = arrow_builder_append_uint(ab, na[r]);
+            for (size_t r = 0; rc == 0 && r < m; r++)
+                rc = arrow_builder_append_uint(ab, na[r]);
             if (rc == 0) rc = arrow_builder_finish(ab, &addr);
             arrow_builder_free(ab);
             cols[3] = addr;
             if (rc == 0) rc = arrow_batch_new(&nb, &b->schema, cols, 4);
         }
         core_free(na);
-        for (int k = 0; k < 4; k++) arrow_array_free(cols[k]);
+        for (int k = 0; k < 4; k++)
+            arrow_array_free(cols[k]);
         arrow_batch_free(b);
         b = nb;
     }
@@ -641,8 +656,10 @@ unsigned exec_cache_note_cold(exec_cache *c, const graph_table *gt)
             break;
     if (i == c->n_cold) {
         /* a small ring: the oldest entry goes */
-        if (c->n_cold < EXEC_COLD_ENTRIES) c->n_cold++;
-        else memmove(c->cold, c->cold + 1, (EXEC_COLD_ENTRIES - 1) * sizeof *c->cold), i--;
+        if (c->n_cold < EXEC_COLD_ENTRIES)
+            c->n_cold++;
+        else
+            memmove(c->cold, c->cold + 1, (EXEC_COLD_ENTRIES - 1) * sizeof *c->cold), i--;
         snprintf(c->cold[i].path, sizeof c->cold[i].path, "%s", gt->path);
         snprintf(c->cold[i].branch, sizeof c->cold[i].branch, "%s",
                  gt->table_branch ? gt->table_branch : "");
@@ -677,7 +694,8 @@ static void drop_orphan_csrs(exec_cache *c, const exec_table *keep)
         exec_csr *g = c->csrs[i];
         const exec_table *e = g->edges;
         bool held = false;
-        for (size_t j = 0; j < c->n_tables && !held; j++) held = c->tables[j] == e;
+        for (size_t j = 0; j < c->n_tables && !held; j++)
+            held = c->tables[j] == e;
         if (held || (keep && (e == keep || e->base == keep)))
             c->csrs[k++] = g;
         else
@@ -768,8 +786,10 @@ int exec_cache_table(exec_table **out, exec_cache *c, store *s, const graph_tabl
     if (rc == 0 && !t) rc = table_load(&t, s, gt);
     if (rc) return rc;
     pthread_mutex_lock(&c->mu);
-    if (folded) c->st.table_folds++;
-    else c->st.table_loads++;
+    if (folded)
+        c->st.table_folds++;
+    else
+        c->st.table_loads++;
     *out = cache_install(c, t);
     pthread_mutex_unlock(&c->mu);
     return 0;
@@ -779,7 +799,8 @@ int exec_table_has_column(exec_table *t, const char *name)
 {
     pthread_mutex_lock(&t->mu);
     int found = 0;
-    for (size_t i = 0; i < t->n_cols && !found; i++) found = !strcmp(t->col_names[i], name);
+    for (size_t i = 0; i < t->n_cols && !found; i++)
+        found = !strcmp(t->col_names[i], name);
     pthread_mutex_unlock(&t->mu);
     return found;
 }
@@ -826,8 +847,8 @@ int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, con
                       : scan_columns(&a, t->ds, names, 1);
     }
     if (!rc && a->length != t->n_rows)
-        rc = core_err(OG_E_CORRUPT, "table %s: column %s has %lld rows, id has %lld", t->path,
-                      name, (long long)a->length, (long long)t->n_rows);
+        rc = core_err(OG_E_CORRUPT, "table %s: column %s has %lld rows, id has %lld", t->path, name,
+                      (long long)a->length, (long long)t->n_rows);
     char *nm = rc ? NULL : core_strdup(name);
     char **nn = NULL;
     arrow_array **na = NULL;
@@ -987,7 +1008,8 @@ static int offer_derive(exec_table **out, exec_table *old, const exec_table_offe
         return core_err_nomem();
     }
     size_t m = 0;
-    for (size_t r = 0; r < nd; r++) addrs[m++] = old->d_addrs[r];
+    for (size_t r = 0; r < nd; r++)
+        addrs[m++] = old->d_addrs[r];
     for (size_t i = op->n_fragments; i < vp->n_fragments; i++)
         for (uint64_t r = 0; r < vp->fragments[i]->physical_rows; r++)
             addrs[m++] = (vp->fragments[i]->id << 32) | r;
@@ -997,15 +1019,17 @@ static int offer_derive(exec_table **out, exec_table *old, const exec_table_offe
     int rc = 0;
     for (int k = 0; rc == 0 && k < (old->kind == LANG_EDGE ? 3 : 1); k++)
         rc = old->base ? concat2(&cols[k], had[k], add[k])
-                       : (cols[k] = arrow_array_ref((arrow_array *)add[k])) ? 0 : core_err_nomem();
+             : (cols[k] = arrow_array_ref((arrow_array *)add[k])) ? 0
+                                                                  : core_err_nomem();
     if (rc == 0) {
-        rc = folded_new(out, root, o->path, o->branch, o->to_version, ds, cols[0], cols[1],
-                        cols[2], addrs, old->lineage);
+        rc = folded_new(out, root, o->path, o->branch, o->to_version, ds, cols[0], cols[1], cols[2],
+                        addrs, old->lineage);
     } else {
         lance_dataset_free(ds);
         core_free(addrs);
     }
-    for (int k = 0; k < 3; k++) arrow_array_free(cols[k]);
+    for (int k = 0; k < 3; k++)
+        arrow_array_free(cols[k]);
     return rc;
 skip:
     lance_dataset_free(ds);
@@ -1022,7 +1046,8 @@ static int flatten_side(uint32_t **off_out, uint32_t **nbr_out, uint32_t **edge_
 {
     size_t m = (size_t)off[n_nodes] + nd;
     uint32_t *no = core_malloc((n_nodes + 1) * sizeof *no);
-    uint32_t *nn = core_malloc((m ? m : 1) * sizeof *nn), *ne = core_malloc((m ? m : 1) * sizeof *ne);
+    uint32_t *nn = core_malloc((m ? m : 1) * sizeof *nn),
+             *ne = core_malloc((m ? m : 1) * sizeof *ne);
     if (!no || !nn || !ne) {
         core_free(no);
         core_free(nn);
@@ -1146,7 +1171,8 @@ void exec_cache_offer(exec_cache *c, exec_table_offer *o)
         }
     }
     pthread_mutex_unlock(&c->mu);
-    for (size_t i = 0; i < nf; i++) exec_csr_release(flat[i]);
+    for (size_t i = 0; i < nf; i++)
+        exec_csr_release(flat[i]);
     exec_table_release(got);
 }
 
@@ -1169,7 +1195,8 @@ static int csr_side(uint32_t **off_out, uint32_t **nbr_out, uint32_t **edge_out,
     }
     for (int64_t e = 0; e < n_edges; e++)
         if (key[e] >= 0 && other[e] >= 0) off[key[e] + 1]++;
-    for (size_t i = 0; i < n_nodes; i++) off[i + 1] += off[i];
+    for (size_t i = 0; i < n_nodes; i++)
+        off[i + 1] += off[i];
     /* Fill in edge-row order: a running cursor per node (off[] shifted by one, restored). */
     for (int64_t e = 0; e < n_edges; e++) {
         if (key[e] < 0 || other[e] < 0) continue;
@@ -1177,7 +1204,8 @@ static int csr_side(uint32_t **off_out, uint32_t **nbr_out, uint32_t **edge_out,
         nbr[at] = (uint32_t)other[e];
         edg[at] = (uint32_t)e;
     }
-    for (size_t i = n_nodes; i > 0; i--) off[i] = off[i - 1];
+    for (size_t i = n_nodes; i > 0; i--)
+        off[i] = off[i - 1];
     off[0] = 0;
     *off_out = off;
     *nbr_out = nbr;
@@ -1217,7 +1245,8 @@ static int csr_fold(exec_csr **out, exec_csr *base, exec_csr *prev, exec_table *
     size_t skip = prev ? (size_t)(prev->edges->n_rows - prev->edges->n_base) : 0;
     size_t np = prev ? prev->n_d : 0;
     exec_csr *g = core_calloc(1, sizeof *g);
-    exec_dedge *o = core_malloc((n ? n : 1) * sizeof *o), *in = core_malloc((n ? n : 1) * sizeof *in);
+    exec_dedge *o = core_malloc((n ? n : 1) * sizeof *o),
+               *in = core_malloc((n ? n : 1) * sizeof *in);
     exec_dedge *no = np ? core_malloc((n - skip + 1) * sizeof *no) : NULL;
     exec_dedge *ni = np ? core_malloc((n - skip + 1) * sizeof *ni) : NULL;
     if (!g || !o || !in || (np && (!no || !ni))) {
@@ -1354,8 +1383,10 @@ int exec_cache_csr(exec_csr **out, exec_cache *c, exec_table *edges, exec_table 
     exec_csr_release(base);
     if (rc) return rc;
     pthread_mutex_lock(&c->mu);
-    if (g->base) c->st.csr_folds++;
-    else c->st.csr_builds++;
+    if (g->base)
+        c->st.csr_folds++;
+    else
+        c->st.csr_builds++;
     for (size_t i = 0; i < c->n_csrs; i++) {
         exec_csr *o = c->csrs[i];
         if (o->edges == edges && o->from == from && o->to == to) {

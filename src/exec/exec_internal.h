@@ -19,12 +19,12 @@ typedef struct exec_table {
     uint64_t version;
     int kind;
     int64_t n_rows;
-    arrow_array *id;       /* Utf8 ids in scan order */
+    arrow_array *id;        /* Utf8 ids in scan order */
     arrow_array *src, *dst; /* edges: Utf8 endpoint ids */
-    core_hmap dict;        /* id -> row (of the ids it indexes; see below) */
-    lance_dataset *ds;     /* kept open to load columns */
-    uint64_t *addrs;       /* a subset table (exec_subset.c): its rows' addresses; NULL: every
-                              row of the table */
+    core_hmap dict;         /* id -> row (of the ids it indexes; see below) */
+    lance_dataset *ds;      /* kept open to load columns */
+    uint64_t *addrs;        /* a subset table (exec_subset.c): its rows' addresses; NULL: every
+                               row of the table */
     /* A folded edge table (exec_cache.c): a newer version of `base` that only appended
      * fragments. Rows [0, n_base) are base's, the rest the appended rows: d_id/d_src/d_dst
      * (and their addresses d_addrs); dict indexes those only. id/src/dst stay NULL until

@@ -18,12 +18,18 @@ static int bad(const char *name, const char *fmt, const char *what)
 static int int_fits(int scalar, int neg, uint64_t u)
 {
     switch (scalar) {
-    case LANG_S_I32: return neg ? u <= 2147483648u : u <= 2147483647u;
-    case LANG_S_I64: case LANG_S_DATE: case LANG_S_DATETIME:
+    case LANG_S_I32:
+        return neg ? u <= 2147483648u : u <= 2147483647u;
+    case LANG_S_I64:
+    case LANG_S_DATE:
+    case LANG_S_DATETIME:
         return neg ? u <= (uint64_t)INT64_MAX + 1 : u <= (uint64_t)INT64_MAX;
-    case LANG_S_U32: return (!neg || u == 0) && u <= UINT32_MAX;
-    case LANG_S_U64: return !neg || u == 0;
-    default: return 1;
+    case LANG_S_U32:
+        return (!neg || u == 0) && u <= UINT32_MAX;
+    case LANG_S_U64:
+        return !neg || u == 0;
+    default:
+        return 1;
     }
 }
 
@@ -44,7 +50,10 @@ static int scalar_from_json(exec_params *p, const char *name, int scalar, const 
         v->kind = LANG_V_BOOL;
         v->u = json_is_true(j);
         return 0;
-    case LANG_S_I32: case LANG_S_I64: case LANG_S_U32: case LANG_S_U64: {
+    case LANG_S_I32:
+    case LANG_S_I64:
+    case LANG_S_U32:
+    case LANG_S_U64: {
         if (!json_is_integer(j)) return bad(name, "expected an integer for ", want);
         json_int_t x = json_integer_value(j);
         v->kind = LANG_V_INT;
@@ -53,7 +62,8 @@ static int scalar_from_json(exec_params *p, const char *name, int scalar, const 
         if (!int_fits(scalar, v->neg, v->u)) return bad(name, "value out of range for ", want);
         return 0;
     }
-    case LANG_S_F32: case LANG_S_F64:
+    case LANG_S_F32:
+    case LANG_S_F64:
         if (!json_is_number(j)) return bad(name, "expected a number for ", want);
         v->kind = LANG_V_FLOAT;
         v->f = json_number_value(j);
@@ -77,12 +87,12 @@ static int scalar_from_json(exec_params *p, const char *name, int scalar, const 
         v->i = x;
         return 0;
     }
-    default: return bad(name, "unsupported param type ", want);
+    default:
+        return bad(name, "unsupported param type ", want);
     }
 }
 
-static int value_from_json(exec_params *p, const lang_ir_param *d, const json_t *j,
-                           lang_value *v)
+static int value_from_json(exec_params *p, const lang_ir_param *d, const json_t *j, lang_value *v)
 {
     memset(v, 0, sizeof *v);
     if (!j || json_is_null(j)) {
@@ -95,8 +105,8 @@ static int value_from_json(exec_params *p, const lang_ir_param *d, const json_t 
         if (!json_is_array(j)) return bad(d->name, "expected a JSON array", NULL);
         size_t n = json_array_size(j);
         if (d->type.kind == LANG_TY_VECTOR && n != d->type.dim) {
-            int rc = core_err(OG_E_BAD_REQUEST, "param '%s': expected %u numbers, got %zu",
-                              d->name, d->type.dim, n);
+            int rc = core_err(OG_E_BAD_REQUEST, "param '%s': expected %u numbers, got %zu", d->name,
+                              d->type.dim, n);
             core_err_detail(CORE_ERR_KEY, d->name);
             return rc;
         }
@@ -124,14 +134,15 @@ int exec_params_from_json(exec_params **out, const lang_ir_query *q, const json_
     if (obj) {
         const char *key;
         json_t *val;
-        json_object_foreach((json_t *)obj, key, val) {
+        json_object_foreach((json_t *)obj, key, val)
+        {
             int found = 0;
             for (size_t i = 0; i < q->n_params && !found; i++)
                 found = !strcmp(q->params[i].name, key);
             if (!found) {
                 (void)val;
-                int rc = core_err(OG_E_BAD_REQUEST, "param '%s' is not declared by query %s",
-                                  key, q->name);
+                int rc = core_err(OG_E_BAD_REQUEST, "param '%s' is not declared by query %s", key,
+                                  q->name);
                 core_err_detail(CORE_ERR_KEY, key);
                 return rc;
             }

@@ -32,10 +32,10 @@
 /* ---- a set of rows of one table ----------------------------------------------------------- */
 
 typedef struct srow {
-    char *id;          /* node: its id; edge: "" unless loaded */
-    char *src, *dst;   /* edges */
+    char *id;        /* node: its id; edge: "" unless loaded */
+    char *src, *dst; /* edges */
     uint64_t addr;
-    uint64_t pos;      /* scan position: fragment index << 32 | offset */
+    uint64_t pos; /* scan position: fragment index << 32 | offset */
 } srow;
 
 typedef struct sset {
@@ -78,7 +78,8 @@ static int sset_grow(sset *s)
     s->mask = cap - 1;
     for (size_t k = 0; k < s->n; k++) {
         size_t i = key_hash(s, &s->r[k]) & s->mask;
-        while (s->slots[i]) i = (i + 1) & s->mask;
+        while (s->slots[i])
+            i = (i + 1) & s->mask;
         s->slots[i] = k + 1;
     }
     return 0;
@@ -112,7 +113,8 @@ static int sset_add(sset *s, const srow *r)
         return core_err_nomem();
     }
     size_t i = key_hash(s, x) & s->mask;
-    while (s->slots[i]) i = (i + 1) & s->mask;
+    while (s->slots[i])
+        i = (i + 1) & s->mask;
     s->slots[i] = ++s->n;
     return 0;
 }
@@ -139,7 +141,8 @@ typedef struct strs {
 
 static void strs_clear(strs *s)
 {
-    for (size_t i = 0; i < s->n; i++) core_free(s->v[i]);
+    for (size_t i = 0; i < s->n; i++)
+        core_free(s->v[i]);
     core_free(s->v);
     memset(s, 0, sizeof *s);
 }
@@ -254,8 +257,8 @@ typedef struct edge_hits {
     sset *s;
     const uint8_t *const *keys;
     const size_t *lens;
-    int from_dst;  /* the lookup was on dst (payload src) */
-    strs *next;    /* the other endpoints */
+    int from_dst; /* the lookup was on dst (payload src) */
+    strs *next;   /* the other endpoints */
 } edge_hits;
 
 static int on_edge(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
@@ -288,11 +291,13 @@ static int anchor_id(const lang_typedef *td, const lang_ir_op *op, const exec_pa
         const lang_ir_pred *pr = &op->preds[i];
         if (pr->op != GQ_OP_EQ) continue;
         const lang_value *v = NULL;
-        if (pr->rhs.kind == LANG_IR_X_LITERAL) v = &pr->rhs.lit;
+        if (pr->rhs.kind == LANG_IR_X_LITERAL)
+            v = &pr->rhs.lit;
         else if (pr->rhs.kind == LANG_IR_X_PARAM && p && pr->rhs.param >= 0 &&
                  (size_t)pr->rhs.param < p->n)
             v = &p->vals[pr->rhs.param];
-        else continue;
+        else
+            continue;
         int is_id = pr->lhs.kind == LANG_IR_X_ID;
         int is_key = pr->lhs.kind == LANG_IR_X_PROP && td->n_key == 1 && pr->lhs.prop == td->key[0];
         if (!is_id && !is_key) continue;
@@ -346,7 +351,8 @@ static int op_scan_indexed(subset *sb, const lang_ir_op *op, const exec_params *
             (size_t)pr->lhs.prop >= td->n_props)
             continue;
         const lang_value *v = NULL;
-        if (pr->rhs.kind == LANG_IR_X_LITERAL) v = &pr->rhs.lit;
+        if (pr->rhs.kind == LANG_IR_X_LITERAL)
+            v = &pr->rhs.lit;
         else if (pr->rhs.kind == LANG_IR_X_PARAM && p && pr->rhs.param >= 0 &&
                  (size_t)pr->rhs.param < p->n)
             v = &p->vals[pr->rhs.param];
@@ -415,8 +421,8 @@ static int op_walk(subset *sb, const lang_ir_op *op)
             if (side && !both) break;
             edge_hits h = {es, k, l, on_dst, &next};
             rc = lance_kix_lookup(es->ds, on_dst ? GRAPH_COL_DST : GRAPH_COL_SRC,
-                                  on_dst ? GRAPH_COL_SRC : GRAPH_COL_DST, k, l, frontier.n,
-                                  on_edge, &h, NULL);
+                                  on_dst ? GRAPH_COL_SRC : GRAPH_COL_DST, k, l, frontier.n, on_edge,
+                                  &h, NULL);
         }
         core_free(k);
         core_free(l);
@@ -471,7 +477,8 @@ static int make_table(exec_table **out, sset *s, int kind)
     arrow_array *id = NULL, *src = NULL, *dst = NULL;
     uint64_t *addrs = core_malloc((s->n ? s->n : 1) * sizeof *addrs);
     int rc = addrs ? 0 : core_err_nomem();
-    for (size_t i = 0; rc == 0 && i < s->n; i++) addrs[i] = s->r[i].addr;
+    for (size_t i = 0; rc == 0 && i < s->n; i++)
+        addrs[i] = s->r[i].addr;
     if (rc == 0 && kind == LANG_EDGE && s->need_edge_ids && s->ds)
         rc = lance_dataset_take_column(&id, s->ds, GRAPH_COL_ID, addrs, s->n);
     else if (rc == 0)
@@ -503,8 +510,10 @@ static int servable(const lang_ir_pipeline *pl)
         case LANG_IR_ORDER:
         case LANG_IR_LIMIT:
         case LANG_IR_PROJECT:
-        case LANG_IR_AGGREGATE: break;
-        default: return 0;
+        case LANG_IR_AGGREGATE:
+            break;
+        default:
+            return 0;
         }
     }
     return 1;
@@ -550,12 +559,15 @@ int exec_subset_build(exec_table ***out, const lang_catalog *cat, const graph_sn
         if (!sb.t[ti].gt) continue;
         rc = make_table(&tables[ti], &sb.t[ti], cat->types[ti].kind);
     }
-    for (size_t ti = 0; sb.t && ti < cat->n_types; ti++) sset_clear(&sb.t[ti]);
-    for (size_t i = 0; sb.cand && i < q->n_slots; i++) strs_clear(&sb.cand[i]);
+    for (size_t ti = 0; sb.t && ti < cat->n_types; ti++)
+        sset_clear(&sb.t[ti]);
+    for (size_t i = 0; sb.cand && i < q->n_slots; i++)
+        strs_clear(&sb.cand[i]);
     core_free(sb.t);
     core_free(sb.cand);
     if (rc || fallback) {
-        for (size_t ti = 0; tables && ti < cat->n_types; ti++) exec_table_release(tables[ti]);
+        for (size_t ti = 0; tables && ti < cat->n_types; ti++)
+            exec_table_release(tables[ti]);
         core_free(tables);
         return rc;
     }

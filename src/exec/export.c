@@ -44,9 +44,10 @@ static int flush(export_ctx *c)
 /* OG_E_UNSUPPORTED for a value of the current row that the load format cannot carry. */
 static int refuse(const export_ctx *c, const char *why)
 {
-    core_err(OG_E_UNSUPPORTED, "%s \"%.*s\", property %s: %s; the load format cannot carry it, "
-             "so it is not exported", c->t->alias, (int)(c->id_len > 80 ? 80 : c->id_len), c->id,
-             c->prop, why);
+    core_err(OG_E_UNSUPPORTED,
+             "%s \"%.*s\", property %s: %s; the load format cannot carry it, "
+             "so it is not exported",
+             c->t->alias, (int)(c->id_len > 80 ? 80 : c->id_len), c->id, c->prop, why);
     core_err_detail(CORE_ERR_OBJECT, c->t->path);
     return OG_E_UNSUPPORTED;
 }
@@ -148,7 +149,8 @@ static int put_value(export_ctx *c, const arrow_array *a, int64_t i)
         }
         return rc ? rc : core_buf_append_byte(&c->out, ']');
     }
-    default: break;
+    default:
+        break;
     }
     char desc[64], why[128];
     arrow_type_describe(&a->type, desc, sizeof desc);
@@ -172,9 +174,12 @@ static int find_cols(table_cols *tc, const arrow_batch *b, const graph_table *t)
         const char *name = b->schema.fields[i].name;
         const arrow_array *col = b->columns[i];
         const arrow_array **slot = NULL;
-        if (!strcmp(name, GRAPH_COL_ID)) slot = &tc->id;
-        else if (t->kind == LANG_EDGE && !strcmp(name, GRAPH_COL_SRC)) slot = &tc->src;
-        else if (t->kind == LANG_EDGE && !strcmp(name, GRAPH_COL_DST)) slot = &tc->dst;
+        if (!strcmp(name, GRAPH_COL_ID))
+            slot = &tc->id;
+        else if (t->kind == LANG_EDGE && !strcmp(name, GRAPH_COL_SRC))
+            slot = &tc->src;
+        else if (t->kind == LANG_EDGE && !strcmp(name, GRAPH_COL_DST))
+            slot = &tc->dst;
         if (!slot) {
             tc->props[tc->n_props++] = i;
             continue;
@@ -189,7 +194,9 @@ static int find_cols(table_cols *tc, const arrow_batch *b, const graph_table *t)
     }
     if (!tc->id || (t->kind == LANG_EDGE && (!tc->src || !tc->dst))) {
         core_err(OG_E_CORRUPT, "table %s lacks its %s column", t->alias,
-                 !tc->id ? GRAPH_COL_ID : !tc->src ? GRAPH_COL_SRC : GRAPH_COL_DST);
+                 !tc->id    ? GRAPH_COL_ID
+                 : !tc->src ? GRAPH_COL_SRC
+                            : GRAPH_COL_DST);
         core_err_detail(CORE_ERR_OBJECT, t->path);
         return OG_E_CORRUPT;
     }
@@ -230,8 +237,10 @@ static int put_row(export_ctx *c, const arrow_batch *b, const table_cols *tc, in
         if (!rc) rc = core_buf_append_byte(&c->out, ':');
         if (rc) break;
         const arrow_array *col = b->columns[ci];
-        if (!arrow_array_is_valid(col, r)) rc = core_buf_append_str(&c->out, "null");
-        else rc = put_value(c, col, r);
+        if (!arrow_array_is_valid(col, r))
+            rc = core_buf_append_str(&c->out, "null");
+        else
+            rc = put_value(c, col, r);
     }
     if (!rc) rc = core_buf_append_str(&c->out, "}}\n");
     return rc;
@@ -257,20 +266,23 @@ static int export_table(export_ctx *c, store *s, const graph_table *t)
     for (int64_t i = 0; !rc && b && i < b->num_rows; i++) {
         rc = put_row(c, b, &tc, order[i]);
         if (!rc) {
-            if (t->kind == LANG_EDGE) c->st->edges++;
-            else c->st->nodes++;
+            if (t->kind == LANG_EDGE)
+                c->st->edges++;
+            else
+                c->st->nodes++;
         }
         if (!rc && c->out.len >= EXPORT_FLUSH_BYTES) rc = flush(c);
     }
     if (!rc) {
-        if (t->kind == LANG_EDGE) c->st->edge_types++;
-        else c->st->node_types++;
+        if (t->kind == LANG_EDGE)
+            c->st->edge_types++;
+        else
+            c->st->node_types++;
     }
     core_free(order);
     core_free(tc.props);
     arrow_batch_free(b);
-    if (rc && rc != OG_E_UNSUPPORTED && rc != OG_E_NOMEM)
-        core_err_prefix("exporting %s", t->alias);
+    if (rc && rc != OG_E_UNSUPPORTED && rc != OG_E_NOMEM) core_err_prefix("exporting %s", t->alias);
     return rc;
 }
 
@@ -294,8 +306,10 @@ int exec_export(store *s, const graph_snapshot *snap, const char *const *types, 
         for (size_t k = 0; !found && k < snap->n_tables; k++)
             found = types[i] && !strcmp(types[i], snap->tables[k].type_name);
         if (!found) {
-            core_err(OG_E_NOT_FOUND, "no node or edge type '%s' in the graph at manifest version "
-                     "%" PRIu64, types[i] ? types[i] : "(null)", snap->manifest_version);
+            core_err(OG_E_NOT_FOUND,
+                     "no node or edge type '%s' in the graph at manifest version "
+                     "%" PRIu64,
+                     types[i] ? types[i] : "(null)", snap->manifest_version);
             core_err_detail(CORE_ERR_OBJECT, types[i] ? types[i] : "");
             return OG_E_NOT_FOUND;
         }

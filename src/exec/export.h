@@ -28,9 +28,9 @@
 typedef int (*exec_export_sink)(void *arg, const void *data, size_t len);
 
 typedef struct exec_export_stats {
-    uint64_t nodes, edges;          /* lines written of each kind */
-    uint64_t bytes;                 /* bytes handed to the sink */
-    size_t node_types, edge_types;  /* tables exported (empty ones included) */
+    uint64_t nodes, edges;         /* lines written of each kind */
+    uint64_t bytes;                /* bytes handed to the sink */
+    size_t node_types, edge_types; /* tables exported (empty ones included) */
 } exec_export_stats;
 
 /* Write the live tables of snap (types NULL or n_types 0: every one; otherwise only the types

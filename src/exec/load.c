@@ -27,9 +27,12 @@
 
 int exec_load_mode_parse(const char *s, exec_load_mode *out)
 {
-    if (s && !strcmp(s, "append")) *out = EXEC_LOAD_APPEND;
-    else if (s && !strcmp(s, "merge")) *out = EXEC_LOAD_MERGE;
-    else if (s && !strcmp(s, "overwrite")) *out = EXEC_LOAD_OVERWRITE;
+    if (s && !strcmp(s, "append"))
+        *out = EXEC_LOAD_APPEND;
+    else if (s && !strcmp(s, "merge"))
+        *out = EXEC_LOAD_MERGE;
+    else if (s && !strcmp(s, "overwrite"))
+        *out = EXEC_LOAD_OVERWRITE;
     else
         return core_err(OG_E_BAD_REQUEST,
                         "unknown load mode '%s' (expected append, merge or overwrite)",
@@ -40,10 +43,14 @@ int exec_load_mode_parse(const char *s, exec_load_mode *out)
 const char *exec_load_mode_name(exec_load_mode m)
 {
     switch (m) {
-    case EXEC_LOAD_APPEND: return "append";
-    case EXEC_LOAD_MERGE: return "merge";
-    case EXEC_LOAD_OVERWRITE: return "overwrite";
-    default: return "unknown";
+    case EXEC_LOAD_APPEND:
+        return "append";
+    case EXEC_LOAD_MERGE:
+        return "merge";
+    case EXEC_LOAD_OVERWRITE:
+        return "overwrite";
+    default:
+        return "unknown";
     }
 }
 
@@ -52,9 +59,9 @@ typedef struct type_acc {
     int used;
     const lang_typedef *t;
     arrow_schema schema;
-    arrow_builder **b;  /* one per schema field */
-    size_t first_prop;  /* column of property 0 (1 for nodes, 3 for edges) */
-    int *keypos;        /* per property: its position in t->key, or -1 */
+    arrow_builder **b; /* one per schema field */
+    size_t first_prop; /* column of property 0 (1 for nodes, 3 for edges) */
+    int *keypos;       /* per property: its position in t->key, or -1 */
     uint64_t *lines;
     size_t n, cap;
 } type_acc;
@@ -88,9 +95,12 @@ static void fast_ulid_text(const core_ulid *u, char out[CORE_ULID_LEN])
     for (int i = 1; i < CORE_ULID_LEN; i++) {
         int s = 125 - 5 * i;
         uint64_t v;
-        if (s >= 64) v = hi >> (s - 64);
-        else if (s + 5 <= 64) v = lo >> s;
-        else v = (lo >> s) | (hi << (64 - s));
+        if (s >= 64)
+            v = hi >> (s - 64);
+        else if (s + 5 <= 64)
+            v = lo >> s;
+        else
+            v = (lo >> s) | (hi << (64 - s));
         out[i] = ULID_ENC[v & 31u];
     }
 }
@@ -148,13 +158,27 @@ static void describe(const json_t *v, char *buf, size_t cap)
                  n > 40 ? "..." : "");
         break;
     }
-    case JSON_INTEGER: snprintf(buf, cap, "integer %" JSON_INTEGER_FORMAT, json_integer_value(v)); break;
-    case JSON_REAL: snprintf(buf, cap, "number %g", json_real_value(v)); break;
-    case JSON_TRUE: snprintf(buf, cap, "true"); break;
-    case JSON_FALSE: snprintf(buf, cap, "false"); break;
-    case JSON_NULL: snprintf(buf, cap, "null"); break;
-    case JSON_ARRAY: snprintf(buf, cap, "an array"); break;
-    default: snprintf(buf, cap, "an object"); break;
+    case JSON_INTEGER:
+        snprintf(buf, cap, "integer %" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        snprintf(buf, cap, "number %g", json_real_value(v));
+        break;
+    case JSON_TRUE:
+        snprintf(buf, cap, "true");
+        break;
+    case JSON_FALSE:
+        snprintf(buf, cap, "false");
+        break;
+    case JSON_NULL:
+        snprintf(buf, cap, "null");
+        break;
+    case JSON_ARRAY:
+        snprintf(buf, cap, "an array");
+        break;
+    default:
+        snprintf(buf, cap, "an object");
+        break;
     }
 }
 
@@ -206,8 +230,8 @@ static int append_scalar(const load_ctx *c, const lang_typedef *t, const lang_pr
                   (scalar == LANG_S_U32 && (x < 0 || x > (json_int_t)UINT32_MAX)) ||
                   (scalar == LANG_S_U64 && x < 0);
         if (bad)
-            return line_err(c, "%s.%s: %" JSON_INTEGER_FORMAT " is out of range for %s",
-                            t->name, p->name, x, sname);
+            return line_err(c, "%s.%s: %" JSON_INTEGER_FORMAT " is out of range for %s", t->name,
+                            p->name, x, sname);
         int_value(kv, (int64_t)x);
         if (scalar == LANG_S_U32 || scalar == LANG_S_U64)
             return arrow_builder_append_uint(b, (uint64_t)x);
@@ -233,10 +257,9 @@ static int append_scalar(const load_ctx *c, const lang_typedef *t, const lang_pr
             const char *s = json_string_value(v);
             int bad = scalar == LANG_S_DATE ? lang_parse_date(s, &x) : lang_parse_datetime(s, &x);
             if (bad || strlen(s) != json_string_length(v))
-                return line_err(c, "%s.%s: \"%.40s\" is not a valid %s (%s)", t->name, p->name,
-                                s, sname,
-                                scalar == LANG_S_DATE ? "YYYY-MM-DD"
-                                                      : "YYYY-MM-DDTHH:MM:SS[.mmm](Z|+HH:MM)");
+                return line_err(
+                    c, "%s.%s: \"%.40s\" is not a valid %s (%s)", t->name, p->name, s, sname,
+                    scalar == LANG_S_DATE ? "YYYY-MM-DD" : "YYYY-MM-DDTHH:MM:SS[.mmm](Z|+HH:MM)");
         } else if (json_is_integer(v)) {
             x = (int64_t)json_integer_value(v);
         } else {
@@ -246,14 +269,15 @@ static int append_scalar(const load_ctx *c, const lang_typedef *t, const lang_pr
                                  v);
         }
         if (scalar == LANG_S_DATE && (x < INT32_MIN || x > INT32_MAX))
-            return line_err(c, "%s.%s: %" PRId64 " days is out of range for Date", t->name,
-                            p->name, x);
+            return line_err(c, "%s.%s: %" PRId64 " days is out of range for Date", t->name, p->name,
+                            x);
         kv->kind = scalar == LANG_S_DATE ? LANG_V_DATE : LANG_V_DATETIME;
         kv->checked = 1;
         kv->i = x;
         return arrow_builder_append_int(b, x);
     }
-    default: return core_err(OG_E_INTERNAL, "unknown scalar %d", scalar);
+    default:
+        return core_err(OG_E_INTERNAL, "unknown scalar %d", scalar);
     }
 }
 
@@ -275,7 +299,8 @@ static int append_prop(const load_ctx *c, const lang_typedef *t, const lang_prop
         return arrow_builder_append_null(b);
     }
     switch (ty->kind) {
-    case LANG_TY_SCALAR: return append_scalar(c, t, p, b, ty->scalar, v, kv);
+    case LANG_TY_SCALAR:
+        return append_scalar(c, t, p, b, ty->scalar, v, kv);
     case LANG_TY_ENUM: {
         if (!json_is_string(v)) return type_mismatch(c, t, p, "an enum string", v);
         const char *s = json_string_value(v);
@@ -318,21 +343,23 @@ static int append_prop(const load_ctx *c, const lang_typedef *t, const lang_prop
             }
             double d = json_number_value(it);
             if (fabs(d) > FLT_MAX)
-                return line_err(c, "%s.%s: vector item %zu: %g is out of range for F32",
-                                t->name, p->name, i, d);
+                return line_err(c, "%s.%s: vector item %zu: %g is out of range for F32", t->name,
+                                p->name, i, d);
             int rc = arrow_builder_append_double(child, d);
             if (rc) return rc;
         }
         return arrow_builder_append_valid(b);
     }
-    default: return core_err(OG_E_INTERNAL, "unknown property type kind %d", ty->kind);
+    default:
+        return core_err(OG_E_INTERNAL, "unknown property type kind %d", ty->kind);
     }
 }
 
 static void acc_clear(type_acc *a)
 {
     if (!a->used) return;
-    for (size_t i = 0; i < a->schema.n_fields; i++) arrow_builder_free(a->b[i]);
+    for (size_t i = 0; i < a->schema.n_fields; i++)
+        arrow_builder_free(a->b[i]);
     core_free(a->b);
     core_free(a->keypos);
     core_free(a->lines);
@@ -355,8 +382,10 @@ static int acc_init(type_acc *a, const lang_typedef *t)
         rc = arrow_builder_new(&a->b[i], &a->schema.fields[i].type);
         if (rc) return rc;
     }
-    for (size_t i = 0; i < t->n_props; i++) a->keypos[i] = -1;
-    for (size_t k = 0; k < t->n_key; k++) a->keypos[t->key[k]] = (int)k;
+    for (size_t i = 0; i < t->n_props; i++)
+        a->keypos[i] = -1;
+    for (size_t k = 0; k < t->n_key; k++)
+        a->keypos[t->key[k]] = (int)k;
     return 0;
 }
 
@@ -388,15 +417,23 @@ static int load_object(load_ctx *c, const json_t *obj, exec_load_stats *st)
     const json_t *jtype = NULL, *jedge = NULL, *jfrom = NULL, *jto = NULL, *jdata = NULL;
     const char *key;
     const json_t *val;
-    json_object_foreach((json_t *)obj, key, val) {
-        if (!strcmp(key, "type")) jtype = val;
-        else if (!strcmp(key, "edge")) jedge = val;
-        else if (!strcmp(key, "from")) jfrom = val;
-        else if (!strcmp(key, "to")) jto = val;
-        else if (!strcmp(key, "data")) jdata = val;
+    json_object_foreach((json_t *)obj, key, val)
+    {
+        if (!strcmp(key, "type"))
+            jtype = val;
+        else if (!strcmp(key, "edge"))
+            jedge = val;
+        else if (!strcmp(key, "from"))
+            jfrom = val;
+        else if (!strcmp(key, "to"))
+            jto = val;
+        else if (!strcmp(key, "data"))
+            jdata = val;
         else
-            return line_err(c, "unknown top-level member \"%.60s\" (expected type or edge, "
-                               "from, to, data)", key);
+            return line_err(c,
+                            "unknown top-level member \"%.60s\" (expected type or edge, "
+                            "from, to, data)",
+                            key);
     }
     if (!!jtype == !!jedge)
         return line_err(c, "a line holds exactly one of \"type\" (a node) or \"edge\"");
@@ -409,8 +446,7 @@ static int load_object(load_ctx *c, const json_t *obj, exec_load_stats *st)
     int ti = lang_catalog_find(c->cat, tname, kind);
     if (ti < 0 && kind == LANG_EDGE) ti = lang_catalog_find_edge_ci(c->cat, tname);
     if (ti < 0)
-        return line_err(c, "unknown %s type \"%.60s\"", kind == LANG_NODE ? "node" : "edge",
-                        tname);
+        return line_err(c, "unknown %s type \"%.60s\"", kind == LANG_NODE ? "node" : "edge", tname);
     const lang_typedef *t = &c->cat->types[ti];
     if (kind == LANG_NODE && (jfrom || jto))
         return line_err(c, "%s: \"from\"/\"to\" are only allowed on edge lines", t->name);
@@ -435,11 +471,13 @@ static int load_object(load_ctx *c, const json_t *obj, exec_load_stats *st)
         return rc;
     }
     if ((rc = grow_scratch(c, t->n_props ? t->n_props : 1, t->n_key ? t->n_key : 1))) return rc;
-    for (size_t i = 0; i < t->n_props; i++) c->vals[i] = NULL;
+    for (size_t i = 0; i < t->n_props; i++)
+        c->vals[i] = NULL;
 
     const json_t *jid = NULL;
     if (jdata) {
-        json_object_foreach((json_t *)jdata, key, val) {
+        json_object_foreach((json_t *)jdata, key, val)
+        {
             if (!strcmp(key, GRAPH_COL_ID)) {
                 jid = val;
                 continue;
@@ -450,8 +488,7 @@ static int load_object(load_ctx *c, const json_t *obj, exec_load_stats *st)
             if (is_reserved_member(key))
                 return line_err(c, "%s: data.%.60s is a reserved name", t->name, key);
             int p = lang_type_find_prop(t, key);
-            if (p < 0)
-                return line_err(c, "%s: unknown property \"%.60s\"", t->name, key);
+            if (p < 0) return line_err(c, "%s: unknown property \"%.60s\"", t->name, key);
             c->vals[p] = val;
         }
     }
@@ -472,11 +509,14 @@ static int load_object(load_ctx *c, const json_t *obj, exec_load_stats *st)
     if (kind == LANG_NODE && t->n_key) {
         char *derived = NULL;
         rc = lang_key_id(&derived, t, c->keyvals);
-        if (rc) return line_err(c, "%s: cannot derive the id from @key: %s", t->name,
-                                og_error_last()->message);
+        if (rc)
+            return line_err(c, "%s: cannot derive the id from @key: %s", t->name,
+                            og_error_last()->message);
         if (jid && strcmp(json_string_value(jid), derived)) {
-            rc = line_err(c, "%s: data.id \"%.60s\" differs from the id derived from @key "
-                             "(\"%.60s\")", t->name, json_string_value(jid), derived);
+            rc = line_err(c,
+                          "%s: data.id \"%.60s\" differs from the id derived from @key "
+                          "(\"%.60s\")",
+                          t->name, json_string_value(jid), derived);
             core_free(derived);
             return rc;
         }
@@ -506,8 +546,10 @@ static int load_object(load_ctx *c, const json_t *obj, exec_load_stats *st)
         a->cap = nc;
     }
     a->lines[a->n++] = c->line;
-    if (kind == LANG_NODE) st->nodes++;
-    else st->edges++;
+    if (kind == LANG_NODE)
+        st->nodes++;
+    else
+        st->edges++;
     return 0;
 }
 
@@ -525,8 +567,8 @@ typedef struct ftok {
     int kind;
     const char *p; /* FT_STR: the bytes (no escapes, valid UTF-8, no control bytes) */
     size_t n;
-    int64_t i;     /* FT_INT */
-    double d;      /* FT_REAL (and FT_INT as a double) */
+    int64_t i; /* FT_INT */
+    double d;  /* FT_REAL (and FT_INT as a double) */
 } ftok;
 
 #define FAST_MAX_MEMBERS 64
@@ -543,7 +585,8 @@ typedef struct fast_line {
 static const char *fast_ws(const char *p, const char *e)
 {
     if (p < e && (unsigned char)*p > ' ') return p; /* the usual case: no whitespace */
-    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
     return p;
 }
 
@@ -554,10 +597,14 @@ static size_t fast_utf8(const unsigned char *p, const unsigned char *e)
     unsigned c = p[0];
     size_t n;
     uint32_t v;
-    if (c >= 0xC2 && c <= 0xDF) n = 2, v = c & 0x1Fu;
-    else if (c >= 0xE0 && c <= 0xEF) n = 3, v = c & 0x0Fu;
-    else if (c >= 0xF0 && c <= 0xF4) n = 4, v = c & 0x07u;
-    else return 0;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2, v = c & 0x1Fu;
+    else if (c >= 0xE0 && c <= 0xEF)
+        n = 3, v = c & 0x0Fu;
+    else if (c >= 0xF0 && c <= 0xF4)
+        n = 4, v = c & 0x07u;
+    else
+        return 0;
     if ((size_t)(e - p) < n) return 0;
     for (size_t k = 1; k < n; k++) {
         if ((p[k] & 0xC0u) != 0x80u) return 0;
@@ -583,8 +630,9 @@ static const char *fast_string(const char *p, const char *e, ftok *t)
             memcpy(&w, q, 8);
             const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
             uint64_t quote = w ^ (ones * '"'), bslash = w ^ (ones * '\\');
-            uint64_t special = (((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) |
-                                (w - ones * 0x20u) | w) & highs;
+            uint64_t special =
+                (((quote - ones) & ~quote) | ((bslash - ones) & ~bslash) | (w - ones * 0x20u) | w) &
+                highs;
             if (special) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
                 q += (unsigned)__builtin_ctzll(special) / 8; /* the first byte is the lowest */
@@ -619,29 +667,34 @@ static const char *fast_number(const char *p, const char *e, ftok *t)
     int neg = 0, real = 0;
     if (q < e && *q == '-') neg = 1, q++;
     const char *d0 = q;
-    if (q < e && *q == '0') q++;
+    if (q < e && *q == '0')
+        q++;
     else {
         if (q >= e || *q < '1' || *q > '9') return NULL;
-        while (q < e && *q >= '0' && *q <= '9') q++;
+        while (q < e && *q >= '0' && *q <= '9')
+            q++;
     }
     size_t ndig = (size_t)(q - d0);
     if (q < e && *q == '.') {
         real = 1;
         q++;
         if (q >= e || *q < '0' || *q > '9') return NULL;
-        while (q < e && *q >= '0' && *q <= '9') q++;
+        while (q < e && *q >= '0' && *q <= '9')
+            q++;
     }
     if (q < e && (*q == 'e' || *q == 'E')) {
         real = 1;
         q++;
         if (q < e && (*q == '+' || *q == '-')) q++;
         if (q >= e || *q < '0' || *q > '9') return NULL;
-        while (q < e && *q >= '0' && *q <= '9') q++;
+        while (q < e && *q >= '0' && *q <= '9')
+            q++;
     }
     if (!real) {
         if (ndig > 18) return NULL;
         int64_t x = 0;
-        for (const char *r = d0; r < q; r++) x = x * 10 + (*r - '0');
+        for (const char *r = d0; r < q; r++)
+            x = x * 10 + (*r - '0');
         t->kind = FT_INT;
         t->i = neg ? -x : x;
         t->d = (double)t->i;
@@ -664,7 +717,8 @@ static const char *fast_value(const char *p, const char *e, ftok *t)
 {
     if (p >= e) return NULL;
     switch (*p) {
-    case '"': return fast_string(p, e, t);
+    case '"':
+        return fast_string(p, e, t);
     case 't':
         if (e - p < 4 || memcmp(p, "true", 4)) return NULL;
         t->kind = FT_TRUE;
@@ -727,12 +781,18 @@ static int fast_scan(const char *p, size_t len, fast_line *fl)
         p = fast_ws(p + 1, e);
         ftok *slot = NULL;
         int *has = NULL;
-        if (tok_is(&k, "type", 4)) slot = &fl->type, has = &fl->has_type;
-        else if (tok_is(&k, "edge", 4)) slot = &fl->edge, has = &fl->has_edge;
-        else if (tok_is(&k, "from", 4)) slot = &fl->from, has = &fl->has_from;
-        else if (tok_is(&k, "to", 2)) slot = &fl->to, has = &fl->has_to;
-        else if (tok_is(&k, "data", 4)) has = &fl->has_data;
-        else return FAST_FALLBACK;
+        if (tok_is(&k, "type", 4))
+            slot = &fl->type, has = &fl->has_type;
+        else if (tok_is(&k, "edge", 4))
+            slot = &fl->edge, has = &fl->has_edge;
+        else if (tok_is(&k, "from", 4))
+            slot = &fl->from, has = &fl->has_from;
+        else if (tok_is(&k, "to", 2))
+            slot = &fl->to, has = &fl->has_to;
+        else if (tok_is(&k, "data", 4))
+            has = &fl->has_data;
+        else
+            return FAST_FALLBACK;
         if (*has) return FAST_FALLBACK; /* duplicate member */
         *has = 1;
         if (slot) {
@@ -766,8 +826,10 @@ static int enum_has(const lang_type *ty, const char *s)
         size_t mid = (lo + hi) / 2;
         int c = strcmp(ty->enum_vals[mid], s);
         if (!c) return 1;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return 0;
 }
@@ -778,7 +840,7 @@ typedef struct fast_scratch {
     const ftok *val[FAST_MAX_MEMBERS];
     char str[FAST_MAX_MEMBERS][256];
     char type_name[256];
-    int last_ti;        /* the type the last line named (a cache of the name lookup) */
+    int last_ti; /* the type the last line named (a cache of the name lookup) */
     int last_kind;
     char last_name[256];
 } fast_scratch;
@@ -861,7 +923,8 @@ static int fast_check_prop(const lang_prop *p, const ftok *v, lang_value *kv, ch
         *inum = x;
         return 0;
     }
-    default: return FAST_FALLBACK;
+    default:
+        return FAST_FALLBACK;
     }
 }
 
@@ -874,13 +937,18 @@ static int fast_append_prop(const lang_prop *p, arrow_builder *b, const ftok *v,
     if (ty->kind == LANG_TY_ENUM) return arrow_builder_append_bytes(b, v->p, v->n);
     switch (ty->scalar) {
     case LANG_S_STRING:
-    case LANG_S_BLOB: return arrow_builder_append_bytes(b, v->p, v->n);
-    case LANG_S_BOOL: return arrow_builder_append_bool(b, v->kind == FT_TRUE);
+    case LANG_S_BLOB:
+        return arrow_builder_append_bytes(b, v->p, v->n);
+    case LANG_S_BOOL:
+        return arrow_builder_append_bool(b, v->kind == FT_TRUE);
     case LANG_S_U32:
-    case LANG_S_U64: return arrow_builder_append_uint(b, (uint64_t)inum);
+    case LANG_S_U64:
+        return arrow_builder_append_uint(b, (uint64_t)inum);
     case LANG_S_F32:
-    case LANG_S_F64: return arrow_builder_append_double(b, dnum);
-    default: return arrow_builder_append_int(b, inum);
+    case LANG_S_F64:
+        return arrow_builder_append_double(b, dnum);
+    default:
+        return arrow_builder_append_int(b, inum);
     }
 }
 
@@ -919,7 +987,8 @@ static int fast_line_load(load_ctx *c, const char *line, size_t len, fast_line *
     if (kind == LANG_NODE && (fl->has_from || fl->has_to)) return FAST_FALLBACK;
     if (kind == LANG_EDGE && (!fl->has_from || !fl->has_to)) return FAST_FALLBACK;
     if (t->n_props > FAST_MAX_MEMBERS) return FAST_FALLBACK;
-    for (size_t i = 0; i < t->n_props; i++) fs->val[i] = NULL;
+    for (size_t i = 0; i < t->n_props; i++)
+        fs->val[i] = NULL;
     const ftok *jid = NULL;
     for (size_t m = 0; m < fl->n_members; m++) {
         const ftok *k = &fl->keys[m];
@@ -952,8 +1021,8 @@ static int fast_line_load(load_ctx *c, const char *line, size_t len, fast_line *
         int kp = a->keypos[i];
         inum[i] = 0;
         dnum[i] = 0;
-        if (fast_check_prop(&t->props[i], fs->val[i], kp >= 0 ? &c->keyvals[kp] : NULL,
-                            fs->str[i], &inum[i], &dnum[i]))
+        if (fast_check_prop(&t->props[i], fs->val[i], kp >= 0 ? &c->keyvals[kp] : NULL, fs->str[i],
+                            &inum[i], &dnum[i]))
             return FAST_FALLBACK;
     }
     char *derived = NULL;
@@ -977,8 +1046,7 @@ static int fast_line_load(load_ctx *c, const char *line, size_t len, fast_line *
 
     /* Accepted: append. */
     for (size_t i = 0; i < t->n_props && !rc; i++)
-        rc = fast_append_prop(&t->props[i], a->b[a->first_prop + i], fs->val[i], inum[i],
-                              dnum[i]);
+        rc = fast_append_prop(&t->props[i], a->b[a->first_prop + i], fs->val[i], inum[i], dnum[i]);
     if (!rc) {
         if (derived) {
             rc = arrow_builder_append_str(a->b[0], derived);
@@ -986,7 +1054,8 @@ static int fast_line_load(load_ctx *c, const char *line, size_t len, fast_line *
             rc = arrow_builder_append_bytes(a->b[0], jid->p, jid->n);
         } else {
             char text[CORE_ULID_LEN];
-            if (!(rc = mint_id(c, text))) rc = arrow_builder_append_bytes(a->b[0], text, CORE_ULID_LEN);
+            if (!(rc = mint_id(c, text)))
+                rc = arrow_builder_append_bytes(a->b[0], text, CORE_ULID_LEN);
         }
     }
     core_free(derived);
@@ -996,8 +1065,10 @@ static int fast_line_load(load_ctx *c, const char *line, size_t len, fast_line *
     }
     if (rc) return rc;
     a->lines[a->n++] = c->line;
-    if (kind == LANG_NODE) st->nodes++;
-    else st->edges++;
+    if (kind == LANG_NODE)
+        st->nodes++;
+    else
+        st->edges++;
     return 0;
 }
 
@@ -1076,15 +1147,18 @@ static int finish(graph_change_set *out, load_ctx *c, load_ctx *c2, exec_load_mo
         int rc = finish_columns(cols, a, a2);
         graph_change *ch = &out->changes[out->n];
         if (!rc) rc = arrow_batch_new(&ch->rows, &any->schema, cols, nf);
-        for (size_t f = 0; f < nf; f++) arrow_array_free(cols[f]);
+        for (size_t f = 0; f < nf; f++)
+            arrow_array_free(cols[f]);
         core_free(cols);
         if (!rc) rc = finish_lines(&ch->lines, a, a2);
         if (rc) return rc;
         ch->type_index = (int)i;
         ch->mode = gmode;
         out->n++;
-        if (any->t->kind == LANG_NODE) st->node_types++;
-        else st->edge_types++;
+        if (any->t->kind == LANG_NODE)
+            st->node_types++;
+        else
+            st->edge_types++;
     }
     return 0;
 }
@@ -1093,8 +1167,8 @@ static int finish(graph_change_set *out, load_ctx *c, load_ctx *c2, exec_load_mo
 typedef struct load_part {
     load_ctx c;
     const char *data;
-    size_t len;     /* the part's bytes */
-    size_t before;  /* bytes of the input before the part (its first line follows them) */
+    size_t len;    /* the part's bytes */
+    size_t before; /* bytes of the input before the part (its first line follows them) */
     const char *all;
     exec_load_stats st;
     exec_load_progress_fn progress; /* the first part only */
@@ -1199,7 +1273,8 @@ static int part_init(load_part *pt, const lang_catalog *cat, const char *file, c
 static void part_clear(load_part *pt)
 {
     if (pt->c.acc)
-        for (size_t i = 0; i < pt->c.cat->n_types; i++) acc_clear(&pt->c.acc[i]);
+        for (size_t i = 0; i < pt->c.cat->n_types; i++)
+            acc_clear(&pt->c.acc[i]);
     core_free(pt->c.acc);
     core_free(pt->fl);
     core_free(pt->fs);
@@ -1217,8 +1292,8 @@ void exec_load_set_split_min(size_t bytes)
     g_split_min = bytes ? bytes : LOAD_SPLIT_DEFAULT;
 }
 
-int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *data,
-                    size_t len, const char *file, exec_load_mode mode, exec_load_stats *stats,
+int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *data, size_t len,
+                    const char *file, exec_load_mode mode, exec_load_stats *stats,
                     exec_load_progress_fn progress, void *progress_arg)
 {
     memset(out, 0, sizeof *out);
@@ -1233,7 +1308,8 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
     /* Said plainly: the BOM is invisible in most editors, so "'{' expected near ''" puzzles. */
     if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
         st->lines = 1;
-        int rc = core_err_at(file, 1, 1, "line 1: the file starts with a UTF-8 byte order mark "
+        int rc = core_err_at(file, 1, 1,
+                             "line 1: the file starts with a UTF-8 byte order mark "
                              "(bytes EF BB BF); save it as UTF-8 without a BOM");
         return rc;
     }
@@ -1298,9 +1374,9 @@ int exec_load(exec_load_result *out, write_graph *w, const exec_load_request *re
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     phase_relay relay = {req};
-    int rc = exec_load_parse(&cs, w->h->catalog, req->data ? req->data : "", req->len, file,
-                             req->mode, &out->stats, req->progress ? on_parse_progress : NULL,
-                             &relay);
+    int rc =
+        exec_load_parse(&cs, w->h->catalog, req->data ? req->data : "", req->len, file, req->mode,
+                        &out->stats, req->progress ? on_parse_progress : NULL, &relay);
     if (rc) {
         graph_change_set_clear(&cs);
         return rc;

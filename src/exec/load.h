@@ -23,8 +23,8 @@ int exec_load_mode_parse(const char *s, exec_load_mode *out);
 const char *exec_load_mode_name(exec_load_mode m);
 
 typedef struct exec_load_stats {
-    uint64_t lines;          /* lines read, including blank ones */
-    uint64_t nodes, edges;   /* rows parsed */
+    uint64_t lines;        /* lines read, including blank ones */
+    uint64_t nodes, edges; /* rows parsed */
     size_t node_types, edge_types;
 } exec_load_stats;
 
@@ -35,8 +35,8 @@ typedef void (*exec_load_progress_fn)(void *arg, uint64_t bytes_done, uint64_t b
 /* Parse `len` bytes of JSONL (`file` names it in errors) into *out (changes of mode INSERT,
  * UPSERT or REPLACE per `mode`). On error *out is empty and the thread error is
  * OG_E_BAD_REQUEST at file:line naming the reason. */
-int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *data,
-                    size_t len, const char *file, exec_load_mode mode, exec_load_stats *stats,
+int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *data, size_t len,
+                    const char *file, exec_load_mode mode, exec_load_stats *stats,
                     exec_load_progress_fn progress, void *progress_arg);
 
 /* Inputs of at least `bytes` (default 8 MiB; 0 restores it) are parsed by two threads, one per

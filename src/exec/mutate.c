@@ -39,13 +39,13 @@ typedef struct vrow {
 typedef struct mtype {
     int used, loaded;
     const lang_typedef *t;
-    arrow_schema schema;   /* graph_type_schema */
-    size_t first_prop;     /* column of property 0 */
+    arrow_schema schema; /* graph_type_schema */
+    size_t first_prop;   /* column of property 0 */
     vrow *rows;
     size_t n, cap;
-    core_bmap ids;         /* id (borrowed from the row) -> index in rows */
-    int upsert;            /* a keyed insert or an update: the change is an UPSERT */
-    char **del;            /* committed ids deleted */
+    core_bmap ids; /* id (borrowed from the row) -> index in rows */
+    int upsert;    /* a keyed insert or an update: the change is an UPSERT */
+    char **del;    /* committed ids deleted */
     size_t n_del, cap_del;
 } mtype;
 
@@ -58,7 +58,7 @@ typedef struct mctx {
     store *s;
     mtype *types;
     size_t n_types;
-    arrow_batch **owned;   /* every batch a vrow points into */
+    arrow_batch **owned; /* every batch a vrow points into */
     size_t n_owned, cap_owned;
     exec_mutate_result counts; /* of the latest build */
     graph_probes *reads;       /* committed tables this build read (the coordinator's) */
@@ -69,18 +69,21 @@ static void mtype_clear(mtype *mt)
     arrow_schema_clear(&mt->schema);
     core_free(mt->rows);
     core_bmap_free(&mt->ids);
-    for (size_t i = 0; i < mt->n_del; i++) core_free(mt->del[i]);
+    for (size_t i = 0; i < mt->n_del; i++)
+        core_free(mt->del[i]);
     core_free(mt->del);
     memset(mt, 0, sizeof *mt);
 }
 
 static void mctx_reset(mctx *m)
 {
-    for (size_t i = 0; m->types && i < m->n_types; i++) mtype_clear(&m->types[i]);
+    for (size_t i = 0; m->types && i < m->n_types; i++)
+        mtype_clear(&m->types[i]);
     core_free(m->types);
     m->types = NULL;
     m->n_types = 0;
-    for (size_t i = 0; i < m->n_owned; i++) arrow_batch_free(m->owned[i]);
+    for (size_t i = 0; i < m->n_owned; i++)
+        arrow_batch_free(m->owned[i]);
     core_free(m->owned);
     m->owned = NULL;
     m->n_owned = m->cap_owned = 0;
@@ -183,7 +186,8 @@ static int type_load(mctx *m, int ti, mtype **out)
     if (m->reads && (rc = graph_probes_add(m->reads, alias))) return rc;
     const char **cols = core_calloc(mt->schema.n_fields, sizeof *cols);
     if (!cols) return core_err_nomem();
-    for (size_t c = 0; c < mt->schema.n_fields; c++) cols[c] = mt->schema.fields[c].name;
+    for (size_t c = 0; c < mt->schema.n_fields; c++)
+        cols[c] = mt->schema.fields[c].name;
     lance_dataset *ds = NULL;
     arrow_batch *b = NULL;
     rc = graph_table_open(&ds, m->s, gt, LANCE_ACCESS_READ);
@@ -231,7 +235,8 @@ static int view_add_committed(mctx *m, mtype *mt, const lance_dataset *ds, const
     for (size_t c = 0; rc == 0 && c < nf; c++)
         rc = lance_dataset_take_column(&cols[c], ds, mt->schema.fields[c].name, addrs, n);
     if (rc == 0) rc = arrow_batch_new(&b, &mt->schema, cols, nf);
-    for (size_t c = 0; cols && c < nf; c++) arrow_array_free(cols[c]);
+    for (size_t c = 0; cols && c < nf; c++)
+        arrow_array_free(cols[c]);
     core_free(cols);
     if (rc) return rc;
     if ((rc = own_batch(m, b))) return rc;
@@ -278,7 +283,8 @@ static int type_load_keys(mctx *m, int ti, const char *const *columns, size_t n_
         rc = lance_kix_lookup_strs(&found, ds, columns[k], keys, n);
         if (rc == 0 && found.n) {
             uint64_t *na = core_realloc(all.a, (all.n + found.n) * sizeof *na);
-            if (!na) rc = core_err_nomem();
+            if (!na)
+                rc = core_err_nomem();
             else {
                 memcpy(na + all.n, found.a, found.n * sizeof *na);
                 all.a = na;
@@ -363,11 +369,12 @@ static int type_load_for(mctx *m, const lang_ir_op *op, mtype **out)
 /* ---- values ------------------------------------------------------------------------------- */
 
 /* The value of a LITERAL / PARAM / NOW expression (tmp receives now()). */
-static int expr_value(const mctx *m, const lang_ir_expr *e, lang_value *tmp,
-                      const lang_value **out)
+static int expr_value(const mctx *m, const lang_ir_expr *e, lang_value *tmp, const lang_value **out)
 {
     switch (e->kind) {
-    case LANG_IR_X_LITERAL: *out = &e->lit; return 0;
+    case LANG_IR_X_LITERAL:
+        *out = &e->lit;
+        return 0;
     case LANG_IR_X_PARAM:
         if (e->param < 0 || (size_t)e->param >= m->q->n_params)
             return core_err(OG_E_INTERNAL, "param %d out of range", e->param);
@@ -410,8 +417,8 @@ static int int_signed(const lang_value *v, int64_t *out)
     return 1;
 }
 
-static int append_scalar(arrow_builder *b, int scalar, const lang_value *v,
-                         const lang_typedef *t, const lang_prop *p)
+static int append_scalar(arrow_builder *b, int scalar, const lang_value *v, const lang_typedef *t,
+                         const lang_prop *p)
 {
     switch (scalar) {
     case LANG_S_STRING:
@@ -439,9 +446,12 @@ static int append_scalar(arrow_builder *b, int scalar, const lang_value *v,
     case LANG_S_F64: {
         double d;
         int64_t x;
-        if (v->kind == LANG_V_FLOAT) d = v->f;
-        else if (v->kind == LANG_V_INT) d = int_signed(v, &x) ? (double)x : (double)v->u;
-        else return value_err(t, p, "expected a number");
+        if (v->kind == LANG_V_FLOAT)
+            d = v->f;
+        else if (v->kind == LANG_V_INT)
+            d = int_signed(v, &x) ? (double)x : (double)v->u;
+        else
+            return value_err(t, p, "expected a number");
         if (scalar == LANG_S_F32) {
             if (isfinite(d) && fabs(d) > FLT_MAX) return value_err(t, p, "out of range for F32");
             d = (double)(float)d;
@@ -453,8 +463,8 @@ static int append_scalar(arrow_builder *b, int scalar, const lang_value *v,
         int64_t x;
         if (v->kind == LANG_V_DATE || v->kind == LANG_V_DATETIME) {
             if (v->kind != (scalar == LANG_S_DATE ? LANG_V_DATE : LANG_V_DATETIME))
-                return value_err(t, p, scalar == LANG_S_DATE ? "expected a Date"
-                                                             : "expected a DateTime");
+                return value_err(t, p,
+                                 scalar == LANG_S_DATE ? "expected a Date" : "expected a DateTime");
             x = v->i;
             if (!v->checked && (!v->s || (scalar == LANG_S_DATE ? lang_parse_date(v->s, &x)
                                                                 : lang_parse_datetime(v->s, &x))))
@@ -468,7 +478,8 @@ static int append_scalar(arrow_builder *b, int scalar, const lang_value *v,
             return value_err(t, p, "out of range for Date");
         return arrow_builder_append_int(b, x);
     }
-    default: return core_err(OG_E_INTERNAL, "unknown scalar %d", scalar);
+    default:
+        return core_err(OG_E_INTERNAL, "unknown scalar %d", scalar);
     }
 }
 
@@ -482,7 +493,8 @@ static int append_value(arrow_builder *b, const lang_typedef *t, const lang_prop
         return arrow_builder_append_null(b);
     }
     switch (ty->kind) {
-    case LANG_TY_SCALAR: return append_scalar(b, ty->scalar, v, t, p);
+    case LANG_TY_SCALAR:
+        return append_scalar(b, ty->scalar, v, t, p);
     case LANG_TY_ENUM:
         /* Membership is validation's (graph_validate names the value). */
         if (v->kind != LANG_V_STRING || !v->s) return value_err(t, p, "expected an enum string");
@@ -507,7 +519,8 @@ static int append_value(arrow_builder *b, const lang_typedef *t, const lang_prop
         }
         return arrow_builder_append_valid(b);
     }
-    default: return core_err(OG_E_INTERNAL, "unknown property type kind %d", ty->kind);
+    default:
+        return core_err(OG_E_INTERNAL, "unknown property type kind %d", ty->kind);
     }
 }
 
@@ -550,7 +563,8 @@ static int endpoint_id(const mctx *m, const lang_typedef *node, const lang_ir_ex
     int rc = expr_value(m, e, &tmp, &v);
     if (rc) return rc;
     if (v->kind == LANG_V_STRING && v->s) {
-        if (!v->s[0]) return core_err(OG_E_BAD_REQUEST, "%s: an empty %s node id", node->name, side);
+        if (!v->s[0])
+            return core_err(OG_E_BAD_REQUEST, "%s: an empty %s node id", node->name, side);
         return (*out = core_strdup(v->s)) ? 0 : core_err_nomem();
     }
     if (v->kind == LANG_V_NULL)
@@ -572,7 +586,8 @@ typedef struct rb {
 
 static void rb_free(rb *r)
 {
-    for (size_t c = 0; r->b && c < r->sc->n_fields; c++) arrow_builder_free(r->b[c]);
+    for (size_t c = 0; r->b && c < r->sc->n_fields; c++)
+        arrow_builder_free(r->b[c]);
     core_free(r->b);
     r->b = NULL;
 }
@@ -595,9 +610,11 @@ static int rb_finish(rb *r, arrow_batch **out)
     arrow_array **cols = core_calloc(nf ? nf : 1, sizeof *cols);
     if (!cols) return core_err_nomem();
     int rc = 0;
-    for (size_t c = 0; c < nf && !rc; c++) rc = arrow_builder_finish(r->b[c], &cols[c]);
+    for (size_t c = 0; c < nf && !rc; c++)
+        rc = arrow_builder_finish(r->b[c], &cols[c]);
     if (!rc) rc = arrow_batch_new(out, r->sc, cols, nf);
-    for (size_t c = 0; c < nf; c++) arrow_array_free(cols[c]);
+    for (size_t c = 0; c < nf; c++)
+        arrow_array_free(cols[c]);
     core_free(cols);
     return rc;
 }
@@ -658,8 +675,8 @@ static int op_insert(mctx *m, const lang_ir_op *op)
             lang_value tmp, ktmp;
             const lang_value *v = NULL;
             if (a < 0) {
-                rc = core_err(OG_E_BAD_REQUEST, "insert %s: key property '%s' is not set",
-                              t->name, t->props[t->key[k]].name);
+                rc = core_err(OG_E_BAD_REQUEST, "insert %s: key property '%s' is not set", t->name,
+                              t->props[t->key[k]].name);
                 break;
             }
             if ((rc = expr_value(m, &op->assigns[a].value, &tmp, &v))) break;
@@ -707,8 +724,10 @@ static int op_insert(mctx *m, const lang_ir_op *op)
     }
     if (rc) goto out;
     if (keyed) mt->upsert = 1;
-    if (t->kind == LANG_NODE) m->counts.nodes_inserted++;
-    else m->counts.edges_inserted++;
+    if (t->kind == LANG_NODE)
+        m->counts.nodes_inserted++;
+    else
+        m->counts.edges_inserted++;
 out:
     rb_free(&r);
     arrow_batch_free(b);
@@ -723,7 +742,9 @@ out:
 static int where_column(const mtype *mt, const lang_ir_pred *p, size_t *col)
 {
     switch (p->lhs.kind) {
-    case LANG_IR_X_ID: *col = 0; return 0;
+    case LANG_IR_X_ID:
+        *col = 0;
+        return 0;
     case LANG_IR_X_PROP:
         if (p->lhs.prop < 0 || (size_t)p->lhs.prop >= mt->t->n_props) break;
         *col = mt->first_prop + (size_t)p->lhs.prop;
@@ -733,7 +754,8 @@ static int where_column(const mtype *mt, const lang_ir_pred *p, size_t *col)
         if (mt->t->kind != LANG_EDGE) break;
         *col = p->lhs.kind == LANG_IR_X_EDGE_SRC ? 1 : 2;
         return 0;
-    default: break;
+    default:
+        break;
     }
     return core_err(OG_E_BAD_REQUEST, "%s: unsupported where operand (kind %d)", mt->t->name,
                     p->lhs.kind);
@@ -889,8 +911,10 @@ static int op_delete(mctx *m, const lang_ir_op *op)
         if (!rc) rc = remove_row(mt, hit[h]);
     }
     core_free(hit);
-    if (is_node) m->counts.nodes_deleted += n_hit;
-    else m->counts.edges_deleted += n_hit;
+    if (is_node)
+        m->counts.nodes_deleted += n_hit;
+    else
+        m->counts.edges_deleted += n_hit;
     /* Cascade: every edge (of any type) with a removed node as an endpoint goes too. */
     for (size_t et = 0; !rc && is_node && et < m->n_types; et++) {
         const lang_typedef *e = &m->cat->types[et];
@@ -920,7 +944,8 @@ static int op_delete(mctx *m, const lang_ir_op *op)
         }
     }
     core_bmap_free(&gone);
-    for (size_t h = 0; gone_ids && h < n_hit; h++) core_free(gone_ids[h]);
+    for (size_t h = 0; gone_ids && h < n_hit; h++)
+        core_free(gone_ids[h]);
     core_free(gone_ids);
     return rc;
 }
@@ -934,7 +959,8 @@ static int finish(mctx *m, graph_change_set *out)
 {
     out->file = m->q->file;
     size_t n = 0;
-    for (size_t i = 0; i < m->n_types; i++) n += m->types[i].used;
+    for (size_t i = 0; i < m->n_types; i++)
+        n += m->types[i].used;
     if (!n) return 0;
     out->changes = core_calloc(n, sizeof *out->changes);
     if (!out->changes) return core_err_nomem();
@@ -942,7 +968,8 @@ static int finish(mctx *m, graph_change_set *out)
         mtype *mt = &m->types[ti];
         if (!mt->used) continue;
         size_t pending = 0;
-        for (size_t r = 0; r < mt->n; r++) pending += mt->rows[r].state == ROW_PENDING;
+        for (size_t r = 0; r < mt->n; r++)
+            pending += mt->rows[r].state == ROW_PENDING;
         if (pending && mt->n_del)
             return core_err(OG_E_BAD_REQUEST,
                             "%s: a mutation may not both write and delete rows of one type",
@@ -1004,9 +1031,15 @@ static int build(void *arg, const lang_catalog *cat, const graph_snapshot *snap,
         const lang_ir_op *op = &pl->ops[i];
         switch (op->kind) {
         case LANG_IR_INSERT_NODE:
-        case LANG_IR_INSERT_EDGE: rc = op_insert(m, op); break;
-        case LANG_IR_UPDATE: rc = op_update(m, op); break;
-        case LANG_IR_DELETE: rc = op_delete(m, op); break;
+        case LANG_IR_INSERT_EDGE:
+            rc = op_insert(m, op);
+            break;
+        case LANG_IR_UPDATE:
+            rc = op_update(m, op);
+            break;
+        case LANG_IR_DELETE:
+            rc = op_delete(m, op);
+            break;
         default:
             rc = core_err(OG_E_BAD_REQUEST, "query %s: operator %s is not a mutation",
                           m->q->name ? m->q->name : "?", lang_ir_op_name(op->kind));

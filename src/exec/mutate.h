@@ -17,10 +17,10 @@
 #include "write/write.h"
 
 typedef struct exec_mutate_result {
-    write_result write;        /* commit id, manifest version, per-table versions */
+    write_result write; /* commit id, manifest version, per-table versions */
     uint64_t nodes_inserted, nodes_updated, nodes_deleted;
     uint64_t edges_inserted, edges_updated, edges_deleted; /* deleted includes cascades */
-    char *query_name;          /* exec_mutate (request.h) only: the mutation run; else NULL */
+    char *query_name; /* exec_mutate (request.h) only: the mutation run; else NULL */
 } exec_mutate_result;
 /* Free what the result holds (its query_name). */
 void exec_mutate_result_clear(exec_mutate_result *r);

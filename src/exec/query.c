@@ -38,7 +38,10 @@ static xv xv_from_value(const lang_value *v)
     xv r;
     memset(&r, 0, sizeof r);
     switch (v->kind) {
-    case LANG_V_BOOL: r.k = XV_BOOL; r.i = v->u != 0; break;
+    case LANG_V_BOOL:
+        r.k = XV_BOOL;
+        r.i = v->u != 0;
+        break;
     case LANG_V_INT:
         if (v->neg) {
             r.k = XV_INT;
@@ -51,18 +54,31 @@ static xv xv_from_value(const lang_value *v)
             r.i = (int64_t)v->u;
         }
         break;
-    case LANG_V_FLOAT: r.k = XV_F; r.f = v->f; break;
-    case LANG_V_STRING: r.k = XV_STR; r.s = (const uint8_t *)v->s; r.n = strlen(v->s); break;
+    case LANG_V_FLOAT:
+        r.k = XV_F;
+        r.f = v->f;
+        break;
+    case LANG_V_STRING:
+        r.k = XV_STR;
+        r.s = (const uint8_t *)v->s;
+        r.n = strlen(v->s);
+        break;
     case LANG_V_DATE:
     case LANG_V_DATETIME:
         r.k = XV_INT;
         r.i = v->i;
         if (!v->checked && v->s &&
-            (v->kind == LANG_V_DATE ? lang_parse_date(v->s, &r.i) : lang_parse_datetime(v->s, &r.i)))
+            (v->kind == LANG_V_DATE ? lang_parse_date(v->s, &r.i)
+                                    : lang_parse_datetime(v->s, &r.i)))
             r.k = XV_NULL;
         break;
-    case LANG_V_LIST: r.k = XV_VLIST; r.items = v->items; r.n = v->n; break;
-    default: break;
+    case LANG_V_LIST:
+        r.k = XV_VLIST;
+        r.items = v->items;
+        r.n = v->n;
+        break;
+    default:
+        break;
     }
     return r;
 }
@@ -73,12 +89,20 @@ static xv xv_from_array(const arrow_array *a, int64_t i)
     memset(&r, 0, sizeof r);
     if (i < 0 || !arrow_array_is_valid(a, i)) return r;
     switch (a->type.id) {
-    case ARROW_BOOL: r.k = XV_BOOL; r.i = arrow_array_get_bool(a, i); break;
-    case ARROW_INT32: case ARROW_INT64: case ARROW_DATE32: case ARROW_DATE64: case ARROW_TIMESTAMP:
+    case ARROW_BOOL:
+        r.k = XV_BOOL;
+        r.i = arrow_array_get_bool(a, i);
+        break;
+    case ARROW_INT32:
+    case ARROW_INT64:
+    case ARROW_DATE32:
+    case ARROW_DATE64:
+    case ARROW_TIMESTAMP:
         r.k = XV_INT;
         r.i = arrow_array_get_int(a, i);
         break;
-    case ARROW_UINT32: case ARROW_UINT64:
+    case ARROW_UINT32:
+    case ARROW_UINT64:
         r.u = arrow_array_get_uint(a, i);
         if (r.u <= (uint64_t)INT64_MAX) {
             r.k = XV_INT;
@@ -87,18 +111,27 @@ static xv xv_from_array(const arrow_array *a, int64_t i)
             r.k = XV_UINT;
         }
         break;
-    case ARROW_FLOAT32: case ARROW_FLOAT64: r.k = XV_F; r.f = arrow_array_get_double(a, i); break;
-    case ARROW_UTF8: case ARROW_LARGE_UTF8: case ARROW_BINARY: case ARROW_LARGE_BINARY:
+    case ARROW_FLOAT32:
+    case ARROW_FLOAT64:
+        r.k = XV_F;
+        r.f = arrow_array_get_double(a, i);
+        break;
+    case ARROW_UTF8:
+    case ARROW_LARGE_UTF8:
+    case ARROW_BINARY:
+    case ARROW_LARGE_BINARY:
         r.k = XV_STR;
         r.s = arrow_array_get_bytes(a, i, &r.n);
         break;
-    case ARROW_LIST: case ARROW_FIXED_SIZE_LIST:
+    case ARROW_LIST:
+    case ARROW_FIXED_SIZE_LIST:
         r.k = XV_ALIST;
         r.la = a->children[0];
         arrow_array_list_range(a, i, &r.lo, &r.hi);
         r.n = (size_t)(r.hi - r.lo);
         break;
-    default: break;
+    default:
+        break;
     }
     return r;
 }
@@ -118,15 +151,23 @@ static int cmp_num(const xv *a, const xv *b)
         return (x > y) - (x < y);
     }
     if (a->k == XV_UINT || b->k == XV_UINT) {
-        if (a->k != XV_UINT) return a->i < 0 ? -1 : ((uint64_t)a->i > b->u) - ((uint64_t)a->i < b->u);
-        if (b->k != XV_UINT) return b->i < 0 ? 1 : (a->u > (uint64_t)b->i) - (a->u < (uint64_t)b->i);
+        if (a->k != XV_UINT)
+            return a->i < 0 ? -1 : ((uint64_t)a->i > b->u) - ((uint64_t)a->i < b->u);
+        if (b->k != XV_UINT)
+            return b->i < 0 ? 1 : (a->u > (uint64_t)b->i) - (a->u < (uint64_t)b->i);
         return (a->u > b->u) - (a->u < b->u);
     }
     return (a->i > b->i) - (a->i < b->i);
 }
 
-static int is_num(int k) { return k == XV_INT || k == XV_UINT || k == XV_F; }
-static int is_list(int k) { return k == XV_ALIST || k == XV_VLIST; }
+static int is_num(int k)
+{
+    return k == XV_INT || k == XV_UINT || k == XV_F;
+}
+static int is_list(int k)
+{
+    return k == XV_ALIST || k == XV_VLIST;
+}
 
 /* Total order of two values: NULL first, then by kind, then by value. */
 static int xv_cmp(const xv *a, const xv *b)
@@ -170,17 +211,25 @@ static int pred_holds(int op, const xv *l, const xv *r)
     case GQ_OP_STARTS_WITH:
         return l->k == XV_STR && r->k == XV_STR && r->n <= l->n &&
                (r->n == 0 || memcmp(l->s, r->s, r->n) == 0);
-    default: break;
+    default:
+        break;
     }
     int c = xv_cmp(l, r);
     switch (op) {
-    case GQ_OP_EQ: return c == 0;
-    case GQ_OP_NE: return c != 0;
-    case GQ_OP_LT: return c < 0;
-    case GQ_OP_GT: return c > 0;
-    case GQ_OP_LE: return c <= 0;
-    case GQ_OP_GE: return c >= 0;
-    default: return 0;
+    case GQ_OP_EQ:
+        return c == 0;
+    case GQ_OP_NE:
+        return c != 0;
+    case GQ_OP_LT:
+        return c < 0;
+    case GQ_OP_GT:
+        return c > 0;
+    case GQ_OP_LE:
+        return c <= 0;
+    case GQ_OP_GE:
+        return c >= 0;
+    default:
+        return 0;
     }
 }
 
@@ -213,7 +262,7 @@ typedef struct xctx {
     int64_t now_ms;
     xslot *slots;
     size_t w;
-    int rc; /* sticky first error of evaluation */
+    int rc;              /* sticky first error of evaluation */
     exec_table **subset; /* per type: the cold run's subset tables (exec_subset.c), or NULL */
 } xctx;
 
@@ -223,7 +272,8 @@ static int rs_reserve(rowset *rs, size_t more)
     if (core_size_add(&need, rs->n, more)) return core_err(OG_E_RESOURCE_LIMIT, "too many rows");
     if (need <= rs->cap) return 0;
     size_t cap = rs->cap ? rs->cap : 64;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     size_t bytes;
     if (core_size_mul(&bytes, cap, rs->w * sizeof(int32_t)))
         return core_err(OG_E_RESOURCE_LIMIT, "too many rows");
@@ -282,11 +332,15 @@ static xv eval(xctx *x, const lang_ir_expr *e, const int32_t *row)
     xv r;
     memset(&r, 0, sizeof r);
     switch (e->kind) {
-    case LANG_IR_X_LITERAL: return xv_from_value(&e->lit);
+    case LANG_IR_X_LITERAL:
+        return xv_from_value(&e->lit);
     case LANG_IR_X_PARAM:
         if (!x->p || e->param < 0 || (size_t)e->param >= x->p->n) return r;
         return xv_from_value(&x->p->vals[e->param]);
-    case LANG_IR_X_NOW: r.k = XV_INT; r.i = x->now_ms; return r;
+    case LANG_IR_X_NOW:
+        r.k = XV_INT;
+        r.i = x->now_ms;
+        return r;
     case LANG_IR_X_ID: {
         int32_t rr = row[e->slot];
         if (rr < 0) return r;
@@ -301,8 +355,8 @@ static xv eval(xctx *x, const lang_ir_expr *e, const int32_t *row)
     }
     default:
         if (!x->rc)
-            x->rc = core_err(OG_E_UNSUPPORTED, "expression kind %d is not supported by the executor",
-                             e->kind);
+            x->rc = core_err(OG_E_UNSUPPORTED,
+                             "expression kind %d is not supported by the executor", e->kind);
         return r;
     }
 }
@@ -358,16 +412,20 @@ static int to_term(xctx *x, const xslot *sl, const lang_ir_pred *p, lance_term *
     xv val = xv_from_value(v);
     memset(t, 0, sizeof *t);
     t->column = col;
-    static const arrow_cmp_op ops[] = {0, ARROW_CMP_EQ, ARROW_CMP_NE, ARROW_CMP_LT, ARROW_CMP_GT,
-                                       ARROW_CMP_LE, ARROW_CMP_GE};
+    static const arrow_cmp_op ops[] = {
+        0, ARROW_CMP_EQ, ARROW_CMP_NE, ARROW_CMP_LT, ARROW_CMP_GT, ARROW_CMP_LE, ARROW_CMP_GE};
     t->op = ops[p->op];
     switch (ty) {
-    case ARROW_INT32: case ARROW_INT64: case ARROW_DATE32: case ARROW_TIMESTAMP:
+    case ARROW_INT32:
+    case ARROW_INT64:
+    case ARROW_DATE32:
+    case ARROW_TIMESTAMP:
         if (val.k != XV_INT) return 0;
         t->value.kind = ARROW_INT64;
         t->value.i = val.i;
         return 1;
-    case ARROW_UINT32: case ARROW_UINT64:
+    case ARROW_UINT32:
+    case ARROW_UINT64:
         if (val.k == XV_INT && val.i >= 0) {
             t->value.kind = ARROW_UINT64;
             t->value.u = (uint64_t)val.i;
@@ -377,11 +435,15 @@ static int to_term(xctx *x, const xslot *sl, const lang_ir_pred *p, lance_term *
         t->value.kind = ARROW_UINT64;
         t->value.u = val.u;
         return 1;
-    case ARROW_FLOAT32: case ARROW_FLOAT64:
+    case ARROW_FLOAT32:
+    case ARROW_FLOAT64:
         if (ty == ARROW_FLOAT32) return 0; /* f32 against a double literal: keep our rounding */
-        if (val.k == XV_F) t->value.d = val.f;
-        else if (val.k == XV_INT) t->value.d = (double)val.i;
-        else return 0;
+        if (val.k == XV_F)
+            t->value.d = val.f;
+        else if (val.k == XV_INT)
+            t->value.d = (double)val.i;
+        else
+            return 0;
         t->value.kind = ARROW_FLOAT64;
         return 1;
     case ARROW_UTF8:
@@ -395,7 +457,8 @@ static int to_term(xctx *x, const xslot *sl, const lang_ir_pred *p, lance_term *
         t->value.kind = ARROW_BOOL;
         t->value.b = val.i != 0;
         return 1;
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -407,7 +470,8 @@ static int scan_candidates(xctx *x, const lang_ir_op *op, int64_t **out, size_t 
     const lang_typedef *td = sl->td;
     int64_t *cand = NULL;
     size_t nc = 0;
-    for (size_t i = 0; i < op->n_preds; i++) residual[i] = 1;
+    for (size_t i = 0; i < op->n_preds; i++)
+        residual[i] = 1;
     /* 1. id or single-key equality: a dictionary lookup. */
     for (size_t i = 0; i < op->n_preds; i++) {
         const lang_ir_pred *p = &op->preds[i];
@@ -507,7 +571,8 @@ static int scan_candidates(xctx *x, const lang_ir_op *op, int64_t **out, size_t 
     /* 3. every row; all preds evaluated in memory. */
     cand = core_malloc((size_t)(sl->t->n_rows ? sl->t->n_rows : 1) * sizeof *cand);
     if (!cand) return core_err_nomem();
-    for (int64_t r = 0; r < sl->t->n_rows; r++) cand[nc++] = r;
+    for (int64_t r = 0; r < sl->t->n_rows; r++)
+        cand[nc++] = r;
     *out = cand;
     *n_out = nc;
     return 0;
@@ -529,7 +594,8 @@ static int op_node_scan(xctx *x, const lang_ir_op *op, rowset *in, rowset *out)
     if (!tmp) rc = core_err_nomem();
     size_t kept = 0;
     for (size_t c = 0; !rc && c < nc; c++) {
-        for (size_t k = 0; k < x->w; k++) tmp[k] = -1;
+        for (size_t k = 0; k < x->w; k++)
+            tmp[k] = -1;
         tmp[op->slot] = (int32_t)cand[c];
         int ok = 1;
         for (size_t i = 0; ok && i < op->n_preds; i++)
@@ -635,8 +701,8 @@ static size_t bfs(exec_scratch *st, const adj *a1, const adj *a2, int same, uint
                          e = node < a->n_base ? a->off[node + 1] : 0;
                 size_t df = 0, dn = a->n_d ? exec_dedge_range(a->d, a->n_d, node, &df) : 0;
                 for (size_t step = 0; step < (size_t)(e - k) + dn; step++) {
-                    uint32_t nb = step < (size_t)(e - k) ? a->nbr[k + step]
-                                                         : a->d[df + step - (e - k)].nbr;
+                    uint32_t nb =
+                        step < (size_t)(e - k) ? a->nbr[k + step] : a->d[df + step - (e - k)].nbr;
                     if (same) {
                         if (nb != node) {
                             if (st->visited[nb] == ep) continue;
@@ -776,17 +842,20 @@ static int op_anti_join(xctx *x, const lang_ir_op *op, rowset *rs)
     if (rc) return rc;
     if (rs->n) memcpy(sub.r, rs->r, rs->n * rs->w * sizeof *rs->r);
     sub.n = rs->n;
-    for (size_t i = 0; i < sub.n; i++) sub.r[i * sub.w + sub.w - 1] = (int32_t)i;
+    for (size_t i = 0; i < sub.n; i++)
+        sub.r[i * sub.w + sub.w - 1] = (int32_t)i;
     size_t pos = 0;
     rc = run_ops(x, op->sub.ops, op->sub.n_ops, &pos, &sub);
     unsigned char *hit = rc ? NULL : core_calloc(rs->n ? rs->n : 1, 1);
     if (!rc && !hit) rc = core_err_nomem();
     if (!rc) {
-        for (size_t i = 0; i < sub.n; i++) hit[sub.r[i * sub.w + sub.w - 1]] = 1;
+        for (size_t i = 0; i < sub.n; i++)
+            hit[sub.r[i * sub.w + sub.w - 1]] = 1;
         size_t kept = 0;
         for (size_t i = 0; i < rs->n; i++)
             if (!hit[i]) {
-                if (kept != i) memcpy(rs->r + kept * rs->w, rs->r + i * rs->w, rs->w * sizeof *rs->r);
+                if (kept != i)
+                    memcpy(rs->r + kept * rs->w, rs->r + i * rs->w, rs->w * sizeof *rs->r);
                 kept++;
             }
         rs->n = kept;
@@ -837,9 +906,11 @@ static int op_order_rows(xctx *x, const lang_ir_op *op, rowset *rs)
     size_t n = rs->n, k = op->n_keys, bytes;
     for (size_t i = 0; i < k; i++)
         if (op->keys[i].expr.kind == LANG_IR_X_NEAREST || op->keys[i].expr.kind == LANG_IR_X_CALL)
-            return core_err(OG_E_UNSUPPORTED, "ranking order (nearest/bm25/rrf) is not supported yet");
+            return core_err(OG_E_UNSUPPORTED,
+                            "ranking order (nearest/bm25/rrf) is not supported yet");
     if (n < 2) return 0;
-    if (core_size_mul(&bytes, n, (k ? k : 1) * sizeof(xv))) return core_err(OG_E_RESOURCE_LIMIT, "too many rows");
+    if (core_size_mul(&bytes, n, (k ? k : 1) * sizeof(xv)))
+        return core_err(OG_E_RESOURCE_LIMIT, "too many rows");
     xv *vals = core_malloc(bytes);
     size_t *idx = core_malloc(n * sizeof *idx);
     int32_t *nr = core_malloc(n * rs->w * sizeof *nr);
@@ -850,7 +921,8 @@ static int op_order_rows(xctx *x, const lang_ir_op *op, rowset *rs)
     }
     for (size_t i = 0; i < n; i++) {
         idx[i] = i;
-        for (size_t j = 0; j < k; j++) vals[i * k + j] = eval(x, &op->keys[j].expr, rs->r + i * rs->w);
+        for (size_t j = 0; j < k; j++)
+            vals[i * k + j] = eval(x, &op->keys[j].expr, rs->r + i * rs->w);
     }
     if (x->rc) {
         rc = x->rc;
@@ -862,7 +934,8 @@ static int op_order_rows(xctx *x, const lang_ir_op *op, rowset *rs)
         rc = x->rc;
         goto done;
     }
-    for (size_t i = 0; i < n; i++) memcpy(nr + i * rs->w, rs->r + idx[i] * rs->w, rs->w * sizeof *nr);
+    for (size_t i = 0; i < n; i++)
+        memcpy(nr + i * rs->w, rs->r + idx[i] * rs->w, rs->w * sizeof *nr);
     core_free(rs->r);
     rs->r = nr;
     rs->cap = n;
@@ -888,14 +961,21 @@ static int run_ops(xctx *x, const lang_ir_op *ops, size_t n_ops, size_t *pos, ro
         case LANG_IR_EXPAND:
             rc = op_expand(x, op, rs, &out);
             break;
-        case LANG_IR_FILTER: rc = op_filter(x, op, rs); break;
-        case LANG_IR_ANTI_JOIN: rc = op_anti_join(x, op, rs); break;
-        case LANG_IR_ORDER: rc = op_order_rows(x, op, rs); break;
+        case LANG_IR_FILTER:
+            rc = op_filter(x, op, rs);
+            break;
+        case LANG_IR_ANTI_JOIN:
+            rc = op_anti_join(x, op, rs);
+            break;
+        case LANG_IR_ORDER:
+            rc = op_order_rows(x, op, rs);
+            break;
         case LANG_IR_LIMIT:
             if (rs->n > op->count) rs->n = (size_t)op->count;
             break;
         case LANG_IR_PROJECT:
-        case LANG_IR_AGGREGATE: return 0;
+        case LANG_IR_AGGREGATE:
+            return 0;
         default:
             return core_err(OG_E_BAD_REQUEST, "operator %s cannot run in a read query",
                             lang_ir_op_name(op->kind));
@@ -919,8 +999,8 @@ static int run_ops(xctx *x, const lang_ir_op *ops, size_t n_ops, size_t *pos, ro
 static int scalar_arrow(arrow_type *out, int scalar)
 {
     static const arrow_type_id ids[] = {
-        [LANG_S_STRING] = ARROW_UTF8, [LANG_S_BOOL] = ARROW_BOOL, [LANG_S_I32] = ARROW_INT32,
-        [LANG_S_I64] = ARROW_INT64, [LANG_S_U32] = ARROW_UINT32, [LANG_S_U64] = ARROW_UINT64,
+        [LANG_S_STRING] = ARROW_UTF8, [LANG_S_BOOL] = ARROW_BOOL,   [LANG_S_I32] = ARROW_INT32,
+        [LANG_S_I64] = ARROW_INT64,   [LANG_S_U32] = ARROW_UINT32,  [LANG_S_U64] = ARROW_UINT64,
         [LANG_S_F32] = ARROW_FLOAT32, [LANG_S_F64] = ARROW_FLOAT64, [LANG_S_DATE] = ARROW_DATE32,
         [LANG_S_BLOB] = ARROW_BINARY};
     if (scalar == LANG_S_DATETIME) return arrow_type_timestamp(out, ARROW_UNIT_MILLI, NULL);
@@ -928,7 +1008,8 @@ static int scalar_arrow(arrow_type *out, int scalar)
         *out = arrow_type_simple(ARROW_NA);
         return 0;
     }
-    if (scalar < 0 || scalar > LANG_S_BLOB) return core_err(OG_E_INTERNAL, "unknown scalar %d", scalar);
+    if (scalar < 0 || scalar > LANG_S_BLOB)
+        return core_err(OG_E_INTERNAL, "unknown scalar %d", scalar);
     *out = arrow_type_simple(ids[scalar]);
     return 0;
 }
@@ -962,18 +1043,30 @@ static int append_xv(arrow_builder *b, const arrow_type *t, const xv *v)
 {
     if (v->k == XV_NULL) return arrow_builder_append_null(b);
     switch (t->id) {
-    case ARROW_BOOL: return arrow_builder_append_bool(b, v->i != 0);
-    case ARROW_INT32: case ARROW_INT64: case ARROW_DATE32: case ARROW_DATE64: case ARROW_TIMESTAMP:
-    case ARROW_UINT32: case ARROW_UINT64:
+    case ARROW_BOOL:
+        return arrow_builder_append_bool(b, v->i != 0);
+    case ARROW_INT32:
+    case ARROW_INT64:
+    case ARROW_DATE32:
+    case ARROW_DATE64:
+    case ARROW_TIMESTAMP:
+    case ARROW_UINT32:
+    case ARROW_UINT64:
         if (v->k == XV_UINT) return arrow_builder_append_uint(b, v->u);
         if (v->k == XV_F) return arrow_builder_append_int(b, (int64_t)v->f);
         if ((t->id == ARROW_UINT32 || t->id == ARROW_UINT64) && v->i >= 0)
             return arrow_builder_append_uint(b, (uint64_t)v->i);
         return arrow_builder_append_int(b, v->i);
-    case ARROW_FLOAT32: case ARROW_FLOAT64:
-        return arrow_builder_append_double(b, v->k == XV_F ? v->f : v->k == XV_UINT ? (double)v->u : (double)v->i);
-    case ARROW_UTF8: case ARROW_BINARY: return arrow_builder_append_bytes(b, v->s, v->n);
-    case ARROW_LIST: case ARROW_FIXED_SIZE_LIST: {
+    case ARROW_FLOAT32:
+    case ARROW_FLOAT64:
+        return arrow_builder_append_double(b, v->k == XV_F      ? v->f
+                                              : v->k == XV_UINT ? (double)v->u
+                                                                : (double)v->i);
+    case ARROW_UTF8:
+    case ARROW_BINARY:
+        return arrow_builder_append_bytes(b, v->s, v->n);
+    case ARROW_LIST:
+    case ARROW_FIXED_SIZE_LIST: {
         if (!is_list(v->k)) return core_err(OG_E_INTERNAL, "list column given a scalar");
         arrow_builder *cb = arrow_builder_child(b, 0);
         for (size_t j = 0; j < v->n; j++) {
@@ -984,8 +1077,10 @@ static int append_xv(arrow_builder *b, const arrow_type *t, const xv *v)
         return t->id == ARROW_LIST ? arrow_builder_append_list(b, (int64_t)v->n)
                                    : arrow_builder_append_valid(b);
     }
-    case ARROW_NA: return arrow_builder_append_null(b);
-    default: return core_err(OG_E_UNSUPPORTED, "cannot output this column type");
+    case ARROW_NA:
+        return arrow_builder_append_null(b);
+    default:
+        return core_err(OG_E_UNSUPPORTED, "cannot output this column type");
     }
 }
 
@@ -994,8 +1089,8 @@ static int append_expr(xctx *x, arrow_builder *b, const arrow_type *t, const lan
                        const int32_t *row)
 {
     if (row && (e->kind == LANG_IR_X_PROP || e->kind == LANG_IR_X_ID) && row[e->slot] >= 0) {
-        const arrow_array *a = e->kind == LANG_IR_X_ID ? slot_ids(x, e->slot)
-                                                       : slot_prop(x, e->slot, e->prop);
+        const arrow_array *a =
+            e->kind == LANG_IR_X_ID ? slot_ids(x, e->slot) : slot_prop(x, e->slot, e->prop);
         if (!a) return x->rc;
         if (arrow_type_equal(&a->type, t)) return arrow_builder_append_from(b, a, row[e->slot]);
     }
@@ -1044,7 +1139,8 @@ static int finish_builders(arrow_builder **bs, size_t n, arrow_array **cols)
 
 static void free_cols(arrow_array **cols, size_t n)
 {
-    for (size_t i = 0; cols && i < n; i++) arrow_array_free(cols[i]);
+    for (size_t i = 0; cols && i < n; i++)
+        arrow_array_free(cols[i]);
 }
 
 static int new_builders(exec_result *r, arrow_builder **bs)
@@ -1059,7 +1155,8 @@ static int new_builders(exec_result *r, arrow_builder **bs)
 
 static void free_builders(arrow_builder **bs, size_t n)
 {
-    for (size_t i = 0; i < n; i++) arrow_builder_free(bs[i]);
+    for (size_t i = 0; i < n; i++)
+        arrow_builder_free(bs[i]);
 }
 
 static int project(xctx *x, const rowset *rs, exec_result *r)
@@ -1068,7 +1165,8 @@ static int project(xctx *x, const rowset *rs, exec_result *r)
     arrow_builder **bs = core_calloc(nc ? nc : 1, sizeof *bs);
     arrow_array **cols = core_calloc(nc ? nc : 1, sizeof *cols);
     int rc = (!bs || !cols) ? core_err_nomem() : new_builders(r, bs);
-    for (size_t start = 0; !rc && (start < rs->n || (start == 0 && rs->n == 0)); start += EXEC_BATCH_ROWS) {
+    for (size_t start = 0; !rc && (start < rs->n || (start == 0 && rs->n == 0));
+         start += EXEC_BATCH_ROWS) {
         size_t end = start + EXEC_BATCH_ROWS < rs->n ? start + EXEC_BATCH_ROWS : rs->n;
         for (size_t c = 0; !rc && c < nc; c++) {
             rc = arrow_builder_reserve(bs[c], (int64_t)(end - start));
@@ -1090,10 +1188,10 @@ static int project(xctx *x, const rowset *rs, exec_result *r)
 /* ---- aggregate ------------------------------------------------------------------------------- */
 
 typedef struct agg_acc {
-    int64_t count;   /* values seen (non-null) */
+    int64_t count; /* values seen (non-null) */
     int64_t isum;
     double fsum;
-    int64_t best;    /* MIN/MAX: row index of the best value, -1 none */
+    int64_t best; /* MIN/MAX: row index of the best value, -1 none */
 } agg_acc;
 
 typedef struct group {
@@ -1105,15 +1203,22 @@ static uint64_t xv_hash(const xv *v, uint64_t h)
 {
     uint64_t k = (uint64_t)v->k;
     switch (v->k) {
-    case XV_STR: return core_hash64(v->s, v->n, h ^ 0x9e3779b97f4a7c15ull);
-    case XV_INT: case XV_BOOL: k = (uint64_t)v->i * 0x9e3779b97f4a7c15ull; break;
-    case XV_UINT: k = v->u * 0xbf58476d1ce4e5b9ull; break;
+    case XV_STR:
+        return core_hash64(v->s, v->n, h ^ 0x9e3779b97f4a7c15ull);
+    case XV_INT:
+    case XV_BOOL:
+        k = (uint64_t)v->i * 0x9e3779b97f4a7c15ull;
+        break;
+    case XV_UINT:
+        k = v->u * 0xbf58476d1ce4e5b9ull;
+        break;
     case XV_F: {
         double d = v->f == 0 ? 0 : v->f;
         memcpy(&k, &d, sizeof k);
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return core_hash64(&k, sizeof k, h);
 }
@@ -1145,7 +1250,8 @@ static int aggregate(xctx *x, const lang_ir_op *ops, size_t n_ops, size_t pos, c
 {
     const lang_ir_query *q = x->q;
     size_t nc = q->n_columns, ng = 0, gcap = 0, n_keys = 0;
-    for (size_t c = 0; c < nc; c++) n_keys += q->columns[c].agg == LANG_IR_AGG_NONE;
+    for (size_t c = 0; c < nc; c++)
+        n_keys += q->columns[c].agg == LANG_IR_AGG_NONE;
     group *groups = NULL;
     agg_acc *acc = NULL;
     uint32_t *table = NULL;
@@ -1156,7 +1262,8 @@ static int aggregate(xctx *x, const lang_ir_op *ops, size_t n_ops, size_t pos, c
     int64_t *idx = NULL;
     int rc = (!bs || !cols || !kv) ? core_err_nomem() : 0;
     size_t tcap = 16;
-    while (tcap < rs->n * 2) tcap <<= 1;
+    while (tcap < rs->n * 2)
+        tcap <<= 1;
     if (!rc) {
         table = core_calloc(tcap, sizeof *table);
         if (!table) rc = core_err_nomem();
@@ -1208,7 +1315,8 @@ static int aggregate(xctx *x, const lang_ir_op *ops, size_t n_ops, size_t pos, c
             g = ng++;
             groups[g].first = i;
             groups[g].hash = h;
-            for (size_t c = 0; c < nc; c++) acc[g * nc + c] = (agg_acc){0, 0, 0, -1};
+            for (size_t c = 0; c < nc; c++)
+                acc[g * nc + c] = (agg_acc){0, 0, 0, -1};
             table[slot] = (uint32_t)(g + 1);
         }
         for (size_t c = 0; c < nc; c++) {
@@ -1223,7 +1331,8 @@ static int aggregate(xctx *x, const lang_ir_op *ops, size_t n_ops, size_t pos, c
                 a->fsum += d;
                 if (col->agg == LANG_IR_SUM && v.k != XV_F) {
                     if (v.k == XV_UINT || __builtin_add_overflow(a->isum, v.i, &a->isum)) {
-                        rc = core_err(OG_E_BAD_REQUEST, "sum for column '%s' overflows I64", col->name);
+                        rc = core_err(OG_E_BAD_REQUEST, "sum for column '%s' overflows I64",
+                                      col->name);
                         break;
                     }
                 }
@@ -1250,11 +1359,15 @@ static int aggregate(xctx *x, const lang_ir_op *ops, size_t n_ops, size_t pos, c
             agg_acc a = empty_global ? (agg_acc){0, 0, 0, -1} : acc[g * nc + c];
             const int32_t *fr = empty_global ? NULL : rs->r + groups[g].first * rs->w;
             switch (col->agg) {
-            case LANG_IR_AGG_NONE: rc = append_expr(x, bs[c], t, &col->expr, fr); break;
-            case LANG_IR_COUNT: rc = arrow_builder_append_int(bs[c], a.count); break;
+            case LANG_IR_AGG_NONE:
+                rc = append_expr(x, bs[c], t, &col->expr, fr);
+                break;
+            case LANG_IR_COUNT:
+                rc = arrow_builder_append_int(bs[c], a.count);
+                break;
             case LANG_IR_SUM:
                 rc = t->id == ARROW_FLOAT64 ? arrow_builder_append_double(bs[c], a.fsum)
-                                           : arrow_builder_append_int(bs[c], a.isum);
+                                            : arrow_builder_append_int(bs[c], a.isum);
                 break;
             case LANG_IR_AVG:
                 rc = a.count ? arrow_builder_append_double(bs[c], a.fsum / (double)a.count)
@@ -1272,7 +1385,8 @@ static int aggregate(xctx *x, const lang_ir_op *ops, size_t n_ops, size_t pos, c
     size_t n_sel = n_out;
     idx = rc ? NULL : core_malloc((n_out ? n_out : 1) * sizeof *idx);
     if (!rc && !idx) rc = core_err_nomem();
-    for (size_t i = 0; !rc && i < n_out; i++) idx[i] = (int64_t)i;
+    for (size_t i = 0; !rc && i < n_out; i++)
+        idx[i] = (int64_t)i;
     for (size_t p = pos + 1; !rc && p < n_ops; p++) {
         const lang_ir_op *op = &ops[p];
         if (op->kind == LANG_IR_ORDER) {
@@ -1288,7 +1402,8 @@ static int aggregate(xctx *x, const lang_ir_op *ops, size_t n_ops, size_t pos, c
     if (!rc) {
         arrow_array **taken = core_calloc(nc ? nc : 1, sizeof *taken);
         if (!taken) rc = core_err_nomem();
-        for (size_t c = 0; !rc && c < nc; c++) rc = arrow_take(&taken[c], cols[c], idx, n_sel);
+        for (size_t c = 0; !rc && c < nc; c++)
+            rc = arrow_take(&taken[c], cols[c], idx, n_sel);
         if (!rc) rc = result_add(r, taken);
         if (taken) free_cols(taken, nc);
         core_free(taken);
@@ -1369,7 +1484,8 @@ static int cold_run(xctx *x)
             continue;
         /* each table counts once per run, however many slots or expansions use it */
         size_t k = 0;
-        while (k < nseen && seen[k] != gt) k++;
+        while (k < nseen && seen[k] != gt)
+            k++;
         if (k < nseen) continue;
         seen[nseen++] = gt;
         cold = 1;
@@ -1379,9 +1495,8 @@ static int cold_run(xctx *x)
     return cold && !warmed;
 }
 
-int exec_query_run(exec_result **out, const lang_catalog *cat, const graph_snapshot *snap,
-                   store *s, const lang_ir_query *q, const exec_params *params,
-                   exec_cache *cache)
+int exec_query_run(exec_result **out, const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                   const lang_ir_query *q, const exec_params *params, exec_cache *cache)
 {
     *out = NULL;
     if (q->is_mutation)
@@ -1437,7 +1552,8 @@ int exec_query_run(exec_result **out, const lang_catalog *cat, const graph_snaps
     /* The pipeline starts from one empty row. */
     rc = rs_reserve(&rs, 1);
     if (rc) goto done;
-    for (size_t k = 0; k < x.w; k++) rs.r[k] = -1;
+    for (size_t k = 0; k < x.w; k++)
+        rs.r[k] = -1;
     rs.r[x.w - 1] = 0;
     rs.n = 1;
     size_t pos = 0;
@@ -1456,7 +1572,8 @@ done:
         }
         core_free(x.slots);
     }
-    for (size_t i = 0; x.subset && i < cat->n_types; i++) exec_table_release(x.subset[i]);
+    for (size_t i = 0; x.subset && i < cat->n_types; i++)
+        exec_table_release(x.subset[i]);
     core_free(x.subset);
     exec_cache_free(own);
     if (rc) {
@@ -1487,11 +1604,12 @@ static int snapshot_at(graph_snapshot **out, graph_handle *h, const char *at)
         if (rc) return rc;
     }
     /* At the head, the handle's cached state answers without a scan of the manifest. */
-    int rc = mver ? graph_snapshot_load(out, h->s, NULL, mver, 0)
-                  : graph_handle_head_snapshot(h, out);
+    int rc =
+        mver ? graph_snapshot_load(out, h->s, NULL, mver, 0) : graph_handle_head_snapshot(h, out);
     if (rc) return rc;
     if (strcmp((*out)->schema_identity, h->schema_identity) != 0) {
-        rc = core_err(OG_E_UNSUPPORTED, "manifest version %llu was written under schema %s, not "
+        rc = core_err(OG_E_UNSUPPORTED,
+                      "manifest version %llu was written under schema %s, not "
                       "the accepted schema %s: reading it is not supported yet",
                       (unsigned long long)(*out)->manifest_version, (*out)->schema_identity,
                       h->schema_identity);
@@ -1528,21 +1646,34 @@ int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, cons
 void exec_result_free(exec_result *r)
 {
     if (!r) return;
-    for (size_t i = 0; i < r->n_batches; i++) arrow_batch_free(r->batches[i]);
+    for (size_t i = 0; i < r->n_batches; i++)
+        arrow_batch_free(r->batches[i]);
     core_free(r->batches);
     core_free(r->starts);
     arrow_schema_clear(&r->schema);
     core_free(r);
 }
 
-const arrow_schema *exec_result_schema(const exec_result *r) { return &r->schema; }
-size_t exec_result_n_columns(const exec_result *r) { return r->schema.n_fields; }
+const arrow_schema *exec_result_schema(const exec_result *r)
+{
+    return &r->schema;
+}
+size_t exec_result_n_columns(const exec_result *r)
+{
+    return r->schema.n_fields;
+}
 const char *exec_result_column_name(const exec_result *r, size_t col)
 {
     return col < r->schema.n_fields ? r->schema.fields[col].name : NULL;
 }
-uint64_t exec_result_n_rows(const exec_result *r) { return r->n_rows; }
-size_t exec_result_n_batches(const exec_result *r) { return r->n_batches; }
+uint64_t exec_result_n_rows(const exec_result *r)
+{
+    return r->n_rows;
+}
+size_t exec_result_n_batches(const exec_result *r)
+{
+    return r->n_batches;
+}
 arrow_batch *exec_result_batch(const exec_result *r, size_t i)
 {
     return i < r->n_batches ? r->batches[i] : NULL;
@@ -1557,8 +1688,10 @@ int exec_result_cell(const exec_result *r, uint64_t row, size_t col, const arrow
     size_t lo = 0, hi = r->n_batches;
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
-        if (r->starts[mid] <= row) lo = mid;
-        else hi = mid;
+        if (r->starts[mid] <= row)
+            lo = mid;
+        else
+            hi = mid;
     }
     *arr = r->batches[lo]->columns[col];
     *idx = (int64_t)(row - r->starts[lo]);
@@ -1573,7 +1706,8 @@ int exec_result_row_json(const exec_result *r, uint64_t row, core_buf *out)
     if (r->schema.n_fields == 0) return core_buf_append_str(out, "{}");
     if (rc) return rc;
     size_t lo = 0;
-    while (lo + 1 < r->n_batches && r->starts[lo + 1] <= row) lo++;
+    while (lo + 1 < r->n_batches && r->starts[lo + 1] <= row)
+        lo++;
     return arrow_json_row(out, r->batches[lo], i);
 }
 

@@ -35,8 +35,8 @@
 typedef struct exec_cache exec_cache;
 
 typedef struct exec_cache_stats {
-    uint64_t table_loads;  /* tables whose ids were read (misses) */
-    uint64_t table_folds;  /* newer versions that only appended rows, folded onto the cached one */
+    uint64_t table_loads; /* tables whose ids were read (misses) */
+    uint64_t table_folds; /* newer versions that only appended rows, folded onto the cached one */
     uint64_t table_hits;
     uint64_t column_loads; /* property columns read into memory */
     uint64_t csr_builds;   /* adjacency built (misses) */
@@ -73,7 +73,7 @@ typedef struct exec_table_offer {
     const char *path, *branch; /* branch: Lance branch or NULL (main) */
     int kind;                  /* LANG_NODE / LANG_EDGE */
     uint64_t from_version, to_version;
-    lance_dataset *ds;         /* to_version (taken: NULL after the call) */
+    lance_dataset *ds; /* to_version (taken: NULL after the call) */
     bool rewrite;
     const arrow_array *id, *src, *dst;
 } exec_table_offer;
@@ -101,9 +101,8 @@ typedef struct exec_result exec_result;
 /* Run read query q. params may be NULL when q declares none (required params then fail with
  * OG_E_BAD_REQUEST naming the first); cache may be NULL (a private one is used and dropped).
  * A mutation query is OG_E_BAD_REQUEST. */
-int exec_query_run(exec_result **out, const lang_catalog *cat, const graph_snapshot *snap,
-                   store *s, const lang_ir_query *q, const exec_params *params,
-                   exec_cache *cache);
+int exec_query_run(exec_result **out, const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                   const lang_ir_query *q, const exec_params *params, exec_cache *cache);
 void exec_result_free(exec_result *r);
 
 /* Column names/types (the query's columns, in order) as an Arrow schema. */

@@ -94,13 +94,17 @@ int exec_prepare(exec_prepared *p, const lang_catalog *cat, const exec_gq_reques
     rc = 0; /* other queries of the file may have errors; this one checked */
     p->q = &p->qs->queries[qi];
     if (mutation && !p->q->is_mutation) {
-        rc = core_err(OG_E_BAD_REQUEST, "query '%s' is a read query: run it with query, not "
-                      "mutate", p->q->name);
+        rc = core_err(OG_E_BAD_REQUEST,
+                      "query '%s' is a read query: run it with query, not "
+                      "mutate",
+                      p->q->name);
         goto out;
     }
     if (!mutation && p->q->is_mutation) {
-        rc = core_err(OG_E_BAD_REQUEST, "query '%s' is a mutation: run it with mutate, not "
-                      "query", p->q->name);
+        rc = core_err(OG_E_BAD_REQUEST,
+                      "query '%s' is a mutation: run it with mutate, not "
+                      "query",
+                      p->q->name);
         goto out;
     }
     json_t *obj = NULL;

@@ -71,21 +71,21 @@ typedef enum exec_load_phase {
     EXEC_LOAD_PHASE_PARSE = 1, /* reading and checking lines: bytes_done of bytes_total */
     EXEC_LOAD_PHASE_WRITE = 2, /* every line parsed; the graph commit is being made */
 } exec_load_phase;
-typedef void (*exec_load_phase_fn)(void *arg, int phase, uint64_t bytes_done,
-                                   uint64_t bytes_total, uint64_t lines);
+typedef void (*exec_load_phase_fn)(void *arg, int phase, uint64_t bytes_done, uint64_t bytes_total,
+                                   uint64_t lines);
 
 typedef struct exec_load_request {
-    const char *data;            /* JSONL (NULL only with len 0) */
+    const char *data; /* JSONL (NULL only with len 0) */
     size_t len;
-    const char *file;            /* names the data in errors (NULL or "": "<data>") */
+    const char *file; /* names the data in errors (NULL or "": "<data>") */
     exec_load_mode mode;
     exec_load_phase_fn progress; /* NULL: none; every few thousand lines, then once to write */
     void *progress_arg;
 } exec_load_request;
 
 typedef struct exec_load_result {
-    write_result write;          /* the commit (write.committed false: nothing to commit) */
-    exec_load_stats stats;       /* what was parsed */
+    write_result write;    /* the commit (write.committed false: nothing to commit) */
+    exec_load_stats stats; /* what was parsed */
 } exec_load_result;
 
 /* Parse req against the graph's schema into one change set and write it as one graph commit

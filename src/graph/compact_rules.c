@@ -38,8 +38,7 @@ static int find_cols(cols *c, const arrow_batch *b)
         c->a[k] = NULL;
         for (size_t i = 0; i < b->schema.n_fields; i++)
             if (strcmp(b->schema.fields[i].name, col_names[k]) == 0) c->a[k] = b->columns[i];
-        if (!c->a[k])
-            return core_err(OG_E_CORRUPT, "graph manifest: no column %s", col_names[k]);
+        if (!c->a[k]) return core_err(OG_E_CORRUPT, "graph manifest: no column %s", col_names[k]);
     }
     return 0;
 }
@@ -66,8 +65,8 @@ static int row_key(const cols *c, int64_t i, maxrow *k, const uint8_t **branch, 
     t[n] = 0;
     int kind = graph_row_kind_parse(t);
     if (kind == GRAPH_ROW_COMMIT) return kind;
-    if (kind != GRAPH_ROW_TABLE_VERSION && kind != GRAPH_ROW_TOMBSTONE &&
-        kind != GRAPH_ROW_HEAD && kind != GRAPH_ROW_SCHEMA)
+    if (kind != GRAPH_ROW_TABLE_VERSION && kind != GRAPH_ROW_TOMBSTONE && kind != GRAPH_ROW_HEAD &&
+        kind != GRAPH_ROW_SCHEMA)
         return 0;
     if (!valid(c, C_VER, i)) return 0;
     k->kind = kind;
@@ -89,8 +88,9 @@ static maxrow *lookup(graph_compact_rules *r, const maxrow *k, const uint8_t *br
         maxrow *m = &r->m[j];
         if (m->kind != k->kind || m->sid != k->sid || m->inc != k->inc) continue;
         if (k->kind != GRAPH_ROW_HEAD) return m;
-        if (!branch ? !m->branch
-                    : m->branch && strlen(m->branch) == blen && memcmp(m->branch, branch, blen) == 0)
+        if (!branch
+                ? !m->branch
+                : m->branch && strlen(m->branch) == blen && memcmp(m->branch, branch, blen) == 0)
             return m;
     }
     return NULL;
@@ -178,7 +178,8 @@ int graph_compact_rules_new(graph_compact_rules **out, const lance_dataset *mani
 void graph_compact_rules_free(graph_compact_rules *r)
 {
     if (!r) return;
-    for (size_t j = 0; j < r->n; j++) core_free(r->m[j].branch);
+    for (size_t j = 0; j < r->n; j++)
+        core_free(r->m[j].branch);
     core_free(r->m);
     core_free(r);
 }

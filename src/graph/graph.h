@@ -28,12 +28,12 @@
 
 /* ---- Root layout (keys relative to the graph root's store) ------------------------------- */
 
-#define GRAPH_MANIFEST_DIR "__manifest.lance"   /* the graph manifest dataset */
-#define GRAPH_RECOVERY_DIR "__recovery"         /* recovery sidecars <ULID>.json */
-#define GRAPH_AUDIT_DIR "_recoveries.lance"     /* recovery audit log (Lance dataset) */
-#define GRAPH_SCHEMA_PG "_schema.pg"            /* accepted schema source */
-#define GRAPH_SCHEMA_JSON "_schema.json"        /* its catalog (ids) and identity hash */
-#define GRAPH_INIT_CLAIM "__init_claim.json"    /* transient init ownership */
+#define GRAPH_MANIFEST_DIR "__manifest.lance" /* the graph manifest dataset */
+#define GRAPH_RECOVERY_DIR "__recovery"       /* recovery sidecars <ULID>.json */
+#define GRAPH_AUDIT_DIR "_recoveries.lance"   /* recovery audit log (Lance dataset) */
+#define GRAPH_SCHEMA_PG "_schema.pg"          /* accepted schema source */
+#define GRAPH_SCHEMA_JSON "_schema.json"      /* its catalog (ids) and identity hash */
+#define GRAPH_INIT_CLAIM "__init_claim.json"  /* transient init ownership */
 #define GRAPH_NODES_DIR "nodes"
 #define GRAPH_EDGES_DIR "edges"
 
@@ -92,13 +92,13 @@ int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_H
 /* ---- Graph manifest rows ----------------------------------------------------------------- */
 
 typedef enum graph_row_kind {
-    GRAPH_ROW_FORMAT = 1,   /* object_id "format"; metadata {"format_version":N} */
-    GRAPH_ROW_SCHEMA,       /* object_id "schema:<mver:020>"; metadata {"identity":...} */
-    GRAPH_ROW_TABLE,        /* registration: object_id "table:<sid>:<inc>"; location = path */
-    GRAPH_ROW_TABLE_VERSION,/* "table_version:<sid>:<inc>:<ver:020>" */
-    GRAPH_ROW_TOMBSTONE,    /* "table_tombstone:<sid>:<inc>:<ver:020>" */
-    GRAPH_ROW_COMMIT,       /* object_id = commit id (ULID) */
-    GRAPH_ROW_HEAD,         /* "graph_head:<branch>:<mver:020>"; metadata {"head_commit_id"} */
+    GRAPH_ROW_FORMAT = 1,    /* object_id "format"; metadata {"format_version":N} */
+    GRAPH_ROW_SCHEMA,        /* object_id "schema:<mver:020>"; metadata {"identity":...} */
+    GRAPH_ROW_TABLE,         /* registration: object_id "table:<sid>:<inc>"; location = path */
+    GRAPH_ROW_TABLE_VERSION, /* "table_version:<sid>:<inc>:<ver:020>" */
+    GRAPH_ROW_TOMBSTONE,     /* "table_tombstone:<sid>:<inc>:<ver:020>" */
+    GRAPH_ROW_COMMIT,        /* object_id = commit id (ULID) */
+    GRAPH_ROW_HEAD,          /* "graph_head:<branch>:<mver:020>"; metadata {"head_commit_id"} */
 } graph_row_kind;
 
 /* object_type strings as stored, and back (0 for an unknown type, which readers skip). */
@@ -117,8 +117,8 @@ typedef struct graph_commit {
     char *actor;                          /* NULL when none */
     char *branch;                         /* NULL: main */
     int64_t created_at_us;
-    uint64_t manifest_version;            /* the manifest version this commit produced */
-    bool maintenance;                     /* changes no content (optimize, recovery rollback) */
+    uint64_t manifest_version; /* the manifest version this commit produced */
+    bool maintenance;          /* changes no content (optimize, recovery rollback) */
 } graph_commit;
 
 /* Rows to append to the manifest in one commit. */
@@ -181,29 +181,29 @@ int graph_compact_classify(void *arg, const arrow_batch *b, uint8_t *cls);
 /* ---- Snapshots --------------------------------------------------------------------------- */
 
 typedef struct graph_table {
-    int kind;               /* LANG_NODE or LANG_EDGE */
-    uint64_t sid, inc;      /* stable table identity and incarnation (both non-zero) */
-    char *alias;            /* "node:Person" */
-    char *type_name;        /* "Person" */
-    char *path;             /* "nodes/<sid>-<inc>.lance" */
-    uint64_t version;       /* published Lance version */
-    char *table_branch;     /* Lance branch holding that version; NULL = main */
+    int kind;           /* LANG_NODE or LANG_EDGE */
+    uint64_t sid, inc;  /* stable table identity and incarnation (both non-zero) */
+    char *alias;        /* "node:Person" */
+    char *type_name;    /* "Person" */
+    char *path;         /* "nodes/<sid>-<inc>.lance" */
+    uint64_t version;   /* published Lance version */
+    char *table_branch; /* Lance branch holding that version; NULL = main */
     uint64_t row_count;
 } graph_table;
 
 typedef struct graph_snapshot {
-    char *branch;                  /* NULL: main */
+    char *branch;                                    /* NULL: main */
     char branch_identity[LANCE_BRANCH_IDENTITY_CAP]; /* "" for main */
     uint64_t manifest_version;
     int format_version;
     char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
-    char head[GRAPH_ID_LEN + 1];   /* this branch's graph head ("" before its first commit) */
+    char head[GRAPH_ID_LEN + 1];         /* this branch's graph head ("" before its first commit) */
     char content_head[GRAPH_ID_LEN + 1]; /* its last commit that changed content: the head,
                                           * or the commit before a run of maintenance commits
                                           * (what --if-commit compares, docs/maintenance.md) */
-    graph_table *tables;           /* live tables, sorted by alias */
+    graph_table *tables;                 /* live tables, sorted by alias */
     size_t n_tables;
-    graph_commit *commits;         /* GRAPH_SNAP_LINEAGE only: newest first */
+    graph_commit *commits; /* GRAPH_SNAP_LINEAGE only: newest first */
     size_t n_commits;
 } graph_snapshot;
 

@@ -14,7 +14,7 @@
 
 struct graph_head {
     atomic_int refs;
-    lance_dataset *ds;      /* the manifest at snap->manifest_version */
+    lance_dataset *ds; /* the manifest at snap->manifest_version */
     graph_snapshot *snap;
     pthread_mutex_t mu;     /* guards tables */
     lance_dataset **tables; /* per snap->tables[i]: opened at its pin on first use */
@@ -43,8 +43,7 @@ int graph_head_load(graph_head **out, store *s, const char *branch)
     lance_dataset *ds = NULL;
     graph_snapshot *snap = NULL;
     int rc = graph_manifest_open(&ds, s, branch, 0, LANCE_ACCESS_WRITE);
-    if (rc == 0)
-        rc = graph_snapshot_from_dataset(&snap, ds, branch, 0);
+    if (rc == 0) rc = graph_snapshot_from_dataset(&snap, ds, branch, 0);
     if (rc != 0) {
         lance_dataset_free(ds);
         return rc;
@@ -54,8 +53,7 @@ int graph_head_load(graph_head **out, store *s, const char *branch)
 
 graph_head *graph_head_retain(graph_head *hd)
 {
-    if (hd)
-        atomic_fetch_add(&hd->refs, 1);
+    if (hd) atomic_fetch_add(&hd->refs, 1);
     return hd;
 }
 
@@ -94,8 +92,7 @@ int graph_head_table(void *arg, const graph_table *t, const lance_dataset **out)
         rc = core_err_nomem();
     if (rc == 0 && !hd->tables[i])
         rc = graph_table_open(&hd->tables[i], hd->ds->s, t, LANCE_ACCESS_WRITE);
-    if (rc == 0)
-        *out = hd->tables[i];
+    if (rc == 0) *out = hd->tables[i];
     pthread_mutex_unlock(&hd->mu);
     return rc;
 }
@@ -123,8 +120,7 @@ void graph_handle_forget(graph_handle *h, const graph_head *hd)
 {
     pthread_mutex_lock(lock_of(h));
     graph_head *old = h->head_ == hd ? h->head_ : NULL;
-    if (old)
-        h->head_ = NULL;
+    if (old) h->head_ = NULL;
     pthread_mutex_unlock(lock_of(h));
     graph_head_release(old);
 }
@@ -149,20 +145,17 @@ int graph_handle_head(graph_handle *h, graph_head **out)
     graph_head_release(c);
     if (rc == OG_E_NOT_FOUND)
         return core_err(OG_E_NOT_FOUND, "no graph here (no %s)", GRAPH_MANIFEST_DIR);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     lance_dataset *ds = NULL;
     graph_snapshot *snap = NULL;
     graph_head *hd = NULL;
     rc = lance_dataset_open(&ds, h->s, GRAPH_MANIFEST_DIR, latest, LANCE_ACCESS_WRITE);
-    if (rc == 0)
-        rc = graph_snapshot_from_dataset(&snap, ds, NULL, 0);
+    if (rc == 0) rc = graph_snapshot_from_dataset(&snap, ds, NULL, 0);
     if (rc != 0) {
         lance_dataset_free(ds);
         return rc;
     }
-    if ((rc = graph_head_new(&hd, ds, snap)) != 0)
-        return rc;
+    if ((rc = graph_head_new(&hd, ds, snap)) != 0) return rc;
     graph_handle_install(h, hd);
     *out = hd;
     return 0;
@@ -173,8 +166,7 @@ int graph_handle_head_snapshot(graph_handle *h, graph_snapshot **out)
     *out = NULL;
     graph_head *hd = NULL;
     int rc = graph_handle_head(h, &hd);
-    if (rc == 0)
-        rc = graph_snapshot_copy(out, hd->snap);
+    if (rc == 0) rc = graph_snapshot_copy(out, hd->snap);
     graph_head_release(hd);
     return rc;
 }
@@ -183,8 +175,7 @@ int graph_handle_head_snapshot(graph_handle *h, graph_snapshot **out)
 
 void graph_handle_close(graph_handle *h)
 {
-    if (!h)
-        return;
+    if (!h) return;
     graph_head_release(h->head_);
     lang_catalog_free(h->catalog);
     store_close(h->s);
@@ -202,8 +193,7 @@ int graph_handle_open(graph_handle **out, store *s, const char *root_id,
 {
     *out = NULL;
     graph_open_options def = GRAPH_OPEN_OPTIONS_INIT;
-    if (!opt)
-        opt = &def;
+    if (!opt) opt = &def;
     graph_handle *h = core_calloc(1, sizeof *h);
     pthread_mutex_t *mu = core_malloc(sizeof *mu);
     if (!h || !mu) {
@@ -238,10 +228,8 @@ int graph_handle_open(graph_handle **out, store *s, const char *root_id,
                           GRAPH_MANIFEST_DIR);
         goto fail;
     }
-    if (rc != 0)
-        goto fail;
-    if ((rc = graph_schema_read(s, &h->catalog, h->schema_identity)) != 0)
-        goto fail;
+    if (rc != 0) goto fail;
+    if ((rc = graph_schema_read(s, &h->catalog, h->schema_identity)) != 0) goto fail;
     *out = h;
     return 0;
 fail:

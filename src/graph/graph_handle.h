@@ -40,21 +40,24 @@ int graph_head_table(void *hd, const graph_table *t, const lance_dataset **out);
 
 typedef struct graph_handle {
     store *s;
-    bool readonly;               /* opened read-only: nothing on the root is ever written */
-    char *root_id;               /* canonical root identity (writers share gates by it) */
-    lang_catalog *catalog;       /* the accepted schema */
+    bool readonly;         /* opened read-only: nothing on the root is ever written */
+    char *root_id;         /* canonical root identity (writers share gates by it) */
+    lang_catalog *catalog; /* the accepted schema */
     char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
-    char *actor;                 /* recorded in lineage (NULL: none) */
-    void *lock_;                 /* internal: guards head_ */
-    graph_head *head_;           /* internal: the last head of main seen */
+    char *actor;       /* recorded in lineage (NULL: none) */
+    void *lock_;       /* internal: guards head_ */
+    graph_head *head_; /* internal: the last head of main seen */
 } graph_handle;
 
 typedef struct graph_open_options {
-    int version;                 /* 1 */
+    int version; /* 1 */
     bool readonly;
     const char *actor;
 } graph_open_options;
-#define GRAPH_OPEN_OPTIONS_INIT {1, false, NULL}
+#define GRAPH_OPEN_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        1, false, NULL                                                                             \
+    }
 
 /* Open the graph on store s (the graph root): it must exist and be of this binary's format
  * (OG_E_NOT_FOUND says whether an init was started and did not finish), and its accepted

@@ -47,8 +47,10 @@ int graph_lineage_resolve(const graph_snapshot *snap, const char *ref, uint64_t 
     }
     if (digits && len < REF_PREFIX_MIN && strspn(ref, "0") == len) {
         /* "0" is no id prefix (too short) but plainly meant as a version, which never exists. */
-        core_err(OG_E_BAD_REQUEST, "manifest version %s does not exist: versions start at 1 (the "
-                 "genesis commit)", ref);
+        core_err(OG_E_BAD_REQUEST,
+                 "manifest version %s does not exist: versions start at 1 (the "
+                 "genesis commit)",
+                 ref);
         core_err_detail(CORE_ERR_OBJECT, ref);
         return OG_E_BAD_REQUEST;
     }

@@ -64,11 +64,9 @@ void graph_snapshot_free(graph_snapshot *snap)
 
 static char *dup_or_null(const char *s, int *bad)
 {
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     char *d = core_strdup(s);
-    if (!d)
-        *bad = 1;
+    if (!d) *bad = 1;
     return d;
 }
 
@@ -76,8 +74,7 @@ int graph_snapshot_copy(graph_snapshot **out, const graph_snapshot *in)
 {
     *out = NULL;
     graph_snapshot *c = core_calloc(1, sizeof *c);
-    if (!c)
-        return core_err_nomem();
+    if (!c) return core_err_nomem();
     int bad = 0;
     memcpy(c->branch_identity, in->branch_identity, sizeof c->branch_identity);
     memcpy(c->schema_identity, in->schema_identity, sizeof c->schema_identity);
@@ -86,8 +83,7 @@ int graph_snapshot_copy(graph_snapshot **out, const graph_snapshot *in)
     c->manifest_version = in->manifest_version;
     c->format_version = in->format_version;
     c->branch = dup_or_null(in->branch, &bad);
-    if (in->n_tables && !(c->tables = core_calloc(in->n_tables, sizeof *c->tables)))
-        bad = 1;
+    if (in->n_tables && !(c->tables = core_calloc(in->n_tables, sizeof *c->tables))) bad = 1;
     for (size_t i = 0; !bad && i < in->n_tables; i++) {
         const graph_table *t = &in->tables[i];
         graph_table *d = &c->tables[c->n_tables++];
@@ -271,8 +267,7 @@ static int decode_commit(const reader *r, int64_t i, graph_commit *c)
     }
     if (rc == 0) {
         json_t *mt = json_object_get(o, "maintenance");
-        if (mt && !json_is_boolean(mt))
-            rc = corrupt(r, i, "maintenance is not a boolean");
+        if (mt && !json_is_boolean(mt)) rc = corrupt(r, i, "maintenance is not a boolean");
         c->maintenance = json_is_true(mt);
     }
     if (rc == 0) {
@@ -477,8 +472,7 @@ static int reduce(graph_snapshot *snap, const reader *r, const char *branch, uns
         if (content && (!json_is_string(content) || !core_ulid_valid(json_string_value(content))))
             rc = corrupt(r, head_row, "content_commit_id is not a ULID");
         if (rc == 0)
-            memcpy(snap->content_head, content ? json_string_value(content) : id,
-                   GRAPH_ID_LEN + 1);
+            memcpy(snap->content_head, content ? json_string_value(content) : id, GRAPH_ID_LEN + 1);
         json_decref(o);
     }
 
@@ -598,9 +592,10 @@ int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint
                               "(commits outside the retention window cannot be read)",
                               (unsigned long long)version);
             else
-                rc = core_err(OG_E_NOT_FOUND, "manifest version %llu does not exist (the "
-                              "latest is %llu)", (unsigned long long)version,
-                              (unsigned long long)latest);
+                rc = core_err(OG_E_NOT_FOUND,
+                              "manifest version %llu does not exist (the "
+                              "latest is %llu)",
+                              (unsigned long long)version, (unsigned long long)latest);
             core_err_detail(CORE_ERR_OBJECT, GRAPH_MANIFEST_DIR);
         }
     } else {

@@ -33,17 +33,28 @@ int graph_table_alias(char *out, size_t cap, int kind, const char *type_name)
 static arrow_type_id scalar_arrow(int scalar)
 {
     switch (scalar) {
-    case LANG_S_STRING: return ARROW_UTF8;
-    case LANG_S_BOOL: return ARROW_BOOL;
-    case LANG_S_I32: return ARROW_INT32;
-    case LANG_S_I64: return ARROW_INT64;
-    case LANG_S_U32: return ARROW_UINT32;
-    case LANG_S_U64: return ARROW_UINT64;
-    case LANG_S_F32: return ARROW_FLOAT32;
-    case LANG_S_F64: return ARROW_FLOAT64;
-    case LANG_S_DATE: return ARROW_DATE32;
-    case LANG_S_BLOB: return ARROW_BINARY;
-    default: return ARROW_NA; /* DateTime is built apart (it carries a unit) */
+    case LANG_S_STRING:
+        return ARROW_UTF8;
+    case LANG_S_BOOL:
+        return ARROW_BOOL;
+    case LANG_S_I32:
+        return ARROW_INT32;
+    case LANG_S_I64:
+        return ARROW_INT64;
+    case LANG_S_U32:
+        return ARROW_UINT32;
+    case LANG_S_U64:
+        return ARROW_UINT64;
+    case LANG_S_F32:
+        return ARROW_FLOAT32;
+    case LANG_S_F64:
+        return ARROW_FLOAT64;
+    case LANG_S_DATE:
+        return ARROW_DATE32;
+    case LANG_S_BLOB:
+        return ARROW_BINARY;
+    default:
+        return ARROW_NA; /* DateTime is built apart (it carries a unit) */
     }
 }
 
@@ -63,8 +74,11 @@ static int prop_type(arrow_type *out, const lang_type *lt)
     arrow_field item;
     int rc;
     switch (lt->kind) {
-    case LANG_TY_SCALAR: return scalar_type(out, lt->scalar);
-    case LANG_TY_ENUM: *out = arrow_type_simple(ARROW_UTF8); return 0;
+    case LANG_TY_SCALAR:
+        return scalar_type(out, lt->scalar);
+    case LANG_TY_ENUM:
+        *out = arrow_type_simple(ARROW_UTF8);
+        return 0;
     case LANG_TY_LIST:
     case LANG_TY_VECTOR:
         if (lt->kind == LANG_TY_LIST) {
@@ -87,7 +101,8 @@ static int prop_type(arrow_type *out, const lang_type *lt)
             rc = arrow_type_fixed_size_list(out, &item, (int32_t)lt->dim);
         arrow_field_clear(&item);
         return rc;
-    default: return core_err(OG_E_INTERNAL, "unknown property type kind %d", lt->kind);
+    default:
+        return core_err(OG_E_INTERNAL, "unknown property type kind %d", lt->kind);
     }
 }
 
@@ -126,10 +141,11 @@ static const char *const id_key[] = {GRAPH_COL_ID};
 int graph_type_key_indexes(char *buf, size_t cap, const lang_typedef *t)
 {
     size_t used = 0;
-    int n = snprintf(buf, cap, "%s", t->kind == LANG_EDGE
-                                         ? GRAPH_COL_ID ">" GRAPH_COL_SRC ";" GRAPH_COL_SRC ">"
-                                           GRAPH_COL_DST ";" GRAPH_COL_DST ">" GRAPH_COL_SRC
-                                         : GRAPH_COL_ID);
+    int n = snprintf(buf, cap, "%s",
+                     t->kind == LANG_EDGE ? GRAPH_COL_ID ">" GRAPH_COL_SRC ";" GRAPH_COL_SRC
+                                                         ">" GRAPH_COL_DST ";" GRAPH_COL_DST
+                                                         ">" GRAPH_COL_SRC
+                                          : GRAPH_COL_ID);
     if (n < 0 || (size_t)n >= cap) return core_err(OG_E_INTERNAL, "key index declaration too long");
     used = (size_t)n;
     int decls = t->kind == LANG_EDGE ? 3 : 1;

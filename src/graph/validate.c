@@ -25,7 +25,8 @@ void graph_change_set_clear(graph_change_set *cs)
         graph_change *c = &cs->changes[i];
         arrow_batch_free(c->rows);
         core_free(c->lines);
-        for (size_t k = 0; k < c->n_delete_ids; k++) core_free(c->delete_ids[k]);
+        for (size_t k = 0; k < c->n_delete_ids; k++)
+            core_free(c->delete_ids[k]);
         core_free(c->delete_ids);
     }
     core_free(cs->changes);
@@ -36,7 +37,8 @@ void graph_change_set_clear(graph_change_set *cs)
 void graph_probes_clear(graph_probes *p)
 {
     if (!p) return;
-    for (size_t i = 0; i < p->n; i++) core_free(p->aliases[i]);
+    for (size_t i = 0; i < p->n; i++)
+        core_free(p->aliases[i]);
     core_free(p->aliases);
     p->aliases = NULL;
     p->n = 0;
@@ -49,8 +51,10 @@ int graph_probes_add(graph_probes *p, const char *alias)
         size_t mid = (lo + hi) / 2;
         int c = strcmp(p->aliases[mid], alias);
         if (!c) return 0;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     char *copy = core_strdup(alias);
     char **a = copy ? core_realloc(p->aliases, (p->n + 1) * sizeof *a) : NULL;
@@ -142,17 +146,26 @@ static void fmt_cell(const arrow_array *a, int64_t i, char *buf, size_t cap)
         snprintf(buf, cap, "\"%.*s\"", (int)(n > 60 ? 60 : n), s);
         break;
     }
-    case ARROW_INT32: case ARROW_INT64: case ARROW_DATE32: case ARROW_TIMESTAMP:
+    case ARROW_INT32:
+    case ARROW_INT64:
+    case ARROW_DATE32:
+    case ARROW_TIMESTAMP:
         snprintf(buf, cap, "%" PRId64, arrow_array_get_int(a, i));
         break;
-    case ARROW_UINT32: case ARROW_UINT64:
+    case ARROW_UINT32:
+    case ARROW_UINT64:
         snprintf(buf, cap, "%" PRIu64, arrow_array_get_uint(a, i));
         break;
-    case ARROW_FLOAT32: case ARROW_FLOAT64:
+    case ARROW_FLOAT32:
+    case ARROW_FLOAT64:
         snprintf(buf, cap, "%.17g", arrow_array_get_double(a, i));
         break;
-    case ARROW_BOOL: snprintf(buf, cap, "%s", arrow_array_get_bool(a, i) ? "true" : "false"); break;
-    default: snprintf(buf, cap, "(value)"); break;
+    case ARROW_BOOL:
+        snprintf(buf, cap, "%s", arrow_array_get_bool(a, i) ? "true" : "false");
+        break;
+    default:
+        snprintf(buf, cap, "(value)");
+        break;
     }
 }
 
@@ -213,8 +226,7 @@ static int lookup_committed(vctx *v, int ti, const char *column, const char *pay
 
 /* Scan `cols` of type ti's committed table into one batch; *out = NULL when the snapshot has
  * no such table (nothing committed). */
-static int scan_committed(vctx *v, int ti, const char *const *cols, size_t ncols,
-                          arrow_batch **out)
+static int scan_committed(vctx *v, int ti, const char *const *cols, size_t ncols, arrow_batch **out)
 {
     *out = NULL;
     const lance_dataset *ds;
@@ -304,9 +316,10 @@ static int probe_ids(vctx *v, int ti, const uint8_t *const *ids, const size_t *l
          * every lookup would read them anyway, so read the ids once */
         uint64_t covered = rc == 0 && ds ? lance_kix_covered_rows(ds) : 0;
         lance_dataset_free(owned);
-        if (rc == 0 && !ds) c->loaded = 1; /* nothing committed: the empty set is complete */
-        else if (rc == 0 && ((uint64_t)core_bmap_count(&c->probed) * 8 > rows || covered * 2 < rows ||
-                             rows < LANCE_KIX_LOOKUP_MIN_ROWS))
+        if (rc == 0 && !ds)
+            c->loaded = 1; /* nothing committed: the empty set is complete */
+        else if (rc == 0 && ((uint64_t)core_bmap_count(&c->probed) * 8 > rows ||
+                             covered * 2 < rows || rows < LANCE_KIX_LOOKUP_MIN_ROWS))
             rc = load_committed_ids(v, ti);
         else if (rc == 0) {
             probe_arg pa = {c, want, wl};
@@ -329,7 +342,8 @@ static int column_keys(const arrow_array *a, const uint8_t ***keys, size_t **len
         core_free(*lens);
         return core_err_nomem();
     }
-    for (size_t i = 0; i < n; i++) (*keys)[i] = arrow_array_get_bytes(a, (int64_t)i, &(*lens)[i]);
+    for (size_t i = 0; i < n; i++)
+        (*keys)[i] = arrow_array_get_bytes(a, (int64_t)i, &(*lens)[i]);
     return 0;
 }
 
@@ -357,8 +371,10 @@ static int bytes_in_enum(const lang_type *ty, const uint8_t *s, size_t n)
         int c = memcmp(e, s, en < n ? en : n);
         if (!c) c = en < n ? -1 : en > n ? 1 : 0;
         if (!c) return 1;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return 0;
 }
@@ -396,9 +412,12 @@ static int cmp_bound(const arrow_array *a, int64_t i, const lang_value *b)
 
 static void fmt_bound(const lang_value *b, int has, char *buf, size_t cap)
 {
-    if (!has) buf[0] = '\0';
-    else if (b->kind == LANG_V_FLOAT) snprintf(buf, cap, "%g", b->f);
-    else snprintf(buf, cap, "%s%" PRIu64, b->neg && b->u ? "-" : "", b->u);
+    if (!has)
+        buf[0] = '\0';
+    else if (b->kind == LANG_V_FLOAT)
+        snprintf(buf, cap, "%g", b->f);
+    else
+        snprintf(buf, cap, "%s%" PRIu64, b->neg && b->u ? "-" : "", b->u);
 }
 
 static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
@@ -432,8 +451,8 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
                 if (pr->type.nullable) continue;
                 fmt_cell(ids, i, idb, sizeof idb);
                 return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                               "%s.%s: null for a non-nullable property (id %s)", t->name,
-                               pr->name, idb);
+                               "%s.%s: null for a non-nullable property (id %s)", t->name, pr->name,
+                               idb);
             }
             if (pr->type.kind == LANG_TY_ENUM) {
                 size_t n;
@@ -441,8 +460,8 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
                 if (!bytes_in_enum(&pr->type, s, n)) {
                     fmt_cell(ids, i, idb, sizeof idb);
                     return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                                   "%s.%s: \"%.*s\" is not a value of the enum (id %s)",
-                                   t->name, pr->name, (int)(n > 60 ? 60 : n), s, idb);
+                                   "%s.%s: \"%.*s\" is not a value of the enum (id %s)", t->name,
+                                   pr->name, (int)(n > 60 ? 60 : n), s, idb);
                 }
             }
         }
@@ -464,8 +483,8 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
                     fmt_bound(&con->lo, con->has_lo, lo, sizeof lo);
                     fmt_bound(&con->hi, con->has_hi, hi, sizeof hi);
                     return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                                   "%s.%s: %s is outside @range(%s..%s) (id %s)", t->name,
-                                   pr->name, val, lo, hi, idb);
+                                   "%s.%s: %s is outside @range(%s..%s) (id %s)", t->name, pr->name,
+                                   val, lo, hi, idb);
                 }
             }
             continue;
@@ -473,8 +492,8 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
         if (!arrow_type_is_binary_like(a->type.id)) continue;
         int ec;
         PCRE2_SIZE eo;
-        pcre2_code *re = pcre2_compile((PCRE2_SPTR)con->pattern, PCRE2_ZERO_TERMINATED,
-                                       PCRE2_UTF, &ec, &eo, NULL);
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)con->pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF,
+                                       &ec, &eo, NULL);
         if (!re)
             return core_err(OG_E_BAD_REQUEST, "%s.%s: @check pattern does not compile", t->name,
                             pr->name);
@@ -491,12 +510,12 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
             fmt_cell(ids, i, idb, sizeof idb);
             if (m == PCRE2_ERROR_NOMATCH)
                 rc = row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                             "%s.%s: %s does not match @check(\"%s\") (id %s)", t->name,
-                             pr->name, val, con->pattern, idb);
+                             "%s.%s: %s does not match @check(\"%s\") (id %s)", t->name, pr->name,
+                             val, con->pattern, idb);
             else
                 rc = row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                             "%s.%s: @check could not be evaluated on %s (pcre2 error %d)",
-                             t->name, pr->name, val, m);
+                             "%s.%s: @check could not be evaluated on %s (pcre2 error %d)", t->name,
+                             pr->name, val, m);
         }
         pcre2_code_free(re);
         if (rc) return rc;
@@ -586,11 +605,14 @@ static int index_ids(vctx *v, const graph_change *ch)
         uint64_t l1 = row_line(ch, e->val), l2 = row_line(ch, i);
         if (l1 && l2)
             rc = row_err(v, OG_E_KEY_CONFLICT, l2,
-                         "%s: id \"%s\" appears twice in the input (lines %" PRIu64 " and %" PRIu64 ")",
+                         "%s: id \"%s\" appears twice in the input (lines %" PRIu64 " and %" PRIu64
+                         ")",
                          t->name, idbuf, l1, l2);
         else
-            rc = core_err(OG_E_KEY_CONFLICT, "%s: id \"%s\" appears twice in the input (rows %" PRId64
-                          " and %" PRId64 ")", t->name, idbuf, e->val, i);
+            rc = core_err(OG_E_KEY_CONFLICT,
+                          "%s: id \"%s\" appears twice in the input (rows %" PRId64 " and %" PRId64
+                          ")",
+                          t->name, idbuf, e->val, i);
         core_err_detail(CORE_ERR_KEY, idbuf);
         return rc;
     }
@@ -610,8 +632,8 @@ static int check_insert(vctx *v, const graph_change *ch)
         if (!core_bmap_find(&c->set, id, n)) continue;
         char idbuf[512];
         snprintf(idbuf, sizeof idbuf, "%.*s", (int)(n > 500 ? 500 : n), id);
-        rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, i), "%s: id \"%s\" already exists",
-                     t->name, idbuf);
+        rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, i), "%s: id \"%s\" already exists", t->name,
+                     idbuf);
         core_err_detail(CORE_ERR_KEY, idbuf);
         return rc;
     }
@@ -626,8 +648,8 @@ static int encode_tuple(const arrow_batch *b, const size_t *cols, size_t n, uint
     arrow_sort_key keys[16];
     if (n > 16) return core_err(OG_E_UNSUPPORTED, "@unique over more than 16 columns");
     for (size_t k = 0; k < n; k++)
-        keys[k] = (arrow_sort_key){.column = b->columns[cols[k]], .descending = false,
-                                   .nulls_first = true};
+        keys[k] = (arrow_sort_key){
+            .column = b->columns[cols[k]], .descending = false, .nulls_first = true};
     *offs = core_malloc(((size_t)b->num_rows + 1) * sizeof **offs);
     if (!*offs) return core_err_nomem();
     return arrow_sort_keys_encode(data, *offs, keys, n, b->num_rows);
@@ -663,7 +685,8 @@ typedef struct hitlist {
 
 static void hitlist_free(hitlist *h)
 {
-    for (size_t i = 0; i < h->n; i++) core_free(h->pay[i]);
+    for (size_t i = 0; i < h->n; i++)
+        core_free(h->pay[i]);
     core_free(h->key);
     core_free(h->addr);
     core_free(h->pay);
@@ -700,8 +723,8 @@ static int on_keep(void *arg, size_t key, uint64_t addr, const uint8_t *pay, siz
  * "col>id"): *done = 1 when the index answered (0: no such index, the caller reads the
  * table). The first input row (in input order) whose value a committed row of another id
  * holds is the conflict. */
-static int unique_by_index(vctx *v, const graph_change *ch, const lang_constraint *con,
-                           size_t col, const char *cname, int *done)
+static int unique_by_index(vctx *v, const graph_change *ch, const lang_constraint *con, size_t col,
+                           const char *cname, int *done)
 {
     *done = 0;
     const lang_typedef *t = &v->cat->types[ch->type_index];
@@ -751,8 +774,8 @@ static int unique_by_index(vctx *v, const graph_change *ch, const lang_constrain
         char val[96];
         fmt_cell(a, (int64_t)best, val, sizeof val);
         rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, (int64_t)best),
-                     "%s: @unique(%s) violated: value %s is already used by id \"%.60s\"",
-                     t->name, cname, val, best_id);
+                     "%s: @unique(%s) violated: value %s is already used by id \"%.60s\"", t->name,
+                     cname, val, best_id);
     }
     (void)con;
     hitlist_free(&hits);
@@ -769,7 +792,8 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
     const lang_typedef *t = &v->cat->types[ch->type_index];
     size_t cols[16];
     if (con->n_cols > 16 || !con->n_cols) return 0;
-    for (size_t k = 0; k < con->n_cols; k++) cols[k] = (size_t)col_of_prop(t, con->cols[k]);
+    for (size_t k = 0; k < con->n_cols; k++)
+        cols[k] = (size_t)col_of_prop(t, con->cols[k]);
     char cname[256];
     con_name(t, con, cname, sizeof cname);
     const arrow_batch *b = ch->rows;
@@ -811,11 +835,13 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
     if (!rc && core_bmap_count(&m) && ch->mode != GRAPH_CHANGE_REPLACE && !by_index) {
         const char *names[17];
         names[0] = GRAPH_COL_ID;
-        for (size_t k = 0; k < con->n_cols; k++) names[k + 1] = b->schema.fields[cols[k]].name;
+        for (size_t k = 0; k < con->n_cols; k++)
+            names[k + 1] = b->schema.fields[cols[k]].name;
         rc = scan_committed(v, ch->type_index, names, con->n_cols + 1, &cb);
         if (!rc && cb && cb->num_rows) {
             size_t ccols[16];
-            for (size_t k = 0; k < con->n_cols; k++) ccols[k] = k + 1;
+            for (size_t k = 0; k < con->n_cols; k++)
+                ccols[k] = k + 1;
             rc = encode_tuple(cb, ccols, con->n_cols, &cd, &co);
             const core_bmap *in = NULL;
             if (!rc) rc = input_map(v, ch->type_index, &in);
@@ -904,8 +930,9 @@ static int check_endpoints(vctx *v, const graph_change *ch)
             size_t *l = NULL, nk = 0;
             int rc = column_keys(a, &k, &l);
             for (int64_t i = 0; rc == 0 && i < b->num_rows; i++) {
-                const core_bmap *m = !nc ? NULL
-                                : nc->mode == GRAPH_CHANGE_DELETE ? &v->deleted[nt] : &v->input[nt];
+                const core_bmap *m = !nc                               ? NULL
+                                     : nc->mode == GRAPH_CHANGE_DELETE ? &v->deleted[nt]
+                                                                       : &v->input[nt];
                 if (m && core_bmap_find(m, k[i], l[i])) continue;
                 k[nk] = k[i];
                 l[nk++] = l[i];
@@ -927,7 +954,8 @@ static int check_endpoints(vctx *v, const graph_change *ch)
                     core_bmap_prefetch(pm, hs[k]);
                 }
                 /* Second stage: the slots are arriving; fetch the entries they hold. */
-                for (int64_t k = 0; k < end; k++) core_bmap_prefetch_entry(pm, hs[k]);
+                for (int64_t k = 0; k < end; k++)
+                    core_bmap_prefetch_entry(pm, hs[k]);
             }
             size_t n;
             const char *id = id_at(a, i, &n);
@@ -985,8 +1013,7 @@ static int check_dangling_replace(vctx *v, int nt)
 {
     for (size_t et = 0; et < v->cat->n_types; et++) {
         const lang_typedef *e = &v->cat->types[et];
-        if (e->kind != LANG_EDGE || (e->from != nt && e->to != nt))
-            continue;
+        if (e->kind != LANG_EDGE || (e->from != nt && e->to != nt)) continue;
         const graph_change *ec = v->by_type[et];
         if (ec && ec->mode == GRAPH_CHANGE_REPLACE)
             continue; /* its committed edges are gone; its new ones were checked */
@@ -995,8 +1022,7 @@ static int check_dangling_replace(vctx *v, int nt)
         const core_bmap *ein = NULL;
         int rc = ec && ec->mode != GRAPH_CHANGE_DELETE ? input_map(v, (int)et, &ein) : 0;
         if (!rc) rc = scan_committed(v, (int)et, cols, 3, &b);
-        if (rc || !b)
-            return rc;
+        if (rc || !b) return rc;
         for (int64_t i = 0; !rc && i < b->num_rows; i++) {
             size_t idn;
             const char *eid = id_at(b->columns[0], i, &idn);
@@ -1005,12 +1031,10 @@ static int check_dangling_replace(vctx *v, int nt)
             if (ein && core_bmap_find(ein, eid, idn))
                 continue; /* replaced by this change: its new endpoints were checked */
             for (int side = 0; !rc && side < 2; side++) {
-                if ((side ? e->to : e->from) != nt)
-                    continue;
+                if ((side ? e->to : e->from) != nt) continue;
                 size_t n;
                 const char *id = id_at(b->columns[1 + side], i, &n);
-                if (core_bmap_find(&v->input[nt], id, n))
-                    continue;
+                if (core_bmap_find(&v->input[nt], id, n)) continue;
                 rc = core_err(OG_E_BAD_REQUEST,
                               "removing %s \"%.*s\" would leave %s edge %.*s dangling; remove or "
                               "replace its edges in the same write",
@@ -1019,8 +1043,7 @@ static int check_dangling_replace(vctx *v, int nt)
             }
         }
         arrow_batch_free(b);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     return 0;
 }
@@ -1079,7 +1102,8 @@ static int check_dangling(vctx *v, int nt)
             rc = lookup_committed(v, (int)et, side ? GRAPH_COL_DST : GRAPH_COL_SRC, NULL, keys,
                                   lens, nk, on_keep, &hits);
             for (size_t h = 0; rc == 0 && h < hits.n; h++) {
-                if (gone.n && bsearch(&hits.addr[h], gone.addr, gone.n, sizeof *gone.addr, cmp_addr))
+                if (gone.n &&
+                    bsearch(&hits.addr[h], gone.addr, gone.n, sizeof *gone.addr, cmp_addr))
                     continue;
                 char eid[128];
                 id_at_addr(v, (int)et, hits.addr[h], eid, sizeof eid);
@@ -1101,16 +1125,18 @@ static int check_dangling(vctx *v, int nt)
 
 /* ---- @card ------------------------------------------------------------------------------- */
 
-static int card_fail(const vctx *v, const lang_typedef *t, uint64_t line, const char *src,
-                     size_t n, int64_t count)
+static int card_fail(const vctx *v, const lang_typedef *t, uint64_t line, const char *src, size_t n,
+                     int64_t count)
 {
     char hi[32];
-    if (t->card_max >= 0) snprintf(hi, sizeof hi, "%" PRId64, t->card_max);
-    else hi[0] = '\0';
+    if (t->card_max >= 0)
+        snprintf(hi, sizeof hi, "%" PRId64, t->card_max);
+    else
+        hi[0] = '\0';
     return row_err(v, OG_E_BAD_REQUEST, line,
                    "%s: source node \"%.*s\" would have %" PRId64 " %s edges, outside "
-                   "@card(%" PRIu64 "..%s)", t->name, (int)(n > 200 ? 200 : n), src, count,
-                   t->name, t->card_min, hi);
+                   "@card(%" PRIu64 "..%s)",
+                   t->name, (int)(n > 200 ? 200 : n), src, count, t->name, t->card_min, hi);
 }
 
 /* @card counts a source node's edges of the type after the change, for every source node the
@@ -1167,7 +1193,8 @@ static int check_card(vctx *v, const graph_change *ch)
         if (!rc && ch->mode != GRAPH_CHANGE_REPLACE) {
             /* + committed edges of those sources */
             rc = lookup_committed(v, ti, GRAPH_COL_SRC, NULL, k, l, nk, on_count, &hl);
-            for (size_t h = 0; !rc && h < hl.n; h++) counts.e[hl.key[h]].val++;
+            for (size_t h = 0; !rc && h < hl.n; h++)
+                counts.e[hl.key[h]].val++;
         }
         if (!rc && ch->mode == GRAPH_CHANGE_UPSERT) {
             /* - committed edges this change replaces (counted above under their old source) */
@@ -1204,7 +1231,8 @@ static int check_card(vctx *v, const graph_change *ch)
             k[nk] = (const uint8_t *)ch->delete_ids[i];
             l[nk++] = strlen(ch->delete_ids[i]);
         }
-        if (!rc) rc = lookup_committed(v, ti, GRAPH_COL_ID, GRAPH_COL_SRC, k, l, nk, on_keep, &lost);
+        if (!rc)
+            rc = lookup_committed(v, ti, GRAPH_COL_ID, GRAPH_COL_SRC, k, l, nk, on_keep, &lost);
         /* the sources go in k/l next: one per committed row found, which a table that holds
          * an id more than once (written by another tool) makes more than the ids */
         if (!rc && lost.n > ch->n_delete_ids) {
@@ -1229,7 +1257,8 @@ static int check_card(vctx *v, const graph_change *ch)
             aux[e - counts.e]++;
         }
         if (!rc) rc = lookup_committed(v, ti, GRAPH_COL_SRC, NULL, k, l, nk, on_count, &hl);
-        for (size_t h = 0; !rc && h < hl.n; h++) counts.e[hl.key[h]].val++;
+        for (size_t h = 0; !rc && h < hl.n; h++)
+            counts.e[hl.key[h]].val++;
         for (size_t i = 0; !rc && i < nk; i++) {
             int64_t all = counts.e[i].val, left = all > aux[i] ? all - aux[i] : 0;
             if ((uint64_t)left < t->card_min)
@@ -1276,7 +1305,8 @@ static int run(vctx *v)
         rc = check_values(v, ch, md);
     }
     pcre2_match_data_free(md);
-    for (size_t i = 0; !rc && i < cs->n; i++) rc = index_ids(v, &cs->changes[i]);
+    for (size_t i = 0; !rc && i < cs->n; i++)
+        rc = index_ids(v, &cs->changes[i]);
     for (size_t i = 0; !rc && i < cs->n; i++) {
         const graph_change *ch = &cs->changes[i];
         if (ch->mode == GRAPH_CHANGE_INSERT && ch->rows->num_rows) rc = check_insert(v, ch);
@@ -1313,24 +1343,29 @@ int graph_validate(const lang_catalog *cat, const graph_snapshot *snap, store *s
 }
 
 int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store *s,
-                      const graph_change_set *cs, graph_probes *probes,
-                      graph_validate_stats *stats, graph_table_open_fn open, void *open_arg)
+                      const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats,
+                      graph_table_open_fn open, void *open_arg)
 {
     graph_validate_stats st_local;
     graph_validate_stats *st = stats ? stats : &st_local;
     memset(st, 0, sizeof *st);
     graph_probes probes_local = {0};
     size_t nt = cat->n_types ? cat->n_types : 1;
-    vctx v = {.cat = cat, .snap = snap, .s = s, .cs = cs,
-              .probes = probes ? probes : &probes_local, .st = st, .open = open,
+    vctx v = {.cat = cat,
+              .snap = snap,
+              .s = s,
+              .cs = cs,
+              .probes = probes ? probes : &probes_local,
+              .st = st,
+              .open = open,
               .open_arg = open_arg};
     v.by_type = core_calloc(nt, sizeof *v.by_type);
     v.input = core_calloc(nt, sizeof *v.input);
     v.input_later = core_calloc(nt, 1);
     v.deleted = core_calloc(nt, sizeof *v.deleted);
     v.com = core_calloc(nt, sizeof *v.com);
-    int rc = (v.by_type && v.input && v.input_later && v.deleted && v.com) ? run(&v)
-                                                                            : core_err_nomem();
+    int rc =
+        (v.by_type && v.input && v.input_later && v.deleted && v.com) ? run(&v) : core_err_nomem();
     for (size_t i = 0; i < cat->n_types; i++) {
         if (v.input) core_bmap_free(&v.input[i]);
         if (v.deleted) core_bmap_free(&v.deleted[i]);

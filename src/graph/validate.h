@@ -12,33 +12,33 @@
 #include "graph/graph.h"
 
 typedef enum graph_change_mode {
-    GRAPH_CHANGE_INSERT = 1,  /* strict insert: an id that exists is OG_E_KEY_CONFLICT */
-    GRAPH_CHANGE_UPSERT,      /* insert or replace by id */
-    GRAPH_CHANGE_REPLACE,     /* the rows become the table's whole content */
-    GRAPH_CHANGE_DELETE,      /* delete the rows whose ids are listed */
+    GRAPH_CHANGE_INSERT = 1, /* strict insert: an id that exists is OG_E_KEY_CONFLICT */
+    GRAPH_CHANGE_UPSERT,     /* insert or replace by id */
+    GRAPH_CHANGE_REPLACE,    /* the rows become the table's whole content */
+    GRAPH_CHANGE_DELETE,     /* delete the rows whose ids are listed */
 } graph_change_mode;
 
 /* Changes to one table. */
 typedef struct graph_change {
-    int type_index;            /* index into the catalog's types */
-    int mode;                  /* graph_change_mode */
-    arrow_batch *rows;         /* INSERT/UPSERT/REPLACE: rows in graph_type_schema (owned) */
-    uint64_t *lines;           /* source line of each row (owned; NULL when not from a file) */
-    char **delete_ids;         /* DELETE: ids (owned) */
+    int type_index;    /* index into the catalog's types */
+    int mode;          /* graph_change_mode */
+    arrow_batch *rows; /* INSERT/UPSERT/REPLACE: rows in graph_type_schema (owned) */
+    uint64_t *lines;   /* source line of each row (owned; NULL when not from a file) */
+    char **delete_ids; /* DELETE: ids (owned) */
     size_t n_delete_ids;
 } graph_change;
 
 typedef struct graph_change_set {
-    graph_change *changes;     /* at most one per type, ordered by type index */
+    graph_change *changes; /* at most one per type, ordered by type index */
     size_t n;
-    const char *file;          /* source name for error locations (not owned), or NULL */
+    const char *file; /* source name for error locations (not owned), or NULL */
 } graph_change_set;
 
 void graph_change_set_clear(graph_change_set *cs);
 
 /* The committed tables a validation read. */
 typedef struct graph_probes {
-    char **aliases;            /* sorted, unique */
+    char **aliases; /* sorted, unique */
     size_t n;
 } graph_probes;
 
@@ -47,10 +47,10 @@ int graph_probes_add(graph_probes *p, const char *alias);
 
 typedef struct graph_validate_stats {
     uint64_t rows_checked;
-    uint64_t tables_scanned;   /* committed tables read whole (columns of every row) */
-    uint64_t index_lookups;    /* committed tables asked through their key indexes */
-    uint64_t rows_scanned;     /* committed rows read (whole reads, and the fragments a key
-                                  index does not cover) */
+    uint64_t tables_scanned; /* committed tables read whole (columns of every row) */
+    uint64_t index_lookups;  /* committed tables asked through their key indexes */
+    uint64_t rows_scanned;   /* committed rows read (whole reads, and the fragments a key
+                                index does not cover) */
 } graph_validate_stats;
 
 /* Check the change set against snapshot `snap` read through store s. 0 when every constraint
@@ -67,7 +67,7 @@ int graph_validate(const lang_catalog *cat, const graph_snapshot *snap, store *s
 typedef int (*graph_table_open_fn)(void *arg, const graph_table *t, const lance_dataset **out);
 
 int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store *s,
-                      const graph_change_set *cs, graph_probes *probes,
-                      graph_validate_stats *stats, graph_table_open_fn open, void *open_arg);
+                      const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats,
+                      graph_table_open_fn open, void *open_arg);
 
 #endif

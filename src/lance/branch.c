@@ -119,7 +119,8 @@ static int base_path_for(store *s, const char *dir, core_arena *a, char **out)
         char rroot[PATH_MAX];
         const char *r = realpath(lr, rroot) ? rroot : lr;
         size_t n = strlen(r);
-        while (n > 1 && r[n - 1] == '/') n--;
+        while (n > 1 && r[n - 1] == '/')
+            n--;
         rc = core_buf_printf(&b, "%.*s%s%s", (int)n, r, dir[0] ? "/" : "", dir);
     } else {
         rc = core_buf_printf(&b, "%s", dir);
@@ -165,9 +166,8 @@ static int ref_parse(lance_branch *b, const void *data, size_t len, const char *
         goto out;
     }
     json_t *v = json_object_get(j, "createAt");
-    b->create_at = v && json_is_integer(v) && json_integer_value(v) > 0
-                       ? (uint64_t)json_integer_value(v)
-                       : 0;
+    b->create_at =
+        v && json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
     b->parent[0] = '\0';
     v = json_object_get(j, "parentBranch");
     if (v && json_is_string(v)) {
@@ -178,8 +178,10 @@ static int ref_parse(lance_branch *b, const void *data, size_t len, const char *
         }
         if (rc) goto out;
     } else if (v && !json_is_null(v)) {
-        rc = core_err(OG_E_CORRUPT, "branch file %s: \"parentBranch\" is neither null nor a "
-                      "string", key);
+        rc = core_err(OG_E_CORRUPT,
+                      "branch file %s: \"parentBranch\" is neither null nor a "
+                      "string",
+                      key);
         goto out;
     }
     b->parent_identity[0] = '\0';
@@ -193,8 +195,8 @@ static int ref_parse(lance_branch *b, const void *data, size_t len, const char *
         if (n >= 2) {
             json_t *pid = json_object_get(json_array_get(lin, n - 2), "identity");
             if (pid && json_is_string(pid))
-                rc = copy_str(b->parent_identity, sizeof b->parent_identity,
-                              json_string_value(pid), "parent identity", key);
+                rc = copy_str(b->parent_identity, sizeof b->parent_identity, json_string_value(pid),
+                              "parent identity", key);
         }
     } else {
         b->foreign = 1;
@@ -293,8 +295,10 @@ static int check_incarnation(store *s, const char *dir, const lance_branch *b,
     if (rc && rc != OG_E_NOT_FOUND) return rc;
     if (!same) {
         og_error_clear();
-        core_err(OG_E_CONFLICT, "branch '%s' was replaced while it was being read (its directory "
-                 "'%s' does not belong to identity %s); open it again", b->name, dir, b->identity);
+        core_err(OG_E_CONFLICT,
+                 "branch '%s' was replaced while it was being read (its directory "
+                 "'%s' does not belong to identity %s); open it again",
+                 b->name, dir, b->identity);
         core_err_detail(CORE_ERR_OBJECT, dir);
         core_err_detail(CORE_ERR_KEY, b->name);
         return OG_E_CONFLICT;
@@ -308,14 +312,18 @@ static int open_at(lance_dataset **out, store *s, const char *root, const char *
     *out = NULL;
     if (!branch || !*branch) return lance_dataset_open(out, s, root, version, access);
     if (depth > LANCE_BRANCH_MAX_DEPTH)
-        return core_err(OG_E_CORRUPT, "lance table '%s': branch '%s' is forked more than %d "
-                        "levels deep (a cycle?)", root, branch, LANCE_BRANCH_MAX_DEPTH);
+        return core_err(OG_E_CORRUPT,
+                        "lance table '%s': branch '%s' is forked more than %d "
+                        "levels deep (a cycle?)",
+                        root, branch, LANCE_BRANCH_MAX_DEPTH);
     lance_branch b;
     int rc = lance_branch_get(s, root, branch, &b);
     if (rc) return rc;
     if (identity && strcmp(identity, b.identity) != 0) {
-        core_err(OG_E_PRECONDITION_FAILED, "branch '%s' of lance table '%s' changed: identity "
-                 "%s, expected %s", branch, root, b.identity, identity);
+        core_err(OG_E_PRECONDITION_FAILED,
+                 "branch '%s' of lance table '%s' changed: identity "
+                 "%s, expected %s",
+                 branch, root, b.identity, identity);
         core_err_detail(CORE_ERR_KEY, branch);
         core_err_detail(CORE_ERR_EXPECTED, identity);
         core_err_detail(CORE_ERR_ACTUAL, b.identity);
@@ -323,9 +331,10 @@ static int open_at(lance_dataset **out, store *s, const char *root, const char *
     }
     if (version != 0 && version < b.parent_version) {
         if (access == LANCE_ACCESS_WRITE) {
-            core_err(OG_E_BAD_REQUEST, "branch '%s' starts at version %" PRIu64 "; version %"
-                     PRIu64 " is its parent's and cannot be written on the branch", branch,
-                     b.parent_version, version);
+            core_err(OG_E_BAD_REQUEST,
+                     "branch '%s' starts at version %" PRIu64 "; version %" PRIu64
+                     " is its parent's and cannot be written on the branch",
+                     branch, b.parent_version, version);
             core_err_detail(CORE_ERR_KEY, branch);
             return OG_E_BAD_REQUEST;
         }
@@ -377,7 +386,8 @@ int lance_branch_check_base(store *s, const char *dir, lance_naming naming,
     lance_manifest_free(m);
     if (!same) {
         og_error_clear();
-        core_err(OG_E_CONFLICT, "branch '%s' was deleted or re-created since this write read "
+        core_err(OG_E_CONFLICT,
+                 "branch '%s' was deleted or re-created since this write read "
                  "version %" PRIu64 "; re-open the branch and stage again",
                  bp->branch ? bp->branch : "", bp->version);
         core_err_detail(CORE_ERR_OBJECT, dir);
@@ -386,15 +396,16 @@ int lance_branch_check_base(store *s, const char *dir, lance_naming naming,
     return 0;
 }
 
-/* ---- create ----------------------------------------------------------------------------------- */
+/* ---- create -----------------------------------------------------------------------------------
+ */
 
 /* Remove the files of branch directory dir that belong to the branch itself (not the
  * directories of branches nested under it): the immediate children of its _versions/,
  * _transactions/, _deletions/ and data/, and everything under _indices/. */
 static int clear_branch_files(store *s, const char *dir)
 {
-    static const char *const subs[] = {LANCE_VERSIONS_DIR, "_transactions/", "_deletions/",
-                                       "data/", "_indices/"};
+    static const char *const subs[] = {LANCE_VERSIONS_DIR, "_transactions/", "_deletions/", "data/",
+                                       "_indices/"};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof subs / sizeof subs[0]; i++) {
         char prefix[STORE_KEY_MAX];
@@ -464,10 +475,10 @@ static int build_lineage(json_t **out, const char *name, const char *from, uint6
     } else {
         lin = json_array();
         if (lin && pb) {
-            json_t *e = json_pack("{s:s, s:o, s:I, s:s}", "branch", pb->name, "parentBranch",
-                                  pb->parent[0] ? json_string(pb->parent) : json_null(),
-                                  "parentVersion", (json_int_t)pb->parent_version, "identity",
-                                  pb->identity);
+            json_t *e =
+                json_pack("{s:s, s:o, s:I, s:s}", "branch", pb->name, "parentBranch",
+                          pb->parent[0] ? json_string(pb->parent) : json_null(), "parentVersion",
+                          (json_int_t)pb->parent_version, "identity", pb->identity);
             if (!e || json_array_append_new(lin, e) != 0) {
                 json_decref(lin);
                 lin = NULL;
@@ -503,8 +514,7 @@ static int write_fork_manifest(store *s, const char *dir, const char *name,
     lance_manifest_next_init(&next, sp, P);
     Lance__Table__DataFragment **frags =
         core_arena_alloc(a, (sp->n_fragments ? sp->n_fragments : 1) * sizeof *frags);
-    Lance__Table__BasePath **bases =
-        core_arena_alloc(a, (sp->n_base_paths + 1) * sizeof *bases);
+    Lance__Table__BasePath **bases = core_arena_alloc(a, (sp->n_base_paths + 1) * sizeof *bases);
     Lance__Table__BasePath *nb = core_arena_alloc(a, sizeof *nb);
     char *bname = core_arena_strdup(a, name);
     if (!frags || !bases || !nb || !bname) return core_err_nomem();
@@ -576,8 +586,8 @@ static int write_fork_manifest(store *s, const char *dir, const char *name,
         rc = rebase_indices(src->m->index, src->m->index_len, new_id, &idx, src->root);
     lance_commit_info info;
     if (rc == 0)
-        rc = lance_commit(s, dir, src->naming, &next.pb, &txn, idx.len ? idx.data : NULL,
-                          idx.len, 0, &info);
+        rc = lance_commit(s, dir, src->naming, &next.pb, &txn, idx.len ? idx.data : NULL, idx.len,
+                          0, &info);
     core_buf_free(&idx);
     return rc;
 }
@@ -643,8 +653,8 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
     if (rc == 0) {
         rc = write_fork_manifest(s, dir, name, src, identity, &a);
         if (rc == OG_E_CONFLICT) {
-            core_err(OG_E_EXISTS, "branch '%s' of lance table '%s' was created concurrently",
-                     name, root);
+            core_err(OG_E_EXISTS, "branch '%s' of lance table '%s' was created concurrently", name,
+                     root);
             core_err_detail(CORE_ERR_KEY, name);
             rc = OG_E_EXISTS;
         }
@@ -689,7 +699,8 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
     return rc;
 }
 
-/* ---- delete ----------------------------------------------------------------------------------- */
+/* ---- delete -----------------------------------------------------------------------------------
+ */
 
 int lance_branch_delete(store *s, const char *root, const char *name, const char *identity)
 {
@@ -723,9 +734,10 @@ int lance_branch_delete(store *s, const char *root, const char *name, const char
         rc = lance_branch_list(s, root, &all, &n);
         for (size_t i = 0; rc == 0 && i < n; i++) {
             if (strcmp(all[i].parent, name) != 0) continue;
-            core_err(OG_E_PRECONDITION_FAILED, "branch '%s' of lance table '%s' cannot be "
-                     "deleted: branch '%s' was forked from it and reads its files", name, root,
-                     all[i].name);
+            core_err(OG_E_PRECONDITION_FAILED,
+                     "branch '%s' of lance table '%s' cannot be "
+                     "deleted: branch '%s' was forked from it and reads its files",
+                     name, root, all[i].name);
             core_err_detail(CORE_ERR_KEY, name);
             rc = OG_E_PRECONDITION_FAILED;
         }

@@ -104,8 +104,9 @@ void lance_branch_list_free(lance_branch *b);
 
 /* Delete branch `name` if its identity is still `identity` (NULL: whatever it is now), then
  * its own files (best effort once the ref is gone: leftovers are invisible and cleared by the
- * next create of the name; nested branches' directories are left alone). OG_E_NOT_FOUND if absent; OG_E_PRECONDITION_FAILED (expected/actual identity)
- * if it was replaced since the caller read it, or if other branches were forked from it. */
+ * next create of the name; nested branches' directories are left alone). OG_E_NOT_FOUND if absent;
+ * OG_E_PRECONDITION_FAILED (expected/actual identity) if it was replaced since the caller read it,
+ * or if other branches were forked from it. */
 int lance_branch_delete(store *s, const char *root, const char *name, const char *identity);
 
 /* Open branch `branch` (NULL or "": main) at `version` (0: its latest). Versions below the

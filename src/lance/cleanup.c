@@ -27,7 +27,8 @@ typedef struct keyset {
 
 static void keyset_free(keyset *k)
 {
-    for (size_t i = 0; i < k->n; i++) core_free(k->v[i]);
+    for (size_t i = 0; i < k->n; i++)
+        core_free(k->v[i]);
     core_free(k->v);
     memset(k, 0, sizeof *k);
 }
@@ -129,7 +130,8 @@ typedef struct verlist {
 
 static void verlist_free(verlist *l)
 {
-    for (size_t i = 0; i < l->n; i++) core_free(l->v[i].key);
+    for (size_t i = 0; i < l->n; i++)
+        core_free(l->v[i].key);
     core_free(l->v);
     memset(l, 0, sizeof *l);
 }
@@ -168,15 +170,19 @@ static int list_versions(store *s, const char *root, verlist *out)
         uint64_t v;
         lance_naming nm;
         if (l.items[i].is_prefix || !lance_version_parse_name(l.items[i].key, &v, &nm)) continue;
-        if (nm == LANCE_NAMING_V1) v1 = 1;
-        else v2 = 1;
+        if (nm == LANCE_NAMING_V1)
+            v1 = 1;
+        else
+            v2 = 1;
         ver *e = &out->v[out->n];
         e->v = v;
         e->size = l.items[i].size;
         e->mtime_ms = l.items[i].mtime_ms;
         e->key = core_strdup(l.items[i].key);
-        if (!e->key) rc = core_err_nomem();
-        else out->n++;
+        if (!e->key)
+            rc = core_err_nomem();
+        else
+            out->n++;
     }
     store_list_free(&l);
     if (rc == 0 && v1 && v2) {
@@ -251,7 +257,8 @@ static int pinned_fork_versions(store *s, const char *root, uint64_t **out, size
         if (strcmp(b[i].parent, parent) == 0) v[k++] = b[i].parent_version;
         /* Cleaning a branch directory keeps its first manifest: its Clone transaction carries
          * the identity that opening the branch checks (branch.h). */
-        else if (*parent && strcmp(b[i].name, parent) == 0) v[k++] = b[i].parent_version;
+        else if (*parent && strcmp(b[i].name, parent) == 0)
+            v[k++] = b[i].parent_version;
     }
     lance_branch_list_free(b);
     *out = v;
@@ -396,7 +403,8 @@ int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
      * the end, and no deleted version number a stale writer could commit again). */
     for (size_t i = 0; opt->contiguous && i < vl.n; i++)
         if (vl.v[i].keep) {
-            for (size_t k = i; k < vl.n; k++) vl.v[k].keep = 1;
+            for (size_t k = i; k < vl.n; k++)
+                vl.v[k].keep = 1;
             break;
         }
 
@@ -441,7 +449,8 @@ int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
     if (rc) goto out;
     for (size_t i = 0; rc == 0 && i < after.n; i++) {
         int known = 0;
-        for (size_t j = 0; j < vl.n && !known; j++) known = vl.v[j].v == after.v[i].v;
+        for (size_t j = 0; j < vl.n && !known; j++)
+            known = vl.v[j].v == after.v[i].v;
         if (!known) {
             int gone;
             rc = load_refs(s, root, after.naming, after.v[i].v, &keep, &gone);

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 typedef struct lance_cleanup_options {
-    int version;               /* 1 */
+    int version; /* 1 */
     /* Cutoff. A version can be deleted only if it meets every criterion given:
      * before_version: its number is below this (0: no version criterion);
      * older_than_ms: its manifest was written more than this long before now (< 0: no age
@@ -50,20 +50,22 @@ typedef struct lance_cleanup_options {
 
 #define LANCE_CLEANUP_DEFAULT_AGE_MS (14ll * 24 * 3600 * 1000)
 #define LANCE_CLEANUP_DEFAULT_WINDOW_MS (3600ull * 1000)
-#define LANCE_CLEANUP_OPTIONS_INIT                                                             \
-    {1, 0, LANCE_CLEANUP_DEFAULT_AGE_MS, LANCE_CLEANUP_DEFAULT_WINDOW_MS, 0, false, false}
+#define LANCE_CLEANUP_OPTIONS_INIT                                                                 \
+    {                                                                                              \
+        1, 0, LANCE_CLEANUP_DEFAULT_AGE_MS, LANCE_CLEANUP_DEFAULT_WINDOW_MS, 0, false, false       \
+    }
 
 typedef struct lance_cleanup_report {
-    uint64_t latest_version;       /* the latest version when cleanup listed them */
-    uint64_t versions_retained;    /* manifests kept (including any committed meanwhile) */
+    uint64_t latest_version;    /* the latest version when cleanup listed them */
+    uint64_t versions_retained; /* manifests kept (including any committed meanwhile) */
     uint64_t versions_deleted;
     uint64_t data_files_deleted;
     uint64_t deletion_files_deleted;
     uint64_t txn_files_deleted;
-    uint64_t index_files_deleted;  /* this engine's key index segments (keyindex.h) */
-    uint64_t bytes_deleted;        /* manifests and files */
-    uint64_t files_spared_recent;  /* unreferenced but inside the safety window */
-    bool hint_rewritten;           /* the hint named a missing or older version */
+    uint64_t index_files_deleted; /* this engine's key index segments (keyindex.h) */
+    uint64_t bytes_deleted;       /* manifests and files */
+    uint64_t files_spared_recent; /* unreferenced but inside the safety window */
+    bool hint_rewritten;          /* the hint named a missing or older version */
 } lance_cleanup_report;
 
 /* Clean up the table at root. opt NULL: LANCE_CLEANUP_OPTIONS_INIT. *out may be NULL.

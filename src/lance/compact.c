@@ -68,8 +68,7 @@ static bool healthy_has(const compactor *c, uint64_t id)
 
 /* ---- planning ------------------------------------------------------------------------- */
 
-static int frag_deleted(const lance_dataset *ds, const Lance__Table__DataFragment *f,
-                        uint64_t *out)
+static int frag_deleted(const lance_dataset *ds, const Lance__Table__DataFragment *f, uint64_t *out)
 {
     *out = 0;
     if (!f->deletion_file) return 0;
@@ -83,8 +82,9 @@ static int frag_deleted(const lance_dataset *ds, const Lance__Table__DataFragmen
         roaring_bitmap_free(bm);
     }
     if (*out > f->physical_rows)
-        return core_err(OG_E_CORRUPT, "table '%s' fragment %" PRIu64 ": %" PRIu64
-                        " deleted rows of %" PRIu64, ds->root, f->id, *out, f->physical_rows);
+        return core_err(OG_E_CORRUPT,
+                        "table '%s' fragment %" PRIu64 ": %" PRIu64 " deleted rows of %" PRIu64,
+                        ds->root, f->id, *out, f->physical_rows);
     return 0;
 }
 
@@ -139,7 +139,8 @@ static int group_push_old(cgroup *g, const Lance__Table__DataFragment *f, uint64
 
 static void groups_free(compactor *c)
 {
-    for (size_t i = 0; i < c->n_g; i++) core_free(c->g[i].old);
+    for (size_t i = 0; i < c->n_g; i++)
+        core_free(c->g[i].old);
     core_free(c->g);
     c->g = NULL;
     c->n_g = 0;
@@ -203,10 +204,10 @@ static int plan_tiered(compactor *c, const roaring_bitmap_t *cov, int all_indexe
         live[i] = f->physical_rows - del[i];
         c->rep->rows_before += live[i];
         c->rep->files_before += f->n_files;
-        int heavy = del[i] == f->physical_rows ||
-                    (c->opt->materialize_deletions && del[i] > 0 &&
-                     (double)del[i] > c->opt->materialize_deletions_threshold *
-                                          (double)f->physical_rows);
+        int heavy =
+            del[i] == f->physical_rows ||
+            (c->opt->materialize_deletions && del[i] > 0 &&
+             (double)del[i] > c->opt->materialize_deletions_threshold * (double)f->physical_rows);
         kind[i] = f->physical_rows == 0 ? 0 : heavy ? 2 : 1;
         if (kind[i] && (all_indexed || (cov && (f->id > UINT32_MAX ||
                                                 roaring_bitmap_contains(cov, (uint32_t)f->id))))) {
@@ -229,7 +230,8 @@ static int plan_tiered(compactor *c, const roaring_bitmap_t *cov, int all_indexe
         }
         size_t j = i;
         unsigned level = tier_of(live[i], t);
-        while (j < n && kind[j] == 1 && tier_of(live[j], t) == level) j++;
+        while (j < n && kind[j] == 1 && tier_of(live[j], t) == level)
+            j++;
         if (j - i >= t) {
             for (size_t k = i; rc == 0 && k < j; k++) {
                 rc = group_push_old(&cur, pb->fragments[k], live[k], del[k]);
@@ -311,7 +313,8 @@ index:
     if (cov) roaring_bitmap_free(cov);
     if (rc) return rc;
     size_t n = 0;
-    for (size_t i = 0; i < c->n_g; i++) n += c->g[i].n_old;
+    for (size_t i = 0; i < c->n_g; i++)
+        n += c->g[i].n_old;
     c->by_id = core_calloc(n ? n : 1, sizeof *c->by_id);
     if (!c->by_id) return core_err_nomem();
     for (size_t i = 0; i < c->n_g; i++)
@@ -338,7 +341,8 @@ static int encode_rowids(core_arena *a, const uint64_t *ids, size_t n, ProtobufC
     lance_segment seg;
     memset(&seg, 0, sizeof seg);
     int sorted = 1;
-    for (size_t i = 1; i < n && sorted; i++) sorted = ids[i] > ids[i - 1];
+    for (size_t i = 1; i < n && sorted; i++)
+        sorted = ids[i] > ids[i - 1];
     uint8_t *bits = NULL;
     if (n == 0) {
         seg.kind = LANCE_SEG_RANGE;
@@ -374,8 +378,8 @@ static int encode_rowids(core_arena *a, const uint64_t *ids, size_t n, ProtobufC
 }
 
 /* Expand an inline version sequence of fragment f (NULL *out when absent: unknown). */
-static int frag_versions(const lance_dataset *ds, const Lance__Table__DataFragment *f,
-                         int created, uint64_t **out)
+static int frag_versions(const lance_dataset *ds, const Lance__Table__DataFragment *f, int created,
+                         uint64_t **out)
 {
     *out = NULL;
     const ProtobufCBinaryData *d;
@@ -406,8 +410,8 @@ typedef struct out_file {
     size_t rows;
     uint64_t *ids, *created, *updated; /* per row (0: unknown version) */
     size_t cap;
-    bool apart;                        /* the stream of rows the classifier sets apart */
-    size_t cur;                        /* index in the group's old fragments being read */
+    bool apart; /* the stream of rows the classifier sets apart */
+    size_t cur; /* index in the group's old fragments being read */
 } out_file;
 
 static void out_file_free(out_file *o)
@@ -456,8 +460,8 @@ static int finish_file(compactor *c, cgroup *g, out_file *o)
     if (rc == 0) rc = lance_fragment_new(&f, a, c->next_frag_id++, df, info.rows);
     if (rc) return rc;
     if (info.rows != o->rows)
-        return core_err(OG_E_INTERNAL, "compaction wrote %" PRIu64 " rows, expected %zu",
-                        info.rows, o->rows);
+        return core_err(OG_E_INTERNAL, "compaction wrote %" PRIu64 " rows, expected %zu", info.rows,
+                        o->rows);
     if (c->stable) {
         f->row_id_sequence_case = LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
         rc = encode_rowids(a, o->ids, o->rows, &f->inline_row_ids);
@@ -530,7 +534,8 @@ static int append_rows(compactor *c, cgroup *g, out_file *o, const arrow_batch *
         if (take > (uint64_t)(data->num_rows - off)) take = (uint64_t)(data->num_rows - off);
         if (o->rows + take > o->cap) {
             size_t cap = o->cap ? o->cap : 1024;
-            while (cap < o->rows + take) cap *= 2;
+            while (cap < o->rows + take)
+                cap *= 2;
             uint64_t *p1 = core_realloc(o->ids, cap * sizeof *p1);
             if (p1) o->ids = p1;
             uint64_t *p2 = core_realloc(o->created, cap * sizeof *p2);
@@ -546,10 +551,13 @@ static int append_rows(compactor *c, cgroup *g, out_file *o, const arrow_batch *
         for (uint64_t r = 0; rc == 0 && r < take; r++) {
             uint64_t a = arrow_array_get_uint(addr, off + (int64_t)r);
             uint64_t fid = LANCE_ROW_ADDR_FRAG(a), row = LANCE_ROW_ADDR_OFF(a);
-            while (o->cur < g->n_old && g->old[o->cur]->id != fid) o->cur++;
+            while (o->cur < g->n_old && g->old[o->cur]->id != fid)
+                o->cur++;
             if (o->cur == g->n_old || row >= g->old[o->cur]->physical_rows) {
-                rc = core_err(OG_E_INTERNAL, "table '%s': compaction scan returned row "
-                              "address %" PRIu64 " outside its group", ds->root, a);
+                rc = core_err(OG_E_INTERNAL,
+                              "table '%s': compaction scan returned row "
+                              "address %" PRIu64 " outside its group",
+                              ds->root, a);
                 break;
             }
             o->ids[o->rows + r] = rid ? arrow_array_get_uint(rid, off + (int64_t)r) : a;
@@ -574,7 +582,8 @@ static int append_class(compactor *c, cgroup *g, out_file *o, const arrow_batch 
                         uint8_t want)
 {
     size_t n = 0;
-    for (int64_t i = 0; i < data->num_rows; i++) n += cls[i] == want;
+    for (int64_t i = 0; i < data->num_rows; i++)
+        n += cls[i] == want;
     if (n == 0) return 0;
     if (n == (size_t)data->num_rows) return append_rows(c, g, o, data, addr, rid);
     int64_t *idx = core_malloc(n * sizeof *idx);
@@ -611,7 +620,8 @@ static int write_group(compactor *c, cgroup *g)
     uint8_t *cls = NULL;
     size_t cls_cap = 0;
     int rc = (!g->created || !g->updated || !proj) ? core_err_nomem() : 0;
-    for (size_t i = 0; i < nf && rc == 0; i++) proj[i] = i;
+    for (size_t i = 0; i < nf && rc == 0; i++)
+        proj[i] = i;
     for (size_t k = 0; rc == 0 && c->stable && k < g->n_old; k++) {
         rc = frag_versions(ds, g->old[k], 1, &g->created[k]);
         if (rc == 0) rc = frag_versions(ds, g->old[k], 0, &g->updated[k]);
@@ -648,8 +658,7 @@ static int write_group(compactor *c, cgroup *g)
                     rc = core_err(OG_E_INTERNAL, "compaction classifier returned %u", cls[i]);
                 g->dropped += cls[i] == LANCE_COMPACT_DROP;
             }
-            if (rc == 0)
-                rc = append_class(c, g, &o[1], data, addr, rid, cls, LANCE_COMPACT_APART);
+            if (rc == 0) rc = append_class(c, g, &o[1], data, addr, rid, cls, LANCE_COMPACT_APART);
             if (rc == 0) rc = append_class(c, g, &o[0], data, addr, rid, cls, LANCE_COMPACT_KEEP);
         }
         arrow_batch_free(data);
@@ -705,8 +714,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The ids listed under key in pb's table_metadata (unsorted, possibly stale). */
-static int listed_ids(const Lance__Table__Manifest *pb, const char *key, uint64_t **ids,
-                      size_t *n)
+static int listed_ids(const Lance__Table__Manifest *pb, const char *key, uint64_t **ids, size_t *n)
 {
     *ids = NULL;
     *n = 0;
@@ -716,7 +724,8 @@ static int listed_ids(const Lance__Table__Manifest *pb, const char *key, uint64_
             v = pb->table_metadata[i]->value;
     if (!v || !*v) return 0;
     size_t cap = 1;
-    for (const char *p = v; *p; p++) cap += *p == ',';
+    for (const char *p = v; *p; p++)
+        cap += *p == ',';
     uint64_t *out = core_malloc(cap * sizeof *out);
     if (!out) return core_err_nomem();
     size_t k = 0;
@@ -772,14 +781,16 @@ static int record_apart(compactor *c, Lance__Table__Manifest *next,
     int rc = listed_ids(bp, key, &old, &n_old);
     if (rc) return rc;
     size_t cap = n_old;
-    for (size_t i = g0; i < g1; i++) cap += c->g[i].n_apart;
+    for (size_t i = g0; i < g1; i++)
+        cap += c->g[i].n_apart;
     uint64_t *ids = core_arena_alloc(a, (cap ? cap : 1) * sizeof *ids);
     if (!ids) rc = core_err_nomem();
     for (size_t i = 0; rc == 0 && i < n_old; i++)
         if (has_fragment(next->fragments, next->n_fragments, old[i])) ids[n++] = old[i];
     core_free(old);
     for (size_t i = g0; rc == 0 && i < g1; i++)
-        for (size_t k = 0; k < c->g[i].n_apart; k++) ids[n++] = c->g[i].nw[k]->id;
+        for (size_t k = 0; k < c->g[i].n_apart; k++)
+            ids[n++] = c->g[i].nw[k]->id;
     if (rc) return rc;
     qsort(ids, n, sizeof *ids, cmp_u64);
     char *val = core_arena_alloc(a, n * 21 + 1);
@@ -814,7 +825,8 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
     const Lance__Table__Manifest *bp = base->pb;
     *next_m = NULL;
     size_t n_new = 0;
-    for (size_t i = g0; i < g1; i++) n_new += c->g[i].n_new;
+    for (size_t i = g0; i < g1; i++)
+        n_new += c->g[i].n_new;
     Lance__Table__DataFragment **frags =
         core_arena_alloc(a, (bp->n_fragments + n_new + 1) * sizeof *frags);
     Lance__Table__Transaction__Rewrite__RewriteGroup *grp =
@@ -833,13 +845,17 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
         seen_old++;
         const cgroup *g = &c->g[gi];
         if (g->old[0]->id == f->id)
-            for (size_t k = 0; k < g->n_new; k++) frags[n++] = g->nw[k];
+            for (size_t k = 0; k < g->n_new; k++)
+                frags[n++] = g->nw[k];
     }
     size_t want_old = 0;
-    for (size_t i = g0; i < g1; i++) want_old += c->g[i].n_old;
+    for (size_t i = g0; i < g1; i++)
+        want_old += c->g[i].n_old;
     if (seen_old != want_old)
-        return core_err(OG_E_INTERNAL, "table '%s': compaction base version %" PRIu64
-                        " lacks fragments it planned on", ds->root, bp->version);
+        return core_err(OG_E_INTERNAL,
+                        "table '%s': compaction base version %" PRIu64
+                        " lacks fragments it planned on",
+                        ds->root, bp->version);
     for (size_t i = g0; i < g1; i++) {
         Lance__Table__Transaction__Rewrite__RewriteGroup init =
             LANCE__TABLE__TRANSACTION__REWRITE__REWRITE_GROUP__INIT;
@@ -872,7 +888,8 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
                 ks[nk] = c->g[i].kix;
                 ks[nk++].first = ni;
             }
-            for (size_t k = 0; k < c->g[i].n_new; k++) ids[ni++] = c->g[i].nw[k]->id;
+            for (size_t k = 0; k < c->g[i].n_new; k++)
+                ids[ni++] = c->g[i].nw[k]->id;
         }
         int krc = c->opt->key_indexes ? lance_kix_declare_pb(a, &next.pb, c->opt->key_indexes) : 0;
         if (krc == 0) krc = lance_kix_next_metadata(a, &next.pb, bp, ks, nk, ids, ni);
@@ -890,7 +907,8 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
     txn.read_version = bp->version;
     txn.uuid = (char *)uuid;
     uint64_t dropped = 0;
-    for (size_t i = g0; i < g1; i++) dropped += c->g[i].dropped;
+    for (size_t i = g0; i < g1; i++)
+        dropped += c->g[i].dropped;
     if (dropped == 0) {
         rw.n_groups = g1 - g0;
         rw.groups = grpp;
@@ -905,8 +923,10 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
         if (!removed || !added) return core_err_nomem();
         size_t nr = 0, na = 0;
         for (size_t i = g0; i < g1; i++) {
-            for (size_t k = 0; k < c->g[i].n_old; k++) removed[nr++] = c->g[i].old[k]->id;
-            for (size_t k = 0; k < c->g[i].n_new; k++) added[na++] = c->g[i].nw[k];
+            for (size_t k = 0; k < c->g[i].n_old; k++)
+                removed[nr++] = c->g[i].old[k]->id;
+            for (size_t k = 0; k < c->g[i].n_new; k++)
+                added[na++] = c->g[i].nw[k];
         }
         up.n_removed_fragment_ids = nr;
         up.removed_fragment_ids = removed;
@@ -920,9 +940,9 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
     /* On a branch: the directory must still be the incarnation the plan was built on. */
     if (bp->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, base);
     if (rc == 0)
-        rc = lance_commit_pending_on(ds->s, ds->root, ds->naming, &next.pb, base, &txn,
-                                     base->index, base->index_len, LANCE_COMMIT_KEEP_BYTES,
-                                     c->pending, c->n_pending, &ci);
+        rc = lance_commit_pending_on(ds->s, ds->root, ds->naming, &next.pb, base, &txn, base->index,
+                                     base->index_len, LANCE_COMMIT_KEEP_BYTES, c->pending,
+                                     c->n_pending, &ci);
     if (rc) return rc; /* the pending files stay pending for a rebased attempt */
     c->n_pending = 0;
     lance_compact_report *rep = c->rep;
@@ -931,8 +951,8 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
     rep->n_commits++;
     /* The new version's manifest from the bytes just published, without reading it back;
      * the fragments compaction left alone stay shared with the base. */
-    rc = lance_manifest_decode_on(next_m, ci.manifest_bytes, ci.manifest_len, ci.manifest_key,
-                                  base);
+    rc =
+        lance_manifest_decode_on(next_m, ci.manifest_bytes, ci.manifest_len, ci.manifest_key, base);
     core_free(ci.manifest_bytes);
     return rc;
 }
@@ -971,35 +991,36 @@ static int rebase_onto_latest(compactor *c, lance_manifest **out)
         found++;
     }
     /* A schema change or an index since the plan: the merged files would not match. */
-    if (pb->n_fields != ds->m->pb->n_fields || m->index_len != ds->m->index_len)
-        found = SIZE_MAX;
+    if (pb->n_fields != ds->m->pb->n_fields || m->index_len != ds->m->index_len) found = SIZE_MAX;
     /* A classifier decided on the whole snapshot (a row is dropped because another fragment
      * holds a newer one): only appends since may be rebased over, so every fragment of the
      * snapshot must still be there with the same deletions. */
-    for (size_t i = 0; c->opt->classify && found != SIZE_MAX && i < ds->m->pb->n_fragments;
-         i++) {
+    for (size_t i = 0; c->opt->classify && found != SIZE_MAX && i < ds->m->pb->n_fragments; i++) {
         const Lance__Table__DataFragment *o = ds->m->pb->fragments[i];
         const Lance__Table__DataFragment *f = NULL;
         for (size_t k = 0; k < pb->n_fragments && !f; k++)
             if (pb->fragments[k]->id == o->id) f = pb->fragments[k];
         bool same = f && o->physical_rows == f->physical_rows &&
                     (!o->deletion_file) == (!f->deletion_file) &&
-                    (!o->deletion_file || (o->deletion_file->id == f->deletion_file->id &&
-                                           o->deletion_file->read_version ==
-                                               f->deletion_file->read_version));
+                    (!o->deletion_file ||
+                     (o->deletion_file->id == f->deletion_file->id &&
+                      o->deletion_file->read_version == f->deletion_file->read_version));
         if (!same) found = SIZE_MAX;
     }
     if (found != c->n_by_id) {
         uint64_t v = pb->version;
         lance_manifest_free(m);
-        core_err(OG_E_CONFLICT, "table '%s': version %" PRIu64 " changed fragments the "
-                 "compaction rewrites", ds->root, v);
+        core_err(OG_E_CONFLICT,
+                 "table '%s': version %" PRIu64 " changed fragments the "
+                 "compaction rewrites",
+                 ds->root, v);
         core_err_detail(CORE_ERR_OBJECT, ds->root);
         return OG_E_CONFLICT;
     }
     uint64_t next = max_id + 1;
     for (size_t i = 0; i < c->n_g; i++)
-        for (size_t k = 0; k < c->g[i].n_new; k++) c->g[i].nw[k]->id = next++;
+        for (size_t k = 0; k < c->g[i].n_new; k++)
+            c->g[i].nw[k]->id = next++;
     c->next_frag_id = next;
     *out = m;
     return 0;
@@ -1015,7 +1036,8 @@ static void final_stats(lance_compact_report *rep, const Lance__Table__Manifest 
 {
     rep->fragments_after = pb->n_fragments;
     rep->files_after = 0;
-    for (size_t i = 0; i < pb->n_fragments; i++) rep->files_after += pb->fragments[i]->n_files;
+    for (size_t i = 0; i < pb->n_fragments; i++)
+        rep->files_after += pb->fragments[i]->n_files;
 }
 
 /* Validate the options and set up a compactor over ds (nothing planned yet). */
@@ -1039,8 +1061,10 @@ static int compactor_init(compactor *c, const lance_dataset *ds, const lance_com
     uint64_t target = opt->target_rows_per_fragment ? opt->target_rows_per_fragment
                                                     : LANCE_COMPACT_DEFAULT_TARGET_ROWS;
     if (target > UINT32_MAX)
-        return core_err(OG_E_BAD_REQUEST, "target_rows_per_fragment %" PRIu64
-                        " exceeds a fragment's row offsets (2^32 - 1)", target);
+        return core_err(OG_E_BAD_REQUEST,
+                        "target_rows_per_fragment %" PRIu64
+                        " exceeds a fragment's row offsets (2^32 - 1)",
+                        target);
     const Lance__Table__Manifest *pb = ds->m->pb;
     rc = lance_manifest_check(pb, LANCE_ACCESS_WRITE, ds->root);
     if (rc) return rc;
@@ -1147,7 +1171,8 @@ int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_comp
     for (size_t g0 = 0; rc == 0 && g0 < c.n_g;) {
         size_t g1 = g0 + per > c.n_g ? c.n_g : g0 + per;
         if (rep->n_commits == LANCE_COMPACT_MAX_COMMITS - 1) g1 = c.n_g;
-        for (size_t i = g0; rc == 0 && i < g1; i++) rc = write_group(&c, &c.g[i]);
+        for (size_t i = g0; rc == 0 && i < g1; i++)
+            rc = write_group(&c, &c.g[i]);
         if (rc == 0) rc = commit_chunk(&c, &cur, g0, g1);
         g0 = g1;
     }
@@ -1160,9 +1185,9 @@ int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_comp
 /* ---- staged compaction ------------------------------------------------------------------ */
 
 struct lance_compact_plan {
-    lance_dataset *ds;             /* the snapshot planned on (owned) */
+    lance_dataset *ds; /* the snapshot planned on (owned) */
     lance_compact_options opt;
-    char *key_indexes;             /* opt.key_indexes, owned (the caller's may not live on) */
+    char *key_indexes; /* opt.key_indexes, owned (the caller's may not live on) */
     lance_compact_report rep;
     compactor c;
     int committed;
@@ -1176,7 +1201,7 @@ int lance_compact_stage(lance_compact_plan **out, const lance_dataset *ds,
     if (!opt) opt = &def;
     if (opt->max_groups_per_commit)
         return core_err(OG_E_BAD_REQUEST, "a staged compaction makes one commit: "
-                        "max_groups_per_commit must be 0");
+                                          "max_groups_per_commit must be 0");
     lance_compact_plan *p = core_calloc(1, sizeof *p);
     if (!p) return core_err_nomem();
     p->opt = *opt;
@@ -1195,7 +1220,8 @@ int lance_compact_stage(lance_compact_plan **out, const lance_dataset *ds,
     }
     rc = plan(&p->c);
     p->rep.groups = p->c.n_g;
-    for (size_t i = 0; rc == 0 && i < p->c.n_g; i++) rc = write_group(&p->c, &p->c.g[i]);
+    for (size_t i = 0; rc == 0 && i < p->c.n_g; i++)
+        rc = write_group(&p->c, &p->c.g[i]);
     if (rc) {
         lance_compact_plan_free(p);
         return rc;
@@ -1209,8 +1235,7 @@ size_t lance_compact_plan_groups(const lance_compact_plan *p)
     return p ? p->c.n_g : 0;
 }
 
-int lance_compact_plan_commit(lance_compact_plan *p, lance_dataset **out,
-                              lance_compact_report *rep)
+int lance_compact_plan_commit(lance_compact_plan *p, lance_dataset **out, lance_compact_report *rep)
 {
     if (out) *out = NULL;
     if (p->committed)

@@ -19,8 +19,8 @@
  * batch before the manifest names them). Deleted rows are dropped. With
  * stable row ids every row keeps its row id (the new fragment's RowIdSequence holds the old
  * ids: a range when contiguous, else a range_with_bitmap (LSB-first) or an array) and its
- * created-at and last-updated-at versions (within version_runs_max). New fragments take ids after max_fragment_id and
- * stand where the group's first fragment stood; next_row_id is unchanged.
+ * created-at and last-updated-at versions (within version_runs_max). New fragments take ids after
+ * max_fragment_id and stand where the group's first fragment stood; next_row_id is unchanged.
  *
  * Commits: each is a Rewrite{groups: [{old_fragments, new_fragments}]} with a fresh uuid,
  * at exactly (previous version) + 1 with zero retries: OG_E_CONFLICT if that version is taken
@@ -48,14 +48,14 @@
 #define LANCE_COMPACT_MAX_COMMITS 16
 
 typedef struct lance_compact_options {
-    int version;                        /* 1 */
-    uint64_t target_rows_per_fragment;  /* 0: LANCE_COMPACT_DEFAULT_TARGET_ROWS */
-    bool materialize_deletions;         /* rewrite fragments with many deleted rows */
+    int version;                            /* 1 */
+    uint64_t target_rows_per_fragment;      /* 0: LANCE_COMPACT_DEFAULT_TARGET_ROWS */
+    bool materialize_deletions;             /* rewrite fragments with many deleted rows */
     double materialize_deletions_threshold; /* fraction of physical rows, in [0, 1] */
     /* Groups per commit (0: every group in one commit). At most LANCE_COMPACT_MAX_COMMITS
      * commits are made: the last one takes whatever groups remain. */
     size_t max_groups_per_commit;
-    const char *uuid;                   /* identity of the first commit (NULL: random) */
+    const char *uuid; /* identity of the first commit (NULL: random) */
     /* Size tiers (0: off). With T >= 2, a fragment's tier is floor(log_T(visible rows)), and
      * only runs of at least T adjacent fragments of one tier are merged (each run a group;
      * target_rows_per_fragment still bounds the new files). A row is then rewritten about
@@ -99,7 +99,10 @@ typedef struct lance_compact_options {
 
 enum { LANCE_COMPACT_DROP = 0, LANCE_COMPACT_KEEP = 1, LANCE_COMPACT_APART = 2 };
 
-#define LANCE_COMPACT_OPTIONS_INIT {1, 0, true, 0.1, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL}
+#define LANCE_COMPACT_OPTIONS_INIT                                                                 \
+    {                                                                                              \
+        1, 0, true, 0.1, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL                                  \
+    }
 
 /* The fragment ids listed under key in ds's table_metadata that ds still has, ascending (*ids
  * NULL and *n 0 when none; free with core_free). A list that does not parse counts as
@@ -110,19 +113,19 @@ int lance_manifest_apart_fragments(const Lance__Table__Manifest *pb, const char 
                                    uint64_t **ids, size_t *n);
 
 typedef struct lance_compact_report {
-    uint64_t read_version;          /* the snapshot compaction planned on */
-    size_t n_commits;               /* versions produced (0: nothing to do) */
+    uint64_t read_version; /* the snapshot compaction planned on */
+    size_t n_commits;      /* versions produced (0: nothing to do) */
     uint64_t versions[LANCE_COMPACT_MAX_COMMITS];
     char uuids[LANCE_COMPACT_MAX_COMMITS][LANCE_UUID_LEN + 1];
-    size_t groups;                  /* groups rewritten (planned, when a commit failed) */
+    size_t groups; /* groups rewritten (planned, when a commit failed) */
     size_t fragments_before, fragments_after;
     size_t fragments_removed, fragments_added;
     size_t files_before, files_after; /* data files the manifest names */
     size_t files_written;
     uint64_t rows_before, rows_after; /* visible rows */
-    uint64_t rows_rewritten;        /* visible rows copied into new fragments */
-    uint64_t deleted_rows_dropped;  /* deleted rows materialized away */
-    uint64_t rows_dropped;          /* visible rows the classifier dropped */
+    uint64_t rows_rewritten;          /* visible rows copied into new fragments */
+    uint64_t deleted_rows_dropped;    /* deleted rows materialized away */
+    uint64_t rows_dropped;            /* visible rows the classifier dropped */
     size_t fragments_skipped_indexed; /* would have been candidates, but an index covers them */
 } lance_compact_report;
 
@@ -130,8 +133,9 @@ typedef struct lance_compact_report {
  * *out (may be NULL) is the snapshot after the last commit (a copy of ds when nothing was
  * committed). rep (may be NULL) is filled also on failure: the commits already made stay
  * made and are listed (n_commits/versions are exact even when a later step failed; the row
- * and file counters then include work staged for the failed commit). Errors: OG_E_BAD_REQUEST (options), OG_E_UNSUPPORTED (a table this
- * engine cannot write), OG_E_CONFLICT (a version was taken), store and read errors. */
+ * and file counters then include work staged for the failed commit). Errors: OG_E_BAD_REQUEST
+ * (options), OG_E_UNSUPPORTED (a table this engine cannot write), OG_E_CONFLICT (a version was
+ * taken), store and read errors. */
 int lance_compact(lance_dataset **out, const lance_dataset *ds, const lance_compact_options *opt,
                   lance_compact_report *rep);
 

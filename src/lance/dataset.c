@@ -20,8 +20,8 @@ void lance_dataset_free(lance_dataset *ds)
 }
 
 /* Build a snapshot around a decoded manifest (takes ownership of m, also on failure). */
-int lance_dataset_from_manifest(lance_dataset **out, store *s, const char *root, lance_naming naming,
-                        lance_manifest *m)
+int lance_dataset_from_manifest(lance_dataset **out, store *s, const char *root,
+                                lance_naming naming, lance_manifest *m)
 {
     *out = NULL;
     lance_dataset *ds = core_calloc(1, sizeof *ds);
@@ -158,7 +158,8 @@ int lance_dataset_check_absent(store *s, const char *root)
 uint64_t lance_dataset_physical_rows(const lance_dataset *ds)
 {
     uint64_t n = 0;
-    for (size_t i = 0; i < ds->m->pb->n_fragments; i++) n += ds->m->pb->fragments[i]->physical_rows;
+    for (size_t i = 0; i < ds->m->pb->n_fragments; i++)
+        n += ds->m->pb->fragments[i]->physical_rows;
     return n;
 }
 
@@ -187,14 +188,18 @@ int lance_dataset_file_root(const lance_dataset *ds, int has_base_id, uint32_t b
     for (size_t i = 0; i < pb->n_base_paths && !bp; i++)
         if (pb->base_paths[i]->id == base_id) bp = pb->base_paths[i];
     if (!bp || !bp->path) {
-        core_err(OG_E_CORRUPT, "table '%s' version %" PRIu64 " refers to base path %" PRIu32
-                 " which its manifest does not define", ds->root, pb->version, base_id);
+        core_err(OG_E_CORRUPT,
+                 "table '%s' version %" PRIu64 " refers to base path %" PRIu32
+                 " which its manifest does not define",
+                 ds->root, pb->version, base_id);
         core_err_detail(CORE_ERR_OBJECT, ds->root);
         return OG_E_CORRUPT;
     }
     if (!bp->is_dataset_root) {
-        core_err(OG_E_UNSUPPORTED, "table '%s': base path %" PRIu32 " ('%s') is not a dataset "
-                 "root; only dataset-root base paths are supported", ds->root, base_id, bp->path);
+        core_err(OG_E_UNSUPPORTED,
+                 "table '%s': base path %" PRIu32 " ('%s') is not a dataset "
+                 "root; only dataset-root base paths are supported",
+                 ds->root, base_id, bp->path);
         return OG_E_UNSUPPORTED;
     }
     int rc = lance_base_path_key(ds->s, bp->path, out);

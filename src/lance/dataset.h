@@ -39,18 +39,18 @@
 
 typedef struct lance_dataset {
     store *s;
-    char *root;                  /* table root key prefix ("" or "a/t.lance") */
-    lance_naming naming;         /* manifest naming scheme to continue with */
-    lance_manifest *m;           /* the snapshot's manifest */
-    arrow_schema schema;         /* its fields as Arrow (top level) */
-    int32_t *field_ids;          /* pre-order Lance field ids of schema */
+    char *root;          /* table root key prefix ("" or "a/t.lance") */
+    lance_naming naming; /* manifest naming scheme to continue with */
+    lance_manifest *m;   /* the snapshot's manifest */
+    arrow_schema schema; /* its fields as Arrow (top level) */
+    int32_t *field_ids;  /* pre-order Lance field ids of schema */
     size_t n_field_ids;
 } lance_dataset;
 
 typedef struct lance_create_options {
-    int version;                 /* 1 */
-    bool stable_row_ids;         /* flag 2 (default true) */
-    bool v1_names;               /* V1 manifest names (default false: V2) */
+    int version;         /* 1 */
+    bool stable_row_ids; /* flag 2 (default true) */
+    bool v1_names;       /* V1 manifest names (default false: V2) */
     /* Top-level field names marked as the unenforced primary key, in key order. */
     const char *const *primary_key;
     size_t n_primary_key;
@@ -64,7 +64,10 @@ typedef struct lance_create_options {
     const char *key_indexes;
 } lance_create_options;
 
-#define LANCE_CREATE_OPTIONS_INIT {1, true, false, NULL, 0, NULL, NULL, NULL, 0, NULL}
+#define LANCE_CREATE_OPTIONS_INIT                                                                  \
+    {                                                                                              \
+        1, true, false, NULL, 0, NULL, NULL, NULL, 0, NULL                                         \
+    }
 
 /* Create version 1 of an empty table (no fragments) with this schema. OG_E_EXISTS if the
  * root already has versions. */
@@ -115,24 +118,26 @@ typedef struct lance_filter {
 /* ---- Scans -------------------------------------------------------------------------------- */
 
 typedef struct lance_scan_options {
-    int version;                 /* 1 */
-    const char *const *columns;  /* top-level columns to return (NULL: all, in schema order) */
+    int version;                /* 1 */
+    const char *const *columns; /* top-level columns to return (NULL: all, in schema order) */
     size_t n_columns;
-    const lance_filter *filter;  /* NULL: no filter */
-    int64_t limit;               /* < 0: no limit */
-    bool with_row_addr;          /* append a UInt64 column "_rowaddr" */
-    bool with_row_id;            /* append a UInt64 column "_rowid" (stable row ids only) */
-    size_t batch_rows;           /* rows per batch at most (0: one batch per data file read) */
+    const lance_filter *filter;     /* NULL: no filter */
+    int64_t limit;                  /* < 0: no limit */
+    bool with_row_addr;             /* append a UInt64 column "_rowaddr" */
+    bool with_row_id;               /* append a UInt64 column "_rowid" (stable row ids only) */
+    size_t batch_rows;              /* rows per batch at most (0: one batch per data file read) */
     const uint64_t *skip_fragments; /* fragment ids not to read, ascending (NULL: none) */
     size_t n_skip_fragments;
 } lance_scan_options;
 
-#define LANCE_SCAN_OPTIONS_INIT {1, NULL, 0, NULL, -1, false, false, 0, NULL, 0}
+#define LANCE_SCAN_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        1, NULL, 0, NULL, -1, false, false, 0, NULL, 0                                             \
+    }
 
 typedef struct lance_scanner lance_scanner;
 
-int lance_scanner_open(lance_scanner **out, const lance_dataset *ds,
-                       const lance_scan_options *opt);
+int lance_scanner_open(lance_scanner **out, const lance_dataset *ds, const lance_scan_options *opt);
 /* The next non-empty batch, or *out = NULL at the end. */
 int lance_scanner_next(lance_scanner *sc, arrow_batch **out);
 /* The schema of the batches this scanner returns. */
@@ -153,21 +158,25 @@ uint64_t lance_dataset_scan_pos(const lance_dataset *ds, uint64_t addr);
 
 /* The values of one column at these row addresses (any order, repeats allowed), in that
  * order: per fragment, one reader of its data file and only the pages around the rows wanted
- * (exact ranged reads); a fragment from which many rows are wanted is read whole. OG_E_NOT_FOUND for an address the snapshot does not have. Deleted rows are
- * not checked: the caller's addresses come from live rows. */
+ * (exact ranged reads); a fragment from which many rows are wanted is read whole. OG_E_NOT_FOUND
+ * for an address the snapshot does not have. Deleted rows are not checked: the caller's addresses
+ * come from live rows. */
 int lance_dataset_take_column(arrow_array **out, const lance_dataset *ds, const char *column,
                               const uint64_t *addrs, size_t n);
 
 typedef struct lance_write_options {
-    int version;                 /* 1 */
-    uint64_t max_rows_per_file;  /* 0: LANCE_DEFAULT_MAX_ROWS_PER_FILE */
-    const char *uuid;            /* the transaction identity (NULL: a new random uuid) */
-    bool txn_file;               /* also write the transaction as a _transactions/ file, as
-                                    lance does; by default it is only inside the manifest,
-                                    where lance reads it first (one object fewer per commit) */
+    int version;                /* 1 */
+    uint64_t max_rows_per_file; /* 0: LANCE_DEFAULT_MAX_ROWS_PER_FILE */
+    const char *uuid;           /* the transaction identity (NULL: a new random uuid) */
+    bool txn_file;              /* also write the transaction as a _transactions/ file, as
+                                   lance does; by default it is only inside the manifest,
+                                   where lance reads it first (one object fewer per commit) */
 } lance_write_options;
 
-#define LANCE_WRITE_OPTIONS_INIT {1, 0, NULL, false}
+#define LANCE_WRITE_OPTIONS_INIT                                                                   \
+    {                                                                                              \
+        1, 0, NULL, false                                                                          \
+    }
 
 typedef enum lance_merge_mode {
     LANCE_MERGE_UPSERT = 0,      /* matched rows are replaced, others inserted */
@@ -177,8 +186,8 @@ typedef enum lance_merge_mode {
 typedef struct lance_staged lance_staged;
 
 /* Append rows (batches must have the dataset's schema). */
-int lance_stage_append(lance_staged **out, const lance_dataset *ds, arrow_batch *const *b,
-                       size_t n, const lance_write_options *opt);
+int lance_stage_append(lance_staged **out, const lance_dataset *ds, arrow_batch *const *b, size_t n,
+                       const lance_write_options *opt);
 /* Replace the whole content (and schema) with these rows. */
 int lance_stage_overwrite(lance_staged **out, const lance_dataset *ds, const arrow_schema *schema,
                           arrow_batch *const *b, size_t n, const lance_write_options *opt);
@@ -200,13 +209,13 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
 
 /* What a staged operation will do, for callers that plan (the write path's Effects). */
 typedef struct lance_staged_info {
-    const char *uuid;            /* transaction identity */
+    const char *uuid; /* transaction identity */
     uint64_t read_version;
-    lance_naming naming;         /* the read version's manifest naming */
-    uint64_t rows_added;         /* rows in new fragments */
-    uint64_t rows_deleted;       /* rows newly deleted from existing fragments */
-    size_t files_written;        /* data + deletion files staged */
-    bool noop;                   /* nothing to commit (e.g. a delete that matched nothing) */
+    lance_naming naming;   /* the read version's manifest naming */
+    uint64_t rows_added;   /* rows in new fragments */
+    uint64_t rows_deleted; /* rows newly deleted from existing fragments */
+    size_t files_written;  /* data + deletion files staged */
+    bool noop;             /* nothing to commit (e.g. a delete that matched nothing) */
 } lance_staged_info;
 
 void lance_staged_get_info(const lance_staged *st, lance_staged_info *out);
@@ -219,17 +228,20 @@ typedef enum lance_commit_mode {
 } lance_commit_mode;
 
 typedef struct lance_commit_options {
-    int version;             /* 1 */
+    int version; /* 1 */
     lance_commit_mode mode;
-    unsigned max_attempts;   /* REBASE: attempts in all (0: 20) */
+    unsigned max_attempts; /* REBASE: attempts in all (0: 20) */
 } lance_commit_options;
 
-#define LANCE_COMMIT_OPTIONS_INIT {1, LANCE_COMMIT_EXACT, 0}
+#define LANCE_COMMIT_OPTIONS_INIT                                                                  \
+    {                                                                                              \
+        1, LANCE_COMMIT_EXACT, 0                                                                   \
+    }
 
 typedef struct lance_commit_result {
-    uint64_t version;        /* the version created (or the read version for a no-op) */
-    unsigned attempts;       /* commit attempts made */
-    unsigned rebased_over;   /* versions committed by others that this one was rebased over */
+    uint64_t version;      /* the version created (or the read version for a no-op) */
+    unsigned attempts;     /* commit attempts made */
+    unsigned rebased_over; /* versions committed by others that this one was rebased over */
 } lance_commit_result;
 
 /* Commit under the options. OG_E_CONFLICT when the version is taken (EXACT), when a
@@ -262,8 +274,7 @@ void lance_staged_free(lance_staged *st);
 /* One-call helpers: stage + commit, returning the new snapshot. */
 int lance_dataset_append(lance_dataset **out, const lance_dataset *ds, arrow_batch *const *b,
                          size_t n);
-int lance_dataset_delete(lance_dataset **out, const lance_dataset *ds,
-                         const lance_filter *filter);
+int lance_dataset_delete(lance_dataset **out, const lance_dataset *ds, const lance_filter *filter);
 
 /* ---- Create with rows (create.c) ---------------------------------------------------------- */
 

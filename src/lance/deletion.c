@@ -59,8 +59,10 @@ int lance_deletion_bin_encode(core_buf *out, const roaring_bitmap_t *rows)
     int rc = core_buf_reserve(out, n);
     if (!rc) {
         size_t w = roaring_bitmap_portable_serialize(c, (char *)out->data);
-        if (w != n) rc = core_err(OG_E_INTERNAL, "roaring serialized %zu of %zu bytes", w, n);
-        else out->len = n;
+        if (w != n)
+            rc = core_err(OG_E_INTERNAL, "roaring serialized %zu of %zu bytes", w, n);
+        else
+            out->len = n;
     }
     roaring_bitmap_free(c);
     return rc;
@@ -89,8 +91,7 @@ int lance_deletion_bin_decode(roaring_bitmap_t **out, const void *data, size_t l
         runflags = b + pos;
         pos += fl;
     } else {
-        return bad(K, object, "unknown cookie %" PRIu32 " (not a portable roaring bitmap)",
-                   cookie);
+        return bad(K, object, "unknown cookie %" PRIu32 " (not a portable roaring bitmap)", cookie);
     }
     if (count > 65536) return bad(K, object, "%zu containers (at most 65536)", count);
     if ((len - pos) / 4 < count) return bad(K, object, "truncated container headers");
@@ -119,10 +120,16 @@ int lance_deletion_bin_decode(roaring_bitmap_t **out, const void *data, size_t l
         uint32_t hi = key << 16;
         size_t nv = 0;
         if (has_run && (runflags[i / 8] >> (i % 8) & 1)) {
-            if (len - pos < 2) { rc = bad(K, object, "truncated run container"); break; }
+            if (len - pos < 2) {
+                rc = bad(K, object, "truncated run container");
+                break;
+            }
             uint32_t runs = rd16(b + pos);
             pos += 2;
-            if ((len - pos) / 4 < runs) { rc = bad(K, object, "truncated runs"); break; }
+            if ((len - pos) / 4 < runs) {
+                rc = bad(K, object, "truncated runs");
+                break;
+            }
             long last = -1;
             for (uint32_t j = 0; j < runs && !rc; j++) {
                 uint32_t start = rd16(b + pos + 4 * j), l = rd16(b + pos + 4 * j + 2);
@@ -130,12 +137,16 @@ int lance_deletion_bin_decode(roaring_bitmap_t **out, const void *data, size_t l
                     rc = bad(K, object, "run containers overlap or overflow");
                     break;
                 }
-                for (uint32_t x = start; x <= start + l; x++) vals[nv++] = hi | x;
+                for (uint32_t x = start; x <= start + l; x++)
+                    vals[nv++] = hi | x;
                 last = (long)(start + l);
             }
             pos += 4 * (size_t)runs;
         } else if (card <= ARRAY_MAX) {
-            if ((len - pos) / 2 < card) { rc = bad(K, object, "truncated array container"); break; }
+            if ((len - pos) / 2 < card) {
+                rc = bad(K, object, "truncated array container");
+                break;
+            }
             long last = -1;
             for (uint32_t j = 0; j < card; j++) {
                 uint32_t x = rd16(b + pos + 2 * j);
@@ -148,7 +159,10 @@ int lance_deletion_bin_decode(roaring_bitmap_t **out, const void *data, size_t l
             }
             pos += 2 * (size_t)card;
         } else {
-            if (len - pos < BITMAP_BYTES) { rc = bad(K, object, "truncated bitmap container"); break; }
+            if (len - pos < BITMAP_BYTES) {
+                rc = bad(K, object, "truncated bitmap container");
+                break;
+            }
             for (uint32_t w = 0; w < BITMAP_BYTES / 8; w++) {
                 uint64_t word = rd64(b + pos + 8 * w);
                 while (word) {
@@ -166,8 +180,7 @@ int lance_deletion_bin_decode(roaring_bitmap_t **out, const void *data, size_t l
         }
         roaring_bitmap_add_many(r, nv, vals);
     }
-    if (!rc && pos != len)
-        rc = bad(K, object, "%zu unexpected bytes after the bitmap", len - pos);
+    if (!rc && pos != len) rc = bad(K, object, "%zu unexpected bytes after the bitmap", len - pos);
     core_free(vals);
     if (rc) {
         roaring_bitmap_free(r);
@@ -299,10 +312,9 @@ static int check_schema(const fb *f, const fbt *schema, int *is_signed, const ch
 
 /* A body buffer, decompressed if the batch is compressed: p and n point into data or into
  * *owned (freed by the caller). */
-static int body_buffer(const unsigned char *body, uint64_t body_len, const fb *f,
-                       size_t bufs_first, size_t i, int compressed, uint64_t max_len,
-                       const unsigned char **p, size_t *n, unsigned char **owned,
-                       const char *object)
+static int body_buffer(const unsigned char *body, uint64_t body_len, const fb *f, size_t bufs_first,
+                       size_t i, int compressed, uint64_t max_len, const unsigned char **p,
+                       size_t *n, unsigned char **owned, const char *object)
 {
     const char *K = "arrow";
     const unsigned char *e = f->b + bufs_first + 16 * i;
@@ -322,8 +334,9 @@ static int body_buffer(const unsigned char *body, uint64_t body_len, const fb *f
         return 0;
     }
     if (ulen < 0 || (uint64_t)ulen > max_len)
-        return bad(K, object, "buffer %zu claims %" PRId64 " uncompressed bytes (at most %" PRIu64
-                   ")", i, ulen, max_len);
+        return bad(K, object,
+                   "buffer %zu claims %" PRId64 " uncompressed bytes (at most %" PRIu64 ")", i,
+                   ulen, max_len);
     unsigned char *dst = core_malloc(ulen ? (size_t)ulen : 1);
     if (!dst) return core_err_nomem();
     size_t got = ZSTD_decompress(dst, (size_t)ulen, body + off + 8, (size_t)(len - 8));
@@ -345,8 +358,9 @@ static int read_batch(const unsigned char *file, size_t flen, const unsigned cha
     uint64_t off = rd64(block), mlen = (uint64_t)(int64_t)(int32_t)rd32(block + 8),
              blen = rd64(block + 16);
     if (off > flen || mlen > flen - off || blen > flen - off - mlen || mlen < 8)
-        return bad(K, object, "record batch block [%" PRIu64 ", +%" PRIu64 "+%" PRIu64
-                   ") is outside the file", off, mlen, blen);
+        return bad(K, object,
+                   "record batch block [%" PRIu64 ", +%" PRIu64 "+%" PRIu64 ") is outside the file",
+                   off, mlen, blen);
     const unsigned char *m = file + off;
     size_t hdr = 0;
     uint32_t l = rd32(m);
@@ -395,8 +409,8 @@ static int read_batch(const unsigned char *file, size_t flen, const unsigned cha
     size_t vn = 0;
     unsigned char *owned = NULL;
     uint64_t need = rows * 4;
-    int rc = body_buffer(body, blen, &f, bfirst, 1, compressed, need + 64, &vals, &vn, &owned,
-                         object);
+    int rc =
+        body_buffer(body, blen, &f, bfirst, 1, compressed, need + 64, &vals, &vn, &owned, object);
     if (rc) return rc;
     if (vn < need) {
         core_free(owned);
@@ -424,7 +438,8 @@ int lance_deletion_arrow_decode(roaring_bitmap_t **out, const void *data, size_t
         memcmp(b + len - 6, ARROW_MAGIC, 6) != 0)
         return bad(K, object, "not an Arrow IPC file (magic ARROW1 missing)");
     uint32_t flen = rd32(b + len - 10);
-    if (flen > len - 10 - 8) return bad(K, object, "footer length %" PRIu32 " overruns the file", flen);
+    if (flen > len - 10 - 8)
+        return bad(K, object, "footer length %" PRIu32 " overruns the file", flen);
     fb f = {b + len - 10 - flen, flen};
     fbt foot, schema;
     uint64_t root = flen >= 4 ? rd32(f.b) : UINT64_MAX;
@@ -457,13 +472,14 @@ int lance_deletion_load(store *s, const char *root, uint64_t frag_id,
     if (df->has_base_id) {
         core_err(OG_E_UNSUPPORTED,
                  "deletion file of fragment %" PRIu64 " lives under base path %" PRIu32
-                 " (shallow clones are not supported yet)", frag_id, df->base_id);
+                 " (shallow clones are not supported yet)",
+                 frag_id, df->base_id);
         return OG_E_UNSUPPORTED;
     }
     int bitmap = df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP;
     if (!bitmap && df->file_type != LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__ARROW_ARRAY) {
-        core_err(OG_E_UNSUPPORTED, "deletion file type %d of fragment %" PRIu64,
-                 (int)df->file_type, frag_id);
+        core_err(OG_E_UNSUPPORTED, "deletion file type %d of fragment %" PRIu64, (int)df->file_type,
+                 frag_id);
         return OG_E_UNSUPPORTED;
     }
     char name[96], key[STORE_KEY_MAX];

@@ -54,22 +54,25 @@ int lance_arrow_from_fields(arrow_schema *out, Lance__File__Field *const *f, siz
 /* ---- Writer ------------------------------------------------------------------------------ */
 
 typedef struct lance_file2_options {
-    int version;             /* 1 */
-    size_t page_bytes;       /* bound on a page's buffer bytes (0: default 8 MiB) */
+    int version;              /* 1 */
+    size_t page_bytes;        /* bound on a page's buffer bytes (0: default 8 MiB) */
     const int32_t *field_ids; /* pre-order Lance field ids, or NULL for 0..n-1 */
     size_t n_field_ids;
-    unsigned put_flags;      /* store_put flags (e.g. STORE_F_NOSYNC) */
+    unsigned put_flags; /* store_put flags (e.g. STORE_F_NOSYNC) */
 } lance_file2_options;
 
-#define LANCE_FILE2_OPTIONS_INIT {1, 0, NULL, 0, 0}
+#define LANCE_FILE2_OPTIONS_INIT                                                                   \
+    {                                                                                              \
+        1, 0, NULL, 0, 0                                                                           \
+    }
 
 typedef struct lance_file2_writer lance_file2_writer;
 
 typedef struct lance_file2_info {
-    uint64_t size;     /* bytes of the whole file */
+    uint64_t size; /* bytes of the whole file */
     uint64_t rows;
-    uint32_t columns;  /* = Lance fields in pre-order */
-    uint32_t pages;    /* over all columns */
+    uint32_t columns; /* = Lance fields in pre-order */
+    uint32_t pages;   /* over all columns */
 } lance_file2_info;
 
 int lance_file2_writer_new(lance_file2_writer **out, const arrow_schema *schema,
@@ -108,16 +111,20 @@ typedef struct lance_file2_reader lance_file2_reader;
 #define LANCE_FILE2_PREFETCH_MAX (64u << 20)
 
 /* Read flags. */
-#define LANCE_FILE2_READ_EXACT 0x1u /* fetch exactly the bytes needed, in ranged gets (no whole-
-                                     * file read, tail window or coalescing across columns) */
+#define LANCE_FILE2_READ_EXACT                                                                     \
+    0x1u /* fetch exactly the bytes needed, in ranged gets (no whole-                              \
+          * file read, tail window or coalescing across columns) */
 
 typedef struct lance_file2_read_options {
-    int version;          /* 1 */
-    uint64_t max_bytes;   /* bound on decoded bytes per read call (0: 4 GiB) */
-    unsigned flags;       /* LANCE_FILE2_READ_* */
+    int version;        /* 1 */
+    uint64_t max_bytes; /* bound on decoded bytes per read call (0: 4 GiB) */
+    unsigned flags;     /* LANCE_FILE2_READ_* */
 } lance_file2_read_options;
 
-#define LANCE_FILE2_READ_OPTIONS_INIT {1, 0, 0}
+#define LANCE_FILE2_READ_OPTIONS_INIT                                                              \
+    {                                                                                              \
+        1, 0, 0                                                                                    \
+    }
 
 /* Open a data file in a store. size is the file's size if known (e.g. DataFile.file_size_bytes),
  * else 0. A file of at most LANCE_FILE2_SMALL_FILE_BYTES costs one get (size unknown: one get
@@ -129,8 +136,8 @@ int lance_file2_open(lance_file2_reader **out, store *s, const char *key, uint64
                      const lance_file2_read_options *opt);
 /* Open over bytes in memory (not copied: they must outlive the reader). name is used in
  * error messages. */
-int lance_file2_open_bytes(lance_file2_reader **out, const void *data, size_t len,
-                           const char *name, const lance_file2_read_options *opt);
+int lance_file2_open_bytes(lance_file2_reader **out, const void *data, size_t len, const char *name,
+                           const lance_file2_read_options *opt);
 void lance_file2_close(lance_file2_reader *r);
 
 const arrow_schema *lance_file2_schema(const lance_file2_reader *r);

@@ -92,7 +92,8 @@ static int pb_depth_ok(const uint8_t *p, size_t n, const ProtobufCMessageDescrip
             i += (size_t)len;
             break;
         }
-        default: return 0;
+        default:
+            return 0;
         }
     }
     return 0;
@@ -116,27 +117,33 @@ static int unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d, c
 static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *out)
 {
     if (off > r->size || len > r->size - off)
-        return core_err(OG_E_CORRUPT, "%s: range [%" PRIu64 ", +%" PRIu64 ") beyond the file's %"
-                        PRIu64 " bytes", r->name, off, len, r->size);
+        return core_err(OG_E_CORRUPT,
+                        "%s: range [%" PRIu64 ", +%" PRIu64 ") beyond the file's %" PRIu64 " bytes",
+                        r->name, off, len, r->size);
     if (r->mem) {
         core_buf_clear(out);
         return core_buf_append(out, r->mem + off, (size_t)len);
     }
     int rc = store_get(r->st, r->key, off, len, out);
     if (rc == OG_E_BAD_REQUEST && store_key_check(r->key) == 0)
-        return core_err(OG_E_CORRUPT, "%s: the object is shorter than the %" PRIu64 " bytes "
-                        "recorded for it (read at %" PRIu64 ")", r->name, r->size, off);
+        return core_err(OG_E_CORRUPT,
+                        "%s: the object is shorter than the %" PRIu64 " bytes "
+                        "recorded for it (read at %" PRIu64 ")",
+                        r->name, r->size, off);
     if (rc) return rc;
     if (out->len != len)
-        return core_err(OG_E_CORRUPT, "%s: short read at %" PRIu64 " (%zu of %" PRIu64
-                        " bytes): the file is shorter than its footer says", r->name, off, out->len, len);
+        return core_err(OG_E_CORRUPT,
+                        "%s: short read at %" PRIu64 " (%zu of %" PRIu64
+                        " bytes): the file is shorter than its footer says",
+                        r->name, off, out->len, len);
     return 0;
 }
 
 static uint64_t rd64(const uint8_t *p)
 {
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
     return v;
 }
 static uint32_t rd32(const uint8_t *p)
@@ -219,11 +226,15 @@ static int open_common(lance_file2_reader *r)
     uint16_t major = (uint16_t)(f[32] | f[33] << 8), minor = (uint16_t)(f[34] | f[35] << 8);
     if (!((major == 0 && minor == 3) || (major == 2 && minor == 0))) {
         if ((major == 0 && minor < 3))
-            rc = core_err(OG_E_UNSUPPORTED, "%s: legacy Lance file version %u.%u (v1) is not "
-                          "supported", r->name, major, minor);
+            rc = core_err(OG_E_UNSUPPORTED,
+                          "%s: legacy Lance file version %u.%u (v1) is not "
+                          "supported",
+                          r->name, major, minor);
         else
-            rc = core_err(OG_E_UNSUPPORTED, "%s: unsupported data file version %u.%u (only 2.0 "
-                          "is read)", r->name, major, minor);
+            rc = core_err(OG_E_UNSUPPORTED,
+                          "%s: unsupported data file version %u.%u (only 2.0 "
+                          "is read)",
+                          r->name, major, minor);
         goto out;
     }
     if (n_cols > MAX_COLUMNS || n_gb > MAX_GLOBAL_BUFFERS) {
@@ -232,12 +243,14 @@ static int open_common(lance_file2_reader *r)
         goto out;
     }
     if (n_gb < 1) {
-        rc = core_err(OG_E_CORRUPT, "%s: no global buffers (global buffer 0 holds the schema)", r->name);
+        rc = core_err(OG_E_CORRUPT, "%s: no global buffers (global buffer 0 holds the schema)",
+                      r->name);
         goto out;
     }
-    if (!range_ok(cmo, (uint64_t)n_cols * 16, data_end) || !range_ok(gbo, (uint64_t)n_gb * 16, data_end) ||
-        cm_start > data_end) {
-        rc = core_err(OG_E_CORRUPT, "%s: metadata tables (cmo %" PRIu64 ", gbo %" PRIu64
+    if (!range_ok(cmo, (uint64_t)n_cols * 16, data_end) ||
+        !range_ok(gbo, (uint64_t)n_gb * 16, data_end) || cm_start > data_end) {
+        rc = core_err(OG_E_CORRUPT,
+                      "%s: metadata tables (cmo %" PRIu64 ", gbo %" PRIu64
                       ", column metadata %" PRIu64 ") lie beyond the file's %" PRIu64 " bytes",
                       r->name, cmo, gbo, cm_start, size);
         goto out;
@@ -260,14 +273,15 @@ static int open_common(lance_file2_reader *r)
     }
     const uint8_t *t;
     if ((rc = view(r, tail, data_end - tail, &b, &t))) goto out;
-#define AT(pos) (t + ((pos) - tail))
+#define AT(pos) (t + ((pos)-tail))
     /* global buffer 0 */
     uint64_t g0 = rd64(AT(gbo)), g0len = rd64(AT(gbo) + 8);
     for (uint32_t i = 0; i < n_gb; i++) {
         uint64_t gp = rd64(AT(gbo) + 16 * i), gl = rd64(AT(gbo) + 16 * i + 8);
         if (!range_ok(gp, gl, data_end)) {
-            rc = core_err(OG_E_CORRUPT, "%s: global buffer %u [%" PRIu64 ", +%" PRIu64
-                          ") lies beyond the file", r->name, i, gp, gl);
+            rc = core_err(OG_E_CORRUPT,
+                          "%s: global buffer %u [%" PRIu64 ", +%" PRIu64 ") lies beyond the file",
+                          r->name, i, gp, gl);
             goto out;
         }
     }
@@ -276,7 +290,8 @@ static int open_common(lance_file2_reader *r)
         g0p = AT(g0);
     } else {
         if (g0len > r->max_bytes) {
-            rc = core_err(OG_E_RESOURCE_LIMIT, "%s: global buffer 0 is %" PRIu64 " bytes", r->name, g0len);
+            rc = core_err(OG_E_RESOURCE_LIMIT, "%s: global buffer 0 is %" PRIu64 " bytes", r->name,
+                          g0len);
             goto out;
         }
         if ((rc = view(r, g0, g0len, &extra, &g0p))) goto out;
@@ -289,7 +304,8 @@ static int open_common(lance_file2_reader *r)
         goto out;
     }
     if (fd->length > (uint64_t)INT64_MAX / 16) {
-        rc = core_err(OG_E_CORRUPT, "%s: FileDescriptor claims %" PRIu64 " rows", r->name, fd->length);
+        rc = core_err(OG_E_CORRUPT, "%s: FileDescriptor claims %" PRIu64 " rows", r->name,
+                      fd->length);
         goto out;
     }
     r->rows = fd->length;
@@ -303,8 +319,10 @@ static int open_common(lance_file2_reader *r)
                                       r->name)))
         goto out;
     if (r->n_ids != n_cols) {
-        rc = core_err(OG_E_CORRUPT, "%s: schema has %zu fields but the file has %u columns "
-                      "(2.0 files have one column per field)", r->name, r->n_ids, n_cols);
+        rc = core_err(OG_E_CORRUPT,
+                      "%s: schema has %zu fields but the file has %u columns "
+                      "(2.0 files have one column per field)",
+                      r->name, r->n_ids, n_cols);
         goto out;
     }
     /* column metadata */
@@ -317,8 +335,9 @@ static int open_common(lance_file2_reader *r)
     for (uint32_t c = 0; c < n_cols; c++) {
         uint64_t cp = rd64(AT(cmo) + 16 * c), cl = rd64(AT(cmo) + 16 * c + 8);
         if (!range_ok(cp, cl, data_end)) {
-            rc = core_err(OG_E_CORRUPT, "%s: column %u metadata [%" PRIu64 ", +%" PRIu64
-                          ") lies beyond the file", r->name, c, cp, cl);
+            rc = core_err(OG_E_CORRUPT,
+                          "%s: column %u metadata [%" PRIu64 ", +%" PRIu64 ") lies beyond the file",
+                          r->name, c, cp, cl);
             goto out;
         }
         const uint8_t *cpp;
@@ -329,22 +348,26 @@ static int open_common(lance_file2_reader *r)
         }
         char what[64];
         snprintf(what, sizeof what, "column %u metadata", c);
-        if ((rc = unpack((ProtobufCMessage **)&r->cols[c], &lance__file__v2__column_metadata__descriptor,
-                         cpp, (size_t)cl, r->name, what)))
+        if ((rc = unpack((ProtobufCMessage **)&r->cols[c],
+                         &lance__file__v2__column_metadata__descriptor, cpp, (size_t)cl, r->name,
+                         what)))
             goto out;
         const Lance__File__V2__ColumnMetadata *cm = r->cols[c];
         for (size_t p = 0; p < cm->n_pages; p++) {
             const Lance__File__V2__ColumnMetadata__Page *pg = cm->pages[p];
             if (pg->n_buffer_offsets != pg->n_buffer_sizes) {
-                rc = core_err(OG_E_CORRUPT, "%s: column %u page %zu has %zu buffer offsets but %zu "
-                              "sizes", r->name, c, p, pg->n_buffer_offsets, pg->n_buffer_sizes);
+                rc = core_err(OG_E_CORRUPT,
+                              "%s: column %u page %zu has %zu buffer offsets but %zu "
+                              "sizes",
+                              r->name, c, p, pg->n_buffer_offsets, pg->n_buffer_sizes);
                 goto out;
             }
             for (size_t k = 0; k < pg->n_buffer_offsets; k++)
                 if (!range_ok(pg->buffer_offsets[k], pg->buffer_sizes[k], data_end)) {
-                    rc = core_err(OG_E_CORRUPT, "%s: column %u page %zu buffer %zu [%" PRIu64 ", +%"
-                                  PRIu64 ") lies beyond the file", r->name, c, p, k,
-                                  pg->buffer_offsets[k], pg->buffer_sizes[k]);
+                    rc = core_err(OG_E_CORRUPT,
+                                  "%s: column %u page %zu buffer %zu [%" PRIu64 ", +%" PRIu64
+                                  ") lies beyond the file",
+                                  r->name, c, p, k, pg->buffer_offsets[k], pg->buffer_sizes[k]);
                     goto out;
                 }
         }
@@ -354,7 +377,8 @@ static int open_common(lance_file2_reader *r)
         }
         for (size_t k = 0; k < cm->n_buffer_offsets; k++)
             if (!range_ok(cm->buffer_offsets[k], cm->buffer_sizes[k], data_end)) {
-                rc = core_err(OG_E_CORRUPT, "%s: column %u buffer %zu lies beyond the file", r->name, c, k);
+                rc = core_err(OG_E_CORRUPT, "%s: column %u buffer %zu lies beyond the file",
+                              r->name, c, k);
                 goto out;
             }
     }
@@ -450,8 +474,8 @@ int lance_file2_open(lance_file2_reader **out, store *s, const char *key, uint64
     return 0;
 }
 
-int lance_file2_open_bytes(lance_file2_reader **out, const void *data, size_t len,
-                           const char *name, const lance_file2_read_options *opt)
+int lance_file2_open_bytes(lance_file2_reader **out, const void *data, size_t len, const char *name,
+                           const lance_file2_read_options *opt)
 {
     lance_file2_reader *r;
     *out = NULL;
@@ -530,8 +554,9 @@ static int page_err(const dctx *d, int code, const char *fmt, ...)
 static int spend(dctx *d, uint64_t bytes)
 {
     if (bytes > d->budget)
-        return core_err(OG_E_RESOURCE_LIMIT, "%s: column %zu: decoding needs more than the %"
-                        PRIu64 "-byte read limit", d->r->name, d->col, d->r->max_bytes);
+        return core_err(OG_E_RESOURCE_LIMIT,
+                        "%s: column %zu: decoding needs more than the %" PRIu64 "-byte read limit",
+                        d->r->name, d->col, d->r->max_bytes);
     d->budget -= bytes;
     return 0;
 }
@@ -584,16 +609,19 @@ static int bits_append(core_buf *b, int64_t have, const uint8_t *src, int64_t n,
         /* bits past `have` are still zero: only ones need writing, a byte at a time inside */
         if (!ones) return 0;
         int64_t i = have, end = have + n;
-        for (; i < end && (i & 7); i++) b->data[i >> 3] |= (uint8_t)(1u << (i & 7));
+        for (; i < end && (i & 7); i++)
+            b->data[i >> 3] |= (uint8_t)(1u << (i & 7));
         if (end - i >= 8) {
             memset(b->data + (i >> 3), 0xff, (size_t)((end - i) >> 3));
             i += (end - i) & ~(int64_t)7;
         }
-        for (; i < end; i++) b->data[i >> 3] |= (uint8_t)(1u << (i & 7));
+        for (; i < end; i++)
+            b->data[i >> 3] |= (uint8_t)(1u << (i & 7));
         return 0;
     }
     for (int64_t i = 0; i < n; i++)
-        if ((src[i >> 3] >> (i & 7)) & 1) b->data[(have + i) >> 3] |= (uint8_t)(1u << ((have + i) & 7));
+        if ((src[i >> 3] >> (i & 7)) & 1)
+            b->data[(have + i) >> 3] |= (uint8_t)(1u << ((have + i) & 7));
     return 0;
 }
 
@@ -667,7 +695,8 @@ static int get_buffer(dctx *d, const Lance__Encodings__Buffer *b, const uint8_t 
 }
 
 /* Read n unsigned integers from a flat (optionally nullable/no_nulls) encoding. */
-static int decode_uints(dctx *d, const Lance__Encodings__ArrayEncoding *e, uint64_t n, uint64_t **out)
+static int decode_uints(dctx *d, const Lance__Encodings__ArrayEncoding *e, uint64_t n,
+                        uint64_t **out)
 {
     *out = NULL;
     if (e && e->array_encoding_case == LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE &&
@@ -687,8 +716,9 @@ static int decode_uints(dctx *d, const Lance__Encodings__ArrayEncoding *e, uint6
     if (rc) return rc;
     uint64_t wb = bits / 8;
     if (n > len / wb)
-        return CORRUPT(d, "buffer of %" PRIu64 " bytes holds fewer than %" PRIu64 " %" PRIu64
-                       "-bit values", len, n, bits);
+        return CORRUPT(
+            d, "buffer of %" PRIu64 " bytes holds fewer than %" PRIu64 " %" PRIu64 "-bit values",
+            len, n, bits);
     if ((rc = spend(d, n * 8))) return rc;
     uint64_t *v = core_malloc((size_t)n * 8 + 8);
     if (!v) return core_err_nomem();
@@ -707,7 +737,8 @@ static int decode_uints(dctx *d, const Lance__Encodings__ArrayEncoding *e, uint6
         for (uint64_t i = 0; i < n; i++) {
             const uint8_t *q = p + i * wb;
             uint64_t x = 0;
-            for (int k = (int)wb - 1; k >= 0; k--) x = (x << 8) | q[k];
+            for (int k = (int)wb - 1; k >= 0; k--)
+                x = (x << 8) | q[k];
             v[i] = x;
         }
     }
@@ -722,8 +753,8 @@ static int decode_flat(dctx *d, const Lance__Encodings__Flat *f, uint64_t n, acc
 {
     if (a->width == 0) return CORRUPT(d, "flat encoding for a variable-width or nested column");
     if (f->bits_per_value != (uint64_t)a->width)
-        return CORRUPT(d, "flat encoding of %" PRIu64 " bits for a %d-bit column", f->bits_per_value,
-                       a->width);
+        return CORRUPT(d, "flat encoding of %" PRIu64 " bits for a %d-bit column",
+                       f->bits_per_value, a->width);
     if (f->compression && f->compression->scheme && f->compression->scheme[0])
         return UNSUPPORTED(d, "compressed buffers (%s) are not supported", f->compression->scheme);
     const uint8_t *p;
@@ -749,7 +780,8 @@ static int append_binary_row(acc *a, const uint8_t *p, uint64_t len, bool valid)
     if (arrow_type_is_large(a->id))
         rc = core_buf_append_u64le(&a->offsets, a->values.len);
     else if (a->values.len > INT32_MAX)
-        return core_err(OG_E_RESOURCE_LIMIT, "string column exceeds 2 GiB; read it as large_string");
+        return core_err(OG_E_RESOURCE_LIMIT,
+                        "string column exceeds 2 GiB; read it as large_string");
     else
         rc = core_buf_append_u32le(&a->offsets, (uint32_t)a->values.len);
     if (rc) return rc;
@@ -761,11 +793,14 @@ static int append_binary_row(acc *a, const uint8_t *p, uint64_t len, bool valid)
 
 static int decode_binary(dctx *d, const Lance__Encodings__Binary *b, uint64_t n, acc *a)
 {
-    if (!arrow_type_is_binary_like(a->id)) return CORRUPT(d, "binary encoding for a non-binary column");
-    if (!b->bytes || b->bytes->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT)
+    if (!arrow_type_is_binary_like(a->id))
+        return CORRUPT(d, "binary encoding for a non-binary column");
+    if (!b->bytes ||
+        b->bytes->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT)
         return UNSUPPORTED(d, "binary bytes must be a flat encoding");
     if (b->bytes->flat->bits_per_value != 8)
-        return CORRUPT(d, "binary bytes of %" PRIu64 " bits per value", b->bytes->flat->bits_per_value);
+        return CORRUPT(d, "binary bytes of %" PRIu64 " bits per value",
+                       b->bytes->flat->bits_per_value);
     const uint8_t *bytes;
     uint64_t blen;
     int rc = get_buffer(d, b->bytes->flat->buffer, &bytes, &blen);
@@ -780,14 +815,16 @@ static int decode_binary(dctx *d, const Lance__Encodings__Binary *b, uint64_t n,
         if (adj && v >= adj) {
             end = v - adj;
             if (end >= adj) {
-                rc = CORRUPT(d, "string offset %" PRIu64 " exceeds twice the null adjustment %" PRIu64,
+                rc = CORRUPT(d,
+                             "string offset %" PRIu64 " exceeds twice the null adjustment %" PRIu64,
                              v, adj);
                 goto out;
             }
         }
         if (end < start || end > blen) {
-            rc = CORRUPT(d, "string row %" PRIu64 " spans [%" PRIu64 ", %" PRIu64 ") of %" PRIu64
-                         " bytes", i, start, end, blen);
+            rc = CORRUPT(
+                d, "string row %" PRIu64 " spans [%" PRIu64 ", %" PRIu64 ") of %" PRIu64 " bytes",
+                i, start, end, blen);
             goto out;
         }
         start = end;
@@ -797,8 +834,10 @@ static int decode_binary(dctx *d, const Lance__Encodings__Binary *b, uint64_t n,
     bool large = arrow_type_is_large(a->id);
     size_t base = a->values.len;
     if (!large && base + start > INT32_MAX) {
-        rc = core_err(OG_E_RESOURCE_LIMIT, "%s: string column exceeds 2 GiB; read it as "
-                      "large_string", d->r->name);
+        rc = core_err(OG_E_RESOURCE_LIMIT,
+                      "%s: string column exceeds 2 GiB; read it as "
+                      "large_string",
+                      d->r->name);
         goto out;
     }
     if ((rc = core_buf_append(&a->values, bytes, (size_t)start))) goto out;
@@ -819,7 +858,7 @@ static int decode_binary(dctx *d, const Lance__Encodings__Binary *b, uint64_t n,
         }
         if (!valid) {
             int64_t row = a->len + (int64_t)i;
-            a->validity.data[row >> 3] &= (uint8_t)~(1u << (row & 7));
+            a->validity.data[row >> 3] &= (uint8_t) ~(1u << (row & 7));
             a->nulls++;
         }
     }
@@ -835,7 +874,8 @@ static int decode_dictionary(dctx *d, const Lance__Encodings__Dictionary *dict, 
     if (!arrow_type_is_binary_like(a->id))
         return UNSUPPORTED(d, "dictionary encoding is only read for string/binary columns");
     acc items;
-    arrow_type it = arrow_type_simple(arrow_type_is_large(a->id) ? ARROW_LARGE_BINARY : ARROW_BINARY);
+    arrow_type it =
+        arrow_type_simple(arrow_type_is_large(a->id) ? ARROW_LARGE_BINARY : ARROW_BINARY);
     int rc = acc_init(&items, &it);
     if (rc) return rc;
     uint64_t *idx = NULL;
@@ -850,7 +890,8 @@ static int decode_dictionary(dctx *d, const Lance__Encodings__Dictionary *dict, 
             continue;
         }
         if (k > (uint64_t)items.len) {
-            rc = CORRUPT(d, "dictionary index %" PRIu64 " beyond its %" PRId64 " items", k, items.len);
+            rc = CORRUPT(d, "dictionary index %" PRIu64 " beyond its %" PRId64 " items", k,
+                         items.len);
             break;
         }
         int64_t s, e;
@@ -861,7 +902,8 @@ static int decode_dictionary(dctx *d, const Lance__Encodings__Dictionary *dict, 
             s = ((const int32_t *)items.offsets.data)[k - 1];
             e = ((const int32_t *)items.offsets.data)[k];
         }
-        bool valid = items.validity.data && ((items.validity.data[(k - 1) >> 3] >> ((k - 1) & 7)) & 1);
+        bool valid =
+            items.validity.data && ((items.validity.data[(k - 1) >> 3] >> ((k - 1) & 7)) & 1);
         if ((rc = spend(d, (uint64_t)(e - s) + 8))) break;
         rc = append_binary_row(a, items.values.data + s, valid ? (uint64_t)(e - s) : 0, valid);
     }
@@ -878,23 +920,27 @@ static int decode_values(dctx *d, const Lance__Encodings__ArrayEncoding *e, uint
     if (n > (uint64_t)INT64_MAX / 64) return CORRUPT(d, "page claims %" PRIu64 " values", n);
     int rc;
     switch (e->array_encoding_case) {
-    case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT: return decode_flat(d, e->flat, n, a);
+    case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT:
+        return decode_flat(d, e->flat, n, a);
     case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE: {
         const Lance__Encodings__Nullable *nl = e->nullable;
         switch (nl->nullability_case) {
         case LANCE__ENCODINGS__NULLABLE__NULLABILITY_NO_NULLS:
             return decode_values(d, nl->no_nulls->values, n, a, depth + 1);
-        case LANCE__ENCODINGS__NULLABLE__NULLABILITY_ALL_NULLS: return acc_nulls(d, a, (int64_t)n);
+        case LANCE__ENCODINGS__NULLABLE__NULLABILITY_ALL_NULLS:
+            return acc_nulls(d, a, (int64_t)n);
         case LANCE__ENCODINGS__NULLABLE__NULLABILITY_SOME_NULLS: {
             const Lance__Encodings__ArrayEncoding *v = nl->some_nulls->validity;
-            if (!v || v->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT ||
+            if (!v ||
+                v->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT ||
                 v->flat->bits_per_value != 1)
                 return UNSUPPORTED(d, "validity must be a 1-bit flat encoding");
             const uint8_t *bits;
             uint64_t blen;
             if ((rc = get_buffer(d, v->flat->buffer, &bits, &blen))) return rc;
             if (blen < (n + 7) / 8)
-                return CORRUPT(d, "validity buffer of %" PRIu64 " bytes for %" PRIu64 " rows", blen, n);
+                return CORRUPT(d, "validity buffer of %" PRIu64 " bytes for %" PRIu64 " rows", blen,
+                               n);
             int64_t start = a->len;
             if ((rc = decode_values(d, nl->some_nulls->values, n, a, depth + 1))) return rc;
             if (a->len != start + (int64_t)n) return CORRUPT(d, "nullable values length mismatch");
@@ -902,30 +948,36 @@ static int decode_values(dctx *d, const Lance__Encodings__ArrayEncoding *e, uint
                 if ((bits[i >> 3] >> (i & 7)) & 1) continue;
                 int64_t row = start + (int64_t)i;
                 if ((a->validity.data[row >> 3] >> (row & 7)) & 1) {
-                    a->validity.data[row >> 3] &= (uint8_t)~(1u << (row & 7));
+                    a->validity.data[row >> 3] &= (uint8_t) ~(1u << (row & 7));
                     a->nulls++;
                 }
             }
             return 0;
         }
-        default: return UNSUPPORTED(d, "unknown nullability variant");
+        default:
+            return UNSUPPORTED(d, "unknown nullability variant");
         }
     }
-    case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BINARY: return decode_binary(d, e->binary, n, a);
+    case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BINARY:
+        return decode_binary(d, e->binary, n, a);
     case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_DICTIONARY:
         return decode_dictionary(d, e->dictionary, n, a, depth);
     case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST: {
         const Lance__Encodings__FixedSizeList *fl = e->fixed_size_list;
-        if (a->id != ARROW_FIXED_SIZE_LIST) return CORRUPT(d, "fixed-size list encoding for another type");
+        if (a->id != ARROW_FIXED_SIZE_LIST)
+            return CORRUPT(d, "fixed-size list encoding for another type");
         if (fl->dimension != (uint32_t)a->dim)
-            return CORRUPT(d, "fixed-size list dimension %u, schema says %d", fl->dimension, (int)a->dim);
+            return CORRUPT(d, "fixed-size list dimension %u, schema says %d", fl->dimension,
+                           (int)a->dim);
         if (fl->has_validity) return UNSUPPORTED(d, "fixed-size list items with inline validity");
         if (n > (uint64_t)INT64_MAX / 64 / (uint64_t)a->dim)
             return CORRUPT(d, "fixed-size list item count overflows");
         if ((rc = spend(d, n / 8 + 1))) return rc;
         int64_t before = a->child->len;
-        if ((rc = decode_values(d, fl->items, n * (uint64_t)a->dim, a->child, depth + 1))) return rc;
-        if (a->child->len != before + (int64_t)n * a->dim) return CORRUPT(d, "fixed-size list items mismatch");
+        if ((rc = decode_values(d, fl->items, n * (uint64_t)a->dim, a->child, depth + 1)))
+            return rc;
+        if (a->child->len != before + (int64_t)n * a->dim)
+            return CORRUPT(d, "fixed-size list items mismatch");
         return acc_valid(a, (int64_t)n);
     }
     case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_LIST:
@@ -933,7 +985,7 @@ static int decode_values(dctx *d, const Lance__Encodings__ArrayEncoding *e, uint
         return CORRUPT(d, "list/struct encoding where values were expected");
     default:
         return UNSUPPORTED(d, "page encoding not supported by the 2.0 reader (fsst, bitpacking, "
-                           "packed struct and other opt-in encodings are not read)");
+                              "packed struct and other opt-in encodings are not read)");
     }
 }
 
@@ -975,7 +1027,8 @@ static int cmp_range(const void *x, const void *y)
 
 static void free_segments(dctx *d)
 {
-    for (size_t i = 0; i < d->n_segs; i++) core_buf_free(&d->segs[i].data);
+    for (size_t i = 0; i < d->n_segs; i++)
+        core_buf_free(&d->segs[i].data);
     core_free(d->segs);
     d->segs = NULL;
     d->n_segs = 0;
@@ -983,7 +1036,8 @@ static void free_segments(dctx *d)
 
 static void free_prefetch(dctx *d)
 {
-    for (size_t i = 0; i < d->n_pre; i++) core_buf_free(&d->pre[i].data);
+    for (size_t i = 0; i < d->n_pre; i++)
+        core_buf_free(&d->pre[i].data);
     core_free(d->pre);
     d->pre = NULL;
     d->n_pre = 0;
@@ -1007,7 +1061,8 @@ static int fetch_column(dctx *d, size_t c, size_t p0, size_t p1)
     free_segments(d);
     const Lance__File__V2__ColumnMetadata *cm = d->r->cols[c];
     size_t n = cm->n_buffer_offsets;
-    for (size_t p = p0; p < p1; p++) n += cm->pages[p]->n_buffer_offsets;
+    for (size_t p = p0; p < p1; p++)
+        n += cm->pages[p]->n_buffer_offsets;
     if (n == 0) return 0;
     range *rg = core_malloc(n * sizeof *rg);
     if (!rg) return core_err_nomem();
@@ -1032,8 +1087,9 @@ static int fetch_column(dctx *d, size_t c, size_t p0, size_t p1)
     size_t n_seg = m + 1;
     int rc = 0;
     uint64_t total = 0;
-    for (size_t i = 0; i < n_seg; i++) total += rg[i].len;
-    rc = spend(d, total); /* charged as before, wherever the bytes come from */
+    for (size_t i = 0; i < n_seg; i++)
+        total += rg[i].len;
+    rc = spend(d, total);                /* charged as before, wherever the bytes come from */
     if (rc == 0 && d->r->mem) n_seg = 0; /* served from memory by get_buffer */
     if (rc == 0 && n_seg) {
         d->segs = core_calloc(n_seg, sizeof *d->segs);
@@ -1058,8 +1114,8 @@ static int page_encoding(dctx *d, const Lance__File__V2__ColumnMetadata__Page *p
         return UNSUPPORTED(d, "page encoding is not stored inline (direct)");
     const ProtobufCBinaryData *bytes = &pg->encoding->direct->encoding;
     Lance__File__V2__AnyMessage *any;
-    int rc = unpack((ProtobufCMessage **)&any, &lance__file__v2__any_message__descriptor, bytes->data,
-                    bytes->len, d->r->name, "page encoding");
+    int rc = unpack((ProtobufCMessage **)&any, &lance__file__v2__any_message__descriptor,
+                    bytes->data, bytes->len, d->r->name, "page encoding");
     if (rc) return rc;
     if (strcmp(any->type_url, "/lance.encodings.ArrayEncoding") != 0) {
         rc = UNSUPPORTED(d, "page encoding type '%.80s' is not a 2.0 ArrayEncoding", any->type_url);
@@ -1100,7 +1156,8 @@ static int page_span(dctx *d, const Lance__File__V2__ColumnMetadata *cm, window 
         rows += len;
     }
     if (rows != w.expected)
-        return core_err(OG_E_CORRUPT, "%s: column %zu has %" PRIu64 " rows in its pages, want %" PRIu64,
+        return core_err(OG_E_CORRUPT,
+                        "%s: column %zu has %" PRIu64 " rows in its pages, want %" PRIu64,
                         d->r->name, d->col, rows, w.expected);
     if (*p0 == cm->n_pages) *p1 = *p0; /* empty window */
     return 0;
@@ -1113,7 +1170,8 @@ static int trim(arrow_array **a, uint64_t first, window w)
     uint64_t n = w.hi - w.lo;
     int64_t *idx = core_malloc((size_t)n * sizeof *idx + 8);
     if (!idx) return core_err_nomem();
-    for (uint64_t k = 0; k < n; k++) idx[k] = (int64_t)(w.lo - first + k);
+    for (uint64_t k = 0; k < n; k++)
+        idx[k] = (int64_t)(w.lo - first + k);
     arrow_array *t;
     int rc = arrow_take(&t, *a, idx, (size_t)n);
     core_free(idx);
@@ -1136,7 +1194,8 @@ static int decode_list(dctx *d, const arrow_field *f, size_t *col, window w, arr
     if ((rc = spend(d, nrows * 12 + 16))) return rc;
     /* global item ends of the rows of pages [p0, p1), and their validity */
     uint64_t span_rows = 0;
-    for (size_t p = p0; p < p1; p++) span_rows += cm->pages[p]->length;
+    for (size_t p = p0; p < p1; p++)
+        span_rows += cm->pages[p]->length;
     if ((rc = spend(d, span_rows * 9 + 16))) return rc;
     uint64_t *gend = core_malloc((size_t)span_rows * 8 + 8);
     uint8_t *gvalid = core_calloc((size_t)span_rows / 8 + 1, 1);
@@ -1171,8 +1230,10 @@ static int decode_list(dctx *d, const arrow_field *f, size_t *col, window w, arr
                     ok = false;
                 }
                 if (end < start || end > k) {
-                    rc = CORRUPT(d, "list row %" PRIu64 " spans [%" PRIu64 ", %" PRIu64 ") of %"
-                                 PRIu64 " items", i, start, end, k);
+                    rc = CORRUPT(d,
+                                 "list row %" PRIu64 " spans [%" PRIu64 ", %" PRIu64 ") of %" PRIu64
+                                 " items",
+                                 i, start, end, k);
                     break;
                 }
                 gend[row + i] = items + end;
@@ -1180,7 +1241,8 @@ static int decode_list(dctx *d, const arrow_field *f, size_t *col, window w, arr
                 start = end;
             }
             if (rc == 0 && pg->length && start != k)
-                rc = CORRUPT(d, "list page has %" PRIu64 " items but its rows end at %" PRIu64, k, start);
+                rc = CORRUPT(d, "list page has %" PRIu64 " items but its rows end at %" PRIu64, k,
+                             start);
             row += pg->length;
             core_free(v);
         }
@@ -1197,7 +1259,8 @@ static int decode_list(dctx *d, const arrow_field *f, size_t *col, window w, arr
         ilo = r0 == 0 ? base_p0 : gend[r0 - 1];
         ihi = gend[r0 + nrows - 1];
         if (ihi - ilo > INT32_MAX)
-            rc = core_err(OG_E_RESOURCE_LIMIT, "%s: list column has more than 2^31 items", d->r->name);
+            rc = core_err(OG_E_RESOURCE_LIMIT, "%s: list column has more than 2^31 items",
+                          d->r->name);
     }
     if (rc == 0) {
         offs = core_malloc((size_t)nrows * 4 + 4);
@@ -1220,9 +1283,11 @@ static int decode_list(dctx *d, const arrow_field *f, size_t *col, window w, arr
     arrow_array **kids = NULL;
     if (rc == 0) {
         kids = core_calloc(1, sizeof *kids);
-        if (!kids) rc = core_err_nomem();
-        else rc = decode_field(d, &f->type.children[0], col, (window){items, ilo, ihi}, &kids[0],
-                               depth + 1);
+        if (!kids)
+            rc = core_err_nomem();
+        else
+            rc = decode_field(d, &f->type.children[0], col, (window){items, ilo, ihi}, &kids[0],
+                              depth + 1);
         if (rc) {
             core_free(kids);
             kids = NULL;
@@ -1246,7 +1311,8 @@ static int decode_struct(dctx *d, const arrow_field *f, size_t *col, window w, a
         d->pg = cm->pages[p];
         Lance__Encodings__ArrayEncoding *e;
         if ((rc = page_encoding(d, cm->pages[p], &e))) break;
-        if (e->array_encoding_case != LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_SIMPLE_STRUCT)
+        if (e->array_encoding_case !=
+            LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_SIMPLE_STRUCT)
             rc = UNSUPPORTED(d, "struct column page is not a simple struct");
         protobuf_c_message_free_unpacked(&e->base, &pb_allocator);
     }
@@ -1260,7 +1326,8 @@ static int decode_struct(dctx *d, const arrow_field *f, size_t *col, window w, a
     for (size_t k = 0; rc == 0 && k < nk; k++)
         rc = decode_field(d, &f->type.children[k], col, w, &kids[k], depth + 1);
     if (rc) {
-        for (size_t k = 0; kids && k < nk; k++) arrow_array_free(kids[k]);
+        for (size_t k = 0; kids && k < nk; k++)
+            arrow_array_free(kids[k]);
         core_free(kids);
         return rc;
     }
@@ -1268,7 +1335,8 @@ static int decode_struct(dctx *d, const arrow_field *f, size_t *col, window w, a
         core_free(kids);
         kids = NULL;
     }
-    return arrow_array_make(out, &f->type, (int64_t)(w.hi - w.lo), 0, NULL, NULL, NULL, 0, kids, nk);
+    return arrow_array_make(out, &f->type, (int64_t)(w.hi - w.lo), 0, NULL, NULL, NULL, 0, kids,
+                            nk);
 }
 
 static int decode_field(dctx *d, const arrow_field *f, size_t *col, window w, arrow_array **out,
@@ -1277,7 +1345,9 @@ static int decode_field(dctx *d, const arrow_field *f, size_t *col, window w, ar
     *out = NULL;
     if (depth > 32) return core_err(OG_E_CORRUPT, "%s: fields nested too deeply", d->r->name);
     size_t c = (*col)++;
-    if (c >= d->r->n_cols) return core_err(OG_E_CORRUPT, "%s: schema needs more columns than the file has", d->r->name);
+    if (c >= d->r->n_cols)
+        return core_err(OG_E_CORRUPT, "%s: schema needs more columns than the file has",
+                        d->r->name);
     d->col = c;
     d->page = 0;
     if (f->type.id == ARROW_LIST) return decode_list(d, f, col, w, out, depth);
@@ -1302,8 +1372,8 @@ static int decode_field(dctx *d, const arrow_field *f, size_t *col, window w, ar
         int64_t before = a.len;
         rc = decode_values(d, e, pg->length, &a, 0);
         if (rc == 0 && a.len != before + (int64_t)pg->length)
-            rc = CORRUPT(d, "page decoded to %" PRId64 " rows, its length is %" PRIu64, a.len - before,
-                         pg->length);
+            rc = CORRUPT(d, "page decoded to %" PRId64 " rows, its length is %" PRIu64,
+                         a.len - before, pg->length);
         protobuf_c_message_free_unpacked(&e->base, &pb_allocator);
     }
     if (rc == 0) rc = acc_finish(&a, &f->type, out);
@@ -1349,7 +1419,8 @@ static int plan_column(plan *pl, const lance_file2_reader *r, size_t c, window w
         const Lance__File__V2__ColumnMetadata__Page *pg = cm->pages[p];
         uint64_t len = pg->length;
         if (len > UINT64_MAX - rows) break; /* corrupt: decoding reports it */
-        bool need = all_pages || (len ? rows < w.hi && rows + len > w.lo : rows >= w.lo && rows < w.hi);
+        bool need =
+            all_pages || (len ? rows < w.hi && rows + len > w.lo : rows >= w.lo && rows < w.hi);
         for (size_t k = 0; need && rc == 0 && k < pg->n_buffer_offsets; k++)
             rc = plan_push(pl, pg->buffer_offsets[k], pg->buffer_sizes[k]);
         rows += len;
@@ -1404,7 +1475,8 @@ static int prefetch(dctx *d, const size_t *cols, size_t n, const size_t *first, 
     }
     size_t n_seg = m + 1;
     uint64_t total = 0;
-    for (size_t i = 0; i < n_seg; i++) total += rg[i].len;
+    for (size_t i = 0; i < n_seg; i++)
+        total += rg[i].len;
     if (total > LANCE_FILE2_PREFETCH_MAX || total > d->budget) goto out;
     d->pre = core_calloc(n_seg, sizeof *d->pre);
     if (!d->pre) {
@@ -1432,7 +1504,8 @@ int lance_file2_read(lance_file2_reader *r, const size_t *cols, size_t n, uint64
         n = nf;
         sel = core_malloc((n ? n : 1) * sizeof *sel);
         if (!sel) return core_err_nomem();
-        for (size_t i = 0; i < n; i++) sel[i] = i;
+        for (size_t i = 0; i < n; i++)
+            sel[i] = i;
         cols = sel;
     }
     if (row_start > r->rows) {
@@ -1476,7 +1549,8 @@ int lance_file2_read(lance_file2_reader *r, const size_t *cols, size_t n, uint64
     free_prefetch(&d);
     if (rc == 0) rc = arrow_batch_new(out, &s, arrs, n);
     if (rc == 0) (*out)->num_rows = (int64_t)count;
-    for (size_t i = 0; arrs && i < n; i++) arrow_array_free(arrs[i]);
+    for (size_t i = 0; arrs && i < n; i++)
+        arrow_array_free(arrs[i]);
     core_free(arrs);
     core_free(first);
     core_free(sel);

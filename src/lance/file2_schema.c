@@ -23,21 +23,51 @@ int lance_logical_type(const arrow_type *t, char *buf, size_t cap)
 {
     const char *s = NULL;
     switch (t->id) {
-    case ARROW_NA: s = "null"; break;
-    case ARROW_BOOL: s = "bool"; break;
-    case ARROW_INT32: s = "int32"; break;
-    case ARROW_INT64: s = "int64"; break;
-    case ARROW_UINT32: s = "uint32"; break;
-    case ARROW_UINT64: s = "uint64"; break;
-    case ARROW_FLOAT32: s = "float"; break;
-    case ARROW_FLOAT64: s = "double"; break;
-    case ARROW_UTF8: s = "string"; break;
-    case ARROW_LARGE_UTF8: s = "large_string"; break;
-    case ARROW_BINARY: s = "binary"; break;
-    case ARROW_LARGE_BINARY: s = "large_binary"; break;
-    case ARROW_DATE32: s = "date32:day"; break;
-    case ARROW_DATE64: s = "date64:ms"; break;
-    case ARROW_STRUCT: s = "struct"; break;
+    case ARROW_NA:
+        s = "null";
+        break;
+    case ARROW_BOOL:
+        s = "bool";
+        break;
+    case ARROW_INT32:
+        s = "int32";
+        break;
+    case ARROW_INT64:
+        s = "int64";
+        break;
+    case ARROW_UINT32:
+        s = "uint32";
+        break;
+    case ARROW_UINT64:
+        s = "uint64";
+        break;
+    case ARROW_FLOAT32:
+        s = "float";
+        break;
+    case ARROW_FLOAT64:
+        s = "double";
+        break;
+    case ARROW_UTF8:
+        s = "string";
+        break;
+    case ARROW_LARGE_UTF8:
+        s = "large_string";
+        break;
+    case ARROW_BINARY:
+        s = "binary";
+        break;
+    case ARROW_LARGE_BINARY:
+        s = "large_binary";
+        break;
+    case ARROW_DATE32:
+        s = "date32:day";
+        break;
+    case ARROW_DATE64:
+        s = "date64:ms";
+        break;
+    case ARROW_STRUCT:
+        s = "struct";
+        break;
     case ARROW_LIST:
         s = (t->n_children == 1 && t->children[0].type.id == ARROW_STRUCT) ? "list.struct" : "list";
         break;
@@ -51,7 +81,7 @@ int lance_logical_type(const arrow_type *t, char *buf, size_t cap)
         const arrow_type *it = &t->children[0].type;
         if (arrow_type_bit_width(it->id) <= 1 || it->id == ARROW_TIMESTAMP)
             return core_err(OG_E_UNSUPPORTED, "fixed-size list items must be a fixed-width "
-                            "number type in file format 2.0");
+                                              "number type in file format 2.0");
         char inner[64];
         int rc = lance_logical_type(it, inner, sizeof inner);
         if (rc) return rc;
@@ -59,7 +89,8 @@ int lance_logical_type(const arrow_type *t, char *buf, size_t cap)
             return core_err(OG_E_BAD_REQUEST, "logical type too long");
         return 0;
     }
-    default: return core_err(OG_E_UNSUPPORTED, "type id %d has no Lance logical type", (int)t->id);
+    default:
+        return core_err(OG_E_UNSUPPORTED, "type id %d has no Lance logical type", (int)t->id);
     }
     if ((size_t)snprintf(buf, cap, "%s", s) >= cap)
         return core_err(OG_E_BAD_REQUEST, "logical type buffer too small");
@@ -72,12 +103,18 @@ static int parse_logical(const char *lt, arrow_type *out, const char *field, con
     static const struct {
         const char *name;
         arrow_type_id id;
-    } simple[] = {{"bool", ARROW_BOOL},          {"int32", ARROW_INT32},
-                  {"int64", ARROW_INT64},        {"uint32", ARROW_UINT32},
-                  {"uint64", ARROW_UINT64},      {"float", ARROW_FLOAT32},
-                  {"double", ARROW_FLOAT64},     {"string", ARROW_UTF8},
-                  {"large_string", ARROW_LARGE_UTF8}, {"binary", ARROW_BINARY},
-                  {"large_binary", ARROW_LARGE_BINARY}, {"date32:day", ARROW_DATE32},
+    } simple[] = {{"bool", ARROW_BOOL},
+                  {"int32", ARROW_INT32},
+                  {"int64", ARROW_INT64},
+                  {"uint32", ARROW_UINT32},
+                  {"uint64", ARROW_UINT64},
+                  {"float", ARROW_FLOAT32},
+                  {"double", ARROW_FLOAT64},
+                  {"string", ARROW_UTF8},
+                  {"large_string", ARROW_LARGE_UTF8},
+                  {"binary", ARROW_BINARY},
+                  {"large_binary", ARROW_LARGE_BINARY},
+                  {"date32:day", ARROW_DATE32},
                   {"date64:ms", ARROW_DATE64}};
     *out = arrow_type_simple(ARROW_NA);
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
@@ -95,7 +132,8 @@ static int parse_logical(const char *lt, arrow_type *out, const char *field, con
                 if (tz && (strcmp(tz, "-") == 0 || tz[0] == '\0')) tz = NULL;
                 return arrow_type_timestamp(out, (arrow_time_unit)k, tz);
             }
-        return core_err(OG_E_CORRUPT, "%s: field %s has bad timestamp type '%s'", object, field, lt);
+        return core_err(OG_E_CORRUPT, "%s: field %s has bad timestamp type '%s'", object, field,
+                        lt);
     }
     if (strncmp(lt, "fixed_size_list:", 16) == 0) {
         const char *inner = lt + 16;
@@ -106,11 +144,13 @@ static int parse_logical(const char *lt, arrow_type *out, const char *field, con
         char *end;
         long n = strtol(last + 1, &end, 10);
         if (errno || *end || n <= 0 || n > INT32_MAX)
-            return core_err(OG_E_CORRUPT, "%s: field %s has bad list size in '%s'", object, field, lt);
+            return core_err(OG_E_CORRUPT, "%s: field %s has bad list size in '%s'", object, field,
+                            lt);
         char item[64];
         size_t ilen = (size_t)(last - inner);
         if (ilen >= sizeof item)
-            return core_err(OG_E_UNSUPPORTED, "%s: field %s: type '%s' not supported", object, field, lt);
+            return core_err(OG_E_UNSUPPORTED, "%s: field %s: type '%s' not supported", object,
+                            field, lt);
         memcpy(item, inner, ilen);
         item[ilen] = '\0';
         arrow_field itf;
@@ -128,22 +168,26 @@ static int parse_logical(const char *lt, arrow_type *out, const char *field, con
         arrow_type_clear(&itf.type);
         return rc;
     }
-    return core_err(OG_E_UNSUPPORTED, "%s: field %s has logical type '%s', which this engine "
-                    "does not read", object, field, lt);
+    return core_err(OG_E_UNSUPPORTED,
+                    "%s: field %s has logical type '%s', which this engine "
+                    "does not read",
+                    object, field, lt);
 }
 
 static size_t lance_field_count_type(const arrow_type *t)
 {
     size_t n = 1;
     if (t->id == ARROW_LIST || t->id == ARROW_STRUCT)
-        for (size_t i = 0; i < t->n_children; i++) n += lance_field_count_type(&t->children[i].type);
+        for (size_t i = 0; i < t->n_children; i++)
+            n += lance_field_count_type(&t->children[i].type);
     return n;
 }
 
 size_t lance_field_count(const arrow_schema *s)
 {
     size_t n = 0;
-    for (size_t i = 0; i < s->n_fields; i++) n += lance_field_count_type(&s->fields[i].type);
+    for (size_t i = 0; i < s->n_fields; i++)
+        n += lance_field_count_type(&s->fields[i].type);
     return n;
 }
 
@@ -220,7 +264,8 @@ int lance_fields_from_arrow(Lance__File__Field ***out, size_t *n_out, const arro
     flat_ctx c = {core_calloc(n ? n : 1, sizeof(Lance__File__Field *)), 0, n, ids, n_ids};
     if (!c.out) return core_err_nomem();
     int rc = 0;
-    for (size_t i = 0; i < s->n_fields && rc == 0; i++) rc = flatten(&c, &s->fields[i], -1);
+    for (size_t i = 0; i < s->n_fields && rc == 0; i++)
+        rc = flatten(&c, &s->fields[i], -1);
     if (rc) {
         lance_fields_free(c.out, c.n);
         return rc;
@@ -269,10 +314,12 @@ static int build_field(tree_ctx *c, arrow_field *out, int depth)
             nk++;
         }
         if (rc == 0) rc = arrow_type_struct(&t, kids, nk);
-        for (size_t i = 0; i < nk; i++) arrow_field_clear(&kids[i]);
+        for (size_t i = 0; i < nk; i++)
+            arrow_field_clear(&kids[i]);
         core_free(kids);
     } else if (strcmp(lt, "large_list") == 0 || strcmp(lt, "large_list.struct") == 0) {
-        rc = core_err(OG_E_UNSUPPORTED, "%s: field %s: large_list is not supported", c->object, name);
+        rc = core_err(OG_E_UNSUPPORTED, "%s: field %s: large_list is not supported", c->object,
+                      name);
     } else {
         rc = parse_logical(lt, &t, name, c->object);
     }
@@ -307,9 +354,10 @@ int lance_arrow_from_fields(arrow_schema *out, Lance__File__Field *const *f, siz
     int rc = 0;
     while (c.pos < n && rc == 0) {
         if (f[c.pos]->parent_id != -1) {
-            rc = core_err(OG_E_CORRUPT, "%s: field %s (id %d) has parent %d, which is not an "
-                          "enclosing list or struct before it", object,
-                          f[c.pos]->name ? f[c.pos]->name : "", (int)f[c.pos]->id,
+            rc = core_err(OG_E_CORRUPT,
+                          "%s: field %s (id %d) has parent %d, which is not an "
+                          "enclosing list or struct before it",
+                          object, f[c.pos]->name ? f[c.pos]->name : "", (int)f[c.pos]->id,
                           (int)f[c.pos]->parent_id);
             break;
         }

@@ -157,7 +157,8 @@ static int64_t nulls_in(const arrow_array *a, int64_t s, int64_t e)
     if (a->type.id == ARROW_NA) return e - s;
     if (!a->validity) return 0;
     int64_t n = 0;
-    for (int64_t i = s; i < e; i++) n += !arrow_bit_get(a->validity, i);
+    for (int64_t i = s; i < e; i++)
+        n += !arrow_bit_get(a->validity, i);
     return n;
 }
 
@@ -218,7 +219,8 @@ static int write_flat_page(col_state *c, const arrow_array *a, int64_t s, int64_
     } else {
         const void *bufs[1] = {vals};
         uint64_t sizes[1] = {vlen};
-        rc = add_page(c, bufs, sizes, 1, (uint64_t)n, mk_nullable(&nm, NULL, mk_flat(&fval, bits, 0)));
+        rc = add_page(c, bufs, sizes, 1, (uint64_t)n,
+                      mk_nullable(&nm, NULL, mk_flat(&fval, bits, 0)));
     }
     core_free(vals);
     core_free(valid);
@@ -275,7 +277,8 @@ static int write_fsl_page(col_state *c, const arrow_array *a, int64_t s, int64_t
     int64_t row_nulls = nulls_in(a, s, e);
     nullable_msg outer, inner;
     flat_msg frv, fiv, fval;
-    if (row_nulls == n) return add_page(c, NULL, NULL, 0, (uint64_t)n, mk_nullable(&outer, NULL, NULL));
+    if (row_nulls == n)
+        return add_page(c, NULL, NULL, 0, (uint64_t)n, mk_nullable(&outer, NULL, NULL));
     int64_t is = s * dim, ie = e * dim;
     int64_t item_nulls = nulls_in(items, is, ie);
     const void *bufs[3];
@@ -309,7 +312,8 @@ static int write_fsl_page(col_state *c, const arrow_array *a, int64_t s, int64_t
         Lance__Encodings__FixedSizeList fsl = LANCE__ENCODINGS__FIXED_SIZE_LIST__INIT;
         fsl.dimension = (uint32_t)dim;
         fsl.items = item_enc;
-        fsl_ae.array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST;
+        fsl_ae.array_encoding_case =
+            LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST;
         fsl_ae.fixed_size_list = &fsl;
         rc = add_page(c, bufs, sizes, nb, (uint64_t)n,
                       mk_nullable(&outer, row_nulls ? mk_flat(&frv, 1, 0) : NULL, &fsl_ae));
@@ -353,7 +357,8 @@ static int64_t page_end(const lance_file2_writer *w, const arrow_array *a, int64
     case ARROW_LARGE_BINARY: {
         int64_t i = s + 1;
         int64_t b0 = off_at(a, s);
-        while (i < e && (uint64_t)(off_at(a, i + 1) - b0) + (uint64_t)(i + 1 - s) * 8 <= budget) i++;
+        while (i < e && (uint64_t)(off_at(a, i + 1) - b0) + (uint64_t)(i + 1 - s) * 8 <= budget)
+            i++;
         return i;
     }
     case ARROW_LIST: {
@@ -361,7 +366,8 @@ static int64_t page_end(const lance_file2_writer *w, const arrow_array *a, int64
         return rows < 1 ? s + 1 : (e - s > rows ? s + rows : e);
     }
     case ARROW_FIXED_SIZE_LIST: {
-        size_t per = (size_t)a->type.list_size * (size_t)(arrow_type_bit_width(a->children[0]->type.id) / 8);
+        size_t per =
+            (size_t)a->type.list_size * (size_t)(arrow_type_bit_width(a->children[0]->type.id) / 8);
         int64_t rows = (int64_t)(budget / (per ? per : 1));
         return rows < 1 ? s + 1 : (e - s > rows ? s + rows : e);
     }
@@ -384,8 +390,10 @@ static int write_column(lance_file2_writer *w, size_t *col, const arrow_field *f
     int rc = 0;
     if (a->type.id == ARROW_STRUCT) {
         if (nulls_in(a, s, e))
-            return core_err(OG_E_UNSUPPORTED, "column %s: file format 2.0 cannot store null "
-                            "struct rows", f->name);
+            return core_err(OG_E_UNSUPPORTED,
+                            "column %s: file format 2.0 cannot store null "
+                            "struct rows",
+                            f->name);
         if (e > s) {
             AE ae = LANCE__ENCODINGS__ARRAY_ENCODING__INIT;
             Lance__Encodings__SimpleStruct st = LANCE__ENCODINGS__SIMPLE_STRUCT__INIT;
@@ -406,7 +414,8 @@ static int write_column(lance_file2_writer *w, size_t *col, const arrow_field *f
             size_t ic = item_col;
             if (rc == 0)
                 rc = write_column(w, &ic, &f->type.children[0], a->children[0],
-                                  ((const int32_t *)a->offsets)[p], ((const int32_t *)a->offsets)[q]);
+                                  ((const int32_t *)a->offsets)[p],
+                                  ((const int32_t *)a->offsets)[q]);
             after = ic;
             p = q;
         }
@@ -426,7 +435,8 @@ static int write_column(lance_file2_writer *w, size_t *col, const arrow_field *f
         else if (arrow_type_bit_width(a->type.id) > 0)
             rc = write_flat_page(cs, a, p, q);
         else
-            rc = core_err(OG_E_UNSUPPORTED, "column %s: type not supported by the 2.0 writer", f->name);
+            rc = core_err(OG_E_UNSUPPORTED, "column %s: type not supported by the 2.0 writer",
+                          f->name);
         p = q;
     }
     return rc;
@@ -438,8 +448,10 @@ static int check_storable(const arrow_field *f, const arrow_array *a, int64_t s,
 {
     if (a->type.id == ARROW_STRUCT) {
         if (nulls_in(a, s, e))
-            return core_err(OG_E_UNSUPPORTED, "column %s: file format 2.0 cannot store null "
-                            "struct rows", f->name);
+            return core_err(OG_E_UNSUPPORTED,
+                            "column %s: file format 2.0 cannot store null "
+                            "struct rows",
+                            f->name);
         for (size_t k = 0; k < a->n_children; k++) {
             int rc = check_storable(&f->type.children[k], a->children[k], s, e);
             if (rc) return rc;
@@ -487,7 +499,8 @@ static int flush_pending(lance_file2_writer *w)
     size_t col = 0;
     for (size_t i = 0; rc == 0 && i < w->schema.n_fields; i++) {
         arrow_array *a = NULL;
-        for (size_t k = 0; k < n; k++) parts[k] = w->pend[k]->columns[i];
+        for (size_t k = 0; k < n; k++)
+            parts[k] = w->pend[k]->columns[i];
         if (n == 1)
             a = arrow_array_ref(parts[0]);
         else
@@ -496,7 +509,8 @@ static int flush_pending(lance_file2_writer *w)
         arrow_array_free(a);
     }
     core_free(parts);
-    for (size_t k = 0; k < n; k++) arrow_batch_free(w->pend[k]);
+    for (size_t k = 0; k < n; k++)
+        arrow_batch_free(w->pend[k]);
     w->n_pend = 0;
     w->pend_bytes = 0;
     if (rc) w->spent = true; /* pages of some columns were written: the file is inconsistent */
@@ -519,8 +533,7 @@ int lance_file2_writer_new(lance_file2_writer **out, const arrow_schema *schema,
     if (rc == 0)
         rc = lance_fields_from_arrow(&w->fields, &w->n_fields, schema, opt->field_ids,
                                      opt->n_field_ids);
-    if (rc == 0 && w->n_fields > UINT32_MAX)
-        rc = core_err(OG_E_RESOURCE_LIMIT, "too many columns");
+    if (rc == 0 && w->n_fields > UINT32_MAX) rc = core_err(OG_E_RESOURCE_LIMIT, "too many columns");
     if (rc == 0 && w->n_fields && !(w->cols = core_calloc(w->n_fields, sizeof *w->cols)))
         rc = core_err_nomem();
     if (rc) {
@@ -535,12 +548,14 @@ void lance_file2_writer_free(lance_file2_writer *w)
 {
     if (!w) return;
     for (size_t c = 0; w->cols && c < w->n_fields; c++) {
-        for (size_t p = 0; p < w->cols[c].n_pages; p++) core_free(w->cols[c].pages[p].enc);
+        for (size_t p = 0; p < w->cols[c].n_pages; p++)
+            core_free(w->cols[c].pages[p].enc);
         core_free(w->cols[c].pages);
         core_buf_free(&w->cols[c].data);
     }
     core_free(w->cols);
-    for (size_t k = 0; k < w->n_pend; k++) arrow_batch_free(w->pend[k]);
+    for (size_t k = 0; k < w->n_pend; k++)
+        arrow_batch_free(w->pend[k]);
     core_free(w->pend);
     lance_fields_free(w->fields, w->n_fields);
     arrow_schema_clear(&w->schema);
@@ -578,12 +593,13 @@ int lance_file2_writer_write_rows(lance_file2_writer *w, const arrow_batch *b, i
                                   int64_t n)
 {
     if (off < 0 || n < 0 || off > b->num_rows || n > b->num_rows - off)
-        return core_err(OG_E_BAD_REQUEST, "rows [%lld, +%lld) of a batch of %lld",
-                        (long long)off, (long long)n, (long long)b->num_rows);
+        return core_err(OG_E_BAD_REQUEST, "rows [%lld, +%lld) of a batch of %lld", (long long)off,
+                        (long long)n, (long long)b->num_rows);
     if (off == 0 && n == b->num_rows) return lance_file2_writer_write(w, b);
     int64_t *idx = core_malloc((size_t)(n ? n : 1) * sizeof *idx);
     if (!idx) return core_err_nomem();
-    for (int64_t k = 0; k < n; k++) idx[k] = off + k;
+    for (int64_t k = 0; k < n; k++)
+        idx[k] = off + k;
     arrow_batch *part = NULL;
     int rc = arrow_batch_take(&part, b, idx, (size_t)n);
     if (rc == 0) rc = lance_file2_writer_write(w, part);
@@ -672,7 +688,8 @@ int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_
         for (size_t p = 0; rc == 0 && p < np; p++) {
             page_rec *pr = &cs->pages[p];
             lance__file__v2__column_metadata__page__init(&pg[p]);
-            for (unsigned k = 0; k < pr->n_buf; k++) offs[p * MAX_PAGE_BUFFERS + k] = pr->off[k] + base[c];
+            for (unsigned k = 0; k < pr->n_buf; k++)
+                offs[p * MAX_PAGE_BUFFERS + k] = pr->off[k] + base[c];
             pg[p].n_buffer_offsets = pr->n_buf;
             pg[p].buffer_offsets = &offs[p * MAX_PAGE_BUFFERS];
             pg[p].n_buffer_sizes = pr->n_buf;
@@ -690,7 +707,8 @@ int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_
             rc = pack_msg(out, &cm.base);
             cm_pos[2 * c + 1] = out->len - cm_pos[2 * c];
         }
-        for (size_t p = 0; anys && p < np; p++) core_buf_free(&anys[p]);
+        for (size_t p = 0; anys && p < np; p++)
+            core_buf_free(&anys[p]);
         core_free(anys);
         core_free(offs);
         core_free(pdir);

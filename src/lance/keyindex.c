@@ -201,8 +201,10 @@ int lance_kix_decl_check(const char *decls)
         const char *gt = memchr(p, '>', len);
         size_t cl = gt ? (size_t)(gt - p) : len;
         if (!name_ok(p, cl) || (gt && !name_ok(gt + 1, len - cl - 1)))
-            return core_err(OG_E_BAD_REQUEST, "key index declaration '%.*s' is not "
-                            "'column' or 'column>payload'", (int)len, p);
+            return core_err(OG_E_BAD_REQUEST,
+                            "key index declaration '%.*s' is not "
+                            "'column' or 'column>payload'",
+                            (int)len, p);
         if (++n > LANCE_KIX_MAX_DECLS)
             return core_err(OG_E_BAD_REQUEST, "more than %d key indexes declared",
                             LANCE_KIX_MAX_DECLS);
@@ -224,9 +226,7 @@ static int schema_col(const arrow_schema *s, const char *name)
     return -1;
 }
 
-static int decls_parse(const char *v, const arrow_schema *schema, lance_kix_decl *out,
-                       size_t *n);
-
+static int decls_parse(const char *v, const arrow_schema *schema, lance_kix_decl *out, size_t *n);
 
 const char *lance_kix_decl_text(const Lance__Table__Manifest *pb)
 {
@@ -234,8 +234,7 @@ const char *lance_kix_decl_text(const Lance__Table__Manifest *pb)
     return v ? v : "";
 }
 
-static int decls_parse(const char *v, const arrow_schema *schema, lance_kix_decl *out,
-                       size_t *n)
+static int decls_parse(const char *v, const arrow_schema *schema, lance_kix_decl *out, size_t *n)
 {
     *n = 0;
     if (!v || lance_kix_decl_check(v)) return 0; /* a bad declaration: unindexed, not broken */
@@ -293,8 +292,10 @@ bool lance_kix_missing(const lance_dataset *ds, const char *decls)
         if (f->physical_rows < LANCE_KIX_MIN_ROWS + dead) continue;
         if (changed) missing = true;
         for (size_t k = 0; !missing && k <= n_ok; k++) {
-            if (k == n_ok) missing = true;
-            else if (ok[k] == f->id) break;
+            if (k == n_ok)
+                missing = true;
+            else if (ok[k] == f->id)
+                break;
         }
     }
     core_free(ok);
@@ -362,7 +363,8 @@ typedef struct seg_ref {
 
 static void refs_free(seg_ref *r, size_t n)
 {
-    for (size_t i = 0; r && i < n; i++) core_free(r[i].frags);
+    for (size_t i = 0; r && i < n; i++)
+        core_free(r[i].frags);
     core_free(r);
 }
 
@@ -383,7 +385,8 @@ static int refs_parse(const char *v, seg_ref **out, size_t *n_out)
     *n_out = 0;
     if (!v || !*v) return 0;
     size_t cap = 1;
-    for (const char *q = v; *q; q++) cap += *q == ';';
+    for (const char *q = v; *q; q++)
+        cap += *q == ';';
     seg_ref *r = core_calloc(cap, sizeof *r);
     if (!r) return core_err_nomem();
     size_t n = 0;
@@ -402,7 +405,8 @@ static int refs_parse(const char *v, seg_ref **out, size_t *n_out)
             int ok = endp == c2;
             const char *f = c2 + 1, *fe = p + len;
             size_t nf = f < fe ? 1 : 0;
-            for (const char *q = f; q < fe; q++) nf += *q == ',';
+            for (const char *q = f; q < fe; q++)
+                nf += *q == ',';
             s->frags = core_malloc((nf ? nf : 1) * sizeof *s->frags);
             if (!s->frags) {
                 refs_free(r, n);
@@ -458,8 +462,7 @@ int lance_kix_next_metadata(core_arena *a, Lance__Table__Manifest *next,
         for (size_t k = 0; !live && k < refs[i].n_frags; k++)
             live = has_frag_id(next->fragments, next->n_fragments, refs[i].frags[k]);
         if (!live) continue; /* every fragment it covered is gone */
-        rc = core_buf_printf(&v, "%s%s:%" PRIu64 ":", v.len ? ";" : "", refs[i].name,
-                             refs[i].size);
+        rc = core_buf_printf(&v, "%s%s:%" PRIu64 ":", v.len ? ";" : "", refs[i].name, refs[i].size);
         for (size_t k = 0; rc == 0 && k < refs[i].n_frags; k++)
             rc = core_buf_printf(&v, "%s%" PRIu64, k ? "," : "", refs[i].frags[k]);
     }
@@ -500,7 +503,8 @@ bool lance_kix_covers(const Lance__Table__Manifest *pb, uint64_t frag_id)
     }
     bool found = false;
     for (size_t i = 0; !found && i < nr; i++)
-        for (size_t k = 0; !found && k < refs[i].n_frags; k++) found = refs[i].frags[k] == frag_id;
+        for (size_t k = 0; !found && k < refs[i].n_frags; k++)
+            found = refs[i].frags[k] == frag_id;
     refs_free(refs, nr);
     return found;
 }
@@ -570,8 +574,8 @@ static int emit_block(core_buf *out, const core_buf *body, kix_enc *x)
 
 /* Frame `cnt` encoded entries as a block of this kind (body = kind, varint cnt, entries),
  * append it to out and return its extent. */
-static int emit_entries(core_buf *out, kix_enc *x, uint8_t kind, size_t cnt,
-                        const core_buf *ent, uint64_t *off, uint64_t *len)
+static int emit_entries(core_buf *out, kix_enc *x, uint8_t kind, size_t cnt, const core_buf *ent,
+                        uint64_t *off, uint64_t *len)
 {
     core_buf *body = &x->body;
     core_buf_clear(body);
@@ -606,7 +610,8 @@ static size_t shared_prefix(const uint8_t *a, size_t an, const uint8_t *b, size_
         if (x != y) return i + (size_t)__builtin_ctzll(x ^ y) / 8;
     }
 #endif
-    while (i < m && a[i] == b[i]) i++;
+    while (i < m && a[i] == b[i])
+        i++;
     return i;
 }
 
@@ -622,7 +627,8 @@ static uint64_t key_prefix(const uint8_t *k, size_t n)
     }
 #endif
     uint64_t v = 0;
-    for (size_t i = 0; i < 8; i++) v = v << 8 | (i < n ? k[i] : 0);
+    for (size_t i = 0; i < 8; i++)
+        v = v << 8 | (i < n ? k[i] : 0);
     return v;
 }
 
@@ -638,7 +644,8 @@ typedef struct pfx_ent {
 static int sort_entries(lance_kix_entry *e, size_t n)
 {
     int sorted = 1;
-    for (size_t i = 1; i < n && sorted; i++) sorted = entry_cmp(&e[i - 1], &e[i]) <= 0;
+    for (size_t i = 1; i < n && sorted; i++)
+        sorted = entry_cmp(&e[i - 1], &e[i]) <= 0;
     if (sorted) return 0;
     pfx_ent *a = core_malloc(n * sizeof *a), *b = core_malloc(n * sizeof *b);
     if (!a || !b) {
@@ -646,13 +653,17 @@ static int sort_entries(lance_kix_entry *e, size_t n)
         core_free(b);
         return core_err_nomem();
     }
-    for (size_t i = 0; i < n; i++) a[i] = (pfx_ent){key_prefix(e[i].key, e[i].klen), i};
+    for (size_t i = 0; i < n; i++)
+        a[i] = (pfx_ent){key_prefix(e[i].key, e[i].klen), i};
     for (unsigned shift = 0; shift < 64; shift += 8) {
         size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[((a[i].pfx >> shift) & 0xff) + 1]++;
+        for (size_t i = 0; i < n; i++)
+            count[((a[i].pfx >> shift) & 0xff) + 1]++;
         if (count[((a[0].pfx >> shift) & 0xff) + 1] == n) continue; /* one bucket: no-op */
-        for (size_t k = 0; k < 256; k++) count[k + 1] += count[k];
-        for (size_t i = 0; i < n; i++) b[count[(a[i].pfx >> shift) & 0xff]++] = a[i];
+        for (size_t k = 0; k < 256; k++)
+            count[k + 1] += count[k];
+        for (size_t i = 0; i < n; i++)
+            b[count[(a[i].pfx >> shift) & 0xff]++] = a[i];
         pfx_ent *t = a;
         a = b;
         b = t;
@@ -689,8 +700,7 @@ static int sort_entries(lance_kix_entry *e, size_t n)
     return 0;
 }
 
-static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slots,
-                       tree_info *ti)
+static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slots, tree_info *ti)
 {
     memset(ti, 0, sizeof *ti);
     ti->entries = n;
@@ -739,8 +749,10 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
         if (rc == 0 && nk == cap) {
             cap = cap ? cap * 2 : 64;
             child *nkids = core_realloc(kids, cap * sizeof *nkids);
-            if (!nkids) rc = core_err_nomem();
-            else kids = nkids;
+            if (!nkids)
+                rc = core_err_nomem();
+            else
+                kids = nkids;
         }
         if (rc == 0) {
             kids[nk] = (child){e[start].key, e[start].klen, 0, 0};
@@ -830,7 +842,8 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
         jobs[t] = (tree_job){&tb[t], e[t], ne[t], n_slots, &ti[t], 0, {0}};
     }
     size_t total = 0;
-    for (size_t t = 0; t < n_idx; t++) total += ne[t];
+    for (size_t t = 0; t < n_idx; t++)
+        total += ne[t];
     pthread_t th[LANCE_KIX_MAX_DECLS];
     bool threaded[LANCE_KIX_MAX_DECLS] = {false};
     bool spread = rc == 0 && n_idx > 1 && total >= KIX_THREAD_ENTRIES;
@@ -851,7 +864,8 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
         ti[t].leaf_end += base;
         ti[t].root_off += base;
     }
-    for (size_t t = 0; t < n_idx; t++) core_buf_free(&tb[t]);
+    for (size_t t = 0; t < n_idx; t++)
+        core_buf_free(&tb[t]);
     core_buf dir = CORE_BUF_INIT;
     if (rc == 0) rc = core_buf_append_byte(&dir, 3);
     if (rc == 0) rc = put_varint(&dir, n_slots);
@@ -864,17 +878,20 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
         size_t nl = strlen(names[t]);
         rc = put_varint(&dir, nl);
         if (rc == 0) rc = core_buf_append(&dir, names[t], nl);
-        uint64_t f[6] = {ti[t].entries, ti[t].depth, ti[t].root_off, ti[t].root_len,
-                         ti[t].leaf_start, ti[t].leaf_end};
-        for (int k = 0; rc == 0 && k < 6; k++) rc = put_varint(&dir, f[k]);
+        uint64_t f[6] = {ti[t].entries,  ti[t].depth,      ti[t].root_off,
+                         ti[t].root_len, ti[t].leaf_start, ti[t].leaf_end};
+        for (int k = 0; rc == 0 && k < 6; k++)
+            rc = put_varint(&dir, f[k]);
     }
     uint64_t dir_off = out->len;
     if (rc == 0) rc = emit_block(out, &dir, NULL);
     uint8_t tr[16];
     if (rc == 0) {
         uint64_t dlen = out->len - dir_off;
-        for (int k = 0; k < 8; k++) tr[k] = (uint8_t)(dir_off >> (8 * k));
-        for (int k = 0; k < 4; k++) tr[8 + k] = (uint8_t)(dlen >> (8 * k));
+        for (int k = 0; k < 8; k++)
+            tr[k] = (uint8_t)(dir_off >> (8 * k));
+        for (int k = 0; k < 4; k++)
+            tr[8 + k] = (uint8_t)(dlen >> (8 * k));
         tr[12] = KIX_VERSION, tr[13] = tr[14] = tr[15] = 0;
         rc = core_buf_append(out, tr, 16);
     }
@@ -935,12 +952,14 @@ static int unframe(lance_kix_seg *g, const uint8_t *raw, size_t len, core_buf *b
     if (len < 12) return corrupt(g, "a block is too short");
     uint32_t bl = rd_u32(raw);
     if ((uint64_t)bl + 12 != len) return corrupt(g, "a block's length does not match");
-    if (core_hash64(raw + 4, bl, 0) != rd_u64(raw + 4 + bl)) return corrupt(g, "a block fails its checksum");
+    if (core_hash64(raw + 4, bl, 0) != rd_u64(raw + 4 + bl))
+        return corrupt(g, "a block fails its checksum");
     core_buf_clear(body);
     if (bl == 0 || raw[4] != KIX_ZSTD) return core_buf_append(body, raw + 4, bl);
     rd r = {raw + 5, raw + 4 + bl, 0};
     uint64_t n = get_varint(&r);
-    if (r.bad || n == 0 || n > KIX_BLOCK_MAX) return corrupt(g, "a compressed block has a bad size");
+    if (r.bad || n == 0 || n > KIX_BLOCK_MAX)
+        return corrupt(g, "a compressed block has a bad size");
     int rc = core_buf_resize(body, (size_t)n);
     if (rc) return rc;
     size_t got = ZSTD_decompress(body->data, (size_t)n, r.p, (size_t)(r.end - r.p));
@@ -1010,9 +1029,10 @@ static int parse_dir(lance_kix_seg *g, const core_buf *dir)
         tr->leaf_end = get_varint(&r);
         if (r.bad) return corrupt(g, "the directory is cut short");
         if (tr->depth > KIX_MAX_DEPTH || tr->leaf_start < 8 || tr->leaf_start > tr->leaf_end ||
-            tr->leaf_end > g->dir_off || (tr->entries && (tr->root_len == 0 ||
-            tr->root_off < tr->leaf_start || tr->root_off > g->dir_off ||
-            tr->root_len > g->dir_off - tr->root_off)))
+            tr->leaf_end > g->dir_off ||
+            (tr->entries &&
+             (tr->root_len == 0 || tr->root_off < tr->leaf_start || tr->root_off > g->dir_off ||
+              tr->root_len > g->dir_off - tr->root_off)))
             return corrupt(g, "a tree's extent is out of range");
     }
     g->n_trees = (size_t)nt;
@@ -1024,7 +1044,8 @@ static int seg_init(lance_kix_seg *g, const uint8_t *tail, size_t tail_len, uint
     if (g->size < 8 + KIX_TRAILER + 12 || tail_len < KIX_TRAILER) return corrupt(g, "too short");
     const uint8_t *tr = tail + tail_len - KIX_TRAILER;
     if (memcmp(tr + 24, KIX_END, 8) != 0) return corrupt(g, "no trailer");
-    if (core_hash64(tr, 16, 0) != rd_u64(tr + 16)) return corrupt(g, "the trailer fails its checksum");
+    if (core_hash64(tr, 16, 0) != rd_u64(tr + 16))
+        return corrupt(g, "the trailer fails its checksum");
     uint64_t dir_off = rd_u64(tr);
     uint32_t dir_len = rd_u32(tr + 8);
     if (rd_u32(tr + 12) != KIX_VERSION) return corrupt(g, "unknown format version");
@@ -1076,7 +1097,7 @@ int lance_kix_seg_open_bytes(lance_kix_seg **out, const void *data, size_t len)
     if (!g) return core_err_nomem();
     g->mem = data;
     g->size = len;
-    int rc = len < 8 + KIX_TRAILER ? corrupt(g, "too short")
+    int rc = len < 8 + KIX_TRAILER        ? corrupt(g, "too short")
              : memcmp(data, KIX_MAGIC, 8) ? corrupt(g, "no magic")
                                           : seg_init(g, data, len, 0);
     if (rc) {
@@ -1090,7 +1111,8 @@ int lance_kix_seg_open_bytes(lance_kix_seg **out, const void *data, size_t len)
 void lance_kix_seg_close(lance_kix_seg *g)
 {
     if (!g) return;
-    for (size_t i = 0; i < KIX_CACHE; i++) core_buf_free(&g->cache[i].body);
+    for (size_t i = 0; i < KIX_CACHE; i++)
+        core_buf_free(&g->cache[i].body);
     core_free(g->slot_rows);
     core_free(g->slot_files);
     core_free(g);
@@ -1178,7 +1200,8 @@ static int leaf_next(lance_kix_seg *g, leaf_it *it, lance_kix_entry *e)
         slot >= g->n_slots)
         return corrupt(g, "a leaf entry is malformed");
     if (off >= g->slot_rows[slot]) return corrupt(g, "a leaf entry points past its fragment");
-    if (core_buf_resize(&it->key, (size_t)sh) || (sl && core_buf_append(&it->key, suffix, (size_t)sl)))
+    if (core_buf_resize(&it->key, (size_t)sh) ||
+        (sl && core_buf_append(&it->key, suffix, (size_t)sl)))
         return core_err_nomem();
     e->key = it->key.data ? it->key.data : (const uint8_t *)"";
     e->klen = (uint32_t)it->key.len;
@@ -1230,8 +1253,10 @@ int lance_kix_seg_lookup(lance_kix_seg *g, int t, const uint8_t *const *keys, co
             int more = 0;
             while (!done && (more = leaf_next(g, &it, &e)) == 1) {
                 int c = bytes_cmp(e.key, e.klen, keys[q], klens[q]);
-                if (c > 0) done = 1;
-                else if (c == 0 && (rc = fn(arg, q, e.slot, e.off, e.pay, e.plen))) done = 1;
+                if (c > 0)
+                    done = 1;
+                else if (c == 0 && (rc = fn(arg, q, e.slot, e.off, e.pay, e.plen)))
+                    done = 1;
             }
             core_buf_free(&it.key);
             if (rc == 0 && !done && more < 0) rc = more;
@@ -1353,7 +1378,8 @@ int lance_kix_builder_new_decl(lance_kix_builder **out, const lance_dataset *ds,
 void lance_kix_builder_free(lance_kix_builder *kb)
 {
     if (!kb) return;
-    for (size_t k = 0; k < kb->nd; k++) core_free(kb->e[k]);
+    for (size_t k = 0; k < kb->nd; k++)
+        core_free(kb->e[k]);
     core_arena_free(&kb->bytes);
     core_free(kb);
 }
@@ -1376,11 +1402,13 @@ int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t o
                           uint32_t slot, uint32_t first_off)
 {
     if (!kb || n <= 0) return 0;
-    if (kb->rows + (uint64_t)n > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "key index too large");
+    if (kb->rows + (uint64_t)n > UINT32_MAX)
+        return core_err(OG_E_RESOURCE_LIMIT, "key index too large");
     size_t need = (size_t)(kb->rows + (uint64_t)n);
     if (need > kb->cap) {
         size_t cap = kb->cap ? kb->cap : 1024;
-        while (cap < need) cap *= 2;
+        while (cap < need)
+            cap *= 2;
         for (size_t k = 0; k < kb->nd; k++) {
             lance_kix_entry *p = core_realloc(kb->e[k], cap * sizeof *p);
             if (!p) return core_err_nomem();
@@ -1396,7 +1424,8 @@ int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t o
             size_t kl, pl = 0;
             const uint8_t *kp = arrow_array_get_bytes(kc, off + r, &kl);
             const uint8_t *pp = NULL;
-            if (pc && arrow_array_is_valid(pc, off + r)) pp = arrow_array_get_bytes(pc, off + r, &pl);
+            if (pc && arrow_array_is_valid(pc, off + r))
+                pp = arrow_array_get_bytes(pc, off + r, &pl);
             lance_kix_entry *x = &kb->e[k][kb->ne[k]++];
             x->key = keep_bytes(kb, kp, kl);
             x->pay = pp ? keep_bytes(kb, pp, pl) : NULL;
@@ -1430,7 +1459,8 @@ int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows,
         uint8_t rnd[12];
         rc = lance_random_bytes(rnd, sizeof rnd);
         char *p = out->name;
-        for (size_t i = 0; rc == 0 && i < sizeof rnd; i++) p += sprintf(p, "%02x", rnd[i]);
+        for (size_t i = 0; rc == 0 && i < sizeof rnd; i++)
+            p += sprintf(p, "%02x", rnd[i]);
         if (rc == 0) strcpy(p, ".ogx");
     }
     if (rc == 0) rc = lance_key(key_out, kb->ds->root, LANCE_KIX_DIR, out->name);
@@ -1508,7 +1538,7 @@ static int collect(void *arg, size_t key, uint32_t slot, uint32_t off, const uin
 typedef struct cover {
     uint64_t frag;
     const Lance__Table__DataFragment *f;
-    long seg;      /* covering segment, -1: scanned */
+    long seg; /* covering segment, -1: scanned */
     uint32_t slot;
 } cover;
 
@@ -1523,8 +1553,10 @@ static cover *cover_find(cover *c, size_t n, uint64_t id)
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (c[mid].frag < id) lo = mid + 1;
-        else hi = mid;
+        if (c[mid].frag < id)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < n && c[lo].frag == id ? &c[lo] : NULL;
 }
@@ -1534,8 +1566,10 @@ static int find_sorted(const skey *k, size_t n, const uint8_t *v, size_t vn)
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (bytes_cmp(k[mid].k, k[mid].n, v, vn) < 0) lo = mid + 1;
-        else hi = mid;
+        if (bytes_cmp(k[mid].k, k[mid].n, v, vn) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < n && bytes_cmp(k[lo].k, k[lo].n, v, vn) == 0 ? (int)lo : -1;
 }
@@ -1630,14 +1664,15 @@ static void damaged(const lance_dataset *ds, const char *name)
             if (zero == h) return;
         }
     }
-    core_log(CORE_LOG_WARN, "table '%s': key index segment %s is missing or damaged (%s); "
+    core_log(CORE_LOG_WARN,
+             "table '%s': key index segment %s is missing or damaged (%s); "
              "reading its fragments instead ('omnigraph optimize' rebuilds what is missing)",
              ds->root, name, og_error_last()->message);
 }
 
 int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *payload,
-                     const uint8_t *const *keys, const size_t *klens, size_t n,
-                     lance_kix_hit_fn fn, void *arg, lance_kix_stats *st)
+                     const uint8_t *const *keys, const size_t *klens, size_t n, lance_kix_hit_fn fn,
+                     void *arg, lance_kix_stats *st)
 {
     lance_kix_stats local;
     if (!st) st = &local;
@@ -1658,7 +1693,8 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
     seg_ref *refs = NULL;
     size_t nr = 0, nu = 0;
     if (!sk || !sp || !sl || !cv) rc = core_err_nomem();
-    for (size_t i = 0; rc == 0 && i < n; i++) sk[i] = (skey){keys[i], klens[i], i};
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        sk[i] = (skey){keys[i], klens[i], i};
     if (rc == 0) {
         qsort(sk, n, sizeof *sk, skey_cmp);
         for (size_t i = 0; i < n; i++)
@@ -1725,7 +1761,8 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
     for (size_t i = 0; rc == 0 && i < nr; i++) {
         if (!segs[i]) continue;
         int used = 0;
-        for (size_t k = 0; k < pb->n_fragments; k++) used |= cv[k].seg == (long)i;
+        for (size_t k = 0; k < pb->n_fragments; k++)
+            used |= cv[k].seg == (long)i;
         if (!used) continue;
         st->segments++;
         sh.n = 0;
@@ -1742,7 +1779,8 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
                 if (cv[k].seg == (long)i) cv[k].seg = -1;
             continue;
         }
-        for (size_t k = 0; k < pb->n_fragments; k++) st->fragments_indexed += cv[k].seg == (long)i;
+        for (size_t k = 0; k < pb->n_fragments; k++)
+            st->fragments_indexed += cv[k].seg == (long)i;
         /* by fragment, so each deletion file is read once */
         if (sh.n > 1) qsort(sh.h, sh.n, sizeof *sh.h, hit_cmp);
         for (size_t h = 0; rc == 0 && h < sh.n; h++) {
@@ -1762,8 +1800,10 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
             }
             const uint8_t *pay = NULL;
             size_t plen = 0;
-            if (payload && x->plen == SIZE_MAX) pay = (const uint8_t *)"", plen = 0;
-            else if (payload && x->plen) pay = sh.pay.data + x->pay_at, plen = x->plen;
+            if (payload && x->plen == SIZE_MAX)
+                pay = (const uint8_t *)"", plen = 0;
+            else if (payload && x->plen)
+                pay = sh.pay.data + x->pay_at, plen = x->plen;
             rc = fn(arg, sk[x->key].orig, (c->frag << 32) | x->off, pay, plen);
         }
     }
@@ -1777,8 +1817,10 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
         skip = core_malloc(pb->n_fragments * sizeof *skip);
         if (!skip) rc = core_err_nomem();
         for (size_t k = 0; rc == 0 && k < pb->n_fragments; k++) {
-            if (cv[k].seg >= 0) skip[n_skip++] = cv[k].frag; /* ascending: cv is sorted */
-            else n_scan++;
+            if (cv[k].seg >= 0)
+                skip[n_skip++] = cv[k].frag; /* ascending: cv is sorted */
+            else
+                n_scan++;
         }
     }
     if (rc == 0 && n_scan) {
@@ -1814,7 +1856,8 @@ int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *pa
         lance_scanner_free(sc);
     }
     core_free(skip);
-    for (size_t i = 0; segs && i < nr; i++) lance_kix_seg_close(segs[i]);
+    for (size_t i = 0; segs && i < nr; i++)
+        lance_kix_seg_close(segs[i]);
     core_free(segs);
     core_free(tree);
     refs_free(refs, nr);
@@ -1943,7 +1986,8 @@ static int verify_tree(vctx *v, lance_kix_seg *g, int t, const lance_kix_decl *d
                     w.e[i].slot);
             break;
         }
-    for (size_t i = 0; i < w.n; i++) v->rep->entries += slot_frag[w.e[i].slot] != UINT64_MAX;
+    for (size_t i = 0; i < w.n; i++)
+        v->rep->entries += slot_frag[w.e[i].slot] != UINT64_MAX;
     /* The live rows of the counted fragments, with their values. */
     const Lance__Table__Manifest *pb = v->ds->m->pb;
     uint64_t *skip = core_malloc((pb->n_fragments ? pb->n_fragments : 1) * sizeof *skip);
@@ -1954,7 +1998,8 @@ static int verify_tree(vctx *v, lance_kix_seg *g, int t, const lance_kix_decl *d
     size_t ns = 0;
     for (size_t i = 0; i < pb->n_fragments; i++) {
         bool counted = false;
-        for (size_t k = 0; k < n_slots && !counted; k++) counted = slot_frag[k] == pb->fragments[i]->id;
+        for (size_t k = 0; k < n_slots && !counted; k++)
+            counted = slot_frag[k] == pb->fragments[i]->id;
         if (!counted) skip[ns++] = pb->fragments[i]->id;
     }
     qsort(skip, ns, sizeof *skip, u64_cmp);
@@ -1996,9 +2041,9 @@ static int verify_tree(vctx *v, lance_kix_seg *g, int t, const lance_kix_decl *d
                 pp = arrow_array_get_bytes(b->columns[1], r, &pl);
                 pnull = false;
             }
-            bool pay_ok = d->pay < 0 || (pnull ? !e->has_pay
-                                               : e->has_pay && pl == e->plen &&
-                                                     (!pl || !memcmp(pp, e->pay, pl)));
+            bool pay_ok = d->pay < 0 ||
+                          (pnull ? !e->has_pay
+                                 : e->has_pay && pl == e->plen && (!pl || !memcmp(pp, e->pay, pl)));
             if (kl != e->klen || (kl && memcmp(kp, e->key, kl)) || !pay_ok) differ++;
         }
         arrow_batch_free(b);
@@ -2017,8 +2062,8 @@ out:
     return rc;
 }
 
-int lance_kix_verify(const lance_dataset *ds, lance_kix_verify_report *rep,
-                     lance_kix_problem_fn fn, void *arg)
+int lance_kix_verify(const lance_dataset *ds, lance_kix_verify_report *rep, lance_kix_problem_fn fn,
+                     void *arg)
 {
     memset(rep, 0, sizeof *rep);
     const Lance__Table__Manifest *pb = ds->m->pb;

@@ -16,9 +16,9 @@
  *
  * Derived data, never authoritative: a segment counts for a listed fragment only while the
  * version has that fragment with the physical row count and the data files the segment
- * recorded (fragment ids are never reused); hits on deleted rows are dropped with the fragment's deletion file; a
- * segment that is missing, cut short or fails a checksum is skipped, its fragments scanned,
- * and the event counted (lance_kix_damaged) and logged. So a lookup answers exactly what a
+ * recorded (fragment ids are never reused); hits on deleted rows are dropped with the fragment's
+ * deletion file; a segment that is missing, cut short or fails a checksum is skipped, its fragments
+ * scanned, and the event counted (lance_kix_damaged) and logged. So a lookup answers exactly what a
  * scan of the version answers, whatever state the files are in. */
 #ifndef OG_LANCE_KEYINDEX_H
 #define OG_LANCE_KEYINDEX_H
@@ -74,9 +74,9 @@ uint64_t lance_kix_covered_rows(const lance_dataset *ds);
 /* A segment staged for new fragments that have no ids yet: the commit that numbers them lists
  * it (lance_kix_next_metadata). */
 typedef struct lance_kix_staged {
-    char name[40];       /* file name under _ogkix/ */
+    char name[40]; /* file name under _ogkix/ */
     uint64_t size;
-    size_t first, n;     /* new-fragment ordinals it covers, in slot order */
+    size_t first, n; /* new-fragment ordinals it covers, in slot order */
 } lance_kix_staged;
 
 /* Entries for a segment, gathered as rows are written (keys and payloads copied). NULL (and
@@ -93,8 +93,8 @@ uint64_t lance_kix_builder_rows(const lance_kix_builder *kb);
  * until lance_kix_builder_finish has returned). */
 void lance_kix_builder_borrow(lance_kix_builder *kb);
 /* Write the segment (unsynced; its key to key_out, for the commit's batch of syncs) over slots
- * 0..n_slots with these physical rows and data files (lance_kix_files_hash). Nothing is written (out->n = 0) below
- * LANCE_KIX_MIN_ROWS rows. out->first is left 0 for the caller to set. */
+ * 0..n_slots with these physical rows and data files (lance_kix_files_hash). Nothing is written
+ * (out->n = 0) below LANCE_KIX_MIN_ROWS rows. out->first is left 0 for the caller to set. */
 int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows,
                              const uint64_t *slot_files, size_t n_slots, lance_kix_staged *out,
                              char key_out[STORE_KEY_MAX]);
@@ -162,7 +162,7 @@ typedef struct lance_kix_stats {
     uint64_t fragments_indexed; /* fragments answered by a segment */
     uint64_t fragments_scanned; /* fragments read instead */
     uint64_t rows_scanned;
-    uint64_t damaged;           /* segments skipped as missing or damaged */
+    uint64_t damaged; /* segments skipped as missing or damaged */
 } lance_kix_stats;
 
 /* A live row whose column holds a looked-up value: key is the index into the caller's keys,
@@ -176,8 +176,8 @@ typedef int (*lance_kix_hit_fn)(void *arg, size_t key, uint64_t addr, const uint
  * scanned; without, the whole column is scanned (same answers). Hits come in no particular
  * order. payload may be NULL (no payload wanted). st may be NULL. */
 int lance_kix_lookup(const lance_dataset *ds, const char *column, const char *payload,
-                     const uint8_t *const *keys, const size_t *klens, size_t n,
-                     lance_kix_hit_fn fn, void *arg, lance_kix_stats *st);
+                     const uint8_t *const *keys, const size_t *klens, size_t n, lance_kix_hit_fn fn,
+                     void *arg, lance_kix_stats *st);
 
 /* The row addresses of every live row whose column is one of the C strings keys[0..n) (NULL
  * entries skipped), through lance_kix_lookup. Free with lance_kix_addrs_clear. */
@@ -210,8 +210,8 @@ typedef struct lance_kix_verify_report {
     uint64_t problems;
 } lance_kix_verify_report;
 typedef void (*lance_kix_problem_fn)(void *arg, const char *segment, const char *what);
-int lance_kix_verify(const lance_dataset *ds, lance_kix_verify_report *rep,
-                     lance_kix_problem_fn fn, void *arg);
+int lance_kix_verify(const lance_dataset *ds, lance_kix_verify_report *rep, lance_kix_problem_fn fn,
+                     void *arg);
 
 /* Segment file keys named by manifest pb (under root), for cleanup: fn per key. */
 int lance_kix_files(const Lance__Table__Manifest *pb, const char *root,

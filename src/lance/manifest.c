@@ -92,8 +92,8 @@ static int has_field_zero(const ProtobufCMessage *m, int depth)
     return 0;
 }
 
-int lance_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
-                    const void *data, size_t len, const char *what, const char *object)
+int lance_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d, const void *data,
+                    size_t len, const char *what, const char *object)
 {
     return lance_pb_unpack_with(out, d, data, len, what, object, &lance_pb_allocator);
 }
@@ -147,10 +147,8 @@ int lance_schema_check(Lance__File__Field *const *fields, size_t n, const char *
     /* Quadratic only in the number of fields of a schema (small); no allocation. */
     for (size_t i = 0; i < n; i++) {
         const Lance__File__Field *f = fields[i];
-        if (!f->name || !f->name[0])
-            return corrupt(object, "field %zu has no name", i);
-        if (f->id < 0)
-            return corrupt(object, "field %zu has a negative id (%d)", i, (int)f->id);
+        if (!f->name || !f->name[0]) return corrupt(object, "field %zu has no name", i);
+        if (f->id < 0) return corrupt(object, "field %zu has a negative id (%d)", i, (int)f->id);
         int parent_seen = f->parent_id == -1;
         for (size_t j = 0; j < i; j++) {
             if (fields[j]->id == f->id)
@@ -173,8 +171,9 @@ static int section(const unsigned char *b, uint64_t off, uint64_t limit, const c
                        what, off, limit);
     uint64_t len = rd32(b + off);
     if (len > limit - off - 4)
-        return corrupt(object, "%s length %" PRIu64 " overruns the file (%" PRIu64
-                       " bytes available)", what, len, limit - off - 4);
+        return corrupt(object,
+                       "%s length %" PRIu64 " overruns the file (%" PRIu64 " bytes available)",
+                       what, len, limit - off - 4);
     *msg_off = off + 4;
     *msg_len = len;
     return 0;
@@ -225,8 +224,7 @@ static int pb_field(const unsigned char *b, size_t n, size_t *i, uint64_t *tag, 
     }
     case 2:
         at = *i;
-        if (lance_pb_varint(b, n, i, value) || *i - at > 5 || *value > INT32_MAX ||
-            *value > n - *i)
+        if (lance_pb_varint(b, n, i, value) || *i - at > 5 || *value > INT32_MAX || *value > n - *i)
             return -1;
         *payload = *i;
         *i += (size_t)*value;
@@ -280,8 +278,8 @@ static int container(const unsigned char *b, size_t len, const char *object, uin
     int64_t pos = (int64_t)rd64(foot);
     uint64_t body_end = len - LANCE_FOOTER_LEN;
     if (pos < 0 || (uint64_t)pos > body_end - 4)
-        return corrupt(object, "manifest position %" PRId64 " is beyond the file (%zu bytes)",
-                       pos, len);
+        return corrupt(object, "manifest position %" PRId64 " is beyond the file (%zu bytes)", pos,
+                       len);
     uint64_t mlen = rd32(b + pos);
     if ((uint64_t)pos + 4 + mlen != body_end)
         return corrupt(object,
@@ -411,8 +409,8 @@ static long frag_index_find(const core_hmap *ix, const Lance__Table__Manifest *b
     return -1;
 }
 
-int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
-                             const char *object, const lance_manifest *base)
+int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len, const char *object,
+                             const lance_manifest *base)
 {
     if (!base || !base->frag_off || base->depth >= LANCE_MANIFEST_SHARE_DEPTH ||
         base->pb->n_fragments > CORE_HMAP_MAX_ENTRIES)
@@ -565,26 +563,24 @@ const char *lance_manifest_data_version(const Lance__Table__Manifest *m)
     return m->data_format->version;
 }
 
-int lance_manifest_check(const Lance__Table__Manifest *m, lance_access access,
-                         const char *object)
+int lance_manifest_check(const Lance__Table__Manifest *m, lance_access access, const char *object)
 {
     if (access == LANCE_ACCESS_INSPECT) return 0;
-    uint64_t flags = access == LANCE_ACCESS_WRITE ? m->writer_feature_flags
-                                                  : m->reader_feature_flags;
+    uint64_t flags =
+        access == LANCE_ACCESS_WRITE ? m->writer_feature_flags : m->reader_feature_flags;
     uint64_t unknown = flags & ~(uint64_t)LANCE_FLAGS_KNOWN;
     if (unknown) {
         int bit = __builtin_ctzll(unknown);
         core_err(OG_E_UNSUPPORTED,
-                 "unsupported %s feature flag %" PRIu64 " (bit %d) in lance table version %"
-                 PRIu64 " (%s)",
+                 "unsupported %s feature flag %" PRIu64 " (bit %d) in lance table version %" PRIu64
+                 " (%s)",
                  access == LANCE_ACCESS_WRITE ? "writer" : "reader", (uint64_t)1 << bit, bit,
                  m->version, object ? object : "?");
         if (object) core_err_detail(CORE_ERR_OBJECT, object);
         return OG_E_UNSUPPORTED;
     }
-    const char *fmt = m->data_format && m->data_format->file_format
-                          ? m->data_format->file_format
-                          : "";
+    const char *fmt =
+        m->data_format && m->data_format->file_format ? m->data_format->file_format : "";
     const char *ver = lance_manifest_data_version(m);
     if (!ver[0]) {
         core_err(OG_E_UNSUPPORTED,
@@ -637,7 +633,8 @@ static int put_fragments_on(core_buf *out, const Lance__Table__Manifest *m,
     for (size_t i = 0; rc == 0 && i < m->n_fragments; i++) {
         const Lance__Table__DataFragment *f = m->fragments[i];
         size_t j = k;
-        while (j < bp->n_fragments && j < k + 8 && bp->fragments[j] != f) j++;
+        while (j < bp->n_fragments && j < k + 8 && bp->fragments[j] != f)
+            j++;
         if (j < bp->n_fragments && bp->fragments[j] == f) {
             rc = core_buf_append(out, base->msg + base->frag_off[j], base->frag_len[j]);
             k = j + 1;
@@ -685,7 +682,8 @@ int lance_manifest_encode_on(core_buf *out, const Lance__Table__Manifest *m,
     if (rc) return rc;
     uint64_t n = out->len - pos - 4;
     if (n > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "manifest of %" PRIu64 " bytes", n);
-    for (int s = 0; s < 4; s++) out->data[pos + (size_t)s] = (unsigned char)(n >> (8 * s));
+    for (int s = 0; s < 4; s++)
+        out->data[pos + (size_t)s] = (unsigned char)(n >> (8 * s));
     rc = core_buf_append_u64le(out, pos);
     if (!rc) rc = core_buf_append_u16le(out, 0);
     if (!rc) rc = core_buf_append_u16le(out, 2);

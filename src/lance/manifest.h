@@ -1,6 +1,6 @@
 /* Lance manifest files: decode and encode the `_versions/<name>.manifest` container
- *   [u32 len][Transaction]? [u32 len][IndexSection]? [u32 len][Manifest] [i64 P][u16 0][u16 2]"LANC"
- * and the checks that decide whether this engine may read or write a table version.
+ *   [u32 len][Transaction]? [u32 len][IndexSection]? [u32 len][Manifest] [i64 P][u16 0][u16
+ * 2]"LANC" and the checks that decide whether this engine may read or write a table version.
  *
  * In memory a manifest is the protobuf-c message Lance__Table__Manifest (see
  * proto/table.proto), so fields this engine does not interpret (schema_metadata, config,
@@ -36,12 +36,12 @@
 #include <stdint.h>
 
 /* Feature flags (Manifest.reader/writer_feature_flags). */
-#define LANCE_FLAG_DELETION_FILES 1u  /* some fragment has a deletion file */
-#define LANCE_FLAG_STABLE_ROW_IDS 2u  /* fragments carry row id sequences */
-#define LANCE_FLAG_TABLE_CONFIG 8u    /* config map present */
-#define LANCE_FLAG_BASE_PATHS 16u     /* data may live under other base paths */
-#define LANCE_FLAGS_KNOWN                                                                      \
-    (LANCE_FLAG_DELETION_FILES | LANCE_FLAG_STABLE_ROW_IDS | LANCE_FLAG_TABLE_CONFIG |         \
+#define LANCE_FLAG_DELETION_FILES 1u /* some fragment has a deletion file */
+#define LANCE_FLAG_STABLE_ROW_IDS 2u /* fragments carry row id sequences */
+#define LANCE_FLAG_TABLE_CONFIG 8u   /* config map present */
+#define LANCE_FLAG_BASE_PATHS 16u    /* data may live under other base paths */
+#define LANCE_FLAGS_KNOWN                                                                          \
+    (LANCE_FLAG_DELETION_FILES | LANCE_FLAG_STABLE_ROW_IDS | LANCE_FLAG_TABLE_CONFIG |             \
      LANCE_FLAG_BASE_PATHS)
 
 #define LANCE_FOOTER_LEN 16
@@ -57,9 +57,9 @@ typedef struct lance_manifest {
                                    fragment, file and sequence; freed with the manifest */
     unsigned char *txn;         /* inline Transaction message bytes (no length prefix), or NULL */
     size_t txn_len;
-    unsigned char *index;       /* IndexSection message bytes (no length prefix), or NULL */
+    unsigned char *index; /* IndexSection message bytes (no length prefix), or NULL */
     size_t index_len;
-    uint64_t file_size;         /* size of the manifest file it was decoded from */
+    uint64_t file_size; /* size of the manifest file it was decoded from */
     /* The encoded Manifest message and where each fragment's field (tag, length, message) lies
      * in it, in pb->fragments order (in arena; NULL when the layout was not as expected), so a
      * next manifest can copy the fragments it keeps instead of encoding them again. */
@@ -90,8 +90,8 @@ int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, co
  * changed and may be freed by its owner at any time). The result decodes to the same message
  * as lance_manifest_decode. With no base, a base without a recorded layout, or a chain already
  * LANCE_MANIFEST_SHARE_DEPTH deep, this is lance_manifest_decode. */
-int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
-                             const char *object, const lance_manifest *base);
+int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len, const char *object,
+                             const lance_manifest *base);
 /* One more holder of m (a decoded manifest is never changed, so holders may share it):
  * returns m, which each holder frees with lance_manifest_free. */
 lance_manifest *lance_manifest_share(const lance_manifest *m);
@@ -107,8 +107,7 @@ typedef enum lance_access {
 /* May this engine read (or write on top of) this manifest? OG_E_UNSUPPORTED naming the first
  * unknown feature bit ("unsupported reader feature flag 32") or the data storage version
  * ("unsupported data storage version 2.1"). */
-int lance_manifest_check(const Lance__Table__Manifest *m, lance_access access,
-                         const char *object);
+int lance_manifest_check(const Lance__Table__Manifest *m, lance_access access, const char *object);
 
 /* The data storage version as "major.minor" ("2.0"), or "" when absent (legacy tables). */
 const char *lance_manifest_data_version(const Lance__Table__Manifest *m);
@@ -156,8 +155,8 @@ void lance_manifest_update_flags(Lance__Table__Manifest *m);
 int lance_schema_check(Lance__File__Field *const *fields, size_t n, const char *object);
 
 /* Unpack/pack helpers over lance_pb_allocator, mapping failures to typed errors. */
-int lance_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
-                    const void *data, size_t len, const char *what, const char *object);
+int lance_pb_unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d, const void *data,
+                    size_t len, const char *what, const char *object);
 /* The same with another allocator (the message is then freed through it, not lance_pb_free). */
 int lance_pb_unpack_with(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d,
                          const void *data, size_t len, const char *what, const char *object,

@@ -55,7 +55,8 @@ void lance_data_file_name_from(const uint8_t b[16], char out[LANCE_DATA_FILE_NAM
     static const char hex[] = "0123456789abcdef";
     size_t o = 0;
     for (int i = 0; i < 3; i++)
-        for (int bit = 7; bit >= 0; bit--) out[o++] = (char)('0' + ((b[i] >> bit) & 1));
+        for (int bit = 7; bit >= 0; bit--)
+            out[o++] = (char)('0' + ((b[i] >> bit) & 1));
     for (int i = 3; i < 16; i++) {
         out[o++] = hex[b[i] >> 4];
         out[o++] = hex[b[i] & 15];
@@ -87,8 +88,8 @@ int lance_key(char out[STORE_KEY_MAX], const char *root, const char *a, const ch
 int lance_deletion_file_name(char *out, size_t cap, uint64_t frag_id, uint64_t read_version,
                              uint64_t id, int bitmap)
 {
-    int n = snprintf(out, cap, "%" PRIu64 "-%" PRIu64 "-%" PRIu64 ".%s", frag_id, read_version,
-                     id, bitmap ? "bin" : "arrow");
+    int n = snprintf(out, cap, "%" PRIu64 "-%" PRIu64 "-%" PRIu64 ".%s", frag_id, read_version, id,
+                     bitmap ? "bin" : "arrow");
     if (n < 0 || (size_t)n >= cap)
         return core_err(OG_E_INTERNAL, "deletion file name buffer of %zu bytes is too small", cap);
     return 0;
@@ -113,12 +114,15 @@ const char *lance_store_dir(store *s)
 static int strip_under(const char *prefix, const char *p, char out[STORE_KEY_MAX])
 {
     size_t n = strlen(prefix);
-    while (n > 1 && prefix[n - 1] == '/') n--;
+    while (n > 1 && prefix[n - 1] == '/')
+        n--;
     if (strncmp(p, prefix, n) != 0 || (p[n] != '\0' && p[n] != '/')) return 0;
     const char *rest = p + n;
-    while (*rest == '/') rest++;
+    while (*rest == '/')
+        rest++;
     size_t rl = strlen(rest);
-    while (rl > 0 && rest[rl - 1] == '/') rl--;
+    while (rl > 0 && rest[rl - 1] == '/')
+        rl--;
     if (rl >= STORE_KEY_MAX) return 0;
     memcpy(out, rest, rl);
     out[rl] = '\0';
@@ -133,7 +137,8 @@ int lance_base_path_key(store *s, const char *path, char out[STORE_KEY_MAX])
     if (p[0] != '/') {
         /* A store key, as we write on stores without a local directory. */
         size_t n = strlen(p);
-        while (n > 0 && p[n - 1] == '/') n--;
+        while (n > 0 && p[n - 1] == '/')
+            n--;
         if (n >= STORE_KEY_MAX) return core_err(OG_E_UNSUPPORTED, "base path '%s' is too long", p);
         memcpy(out, p, n);
         out[n] = '\0';
@@ -146,8 +151,10 @@ int lance_base_path_key(store *s, const char *path, char out[STORE_KEY_MAX])
     }
     const char *lr = lance_store_dir(s);
     if (!lr) {
-        core_err(OG_E_UNSUPPORTED, "base path '%s' is a filesystem path but the store is not a "
-                 "local directory", path);
+        core_err(OG_E_UNSUPPORTED,
+                 "base path '%s' is a filesystem path but the store is not a "
+                 "local directory",
+                 path);
         core_err_detail(CORE_ERR_OBJECT, path);
         return OG_E_UNSUPPORTED;
     }

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LANCE_UUID_LEN 36          /* hyphenated text form */
+#define LANCE_UUID_LEN 36           /* hyphenated text form */
 #define LANCE_DATA_FILE_NAME_LEN 56 /* 24 binary + 26 hex + ".lance" */
 
 /* Fill p with n bytes from the system random source (OG_E_STORAGE if it fails). */

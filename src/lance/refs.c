@@ -96,7 +96,8 @@ static int tag_parse(lance_tag *t, const void *data, size_t len, const char *key
         dst[i][0] = '\0';
         /* Only kept for display and identity; any string (or none) is accepted, as lance
          * accepts the minimal form without them. */
-        if (v && json_is_string(v)) snprintf(dst[i], LANCE_TAG_TIME_CAP, "%s", json_string_value(v));
+        if (v && json_is_string(v))
+            snprintf(dst[i], LANCE_TAG_TIME_CAP, "%s", json_string_value(v));
     }
     snprintf(t->identity, sizeof t->identity, "%016" PRIx64, core_hash64(data, len, 0));
 out:
@@ -146,12 +147,12 @@ static void now_rfc3339(char out[LANCE_TAG_TIME_CAP])
     snprintf(out, LANCE_TAG_TIME_CAP, "%s.%09ldZ", base, (long)ts.tv_nsec);
 }
 
-int lance_tag_create(store *s, const char *root, const char *name, uint64_t version,
-                     lance_tag *out)
+int lance_tag_create(store *s, const char *root, const char *name, uint64_t version, lance_tag *out)
 {
     int rc = lance_tag_name_check(name);
     if (rc) return rc;
-    if (version == 0) return core_err(OG_E_BAD_REQUEST, "tag '%s': lance versions start at 1", name);
+    if (version == 0)
+        return core_err(OG_E_BAD_REQUEST, "tag '%s': lance versions start at 1", name);
     char key[STORE_KEY_MAX];
     rc = tag_key(key, root, name);
     if (rc) return rc;
@@ -228,8 +229,10 @@ int lance_refs_list(store *s, const char *root, const char *dir, size_t size,
         if (fl <= 5 || strcmp(file + fl - 5, ".json") != 0) continue; /* not a ref file */
         char name[STORE_KEY_MAX];
         if (name_of(file, fl - 5, name, sizeof name) != 0) continue;
-        if (!(names[nn] = core_strdup(name))) rc = core_err_nomem();
-        else nn++;
+        if (!(names[nn] = core_strdup(name)))
+            rc = core_err_nomem();
+        else
+            nn++;
     }
     store_list_free(&l);
     if (rc == 0) qsort(names, nn, sizeof *names, cmp_name);
@@ -245,7 +248,8 @@ int lance_refs_list(store *s, const char *root, const char *dir, size_t size,
         }
         if (rc == 0) k++;
     }
-    for (size_t i = 0; i < nn; i++) core_free(names[i]);
+    for (size_t i = 0; i < nn; i++)
+        core_free(names[i]);
     core_free(names);
     if (rc) {
         core_free(refs);
@@ -280,8 +284,8 @@ static int tag_read_any(store *s, const char *root, const char *name, void *out)
 int lance_tag_list(store *s, const char *root, lance_tag **out, size_t *n)
 {
     void *tags = NULL;
-    int rc = lance_refs_list(s, root, LANCE_REFS_TAGS_DIR, sizeof **out, tag_name_of,
-                             tag_read_any, &tags, n);
+    int rc = lance_refs_list(s, root, LANCE_REFS_TAGS_DIR, sizeof **out, tag_name_of, tag_read_any,
+                             &tags, n);
     *out = tags;
     return rc;
 }

@@ -25,8 +25,7 @@ void lance_restore_manifest(lance_manifest_next *next, const Lance__Table__Manif
     lance_manifest_update_flags(&next->pb);
 }
 
-int lance_restore(lance_dataset **out, const lance_dataset *ds, uint64_t version,
-                  const char *uuid)
+int lance_restore(lance_dataset **out, const lance_dataset *ds, uint64_t version, const char *uuid)
 {
     if (out) *out = NULL;
     const Lance__Table__Manifest *head = ds->m->pb;

@@ -13,8 +13,7 @@
  * *out (may be NULL) is the new snapshot. OG_E_CONFLICT if version R+1 is taken;
  * OG_E_NOT_FOUND if `version` does not exist (or was cleaned up); OG_E_BAD_REQUEST if it is
  * 0 or newer than R. Runs under the table's retention lock (refs.h). */
-int lance_restore(lance_dataset **out, const lance_dataset *ds, uint64_t version,
-                  const char *uuid);
+int lance_restore(lance_dataset **out, const lance_dataset *ds, uint64_t version, const char *uuid);
 
 /* The manifest part of a restore, for a staged form in write.c: initialise *next as the
  * manifest of version head->version + 1 with old's content (fragments, fields, flags, config,

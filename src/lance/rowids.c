@@ -28,7 +28,8 @@ static int bad(const char *object, const char *fmt, ...)
 static uint64_t rdle(const uint8_t *p, size_t w)
 {
     uint64_t v = 0;
-    for (size_t i = 0; i < w; i++) v |= (uint64_t)p[i] << (8 * i);
+    for (size_t i = 0; i < w; i++)
+        v |= (uint64_t)p[i] << (8 * i);
     return v;
 }
 
@@ -42,7 +43,8 @@ uint64_t lance_segment_len(const lance_segment *s)
     case LANCE_SEG_RANGE_BITMAP: {
         /* Bits at or beyond end - start are ignored. */
         uint64_t n = 0, span = s->end - s->start, whole = span / 8;
-        for (uint64_t i = 0; i < whole; i++) n += (uint64_t)__builtin_popcount(s->bitmap[i]);
+        for (uint64_t i = 0; i < whole; i++)
+            n += (uint64_t)__builtin_popcount(s->bitmap[i]);
         if (span % 8)
             n += (uint64_t)__builtin_popcount(s->bitmap[whole] & ((1u << (span % 8)) - 1));
         return n;
@@ -89,7 +91,8 @@ static int decode_array(const Lance__Table__EncodedU64Array *a, uint64_t **vals,
     default:
         return bad(object, "encoded array of unknown kind %d", (int)a->array_case);
     }
-    if (d->len % w) return bad(object, "%zu bytes is not a whole number of %zu-byte values", d->len, w);
+    if (d->len % w)
+        return bad(object, "%zu bytes is not a whole number of %zu-byte values", d->len, w);
     size_t cnt = d->len / w;
     uint64_t *v = core_malloc(cnt ? cnt * sizeof *v : 1);
     if (!v) return core_err_nomem();
@@ -106,8 +109,7 @@ static int decode_array(const Lance__Table__EncodedU64Array *a, uint64_t **vals,
     return 0;
 }
 
-static int decode_segment(const Lance__Table__U64Segment *p, lance_segment *s,
-                          const char *object)
+static int decode_segment(const Lance__Table__U64Segment *p, lance_segment *s, const char *object)
 {
     memset(s, 0, sizeof *s);
     int rc = 0;
@@ -169,8 +171,7 @@ static int decode_segment(const Lance__Table__U64Segment *p, lance_segment *s,
     return 0;
 }
 
-int lance_rowid_seq_decode(lance_rowid_seq *out, const void *data, size_t len,
-                           const char *object)
+int lance_rowid_seq_decode(lance_rowid_seq *out, const void *data, size_t len, const char *object)
 {
     memset(out, 0, sizeof *out);
     ProtobufCMessage *m = NULL;
@@ -202,7 +203,8 @@ int lance_rowid_seq_decode(lance_rowid_seq *out, const void *data, size_t len,
 void lance_rowid_seq_free(lance_rowid_seq *seq)
 {
     if (!seq) return;
-    for (size_t i = 0; i < seq->n; i++) segment_clear(&seq->segs[i]);
+    for (size_t i = 0; i < seq->n; i++)
+        segment_clear(&seq->segs[i]);
     core_free(seq->segs);
     memset(seq, 0, sizeof *seq);
 }
@@ -210,7 +212,8 @@ void lance_rowid_seq_free(lance_rowid_seq *seq)
 uint64_t lance_rowid_seq_len(const lance_rowid_seq *seq)
 {
     uint64_t n = 0;
-    for (size_t i = 0; i < seq->n; i++) n += lance_segment_len(&seq->segs[i]);
+    for (size_t i = 0; i < seq->n; i++)
+        n += lance_segment_len(&seq->segs[i]);
     return n;
 }
 
@@ -219,7 +222,8 @@ static size_t expand_segment(const lance_segment *s, uint64_t *o)
     size_t k = 0;
     switch (s->kind) {
     case LANCE_SEG_RANGE:
-        for (uint64_t x = s->start; x < s->end; x++) o[k++] = x;
+        for (uint64_t x = s->start; x < s->end; x++)
+            o[k++] = x;
         break;
     case LANCE_SEG_RANGE_HOLES: {
         size_t h = 0;
@@ -255,7 +259,8 @@ int lance_rowid_seq_expand(const lance_rowid_seq *seq, uint64_t **ids, size_t *n
     uint64_t *o = core_malloc(total ? (size_t)total * sizeof *o : 1);
     if (!o) return core_err_nomem();
     size_t k = 0;
-    for (size_t i = 0; i < seq->n; i++) k += expand_segment(&seq->segs[i], o + k);
+    for (size_t i = 0; i < seq->n; i++)
+        k += expand_segment(&seq->segs[i], o + k);
     *ids = o;
     *n = k;
     return 0;
@@ -290,25 +295,29 @@ static int encode_array(seg_pb *p, const uint64_t *v, size_t n)
     if (rc) return rc;
     for (size_t i = 0; i < n; i++) {
         uint64_t x = v[i] - base;
-        for (size_t b = 0; b < w; b++) p->bytes.data[p->bytes.len++] = (uint8_t)(x >> (8 * b));
+        for (size_t b = 0; b < w; b++)
+            p->bytes.data[p->bytes.len++] = (uint8_t)(x >> (8 * b));
     }
     ProtobufCBinaryData d = {p->bytes.len, p->bytes.data};
     if (w == 2) {
-        Lance__Table__EncodedU64Array__U16Array a = LANCE__TABLE__ENCODED_U64_ARRAY__U16_ARRAY__INIT;
+        Lance__Table__EncodedU64Array__U16Array a =
+            LANCE__TABLE__ENCODED_U64_ARRAY__U16_ARRAY__INIT;
         p->a16 = a;
         p->a16.base_value = base;
         p->a16.offsets = d;
         p->arr.array_case = LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U16_ARRAY;
         p->arr.u16_array = &p->a16;
     } else if (w == 4) {
-        Lance__Table__EncodedU64Array__U32Array a = LANCE__TABLE__ENCODED_U64_ARRAY__U32_ARRAY__INIT;
+        Lance__Table__EncodedU64Array__U32Array a =
+            LANCE__TABLE__ENCODED_U64_ARRAY__U32_ARRAY__INIT;
         p->a32 = a;
         p->a32.base_value = base;
         p->a32.offsets = d;
         p->arr.array_case = LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U32_ARRAY;
         p->arr.u32_array = &p->a32;
     } else {
-        Lance__Table__EncodedU64Array__U64Array a = LANCE__TABLE__ENCODED_U64_ARRAY__U64_ARRAY__INIT;
+        Lance__Table__EncodedU64Array__U64Array a =
+            LANCE__TABLE__ENCODED_U64_ARRAY__U64_ARRAY__INIT;
         p->a64 = a;
         p->a64.values = d;
         p->arr.array_case = LANCE__TABLE__ENCODED_U64_ARRAY__ARRAY_U64_ARRAY;
@@ -333,7 +342,8 @@ static int encode_segment(seg_pb *p, const lance_segment *s)
         break;
     }
     case LANCE_SEG_RANGE_HOLES: {
-        Lance__Table__U64Segment__RangeWithHoles r = LANCE__TABLE__U64_SEGMENT__RANGE_WITH_HOLES__INIT;
+        Lance__Table__U64Segment__RangeWithHoles r =
+            LANCE__TABLE__U64_SEGMENT__RANGE_WITH_HOLES__INIT;
         p->rh = r;
         p->rh.start = s->start;
         p->rh.end = s->end;
@@ -374,7 +384,8 @@ static int encode_segment(seg_pb *p, const lance_segment *s)
 
 static void seg_pbs_free(seg_pb *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++) core_buf_free(&p[i].bytes);
+    for (size_t i = 0; i < n; i++)
+        core_buf_free(&p[i].bytes);
     core_free(p);
 }
 
@@ -433,8 +444,8 @@ int lance_version_seq_decode(lance_version_seq *out, const void *data, size_t le
 {
     memset(out, 0, sizeof *out);
     ProtobufCMessage *m = NULL;
-    int rc = lance_pb_unpack(&m, &lance__table__row_dataset_version_sequence__descriptor, data,
-                             len, "row version sequence", object);
+    int rc = lance_pb_unpack(&m, &lance__table__row_dataset_version_sequence__descriptor, data, len,
+                             "row version sequence", object);
     if (rc) return rc;
     Lance__Table__RowDatasetVersionSequence *p = (Lance__Table__RowDatasetVersionSequence *)m;
     if (p->n_runs) {
@@ -466,7 +477,8 @@ int lance_version_seq_decode(lance_version_seq *out, const void *data, size_t le
 void lance_version_seq_free(lance_version_seq *seq)
 {
     if (!seq) return;
-    for (size_t i = 0; i < seq->n; i++) segment_clear(&seq->runs[i].span);
+    for (size_t i = 0; i < seq->n; i++)
+        segment_clear(&seq->runs[i].span);
     core_free(seq->runs);
     memset(seq, 0, sizeof *seq);
 }
@@ -514,12 +526,12 @@ int lance_version_seq_uniform(core_buf *out, uint64_t n_rows, uint64_t version)
     return lance_version_seq_encode(out, &seq);
 }
 
-int lance_version_seq_expand(const lance_version_seq *seq, uint64_t n_rows,
-                             uint64_t **versions)
+int lance_version_seq_expand(const lance_version_seq *seq, uint64_t n_rows, uint64_t **versions)
 {
     *versions = NULL;
     uint64_t total = 0;
-    for (size_t i = 0; i < seq->n; i++) total += lance_segment_len(&seq->runs[i].span);
+    for (size_t i = 0; i < seq->n; i++)
+        total += lance_segment_len(&seq->runs[i].span);
     if (total != n_rows)
         return bad(NULL, "version runs cover %" PRIu64 " rows, the fragment has %" PRIu64, total,
                    n_rows);
@@ -530,7 +542,8 @@ int lance_version_seq_expand(const lance_version_seq *seq, uint64_t n_rows,
     size_t k = 0;
     for (size_t i = 0; i < seq->n; i++) {
         uint64_t len = lance_segment_len(&seq->runs[i].span);
-        for (uint64_t j = 0; j < len; j++) o[k++] = seq->runs[i].version;
+        for (uint64_t j = 0; j < len; j++)
+            o[k++] = seq->runs[i].version;
     }
     *versions = o;
     return 0;
@@ -550,7 +563,8 @@ int lance_version_seq_keepable(const uint64_t *v, uint64_t n, size_t max_runs)
 int lance_version_seq_from_rows(core_buf *out, const uint64_t *v, uint64_t n)
 {
     size_t nruns = 0;
-    for (uint64_t i = 0; i < n; i++) nruns += i == 0 || v[i] != v[i - 1];
+    for (uint64_t i = 0; i < n; i++)
+        nruns += i == 0 || v[i] != v[i - 1];
     lance_version_run *runs = core_calloc(nruns ? nruns : 1, sizeof *runs);
     if (!runs) return core_err_nomem();
     size_t r = 0;

@@ -15,19 +15,19 @@
 #include <stdint.h>
 
 typedef enum lance_seg_kind {
-    LANCE_SEG_RANGE = 1,        /* start..end */
-    LANCE_SEG_RANGE_HOLES,      /* start..end minus values[] (sorted holes) */
-    LANCE_SEG_RANGE_BITMAP,     /* start + i for each set bit i of bitmap (LSB-first) */
-    LANCE_SEG_SORTED_ARRAY,     /* values[], increasing */
-    LANCE_SEG_ARRAY             /* values[], any order */
+    LANCE_SEG_RANGE = 1,    /* start..end */
+    LANCE_SEG_RANGE_HOLES,  /* start..end minus values[] (sorted holes) */
+    LANCE_SEG_RANGE_BITMAP, /* start + i for each set bit i of bitmap (LSB-first) */
+    LANCE_SEG_SORTED_ARRAY, /* values[], increasing */
+    LANCE_SEG_ARRAY         /* values[], any order */
 } lance_seg_kind;
 
 typedef struct lance_segment {
     lance_seg_kind kind;
-    uint64_t start, end;        /* ranges: [start, end) */
-    uint64_t *values;           /* holes or array values (owned) */
+    uint64_t start, end; /* ranges: [start, end) */
+    uint64_t *values;    /* holes or array values (owned) */
     size_t n_values;
-    uint8_t *bitmap;            /* RANGE_BITMAP (owned) */
+    uint8_t *bitmap; /* RANGE_BITMAP (owned) */
     size_t bitmap_len;
 } lance_segment;
 
@@ -39,8 +39,7 @@ typedef struct lance_rowid_seq {
 /* Bound on the rows a decoded sequence may describe (checked before any expansion). */
 #define LANCE_ROWIDS_MAX_ROWS (UINT64_C(1) << 32)
 
-int lance_rowid_seq_decode(lance_rowid_seq *out, const void *data, size_t len,
-                           const char *object);
+int lance_rowid_seq_decode(lance_rowid_seq *out, const void *data, size_t len, const char *object);
 /* Encode, replacing out's contents. Arrays are stored as u16/u32 offsets from their minimum
  * when they fit, else as u64 values. */
 int lance_rowid_seq_encode(core_buf *out, const lance_rowid_seq *seq);
@@ -60,7 +59,7 @@ int lance_rowids_assign(core_buf *out, uint64_t *next_row_id, uint64_t n);
 /* ---- created-at / last-updated-at version sequences ------------------------------------- */
 
 typedef struct lance_version_run {
-    lance_segment span;         /* which rows (offsets in the fragment) */
+    lance_segment span; /* which rows (offsets in the fragment) */
     uint64_t version;
 } lance_version_run;
 
@@ -90,7 +89,6 @@ int lance_version_seq_keepable(const uint64_t *v, uint64_t n, size_t max_runs);
 int lance_version_seq_uniform(core_buf *out, uint64_t n_rows, uint64_t version);
 /* The version of each of n_rows rows, in row order (the runs must cover exactly n_rows rows
  * taken in order; OG_E_CORRUPT otherwise). Caller frees *versions with core_free. */
-int lance_version_seq_expand(const lance_version_seq *seq, uint64_t n_rows,
-                             uint64_t **versions);
+int lance_version_seq_expand(const lance_version_seq *seq, uint64_t n_rows, uint64_t **versions);
 
 #endif

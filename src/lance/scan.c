@@ -14,9 +14,9 @@
 struct lance_scanner {
     const lance_dataset *ds;
     lance_scan_options opt;
-    size_t n_out;        /* projected columns */
-    size_t *out_cols;    /* their dataset column indexes */
-    size_t n_read;       /* columns read: projected, then filter-only ones */
+    size_t n_out;     /* projected columns */
+    size_t *out_cols; /* their dataset column indexes */
+    size_t n_read;    /* columns read: projected, then filter-only ones */
     size_t *read_cols;
     size_t *term_col;    /* per filter term: position in read_cols */
     arrow_schema schema; /* output schema */
@@ -176,8 +176,8 @@ static int read_fragment_columns(const lance_dataset *ds, const Lance__Table__Da
         lance_file2_reader *r = readers ? readers[fi] : NULL;
         lance_file2_read_options ro = LANCE_FILE2_READ_OPTIONS_INIT;
         if (!r)
-            rc = lance_file2_open(&r, ds->s, key,
-                                  df->has_file_size_bytes ? df->file_size_bytes : 0, &ro);
+            rc = lance_file2_open(&r, ds->s, key, df->has_file_size_bytes ? df->file_size_bytes : 0,
+                                  &ro);
         if (rc) break;
         if (readers) readers[fi] = r;
         size_t fcols[64];
@@ -191,15 +191,19 @@ static int read_fragment_columns(const lance_dataset *ds, const Lance__Table__Da
         arrow_batch *b = NULL;
         if (rc == 0) rc = lance_file2_read(r, fcols, nw, 0, UINT64_MAX, &b);
         if (rc == 0 && (uint64_t)b->num_rows != f->physical_rows) {
-            rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' has %lld rows, fragment %llu "
-                          "says %llu", ds->root, df->path, (long long)b->num_rows,
-                          (unsigned long long)f->id, (unsigned long long)f->physical_rows);
+            rc = core_err(OG_E_CORRUPT,
+                          "table '%s': data file '%s' has %lld rows, fragment %llu "
+                          "says %llu",
+                          ds->root, df->path, (long long)b->num_rows, (unsigned long long)f->id,
+                          (unsigned long long)f->physical_rows);
         }
         for (size_t i = 0; rc == 0 && i < nw; i++) {
             /* Files may store a column with a narrower nullability or equal type only. */
             if (!arrow_type_equal(&b->columns[i]->type, &ds->schema.fields[want[i]].type)) {
-                rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' stores column '%s' with "
-                              "another type", ds->root, df->path, ds->schema.fields[want[i]].name);
+                rc = core_err(OG_E_CORRUPT,
+                              "table '%s': data file '%s' stores column '%s' with "
+                              "another type",
+                              ds->root, df->path, ds->schema.fields[want[i]].name);
                 break;
             }
             cols_out[dscol[i]] = arrow_array_ref(b->columns[i]);
@@ -227,7 +231,8 @@ static int u64_array(arrow_array **out, const uint64_t *v, size_t n)
     arrow_builder *b = NULL;
     int rc = arrow_builder_new(&b, &t);
     if (rc == 0) rc = arrow_builder_reserve(b, (int64_t)n);
-    for (size_t i = 0; rc == 0 && i < n; i++) rc = arrow_builder_append_uint(b, v[i]);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = arrow_builder_append_uint(b, v[i]);
     if (rc == 0) rc = arrow_builder_finish(b, out);
     arrow_builder_free(b);
     return rc;
@@ -259,7 +264,8 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
     }
     if (rc == 0 && nterms == 0)
         rc = read_fragment_columns(ds, f, sc->read_cols, sc->n_read, cols, NULL);
-    if (rc == 0 && f->deletion_file) rc = lance_dataset_deletion_load(ds, f->id, f->deletion_file, &del);
+    if (rc == 0 && f->deletion_file)
+        rc = lance_dataset_deletion_load(ds, f->id, f->deletion_file, &del);
     if (rc == 0) memset(keep, 1, (size_t)nrows);
     if (rc == 0 && del) {
         roaring_uint32_iterator_t *it = roaring_create_iterator(del);
@@ -275,8 +281,8 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
         rc = arrow_compare_scalar(&mask, cols[sc->term_col[t]], term->op, &term->value);
         if (rc) break;
         for (uint64_t r = 0; r < nrows; r++)
-            if (keep[r] && !(arrow_array_is_valid(mask, (int64_t)r) &&
-                             arrow_array_get_bool(mask, (int64_t)r)))
+            if (keep[r] &&
+                !(arrow_array_is_valid(mask, (int64_t)r) && arrow_array_get_bool(mask, (int64_t)r)))
                 keep[r] = 0;
         arrow_array_free(mask);
     }
@@ -289,7 +295,8 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
         nk = (size_t)(sc->opt.limit - sc->returned);
     if (rc == 0 && sc->opt.with_row_id) {
         lance_rowid_seq seq = {0};
-        if (f->row_id_sequence_case != LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS) {
+        if (f->row_id_sequence_case !=
+            LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS) {
             rc = core_err(OG_E_UNSUPPORTED, "table '%s' fragment %llu: row ids not stored inline",
                           ds->root, (unsigned long long)f->id);
         } else {
@@ -298,8 +305,9 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
             if (rc == 0) rc = lance_rowid_seq_expand(&seq, &ids, &n_ids);
             lance_rowid_seq_free(&seq);
             if (rc == 0 && n_ids != nrows)
-                rc = core_err(OG_E_CORRUPT, "table '%s' fragment %llu: %zu row ids for %llu rows",
-                              ds->root, (unsigned long long)f->id, n_ids, (unsigned long long)nrows);
+                rc =
+                    core_err(OG_E_CORRUPT, "table '%s' fragment %llu: %zu row ids for %llu rows",
+                             ds->root, (unsigned long long)f->id, n_ids, (unsigned long long)nrows);
         }
     }
     if (rc == 0 && nk > 0) {
@@ -311,7 +319,8 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
         for (size_t i = 0; rc == 0 && i < sc->n_out; i++) {
             /* out column i is read column i (projected columns were pushed first, unique). */
             size_t rpos = 0;
-            while (sc->read_cols[rpos] != sc->out_cols[i]) rpos++;
+            while (sc->read_cols[rpos] != sc->out_cols[i])
+                rpos++;
             if (all_rows)
                 outc[i] = arrow_array_ref(cols[rpos]); /* no copy when every row is kept */
             else
@@ -319,21 +328,26 @@ static int scan_fragment(lance_scanner *sc, const Lance__Table__DataFragment *f,
         }
         size_t k = sc->n_out;
         if (rc == 0 && sc->opt.with_row_addr) {
-            for (size_t i = 0; i < nk; i++) tmp[i] = LANCE_ROW_ADDR(f->id, idx[i]);
+            for (size_t i = 0; i < nk; i++)
+                tmp[i] = LANCE_ROW_ADDR(f->id, idx[i]);
             rc = u64_array(&outc[k++], tmp, nk);
         }
         if (rc == 0 && sc->opt.with_row_id) {
-            for (size_t i = 0; i < nk; i++) tmp[i] = ids[idx[i]];
+            for (size_t i = 0; i < nk; i++)
+                tmp[i] = ids[idx[i]];
             rc = u64_array(&outc[k++], tmp, nk);
         }
         if (rc == 0) rc = arrow_batch_new(&res, &sc->schema, outc, ncol);
-        for (size_t i = 0; outc && i < ncol; i++) arrow_array_free(outc[i]);
+        for (size_t i = 0; outc && i < ncol; i++)
+            arrow_array_free(outc[i]);
         core_free(outc);
         core_free(tmp);
     }
-    for (size_t i = 0; cols && i < sc->n_read; i++) arrow_array_free(cols[i]);
+    for (size_t i = 0; cols && i < sc->n_read; i++)
+        arrow_array_free(cols[i]);
     core_free(cols);
-    for (size_t i = 0; readers && i < f->n_files; i++) lance_file2_close(readers[i]);
+    for (size_t i = 0; readers && i < f->n_files; i++)
+        lance_file2_close(readers[i]);
     core_free(readers);
     core_free(keep);
     core_free(idx);
@@ -418,15 +432,18 @@ int lance_dataset_scan_all(arrow_batch **out, const lance_dataset *ds,
         if (n == 0) {
             rc = arrow_array_new_null(&cols[c], &schema->fields[c].type, 0);
         } else {
-            for (size_t i = 0; i < n; i++) pieces[i] = parts[i]->columns[c];
+            for (size_t i = 0; i < n; i++)
+                pieces[i] = parts[i]->columns[c];
             rc = arrow_array_concat(&cols[c], pieces, n);
         }
     }
     if (rc == 0) rc = arrow_batch_new(out, schema, cols, ncol);
-    for (size_t c = 0; cols && c < ncol; c++) arrow_array_free(cols[c]);
+    for (size_t c = 0; cols && c < ncol; c++)
+        arrow_array_free(cols[c]);
     core_free(cols);
     core_free(pieces);
-    for (size_t i = 0; i < n; i++) arrow_batch_free(parts[i]);
+    for (size_t i = 0; i < n; i++)
+        arrow_batch_free(parts[i]);
     core_free(parts);
     lance_scanner_free(sc);
     return rc;
@@ -464,9 +481,10 @@ static int take_fragment(const lance_dataset *ds, const Lance__Table__DataFragme
         if (data_file_has(f->files[fi], fid)) df = f->files[fi];
     if (!df) return arrow_array_new_null(out, &ds->schema.fields[c].type, (int64_t)n);
     if (df->file_major_version != 2 || df->file_minor_version != 0)
-        return core_err(OG_E_UNSUPPORTED, "table '%s': data file '%s' has file version %u.%u; "
-                        "only 2.0 is supported", ds->root, df->path, df->file_major_version,
-                        df->file_minor_version);
+        return core_err(OG_E_UNSUPPORTED,
+                        "table '%s': data file '%s' has file version %u.%u; "
+                        "only 2.0 is supported",
+                        ds->root, df->path, df->file_major_version, df->file_minor_version);
     char key[STORE_KEY_MAX], dir[STORE_KEY_MAX];
     int rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
     if (rc == 0) rc = lance_key(key, dir, "data/", df->path);
@@ -479,11 +497,13 @@ static int take_fragment(const lance_dataset *ds, const Lance__Table__DataFragme
                               &ro);
     int fc = rc ? -1 : file_column_of(r, fid);
     if (rc == 0 && fc < 0)
-        rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' lacks field %d it lists",
-                      ds->root, df->path, fid);
+        rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' lacks field %d it lists", ds->root,
+                      df->path, fid);
     if (rc == 0 && lance_file2_num_rows(r) != f->physical_rows)
-        rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' has %llu rows, fragment %llu "
-                      "says %llu", ds->root, df->path, (unsigned long long)lance_file2_num_rows(r),
+        rc = core_err(OG_E_CORRUPT,
+                      "table '%s': data file '%s' has %llu rows, fragment %llu "
+                      "says %llu",
+                      ds->root, df->path, (unsigned long long)lance_file2_num_rows(r),
                       (unsigned long long)f->id, (unsigned long long)f->physical_rows);
     arrow_array **pieces = rc ? NULL : core_calloc(n, sizeof *pieces);
     int64_t *idx = rc ? NULL : core_malloc(n * sizeof *idx);
@@ -491,8 +511,9 @@ static int take_fragment(const lance_dataset *ds, const Lance__Table__DataFragme
     size_t np = 0;
     for (size_t i = 0; rc == 0 && i < n;) {
         size_t j = i + 1;
-        while (j < n && (dense || LANCE_ROW_ADDR_OFF(e[j].addr) -
-                                          LANCE_ROW_ADDR_OFF(e[j - 1].addr) <= TAKE_GAP))
+        while (j < n &&
+               (dense ||
+                LANCE_ROW_ADDR_OFF(e[j].addr) - LANCE_ROW_ADDR_OFF(e[j - 1].addr) <= TAKE_GAP))
             j++;
         uint64_t lo = LANCE_ROW_ADDR_OFF(e[i].addr), hi = LANCE_ROW_ADDR_OFF(e[j - 1].addr) + 1;
         if (hi > f->physical_rows) {
@@ -504,17 +525,21 @@ static int take_fragment(const lance_dataset *ds, const Lance__Table__DataFragme
         arrow_batch *b = NULL;
         rc = lance_file2_read(r, &col, 1, lo, hi - lo, &b);
         if (rc == 0 && !arrow_type_equal(&b->columns[0]->type, &ds->schema.fields[c].type))
-            rc = core_err(OG_E_CORRUPT, "table '%s': data file '%s' stores column '%s' with "
-                          "another type", ds->root, df->path, ds->schema.fields[c].name);
+            rc = core_err(OG_E_CORRUPT,
+                          "table '%s': data file '%s' stores column '%s' with "
+                          "another type",
+                          ds->root, df->path, ds->schema.fields[c].name);
         for (size_t k = i; rc == 0 && k < j; k++)
             idx[k - i] = (int64_t)(LANCE_ROW_ADDR_OFF(e[k].addr) - lo);
         if (rc == 0) rc = arrow_take(&pieces[np++], b->columns[0], idx, j - i);
         arrow_batch_free(b);
         i = j;
     }
-    if (rc == 0) rc = np == 1 ? ((*out = pieces[0]), (pieces[0] = NULL), 0)
-                              : arrow_array_concat(out, pieces, np);
-    for (size_t i = 0; pieces && i < np; i++) arrow_array_free(pieces[i]);
+    if (rc == 0)
+        rc = np == 1 ? ((*out = pieces[0]), (pieces[0] = NULL), 0)
+                     : arrow_array_concat(out, pieces, np);
+    for (size_t i = 0; pieces && i < np; i++)
+        arrow_array_free(pieces[i]);
     core_free(pieces);
     core_free(idx);
     lance_file2_close(r);
@@ -534,7 +559,8 @@ int lance_dataset_take_column(arrow_array **out, const lance_dataset *ds, const 
     int64_t *inv = core_malloc(n * sizeof *inv);
     size_t np = 0;
     if (!e || !pieces || !inv) rc = core_err_nomem();
-    for (size_t i = 0; rc == 0 && i < n; i++) e[i] = (take_ent){addrs[i], i};
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        e[i] = (take_ent){addrs[i], i};
     if (rc == 0 && n > 1) qsort(e, n, sizeof *e, take_cmp);
     const Lance__Table__Manifest *pb = ds->m->pb;
     for (size_t i = 0; rc == 0 && i < n;) {
@@ -548,7 +574,8 @@ int lance_dataset_take_column(arrow_array **out, const lance_dataset *ds, const 
             break;
         }
         size_t j = i + 1;
-        while (j < n && LANCE_ROW_ADDR_FRAG(e[j].addr) == fid) j++;
+        while (j < n && LANCE_ROW_ADDR_FRAG(e[j].addr) == fid)
+            j++;
         rc = take_fragment(ds, f, c, e + i, j - i, &pieces[np]);
         if (rc == 0) np++;
         i = j;
@@ -556,10 +583,12 @@ int lance_dataset_take_column(arrow_array **out, const lance_dataset *ds, const 
     arrow_array *sorted = NULL;
     if (rc == 0) rc = arrow_array_concat(&sorted, pieces, np);
     /* back to the caller's order */
-    for (size_t i = 0; rc == 0 && i < n; i++) inv[e[i].at] = (int64_t)i;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        inv[e[i].at] = (int64_t)i;
     if (rc == 0) rc = arrow_take(out, sorted, inv, n);
     arrow_array_free(sorted);
-    for (size_t i = 0; i < np; i++) arrow_array_free(pieces[i]);
+    for (size_t i = 0; i < np; i++)
+        arrow_array_free(pieces[i]);
     core_free(pieces);
     core_free(e);
     core_free(inv);

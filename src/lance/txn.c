@@ -20,8 +20,7 @@ int lance_commit(store *s, const char *root, lance_naming naming,
                  const Lance__Table__Manifest *next, const Lance__Table__Transaction *txn,
                  const void *index, size_t index_len, unsigned flags, lance_commit_info *info)
 {
-    return lance_commit_pending(s, root, naming, next, txn, index, index_len, flags, NULL, 0,
-                                info);
+    return lance_commit_pending(s, root, naming, next, txn, index, index_len, flags, NULL, 0, info);
 }
 
 int lance_commit_pending(store *s, const char *root, lance_naming naming,
@@ -57,8 +56,7 @@ int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
     const int txn_file = (flags & LANCE_COMMIT_TXN_FILE) != 0;
     int rc = 0;
     if (txn_file)
-        rc = lance_txn_file_name(info->txn_file, sizeof info->txn_file, t.read_version,
-                                 info->uuid);
+        rc = lance_txn_file_name(info->txn_file, sizeof info->txn_file, t.read_version, info->uuid);
     if (rc) return rc;
 
     core_buf tb = CORE_BUF_INIT, mb = CORE_BUF_INIT;
@@ -97,9 +95,9 @@ int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
     if (rc) goto out;
     /* Everything the manifest names becomes durable before the manifest is linked into
      * place; the store writes and flushes the manifest's bytes in the same round. */
-    rc = n_pending ? store_sync_put_if_absent(s, keys, n_keys, info->manifest_key, mb.data,
-                                              mb.len, 0)
-                   : store_put_if_absent(s, info->manifest_key, mb.data, mb.len, 0);
+    rc = n_pending
+             ? store_sync_put_if_absent(s, keys, n_keys, info->manifest_key, mb.data, mb.len, 0)
+             : store_put_if_absent(s, info->manifest_key, mb.data, mb.len, 0);
     if (rc == OG_E_EXISTS) {
         core_err(OG_E_CONFLICT,
                  "lance table '%s': version %" PRIu64 " was committed by another writer", root, v);
@@ -136,8 +134,8 @@ int lance_txn_decode(Lance__Table__Transaction **out, const void *data, size_t l
                      const char *object)
 {
     ProtobufCMessage *m = NULL;
-    int rc = lance_pb_unpack(&m, &lance__table__transaction__descriptor, data, len,
-                             "transaction", object);
+    int rc = lance_pb_unpack(&m, &lance__table__transaction__descriptor, data, len, "transaction",
+                             object);
     *out = (Lance__Table__Transaction *)m;
     return rc;
 }

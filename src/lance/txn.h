@@ -34,19 +34,21 @@ int lance_txn_file_name(char *out, size_t cap, uint64_t read_version, const char
 /* Commit flags. A commit records its transaction inside the manifest file (the transaction
  * section, which lance reads before any .txn file): one new object per commit instead of two,
  * and a reader proves "version v is transaction u" from the manifest alone. */
-#define LANCE_COMMIT_KEEP_BYTES 0x2u /* hand the published manifest file's bytes back in
-                                        info->manifest_bytes (the caller frees them) */
-#define LANCE_COMMIT_TXN_FILE 0x1u   /* also write _transactions/{R}-{uuid}.txn and name it in
-                                        the manifest, as lance itself does */
+#define LANCE_COMMIT_KEEP_BYTES                                                                    \
+    0x2u /* hand the published manifest file's bytes back in                                       \
+            info->manifest_bytes (the caller frees them) */
+#define LANCE_COMMIT_TXN_FILE                                                                      \
+    0x1u /* also write _transactions/{R}-{uuid}.txn and name it in                                 \
+            the manifest, as lance itself does */
 
 typedef struct lance_commit_info {
-    uint64_t version;                      /* the version published */
-    char txn_file[LANCE_TXN_NAME_CAP];     /* relative to _transactions/ ("" unless
-                                              LANCE_COMMIT_TXN_FILE) */
-    char uuid[LANCE_UUID_LEN + 1];         /* the transaction's uuid */
-    char manifest_key[STORE_KEY_MAX];      /* the manifest's key */
-    int hint_written;                      /* 1 if the hint was rewritten (see below) */
-    unsigned char *manifest_bytes;         /* LANCE_COMMIT_KEEP_BYTES: the manifest file */
+    uint64_t version;                  /* the version published */
+    char txn_file[LANCE_TXN_NAME_CAP]; /* relative to _transactions/ ("" unless
+                                          LANCE_COMMIT_TXN_FILE) */
+    char uuid[LANCE_UUID_LEN + 1];     /* the transaction's uuid */
+    char manifest_key[STORE_KEY_MAX];  /* the manifest's key */
+    int hint_written;                  /* 1 if the hint was rewritten (see below) */
+    unsigned char *manifest_bytes;     /* LANCE_COMMIT_KEEP_BYTES: the manifest file */
     size_t manifest_len;
 } lance_commit_info;
 

@@ -93,15 +93,17 @@ int lance_versions_list(store *s, const char *root, lance_version_list *out)
         lance_naming nm;
         if (l.items[i].is_prefix) continue;
         if (!lance_version_parse_name(l.items[i].key, &v, &nm)) continue;
-        if (nm == LANCE_NAMING_V1) seen_v1 = 1;
-        else seen_v2 = 1;
+        if (nm == LANCE_NAMING_V1)
+            seen_v1 = 1;
+        else
+            seen_v2 = 1;
         out->v[out->n++] = v;
     }
     store_list_free(&l);
     if (seen_v1 && seen_v2) {
         lance_version_list_free(out);
-        core_err(OG_E_CORRUPT,
-                 "lance table '%s' mixes V1 and V2 manifest names in _versions/", root);
+        core_err(OG_E_CORRUPT, "lance table '%s' mixes V1 and V2 manifest names in _versions/",
+                 root);
         core_err_detail(CORE_ERR_OBJECT, prefix);
         return OG_E_CORRUPT;
     }
@@ -293,8 +295,7 @@ int lance_version_load(store *s, const char *root, uint64_t v, lance_naming nami
     rc = store_get(s, key, 0, STORE_ALL, &b);
     if (rc == OG_E_NOT_FOUND) {
         core_buf_free(&b);
-        core_err(OG_E_NOT_FOUND, "version %" PRIu64 " of lance table '%s' does not exist", v,
-                 root);
+        core_err(OG_E_NOT_FOUND, "version %" PRIu64 " of lance table '%s' does not exist", v, root);
         core_err_detail(CORE_ERR_OBJECT, key);
         return OG_E_NOT_FOUND;
     }
@@ -322,8 +323,8 @@ int lance_version_load(store *s, const char *root, uint64_t v, lance_naming nami
     return 0;
 }
 
-int lance_version_load_latest(store *s, const char *root, lance_access access,
-                              lance_manifest **out, lance_naming *naming)
+int lance_version_load_latest(store *s, const char *root, lance_access access, lance_manifest **out,
+                              lance_naming *naming)
 {
     *out = NULL;
     uint64_t v;

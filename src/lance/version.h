@@ -65,8 +65,8 @@ uint64_t lance_version_listings(void);
 int lance_version_load(store *s, const char *root, uint64_t v, lance_naming naming,
                        lance_access access, lance_manifest **out);
 /* Latest version, loaded; *naming (may be NULL) receives the scheme to continue with. */
-int lance_version_load_latest(store *s, const char *root, lance_access access,
-                              lance_manifest **out, lance_naming *naming);
+int lance_version_load_latest(store *s, const char *root, lance_access access, lance_manifest **out,
+                              lance_naming *naming);
 
 /* Rewrite root/_versions/latest_version_hint.json as {"version":v}, atomically but without
  * an fsync (it is only a hint). */

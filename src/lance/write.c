@@ -26,15 +26,15 @@ typedef enum st_kind { ST_APPEND, ST_OVERWRITE, ST_DELETE, ST_UPDATE } st_kind;
 typedef struct new_frag {
     Lance__Table__DataFile *file;
     uint64_t rows;
-    uint64_t *preset_ids;  /* rows keep these row ids (updates), or NULL: assign new ones */
-    uint64_t *created_at;  /* their creation versions, with preset_ids */
+    uint64_t *preset_ids; /* rows keep these row ids (updates), or NULL: assign new ones */
+    uint64_t *created_at; /* their creation versions, with preset_ids */
 } new_frag;
 
 typedef struct upd_frag {
     const Lance__Table__DataFragment *base;
     roaring_bitmap_t *deleted; /* the fragment's full deletion set after this operation */
     uint64_t newly_deleted;
-    int removed;               /* every row is deleted: the fragment goes */
+    int removed; /* every row is deleted: the fragment goes */
     Lance__Table__DeletionFile *df;
 } upd_frag;
 
@@ -96,7 +96,8 @@ static int staged_new(lance_staged **out, const lance_dataset *ds, st_kind kind,
     if (!st) return core_err_nomem();
     st->ds = ds;
     st->kind = kind;
-    st->max_rows = opt->max_rows_per_file ? opt->max_rows_per_file : LANCE_DEFAULT_MAX_ROWS_PER_FILE;
+    st->max_rows =
+        opt->max_rows_per_file ? opt->max_rows_per_file : LANCE_DEFAULT_MAX_ROWS_PER_FILE;
     st->txn_file = opt->txn_file;
     core_arena_init(&st->arena, 8192);
     arrow_schema_init(&st->ow_schema);
@@ -184,8 +185,8 @@ int lance_staged_also_durable(lance_staged *st, const char *key)
     return push_pending(st, key);
 }
 
-static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name,
-                       size_t n_ids, const uint64_t *ids, const uint64_t *created)
+static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name, size_t n_ids,
+                       const uint64_t *ids, const uint64_t *created)
 {
     const lance_dataset *ds = st->ds;
     char key[STORE_KEY_MAX];
@@ -229,15 +230,16 @@ static void *kix_job_run(void *arg)
         while (rc == 0 && off < j->b[i]->num_rows) {
             uint64_t slot = g / j->max_rows, in = g % j->max_rows;
             uint64_t take = j->max_rows - in;
-            if (take > (uint64_t)(j->b[i]->num_rows - off)) take = (uint64_t)(j->b[i]->num_rows - off);
+            if (take > (uint64_t)(j->b[i]->num_rows - off))
+                take = (uint64_t)(j->b[i]->num_rows - off);
             rc = lance_kix_builder_add(kb, j->b[i], off, (int64_t)take, (uint32_t)slot,
                                        (uint32_t)in);
             off += (int64_t)take;
             g += take;
         }
     }
-    if (rc == 0) rc = lance_kix_builder_finish(kb, j->slot_rows, j->slot_files, j->n_slots,
-                                               &j->out, j->key);
+    if (rc == 0)
+        rc = lance_kix_builder_finish(kb, j->slot_rows, j->slot_files, j->n_slots, &j->out, j->key);
     if (rc) snprintf(j->msg, sizeof j->msg, "%s", og_error_last()->message);
     j->rc = rc;
     lance_kix_builder_free(kb);
@@ -249,8 +251,8 @@ static void *kix_job_run(void *arg)
  * a segment over the new fragments (64+ rows), built alongside on a thread of its own for a
  * large write (the thread only reads the batches and writes the segment file, unsynced; the
  * commit syncs it with the data files). */
-static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch *const *b,
-                      size_t n, const uint64_t *ids, const uint64_t *created)
+static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch *const *b, size_t n,
+                      const uint64_t *ids, const uint64_t *created)
 {
     const int32_t *fid = st->kind == ST_OVERWRITE ? st->ow_ids : st->ds->field_ids;
     size_t n_ids = st->kind == ST_OVERWRITE ? st->n_ow_ids : st->ds->n_field_ids;
@@ -267,7 +269,8 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
             char want[128], got[128];
             snprintf(want, sizeof want, "%zu columns", schema->n_fields);
             snprintf(got, sizeof got, "%zu columns", b[i]->schema.n_fields);
-            rc = core_err(OG_E_BAD_REQUEST, "table '%s': batch %zu does not have the table's "
+            rc = core_err(OG_E_BAD_REQUEST,
+                          "table '%s': batch %zu does not have the table's "
                           "schema (%s expected, %s given, or types/names differ)",
                           st->ds->root, i, want, got);
         }
@@ -276,7 +279,8 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
     if (rc) return rc;
     /* The files' names up front, and what the segment needs to know of them. */
     size_t n_files = (size_t)((total + st->max_rows - 1) / st->max_rows);
-    char (*names)[LANCE_DATA_FILE_NAME_LEN + 1] = core_malloc((n_files ? n_files : 1) * sizeof *names);
+    char(*names)[LANCE_DATA_FILE_NAME_LEN + 1] =
+        core_malloc((n_files ? n_files : 1) * sizeof *names);
     uint64_t *slot_rows = core_malloc((n_files ? n_files : 1) * 2 * sizeof *slot_rows);
     uint64_t *slot_files = slot_rows ? slot_rows + (n_files ? n_files : 1) : NULL;
     if (!names || !slot_rows) rc = core_err_nomem();
@@ -294,11 +298,11 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
     /* Declared key indexes follow the rows (not when an overwrite changes the schema). */
     lance_kix_decl decls[LANCE_KIX_MAX_DECLS];
     size_t n_decls = 0;
-    if (rc == 0 && total >= LANCE_KIX_MIN_ROWS &&
-        st->n_kix < sizeof st->kix / sizeof st->kix[0] && arrow_schema_equal(schema, &st->ds->schema))
+    if (rc == 0 && total >= LANCE_KIX_MIN_ROWS && st->n_kix < sizeof st->kix / sizeof st->kix[0] &&
+        arrow_schema_equal(schema, &st->ds->schema))
         rc = lance_kix_decls(st->ds, decls, &n_decls);
-    kix_job job = {st->ds, b, n, st->max_rows, slot_rows, slot_files, n_files, {{0}, 0, 0, 0},
-                   {0}, 0, {0}};
+    kix_job job = {st->ds,         b,   n, st->max_rows, slot_rows, slot_files, n_files,
+                   {{0}, 0, 0, 0}, {0}, 0, {0}};
     pthread_t th;
     int threaded = 0, want_index = rc == 0 && n_decls > 0;
     if (want_index && total >= LANCE_KIX_THREAD_ROWS)
@@ -331,8 +335,10 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
         rc = finish_file(st, w, names[file_no++], n_ids, ids ? ids + file_start : NULL,
                          created ? created + file_start : NULL);
     lance_file2_writer_free(w);
-    if (threaded) pthread_join(th, NULL);
-    else if (want_index && rc == 0) kix_job_run(&job);
+    if (threaded)
+        pthread_join(th, NULL);
+    else if (want_index && rc == 0)
+        kix_job_run(&job);
     if (rc == 0 && want_index && job.rc) rc = core_err(job.rc, "%s", job.msg);
     if (rc == 0 && want_index && job.out.n) {
         if (job.out.n != st->n_nf - first_nf)
@@ -376,7 +382,8 @@ static int add_deletions(lance_staged *st, uint64_t *addrs, size_t n)
     while (rc == 0 && i < n) {
         uint64_t fid = LANCE_ROW_ADDR_FRAG(addrs[i]);
         size_t j = i;
-        while (j < n && LANCE_ROW_ADDR_FRAG(addrs[j]) == fid) j++;
+        while (j < n && LANCE_ROW_ADDR_FRAG(addrs[j]) == fid)
+            j++;
         const Lance__Table__DataFragment *f = find_fragment(ds, fid);
         if (!f) {
             rc = core_err(OG_E_BAD_REQUEST, "table '%s' has no fragment %llu (row address %llu)",
@@ -393,7 +400,8 @@ static int add_deletions(lance_staged *st, uint64_t *addrs, size_t n)
         for (size_t k = i; rc == 0 && k < j; k++) {
             uint32_t off = LANCE_ROW_ADDR_OFF(addrs[k]);
             if (off >= f->physical_rows)
-                rc = core_err(OG_E_BAD_REQUEST, "row address %llu is beyond fragment %llu's %llu rows",
+                rc = core_err(OG_E_BAD_REQUEST,
+                              "row address %llu is beyond fragment %llu's %llu rows",
                               (unsigned long long)addrs[k], (unsigned long long)fid,
                               (unsigned long long)f->physical_rows);
             else
@@ -496,7 +504,8 @@ static int find_matches(const lance_dataset *ds, const lance_filter *filter, int
             matches_free(out);
             return core_err_nomem();
         }
-        for (size_t i = 0; i < ds->schema.n_fields; i++) idx[i] = i;
+        for (size_t i = 0; i < ds->schema.n_fields; i++)
+            idx[i] = i;
         rc = arrow_batch_project(&out->rows, b, idx, ds->schema.n_fields);
         core_free(idx);
     }
@@ -520,8 +529,9 @@ static int creation_versions(const lance_dataset *ds, const uint64_t *addrs, siz
             vers = NULL;
             cached_frag = fid;
             const Lance__Table__DataFragment *f = find_fragment(ds, fid);
-            if (f && f->created_at_version_sequence_case ==
-                         LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS) {
+            if (f &&
+                f->created_at_version_sequence_case ==
+                    LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS) {
                 lance_version_seq seq = {0};
                 rc = lance_version_seq_decode(&seq, f->inline_created_at_versions.data,
                                               f->inline_created_at_versions.len, ds->root);
@@ -537,8 +547,8 @@ static int creation_versions(const lance_dataset *ds, const uint64_t *addrs, siz
 
 /* ---- staging entry points -------------------------------------------------------------- */
 
-int lance_stage_append(lance_staged **out, const lance_dataset *ds, arrow_batch *const *b,
-                       size_t n, const lance_write_options *opt)
+int lance_stage_append(lance_staged **out, const lance_dataset *ds, arrow_batch *const *b, size_t n,
+                       const lance_write_options *opt)
 {
     int rc = staged_new(out, ds, ST_APPEND, opt);
     if (rc) return rc;
@@ -569,7 +579,8 @@ int lance_stage_overwrite(lance_staged **out, const lance_dataset *ds, const arr
         st->n_ow_ids = st->n_fields;
         st->ow_ids = core_malloc((st->n_fields ? st->n_fields : 1) * sizeof *st->ow_ids);
         if (!st->ow_ids) rc = core_err_nomem();
-        for (size_t i = 0; rc == 0 && i < st->n_fields; i++) st->ow_ids[i] = st->fields[i]->id;
+        for (size_t i = 0; rc == 0 && i < st->n_fields; i++)
+            st->ow_ids[i] = st->fields[i]->id;
     }
     if (rc == 0) rc = write_rows(st, &st->ow_schema, b, n, NULL, NULL);
     if (rc) {
@@ -624,7 +635,9 @@ static int constant_array(arrow_array **out, const arrow_type *t, const arrow_sc
     rc = arrow_builder_reserve(b, n);
     for (int64_t i = 0; rc == 0 && i < n; i++) {
         switch (t->id) {
-        case ARROW_BOOL: rc = arrow_builder_append_bool(b, v->b); break;
+        case ARROW_BOOL:
+            rc = arrow_builder_append_bool(b, v->b);
+            break;
         case ARROW_INT32:
         case ARROW_INT64:
         case ARROW_DATE32:
@@ -639,11 +652,15 @@ static int constant_array(arrow_array **out, const arrow_type *t, const arrow_sc
                                         : arrow_builder_append_uint(b, v->u);
             break;
         case ARROW_FLOAT32:
-        case ARROW_FLOAT64: rc = arrow_builder_append_double(b, v->d); break;
+        case ARROW_FLOAT64:
+            rc = arrow_builder_append_double(b, v->d);
+            break;
         case ARROW_UTF8:
         case ARROW_LARGE_UTF8:
         case ARROW_BINARY:
-        case ARROW_LARGE_BINARY: rc = arrow_builder_append_bytes(b, v->bytes, v->n_bytes); break;
+        case ARROW_LARGE_BINARY:
+            rc = arrow_builder_append_bytes(b, v->bytes, v->n_bytes);
+            break;
         default:
             rc = core_err(OG_E_BAD_REQUEST, "cannot set a nested column to a scalar");
         }
@@ -689,7 +706,8 @@ int lance_stage_update(lance_staged **out, const lance_dataset *ds, const lance_
         if (!cols) rc = core_err_nomem();
         for (size_t c = 0; rc == 0 && c < nc; c++) {
             size_t k = 0;
-            while (k < n_set && setidx[k] != c) k++;
+            while (k < n_set && setidx[k] != c)
+                k++;
             if (k < n_set) {
                 if (values[k].is_null && !ds->schema.fields[c].nullable)
                     rc = core_err(OG_E_BAD_REQUEST, "column '%s' is not nullable",
@@ -702,7 +720,8 @@ int lance_stage_update(lance_staged **out, const lance_dataset *ds, const lance_
             }
         }
         if (rc == 0) rc = arrow_batch_new(&rows, &ds->schema, cols, nc);
-        for (size_t c = 0; cols && c < nc; c++) arrow_array_free(cols[c]);
+        for (size_t c = 0; cols && c < nc; c++)
+            arrow_array_free(cols[c]);
         core_free(cols);
         if (rc == 0) rc = stage_replace(*out, &m, rows);
     }
@@ -750,8 +769,9 @@ static int row_ids_at(const lance_dataset *ds, const uint64_t *addrs, size_t n, 
             const Lance__Table__DataFragment *f = find_fragment(ds, fid);
             if (!f || f->row_id_sequence_case !=
                           LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
-                return core_err(OG_E_UNSUPPORTED, "table '%s' fragment %" PRIu64
-                                ": row ids not stored inline", ds->root, fid);
+                return core_err(OG_E_UNSUPPORTED,
+                                "table '%s' fragment %" PRIu64 ": row ids not stored inline",
+                                ds->root, fid);
             lance_rowid_seq seq = {0};
             rc = lance_rowid_seq_decode(&seq, f->inline_row_ids.data, f->inline_row_ids.len,
                                         ds->root);
@@ -759,8 +779,9 @@ static int row_ids_at(const lance_dataset *ds, const uint64_t *addrs, size_t n, 
             lance_rowid_seq_free(&seq);
         }
         if (rc == 0 && off >= n_ids)
-            rc = core_err(OG_E_CORRUPT, "table '%s' fragment %" PRIu64 ": row %" PRIu64
-                          " has no row id", ds->root, fid, off);
+            rc = core_err(OG_E_CORRUPT,
+                          "table '%s' fragment %" PRIu64 ": row %" PRIu64 " has no row id",
+                          ds->root, fid, off);
         if (rc == 0) out[i] = ids[off];
     }
     core_free(ids);
@@ -768,7 +789,7 @@ static int row_ids_at(const lance_dataset *ds, const uint64_t *addrs, size_t n, 
 }
 
 typedef struct key_hits {
-    int64_t *row;   /* the input row whose key matched */
+    int64_t *row; /* the input row whose key matched */
     uint64_t *addr;
     size_t n, cap;
 } key_hits;
@@ -842,7 +863,8 @@ static int table_keys_find(table_keys *out, const lance_dataset *ds, const char 
             orig[nk++] = (int64_t)i;
         }
         if (rc == 0) rc = lance_kix_lookup(ds, column, NULL, kp, kl, nk, on_key_hit, &h, NULL);
-        for (size_t i = 0; rc == 0 && i < h.n; i++) h.row[i] = orig[h.row[i]];
+        for (size_t i = 0; rc == 0 && i < h.n; i++)
+            h.row[i] = orig[h.row[i]];
         /* in scan order, as a scan would have found them (the last of duplicate keys wins) */
         if (rc == 0) rc = key_hits_scan_order(ds, &h);
         out->n = (int64_t)h.n;
@@ -909,15 +931,19 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
         if (!cols || !parts) rc = core_err_nomem();
         for (size_t i = 0; rc == 0 && i < n; i++)
             if (!arrow_schema_equal(&b[i]->schema, &ds->schema))
-                rc = core_err(OG_E_BAD_REQUEST, "table '%s': merge batch %zu does not have the "
-                              "table's schema", ds->root, i);
+                rc = core_err(OG_E_BAD_REQUEST,
+                              "table '%s': merge batch %zu does not have the "
+                              "table's schema",
+                              ds->root, i);
         for (size_t c = 0; rc == 0 && c < nc; c++) {
-            for (size_t i = 0; i < n; i++) parts[i] = b[i]->columns[c];
+            for (size_t i = 0; i < n; i++)
+                parts[i] = b[i]->columns[c];
             rc = n ? arrow_array_concat(&cols[c], parts, n)
                    : arrow_array_new_null(&cols[c], &ds->schema.fields[c].type, 0);
         }
         if (rc == 0) rc = arrow_batch_new(&src, &ds->schema, cols, nc);
-        for (size_t c = 0; cols && c < nc; c++) arrow_array_free(cols[c]);
+        for (size_t c = 0; cols && c < nc; c++)
+            arrow_array_free(cols[c]);
         core_free(cols);
         core_free(parts);
     }
@@ -926,13 +952,15 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
     int64_t ns = src->num_rows;
     /* Hash the input keys; refuse nulls and duplicates. */
     size_t cap = 16;
-    while (cap < (size_t)ns * 2) cap *= 2;
+    while (cap < (size_t)ns * 2)
+        cap *= 2;
     key_slot *tab = core_malloc(cap * sizeof *tab);
     uint64_t *h = core_malloc((size_t)(ns ? ns : 1) * sizeof *h);
     int64_t *match_of = core_malloc((size_t)(ns ? ns : 1) * sizeof *match_of); /* dataset pos */
     if (!tab || !h || !match_of) rc = core_err_nomem();
     if (rc == 0) {
-        for (size_t i = 0; i < cap; i++) tab[i].row = -1;
+        for (size_t i = 0; i < cap; i++)
+            tab[i].row = -1;
         arrow_hash_rows(skey, h, false);
     }
     for (int64_t r = 0; rc == 0 && r < ns; r++) {
@@ -945,8 +973,9 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
         size_t s = (size_t)h[r] & (cap - 1);
         while (tab[s].row >= 0) {
             if (tab[s].hash == h[r] && arrow_compare_rows(skey, tab[s].row, skey, r) == 0) {
-                rc = core_err(OG_E_BAD_REQUEST, "merge input has key '%s' twice (rows %lld and %lld)",
-                              key_column, (long long)tab[s].row, (long long)r);
+                rc = core_err(OG_E_BAD_REQUEST,
+                              "merge input has key '%s' twice (rows %lld and %lld)", key_column,
+                              (long long)tab[s].row, (long long)r);
                 break;
             }
             s = (s + 1) & (cap - 1);
@@ -962,16 +991,17 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
     uint64_t *ch = NULL;
     if (rc == 0) {
         ch = core_malloc((size_t)(cur.n ? cur.n : 1) * sizeof *ch);
-        if (!ch) rc = core_err_nomem();
-        else arrow_hash_rows(cur.key, ch, false);
+        if (!ch)
+            rc = core_err_nomem();
+        else
+            arrow_hash_rows(cur.key, ch, false);
     }
     size_t n_match = 0;
     for (int64_t r = 0; rc == 0 && r < cur.n; r++) {
         if (!arrow_array_is_valid(cur.key, r)) continue;
         size_t s = (size_t)ch[r] & (cap - 1);
         while (tab[s].row >= 0) {
-            if (tab[s].hash == ch[r] &&
-                arrow_compare_rows(cur.key, r, skey, tab[s].row) == 0) {
+            if (tab[s].hash == ch[r] && arrow_compare_rows(cur.key, r, skey, tab[s].row) == 0) {
                 if (mode == LANCE_MERGE_INSERT_ONLY) {
                     char kbuf[256] = "";
                     if (arrow_type_is_binary_like(kid)) {
@@ -1057,11 +1087,13 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
 
 /* ---- commit ---------------------------------------------------------------------------- */
 
-static int encode_preset_ids(core_arena *a, const uint64_t *ids, uint64_t n, ProtobufCBinaryData *out)
+static int encode_preset_ids(core_arena *a, const uint64_t *ids, uint64_t n,
+                             ProtobufCBinaryData *out)
 {
     lance_segment seg = {0};
     int sorted = 1;
-    for (uint64_t i = 1; i < n && sorted; i++) sorted = ids[i] > ids[i - 1];
+    for (uint64_t i = 1; i < n && sorted; i++)
+        sorted = ids[i] > ids[i - 1];
     seg.kind = sorted ? LANCE_SEG_SORTED_ARRAY : LANCE_SEG_ARRAY;
     seg.values = (uint64_t *)ids;
     seg.n_values = (size_t)n;
@@ -1089,9 +1121,11 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
 
     size_t cap = base->n_fragments + st->n_nf;
     Lance__Table__DataFragment **frags = core_arena_alloc(a, (cap ? cap : 1) * sizeof *frags);
-    Lance__Table__DataFragment **updated = core_arena_alloc(a, (st->n_uf ? st->n_uf : 1) * sizeof *updated);
+    Lance__Table__DataFragment **updated =
+        core_arena_alloc(a, (st->n_uf ? st->n_uf : 1) * sizeof *updated);
     uint64_t *removed = core_arena_alloc(a, (st->n_uf ? st->n_uf : 1) * sizeof *removed);
-    Lance__Table__DataFragment **added = core_arena_alloc(a, (st->n_nf ? st->n_nf : 1) * sizeof *added);
+    Lance__Table__DataFragment **added =
+        core_arena_alloc(a, (st->n_nf ? st->n_nf : 1) * sizeof *added);
     if (!frags || !updated || !removed || !added) return core_err_nomem();
     size_t nfr = 0, nupd = 0, nrem = 0;
     uint64_t max_id = 0;
@@ -1119,9 +1153,10 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
     }
     if (nupd + nrem != st->n_uf) {
         /* A fragment this operation changes is gone from the base: someone removed it. */
-        return core_err(OG_E_CONFLICT, "table '%s': a fragment this write deletes from was removed "
-                        "by version %llu; re-stage on the new version", ds->root,
-                        (unsigned long long)base->version);
+        return core_err(OG_E_CONFLICT,
+                        "table '%s': a fragment this write deletes from was removed "
+                        "by version %llu; re-stage on the new version",
+                        ds->root, (unsigned long long)base->version);
     }
     uint64_t next_id = any ? max_id + 1 : 0;
     uint64_t next_row_id = base->next_row_id;
@@ -1145,8 +1180,9 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
             /* Rewritten rows keep their creation versions while those are known and few
              * (lance_version_seq_keepable); otherwise the fragment carries none rather than
              * claiming they were created now. */
-            int created_kept = !nf->created_at ||
-                               lance_version_seq_keepable(nf->created_at, nf->rows, LANCE_VERSION_RUNS_MAX);
+            int created_kept =
+                !nf->created_at ||
+                lance_version_seq_keepable(nf->created_at, nf->rows, LANCE_VERSION_RUNS_MAX);
             if (created_kept)
                 f->created_at_version_sequence_case =
                     LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
@@ -1184,7 +1220,8 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
     /* Key index segments: the base's that still cover a fragment, and this write's. */
     uint64_t *new_ids = core_arena_alloc(a, (st->n_nf ? st->n_nf : 1) * sizeof *new_ids);
     if (!new_ids) return core_err_nomem();
-    for (size_t i = 0; i < st->n_nf; i++) new_ids[i] = added[i]->id;
+    for (size_t i = 0; i < st->n_nf; i++)
+        new_ids[i] = added[i]->id;
     if ((rc = lance_kix_next_metadata(a, &next.pb, base, st->kix, st->n_kix, new_ids, st->n_nf)))
         return rc;
 
@@ -1234,12 +1271,10 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
     /* On a branch: the directory must still be the incarnation this write was built on. */
     if (base->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, bm);
     if (rc) return rc;
-    rc = lance_commit_pending_on(ds->s, ds->root, ds->naming, &next.pb, bm, &txn, bm->index,
-                              bm->index_len,
-                              (out_ds ? LANCE_COMMIT_KEEP_BYTES : 0) |
-                                  (st->txn_file ? LANCE_COMMIT_TXN_FILE : 0),
-                              st->pending,
-                              st->n_pending, &ci);
+    rc = lance_commit_pending_on(
+        ds->s, ds->root, ds->naming, &next.pb, bm, &txn, bm->index, bm->index_len,
+        (out_ds ? LANCE_COMMIT_KEEP_BYTES : 0) | (st->txn_file ? LANCE_COMMIT_TXN_FILE : 0),
+        st->pending, st->n_pending, &ci);
     if (rc) return rc;
     if (version) *version = ci.version;
     if (!out_ds) return 0;
@@ -1307,7 +1342,8 @@ static compat check_against(const lance_staged *st, const Lance__Table__Transact
     case ST_APPEND:
         switch (op) {
         case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE:
-        case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE: return COMPAT_NO;
+        case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE:
+            return COMPAT_NO;
         case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
         case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
         case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
@@ -1316,20 +1352,25 @@ static compat check_against(const lance_staged *st, const Lance__Table__Transact
         case LANCE__TABLE__TRANSACTION__OPERATION_MERGE:
         case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
         case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
-        case LANCE__TABLE__TRANSACTION__OPERATION_CLONE: return COMPAT_OK;
-        default: return COMPAT_NO; /* an operation we do not know: be safe */
+        case LANCE__TABLE__TRANSACTION__OPERATION_CLONE:
+            return COMPAT_OK;
+        default:
+            return COMPAT_NO; /* an operation we do not know: be safe */
         }
     case ST_DELETE:
     case ST_UPDATE:
         switch (op) {
         case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE:
-        case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE: return COMPAT_NO;
+        case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE:
+            return COMPAT_NO;
         case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
         case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
         case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE_CONFIG:
         case LANCE__TABLE__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
-        case LANCE__TABLE__TRANSACTION__OPERATION_CLONE: return COMPAT_OK;
-        case LANCE__TABLE__TRANSACTION__OPERATION_MERGE: return COMPAT_RETRY;
+        case LANCE__TABLE__TRANSACTION__OPERATION_CLONE:
+            return COMPAT_OK;
+        case LANCE__TABLE__TRANSACTION__OPERATION_MERGE:
+            return COMPAT_RETRY;
         case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE:
             return rewrite_overlaps(st, t->rewrite) ? COMPAT_RETRY : COMPAT_OK;
         case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
@@ -1344,7 +1385,8 @@ static compat check_against(const lance_staged *st, const Lance__Table__Transact
                 if (we_touch(st, frags[i]->id)) return COMPAT_RETRY;
             return COMPAT_OK;
         }
-        default: return COMPAT_NO;
+        default:
+            return COMPAT_NO;
         }
     case ST_OVERWRITE:
         /* An overwrite replaces everything; only unknown operations stop it. */
@@ -1359,15 +1401,24 @@ static compat check_against(const lance_staged *st, const Lance__Table__Transact
 static const char *op_name(int op)
 {
     switch (op) {
-    case LANCE__TABLE__TRANSACTION__OPERATION_APPEND: return "append";
-    case LANCE__TABLE__TRANSACTION__OPERATION_DELETE: return "delete";
-    case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE: return "overwrite";
-    case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX: return "create_index";
-    case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE: return "rewrite";
-    case LANCE__TABLE__TRANSACTION__OPERATION_MERGE: return "merge";
-    case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE: return "restore";
-    case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE: return "update";
-    default: return "other";
+    case LANCE__TABLE__TRANSACTION__OPERATION_APPEND:
+        return "append";
+    case LANCE__TABLE__TRANSACTION__OPERATION_DELETE:
+        return "delete";
+    case LANCE__TABLE__TRANSACTION__OPERATION_OVERWRITE:
+        return "overwrite";
+    case LANCE__TABLE__TRANSACTION__OPERATION_CREATE_INDEX:
+        return "create_index";
+    case LANCE__TABLE__TRANSACTION__OPERATION_REWRITE:
+        return "rewrite";
+    case LANCE__TABLE__TRANSACTION__OPERATION_MERGE:
+        return "merge";
+    case LANCE__TABLE__TRANSACTION__OPERATION_RESTORE:
+        return "restore";
+    case LANCE__TABLE__TRANSACTION__OPERATION_UPDATE:
+        return "update";
+    default:
+        return "other";
     }
 }
 
@@ -1390,7 +1441,8 @@ int lance_staged_commit_ex(lance_staged *st, const lance_commit_options *opt,
         if (res) *res = r;
         return out_ds ? lance_dataset_open(out_ds, ds->s, ds->root, R, LANCE_ACCESS_WRITE) : 0;
     }
-    unsigned max_attempts = opt->mode == LANCE_COMMIT_EXACT ? 1 : (opt->max_attempts ? opt->max_attempts : 20);
+    unsigned max_attempts =
+        opt->mode == LANCE_COMMIT_EXACT ? 1 : (opt->max_attempts ? opt->max_attempts : 20);
     lance_manifest *cur = NULL; /* the base of the next attempt when it is not ds->m */
     for (;;) {
         r.attempts++;
@@ -1406,15 +1458,19 @@ int lance_staged_commit_ex(lance_staged *st, const lance_commit_options *opt,
             rc = lance_version_load(ds->s, ds->root, v, ds->naming, LANCE_ACCESS_WRITE, &m);
             if (rc == 0) rc = lance_txn_load(ds->s, ds->root, m, &t);
             if (rc == OG_E_NOT_FOUND) {
-                core_err(OG_E_CONFLICT, "table '%s' version %llu has no transaction to check "
-                         "against; re-stage on the new version", ds->root, (unsigned long long)v);
+                core_err(OG_E_CONFLICT,
+                         "table '%s' version %llu has no transaction to check "
+                         "against; re-stage on the new version",
+                         ds->root, (unsigned long long)v);
                 rc = OG_E_CONFLICT;
             }
             if (rc == 0) {
                 compat c = check_against(st, t);
                 if (c != COMPAT_OK) {
-                    core_err(OG_E_CONFLICT, "table '%s': this write (read version %llu) %s the %s "
-                             "committed as version %llu%s", ds->root, (unsigned long long)R,
+                    core_err(OG_E_CONFLICT,
+                             "table '%s': this write (read version %llu) %s the %s "
+                             "committed as version %llu%s",
+                             ds->root, (unsigned long long)R,
                              c == COMPAT_RETRY ? "overlaps" : "is incompatible with",
                              op_name(t->operation_case), (unsigned long long)v,
                              c == COMPAT_RETRY ? "; re-stage on the new version" : "");

@@ -21,7 +21,7 @@ typedef struct builder {
     const char *file;
 } builder;
 
-#define ERR(b, pos, code, ...)                                                                 \
+#define ERR(b, pos, code, ...)                                                                     \
     lang_diag_add((b)->diags, LANG_SEV_ERROR, code, (b)->file, (pos).line, (pos).col, __VA_ARGS__)
 
 static uint64_t name_id(const char *a, const char *b)
@@ -51,8 +51,12 @@ static const char *ann_string(builder *b, const lang_ann *a)
 
 static int is_reserved_prop(const char *n, int edge)
 {
-    static const char *const sys[] = {"id", "_rowid", "_rowaddr", "_rowoffset",
-                                      "_row_created_at_version", "_row_last_updated_at_version",
+    static const char *const sys[] = {"id",
+                                      "_rowid",
+                                      "_rowaddr",
+                                      "_rowoffset",
+                                      "_row_created_at_version",
+                                      "_row_last_updated_at_version",
                                       "_tombstone"};
     for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
         if (!strcmp(n, sys[i])) return 1;
@@ -89,7 +93,8 @@ static int key_capable(const lang_type *t)
 
 static lang_constraint *add_con(builder *b, lang_typedef *t, size_t *cap, int kind, lang_pos pos)
 {
-    lang_constraint *c = lang_vec_push(&b->cat->arena, (void **)&t->cons, &t->n_cons, cap, sizeof *c);
+    lang_constraint *c =
+        lang_vec_push(&b->cat->arena, (void **)&t->cons, &t->n_cons, cap, sizeof *c);
     if (!c) {
         b->diags->oom = 1;
         return NULL;
@@ -132,20 +137,28 @@ static void prop_annotations(builder *b, lang_typedef *t, int pi, size_t *ccap)
             lang_constraint *c = add_con(b, t, ccap, LANG_CON_KEY, a->pos);
             if (!c) return;
             c->cols = core_arena_alloc(&b->cat->arena, sizeof(int));
-            if (!c->cols) { b->diags->oom = 1; return; }
+            if (!c->cols) {
+                b->diags->oom = 1;
+                return;
+            }
             c->cols[0] = pi;
             c->n_cols = 1;
         } else if (!strcmp(a->name, "unique") || !strcmp(a->name, "index")) {
             int uniq = a->name[0] == 'u';
-            if (a->has_parens) ERR(b, a->pos, "S008", "@%s on a property takes no arguments", a->name);
+            if (a->has_parens)
+                ERR(b, a->pos, "S008", "@%s on a property takes no arguments", a->name);
             if (p->type.kind == LANG_TY_SCALAR && p->type.scalar == LANG_S_BLOB) {
                 ERR(b, a->pos, "S008", "@%s is not allowed on a Blob property", a->name);
                 continue;
             }
-            lang_constraint *c = add_con(b, t, ccap, uniq ? LANG_CON_UNIQUE : LANG_CON_INDEX, a->pos);
+            lang_constraint *c =
+                add_con(b, t, ccap, uniq ? LANG_CON_UNIQUE : LANG_CON_INDEX, a->pos);
             if (!c) return;
             c->cols = core_arena_alloc(&b->cat->arena, sizeof(int));
-            if (!c->cols) { b->diags->oom = 1; return; }
+            if (!c->cols) {
+                b->diags->oom = 1;
+                return;
+            }
             c->cols[0] = pi;
             c->n_cols = 1;
             c->index_kind = index_kind_of(&p->type);
@@ -176,7 +189,8 @@ static void prop_annotations(builder *b, lang_typedef *t, int pi, size_t *ccap)
         } else if (!strcmp(a->name, "card")) {
             ERR(b, a->pos, "S011", "@card belongs on an edge declaration");
         } else if (!strcmp(a->name, "range") || !strcmp(a->name, "check")) {
-            ERR(b, a->pos, "S014", "@%s is a body constraint: @%s(%s, ...)", a->name, a->name, p->name);
+            ERR(b, a->pos, "S014", "@%s is a body constraint: @%s(%s, ...)", a->name, a->name,
+                p->name);
         }
         /* anything else is a custom annotation: kept as metadata */
     }
@@ -191,12 +205,16 @@ static void type_annotations(builder *b, lang_typedef *t)
                 ERR(b, a->pos, "S014", "@%s given twice on '%s'", a->name, t->name);
                 break;
             }
-        if (!strcmp(a->name, "description")) t->description = ann_string(b, a);
-        else if (!strcmp(a->name, "instruction")) t->instruction = ann_string(b, a);
-        else if (!strcmp(a->name, "rename_from")) t->rename_from = ann_string(b, a);
-        else if (!strcmp(a->name, "card")) ERR(b, a->pos, "S011", "@card is allowed on edges only");
-        else if (!strcmp(a->name, "key") || !strcmp(a->name, "unique") || !strcmp(a->name, "index") ||
-                 !strcmp(a->name, "embed"))
+        if (!strcmp(a->name, "description"))
+            t->description = ann_string(b, a);
+        else if (!strcmp(a->name, "instruction"))
+            t->instruction = ann_string(b, a);
+        else if (!strcmp(a->name, "rename_from"))
+            t->rename_from = ann_string(b, a);
+        else if (!strcmp(a->name, "card"))
+            ERR(b, a->pos, "S011", "@card is allowed on edges only");
+        else if (!strcmp(a->name, "key") || !strcmp(a->name, "unique") ||
+                 !strcmp(a->name, "index") || !strcmp(a->name, "embed"))
             ERR(b, a->pos, "S014", "@%s belongs on a property or in the body", a->name);
     }
 }
@@ -213,8 +231,10 @@ static int col_of(builder *b, lang_typedef *t, const pg_carg *a, const char *wha
     int pi = lang_type_find_prop(t, a->ident);
     if (pi < 0)
         ERR(b, a->pos,
-            !strcmp(what, "key") ? "S007" : !strcmp(what, "range") ? "S009"
-                                          : !strcmp(what, "check") ? "S010" : "S008",
+            !strcmp(what, "key")     ? "S007"
+            : !strcmp(what, "range") ? "S009"
+            : !strcmp(what, "check") ? "S010"
+                                     : "S008",
             "@%s names unknown property '%s' of '%s'", what, a->ident, t->name);
     return pi < 0 ? -1000 : pi;
 }
@@ -224,13 +244,19 @@ static int value_fits_bound(const lang_type *ty, const lang_value *v)
     if (v->kind == LANG_V_FLOAT) return lang_scalar_is_float(ty->scalar);
     if (v->kind != LANG_V_INT) return 0;
     switch (ty->scalar) {
-    case LANG_S_I32: return v->neg ? v->u <= 2147483648ULL : v->u <= 2147483647ULL;
-    case LANG_S_I64: return v->neg ? v->u <= 9223372036854775808ULL : v->u <= 9223372036854775807ULL;
-    case LANG_S_U32: return !v->neg && v->u <= 4294967295ULL;
-    case LANG_S_U64: return !v->neg;
+    case LANG_S_I32:
+        return v->neg ? v->u <= 2147483648ULL : v->u <= 2147483647ULL;
+    case LANG_S_I64:
+        return v->neg ? v->u <= 9223372036854775808ULL : v->u <= 9223372036854775807ULL;
+    case LANG_S_U32:
+        return !v->neg && v->u <= 4294967295ULL;
+    case LANG_S_U64:
+        return !v->neg;
     case LANG_S_F32:
-    case LANG_S_F64: return 1;
-    default: return 0;
+    case LANG_S_F64:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -245,22 +271,31 @@ static void body_constraints(builder *b, lang_typedef *t, const pg_decl *d, size
     for (size_t i = 0; i < d->n_bodycs; i++) {
         const pg_bodyc *bc = &d->bodycs[i];
         if (bc->kind == PG_C_KEY || bc->kind == PG_C_UNIQUE || bc->kind == PG_C_INDEX) {
-            const char *what = bc->kind == PG_C_KEY ? "key" : bc->kind == PG_C_UNIQUE ? "unique" : "index";
+            const char *what = bc->kind == PG_C_KEY      ? "key"
+                               : bc->kind == PG_C_UNIQUE ? "unique"
+                                                         : "index";
             if (bc->kind == PG_C_KEY && t->kind == LANG_EDGE) {
                 ERR(b, bc->pos, "S007", "@key is allowed on node types only");
                 continue;
             }
             lang_constraint *c = add_con(b, t, ccap,
-                                         bc->kind == PG_C_KEY ? LANG_CON_KEY
-                                         : bc->kind == PG_C_UNIQUE ? LANG_CON_UNIQUE : LANG_CON_INDEX,
+                                         bc->kind == PG_C_KEY      ? LANG_CON_KEY
+                                         : bc->kind == PG_C_UNIQUE ? LANG_CON_UNIQUE
+                                                                   : LANG_CON_INDEX,
                                          bc->pos);
             if (!c) return;
             c->cols = core_arena_calloc(&b->cat->arena, bc->n_args, sizeof(int));
-            if (!c->cols) { b->diags->oom = 1; return; }
+            if (!c->cols) {
+                b->diags->oom = 1;
+                return;
+            }
             int ok = 1;
             for (size_t k = 0; k < bc->n_args; k++) {
                 int col = col_of(b, t, &bc->args[k], what);
-                if (col == -1000) { ok = 0; break; }
+                if (col == -1000) {
+                    ok = 0;
+                    break;
+                }
                 for (size_t j = 0; j < c->n_cols; j++)
                     if (c->cols[j] == col) {
                         ERR(b, bc->args[k].pos, bc->kind == PG_C_KEY ? "S007" : "S008",
@@ -277,8 +312,10 @@ static void body_constraints(builder *b, lang_typedef *t, const pg_decl *d, size
                         ok = 0;
                         break;
                     }
-                    if (bc->kind != PG_C_KEY && pt->kind == LANG_TY_SCALAR && pt->scalar == LANG_S_BLOB) {
-                        ERR(b, bc->args[k].pos, "S008", "@%s is not allowed on a Blob property", what);
+                    if (bc->kind != PG_C_KEY && pt->kind == LANG_TY_SCALAR &&
+                        pt->scalar == LANG_S_BLOB) {
+                        ERR(b, bc->args[k].pos, "S008", "@%s is not allowed on a Blob property",
+                            what);
                         ok = 0;
                         break;
                     }
@@ -286,12 +323,20 @@ static void body_constraints(builder *b, lang_typedef *t, const pg_decl *d, size
                 }
                 c->cols[c->n_cols++] = col;
             }
-            if (!ok) { t->n_cons--; continue; }
-            c->index_kind = (c->n_cols == 1 && c->cols[0] >= 0) ? index_kind_of(&t->props[c->cols[0]].type)
-                                                               : LANG_INDEX_BTREE;
+            if (!ok) {
+                t->n_cons--;
+                continue;
+            }
+            c->index_kind = (c->n_cols == 1 && c->cols[0] >= 0)
+                                ? index_kind_of(&t->props[c->cols[0]].type)
+                                : LANG_INDEX_BTREE;
         } else if (bc->kind == PG_C_RANGE) {
-            if (t->kind != LANG_NODE) { ERR(b, bc->pos, "S009", "@range is allowed on node types only"); continue; }
-            if (bc->n_args != 2 || bc->args[0].kind != PG_CARG_IDENT || bc->args[1].kind != PG_CARG_RANGE) {
+            if (t->kind != LANG_NODE) {
+                ERR(b, bc->pos, "S009", "@range is allowed on node types only");
+                continue;
+            }
+            if (bc->n_args != 2 || bc->args[0].kind != PG_CARG_IDENT ||
+                bc->args[1].kind != PG_CARG_RANGE) {
                 ERR(b, bc->pos, "S009", "@range takes a property and a range: @range(p, lo..hi)");
                 continue;
             }
@@ -304,8 +349,10 @@ static void body_constraints(builder *b, lang_typedef *t, const pg_decl *d, size
                 continue;
             }
             const pg_carg *r = &bc->args[1];
-            if ((r->has_lo && !value_fits_bound(pt, &r->lo)) || (r->has_hi && !value_fits_bound(pt, &r->hi))) {
-                ERR(b, r->pos, "S009", "@range bound does not fit %s", lang_scalar_name(pt->scalar));
+            if ((r->has_lo && !value_fits_bound(pt, &r->lo)) ||
+                (r->has_hi && !value_fits_bound(pt, &r->hi))) {
+                ERR(b, r->pos, "S009", "@range bound does not fit %s",
+                    lang_scalar_name(pt->scalar));
                 continue;
             }
             if (r->has_lo && r->has_hi && num_of(&r->lo) > num_of(&r->hi)) {
@@ -315,7 +362,10 @@ static void body_constraints(builder *b, lang_typedef *t, const pg_decl *d, size
             lang_constraint *c = add_con(b, t, ccap, LANG_CON_RANGE, bc->pos);
             if (!c) return;
             c->cols = core_arena_alloc(&b->cat->arena, sizeof(int));
-            if (!c->cols) { b->diags->oom = 1; return; }
+            if (!c->cols) {
+                b->diags->oom = 1;
+                return;
+            }
             c->cols[0] = col;
             c->n_cols = 1;
             c->has_lo = r->has_lo;
@@ -323,9 +373,12 @@ static void body_constraints(builder *b, lang_typedef *t, const pg_decl *d, size
             c->lo = r->lo;
             c->hi = r->hi;
         } else { /* check */
-            if (t->kind != LANG_NODE) { ERR(b, bc->pos, "S010", "@check is allowed on node types only"); continue; }
-            if (bc->n_args != 2 || bc->args[0].kind != PG_CARG_IDENT || bc->args[1].kind != PG_CARG_LIT ||
-                bc->args[1].lit.kind != LANG_V_STRING) {
+            if (t->kind != LANG_NODE) {
+                ERR(b, bc->pos, "S010", "@check is allowed on node types only");
+                continue;
+            }
+            if (bc->n_args != 2 || bc->args[0].kind != PG_CARG_IDENT ||
+                bc->args[1].kind != PG_CARG_LIT || bc->args[1].lit.kind != LANG_V_STRING) {
                 ERR(b, bc->pos, "S010", "@check takes a property and a pattern: @check(p, \"re\")");
                 continue;
             }
@@ -352,7 +405,10 @@ static void body_constraints(builder *b, lang_typedef *t, const pg_decl *d, size
             lang_constraint *c = add_con(b, t, ccap, LANG_CON_CHECK, bc->pos);
             if (!c) return;
             c->cols = core_arena_alloc(&b->cat->arena, sizeof(int));
-            if (!c->cols) { b->diags->oom = 1; return; }
+            if (!c->cols) {
+                b->diags->oom = 1;
+                return;
+            }
             c->cols[0] = col;
             c->n_cols = 1;
             c->pattern = pat;
@@ -372,7 +428,8 @@ static void add_prop(builder *b, lang_typedef *t, size_t *cap, const pg_prop *pp
                         lang_type_str(&b->cat->arena, &t->props[i].type),
                         lang_type_str(&b->cat->arena, &pp->type), iface);
             } else {
-                ERR(b, pp->pos, "S005", "property '%s' is declared twice in '%s'", pp->name, t->name);
+                ERR(b, pp->pos, "S005", "property '%s' is declared twice in '%s'", pp->name,
+                    t->name);
             }
             return;
         }
@@ -385,7 +442,10 @@ static void add_prop(builder *b, lang_typedef *t, size_t *cap, const pg_prop *pp
         return;
     }
     lang_prop *p = lang_vec_push(&b->cat->arena, (void **)&t->props, &t->n_props, cap, sizeof *p);
-    if (!p) { b->diags->oom = 1; return; }
+    if (!p) {
+        b->diags->oom = 1;
+        return;
+    }
     p->name = pp->name;
     p->type = pp->type;
     p->pos = pp->pos;
@@ -420,10 +480,14 @@ static void finish_keys(builder *b, lang_typedef *t)
         }
         key = &t->cons[i];
     }
-    for (size_t i = 0; i < t->n_props; i++) t->props[i].is_key = 0;
+    for (size_t i = 0; i < t->n_props; i++)
+        t->props[i].is_key = 0;
     if (!key) return;
     t->key = core_arena_calloc(&b->cat->arena, key->n_cols, sizeof(int));
-    if (!t->key) { b->diags->oom = 1; return; }
+    if (!t->key) {
+        b->diags->oom = 1;
+        return;
+    }
     for (size_t i = 0; i < key->n_cols; i++) {
         t->key[i] = key->cols[i];
         t->props[key->cols[i]].is_key = 1;
@@ -441,8 +505,10 @@ static void check_embeds(builder *b, lang_typedef *t)
         const lang_ann *a = find_ann(p->anns, p->n_anns, "embed");
         lang_pos pos = a ? a->pos : p->pos;
         if (s < 0)
-            ERR(b, pos, "S012", "@embed source '%s' is not a property of '%s'", p->embed_source, t->name);
-        else if (t->props[s].type.kind != LANG_TY_SCALAR || t->props[s].type.scalar != LANG_S_STRING)
+            ERR(b, pos, "S012", "@embed source '%s' is not a property of '%s'", p->embed_source,
+                t->name);
+        else if (t->props[s].type.kind != LANG_TY_SCALAR ||
+                 t->props[s].type.scalar != LANG_S_STRING)
             ERR(b, pos, "S012", "@embed source '%s' must be a String", p->embed_source);
     }
 }
@@ -472,10 +538,12 @@ int lang_catalog_build(lang_catalog **out, const char *src, size_t len, const ch
         for (size_t i = 0; i < ast.n_decls; i++)
             for (size_t j = 0; j < i; j++) {
                 const pg_decl *a = &ast.decls[i], *o = &ast.decls[j];
-                int same = !strcmp(a->name, o->name) ||
-                           ((a->kind == PG_EDGE || o->kind == PG_EDGE) && !strcasecmp(a->name, o->name));
+                int same =
+                    !strcmp(a->name, o->name) ||
+                    ((a->kind == PG_EDGE || o->kind == PG_EDGE) && !strcasecmp(a->name, o->name));
                 if (same) {
-                    ERR(&B, a->pos, "S001", "'%s' is already declared at line %d", a->name, o->pos.line);
+                    ERR(&B, a->pos, "S001", "'%s' is already declared at line %d", a->name,
+                        o->pos.line);
                     break;
                 }
             }
@@ -491,15 +559,21 @@ int lang_catalog_build(lang_catalog **out, const char *src, size_t len, const ch
                 for (size_t k = 0; k < d->n_props; k++) {
                     for (size_t m = 0; m < k; m++)
                         if (!strcmp(d->props[m].name, d->props[k].name))
-                            ERR(&B, d->props[k].pos, "S005", "property '%s' is declared twice in '%s'",
-                                d->props[k].name, d->name);
+                            ERR(&B, d->props[k].pos, "S005",
+                                "property '%s' is declared twice in '%s'", d->props[k].name,
+                                d->name);
                     if (is_reserved_prop(d->props[k].name, 0))
-                        ERR(&B, d->props[k].pos, "S006", "'%s' is a reserved column name", d->props[k].name);
+                        ERR(&B, d->props[k].pos, "S006", "'%s' is a reserved column name",
+                            d->props[k].name);
                 }
                 continue;
             }
-            lang_typedef *t = lang_vec_push(&cat->arena, (void **)&cat->types, &cat->n_types, &tcap, sizeof *t);
-            if (!t) { diags->oom = 1; break; }
+            lang_typedef *t =
+                lang_vec_push(&cat->arena, (void **)&cat->types, &cat->n_types, &tcap, sizeof *t);
+            if (!t) {
+                diags->oom = 1;
+                break;
+            }
             t->kind = d->kind == PG_NODE ? LANG_NODE : LANG_EDGE;
             t->name = d->name;
             t->pos = d->pos;
@@ -536,9 +610,12 @@ int lang_catalog_build(lang_catalog **out, const char *src, size_t len, const ch
                         d->implements[k].name);
                     continue;
                 }
-                const char **slot = lang_vec_push(&cat->arena, (void **)&t->interfaces, &t->n_interfaces,
-                                                  &icap, sizeof *slot);
-                if (!slot) { diags->oom = 1; break; }
+                const char **slot = lang_vec_push(&cat->arena, (void **)&t->interfaces,
+                                                  &t->n_interfaces, &icap, sizeof *slot);
+                if (!slot) {
+                    diags->oom = 1;
+                    break;
+                }
                 *slot = iface->name;
                 for (size_t m = 0; m < iface->n_props; m++) {
                     check_type(&B, (lang_type *)&iface->props[m].type, iface->props[m].type_pos);
@@ -549,14 +626,15 @@ int lang_catalog_build(lang_catalog **out, const char *src, size_t len, const ch
                 t->from = lang_catalog_find(cat, d->from.name, 0);
                 t->to = lang_catalog_find(cat, d->to.name, 0);
                 if (t->from < 0 || cat->types[t->from].kind != LANG_NODE)
-                    ERR(&B, d->from.pos, "S004", "edge '%s': '%s' is not a declared node type", d->name,
-                        d->from.name);
+                    ERR(&B, d->from.pos, "S004", "edge '%s': '%s' is not a declared node type",
+                        d->name, d->from.name);
                 if (t->to < 0 || cat->types[t->to].kind != LANG_NODE)
-                    ERR(&B, d->to.pos, "S004", "edge '%s': '%s' is not a declared node type", d->name,
-                        d->to.name);
+                    ERR(&B, d->to.pos, "S004", "edge '%s': '%s' is not a declared node type",
+                        d->name, d->to.name);
             }
             type_annotations(&B, t);
-            for (size_t k = 0; k < t->n_props; k++) prop_annotations(&B, t, (int)k, &ccap);
+            for (size_t k = 0; k < t->n_props; k++)
+                prop_annotations(&B, t, (int)k, &ccap);
             body_constraints(&B, t, d, &ccap);
             finish_keys(&B, t);
             check_embeds(&B, t);
@@ -646,8 +724,10 @@ void lang_catalog_inherit(lang_catalog *desired, const lang_catalog *accepted)
                 if (inherited_prop(ot, &t->props[k]) >= 0) continue;
                 for (;;) {
                     int clash = 0;
-                    for (size_t m = 0; m < ot->n_props; m++) clash |= ot->props[m].id == t->props[k].id;
-                    for (size_t m = 0; m < t->n_props; m++) clash |= m != k && t->props[m].id == t->props[k].id;
+                    for (size_t m = 0; m < ot->n_props; m++)
+                        clash |= ot->props[m].id == t->props[k].id;
+                    for (size_t m = 0; m < t->n_props; m++)
+                        clash |= m != k && t->props[m].id == t->props[k].id;
                     if (!clash) break;
                     t->props[k].id = (t->props[k].id + 1) & 0x7fffffffffffffffULL;
                 }

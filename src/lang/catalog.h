@@ -14,7 +14,11 @@ typedef enum lang_entity_kind { LANG_NODE = 1, LANG_EDGE = 2 } lang_entity_kind;
 #define LANG_COL_SRC (-2)
 #define LANG_COL_DST (-3)
 
-typedef enum lang_index_kind { LANG_INDEX_BTREE = 1, LANG_INDEX_FTS, LANG_INDEX_VECTOR } lang_index_kind;
+typedef enum lang_index_kind {
+    LANG_INDEX_BTREE = 1,
+    LANG_INDEX_FTS,
+    LANG_INDEX_VECTOR
+} lang_index_kind;
 
 typedef struct lang_prop {
     const char *name;
@@ -23,23 +27,27 @@ typedef struct lang_prop {
     lang_pos pos;
     lang_ann *anns; /* every annotation as written (including custom ones) */
     size_t n_anns;
-    int is_key;          /* part of the type's @key */
+    int is_key; /* part of the type's @key */
     const char *description;
     const char *rename_from;
-    const char *embed_source; /* @embed("src"): the String property the vector comes from */
-    const char *embed_model;  /* @embed(..., model="m") or NULL */
+    const char *embed_source;   /* @embed("src"): the String property the vector comes from */
+    const char *embed_model;    /* @embed(..., model="m") or NULL */
     const char *from_interface; /* the interface it came from, or NULL */
 } lang_prop;
 
 typedef enum lang_constraint_kind {
-    LANG_CON_KEY = 1, LANG_CON_UNIQUE, LANG_CON_INDEX, LANG_CON_RANGE, LANG_CON_CHECK,
+    LANG_CON_KEY = 1,
+    LANG_CON_UNIQUE,
+    LANG_CON_INDEX,
+    LANG_CON_RANGE,
+    LANG_CON_CHECK,
 } lang_constraint_kind;
 
 typedef struct lang_constraint {
     int kind;
-    int *cols;  /* property indexes, or LANG_COL_SRC / LANG_COL_DST on edges */
+    int *cols; /* property indexes, or LANG_COL_SRC / LANG_COL_DST on edges */
     size_t n_cols;
-    int index_kind; /* LANG_CON_INDEX: lang_index_kind */
+    int index_kind;     /* LANG_CON_INDEX: lang_index_kind */
     int has_lo, has_hi; /* LANG_CON_RANGE: inclusive bounds, already checked against the type */
     lang_value lo, hi;
     const char *pattern; /* LANG_CON_CHECK: PCRE2 pattern, compiled once during the check */

@@ -35,7 +35,7 @@ typedef struct checker {
     int used_outer; /* set while checking a not{} body when an outer variable is used */
 } checker;
 
-#define TERR(ck, pos, code, ...)                                                               \
+#define TERR(ck, pos, code, ...)                                                                   \
     lang_diag_add((ck)->diags, LANG_SEV_ERROR, code, (ck)->file, (pos).line, (pos).col, __VA_ARGS__)
 
 static void *push(checker *ck, void **arr, size_t *n, size_t *cap, size_t size)
@@ -83,7 +83,8 @@ static const gq_param *find_param(checker *ck, const char *name, int *idx)
 
 static int new_slot(checker *ck, const char *name, int kind, int type)
 {
-    lang_ir_slot *s = push(ck, (void **)&ck->ir->slots, &ck->ir->n_slots, &ck->cap_slots, sizeof *s);
+    lang_ir_slot *s =
+        push(ck, (void **)&ck->ir->slots, &ck->ir->n_slots, &ck->cap_slots, sizeof *s);
     if (!s) return -1;
     s->name = name;
     s->kind = kind;
@@ -105,13 +106,19 @@ static int new_slot(checker *ck, const char *name, int kind, int type)
 static int int_fits(int scalar, const lang_value *v)
 {
     switch (scalar) {
-    case LANG_S_I32: return v->u <= 2147483647ULL;
-    case LANG_S_I64: return v->u <= 9223372036854775807ULL;
-    case LANG_S_U32: return v->u <= 4294967295ULL;
-    case LANG_S_U64: return 1;
+    case LANG_S_I32:
+        return v->u <= 2147483647ULL;
+    case LANG_S_I64:
+        return v->u <= 9223372036854775807ULL;
+    case LANG_S_U32:
+        return v->u <= 4294967295ULL;
+    case LANG_S_U64:
+        return 1;
     case LANG_S_F32:
-    case LANG_S_F64: return 1;
-    default: return 0;
+    case LANG_S_F64:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -120,10 +127,20 @@ static int lit_type(checker *ck, lang_value *v, lang_type *t, int *flags, lang_p
     memset(t, 0, sizeof *t);
     *flags |= XF_LIT | XF_CONST;
     switch (v->kind) {
-    case LANG_V_STRING: t->scalar = LANG_S_STRING; return 0;
-    case LANG_V_BOOL: t->scalar = LANG_S_BOOL; return 0;
-    case LANG_V_INT: t->scalar = LANG_S_I64; *flags |= XF_LIT_INT; return 0;
-    case LANG_V_FLOAT: t->scalar = LANG_S_F64; *flags |= XF_LIT_FLOAT; return 0;
+    case LANG_V_STRING:
+        t->scalar = LANG_S_STRING;
+        return 0;
+    case LANG_V_BOOL:
+        t->scalar = LANG_S_BOOL;
+        return 0;
+    case LANG_V_INT:
+        t->scalar = LANG_S_I64;
+        *flags |= XF_LIT_INT;
+        return 0;
+    case LANG_V_FLOAT:
+        t->scalar = LANG_S_F64;
+        *flags |= XF_LIT_FLOAT;
+        return 0;
     case LANG_V_DATE:
         if (lang_parse_date(v->s, &v->i)) {
             TERR(ck, pos, "T3", "'%s' is not a valid date (YYYY-MM-DD)", v->s);
@@ -134,7 +151,8 @@ static int lit_type(checker *ck, lang_value *v, lang_type *t, int *flags, lang_p
         return 0;
     case LANG_V_DATETIME:
         if (lang_parse_datetime(v->s, &v->i)) {
-            TERR(ck, pos, "T3", "'%s' is not a valid datetime (YYYY-MM-DDTHH:MM:SS[.mmm][Z])", v->s);
+            TERR(ck, pos, "T3", "'%s' is not a valid datetime (YYYY-MM-DDTHH:MM:SS[.mmm][Z])",
+                 v->s);
             return -1;
         }
         v->checked = 1;
@@ -152,9 +170,11 @@ static int lit_type(checker *ck, lang_value *v, lang_type *t, int *flags, lang_p
             }
             if (lit_type(ck, &v->items[i], &et, &ef, pos)) return -1;
             int s = et.scalar;
-            if (el == LANG_S_NONE) el = s;
+            if (el == LANG_S_NONE)
+                el = s;
             else if (el != s && !(lang_scalar_is_numeric(el) && lang_scalar_is_numeric(s))) {
-                TERR(ck, pos, "T3", "list literal mixes %s and %s", lang_scalar_name(el), lang_scalar_name(s));
+                TERR(ck, pos, "T3", "list literal mixes %s and %s", lang_scalar_name(el),
+                     lang_scalar_name(s));
                 return -1;
             }
             if (s == LANG_S_F64) el = LANG_S_F64;
@@ -162,7 +182,8 @@ static int lit_type(checker *ck, lang_value *v, lang_type *t, int *flags, lang_p
         t->scalar = el;
         return 0;
     }
-    default: return -1;
+    default:
+        return -1;
     }
 }
 
@@ -197,7 +218,8 @@ static int lit_fits(checker *ck, lang_value *v, const lang_type *t, lang_pos pos
     case LANG_V_INT:
         if (!lang_scalar_is_numeric(t->scalar)) goto mismatch;
         if (!int_fits(t->scalar, v)) {
-            TERR(ck, pos, "T3", "%llu does not fit %s", (unsigned long long)v->u, lang_scalar_name(t->scalar));
+            TERR(ck, pos, "T3", "%llu does not fit %s", (unsigned long long)v->u,
+                 lang_scalar_name(t->scalar));
             return -1;
         }
         return 0;
@@ -216,7 +238,8 @@ static int lit_fits(checker *ck, lang_value *v, const lang_type *t, lang_pos pos
     case LANG_V_DATETIME:
         if (t->scalar == LANG_S_DATETIME) return 0;
         goto mismatch;
-    default: break;
+    default:
+        break;
     }
 mismatch:
     TERR(ck, pos, "T7", "%s expects %s, not this literal", what, tstr(ck, t));
@@ -237,7 +260,8 @@ static int types_compatible(const lang_type *a, const lang_type *b)
     return lang_scalar_is_numeric(a->scalar) && lang_scalar_is_numeric(b->scalar);
 }
 
-/* ---- expressions ------------------------------------------------------------------------------ */
+/* ---- expressions ------------------------------------------------------------------------------
+ */
 
 static int check_expr(checker *ck, const gq_expr *e, lang_ir_expr *out, int *flags, int ctx);
 
@@ -282,9 +306,12 @@ static int prop_ref(checker *ck, const gq_expr *e, lang_ir_expr *out, int ctx)
 static int check_call(checker *ck, const gq_expr *e, lang_ir_expr *out, int *flags, int ctx)
 {
     const char *fn = e->name;
-    int agg = !strcmp(fn, "count") ? LANG_IR_COUNT : !strcmp(fn, "sum") ? LANG_IR_SUM
-              : !strcmp(fn, "avg") ? LANG_IR_AVG : !strcmp(fn, "min") ? LANG_IR_MIN
-              : !strcmp(fn, "max") ? LANG_IR_MAX : 0;
+    int agg = !strcmp(fn, "count") ? LANG_IR_COUNT
+              : !strcmp(fn, "sum") ? LANG_IR_SUM
+              : !strcmp(fn, "avg") ? LANG_IR_AVG
+              : !strcmp(fn, "min") ? LANG_IR_MIN
+              : !strcmp(fn, "max") ? LANG_IR_MAX
+                                   : 0;
     if (agg) {
         if (ctx != CTX_RETURN) {
             TERR(ck, e->pos, "T8", "aggregate %s() is allowed only in return", fn);
@@ -307,8 +334,10 @@ static int check_call(checker *ck, const gq_expr *e, lang_ir_expr *out, int *fla
                 return -1;
             }
         } else if (agg == LANG_IR_MIN || agg == LANG_IR_MAX) {
-            if (!(at.kind == LANG_TY_ENUM || (at.kind == LANG_TY_SCALAR && lang_scalar_is_orderable(at.scalar)))) {
-                TERR(ck, e->pos, "T8", "%s() needs an orderable argument, not %s", fn, tstr(ck, &at));
+            if (!(at.kind == LANG_TY_ENUM ||
+                  (at.kind == LANG_TY_SCALAR && lang_scalar_is_orderable(at.scalar)))) {
+                TERR(ck, e->pos, "T8", "%s() needs an orderable argument, not %s", fn,
+                     tstr(ck, &at));
                 return -1;
             }
         }
@@ -322,15 +351,20 @@ static int check_call(checker *ck, const gq_expr *e, lang_ir_expr *out, int *fla
             return -1;
         }
         if (e->n_args != 2 || e->args[0]->kind != GQ_E_PROP) {
-            TERR(ck, e->pos, "T15", "nearest() takes a vector property and a query: nearest($x.v, $q)");
+            TERR(ck, e->pos, "T15",
+                 "nearest() takes a vector property and a query: nearest($x.v, $q)");
             return -1;
         }
         lang_ir_expr *args = core_arena_calloc(ck->a, 2, sizeof *args);
-        if (!args) { ck->oom = 1; return -1; }
+        if (!args) {
+            ck->oom = 1;
+            return -1;
+        }
         int f0 = 0, f1 = 0;
         if (check_expr(ck, e->args[0], &args[0], &f0, CTX_FILTER)) return -1;
         if (args[0].type.kind != LANG_TY_VECTOR) {
-            TERR(ck, e->args[0]->pos, "T15", "nearest() needs a Vector property, not %s", tstr(ck, &args[0].type));
+            TERR(ck, e->args[0]->pos, "T15", "nearest() needs a Vector property, not %s",
+                 tstr(ck, &args[0].type));
             return -1;
         }
         if (check_expr(ck, e->args[1], &args[1], &f1, CTX_FILTER)) return -1;
@@ -370,7 +404,10 @@ static int check_call(checker *ck, const gq_expr *e, lang_ir_expr *out, int *fla
         return -1;
     }
     lang_ir_expr *args = core_arena_calloc(ck->a, e->n_args, sizeof *args);
-    if (!args) { ck->oom = 1; return -1; }
+    if (!args) {
+        ck->oom = 1;
+        return -1;
+    }
     for (size_t i = 0; i < e->n_args; i++) {
         int f = 0;
         const gq_expr *x = e->args[i];
@@ -390,7 +427,8 @@ static int check_call(checker *ck, const gq_expr *e, lang_ir_expr *out, int *fla
                 return -1;
             }
         } else if (!(args[i].type.kind == LANG_TY_SCALAR && args[i].type.scalar == LANG_S_STRING)) {
-            TERR(ck, x->pos, code, "%s() argument %zu must be a String, not %s", fn, i + 1, tstr(ck, &args[i].type));
+            TERR(ck, x->pos, code, "%s() argument %zu must be a String, not %s", fn, i + 1,
+                 tstr(ck, &args[i].type));
             return -1;
         }
         if (i == 0 && args[i].kind != LANG_IR_X_PROP) {
@@ -427,13 +465,16 @@ static int check_expr(checker *ck, const gq_expr *e, lang_ir_expr *out, int *fla
         }
         var_entry *v = find_var(ck, e->var);
         if (!v) {
-            if (!strcmp(e->var, "_")) TERR(ck, e->pos, "T6", "the anonymous variable '$_' cannot be read");
-            else TERR(ck, e->pos, "T6", "variable '$%s' is not bound in match", e->var);
+            if (!strcmp(e->var, "_"))
+                TERR(ck, e->pos, "T6", "the anonymous variable '$_' cannot be read");
+            else
+                TERR(ck, e->pos, "T6", "variable '$%s' is not bound in match", e->var);
             return -1;
         }
         if (v->level < ck->level) ck->used_outer = 1;
         if (ck->ir->slots[v->slot].kind == LANG_IR_SLOT_EDGE) {
-            TERR(ck, e->pos, "T23", "edge variable '$%s' can only be used as $%s.prop", e->var, e->var);
+            TERR(ck, e->pos, "T23", "edge variable '$%s' can only be used as $%s.prop", e->var,
+                 e->var);
             return -1;
         }
         out->kind = LANG_IR_X_ID;
@@ -458,22 +499,27 @@ static int check_expr(checker *ck, const gq_expr *e, lang_ir_expr *out, int *fla
         ck->ir->uses_now = 1;
         *flags |= XF_CONST;
         return 0;
-    case GQ_E_CALL: return check_call(ck, e, out, flags, ctx);
+    case GQ_E_CALL:
+        return check_call(ck, e, out, flags, ctx);
     case GQ_E_ALIAS:
         TERR(ck, e->pos, "T6", "'%s' is not a variable; write $%s", e->name, e->name);
         return -1;
-    default: return -1;
+    default:
+        return -1;
     }
 }
 
 /* lhs op rhs: reports T7 (and T3 for literals that do not fit). */
-static int check_compare(checker *ck, lang_ir_expr *l, int lf, int op, lang_ir_expr *r, int rf, lang_pos pos)
+static int check_compare(checker *ck, lang_ir_expr *l, int lf, int op, lang_ir_expr *r, int rf,
+                         lang_pos pos)
 {
     if (op == GQ_OP_STARTS_WITH) {
-        int ls = (l->type.kind == LANG_TY_SCALAR && l->type.scalar == LANG_S_STRING) || l->type.kind == LANG_TY_ENUM;
+        int ls = (l->type.kind == LANG_TY_SCALAR && l->type.scalar == LANG_S_STRING) ||
+                 l->type.kind == LANG_TY_ENUM;
         int rs = r->type.kind == LANG_TY_SCALAR && r->type.scalar == LANG_S_STRING;
         if (!ls || !rs) {
-            TERR(ck, pos, "T7", "starts_with needs String operands, not %s and %s", tstr(ck, &l->type), tstr(ck, &r->type));
+            TERR(ck, pos, "T7", "starts_with needs String operands, not %s and %s",
+                 tstr(ck, &l->type), tstr(ck, &r->type));
             return -1;
         }
         return 0;
@@ -492,7 +538,8 @@ static int check_compare(checker *ck, lang_ir_expr *l, int lf, int op, lang_ir_e
         int ls = l->type.kind == LANG_TY_SCALAR && l->type.scalar == LANG_S_STRING;
         int rs = r->type.kind == LANG_TY_SCALAR && r->type.scalar == LANG_S_STRING;
         if (!ls || !rs) {
-            TERR(ck, pos, "T7", "contains needs a list or String on the left, not %s", tstr(ck, &l->type));
+            TERR(ck, pos, "T7", "contains needs a list or String on the left, not %s",
+                 tstr(ck, &l->type));
             return -1;
         }
         return 0;
@@ -505,18 +552,23 @@ static int check_compare(checker *ck, lang_ir_expr *l, int lf, int op, lang_ir_e
             return -1;
         }
         if (op != GQ_OP_EQ && op != GQ_OP_NE &&
-            !(t->kind == LANG_TY_ENUM || (t->kind == LANG_TY_SCALAR && lang_scalar_is_orderable(t->scalar)))) {
-            TERR(ck, pos, "T7", "'%s' needs orderable operands, not %s", gq_op_name(op), tstr(ck, t));
+            !(t->kind == LANG_TY_ENUM ||
+              (t->kind == LANG_TY_SCALAR && lang_scalar_is_orderable(t->scalar)))) {
+            TERR(ck, pos, "T7", "'%s' needs orderable operands, not %s", gq_op_name(op),
+                 tstr(ck, t));
             return -1;
         }
     }
-    if ((lf & XF_LIT) && !(rf & XF_LIT)) return lit_fits(ck, &l->lit, &r->type, pos, "this comparison");
-    if ((rf & XF_LIT) && !(lf & XF_LIT)) return lit_fits(ck, &r->lit, &l->type, pos, "this comparison");
+    if ((lf & XF_LIT) && !(rf & XF_LIT))
+        return lit_fits(ck, &l->lit, &r->type, pos, "this comparison");
+    if ((rf & XF_LIT) && !(lf & XF_LIT))
+        return lit_fits(ck, &r->lit, &l->type, pos, "this comparison");
     if ((rf & XF_LIT) && (lf & XF_LIT)) {
         if (l->type.kind != r->type.kind ||
             !(l->type.scalar == r->type.scalar ||
               (lang_scalar_is_numeric(l->type.scalar) && lang_scalar_is_numeric(r->type.scalar)))) {
-            TERR(ck, pos, "T7", "cannot compare %s with %s", tstr(ck, &l->type), tstr(ck, &r->type));
+            TERR(ck, pos, "T7", "cannot compare %s with %s", tstr(ck, &l->type),
+                 tstr(ck, &r->type));
             return -1;
         }
         return 0;
@@ -529,7 +581,8 @@ static int check_compare(checker *ck, lang_ir_expr *l, int lf, int op, lang_ir_e
 }
 
 /* A value stored into property type t (mutations, match property maps). */
-static int check_value_for(checker *ck, lang_ir_expr *x, int xf, const lang_type *t, lang_pos pos, const char *what)
+static int check_value_for(checker *ck, lang_ir_expr *x, int xf, const lang_type *t, lang_pos pos,
+                           const char *what)
 {
     if (xf & XF_LIT) {
         if (lit_fits(ck, &x->lit, t, pos, what)) return -1;
@@ -553,8 +606,10 @@ static int check_value_for(checker *ck, lang_ir_expr *x, int xf, const lang_type
 
 static void collect_slots(const lang_ir_expr *x, int **arr, size_t *n, size_t *cap, checker *ck)
 {
-    if (x->slot >= 0 && (x->kind == LANG_IR_X_ID || x->kind == LANG_IR_X_PROP)) add_set(ck, arr, n, cap, x->slot);
-    for (size_t i = 0; i < x->n_args; i++) collect_slots(&x->args[i], arr, n, cap, ck);
+    if (x->slot >= 0 && (x->kind == LANG_IR_X_ID || x->kind == LANG_IR_X_PROP))
+        add_set(ck, arr, n, cap, x->slot);
+    for (size_t i = 0; i < x->n_args; i++)
+        collect_slots(&x->args[i], arr, n, cap, ck);
 }
 
 static int declare_var(checker *ck, const char *name, int type, lang_pos pos, const char *why)
@@ -573,8 +628,8 @@ static int declare_var(checker *ck, const char *name, int type, lang_pos pos, co
             return -1;
         }
         if (s->type != type) {
-            TERR(ck, pos, "T5", "'$%s' is a %s, but %s needs a %s", name, ck->cat->types[s->type].name, why,
-                 ck->cat->types[type].name);
+            TERR(ck, pos, "T5", "'$%s' is a %s, but %s needs a %s", name,
+                 ck->cat->types[s->type].name, why, ck->cat->types[type].name);
             return -1;
         }
         return v->slot;
@@ -588,7 +643,10 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
     int errs = 0;
     out->first_slot = ck->ir->n_slots;
     lang_checked_clause *pd = core_arena_calloc(ck->a, n ? n : 1, sizeof *pd);
-    if (!pd) { ck->oom = 1; return -1; }
+    if (!pd) {
+        ck->oom = 1;
+        return -1;
+    }
     out->clauses = pd;
     out->n = n;
     /* 1. bindings */
@@ -599,14 +657,18 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
         int t = lang_catalog_find(ck->cat, cl[i].type_name, LANG_NODE);
         if (t < 0) {
             if (lang_catalog_find(ck->cat, cl[i].type_name, LANG_EDGE) >= 0)
-                TERR(ck, cl[i].type_pos, "T1", "'%s' is an edge type; bind nodes and traverse edges", cl[i].type_name);
+                TERR(ck, cl[i].type_pos, "T1",
+                     "'%s' is an edge type; bind nodes and traverse edges", cl[i].type_name);
             else
                 TERR(ck, cl[i].type_pos, "T1", "unknown node type '%s'", cl[i].type_name);
             errs++;
             continue;
         }
         int s = declare_var(ck, cl[i].var, t, cl[i].pos, "this binding");
-        if (s < 0) { errs++; continue; }
+        if (s < 0) {
+            errs++;
+            continue;
+        }
         pd[i].src_slot = s; /* set only once the binding resolved */
     }
     /* 2. traversals */
@@ -628,13 +690,15 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
             }
             if (c->min_hops < 1 || c->max_hops < 0 || (int64_t)c->min_hops > c->max_hops ||
                 c->max_hops > LANG_MAX_HOPS) {
-                TERR(ck, c->bounds_pos, "T15", "hop bounds need 1 <= min <= max <= %d (max is required)", LANG_MAX_HOPS);
+                TERR(ck, c->bounds_pos, "T15",
+                     "hop bounds need 1 <= min <= max <= %d (max is required)", LANG_MAX_HOPS);
                 errs++;
                 continue;
             }
         }
         if (c->undirected && et->from != et->to) {
-            TERR(ck, c->eword_pos, "T22", "undirected traversal needs an edge between one type; '%s' goes %s -> %s",
+            TERR(ck, c->eword_pos, "T22",
+                 "undirected traversal needs an edge between one type; '%s' goes %s -> %s",
                  et->name, ck->cat->types[et->from].name, ck->cat->types[et->to].name);
             errs++;
             continue;
@@ -644,16 +708,23 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
                  ck->cat->types[et->to].name);
         int s = declare_var(ck, c->src, et->from, c->src_pos, why);
         int d = s < 0 ? -1 : declare_var(ck, c->dst, et->to, c->dst_pos, why);
-        if (s < 0 || d < 0) { errs++; continue; }
+        if (s < 0 || d < 0) {
+            errs++;
+            continue;
+        }
         int w = -1;
         if (c->edge_var) {
-            if (!strcmp(c->edge_var, "_") || find_var(ck, c->edge_var) || find_param(ck, c->edge_var, NULL)) {
+            if (!strcmp(c->edge_var, "_") || find_var(ck, c->edge_var) ||
+                find_param(ck, c->edge_var, NULL)) {
                 TERR(ck, c->edge_pos, "T23", "edge variable '$%s' is already used", c->edge_var);
                 errs++;
                 continue;
             }
             w = new_slot(ck, c->edge_var, LANG_IR_SLOT_EDGE, e);
-            if (w < 0) { errs++; continue; }
+            if (w < 0) {
+                errs++;
+                continue;
+            }
         }
         pd[i].src_slot = s;
         pd[i].dst_slot = d;
@@ -670,7 +741,10 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
             const lang_typedef *t = &ck->cat->types[ck->ir->slots[pd[i].src_slot].type];
             if (c->n_pms) {
                 pd[i].preds = core_arena_calloc(ck->a, c->n_pms, sizeof *pd[i].preds);
-                if (!pd[i].preds) { ck->oom = 1; return -1; }
+                if (!pd[i].preds) {
+                    ck->oom = 1;
+                    return -1;
+                }
             }
             for (size_t k = 0; k < c->n_pms; k++) {
                 const gq_pm *pm = &c->pms[k];
@@ -688,9 +762,13 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
                 }
                 lang_ir_pred *pr = &pd[i].preds[pd[i].n_preds];
                 int vf = 0;
-                if (check_expr(ck, pm->value, &pr->rhs, &vf, CTX_FILTER)) { errs++; continue; }
+                if (check_expr(ck, pm->value, &pr->rhs, &vf, CTX_FILTER)) {
+                    errs++;
+                    continue;
+                }
                 if (!(vf & XF_CONST)) {
-                    TERR(ck, pm->value->pos, "T7", "a property map takes a literal, a $param or now()");
+                    TERR(ck, pm->value->pos, "T7",
+                         "a property map takes a literal, a $param or now()");
                     errs++;
                     continue;
                 }
@@ -701,25 +779,45 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
                 pr->lhs.type = p->type;
                 pr->lhs.param = pr->lhs.column = -1;
                 pr->op = GQ_OP_EQ;
-                if (check_compare(ck, &pr->lhs, 0, GQ_OP_EQ, &pr->rhs, vf, pm->value->pos)) { errs++; continue; }
+                if (check_compare(ck, &pr->lhs, 0, GQ_OP_EQ, &pr->rhs, vf, pm->value->pos)) {
+                    errs++;
+                    continue;
+                }
                 pd[i].n_preds++;
             }
         } else if (c->kind == GQ_C_FILTER || c->kind == GQ_C_CALL) {
             int lf = 0, rf = 0;
             size_t cap = 0;
             pd[i].pred = core_arena_calloc(ck->a, 1, sizeof *pd[i].pred);
-            if (!pd[i].pred) { ck->oom = 1; return -1; }
+            if (!pd[i].pred) {
+                ck->oom = 1;
+                return -1;
+            }
             if (c->kind == GQ_C_CALL) {
-                if (check_expr(ck, c->call, &pd[i].pred->lhs, &lf, CTX_FILTER)) { errs++; continue; }
+                if (check_expr(ck, c->call, &pd[i].pred->lhs, &lf, CTX_FILTER)) {
+                    errs++;
+                    continue;
+                }
             } else {
-                if (check_expr(ck, c->lhs, &pd[i].pred->lhs, &lf, CTX_FILTER)) { errs++; continue; }
-                if (check_expr(ck, c->rhs, &pd[i].pred->rhs, &rf, CTX_FILTER)) { errs++; continue; }
-                if ((lf & XF_ENTITY) && (rf & XF_ENTITY) && c->op != GQ_OP_EQ && c->op != GQ_OP_NE) {
+                if (check_expr(ck, c->lhs, &pd[i].pred->lhs, &lf, CTX_FILTER)) {
+                    errs++;
+                    continue;
+                }
+                if (check_expr(ck, c->rhs, &pd[i].pred->rhs, &rf, CTX_FILTER)) {
+                    errs++;
+                    continue;
+                }
+                if ((lf & XF_ENTITY) && (rf & XF_ENTITY) && c->op != GQ_OP_EQ &&
+                    c->op != GQ_OP_NE) {
                     TERR(ck, c->op_pos, "T7", "variables compare by identity: use = or !=");
                     errs++;
                     continue;
                 }
-                if (check_compare(ck, &pd[i].pred->lhs, lf, c->op, &pd[i].pred->rhs, rf, c->op_pos)) { errs++; continue; }
+                if (check_compare(ck, &pd[i].pred->lhs, lf, c->op, &pd[i].pred->rhs, rf,
+                                  c->op_pos)) {
+                    errs++;
+                    continue;
+                }
                 pd[i].pred->op = c->op;
                 collect_slots(&pd[i].pred->rhs, &pd[i].uses, &pd[i].n_uses, &cap, ck);
             }
@@ -732,7 +830,10 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
     for (size_t i = 0; i < n; i++) {
         if (cl[i].kind != GQ_C_NOT) continue;
         lang_checked_block *body = core_arena_calloc(ck->a, 1, sizeof *body);
-        if (!body) { ck->oom = 1; return -1; }
+        if (!body) {
+            ck->oom = 1;
+            return -1;
+        }
         pd[i].body = body;
         size_t save_vars = ck->n_vars;
         int save_outer = ck->used_outer;
@@ -762,7 +863,8 @@ static const char *col_name(checker *ck, const gq_proj *p, const lang_ir_expr *x
     if (e->kind == GQ_E_VAR) return e->var;
     if (e->kind == GQ_E_CALL && e->n_args == 1) {
         const gq_expr *a = e->args[0];
-        if (a->kind == GQ_E_PROP) return core_arena_sprintf(ck->a, "%s(%s.%s)", e->name, a->var, a->name);
+        if (a->kind == GQ_E_PROP)
+            return core_arena_sprintf(ck->a, "%s(%s.%s)", e->name, a->var, a->name);
         if (a->kind == GQ_E_VAR) return core_arena_sprintf(ck->a, "%s(%s)", e->name, a->var);
     }
     if (e->kind == GQ_E_NOW) return "now()";
@@ -783,12 +885,18 @@ static int check_return(checker *ck, lang_checked_return *out)
     lang_ir_query *ir = ck->ir;
     int errs = 0, has_agg = 0;
     ir->columns = core_arena_calloc(ck->a, q->n_projs, sizeof *ir->columns);
-    if (!ir->columns) { ck->oom = 1; return -1; }
+    if (!ir->columns) {
+        ck->oom = 1;
+        return -1;
+    }
     for (size_t i = 0; i < q->n_projs; i++) {
         const gq_proj *p = &q->projs[i];
         lang_ir_column *c = &ir->columns[ir->n_columns];
         int f = 0;
-        if (check_expr(ck, p->expr, &c->expr, &f, CTX_RETURN)) { errs++; continue; }
+        if (check_expr(ck, p->expr, &c->expr, &f, CTX_RETURN)) {
+            errs++;
+            continue;
+        }
         if (c->expr.kind == LANG_IR_X_NEAREST || c->expr.kind == LANG_IR_X_CALL) {
             TERR(ck, p->pos, "T15", "search scores cannot be returned");
             errs++;
@@ -817,7 +925,8 @@ static int check_return(checker *ck, lang_checked_return *out)
         c->name = col_name(ck, p, &c->expr);
         for (size_t k = 0; k < ir->n_columns; k++)
             if (c->name && !strcmp(ir->columns[k].name, c->name)) {
-                TERR(ck, p->pos, "Q001", "column '%s' is returned twice; add 'as' to rename one", c->name);
+                TERR(ck, p->pos, "Q001", "column '%s' is returned twice; add 'as' to rename one",
+                     c->name);
                 errs++;
             }
         ir->n_columns++;
@@ -825,8 +934,10 @@ static int check_return(checker *ck, lang_checked_return *out)
     if (has_agg)
         for (size_t i = 0; i < ir->n_columns; i++) {
             const lang_ir_column *c = &ir->columns[i];
-            if (c->agg == LANG_IR_AGG_NONE && c->expr.kind != LANG_IR_X_PROP && c->expr.kind != LANG_IR_X_ID) {
-                TERR(ck, q->projs[i].pos, "T9", "with aggregates, other return items must be $var or $var.prop");
+            if (c->agg == LANG_IR_AGG_NONE && c->expr.kind != LANG_IR_X_PROP &&
+                c->expr.kind != LANG_IR_X_ID) {
+                TERR(ck, q->projs[i].pos, "T9",
+                     "with aggregates, other return items must be $var or $var.prop");
                 errs++;
             }
         }
@@ -861,7 +972,10 @@ static int check_return(checker *ck, lang_checked_return *out)
             continue;
         }
         int f = 0;
-        if (check_expr(ck, o->expr, &k->expr, &f, CTX_ORDER)) { errs++; continue; }
+        if (check_expr(ck, o->expr, &k->expr, &f, CTX_ORDER)) {
+            errs++;
+            continue;
+        }
         if (k->expr.kind == LANG_IR_X_NEAREST || k->expr.kind == LANG_IR_X_CALL) {
             has_rank = 1;
             if (has_agg) {
@@ -878,7 +992,9 @@ static int check_return(checker *ck, lang_checked_return *out)
         if (has_agg) {
             int found = -1;
             for (size_t c = 0; c < ir->n_columns; c++)
-                if (ir->columns[c].agg == LANG_IR_AGG_NONE && same_ref(&ir->columns[c].expr, &k->expr)) found = (int)c;
+                if (ir->columns[c].agg == LANG_IR_AGG_NONE &&
+                    same_ref(&ir->columns[c].expr, &k->expr))
+                    found = (int)c;
             if (found < 0) {
                 TERR(ck, o->pos, "T9", "after aggregation, order by a returned column or alias");
                 errs++;
@@ -892,7 +1008,8 @@ static int check_return(checker *ck, lang_checked_return *out)
         }
     }
     if (has_rank && has_alias) {
-        TERR(ck, q->ords[0].pos, "T18", "ordering by an alias cannot be combined with nearest/bm25/rrf");
+        TERR(ck, q->ords[0].pos, "T18",
+             "ordering by an alias cannot be combined with nearest/bm25/rrf");
         errs++;
     }
     if (has_rank && !q->has_limit) {
@@ -908,7 +1025,8 @@ static int check_return(checker *ck, lang_checked_return *out)
     return 0;
 }
 
-/* ---- mutations --------------------------------------------------------------------------------- */
+/* ---- mutations ---------------------------------------------------------------------------------
+ */
 
 static int find_mut_type(checker *ck, const gq_mut *m)
 {
@@ -918,17 +1036,19 @@ static int find_mut_type(checker *ck, const gq_mut *m)
     return t;
 }
 
-static int endpoint_value(checker *ck, const lang_typedef *node, lang_ir_expr *x, int xf, lang_pos pos, const char *what)
+static int endpoint_value(checker *ck, const lang_typedef *node, lang_ir_expr *x, int xf,
+                          lang_pos pos, const char *what)
 {
     lang_type str = {LANG_TY_SCALAR, LANG_S_STRING, 0, 0, NULL, 0};
     if (node->n_key == 1) {
         const lang_type *kt = &node->props[node->key[0]].type;
-        if ((xf & XF_LIT) ? (x->lit.kind == LANG_V_STRING || lit_fits(ck, &x->lit, kt, pos, what) == 0)
-                          : (types_compatible(&str, &x->type) || types_compatible(kt, &x->type)))
+        if ((xf & XF_LIT)
+                ? (x->lit.kind == LANG_V_STRING || lit_fits(ck, &x->lit, kt, pos, what) == 0)
+                : (types_compatible(&str, &x->type) || types_compatible(kt, &x->type)))
             return 0;
         if (xf & XF_LIT) return -1; /* lit_fits reported */
-        TERR(ck, pos, "T7", "%s is a %s id (String or its key %s), not %s", what, node->name, tstr(ck, kt),
-             tstr(ck, &x->type));
+        TERR(ck, pos, "T7", "%s is a %s id (String or its key %s), not %s", what, node->name,
+             tstr(ck, kt), tstr(ck, &x->type));
         return -1;
     }
     return check_value_for(ck, x, xf, &str, pos, what);
@@ -950,7 +1070,10 @@ static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
     op->pos = m->pos;
     /* assignments */
     op->assigns = core_arena_calloc(ck->a, m->n_asgs ? m->n_asgs : 1, sizeof *op->assigns);
-    if (!op->assigns) { ck->oom = 1; return -1; }
+    if (!op->assigns) {
+        ck->oom = 1;
+        return -1;
+    }
     int have_from = 0, have_to = 0;
     for (size_t i = 0; i < m->n_asgs; i++) {
         const gq_asg *a = &m->asgs[i];
@@ -963,16 +1086,31 @@ static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
         {
             lang_ir_expr x;
             int xf = 0;
-            if (check_expr(ck, a->value, &x, &xf, CTX_MUT)) { errs++; continue; }
-            if (td->kind == LANG_EDGE && m->kind == GQ_M_INSERT && (!strcmp(a->name, "from") || !strcmp(a->name, "to"))) {
+            if (check_expr(ck, a->value, &x, &xf, CTX_MUT)) {
+                errs++;
+                continue;
+            }
+            if (td->kind == LANG_EDGE && m->kind == GQ_M_INSERT &&
+                (!strcmp(a->name, "from") || !strcmp(a->name, "to"))) {
                 int is_from = a->name[0] == 'f';
                 const lang_typedef *nd = &ck->cat->types[is_from ? td->from : td->to];
-                if (endpoint_value(ck, nd, &x, xf, a->pos, a->name)) { errs++; continue; }
+                if (endpoint_value(ck, nd, &x, xf, a->pos, a->name)) {
+                    errs++;
+                    continue;
+                }
                 lang_ir_expr *slot = core_arena_alloc(ck->a, sizeof *slot);
-                if (!slot) { ck->oom = 1; return -1; }
+                if (!slot) {
+                    ck->oom = 1;
+                    return -1;
+                }
                 *slot = x;
-                if (is_from) { op->from = slot; have_from = 1; }
-                else { op->to = slot; have_to = 1; }
+                if (is_from) {
+                    op->from = slot;
+                    have_from = 1;
+                } else {
+                    op->to = slot;
+                    have_to = 1;
+                }
                 continue;
             }
             int pi = lang_type_find_prop(td, a->name);
@@ -989,7 +1127,10 @@ static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
             }
             char what[160];
             snprintf(what, sizeof what, "'%s.%s'", td->name, p->name);
-            if (check_value_for(ck, &x, xf, &p->type, a->pos, what)) { errs++; continue; }
+            if (check_value_for(ck, &x, xf, &p->type, a->pos, what)) {
+                errs++;
+                continue;
+            }
             lang_ir_assign *as = &op->assigns[op->n_assigns++];
             as->prop = pi;
             as->prop_id = p->id;
@@ -1008,16 +1149,21 @@ static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
             const lang_prop *p = &td->props[k];
             if (p->type.nullable) continue;
             int set = 0;
-            for (size_t i = 0; i < op->n_assigns; i++) set |= op->assigns[i].prop == (int)k;
+            for (size_t i = 0; i < op->n_assigns; i++)
+                set |= op->assigns[i].prop == (int)k;
             if (!set) {
-                TERR(ck, m->pos, "T12", "insert %s is missing required property '%s'", td->name, p->name);
+                TERR(ck, m->pos, "T12", "insert %s is missing required property '%s'", td->name,
+                     p->name);
                 errs++;
             }
         }
     }
     if (m->kind != GQ_M_INSERT) {
         lang_ir_pred *pr = core_arena_calloc(ck->a, 1, sizeof *pr);
-        if (!pr) { ck->oom = 1; return -1; }
+        if (!pr) {
+            ck->oom = 1;
+            return -1;
+        }
         op->where = pr;
         pr->op = m->where_op;
         pr->lhs.slot = pr->lhs.param = pr->lhs.column = pr->lhs.prop = -1;
@@ -1025,9 +1171,11 @@ static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
         if (check_expr(ck, m->where_value, &pr->rhs, &xf, CTX_MUT)) return -1;
         lang_type str = {LANG_TY_SCALAR, LANG_S_STRING, 0, 0, NULL, 0};
         if (!strcmp(m->where_prop, "id") ||
-            (td->kind == LANG_EDGE && (!strcmp(m->where_prop, "from") || !strcmp(m->where_prop, "to")))) {
+            (td->kind == LANG_EDGE &&
+             (!strcmp(m->where_prop, "from") || !strcmp(m->where_prop, "to")))) {
             pr->lhs.kind = !strcmp(m->where_prop, "id") ? LANG_IR_X_ID
-                           : m->where_prop[0] == 'f' ? LANG_IR_X_EDGE_SRC : LANG_IR_X_EDGE_DST;
+                           : m->where_prop[0] == 'f'    ? LANG_IR_X_EDGE_SRC
+                                                        : LANG_IR_X_EDGE_DST;
             pr->lhs.type = str;
         } else {
             int pi = lang_type_find_prop(td, m->where_prop);
@@ -1037,7 +1185,8 @@ static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
             }
             const lang_prop *p = &td->props[pi];
             if (p->type.kind == LANG_TY_SCALAR && p->type.scalar == LANG_S_BLOB) {
-                TERR(ck, m->where_pos, "T11", "Blob property '%s' cannot be used in where", p->name);
+                TERR(ck, m->where_pos, "T11", "Blob property '%s' cannot be used in where",
+                     p->name);
                 return -1;
             }
             pr->lhs.kind = LANG_IR_X_PROP;
@@ -1065,15 +1214,21 @@ static int check_query(checker *ck, const gq_query *q, lang_ir_query *ir)
     ir->is_mutation = q->is_mutation;
     int errs = 0;
     for (size_t i = 0; i < q->n_anns; i++) {
-        if (!strcmp(q->anns[i].name, "description")) ir->description = q->anns[i].args[0].value.s;
-        else ir->instruction = q->anns[i].args[0].value.s;
+        if (!strcmp(q->anns[i].name, "description"))
+            ir->description = q->anns[i].args[0].value.s;
+        else
+            ir->instruction = q->anns[i].args[0].value.s;
     }
     ir->params = core_arena_calloc(ck->a, q->n_params ? q->n_params : 1, sizeof *ir->params);
-    if (!ir->params) { ck->oom = 1; return -1; }
+    if (!ir->params) {
+        ck->oom = 1;
+        return -1;
+    }
     for (size_t i = 0; i < q->n_params; i++) {
         for (size_t k = 0; k < i; k++)
             if (!strcmp(q->params[k].name, q->params[i].name)) {
-                TERR(ck, q->params[i].pos, "Q001", "parameter '$%s' is declared twice", q->params[i].name);
+                TERR(ck, q->params[i].pos, "Q001", "parameter '$%s' is declared twice",
+                     q->params[i].name);
                 errs++;
             }
         if (q->params[i].type.kind == LANG_TY_SCALAR && q->params[i].type.scalar == LANG_S_BLOB) {
@@ -1087,11 +1242,16 @@ static int check_query(checker *ck, const gq_query *q, lang_ir_query *ir)
     lang_checked_query cq;
     memset(&cq, 0, sizeof cq);
     if (!q->is_mutation) {
-        if (check_block(ck, q->clauses, q->n_clauses, &cq.match)) errs++;
-        else if (check_return(ck, &cq.ret)) errs++;
+        if (check_block(ck, q->clauses, q->n_clauses, &cq.match))
+            errs++;
+        else if (check_return(ck, &cq.ret))
+            errs++;
     } else {
         cq.muts = core_arena_calloc(ck->a, q->n_muts ? q->n_muts : 1, sizeof *cq.muts);
-        if (!cq.muts) { ck->oom = 1; return -1; }
+        if (!cq.muts) {
+            ck->oom = 1;
+            return -1;
+        }
         cq.n_muts = q->n_muts;
         for (size_t i = 0; i < q->n_muts; i++)
             if (check_mutation(ck, &q->muts[i], &cq.muts[i])) errs++;
@@ -1140,11 +1300,13 @@ int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const ch
     for (size_t i = 0; i < nq; i++) {
         for (size_t k = 0; k < i; k++)
             if (!strcmp(qs->ast.queries[k].name, qs->ast.queries[i].name)) {
-                TERR(&ck, qs->ast.queries[i].pos, "Q001", "query '%s' is declared twice", qs->ast.queries[i].name);
+                TERR(&ck, qs->ast.queries[i].pos, "Q001", "query '%s' is declared twice",
+                     qs->ast.queries[i].name);
                 qs->status[i] = 1;
             }
         size_t before = diags->errors;
-        if (check_query(&ck, &qs->ast.queries[i], &qs->queries[i]) || diags->errors > before) qs->status[i] = 1;
+        if (check_query(&ck, &qs->ast.queries[i], &qs->queries[i]) || diags->errors > before)
+            qs->status[i] = 1;
         if (ck.oom) break;
     }
     if (diags->oom || ck.oom) return core_err_nomem();

@@ -48,8 +48,8 @@ typedef struct lang_checked_return {
 
 /* One insert, update or delete. */
 typedef struct lang_checked_mut {
-    int kind; /* gq_mut_kind */
-    int type; /* catalog index of the node or edge type */
+    int kind;     /* gq_mut_kind */
+    int type;     /* catalog index of the node or edge type */
     lang_pos pos; /* the statement's first token */
     lang_ir_assign *assigns;
     size_t n_assigns;

@@ -52,7 +52,10 @@ void lang_diag_add(lang_diags *d, int severity, const char *code, const char *fi
     }
 }
 
-int lang_diags_status(const lang_diags *d) { return lang_diags_status_since(d, 0); }
+int lang_diags_status(const lang_diags *d)
+{
+    return lang_diags_status_since(d, 0);
+}
 
 int lang_diags_status_since(const lang_diags *d, size_t first)
 {
@@ -116,10 +119,10 @@ void *lang_vec_push(core_arena *a, void **arr, size_t *n, size_t *cap, size_t si
 /* ---- types -------------------------------------------------------------------------------- */
 
 static const char *const SCALAR_NAMES[] = {
-    [LANG_S_NONE] = "?",        [LANG_S_STRING] = "String", [LANG_S_BOOL] = "Bool",
-    [LANG_S_I32] = "I32",       [LANG_S_I64] = "I64",       [LANG_S_U32] = "U32",
-    [LANG_S_U64] = "U64",       [LANG_S_F32] = "F32",       [LANG_S_F64] = "F64",
-    [LANG_S_DATE] = "Date",     [LANG_S_DATETIME] = "DateTime", [LANG_S_BLOB] = "Blob",
+    [LANG_S_NONE] = "?",    [LANG_S_STRING] = "String",     [LANG_S_BOOL] = "Bool",
+    [LANG_S_I32] = "I32",   [LANG_S_I64] = "I64",           [LANG_S_U32] = "U32",
+    [LANG_S_U64] = "U64",   [LANG_S_F32] = "F32",           [LANG_S_F64] = "F64",
+    [LANG_S_DATE] = "Date", [LANG_S_DATETIME] = "DateTime", [LANG_S_BLOB] = "Blob",
 };
 
 const char *lang_scalar_name(int s)
@@ -139,8 +142,10 @@ char *lang_type_str(core_arena *a, const lang_type *t)
 {
     const char *q = t->nullable ? "?" : "";
     switch (t->kind) {
-    case LANG_TY_LIST: return core_arena_sprintf(a, "[%s]%s", lang_scalar_name(t->scalar), q);
-    case LANG_TY_VECTOR: return core_arena_sprintf(a, "Vector(%u)%s", t->dim, q);
+    case LANG_TY_LIST:
+        return core_arena_sprintf(a, "[%s]%s", lang_scalar_name(t->scalar), q);
+    case LANG_TY_VECTOR:
+        return core_arena_sprintf(a, "Vector(%u)%s", t->dim, q);
     case LANG_TY_ENUM: {
         core_buf b = CORE_BUF_INIT;
         core_buf_append_str(&b, "enum(");
@@ -151,7 +156,8 @@ char *lang_type_str(core_arena *a, const lang_type *t)
         core_buf_free(&b);
         return r;
     }
-    default: return core_arena_sprintf(a, "%s%s", lang_scalar_name(t->scalar), q);
+    default:
+        return core_arena_sprintf(a, "%s%s", lang_scalar_name(t->scalar), q);
     }
 }
 
@@ -159,13 +165,15 @@ int lang_type_equal(const lang_type *a, const lang_type *b)
 {
     if (a->kind != b->kind) return 0;
     switch (a->kind) {
-    case LANG_TY_VECTOR: return a->dim == b->dim;
+    case LANG_TY_VECTOR:
+        return a->dim == b->dim;
     case LANG_TY_ENUM:
         if (a->n_enum != b->n_enum) return 0;
         for (size_t i = 0; i < a->n_enum; i++)
             if (strcmp(a->enum_vals[i], b->enum_vals[i])) return 0;
         return 1;
-    default: return a->scalar == b->scalar;
+    default:
+        return a->scalar == b->scalar;
     }
 }
 
@@ -173,8 +181,14 @@ int lang_scalar_is_int(int s)
 {
     return s == LANG_S_I32 || s == LANG_S_I64 || s == LANG_S_U32 || s == LANG_S_U64;
 }
-int lang_scalar_is_float(int s) { return s == LANG_S_F32 || s == LANG_S_F64; }
-int lang_scalar_is_numeric(int s) { return lang_scalar_is_int(s) || lang_scalar_is_float(s); }
+int lang_scalar_is_float(int s)
+{
+    return s == LANG_S_F32 || s == LANG_S_F64;
+}
+int lang_scalar_is_numeric(int s)
+{
+    return lang_scalar_is_int(s) || lang_scalar_is_float(s);
+}
 int lang_scalar_is_orderable(int s)
 {
     return lang_scalar_is_numeric(s) || s == LANG_S_STRING || s == LANG_S_DATE ||
@@ -247,7 +261,8 @@ static int parse_datetime(const char *s, int64_t *ms)
                 p++;
             }
             if (nd == 0 || nd > 9) return -1;
-            for (int k = nd; k < 3; k++) frac *= 10;
+            for (int k = nd; k < 3; k++)
+                frac *= 10;
         }
     } else if (*p) {
         return -1;

@@ -14,7 +14,8 @@
  * without an exponent (as Rust's Display does). */
 static int float_canonical(core_buf *out, double v, int is_f32)
 {
-    if (isnan(v) || isinf(v)) return core_err(OG_E_BAD_REQUEST, "a key value may not be NaN or infinite");
+    if (isnan(v) || isinf(v))
+        return core_err(OG_E_BAD_REQUEST, "a key value may not be NaN or infinite");
     if (v == 0) return core_buf_append_str(out, "0");
     char e[64];
     int maxp = is_f32 ? 9 : 17;
@@ -26,7 +27,10 @@ static int float_canonical(core_buf *out, double v, int is_f32)
     /* e = [-]d[.ddd]e[+-]xx */
     const char *s = e;
     int neg = 0;
-    if (*s == '-') { neg = 1; s++; }
+    if (*s == '-') {
+        neg = 1;
+        s++;
+    }
     char digs[32];
     int n = 0;
     while (*s && *s != 'e') {
@@ -34,19 +38,22 @@ static int float_canonical(core_buf *out, double v, int is_f32)
         s++;
     }
     int exp10 = atoi(s + 1);
-    while (n > 1 && digs[n - 1] == '0') n--;
+    while (n > 1 && digs[n - 1] == '0')
+        n--;
     int rc = 0;
     if (neg) rc |= core_buf_append_byte(out, '-');
     if (exp10 >= n - 1) {
         rc |= core_buf_append(out, digs, (size_t)n);
-        for (int k = 0; k < exp10 - (n - 1); k++) rc |= core_buf_append_byte(out, '0');
+        for (int k = 0; k < exp10 - (n - 1); k++)
+            rc |= core_buf_append_byte(out, '0');
     } else if (exp10 >= 0) {
         rc |= core_buf_append(out, digs, (size_t)exp10 + 1);
         rc |= core_buf_append_byte(out, '.');
         rc |= core_buf_append(out, digs + exp10 + 1, (size_t)(n - exp10 - 1));
     } else {
         rc |= core_buf_append_str(out, "0.");
-        for (int k = 0; k < -exp10 - 1; k++) rc |= core_buf_append_byte(out, '0');
+        for (int k = 0; k < -exp10 - 1; k++)
+            rc |= core_buf_append_byte(out, '0');
         rc |= core_buf_append(out, digs, (size_t)n);
     }
     return rc ? OG_E_NOMEM : 0;
@@ -55,7 +62,8 @@ static int float_canonical(core_buf *out, double v, int is_f32)
 int lang_value_canonical(core_buf *out, int scalar, const lang_value *v)
 {
     switch (v->kind) {
-    case LANG_V_NULL: return core_err(OG_E_BAD_REQUEST, "a key value may not be null");
+    case LANG_V_NULL:
+        return core_err(OG_E_BAD_REQUEST, "a key value may not be null");
     case LANG_V_BOOL:
         if (scalar != LANG_S_BOOL) break;
         return core_buf_append_str(out, v->u ? "true" : "false");
@@ -64,7 +72,8 @@ int lang_value_canonical(core_buf *out, int scalar, const lang_value *v)
             double d = v->neg ? -(double)v->u : (double)v->u;
             return float_canonical(out, d, scalar == LANG_S_F32);
         }
-        if (!lang_scalar_is_int(scalar) && scalar != LANG_S_DATE && scalar != LANG_S_DATETIME) break;
+        if (!lang_scalar_is_int(scalar) && scalar != LANG_S_DATE && scalar != LANG_S_DATETIME)
+            break;
         if (v->neg && v->u != 0 && (scalar == LANG_S_U32 || scalar == LANG_S_U64))
             return core_err(OG_E_BAD_REQUEST, "negative value for an unsigned key");
         return core_buf_printf(out, "%s%llu", v->neg && v->u ? "-" : "", (unsigned long long)v->u);
@@ -75,7 +84,8 @@ int lang_value_canonical(core_buf *out, int scalar, const lang_value *v)
         if (scalar == LANG_S_DATE || scalar == LANG_S_DATETIME) {
             int64_t x;
             if (scalar == LANG_S_DATE ? lang_parse_date(v->s, &x) : lang_parse_datetime(v->s, &x))
-                return core_err(OG_E_BAD_REQUEST, "'%s' is not a valid %s", v->s, lang_scalar_name(scalar));
+                return core_err(OG_E_BAD_REQUEST, "'%s' is not a valid %s", v->s,
+                                lang_scalar_name(scalar));
             return core_buf_printf(out, "%lld", (long long)x);
         }
         if (scalar != LANG_S_STRING) break;
@@ -91,7 +101,8 @@ int lang_value_canonical(core_buf *out, int scalar, const lang_value *v)
                             lang_scalar_name(scalar));
         return core_buf_printf(out, "%lld", (long long)x);
     }
-    default: break;
+    default:
+        break;
     }
     return core_err(OG_E_BAD_REQUEST, "value does not match key type %s", lang_scalar_name(scalar));
 }
@@ -116,7 +127,8 @@ int lang_key_id(char **out, const lang_typedef *t, const lang_value *vals)
         }
         if (!rc) {
             char *s = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
-            if (!s) rc = core_err_nomem();
+            if (!s)
+                rc = core_err_nomem();
             else {
                 rc = core_buf_append_str(&b, s);
                 free(s);
@@ -138,20 +150,26 @@ int lang_key_id(char **out, const lang_typedef *t, const lang_value *vals)
 static json_t *value_json(const lang_value *v)
 {
     switch (v->kind) {
-    case LANG_V_BOOL: return json_boolean(v->u);
+    case LANG_V_BOOL:
+        return json_boolean(v->u);
     case LANG_V_INT:
         if (v->neg) return json_integer(-(json_int_t)v->u);
-        return v->u > (uint64_t)INT64_MAX ? json_real((double)v->u) : json_integer((json_int_t)v->u);
-    case LANG_V_FLOAT: return json_real(v->f);
+        return v->u > (uint64_t)INT64_MAX ? json_real((double)v->u)
+                                          : json_integer((json_int_t)v->u);
+    case LANG_V_FLOAT:
+        return json_real(v->f);
     case LANG_V_STRING:
     case LANG_V_DATE:
-    case LANG_V_DATETIME: return json_string(v->s ? v->s : "");
+    case LANG_V_DATETIME:
+        return json_string(v->s ? v->s : "");
     case LANG_V_LIST: {
         json_t *a = json_array();
-        for (size_t i = 0; a && i < v->n; i++) json_array_append_new(a, value_json(&v->items[i]));
+        for (size_t i = 0; a && i < v->n; i++)
+            json_array_append_new(a, value_json(&v->items[i]));
         return a;
     }
-    default: return json_null();
+    default:
+        return json_null();
     }
 }
 
@@ -164,7 +182,8 @@ static json_t *anns_json(const lang_ann *anns, size_t n)
         json_t *args = json_array();
         for (size_t k = 0; k < anns[i].n_args; k++) {
             json_t *x = json_object();
-            if (anns[i].args[k].key) json_object_set_new(x, "key", json_string(anns[i].args[k].key));
+            if (anns[i].args[k].key)
+                json_object_set_new(x, "key", json_string(anns[i].args[k].key));
             json_object_set_new(x, "value", value_json(&anns[i].args[k].value));
             json_array_append_new(args, x);
         }
@@ -177,12 +196,18 @@ static json_t *anns_json(const lang_ann *anns, size_t n)
 static const char *con_kind_name(int k)
 {
     switch (k) {
-    case LANG_CON_KEY: return "key";
-    case LANG_CON_UNIQUE: return "unique";
-    case LANG_CON_INDEX: return "index";
-    case LANG_CON_RANGE: return "range";
-    case LANG_CON_CHECK: return "check";
-    default: return "?";
+    case LANG_CON_KEY:
+        return "key";
+    case LANG_CON_UNIQUE:
+        return "unique";
+    case LANG_CON_INDEX:
+        return "index";
+    case LANG_CON_RANGE:
+        return "range";
+    case LANG_CON_CHECK:
+        return "check";
+    default:
+        return "?";
     }
 }
 
@@ -228,8 +253,9 @@ static json_t *type_json(const lang_catalog *c, const lang_typedef *t)
         json_t *cols = json_array();
         for (size_t j = 0; j < k->n_cols; j++)
             json_array_append_new(cols, json_string(k->cols[j] == LANG_COL_SRC ? "src"
-                                                    : k->cols[j] == LANG_COL_DST ? "dst"
-                                                    : t->props[k->cols[j]].name));
+                                                    : k->cols[j] == LANG_COL_DST
+                                                        ? "dst"
+                                                        : t->props[k->cols[j]].name));
         json_object_set_new(co, "properties", cols);
         if (k->kind == LANG_CON_RANGE) {
             json_object_set_new(co, "min", k->has_lo ? value_json(&k->lo) : json_null());
@@ -237,21 +263,24 @@ static json_t *type_json(const lang_catalog *c, const lang_typedef *t)
         }
         if (k->kind == LANG_CON_CHECK) json_object_set_new(co, "pattern", json_string(k->pattern));
         if (k->kind == LANG_CON_INDEX)
-            json_object_set_new(co, "index", json_string(k->index_kind == LANG_INDEX_FTS ? "fts"
-                                                         : k->index_kind == LANG_INDEX_VECTOR ? "vector"
-                                                                                              : "btree"));
+            json_object_set_new(co, "index",
+                                json_string(k->index_kind == LANG_INDEX_FTS      ? "fts"
+                                            : k->index_kind == LANG_INDEX_VECTOR ? "vector"
+                                                                                 : "btree"));
         json_array_append_new(cons, co);
     }
     json_object_set_new(o, "constraints", cons);
     if (t->n_key) {
         json_t *key = json_array();
-        for (size_t i = 0; i < t->n_key; i++) json_array_append_new(key, json_string(t->props[t->key[i]].name));
+        for (size_t i = 0; i < t->n_key; i++)
+            json_array_append_new(key, json_string(t->props[t->key[i]].name));
         json_object_set_new(o, "key", key);
     }
     if (t->n_anns) json_object_set_new(o, "annotations", anns_json(t->anns, t->n_anns));
     if (t->n_interfaces) {
         json_t *ifs = json_array();
-        for (size_t i = 0; i < t->n_interfaces; i++) json_array_append_new(ifs, json_string(t->interfaces[i]));
+        for (size_t i = 0; i < t->n_interfaces; i++)
+            json_array_append_new(ifs, json_string(t->interfaces[i]));
         json_object_set_new(o, "implements", ifs);
     }
     return o;
@@ -262,7 +291,8 @@ int lang_catalog_to_json(const lang_catalog *c, core_buf *out)
     json_t *root = json_object();
     if (!root) return core_err_nomem();
     json_t *types = json_array();
-    for (size_t i = 0; i < c->n_types; i++) json_array_append_new(types, type_json(c, &c->types[i]));
+    for (size_t i = 0; i < c->n_types; i++)
+        json_array_append_new(types, type_json(c, &c->types[i]));
     json_object_set_new(root, "types", types);
     int rc = core_json_dump(root, out);
     json_decref(root);

@@ -85,7 +85,14 @@ typedef struct lang_ir_slot {
 
 typedef enum lang_ir_dir { LANG_IR_OUT = 1, LANG_IR_IN, LANG_IR_BOTH } lang_ir_dir;
 
-typedef enum lang_ir_agg { LANG_IR_AGG_NONE = 0, LANG_IR_COUNT, LANG_IR_SUM, LANG_IR_AVG, LANG_IR_MIN, LANG_IR_MAX } lang_ir_agg;
+typedef enum lang_ir_agg {
+    LANG_IR_AGG_NONE = 0,
+    LANG_IR_COUNT,
+    LANG_IR_SUM,
+    LANG_IR_AVG,
+    LANG_IR_MIN,
+    LANG_IR_MAX
+} lang_ir_agg;
 
 typedef struct lang_ir_column {
     const char *name; /* alias, or "var.prop", or "var", or "count(var)" */
@@ -106,9 +113,18 @@ typedef struct lang_ir_assign {
 } lang_ir_assign;
 
 typedef enum lang_ir_op_kind {
-    LANG_IR_NODE_SCAN = 1, LANG_IR_EXPAND, LANG_IR_FILTER, LANG_IR_ANTI_JOIN, LANG_IR_ORDER,
-    LANG_IR_LIMIT, LANG_IR_PROJECT, LANG_IR_AGGREGATE,
-    LANG_IR_INSERT_NODE, LANG_IR_INSERT_EDGE, LANG_IR_UPDATE, LANG_IR_DELETE,
+    LANG_IR_NODE_SCAN = 1,
+    LANG_IR_EXPAND,
+    LANG_IR_FILTER,
+    LANG_IR_ANTI_JOIN,
+    LANG_IR_ORDER,
+    LANG_IR_LIMIT,
+    LANG_IR_PROJECT,
+    LANG_IR_AGGREGATE,
+    LANG_IR_INSERT_NODE,
+    LANG_IR_INSERT_EDGE,
+    LANG_IR_UPDATE,
+    LANG_IR_DELETE,
 } lang_ir_op_kind;
 
 typedef struct lang_ir_pipeline {
@@ -145,8 +161,8 @@ typedef struct lang_ir_op {
     lang_ir_assign *assigns;
     size_t n_assigns;
     lang_ir_expr *from, *to; /* INSERT_EDGE only; NULL otherwise */
-    int upsert; /* INSERT_NODE of a keyed type: upsert by the key-derived id */
-    lang_pos pos; /* INSERT_*, UPDATE, DELETE: the statement's place in the source */
+    int upsert;              /* INSERT_NODE of a keyed type: upsert by the key-derived id */
+    lang_pos pos;            /* INSERT_*, UPDATE, DELETE: the statement's place in the source */
 } lang_ir_op;
 
 typedef struct lang_ir_param {
@@ -190,8 +206,8 @@ typedef struct lang_query_set {
  * both cases *out holds what was produced (parse failures give an empty set), so callers can
  * report per-query status. OG_E_NOMEM when memory ran out (*out may be NULL). Free with
  * lang_query_set_free. */
-int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const char *src,
-                         size_t len, const char *file, lang_diags *diags);
+int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const char *src, size_t len,
+                         const char *file, lang_diags *diags);
 void lang_query_set_free(lang_query_set *qs);
 /* Index of the query named `name`, or -1. */
 int lang_query_set_find(const lang_query_set *qs, const char *name);

@@ -20,9 +20,9 @@
 #define LANG_MAX_DIAGS 200                   /* diagnostics kept per run */
 #define LANG_MAX_HOPS 64                     /* largest finite hop bound */
 #define LANG_MAX_VECTOR_DIM 65536
-#define LANG_MAX_ITEMS 1024     /* entries of one list: props, clauses, params, args, ... */
-#define LANG_MAX_DECLS 4096     /* declarations in one .pg, queries in one .gq */
-#define LANG_MAX_PROPS 1024     /* properties of one type after interfaces are expanded */
+#define LANG_MAX_ITEMS 1024 /* entries of one list: props, clauses, params, args, ... */
+#define LANG_MAX_DECLS 4096 /* declarations in one .pg, queries in one .gq */
+#define LANG_MAX_PROPS 1024 /* properties of one type after interfaces are expanded */
 
 /* ---- Diagnostics -------------------------------------------------------------------------- */
 
@@ -70,9 +70,27 @@ typedef enum lang_tok_kind {
     TK_INT,
     TK_FLOAT,
     TK_STRING, /* str holds the decoded value */
-    TK_LBRACE, TK_RBRACE, TK_LPAREN, TK_RPAREN, TK_LBRACK, TK_RBRACK,
-    TK_COMMA, TK_COLON, TK_DOT, TK_DOTDOT, TK_ARROW, TK_QUESTION, TK_AT,
-    TK_EQ, TK_NE, TK_LT, TK_GT, TK_LE, TK_GE, TK_MINUS, TK_STAR,
+    TK_LBRACE,
+    TK_RBRACE,
+    TK_LPAREN,
+    TK_RPAREN,
+    TK_LBRACK,
+    TK_RBRACK,
+    TK_COMMA,
+    TK_COLON,
+    TK_DOT,
+    TK_DOTDOT,
+    TK_ARROW,
+    TK_QUESTION,
+    TK_AT,
+    TK_EQ,
+    TK_NE,
+    TK_LT,
+    TK_GT,
+    TK_LE,
+    TK_GE,
+    TK_MINUS,
+    TK_STAR,
 } lang_tok_kind;
 
 typedef struct lang_tok {
@@ -96,8 +114,17 @@ const char *lang_tok_kind_name(int kind);
 
 typedef enum lang_scalar {
     LANG_S_NONE = 0,
-    LANG_S_STRING, LANG_S_BOOL, LANG_S_I32, LANG_S_I64, LANG_S_U32, LANG_S_U64,
-    LANG_S_F32, LANG_S_F64, LANG_S_DATE, LANG_S_DATETIME, LANG_S_BLOB,
+    LANG_S_STRING,
+    LANG_S_BOOL,
+    LANG_S_I32,
+    LANG_S_I64,
+    LANG_S_U32,
+    LANG_S_U64,
+    LANG_S_F32,
+    LANG_S_F64,
+    LANG_S_DATE,
+    LANG_S_DATETIME,
+    LANG_S_BLOB,
 } lang_scalar;
 
 typedef enum lang_type_kind {
@@ -108,10 +135,10 @@ typedef enum lang_type_kind {
 } lang_type_kind;
 
 typedef struct lang_type {
-    int kind;      /* lang_type_kind */
-    int scalar;    /* LANG_TY_SCALAR: the scalar; LANG_TY_LIST: the element scalar */
-    int nullable;  /* trailing ? */
-    uint32_t dim;  /* LANG_TY_VECTOR */
+    int kind;               /* lang_type_kind */
+    int scalar;             /* LANG_TY_SCALAR: the scalar; LANG_TY_LIST: the element scalar */
+    int nullable;           /* trailing ? */
+    uint32_t dim;           /* LANG_TY_VECTOR */
     const char **enum_vals; /* LANG_TY_ENUM, sorted ascending (byte order) */
     size_t n_enum;
 } lang_type;
@@ -180,7 +207,13 @@ typedef struct lang_ann {
 /* ---- .pg AST ------------------------------------------------------------------------------- */
 
 typedef enum pg_decl_kind { PG_INTERFACE = 1, PG_NODE, PG_EDGE } pg_decl_kind;
-typedef enum pg_bodyc_kind { PG_C_KEY = 1, PG_C_UNIQUE, PG_C_INDEX, PG_C_RANGE, PG_C_CHECK } pg_bodyc_kind;
+typedef enum pg_bodyc_kind {
+    PG_C_KEY = 1,
+    PG_C_UNIQUE,
+    PG_C_INDEX,
+    PG_C_RANGE,
+    PG_C_CHECK
+} pg_bodyc_kind;
 
 typedef struct pg_prop {
     const char *name;
@@ -247,7 +280,13 @@ int pg_parse(pg_schema *out, const char *src, size_t len, const char *file, core
 /* ---- .gq AST ------------------------------------------------------------------------------- */
 
 typedef enum gq_op {
-    GQ_OP_EQ = 1, GQ_OP_NE, GQ_OP_LT, GQ_OP_GT, GQ_OP_LE, GQ_OP_GE, GQ_OP_CONTAINS,
+    GQ_OP_EQ = 1,
+    GQ_OP_NE,
+    GQ_OP_LT,
+    GQ_OP_GT,
+    GQ_OP_LE,
+    GQ_OP_GE,
+    GQ_OP_CONTAINS,
     GQ_OP_STARTS_WITH,
 } gq_op;
 const char *gq_op_name(int op);
@@ -277,7 +316,13 @@ typedef struct gq_pm {
     gq_expr *value; /* LIT, VAR or NOW */
 } gq_pm;
 
-typedef enum gq_clause_kind { GQ_C_BIND = 1, GQ_C_TRAV, GQ_C_FILTER, GQ_C_NOT, GQ_C_CALL } gq_clause_kind;
+typedef enum gq_clause_kind {
+    GQ_C_BIND = 1,
+    GQ_C_TRAV,
+    GQ_C_FILTER,
+    GQ_C_NOT,
+    GQ_C_CALL
+} gq_clause_kind;
 
 typedef struct gq_clause {
     int kind;

@@ -14,18 +14,30 @@ typedef struct lexer {
     lang_diags *diags;
 } lexer;
 
-static int col_of(const lexer *L, size_t off) { return (int)(off - L->line_start) + 1; }
+static int col_of(const lexer *L, size_t off)
+{
+    return (int)(off - L->line_start) + 1;
+}
 
 static int lex_error(lexer *L, size_t off, const char *msg, const char *detail)
 {
-    lang_diag_add(L->diags, LANG_SEV_ERROR, L->code, L->file, L->line, col_of(L, off), "%s%s",
-                  msg, detail ? detail : "");
+    lang_diag_add(L->diags, LANG_SEV_ERROR, L->code, L->file, L->line, col_of(L, off), "%s%s", msg,
+                  detail ? detail : "");
     return -1;
 }
 
-static int is_ident_start(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-static int is_ident_char(int c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
-static int is_digit(int c) { return c >= '0' && c <= '9'; }
+static int is_ident_start(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static int is_ident_char(int c)
+{
+    return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+static int is_digit(int c)
+{
+    return c >= '0' && c <= '9';
+}
 
 static void put_utf8(char *o, size_t *k, unsigned cp)
 {
@@ -49,10 +61,14 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
     unsigned c = p[0];
     size_t len;
     unsigned v;
-    if (c >= 0xC2 && c <= 0xDF) len = 2, v = c & 0x1Fu;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, v = c & 0x0Fu;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, v = c & 0x07u;
-    else return 0;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2, v = c & 0x1Fu;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3, v = c & 0x0Fu;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, v = c & 0x07u;
+    else
+        return 0;
     if (n < len) return 0;
     for (size_t k = 1; k < len; k++) {
         if ((p[k] & 0xC0u) != 0x80u) return 0;
@@ -101,12 +117,24 @@ static int lex_string(lexer *L, lang_tok *t)
             char e = L->src[L->i + 1];
             L->i += 2;
             switch (e) {
-            case '"': o[k++] = '"'; break;
-            case '\\': o[k++] = '\\'; break;
-            case '/': o[k++] = '/'; break;
-            case 'n': o[k++] = '\n'; break;
-            case 't': o[k++] = '\t'; break;
-            case 'r': o[k++] = '\r'; break;
+            case '"':
+                o[k++] = '"';
+                break;
+            case '\\':
+                o[k++] = '\\';
+                break;
+            case '/':
+                o[k++] = '/';
+                break;
+            case 'n':
+                o[k++] = '\n';
+                break;
+            case 't':
+                o[k++] = '\t';
+                break;
+            case 'r':
+                o[k++] = '\r';
+                break;
             case 'u': {
                 unsigned cp = 0;
                 for (int h = 0; h < 4; h++) {
@@ -121,7 +149,8 @@ static int lex_string(lexer *L, lang_tok *t)
                 put_utf8(o, &k, cp);
                 break;
             }
-            default: return lex_error(L, L->i - 2, "unknown escape in string", NULL);
+            default:
+                return lex_error(L, L->i - 2, "unknown escape in string", NULL);
             }
             continue;
         }
@@ -160,8 +189,10 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
     }
     /* Said plainly: the BOM is invisible in most editors, so "unexpected byte" at 1:1 puzzles. */
     if (L.len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0)
-        rc = lex_error(&L, 0, "the source starts with a UTF-8 byte order mark (bytes EF BB BF); "
-                       "save it as UTF-8 without a BOM", NULL);
+        rc = lex_error(&L, 0,
+                       "the source starts with a UTF-8 byte order mark (bytes EF BB BF); "
+                       "save it as UTF-8 without a BOM",
+                       NULL);
     while (rc == 0) {
         /* skip whitespace and comments */
         while (L.i < L.len) {
@@ -173,7 +204,8 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
             } else if (c == ' ' || c == '\t' || c == '\r') {
                 L.i++;
             } else if (c == '/' && L.i + 1 < L.len && src[L.i + 1] == '/') {
-                while (L.i < L.len && src[L.i] != '\n') L.i++;
+                while (L.i < L.len && src[L.i] != '\n')
+                    L.i++;
             } else if (c == '/' && L.i + 1 < L.len && src[L.i + 1] == '*') {
                 size_t start = L.i;
                 int sl = L.line;
@@ -221,16 +253,19 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
         unsigned char c2 = L.i + 1 < L.len ? (unsigned char)src[L.i + 1] : 0;
         if (is_ident_start(c)) {
             size_t s = L.i;
-            while (L.i < L.len && is_ident_char((unsigned char)src[L.i])) L.i++;
+            while (L.i < L.len && is_ident_char((unsigned char)src[L.i]))
+                L.i++;
             t->kind = (c >= 'A' && c <= 'Z') ? TK_TYPENAME : TK_IDENT;
             t->len = (uint32_t)(L.i - s);
         } else if (is_digit(c)) {
             size_t s = L.i;
-            while (L.i < L.len && is_digit((unsigned char)src[L.i])) L.i++;
+            while (L.i < L.len && is_digit((unsigned char)src[L.i]))
+                L.i++;
             t->kind = TK_INT;
             if (L.i + 1 < L.len && src[L.i] == '.' && is_digit((unsigned char)src[L.i + 1])) {
                 L.i++;
-                while (L.i < L.len && is_digit((unsigned char)src[L.i])) L.i++;
+                while (L.i < L.len && is_digit((unsigned char)src[L.i]))
+                    L.i++;
                 t->kind = TK_FLOAT;
             }
             t->len = (uint32_t)(L.i - s);
@@ -243,7 +278,8 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
                                NULL);
                 break;
             }
-            while (L.i < L.len && is_ident_char((unsigned char)src[L.i])) L.i++;
+            while (L.i < L.len && is_ident_char((unsigned char)src[L.i]))
+                L.i++;
             t->kind = TK_VAR;
             t->text = src + s;
             t->len = (uint32_t)(L.i - s);
@@ -256,38 +292,71 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
         } else {
             int k = -1, w = 1;
             switch (c) {
-            case '{': k = TK_LBRACE; break;
-            case '}': k = TK_RBRACE; break;
-            case '(': k = TK_LPAREN; break;
-            case ')': k = TK_RPAREN; break;
-            case '[': k = TK_LBRACK; break;
-            case ']': k = TK_RBRACK; break;
-            case ',': k = TK_COMMA; break;
-            case ':': k = TK_COLON; break;
-            case '?': k = TK_QUESTION; break;
-            case '@': k = TK_AT; break;
-            case '*': k = TK_STAR; break;
-            case '=': k = TK_EQ; break;
+            case '{':
+                k = TK_LBRACE;
+                break;
+            case '}':
+                k = TK_RBRACE;
+                break;
+            case '(':
+                k = TK_LPAREN;
+                break;
+            case ')':
+                k = TK_RPAREN;
+                break;
+            case '[':
+                k = TK_LBRACK;
+                break;
+            case ']':
+                k = TK_RBRACK;
+                break;
+            case ',':
+                k = TK_COMMA;
+                break;
+            case ':':
+                k = TK_COLON;
+                break;
+            case '?':
+                k = TK_QUESTION;
+                break;
+            case '@':
+                k = TK_AT;
+                break;
+            case '*':
+                k = TK_STAR;
+                break;
+            case '=':
+                k = TK_EQ;
+                break;
             case '.':
-                if (c2 == '.') k = TK_DOTDOT, w = 2;
-                else k = TK_DOT;
+                if (c2 == '.')
+                    k = TK_DOTDOT, w = 2;
+                else
+                    k = TK_DOT;
                 break;
             case '-':
-                if (c2 == '>') k = TK_ARROW, w = 2;
-                else k = TK_MINUS;
+                if (c2 == '>')
+                    k = TK_ARROW, w = 2;
+                else
+                    k = TK_MINUS;
                 break;
             case '<':
-                if (c2 == '=') k = TK_LE, w = 2;
-                else k = TK_LT;
+                if (c2 == '=')
+                    k = TK_LE, w = 2;
+                else
+                    k = TK_LT;
                 break;
             case '>':
-                if (c2 == '=') k = TK_GE, w = 2;
-                else k = TK_GT;
+                if (c2 == '=')
+                    k = TK_GE, w = 2;
+                else
+                    k = TK_GT;
                 break;
             case '!':
                 if (c2 == '=') k = TK_NE, w = 2;
                 break;
-            default: break;
+            default:
+                break;
             }
             if (k < 0) {
                 if (c == '#')
@@ -326,34 +395,63 @@ int lang_lex(lang_tok **out, size_t *n_out, const char *src, size_t len, const c
 const char *lang_tok_kind_name(int kind)
 {
     switch (kind) {
-    case TK_EOF: return "end of input";
-    case TK_IDENT: return "identifier";
-    case TK_TYPENAME: return "type name";
-    case TK_VAR: return "variable";
-    case TK_INT: return "integer";
-    case TK_FLOAT: return "float";
-    case TK_STRING: return "string";
-    case TK_LBRACE: return "'{'";
-    case TK_RBRACE: return "'}'";
-    case TK_LPAREN: return "'('";
-    case TK_RPAREN: return "')'";
-    case TK_LBRACK: return "'['";
-    case TK_RBRACK: return "']'";
-    case TK_COMMA: return "','";
-    case TK_COLON: return "':'";
-    case TK_DOT: return "'.'";
-    case TK_DOTDOT: return "'..'";
-    case TK_ARROW: return "'->'";
-    case TK_QUESTION: return "'?'";
-    case TK_AT: return "'@'";
-    case TK_EQ: return "'='";
-    case TK_NE: return "'!='";
-    case TK_LT: return "'<'";
-    case TK_GT: return "'>'";
-    case TK_LE: return "'<='";
-    case TK_GE: return "'>='";
-    case TK_MINUS: return "'-'";
-    case TK_STAR: return "'*'";
-    default: return "token";
+    case TK_EOF:
+        return "end of input";
+    case TK_IDENT:
+        return "identifier";
+    case TK_TYPENAME:
+        return "type name";
+    case TK_VAR:
+        return "variable";
+    case TK_INT:
+        return "integer";
+    case TK_FLOAT:
+        return "float";
+    case TK_STRING:
+        return "string";
+    case TK_LBRACE:
+        return "'{'";
+    case TK_RBRACE:
+        return "'}'";
+    case TK_LPAREN:
+        return "'('";
+    case TK_RPAREN:
+        return "')'";
+    case TK_LBRACK:
+        return "'['";
+    case TK_RBRACK:
+        return "']'";
+    case TK_COMMA:
+        return "','";
+    case TK_COLON:
+        return "':'";
+    case TK_DOT:
+        return "'.'";
+    case TK_DOTDOT:
+        return "'..'";
+    case TK_ARROW:
+        return "'->'";
+    case TK_QUESTION:
+        return "'?'";
+    case TK_AT:
+        return "'@'";
+    case TK_EQ:
+        return "'='";
+    case TK_NE:
+        return "'!='";
+    case TK_LT:
+        return "'<'";
+    case TK_GT:
+        return "'>'";
+    case TK_LE:
+        return "'<='";
+    case TK_GE:
+        return "'>='";
+    case TK_MINUS:
+        return "'-'";
+    case TK_STAR:
+        return "'*'";
+    default:
+        return "token";
     }
 }

@@ -14,7 +14,8 @@ void lang_lint(const lang_query_set *qs, lang_diags *diags)
         const lang_ir_query *q = &qs->queries[i];
         if (qs->status[i] || !q->is_mutation || q->n_params) continue;
         lang_diag_add(diags, LANG_SEV_WARNING, "L202", qs->file, q->pos.line, q->pos.col,
-                      "mutation '%s' takes no parameters: it always writes the same values", q->name);
+                      "mutation '%s' takes no parameters: it always writes the same values",
+                      q->name);
     }
     /* L201: a nullable property of a node type this file writes, never set by any mutation */
     for (size_t t = 0; t < cat->n_types; t++) {
@@ -38,16 +39,19 @@ void lang_lint(const lang_query_set *qs, lang_diags *diags)
                 const lang_ir_pipeline *pl = &qs->queries[i].pipeline;
                 for (size_t k = 0; k < pl->n_ops; k++) {
                     const lang_ir_op *op = &pl->ops[k];
-                    if (op->type != (int)t || (op->kind != LANG_IR_INSERT_NODE && op->kind != LANG_IR_UPDATE))
+                    if (op->type != (int)t ||
+                        (op->kind != LANG_IR_INSERT_NODE && op->kind != LANG_IR_UPDATE))
                         continue;
-                    for (size_t a = 0; a < op->n_assigns; a++) set |= op->assigns[a].prop == (int)p;
+                    for (size_t a = 0; a < op->n_assigns; a++)
+                        set |= op->assigns[a].prop == (int)p;
                 }
             }
             if (!set)
-                lang_diag_add(diags, LANG_SEV_WARNING, "L201", cat->file, td->props[p].pos.line,
-                              td->props[p].pos.col,
-                              "nullable property '%s.%s' is never set by any insert or update in %s",
-                              td->name, td->props[p].name, qs->file);
+                lang_diag_add(
+                    diags, LANG_SEV_WARNING, "L201", cat->file, td->props[p].pos.line,
+                    td->props[p].pos.col,
+                    "nullable property '%s.%s' is never set by any insert or update in %s",
+                    td->name, td->props[p].name, qs->file);
         }
     }
 }
@@ -55,7 +59,8 @@ void lang_lint(const lang_query_set *qs, lang_diags *diags)
 static json_t *type_list(const lang_catalog *cat, const int *ix, size_t n)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_string(cat->types[ix[i]].name));
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(cat->types[ix[i]].name));
     return a;
 }
 
@@ -107,7 +112,8 @@ int lang_lint_report_json(const lang_query_set *qs, const lang_diags *diags, cor
         const lang_diag *g = &diags->items[i];
         json_t *d = json_object();
         json_object_set_new(d, "code", json_string(g->code));
-        json_object_set_new(d, "severity", json_string(g->severity == LANG_SEV_ERROR ? "error" : "warning"));
+        json_object_set_new(d, "severity",
+                            json_string(g->severity == LANG_SEV_ERROR ? "error" : "warning"));
         json_object_set_new(d, "message", json_string(g->message));
         json_object_set_new(d, "file", json_string(g->file));
         json_object_set_new(d, "line", json_integer(g->line));
@@ -127,21 +133,24 @@ int lang_lint_report_text(const lang_query_set *qs, core_buf *out)
     int rc = 0;
     for (size_t i = 0; !rc && qs && i < qs->n_queries; i++) {
         const lang_ir_query *q = &qs->queries[i];
-        rc = core_buf_printf(out, "%s %s: %s\n", q->is_mutation ? "mutation" : "query", q->name ? q->name : "?",
-                             qs->status[i] ? "error" : "ok");
+        rc = core_buf_printf(out, "%s %s: %s\n", q->is_mutation ? "mutation" : "query",
+                             q->name ? q->name : "?", qs->status[i] ? "error" : "ok");
         if (rc || qs->status[i]) continue;
         if (q->n_columns) {
             rc = core_buf_append_str(out, "  returns:");
             for (size_t k = 0; !rc && k < q->n_columns; k++) {
                 const char *ts = lang_type_str(&scratch, &q->columns[k].type);
-                rc = ts ? core_buf_printf(out, "%s %s: %s", k ? "," : "", q->columns[k].name, ts) : core_err_nomem();
+                rc = ts ? core_buf_printf(out, "%s %s: %s", k ? "," : "", q->columns[k].name, ts)
+                        : core_err_nomem();
             }
             if (!rc) rc = core_buf_append_byte(out, '\n');
         }
         if (!rc) rc = core_buf_append_str(out, "  reads:");
-        for (size_t k = 0; !rc && k < q->n_reads; k++) rc = core_buf_printf(out, " %s", qs->catalog->types[q->reads[k]].name);
+        for (size_t k = 0; !rc && k < q->n_reads; k++)
+            rc = core_buf_printf(out, " %s", qs->catalog->types[q->reads[k]].name);
         if (!rc) rc = core_buf_append_str(out, "\n  writes:");
-        for (size_t k = 0; !rc && k < q->n_writes; k++) rc = core_buf_printf(out, " %s", qs->catalog->types[q->writes[k]].name);
+        for (size_t k = 0; !rc && k < q->n_writes; k++)
+            rc = core_buf_printf(out, " %s", qs->catalog->types[q->writes[k]].name);
         if (!rc) rc = core_buf_append_byte(out, '\n');
     }
     core_arena_free(&scratch);

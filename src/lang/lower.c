@@ -45,7 +45,8 @@ static lang_ir_op *emit(lowerer *lw, lang_ir_pipeline *pl, size_t *cap, int kind
 
 /* ---- match blocks ---------------------------------------------------------------------------- */
 
-static int lower_block(lowerer *lw, const lang_checked_block *b, lang_ir_pipeline *pl, size_t *cap_ops)
+static int lower_block(lowerer *lw, const lang_checked_block *b, lang_ir_pipeline *pl,
+                       size_t *cap_ops)
 {
     const lang_checked_clause *pd = b->clauses;
     size_t n = b->n;
@@ -110,7 +111,8 @@ static int lower_block(lowerer *lw, const lang_checked_block *b, lang_ir_pipelin
             const lang_checked_clause *p = &pd[i];
             if (done[i] || (p->kind != GQ_C_FILTER && p->kind != GQ_C_CALL)) continue;
             int all = 1;
-            for (size_t k = 0; k < p->n_uses; k++) all &= lw->bound[p->uses[k]];
+            for (size_t k = 0; k < p->n_uses; k++)
+                all &= lw->bound[p->uses[k]];
             if (!all) continue;
             lang_ir_op *f = emit(lw, pl, cap_ops, LANG_IR_FILTER);
             if (!f) return -1;
@@ -167,7 +169,8 @@ static int lower_block(lowerer *lw, const lang_checked_block *b, lang_ir_pipelin
         lang_ir_pipeline sub = {NULL, 0};
         int rc = lower_block(lw, body, &sub, &sub_cap);
         /* the anti-join's own slots never reach an output row */
-        for (size_t s = body->first_slot; s < body->end_slot; s++) lw->bound[s] = 0;
+        for (size_t s = body->first_slot; s < body->end_slot; s++)
+            lw->bound[s] = 0;
         /* the body has its own array, so the anti-join is still the last op of pl */
         pl->ops[pl->n_ops - 1].sub = sub;
         if (rc) return -1;
@@ -177,7 +180,8 @@ static int lower_block(lowerer *lw, const lang_checked_block *b, lang_ir_pipelin
 
 /* ---- aggregate / order / limit / project --------------------------------------------------- */
 
-static int lower_read_tail(lowerer *lw, const lang_checked_return *r, lang_ir_pipeline *pl, size_t *cap_ops)
+static int lower_read_tail(lowerer *lw, const lang_checked_return *r, lang_ir_pipeline *pl,
+                           size_t *cap_ops)
 {
     const lang_ir_query *ir = lw->ir;
     if (r->has_agg) {
@@ -192,7 +196,8 @@ static int lower_read_tail(lowerer *lw, const lang_checked_return *r, lang_ir_pi
             size_t tcap = 0;
             for (size_t c = 0; c < ir->n_columns; c++)
                 if (ir->columns[c].agg == LANG_IR_AGG_NONE) {
-                    int *x = push(lw, (void **)&op->tie_columns, &op->n_tie_columns, &tcap, sizeof(int));
+                    int *x =
+                        push(lw, (void **)&op->tie_columns, &op->n_tie_columns, &tcap, sizeof(int));
                     if (!x) return -1;
                     *x = (int)c;
                 }
@@ -215,15 +220,19 @@ static int lower_read_tail(lowerer *lw, const lang_checked_return *r, lang_ir_pi
     return 0;
 }
 
-/* ---- mutations --------------------------------------------------------------------------------- */
+/* ---- mutations ---------------------------------------------------------------------------------
+ */
 
-static int lower_mutation(lowerer *lw, const lang_checked_mut *m, lang_ir_pipeline *pl, size_t *cap_ops)
+static int lower_mutation(lowerer *lw, const lang_checked_mut *m, lang_ir_pipeline *pl,
+                          size_t *cap_ops)
 {
     int t = m->type;
     const lang_typedef *td = &lw->cat->types[t];
     lang_ir_op *op = emit(lw, pl, cap_ops,
-                          m->kind == GQ_M_INSERT ? (td->kind == LANG_NODE ? LANG_IR_INSERT_NODE : LANG_IR_INSERT_EDGE)
-                          : m->kind == GQ_M_UPDATE ? LANG_IR_UPDATE : LANG_IR_DELETE);
+                          m->kind == GQ_M_INSERT
+                              ? (td->kind == LANG_NODE ? LANG_IR_INSERT_NODE : LANG_IR_INSERT_EDGE)
+                          : m->kind == GQ_M_UPDATE ? LANG_IR_UPDATE
+                                                   : LANG_IR_DELETE);
     if (!op) return -1;
     op->type = t;
     op->type_id = td->id;
@@ -274,7 +283,8 @@ int lang_lower_query(core_arena *a, const lang_catalog *cat, const lang_checked_
         rc = lower_block(&lw, &cq->match, &ir->pipeline, &cap_ops);
         if (!rc) rc = lower_read_tail(&lw, &cq->ret, &ir->pipeline, &cap_ops);
     } else {
-        for (size_t i = 0; i < cq->n_muts && !rc; i++) rc = lower_mutation(&lw, &cq->muts[i], &ir->pipeline, &cap_ops);
+        for (size_t i = 0; i < cq->n_muts && !rc; i++)
+            rc = lower_mutation(&lw, &cq->muts[i], &ir->pipeline, &cap_ops);
     }
     if (rc || lw.oom) return core_err_nomem();
     if (ir->n_reads) qsort(lw.reads, ir->n_reads, sizeof(int), cmp_int);

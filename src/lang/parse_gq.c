@@ -18,9 +18,8 @@ static gq_expr *new_expr(lang_parser *p, int kind, const lang_tok *t)
 
 static int is_call_name(lang_parser *p, size_t k)
 {
-    static const char *const names[] = {"now",     "count",  "sum",   "avg",        "min",
-                                        "max",     "nearest", "bm25", "rrf",        "search",
-                                        "fuzzy",   "match_text"};
+    static const char *const names[] = {"now",     "count", "sum", "avg",    "min",   "max",
+                                        "nearest", "bm25",  "rrf", "search", "fuzzy", "match_text"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (lp_is_word(p, k, names[i])) return 1;
     return 0;
@@ -93,8 +92,7 @@ static gq_expr *parse_expr(lang_parser *p)
         e->name = lp_text(p, t);
         return e;
     }
-    if (t->kind == TK_MINUS)
-        lp_fail(p, t, "negative literals are not supported");
+    if (t->kind == TK_MINUS) lp_fail(p, t, "negative literals are not supported");
     lp_fail(p, t, "expected an expression, found %s", lp_tok_desc(p, t));
 }
 
@@ -103,18 +101,33 @@ static int parse_fop(lang_parser *p)
     const lang_tok *t = lp_peek(p, 0);
     int op = 0;
     switch (t->kind) {
-    case TK_EQ: op = GQ_OP_EQ; break;
-    case TK_NE: op = GQ_OP_NE; break;
-    case TK_LT: op = GQ_OP_LT; break;
-    case TK_GT: op = GQ_OP_GT; break;
-    case TK_LE: op = GQ_OP_LE; break;
-    case TK_GE: op = GQ_OP_GE; break;
+    case TK_EQ:
+        op = GQ_OP_EQ;
+        break;
+    case TK_NE:
+        op = GQ_OP_NE;
+        break;
+    case TK_LT:
+        op = GQ_OP_LT;
+        break;
+    case TK_GT:
+        op = GQ_OP_GT;
+        break;
+    case TK_LE:
+        op = GQ_OP_LE;
+        break;
+    case TK_GE:
+        op = GQ_OP_GE;
+        break;
     default:
-        if (lp_is_word(p, 0, "contains")) op = GQ_OP_CONTAINS;
-        else if (lp_is_word(p, 0, "starts_with")) op = GQ_OP_STARTS_WITH;
+        if (lp_is_word(p, 0, "contains"))
+            op = GQ_OP_CONTAINS;
+        else if (lp_is_word(p, 0, "starts_with"))
+            op = GQ_OP_STARTS_WITH;
     }
     if (!op)
-        lp_fail(p, t, "expected a comparison (=, !=, <, >, <=, >=, contains, starts_with), found %s",
+        lp_fail(p, t,
+                "expected a comparison (=, !=, <, >, <=, >=, contains, starts_with), found %s",
                 lp_tok_desc(p, t));
     lp_next(p);
     return op;
@@ -241,12 +254,12 @@ static void parse_clause(lang_parser *p, gq_clause *c)
             }
             return;
         }
-        int trav = (t1->kind == TK_VAR && lp_peek(p, 2)->kind == TK_COLON) ||
-                   (t1->kind == TK_IDENT && !lp_is_word(p, 1, "contains") &&
-                    !lp_is_word(p, 1, "starts_with")) ||
-                   t1->kind == TK_TYPENAME ||
-                   (t1->kind == TK_LT && lp_peek(p, 2)->kind == TK_IDENT &&
-                    lp_peek(p, 3)->kind == TK_GT);
+        int trav =
+            (t1->kind == TK_VAR && lp_peek(p, 2)->kind == TK_COLON) ||
+            (t1->kind == TK_IDENT && !lp_is_word(p, 1, "contains") &&
+             !lp_is_word(p, 1, "starts_with")) ||
+            t1->kind == TK_TYPENAME ||
+            (t1->kind == TK_LT && lp_peek(p, 2)->kind == TK_IDENT && lp_peek(p, 3)->kind == TK_GT);
         if (trav) {
             lp_next(p);
             c->kind = GQ_C_TRAV;
@@ -257,7 +270,8 @@ static void parse_clause(lang_parser *p, gq_clause *c)
         }
     }
     if (t->kind == TK_IDENT && lp_peek(p, 1)->kind == TK_LPAREN &&
-        (lp_is_word(p, 0, "search") || lp_is_word(p, 0, "fuzzy") || lp_is_word(p, 0, "match_text"))) {
+        (lp_is_word(p, 0, "search") || lp_is_word(p, 0, "fuzzy") ||
+         lp_is_word(p, 0, "match_text"))) {
         c->kind = GQ_C_CALL;
         c->call = parse_call(p);
         return;
@@ -328,7 +342,8 @@ static void parse_read(lang_parser *p, gq_query *q)
         const lang_tok *l = lp_next(p);
         q->has_limit = 1;
         q->limit_pos = lp_pos(l);
-        if (lp_is(p, TK_VAR)) lp_fail(p, lp_peek(p, 0), "limit takes an integer literal, not a parameter");
+        if (lp_is(p, TK_VAR))
+            lp_fail(p, lp_peek(p, 0), "limit takes an integer literal, not a parameter");
         q->limit = lp_int_value(p, lp_expect(p, TK_INT, "an integer after limit"));
     }
 }
@@ -374,14 +389,20 @@ static void parse_mutations(lang_parser *p, gq_query *q)
         const lang_tok *kw = lp_peek(p, 0);
         gq_mut *m = lp_push(p, (void **)&q->muts, &q->n_muts, &cap, sizeof *m);
         m->pos = lp_pos(kw);
-        if (lp_is_word(p, 0, "insert")) m->kind = GQ_M_INSERT;
-        else if (lp_is_word(p, 0, "update")) m->kind = GQ_M_UPDATE;
-        else if (lp_is_word(p, 0, "delete")) m->kind = GQ_M_DELETE;
-        else lp_fail(p, kw, "expected insert, update, delete or '}', found %s", lp_tok_desc(p, kw));
+        if (lp_is_word(p, 0, "insert"))
+            m->kind = GQ_M_INSERT;
+        else if (lp_is_word(p, 0, "update"))
+            m->kind = GQ_M_UPDATE;
+        else if (lp_is_word(p, 0, "delete"))
+            m->kind = GQ_M_DELETE;
+        else
+            lp_fail(p, kw, "expected insert, update, delete or '}', found %s", lp_tok_desc(p, kw));
         if (m->kind == GQ_M_DELETE ? has_write : has_delete)
             lp_fail(p, kw, "a query either inserts/updates or deletes; it cannot mix the two");
-        if (m->kind == GQ_M_DELETE) has_delete = 1;
-        else has_write = 1;
+        if (m->kind == GQ_M_DELETE)
+            has_delete = 1;
+        else
+            has_write = 1;
         lp_next(p);
         const lang_tok *tn = lp_peek(p, 0);
         if (tn->kind == TK_IDENT) lp_fail(p, tn, "a type name starts with an uppercase letter");
@@ -509,7 +530,8 @@ int gq_parse(gq_file *out, const char *src, size_t len, const char *file, core_a
     if (setjmp(P.fail)) return lang_diags_failure(diags, first_diag);
     while (!lp_is(&P, TK_EOF)) {
         size_t c = cap;
-        gq_query *q = lp_push_n(&P, (void **)&out->queries, &out->n_queries, &c, sizeof *q, LANG_MAX_DECLS);
+        gq_query *q =
+            lp_push_n(&P, (void **)&out->queries, &out->n_queries, &c, sizeof *q, LANG_MAX_DECLS);
         cap = c;
         parse_query(&P, q);
     }
@@ -519,14 +541,23 @@ int gq_parse(gq_file *out, const char *src, size_t len, const char *file, core_a
 const char *gq_op_name(int op)
 {
     switch (op) {
-    case GQ_OP_EQ: return "=";
-    case GQ_OP_NE: return "!=";
-    case GQ_OP_LT: return "<";
-    case GQ_OP_GT: return ">";
-    case GQ_OP_LE: return "<=";
-    case GQ_OP_GE: return ">=";
-    case GQ_OP_CONTAINS: return "contains";
-    case GQ_OP_STARTS_WITH: return "starts_with";
-    default: return "?";
+    case GQ_OP_EQ:
+        return "=";
+    case GQ_OP_NE:
+        return "!=";
+    case GQ_OP_LT:
+        return "<";
+    case GQ_OP_GT:
+        return ">";
+    case GQ_OP_LE:
+        return "<=";
+    case GQ_OP_GE:
+        return ">=";
+    case GQ_OP_CONTAINS:
+        return "contains";
+    case GQ_OP_STARTS_WITH:
+        return "starts_with";
+    default:
+        return "?";
     }
 }

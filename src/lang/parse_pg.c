@@ -22,12 +22,14 @@ static const lang_tok *type_name(lang_parser *p, const char *what)
     const lang_tok *t = lp_peek(p, 0);
     if (t->kind == TK_IDENT)
         lp_fail(p, t, "%s '%.*s' must start with an uppercase letter", what, (int)t->len, t->text);
-    if (t->kind != TK_TYPENAME)
-        lp_fail(p, t, "expected %s, found %s", what, lp_tok_desc(p, t));
+    if (t->kind != TK_TYPENAME) lp_fail(p, t, "expected %s, found %s", what, lp_tok_desc(p, t));
     return lp_next(p);
 }
 
-static int ev_token(int k) { return k == TK_IDENT || k == TK_TYPENAME || k == TK_INT || k == TK_MINUS; }
+static int ev_token(int k)
+{
+    return k == TK_IDENT || k == TK_TYPENAME || k == TK_INT || k == TK_MINUS;
+}
 
 static void parse_type(lang_parser *p, lang_type *ty, lang_pos *pos)
 {
@@ -55,14 +57,17 @@ static void parse_type(lang_parser *p, lang_type *ty, lang_pos *pos)
         for (;;) {
             const lang_tok *a = lp_peek(p, 0);
             if (!ev_token(a->kind))
-                lp_fail(p, a, "expected an enum value ([A-Za-z0-9_-]+), found %s", lp_tok_desc(p, a));
+                lp_fail(p, a, "expected an enum value ([A-Za-z0-9_-]+), found %s",
+                        lp_tok_desc(p, a));
             uint32_t end = a->end;
             lp_next(p);
-            while (ev_token(lp_peek(p, 0)->kind) && lp_peek(p, 0)->off == end) end = lp_next(p)->end;
+            while (ev_token(lp_peek(p, 0)->kind) && lp_peek(p, 0)->off == end)
+                end = lp_next(p)->end;
             if (lp_peek(p, 0)->kind == TK_FLOAT || lp_peek(p, 0)->kind == TK_DOT ||
                 lp_peek(p, 0)->kind == TK_ARROW)
                 lp_fail(p, lp_peek(p, 0), "enum values may use only letters, digits, '_' and '-'");
-            const char **v = lp_push_n(p, (void **)&ty->enum_vals, &ty->n_enum, &cap, sizeof *v, SIZE_MAX);
+            const char **v =
+                lp_push_n(p, (void **)&ty->enum_vals, &ty->n_enum, &cap, sizeof *v, SIZE_MAX);
             *v = core_arena_strndup(p->arena, a->text, end - a->off);
             if (!*v) lp_oom(p);
             if (!lp_is(p, TK_COMMA)) break;
@@ -136,11 +141,16 @@ static void parse_bodyc(lang_parser *p, pg_bodyc *c)
 {
     const lang_tok *at = lp_next(p);
     c->pos = lp_pos(at);
-    if (lp_is_word(p, 0, "key")) c->kind = PG_C_KEY;
-    else if (lp_is_word(p, 0, "unique")) c->kind = PG_C_UNIQUE;
-    else if (lp_is_word(p, 0, "index")) c->kind = PG_C_INDEX;
-    else if (lp_is_word(p, 0, "range")) c->kind = PG_C_RANGE;
-    else c->kind = PG_C_CHECK;
+    if (lp_is_word(p, 0, "key"))
+        c->kind = PG_C_KEY;
+    else if (lp_is_word(p, 0, "unique"))
+        c->kind = PG_C_UNIQUE;
+    else if (lp_is_word(p, 0, "index"))
+        c->kind = PG_C_INDEX;
+    else if (lp_is_word(p, 0, "range"))
+        c->kind = PG_C_RANGE;
+    else
+        c->kind = PG_C_CHECK;
     lp_next(p);
     lp_expect(p, TK_LPAREN, NULL);
     size_t cap = 0;
@@ -153,8 +163,8 @@ static void parse_bodyc(lang_parser *p, pg_bodyc *c)
             a->kind = PG_CARG_RANGE;
             a->has_hi = 1;
             parse_num(p, &a->hi);
-        } else if (t->kind == TK_MINUS ||
-                   ((t->kind == TK_INT || t->kind == TK_FLOAT) && lp_peek(p, 1)->kind == TK_DOTDOT)) {
+        } else if (t->kind == TK_MINUS || ((t->kind == TK_INT || t->kind == TK_FLOAT) &&
+                                           lp_peek(p, 1)->kind == TK_DOTDOT)) {
             a->kind = PG_CARG_RANGE;
             a->has_lo = 1;
             parse_num(p, &a->lo);
@@ -193,8 +203,7 @@ static void parse_body(lang_parser *p, pg_decl *d, int allow_bodyc)
                         "expected a property or a body constraint (@key, @unique, @index, "
                         "@range, @check)");
             }
-            if (!allow_bodyc)
-                lp_fail(p, lp_peek(p, 0), "an interface holds properties only");
+            if (!allow_bodyc) lp_fail(p, lp_peek(p, 0), "an interface holds properties only");
             pg_bodyc *c = lp_push(p, (void **)&d->bodycs, &d->n_bodycs, &ccap, sizeof *c);
             parse_bodyc(p, c);
             continue;
@@ -261,7 +270,8 @@ static void parse_decl(lang_parser *p, pg_decl *d)
             size_t icap = 0;
             for (;;) {
                 const lang_tok *it = type_name(p, "an interface name");
-                pg_name *nm = lp_push(p, (void **)&d->implements, &d->n_implements, &icap, sizeof *nm);
+                pg_name *nm =
+                    lp_push(p, (void **)&d->implements, &d->n_implements, &icap, sizeof *nm);
                 nm->name = lp_text(p, it);
                 nm->pos = lp_pos(it);
                 if (!lp_is(p, TK_COMMA)) break;
@@ -313,7 +323,8 @@ int pg_parse(pg_schema *out, const char *src, size_t len, const char *file, core
     if (setjmp(P.fail)) return lang_diags_failure(diags, first_diag);
     while (!lp_is(&P, TK_EOF)) {
         size_t c = cap;
-        pg_decl *d = lp_push_n(&P, (void **)&out->decls, &out->n_decls, &c, sizeof *d, LANG_MAX_DECLS);
+        pg_decl *d =
+            lp_push_n(&P, (void **)&out->decls, &out->n_decls, &c, sizeof *d, LANG_MAX_DECLS);
         cap = c;
         parse_decl(&P, d);
     }

@@ -38,7 +38,10 @@ const lang_tok *lp_next(lang_parser *p)
     return t;
 }
 
-int lp_is(lang_parser *p, int kind) { return lp_peek(p, 0)->kind == kind; }
+int lp_is(lang_parser *p, int kind)
+{
+    return lp_peek(p, 0)->kind == kind;
+}
 
 int lp_is_word(lang_parser *p, size_t k, const char *word)
 {
@@ -50,7 +53,8 @@ int lp_is_word(lang_parser *p, size_t k, const char *word)
 const char *lp_tok_desc(lang_parser *p, const lang_tok *t)
 {
     switch (t->kind) {
-    case TK_EOF: return "end of input";
+    case TK_EOF:
+        return "end of input";
     case TK_IDENT:
     case TK_TYPENAME:
     case TK_INT:
@@ -60,11 +64,13 @@ const char *lp_tok_desc(lang_parser *p, const lang_tok *t)
         return s;
     }
     case TK_VAR: {
-        char *s = core_arena_sprintf(p->arena, "'$%.*s'", (int)(t->len > 40 ? 40 : t->len), t->text);
+        char *s =
+            core_arena_sprintf(p->arena, "'$%.*s'", (int)(t->len > 40 ? 40 : t->len), t->text);
         if (!s) lp_oom(p);
         return s;
     }
-    default: return lang_tok_kind_name(t->kind);
+    default:
+        return lang_tok_kind_name(t->kind);
     }
 }
 
@@ -107,11 +113,13 @@ void *lp_push_n(lang_parser *p, void **arr, size_t *n, size_t *cap, size_t size,
 
 void lp_enter(lang_parser *p, const lang_tok *t)
 {
-    if (++p->depth > LANG_MAX_DEPTH)
-        lp_fail(p, t, "nesting deeper than %d levels", LANG_MAX_DEPTH);
+    if (++p->depth > LANG_MAX_DEPTH) lp_fail(p, t, "nesting deeper than %d levels", LANG_MAX_DEPTH);
 }
 
-void lp_leave(lang_parser *p) { p->depth--; }
+void lp_leave(lang_parser *p)
+{
+    p->depth--;
+}
 
 uint64_t lp_int_value(lang_parser *p, const lang_tok *t)
 {
@@ -142,7 +150,8 @@ int lp_at_literal(lang_parser *p)
     if (t->kind == TK_STRING || t->kind == TK_INT || t->kind == TK_FLOAT || t->kind == TK_LBRACK)
         return 1;
     if (lp_is_word(p, 0, "true") || lp_is_word(p, 0, "false")) return 1;
-    if ((lp_is_word(p, 0, "date") || lp_is_word(p, 0, "datetime")) && lp_peek(p, 1)->kind == TK_LPAREN)
+    if ((lp_is_word(p, 0, "date") || lp_is_word(p, 0, "datetime")) &&
+        lp_peek(p, 1)->kind == TK_LPAREN)
         return 1;
     return 0;
 }
@@ -178,7 +187,8 @@ void lp_literal(lang_parser *p, lang_value *out, int allow_calls)
                 if (!lp_at_literal(p))
                     lp_fail(p, lp_peek(p, 0), "expected a literal in the list, found %s",
                             lp_tok_desc(p, lp_peek(p, 0)));
-                lang_value *v = lp_push_n(p, (void **)&out->items, &out->n, &cap, sizeof *v, SIZE_MAX);
+                lang_value *v =
+                    lp_push_n(p, (void **)&out->items, &out->n, &cap, sizeof *v, SIZE_MAX);
                 lp_literal(p, v, allow_calls);
                 if (!lp_is(p, TK_COMMA)) break;
                 lp_next(p);
@@ -206,7 +216,8 @@ void lp_literal(lang_parser *p, lang_value *out, int allow_calls)
             return;
         }
         break;
-    default: break;
+    default:
+        break;
     }
     lp_fail(p, t, "expected a literal, found %s", lp_tok_desc(p, t));
 }

@@ -11,12 +11,33 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { ST_ADD_TYPE, ST_RENAME_TYPE, ST_ADD_PROP, ST_RENAME_PROP, ST_EXTEND_ENUM, ST_ADD_CON, ST_DROP_CON,
-       ST_TYPE_META, ST_PROP_META, ST_DROP_PROP, ST_DROP_TYPE, ST_UNSUPPORTED, ST_N };
-static const char *const STEP_NAMES[ST_N] = {
-    "add_type", "rename_type", "add_property", "rename_property", "extend_enum", "add_constraint",
-    "drop_constraint", "update_type_metadata", "update_property_metadata", "drop_property", "drop_type",
-    "unsupported_change"};
+enum {
+    ST_ADD_TYPE,
+    ST_RENAME_TYPE,
+    ST_ADD_PROP,
+    ST_RENAME_PROP,
+    ST_EXTEND_ENUM,
+    ST_ADD_CON,
+    ST_DROP_CON,
+    ST_TYPE_META,
+    ST_PROP_META,
+    ST_DROP_PROP,
+    ST_DROP_TYPE,
+    ST_UNSUPPORTED,
+    ST_N
+};
+static const char *const STEP_NAMES[ST_N] = {"add_type",
+                                             "rename_type",
+                                             "add_property",
+                                             "rename_property",
+                                             "extend_enum",
+                                             "add_constraint",
+                                             "drop_constraint",
+                                             "update_type_metadata",
+                                             "update_property_metadata",
+                                             "drop_property",
+                                             "drop_type",
+                                             "unsupported_change"};
 
 typedef struct raw_step {
     int kind;
@@ -33,8 +54,12 @@ typedef struct differ {
 
 static void step(differ *p, int kind, const char *entity, const char *detail, const char *code)
 {
-    raw_step *s = lang_vec_push(&p->diff->arena, (void **)&p->raw, &p->n_raw, &p->cap_raw, sizeof *s);
-    if (!s) { p->oom = 1; return; }
+    raw_step *s =
+        lang_vec_push(&p->diff->arena, (void **)&p->raw, &p->n_raw, &p->cap_raw, sizeof *s);
+    if (!s) {
+        p->oom = 1;
+        return;
+    }
     s->kind = kind;
     s->entity = entity;
     s->detail = detail;
@@ -46,7 +71,8 @@ static void step(differ *p, int kind, const char *entity, const char *detail, co
 
 static int ann_is_structural(const char *n)
 {
-    return !strcmp(n, "rename_from") || !strcmp(n, "key") || !strcmp(n, "unique") || !strcmp(n, "index");
+    return !strcmp(n, "rename_from") || !strcmp(n, "key") || !strcmp(n, "unique") ||
+           !strcmp(n, "index");
 }
 
 static void ann_sig(core_buf *b, const lang_ann *anns, size_t n)
@@ -56,8 +82,8 @@ static void ann_sig(core_buf *b, const lang_ann *anns, size_t n)
         core_buf_printf(b, "@%s(", anns[i].name);
         for (size_t k = 0; k < anns[i].n_args; k++) {
             const lang_value *v = &anns[i].args[k].value;
-            core_buf_printf(b, "%s=%d:%s:%llu:%g;", anns[i].args[k].key ? anns[i].args[k].key : "", v->kind,
-                            v->s ? v->s : "", (unsigned long long)v->u, v->f);
+            core_buf_printf(b, "%s=%d:%s:%llu:%g;", anns[i].args[k].key ? anns[i].args[k].key : "",
+                            v->kind, v->s ? v->s : "", (unsigned long long)v->u, v->f);
         }
         core_buf_append_str(b, ")");
     }
@@ -82,12 +108,20 @@ static char *con_sig(differ *p, const lang_typedef *t, const lang_constraint *c)
     core_buf_printf(&b, "%s(", kn[c->kind]);
     for (size_t i = 0; i < c->n_cols; i++)
         core_buf_printf(&b, "%s%s", i ? "," : "",
-                        c->cols[i] == LANG_COL_SRC ? "src" : c->cols[i] == LANG_COL_DST ? "dst" : t->props[c->cols[i]].name);
+                        c->cols[i] == LANG_COL_SRC   ? "src"
+                        : c->cols[i] == LANG_COL_DST ? "dst"
+                                                     : t->props[c->cols[i]].name);
     if (c->kind == LANG_CON_RANGE) {
         core_buf_append_str(&b, ",");
-        if (c->has_lo) core_buf_printf(&b, "%s%g", c->lo.neg ? "-" : "", c->lo.kind == LANG_V_FLOAT ? (c->lo.f < 0 ? -c->lo.f : c->lo.f) : (double)c->lo.u);
+        if (c->has_lo)
+            core_buf_printf(&b, "%s%g", c->lo.neg ? "-" : "",
+                            c->lo.kind == LANG_V_FLOAT ? (c->lo.f < 0 ? -c->lo.f : c->lo.f)
+                                                       : (double)c->lo.u);
         core_buf_append_str(&b, "..");
-        if (c->has_hi) core_buf_printf(&b, "%s%g", c->hi.neg ? "-" : "", c->hi.kind == LANG_V_FLOAT ? (c->hi.f < 0 ? -c->hi.f : c->hi.f) : (double)c->hi.u);
+        if (c->has_hi)
+            core_buf_printf(&b, "%s%g", c->hi.neg ? "-" : "",
+                            c->hi.kind == LANG_V_FLOAT ? (c->hi.f < 0 ? -c->hi.f : c->hi.f)
+                                                       : (double)c->hi.u);
     }
     if (c->kind == LANG_CON_CHECK) core_buf_printf(&b, ",\"%s\"", c->pattern);
     core_buf_append_str(&b, ")");
@@ -109,29 +143,36 @@ static int enum_superset(const lang_type *n, const lang_type *o)
 {
     for (size_t i = 0; i < o->n_enum; i++) {
         int found = 0;
-        for (size_t k = 0; k < n->n_enum; k++) found |= !strcmp(o->enum_vals[i], n->enum_vals[k]);
+        for (size_t k = 0; k < n->n_enum; k++)
+            found |= !strcmp(o->enum_vals[i], n->enum_vals[k]);
         if (!found) return 0;
     }
     return 1;
 }
 
-static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *ot, const lang_catalog *to,
-                      const lang_typedef *nt, int allow)
+static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *ot,
+                      const lang_catalog *to, const lang_typedef *nt, int allow)
 {
-    if (strcmp(ot->name, nt->name)) step(p, ST_RENAME_TYPE, ot->name, FMT(p, "%s -> %s", ot->name, nt->name), NULL);
+    if (strcmp(ot->name, nt->name))
+        step(p, ST_RENAME_TYPE, ot->name, FMT(p, "%s -> %s", ot->name, nt->name), NULL);
     if (nt->kind == LANG_EDGE) {
         const char *of = from->types[ot->from].name, *oto = from->types[ot->to].name;
         const char *nf = to->types[nt->from].name, *nto = to->types[nt->to].name;
         /* endpoints may be renamed types; compare through the rename */
-        int nfi = lang_catalog_find(from, nf, LANG_NODE), ntoi = lang_catalog_find(from, nto, LANG_NODE);
-        if (nfi < 0 && to->types[nt->from].rename_from) nfi = lang_catalog_find(from, to->types[nt->from].rename_from, LANG_NODE);
-        if (ntoi < 0 && to->types[nt->to].rename_from) ntoi = lang_catalog_find(from, to->types[nt->to].rename_from, LANG_NODE);
+        int nfi = lang_catalog_find(from, nf, LANG_NODE),
+            ntoi = lang_catalog_find(from, nto, LANG_NODE);
+        if (nfi < 0 && to->types[nt->from].rename_from)
+            nfi = lang_catalog_find(from, to->types[nt->from].rename_from, LANG_NODE);
+        if (ntoi < 0 && to->types[nt->to].rename_from)
+            ntoi = lang_catalog_find(from, to->types[nt->to].rename_from, LANG_NODE);
         if (nfi != ot->from || ntoi != ot->to)
-            step(p, ST_UNSUPPORTED, nt->name, FMT(p, "edge endpoints change from %s -> %s to %s -> %s", of, oto, nf, nto),
+            step(p, ST_UNSUPPORTED, nt->name,
+                 FMT(p, "edge endpoints change from %s -> %s to %s -> %s", of, oto, nf, nto),
                  "M103");
         if (nt->card_min != ot->card_min || nt->card_max != ot->card_max)
-            step(p, ST_ADD_CON, nt->name, FMT(p, "@card(%llu..%s)", (unsigned long long)nt->card_min,
-                                              nt->card_max < 0 ? "*" : FMT(p, "%lld", (long long)nt->card_max)),
+            step(p, ST_ADD_CON, nt->name,
+                 FMT(p, "@card(%llu..%s)", (unsigned long long)nt->card_min,
+                     nt->card_max < 0 ? "*" : FMT(p, "%lld", (long long)nt->card_max)),
                  NULL);
     }
     /* keys */
@@ -139,28 +180,36 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
     for (size_t i = 0; !key_changed && i < nt->n_key; i++) {
         int o = match_prop(ot, &nt->props[nt->key[i]]);
         int found = 0;
-        for (size_t k = 0; k < ot->n_key; k++) found |= ot->key[k] == o;
+        for (size_t k = 0; k < ot->n_key; k++)
+            found |= ot->key[k] == o;
         key_changed |= !found;
     }
-    if (key_changed) step(p, ST_UNSUPPORTED, nt->name, "the @key changes (node ids derive from it)", "M104");
+    if (key_changed)
+        step(p, ST_UNSUPPORTED, nt->name, "the @key changes (node ids derive from it)", "M104");
     /* properties */
     for (size_t i = 0; i < nt->n_props; i++) {
         const lang_prop *np = &nt->props[i];
         const char *ent = FMT(p, "%s.%s", nt->name, np->name);
         int o = match_prop(ot, np);
         if (o < 0) {
-            if (np->type.nullable) step(p, ST_ADD_PROP, ent, lang_type_str(&p->diff->arena, &np->type), NULL);
-            else step(p, ST_UNSUPPORTED, ent, "a new property must be nullable (existing rows have no value)", "M102");
+            if (np->type.nullable)
+                step(p, ST_ADD_PROP, ent, lang_type_str(&p->diff->arena, &np->type), NULL);
+            else
+                step(p, ST_UNSUPPORTED, ent,
+                     "a new property must be nullable (existing rows have no value)", "M102");
             continue;
         }
         const lang_prop *op = &ot->props[o];
         if (strcmp(op->name, np->name))
-            step(p, ST_RENAME_PROP, FMT(p, "%s.%s", nt->name, op->name), FMT(p, "%s -> %s", op->name, np->name), NULL);
-        if (np->type.kind == LANG_TY_ENUM && op->type.kind == LANG_TY_ENUM && !lang_type_equal(&np->type, &op->type)) {
+            step(p, ST_RENAME_PROP, FMT(p, "%s.%s", nt->name, op->name),
+                 FMT(p, "%s -> %s", op->name, np->name), NULL);
+        if (np->type.kind == LANG_TY_ENUM && op->type.kind == LANG_TY_ENUM &&
+            !lang_type_equal(&np->type, &op->type)) {
             if (enum_superset(&np->type, &op->type))
                 step(p, ST_EXTEND_ENUM, ent, lang_type_str(&p->diff->arena, &np->type), NULL);
             else
-                step(p, ST_UNSUPPORTED, ent, "enum values are removed (only widening is supported)", "M106");
+                step(p, ST_UNSUPPORTED, ent, "enum values are removed (only widening is supported)",
+                     "M106");
         } else if (!lang_type_equal(&np->type, &op->type)) {
             step(p, ST_UNSUPPORTED, ent,
                  FMT(p, "type changes from %s to %s", lang_type_str(&p->diff->arena, &op->type),
@@ -171,13 +220,16 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
             step(p, ST_UNSUPPORTED, ent, "a nullable property cannot become required", "M107");
         else if (!op->type.nullable && np->type.nullable)
             step(p, ST_PROP_META, ent, "becomes nullable", NULL);
-        if (anns_differ(op->anns, op->n_anns, np->anns, np->n_anns)) step(p, ST_PROP_META, ent, "annotations change", NULL);
+        if (anns_differ(op->anns, op->n_anns, np->anns, np->n_anns))
+            step(p, ST_PROP_META, ent, "annotations change", NULL);
     }
     for (size_t i = 0; i < ot->n_props; i++) {
         int kept = 0;
-        for (size_t k = 0; k < nt->n_props; k++) kept |= match_prop(ot, &nt->props[k]) == (int)i;
+        for (size_t k = 0; k < nt->n_props; k++)
+            kept |= match_prop(ot, &nt->props[k]) == (int)i;
         if (!kept) {
-            step(p, ST_DROP_PROP, FMT(p, "%s.%s", ot->name, ot->props[i].name), allow ? "hard" : "soft", NULL);
+            step(p, ST_DROP_PROP, FMT(p, "%s.%s", ot->name, ot->props[i].name),
+                 allow ? "hard" : "soft", NULL);
             p->raw[p->n_raw - 1].data_loss = allow;
         }
     }
@@ -197,7 +249,8 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
                 int mapped = nc < 0 ? nc : match_prop(ot, &nt->props[nc]);
                 same &= mapped == oc->cols[c];
             }
-            if (same && oc->kind == LANG_CON_CHECK) same = !strcmp(oc->pattern, nt->cons[i].pattern);
+            if (same && oc->kind == LANG_CON_CHECK)
+                same = !strcmp(oc->pattern, nt->cons[i].pattern);
             if (same && oc->kind == LANG_CON_RANGE) {
                 const char *os = con_sig(p, ot, oc);
                 /* names may differ under a rename: compare from the first ',' */
@@ -229,7 +282,8 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
         }
         if (!found) step(p, ST_DROP_CON, ot->name, con_sig(p, ot, &ot->cons[k]), NULL);
     }
-    if (anns_differ(ot->anns, ot->n_anns, nt->anns, nt->n_anns)) step(p, ST_TYPE_META, nt->name, "annotations change", NULL);
+    if (anns_differ(ot->anns, ot->n_anns, nt->anns, nt->n_anns))
+        step(p, ST_TYPE_META, nt->name, "annotations change", NULL);
 }
 
 int lang_schema_diff_build(lang_schema_diff **out, const lang_catalog *from, const lang_catalog *to,
@@ -255,7 +309,8 @@ int lang_schema_diff_build(lang_schema_diff **out, const lang_catalog *from, con
                 continue;
             }
             if (from->types[o].kind != nt->kind) {
-                step(&P, ST_UNSUPPORTED, nt->name, "a node type cannot become an edge type or back", "M105");
+                step(&P, ST_UNSUPPORTED, nt->name, "a node type cannot become an edge type or back",
+                     "M105");
                 matched[o] = 1;
                 continue;
             }
@@ -308,7 +363,9 @@ int lang_schema_diff_to_json(const lang_schema_diff *p, core_buf *out)
         json_t *o = json_object();
         json_object_set_new(o, "kind", json_string(s->kind));
         json_object_set_new(o, "entity", json_string(s->entity ? s->entity : ""));
-        if (s->detail) json_object_set_new(o, !strcmp(s->kind, "unsupported_change") ? "reason" : "detail", json_string(s->detail));
+        if (s->detail)
+            json_object_set_new(o, !strcmp(s->kind, "unsupported_change") ? "reason" : "detail",
+                                json_string(s->detail));
         if (s->code) json_object_set_new(o, "code", json_string(s->code));
         if (!strcmp(s->kind, "drop_type") || !strcmp(s->kind, "drop_property"))
             json_object_set_new(o, "data_loss", json_boolean(s->data_loss));
@@ -322,8 +379,8 @@ int lang_schema_diff_to_json(const lang_schema_diff *p, core_buf *out)
 
 int lang_schema_diff_to_text(const lang_schema_diff *p, core_buf *out)
 {
-    int rc = core_buf_printf(out, "%s (%zu step%s)\n", p->supported ? "supported" : "unsupported", p->n_steps,
-                             p->n_steps == 1 ? "" : "s");
+    int rc = core_buf_printf(out, "%s (%zu step%s)\n", p->supported ? "supported" : "unsupported",
+                             p->n_steps, p->n_steps == 1 ? "" : "s");
     for (size_t i = 0; !rc && i < p->n_steps; i++) {
         const lang_schema_diff_step *s = &p->steps[i];
         rc = core_buf_printf(out, "  %zu. %s %s", i + 1, s->kind, s->entity ? s->entity : "");

@@ -9,8 +9,8 @@
 
 const char *store_op_name(store_op_kind k)
 {
-    static const char *names[STORE_OP_KIND_COUNT] = {
-        "get", "head", "put", "put_if_absent", "delete", "list", "sync"};
+    static const char *names[STORE_OP_KIND_COUNT] = {"get",    "head", "put", "put_if_absent",
+                                                     "delete", "list", "sync"};
     return (unsigned)k < STORE_OP_KIND_COUNT ? names[k] : "?";
 }
 
@@ -34,7 +34,8 @@ static int check_segments(const char *key, int partial_last)
         int last = slash == NULL;
         if (len == 0 && !(last && partial_last)) return bad_key(key, "empty path segment");
         if ((len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.')) {
-            if (!(last && partial_last)) return bad_key(key, "'.' and '..' segments escape the root");
+            if (!(last && partial_last))
+                return bad_key(key, "'.' and '..' segments escape the root");
         }
         if (len >= sizeof STORE_RESERVED_PREFIX - 1 &&
             memcmp(seg, STORE_RESERVED_PREFIX, sizeof STORE_RESERVED_PREFIX - 1) == 0)
@@ -176,7 +177,8 @@ void store_counts_get(store *s, store_counts *out)
 
 void store_counts_diff(const store_counts *b, const store_counts *a, store_counts *out)
 {
-    for (int k = 0; k < STORE_OP_KIND_COUNT; k++) out->ops[k] = b->ops[k] - a->ops[k];
+    for (int k = 0; k < STORE_OP_KIND_COUNT; k++)
+        out->ops[k] = b->ops[k] - a->ops[k];
     out->total_ops = b->total_ops - a->total_ops;
     out->durable_ops = b->durable_ops - a->durable_ops;
     out->fsyncs = b->fsyncs - a->fsyncs;
@@ -188,13 +190,13 @@ void store_counts_diff(const store_counts *b, const store_counts *a, store_count
 void store_list_free(store_list *l)
 {
     if (!l) return;
-    for (size_t i = 0; i < l->count; i++) core_free(l->items[i].key);
+    for (size_t i = 0; i < l->count; i++)
+        core_free(l->items[i].key);
     core_free(l->items);
     memset(l, 0, sizeof *l);
 }
 
-int store_list_push(store_list *l, const char *key, uint64_t size, uint64_t mtime_ms,
-                    int is_prefix)
+int store_list_push(store_list *l, const char *key, uint64_t size, uint64_t mtime_ms, int is_prefix)
 {
     if (l->count == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;

@@ -47,8 +47,8 @@ typedef enum store_op_kind {
 } store_op_kind;
 
 #define STORE_OP_BIT(k) (1u << (k))
-#define STORE_OPS_DURABLE                                                                      \
-    (STORE_OP_BIT(STORE_OP_PUT) | STORE_OP_BIT(STORE_OP_PUT_IF_ABSENT) |                       \
+#define STORE_OPS_DURABLE                                                                          \
+    (STORE_OP_BIT(STORE_OP_PUT) | STORE_OP_BIT(STORE_OP_PUT_IF_ABSENT) |                           \
      STORE_OP_BIT(STORE_OP_DELETE) | STORE_OP_BIT(STORE_OP_SYNC))
 #define STORE_OPS_ALL ((1u << STORE_OP_KIND_COUNT) - 1)
 
@@ -109,14 +109,13 @@ typedef struct store_ops {
     int (*get)(store *s, const char *key, uint64_t off, uint64_t len, core_buf *out);
     int (*head)(store *s, const char *key, store_meta *out);
     int (*put)(store *s, const char *key, const void *data, size_t len, unsigned flags);
-    int (*put_if_absent)(store *s, const char *key, const void *data, size_t len,
-                         unsigned flags);
+    int (*put_if_absent)(store *s, const char *key, const void *data, size_t len, unsigned flags);
     int (*del)(store *s, const char *key, unsigned flags);
     int (*list)(store *s, const char *prefix, unsigned flags, store_list *out);
     int (*sync)(store *s, const char *const *keys, size_t n);
     void (*close)(store *s);
-    /* Optional advisory locks (NULL: the backend has none; store_lock_acquire() then hands out a lock
-     * that excludes nobody, and store_lock_is_real() says so). lock returns OG_E_CONFLICT when
+    /* Optional advisory locks (NULL: the backend has none; store_lock_acquire() then hands out a
+     * lock that excludes nobody, and store_lock_is_real() says so). lock returns OG_E_CONFLICT when
      * the lock is held and timeout_ms passes. */
     int (*lock)(store *s, const char *name, uint32_t timeout_ms, void **handle);
     void (*unlock)(store *s, void *handle);
@@ -152,12 +151,11 @@ int store_prefix_check(const char *prefix);
 #define STORE_RESERVED_PREFIX ".og-"
 
 /* ---- Advisory locks --------------------------------------------------------------------
- * An exclusive lock named like a key, held until store_lock_release(). On the local backend it is an
- * flock(2) on a lock file, so it excludes other processes on this host and other handles in
- * this process, and it is released by the kernel if the holder dies: holding it proves
- * liveness, and taking it proves the previous holder is gone. Locks are an optimisation and a
- * liveness proof, never the source of cross-process correctness (docs/conformance.md, §3
- * invariant 7). */
+ * An exclusive lock named like a key, held until store_lock_release(). On the local backend it is
+ * an flock(2) on a lock file, so it excludes other processes on this host and other handles in this
+ * process, and it is released by the kernel if the holder dies: holding it proves liveness, and
+ * taking it proves the previous holder is gone. Locks are an optimisation and a liveness proof,
+ * never the source of cross-process correctness (docs/conformance.md, §3 invariant 7). */
 typedef struct store_lock store_lock;
 #define STORE_LOCK_WAIT_FOREVER UINT32_MAX
 /* timeout_ms 0 tries once. OG_E_CONFLICT (with the name as object) if still held after it. */

@@ -68,8 +68,8 @@ static void log_op(fault_store *fs, store_op_kind kind, const char *key, int rc)
         fs->caplog = cap;
     }
     int durable = (STORE_OPS_DURABLE & STORE_OP_BIT(kind)) != 0;
-    fs->log[fs->nlog++] = (store_oplog_entry){++fs->seq, kind, key ? core_strdup(key) : NULL,
-                                              rc, durable};
+    fs->log[fs->nlog++] =
+        (store_oplog_entry){++fs->seq, kind, key ? core_strdup(key) : NULL, rc, durable};
 }
 
 static int crashed_err(void)
@@ -93,8 +93,7 @@ static int fault_err(store_fault_kind k, const char *key)
     case STORE_FAULT_EIO:
         return core_err_storage(EIO, key, "injected I/O error on '%s'", key ? key : "");
     case STORE_FAULT_ENOSPC:
-        return core_err_storage(ENOSPC, key, "injected no-space on '%s'",
-                                key ? key : "");
+        return core_err_storage(ENOSPC, key, "injected no-space on '%s'", key ? key : "");
     case STORE_FAULT_NOT_FOUND:
         core_err(OG_E_NOT_FOUND, "object '%s' not found (injected: gone after listing)",
                  key ? key : "");
@@ -372,7 +371,8 @@ static int fault_sync(store *s, const char *const *keys, size_t n)
         } else {
             rc = store_sync(fs->inner, keys, n);
             if (rc == 0)
-                for (size_t i = 0; i < n; i++) vol_clear(fs, keys[i]);
+                for (size_t i = 0; i < n; i++)
+                    vol_clear(fs, keys[i]);
         }
         sync_fsyncs(fs);
         durable_done(fs);
@@ -388,9 +388,8 @@ static int fault_sync(store *s, const char *const *keys, size_t n)
  * local backend guarantees at that point (its flushed temporary is invisible and
  * reclaimable); a crash after the second keeps key. The inner store's own fused op is
  * deliberately not called: it would hide the crash point in the middle. */
-static int fault_sync_put_if_absent(store *s, const char *const *keys, size_t n,
-                                    const char *key, const void *data, size_t len,
-                                    unsigned flags)
+static int fault_sync_put_if_absent(store *s, const char *const *keys, size_t n, const char *key,
+                                    const void *data, size_t len, unsigned flags)
 {
     int rc = fault_sync(s, keys, n);
     return rc ? rc : fault_put_if_absent(s, key, data, len, flags);
@@ -400,9 +399,11 @@ static void fault_close(store *s)
 {
     fault_store *fs = F(s);
     if (fs->own_inner) store_close(fs->inner);
-    while (fs->nvol) vol_drop(fs, fs->nvol - 1);
+    while (fs->nvol)
+        vol_drop(fs, fs->nvol - 1);
     core_free(fs->vol);
-    for (size_t i = 0; i < fs->nlog; i++) core_free(fs->log[i].key);
+    for (size_t i = 0; i < fs->nlog; i++)
+        core_free(fs->log[i].key);
     core_free(fs->log);
     pthread_mutex_destroy(&fs->lock);
     core_free(fs);

@@ -48,7 +48,7 @@ typedef struct sync_batch sync_batch;
 #define TMP_BIN 4
 
 typedef struct tmp_ready {
-    int fd; /* open for writing; flock held when it has a name */
+    int fd;                        /* open for writing; flock held when it has a name */
     char name[STORE_KEY_MAX + 64]; /* "" for an unnamed (O_TMPFILE) temporary */
 } tmp_ready;
 
@@ -201,8 +201,8 @@ static void tmp_name(char *tmp, size_t cap, const char *dir, uint32_t salt)
 
 /* Create a fresh, empty, locked temporary in dir (creating missing directories when
  * make_dirs). 0 with *fd_out and tmp set, or an error (key names the object it is for). */
-static int create_tmp(local_store *ls, const char *dir, const char *key, int make_dirs,
-                      char *tmp, size_t tmpcap, int *fd_out)
+static int create_tmp(local_store *ls, const char *dir, const char *key, int make_dirs, char *tmp,
+                      size_t tmpcap, int *fd_out)
 {
     int made_dirs = 0;
     for (int attempt = 0; attempt < 16; attempt++) {
@@ -236,8 +236,8 @@ static int create_tmp(local_store *ls, const char *dir, const char *key, int mak
     return core_err(OG_E_STORAGE, "could not create a temporary for '%s'", key);
 }
 
-static int tmp_pool_take(local_store *ls, const char *dir, int need_named, char *tmp,
-                         size_t tmpcap, int *fd);
+static int tmp_pool_take(local_store *ls, const char *dir, int need_named, char *tmp, size_t tmpcap,
+                         int *fd);
 
 /* Remove a temporary's name, if it has one (an unnamed one goes with its last fd). */
 static void tmp_unlink(local_store *ls, const char *tmp)
@@ -257,8 +257,8 @@ static int tmp_link(local_store *ls, const char *tmp, int fd, const char *key)
 /* Write data to a fresh temporary beside key (a pooled one when the directory has one ready;
  * unnamed, tmp = "", only when !need_named). On success *fd_out is open (and holds the lock
  * of a named one) and tmp names it; the caller publishes it, then closes fd. */
-static int write_tmp(local_store *ls, const char *key, const void *data, size_t len,
-                     unsigned flags, int need_named, char *tmp, size_t tmpcap, int *fd_out)
+static int write_tmp(local_store *ls, const char *key, const void *data, size_t len, unsigned flags,
+                     int need_named, char *tmp, size_t tmpcap, int *fd_out)
 {
     char dir[STORE_KEY_MAX + 1];
     parent_of(key, dir, sizeof dir);
@@ -330,8 +330,8 @@ static int bin_take(local_store *ls, const char *dir, char *tmp, size_t tmpcap, 
     return 0;
 }
 
-static int tmp_pool_take(local_store *ls, const char *dir, int need_named, char *tmp,
-                         size_t tmpcap, int *fd)
+static int tmp_pool_take(local_store *ls, const char *dir, int need_named, char *tmp, size_t tmpcap,
+                         int *fd)
 {
     pthread_mutex_lock(&ls->tmp_mu);
     int recycled = bin_take(ls, dir, tmp, tmpcap, fd);
@@ -358,8 +358,8 @@ static int tmp_pool_take(local_store *ls, const char *dir, int need_named, char 
  * directory's lock, so a writer renaming into the directory meanwhile does not wait for the
  * allocation), locked, then given its temporary name by linking it in; where O_TMPFILE or
  * /proc is unavailable, an ordinary create. */
-static int create_pooled_tmp(local_store *ls, const char *dir, int named, char *tmp,
-                             size_t tmpcap, int *fd_out)
+static int create_pooled_tmp(local_store *ls, const char *dir, int named, char *tmp, size_t tmpcap,
+                             int *fd_out)
 {
     int fd = openat(ls->root_fd, *dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
     if (fd >= 0 && ls->unnamed_ok && !named) {
@@ -443,7 +443,8 @@ static void tmp_pool_want(local_store *ls, const char *dir, int named)
     tmp_dir *d = tmp_find(ls, dir);
     if (!d) {
         bool again = false;
-        for (size_t i = 0; i < ls->n_once && !again; i++) again = strcmp(ls->once[i], dir) == 0;
+        for (size_t i = 0; i < ls->n_once && !again; i++)
+            again = strcmp(ls->once[i], dir) == 0;
         if (!again) {
             if (!ls->once) ls->once = core_calloc(TMP_POOL_DIRS, sizeof *ls->once);
             if (ls->once) {
@@ -502,7 +503,8 @@ static void tmp_pool_close(local_store *ls)
     pthread_mutex_unlock(&ls->tmp_mu);
     if (ls->creator_pid) {
         pthread_join(ls->creator, NULL);
-        for (size_t i = 0; i < TMP_POOL_DIRS; i++) tmp_release(ls, &ls->tdirs[i]);
+        for (size_t i = 0; i < TMP_POOL_DIRS; i++)
+            tmp_release(ls, &ls->tdirs[i]);
     }
 
     pthread_cond_destroy(&ls->tmp_cv);
@@ -524,8 +526,7 @@ static int local_put(store *s, const char *key, const void *data, size_t len, un
     char tmp[STORE_KEY_MAX + 64];
     int fd = -1;
     /* Unsynced, it is linked before anything flushes it: it may be unnamed. */
-    int rc = write_tmp(ls, key, data, len, flags, !(flags & STORE_F_NOSYNC), tmp, sizeof tmp,
-                       &fd);
+    int rc = write_tmp(ls, key, data, len, flags, !(flags & STORE_F_NOSYNC), tmp, sizeof tmp, &fd);
     if (rc) return rc;
     if (!tmp[0]) {
         /* Unnamed: linked straight under key when it is free (link cannot replace); to replace
@@ -583,8 +584,7 @@ static int exists_err(const char *key)
 /* The second half of put_if_absent: link the written (and, unless NOSYNC, flushed)
  * temporary under key, drop the temporary's name (if it has one), sync the directory.
  * Consumes fd. */
-static int publish_link(local_store *ls, const char *key, const char *tmp, int fd,
-                        unsigned flags)
+static int publish_link(local_store *ls, const char *key, const char *tmp, int fd, unsigned flags)
 {
     if (tmp_link(ls, tmp, fd, key) != 0) {
         int e = errno;
@@ -618,8 +618,7 @@ static int local_put_if_absent(store *s, const char *key, const void *data, size
      * write and fdatasync; link(2) below still decides every race. */
     struct stat st;
     if (fstatat(ls->root_fd, key, &st, AT_SYMLINK_NOFOLLOW) == 0) return exists_err(key);
-    int rc = write_tmp(ls, key, data, len, flags, !(flags & STORE_F_NOSYNC), tmp, sizeof tmp,
-                       &fd);
+    int rc = write_tmp(ls, key, data, len, flags, !(flags & STORE_F_NOSYNC), tmp, sizeof tmp, &fd);
     if (rc) return rc;
     return publish_link(ls, key, tmp, fd, flags);
 }
@@ -651,8 +650,8 @@ static int local_get(store *s, const char *key, uint64_t off, uint64_t len, core
     } else if (!S_ISREG(st.st_mode)) {
         rc = not_found(key);
     } else if (off > (uint64_t)st.st_size) {
-        rc = core_err(OG_E_BAD_REQUEST, "read of '%s' at offset %llu is beyond its size %llu",
-                      key, (unsigned long long)off, (unsigned long long)st.st_size);
+        rc = core_err(OG_E_BAD_REQUEST, "read of '%s' at offset %llu is beyond its size %llu", key,
+                      (unsigned long long)off, (unsigned long long)st.st_size);
     } else {
         uint64_t avail = (uint64_t)st.st_size - off;
         uint64_t want = len < avail ? len : avail;
@@ -693,9 +692,9 @@ static int local_head(store *s, const char *key, store_meta *out)
     if (!S_ISREG(st.st_mode)) return not_found(key);
     out->size = (uint64_t)st.st_size;
     out->mtime_ms = mtime_ms_of(&st);
-    snprintf(out->token, sizeof out->token, "%llx-%llx.%09ld-%llx",
-             (unsigned long long)st.st_ino, (unsigned long long)st.st_mtim.tv_sec,
-             (long)st.st_mtim.tv_nsec, (unsigned long long)st.st_size);
+    snprintf(out->token, sizeof out->token, "%llx-%llx.%09ld-%llx", (unsigned long long)st.st_ino,
+             (unsigned long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
+             (unsigned long long)st.st_size);
     return 0;
 }
 
@@ -874,7 +873,7 @@ struct sync_job {
 
 struct sync_batch {
     sync_job *jobs;
-    size_t n, next;     /* next: first job not handed out (under pool_mu) */
+    size_t n, next;      /* next: first job not handed out (under pool_mu) */
     _Atomic size_t left; /* jobs not finished */
     sem_t finished;      /* posted by a worker that finishes the batch's last job */
     sync_batch *qnext;
@@ -905,7 +904,8 @@ static void *sync_worker(void *p)
     local_store *ls = p;
     pthread_mutex_lock(&ls->pool_mu);
     for (;;) {
-        while (!ls->pool_stop && !ls->queue) pthread_cond_wait(&ls->pool_work, &ls->pool_mu);
+        while (!ls->pool_stop && !ls->queue)
+            pthread_cond_wait(&ls->pool_work, &ls->pool_mu);
         if (!ls->queue) break; /* stopping, and nothing left to do */
         sync_batch *b = ls->queue;
         sync_job *j = take_job(ls, b);
@@ -936,7 +936,8 @@ static void grow_workers(local_store *ls, size_t want)
 static long run_sync_jobs(local_store *ls, sync_job *jobs, size_t n)
 {
     if (n == 1 || (n > 1 && forked_from(ls->workers_pid))) {
-        for (size_t i = 0; i < n; i++) sync_one(&jobs[i]);
+        for (size_t i = 0; i < n; i++)
+            sync_one(&jobs[i]);
     } else if (n > 1) {
         sync_batch b = {.jobs = jobs, .n = n};
         atomic_init(&b.left, n);
@@ -945,10 +946,12 @@ static long run_sync_jobs(local_store *ls, sync_job *jobs, size_t n)
         pthread_mutex_lock(&ls->pool_mu);
         grow_workers(ls, n - 1);
         sync_batch **tail = &ls->queue;
-        while (*tail) tail = &(*tail)->qnext;
+        while (*tail)
+            tail = &(*tail)->qnext;
         *tail = &b;
         /* Wake only as many workers as there are jobs for them. */
-        for (size_t i = 1; i < n && i <= ls->n_workers; i++) pthread_cond_signal(&ls->pool_work);
+        for (size_t i = 1; i < n && i <= ls->n_workers; i++)
+            pthread_cond_signal(&ls->pool_work);
         while (b.next < b.n) {
             sync_job *j = take_job(ls, &b);
             pthread_mutex_unlock(&ls->pool_mu);
@@ -1040,9 +1043,8 @@ static int local_sync(store *s, const char *const *keys, size_t n)
  * temporary first and flushed together with keys and their directories; only then is it
  * linked under key (so it can never be visible over a file that is not durable), and its
  * directory synced. */
-static int local_sync_put_if_absent(store *s, const char *const *keys, size_t n,
-                                    const char *key, const void *data, size_t len,
-                                    unsigned flags)
+static int local_sync_put_if_absent(store *s, const char *const *keys, size_t n, const char *key,
+                                    const void *data, size_t len, unsigned flags)
 {
     local_store *ls = L(s);
     if (ls->readonly) return refuse_readonly(ls, key);
@@ -1199,7 +1201,8 @@ static void local_close(store *s)
         ls->pool_stop = 1;
         pthread_cond_broadcast(&ls->pool_work);
         pthread_mutex_unlock(&ls->pool_mu);
-        for (size_t i = 0; i < ls->n_workers; i++) pthread_join(ls->workers[i], NULL);
+        for (size_t i = 0; i < ls->n_workers; i++)
+            pthread_join(ls->workers[i], NULL);
         pthread_cond_destroy(&ls->pool_work);
         pthread_mutex_destroy(&ls->pool_mu);
     }
@@ -1275,7 +1278,8 @@ static int probe_links(local_store *ls)
              (unsigned long long)atomic_fetch_add(&probe_seq, 1), r);
     snprintf(b, sizeof b, "%s-link", a);
     int fd = openat(ls->root_fd, a, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd < 0) return core_err_storage(errno, ls->root, "store root '%s' is not writable", ls->root);
+    if (fd < 0)
+        return core_err_storage(errno, ls->root, "store root '%s' is not writable", ls->root);
     close(fd);
     int rc = 0;
     if (linkat(ls->root_fd, a, ls->root_fd, b, 0) != 0) {
@@ -1307,8 +1311,10 @@ int store_local_check_root(const char *root)
         for (n = 1; root[n] && (isalnum((unsigned char)root[n]) || strchr("+-.", root[n])); n++)
             ;
     if (!n || strncmp(root + n, "://", 3) != 0) return 0;
-    core_err(OG_E_UNSUPPORTED, "'%s': this build has no storage backend for %.*s:// URIs yet; "
-             "give a local directory", root, (int)n, root);
+    core_err(OG_E_UNSUPPORTED,
+             "'%s': this build has no storage backend for %.*s:// URIs yet; "
+             "give a local directory",
+             root, (int)n, root);
     core_err_detail(CORE_ERR_OBJECT, root);
     return OG_E_UNSUPPORTED;
 }

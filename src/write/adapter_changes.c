@@ -40,8 +40,7 @@ static int stage_change(lance_staged **st, const lance_dataset *ds, const graph_
          * set arbitrates, so a plain append is a strict insert. */
         return lance_stage_append(st, ds, &c->rows, 1, &wo);
     case GRAPH_CHANGE_UPSERT:
-        return lance_stage_merge_insert(st, ds, GRAPH_COL_ID, &c->rows, 1, LANCE_MERGE_UPSERT,
-                                        &wo);
+        return lance_stage_merge_insert(st, ds, GRAPH_COL_ID, &c->rows, 1, LANCE_MERGE_UPSERT, &wo);
     case GRAPH_CHANGE_REPLACE: {
         arrow_batch *const *b = c->rows && c->rows->num_rows ? &c->rows : NULL;
         return lance_stage_overwrite(st, ds, &ds->schema, b, b ? 1 : 0, &wo);
@@ -50,8 +49,7 @@ static int stage_change(lance_staged **st, const lance_dataset *ds, const graph_
         uint64_t *addrs = NULL;
         size_t n = 0;
         int rc = find_rows(ds, c->delete_ids, c->n_delete_ids, &addrs, &n);
-        if (rc == 0)
-            rc = lance_stage_delete_rows(st, ds, addrs, n, &wo);
+        if (rc == 0) rc = lance_stage_delete_rows(st, ds, addrs, n, &wo);
         core_free(addrs);
         return rc;
     }
@@ -79,8 +77,7 @@ int write_changes_prepare(write_graph *g, const void *input, const graph_snapsho
         /* What the builder read is load-bearing, whether or not it is written. */
         for (size_t i = 0; rc == 0 && i < reads.n; i++) {
             const graph_table *t = graph_snapshot_table(snap, reads.aliases[i]);
-            if (t)
-                rc = write_rs_add_table(&in->rs, t->alias, t->version, false);
+            if (t) rc = write_rs_add_table(&in->rs, t->alias, t->version, false);
         }
         graph_probes_clear(&reads);
         if (rc != 0) {
@@ -106,25 +103,20 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
     /* Every probed table is a read-set member, written or not. */
     for (size_t i = 0; rc == 0 && i < probes.n; i++) {
         const graph_table *t = graph_snapshot_table(snap, probes.aliases[i]);
-        if (t)
-            rc = write_rs_add_table(&in->rs, t->alias, t->version, false);
+        if (t) rc = write_rs_add_table(&in->rs, t->alias, t->version, false);
     }
     graph_probes_clear(&probes);
-    if (rc != 0)
-        return rc;
-    if (cs->n && !(in->effects = core_calloc(cs->n, sizeof *in->effects)))
-        return core_err_nomem();
+    if (rc != 0) return rc;
+    if (cs->n && !(in->effects = core_calloc(cs->n, sizeof *in->effects))) return core_err_nomem();
     for (size_t i = 0; i < cs->n; i++) {
         const graph_change *c = &cs->changes[i];
         if (c->type_index < 0 || (size_t)c->type_index >= g->h->catalog->n_types)
             return core_err(OG_E_INTERNAL, "change for unknown type %d", c->type_index);
         const lang_typedef *td = &g->h->catalog->types[c->type_index];
         char alias[256];
-        if ((rc = graph_table_alias(alias, sizeof alias, td->kind, td->name)) != 0)
-            return rc;
+        if ((rc = graph_table_alias(alias, sizeof alias, td->kind, td->name)) != 0) return rc;
         const graph_table *t = graph_snapshot_table(snap, alias);
-        if (!t)
-            return core_err(OG_E_INTERNAL, "type %s has no table in the graph manifest", alias);
+        if (!t) return core_err(OG_E_INTERNAL, "type %s has no table in the graph manifest", alias);
         lance_dataset *owned = NULL;
         const lance_dataset *ds = NULL;
         lance_staged *st = NULL;
@@ -132,8 +124,7 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
             rc = graph_head_table(in->base, t, &ds); /* shared with validation */
         else if ((rc = graph_table_open(&owned, g->h->s, t, LANCE_ACCESS_WRITE)) == 0)
             ds = owned;
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
         rc = stage_change(&st, ds, c);
         if (rc != 0) {
             lance_dataset_free(owned);
@@ -157,8 +148,7 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
         if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
             (t->table_branch && !(e->table_branch = core_strdup(t->table_branch))))
             return core_err_nomem();
-        if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0)
-            return rc;
+        if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0) return rc;
         if (c->mode == GRAPH_CHANGE_INSERT && c->rows) {
             /* what a strict insert appends, for the handle's read caches */
             const arrow_batch *b = c->rows;
@@ -182,28 +172,24 @@ int write_changes_apply(write_graph *g, write_intent *in)
         lance_commit_options co = LANCE_COMMIT_OPTIONS_INIT; /* exact, zero retries */
         lance_commit_result cr;
         int rc = write_intent_carry_sidecar(in, e->staged, NULL);
-        if (rc == 0)
-            rc = lance_staged_commit_ex(e->staged, &co, &after, &cr);
+        if (rc == 0) rc = lance_staged_commit_ex(e->staged, &co, &after, &cr);
         lance_staged_free(e->staged);
         e->staged = NULL;
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
         in->sidecar_unsynced = false; /* durable with this commit's files */
         if (cr.version != e->expected_version + 1) {
             lance_dataset_free(after);
-            return core_err(OG_E_INTERNAL, "table %s committed at version %" PRIu64
-                            ", expected exactly %" PRIu64, e->alias, cr.version,
-                            e->expected_version + 1);
+            return core_err(OG_E_INTERNAL,
+                            "table %s committed at version %" PRIu64 ", expected exactly %" PRIu64,
+                            e->alias, cr.version, e->expected_version + 1);
         }
         e->achieved_version = cr.version;
         e->compact_due = write_compact_due(after);
         rc = lance_dataset_count_rows(after, &e->row_count);
         lance_dataset_free(e->after);
         e->after = after;
-        if (rc != 0)
-            return rc;
-        if ((rc = OG_FAILPOINT("write.post_table_effect")) != 0)
-            return rc;
+        if (rc != 0) return rc;
+        if ((rc = OG_FAILPOINT("write.post_table_effect")) != 0) return rc;
     }
     return 0;
 }

@@ -84,19 +84,17 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         bool wanted = opt->n_tables == 0;
         for (size_t k = 0; k < opt->n_tables && !wanted; k++)
             wanted = strcmp(opt->tables[k], t->alias) == 0;
-        if (!wanted)
-            continue;
+        if (!wanted) continue;
         /* the declaration the type's schema asks for (NULL: a table of no catalog type) */
         char kix[GRAPH_KIX_DECL_MAX];
         int ti = t->type_name ? lang_catalog_find(g->h->catalog, t->type_name, t->kind) : -1;
-        const char *decl = ti >= 0 && graph_type_key_indexes(kix, sizeof kix,
-                                                             &g->h->catalog->types[ti]) == 0
-                               ? kix
-                               : NULL;
+        const char *decl =
+            ti >= 0 && graph_type_key_indexes(kix, sizeof kix, &g->h->catalog->types[ti]) == 0
+                ? kix
+                : NULL;
         lance_dataset *ds = NULL;
         int rc = graph_table_open(&ds, g->h->s, t, LANCE_ACCESS_WRITE);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
         bool due = opt->auto_maintenance
                        ? write_compact_due(ds)
                        : fragments_of(ds) >= min || (decl && lance_kix_missing(ds, decl));
@@ -111,24 +109,20 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         e->inc = t->inc;
         e->expected_version = t->version;
         char u[LANCE_UUID_LEN + 1];
-        if ((rc = lance_uuid_new(u)) == 0)
-            snprintf(e->uuid, sizeof e->uuid, "%s", u);
+        if ((rc = lance_uuid_new(u)) == 0) snprintf(e->uuid, sizeof e->uuid, "%s", u);
         in->n_effects++;
         /* The merge is read and written here, before the gates: writers of the table wait
          * only for its commit (apply). A table that moves meanwhile restarts this write, whose
          * next attempt runs under the gates it kept. */
         lance_compact_options co;
         compact_options(e, decl, &co);
-        if (rc == 0)
-            rc = lance_compact_stage(&e->compaction, ds, &co);
+        if (rc == 0) rc = lance_compact_stage(&e->compaction, ds, &co);
         lance_dataset_free(ds);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
         if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
             (t->table_branch && !(e->table_branch = core_strdup(t->table_branch))))
             return core_err_nomem();
-        if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0)
-            return rc;
+        if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0) return rc;
     }
     return 0;
 }
@@ -142,16 +136,15 @@ int write_optimize_apply(write_graph *g, write_intent *in)
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
         /* staged in prepare on exactly expected_version (the pin the gates confirmed) */
-        int rc = e->compaction ? write_intent_carry_sidecar(in, NULL, e->compaction)
-                               : core_err(OG_E_INTERNAL, "optimize of %s has no staged merge",
-                                          e->alias);
-        if (rc == 0)
-            rc = lance_compact_plan_commit(e->compaction, &after, &rep);
+        int rc = e->compaction
+                     ? write_intent_carry_sidecar(in, NULL, e->compaction)
+                     : core_err(OG_E_INTERNAL, "optimize of %s has no staged merge", e->alias);
+        if (rc == 0) rc = lance_compact_plan_commit(e->compaction, &after, &rep);
         if (rc == 0 && rep.n_commits)
             in->sidecar_unsynced = false; /* durable with the merged files */
         if (rc == 0 && rep.n_commits > 1)
-            rc = core_err(OG_E_INTERNAL, "compaction of %s made %zu commits, planned one",
-                          e->alias, rep.n_commits);
+            rc = core_err(OG_E_INTERNAL, "compaction of %s made %zu commits, planned one", e->alias,
+                          rep.n_commits);
         if (rc == 0 && rep.n_commits == 1 && rep.versions[0] != e->expected_version + 1)
             rc = core_err(OG_E_INTERNAL, "compaction of %s committed version %" PRIu64, e->alias,
                           rep.versions[0]);
@@ -162,10 +155,8 @@ int write_optimize_apply(write_graph *g, write_intent *in)
         lance_dataset_free(e->after);
         e->after = rep.n_commits ? after : NULL;
         if (!rep.n_commits) lance_dataset_free(after);
-        if (rc != 0)
-            return rc;
-        if ((rc = OG_FAILPOINT("write.post_table_effect")) != 0)
-            return rc;
+        if (rc != 0) return rc;
+        if ((rc = OG_FAILPOINT("write.post_table_effect")) != 0) return rc;
     }
     return 0;
 }
@@ -196,12 +187,10 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
      * fragments alone), and gives up if a merge or cleanup changed them. */
     size_t resolved = 0;
     int rc = write_recover(g, branch, &resolved);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     write_gate_key key = {WRITE_GATE_BRANCH, branch ? branch : "main", NULL};
     write_gate_set *gate = NULL;
-    if ((rc = write_gates_acquire(g->gates, &key, 1, WRITE_GATE_TIMEOUT_MS, &gate)) != 0)
-        return rc;
+    if ((rc = write_gates_acquire(g->gates, &key, 1, WRITE_GATE_TIMEOUT_MS, &gate)) != 0) return rc;
     lance_dataset *m = NULL, *after = NULL;
     rc = graph_manifest_open(&m, g->h->s, branch, 0, LANCE_ACCESS_WRITE);
     if (rc != 0) {
@@ -214,8 +203,7 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
         lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;
-        if (automatic)
-            write_tiered_compact_options(&co);
+        if (automatic) write_tiered_compact_options(&co);
         co.rebase_attempts = branch ? 0 : 4;
         /* Superseded rows go and commit rows gather apart (graph.h, "Manifest compaction"):
          * a snapshot then reads about one row per table and branch, not one per commit. */
@@ -224,11 +212,9 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
         co.classify = graph_compact_classify;
         co.classify_arg = rules;
         co.apart_key = GRAPH_COMMIT_FRAGMENTS_KEY;
-        if (rc == 0)
-            rc = lance_compact(&after, m, &co, &rep);
+        if (rc == 0) rc = lance_compact(&after, m, &co, &rep);
         graph_compact_rules_free(rules);
-        if (rc == OG_E_CONFLICT)
-            rc = 0;
+        if (rc == OG_E_CONFLICT) rc = 0;
         *compacted = rc == 0 && rep.n_commits > 0;
     }
     lance_dataset_free(after);

@@ -31,7 +31,8 @@ typedef struct keyset {
 
 static void keyset_free(keyset *k)
 {
-    for (size_t i = 0; i < k->n; i++) core_free(k->v[i]);
+    for (size_t i = 0; i < k->n; i++)
+        core_free(k->v[i]);
     core_free(k->v);
     core_hmap_free(&k->map);
     memset(k, 0, sizeof *k);
@@ -77,9 +78,9 @@ static int keyset_add(keyset *k, const char *key)
 
 typedef struct backup_ctx {
     store *src, *dst;
-    keyset written;  /* every key this backup wrote into dst, over all attempts */
-    keyset needed;   /* what the current attempt's pin needs */
-    keyset pending;  /* written unsynced, not yet synced */
+    keyset written; /* every key this backup wrote into dst, over all attempts */
+    keyset needed;  /* what the current attempt's pin needs */
+    keyset pending; /* written unsynced, not yet synced */
     core_buf buf;
     uint64_t files, bytes;
 } backup_ctx;
@@ -94,8 +95,10 @@ static int copy_object(backup_ctx *c, const char *key, int mutable, unsigned fla
     if (rc || (!mutable && keyset_has(&c->written, key))) return rc;
     rc = store_get(c->src, key, 0, STORE_ALL, &c->buf);
     if (rc == OG_E_NOT_FOUND && strstr(key, "/" LANCE_KIX_DIR)) {
-        core_log(CORE_LOG_WARN, "backup: key index segment '%s' is gone; the copy's lookups scan "
-                 "its fragments instead", key);
+        core_log(CORE_LOG_WARN,
+                 "backup: key index segment '%s' is gone; the copy's lookups scan "
+                 "its fragments instead",
+                 key);
         og_error_clear();
         return 0;
     }
@@ -254,9 +257,10 @@ static int copy_head(backup_ctx *c, graph_snapshot **snap_out)
         lang_catalog_free(cat);
         if (rc == 0 && strcmp(identity, snap->schema_identity) != 0) {
             /* A schema change published between the pin and the read: pin again. */
-            rc = core_err(OG_E_NOT_FOUND, "the accepted schema is %s, not the %s of manifest "
-                          "version %" PRIu64, identity, snap->schema_identity,
-                          snap->manifest_version);
+            rc = core_err(OG_E_NOT_FOUND,
+                          "the accepted schema is %s, not the %s of manifest "
+                          "version %" PRIu64,
+                          identity, snap->schema_identity, snap->manifest_version);
         }
     }
     /* The graph manifest last: its version file is the copy's commit point. */
@@ -332,8 +336,7 @@ static int verify(store *dst, const graph_snapshot *pin, uint64_t *rows)
     return rc;
 }
 
-int write_backup(store *src, store *dst, const write_backup_options *opt,
-                 write_backup_report *out)
+int write_backup(store *src, store *dst, const write_backup_options *opt, write_backup_report *out)
 {
     write_backup_options def = WRITE_BACKUP_OPTIONS_INIT;
     if (!opt) opt = &def;
@@ -354,7 +357,8 @@ int write_backup(store *src, store *dst, const write_backup_options *opt,
         if (rc != OG_E_NOT_FOUND || (!pin && n == 1)) break;
         core_log(CORE_LOG_INFO, "backup: %s; pinning the head again (attempt %u of %u)",
                  og_error_last()->message, n + 1, attempts);
-        if (opt->test_between_attempts && n < attempts) opt->test_between_attempts(opt->test_arg, n);
+        if (opt->test_between_attempts && n < attempts)
+            opt->test_between_attempts(opt->test_arg, n);
     }
     if (rc == OG_E_NOT_FOUND && n > 1)
         core_err_prefix("backup: files of the pinned version kept vanishing (%u attempts)", n);

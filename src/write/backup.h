@@ -37,24 +37,27 @@
 #include <stdint.h>
 
 typedef struct write_backup_options {
-    int version;           /* 1 */
-    unsigned attempts;     /* pins tried when files vanish mid-copy (0: 5) */
+    int version;       /* 1 */
+    unsigned attempts; /* pins tried when files vanish mid-copy (0: 5) */
     /* Test hook: called after an attempt that files vanished from, before the next pin (to
      * move the head in between). NULL in production. */
     void (*test_between_attempts)(void *arg, unsigned attempt);
     void *test_arg;
 } write_backup_options;
-#define WRITE_BACKUP_OPTIONS_INIT {1, 0, NULL, NULL}
+#define WRITE_BACKUP_OPTIONS_INIT                                                                  \
+    {                                                                                              \
+        1, 0, NULL, NULL                                                                           \
+    }
 
 typedef struct write_backup_report {
-    char commit_id[GRAPH_ID_LEN + 1];          /* the commit the copy holds */
-    uint64_t manifest_version;                 /* its graph-manifest version */
+    char commit_id[GRAPH_ID_LEN + 1]; /* the commit the copy holds */
+    uint64_t manifest_version;        /* its graph-manifest version */
     char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
-    size_t tables;                             /* data tables copied */
-    uint64_t rows;                             /* rows over those tables, as verified */
-    uint64_t files;                            /* objects written to the copy */
-    uint64_t bytes;                            /* bytes written to the copy */
-    unsigned attempts;                         /* pins it took (1 unless files vanished) */
+    size_t tables;     /* data tables copied */
+    uint64_t rows;     /* rows over those tables, as verified */
+    uint64_t files;    /* objects written to the copy */
+    uint64_t bytes;    /* bytes written to the copy */
+    unsigned attempts; /* pins it took (1 unless files vanished) */
 } write_backup_report;
 
 /* Copy the graph on src into dst (a store on an empty root; the caller checks emptiness),
@@ -63,7 +66,6 @@ typedef struct write_backup_report {
  * OG_E_NOT_FOUND when files kept vanishing after every attempt (or the source has no graph);
  * OG_E_UNSUPPORTED for what the copy cannot carry yet (see above); OG_E_CORRUPT when the copy
  * does not verify. *out is filled on success. */
-int write_backup(store *src, store *dst, const write_backup_options *opt,
-                 write_backup_report *out);
+int write_backup(store *src, store *dst, const write_backup_options *opt, write_backup_report *out);
 
 #endif

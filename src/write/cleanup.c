@@ -17,8 +17,8 @@
  * most its pinned version, which a writer holding the table's gate commits on top of, so
  * table commits never land among deleted versions; the manifest is cleaned under the branch
  * gate (below), and version discovery re-checks the version it found (version.c), so a
- * publisher whose cached base was deleted cannot recreate a deleted version number. A reader of an expired
- * commit may fail mid-read: that commit is the one the caller asked to forget. The commit
+ * publisher whose cached base was deleted cannot recreate a deleted version number. A reader of an
+ * expired commit may fail mid-read: that commit is the one the caller asked to forget. The commit
  * rows stay in the lineage (commit list still shows them); reading one of them fails typed
  * (graph_snapshot_load says the version was removed). */
 #include "write/internal.h"
@@ -35,8 +35,8 @@
 static void add_report(write_cleanup_report *out, const lance_cleanup_report *r)
 {
     out->versions_removed += r->versions_deleted;
-    out->files_removed += r->versions_deleted + r->data_files_deleted +
-                          r->deletion_files_deleted + r->txn_files_deleted;
+    out->files_removed += r->versions_deleted + r->data_files_deleted + r->deletion_files_deleted +
+                          r->txn_files_deleted;
     out->bytes_removed += r->bytes_deleted;
     out->files_spared_recent += r->files_spared_recent;
 }
@@ -44,8 +44,7 @@ static void add_report(write_cleanup_report *out, const lance_cleanup_report *r)
 static bool has_path(const graph_snapshot *snap, const char *path)
 {
     for (size_t i = 0; i < snap->n_tables; i++)
-        if (strcmp(snap->tables[i].path, path) == 0)
-            return true;
+        if (strcmp(snap->tables[i].path, path) == 0) return true;
     return false;
 }
 
@@ -64,8 +63,7 @@ static int clean_one(write_graph *g, const char *root, uint64_t floor,
     if (rc == 0) {
         add_report(out, &r);
         out->tables++;
-        if (opt->progress)
-            opt->progress(opt->progress_arg, root, out->tables, out->tables_total);
+        if (opt->progress) opt->progress(opt->progress_arg, root, out->tables, out->tables_total);
     }
     return rc;
 }
@@ -75,19 +73,16 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     memset(out, 0, sizeof *out);
     if (!opt || opt->version != 1)
         return core_err(OG_E_BAD_REQUEST, "write_cleanup_options version is not 1");
-    if (g->h->readonly)
-        return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     if (opt->keep == 0 && opt->older_than_us < 0)
         return core_err(OG_E_BAD_REQUEST,
                         "cleanup needs a retention rule: keep the newest N commits, or the "
                         "commits younger than a duration, or both");
     size_t resolved = 0;
     int rc = write_recover(g, NULL, &resolved);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     graph_snapshot *head = NULL, *floor_snap = NULL;
-    if ((rc = graph_snapshot_load(&head, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE)) != 0)
-        return rc;
+    if ((rc = graph_snapshot_load(&head, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE)) != 0) return rc;
     /* commits are newest first; a commit expires when it breaks every rule given */
     int64_t now = (int64_t)core_wall_us();
     out->commits_total = head->n_commits;
@@ -106,8 +101,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
      * may have removed older ones, which then stay unreadable whatever the rules say). */
     uint64_t floor_mver = head->manifest_version;
     for (size_t k = head->n_commits; rc == 0 && k-- > 0;) {
-        if (!keep[k])
-            continue;
+        if (!keep[k]) continue;
         const graph_commit *c = &head->commits[k];
         if (!floor_snap && c->manifest_version < head->manifest_version) {
             rc = graph_snapshot_load(&floor_snap, g->h->s, NULL, c->manifest_version, 0);
@@ -117,16 +111,14 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
                 continue;
             }
         }
-        if (c->manifest_version < floor_mver)
-            floor_mver = c->manifest_version;
+        if (c->manifest_version < floor_mver) floor_mver = c->manifest_version;
         if (!out->oldest_retained[0] || c->manifest_version <= floor_mver)
             snprintf(out->oldest_retained, sizeof out->oldest_retained, "%s", c->id);
         out->commits_retained++;
     }
     core_free(keep);
     out->floor_manifest_version = floor_mver;
-    if (rc == 0 && !floor_snap)
-        rc = graph_snapshot_load(&floor_snap, g->h->s, NULL, floor_mver, 0);
+    if (rc == 0 && !floor_snap) rc = graph_snapshot_load(&floor_snap, g->h->s, NULL, floor_mver, 0);
     /* the tables to clean: those of the head and of the floor (a table dropped since the floor
      * still serves the commits in between) */
     out->tables_total = 1 + head->n_tables;
@@ -141,8 +133,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     }
     for (size_t i = 0; rc == 0 && i < floor_snap->n_tables; i++) {
         const graph_table *f = &floor_snap->tables[i];
-        if (!has_path(head, f->path))
-            rc = clean_one(g, f->path, f->version, opt, out);
+        if (!has_path(head, f->path)) rc = clean_one(g, f->path, f->version, opt, out);
     }
     /* The manifest last: until now, every retained commit's snapshot could be read. Under the
      * branch gate, so no publisher is between finding the latest version and committing the
@@ -152,8 +143,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
         write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL};
         write_gate_set *gate = NULL;
         rc = write_gates_acquire(g->gates, &key, 1, WRITE_GATE_TIMEOUT_MS, &gate);
-        if (rc == 0)
-            rc = clean_one(g, GRAPH_MANIFEST_DIR, floor_mver, opt, out);
+        if (rc == 0) rc = clean_one(g, GRAPH_MANIFEST_DIR, floor_mver, opt, out);
         write_gate_set_release(gate);
     }
     graph_snapshot_free(floor_snap);

@@ -21,8 +21,7 @@
 typedef struct write_adapter {
     int kind;
     const char *name;
-    int (*prepare)(write_graph *g, const void *input, const graph_snapshot *snap,
-                   write_intent *in);
+    int (*prepare)(write_graph *g, const void *input, const graph_snapshot *snap, write_intent *in);
     int (*apply)(write_graph *g, write_intent *in);
     write_rows_fn rows;
 } write_adapter;
@@ -49,8 +48,7 @@ static const write_adapter ADAPTERS[] = {
 static const write_adapter *adapter_of(int kind)
 {
     for (size_t i = 0; i < sizeof ADAPTERS / sizeof ADAPTERS[0]; i++)
-        if (ADAPTERS[i].kind == kind)
-            return &ADAPTERS[i];
+        if (ADAPTERS[i].kind == kind) return &ADAPTERS[i];
     return NULL;
 }
 
@@ -63,8 +61,7 @@ const char *write_kind_name(int kind)
 int write_kind_parse(const char *s)
 {
     for (size_t i = 0; s && i < sizeof ADAPTERS / sizeof ADAPTERS[0]; i++)
-        if (strcmp(ADAPTERS[i].name, s) == 0)
-            return ADAPTERS[i].kind;
+        if (strcmp(ADAPTERS[i].name, s) == 0) return ADAPTERS[i].kind;
     return 0;
 }
 
@@ -118,9 +115,9 @@ static void maint_stop(write_graph *g);
  * named by no sidecar any more) and gives them to its next writes. A write that leaves its
  * sidecar behind releases and removes its lock, so recovery sees its owner gone. */
 typedef struct owner_pool {
-    char prefix[40];          /* "owner-<ULID>-" unique to this writer */
-    uint64_t next;            /* names handed out */
-    store_lock **locks;       /* free, held */
+    char prefix[40];    /* "owner-<ULID>-" unique to this writer */
+    uint64_t next;      /* names handed out */
+    store_lock **locks; /* free, held */
     char (*names)[WRITE_OWNER_LOCK_CAP];
     size_t n, cap;
 } owner_pool;
@@ -162,8 +159,7 @@ static void owner_return(write_graph *g, const char *name, store_lock *l)
     if (p && p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 4;
         store_lock **nl = core_realloc(p->locks, cap * sizeof *nl);
-        if (nl)
-            p->locks = nl;
+        if (nl) p->locks = nl;
         char(*nn)[WRITE_OWNER_LOCK_CAP] = nl ? core_realloc(p->names, cap * sizeof *nn) : NULL;
         if (nn) {
             p->names = nn;
@@ -183,8 +179,7 @@ static void owner_return(write_graph *g, const char *name, store_lock *l)
 static void owners_close(write_graph *g)
 {
     owner_pool *p = g->owners_;
-    if (!p)
-        return;
+    if (!p) return;
     for (size_t i = 0; i < p->n; i++)
         store_lock_release_remove(p->locks[i]);
     core_free(p->locks);
@@ -195,13 +190,11 @@ static void owners_close(write_graph *g)
 
 void write_graph_close(write_graph *g)
 {
-    if (!g)
-        return;
+    if (!g) return;
     maint_stop(g); /* finishes queued maintenance: the writer's state is still whole */
     owners_close(g);
     write_gates_close(g->gates);
-    if (g->owns_handle_)
-        graph_handle_close(g->h);
+    if (g->owns_handle_) graph_handle_close(g->h);
     if (g->lock_) {
         pthread_mutex_destroy((pthread_mutex_t *)g->lock_);
         core_free(g->lock_);
@@ -223,8 +216,7 @@ int write_graph_attach(write_graph **out, graph_handle *h, const write_open_opti
 {
     *out = NULL;
     write_open_options def = WRITE_OPEN_OPTIONS_INIT;
-    if (!opt)
-        opt = &def;
+    if (!opt) opt = &def;
     write_graph *g = core_calloc(1, sizeof *g);
     pthread_mutex_t *mu = core_malloc(sizeof *mu);
     if (!g || !mu) {
@@ -238,12 +230,10 @@ int write_graph_attach(write_graph **out, graph_handle *h, const write_open_opti
     g->background_maintenance = opt->background_maintenance && !h->readonly;
     int rc = 0;
     if (!h->readonly) {
-        if ((rc = write_gates_open(&g->gates, h->s, h->root_id)) != 0)
-            goto fail;
+        if ((rc = write_gates_open(&g->gates, h->s, h->root_id)) != 0) goto fail;
         drop_stale_claim(g);
         size_t resolved = 0;
-        if (!opt->defer_recovery && (rc = write_recover(g, NULL, &resolved)) != 0)
-            goto fail;
+        if (!opt->defer_recovery && (rc = write_recover(g, NULL, &resolved)) != 0) goto fail;
     }
     *out = g;
     return 0;
@@ -257,15 +247,13 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
 {
     *out = NULL;
     write_open_options def = WRITE_OPEN_OPTIONS_INIT;
-    if (!opt)
-        opt = &def;
+    if (!opt) opt = &def;
     graph_open_options go = GRAPH_OPEN_OPTIONS_INIT;
     go.readonly = opt->readonly;
     go.actor = opt->actor;
     graph_handle *h = NULL;
     int rc = graph_handle_open(&h, s, root_id, &go); /* takes s */
-    if (rc == 0)
-        rc = write_graph_attach(out, h, opt);
+    if (rc == 0) rc = write_graph_attach(out, h, opt);
     if (rc != 0) {
         graph_handle_close(h);
         return rc;
@@ -280,8 +268,7 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
 static int intent_gate_keys(const write_intent *in, write_gate_key **keys, size_t *n)
 {
     *n = 2 + in->n_effects;
-    if (!(*keys = core_calloc(*n, sizeof **keys)))
-        return core_err_nomem();
+    if (!(*keys = core_calloc(*n, sizeof **keys))) return core_err_nomem();
     const char *branch = in->branch ? in->branch : "main";
     (*keys)[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL};
     (*keys)[1] = (write_gate_key){WRITE_GATE_BRANCH, branch, NULL};
@@ -311,8 +298,7 @@ int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **
     size_t n = 0;
     write_gate_key *keys = NULL;
     int rc0 = intent_gate_keys(in, &keys, &n);
-    if (rc0 != 0)
-        return rc0;
+    if (rc0 != 0) return rc0;
     uint64_t t0 = core_mono_ns();
     int rc = write_gates_acquire(g->gates, keys, n, WRITE_GATE_TIMEOUT_MS, out);
     write_stats d = {0};
@@ -328,16 +314,14 @@ int write_recover(write_graph *g, const char *branch, size_t *resolved)
 {
     (void)branch; /* every sidecar overlaps: only main is writable today */
     *resolved = 0;
-    if (g->h->readonly)
-        return 0;
+    if (g->h->readonly) return 0;
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
     int rc = write_sidecar_list(g->h->s, &ids, &n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         bool done = false;
         rc = write_recover_one(g, ids[i], &done);
-        if (rc == 0 && done)
-            (*resolved)++;
+        if (rc == 0 && done) (*resolved)++;
     }
     core_free(ids);
     return rc;
@@ -349,8 +333,7 @@ static int new_id(char out[GRAPH_ID_LEN + 1])
 {
     core_ulid u;
     int rc = core_ulid_new(&u);
-    if (rc == 0)
-        core_ulid_format(&u, out);
+    if (rc == 0) core_ulid_format(&u, out);
     return rc;
 }
 
@@ -368,10 +351,8 @@ static int new_id(char out[GRAPH_ID_LEN + 1])
 static int latest_after(write_graph *g, const char *root, lance_naming naming, uint64_t known,
                         bool checked, uint64_t *v)
 {
-    if (known && checked)
-        return lance_version_latest_from(g->h->s, root, naming, known, v);
-    if (known)
-        return lance_version_latest_from_unchecked(g->h->s, root, naming, known, v);
+    if (known && checked) return lance_version_latest_from(g->h->s, root, naming, known, v);
+    if (known) return lance_version_latest_from_unchecked(g->h->s, root, naming, known, v);
     return lance_version_latest(g->h->s, root, v, &naming);
 }
 
@@ -382,13 +363,12 @@ static bool base_was_stale(write_graph *g, const graph_head *wb)
 {
     const lance_dataset *m = graph_head_manifest(wb);
     uint64_t latest = 0;
-    if (lance_version_latest_from(g->h->s, GRAPH_MANIFEST_DIR, m->naming,
-                                  lance_dataset_version(m), &latest) != 0) {
+    if (lance_version_latest_from(g->h->s, GRAPH_MANIFEST_DIR, m->naming, lance_dataset_version(m),
+                                  &latest) != 0) {
         og_error_clear();
         return false;
     }
-    if (latest == lance_dataset_version(m))
-        return false;
+    if (latest == lance_dataset_version(m)) return false;
     graph_handle_forget(g->h, wb);
     return true;
 }
@@ -445,51 +425,43 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
     if (rc == 0)
         rc = latest_after(g, root, known ? known->naming : LANCE_NAMING_UNKNOWN,
                           known ? in->rs.manifest_version : 0, true, &latest);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     if (latest != in->rs.manifest_version) {
         graph_snapshot *fresh = NULL;
         lance_dataset *ds = NULL;
         rc = graph_manifest_open(&ds, g->h->s, branch, latest, LANCE_ACCESS_WRITE);
-        if (rc == 0)
-            rc = graph_snapshot_from_dataset(&fresh, ds, branch, 0);
-        if (rc == 0)
-            rc = write_rs_check(&in->rs, fresh);
+        if (rc == 0) rc = graph_snapshot_from_dataset(&fresh, ds, branch, 0);
+        if (rc == 0) rc = write_rs_check(&in->rs, fresh);
         graph_snapshot_free(fresh);
-        if (rc != 0)
-            lance_dataset_free(ds);
-        if (rc == OG_E_READ_SET_CONFLICT)
-            return 1;
-        if (rc != 0)
-            return rc;
+        if (rc != 0) lance_dataset_free(ds);
+        if (rc == OG_E_READ_SET_CONFLICT) return 1;
+        if (rc != 0) return rc;
         *fresh_ds = ds; /* the caller's on success only (revalidate frees it otherwise) */
     }
     /* An intent armed by someone else since our barrier (and not finished: we hold the gates
      * it would hold) must be recovered first. */
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
-    if ((rc = write_sidecar_list(g->h->s, &ids, &n)) != 0)
-        return rc;
+    if ((rc = write_sidecar_list(g->h->s, &ids, &n)) != 0) return rc;
     core_free(ids);
-    if (n)
-        return 1;
+    if (n) return 1;
     /* Every written table's Lance HEAD must still be its published version. */
     for (size_t i = 0; i < in->n_effects; i++) {
         const write_effect *e = &in->effects[i];
         uint64_t head = 0;
         lance_staged_info si = {0};
-        if (e->staged)
-            lance_staged_get_info(e->staged, &si);
+        if (e->staged) lance_staged_get_info(e->staged, &si);
         uint64_t pinned = si.read_version == e->expected_version ? si.read_version : 0;
         if ((rc = lance_branch_root(root, e->path, e->table_branch)) != 0 ||
             (rc = latest_after(g, root, si.naming, pinned, false, &head)) != 0)
             return rc;
         if (head != e->expected_version) {
-            rc = core_err(OG_E_CONFLICT,
-                          "table %s is at Lance version %" PRIu64 " but the graph publishes %" PRIu64
-                          " and no recovery intent covers the difference (a writer outside this "
-                          "protocol changed it)",
-                          e->alias, head, e->expected_version);
+            rc =
+                core_err(OG_E_CONFLICT,
+                         "table %s is at Lance version %" PRIu64 " but the graph publishes %" PRIu64
+                         " and no recovery intent covers the difference (a writer outside this "
+                         "protocol changed it)",
+                         e->alias, head, e->expected_version);
             core_err_detail(CORE_ERR_OBJECT, e->path);
             return rc;
         }
@@ -511,8 +483,7 @@ static int revalidate(write_graph *g, const write_intent *in, const char *branch
 /* After an effect or publish failure the sidecar stays. Try to resolve it at once (we are its
  * owner and have let go of it); report what the caller must know. 1: recovery completed the
  * write (it is committed under its own id, at manifest version *mver). */
-static int after_effect_failure(write_graph *g, const write_intent *in, int cause,
-                                uint64_t *mver)
+static int after_effect_failure(write_graph *g, const write_intent *in, int cause, uint64_t *mver)
 {
     char saved[1024];
     snprintf(saved, sizeof saved, "%s", og_error_last()->message);
@@ -528,10 +499,9 @@ static int after_effect_failure(write_graph *g, const write_intent *in, int caus
                 if ((visible = strcmp(snap->commits[i].id, in->commit_id) == 0))
                     *mver = snap->commits[i].manifest_version;
         graph_snapshot_free(snap);
-        if (visible)
-            return 1;
-        int rc = core_err(cause, "%s (the write was undone by recovery; the graph is unchanged)",
-                          saved);
+        if (visible) return 1;
+        int rc =
+            core_err(cause, "%s (the write was undone by recovery; the graph is unchanged)", saved);
         core_err_detail(CORE_ERR_OPERATION_ID, in->operation_id);
         return rc;
     }
@@ -592,8 +562,7 @@ static void *maint_worker(void *arg)
     for (;;) {
         while (!q->stop && !maint_pending(q))
             pthread_cond_wait(&q->work, &q->mu);
-        if (!maint_pending(q))
-            break; /* stopping, and nothing is left */
+        if (!maint_pending(q)) break; /* stopping, and nothing is left */
         char **tables = q->tables;
         size_t n = q->n_tables;
         bool mf = q->manifest_due;
@@ -629,16 +598,14 @@ static int maint_enqueue(write_graph *g, const char *const *tables, size_t n, bo
     }
     maint_queue *q = g->maint_;
     pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
-    if (!q)
-        return core_err_nomem();
+    if (!q) return core_err_nomem();
     int rc = 0;
     pthread_mutex_lock(&q->mu);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         bool have = false;
         for (size_t k = 0; k < q->n_tables && !have; k++)
             have = strcmp(q->tables[k], tables[i]) == 0;
-        if (have)
-            continue;
+        if (have) continue;
         if (q->n_tables == q->cap) {
             size_t cap = q->cap ? 2 * q->cap : 8;
             char **t = core_realloc(q->tables, cap * sizeof *t);
@@ -661,8 +628,7 @@ static int maint_enqueue(write_graph *g, const char *const *tables, size_t n, bo
         else
             q->started = true;
     }
-    if (rc == 0)
-        pthread_cond_signal(&q->work);
+    if (rc == 0) pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
     return rc;
 }
@@ -672,8 +638,7 @@ void write_maintenance_drain(write_graph *g)
     pthread_mutex_lock((pthread_mutex_t *)g->lock_);
     maint_queue *q = g->maint_;
     pthread_mutex_unlock((pthread_mutex_t *)g->lock_);
-    if (!q)
-        return;
+    if (!q) return;
     pthread_mutex_lock(&q->mu);
     while (q->started && (q->busy || maint_pending(q)))
         pthread_cond_wait(&q->idle, &q->mu);
@@ -683,15 +648,13 @@ void write_maintenance_drain(write_graph *g)
 static void maint_stop(write_graph *g)
 {
     maint_queue *q = g->maint_;
-    if (!q)
-        return;
+    if (!q) return;
     pthread_mutex_lock(&q->mu);
     q->stop = true;
     bool started = q->started;
     pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
-    if (started)
-        pthread_join(q->thread, NULL);
+    if (started) pthread_join(q->thread, NULL);
     for (size_t i = 0; i < q->n_tables; i++)
         core_free(q->tables[i]);
     core_free(q->tables);
@@ -707,12 +670,10 @@ static void maint_stop(write_graph *g)
  * they are the graph's now). */
 static void announce(write_graph *g, write_intent *in)
 {
-    if (!g->on_commit || in->branch)
-        return;
+    if (!g->on_commit || in->branch) return;
     for (size_t i = 0; i < in->n_effects; i++) {
         write_effect *e = &in->effects[i];
-        if (!e->after || e->achieved_version <= e->expected_version)
-            continue;
+        if (!e->after || e->achieved_version <= e->expected_version) continue;
         write_committed_table t = {
             .path = e->path,
             .table_branch = e->table_branch,
@@ -733,9 +694,9 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
                      bool manifest_due)
 {
     size_t n = 0;
-    for (size_t i = 0; tables_too && i < in->n_effects; i++) n += in->effects[i].compact_due;
-    if (n == 0 && !manifest_due)
-        return;
+    for (size_t i = 0; tables_too && i < in->n_effects; i++)
+        n += in->effects[i].compact_due;
+    if (n == 0 && !manifest_due) return;
     const char **tables = core_malloc((n ? n : 1) * sizeof *tables);
     if (!tables) {
         /* derived work: the next write that finds it due tries again */
@@ -744,8 +705,7 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
     }
     n = 0;
     for (size_t i = 0; tables_too && i < in->n_effects; i++)
-        if (in->effects[i].compact_due)
-            tables[n++] = in->effects[i].alias;
+        if (in->effects[i].compact_due) tables[n++] = in->effects[i].alias;
     /* Graph branches are not written yet (write_run refuses them): main only. */
     (void)branch;
     if (!g->background_maintenance || maint_enqueue(g, tables, n, manifest_due) != 0)
@@ -758,8 +718,7 @@ static void report_table(write_result *res, const write_options *opt, const char
                          uint64_t from_version, uint64_t to_version, uint64_t row_count)
 {
     res->n_tables++;
-    if (opt->on_table)
-        opt->on_table(opt->on_table_arg, alias, from_version, to_version, row_count);
+    if (opt->on_table) opt->on_table(opt->on_table_arg, alias, from_version, to_version, row_count);
 }
 
 /* A write recovery completed for us (rolled forward at manifest version mver): report its
@@ -771,8 +730,10 @@ static void report_recovered(write_graph *g, const write_intent *in, uint64_t mv
     res->manifest_version = mver;
     graph_snapshot *snap = NULL;
     if (graph_snapshot_load(&snap, g->h->s, in->branch, mver, 0) != 0) {
-        core_log(CORE_LOG_WARN, "write %s was completed by recovery, but its tables could not "
-                 "be read back: %s", in->operation_id, og_error_last()->message);
+        core_log(CORE_LOG_WARN,
+                 "write %s was completed by recovery, but its tables could not "
+                 "be read back: %s",
+                 in->operation_id, og_error_last()->message);
         return;
     }
     for (size_t i = 0; i < in->n_effects; i++) {
@@ -799,8 +760,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
                               const write_options *opt, write_result *res, write_gate_set **held)
 {
     const char *branch = opt->branch && strcmp(opt->branch, "main") != 0 ? opt->branch : NULL;
-    if (branch)
-        return core_err(OG_E_UNSUPPORTED, "writes to graph branches are not supported yet");
+    if (branch) return core_err(OG_E_UNSUPPORTED, "writes to graph branches are not supported yet");
     unsigned max_re = opt->max_reprepare ? opt->max_reprepare : WRITE_MAX_REPREPARE;
     memset(res, 0, sizeof *res);
     int rc = 0;
@@ -819,8 +779,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
                 *held = NULL;
             }
         }
-        if (!*held && (rc = write_recover(g, branch, &resolved)) != 0)
-            return rc;
+        if (!*held && (rc = write_recover(g, branch, &resolved)) != 0) return rc;
 
         /* B: prepare without gates, against a base captured after the barrier. */
         uint64_t t0 = core_mono_ns();
@@ -828,8 +787,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         write_intent in;
         memset(&in, 0, sizeof in);
         graph_head *wb = NULL;
-        if ((rc = base_acquire(g, branch, &wb)) != 0)
-            return rc;
+        if ((rc = base_acquire(g, branch, &wb)) != 0) return rc;
         snap = graph_head_snapshot(wb); /* borrowed from the immutable base */
         in.base = wb;
         if (strcmp(snap->schema_identity, g->h->schema_identity) != 0) {
@@ -842,9 +800,9 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
          * content) does not break it, so the head or the last content commit both match. */
         if (opt->if_commit && strcmp(opt->if_commit, snap->head) != 0 &&
             strcmp(opt->if_commit, snap->content_head) != 0) {
-            rc = core_err(OG_E_PRECONDITION_FAILED,
-                          "branch %s is at commit %s, not %s", branch ? branch : "main",
-                          snap->head[0] ? snap->head : "(none)", opt->if_commit);
+            rc = core_err(OG_E_PRECONDITION_FAILED, "branch %s is at commit %s, not %s",
+                          branch ? branch : "main", snap->head[0] ? snap->head : "(none)",
+                          opt->if_commit);
             core_err_detail(CORE_ERR_EXPECTED, opt->if_commit);
             core_err_detail(CORE_ERR_ACTUAL, snap->head);
             graph_head_release(wb);
@@ -860,8 +818,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         if ((rc = new_id(in.operation_id)) != 0 || (rc = new_id(in.commit_id)) != 0 ||
             (rc = new_id(in.rollback_commit_id)) != 0 ||
             (g->h->actor && !(in.actor = core_strdup(g->h->actor)))) {
-            if (rc == 0)
-                rc = core_err_nomem();
+            if (rc == 0) rc = core_err_nomem();
             graph_head_release(wb);
             write_intent_clear(&in);
             return rc;
@@ -894,8 +851,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             return 0;
         }
 
-        if (g->test_after_prepare)
-            g->test_after_prepare(g->test_arg);
+        if (g->test_after_prepare) g->test_after_prepare(g->test_arg);
 
         /* C: the complete gate set in the total order (or the kept one, if it covers it). */
         write_gate_set *gates = NULL;
@@ -916,8 +872,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         /* D: revalidate the complete read set, or discard everything and start again. */
         lance_dataset *fresh_base = NULL;
         rc = OG_FAILPOINT("write.pre_revalidate");
-        if (rc == 0)
-            rc = revalidate(g, &in, branch, &fresh_base);
+        if (rc == 0) rc = revalidate(g, &in, branch, &fresh_base);
         if (rc == 1) {
             /* The cached base may be one cleanup removed (the pre-gate probe does not look
              * twice): the next attempt captures the latest afresh. The gates are kept for it. */
@@ -945,13 +900,11 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         write_sidecar_key(key, in.operation_id);
         store_lock *owner = NULL;
         rc = owner_take(g, in.owner_lock, &owner);
-        if (rc == 0)
-            rc = OG_FAILPOINT("write.pre_sidecar");
+        if (rc == 0) rc = OG_FAILPOINT("write.pre_sidecar");
         /* Written unsynced: the first effect's commit makes it durable in its own batch of
          * syncs, before it links anything (one sync round fewer per write). */
         in.owner_pid = (int64_t)getpid();
-        if (rc == 0)
-            rc = write_sidecar_put_unsynced(g->h->s, &in);
+        if (rc == 0) rc = write_sidecar_put_unsynced(g->h->s, &in);
         if (rc != 0) {
             /* No effect happened; a sidecar that did land is discarded by the next barrier. */
             lance_dataset_free(fresh_base);
@@ -964,13 +917,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
 
         /* F: effects, each at exactly its expected version + 1. */
         rc = OG_FAILPOINT("write.post_sidecar");
-        if (rc == 0)
-            rc = ad->apply(g, &in);
+        if (rc == 0) rc = ad->apply(g, &in);
         /* An apply that committed nothing did not carry the sidecar: durable before publish. */
-        if (rc == 0)
-            rc = write_sidecar_sync(g->h->s, &in);
-        if (rc == 0)
-            rc = OG_FAILPOINT("write.pre_publish");
+        if (rc == 0) rc = write_sidecar_sync(g->h->s, &in);
+        if (rc == 0) rc = OG_FAILPOINT("write.pre_publish");
 
         /* G: exactly one conditional graph-manifest commit. */
         uint64_t mver = 0;
@@ -1045,14 +995,12 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
     return rc;
 }
 
-int write_changes(write_graph *g, int kind, const graph_change_set *cs,
-                  const write_options *opt, write_result *res)
+int write_changes(write_graph *g, int kind, const graph_change_set *cs, const write_options *opt,
+                  write_result *res)
 {
     write_options def = WRITE_OPTIONS_INIT;
-    if (!opt)
-        opt = &def;
-    if (g->h->readonly)
-        return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (!opt) opt = &def;
+    if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     if (kind != WRITE_KIND_LOAD && kind != WRITE_KIND_MUTATION)
         return core_err(OG_E_BAD_REQUEST, "write kind %d does not take a change set", kind);
     write_changes_input ci = {cs, NULL, NULL};
@@ -1063,10 +1011,8 @@ int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_
                    write_result *res)
 {
     write_options def = WRITE_OPTIONS_INIT;
-    if (!opt)
-        opt = &def;
-    if (g->h->readonly)
-        return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (!opt) opt = &def;
+    if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     write_changes_input ci = {NULL, build, arg};
     return write_run(g, adapter_of(WRITE_KIND_MUTATION), &ci, opt, res);
 }
@@ -1074,10 +1020,8 @@ int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_
 int write_optimize(write_graph *g, const write_optimize_options *opt, write_result *res)
 {
     write_optimize_options def = WRITE_OPTIMIZE_OPTIONS_INIT;
-    if (!opt)
-        opt = &def;
-    if (g->h->readonly)
-        return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (!opt) opt = &def;
+    if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     write_options wo = WRITE_OPTIONS_INIT;
     /* Inline maintenance yields to user writes: one attempt, no re-prepare storm. On the
      * background worker it must not starve behind a steady stream of writes: it re-prepares

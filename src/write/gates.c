@@ -30,9 +30,9 @@ struct write_gates {
 };
 
 typedef struct held_gate {
-    char *name;         /* canonical "tier:name[/table]" */
-    gate_entry *entry;  /* in-process mutex, locked */
-    store_lock *lock;   /* store lock, held */
+    char *name;        /* canonical "tier:name[/table]" */
+    gate_entry *entry; /* in-process mutex, locked */
+    store_lock *lock;  /* store lock, held */
 } held_gate;
 
 struct write_gate_set {
@@ -46,7 +46,8 @@ static gate_entry *registry_get(const char *root, const char *name)
 {
     pthread_mutex_lock(&g_registry_lock);
     gate_entry *e = g_registry;
-    while (e && (strcmp(e->root, root) != 0 || strcmp(e->name, name) != 0)) e = e->next;
+    while (e && (strcmp(e->root, root) != 0 || strcmp(e->name, name) != 0))
+        e = e->next;
     if (!e) {
         e = core_calloc(1, sizeof *e);
         if (e) {
@@ -120,7 +121,8 @@ static char *lock_name(const char *canonical)
     char *s = core_malloc(2 * n + 16);
     if (!s) return NULL;
     size_t o = (size_t)sprintf(s, "gates/");
-    for (size_t i = 0; i < n; i++) o += (size_t)sprintf(s + o, "%02x", (unsigned char)canonical[i]);
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)sprintf(s + o, "%02x", (unsigned char)canonical[i]);
     return s;
 }
 
@@ -147,7 +149,8 @@ int write_gate_set_covers(const write_gate_set *set, const write_gate_key *keys,
         char *name = canonical_name(&keys[i]);
         if (!name) return 0;
         size_t k = 0;
-        while (k < set->n && strcmp(set->gates[k].name, name) != 0) k++;
+        while (k < set->n && strcmp(set->gates[k].name, name) != 0)
+            k++;
         core_free(name);
         if (k == set->n) return 0;
     }
@@ -169,8 +172,8 @@ void write_gate_set_release(write_gate_set *set)
     core_free(set);
 }
 
-int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n,
-                        uint32_t timeout_ms, write_gate_set **out)
+int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n, uint32_t timeout_ms,
+                        write_gate_set **out)
 {
     *out = NULL;
     write_gate_key *sorted = core_calloc(n ? n : 1, sizeof *sorted);

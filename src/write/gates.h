@@ -43,8 +43,8 @@ void write_gates_close(write_gates *g);
 
 /* Acquire every key (duplicates are fine) in the total order. On timeout, nothing is held and
  * OG_E_CONFLICT names the gate. timeout_ms applies to each gate. */
-int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n,
-                        uint32_t timeout_ms, write_gate_set **out);
+int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n, uint32_t timeout_ms,
+                        write_gate_set **out);
 void write_gate_set_release(write_gate_set *set);
 /* Whether the set holds every one of keys (a superset is as good: the order was kept). */
 int write_gate_set_covers(const write_gate_set *set, const write_gate_key *keys, size_t n);

@@ -34,16 +34,12 @@ static int clear_partial(store *s)
         store_list l;
         memset(&l, 0, sizeof l);
         int rc = store_list_prefix(s, prefixes[p], 0, &l);
-        if (rc == OG_E_NOT_FOUND)
-            continue;
-        if (rc != 0)
-            return rc;
+        if (rc == OG_E_NOT_FOUND) continue;
+        if (rc != 0) return rc;
         for (size_t i = 0; rc == 0 && i < l.count; i++)
-            if (!l.items[i].is_prefix)
-                rc = store_delete(s, l.items[i].key, 0);
+            if (!l.items[i].is_prefix) rc = store_delete(s, l.items[i].key, 0);
         store_list_free(&l);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
     }
     return 0;
 }
@@ -52,21 +48,16 @@ static int genesis_rows(graph_rows *rows, const lang_catalog *cat, const char *i
                         const graph_commit *c)
 {
     int rc = graph_rows_add_format(rows, GRAPH_FORMAT_VERSION);
-    if (rc == 0)
-        rc = graph_rows_add_schema(rows, identity, 1);
+    if (rc == 0) rc = graph_rows_add_schema(rows, identity, 1);
     for (size_t i = 0; rc == 0 && i < cat->n_types; i++) {
         const lang_typedef *t = &cat->types[i];
         char alias[256];
-        if ((rc = graph_table_alias(alias, sizeof alias, t->kind, t->name)) != 0)
-            break;
+        if ((rc = graph_table_alias(alias, sizeof alias, t->kind, t->name)) != 0) break;
         rc = graph_rows_add_table(rows, t->kind, t->id, INIT_INCARNATION, alias);
-        if (rc == 0)
-            rc = graph_rows_add_version(rows, t->id, INIT_INCARNATION, alias, 1, NULL, 0);
+        if (rc == 0) rc = graph_rows_add_version(rows, t->id, INIT_INCARNATION, alias, 1, NULL, 0);
     }
-    if (rc == 0)
-        rc = graph_rows_add_commit(rows, c);
-    if (rc == 0)
-        rc = graph_rows_add_head(rows, NULL, c->id, NULL, 1);
+    if (rc == 0) rc = graph_rows_add_commit(rows, c);
+    if (rc == 0) rc = graph_rows_add_head(rows, NULL, c->id, NULL, 1);
     return rc;
 }
 
@@ -77,8 +68,7 @@ static bool genesis_is_ours(store *s, const char *uuid)
     return lance_find_txn_version(s, GRAPH_MANIFEST_DIR, uuid, 1, &v) == 0 && v == 1;
 }
 
-static int build_catalog(lang_catalog **cat, const char *schema_src, size_t len,
-                         const char *file)
+static int build_catalog(lang_catalog **cat, const char *schema_src, size_t len, const char *file)
 {
     lang_diags diags;
     core_arena arena;
@@ -108,8 +98,7 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
     memset(res, 0, sizeof *res);
     lang_catalog *cat = NULL;
     int rc = build_catalog(&cat, schema_src, len, file);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     if (graph_exists(s)) {
         lang_catalog_free(cat);
         return core_err(OG_E_EXISTS, "a graph already exists here");
@@ -119,16 +108,14 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
     core_ulid u;
     char attempt[GRAPH_ID_LEN + 1];
     store_lock *lock = NULL;
-    if ((rc = core_ulid_new(&u)) != 0)
-        goto out;
+    if ((rc = core_ulid_new(&u)) != 0) goto out;
     core_ulid_format(&u, attempt);
     rc = store_lock_acquire(s, INIT_LOCK, 0, &lock);
     if (rc == OG_E_CONFLICT) {
         rc = core_err(OG_E_CONFLICT, "another init of this graph is running");
         goto out;
     }
-    if (rc != 0)
-        goto out;
+    if (rc != 0) goto out;
     char claim[128];
     int cl = snprintf(claim, sizeof claim, "{\"attempt_id\":\"%s\",\"version\":1}\n", attempt);
     rc = store_put_if_absent(s, GRAPH_INIT_CLAIM, claim, (size_t)cl, 0);
@@ -141,16 +128,13 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
         res->took_over = true;
         rc = store_put(s, GRAPH_INIT_CLAIM, claim, (size_t)cl, 0);
     }
-    if (rc != 0)
-        goto out;
+    if (rc != 0) goto out;
     if (graph_exists(s)) { /* finished by someone between our check and the claim */
         rc = core_err(OG_E_EXISTS, "a graph already exists here");
         goto out;
     }
-    if ((rc = clear_partial(s)) != 0)
-        goto out;
-    if ((rc = OG_FAILPOINT("init.post_claim")) != 0)
-        goto out;
+    if ((rc = clear_partial(s)) != 0) goto out;
+    if ((rc = OG_FAILPOINT("init.post_claim")) != 0) goto out;
 
     /* The schema contract, then one empty dataset per type. */
     char identity[GRAPH_SCHEMA_HASH_LEN + 1];
@@ -162,8 +146,7 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
         arrow_schema sch;
         lance_create_options co;
         char kix[GRAPH_KIX_DECL_MAX];
-        if ((rc = graph_type_create_options(&co, t, kix)) != 0)
-            goto out;
+        if ((rc = graph_type_create_options(&co, t, kix)) != 0) goto out;
         if ((rc = graph_table_path(path, t->kind, t->id, INIT_INCARNATION)) != 0 ||
             (rc = graph_type_schema(&sch, t)) != 0)
             goto out;
@@ -171,21 +154,18 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
         rc = lance_dataset_create(&ds, s, path, &sch, &co);
         arrow_schema_clear(&sch);
         lance_dataset_free(ds);
-        if (rc != 0)
-            goto out;
+        if (rc != 0) goto out;
         if (t->kind == LANG_NODE)
             res->node_types++;
         else
             res->edge_types++;
     }
-    if ((rc = OG_FAILPOINT("init.pre_manifest")) != 0)
-        goto out;
+    if ((rc = OG_FAILPOINT("init.pre_manifest")) != 0) goto out;
 
     /* Genesis: the manifest's version 1, in one commit. */
     graph_commit c;
     memset(&c, 0, sizeof c);
-    if ((rc = core_ulid_new(&u)) != 0)
-        goto out;
+    if ((rc = core_ulid_new(&u)) != 0) goto out;
     core_ulid_format(&u, c.id);
     c.created_at_us = write_now_us();
     c.manifest_version = 1;
@@ -195,14 +175,10 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
     arrow_schema_init(&msch);
     char uuid[LANCE_UUID_LEN + 1];
     rc = lance_uuid_new(uuid);
-    if (rc == 0)
-        rc = graph_rows_new(&rows);
-    if (rc == 0)
-        rc = genesis_rows(rows, cat, identity, &c);
-    if (rc == 0)
-        rc = graph_rows_to_batch(rows, &batch);
-    if (rc == 0)
-        rc = graph_manifest_schema(&msch);
+    if (rc == 0) rc = graph_rows_new(&rows);
+    if (rc == 0) rc = genesis_rows(rows, cat, identity, &c);
+    if (rc == 0) rc = graph_rows_to_batch(rows, &batch);
+    if (rc == 0) rc = graph_manifest_schema(&msch);
     if (rc == 0) {
         lance_create_options co = LANCE_CREATE_OPTIONS_INIT;
         const char *pk[] = {"object_id"};
@@ -228,8 +204,7 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
     arrow_schema_clear(&msch);
     arrow_batch_free(batch);
     graph_rows_free(rows);
-    if (rc != 0)
-        goto out;
+    if (rc != 0) goto out;
     memcpy(res->commit_id, c.id, sizeof res->commit_id);
     if (OG_FAILPOINT("init.post_manifest") == 0 && store_delete(s, GRAPH_INIT_CLAIM, 0) != 0) {
         /* The graph is complete; the stale claim is removed by the next read-write open. */

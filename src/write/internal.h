@@ -25,7 +25,7 @@ typedef struct write_read_set {
     char branch_identity[LANCE_BRANCH_IDENTITY_CAP]; /* "" for main */
     char graph_head[GRAPH_ID_LEN + 1];
     char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
-    write_rs_table *tables;                          /* sorted by alias */
+    write_rs_table *tables; /* sorted by alias */
     size_t n_tables;
 } write_read_set;
 
@@ -41,18 +41,18 @@ int write_rs_check(const write_read_set *rs, const graph_snapshot *snap);
 
 typedef struct write_effect {
     char *alias;
-    int kind;                    /* LANG_NODE / LANG_EDGE */
+    int kind; /* LANG_NODE / LANG_EDGE */
     uint64_t sid, inc;
     char *path;
-    char *table_branch;          /* NULL: main */
-    uint64_t expected_version;   /* the manifest pin = Lance HEAD before the effect */
-    char uuid[WRITE_UUID_CAP];   /* the staged transaction's identity */
-    lance_staged *staged;        /* the writer's staged transaction (not in sidecars) */
-    lance_dataset *base;         /* the snapshot it was staged on (outlives staged) */
-    uint64_t achieved_version;   /* after the commit (0 before) */
-    uint64_t row_count;          /* rows at achieved_version */
-    bool compact_due;            /* a size tier is due at achieved_version (maintenance trigger) */
-    bool tiered;                 /* optimize: compact only the due tiers (not in sidecars) */
+    char *table_branch;        /* NULL: main */
+    uint64_t expected_version; /* the manifest pin = Lance HEAD before the effect */
+    char uuid[WRITE_UUID_CAP]; /* the staged transaction's identity */
+    lance_staged *staged;      /* the writer's staged transaction (not in sidecars) */
+    lance_dataset *base;       /* the snapshot it was staged on (outlives staged) */
+    uint64_t achieved_version; /* after the commit (0 before) */
+    uint64_t row_count;        /* rows at achieved_version */
+    bool compact_due;          /* a size tier is due at achieved_version (maintenance trigger) */
+    bool tiered;               /* optimize: compact only the due tiers (not in sidecars) */
     struct lance_compact_plan *compaction; /* optimize: merged files written in prepare,
                                             * committed by apply (not in sidecars) */
     /* For write_graph.on_commit (not in sidecars): the table at achieved_version, and for a
@@ -80,14 +80,14 @@ typedef struct write_rollback {
 #define WRITE_OWNER_LOCK_CAP 64
 
 typedef struct write_intent {
-    int format;                           /* WRITE_SIDECAR_FORMAT */
+    int format; /* WRITE_SIDECAR_FORMAT */
     char operation_id[GRAPH_ID_LEN + 1];
-    int kind;                             /* write_kind */
+    int kind; /* write_kind */
     char *actor;
     int64_t started_at_us;
-    char *branch;                         /* NULL: main */
+    char *branch; /* NULL: main */
     write_read_set rs;
-    char commit_id[GRAPH_ID_LEN + 1];     /* lineage of the intended commit */
+    char commit_id[GRAPH_ID_LEN + 1]; /* lineage of the intended commit */
     char parent_commit_id[GRAPH_ID_LEN + 1];
     char content_parent[GRAPH_ID_LEN + 1]; /* the base's content head (not persisted: recovery
                                             * takes it from the snapshot it checked) */
@@ -95,9 +95,9 @@ typedef struct write_intent {
     char rollback_commit_id[GRAPH_ID_LEN + 1];
     write_effect *effects;
     size_t n_effects;
-    write_rollback *rollback;             /* persisted before the first restore */
+    write_rollback *rollback; /* persisted before the first restore */
     size_t n_rollback;
-    graph_head *base;                     /* the base prepare ran on (not persisted, borrowed) */
+    graph_head *base; /* the base prepare ran on (not persisted, borrowed) */
     /* The advisory lock its owner holds while it runs ("" in sidecars of older writers: then
      * "sidecar-<operation id>"). A writer reuses its owner locks from write to write. */
     char owner_lock[WRITE_OWNER_LOCK_CAP];
@@ -139,8 +139,7 @@ int write_sidecar_sync(store *s, write_intent *in);
 /* Hand the unsynced sidecar to the commit of an effect (a staged Lance commit or a staged
  * compaction: exactly one is non-NULL), which syncs it with its own files before it links.
  * The caller clears in->sidecar_unsynced once that commit has been made. */
-int write_intent_carry_sidecar(const write_intent *in, lance_staged *st,
-                               lance_compact_plan *plan);
+int write_intent_carry_sidecar(const write_intent *in, lance_staged *st, lance_compact_plan *plan);
 /* Sidecar operation ids on the store, sorted (ULID order = age). Files that are not
  * "<ULID>.json" are skipped (not ours). */
 int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n);
@@ -148,8 +147,7 @@ int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n);
 /* ---- Publisher ----------------------------------------------------------------------------- */
 
 /* Build the rows of one publish attempt for manifest version `mver` on top of `cur`. */
-typedef int (*write_rows_fn)(void *arg, const graph_snapshot *cur, uint64_t mver,
-                             graph_rows *rows);
+typedef int (*write_rows_fn)(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows);
 
 /* Commit one new manifest version on `branch` carrying the rows rows_fn builds, as a CAS: the
  * read set (NULL: none) is arbitrated against the exact manifest version the commit is built
@@ -164,8 +162,8 @@ int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
 /* ---- Audit --------------------------------------------------------------------------------- */
 
 /* Append one audit row unless one for operation_id exists already (exactly one per recovery). */
-int write_audit_record(store *s, const write_intent *in, int recovery_kind,
-                       const char *commit_id, const char *outcomes_json);
+int write_audit_record(store *s, const write_intent *in, int recovery_kind, const char *commit_id,
+                       const char *outcomes_json);
 
 /* The input of the mutation/load adapter: a fixed change set, or a builder run per prepare. */
 typedef struct write_changes_input {
@@ -182,9 +180,8 @@ int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t
 /* The commit row and the branch head. A maintenance commit (optimize, a recovery rollback)
  * is marked, and its head carries in->content_parent forward as the branch's last
  * content-changing commit; any other commit is its own content head. */
-int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id,
-                       const char *parent, const char *actor, int64_t created_at_us,
-                       uint64_t mver, bool maintenance);
+int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id, const char *parent,
+                       const char *actor, int64_t created_at_us, uint64_t mver, bool maintenance);
 
 /* ---- Helpers ------------------------------------------------------------------------------- */
 

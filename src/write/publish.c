@@ -26,8 +26,7 @@ int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
             m = base_hint;
         } else {
             rc = graph_manifest_open(&opened, g->h->s, branch, 0, LANCE_ACCESS_WRITE);
-            if (rc != 0)
-                return rc;
+            if (rc != 0) return rc;
             m = opened;
         }
         uint64_t base = lance_dataset_version(m);
@@ -35,23 +34,16 @@ int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
          * captured at exactly this version every member holds and no scan is needed. */
         if (!rs || base != rs->manifest_version) {
             rc = graph_snapshot_from_dataset(&cur, m, branch, 0);
-            if (rc == 0 && rs)
-                rc = write_rs_check(rs, cur);
+            if (rc == 0 && rs) rc = write_rs_check(rs, cur);
         }
-        if (rc == 0)
-            rc = graph_rows_new(&rows);
-        if (rc == 0)
-            rc = rows_fn(arg, cur, base + 1, rows);
-        if (rc == 0)
-            rc = graph_rows_to_batch(rows, &batch);
-        if (rc == 0)
-            rc = OG_FAILPOINT("publish.before_commit");
-        if (rc == 0)
-            rc = lance_stage_append(&st, m, &batch, 1, NULL);
+        if (rc == 0) rc = graph_rows_new(&rows);
+        if (rc == 0) rc = rows_fn(arg, cur, base + 1, rows);
+        if (rc == 0) rc = graph_rows_to_batch(rows, &batch);
+        if (rc == 0) rc = OG_FAILPOINT("publish.before_commit");
+        if (rc == 0) rc = lance_stage_append(&st, m, &batch, 1, NULL);
         uint64_t v = 0;
         lance_dataset *after = NULL;
-        if (rc == 0)
-            rc = lance_staged_commit(st, &after, &v);
+        if (rc == 0) rc = lance_staged_commit(st, &after, &v);
         if (rc == 0 && after_out) {
             *after_out = after;
             after = NULL;
@@ -66,8 +58,7 @@ int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
             *published = v;
             return 0;
         }
-        if (rc != OG_E_CONFLICT)
-            return rc;
+        if (rc != OG_E_CONFLICT) return rc;
         /* Someone committed version base+1 first: re-read and re-arbitrate. */
         write_stats d = {0};
         d.publish_retries = 1;

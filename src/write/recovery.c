@@ -48,10 +48,8 @@ static int classify_effect(store *s, const write_effect *e, uint64_t pin, classi
     char root[STORE_KEY_MAX];
     lance_naming naming;
     int rc = table_root(root, e);
-    if (rc == 0)
-        rc = lance_version_latest(s, root, &out->head, &naming);
-    if (rc != 0)
-        return rc;
+    if (rc == 0) rc = lance_version_latest(s, root, &out->head, &naming);
+    if (rc != 0) return rc;
     if (pin != e->expected_version) {
         out->state = EFFECT_FOREIGN;
         return 0;
@@ -67,8 +65,7 @@ static int classify_effect(store *s, const write_effect *e, uint64_t pin, classi
             out->state = EFFECT_FOREIGN;
             return 0;
         }
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
         out->state = v == out->head ? EFFECT_OWN_AT_HEAD : EFFECT_FOREIGN;
         return 0;
     }
@@ -79,8 +76,7 @@ static int classify_effect(store *s, const write_effect *e, uint64_t pin, classi
 static bool commit_visible(const graph_snapshot *snap, const char *id)
 {
     for (size_t i = 0; i < snap->n_commits; i++)
-        if (strcmp(snap->commits[i].id, id) == 0)
-            return true;
+        if (strcmp(snap->commits[i].id, id) == 0) return true;
     return false;
 }
 
@@ -89,15 +85,12 @@ static int outcomes_json(const write_intent *in, const uint64_t *from, const uin
 {
     int rc = core_buf_append_str(out, "[");
     for (size_t i = 0; rc == 0 && i < in->n_effects; i++)
-        rc = core_buf_printf(out, "%s{\"table_key\":\"%s\",\"from_version\":%" PRIu64
-                             ",\"to_version\":%" PRIu64 "}",
-                             i ? "," : "", in->effects[i].alias,
-                             from ? from[i] : in->effects[i].expected_version,
-                             to ? to[i] : in->effects[i].expected_version);
-    if (rc == 0)
-        rc = core_buf_append_str(out, "]");
-    if (rc == 0)
-        rc = core_buf_append_byte(out, 0);
+        rc = core_buf_printf(
+            out, "%s{\"table_key\":\"%s\",\"from_version\":%" PRIu64 ",\"to_version\":%" PRIu64 "}",
+            i ? "," : "", in->effects[i].alias, from ? from[i] : in->effects[i].expected_version,
+            to ? to[i] : in->effects[i].expected_version);
+    if (rc == 0) rc = core_buf_append_str(out, "]");
+    if (rc == 0) rc = core_buf_append_byte(out, 0);
     return rc;
 }
 
@@ -107,19 +100,14 @@ static int finalize(write_graph *g, const write_intent *in, int kind, const char
 {
     core_buf oj = CORE_BUF_INIT;
     int rc = outcomes_json(in, from, to, &oj);
-    if (rc == 0)
-        rc = OG_FAILPOINT("recovery.pre_audit");
-    if (rc == 0)
-        rc = write_audit_record(g->h->s, in, kind, commit_id, (const char *)oj.data);
+    if (rc == 0) rc = OG_FAILPOINT("recovery.pre_audit");
+    if (rc == 0) rc = write_audit_record(g->h->s, in, kind, commit_id, (const char *)oj.data);
     core_buf_free(&oj);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     char key[STORE_KEY_MAX];
     write_sidecar_key(key, in->operation_id);
-    if ((rc = OG_FAILPOINT("recovery.pre_sidecar_delete")) != 0)
-        return rc;
-    if ((rc = store_delete(g->h->s, key, 0)) != 0)
-        return rc;
+    if ((rc = OG_FAILPOINT("recovery.pre_sidecar_delete")) != 0) return rc;
+    if ((rc = store_delete(g->h->s, key, 0)) != 0) return rc;
     write_stats d = {0};
     d.recoveries = 1;
     write_stats_add(g, &d);
@@ -164,10 +152,8 @@ static int forward_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
 static int count_at(store *s, const write_effect *e, uint64_t version, uint64_t *count)
 {
     lance_dataset *ds = NULL;
-    int rc = lance_branch_open(&ds, s, e->path, e->table_branch, version, NULL,
-                               LANCE_ACCESS_READ);
-    if (rc == 0)
-        rc = lance_dataset_count_rows(ds, count);
+    int rc = lance_branch_open(&ds, s, e->path, e->table_branch, version, NULL, LANCE_ACCESS_READ);
+    if (rc == 0) rc = lance_dataset_count_rows(ds, count);
     lance_dataset_free(ds);
     return rc;
 }
@@ -189,8 +175,8 @@ static int back_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_
     const write_intent *in = b->in;
     int rc = write_rows_versions(rows, in, b->versions, b->counts, b->restored, false);
     if (rc == 0)
-        rc = write_rows_lineage(rows, in, in->rollback_commit_id, b->parent,
-                                WRITE_ACTOR_RECOVERY, in->started_at_us, mver, true);
+        rc = write_rows_lineage(rows, in, in->rollback_commit_id, b->parent, WRITE_ACTOR_RECOVERY,
+                                in->started_at_us, mver, true);
     return rc;
 }
 
@@ -198,8 +184,7 @@ static int new_uuid(char out[WRITE_UUID_CAP])
 {
     char u[LANCE_UUID_LEN + 1];
     int rc = lance_uuid_new(u);
-    if (rc == 0)
-        snprintf(out, WRITE_UUID_CAP, "%s", u);
+    if (rc == 0) snprintf(out, WRITE_UUID_CAP, "%s", u);
     return rc;
 }
 
@@ -212,10 +197,8 @@ static int restore_one(store *s, const write_effect *e, const write_rollback *pl
     lance_naming naming;
     uint64_t head = 0;
     int rc = table_root(root, e);
-    if (rc == 0)
-        rc = lance_version_latest(s, root, &head, &naming);
-    if (rc != 0)
-        return rc;
+    if (rc == 0) rc = lance_version_latest(s, root, &head, &naming);
+    if (rc != 0) return rc;
     if (head == plan->from + 1) {
         uint64_t v = 0;
         rc = lance_find_txn_version(s, root, plan->uuid, plan->from + 1, &v);
@@ -223,18 +206,15 @@ static int restore_one(store *s, const write_effect *e, const write_rollback *pl
             *restored_version = head;
             return 0;
         }
-        if (rc != 0 && rc != OG_E_NOT_FOUND)
-            return rc;
+        if (rc != 0 && rc != OG_E_NOT_FOUND) return rc;
         return core_err(OG_E_RECOVERY_REQUIRED, "table %s moved during its rollback", e->alias);
     }
     if (head != plan->from)
         return core_err(OG_E_RECOVERY_REQUIRED, "table %s moved during its rollback", e->alias);
     lance_dataset *ds = NULL, *after = NULL;
     rc = lance_branch_open(&ds, s, e->path, e->table_branch, head, NULL, LANCE_ACCESS_WRITE);
-    if (rc == 0)
-        rc = lance_restore(&after, ds, plan->to, plan->uuid);
-    if (rc == 0)
-        *restored_version = lance_dataset_version(after);
+    if (rc == 0) rc = lance_restore(&after, ds, plan->to, plan->uuid);
+    if (rc == 0) *restored_version = lance_dataset_version(after);
     lance_dataset_free(after);
     lance_dataset_free(ds);
     return rc;
@@ -255,38 +235,30 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
             k += cl[i].state == EFFECT_OWN_AT_HEAD;
-        if (k && !(in->rollback = core_calloc(k, sizeof *in->rollback)))
-            rc = core_err_nomem();
+        if (k && !(in->rollback = core_calloc(k, sizeof *in->rollback))) rc = core_err_nomem();
         for (size_t i = 0; rc == 0 && i < n; i++) {
-            if (cl[i].state != EFFECT_OWN_AT_HEAD)
-                continue;
+            if (cl[i].state != EFFECT_OWN_AT_HEAD) continue;
             write_rollback *r = &in->rollback[in->n_rollback++];
             r->from = cl[i].head;
             r->to = in->effects[i].expected_version;
             rc = new_uuid(r->uuid);
-            if (rc == 0 && !(r->alias = core_strdup(in->effects[i].alias)))
-                rc = core_err_nomem();
+            if (rc == 0 && !(r->alias = core_strdup(in->effects[i].alias))) rc = core_err_nomem();
         }
-        if (rc == 0)
-            rc = write_sidecar_put(g->h->s, in);
+        if (rc == 0) rc = write_sidecar_put(g->h->s, in);
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         from[i] = to[i] = in->effects[i].expected_version;
         for (size_t k = 0; k < in->n_rollback; k++) {
-            if (strcmp(in->rollback[k].alias, in->effects[i].alias) != 0)
-                continue;
+            if (strcmp(in->rollback[k].alias, in->effects[i].alias) != 0) continue;
             rc = OG_FAILPOINT("recovery.pre_restore");
-            if (rc == 0)
-                rc = restore_one(g->h->s, &in->effects[i], &in->rollback[k], &vers[i]);
-            if (rc == 0)
-                rc = count_at(g->h->s, &in->effects[i], vers[i], &counts[i]);
+            if (rc == 0) rc = restore_one(g->h->s, &in->effects[i], &in->rollback[k], &vers[i]);
+            if (rc == 0) rc = count_at(g->h->s, &in->effects[i], vers[i], &counts[i]);
             restored[i] = rc == 0;
             from[i] = in->rollback[k].from;
             to[i] = in->rollback[k].to;
         }
     }
-    if (rc == 0)
-        rc = OG_FAILPOINT("recovery.pre_rollback_publish");
+    if (rc == 0) rc = OG_FAILPOINT("recovery.pre_rollback_publish");
     if (rc == 0) {
         /* Publish the restored HEADs so every pin equals its Lance HEAD again, with the fixed
          * rollback commit id, against the state recovery just checked. */
@@ -300,8 +272,7 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
         rc = write_publish(g, in->branch, &rs, NULL, back_rows, &b, &mver, NULL);
         write_rs_clear(&rs);
     }
-    if (rc == 0)
-        rc = finalize(g, in, WRITE_RECOVERY_ROLLED_BACK, in->rollback_commit_id, from, to);
+    if (rc == 0) rc = finalize(g, in, WRITE_RECOVERY_ROLLED_BACK, in->rollback_commit_id, from, to);
     core_free(restored);
     core_free(vers);
     core_free(counts);
@@ -315,8 +286,8 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
 /* What the classifier decides for one intent against the snapshot of its branch, without acting.
  * cl receives each effect's state (for roll back). The barrier, `recover show` and `recover
  * resolve` all decide through this one function. */
-static int plan_intent(store *s, const write_intent *in, const graph_snapshot *snap,
-                       classified *cl, int *action, char *why, size_t why_cap)
+static int plan_intent(store *s, const write_intent *in, const graph_snapshot *snap, classified *cl,
+                       int *action, char *why, size_t why_cap)
 {
     why[0] = 0;
     /* Fixed outcomes first: the intent's own commit or its rollback commit is visible. */
@@ -340,8 +311,7 @@ static int plan_intent(store *s, const write_intent *in, const graph_snapshot *s
         const graph_table *t = graph_snapshot_table(snap, in->effects[i].alias);
         uint64_t pin = t ? t->version : 0;
         int rc = classify_effect(s, &in->effects[i], pin, &cl[i]);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
         if (cl[i].state == EFFECT_OWN_AT_HEAD) {
             own++;
         } else if (cl[i].state != EFFECT_NO_MOVEMENT) {
@@ -363,8 +333,10 @@ static int plan_intent(store *s, const write_intent *in, const graph_snapshot *s
                      strcmp(snap->branch_identity, in->rs.branch_identity) == 0;
     if (own == n && head_same) {
         *action = WRITE_PLAN_ROLL_FORWARD;
-        snprintf(why, why_cap, "all %zu table effects happened and the branch head is still "
-                 "its base", n);
+        snprintf(why, why_cap,
+                 "all %zu table effects happened and the branch head is still "
+                 "its base",
+                 n);
     } else if (!head_same) {
         *action = WRITE_PLAN_BLOCKED;
         snprintf(why, why_cap, "the branch head moved since the intent was armed");
@@ -379,8 +351,7 @@ static int resolve(write_graph *g, write_intent *in)
 {
     graph_snapshot *snap = NULL;
     int rc = graph_snapshot_load(&snap, g->h->s, in->branch, 0, GRAPH_SNAP_LINEAGE);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     size_t n = in->n_effects;
     uint64_t *from = core_calloc(n ? n : 1, sizeof *from);
     uint64_t *to = core_calloc(n ? n : 1, sizeof *to);
@@ -393,8 +364,7 @@ static int resolve(write_graph *g, write_intent *in)
         from[i] = to[i] = in->effects[i].expected_version;
     int action = 0;
     char why[400];
-    if ((rc = plan_intent(g->h->s, in, snap, cl, &action, why, sizeof why)) != 0)
-        goto out;
+    if ((rc = plan_intent(g->h->s, in, snap, cl, &action, why, sizeof why)) != 0) goto out;
     switch (action) {
     case WRITE_PLAN_FINALIZE_FORWARD:
         for (size_t i = 0; i < n; i++) {
@@ -433,8 +403,7 @@ static int resolve(write_graph *g, write_intent *in)
         forward_ctx f = {in, to, counts};
         memcpy(in->content_parent, snap->content_head, sizeof in->content_parent);
         uint64_t mver = 0;
-        if (rc == 0)
-            rc = OG_FAILPOINT("recovery.pre_forward_publish");
+        if (rc == 0) rc = OG_FAILPOINT("recovery.pre_forward_publish");
         if (rc == 0)
             rc = write_publish(g, in->branch, &in->rs, NULL, forward_rows, &f, &mver, NULL);
         core_free(counts);
@@ -443,8 +412,7 @@ static int resolve(write_graph *g, write_intent *in)
                                     "were pending");
             break;
         }
-        if (rc == 0)
-            rc = finalize(g, in, WRITE_RECOVERY_ROLLED_FORWARD, in->commit_id, from, to);
+        if (rc == 0) rc = finalize(g, in, WRITE_RECOVERY_ROLLED_FORWARD, in->commit_id, from, to);
         break;
     }
     default:
@@ -464,15 +432,14 @@ out:
 /* A sidecar of an intent the audit log already records as resolved is a stale copy (a delete
  * that did not last, a restored backup): it is deleted and the retirement audited. The caller
  * holds the gates. *retired stays false (nothing done) when the audit log does not record it. */
-static int retire_if_resolved(write_graph *g, const char *operation_id, int kind,
-                              const char *actor, bool *retired)
+static int retire_if_resolved(write_graph *g, const char *operation_id, int kind, const char *actor,
+                              bool *retired)
 {
     *retired = false;
     bool found = false;
     char k[24] = "";
     int rc = write_audit_find(g->h->s, operation_id, &found, k, NULL);
-    if (rc != 0 || !found)
-        return rc;
+    if (rc != 0 || !found) return rc;
     og_error_clear(); /* the refusal that led here is answered */
     write_intent bare;
     memset(&bare, 0, sizeof bare);
@@ -521,8 +488,7 @@ static int damaged_sidecar(write_graph *g, const char *operation_id, const char 
     write_gate_set *gates = NULL;
     int rc = root_gates(g, &gates);
     bool retired = false;
-    if (rc == 0)
-        rc = retire_if_resolved(g, operation_id, 0, NULL, &retired);
+    if (rc == 0) rc = retire_if_resolved(g, operation_id, 0, NULL, &retired);
     if (rc == 0 && retired) {
         *resolved = true;
         *done_kind = WRITE_RECOVERY_RETIRED;
@@ -549,8 +515,8 @@ static int damaged_sidecar(write_graph *g, const char *operation_id, const char 
  * visible, and no table has a version its transactions made (its effects commit at exactly
  * expected + 1, its planned restores at from + 1; a table whose version there was removed
  * cannot be proved). *why names what breaks the proof. */
-static int discard_proof(store *s, const write_intent *in, const graph_snapshot *snap,
-                         bool *proved, char *why, size_t cap)
+static int discard_proof(store *s, const write_intent *in, const graph_snapshot *snap, bool *proved,
+                         char *why, size_t cap)
 {
     *proved = false;
     if (commit_visible(snap, in->commit_id)) {
@@ -572,8 +538,7 @@ static int discard_proof(store *s, const write_intent *in, const graph_snapshot 
         } else {
             const write_rollback *r = &in->rollback[i - in->n_effects];
             for (size_t k = 0; k < in->n_effects && !e; k++)
-                if (strcmp(in->effects[k].alias, r->alias) == 0)
-                    e = &in->effects[k];
+                if (strcmp(in->effects[k].alias, r->alias) == 0) e = &in->effects[k];
             if (!e) {
                 snprintf(why, cap, "its rollback plan names table %s, which it has no effect on",
                          r->alias);
@@ -586,32 +551,29 @@ static int discard_proof(store *s, const write_intent *in, const graph_snapshot 
         lance_naming naming;
         uint64_t head = 0, v = 0;
         int rc = table_root(root, e);
-        if (rc == 0)
-            rc = lance_version_latest(s, root, &head, &naming);
-        if (rc != 0)
-            return rc;
-        if (head < at)
-            continue; /* the version it would have made does not exist */
+        if (rc == 0) rc = lance_version_latest(s, root, &head, &naming);
+        if (rc != 0) return rc;
+        if (head < at) continue; /* the version it would have made does not exist */
         rc = lance_find_txn_version(s, root, uuid, at, &v);
         if (rc == 0) {
-            snprintf(why, cap, "version %" PRIu64 " of table %s was made by its transaction",
-                     v, e->alias);
+            snprintf(why, cap, "version %" PRIu64 " of table %s was made by its transaction", v,
+                     e->alias);
             return 0;
         }
-        if (rc != OG_E_NOT_FOUND)
-            return rc;
+        if (rc != OG_E_NOT_FOUND) return rc;
         og_error_clear();
         lance_manifest *m = NULL;
         rc = lance_version_load(s, root, at, naming, LANCE_ACCESS_READ, &m);
         lance_manifest_free(m);
         if (rc == OG_E_NOT_FOUND) {
             og_error_clear();
-            snprintf(why, cap, "version %" PRIu64 " of table %s was removed, so which "
-                     "transaction made it cannot be checked", at, e->alias);
+            snprintf(why, cap,
+                     "version %" PRIu64 " of table %s was removed, so which "
+                     "transaction made it cannot be checked",
+                     at, e->alias);
             return 0;
         }
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
     }
     *proved = true;
     return 0;
@@ -622,8 +584,7 @@ static int discard_proof(store *s, const write_intent *in, const graph_snapshot 
 static int live_owner(const write_intent *in, bool barrier)
 {
     char pid[48] = "";
-    if (in->owner_pid > 0)
-        snprintf(pid, sizeof pid, " (pid %lld)", (long long)in->owner_pid);
+    if (in->owner_pid > 0) snprintf(pid, sizeof pid, " (pid %lld)", (long long)in->owner_pid);
     int rc = barrier ? core_err(OG_E_RECOVERY_REQUIRED,
                                 "write %s is still in progress in another process%s; retry "
                                 "when it ends",
@@ -653,8 +614,7 @@ static int discard_by_operator(write_graph *g, write_intent *in, const write_res
     char why[400] = "";
     rc = discard_proof(g->h->s, in, snap, &proved, why, sizeof why);
     graph_snapshot_free(snap);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     if (proved) {
         *done_kind = WRITE_RECOVERY_DISCARDED;
         return finalize(g, in, WRITE_RECOVERY_DISCARDED, NULL, NULL, NULL);
@@ -682,15 +642,12 @@ static int recover_one(write_graph *g, const char *operation_id, const write_res
     core_buf body = CORE_BUF_INIT;
     int rc = store_get(g->h->s, key, 0, UINT64_MAX, &body);
     if (rc == OG_E_NOT_FOUND) { /* listed, then finished by its owner: absence, not an error */
-        if (!op)
-            return 0;
-        rc = core_err(OG_E_NOT_FOUND, "no pending recovery intent %s (no %s)", operation_id,
-                      key);
+        if (!op) return 0;
+        rc = core_err(OG_E_NOT_FOUND, "no pending recovery intent %s (no %s)", operation_id, key);
         core_err_detail(CORE_ERR_OPERATION_ID, operation_id);
         return rc;
     }
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     write_intent in;
     rc = write_intent_from_json(&in, (const char *)body.data, body.len, key);
     bool other_op =
@@ -729,16 +686,14 @@ static int recover_one(write_graph *g, const char *operation_id, const write_res
             return rc;
         }
         core_buf_free(&body);
-        if (rc == OG_E_CORRUPT ||
-            (rc == OG_E_UNSUPPORTED && op && op->discard && op->force))
+        if (rc == OG_E_CORRUPT || (rc == OG_E_UNSUPPORTED && op && op->discard && op->force))
             return damaged_sidecar(g, operation_id, key, op, resolved, done_kind);
         return rc;
     }
     core_buf_free(&body);
     write_gate_set *gates = NULL;
     store_lock *owner = NULL;
-    if ((rc = write_intent_gates(g, &in, &gates)) != 0)
-        goto out;
+    if ((rc = write_intent_gates(g, &in, &gates)) != 0) goto out;
     write_intent_owner_lock(&in, lock_name);
     rc = store_lock_acquire(g->h->s, lock_name, 0, &owner);
     if (rc == OG_E_CONFLICT) {
@@ -758,14 +713,13 @@ static int recover_one(write_graph *g, const char *operation_id, const write_res
         rc = live_owner(&in, op == NULL);
         goto out;
     }
-    if (rc != 0)
-        goto out;
+    if (rc != 0) goto out;
     /* Re-read under the lock: the owner may have finished between our read and the lock. */
     rc = store_get(g->h->s, key, 0, UINT64_MAX, &body);
     if (rc == OG_E_NOT_FOUND) {
         if (op) {
-            rc = core_err(OG_E_NOT_FOUND, "recovery intent %s was resolved meanwhile",
-                          operation_id);
+            rc =
+                core_err(OG_E_NOT_FOUND, "recovery intent %s was resolved meanwhile", operation_id);
         } else {
             og_error_clear();
             rc = 0;
@@ -773,8 +727,7 @@ static int recover_one(write_graph *g, const char *operation_id, const write_res
         goto out;
     }
     write_intent_clear(&in);
-    if (rc == 0)
-        rc = write_intent_from_json(&in, (const char *)body.data, body.len, key);
+    if (rc == 0) rc = write_intent_from_json(&in, (const char *)body.data, body.len, key);
     core_buf_free(&body);
     if (rc == 0 && op && op->discard) {
         rc = discard_by_operator(g, &in, op, done_kind);
@@ -790,8 +743,7 @@ static int recover_one(write_graph *g, const char *operation_id, const write_res
             }
         }
     }
-    if (rc == 0)
-        *resolved = true;
+    if (rc == 0) *resolved = true;
 out:
     core_buf_free(&body);
     store_lock_release_remove(owner);
@@ -813,32 +765,28 @@ int write_recover_resolve(write_graph *g, const char *operation_id,
     *recovery_kind = 0;
     commit_id[0] = 0;
     write_resolve_options def = {false, false};
-    if (!opt)
-        opt = &def;
+    if (!opt) opt = &def;
     if (g->h->readonly || !g->gates)
         return core_err(OG_E_BAD_REQUEST, "resolving a recovery intent needs a read-write "
-                        "handle");
+                                          "handle");
     if (!core_ulid_valid(operation_id))
         return core_err(OG_E_BAD_REQUEST, "'%s' is not an operation id (a 26-character ULID)",
                         operation_id);
     bool resolved = false;
     int kind = 0;
     int rc = recover_one(g, operation_id, opt, &resolved, &kind);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     /* What the classifier did is what the audit log now says. */
     bool found = false;
     char k[24] = "";
     rc = write_audit_find(g->h->s, operation_id, &found, k, commit_id);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     if (kind == WRITE_RECOVERY_RETIRED || !found) {
         *recovery_kind = kind ? kind : WRITE_RECOVERY_DISCARDED;
         return 0;
     }
     for (int i = WRITE_RECOVERY_ROLLED_FORWARD; i <= WRITE_RECOVERY_DISCARDED_FORCED; i++)
-        if (strcmp(k, write_recovery_kind_name(i)) == 0)
-            *recovery_kind = i;
+        if (strcmp(k, write_recovery_kind_name(i)) == 0) *recovery_kind = i;
     return 0;
 }
 
@@ -879,8 +827,7 @@ static int pending_read(store *s, bool probe_locks, const char *operation_id, wr
     write_sidecar_key(key, operation_id);
     core_buf body = CORE_BUF_INIT;
     int rc = store_get(s, key, 0, UINT64_MAX, &body);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     write_intent in;
     rc = write_intent_from_json(&in, (const char *)body.data, body.len, key);
     core_buf_free(&body);
@@ -890,8 +837,7 @@ static int pending_read(store *s, bool probe_locks, const char *operation_id, wr
         core_ulid u;
         if (core_ulid_parse(&u, operation_id) == 0)
             p->started_at_us = (int64_t)core_ulid_time_ms(&u) * 1000;
-        if (!(p->problem = core_strdup(og_error_last()->message)))
-            return core_err_nomem();
+        if (!(p->problem = core_strdup(og_error_last()->message))) return core_err_nomem();
         og_error_clear();
     } else if (rc != 0) {
         return rc;
@@ -937,10 +883,8 @@ static int pending_read(store *s, bool probe_locks, const char *operation_id, wr
     }
     bool found = false;
     rc = write_audit_find(s, operation_id, &found, p->audit_kind, NULL);
-    if (rc == 0 && found)
-        p->state = WRITE_PENDING_RESOLVED;
-    if (rc != 0 && in_out && !p->damaged)
-        write_intent_clear(in_out);
+    if (rc == 0 && found) p->state = WRITE_PENDING_RESOLVED;
+    if (rc != 0 && in_out && !p->damaged) write_intent_clear(in_out);
     return rc;
 }
 
@@ -951,8 +895,7 @@ int write_pending_list(store *s, bool probe_locks, write_pending **out, size_t *
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t k = 0;
     int rc = write_sidecar_list(s, &ids, &k);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     write_pending *l = k ? core_calloc(k, sizeof *l) : NULL;
     if (k && !l) {
         core_free(ids);
@@ -992,8 +935,7 @@ int write_pending_show(store *s, bool probe_locks, const char *operation_id, wri
         write_pending_clear(out);
         char key[STORE_KEY_MAX];
         write_sidecar_key(key, operation_id);
-        rc = core_err(OG_E_NOT_FOUND, "no pending recovery intent %s (no %s)", operation_id,
-                      key);
+        rc = core_err(OG_E_NOT_FOUND, "no pending recovery intent %s (no %s)", operation_id, key);
         core_err_detail(CORE_ERR_OPERATION_ID, operation_id);
         return rc;
     }
@@ -1008,23 +950,21 @@ int write_pending_show(store *s, bool probe_locks, const char *operation_id, wri
                  out->audit_kind);
     } else if (out->damaged) {
         out->action = WRITE_PLAN_BLOCKED;
-        snprintf(why, sizeof why, "the file cannot be read as a recovery intent, so nothing "
+        snprintf(why, sizeof why,
+                 "the file cannot be read as a recovery intent, so nothing "
                  "can be proved about its effects");
     } else {
         graph_snapshot *snap = NULL;
         classified *cl = core_calloc(in.n_effects ? in.n_effects : 1, sizeof *cl);
-        rc = cl ? graph_snapshot_load(&snap, s, in.branch, 0, GRAPH_SNAP_LINEAGE)
-                : core_err_nomem();
-        if (rc == 0)
-            rc = plan_intent(s, &in, snap, cl, &out->action, why, sizeof why);
+        rc =
+            cl ? graph_snapshot_load(&snap, s, in.branch, 0, GRAPH_SNAP_LINEAGE) : core_err_nomem();
+        if (rc == 0) rc = plan_intent(s, &in, snap, cl, &out->action, why, sizeof why);
         graph_snapshot_free(snap);
         core_free(cl);
     }
     write_intent_clear(&in);
-    if (rc == 0 && !(out->reason = core_strdup(why)))
-        rc = core_err_nomem();
-    if (rc != 0)
-        write_pending_clear(out);
+    if (rc == 0 && !(out->reason = core_strdup(why))) rc = core_err_nomem();
+    if (rc != 0) write_pending_clear(out);
     return rc;
 }
 

@@ -39,12 +39,10 @@ int write_rs_add_table(write_read_set *rs, const char *alias, uint64_t version, 
             hi = mid;
     }
     write_rs_table *t = core_realloc(rs->tables, (rs->n_tables + 1) * sizeof *t);
-    if (!t)
-        return core_err_nomem();
+    if (!t) return core_err_nomem();
     rs->tables = t;
     char *a = core_strdup(alias);
-    if (!a)
-        return core_err_nomem();
+    if (!a) return core_err_nomem();
     memmove(&t[lo + 1], &t[lo], (rs->n_tables - lo) * sizeof *t);
     t[lo] = (write_rs_table){a, version, written};
     rs->n_tables++;
@@ -88,8 +86,7 @@ int write_rs_check(const write_read_set *rs, const graph_snapshot *snap)
         char exp[32], act[32];
         snprintf(exp, sizeof exp, "%" PRIu64, rs->tables[i].version);
         snprintf(act, sizeof act, "%s", "absent");
-        if (t)
-            snprintf(act, sizeof act, "%" PRIu64, t->version);
+        if (t) snprintf(act, sizeof act, "%" PRIu64, t->version);
         if (!t || t->version != rs->tables[i].version) {
             snprintf(member, sizeof member, "table:%s", rs->tables[i].alias);
             return rs_mismatch(member, exp, act);
@@ -192,9 +189,9 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
     bad |= json_object_set_new(rs, "graph_head", json_string(in->rs.graph_head));
     bad |= json_object_set_new(rs, "schema_identity", json_string(in->rs.schema_identity));
     for (size_t i = 0; i < in->rs.n_tables; i++) {
-        json_t *t = json_pack("{s:s, s:I, s:b}", "alias", in->rs.tables[i].alias, "version",
-                              (json_int_t)in->rs.tables[i].version, "written",
-                              in->rs.tables[i].written);
+        json_t *t =
+            json_pack("{s:s, s:I, s:b}", "alias", in->rs.tables[i].alias, "version",
+                      (json_int_t)in->rs.tables[i].version, "written", in->rs.tables[i].written);
         bad |= !t || json_array_append_new(rst, t);
     }
     bad |= json_object_set_new(rs, "tables", rst);
@@ -208,8 +205,7 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
         const write_effect *e = &in->effects[i];
         json_t *o = json_object();
         bad |= !o;
-        if (!o)
-            break;
+        if (!o) break;
         bad |= json_object_set_new(o, "alias", json_string(e->alias));
         bad |= json_object_set_new(o, "kind", json_string(e->kind == LANG_EDGE ? "edge" : "node"));
         bad |= json_object_set_new(o, "stable_table_id", jhex(e->sid));
@@ -240,9 +236,9 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
 
 static int corrupt(const char *key, const char *what)
 {
-    int rc = core_err(OG_E_CORRUPT,
-                      "recovery sidecar %s is damaged (%s); nothing was applied from it",
-                      key, what);
+    int rc =
+        core_err(OG_E_CORRUPT, "recovery sidecar %s is damaged (%s); nothing was applied from it",
+                 key, what);
     core_err_detail(CORE_ERR_OBJECT, key);
     return rc;
 }
@@ -253,16 +249,14 @@ static int copy_id(char out[GRAPH_ID_LEN + 1], const char *s, bool allow_empty)
         out[0] = 0;
         return 0;
     }
-    if (!core_ulid_valid(s))
-        return -1;
+    if (!core_ulid_valid(s)) return -1;
     snprintf(out, GRAPH_ID_LEN + 1, "%s", s);
     return 0;
 }
 
 static int parse_hex(const char *s, uint64_t *out)
 {
-    if (!s || strlen(s) != 16)
-        return -1;
+    if (!s || strlen(s) != 16) return -1;
     char *end;
     *out = strtoull(s, &end, 16);
     return *end ? -1 : 0;
@@ -279,8 +273,8 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
     }
     int rc = 0;
     json_int_t format = 0, started = 0, created = 0, mver = 0;
-    const char *opid = NULL, *kind = NULL, *actor = NULL, *branch = NULL, *bid = NULL,
-               *head = NULL, *schema = NULL, *commit = NULL, *parent = NULL, *rbid = NULL;
+    const char *opid = NULL, *kind = NULL, *actor = NULL, *branch = NULL, *bid = NULL, *head = NULL,
+               *schema = NULL, *commit = NULL, *parent = NULL, *rbid = NULL;
     json_t *rs = NULL, *rst = NULL, *eff = NULL, *lin = NULL, *rb = NULL;
     json_t *jactor = NULL, *jbranch = NULL, *jparent = NULL;
     if (json_unpack(root, "{s:I}", "format", &format) != 0)
@@ -288,8 +282,8 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
     if (format > WRITE_SIDECAR_FORMAT || format < 1) {
         json_decref(root);
         rc = core_err(OG_E_UNSUPPORTED,
-                      "recovery sidecar %s has format %lld, this binary reads format %d: %s",
-                      key, (long long)format, WRITE_SIDECAR_FORMAT,
+                      "recovery sidecar %s has format %lld, this binary reads format %d: %s", key,
+                      (long long)format, WRITE_SIDECAR_FORMAT,
                       format > WRITE_SIDECAR_FORMAT ? "upgrade omnigraph to recover it"
                                                     : "it cannot be recovered by this binary");
         core_err_detail(CORE_ERR_OBJECT, key);
@@ -298,13 +292,12 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
     if (json_unpack_ex(root, &jerr, 0, "{s:s, s:s, s?o, s:I, s?o, s:o, s:o, s:s, s:o, s?o}",
                        "operation_id", &opid, "writer_kind", &kind, "actor", &jactor,
                        "started_at_us", &started, "branch", &jbranch, "read_set", &rs, "lineage",
-                       &lin, "rollback_commit_id", &rbid, "effects", &eff, "rollback",
-                       &rb) != 0 ||
+                       &lin, "rollback_commit_id", &rbid, "effects", &eff, "rollback", &rb) != 0 ||
         json_unpack_ex(rs, &jerr, 0, "{s:I, s:s, s:s, s:s, s:o}", "manifest_version", &mver,
                        "branch_identity", &bid, "graph_head", &head, "schema_identity", &schema,
                        "tables", &rst) != 0 ||
-        json_unpack_ex(lin, &jerr, 0, "{s:s, s?o, s:I}", "commit_id", &commit,
-                       "parent_commit_id", &jparent, "created_at_us", &created) != 0 ||
+        json_unpack_ex(lin, &jerr, 0, "{s:s, s?o, s:I}", "commit_id", &commit, "parent_commit_id",
+                       &jparent, "created_at_us", &created) != 0 ||
         !json_is_array(rst) || !json_is_array(eff) || (rb && !json_is_array(rb))) {
         char why[300];
         snprintf(why, sizeof why, "missing or mistyped fields: %s", jerr.text);
@@ -323,8 +316,8 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
     parent = json_string_value(jparent);
     out->format = (int)format;
     out->kind = write_kind_parse(kind);
-    if (!out->kind || copy_id(out->operation_id, opid, false) || copy_id(out->commit_id, commit, false) ||
-        copy_id(out->parent_commit_id, parent, true) ||
+    if (!out->kind || copy_id(out->operation_id, opid, false) ||
+        copy_id(out->commit_id, commit, false) || copy_id(out->parent_commit_id, parent, true) ||
         copy_id(out->rollback_commit_id, rbid, false) || mver < 0 ||
         strlen(bid) >= sizeof out->rs.branch_identity || strlen(head) > GRAPH_ID_LEN ||
         strlen(schema) > GRAPH_SCHEMA_HASH_LEN) {
@@ -379,12 +372,12 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
         json_int_t ver;
         int written = 0;
         if (json_unpack(v, "{s:s, s:I, s?b}", "alias", &alias, "version", &ver, "written",
-                        &written) != 0 || ver < 0) {
+                        &written) != 0 ||
+            ver < 0) {
             rc = corrupt(key, "bad read-set table");
             goto fail;
         }
-        if ((rc = write_rs_add_table(&out->rs, alias, (uint64_t)ver, written)) != 0)
-            goto fail;
+        if ((rc = write_rs_add_table(&out->rs, alias, (uint64_t)ver, written)) != 0) goto fail;
     }
     size_t ne = json_array_size(eff);
     if (ne && !(out->effects = core_calloc(ne, sizeof *out->effects))) {
@@ -398,8 +391,8 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
         json_int_t ev;
         if (json_unpack(v, "{s:s, s:s, s:s, s:s, s:s, s?o, s:I, s:s}", "alias", &alias, "kind",
                         &ekind, "stable_table_id", &sid, "table_incarnation_id", &inc, "path",
-                        &path, "table_branch", &jtb, "expected_version", &ev,
-                        "transaction_uuid", &uuid) != 0 ||
+                        &path, "table_branch", &jtb, "expected_version", &ev, "transaction_uuid",
+                        &uuid) != 0 ||
             ev < 0 || strlen(uuid) >= WRITE_UUID_CAP ||
             (jtb && !json_is_null(jtb) && !json_is_string(jtb))) {
             rc = corrupt(key, "bad effect");
@@ -478,11 +471,9 @@ bool write_sidecar_torn(const char *body, size_t len)
 {
     while (len > 0 && body[len - 1] == 0)
         len--;
-    if (len == 0)
-        return true;
+    if (len == 0) return true;
     for (size_t i = 0; i < len; i++)
-        if (body[i] == 0)
-            return false; /* zeros inside: not a cut */
+        if (body[i] == 0) return false; /* zeros inside: not a cut */
     json_error_t jerr;
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root) {
@@ -530,8 +521,7 @@ int write_sidecar_sync(store *s, write_intent *in)
     return rc;
 }
 
-int write_intent_carry_sidecar(const write_intent *in, lance_staged *st,
-                               lance_compact_plan *plan)
+int write_intent_carry_sidecar(const write_intent *in, lance_staged *st, lance_compact_plan *plan)
 {
     if (!in->sidecar_unsynced) return 0;
     char key[STORE_KEY_MAX];
@@ -546,10 +536,8 @@ int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n)
     store_list l;
     memset(&l, 0, sizeof l);
     int rc = store_list_prefix(s, GRAPH_RECOVERY_DIR "/", STORE_LIST_DELIMITED, &l);
-    if (rc == OG_E_NOT_FOUND)
-        return 0;
-    if (rc != 0)
-        return rc;
+    if (rc == OG_E_NOT_FOUND) return 0;
+    if (rc != 0) return rc;
     char(*out)[GRAPH_ID_LEN + 1] = NULL;
     if (l.count && !(out = core_calloc(l.count, sizeof *out))) {
         store_list_free(&l);
@@ -558,17 +546,14 @@ int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n)
     size_t k = 0;
     const size_t plen = strlen(GRAPH_RECOVERY_DIR "/");
     for (size_t i = 0; i < l.count; i++) {
-        if (l.items[i].is_prefix)
-            continue;
+        if (l.items[i].is_prefix) continue;
         const char *name = l.items[i].key + plen;
         size_t nl = strlen(name);
-        if (nl != GRAPH_ID_LEN + 5 || strcmp(name + GRAPH_ID_LEN, ".json") != 0)
-            continue;
+        if (nl != GRAPH_ID_LEN + 5 || strcmp(name + GRAPH_ID_LEN, ".json") != 0) continue;
         char id[GRAPH_ID_LEN + 1];
         memcpy(id, name, GRAPH_ID_LEN);
         id[GRAPH_ID_LEN] = 0;
-        if (!core_ulid_valid(id))
-            continue;
+        if (!core_ulid_valid(id)) continue;
         memcpy(out[k++], id, sizeof id);
     }
     store_list_free(&l);
@@ -592,16 +577,14 @@ int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t
         const write_effect *e = &in->effects[i];
         uint64_t v = versions ? versions[i] : e->achieved_version;
         uint64_t n = counts ? counts[i] : e->row_count;
-        if ((which && !which[i]) || (skip_unmoved && v == e->expected_version))
-            continue;
+        if ((which && !which[i]) || (skip_unmoved && v == e->expected_version)) continue;
         rc = graph_rows_add_version(rows, e->sid, e->inc, e->alias, v, e->table_branch, n);
     }
     return rc;
 }
 
-int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id,
-                       const char *parent, const char *actor, int64_t created_at_us,
-                       uint64_t mver, bool maintenance)
+int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id, const char *parent,
+                       const char *actor, int64_t created_at_us, uint64_t mver, bool maintenance)
 {
     graph_commit c;
     memset(&c, 0, sizeof c);

@@ -37,14 +37,14 @@ int write_kind_parse(const char *s);
 /* Every graph-visible entry point and the adapter it runs (for the conformance test and
  * docs/conformance.md). */
 typedef struct write_entry_point {
-    const char *entry;   /* public function or CLI verb */
-    int kind;            /* write_kind */
+    const char *entry; /* public function or CLI verb */
+    int kind;          /* write_kind */
 } write_entry_point;
 const write_entry_point *write_entry_points(size_t *n);
 
 /* ---- Limits ------------------------------------------------------------------------------ */
 
-#define WRITE_MAX_REPREPARE 32     /* full re-prepares after a pre-effect read-set mismatch */
+#define WRITE_MAX_REPREPARE 32 /* full re-prepares after a pre-effect read-set mismatch */
 #define WRITE_MAX_PUBLISH_ATTEMPTS 6
 #define WRITE_GATE_TIMEOUT_MS 60000u
 #define WRITE_ACTOR_RECOVERY "omnigraph:recovery"
@@ -58,14 +58,14 @@ const write_entry_point *write_entry_points(size_t *n);
 /* ---- Writer ------------------------------------------------------------------------------ */
 
 typedef struct write_stats {
-    uint64_t writes;             /* write_run calls that published a commit */
-    uint64_t noops;              /* write_run calls with nothing to commit */
-    uint64_t reprepares;         /* restarts after a read-set mismatch before effects */
-    uint64_t publish_retries;    /* manifest CAS attempts lost to a concurrent commit */
-    uint64_t recoveries;         /* sidecars resolved (any outcome) */
-    uint64_t gate_wait_ns;       /* time spent acquiring gates */
-    uint64_t gate_hold_ns;       /* time gates were held */
-    uint64_t prepare_ns;         /* time in prepare (outside the gates) */
+    uint64_t writes;          /* write_run calls that published a commit */
+    uint64_t noops;           /* write_run calls with nothing to commit */
+    uint64_t reprepares;      /* restarts after a read-set mismatch before effects */
+    uint64_t publish_retries; /* manifest CAS attempts lost to a concurrent commit */
+    uint64_t recoveries;      /* sidecars resolved (any outcome) */
+    uint64_t gate_wait_ns;    /* time spent acquiring gates */
+    uint64_t gate_hold_ns;    /* time gates were held */
+    uint64_t prepare_ns;      /* time in prepare (outside the gates) */
 } write_stats;
 
 /* A table version a write of this writer committed and published (the graph commit naming it
@@ -75,8 +75,8 @@ typedef struct write_committed_table {
     const char *path, *table_branch; /* table_branch: NULL on main */
     int kind;                        /* LANG_NODE / LANG_EDGE */
     uint64_t from_version, to_version;
-    lance_dataset **ds;      /* to_version; the hook may take it (then sets *ds NULL) */
-    bool rewrite;            /* a compaction (a Rewrite: the same rows) */
+    lance_dataset **ds; /* to_version; the hook may take it (then sets *ds NULL) */
+    bool rewrite;       /* a compaction (a Rewrite: the same rows) */
     /* otherwise, for a strict insert: the rows appended (as new fragments, in order); NULL
      * when the commit did something else (an upsert, a delete, an overwrite) */
     const arrow_array *id, *src, *dst;
@@ -104,9 +104,9 @@ typedef struct write_graph {
 } write_graph;
 
 typedef struct write_open_options {
-    int version;                 /* 1 */
-    bool readonly;               /* write_graph_open: open the graph read-only (graph_handle) */
-    const char *actor;           /* write_graph_open: the graph's actor (graph_handle) */
+    int version;       /* 1 */
+    bool readonly;     /* write_graph_open: open the graph read-only (graph_handle) */
+    const char *actor; /* write_graph_open: the graph's actor (graph_handle) */
     /* Automatic maintenance (compacting tables and the graph manifest once they pass
      * a size tier is due, WRITE_TIER_FACTOR) runs on a worker thread of the writer after the
      * write that made it due has returned, instead of inside that write call. Closing the
@@ -117,7 +117,10 @@ typedef struct write_open_options {
      * graph a pending intent blocks). Its writes still run the barrier first. */
     bool defer_recovery;
 } write_open_options;
-#define WRITE_OPEN_OPTIONS_INIT {1, false, NULL, false, false}
+#define WRITE_OPEN_OPTIONS_INIT                                                                    \
+    {                                                                                              \
+        1, false, NULL, false, false                                                               \
+    }
 
 /* The writer of the open graph h, which must outlive it (opt: background_maintenance; the
  * graph's readonly and actor are h's). On a read-write h it opens the gates of h->root_id,
@@ -138,8 +141,8 @@ void write_graph_stats(write_graph *g, write_stats *out);
 /* ---- Init -------------------------------------------------------------------------------- */
 
 typedef struct write_init_result {
-    char commit_id[GRAPH_ID_LEN + 1];   /* the genesis commit */
-    bool took_over;                     /* a crashed earlier init was found and replaced */
+    char commit_id[GRAPH_ID_LEN + 1]; /* the genesis commit */
+    bool took_over;                   /* a crashed earlier init was found and replaced */
     size_t node_types, edge_types;
 } write_init_result;
 
@@ -162,29 +165,32 @@ typedef void (*write_table_fn)(void *arg, const char *alias, uint64_t from_versi
                                uint64_t to_version, uint64_t row_count);
 
 typedef struct write_options {
-    int version;                 /* 1 */
-    const char *branch;          /* NULL: main (other branches: OG_E_UNSUPPORTED for now) */
-    const char *if_commit;       /* expected branch head (NULL: none): PRECONDITION_FAILED */
-    unsigned max_reprepare;      /* 0: WRITE_MAX_REPREPARE */
-    write_table_fn on_table;     /* NULL: none */
+    int version;             /* 1 */
+    const char *branch;      /* NULL: main (other branches: OG_E_UNSUPPORTED for now) */
+    const char *if_commit;   /* expected branch head (NULL: none): PRECONDITION_FAILED */
+    unsigned max_reprepare;  /* 0: WRITE_MAX_REPREPARE */
+    write_table_fn on_table; /* NULL: none */
     void *on_table_arg;
 } write_options;
-#define WRITE_OPTIONS_INIT {1, NULL, NULL, 0, NULL, NULL}
+#define WRITE_OPTIONS_INIT                                                                         \
+    {                                                                                              \
+        1, NULL, NULL, 0, NULL, NULL                                                               \
+    }
 
 typedef struct write_result {
-    bool committed;              /* false: nothing to commit (no effect, no graph commit) */
+    bool committed; /* false: nothing to commit (no effect, no graph commit) */
     char commit_id[GRAPH_ID_LEN + 1];
     char operation_id[GRAPH_ID_LEN + 1];
     uint64_t manifest_version;
     unsigned reprepares;
-    size_t n_tables;             /* tables the commit changed (each reported to on_table) */
+    size_t n_tables; /* tables the commit changed (each reported to on_table) */
 } write_result;
 
 /* Apply a change set as one graph commit through the coordinator (adapter `kind`: LOAD or
  * MUTATION). The change set is the adapter's logical input; it is re-validated against a fresh
  * snapshot on every re-prepare. */
-int write_changes(write_graph *g, int kind, const graph_change_set *cs,
-                  const write_options *opt, write_result *res);
+int write_changes(write_graph *g, int kind, const graph_change_set *cs, const write_options *opt,
+                  write_result *res);
 
 /* A change set that depends on the base it is computed against (a mutation's update/delete
  * predicates, cascades, read-your-writes): `build` is called in every prepare with the fresh
@@ -198,16 +204,19 @@ int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_
 
 /* Compact data tables as one graph commit through the coordinator (adapter OPTIMIZE). */
 typedef struct write_optimize_options {
-    int version;                 /* 1 */
-    size_t min_fragments;        /* only tables with at least this many fragments (0: 2) */
-    const char *const *tables;   /* only these aliases (NULL: all) */
+    int version;               /* 1 */
+    size_t min_fragments;      /* only tables with at least this many fragments (0: 2) */
+    const char *const *tables; /* only these aliases (NULL: all) */
     size_t n_tables;
     /* internal: derived work after another write. Only tables with a size tier due are
      * compacted, and only that tier (min_fragments is ignored); otherwise every small
      * fragment of a selected table is merged. */
     bool auto_maintenance;
 } write_optimize_options;
-#define WRITE_OPTIMIZE_OPTIONS_INIT {1, 0, NULL, 0, false}
+#define WRITE_OPTIMIZE_OPTIONS_INIT                                                                \
+    {                                                                                              \
+        1, 0, NULL, 0, false                                                                       \
+    }
 
 int write_optimize(write_graph *g, const write_optimize_options *opt, write_result *res);
 
@@ -220,29 +229,31 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
  * main needs. A commit is retained when it is among the newest `keep` (0: no count rule) or
  * younger than older_than_us (< 0: no age rule); at least one rule is required, and the head
  * is always retained. */
-typedef void (*write_cleanup_progress_fn)(void *arg, const char *root, size_t done,
-                                          size_t total);
+typedef void (*write_cleanup_progress_fn)(void *arg, const char *root, size_t done, size_t total);
 typedef struct write_cleanup_options {
-    int version;                 /* 1 */
+    int version; /* 1 */
     uint64_t keep;
     int64_t older_than_us;
-    uint64_t orphan_grace_ms;    /* unreferenced files younger than this stay (a writer may
-                                  * have staged them): LANCE_CLEANUP_DEFAULT_WINDOW_MS */
-    bool dry_run;                /* count, delete nothing */
+    uint64_t orphan_grace_ms;           /* unreferenced files younger than this stay (a writer may
+                                         * have staged them): LANCE_CLEANUP_DEFAULT_WINDOW_MS */
+    bool dry_run;                       /* count, delete nothing */
     write_cleanup_progress_fn progress; /* after each table (and the manifest) */
     void *progress_arg;
 } write_cleanup_options;
-#define WRITE_CLEANUP_OPTIONS_INIT {1, 0, -1, 3600u * 1000u, false, NULL, NULL}
+#define WRITE_CLEANUP_OPTIONS_INIT                                                                 \
+    {                                                                                              \
+        1, 0, -1, 3600u * 1000u, false, NULL, NULL                                                 \
+    }
 
 typedef struct write_cleanup_report {
     uint64_t commits_total, commits_retained;
     char oldest_retained[GRAPH_ID_LEN + 1]; /* the oldest commit still readable */
     uint64_t floor_manifest_version;        /* its manifest version */
-    uint64_t versions_removed;   /* Lance versions, over the tables and the manifest */
-    uint64_t files_removed;      /* manifests, data, deletion and transaction files */
+    uint64_t versions_removed;              /* Lance versions, over the tables and the manifest */
+    uint64_t files_removed;                 /* manifests, data, deletion and transaction files */
     uint64_t bytes_removed;
     uint64_t files_spared_recent; /* unreferenced but younger than the orphan grace */
-    size_t tables, tables_total; /* Lance datasets cleaned (the manifest included) */
+    size_t tables, tables_total;  /* Lance datasets cleaned (the manifest included) */
 } write_cleanup_report;
 
 int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanup_report *out);
@@ -251,11 +262,11 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
 
 typedef enum write_recovery_kind {
     WRITE_RECOVERY_ROLLED_FORWARD = 1, /* the intent's commit is (now) visible */
-    WRITE_RECOVERY_ROLLED_BACK,        /* its table effects were restored and a rollback commit made */
-    WRITE_RECOVERY_DISCARDED,          /* no effect had happened: the intent was dropped */
-    WRITE_RECOVERY_RETIRED,            /* a sidecar of an intent the audit log already records
-                                        * as resolved (a stale copy): deleted */
-    WRITE_RECOVERY_DISCARDED_FORCED,   /* dropped by an operator without proof (recover --force) */
+    WRITE_RECOVERY_ROLLED_BACK, /* its table effects were restored and a rollback commit made */
+    WRITE_RECOVERY_DISCARDED,   /* no effect had happened: the intent was dropped */
+    WRITE_RECOVERY_RETIRED,     /* a sidecar of an intent the audit log already records
+                                 * as resolved (a stale copy): deleted */
+    WRITE_RECOVERY_DISCARDED_FORCED, /* dropped by an operator without proof (recover --force) */
 } write_recovery_kind;
 const char *write_recovery_kind_name(int kind);
 
@@ -267,15 +278,15 @@ int write_recover(write_graph *g, const char *branch, size_t *resolved);
 /* What the recovery classifier decides for one intent (the barrier acts on it; `recover show`
  * reports it). */
 typedef enum write_plan_action {
-    WRITE_PLAN_NONE = 0,          /* not classified (a damaged sidecar, or not asked) */
-    WRITE_PLAN_FINALIZE_FORWARD,  /* its commit is visible: audit and delete */
-    WRITE_PLAN_FINALIZE_BACK,     /* its rollback commit is visible: audit and delete */
-    WRITE_PLAN_RESUME_ROLLBACK,   /* a rollback was under way: finish it */
-    WRITE_PLAN_DISCARD,           /* no effect happened: drop it */
-    WRITE_PLAN_ROLL_FORWARD,      /* every effect happened: publish its commit */
-    WRITE_PLAN_ROLL_BACK,         /* some effects happened: restore them, publish a rollback */
-    WRITE_PLAN_RETIRE,            /* the audit log records it resolved already: delete */
-    WRITE_PLAN_BLOCKED,           /* only an operator may resolve it (reason says why) */
+    WRITE_PLAN_NONE = 0,         /* not classified (a damaged sidecar, or not asked) */
+    WRITE_PLAN_FINALIZE_FORWARD, /* its commit is visible: audit and delete */
+    WRITE_PLAN_FINALIZE_BACK,    /* its rollback commit is visible: audit and delete */
+    WRITE_PLAN_RESUME_ROLLBACK,  /* a rollback was under way: finish it */
+    WRITE_PLAN_DISCARD,          /* no effect happened: drop it */
+    WRITE_PLAN_ROLL_FORWARD,     /* every effect happened: publish its commit */
+    WRITE_PLAN_ROLL_BACK,        /* some effects happened: restore them, publish a rollback */
+    WRITE_PLAN_RETIRE,           /* the audit log records it resolved already: delete */
+    WRITE_PLAN_BLOCKED,          /* only an operator may resolve it (reason says why) */
 } write_plan_action;
 /* "finalize", "roll_forward", "roll_back", "discard", "retire", "blocked", "none". */
 const char *write_plan_action_name(int action);
@@ -291,19 +302,19 @@ typedef enum write_pending_state {
 /* One pending recovery intent (a sidecar under __recovery/). */
 typedef struct write_pending {
     char operation_id[GRAPH_ID_LEN + 1];
-    int kind;                    /* write_kind; 0 when damaged */
-    int state;                   /* write_pending_state */
+    int kind;  /* write_kind; 0 when damaged */
+    int state; /* write_pending_state */
     bool damaged;
-    int64_t started_at_us;       /* when damaged: the time in its ULID */
-    int64_t owner_pid;           /* 0 when unknown (damaged, or an older writer) */
-    char *branch;                /* NULL: main */
+    int64_t started_at_us; /* when damaged: the time in its ULID */
+    int64_t owner_pid;     /* 0 when unknown (damaged, or an older writer) */
+    char *branch;          /* NULL: main */
     char *actor;
-    char *problem;               /* damaged / unsupported: what is wrong; else NULL */
-    char audit_kind[24];         /* the audit log's outcome for it, "" when none */
-    int action;                  /* write_plan_action (write_pending_show only) */
-    char *reason;                /* why that action (write_pending_show only) */
+    char *problem;       /* damaged / unsupported: what is wrong; else NULL */
+    char audit_kind[24]; /* the audit log's outcome for it, "" when none */
+    int action;          /* write_plan_action (write_pending_show only) */
+    char *reason;        /* why that action (write_pending_show only) */
     size_t n_effects;
-    char **tables;               /* the aliases its effects name */
+    char **tables; /* the aliases its effects name */
 } write_pending;
 void write_pending_clear(write_pending *p);
 void write_pending_list_free(write_pending *l, size_t n);
@@ -312,8 +323,7 @@ void write_pending_list_free(write_pending *l, size_t n);
  * owner lock (0 on a read-only store: state is then UNCHECKED). */
 int write_pending_list(store *s, bool probe_locks, write_pending **out, size_t *n);
 /* One sidecar, classified as the barrier would (OG_E_NOT_FOUND when there is none). */
-int write_pending_show(store *s, bool probe_locks, const char *operation_id,
-                       write_pending *out);
+int write_pending_show(store *s, bool probe_locks, const char *operation_id, write_pending *out);
 
 /* Resolve one intent on an operator's request, under the gates and owner lock the barrier
  * takes. Without discard: exactly what the barrier does (roll forward, roll back, discard,
@@ -338,7 +348,7 @@ int write_audit_find(store *s, const char *operation_id, bool *found, char kind[
 /* The audit log: one row per resolved sidecar (and one per retired stale copy). */
 typedef struct write_audit_row {
     char operation_id[GRAPH_ID_LEN + 1];
-    char kind[24];               /* write_recovery_kind_name */
+    char kind[24]; /* write_recovery_kind_name */
     char writer_kind[16];
     char commit_id[GRAPH_ID_LEN + 1]; /* the commit that made it visible or rolled it back, "" */
     int64_t created_at_us;

@@ -6,17 +6,17 @@
 #include <string.h>
 
 /* Filled with garbage, then initialised by the function: equal to the macro's struct. */
-#define CHECK_INIT(type, INIT, VERSION, fn)                                                       \
-    do {                                                                                          \
-        static const type by_macro = INIT; /* static: its padding is zero too */               \
-        type by_fn;                                                                               \
-        memset(&by_fn, 0x5a, sizeof by_fn);                                                       \
-        assert_og_ok(fn(&by_fn, VERSION));                                                        \
-        assert_int_equal(by_fn.version, VERSION);                                                 \
-        assert_memory_equal(&by_fn, &by_macro, sizeof by_fn);                                     \
-        assert_og_error(fn(&by_fn, 0), OG_E_BAD_REQUEST);                                         \
-        assert_og_error(fn(&by_fn, VERSION + 1), OG_E_BAD_REQUEST);                               \
-        assert_og_error(fn(NULL, VERSION), OG_E_BAD_REQUEST);                                     \
+#define CHECK_INIT(type, INIT, VERSION, fn)                                                        \
+    do {                                                                                           \
+        static const type by_macro = INIT; /* static: its padding is zero too */                   \
+        type by_fn;                                                                                \
+        memset(&by_fn, 0x5a, sizeof by_fn);                                                        \
+        assert_og_ok(fn(&by_fn, VERSION));                                                         \
+        assert_int_equal(by_fn.version, VERSION);                                                  \
+        assert_memory_equal(&by_fn, &by_macro, sizeof by_fn);                                      \
+        assert_og_error(fn(&by_fn, 0), OG_E_BAD_REQUEST);                                          \
+        assert_og_error(fn(&by_fn, VERSION + 1), OG_E_BAD_REQUEST);                                \
+        assert_og_error(fn(NULL, VERSION), OG_E_BAD_REQUEST);                                      \
     } while (0)
 
 static void test_options_init(void **state)
@@ -24,8 +24,8 @@ static void test_options_init(void **state)
     (void)state;
     CHECK_INIT(og_selfcheck_options, OG_SELFCHECK_OPTIONS_INIT, OG_SELFCHECK_OPTIONS_VERSION,
                og_selfcheck_options_init);
-    CHECK_INIT(og_schema_plan_options, OG_SCHEMA_PLAN_OPTIONS_INIT,
-               OG_SCHEMA_PLAN_OPTIONS_VERSION, og_schema_plan_options_init);
+    CHECK_INIT(og_schema_plan_options, OG_SCHEMA_PLAN_OPTIONS_INIT, OG_SCHEMA_PLAN_OPTIONS_VERSION,
+               og_schema_plan_options_init);
     CHECK_INIT(og_scan_options, OG_SCAN_OPTIONS_INIT, OG_SCAN_OPTIONS_VERSION,
                og_scan_options_init);
     CHECK_INIT(og_init_options, OG_INIT_OPTIONS_INIT, OG_INIT_OPTIONS_VERSION,

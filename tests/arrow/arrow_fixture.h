@@ -26,14 +26,14 @@ static inline void fx_schema(arrow_schema *s)
         const char *name;
         arrow_type_id id;
         bool nullable;
-    } simple[] = {{"id", ARROW_INT64, false},   {"b", ARROW_BOOL, true},
-                  {"i32", ARROW_INT32, true},   {"u32", ARROW_UINT32, true},
-                  {"u64", ARROW_UINT64, false}, {"f32", ARROW_FLOAT32, true},
-                  {"f64", ARROW_FLOAT64, true}, {"s", ARROW_UTF8, true},
-                  {"bin", ARROW_BINARY, true},  {"d32", ARROW_DATE32, true},
-                  {"d64", ARROW_DATE64, true}};
+    } simple[] = {
+        {"id", ARROW_INT64, false},   {"b", ARROW_BOOL, true},      {"i32", ARROW_INT32, true},
+        {"u32", ARROW_UINT32, true},  {"u64", ARROW_UINT64, false}, {"f32", ARROW_FLOAT32, true},
+        {"f64", ARROW_FLOAT64, true}, {"s", ARROW_UTF8, true},      {"bin", ARROW_BINARY, true},
+        {"d32", ARROW_DATE32, true},  {"d64", ARROW_DATE64, true}};
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-        arrow_field f = fx_field(simple[i].name, arrow_type_simple(simple[i].id), simple[i].nullable);
+        arrow_field f =
+            fx_field(simple[i].name, arrow_type_simple(simple[i].id), simple[i].nullable);
         arrow_schema_add(s, &f);
     }
     arrow_type t;
@@ -79,14 +79,23 @@ static inline int fx_append_row(arrow_builder **bs, int64_t r)
 {
     int rc = 0;
     char sbuf[64];
-#define FX(x) do { if ((rc = (x)) != 0) return rc; } while (0)
+#define FX(x)                                                                                      \
+    do {                                                                                           \
+        if ((rc = (x)) != 0) return rc;                                                            \
+    } while (0)
     FX(arrow_builder_append_int(bs[0], r));
-    FX(r % 7 == 3 ? arrow_builder_append_null(bs[1]) : arrow_builder_append_bool(bs[1], r % 2 == 0));
-    FX(r % 3 == 2 ? arrow_builder_append_null(bs[2]) : arrow_builder_append_int(bs[2], r * 10 - 500));
-    FX(r % 11 == 5 ? arrow_builder_append_null(bs[3]) : arrow_builder_append_int(bs[3], (r * 7919) % 4000000000LL));
+    FX(r % 7 == 3 ? arrow_builder_append_null(bs[1])
+                  : arrow_builder_append_bool(bs[1], r % 2 == 0));
+    FX(r % 3 == 2 ? arrow_builder_append_null(bs[2])
+                  : arrow_builder_append_int(bs[2], r * 10 - 500));
+    FX(r % 11 == 5 ? arrow_builder_append_null(bs[3])
+                   : arrow_builder_append_int(bs[3], (r * 7919) % 4000000000LL));
     FX(arrow_builder_append_uint(bs[4], UINT64_MAX - (uint64_t)r));
-    FX(r % 4 == 1 ? arrow_builder_append_null(bs[5]) : arrow_builder_append_double(bs[5], (double)r * 1.5));
-    FX(r % 9 == 4 ? arrow_builder_append_null(bs[6]) : arrow_builder_append_double(bs[6], r % 13 == 0 ? -0.25 * (double)r : (double)r / 3.0));
+    FX(r % 4 == 1 ? arrow_builder_append_null(bs[5])
+                  : arrow_builder_append_double(bs[5], (double)r * 1.5));
+    FX(r % 9 == 4
+           ? arrow_builder_append_null(bs[6])
+           : arrow_builder_append_double(bs[6], r % 13 == 0 ? -0.25 * (double)r : (double)r / 3.0));
     if (r % 5 == 2) {
         FX(arrow_builder_append_null(bs[7]));
     } else {
@@ -103,9 +112,12 @@ static inline int fx_append_row(arrow_builder **bs, int64_t r)
         FX(arrow_builder_append_bytes(bs[8], bin, (size_t)(r % 5)));
     }
     FX(r % 8 == 7 ? arrow_builder_append_null(bs[9]) : arrow_builder_append_int(bs[9], 19000 + r));
-    FX(r % 8 == 6 ? arrow_builder_append_null(bs[10]) : arrow_builder_append_int(bs[10], 1700000000000LL + r * 86400000LL));
-    FX(r % 5 == 4 ? arrow_builder_append_null(bs[11]) : arrow_builder_append_int(bs[11], 1700000000123LL + r));
-    FX(r % 5 == 3 ? arrow_builder_append_null(bs[12]) : arrow_builder_append_int(bs[12], 1700000000123456LL + r));
+    FX(r % 8 == 6 ? arrow_builder_append_null(bs[10])
+                  : arrow_builder_append_int(bs[10], 1700000000000LL + r * 86400000LL));
+    FX(r % 5 == 4 ? arrow_builder_append_null(bs[11])
+                  : arrow_builder_append_int(bs[11], 1700000000123LL + r));
+    FX(r % 5 == 3 ? arrow_builder_append_null(bs[12])
+                  : arrow_builder_append_int(bs[12], 1700000000123456LL + r));
     /* vec: fixed-size list<float32, 4>, null rows and one null item pattern */
     if (r % 6 == 5) {
         FX(arrow_builder_append_null(bs[13]));
@@ -123,7 +135,8 @@ static inline int fx_append_row(arrow_builder **bs, int64_t r)
         arrow_builder *it = arrow_builder_child(bs[14], 0);
         int n = (int)(r % 3);
         for (int k = 0; k < n; k++)
-            FX(k == 1 && r % 5 == 0 ? arrow_builder_append_null(it) : arrow_builder_append_int(it, r + k));
+            FX(k == 1 && r % 5 == 0 ? arrow_builder_append_null(it)
+                                    : arrow_builder_append_int(it, r + k));
         FX(arrow_builder_append_list(bs[14], n));
     }
     /* lst_s: list<utf8> */
@@ -158,9 +171,12 @@ static inline int fx_batch(arrow_batch **out, int64_t start, int64_t n)
     arrow_builder *bs[32] = {0};
     arrow_array *cols[32] = {0};
     int rc = 0;
-    for (size_t i = 0; i < s.n_fields && rc == 0; i++) rc = arrow_builder_new(&bs[i], &s.fields[i].type);
-    for (int64_t r = start; r < start + n && rc == 0; r++) rc = fx_append_row(bs, r);
-    for (size_t i = 0; i < s.n_fields && rc == 0; i++) rc = arrow_builder_finish(bs[i], &cols[i]);
+    for (size_t i = 0; i < s.n_fields && rc == 0; i++)
+        rc = arrow_builder_new(&bs[i], &s.fields[i].type);
+    for (int64_t r = start; r < start + n && rc == 0; r++)
+        rc = fx_append_row(bs, r);
+    for (size_t i = 0; i < s.n_fields && rc == 0; i++)
+        rc = arrow_builder_finish(bs[i], &cols[i]);
     if (rc == 0) rc = arrow_batch_new(out, &s, cols, s.n_fields);
     for (size_t i = 0; i < s.n_fields; i++) {
         arrow_builder_free(bs[i]);

@@ -36,7 +36,8 @@ static void test_builders_and_accessors(void **state)
     assert_og_ok(fx_batch(&b, 0, 100));
     assert_int_equal(b->num_rows, 100);
     assert_int_equal(b->n_columns, 18);
-    for (size_t i = 0; i < b->n_columns; i++) assert_og_ok(arrow_array_validate(b->columns[i]));
+    for (size_t i = 0; i < b->n_columns; i++)
+        assert_og_ok(arrow_array_validate(b->columns[i]));
     /* spot checks of values and nulls */
     const arrow_array *i32 = b->columns[2];
     assert_false(arrow_array_is_valid(i32, 2));
@@ -189,7 +190,8 @@ static void test_cdata_roundtrip(void **state)
     arrow_array *sl;
     assert_og_ok(arrow_array_import(&sl, &st, &c3));
     assert_int_equal(sl->length, 10);
-    for (int64_t i = 0; i < 10; i++) assert_int_equal(arrow_compare_rows(sl, i, keep, i + 3), 0);
+    for (int64_t i = 0; i < 10; i++)
+        assert_int_equal(arrow_compare_rows(sl, i, keep, i + 3), 0);
     assert_int_equal(sl->null_count, 2); /* rows 7 and 12 are null */
     arrow_array_free(sl);
     arrow_array_free(keep);
@@ -202,7 +204,8 @@ static void test_cdata_nested_offsets(void **state)
     arrow_batch *b;
     assert_og_ok(fx_batch(&b, 0, 40));
     int64_t idx[20];
-    for (int i = 0; i < 20; i++) idx[i] = 5 + i;
+    for (int i = 0; i < 20; i++)
+        idx[i] = 5 + i;
     for (size_t c = 0; c < b->n_columns; c++) {
         struct ArrowArray ca;
         assert_og_ok(arrow_array_export(b->columns[c], &ca));
@@ -245,7 +248,8 @@ static void test_stream(void **state)
 {
     (void)state;
     arrow_batch **bs = core_calloc(3, sizeof *bs);
-    for (int i = 0; i < 3; i++) assert_og_ok(fx_batch(&bs[i], i * 10, 10 + i));
+    for (int i = 0; i < 3; i++)
+        assert_og_ok(fx_batch(&bs[i], i * 10, 10 + i));
     arrow_schema s;
     assert_og_ok(arrow_schema_copy(&s, &bs[0]->schema));
     struct ArrowArrayStream st;
@@ -293,7 +297,8 @@ static void test_stream(void **state)
     assert_og_ok(fx_batch(&w12, 5, 7));
     assert_true(arrow_batch_equal(got[1], w12));
     arrow_batch_free(w12);
-    for (size_t i = 0; i < ng; i++) arrow_batch_free(got[i]);
+    for (size_t i = 0; i < ng; i++)
+        arrow_batch_free(got[i]);
     core_free(got);
     arrow_schema_clear(&s3);
     arrow_schema_clear(&s);
@@ -334,9 +339,11 @@ static void test_take_filter(void **state)
     arrow_batch *f;
     assert_og_ok(arrow_batch_filter(&f, b, mask));
     int64_t want = 0;
-    for (int64_t r = 0; r < 50; r++) want += (r % 3 != 2) && (r * 10 - 500 > 100);
+    for (int64_t r = 0; r < 50; r++)
+        want += (r % 3 != 2) && (r * 10 - 500 > 100);
     assert_int_equal(f->num_rows, want);
-    for (int64_t i = 0; i < f->num_rows; i++) assert_true(arrow_array_get_int(f->columns[2], i) > 100);
+    for (int64_t i = 0; i < f->num_rows; i++)
+        assert_true(arrow_array_get_int(f->columns[2], i) > 100);
     arrow_batch_free(f);
     arrow_array_free(mask);
     assert_og_error(arrow_filter(&a, b->columns[0], b->columns[0]), OG_E_BAD_REQUEST);
@@ -350,15 +357,16 @@ static void test_compare(void **state)
     arrow_type ft = arrow_type_simple(ARROW_FLOAT64);
     arrow_builder *bb;
     assert_og_ok(arrow_builder_new(&bb, &ft));
-    for (int i = 0; i < 6; i++) assert_og_ok(arrow_builder_append_double(bb, dv[i]));
+    for (int i = 0; i < 6; i++)
+        assert_og_ok(arrow_builder_append_double(bb, dv[i]));
     assert_og_ok(arrow_builder_append_null(bb));
     arrow_array *fa;
     assert_og_ok(arrow_builder_finish(bb, &fa));
     arrow_builder_free(bb);
-    assert_int_equal(arrow_compare_rows(fa, 1, fa, 2), 0);  /* -0 == 0 */
-    assert_true(arrow_compare_rows(fa, 3, fa, 5) > 0);      /* NaN after numbers */
-    assert_int_equal(arrow_compare_rows(fa, 3, fa, 3), 0);  /* NaN == NaN in total order */
-    assert_true(arrow_compare_rows(fa, 6, fa, 4) < 0);      /* null first */
+    assert_int_equal(arrow_compare_rows(fa, 1, fa, 2), 0); /* -0 == 0 */
+    assert_true(arrow_compare_rows(fa, 3, fa, 5) > 0);     /* NaN after numbers */
+    assert_int_equal(arrow_compare_rows(fa, 3, fa, 3), 0); /* NaN == NaN in total order */
+    assert_true(arrow_compare_rows(fa, 6, fa, 4) < 0);     /* null first */
     assert_true(arrow_compare_rows(fa, 4, fa, 1) < 0);
     uint64_t h[7];
     arrow_hash_rows(fa, h, false);
@@ -369,7 +377,8 @@ static void test_compare(void **state)
     arrow_array *m;
     assert_og_ok(arrow_compare_scalar(&m, fa, ARROW_CMP_GE, &s));
     bool want[] = {true, false, false, true, false, true};
-    for (int i = 0; i < 6; i++) assert_int_equal(arrow_array_get_bool(m, i), want[i]);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(arrow_array_get_bool(m, i), want[i]);
     assert_false(arrow_array_is_valid(m, 6));
     arrow_array_free(m);
     arrow_scalar bad = {.kind = ARROW_BINARY, .bytes = "x", .n_bytes = 1};
@@ -380,13 +389,14 @@ static void test_compare(void **state)
     assert_og_ok(fx_batch(&b, 0, 30));
     arrow_scalar neg = {.kind = ARROW_INT64, .i = -1};
     assert_og_ok(arrow_compare_scalar(&m, b->columns[4], ARROW_CMP_GT, &neg));
-    for (int i = 0; i < 30; i++) assert_true(arrow_array_get_bool(m, i));
+    for (int i = 0; i < 30; i++)
+        assert_true(arrow_array_get_bool(m, i));
     arrow_array_free(m);
     arrow_scalar str = {.kind = ARROW_UTF8, .bytes = "str2", .n_bytes = 4};
     assert_og_ok(arrow_compare_scalar(&m, b->columns[7], ARROW_CMP_LT, &str));
-    assert_true(arrow_array_get_bool(m, 1));    /* "str1-é" < "str2" */
-    assert_false(arrow_array_get_bool(m, 3));   /* "str3-é" */
-    assert_true(arrow_array_get_bool(m, 0));    /* "" */
+    assert_true(arrow_array_get_bool(m, 1));  /* "str1-é" < "str2" */
+    assert_false(arrow_array_get_bool(m, 3)); /* "str3-é" */
+    assert_true(arrow_array_get_bool(m, 0));  /* "" */
     assert_false(arrow_array_is_valid(m, 2));
     arrow_array_free(m);
     /* elementwise: a column with itself */
@@ -394,7 +404,8 @@ static void test_compare(void **state)
     for (int i = 0; i < 30; i++)
         assert_int_equal(arrow_array_is_valid(m, i), arrow_array_is_valid(b->columns[14], i));
     arrow_array_free(m);
-    assert_og_error(arrow_compare(&m, b->columns[0], ARROW_CMP_EQ, b->columns[2]), OG_E_BAD_REQUEST);
+    assert_og_error(arrow_compare(&m, b->columns[0], ARROW_CMP_EQ, b->columns[2]),
+                    OG_E_BAD_REQUEST);
     /* hash: combining columns; equal rows hash equal */
     uint64_t hh[30];
     arrow_hash_rows(b->columns[16], hh, false);
@@ -480,13 +491,15 @@ static void test_sort_keys_encode(void **state)
             assert_og_ok(arrow_sort_keys_encode(&data, offs, keys, nk, 400));
             int64_t idx[400];
             assert_og_ok(arrow_sort_indices(idx, keys, nk, 400));
-            for (int i = 1; i < 400; i++) assert_true(key_memcmp(data, offs, idx[i - 1], idx[i]) <= 0);
+            for (int i = 1; i < 400; i++)
+                assert_true(key_memcmp(data, offs, idx[i - 1], idx[i]) <= 0);
             /* equal keys exactly when the rows compare equal on every key */
             for (int64_t x = 0; x < 400; x += 7)
                 for (int64_t y = 0; y < 400; y += 3) {
                     bool same = true;
                     for (size_t k = 0; k < nk; k++)
-                        same = same && arrow_compare_rows(keys[k].column, x, keys[k].column, y) == 0;
+                        same =
+                            same && arrow_compare_rows(keys[k].column, x, keys[k].column, y) == 0;
                     assert_int_equal(key_memcmp(data, offs, x, y) == 0, same);
                 }
             core_free(data);
@@ -559,7 +572,8 @@ static void test_alloc_failures(void **state)
         uint64_t injected = core_alloc_injected();
         core_alloc_fail_at(0, 0);
         if (rc == 0) assert_true(arrow_batch_equal(b, b2));
-        for (size_t c = 0; c < 18; c++) arrow_array_free(cols[c]);
+        for (size_t c = 0; c < 18; c++)
+            arrow_array_free(cols[c]);
         arrow_batch_free(b);
         arrow_batch_free(t);
         arrow_batch_free(b2);

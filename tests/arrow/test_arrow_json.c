@@ -72,7 +72,8 @@ static void test_doubles(void **state)
         }
         /* trailing zeros of an integer layout are padding, not significant digits */
         if (!strchr(got, 'e') && !strchr(got, '.'))
-            for (const char *q = got + strlen(got) - 1; q > got && *q == '0'; q--) digits--;
+            for (const char *q = got + strlen(got) - 1; q > got && *q == '0'; q--)
+                digits--;
         if (digits > 1) {
             char shorter[64];
             snprintf(shorter, sizeof shorter, "%.*e", digits - 2, fabs(x));
@@ -103,8 +104,8 @@ static void test_strings(void **state)
                  "\"\xc3\xa9\xe4\xb8\xad\xe2\x80\xa8\xf0\x9f\x98\x80\"");
     /* invalid UTF-8: a lone continuation byte, a truncated sequence, an overlong '/', a
      * surrogate, a code point above U+10FFFF, 0xff */
-    const char *bad[] = {"a\x80", "\xe4\xb8", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
-                         "\xff"};
+    const char *bad[] = {"a\x80",        "\xe4\xb8",         "\xc0\xaf",
+                         "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xff"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         core_buf b = CORE_BUF_INIT;
         assert_og_ok(core_buf_append_str(&b, "keep"));

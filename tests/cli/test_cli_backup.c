@@ -151,8 +151,10 @@ static char *export_text(og_graph *g, const char *at, og_export_result **res)
     fclose(f);
     if (rc) fail_msg("export: %s", og_error_last()->message);
     assert_int_equal(r->bytes, len);
-    if (res) *res = r;
-    else og_export_result_free(r);
+    if (res)
+        *res = r;
+    else
+        og_export_result_free(r);
     return buf;
 }
 
@@ -227,7 +229,8 @@ static void assert_text_equal(const char *what, const char *a, const char *b)
 {
     if (strcmp(a, b) == 0) return;
     size_t i = 0;
-    while (a[i] && a[i] == b[i]) i++;
+    while (a[i] && a[i] == b[i])
+        i++;
     size_t from = i > 200 ? i - 200 : 0;
     fail_msg("%s differ at byte %zu:\n--- first ---\n%.400s\n--- second ---\n%.400s", what, i,
              a + from, b + from);
@@ -299,7 +302,8 @@ static void test_roundtrip_demo(void **state)
     /* Every column of every type, and the demo's own questions (demo.gq, by name). */
     const qspec qs[] = {
         {"query a() { match { $p: Person } return { $p.handle, $p.name, $p.email, $p.born, "
-         "$p.role } order { $p.handle asc } }", NULL, NULL, 0},
+         "$p.role } order { $p.handle asc } }",
+         NULL, NULL, 0},
         {"query a() { match { $c: City } return { $c.name, $c.country, $c.population } }", NULL,
          NULL, 1},
         {"query a() { match { $c: Company } return { $c.name, $c.industry, $c.founded } }", NULL,
@@ -307,15 +311,20 @@ static void test_roundtrip_demo(void **state)
         {"query a() { match { $p: Project } return { $p.name, $p.language, $p.stars } }", NULL,
          NULL, 1},
         {"query a() { match { $a: Person  $a $w:worksAt $c } return { $a.handle, $c.name, "
-         "$w.since, $w.title } }", NULL, NULL, 1},
+         "$w.since, $w.title } }",
+         NULL, NULL, 1},
         {"query a() { match { $a: Person  $a $k:knows $b } return { $a.handle, $b.handle, "
-         "$k.since } }", NULL, NULL, 1},
+         "$k.since } }",
+         NULL, NULL, 1},
         {"query a() { match { $a: Person  $a $k:contributesTo $b } return { $a.handle, $b.name, "
-         "$k.commits } }", NULL, NULL, 1},
+         "$k.commits } }",
+         NULL, NULL, 1},
         {"query a() { match { $a: Company  $a maintains $b  $a headquarteredIn $c } return { "
-         "$a.name, $b.name, $c.name } }", NULL, NULL, 1},
+         "$a.name, $b.name, $c.name } }",
+         NULL, NULL, 1},
         {"query a() { match { $p: Person  $p livesIn $c } return { $c.name, count($p) as n, "
-         "min($p.born) as oldest } order { n desc, $c.name asc } }", NULL, NULL, 0},
+         "min($p.born) as oldest } order { n desc, $c.name asc } }",
+         NULL, NULL, 0},
         {gq, "person", "{\"handle\":\"ada\"}", 0},
         {gq, "person", "{\"handle\":\"linus.keller\"}", 0},
         {gq, "friends_of_friends", "{\"handle\":\"ada\"}", 0},
@@ -386,16 +395,34 @@ static uint64_t rnd(void)
 
 /* Pieces of JSON string text (already escaped as JSON). */
 static const char *const PIECES[] = {
-    "a", "Zz", "\\\"", "\\\\", "\\n", "\\t", "\\r", "\\u0001", "\\u001f", "/", " ", "<&>",
-    "\xc3\xa9", "\xe6\xbc\xa2\xe5\xad\x97", "\xf0\x9f\x98\x80", "\\ud83d\\ude00", "\\u2028",
-    "\x7f", "0", "\\b\\f",
+    "a",
+    "Zz",
+    "\\\"",
+    "\\\\",
+    "\\n",
+    "\\t",
+    "\\r",
+    "\\u0001",
+    "\\u001f",
+    "/",
+    " ",
+    "<&>",
+    "\xc3\xa9",
+    "\xe6\xbc\xa2\xe5\xad\x97",
+    "\xf0\x9f\x98\x80",
+    "\\ud83d\\ude00",
+    "\\u2028",
+    "\x7f",
+    "0",
+    "\\b\\f",
 };
 #define N_PIECES (sizeof PIECES / sizeof PIECES[0])
 
 static void put_jstr(FILE *f, int pieces)
 {
     fputc('"', f);
-    for (int i = 0; i < pieces; i++) fputs(PIECES[rnd() % N_PIECES], f);
+    for (int i = 0; i < pieces; i++)
+        fputs(PIECES[rnd() % N_PIECES], f);
     fputc('"', f);
 }
 
@@ -423,25 +450,32 @@ static float rnd_f32(void)
  * integer 0: the sign is written out). */
 static void put_f64(FILE *f, double d)
 {
-    if (d == 0 && signbit(d)) fputs("-0.0", f);
-    else fprintf(f, "%.17g", d);
+    if (d == 0 && signbit(d))
+        fputs("-0.0", f);
+    else
+        fprintf(f, "%.17g", d);
 }
 
 /* An F32 exactly (the loader refuses decimals above FLT_MAX before narrowing, so FLT_MAX's
  * 9-digit form 3.40282347e+38 would not do). */
 static void put_f32(FILE *f, float x)
 {
-    if (x == 0 && signbit(x)) fputs("-0.0", f);
-    else fprintf(f, "%.17g", (double)x);
+    if (x == 0 && signbit(x))
+        fputs("-0.0", f);
+    else
+        fprintf(f, "%.17g", (double)x);
 }
 
 static void put_date(FILE *f, int k)
 {
     static const char *const iso[] = {"1970-01-01", "0000-01-01", "9999-12-31", "2024-02-29",
                                       "1969-12-31"};
-    if (k % 3 == 0) fprintf(f, "\"%s\"", iso[rnd() % 5]);
-    else if (k % 3 == 1) fprintf(f, "%" PRId64, (int64_t)(rnd() % 6000000) - 3000000);
-    else fprintf(f, "%d", k % 2 ? INT32_MIN : INT32_MAX);
+    if (k % 3 == 0)
+        fprintf(f, "\"%s\"", iso[rnd() % 5]);
+    else if (k % 3 == 1)
+        fprintf(f, "%" PRId64, (int64_t)(rnd() % 6000000) - 3000000);
+    else
+        fprintf(f, "%d", k % 2 ? INT32_MIN : INT32_MAX);
 }
 
 static void put_datetime(FILE *f, int k)
@@ -449,10 +483,12 @@ static void put_datetime(FILE *f, int k)
     static const char *const iso[] = {"2024-02-29T12:34:56.789+05:30", "1969-12-31T23:59:59.999Z",
                                       "0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z",
                                       "2001-09-09T01:46:40Z"};
-    if (k % 3 == 0) fprintf(f, "\"%s\"", iso[rnd() % 5]);
+    if (k % 3 == 0)
+        fprintf(f, "\"%s\"", iso[rnd() % 5]);
     else if (k % 3 == 1)
         fprintf(f, "%" PRId64, (int64_t)(rnd() % 600000000000000ull) - (int64_t)300000000000000);
-    else fprintf(f, "%" PRId64, k % 2 ? INT64_MIN / 2 : INT64_MAX / 2);
+    else
+        fprintf(f, "%" PRId64, k % 2 ? INT64_MIN / 2 : INT64_MAX / 2);
 }
 
 static void gen_thing(FILE *f, int k)
@@ -468,8 +504,10 @@ static void gen_thing(FILE *f, int k)
     int null_mask = (int)(rnd() & 0xff);
 #define NUL_(bit) (null_mask & (1 << (bit)) && k % 3 == 0)
     fputs(",\"s\":", f);
-    if (NUL_(0)) fputs("null", f);
-    else put_jstr(f, (int)(rnd() % 6));
+    if (NUL_(0))
+        fputs("null", f);
+    else
+        put_jstr(f, (int)(rnd() % 6));
     fputs(",\"b\":", f);
     fputs(NUL_(1) ? "null" : rnd() % 2 ? "true" : "false", f);
     static const int32_t i32s[] = {INT32_MIN, INT32_MAX, 0, -1, 1};
@@ -480,21 +518,29 @@ static void gen_thing(FILE *f, int k)
     fprintf(f, ",\"u64\":%" PRIu64, k == 1 ? (uint64_t)INT64_MAX : rnd() >> 1);
     fputs(",\"f32\":", f);
     static const float f32s[] = {FLT_MAX, -FLT_MAX, FLT_MIN, 1e-45f, 0.1f, 3.0f};
-    if (k < 6) put_f32(f, f32s[k]);
-    else if (k == 6) fputs("-0.0", f);
-    else put_f32(f, rnd_f32());
+    if (k < 6)
+        put_f32(f, f32s[k]);
+    else if (k == 6)
+        fputs("-0.0", f);
+    else
+        put_f32(f, rnd_f32());
     fputs(",\"f64\":", f);
     static const double f64s[] = {DBL_MAX, -DBL_MAX, DBL_MIN, 5e-324, 0.1, 1e20, 123.0};
-    if (k < 7) put_f64(f, f64s[k]);
-    else if (k == 8) fputs("-0.0", f);
-    else put_f64(f, rnd_f64());
+    if (k < 7)
+        put_f64(f, f64s[k]);
+    else if (k == 8)
+        fputs("-0.0", f);
+    else
+        put_f64(f, rnd_f64());
     fputs(",\"d\":", f);
     put_date(f, k);
     fputs(",\"dt\":", f);
     put_datetime(f, k);
     fputs(",\"blob\":", f);
-    if (NUL_(2)) fputs("null", f);
-    else put_jstr(f, (int)(rnd() % 8));
+    if (NUL_(2))
+        fputs("null", f);
+    else
+        put_jstr(f, (int)(rnd() % 8));
     static const char *const enums[] = {"\"red\"", "\"green\"", "\"blue-ish\"", "null"};
     fprintf(f, ",\"e\":%s", enums[rnd() % 4]);
     int n = (int)(rnd() % 4);
@@ -504,15 +550,20 @@ static void gen_thing(FILE *f, int k)
         put_jstr(f, (int)(rnd() % 3));
     }
     fputs("],\"lb\":[", f);
-    for (int i = 0; i < n; i++) fprintf(f, "%s%s", i ? "," : "", rnd() % 2 ? "true" : "false");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%s", i ? "," : "", rnd() % 2 ? "true" : "false");
     fputs("],\"li32\":[", f);
-    for (int i = 0; i < n; i++) fprintf(f, "%s%" PRId32, i ? "," : "", (int32_t)rnd());
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%" PRId32, i ? "," : "", (int32_t)rnd());
     fputs("],\"li64\":[", f);
-    for (int i = 0; i < n; i++) fprintf(f, "%s%" PRId64, i ? "," : "", (int64_t)rnd());
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%" PRId64, i ? "," : "", (int64_t)rnd());
     fputs("],\"lu32\":[", f);
-    for (int i = 0; i < n; i++) fprintf(f, "%s%" PRIu32, i ? "," : "", (uint32_t)rnd());
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%" PRIu32, i ? "," : "", (uint32_t)rnd());
     fputs("],\"lu64\":[", f);
-    for (int i = 0; i < n; i++) fprintf(f, "%s%" PRIu64, i ? "," : "", rnd() >> 1);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%" PRIu64, i ? "," : "", rnd() >> 1);
     fputs("],\"lf32\":[", f);
     for (int i = 0; i < n; i++) {
         if (i) fputc(',', f);
@@ -580,8 +631,10 @@ static char *gen_all(size_t *len)
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
-    for (int k = 0; k < N_THING; k++) gen_thing(f, k);
-    for (int k = 0; k < N_REQ; k++) gen_req(f, k);
+    for (int k = 0; k < N_THING; k++)
+        gen_thing(f, k);
+    for (int k = 0; k < N_REQ; k++)
+        gen_req(f, k);
     for (int k = 0; k < N_PAIR; k++) {
         fputs("{\"type\":\"Pair\",\"data\":{\"a\":", f);
         put_jstr(f, 1 + k % 3);
@@ -610,18 +663,23 @@ static char *gen_all(size_t *len)
 static const qspec ALL_QUERIES[] = {
     {"query a() { match { $t: Thing } return { $t.name, $t.s, $t.b, $t.i32, $t.i64, $t.u32, "
      "$t.u64, $t.f32, $t.f64, $t.d, $t.dt, $t.e, $t.ls, $t.lb, $t.li32, $t.li64, $t.lu32, "
-     "$t.lu64, $t.lf32, $t.lf64, $t.ld, $t.ldt, $t.v } order { $t.name asc } }", NULL, NULL, 0},
+     "$t.lu64, $t.lf32, $t.lf64, $t.ld, $t.ldt, $t.v } order { $t.name asc } }",
+     NULL, NULL, 0},
     {"query a() { match { $r: Req } return { $r, $r.n, $r.f, $r.d, $r.dt, $r.e, $r.ls, $r.v, "
-     "$r.flag, $r.u } }", NULL, NULL, 1},
+     "$r.flag, $r.u } }",
+     NULL, NULL, 1},
     {"query a() { match { $p: Pair } return { $p, $p.a, $p.b } order { $p.b asc, $p.a asc } }",
      NULL, NULL, 0},
     {"query a() { match { $a: Thing  $a $l:link $b } return { $a.name, $b.name, $l.w, $l.at, "
-     "$l.tags, $l.note } }", NULL, NULL, 1},
+     "$l.tags, $l.note } }",
+     NULL, NULL, 1},
     {"query a() { match { $r: Req  $r owns $p } return { $r, $p.a, $p.b } }", NULL, NULL, 1},
     {"query a() { match { $t: Thing } return { count($t) as n, min($t.d) as d0, max($t.dt) as "
-     "t1, max($t.u64) as u, min($t.f64) as f } }", NULL, NULL, 0},
+     "t1, max($t.u64) as u, min($t.f64) as f } }",
+     NULL, NULL, 0},
     {"query a() { match { $t: Thing  $t.i32 > 0  $t.e = \"blue-ish\" } return { $t.name } "
-     "order { $t.name asc } }", NULL, NULL, 0},
+     "order { $t.name asc } }",
+     NULL, NULL, 0},
 };
 
 static void test_roundtrip_all_types(void **state)
@@ -649,8 +707,8 @@ static void test_roundtrip_all_types(void **state)
         assert_og_ok(og_result_value(&a, rr, i, 0));
         char *from = strndup(a.str, a.len);
         assert_og_ok(og_result_value(&b, pr, i % og_result_row_count(pr), 0));
-        json_t *line = json_pack("{s:s, s:s, s:s#}", "edge", "Owns", "from", from, "to", b.str,
-                                 b.len);
+        json_t *line =
+            json_pack("{s:s, s:s, s:s#}", "edge", "Owns", "from", from, "to", b.str, b.len);
         char *text = json_dumps(line, JSON_COMPACT);
         fprintf(f, "%s\n", text);
         free(text);
@@ -663,8 +721,8 @@ static void test_roundtrip_all_types(void **state)
     load(g, edges, elen, OG_LOAD_APPEND);
     free(edges);
     /* A value the load format has two spellings for comes back in one (the ISO one). */
-    char *c = mutate(g, "query m() { update Thing set { s: \"changed\" } where name = \"t0002\" }",
-                     NULL);
+    char *c =
+        mutate(g, "query m() { update Thing set { s: \"changed\" } where name = \"t0002\" }", NULL);
     free(c);
     og_graph_close(g);
 
@@ -697,8 +755,8 @@ static void test_export_refusals(void **state)
     const char *src = path_in("r.omni");
     init_graph(src, ALL_SCHEMA);
     og_graph *g = open_graph(src, 0);
-    char *c = mutate(g, "query m() { insert Thing { name: \"big\", u64: 18446744073709551615 } }",
-                     NULL);
+    char *c =
+        mutate(g, "query m() { insert Thing { name: \"big\", u64: 18446744073709551615 } }", NULL);
     free(c);
     char *buf = NULL;
     size_t len = 0;
@@ -740,17 +798,15 @@ static void test_export_refusals(void **state)
 
 /* ---- backups while writers run ------------------------------------------------------------ */
 
-static const char WRITER_SCHEMA[] =
-    "node Person { handle: String @key  n: I64 }\n"
-    "edge Knows: Person -> Person\n";
+static const char WRITER_SCHEMA[] = "node Person { handle: String @key  n: I64 }\n"
+                                    "edge Knows: Person -> Person\n";
 
 /* Each commit adds a person and an edge to it from "root", and bumps root's counter: every
  * commit has #Knows = #Person - 1 and root.n = the number of writes. */
-static const char WRITER_GQ[] =
-    "query add($h: String, $n: I64) {\n"
-    "    insert Person { handle: $h, n: $n }\n"
-    "    insert Knows { from: \"root\", to: $h }\n"
-    "}\n";
+static const char WRITER_GQ[] = "query add($h: String, $n: I64) {\n"
+                                "    insert Person { handle: $h, n: $n }\n"
+                                "    insert Knows { from: \"root\", to: $h }\n"
+                                "}\n";
 
 typedef struct writer_arg {
     const char *root;
@@ -851,7 +907,8 @@ static void test_backup_while_writing(void **state)
     atomic_store(&w.stop, 1);
     pthread_join(th, NULL);
     test_write_file(path_in("stop"), "", 0);
-    for (int i = 0; i < 600 && access(path_in("w.done"), F_OK) != 0; i++) usleep(50000);
+    for (int i = 0; i < 600 && access(path_in("w.done"), F_OK) != 0; i++)
+        usleep(50000);
     assert_int_equal(access(path_in("w.done"), F_OK), 0);
     assert_int_not_equal(access(path_in("w.fail"), F_OK), 0); /* no CLI write failed */
     assert_true(w.writes > 0);
@@ -870,7 +927,8 @@ static void make_social(void)
         "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":30,\"status\":\"active\"}}\n"
         "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\",\"age\":25}}\n"
         "{\"type\":\"Company\",\"data\":{\"name\":\"Acme\",\"size\":50}}\n"
-        "{\"edge\":\"Knows\",\"from\":\"Alice\",\"to\":\"Bob\",\"data\":{\"since\":\"2020-01-02\"}}\n"
+        "{\"edge\":\"Knows\",\"from\":\"Alice\",\"to\":\"Bob\",\"data\":{\"since\":\"2020-01-02\"}}"
+        "\n"
         "{\"edge\":\"WorksAt\",\"from\":\"Alice\",\"to\":\"Acme\",\"data\":{\"role\":\"CTO\"}}\n";
     test_write_file(path_in("d.jsonl"), data, strlen(data));
     free(cli("load --data d.jsonl --mode overwrite --store g", &st, err, sizeof err));

@@ -15,7 +15,7 @@
 
 static char g_bin[512];
 static char g_schema[512];
-static char g_dir[256];   /* scratch for each test */
+static char g_dir[256]; /* scratch for each test */
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -50,7 +50,8 @@ static json_t *run_json(const char *args, int want_exit)
     if (ex != want_exit) fail_msg("'%s' exited %d, not %d; stderr: %s", args, ex, want_exit, err);
     json_error_t je;
     json_t *j = json_loads(out, 0, &je);
-    if (!j || !json_is_object(j)) fail_msg("'%s' printed no JSON object: %s (%s)", args, out, je.text);
+    if (!j || !json_is_object(j))
+        fail_msg("'%s' printed no JSON object: %s (%s)", args, out, je.text);
     return j;
 }
 
@@ -82,8 +83,7 @@ static const json_t *jtable(const json_t *snap, const char *alias)
     assert_true(json_is_array(tables));
     size_t i;
     const json_t *t;
-    json_array_foreach(tables, i, t)
-        if (!strcmp(jstr(t, "alias"), alias)) return t;
+    json_array_foreach(tables, i, t) if (!strcmp(jstr(t, "alias"), alias)) return t;
     fail_msg("no table '%s'", alias);
     return NULL;
 }
@@ -130,8 +130,10 @@ static int list_one(const char *path, const struct stat *st, int flag, struct FT
 static char *listing(const char *root)
 {
     char path[768];
-    if (root[0] == '/') snprintf(path, sizeof path, "%s", root);
-    else snprintf(path, sizeof path, "%s/%s", g_dir, root);
+    if (root[0] == '/')
+        snprintf(path, sizeof path, "%s", root);
+    else
+        snprintf(path, sizeof path, "%s/%s", g_dir, root);
     g_listing = NULL;
     g_listing_len = g_listing_cap = 0;
     assert_int_equal(nftw(path, list_one, 16, FTW_PHYS), 0);
@@ -140,7 +142,8 @@ static char *listing(const char *root)
 
 /* The JSONL the tests load: 3 people, 1 company, 2 Knows edges, 1 WorksAt edge. */
 static const char *const DATA1 =
-    "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":30,\"email\":\"alice@example.com\",\"status\":\"active\"}}\n"
+    "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":30,\"email\":\"alice@example.com\","
+    "\"status\":\"active\"}}\n"
     "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\",\"age\":25}}\n"
     "\n"
     "{\"type\":\"Person\",\"data\":{\"name\":\"Carol\"}}\n"
@@ -219,7 +222,8 @@ static void test_init(void **state)
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && OG_FAILPOINTS='init.pre_manifest=exit(3)' %s init --schema '%s' g4 "
-             ">/dev/null 2>&1", g_dir, g_bin, g_schema);
+             ">/dev/null 2>&1",
+             g_dir, g_bin, g_schema);
     int st = system(cmd);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
     assert_int_equal(run("snapshot g4", out, sizeof out, err, sizeof err), 1);
@@ -248,8 +252,9 @@ static void test_load_modes(void **state)
     write_text("d1.jsonl", DATA1);
 
     /* overwrite: the human line, then the same counts in the snapshot. */
-    assert_int_equal(run("load --data d1.jsonl --mode overwrite --store g", out, sizeof out, err,
-                         sizeof err), 0);
+    assert_int_equal(
+        run("load --data d1.jsonl --mode overwrite --store g", out, sizeof out, err, sizeof err),
+        0);
     assert_non_null(strstr(out, "loaded g on branch main with overwrite: 7 entities across 2 node "
                                 "types and 2 edge types (commit "));
     json_t *s = snapshot_json(NULL);
@@ -289,8 +294,8 @@ static void test_load_modes(void **state)
 
     /* append of an existing key: key_conflict, exit 1, nothing written. */
     write_text("dup.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\"}}\n");
-    assert_int_equal(run("load --data dup.jsonl --mode append --store g", out, sizeof out, err,
-                         sizeof err), 1);
+    assert_int_equal(
+        run("load --data dup.jsonl --mode append --store g", out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "key_conflict"));
     s = snapshot_json(NULL);
     assert_int_equal(jint(s, "manifest_version"), 3);
@@ -299,8 +304,8 @@ static void test_load_modes(void **state)
     /* merge: one update, one insert. */
     write_text("d3.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":31}}\n"
                            "{\"type\":\"Person\",\"data\":{\"name\":\"Eve\"}}\n");
-    assert_int_equal(run("load --data d3.jsonl --mode merge --store g", out, sizeof out, err,
-                         sizeof err), 0);
+    assert_int_equal(
+        run("load --data d3.jsonl --mode merge --store g", out, sizeof out, err, sizeof err), 0);
     assert_non_null(strstr(out, "with merge: 2 entities across 1 node types and 0 edge types"));
     s = snapshot_json(NULL);
     assert_int_equal(jint(s, "manifest_version"), 4);
@@ -311,8 +316,9 @@ static void test_load_modes(void **state)
     write_text("d4.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\"}}\n"
                            "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\"}}\n"
                            "{\"type\":\"Person\",\"data\":{\"name\":\"Carol\"}}\n");
-    assert_int_equal(run("load --data d4.jsonl --mode overwrite --store g", out, sizeof out, err,
-                         sizeof err), 0);
+    assert_int_equal(
+        run("load --data d4.jsonl --mode overwrite --store g", out, sizeof out, err, sizeof err),
+        0);
     s = snapshot_json(NULL);
     assert_int_equal(jint(s, "manifest_version"), 5);
     assert_int_equal(rows_of(s, "node:Person"), 3);
@@ -370,8 +376,8 @@ static void test_load_modes(void **state)
     for (; plen < OG_ID_LEN; plen++) {
         size_t hits = 0, i;
         const json_t *ci;
-        json_array_foreach(json_object_get(all, "commits"), i, ci)
-            if (!strncmp(jstr(ci, "id"), append_commit, plen)) hits++;
+        json_array_foreach(json_object_get(all, "commits"), i,
+                           ci) if (!strncmp(jstr(ci, "id"), append_commit, plen)) hits++;
         if (hits == 1) break;
     }
     json_decref(all);
@@ -396,8 +402,8 @@ static void test_bad_line(void **state)
     char out[8192], err[8192];
     init_graph();
     write_text("d1.jsonl", DATA1);
-    assert_int_equal(run("load --data d1.jsonl --mode overwrite g", out, sizeof out, err,
-                         sizeof err), 0);
+    assert_int_equal(
+        run("load --data d1.jsonl --mode overwrite g", out, sizeof out, err, sizeof err), 0);
     json_t *s0 = snapshot_json(NULL);
     /* A read-write open probes the filesystem with a temporary in the root (created and
      * removed: the root's mtime moves), so here directories are compared by name only;
@@ -409,8 +415,8 @@ static void test_bad_line(void **state)
     write_text("bad.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Zed\"}}\n"
                             "{\"type\":\"Company\",\"data\":{\"name\":\"Initech\"}}\n"
                             "{\"type\":\"Person\",\"data\":{\"name\":\"Yan\",\"shoe\":42}}\n");
-    assert_int_equal(run("load --data bad.jsonl --mode append --store g", out, sizeof out, err,
-                         sizeof err), 1);
+    assert_int_equal(
+        run("load --data bad.jsonl --mode append --store g", out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "bad.jsonl:3: "));
     assert_non_null(strstr(err, "shoe"));
     assert_null(strstr(err, "bad.jsonl:3: line 3")); /* the location is not said twice */
@@ -423,13 +429,13 @@ static void test_bad_line(void **state)
     json_decref(j);
     /* Not JSON at all on line 2. */
     write_text("bad2.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Zed\"}}\n{oops\n");
-    assert_int_equal(run("load --data bad2.jsonl --mode merge --store g", out, sizeof out, err,
-                         sizeof err), 1);
+    assert_int_equal(
+        run("load --data bad2.jsonl --mode merge --store g", out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "bad2.jsonl:2:"));
     /* An edge to a node that does not exist (found by validation, not parsing). */
     write_text("bad3.jsonl", "{\"edge\":\"Knows\",\"from\":\"Alice\",\"to\":\"Nobody\"}\n");
-    assert_int_equal(run("load --data bad3.jsonl --mode append --store g", out, sizeof out, err,
-                         sizeof err), 1);
+    assert_int_equal(
+        run("load --data bad3.jsonl --mode append --store g", out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "bad3.jsonl:1"));
 
     json_t *s1 = snapshot_json(NULL);
@@ -452,8 +458,8 @@ static void test_readonly_inspection_writes_nothing(void **state)
     char out[65536], err[8192];
     init_graph();
     write_text("d1.jsonl", DATA1);
-    assert_int_equal(run("load --data d1.jsonl --mode overwrite g", out, sizeof out, err,
-                         sizeof err), 0);
+    assert_int_equal(
+        run("load --data d1.jsonl --mode overwrite g", out, sizeof out, err, sizeof err), 0);
     char *before = listing("g");
     assert_int_equal(run("snapshot --store g", out, sizeof out, err, sizeof err), 0);
     assert_int_equal(run("snapshot --store g --json --at 1", out, sizeof out, err, sizeof err), 0);
@@ -479,9 +485,11 @@ static void test_usage(void **state)
     assert_int_equal(run("init --schema x.pg", out, sizeof out, err, sizeof err), 2);
     assert_int_equal(run("load --data x.jsonl g", out, sizeof out, err, sizeof err), 2);
     assert_non_null(strstr(err, "--mode"));
-    assert_int_equal(run("load --data x.jsonl --mode upsert g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("load --data x.jsonl --mode upsert g", out, sizeof out, err, sizeof err),
+                     2);
     assert_int_equal(run("load --mode merge g", out, sizeof out, err, sizeof err), 2);
-    assert_int_equal(run("load --data x --mode merge --store g h", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(
+        run("load --data x --mode merge --store g h", out, sizeof out, err, sizeof err), 2);
     assert_int_equal(run("snapshot", out, sizeof out, err, sizeof err), 2);
     assert_int_equal(run("snapshot --bogus g", out, sizeof out, err, sizeof err), 2);
     assert_int_equal(run("commit", out, sizeof out, err, sizeof err), 2);
@@ -494,7 +502,8 @@ static void test_usage(void **state)
     assert_int_equal(run("snapshot --store nope", out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "not_found"));
     write_text("x.jsonl", "\n");
-    assert_int_equal(run("load --data x.jsonl --mode merge nope", out, sizeof out, err, sizeof err), 1);
+    assert_int_equal(run("load --data x.jsonl --mode merge nope", out, sizeof out, err, sizeof err),
+                     1);
     struct stat st;
     char path[512];
     snprintf(path, sizeof path, "%s/nope", g_dir);
@@ -719,7 +728,7 @@ static void test_api(void **state)
     assert_int_equal(og_write_result_count(lr, OG_WRITE_NODE_TYPES), 2);
     assert_int_equal(og_write_result_count(lr, OG_WRITE_EDGE_TYPES), 2);
     assert_int_equal(og_write_result_count(lr, OG_WRITE_NODES_INSERTED), 0); /* a mutation's */
-    assert_int_equal(og_write_result_count(lr, 0), 0);                      /* no such count */
+    assert_int_equal(og_write_result_count(lr, 0), 0);                       /* no such count */
     assert_int_equal(og_write_result_count(lr, 1000), 0);
     assert_int_equal(og_write_result_manifest_version(lr), 2);
     assert_int_equal(strlen(og_write_result_commit_id(lr)), OG_ID_LEN);

@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 
 static char g_bin[512];
-static char g_dir[256];   /* scratch */
-static char g_tab[512];   /* the table every test reads */
+static char g_dir[256]; /* scratch */
+static char g_tab[512]; /* the table every test reads */
 
 /* Run the CLI with args; stdout into out, stderr into err (either may be NULL); exit status. */
 static int run(const char *args, char *out, size_t cap, char *err, size_t ecap)
@@ -58,7 +58,8 @@ static void add_field(arrow_schema *s, const char *name, arrow_type_id id, bool 
 static arrow_batch *rows(const arrow_schema *s, const int64_t *ids, size_t n, const char *bad)
 {
     arrow_builder *b[4];
-    for (int c = 0; c < 4; c++) assert_og_ok(arrow_builder_new(&b[c], &s->fields[c].type));
+    for (int c = 0; c < 4; c++)
+        assert_og_ok(arrow_builder_new(&b[c], &s->fields[c].type));
     for (size_t i = 0; i < n; i++) {
         int64_t id = ids[i];
         assert_og_ok(arrow_builder_append_int(b[0], id));
@@ -80,7 +81,8 @@ static arrow_batch *rows(const arrow_schema *s, const int64_t *ids, size_t n, co
     }
     arrow_batch *out;
     assert_og_ok(arrow_batch_new(&out, s, cols, 4));
-    for (int c = 0; c < 4; c++) arrow_array_free(cols[c]);
+    for (int c = 0; c < 4; c++)
+        arrow_array_free(cols[c]);
     return out;
 }
 
@@ -148,15 +150,15 @@ static void test_cat_json(void **state)
     snprintf(args, sizeof args, "lance cat %s --json", g_tab);
     assert_int_equal(run(args, out, sizeof out, NULL, 0), 0);
     assert_string_equal(out,
-        "{\"id\":0,\"name\":\"n0\",\"score\":0,\"d\":\"1969-12-30\"}\n"
-        "{\"id\":2,\"name\":\"n2\",\"score\":0.5,\"d\":\"1970-01-01\"}\n"
-        "{\"id\":3,\"name\":null,\"score\":0.75,\"d\":\"1970-01-02\"}\n"
-        "{\"id\":4,\"name\":\"n4\",\"score\":1,\"d\":\"1970-01-03\"}\n"
-        "{\"id\":5,\"name\":\"n5\",\"score\":1.25,\"d\":\"1970-01-04\"}\n"
-        "{\"id\":7,\"name\":\"n7\",\"score\":1.75,\"d\":\"1970-01-06\"}\n"
-        "{\"id\":8,\"name\":\"n8\",\"score\":2,\"d\":\"1970-01-07\"}\n"
-        "{\"id\":9,\"name\":\"n9\",\"score\":2.25,\"d\":\"1970-01-08\"}\n"
-        "{\"id\":101,\"name\":\"dup\",\"score\":25.25,\"d\":\"1970-04-10\"}\n");
+                        "{\"id\":0,\"name\":\"n0\",\"score\":0,\"d\":\"1969-12-30\"}\n"
+                        "{\"id\":2,\"name\":\"n2\",\"score\":0.5,\"d\":\"1970-01-01\"}\n"
+                        "{\"id\":3,\"name\":null,\"score\":0.75,\"d\":\"1970-01-02\"}\n"
+                        "{\"id\":4,\"name\":\"n4\",\"score\":1,\"d\":\"1970-01-03\"}\n"
+                        "{\"id\":5,\"name\":\"n5\",\"score\":1.25,\"d\":\"1970-01-04\"}\n"
+                        "{\"id\":7,\"name\":\"n7\",\"score\":1.75,\"d\":\"1970-01-06\"}\n"
+                        "{\"id\":8,\"name\":\"n8\",\"score\":2,\"d\":\"1970-01-07\"}\n"
+                        "{\"id\":9,\"name\":\"n9\",\"score\":2.25,\"d\":\"1970-01-08\"}\n"
+                        "{\"id\":101,\"name\":\"dup\",\"score\":25.25,\"d\":\"1970-04-10\"}\n");
     /* projection without id: ordered by the line bytes ("dup" < "n0" < ... < null) */
     snprintf(args, sizeof args, "lance cat %s --json --columns name", g_tab);
     assert_int_equal(run(args, out, sizeof out, NULL, 0), 0);
@@ -206,11 +208,19 @@ static void test_schema_stats_versions(void **state)
 
     snprintf(args, sizeof args, "lance stats %s --json", g_tab);
     assert_int_equal(run(args, out, sizeof out, NULL, 0), 0);
-    const char *want[] = {"\"version\":4,", "\"data_storage_version\":\"2.0\"", "\"naming\":\"v2\"",
-                          "\"columns\":4,", "\"fragments\":2,", "\"data_files\":2,",
-                          "\"rows\":9,", "\"physical_rows\":12,", "\"deleted_rows\":3,",
-                          "\"deletion_files\":2,", "\"stable_row_ids\":true",
-                          "\"reader_flags\":3,", "\"writer_flags\":3,"};
+    const char *want[] = {"\"version\":4,",
+                          "\"data_storage_version\":\"2.0\"",
+                          "\"naming\":\"v2\"",
+                          "\"columns\":4,",
+                          "\"fragments\":2,",
+                          "\"data_files\":2,",
+                          "\"rows\":9,",
+                          "\"physical_rows\":12,",
+                          "\"deleted_rows\":3,",
+                          "\"deletion_files\":2,",
+                          "\"stable_row_ids\":true",
+                          "\"reader_flags\":3,",
+                          "\"writer_flags\":3,"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(out, want[i])) fail_msg("stats lacks %s: %s", want[i], out);
     snprintf(args, sizeof args, "lance stats %s --json --version 2", g_tab);
@@ -398,7 +408,8 @@ static void test_api_stream(void **state)
         if (!a.release) break;
         assert_int_equal(a.n_children, 2);
         const int64_t *ids = a.children[1]->buffers[1];
-        for (int64_t i = 0; i < a.length; i++) idsum += ids[a.children[1]->offset + i];
+        for (int64_t i = 0; i < a.length; i++)
+            idsum += ids[a.children[1]->offset + i];
         total += a.length;
         a.release(&a);
     }

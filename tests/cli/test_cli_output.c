@@ -2,9 +2,10 @@
  * "Conventions"), through the built binary: --json prints exactly one JSON object whatever
  * happens (usage errors, missing files, a failure part way through a streamed result); a
  * root written as a URI is refused as
- * unsupported and nothing is created, as an init with a bad schema creates nothing; JSON input holding \u0000 is refused, said plainly; a
- * bad --params is located once; a UTF-8 byte order mark is named; --at 0 is refused as the
- * version that never exists; a write recovery completed reports its real commit; a mutation's
+ * unsupported and nothing is created, as an init with a bad schema creates nothing; JSON input
+ * holding \u0000 is refused, said plainly; a bad --params is located once; a UTF-8 byte order mark
+ * is named; --at 0 is refused as the version that never exists; a write recovery completed reports
+ * its real commit; a mutation's
  * @unique error names its lines; and the write semantics docs/cli.md states (keyed inserts
  * replace rows, edges without ids are new every load, which writes make no commit). */
 #include "testutil.h"
@@ -25,8 +26,7 @@ static char g_dir[256]; /* scratch for each test; the CLI runs in it */
 
 /* Run the CLI with args (and env, a prefix such as "OG_FAILPOINTS=... ", may be "") in g_dir;
  * stdout into out, stderr into err; the exit status. */
-static int run_env(const char *env, const char *args, char *out, size_t cap, char *err,
-                   size_t ecap)
+static int run_env(const char *env, const char *args, char *out, size_t cap, char *err, size_t ecap)
 {
     char cmd[8192], errf[600];
     snprintf(errf, sizeof errf, "%s/stderr.txt", g_dir);
@@ -105,10 +105,10 @@ static int exists(const char *name)
 }
 
 /* Graph "g" in g_dir from examples/social.pg, loaded with PEOPLE. */
-static const char PEOPLE[] =
-    "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":30,\"email\":\"alice@example.com\"}}\n"
-    "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\",\"age\":25}}\n"
-    "{\"type\":\"Company\",\"data\":{\"name\":\"Acme\"}}\n";
+static const char PEOPLE[] = "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":30,"
+                             "\"email\":\"alice@example.com\"}}\n"
+                             "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\",\"age\":25}}\n"
+                             "{\"type\":\"Company\",\"data\":{\"name\":\"Acme\"}}\n";
 
 static void make_graph(void)
 {
@@ -179,7 +179,8 @@ static void damage_marker(const char *dir, const char *marker)
     assert_true(g_damaged > 0);
 }
 
-/* ---- --json: one object, whatever happens ------------------------------------------------------ */
+/* ---- --json: one object, whatever happens ------------------------------------------------------
+ */
 
 /* Every command with --json prints exactly one JSON object on stdout: usage errors ("usage",
  * exit 2: they printed nothing on stdout), --help, missing input files and roots, and a query
@@ -261,7 +262,8 @@ static void test_json_everywhere(void **state)
                      0);
     damage_marker("g/nodes", "DAMAGED");
     j = run_json("query --json --store g -e 'query q() { match { $p: Person } return { $p.name } "
-                 "order { $p.name asc } }'", 1);
+                 "order { $p.name asc } }'",
+                 1);
     assert_non_null(strstr(jstr(json_error_of(j, "corrupt"), "message"), "invalid UTF-8"));
     const json_t *rows = json_object_get(j, "rows");
     assert_int_equal(json_array_size(rows), 2); /* Alice and Bob came before the damage */
@@ -273,9 +275,9 @@ static void test_json_everywhere(void **state)
     const json_t *t;
     size_t k;
     char args[1024] = "";
-    json_array_foreach(json_object_get(j, "tables"), k, t)
-        if (!strcmp(jstr(t, "alias"), "node:Person"))
-            snprintf(args, sizeof args, "lance cat --json g/%s", jstr(t, "path"));
+    json_array_foreach(json_object_get(j, "tables"), k,
+                       t) if (!strcmp(jstr(t, "alias"), "node:Person"))
+        snprintf(args, sizeof args, "lance cat --json g/%s", jstr(t, "path"));
     json_decref(j);
     j = run_json(args, 1);
     json_error_of(j, "corrupt");
@@ -354,13 +356,15 @@ static void test_nul_in_json_input(void **state)
     char out[8192], err[8192];
     json_t *j = run_json("query --json --store g --params '{\"h\":\"Alice\\u0000x\"}' "
                          "-e 'query q($h: String) { match { $p: Person { name: $h } } "
-                         "return { $p.name } }'", 1);
+                         "return { $p.name } }'",
+                         1);
     const json_t *e = json_error_of(j, "bad_request");
     assert_non_null(strstr(jstr(e, "message"), "\\u0000"));
     assert_null(strstr(jstr(e, "message"), "JSON_ALLOW_NUL"));
     json_decref(j);
     j = run_json("mutate --json --store g --params '{\"h\":\"zed\\u0000tail\"}' "
-                 "-e 'query q($h: String) { insert Person { name: $h } }'", 1);
+                 "-e 'query q($h: String) { insert Person { name: $h } }'",
+                 1);
     json_error_of(j, "bad_request");
     json_decref(j);
     query_csv("query q() { match { $p: Person } return { $p.name } order { $p.name asc } }", out,
@@ -368,7 +372,8 @@ static void test_nul_in_json_input(void **state)
     assert_string_equal(out, "p.name\r\nAlice\r\nBob\r\n");
     /* JSONL: refused before as now, but said plainly. */
     write_text("nul.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"a\\u0000b\"}}\n");
-    assert_int_equal(run("load --data nul.jsonl --mode merge g", out, sizeof out, err, sizeof err), 1);
+    assert_int_equal(run("load --data nul.jsonl --mode merge g", out, sizeof out, err, sizeof err),
+                     1);
     assert_non_null(strstr(err, "nul.jsonl:1:"));
     assert_non_null(strstr(err, "\\u0000 (the NUL character) is not allowed in a string"));
     assert_null(strstr(err, "JSON_ALLOW_NUL"));
@@ -387,7 +392,8 @@ static void test_params_error_said_once(void **state)
     assert_string_equal(err, "omnigraph: error[bad_request]: params: invalid JSON at line 1, "
                              "column 1: string or '}' expected near end of file\n");
     json_t *j = run_json("query --json --store g --params '{\"a\":1,\n\"b\"}' "
-                         "-e 'query q() { match { $p: Person } return { $p.name } }'", 1);
+                         "-e 'query q() { match { $p: Person } return { $p.name } }'",
+                         1);
     const json_t *e = json_error_of(j, "bad_request");
     assert_non_null(strstr(jstr(e, "message"), "params: invalid JSON at line 2, column 4: "));
     assert_null(json_object_get(e, "file"));
@@ -421,7 +427,8 @@ static void test_bom_named(void **state)
     assert_int_equal(run("query --store g --file bom.gq", out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "bom.gq:1:1: Q000: the source "));
     assert_non_null(strstr(err, what));
-    assert_int_equal(run("load --data bom.jsonl --mode merge g", out, sizeof out, err, sizeof err), 1);
+    assert_int_equal(run("load --data bom.jsonl --mode merge g", out, sizeof out, err, sizeof err),
+                     1);
     assert_non_null(strstr(err, "bom.jsonl:1:1: the file "));
     assert_non_null(strstr(err, what));
     json_t *j = run_json("load --json --data bom.jsonl --mode merge g", 1);
@@ -432,7 +439,8 @@ static void test_bom_named(void **state)
     json_decref(j);
 }
 
-/* ---- writes ------------------------------------------------------------------------------------ */
+/* ---- writes ------------------------------------------------------------------------------------
+ */
 
 /* A write whose publish failed and that in-process recovery completed reports the commit
  * recovery made: its manifest version and tables, as the snapshot shows them (it said
@@ -460,7 +468,8 @@ static void test_recovered_write_reports_commit(void **state)
         assert_string_equal(jstr(t, "alias"), "node:Person");
         size_t k;
         const json_t *st;
-        json_array_foreach(json_object_get(s, "tables"), k, st) {
+        json_array_foreach(json_object_get(s, "tables"), k, st)
+        {
             if (strcmp(jstr(st, "alias"), "node:Person") != 0) continue;
             assert_int_equal(json_integer_value(json_object_get(t, "to_version")),
                              json_integer_value(json_object_get(st, "version")));
@@ -495,7 +504,8 @@ static void test_mutation_unique_names_lines(void **state)
     /* one line holding both statements */
     assert_int_equal(run("mutate --store g -e 'query a() { insert Person { name: \"U1\", email: "
                          "\"u@x.io\" } insert Person { name: \"U2\", email: \"u@x.io\" } }'",
-                         out, sizeof out, err, sizeof err), 1);
+                         out, sizeof out, err, sizeof err),
+                     1);
     assert_non_null(strstr(err, "<-e>:1: Person: @unique(email) violated: value \"u@x.io\" is "
                                 "given twice in the input (both from line 1)\n"));
 }
@@ -515,8 +525,8 @@ static uint64_t table_rows(const char *alias)
     const json_t *t;
     size_t k;
     uint64_t n = UINT64_MAX;
-    json_array_foreach(json_object_get(j, "tables"), k, t)
-        if (!strcmp(jstr(t, "alias"), alias)) n = (uint64_t)json_integer_value(json_object_get(t, "row_count"));
+    json_array_foreach(json_object_get(j, "tables"), k, t) if (!strcmp(jstr(t, "alias"), alias)) n =
+        (uint64_t)json_integer_value(json_object_get(t, "row_count"));
     json_decref(j);
     assert_true(n != UINT64_MAX);
     return n;
@@ -533,13 +543,15 @@ static void test_documented_write_semantics(void **state)
                           "$p.email } }";
     /* a keyed insert replaces the row: the email it leaves out becomes null */
     json_t *j = run_json("mutate --json --store g -e 'query a() { insert Person { name: \"Alice\", "
-                         "age: 31 } }'", 0);
+                         "age: 31 } }'",
+                         0);
     assert_true(json_is_true(json_object_get(j, "committed")));
     json_decref(j);
     query_csv(q_alice, out, sizeof out);
     assert_string_equal(out, "p.age,p.email\r\n31,\r\n");
     /* so does a merge line: the age it leaves out becomes null */
-    write_text("alice.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"email\":\"a@b.c\"}}\n");
+    write_text("alice.jsonl",
+               "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"email\":\"a@b.c\"}}\n");
     j = run_json("load --json --data alice.jsonl --mode merge g", 0);
     json_decref(j);
     query_csv(q_alice, out, sizeof out);
@@ -558,11 +570,14 @@ static void test_documented_write_semantics(void **state)
     assert_true(json_is_false(json_object_get(j, "committed")));
     assert_true(json_is_null(json_object_get(j, "commit_id")));
     json_decref(j);
-    j = run_json("mutate --json --store g -e 'query a() { update Person set { age: 1 } where name = "
-                 "\"Nobody\" }'", 0);
+    j = run_json(
+        "mutate --json --store g -e 'query a() { update Person set { age: 1 } where name = "
+        "\"Nobody\" }'",
+        0);
     assert_true(json_is_false(json_object_get(j, "committed")));
     json_decref(j);
-    j = run_json("mutate --json --store g -e 'query a() { delete Person where name = \"Nobody\" }'", 0);
+    j = run_json("mutate --json --store g -e 'query a() { delete Person where name = \"Nobody\" }'",
+                 0);
     assert_true(json_is_false(json_object_get(j, "committed")));
     json_decref(j);
     assert_int_equal(commit_count(), n);
@@ -571,7 +586,8 @@ static void test_documented_write_semantics(void **state)
     assert_true(json_is_true(json_object_get(j, "committed")));
     json_decref(j);
     j = run_json("mutate --json --store g -e 'query a() { update Person set { email: \"a@b.c\" } "
-                 "where name = \"Alice\" }'", 0);
+                 "where name = \"Alice\" }'",
+                 0);
     assert_true(json_is_true(json_object_get(j, "committed")));
     json_decref(j);
     assert_int_equal(commit_count(), n + 2);

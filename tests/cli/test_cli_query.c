@@ -28,15 +28,15 @@
 static char g_bin[512];
 static char g_dir[256];
 
-static const char SCHEMA[] =
-    "node Person { name: String @key  age: I32?  nick: String? }\n"
-    "node City { name: String @key }\n"
-    "edge Knows: Person -> Person { since: Date? }\n"
-    "edge LivesIn: Person -> City @card(0..1)\n";
+static const char SCHEMA[] = "node Person { name: String @key  age: I32?  nick: String? }\n"
+                             "node City { name: String @key }\n"
+                             "edge Knows: Person -> Person { since: Date? }\n"
+                             "edge LivesIn: Person -> City @card(0..1)\n";
 
 static const char DATA[] =
     "{\"type\":\"Person\",\"data\":{\"name\":\"Ada\",\"age\":36,\"nick\":\"countess\"}}\n"
-    "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\",\"age\":7,\"nick\":\"says \\\"hi\\\", twice\"}}\n"
+    "{\"type\":\"Person\",\"data\":{\"name\":\"Bob\",\"age\":7,\"nick\":\"says \\\"hi\\\", "
+    "twice\"}}\n"
     "{\"type\":\"Person\",\"data\":{\"name\":\"Cy\"}}\n"
     "{\"type\":\"Person\",\"data\":{\"name\":\"Dee\",\"age\":52}}\n"
     "{\"type\":\"City\",\"data\":{\"name\":\"Oslo\"}}\n"
@@ -45,27 +45,26 @@ static const char DATA[] =
     "{\"edge\":\"Knows\",\"from\":\"Bob\",\"to\":\"Dee\"}\n"
     "{\"edge\":\"LivesIn\",\"from\":\"Ada\",\"to\":\"Oslo\"}\n";
 
-static const char QUERIES[] =
-    "query friends($name: String) {\n"
-    "    match { $p: Person { name: $name }  $p knows $f }\n"
-    "    return { $f.name, $f.age, $f.nick }\n"
-    "    order { $f.name asc }\n"
-    "}\n"
-    "query older($min: I32) {\n"
-    "    match { $p: Person  $p.age > $min }\n"
-    "    return { $p.name, $p.age }\n"
-    "    order { $p.age desc }\n"
-    "}\n"
-    "query count_people() {\n"
-    "    match { $p: Person }\n"
-    "    return { count($p) as people }\n"
-    "}\n"
-    "query set_age($name: String, $age: I32) {\n"
-    "    update Person set { age: $age } where name = $name\n"
-    "}\n"
-    "query add_person($name: String) {\n"
-    "    insert Person { name: $name }\n"
-    "}\n";
+static const char QUERIES[] = "query friends($name: String) {\n"
+                              "    match { $p: Person { name: $name }  $p knows $f }\n"
+                              "    return { $f.name, $f.age, $f.nick }\n"
+                              "    order { $f.name asc }\n"
+                              "}\n"
+                              "query older($min: I32) {\n"
+                              "    match { $p: Person  $p.age > $min }\n"
+                              "    return { $p.name, $p.age }\n"
+                              "    order { $p.age desc }\n"
+                              "}\n"
+                              "query count_people() {\n"
+                              "    match { $p: Person }\n"
+                              "    return { count($p) as people }\n"
+                              "}\n"
+                              "query set_age($name: String, $age: I32) {\n"
+                              "    update Person set { age: $age } where name = $name\n"
+                              "}\n"
+                              "query add_person($name: String) {\n"
+                              "    insert Person { name: $name }\n"
+                              "}\n";
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -187,10 +186,9 @@ static void test_formats(void **state)
                              "Cy,,\r\n");
 
     /* An aggregate, and -e with the only query of the text. */
-    run_ok("query --store g -e 'query c() { match { $p: Person } return { count($p) as n } }'",
-           out, sizeof out);
-    snprintf(want, sizeof want,
-             "1 row from branch main via c at commit %s\nn\n-\n4\n", head);
+    run_ok("query --store g -e 'query c() { match { $p: Person } return { count($p) as n } }'", out,
+           sizeof out);
+    snprintf(want, sizeof want, "1 row from branch main via c at commit %s\nn\n-\n4\n", head);
     assert_string_equal(out, want);
 
     /* No rows: the header still prints. */
@@ -210,41 +208,55 @@ static void test_params(void **state)
     make_graph(head);
     static char out[65536];
     char err[4096];
-    run_ok("query --store g --file q.gq --name older --params '{\"min\":10}' --csv", out, sizeof out);
+    run_ok("query --store g --file q.gq --name older --params '{\"min\":10}' --csv", out,
+           sizeof out);
     assert_string_equal(out, "p.name,p.age\r\nDee,52\r\nAda,36\r\n");
-    run_ok("query --store g --file q.gq --name older --params '{\"min\":40}' --csv", out, sizeof out);
+    run_ok("query --store g --file q.gq --name older --params '{\"min\":40}' --csv", out,
+           sizeof out);
     assert_string_equal(out, "p.name,p.age\r\nDee,52\r\n");
 
     /* Missing, mistyped and unknown params are errors naming the param (exit 1). */
-    assert_int_equal(run("query --store g --file q.gq --name older", out, sizeof out, err, sizeof err), 1);
+    assert_int_equal(
+        run("query --store g --file q.gq --name older", out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "'min'"));
-    assert_int_equal(run("query --store g --file q.gq --name older --params '{\"min\":\"x\"}'",
-                         out, sizeof out, err, sizeof err), 1);
+    assert_int_equal(run("query --store g --file q.gq --name older --params '{\"min\":\"x\"}'", out,
+                         sizeof out, err, sizeof err),
+                     1);
     assert_non_null(strstr(err, "min"));
-    assert_int_equal(run("query --store g --file q.gq --name older --params '{\"min\":1,\"max\":2}'",
-                         out, sizeof out, err, sizeof err), 1);
+    assert_int_equal(
+        run("query --store g --file q.gq --name older --params '{\"min\":1,\"max\":2}'", out,
+            sizeof out, err, sizeof err),
+        1);
     assert_non_null(strstr(err, "max"));
     /* Params that are not a JSON object. */
     assert_int_equal(run("query --store g --file q.gq --name older --params '[1]'", out, sizeof out,
-                         err, sizeof err), 1);
+                         err, sizeof err),
+                     1);
     /* Several queries and no --name: the error lists them. */
     assert_int_equal(run("query --store g --file q.gq", out, sizeof out, err, sizeof err), 1);
     assert_non_null(strstr(err, "friends, older, count_people"));
     /* A mutation is not a read, and the other way round. */
-    assert_int_equal(run("query --store g --file q.gq --name add_person --params '{\"name\":\"X\"}'",
-                         out, sizeof out, err, sizeof err), 1);
+    assert_int_equal(
+        run("query --store g --file q.gq --name add_person --params '{\"name\":\"X\"}'", out,
+            sizeof out, err, sizeof err),
+        1);
     assert_non_null(strstr(err, "mutation"));
-    assert_int_equal(run("mutate --store g --file q.gq --name count_people", out, sizeof out, err,
-                         sizeof err), 1);
+    assert_int_equal(
+        run("mutate --store g --file q.gq --name count_people", out, sizeof out, err, sizeof err),
+        1);
     /* Usage errors: exit 2. */
     assert_int_equal(run("query --store g", out, sizeof out, err, sizeof err), 2);
-    assert_int_equal(run("query --store g -e 'x' --file q.gq", out, sizeof out, err, sizeof err), 2);
-    assert_int_equal(run("query --store g -e 'x' --json --csv", out, sizeof out, err, sizeof err), 2);
-    assert_int_equal(run("query --store g -e 'x' --if-commit X", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("query --store g -e 'x' --file q.gq", out, sizeof out, err, sizeof err),
+                     2);
+    assert_int_equal(run("query --store g -e 'x' --json --csv", out, sizeof out, err, sizeof err),
+                     2);
+    assert_int_equal(run("query --store g -e 'x' --if-commit X", out, sizeof out, err, sizeof err),
+                     2);
     assert_int_equal(run("mutate --store g -e 'x' --at 1", out, sizeof out, err, sizeof err), 2);
 }
 
-/* ---- time travel and mutations ---------------------------------------------------------------- */
+/* ---- time travel and mutations ----------------------------------------------------------------
+ */
 
 static void test_at_and_mutate(void **state)
 {
@@ -255,11 +267,12 @@ static void test_at_and_mutate(void **state)
     char err[4096];
     assert_int_equal(commit_count(), 2);
 
-    run_ok("mutate --store g --file q.gq --name set_age --params '{\"name\":\"Bob\",\"age\":8}'", out,
-           sizeof out);
+    run_ok("mutate --store g --file q.gq --name set_age --params '{\"name\":\"Bob\",\"age\":8}'",
+           out, sizeof out);
     char set_commit[OG_ID_LEN + 1];
-    assert_int_equal(sscanf(out, "changed main via set_age: 1 nodes, 0 edges (commit %26[0-9A-Z])",
-                            set_commit), 1);
+    assert_int_equal(
+        sscanf(out, "changed main via set_age: 1 nodes, 0 edges (commit %26[0-9A-Z])", set_commit),
+        1);
     assert_int_equal(commit_count(), 3);
 
     /* The head answers with the new age, --at the load's commit with the old one, whether it
@@ -284,14 +297,16 @@ static void test_at_and_mutate(void **state)
     }
     /* An unknown reference: exit 1, not found. */
     assert_int_equal(run("query --store g --file q.gq --name count_people --at ZZZZZZ", out,
-                         sizeof out, err, sizeof err), 1);
+                         sizeof out, err, sizeof err),
+                     1);
     assert_non_null(strstr(err, "not_found"));
 
     /* --if-commit: a stale id is exit 4 and writes nothing; the head's id commits. */
     char args[512];
     snprintf(args, sizeof args,
              "mutate --store g --file q.gq --name set_age --params '{\"name\":\"Bob\",\"age\":9}' "
-             "--if-commit %s", load_commit);
+             "--if-commit %s",
+             load_commit);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 4);
     assert_non_null(strstr(err, "precondition_failed"));
     assert_int_equal(commit_count(), 3);
@@ -300,7 +315,8 @@ static void test_at_and_mutate(void **state)
     assert_non_null(strstr(out, "Bob,8,"));
     snprintf(args, sizeof args,
              "mutate --store g --file q.gq --name set_age --params '{\"name\":\"Bob\",\"age\":9}' "
-             "--if-commit %s --json", load_commit);
+             "--if-commit %s --json",
+             load_commit);
     assert_int_equal(run(args, out, sizeof out, err, sizeof err), 4);
     json_error_t je;
     json_t *j = json_loads(out, 0, &je);
@@ -313,7 +329,8 @@ static void test_at_and_mutate(void **state)
 
     snprintf(args, sizeof args,
              "mutate --store g --file q.gq --name set_age --params '{\"name\":\"Bob\",\"age\":9}' "
-             "--if-commit %s --json", set_commit);
+             "--if-commit %s --json",
+             set_commit);
     run_ok(args, out, sizeof out);
     j = json_loads(out, 0, &je);
     assert_non_null(j);
@@ -340,7 +357,8 @@ static void test_bad_query(void **state)
     make_graph(head);
     static char out[65536];
     char err[4096];
-    write_text("bad.gq", "// a comment\nquery q() {\n    match { $p: Persn }\n    return { $p.name }\n}\n");
+    write_text("bad.gq",
+               "// a comment\nquery q() {\n    match { $p: Persn }\n    return { $p.name }\n}\n");
     assert_int_equal(run("query --store g --file bad.gq", out, sizeof out, err, sizeof err), 1);
     assert_string_equal(err, "bad.gq:3:17: T1: unknown node type 'Persn'\n"
                              "omnigraph: error[bad_request]\n");
@@ -349,7 +367,8 @@ static void test_bad_query(void **state)
     assert_int_equal(run("query --store g -e 'query q( { }'", out, sizeof out, err, sizeof err), 1);
     assert_memory_equal(err, "<-e>:1:10: Q000: ", 17);
     /* --json: the location in the error object. */
-    assert_int_equal(run("query --store g --file bad.gq --json", out, sizeof out, err, sizeof err), 1);
+    assert_int_equal(run("query --store g --file bad.gq --json", out, sizeof out, err, sizeof err),
+                     1);
     json_error_t je;
     json_t *j = json_loads(out, 0, &je);
     assert_non_null(j);
@@ -364,18 +383,19 @@ static void test_bad_query(void **state)
                            "query broken() { match { $p: Persn } return { $p.name } }\n");
     run_ok("query --store g --file mixed.gq --name good --csv", out, sizeof out);
     assert_string_equal(out, "n\r\n4\r\n");
-    assert_int_equal(run("query --store g --file mixed.gq --name broken", out, sizeof out, err,
-                         sizeof err), 1);
+    assert_int_equal(
+        run("query --store g --file mixed.gq --name broken", out, sizeof out, err, sizeof err), 1);
     assert_string_equal(err, "mixed.gq:2:30: T1: unknown node type 'Persn'\n"
                              "omnigraph: error[bad_request]\n");
     /* A failing mutate writes nothing either, and says so. */
     assert_int_equal(run("mutate --store g -e 'query m() { insert Persn { name: \"x\" } }'", out,
-                         sizeof out, err, sizeof err), 1);
+                         sizeof out, err, sizeof err),
+                     1);
     assert_non_null(strstr(err, "omnigraph: error[bad_request]: nothing was written\n"));
     assert_int_equal(commit_count(), 2);
     /* A source that cannot be read: with --json, an error object like any other. */
-    assert_int_equal(run("query --store g --file missing.gq --json", out, sizeof out, err,
-                         sizeof err), 1);
+    assert_int_equal(
+        run("query --store g --file missing.gq --json", out, sizeof out, err, sizeof err), 1);
     j = json_loads(out, 0, &je);
     assert_non_null(j);
     e = json_object_get(j, "error");
@@ -444,7 +464,8 @@ static void test_api(void **state)
     og_result_rewind(r);
     /* The loop every cursor is read with. */
     int rc, seen = 0;
-    while ((rc = og_result_next(r)) == OG_OK) seen++;
+    while ((rc = og_result_next(r)) == OG_OK)
+        seen++;
     assert_int_equal(rc, OG_ITER_OVER);
     assert_int_equal(seen, 2);
     og_result_rewind(r);
@@ -484,8 +505,9 @@ static void test_api(void **state)
     og_result_free(r);
 
     /* Dates and aggregates come typed. */
-    q.source = "query s() { match { $a: Person  $a $k:knows $b } return { $k.since, count($b) as n } "
-               "order { $k.since asc } }";
+    q.source =
+        "query s() { match { $a: Person  $a $k:knows $b } return { $k.since, count($b) as n } "
+        "order { $k.since asc } }";
     q.name = NULL;
     q.params_json = NULL;
     assert_int_equal(og_graph_query(&r, g, &q), 0);
@@ -655,7 +677,8 @@ static int run_counted(const char *args, uint64_t *bytes, uint64_t *newlines, lo
     *newlines = 0;
     while ((n = read(fds[0], buf, sizeof buf)) > 0) {
         *bytes += (uint64_t)n;
-        for (ssize_t i = 0; i < n; i++) *newlines += buf[i] == '\n';
+        for (ssize_t i = 0; i < n; i++)
+            *newlines += buf[i] == '\n';
     }
     close(fds[0]);
     int st = 0;

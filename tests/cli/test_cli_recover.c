@@ -57,7 +57,8 @@ static json_t *og_json(const char *args, int want_exit)
     if (ex != want_exit) fail_msg("'%s' exited %d, not %d; stderr: %s", args, ex, want_exit, err);
     json_error_t je;
     json_t *j = json_loads(out, 0, &je); /* fails on anything after the first value */
-    if (!j || !json_is_object(j)) fail_msg("'%s' printed no single JSON object: %s (%s)", args, out, je.text);
+    if (!j || !json_is_object(j))
+        fail_msg("'%s' printed no single JSON object: %s (%s)", args, out, je.text);
     return j;
 }
 
@@ -204,8 +205,8 @@ static void test_resolve_partial_load(void **state)
     snprintf(args, sizeof args, "recover show %s --store g", id);
     assert_int_equal(og(NULL, args, NULL, 0, err, sizeof err), 1);
     assert_non_null(strstr(err, "not_found"));
-    assert_int_equal(og(NULL, "load --data data.jsonl --mode append --store g", NULL, 0, err,
-                        sizeof err), 0);
+    assert_int_equal(
+        og(NULL, "load --data data.jsonl --mode append --store g", NULL, 0, err, sizeof err), 0);
 }
 
 /* A load killed before any effect: a discard has its proof. */
@@ -244,8 +245,8 @@ static void test_damaged_intent(void **state)
     char rel[640];
     snprintf(rel, sizeof rel, "g/%s", path);
     write_text(rel, "{\"format\":1}");
-    assert_int_equal(og(NULL, "load --data more.jsonl --mode append --store g", NULL, 0, err,
-                        sizeof err), 5);
+    assert_int_equal(
+        og(NULL, "load --data more.jsonl --mode append --store g", NULL, 0, err, sizeof err), 5);
     assert_non_null(strstr(err, path));
     assert_non_null(strstr(err, "omnigraph recover"));
     json_t *e = og_json("load --data more.jsonl --mode append --json --store g", 5);
@@ -275,8 +276,8 @@ static void test_damaged_intent(void **state)
     json_t *r = og_json(args, 0);
     assert_string_equal(jstr(r, "outcome"), "discarded_forced");
     json_decref(r);
-    assert_int_equal(og(NULL, "load --data more.jsonl --mode append --store g", NULL, 0, err,
-                        sizeof err), 0);
+    assert_int_equal(
+        og(NULL, "load --data more.jsonl --mode append --store g", NULL, 0, err, sizeof err), 0);
 }
 
 static void test_usage(void **state)

@@ -15,7 +15,8 @@ static void mask_ids(char *s)
     char *w = s;
     for (char *p = s; *p;) {
         size_t n = 0;
-        while (p[n] && (isdigit((unsigned char)p[n]) || isupper((unsigned char)p[n]))) n++;
+        while (p[n] && (isdigit((unsigned char)p[n]) || isupper((unsigned char)p[n])))
+            n++;
         if (n == OG_ID_LEN) {
             memcpy(w, "<ID>", 4);
             w += 4;

@@ -18,3 +18,7 @@ set_tests_properties(test_docs_references PROPERTIES LABELS "conventions" TIMEOU
 add_test(NAME test_failpoints_documented
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_failpoints.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(test_failpoints_documented PROPERTIES LABELS "conventions" TIMEOUT 60)
+
+# Every C file we write follows .clang-format (`make format` applies it).
+add_test(NAME test_format COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_format.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(test_format PROPERTIES LABELS "conventions" TIMEOUT 300)

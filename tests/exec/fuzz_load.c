@@ -27,8 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     graph_change_set cs;
     exec_load_stats st;
-    int rc = exec_load_parse(&cs, cat, (const char *)data, size, "fuzz.jsonl",
-                             EXEC_LOAD_MERGE, &st, NULL, NULL);
+    int rc = exec_load_parse(&cs, cat, (const char *)data, size, "fuzz.jsonl", EXEC_LOAD_MERGE, &st,
+                             NULL, NULL);
     if (rc && (cs.n || cs.changes)) abort();
     if (rc && rc != OG_E_BAD_REQUEST && rc != OG_E_NOMEM) abort();
     graph_change_set_clear(&cs);

@@ -31,14 +31,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     json_t *obj = NULL;
-    if (core_json_parse(&obj, (const char *)data, size, "params") != 0)
-        return 0;
+    if (core_json_parse(&obj, (const char *)data, size, "params") != 0) return 0;
     exec_params *p = NULL;
     int rc = exec_params_from_json(&p, &qs->queries[0], obj);
-    if (rc != 0 && rc != OG_E_BAD_REQUEST && rc != OG_E_NOMEM)
-        abort();
-    if (rc != 0 && p)
-        abort();
+    if (rc != 0 && rc != OG_E_BAD_REQUEST && rc != OG_E_NOMEM) abort();
+    if (rc != 0 && p) abort();
     exec_params_free(p);
     json_decref(obj);
     return 0;

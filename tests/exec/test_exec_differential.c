@@ -25,15 +25,14 @@
 #include <sqlite3.h>
 #include <string.h>
 
-static const char SCHEMA[] =
-    "node Person {\n"
-    "  name: String @key\n"
-    "  age: I32?\n"
-    "  score: F64?\n"
-    "  team: String?\n"
-    "}\n"
-    "edge Knows: Person -> Person { w: I64? }\n"
-    "edge Likes: Person -> Person\n";
+static const char SCHEMA[] = "node Person {\n"
+                             "  name: String @key\n"
+                             "  age: I32?\n"
+                             "  score: F64?\n"
+                             "  team: String?\n"
+                             "}\n"
+                             "edge Knows: Person -> Person { w: I64? }\n"
+                             "edge Likes: Person -> Person\n";
 
 static const char *const TEAMS[] = {"red", "blue", "green"};
 
@@ -128,11 +127,16 @@ static char *graph_jsonl(const rgraph *g, size_t *len)
     for (size_t i = 0; i < g->n; i++) {
         const person *p = &g->p[i];
         char line[256];
-        int k = snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"%s\"", p->name);
-        if (p->has_age) k += snprintf(line + k, sizeof line - (size_t)k, ",\"age\":%d", p->age);
-        else k += snprintf(line + k, sizeof line - (size_t)k, ",\"age\":null");
-        if (p->has_score) k += snprintf(line + k, sizeof line - (size_t)k, ",\"score\":%.17g", p->score);
-        if (p->team >= 0) k += snprintf(line + k, sizeof line - (size_t)k, ",\"team\":\"%s\"", TEAMS[p->team]);
+        int k =
+            snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"%s\"", p->name);
+        if (p->has_age)
+            k += snprintf(line + k, sizeof line - (size_t)k, ",\"age\":%d", p->age);
+        else
+            k += snprintf(line + k, sizeof line - (size_t)k, ",\"age\":null");
+        if (p->has_score)
+            k += snprintf(line + k, sizeof line - (size_t)k, ",\"score\":%.17g", p->score);
+        if (p->team >= 0)
+            k += snprintf(line + k, sizeof line - (size_t)k, ",\"team\":\"%s\"", TEAMS[p->team]);
         snprintf(line + k, sizeof line - (size_t)k, "}}\n");
         core_buf_append_str(&b, line);
     }
@@ -188,18 +192,26 @@ static void load_sqlite(fixture *f)
                     "SELECT dst, src FROM knows;"
                     "CREATE VIEW loops AS SELECT DISTINCT src AS id FROM knows WHERE src = dst;");
     sqlite3_stmt *pi = NULL, *ki = NULL, *li = NULL;
-    assert_int_equal(sqlite3_prepare_v2(f->db, "INSERT INTO person VALUES(?,?,?,?)", -1, &pi, NULL), 0);
-    assert_int_equal(sqlite3_prepare_v2(f->db, "INSERT INTO knows VALUES(?,?,?)", -1, &ki, NULL), 0);
+    assert_int_equal(sqlite3_prepare_v2(f->db, "INSERT INTO person VALUES(?,?,?,?)", -1, &pi, NULL),
+                     0);
+    assert_int_equal(sqlite3_prepare_v2(f->db, "INSERT INTO knows VALUES(?,?,?)", -1, &ki, NULL),
+                     0);
     assert_int_equal(sqlite3_prepare_v2(f->db, "INSERT INTO likes VALUES(?,?)", -1, &li, NULL), 0);
     for (size_t i = 0; i < f->g.n; i++) {
         const person *p = &f->g.p[i];
         sqlite3_bind_text(pi, 1, p->name, -1, SQLITE_STATIC);
-        if (p->has_age) sqlite3_bind_int(pi, 2, p->age);
-        else sqlite3_bind_null(pi, 2);
-        if (p->has_score) sqlite3_bind_double(pi, 3, p->score);
-        else sqlite3_bind_null(pi, 3);
-        if (p->team >= 0) sqlite3_bind_text(pi, 4, TEAMS[p->team], -1, SQLITE_STATIC);
-        else sqlite3_bind_null(pi, 4);
+        if (p->has_age)
+            sqlite3_bind_int(pi, 2, p->age);
+        else
+            sqlite3_bind_null(pi, 2);
+        if (p->has_score)
+            sqlite3_bind_double(pi, 3, p->score);
+        else
+            sqlite3_bind_null(pi, 3);
+        if (p->team >= 0)
+            sqlite3_bind_text(pi, 4, TEAMS[p->team], -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(pi, 4);
         assert_int_equal(sqlite3_step(pi), SQLITE_DONE);
         sqlite3_reset(pi);
     }
@@ -207,8 +219,10 @@ static void load_sqlite(fixture *f)
         const edge *e = &f->g.knows[i];
         sqlite3_bind_text(ki, 1, f->g.p[e->src].name, -1, SQLITE_STATIC);
         sqlite3_bind_text(ki, 2, f->g.p[e->dst].name, -1, SQLITE_STATIC);
-        if (e->has_w) sqlite3_bind_int64(ki, 3, e->w);
-        else sqlite3_bind_null(ki, 3);
+        if (e->has_w)
+            sqlite3_bind_int64(ki, 3, e->w);
+        else
+            sqlite3_bind_null(ki, 3);
         assert_int_equal(sqlite3_step(ki), SQLITE_DONE);
         sqlite3_reset(ki);
     }
@@ -312,7 +326,8 @@ static val *rs_next(rowset *r)
 
 static void rs_free(rowset *r)
 {
-    for (size_t i = 0; i < r->n * r->w; i++) free(r->v[i].s);
+    for (size_t i = 0; i < r->n * r->w; i++)
+        free(r->v[i].s);
     free(r->v);
 }
 
@@ -320,10 +335,14 @@ static int val_cmp(const val *a, const val *b)
 {
     if (a->k != b->k) return a->k - b->k;
     switch (a->k) {
-    case V_INT: return (a->i > b->i) - (a->i < b->i);
-    case V_DBL: return (a->d > b->d) - (a->d < b->d);
-    case V_STR: return strcmp(a->s, b->s);
-    default: return 0;
+    case V_INT:
+        return (a->i > b->i) - (a->i < b->i);
+    case V_DBL:
+        return (a->d > b->d) - (a->d < b->d);
+    case V_STR:
+        return strcmp(a->s, b->s);
+    default:
+        return 0;
     }
 }
 
@@ -352,10 +371,21 @@ static void val_text(core_buf *b, const val *v)
 {
     char t[64];
     switch (v->k) {
-    case V_NULL: core_buf_append_str(b, "null"); break;
-    case V_INT: snprintf(t, sizeof t, "%lld", (long long)v->i); core_buf_append_str(b, t); break;
-    case V_DBL: snprintf(t, sizeof t, "%.17g", v->d); core_buf_append_str(b, t); break;
-    default: core_buf_append_str(b, "\""); core_buf_append_str(b, v->s); core_buf_append_str(b, "\"");
+    case V_NULL:
+        core_buf_append_str(b, "null");
+        break;
+    case V_INT:
+        snprintf(t, sizeof t, "%lld", (long long)v->i);
+        core_buf_append_str(b, t);
+        break;
+    case V_DBL:
+        snprintf(t, sizeof t, "%.17g", v->d);
+        core_buf_append_str(b, t);
+        break;
+    default:
+        core_buf_append_str(b, "\"");
+        core_buf_append_str(b, v->s);
+        core_buf_append_str(b, "\"");
     }
 }
 
@@ -408,26 +438,31 @@ static void rows_from_ours(fixture *f, const char *gq, rowset *out)
                 continue;
             }
             switch (arr->type.id) {
-            case ARROW_INT32: case ARROW_INT64:
+            case ARROW_INT32:
+            case ARROW_INT64:
                 v->k = V_INT;
                 v->i = arrow_array_get_int(arr, idx);
                 break;
-            case ARROW_UINT32: case ARROW_UINT64:
+            case ARROW_UINT32:
+            case ARROW_UINT64:
                 v->k = V_INT;
                 v->i = (int64_t)arrow_array_get_uint(arr, idx);
                 break;
-            case ARROW_FLOAT32: case ARROW_FLOAT64:
+            case ARROW_FLOAT32:
+            case ARROW_FLOAT64:
                 v->k = V_DBL;
                 v->d = arrow_array_get_double(arr, idx);
                 break;
-            case ARROW_UTF8: case ARROW_LARGE_UTF8: {
+            case ARROW_UTF8:
+            case ARROW_LARGE_UTF8: {
                 size_t n = 0;
                 const uint8_t *s = arrow_array_get_bytes(arr, idx, &n);
                 v->k = V_STR;
                 v->s = strndup((const char *)s, n);
                 break;
             }
-            default: fail_msg("column %zu has an unexpected type %d\n%s", c, arr->type.id, gq);
+            default:
+                fail_msg("column %zu has an unexpected type %d\n%s", c, arr->type.id, gq);
             }
         }
     }
@@ -449,9 +484,17 @@ static void rows_from_sql(fixture *f, const char *sql, rowset *out)
         for (size_t c = 0; c < out->w; c++) {
             val *v = &row[c];
             switch (sqlite3_column_type(st, (int)c)) {
-            case SQLITE_NULL: v->k = V_NULL; break;
-            case SQLITE_INTEGER: v->k = V_INT; v->i = sqlite3_column_int64(st, (int)c); break;
-            case SQLITE_FLOAT: v->k = V_DBL; v->d = sqlite3_column_double(st, (int)c); break;
+            case SQLITE_NULL:
+                v->k = V_NULL;
+                break;
+            case SQLITE_INTEGER:
+                v->k = V_INT;
+                v->i = sqlite3_column_int64(st, (int)c);
+                break;
+            case SQLITE_FLOAT:
+                v->k = V_DBL;
+                v->d = sqlite3_column_double(st, (int)c);
+                break;
             default:
                 v->k = V_STR;
                 v->s = strdup((const char *)sqlite3_column_text(st, (int)c));
@@ -477,8 +520,9 @@ static size_t compare(fixture *f, const char *gq, const char *sql)
         for (size_t c = 0; c < a.w; c++)
             if (!val_agree(&a.v[i * a.w + c], &b.v[i * b.w + c])) {
                 char *x = row_text(&a, i), *y = row_text(&b, i);
-                fail_msg("row %zu (sorted) differs: ours [%s], sqlite [%s]; %zu vs %zu rows\n%s\n%s",
-                         i, x, y, a.n, b.n, gq, sql);
+                fail_msg(
+                    "row %zu (sorted) differs: ours [%s], sqlite [%s]; %zu vs %zu rows\n%s\n%s", i,
+                    x, y, a.n, b.n, gq, sql);
             }
     if (a.n != b.n) {
         char *x = row_text(a.n > b.n ? &a : &b, n);
@@ -498,13 +542,14 @@ static size_t compare(fixture *f, const char *gq, const char *sql)
  * view `adj` with hop bounds [lo, hi] (the rules in the header comment). */
 static void rep_cte(char *out, size_t cap, const char *adj, unsigned lo, unsigned hi)
 {
-    snprintf(out, cap,
-             "WITH RECURSIVE r(s, n, d) AS (SELECT id, id, 0 FROM person UNION "
-             "SELECT r.s, x.dst, r.d + 1 FROM r JOIN %s x ON x.src = r.n WHERE r.d < %u), "
-             "dist(s, n, d) AS (SELECT s, n, MIN(d) FROM r GROUP BY s, n), "
-             "rep(s, n) AS (SELECT s, n FROM dist WHERE n <> s AND d BETWEEN %u AND %u UNION "
-             "SELECT s, n FROM dist WHERE d + 1 BETWEEN %u AND %u AND n IN (SELECT id FROM loops)) ",
-             adj, hi, lo, hi, lo, hi);
+    snprintf(
+        out, cap,
+        "WITH RECURSIVE r(s, n, d) AS (SELECT id, id, 0 FROM person UNION "
+        "SELECT r.s, x.dst, r.d + 1 FROM r JOIN %s x ON x.src = r.n WHERE r.d < %u), "
+        "dist(s, n, d) AS (SELECT s, n, MIN(d) FROM r GROUP BY s, n), "
+        "rep(s, n) AS (SELECT s, n FROM dist WHERE n <> s AND d BETWEEN %u AND %u UNION "
+        "SELECT s, n FROM dist WHERE d + 1 BETWEEN %u AND %u AND n IN (SELECT id FROM loops)) ",
+        adj, hi, lo, hi, lo, hi);
 }
 
 typedef struct dir_form {
@@ -535,24 +580,30 @@ static void check_traversals(fixture *f)
             assert_true(compare(f, gq, sql) > 0);
             /* distinct destinations per source */
             snprintf(gq, sizeof gq,
-                     "query q() { match { $a: Person  %s } return { $a.name, count($c) as n } }", pat);
+                     "query q() { match { $a: Person  %s } return { $a.name, count($c) as n } }",
+                     pat);
             snprintf(sql, sizeof sql, "%s SELECT s, COUNT(*) FROM rep GROUP BY s", cte);
             compare(f, gq, sql);
             /* both ends bound first (the destination-bound path), with filters over nulls */
-            snprintf(gq, sizeof gq,
-                     "query q() { match { $a: Person  $a.age < 30  $c: Person  $c.team = \"red\"  %s } "
-                     "return { $a.name, $c.name } }", pat);
+            snprintf(
+                gq, sizeof gq,
+                "query q() { match { $a: Person  $a.age < 30  $c: Person  $c.team = \"red\"  %s } "
+                "return { $a.name, $c.name } }",
+                pat);
             snprintf(sql, sizeof sql,
                      "%s SELECT s, n FROM rep JOIN person a ON a.id = s JOIN person c ON c.id = n "
-                     "WHERE a.age < 30 AND c.team = 'red'", cte);
+                     "WHERE a.age < 30 AND c.team = 'red'",
+                     cte);
             compare(f, gq, sql);
             /* grouped by a property of the destination */
             snprintf(gq, sizeof gq,
                      "query q() { match { $a: Person  %s } return { $c.team, count($a) as n, "
-                     "avg($a.age) as av, max($a.score) as mx } }", pat);
+                     "avg($a.age) as av, max($a.score) as mx } }",
+                     pat);
             snprintf(sql, sizeof sql,
                      "%s SELECT c.team, COUNT(*), AVG(a.age), MAX(a.score) FROM rep "
-                     "JOIN person a ON a.id = s JOIN person c ON c.id = n GROUP BY c.team", cte);
+                     "JOIN person a ON a.id = s JOIN person c ON c.id = n GROUP BY c.team",
+                     cte);
             compare(f, gq, sql);
         }
 }
@@ -562,41 +613,46 @@ static void check_traversals(fixture *f)
 static void check_anti_joins(fixture *f)
 {
     char cte[2048], sql[4096];
-    assert_true(compare(f,
-        "query q() { match { $a: Person  not { $a knows $b } } return { $a.name } }",
-        "SELECT id FROM person p WHERE NOT EXISTS (SELECT 1 FROM knows k WHERE k.src = p.id)") > 0);
-    compare(f,
-        "query q() { match { $a: Person  not { $b knows $a } } return { $a.name } }",
-        "SELECT id FROM person p WHERE NOT EXISTS (SELECT 1 FROM knows k WHERE k.dst = p.id)");
+    assert_true(
+        compare(
+            f, "query q() { match { $a: Person  not { $a knows $b } } return { $a.name } }",
+            "SELECT id FROM person p WHERE NOT EXISTS (SELECT 1 FROM knows k WHERE k.src = p.id)") >
+        0);
+    compare(f, "query q() { match { $a: Person  not { $b knows $a } } return { $a.name } }",
+            "SELECT id FROM person p WHERE NOT EXISTS (SELECT 1 FROM knows k WHERE k.dst = p.id)");
     /* one-hop pairs (each destination once per source) without the reverse edge */
     assert_true(compare(f,
-        "query q() { match { $a: Person  $a knows $b  not { $b knows $a } } "
-        "return { $a.name, $b.name } }",
-        "SELECT DISTINCT src, dst FROM knows k WHERE NOT EXISTS "
-        "(SELECT 1 FROM knows r WHERE r.src = k.dst AND r.dst = k.src)") > 0);
+                        "query q() { match { $a: Person  $a knows $b  not { $b knows $a } } "
+                        "return { $a.name, $b.name } }",
+                        "SELECT DISTINCT src, dst FROM knows k WHERE NOT EXISTS "
+                        "(SELECT 1 FROM knows r WHERE r.src = k.dst AND r.dst = k.src)") > 0);
     /* a filter inside the anti-join: a null age never satisfies it */
-    compare(f,
+    compare(
+        f,
         "query q() { match { $a: Person  not { $a likes $x  $x.age > 40 } } return { $a.name } }",
         "SELECT id FROM person p WHERE NOT EXISTS (SELECT 1 FROM likes l JOIN person x "
         "ON x.id = l.dst WHERE l.src = p.id AND x.age > 40)");
     /* a filter on the outer variable alone: null team is kept */
-    compare(f,
+    compare(
+        f,
         "query q() { match { $a: Person  not { $a.team = \"red\" } } return { $a.name, $a.team } }",
         "SELECT id, team FROM person WHERE NOT (team IS NOT NULL AND team = 'red')");
     /* two-hop reach minus the liked */
     rep_cte(cte, sizeof cte, "adj_out", 1, 2);
     snprintf(sql, sizeof sql,
              "%s SELECT s, n FROM rep WHERE NOT EXISTS "
-             "(SELECT 1 FROM likes l WHERE l.src = rep.s AND l.dst = rep.n)", cte);
+             "(SELECT 1 FROM likes l WHERE l.src = rep.s AND l.dst = rep.n)",
+             cte);
     assert_true(compare(f,
-        "query q() { match { $a: Person  $a knows{1,2} $c  not { $a likes $c } } "
-        "return { $a.name, $c.name } }", sql) > 0);
+                        "query q() { match { $a: Person  $a knows{1,2} $c  not { $a likes $c } } "
+                        "return { $a.name, $c.name } }",
+                        sql) > 0);
     /* anti-join combined with an aggregate */
     compare(f,
-        "query q() { match { $a: Person  not { $a likes $b } } "
-        "return { $a.team, count($a) as n, sum($a.age) as s } }",
-        "SELECT team, COUNT(*), COALESCE(SUM(age), 0) FROM person p WHERE NOT EXISTS "
-        "(SELECT 1 FROM likes l WHERE l.src = p.id) GROUP BY team");
+            "query q() { match { $a: Person  not { $a likes $b } } "
+            "return { $a.team, count($a) as n, sum($a.age) as s } }",
+            "SELECT team, COUNT(*), COALESCE(SUM(age), 0) FROM person p WHERE NOT EXISTS "
+            "(SELECT 1 FROM likes l WHERE l.src = p.id) GROUP BY team");
 }
 
 /* ---- aggregates --------------------------------------------------------------------------- */
@@ -604,44 +660,59 @@ static void check_anti_joins(fixture *f)
 static void check_aggregates(fixture *f)
 {
     /* sum over no non-null values is 0 (not NULL), avg/min/max NULL, count counts non-nulls */
-    assert_true(compare(f,
-        "query q() { match { $a: Person } return { $a.team, count($a) as n, count($a.age) as na, "
-        "sum($a.age) as s, sum($a.score) as fs, avg($a.score) as av, min($a.age) as mi, "
-        "max($a.score) as mx, min($a.name) as first } }",
-        "SELECT team, COUNT(*), COUNT(age), COALESCE(SUM(age), 0), COALESCE(SUM(score), 0.0), "
-        "AVG(score), MIN(age), MAX(score), MIN(id) FROM person GROUP BY team") > 0);
+    assert_true(
+        compare(
+            f,
+            "query q() { match { $a: Person } return { $a.team, count($a) as n, count($a.age) as "
+            "na, "
+            "sum($a.age) as s, sum($a.score) as fs, avg($a.score) as av, min($a.age) as mi, "
+            "max($a.score) as mx, min($a.name) as first } }",
+            "SELECT team, COUNT(*), COUNT(age), COALESCE(SUM(age), 0), COALESCE(SUM(score), 0.0), "
+            "AVG(score), MIN(age), MAX(score), MIN(id) FROM person GROUP BY team") > 0);
     /* per source over one hop: each destination once (parallel edges collapse) */
-    assert_true(compare(f,
-        "query q() { match { $a: Person  $a knows $b } return { $a.name, count($b) as n, "
-        "sum($b.age) as s, avg($b.score) as av, min($b.score) as mi, max($b.age) as mx } }",
-        "SELECT k.src, COUNT(*), COALESCE(SUM(b.age), 0), AVG(b.score), MIN(b.score), MAX(b.age) "
-        "FROM (SELECT DISTINCT src, dst FROM knows) k JOIN person b ON b.id = k.dst GROUP BY k.src") > 0);
+    assert_true(
+        compare(f,
+                "query q() { match { $a: Person  $a knows $b } return { $a.name, count($b) as n, "
+                "sum($b.age) as s, avg($b.score) as av, min($b.score) as mi, max($b.age) as mx } }",
+                "SELECT k.src, COUNT(*), COALESCE(SUM(b.age), 0), AVG(b.score), MIN(b.score), "
+                "MAX(b.age) "
+                "FROM (SELECT DISTINCT src, dst FROM knows) k JOIN person b ON b.id = k.dst GROUP "
+                "BY k.src") > 0);
     /* edge bindings: one row per edge, parallel edges distinct, self-loops once */
-    assert_true(compare(f,
-        "query q() { match { $a: Person  $a $e:knows $b } return { $a.name, count($b) as n, "
-        "count($e.w) as nw, sum($e.w) as s, avg($e.w) as av, min($e.w) as mi, max($e.w) as mx } }",
-        "SELECT src, COUNT(*), COUNT(w), COALESCE(SUM(w), 0), AVG(w), MIN(w), MAX(w) FROM knows "
-        "GROUP BY src") > 0);
+    assert_true(
+        compare(
+            f,
+            "query q() { match { $a: Person  $a $e:knows $b } return { $a.name, count($b) as n, "
+            "count($e.w) as nw, sum($e.w) as s, avg($e.w) as av, min($e.w) as mi, max($e.w) as mx "
+            "} }",
+            "SELECT src, COUNT(*), COUNT(w), COALESCE(SUM(w), 0), AVG(w), MIN(w), MAX(w) FROM "
+            "knows "
+            "GROUP BY src") > 0);
     compare(f,
-        "query q() { match { $a: Person  $a $e:knows $b } return { $a.name, $b.name, $e.w } }",
-        "SELECT src, dst, w FROM knows");
+            "query q() { match { $a: Person  $a $e:knows $b } return { $a.name, $b.name, $e.w } }",
+            "SELECT src, dst, w FROM knows");
     /* global aggregates, over some rows and over none */
     compare(f,
-        "query q() { match { $a: Person  $a.age > 50 } return { count($a) as n, sum($a.score) as s, "
-        "avg($a.age) as av, min($a.name) as lo, max($a.name) as hi } }",
-        "SELECT COUNT(*), COALESCE(SUM(score), 0.0), AVG(age), MIN(id), MAX(id) FROM person "
-        "WHERE age > 50");
+            "query q() { match { $a: Person  $a.age > 50 } return { count($a) as n, sum($a.score) "
+            "as s, "
+            "avg($a.age) as av, min($a.name) as lo, max($a.name) as hi } }",
+            "SELECT COUNT(*), COALESCE(SUM(score), 0.0), AVG(age), MIN(id), MAX(id) FROM person "
+            "WHERE age > 50");
     compare(f,
-        "query q() { match { $a: Person  $a.age > 1000 } return { count($a) as n, sum($a.age) as s, "
-        "avg($a.score) as av, max($a.score) as mx } }",
-        "SELECT COUNT(*), COALESCE(SUM(age), 0), AVG(score), MAX(score) FROM person WHERE age > 1000");
+            "query q() { match { $a: Person  $a.age > 1000 } return { count($a) as n, sum($a.age) "
+            "as s, "
+            "avg($a.score) as av, max($a.score) as mx } }",
+            "SELECT COUNT(*), COALESCE(SUM(age), 0), AVG(score), MAX(score) FROM person WHERE age "
+            "> 1000");
     /* two group keys across a different edge type */
-    assert_true(compare(f,
-        "query q() { match { $a: Person  $a likes $b } return { $a.team, $b.team, count($b) as n, "
-        "max($b.name) as hi, sum($b.score) as s } }",
-        "SELECT a.team, b.team, COUNT(*), MAX(b.id), COALESCE(SUM(b.score), 0.0) FROM "
-        "(SELECT DISTINCT src, dst FROM likes) l JOIN person a ON a.id = l.src "
-        "JOIN person b ON b.id = l.dst GROUP BY a.team, b.team") > 0);
+    assert_true(
+        compare(f,
+                "query q() { match { $a: Person  $a likes $b } return { $a.team, $b.team, "
+                "count($b) as n, "
+                "max($b.name) as hi, sum($b.score) as s } }",
+                "SELECT a.team, b.team, COUNT(*), MAX(b.id), COALESCE(SUM(b.score), 0.0) FROM "
+                "(SELECT DISTINCT src, dst FROM likes) l JOIN person a ON a.id = l.src "
+                "JOIN person b ON b.id = l.dst GROUP BY a.team, b.team") > 0);
 }
 
 /* ---- driver ------------------------------------------------------------------------------- */
@@ -652,7 +723,8 @@ static void run_seed(uint64_t seed, void (*check)(fixture *))
 {
     fixture *f = fx_open(seed);
     check(f);
-    print_message("seed %llu: %zu nodes, %zu knows (self-loops and parallel copies over both edge types: %zu, %zu), "
+    print_message("seed %llu: %zu nodes, %zu knows (self-loops and parallel copies over both edge "
+                  "types: %zu, %zu), "
                   "%zu likes: %zu queries, %zu rows compared\n",
                   (unsigned long long)seed, f->g.n, f->g.n_knows, f->g.self_loops, f->g.parallel,
                   f->g.n_likes, f->queries, f->rows);
@@ -664,19 +736,22 @@ static void run_seed(uint64_t seed, void (*check)(fixture *))
 static void test_traversals(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < N_SEEDS; i++) run_seed(SEEDS[i], check_traversals);
+    for (size_t i = 0; i < N_SEEDS; i++)
+        run_seed(SEEDS[i], check_traversals);
 }
 
 static void test_anti_joins(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < N_SEEDS; i++) run_seed(SEEDS[i], check_anti_joins);
+    for (size_t i = 0; i < N_SEEDS; i++)
+        run_seed(SEEDS[i], check_anti_joins);
 }
 
 static void test_aggregates(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < N_SEEDS; i++) run_seed(SEEDS[i], check_aggregates);
+    for (size_t i = 0; i < N_SEEDS; i++)
+        run_seed(SEEDS[i], check_aggregates);
 }
 
 /* The harness itself must be able to fail: a deliberately wrong model is caught. */
@@ -685,13 +760,15 @@ static void test_harness_detects_differences(void **state)
     (void)state;
     fixture *f = fx_open(SEEDS[0]);
     rowset a = {0}, b = {0};
-    rows_from_ours(f, "query q() { match { $a: Person  $a knows $b } return { $a.name, $b.name } }", &a);
+    rows_from_ours(f, "query q() { match { $a: Person  $a knows $b } return { $a.name, $b.name } }",
+                   &a);
     /* walks instead of distinct destinations: differs whenever a parallel edge exists */
     rows_from_sql(f, "SELECT src, dst FROM knows", &b);
     assert_true(a.n < b.n);
     rs_free(&a);
     rs_free(&b);
-    val x = {V_DBL, 0, 1.0, NULL}, y = {V_DBL, 0, 1.0 + 1e-8, NULL}, z = {V_DBL, 0, 1.0 + 1e-12, NULL};
+    val x = {V_DBL, 0, 1.0, NULL}, y = {V_DBL, 0, 1.0 + 1e-8, NULL},
+        z = {V_DBL, 0, 1.0 + 1e-12, NULL};
     assert_false(val_agree(&x, &y));
     assert_true(val_agree(&x, &z));
     fx_close(f);

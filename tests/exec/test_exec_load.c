@@ -10,35 +10,34 @@
 #include <stdint.h>
 #include <string.h>
 
-static const char *SCHEMA =
-    "node Person {\n"
-    "    name: String @key\n"
-    "    age: I32?\n"
-    "    email: String? @unique\n"
-    "    status: enum(active, inactive)?\n"
-    "    @range(age, 0..150)\n"
-    "}\n"
-    "node Company { name: String @key  size: U32? }\n"
-    "node All {\n"
-    "    s: String\n"
-    "    b: Bool?\n"
-    "    i32: I32?\n"
-    "    i64: I64?\n"
-    "    u32: U32?\n"
-    "    u64: U64?\n"
-    "    f32: F32?\n"
-    "    f64: F64?\n"
-    "    d: Date?\n"
-    "    dt: DateTime?\n"
-    "    blob: Blob?\n"
-    "    tags: [String]?\n"
-    "    nums: [I32]?\n"
-    "    vec: Vector(3)?\n"
-    "    e: enum(x, y)?\n"
-    "}\n"
-    "node Pair { a: String  b: I64  @key(b, a) }\n"
-    "edge Knows: Person -> Person { since: Date? }\n"
-    "edge WorksAt: Person -> Company @card(0..1) { role: String? }\n";
+static const char *SCHEMA = "node Person {\n"
+                            "    name: String @key\n"
+                            "    age: I32?\n"
+                            "    email: String? @unique\n"
+                            "    status: enum(active, inactive)?\n"
+                            "    @range(age, 0..150)\n"
+                            "}\n"
+                            "node Company { name: String @key  size: U32? }\n"
+                            "node All {\n"
+                            "    s: String\n"
+                            "    b: Bool?\n"
+                            "    i32: I32?\n"
+                            "    i64: I64?\n"
+                            "    u32: U32?\n"
+                            "    u64: U64?\n"
+                            "    f32: F32?\n"
+                            "    f64: F64?\n"
+                            "    d: Date?\n"
+                            "    dt: DateTime?\n"
+                            "    blob: Blob?\n"
+                            "    tags: [String]?\n"
+                            "    nums: [I32]?\n"
+                            "    vec: Vector(3)?\n"
+                            "    e: enum(x, y)?\n"
+                            "}\n"
+                            "node Pair { a: String  b: I64  @key(b, a) }\n"
+                            "edge Knows: Person -> Person { since: Date? }\n"
+                            "edge WorksAt: Person -> Company @card(0..1) { role: String? }\n";
 
 typedef struct fx {
     core_arena arena;
@@ -153,7 +152,8 @@ static void test_value_forms(void **state)
         "{\"type\":\"All\",\"data\":{\"s\":\"h\\u00e9\",\"b\":true,\"i32\":-2147483648,"
         "\"i64\":-9223372036854775807,\"u32\":4294967295,\"u64\":9223372036854775807,"
         "\"f32\":1.5,\"f64\":2.25,\"d\":\"2024-01-02\",\"dt\":\"2024-01-02T03:04:05.678Z\","
-        "\"blob\":\"raw\",\"tags\":[\"a\",\"b\"],\"nums\":[1,2,3],\"vec\":[1,2.5,-3],\"e\":\"y\"}}\n"
+        "\"blob\":\"raw\",\"tags\":[\"a\",\"b\"],\"nums\":[1,2,3],\"vec\":[1,2.5,-3],\"e\":\"y\"}}"
+        "\n"
         "\n"
         "   \n"
         "{\"type\":\"All\",\"data\":{\"s\":\"x\",\"d\":19724,\"dt\":1000,\"f32\":3,\"tags\":[]}}\n"
@@ -231,14 +231,15 @@ static void test_value_forms(void **state)
 static void test_ids(void **state)
 {
     fx *f = *state;
-    const char *in = "{\"type\":\"Person\",\"data\":{\"name\":\"alice\",\"age\":30}}\n"
-                     "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"id\":\"bob\"}}\n"
-                     "{\"type\":\"All\",\"data\":{\"s\":\"q\",\"id\":\"mine\"}}\n"
-                     "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":5}}\n"
-                     "{\"edge\":\"Knows\",\"from\":\"alice\",\"to\":\"bob\",\"data\":{\"since\":"
-                     "\"2020-01-01\"}}\n"
-                     "{\"edge\":\"knows\",\"from\":\"bob\",\"to\":\"alice\",\"data\":{\"id\":\"k2\"}}\n"
-                     "{\"edge\":\"WorksAt\",\"from\":\"alice\",\"to\":\"acme\"}\n";
+    const char *in =
+        "{\"type\":\"Person\",\"data\":{\"name\":\"alice\",\"age\":30}}\n"
+        "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"id\":\"bob\"}}\n"
+        "{\"type\":\"All\",\"data\":{\"s\":\"q\",\"id\":\"mine\"}}\n"
+        "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":5}}\n"
+        "{\"edge\":\"Knows\",\"from\":\"alice\",\"to\":\"bob\",\"data\":{\"since\":"
+        "\"2020-01-01\"}}\n"
+        "{\"edge\":\"knows\",\"from\":\"bob\",\"to\":\"alice\",\"data\":{\"id\":\"k2\"}}\n"
+        "{\"edge\":\"WorksAt\",\"from\":\"alice\",\"to\":\"acme\"}\n";
     assert_og_ok(parse(f, in, EXEC_LOAD_APPEND));
     assert_int_equal(f->st.nodes, 4);
     assert_int_equal(f->st.edges, 3);
@@ -256,8 +257,13 @@ static void test_ids(void **state)
     lang_value kv[2];
     memset(kv, 0, sizeof kv);
     for (size_t k = 0; k < 2; k++) {
-        if (!strcmp(pt->props[pt->key[k]].name, "a")) { kv[k].kind = LANG_V_STRING; kv[k].s = "x"; }
-        else { kv[k].kind = LANG_V_INT; kv[k].u = 5; }
+        if (!strcmp(pt->props[pt->key[k]].name, "a")) {
+            kv[k].kind = LANG_V_STRING;
+            kv[k].s = "x";
+        } else {
+            kv[k].kind = LANG_V_INT;
+            kv[k].u = 5;
+        }
     }
     char *want = NULL;
     assert_og_ok(lang_key_id(&want, pt, kv));
@@ -283,8 +289,11 @@ static void test_rejections(void **state)
     fx *f = *state;
     const char *ok = "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n";
     char buf[1024];
-#define REJ(line2, frag) do { snprintf(buf, sizeof buf, "%s\n%s\n", ok, line2); \
-        expect_reject(f, buf, 3, frag); } while (0)
+#define REJ(line2, frag)                                                                           \
+    do {                                                                                           \
+        snprintf(buf, sizeof buf, "%s\n%s\n", ok, line2);                                          \
+        expect_reject(f, buf, 3, frag);                                                            \
+    } while (0)
     REJ("{\"type\":\"Person\",", "invalid JSON");
     REJ("[1,2]", "a line must be a JSON object");
     REJ("\"x\"", "invalid JSON");
@@ -331,9 +340,11 @@ static void test_rejections(void **state)
     REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"dt\":\"2024-01-02T25:00:00Z\"}}",
         "not a valid DateTime");
     REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"dt\":1.5}}", "All.dt: expected DateTime");
-    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"e\":\"z\"}}", "All.e: \"z\" is not a value of the enum");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"e\":\"z\"}}",
+        "All.e: \"z\" is not a value of the enum");
     REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"e\":1}}", "All.e: expected an enum string");
-    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"vec\":[1,2]}}", "All.vec: vector has 2 values, expected 3");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"vec\":[1,2]}}",
+        "All.vec: vector has 2 values, expected 3");
     REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"vec\":[1,2,\"x\"]}}", "vector item 2");
     REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"vec\":1}}", "All.vec: expected a JSON array");
     REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"tags\":[\"a\",null]}}", "list item 1 is null");
@@ -341,9 +352,11 @@ static void test_rejections(void **state)
     REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"id\":5}}", "data.id must be a non-empty string");
     REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"id\":\"c\"}}",
         "differs from the id derived from @key");
-    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"status\":\"gone\"}}", "not a value of the enum");
+    REJ("{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"status\":\"gone\"}}",
+        "not a value of the enum");
     /* jansson holds integers as int64: a larger U64 literal is refused as a JSON error */
-    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"u64\":18446744073709551615}}", "too big integer");
+    REJ("{\"type\":\"All\",\"data\":{\"s\":\"q\",\"u64\":18446744073709551615}}",
+        "too big integer");
 #undef REJ
     /* the first line is the failing one */
     expect_reject(f, "{\"type\":\"Person\",\"data\":{\"age\":1}}", 1, "Person.name: missing value");
@@ -353,7 +366,8 @@ static void test_line_limit(void **state)
 {
     fx *f = *state;
     size_t big = 32u * 1024u * 1024u + 16;
-    const char *head = "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n\n{\"type\":\"All\",\"data\":{\"s\":\"";
+    const char *head =
+        "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n\n{\"type\":\"All\",\"data\":{\"s\":\"";
     size_t hn = strlen(head);
     char *text = malloc(hn + big + 8);
     memcpy(text, head, hn);
@@ -385,11 +399,15 @@ static void test_10k(void **state)
     fx *f = *state;
     core_buf b = CORE_BUF_INIT;
     for (int i = 0; i < 2000; i++)
-        core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d,"
-                            "\"email\":\"p%d@x\",\"status\":\"active\"}}\n", i, i % 100, i);
+        core_buf_printf(&b,
+                        "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d,"
+                        "\"email\":\"p%d@x\",\"status\":\"active\"}}\n",
+                        i, i % 100, i);
     for (int i = 0; i < 8000; i++)
-        core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\",\"data\":"
-                            "{\"since\":\"2020-01-%02d\"}}\n", i % 2000, (i * 7) % 2000, 1 + i % 28);
+        core_buf_printf(&b,
+                        "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\",\"data\":"
+                        "{\"since\":\"2020-01-%02d\"}}\n",
+                        i % 2000, (i * 7) % 2000, 1 + i % 28);
     progress_calls = 0;
     progress_last_bytes = 0;
     int rc = exec_load_parse(&f->cs, f->cat, (const char *)b.data, b.len, "big.jsonl",
@@ -409,7 +427,8 @@ static void test_10k(void **state)
     const arrow_array *kid = col(change_of(f, "Knows"), "id");
     for (int64_t r = 1; r < kid->length; r++) {
         size_t n0, n1;
-        const uint8_t *p0 = arrow_array_get_bytes(kid, r - 1, &n0), *p1 = arrow_array_get_bytes(kid, r, &n1);
+        const uint8_t *p0 = arrow_array_get_bytes(kid, r - 1, &n0),
+                      *p1 = arrow_array_get_bytes(kid, r, &n1);
         char t0[CORE_ULID_LEN + 1], t1[CORE_ULID_LEN + 1];
         assert_int_equal(n0, CORE_ULID_LEN);
         memcpy(t0, p0, n0);
@@ -437,11 +456,11 @@ static void test_empty(void **state)
     assert_int_equal(f->cs.n, 0);
     assert_int_equal(f->st.lines, 3);
     /* no trailing newline on the last line */
-    assert_og_ok(parse(f, "{\"type\":\"Company\",\"data\":{\"name\":\"c\",\"size\":3}}", EXEC_LOAD_APPEND));
+    assert_og_ok(
+        parse(f, "{\"type\":\"Company\",\"data\":{\"name\":\"c\",\"size\":3}}", EXEC_LOAD_APPEND));
     assert_int_equal(change_of(f, "Company")->rows->num_rows, 1);
     assert_int_equal(arrow_array_get_uint(col(change_of(f, "Company"), "size"), 0), 3);
 }
-
 
 /* ---- the fast line reader against the jansson one ---------------------------------------
  * Plain lines are read by a purpose-built scanner; a line with any escape goes through
@@ -496,7 +515,8 @@ static void expect_same(fx *f, const char *text)
         line = og_error_last()->line;
     }
     int rb = exec_load_parse(&b, f->cat, slow, strlen(slow), "in.jsonl", mode, &sb, NULL, NULL);
-    if (ra != rb) fail_msg("'%s': fast rc %d, jansson rc %d (%s)", text, ra, rb, og_error_last()->message);
+    if (ra != rb)
+        fail_msg("'%s': fast rc %d, jansson rc %d (%s)", text, ra, rb, og_error_last()->message);
     if (ra) {
         const og_error *e = og_error_last();
         /* jansson's own syntax errors name a column, which the escape shifts */
@@ -560,7 +580,8 @@ static void test_fast_path_agrees(void **state)
         "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"_tombstone\":true}}",
         "{\"type\":\"Person\",\"data\":{\"age\":3}}",
         "{\"type\":\"Person\",\"data\":{\"name\":null}}",
-        "{\"type\":\"Person\",\"data\":{\"name\":\"\xc3\xa9l\xc3\xa8ve \xe2\x82\xac \xf0\x9f\x98\x80\"}}",
+        "{\"type\":\"Person\",\"data\":{\"name\":\"\xc3\xa9l\xc3\xa8ve \xe2\x82\xac "
+        "\xf0\x9f\x98\x80\"}}",
         "{\"type\":\"Person\",\"data\":{\"name\":\"bad \xc3\x28\"}}",
         "{\"type\":\"Person\",\"data\":{\"name\":\"overlong \xc0\xaf\"}}",
         "{\"type\":\"Person\",\"data\":{\"name\":\"surrogate \xed\xa0\x80\"}}",
@@ -591,9 +612,11 @@ static void test_fast_path_agrees(void **state)
         "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":-0}}",
         "{\"type\":\"Pair\",\"data\":{\"a\":\"x\",\"b\":99999999999999999999}}",
         ("{\"type\":\"All\",\"data\":{\"s\":\"s\",\"b\":true,\"i32\":-5,\"i64\":-9,\"u32\":5,"
-         "\"u64\":18,\"f32\":1.5,\"f64\":-2.25e-3,\"d\":\"2024-02-29\",\"dt\":\"2024-02-29T10:11:12.5Z\","
+         "\"u64\":18,\"f32\":1.5,\"f64\":-2.25e-3,\"d\":\"2024-02-29\",\"dt\":\"2024-02-29T10:11:"
+         "12.5Z\","
          "\"blob\":\"zz\",\"e\":\"y\"}}"),
-        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"b\":false,\"f32\":3,\"f64\":7,\"d\":19000,\"dt\":-5}}",
+        "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"b\":false,\"f32\":3,\"f64\":7,\"d\":19000,"
+        "\"dt\":-5}}",
         "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f32\":3.5e38}}",
         "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f32\":3.4e38}}",
         "{\"type\":\"All\",\"data\":{\"s\":\"s\",\"f32\":1e-50}}",
@@ -631,14 +654,16 @@ static void test_fast_path_agrees(void **state)
         "\"just a string\"",
         "{}",
     };
-    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) expect_same(f, lines[i]);
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        expect_same(f, lines[i]);
     int plain = n_agree_ok, refused = n_agree_err;
     assert_true(plain >= 20);
     assert_true(refused >= 40);
 
     /* Random byte edits of plain lines (seeded): whatever they turn into, both readers agree. */
     uint64_t x = 0x9E3779B97F4A7C15ull;
-    static const char alphabet[] = "{}[]:,\"\\ 0123456789.eE+-tfnul\x01\x7f\xc3\xa9\xff" "abxyz";
+    static const char alphabet[] = "{}[]:,\"\\ 0123456789.eE+-tfnul\x01\x7f\xc3\xa9\xff"
+                                   "abxyz";
     static const char *const seeds[] = {
         "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":30,\"status\":\"active\"}}",
         ("{\"type\":\"All\",\"data\":{\"s\":\"s\",\"b\":true,\"i32\":-5,\"u32\":5,\"f32\":1.5,"
@@ -661,7 +686,8 @@ static void test_fast_path_agrees(void **state)
         }
         expect_same(f, buf);
     }
-    print_message("agree: %d ok, %d refused (fixed lines %d, %d)\n", n_agree_ok, n_agree_err, plain, refused);
+    print_message("agree: %d ok, %d refused (fixed lines %d, %d)\n", n_agree_ok, n_agree_err, plain,
+                  refused);
     assert_true(n_agree_ok > plain + 150);
     assert_true(n_agree_err > refused + 2000);
 }
@@ -670,12 +696,11 @@ static void test_fast_path_agrees(void **state)
 static void test_fast_mixed_file(void **state)
 {
     fx *f = *state;
-    const char *text =
-        "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n"
-        "{\"type\":\"Person\",\"data\":{\"name\":\"b\\u00e9\"}}\n"
-        "{\"type\":\"Person\",\"data\":{\"name\":\"c\",\"age\":3}}\n"
-        "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\\u00e9\"}\n"
-        "{\"edge\":\"Knows\",\"from\":\"c\",\"to\":\"a\"}\n";
+    const char *text = "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n"
+                       "{\"type\":\"Person\",\"data\":{\"name\":\"b\\u00e9\"}}\n"
+                       "{\"type\":\"Person\",\"data\":{\"name\":\"c\",\"age\":3}}\n"
+                       "{\"edge\":\"Knows\",\"from\":\"a\",\"to\":\"b\\u00e9\"}\n"
+                       "{\"edge\":\"Knows\",\"from\":\"c\",\"to\":\"a\"}\n";
     assert_og_ok(parse(f, text, EXEC_LOAD_APPEND));
     const graph_change *p = change_of(f, "Person"), *k = change_of(f, "Knows");
     assert_int_equal(p->rows->num_rows, 3);
@@ -696,9 +721,10 @@ static void test_fast_mixed_file(void **state)
     const uint8_t *i1 = arrow_array_get_bytes(col(k, "id"), 1, &n1);
     assert_true(memcmp(i0, i1, CORE_ULID_LEN) < 0);
     /* an error after fast-path rows still leaves nothing and names its line */
-    expect_reject(f, "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n"
-                     "{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"age\":-1.5}}\n", 2,
-                  "Person.age: expected I32, got number -1.5");
+    expect_reject(f,
+                  "{\"type\":\"Person\",\"data\":{\"name\":\"a\"}}\n"
+                  "{\"type\":\"Person\",\"data\":{\"name\":\"b\",\"age\":-1.5}}\n",
+                  2, "Person.age: expected I32, got number -1.5");
 }
 
 /* ---- two parsing threads ----------------------------------------------------------------
@@ -711,20 +737,42 @@ static void mixed_input(core_buf *b, int bad_at, int bad_at2)
 {
     for (int i = 0; i < 3000; i++) {
         if (i == bad_at || i == bad_at2) {
-            core_buf_printf(b, "{\"type\":\"Person\",\"data\":{\"name\":\"bad%d\",\"age\":\"x\"}}\n", i);
+            core_buf_printf(
+                b, "{\"type\":\"Person\",\"data\":{\"name\":\"bad%d\",\"age\":\"x\"}}\n", i);
             continue;
         }
         switch (i % 7) {
-        case 0: core_buf_printf(b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d}}\n", i, i % 90); break;
-        case 1: core_buf_printf(b, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\"}\n", i, i / 2); break;
-        case 2: core_buf_printf(b, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\",\"data\":{\"id\":\"k%d\"}}\n", i, i, i); break;
-        case 3: core_buf_printf(b, "{\"\\u0074ype\":\"Person\",\"data\":{\"name\":\"s%d\"}}\n", i); break; /* jansson path */
-        case 4: core_buf_printf(b, "\n"); break;
-        case 5: core_buf_printf(b, "{\"type\":\"All\",\"data\":{\"s\":\"a%d\",\"tags\":[\"x\",\"y\"]}}\n", i); break;
+        case 0:
+            core_buf_printf(b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d}}\n", i,
+                            i % 90);
+            break;
+        case 1:
+            core_buf_printf(b, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\"}\n", i, i / 2);
+            break;
+        case 2:
+            core_buf_printf(
+                b,
+                "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\",\"data\":{\"id\":\"k%d\"}}\n",
+                i, i, i);
+            break;
+        case 3:
+            core_buf_printf(b, "{\"\\u0074ype\":\"Person\",\"data\":{\"name\":\"s%d\"}}\n", i);
+            break; /* jansson path */
+        case 4:
+            core_buf_printf(b, "\n");
+            break;
+        case 5:
+            core_buf_printf(
+                b, "{\"type\":\"All\",\"data\":{\"s\":\"a%d\",\"tags\":[\"x\",\"y\"]}}\n", i);
+            break;
         default:
             /* Company only in the second half, WorksAt only in the first */
-            if (i >= 1500) core_buf_printf(b, "{\"type\":\"Company\",\"data\":{\"name\":\"c%d\",\"size\":%d}}\n", i, i);
-            else core_buf_printf(b, "{\"edge\":\"WorksAt\",\"from\":\"p%d\",\"to\":\"c%d\"}\n", i, i);
+            if (i >= 1500)
+                core_buf_printf(
+                    b, "{\"type\":\"Company\",\"data\":{\"name\":\"c%d\",\"size\":%d}}\n", i, i);
+            else
+                core_buf_printf(b, "{\"edge\":\"WorksAt\",\"from\":\"p%d\",\"to\":\"c%d\"}\n", i,
+                                i);
         }
     }
 }
@@ -733,7 +781,8 @@ static void assert_ids_increasing(const arrow_array *a)
 {
     for (int64_t r = 1; r < a->length; r++) {
         size_t n0, n1;
-        const uint8_t *p0 = arrow_array_get_bytes(a, r - 1, &n0), *p1 = arrow_array_get_bytes(a, r, &n1);
+        const uint8_t *p0 = arrow_array_get_bytes(a, r - 1, &n0),
+                      *p1 = arrow_array_get_bytes(a, r, &n1);
         if (n0 == CORE_ULID_LEN && n1 == CORE_ULID_LEN && p0[0] == '0' && p1[0] == '0')
             if (memcmp(p0, p1, CORE_ULID_LEN) >= 0)
                 fail_msg("minted ids out of order at row %ld: %.26s, then %.26s", (long)r,
@@ -772,7 +821,8 @@ static void test_split_parse(void **state)
         for (size_t k = 0; k < x->rows->schema.n_fields; k++) {
             if (k == 0 && minted) continue; /* minted ids differ; checked below */
             if (!arrow_array_equal(x->rows->columns[k], y->rows->columns[k]))
-                fail_msg("type %d column %zu (%s) differs", x->type_index, k, x->rows->schema.fields[k].name);
+                fail_msg("type %d column %zu (%s) differs", x->type_index, k,
+                         x->rows->schema.fields[k].name);
         }
         if (minted) assert_ids_increasing(y->rows->columns[0]);
     }
@@ -787,14 +837,16 @@ static void test_split_parse(void **state)
         int line1;
         exec_load_set_split_min(SIZE_MAX);
         assert_og_error(exec_load_parse(&one, f->cat, (const char *)bad.data, bad.len, "in.jsonl",
-                                        EXEC_LOAD_MERGE, &st1, NULL, NULL), OG_E_BAD_REQUEST);
+                                        EXEC_LOAD_MERGE, &st1, NULL, NULL),
+                        OG_E_BAD_REQUEST);
         snprintf(msg1, sizeof msg1, "%s", og_error_last()->message);
         line1 = og_error_last()->line;
         assert_int_equal(line1, cases[k][0] + 1);
         exec_load_set_split_min(1);
         graph_change_set_clear(&f->cs);
         assert_og_error(exec_load_parse(&f->cs, f->cat, (const char *)bad.data, bad.len, "in.jsonl",
-                                        EXEC_LOAD_MERGE, &f->st, NULL, NULL), OG_E_BAD_REQUEST);
+                                        EXEC_LOAD_MERGE, &f->st, NULL, NULL),
+                        OG_E_BAD_REQUEST);
         assert_string_equal(og_error_last()->message, msg1);
         assert_int_equal(og_error_last()->line, line1);
         assert_string_equal(og_error_last()->file, "in.jsonl");

@@ -14,18 +14,17 @@
 
 #include <string.h>
 
-static const char SCHEMA[] =
-    "node Person {\n"
-    "  name: String @key\n"
-    "  age: I32?\n"
-    "  email: String? @unique\n"
-    "  status: enum(active, inactive)?\n"
-    "}\n"
-    "node Tag { label: String  n: I64? }\n"
-    "node Company { name: String @key }\n"
-    "edge Knows: Person -> Person { since: I32? }\n"
-    "edge WorksAt: Person -> Company { role: String? }\n"
-    "edge Tagged: Person -> Tag\n";
+static const char SCHEMA[] = "node Person {\n"
+                             "  name: String @key\n"
+                             "  age: I32?\n"
+                             "  email: String? @unique\n"
+                             "  status: enum(active, inactive)?\n"
+                             "}\n"
+                             "node Tag { label: String  n: I64? }\n"
+                             "node Company { name: String @key }\n"
+                             "edge Knows: Person -> Person { since: I32? }\n"
+                             "edge WorksAt: Person -> Company { role: String? }\n"
+                             "edge Tagged: Person -> Tag\n";
 
 typedef struct fixture {
     char dir[256];
@@ -249,8 +248,8 @@ static void test_insert_edges_by_node_id(void **state)
                 "{\"a\":\"ann\",\"b\":\"bob\"}\n{\"a\":\"bob\",\"b\":\"cat\"}\n"
                 "{\"a\":\"cat\",\"b\":\"ann\"}\n{\"a\":\"dan\",\"b\":\"ann\"}\n");
     /* parallel edges are allowed: the same insert again is a second edge */
-    assert_og_ok(mutate(f->g, "query i() { insert Knows { from: \"dan\", to: \"ann\" } }", NULL,
-                        NULL, &r));
+    assert_og_ok(
+        mutate(f->g, "query i() { insert Knows { from: \"dan\", to: \"ann\" } }", NULL, NULL, &r));
     assert_int_equal(row_count(f->g, "edge:Knows"), 5);
     /* an endpoint that does not exist: typed error, nothing written */
     uint64_t v = mver(f->g);
@@ -289,21 +288,22 @@ static void test_update_where(void **state)
     /* edges untouched */
     assert_int_equal(row_count(f->g, "edge:Knows"), 3);
     /* generated ids are kept by an update; other rows untouched */
-    assert_og_ok(mutate(f->g, "query u() { update Tag set { n: 7 } where label = \"t2\" }", NULL,
-                        NULL, &r));
+    assert_og_ok(
+        mutate(f->g, "query u() { update Tag set { n: 7 } where label = \"t2\" }", NULL, NULL, &r));
     assert_int_equal(r.nodes_updated, 1);
     char *tags_after = rows(f->g, "query q() { match { $t: Tag } return { $t.id as id, $t.label "
                                   "as l } order { l } }");
     assert_string_equal(tags_before, tags_after);
-    assert_rows(f->g, "query q() { match { $t: Tag } return { $t.label as l, $t.n as n } "
-                      "order { l } }",
+    assert_rows(f->g,
+                "query q() { match { $t: Tag } return { $t.label as l, $t.n as n } "
+                "order { l } }",
                 "{\"l\":\"t1\",\"n\":1}\n{\"l\":\"t2\",\"n\":7}\n");
     assert_int_equal(row_count(f->g, "node:Tag"), 2);
     free(tags_before);
     free(tags_after);
     /* != over strings */
-    assert_og_ok(mutate(f->g, "query u() { update Tag set { n: 0 } where label != \"zz\" }",
-                        NULL, NULL, &r));
+    assert_og_ok(mutate(f->g, "query u() { update Tag set { n: 0 } where label != \"zz\" }", NULL,
+                        NULL, &r));
     assert_int_equal(r.nodes_updated, 2);
 }
 
@@ -326,8 +326,7 @@ static void test_delete_cascade(void **state)
                 "query q() { match { $a: Person  $a knows $b } return { $a.name as a, $b.name as "
                 "b } }",
                 "{\"a\":\"cat\",\"b\":\"ann\"}\n");
-    assert_rows(f->g,
-                "query q() { match { $a: Person  $a worksAt $c } return { $a.name as a } }",
+    assert_rows(f->g, "query q() { match { $a: Person  $a worksAt $c } return { $a.name as a } }",
                 "{\"a\":\"ann\"}\n");
     /* edge delete by endpoint */
     assert_og_ok(mutate(f->g, "query d() { delete Knows where from = \"cat\" }", NULL, NULL, &r));
@@ -373,7 +372,7 @@ static void test_multi_statement_read_your_writes(void **state)
                         "name = $n  delete Person where age > 65 }",
                         "{\"n\":\"bob\"}", NULL, &r));
     assert_int_equal(r.write.manifest_version, v0 + 1);
-    assert_int_equal(r.nodes_deleted, 2);              /* bob, ann (70) */
+    assert_int_equal(r.nodes_deleted, 2); /* bob, ann (70) */
     /* ann->bob; then bob->cat, bob@acme; then cat->ann, eve->ann, ann@acme */
     assert_int_equal(r.edges_deleted, 1 + 2 + 3);
     assert_int_equal(row_count(f->g, "edge:Knows"), 0);
@@ -459,7 +458,8 @@ static void test_validation_failures(void **state)
                 "}\n",
                 NULL, NULL, &r);
     assert_og_error(rc, OG_E_KEY_CONFLICT);
-    assert_non_null(strstr(og_error_last()->message, "is given twice in the input (lines 2 and 3)"));
+    assert_non_null(
+        strstr(og_error_last()->message, "is given twice in the input (lines 2 and 3)"));
     assert_string_equal(og_error_last()->file, "t.gq");
     assert_int_equal(og_error_last()->line, 3);
     assert_int_equal(mver(f->g), v0);
@@ -509,7 +509,8 @@ static void test_reprepare_recomputes(void **state)
     f->g->test_arg = &ra;
     uint64_t v0 = mver(f->g);
     exec_mutate_result r;
-    assert_og_ok(mutate(f->g, "query u() { update Person set { status: \"inactive\" } where age > 30 }",
+    assert_og_ok(mutate(f->g,
+                        "query u() { update Person set { status: \"inactive\" } where age > 30 }",
                         NULL, NULL, &r));
     f->g->test_after_prepare = NULL;
     assert_true(r.write.committed);

@@ -12,19 +12,18 @@
 #include <pthread.h>
 #include <string.h>
 
-static const char SCHEMA[] =
-    "node Person {\n"
-    "  name: String @key\n"
-    "  age: I32?\n"
-    "  nick: String?\n"
-    "  tags: [String]?\n"
-    "  score: F64?\n"
-    "  born: Date?\n"
-    "  seen: DateTime?\n"
-    "}\n"
-    "node Company { name: String @key  size: U32? }\n"
-    "edge Knows: Person -> Person { since: I32?  weight: F64? }\n"
-    "edge WorksAt: Person -> Company { role: String? }\n";
+static const char SCHEMA[] = "node Person {\n"
+                             "  name: String @key\n"
+                             "  age: I32?\n"
+                             "  nick: String?\n"
+                             "  tags: [String]?\n"
+                             "  score: F64?\n"
+                             "  born: Date?\n"
+                             "  seen: DateTime?\n"
+                             "}\n"
+                             "node Company { name: String @key  size: U32? }\n"
+                             "edge Knows: Person -> Person { since: I32?  weight: F64? }\n"
+                             "edge WorksAt: Person -> Company { role: String? }\n";
 
 /* Rows as JSON objects keyed by column name; dates and datetimes as ISO strings. */
 static const char PERSONS[] =
@@ -50,12 +49,11 @@ static const char KNOWS[] =
     "{\"id\":\"k6\",\"src\":\"dave\",\"dst\":\"dave\",\"since\":2020},"
     "{\"id\":\"k7\",\"src\":\"alice\",\"dst\":\"bob\",\"since\":2018,\"weight\":3.0},"
     "{\"id\":\"k8\",\"src\":\"erin\",\"dst\":\"alice\",\"since\":2019,\"weight\":1.0}]";
-static const char WORKS[] =
-    "[{\"id\":\"w1\",\"src\":\"alice\",\"dst\":\"acme\",\"role\":\"eng\"},"
-    "{\"id\":\"w2\",\"src\":\"bob\",\"dst\":\"acme\",\"role\":\"ops\"},"
-    "{\"id\":\"w3\",\"src\":\"carol\",\"dst\":\"globex\"},"
-    "{\"id\":\"w4\",\"src\":\"erin\",\"dst\":\"acme\",\"role\":\"ceo\"},"
-    "{\"id\":\"w5\",\"src\":\"erin\",\"dst\":\"acme\",\"role\":\"eng\"}]";
+static const char WORKS[] = "[{\"id\":\"w1\",\"src\":\"alice\",\"dst\":\"acme\",\"role\":\"eng\"},"
+                            "{\"id\":\"w2\",\"src\":\"bob\",\"dst\":\"acme\",\"role\":\"ops\"},"
+                            "{\"id\":\"w3\",\"src\":\"carol\",\"dst\":\"globex\"},"
+                            "{\"id\":\"w4\",\"src\":\"erin\",\"dst\":\"acme\",\"role\":\"ceo\"},"
+                            "{\"id\":\"w5\",\"src\":\"erin\",\"dst\":\"acme\",\"role\":\"eng\"}]";
 
 /* 2025-01-01T00:00:00Z */
 #define FIXED_NOW_MS 1735689600000LL
@@ -76,17 +74,24 @@ static void append_json_value(arrow_builder *b, const arrow_type *t, const json_
     }
     int64_t x;
     switch (t->id) {
-    case ARROW_UTF8: assert_og_ok(arrow_builder_append_str(b, json_string_value(v))); break;
-    case ARROW_INT32: case ARROW_INT64:
+    case ARROW_UTF8:
+        assert_og_ok(arrow_builder_append_str(b, json_string_value(v)));
+        break;
+    case ARROW_INT32:
+    case ARROW_INT64:
         assert_og_ok(arrow_builder_append_int(b, json_integer_value(v)));
         break;
-    case ARROW_UINT32: case ARROW_UINT64:
+    case ARROW_UINT32:
+    case ARROW_UINT64:
         assert_og_ok(arrow_builder_append_uint(b, (uint64_t)json_integer_value(v)));
         break;
-    case ARROW_FLOAT32: case ARROW_FLOAT64:
+    case ARROW_FLOAT32:
+    case ARROW_FLOAT64:
         assert_og_ok(arrow_builder_append_double(b, json_number_value(v)));
         break;
-    case ARROW_BOOL: assert_og_ok(arrow_builder_append_bool(b, json_is_true(v))); break;
+    case ARROW_BOOL:
+        assert_og_ok(arrow_builder_append_bool(b, json_is_true(v)));
+        break;
     case ARROW_DATE32:
         assert_int_equal(lang_parse_date(json_string_value(v), &x), 0);
         assert_og_ok(arrow_builder_append_int(b, x));
@@ -102,7 +107,8 @@ static void append_json_value(arrow_builder *b, const arrow_type *t, const json_
         assert_og_ok(arrow_builder_append_list(b, (int64_t)json_array_size(v)));
         break;
     }
-    default: fail_msg("fixture: unsupported column type %d", t->id);
+    default:
+        fail_msg("fixture: unsupported column type %d", t->id);
     }
 }
 
@@ -112,7 +118,8 @@ static arrow_batch *batch_from_json(const arrow_schema *sc, const char *rows)
     assert_og_ok(core_json_parse(&arr, rows, strlen(rows), "fixture"));
     arrow_builder **bs = calloc(sc->n_fields, sizeof *bs);
     arrow_array **cols = calloc(sc->n_fields, sizeof *cols);
-    for (size_t c = 0; c < sc->n_fields; c++) assert_og_ok(arrow_builder_new(&bs[c], &sc->fields[c].type));
+    for (size_t c = 0; c < sc->n_fields; c++)
+        assert_og_ok(arrow_builder_new(&bs[c], &sc->fields[c].type));
     for (size_t r = 0; r < json_array_size(arr); r++) {
         json_t *o = json_array_get(arr, r);
         for (size_t c = 0; c < sc->n_fields; c++)
@@ -124,7 +131,8 @@ static arrow_batch *batch_from_json(const arrow_schema *sc, const char *rows)
     }
     arrow_batch *b = NULL;
     assert_og_ok(arrow_batch_new(&b, sc, cols, sc->n_fields));
-    for (size_t c = 0; c < sc->n_fields; c++) arrow_array_free(cols[c]);
+    for (size_t c = 0; c < sc->n_fields; c++)
+        arrow_array_free(cols[c]);
     free(bs);
     free(cols);
     json_decref(arr);
@@ -253,15 +261,16 @@ static int run_query(fixture *f, exec_cache *cache, const char *gq, const char *
         *rows_out = strdup(core_buf_cstr(&b));
         core_buf_free(&b);
     }
-    if (res_out && !rc) *res_out = r;
-    else exec_result_free(r);
+    if (res_out && !rc)
+        *res_out = r;
+    else
+        exec_result_free(r);
     exec_params_free(p);
     json_decref(pj);
     lang_query_set_free(qs);
     core_arena_free(&a);
     return rc;
 }
-
 
 static uint64_t g_fail_nth, g_injected;
 
@@ -334,16 +343,20 @@ static const qcase CASES[] = {
      "{\"n\":\"carol\"}", "{\"p.name\":\"carol\",\"p.age\":35}\n"},
     {"query q($n: String) { match { $p: Person { name: $n } } return { $p.name } }",
      "{\"n\":\"zed\"}", ""},
-    {"query q() { match { $p: Person { name: \"alice\" } } return { $p.name as who, $p.age as years } }",
+    {"query q() { match { $p: Person { name: \"alice\" } } return { $p.name as who, $p.age as "
+     "years } }",
      NULL, "{\"who\":\"alice\",\"years\":30}\n"},
     {"query q() { match { $p: Person { name: \"alice\" } } return { $p } }", NULL,
      "{\"p\":\"alice\"}\n"},
     {"query q($i: String) { match { $p: Person  $p.id = $i } return { $p.name } }",
      "{\"i\":\"erin\"}", P1("erin")},
-    {"query q() { match { $p: Person { name: \"alice\" } } return { $p.tags, $p.born, $p.seen, $p.score } }",
+    {"query q() { match { $p: Person { name: \"alice\" } } return { $p.tags, $p.born, $p.seen, "
+     "$p.score } }",
      NULL,
-     "{\"p.tags\":[\"a\",\"b\"],\"p.born\":\"1994-05-01\",\"p.seen\":\"2024-01-01T10:00:00.000Z\",\"p.score\":1.5}\n"},
-    {"query q() { match { $p: Person { name: \"frank\" }  $c: Company } return { $p.name, $c.name } order { $c.name } }",
+     "{\"p.tags\":[\"a\",\"b\"],\"p.born\":\"1994-05-01\",\"p.seen\":\"2024-01-01T10:00:00.000Z\","
+     "\"p.score\":1.5}\n"},
+    {"query q() { match { $p: Person { name: \"frank\" }  $c: Company } return { $p.name, $c.name "
+     "} order { $c.name } }",
      NULL,
      "{\"p.name\":\"frank\",\"c.name\":\"acme\"}\n{\"p.name\":\"frank\",\"c.name\":\"globex\"}\n"
      "{\"p.name\":\"frank\",\"c.name\":\"initech\"}\n"},
@@ -364,14 +377,14 @@ static const qcase CASES[] = {
      P1("carol") P1("dave") P1("erin")},
     {"query q() { match { $p: Person  $p.score > 1 } return { $p.name } }", NULL,
      P1("alice") P1("carol") P1("erin")},
-    {"query q() { match { $p: Person  $p.born >= date(\"1990-01-01\") } return { $p.name } }",
-     NULL, P1("alice") P1("bob")},
+    {"query q() { match { $p: Person  $p.born >= date(\"1990-01-01\") } return { $p.name } }", NULL,
+     P1("alice") P1("bob")},
     {"query q() { match { $p: Person  $p.seen < now() } return { $p.name, now() as t } }", NULL,
      "{\"p.name\":\"alice\",\"t\":\"2025-01-01T00:00:00.000Z\"}\n"},
     {"query q() { match { $c: Company  $c.size >= 5 } return { $c.name } }", NULL,
      "{\"c.name\":\"acme\"}\n{\"c.name\":\"initech\"}\n"},
-    {"query q($a: I64) { match { $p: Person  $p.age < $a } return { $p.name } }",
-     "{\"a\":30}", P1("bob") P1("frank")},
+    {"query q($a: I64) { match { $p: Person  $p.age < $a } return { $p.name } }", "{\"a\":30}",
+     P1("bob") P1("frank")},
     {"query q($n: String) { match { $p: Person  $n = $p.name } return { $p.age } }",
      "{\"n\":\"bob\"}", "{\"p.age\":25}\n"},
     {"query q($n: String?) { match { $p: Person { name: $n } } return { $p.name } }", "{}", ""},
@@ -389,16 +402,16 @@ static const qcase CASES[] = {
     {"query q() { match { $p: Person  $p.nick starts_with \"c\" } return { $p.name } }", NULL,
      P1("carol")},
     /* traversal: one hop, parallel edges collapse, reverse direction */
-    {"query q() { match { $p: Person { name: \"alice\" }  $p knows $f } return { $f.name } }",
-     NULL, "{\"f.name\":\"bob\"}\n{\"f.name\":\"carol\"}\n"},
-    {"query q() { match { $f: Person { name: \"alice\" }  $p knows $f } return { $p.name } }",
-     NULL, P1("carol") P1("erin")},
+    {"query q() { match { $p: Person { name: \"alice\" }  $p knows $f } return { $f.name } }", NULL,
+     "{\"f.name\":\"bob\"}\n{\"f.name\":\"carol\"}\n"},
+    {"query q() { match { $f: Person { name: \"alice\" }  $p knows $f } return { $p.name } }", NULL,
+     P1("carol") P1("erin")},
     {"query q() { match { $p: Person { name: \"erin\" }  $p worksAt $c } return { $c.name } }",
      NULL, "{\"c.name\":\"acme\"}\n"},
     {"query q() { match { $c: Company { name: \"acme\" }  $p worksAt $c } return { $p.name } }",
      NULL, P1("alice") P1("bob") P1("erin")},
-    {"query q() { match { $p: Person { name: \"frank\" }  $p knows $f } return { $f.name } }",
-     NULL, ""},
+    {"query q() { match { $p: Person { name: \"frank\" }  $p knows $f } return { $f.name } }", NULL,
+     ""},
     /* hop bounds, visited nodes, the self-loop rule */
     {"query q() { match { $p: Person { name: \"alice\" }  $p knows{2,2} $f } return { $f.name } }",
      NULL, "{\"f.name\":\"dave\"}\n"},
@@ -415,15 +428,18 @@ static const qcase CASES[] = {
      NULL, "{\"f.name\":\"bob\"}\n{\"f.name\":\"carol\"}\n{\"f.name\":\"erin\"}\n"},
     {"query q() { match { $p: Person { name: \"dave\" }  $p <knows>{1,2} $f } return { $f.name } }",
      NULL,
-     "{\"f.name\":\"alice\"}\n{\"f.name\":\"bob\"}\n{\"f.name\":\"carol\"}\n{\"f.name\":\"dave\"}\n"},
+     "{\"f.name\":\"alice\"}\n{\"f.name\":\"bob\"}\n{\"f.name\":\"carol\"}\n{\"f.name\":\"dave\"}"
+     "\n"},
     {"query q() { match { $a: Person  $a <knows> $b } return { count($b) as n } }", NULL,
      "{\"n\":11}\n"},
     /* edge bindings: one row per edge, parallel edges distinct, self-loop once undirected */
-    {"query q() { match { $a: Person { name: \"alice\" }  $a $k:knows $b } return { $b.name, $k.since } order { $k.since } }",
+    {"query q() { match { $a: Person { name: \"alice\" }  $a $k:knows $b } return { $b.name, "
+     "$k.since } order { $k.since } }",
      NULL,
      "{\"b.name\":\"bob\",\"k.since\":2010}\n{\"b.name\":\"carol\",\"k.since\":2015}\n"
      "{\"b.name\":\"bob\",\"k.since\":2018}\n"},
-    {"query q() { match { $a: Person  $a $k:knows $b  $k.since > 2012 } return { $a.name, $b.name as b, $k.since } order { $k.since desc } }",
+    {"query q() { match { $a: Person  $a $k:knows $b  $k.since > 2012 } return { $a.name, $b.name "
+     "as b, $k.since } order { $k.since desc } }",
      NULL,
      "{\"a.name\":\"dave\",\"b\":\"dave\",\"k.since\":2020}\n"
      "{\"a.name\":\"erin\",\"b\":\"alice\",\"k.since\":2019}\n"
@@ -432,23 +448,27 @@ static const qcase CASES[] = {
      "{\"a.name\":\"carol\",\"b\":\"alice\",\"k.since\":2014}\n"},
     {"query q() { match { $a: Person { name: \"dave\" }  $a $k:<knows> $b } return { $b.name } }",
      NULL, "{\"b.name\":\"carol\"}\n{\"b.name\":\"dave\"}\n"},
-    {"query q() { match { $p: Person { name: \"erin\" }  $p $w:worksAt $c } return { $c.name, $w.role } order { $w.role } }",
-     NULL,
-     "{\"c.name\":\"acme\",\"w.role\":\"ceo\"}\n{\"c.name\":\"acme\",\"w.role\":\"eng\"}\n"},
+    {"query q() { match { $p: Person { name: \"erin\" }  $p $w:worksAt $c } return { $c.name, "
+     "$w.role } order { $w.role } }",
+     NULL, "{\"c.name\":\"acme\",\"w.role\":\"ceo\"}\n{\"c.name\":\"acme\",\"w.role\":\"eng\"}\n"},
     {"query q() { match { $a: Person  $a $k:knows $b } return { $a.name, count($b) as n } }", NULL,
-     "{\"a.name\":\"alice\",\"n\":3}\n{\"a.name\":\"bob\",\"n\":1}\n{\"a.name\":\"carol\",\"n\":2}\n"
+     "{\"a.name\":\"alice\",\"n\":3}\n{\"a.name\":\"bob\",\"n\":1}\n{\"a.name\":\"carol\",\"n\":2}"
+     "\n"
      "{\"a.name\":\"dave\",\"n\":1}\n{\"a.name\":\"erin\",\"n\":1}\n"},
     /* chains, bound destinations, variable inequality */
-    {"query q() { match { $a: Person  $a knows $b  $b worksAt $c } return { $a.name, $c.name as company } order { $a.name, $c.name } }",
+    {"query q() { match { $a: Person  $a knows $b  $b worksAt $c } return { $a.name, $c.name as "
+     "company } order { $a.name, $c.name } }",
      NULL,
      "{\"a.name\":\"alice\",\"company\":\"acme\"}\n{\"a.name\":\"alice\",\"company\":\"globex\"}\n"
      "{\"a.name\":\"bob\",\"company\":\"globex\"}\n{\"a.name\":\"carol\",\"company\":\"acme\"}\n"
      "{\"a.name\":\"erin\",\"company\":\"acme\"}\n"},
-    {"query q() { match { $a: Person  $b: Person  $a knows $b  $b knows $a } return { $a.name, $b.name as b } order { $a.name } }",
+    {"query q() { match { $a: Person  $b: Person  $a knows $b  $b knows $a } return { $a.name, "
+     "$b.name as b } order { $a.name } }",
      NULL,
      "{\"a.name\":\"alice\",\"b\":\"carol\"}\n{\"a.name\":\"carol\",\"b\":\"alice\"}\n"
      "{\"a.name\":\"dave\",\"b\":\"dave\"}\n"},
-    {"query q() { match { $a: Person { name: \"alice\" }  $a knows $b  $b knows $c  $a != $c } return { $c.name } }",
+    {"query q() { match { $a: Person { name: \"alice\" }  $a knows $b  $b knows $c  $a != $c } "
+     "return { $c.name } }",
      NULL, "{\"c.name\":\"carol\"}\n{\"c.name\":\"dave\"}\n"},
     {"query q() { match { $p: Person  $p knows $p } return { $p.name } }", NULL, P1("dave")},
     /* not { } */
@@ -458,30 +478,39 @@ static const qcase CASES[] = {
      NULL, P1("carol") P1("dave") P1("erin") P1("frank")},
     {"query q() { match { $p: Person  not { $_ knows $p } } return { $p.name } }", NULL,
      P1("erin") P1("frank")},
-    {"query q() { match { $p: Person  not { $p knows $f  not { $f worksAt $_ } } } return { $p.name } }",
+    {"query q() { match { $p: Person  not { $p knows $f  not { $f worksAt $_ } } } return { "
+     "$p.name } }",
      NULL, P1("alice") P1("bob") P1("erin") P1("frank")},
     {"query q() { match { $c: Company  not { $_ worksAt $c } } return { $c.name } }", NULL,
      "{\"c.name\":\"initech\"}\n"},
     /* aggregates */
-    {"query q() { match { $p: Person  $p knows $f } return { $p.name  count($f) as friends } order { friends desc } }",
+    {"query q() { match { $p: Person  $p knows $f } return { $p.name  count($f) as friends } order "
+     "{ friends desc } }",
      NULL,
      "{\"p.name\":\"alice\",\"friends\":2}\n{\"p.name\":\"carol\",\"friends\":2}\n"
      "{\"p.name\":\"bob\",\"friends\":1}\n{\"p.name\":\"dave\",\"friends\":1}\n"
      "{\"p.name\":\"erin\",\"friends\":1}\n"},
-    {"query q() { match { $p: Person } return { count($p) as n, sum($p.age) as s, avg($p.score) as m, min($p.age) as lo, max($p.name) as hi } }",
+    {"query q() { match { $p: Person } return { count($p) as n, sum($p.age) as s, avg($p.score) as "
+     "m, min($p.age) as lo, max($p.name) as hi } }",
      NULL, "{\"n\":6,\"s\":155,\"m\":1.875,\"lo\":25,\"hi\":\"frank\"}\n"},
-    {"query q() { match { $p: Person { name: \"zed\" } } return { count($p) as n, sum($p.age) as s, avg($p.age) as a, max($p.age) as m } }",
+    {"query q() { match { $p: Person { name: \"zed\" } } return { count($p) as n, sum($p.age) as "
+     "s, avg($p.age) as a, max($p.age) as m } }",
      NULL, "{\"n\":0,\"s\":0,\"a\":null,\"m\":null}\n"},
-    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, count($p) as n, avg($p.age) as a } order { $c.name } }",
+    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, count($p) as n, "
+     "avg($p.age) as a } order { $c.name } }",
      NULL,
-     "{\"c.name\":\"acme\",\"n\":3,\"a\":31.666666666666668}\n{\"c.name\":\"globex\",\"n\":1,\"a\":35}\n"},
-    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, min($p.name) as first, max($p.age) as oldest } }",
+     "{\"c.name\":\"acme\",\"n\":3,\"a\":31.666666666666668}\n{\"c.name\":\"globex\",\"n\":1,\"a\":"
+     "35}\n"},
+    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, min($p.name) as first, "
+     "max($p.age) as oldest } }",
      NULL,
      "{\"c.name\":\"acme\",\"first\":\"alice\",\"oldest\":40}\n"
      "{\"c.name\":\"globex\",\"first\":\"carol\",\"oldest\":35}\n"},
-    {"query q() { match { $a: Person  $a $k:knows $b } return { sum($k.weight) as w, count($b) as n } }",
+    {"query q() { match { $a: Person  $a $k:knows $b } return { sum($k.weight) as w, count($b) as "
+     "n } }",
      NULL, "{\"w\":7.5,\"n\":8}\n"},
-    {"query q() { match { $p: Person } return { $p.age, count($p) as n } order { n desc } limit 2 }",
+    {"query q() { match { $p: Person } return { $p.age, count($p) as n } order { n desc } limit 2 "
+     "}",
      NULL, "{\"p.age\":25,\"n\":2}\n{\"p.age\":null,\"n\":1}\n"},
     /* order (nulls first asc, last desc, id tie-break) and limit */
     {"query q() { match { $p: Person } return { $p.name, $p.age } order { $p.age desc } }", NULL,
@@ -500,23 +529,27 @@ static const qcase CASES[] = {
      "{\"a\":40}\n"},
     {"query q() { match { $p: Person } return { $p.name } limit 0 }", NULL, ""},
     /* more: cross-slot filters, grouping by entity, mixed orders, dates, params */
-    {"query q() { match { $a: Person  $a knows $b  $b.age > $a.age } return { $a.name, $b.name as b } }",
+    {"query q() { match { $a: Person  $a knows $b  $b.age > $a.age } return { $a.name, $b.name as "
+     "b } }",
      NULL, "{\"a.name\":\"alice\",\"b\":\"carol\"}\n{\"a.name\":\"bob\",\"b\":\"carol\"}\n"},
     {"query q() { match { $p: Person  $p worksAt $c } return { $c, count($p) as n } }", NULL,
      "{\"c\":\"acme\",\"n\":3}\n{\"c\":\"globex\",\"n\":1}\n"},
     {"query q() { match { $p: Person } return { $p.name } order { $p.age desc, $p.name desc } }",
      NULL, P1("erin") P1("carol") P1("alice") P1("frank") P1("bob") P1("dave")},
-    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, count($p) as n } order { n } }",
+    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, count($p) as n } order { n "
+     "} }",
      NULL, "{\"c.name\":\"globex\",\"n\":1}\n{\"c.name\":\"acme\",\"n\":3}\n"},
-    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, count($p) as n } order { n desc } limit 1 }",
+    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, count($p) as n } order { n "
+     "desc } limit 1 }",
      NULL, "{\"c.name\":\"acme\",\"n\":3}\n"},
     {"query q() { match { $p: Person } return { max($p.born) as b, min($p.seen) as s } }", NULL,
      "{\"b\":\"1999-01-01\",\"s\":\"2024-01-01T10:00:00.000Z\"}\n"},
-    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, sum($p.age) as s } }",
-     NULL, "{\"c.name\":\"acme\",\"s\":95}\n{\"c.name\":\"globex\",\"s\":35}\n"},
+    {"query q() { match { $p: Person  $p worksAt $c } return { $c.name, sum($p.age) as s } }", NULL,
+     "{\"c.name\":\"acme\",\"s\":95}\n{\"c.name\":\"globex\",\"s\":35}\n"},
     {"query q() { match { $a: Person  $a $k:knows $b } return { avg($k.since) as a } }", NULL,
      "{\"a\":2015.4285714285713}\n"},
-    {"query q() { match { $c: Company } return { sum($c.size) as s, count($c) as n, avg($c.size) as a } }",
+    {"query q() { match { $c: Company } return { sum($c.size) as s, count($c) as n, avg($c.size) "
+     "as a } }",
      NULL, "{\"s\":105,\"n\":3,\"a\":52.5}\n"},
     {"query q() { match { $p: Person  $p.name contains \"\" } return { count($p) as n } }", NULL,
      "{\"n\":6}\n"},
@@ -527,7 +560,8 @@ static const qcase CASES[] = {
      NULL, "{\"f.name\":\"bob\"}\n{\"f.name\":\"carol\"}\n{\"f.name\":\"dave\"}\n"},
     {"query q() { match { $f: Person { name: \"dave\" }  $p knows{1,2} $f } return { $p.name } }",
      NULL, P1("alice") P1("bob") P1("carol") P1("dave")},
-    {"query q() { match { $p: Person { name: \"bob\" }  $p worksAt $c  $q worksAt $c  $q != $p } return { $q.name } }",
+    {"query q() { match { $p: Person { name: \"bob\" }  $p worksAt $c  $q worksAt $c  $q != $p } "
+     "return { $q.name } }",
      NULL, "{\"q.name\":\"alice\"}\n{\"q.name\":\"erin\"}\n"},
     {"query q() { match { $a: Person  $a $k:knows $b  $k.weight >= 1 } return { count($b) as n } }",
      NULL, "{\"n\":4}\n"},
@@ -536,17 +570,21 @@ static const qcase CASES[] = {
      "{\"t\":\"2025-06-01T00:00:00Z\"}", P1("bob")},
     {"query q($t: DateTime) { match { $p: Person  $p.seen = $t } return { $p.name } }",
      "{\"t\":1704103200000}", P1("alice")},
-    {"query q($s: U64) { match { $c: Company  $c.size < $s } return { $c.name } }",
-     "{\"s\":50}", "{\"c.name\":\"initech\"}\n"},
+    {"query q($s: U64) { match { $c: Company  $c.size < $s } return { $c.name } }", "{\"s\":50}",
+     "{\"c.name\":\"initech\"}\n"},
     {"query q($a: I32?) { match { $p: Person  $p.age = $a } return { $p.name } }", "{\"a\":null}",
      ""},
-    {"query q($x: F64) { match { $p: Person  $p.score >= $x } return { $p.name } order { $p.score desc } }",
+    {"query q($x: F64) { match { $p: Person  $p.score >= $x } return { $p.name } order { $p.score "
+     "desc } }",
      "{\"x\":1.5}", P1("erin") P1("carol") P1("alice")},
-    {"query q() { match { $p: Person  not { $p knows $f  $f: Person { name: \"bob\" } } } return { $p.name } }",
+    {"query q() { match { $p: Person  not { $p knows $f  $f: Person { name: \"bob\" } } } return { "
+     "$p.name } }",
      NULL, P1("bob") P1("carol") P1("dave") P1("erin") P1("frank")},
-    {"query q() { match { $p: Person  $p knows{1,2} $f  $f.age > 30 } return { $p.name, count($f) as n } }",
+    {"query q() { match { $p: Person  $p knows{1,2} $f  $f.age > 30 } return { $p.name, count($f) "
+     "as n } }",
      NULL,
-     "{\"p.name\":\"alice\",\"n\":1}\n{\"p.name\":\"bob\",\"n\":1}\n{\"p.name\":\"erin\",\"n\":1}\n"},
+     "{\"p.name\":\"alice\",\"n\":1}\n{\"p.name\":\"bob\",\"n\":1}\n{\"p.name\":\"erin\",\"n\":1}"
+     "\n"},
     /* more semantics: range filters, != over nulls, reverse and two-step patterns, ordering
      * with nulls and ties, edge-property aggregates, an isolated node, an integer param */
     {"query q() { match { $p: Person  $p.age > 25  $p.age < 40 } return { $p.name } }", NULL,
@@ -555,8 +593,8 @@ static const qcase CASES[] = {
      P1("bob") P1("frank")},
     {"query q() { match { $p: Person  $p.age != 25 } return { $p.name } }", NULL,
      P1("alice") P1("carol") P1("erin")},
-    {"query q() { match { $c: Person { name: \"carol\" }  $p knows $c } return { $p.name } }",
-     NULL, P1("alice") P1("bob")},
+    {"query q() { match { $c: Person { name: \"carol\" }  $p knows $c } return { $p.name } }", NULL,
+     P1("alice") P1("bob")},
     {"query q() { match { $c: Company  $c.size > 10 } return { $c.name } }", NULL,
      "{\"c.name\":\"acme\"}\n"},
     {"query q() { match { $p: Person } return { $p.name, $p.age } order { $p.age desc } limit 3 }",
@@ -565,16 +603,20 @@ static const qcase CASES[] = {
      "{\"p.name\":\"alice\",\"p.age\":30}\n"},
     {"query q() { match { $p: Person } return { $p.name } order { $p.age asc } limit 2 }", NULL,
      P1("dave") P1("bob")},
-    {"query q() { match { $a: Person { name: \"carol\" }  $a knows $b  $b worksAt $c } return { $b.name, $c.name } }",
+    {"query q() { match { $a: Person { name: \"carol\" }  $a knows $b  $b worksAt $c } return { "
+     "$b.name, $c.name } }",
      NULL, "{\"b.name\":\"alice\",\"c.name\":\"acme\"}\n"},
-    {"query q() { match { $c: Company { name: \"acme\" }  $p worksAt $c  not { $_ knows $p } } return { $p.name } }",
+    {"query q() { match { $c: Company { name: \"acme\" }  $p worksAt $c  not { $_ knows $p } } "
+     "return { $p.name } }",
      NULL, P1("erin")},
-    {"query q() { match { $a: Person { name: \"alice\" }  $a $k:knows $b } return { min($k.since) as first, max($k.since) as last, count($b) as n } }",
+    {"query q() { match { $a: Person { name: \"alice\" }  $a $k:knows $b } return { min($k.since) "
+     "as first, max($k.since) as last, count($b) as n } }",
      NULL, "{\"first\":2010,\"last\":2018,\"n\":3}\n"},
-    {"query q() { match { $p: Person { name: \"frank\" }  $p <knows>{1,2} $f } return { $f.name } }",
+    {"query q() { match { $p: Person { name: \"frank\" }  $p <knows>{1,2} $f } return { $f.name } "
+     "}",
      NULL, ""},
-    {"query q($a: I32) { match { $p: Person  $p.age >= $a } return { $p.name } }",
-     "{\"a\":35}", P1("carol") P1("erin")},
+    {"query q($a: I32) { match { $p: Person  $p.age >= $a } return { $p.name } }", "{\"a\":35}",
+     P1("carol") P1("erin")},
 };
 
 static void test_semantics(void **state)
@@ -585,9 +627,11 @@ static void test_semantics(void **state)
     assert_og_ok(exec_cache_new(&cache));
     size_t n = sizeof CASES / sizeof CASES[0];
     assert_true(n >= 60);
-    for (size_t i = 0; i < n; i++) expect_rows(f, cache, CASES[i].gq, CASES[i].params, CASES[i].want);
+    for (size_t i = 0; i < n; i++)
+        expect_rows(f, cache, CASES[i].gq, CASES[i].params, CASES[i].want);
     /* The same cases without a shared cache give the same answers. */
-    for (size_t i = 0; i < n; i++) expect_rows(f, NULL, CASES[i].gq, CASES[i].params, CASES[i].want);
+    for (size_t i = 0; i < n; i++)
+        expect_rows(f, NULL, CASES[i].gq, CASES[i].params, CASES[i].want);
     exec_cache_free(cache);
     fx_close(f);
 }
@@ -597,9 +641,10 @@ static void test_result_accessors(void **state)
     (void)state;
     fixture *f = fx_open();
     exec_result *r = NULL;
-    assert_og_ok(run_query(f, NULL,
-                           "query q() { match { $p: Person } return { $p.name as n, $p.age } order { $p.name } }",
-                           NULL, NULL, &r));
+    assert_og_ok(run_query(
+        f, NULL,
+        "query q() { match { $p: Person } return { $p.name as n, $p.age } order { $p.name } }",
+        NULL, NULL, &r));
     assert_int_equal(exec_result_n_columns(r), 2);
     assert_string_equal(exec_result_column_name(r, 0), "n");
     assert_string_equal(exec_result_column_name(r, 1), "p.age");
@@ -638,7 +683,8 @@ static void test_bad_params(void **state)
 {
     (void)state;
     fixture *f = fx_open();
-    const char *q = "query q($name: String, $age: I32, $d: Date?) { match { $p: Person { name: $name }  $p.age > $age } return { $p.name } }";
+    const char *q = "query q($name: String, $age: I32, $d: Date?) { match { $p: Person { name: "
+                    "$name }  $p.age > $age } return { $p.name } }";
     expect_param_error(f, q, "{\"age\":3}", "name");
     expect_param_error(f, q, "{\"name\":5,\"age\":3}", "name");
     expect_param_error(f, q, "{\"name\":\"a\",\"age\":3000000000}", "age");
@@ -647,8 +693,9 @@ static void test_bad_params(void **state)
     expect_param_error(f, q, "{\"name\":\"a\",\"age\":1,\"d\":\"2020-13-45\"}", "d");
     expect_param_error(f, q, "{\"name\":null,\"age\":1}", "name");
     /* A list param with a wrong element, and no params object at all. */
-    expect_param_error(f, "query q($t: [String]) { match { $p: Person  $p.name = \"x\" } return { $p.name } }",
-                       "{\"t\":[\"a\",1]}", "t");
+    expect_param_error(
+        f, "query q($t: [String]) { match { $p: Person  $p.name = \"x\" } return { $p.name } }",
+        "{\"t\":[\"a\",1]}", "t");
     core_arena a;
     core_arena_init(&a, 0);
     lang_diags d;
@@ -693,7 +740,8 @@ static void test_cache_invalidation(void **state)
     assert_og_ok(exec_cache_new(&c));
     exec_cache_set_cold_runs(c, 0); /* whole tables from the first run (subset runs: below) */
     exec_cache_stats st;
-    const char *q = "query q() { match { $p: Person { name: \"frank\" }  $p knows $f } return { $f.name } }";
+    const char *q =
+        "query q() { match { $p: Person { name: \"frank\" }  $p knows $f } return { $f.name } }";
     expect_rows(f, c, q, NULL, "");
     exec_cache_stats_get(c, &st);
     assert_int_equal(st.csr_builds, 1);
@@ -750,20 +798,24 @@ static void test_pushdown_and_key_lookup(void **state)
     exec_cache *c = NULL;
     assert_og_ok(exec_cache_new(&c));
     exec_cache_stats st;
-    const char *q = "query q() { match { $p: Person  $p.age > 28  $p.name contains \"a\" } return { $p.name } }";
+    const char *q = "query q() { match { $p: Person  $p.age > 28  $p.name contains \"a\" } return "
+                    "{ $p.name } }";
     expect_rows(f, c, q, NULL, P1("alice") P1("carol"));
     exec_cache_stats_get(c, &st);
     assert_int_equal(st.pushed_scans, 1);
     /* Once the column is in memory the comparison runs there, with the same answer. */
-    expect_rows(f, c, "query q() { match { $p: Person } return { $p.age } order { $p.age } limit 1 }",
+    expect_rows(f, c,
+                "query q() { match { $p: Person } return { $p.age } order { $p.age } limit 1 }",
                 NULL, "{\"p.age\":null}\n");
     expect_rows(f, c, q, NULL, P1("alice") P1("carol"));
     exec_cache_stats_get(c, &st);
     assert_int_equal(st.pushed_scans, 1);
     /* Key equality is a dictionary lookup, with or without other predicates. */
-    expect_rows(f, c, "query q() { match { $p: Person { name: \"erin\", age: 40 } } return { $p.name } }",
+    expect_rows(f, c,
+                "query q() { match { $p: Person { name: \"erin\", age: 40 } } return { $p.name } }",
                 NULL, P1("erin"));
-    expect_rows(f, c, "query q() { match { $p: Person { name: \"erin\", age: 41 } } return { $p.name } }",
+    expect_rows(f, c,
+                "query q() { match { $p: Person { name: \"erin\", age: 41 } } return { $p.name } }",
                 NULL, "");
     exec_cache_stats_get(c, &st);
     assert_int_equal(st.key_lookups, 2);
@@ -787,7 +839,6 @@ static void test_missing_table_and_mutation(void **state)
     assert_og_error(rc, OG_E_BAD_REQUEST);
     fx_close(f);
 }
-
 
 /* Several threads share one cold cache: every answer is right and the cache ends up with one
  * entry per table and per adjacency. */

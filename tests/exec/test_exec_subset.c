@@ -36,9 +36,11 @@ static const char *const TEMPLATES[] = {
     "query q() { match { $a: Person { name: \"%s\" } } return { $a.name, $a.age, $a.team } }",
     "query q() { match { $a: Person { name: \"%s\" }  $a knows $c } return { $c.name, $c.age } }",
     "query q() { match { $a: Person { name: \"%s\" }  $c knows $a } return { $c.name } }",
-    "query q() { match { $a: Person { name: \"%s\" }  $a <knows> $c } return { $c.name, $c.team } }",
+    "query q() { match { $a: Person { name: \"%s\" }  $a <knows> $c } return { $c.name, $c.team } "
+    "}",
     "query q() { match { $a: Person { name: \"%s\" }  $a knows{1,2} $c } return { $c.name } }",
-    "query q() { match { $a: Person { name: \"%s\" }  $a knows{2,2} $c } return { count($c) as n } }",
+    "query q() { match { $a: Person { name: \"%s\" }  $a knows{2,2} $c } return { count($c) as n } "
+    "}",
     "query q() { match { $a: Person { name: \"%s\" }  $a knows{1,3} $c  $c.age > 40 } "
     "return { $c.name, $c.age } order { $c.age desc } limit 7 }",
     "query q() { match { $a: Person { name: \"%s\" }  $c knows{1,2} $a } return { $c.team, "
@@ -47,7 +49,8 @@ static const char *const TEMPLATES[] = {
     "query q() { match { $a: Person { name: \"%s\" }  $a knows $b  $b livesIn $t } "
     "return { $b.name, $t.name } }",
     "query q() { match { $a: Person { name: \"%s\" }  $a livesIn $t } return { $t.name } }",
-    "query q() { match { $a: Person { name: \"%s\" }  $a knows $b  $b knows $c  $c.team = \"red\" } "
+    "query q() { match { $a: Person { name: \"%s\" }  $a knows $b  $b knows $c  $c.team = \"red\" "
+    "} "
     "return { $b.name, $c.name } order { $c.name } }",
 };
 #define N_TEMPLATES (sizeof TEMPLATES / sizeof *TEMPLATES)
@@ -186,7 +189,8 @@ static void check_snapshot(fixture *f, const graph_snapshot *snap)
             assert_int_equal(s1.subset_runs, 0);
             f->subset_runs += (unsigned)s2.subset_runs;
             f->queries++;
-            for (const char *c = whole; *c; c++) f->rows += *c == '\n';
+            for (const char *c = whole; *c; c++)
+                f->rows += *c == '\n';
             core_free(whole);
             core_free(sub);
         }
@@ -218,18 +222,22 @@ static void run_seed(uint64_t seed)
     for (unsigned i = 0; i < f->n_people; i++) {
         uint64_t r = rnd(f);
         if (r % 5 == 0)
-            assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\"}}\n", i));
+            assert_og_ok(
+                core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\"}}\n", i));
         else
-            assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\","
-                                         "\"age\":%u,\"team\":\"%s\"}}\n", i, (unsigned)(r % 70),
-                                         teams[r % 3]));
+            assert_og_ok(core_buf_printf(&b,
+                                         "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\","
+                                         "\"age\":%u,\"team\":\"%s\"}}\n",
+                                         i, (unsigned)(r % 70), teams[r % 3]));
     }
     for (unsigned i = 0; i < 8; i++)
         assert_og_ok(core_buf_printf(&b, "{\"type\":\"City\",\"data\":{\"name\":\"c%u\"}}\n", i));
     for (unsigned i = 0; i < 3 * f->n_people; i++) {
         unsigned a = (unsigned)(rnd(f) % f->n_people), c = (unsigned)(rnd(f) % f->n_people);
-        assert_og_ok(core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\","
-                                     "\"data\":{\"w\":%u}}\n", a, c, i));
+        assert_og_ok(core_buf_printf(&b,
+                                     "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\","
+                                     "\"data\":{\"w\":%u}}\n",
+                                     a, c, i));
     }
     for (unsigned i = 0; i < f->n_people; i++)
         assert_og_ok(core_buf_printf(&b, "{\"edge\":\"LivesIn\",\"from\":\"p%u\",\"to\":\"c%u\"}\n",
@@ -244,14 +252,17 @@ static void run_seed(uint64_t seed)
     char gq[512];
     for (int k = 0; k < 6; k++) {
         unsigned a = (unsigned)(rnd(f) % f->n_people), c = (unsigned)(rnd(f) % f->n_people);
-        snprintf(gq, sizeof gq, "query m() { insert Knows { from: \"p%u\", to: \"p%u\", w: 7 } }", a, c);
+        snprintf(gq, sizeof gq, "query m() { insert Knows { from: \"p%u\", to: \"p%u\", w: 7 } }",
+                 a, c);
         mutate(f, gq);
-        snprintf(gq, sizeof gq, "query m() { update Person set { age: 33 } where name = \"p%u\" }", c);
+        snprintf(gq, sizeof gq, "query m() { update Person set { age: 33 } where name = \"p%u\" }",
+                 c);
         mutate(f, gq);
     }
     snprintf(gq, sizeof gq, "query m() { insert Person { name: \"p%u\", age: 5 } }", f->n_people);
     mutate(f, gq);
-    snprintf(gq, sizeof gq, "query m() { insert Knows { from: \"p%u\", to: \"p1\" } }", f->n_people);
+    snprintf(gq, sizeof gq, "query m() { insert Knows { from: \"p%u\", to: \"p1\" } }",
+             f->n_people);
     mutate(f, gq);
     f->n_people++;
     for (int k = 0; k < 3; k++) {
@@ -262,7 +273,8 @@ static void run_seed(uint64_t seed)
     b = (core_buf)CORE_BUF_INIT;
     for (unsigned i = 0; i < 80; i++) {
         unsigned a = (unsigned)(rnd(f) % f->n_people), c = (unsigned)(rnd(f) % f->n_people);
-        assert_og_ok(core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\"}\n", a, c));
+        assert_og_ok(
+            core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\"}\n", a, c));
     }
     /* (an edge to a deleted person is refused by validation: keep only live endpoints) */
     graph_change_set cs;
@@ -303,7 +315,8 @@ static void test_subset_equals_whole_tables(void **state)
 {
     (void)state;
     static const uint64_t seeds[] = {1, 42, 777};
-    for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) run_seed(seeds[i]);
+    for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++)
+        run_seed(seeds[i]);
 }
 
 /* ---- mutations: the rows a key selects vs whole tables ------------------------------------ */
@@ -323,9 +336,11 @@ static char *dump(write_graph *g)
 {
     static const char *const qs[] = {
         "query q() { match { $a: Person } return { $a.name, $a.age, $a.team } order { $a.name } }",
-        ("query q() { match { $a: Person  $a knows $b } return { $a.name, $b.name, count($b) as n } "
+        ("query q() { match { $a: Person  $a knows $b } return { $a.name, $b.name, count($b) as n "
+         "} "
          "order { $a.name, $b.name } }"),
-        "query q() { match { $a: Person  $a livesIn $c } return { $a.name, $c.name } order { $a.name } }",
+        "query q() { match { $a: Person  $a livesIn $c } return { $a.name, $c.name } order { "
+        "$a.name } }",
     };
     graph_snapshot *snap = NULL;
     assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
@@ -349,13 +364,14 @@ static void test_mutations_by_key_equal_whole_tables(void **state)
     fixture *f = new_graph(99, 120, "mkey");
     core_buf b = CORE_BUF_INIT;
     for (unsigned i = 0; i < f->n_people; i++)
-        assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":%u}}\n",
-                                     i, i % 50));
+        assert_og_ok(core_buf_printf(
+            &b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":%u}}\n", i, i % 50));
     for (unsigned i = 0; i < 4; i++)
         assert_og_ok(core_buf_printf(&b, "{\"type\":\"City\",\"data\":{\"name\":\"c%u\"}}\n", i));
     for (unsigned i = 0; i < 4 * f->n_people; i++)
         assert_og_ok(core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\"}\n",
-                                     (unsigned)(rnd(f) % f->n_people), (unsigned)(rnd(f) % f->n_people)));
+                                     (unsigned)(rnd(f) % f->n_people),
+                                     (unsigned)(rnd(f) % f->n_people)));
     for (unsigned i = 0; i < f->n_people; i++)
         assert_og_ok(core_buf_printf(&b, "{\"edge\":\"LivesIn\",\"from\":\"p%u\",\"to\":\"c%u\"}\n",
                                      i, i % 4));
@@ -377,20 +393,24 @@ static void test_mutations_by_key_equal_whole_tables(void **state)
         switch (rnd(f) % 6) {
         case 0:
         case 1:
-            snprintf(gq, sizeof gq, "query m() { update Person set { age: %u, team: \"t%u\" } "
-                     "where name = \"p%u\" }", step, step % 3, a);
+            snprintf(gq, sizeof gq,
+                     "query m() { update Person set { age: %u, team: \"t%u\" } "
+                     "where name = \"p%u\" }",
+                     step, step % 3, a);
             break;
         case 2:
             snprintf(gq, sizeof gq, "query m() { delete Person where name = \"p%u\" }", a);
             break;
         case 3:
-            snprintf(gq, sizeof gq, "query m() { insert Knows { from: \"p%u\", to: \"p%u\" } }", a, c);
+            snprintf(gq, sizeof gq, "query m() { insert Knows { from: \"p%u\", to: \"p%u\" } }", a,
+                     c);
             break;
         case 4:
             snprintf(gq, sizeof gq, "query m() { insert Person { name: \"p%u\", age: 1 } }", a);
             break;
         default:
-            snprintf(gq, sizeof gq, "query m() { update Person set { age: 2 } where id = \"p%u\" }", a);
+            snprintf(gq, sizeof gq, "query m() { update Person set { age: 2 } where id = \"p%u\" }",
+                     a);
             break;
         }
         exec_mutate_result r1, r2;
@@ -476,7 +496,6 @@ static char *run_in(fixture *f, exec_cache *c, const char *gq)
     return run_at(f, c, gq, 0);
 }
 
-
 /* Every warm query through the warm cache and through a fresh one: the same rows. */
 static void compare_warm(fixture *f, exec_cache *warm, int step, const char *after)
 {
@@ -499,8 +518,8 @@ static int try_load(fixture *f, const char *text, int mode)
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    int rc = exec_load_parse(&cs, f->wg->h->catalog, text, strlen(text), "s.jsonl", mode, &st,
-                             NULL, NULL);
+    int rc = exec_load_parse(&cs, f->wg->h->catalog, text, strlen(text), "s.jsonl", mode, &st, NULL,
+                             NULL);
     write_result wr;
     if (rc == 0) rc = write_changes(f->wg, WRITE_KIND_LOAD, &cs, NULL, &wr);
     graph_change_set_clear(&cs);
@@ -511,7 +530,7 @@ static int try_load(fixture *f, const char *text, int mode)
 static void offer_hook(void *arg, const write_committed_table *t)
 {
     exec_table_offer o = {t->path, t->table_branch, t->kind, t->from_version, t->to_version,
-                          *t->ds, t->rewrite, t->id, t->src, t->dst};
+                          *t->ds,  t->rewrite,      t->id,   t->src,          t->dst};
     *t->ds = NULL;
     exec_cache_offer(arg, &o);
 }
@@ -527,8 +546,10 @@ static void warm_cache_run(bool offers)
     for (unsigned i = 0; i < 3; i++)
         assert_og_ok(core_buf_printf(&b, "{\"type\":\"City\",\"data\":{\"name\":\"c%u\"}}\n", i));
     for (unsigned i = 0; i < 3 * f->n_people; i++)
-        assert_og_ok(core_buf_printf(&b, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\","
-                                     "\"data\":{\"w\":%u}}\n", (unsigned)(rnd(f) % f->n_people),
+        assert_og_ok(core_buf_printf(&b,
+                                     "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\","
+                                     "\"data\":{\"w\":%u}}\n",
+                                     (unsigned)(rnd(f) % f->n_people),
                                      (unsigned)(rnd(f) % f->n_people), i));
     for (unsigned i = 0; i < f->n_people; i++)
         assert_og_ok(core_buf_printf(&b, "{\"edge\":\"LivesIn\",\"from\":\"p%u\",\"to\":\"c%u\"}\n",
@@ -559,15 +580,16 @@ static void warm_cache_run(bool offers)
         unsigned a = (unsigned)(rnd(f) % f->n_people), c = (unsigned)(rnd(f) % f->n_people);
         switch (step % 8) {
         case 5: /* an update moves a row: not an append, the table is read again */
-            snprintf(gq, sizeof gq, "query m() { update Person set { age: %d } where name = \"p%u\" }",
-                     step, a);
+            snprintf(gq, sizeof gq,
+                     "query m() { update Person set { age: %d } where name = \"p%u\" }", step, a);
             break;
         case 7: /* deleting an edge's endpoint deletes edges: not an append either */
             snprintf(gq, sizeof gq, "query m() { delete Person where name = \"p%u\" }", a);
             break;
         default:
-            snprintf(gq, sizeof gq, "query m() { insert Knows { from: \"p%u\", to: \"p%u\", w: %d } }",
-                     a, c, 1000 + step);
+            snprintf(gq, sizeof gq,
+                     "query m() { insert Knows { from: \"p%u\", to: \"p%u\", w: %d } }", a, c,
+                     1000 + step);
         }
         exec_mutate_result res;
         exec_cache_stats s1, s2;
@@ -589,8 +611,10 @@ static void warm_cache_run(bool offers)
              * longer a prefix of the table's) */
             char line[256];
             unsigned x = (unsigned)(rnd(f) % f->n_people), y = (unsigned)(rnd(f) % f->n_people);
-            snprintf(line, sizeof line, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\","
-                     "\"data\":{\"id\":\"x%d\",\"w\":%d}}\n", a, c, step, 5000 + step);
+            snprintf(line, sizeof line,
+                     "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\","
+                     "\"data\":{\"id\":\"x%d\",\"w\":%d}}\n",
+                     a, c, step, 5000 + step);
             if (try_load(f, line, EXEC_LOAD_APPEND)) og_error_clear();
             compare_warm(f, warm, step, line);
             if (step % 8 == 6) {
@@ -598,8 +622,10 @@ static void warm_cache_run(bool offers)
                 if (try_mutate(f->wg, gq, &res)) og_error_clear();
                 compare_warm(f, warm, step, gq);
             }
-            snprintf(line, sizeof line, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\","
-                     "\"data\":{\"id\":\"x%d\",\"w\":%d}}\n", x, y, step, 6000 + step);
+            snprintf(line, sizeof line,
+                     "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\","
+                     "\"data\":{\"id\":\"x%d\",\"w\":%d}}\n",
+                     x, y, step, 6000 + step);
             if (try_load(f, line, step % 8 == 2 ? EXEC_LOAD_MERGE : EXEC_LOAD_APPEND))
                 og_error_clear();
             compare_warm(f, warm, step, line);
@@ -618,10 +644,10 @@ static void warm_cache_run(bool offers)
     exec_cache_stats st;
     exec_cache_stats_get(warm, &st);
     print_message("warm cache over 40 writes%s: %llu table loads, %llu folds, %llu offers taken; "
-                  "%llu adjacency builds, %llu folds\n", offers ? " (offered)" : "",
-                  (unsigned long long)st.table_loads, (unsigned long long)st.table_folds,
-                  (unsigned long long)st.offers, (unsigned long long)st.csr_builds,
-                  (unsigned long long)st.csr_folds);
+                  "%llu adjacency builds, %llu folds\n",
+                  offers ? " (offered)" : "", (unsigned long long)st.table_loads,
+                  (unsigned long long)st.table_folds, (unsigned long long)st.offers,
+                  (unsigned long long)st.csr_builds, (unsigned long long)st.csr_folds);
     if (offers) {
         /* inserts and the compactions that keep the order came through the hook; only the
          * upserts and deletes were folded or loaded by reading them */

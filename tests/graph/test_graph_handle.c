@@ -57,8 +57,8 @@ static void load_line(write_graph *w, const char *line, write_result *res)
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    assert_og_ok(exec_load_parse(&cs, w->h->catalog, line, strlen(line), "d.jsonl",
-                                 EXEC_LOAD_MERGE, &st, NULL, NULL));
+    assert_og_ok(exec_load_parse(&cs, w->h->catalog, line, strlen(line), "d.jsonl", EXEC_LOAD_MERGE,
+                                 &st, NULL, NULL));
     assert_og_ok(write_changes(w, WRITE_KIND_LOAD, &cs, NULL, res));
     graph_change_set_clear(&cs);
     assert_true(res->committed);

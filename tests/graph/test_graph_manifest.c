@@ -837,7 +837,8 @@ static void test_table_open(void **state)
  * hint, 1 head of the version it names and 1 of the next, found missing: no listing), 1 get of
  * that manifest, and 1 get of the whole (small) data file. Nothing is written, and no table
  * dataset is opened. */
-#define OPS_LOAD_TOTAL 6 /* hint get; heads of the hinted version, the next, and the hinted again; manifest, data */
+#define OPS_LOAD_TOTAL                                                                             \
+    6 /* hint get; heads of the hinted version, the next, and the hinted again; manifest, data */
 #define OPS_LOAD_LIST 0
 #define OPS_LOAD_GET 3
 /* At an explicit version the manifest is read by name: no listing. */

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-
 /* Run lance_tool.cjs and return its stdout (malloc'd); fail unless it exits 0. */
 static char *lance_tool(const char *fmt, ...)
 {

@@ -114,8 +114,8 @@ static graph_table *table_of(fx *f, int ti)
 static void commit(fx *f, const char *jsonl)
 {
     graph_change_set cs;
-    assert_og_ok(exec_load_parse(&cs, f->cat, jsonl, strlen(jsonl), "seed", EXEC_LOAD_MERGE,
-                                 NULL, NULL, NULL));
+    assert_og_ok(exec_load_parse(&cs, f->cat, jsonl, strlen(jsonl), "seed", EXEC_LOAD_MERGE, NULL,
+                                 NULL, NULL));
     for (size_t i = 0; i < cs.n; i++) {
         graph_table *gt = table_of(f, cs.changes[i].type_index);
         lance_dataset *ds = NULL, *out = NULL;
@@ -133,8 +133,8 @@ static int validate(fx *f, const char *jsonl, exec_load_mode mode)
 {
     graph_change_set_clear(&f->cs);
     graph_probes_clear(&f->probes);
-    assert_og_ok(exec_load_parse(&f->cs, f->cat, jsonl, strlen(jsonl), "in.jsonl", mode, NULL,
-                                 NULL, NULL));
+    assert_og_ok(
+        exec_load_parse(&f->cs, f->cat, jsonl, strlen(jsonl), "in.jsonl", mode, NULL, NULL, NULL));
     return graph_validate(f->cat, &f->snap, f->s, &f->cs, &f->probes, &f->st);
 }
 
@@ -157,8 +157,8 @@ static void assert_probes(fx *f, ...)
         n++;
     }
     va_end(ap);
-    if (n != f->probes.n) fail_msg("%zu probes, expected %zu (first extra %s)", f->probes.n, n,
-                                   f->probes.aliases[n]);
+    if (n != f->probes.n)
+        fail_msg("%zu probes, expected %zu (first extra %s)", f->probes.n, n, f->probes.aliases[n]);
 }
 
 static void assert_err(int rc, int code, int line, const char *frag)
@@ -187,23 +187,26 @@ static void test_range(void **state)
     assert_int_equal(f->probes.n, 0); /* nothing read to decide a value constraint */
     assert_int_equal(f->st.tables_scanned, 0);
     /* unsigned column */
-    assert_og_ok(validate(f, "{\"type\":\"Thing\",\"data\":{\"label\":\"x\",\"w\":20}}\n",
-                          EXEC_LOAD_MERGE));
-    assert_err(validate(f, "{\"type\":\"Thing\",\"data\":{\"label\":\"x\",\"w\":9}}\n",
-                        EXEC_LOAD_MERGE), OG_E_BAD_REQUEST, 1, "Thing.w: 9 is outside @range(10..20)");
+    assert_og_ok(
+        validate(f, "{\"type\":\"Thing\",\"data\":{\"label\":\"x\",\"w\":20}}\n", EXEC_LOAD_MERGE));
+    assert_err(
+        validate(f, "{\"type\":\"Thing\",\"data\":{\"label\":\"x\",\"w\":9}}\n", EXEC_LOAD_MERGE),
+        OG_E_BAD_REQUEST, 1, "Thing.w: 9 is outside @range(10..20)");
 }
 
 static void test_check(void **state)
 {
     fx *f = *state;
     assert_og_ok(validate(f, P("a", ",\"email\":\"a@b\""), EXEC_LOAD_MERGE));
-    assert_err(validate(f, P("a", ",\"email\":\"a@b\"") P("b", ",\"email\":\"nope\""),
-                        EXEC_LOAD_MERGE),
-               OG_E_BAD_REQUEST, 2, "Person.email: \"nope\" does not match @check");
+    assert_err(
+        validate(f, P("a", ",\"email\":\"a@b\"") P("b", ",\"email\":\"nope\""), EXEC_LOAD_MERGE),
+        OG_E_BAD_REQUEST, 2, "Person.email: \"nope\" does not match @check");
     /* @check is a full match even without anchors */
     assert_og_ok(validate(f, "{\"type\":\"Code\",\"data\":{\"c\":\"ABC\"}}\n", EXEC_LOAD_APPEND));
-    assert_err(validate(f, "{\"type\":\"Code\",\"data\":{\"c\":\"ABC\"}}\n"
-                           "{\"type\":\"Code\",\"data\":{\"c\":\"ABCD\"}}\n", EXEC_LOAD_MERGE),
+    assert_err(validate(f,
+                        "{\"type\":\"Code\",\"data\":{\"c\":\"ABC\"}}\n"
+                        "{\"type\":\"Code\",\"data\":{\"c\":\"ABCD\"}}\n",
+                        EXEC_LOAD_MERGE),
                OG_E_BAD_REQUEST, 2, "Code.c: \"ABCD\" does not match @check(\"[A-Z]{3}\")");
     assert_err(validate(f, "{\"type\":\"Code\",\"data\":{\"c\":\"xABC\"}}\n", EXEC_LOAD_MERGE),
                OG_E_BAD_REQUEST, 1, "does not match");
@@ -215,8 +218,9 @@ static void test_duplicate_ids(void **state)
     assert_err(validate(f, P("a", "") P("b", "") "\n" P("a", ",\"age\":3"), EXEC_LOAD_MERGE),
                OG_E_KEY_CONFLICT, 4, "Person: id \"a\" appears twice in the input (lines 1 and 4)");
     assert_string_equal(og_error_last()->key, "a");
-    assert_err(validate(f, "{\"type\":\"Thing\",\"data\":{\"label\":\"x\",\"id\":\"t1\"}}\n"
-                           "{\"type\":\"Thing\",\"data\":{\"label\":\"y\",\"id\":\"t1\"}}\n",
+    assert_err(validate(f,
+                        "{\"type\":\"Thing\",\"data\":{\"label\":\"x\",\"id\":\"t1\"}}\n"
+                        "{\"type\":\"Thing\",\"data\":{\"label\":\"y\",\"id\":\"t1\"}}\n",
                         EXEC_LOAD_OVERWRITE),
                OG_E_KEY_CONFLICT, 2, "lines 1 and 2");
     assert_int_equal(f->probes.n, 0);
@@ -250,8 +254,8 @@ static void test_unique(void **state)
 {
     fx *f = *state;
     commit(f, P("alice", ",\"email\":\"a@x\"") P("carol", ",\"email\":\"c@x\""));
-    assert_err(validate(f, P("bob", ",\"email\":\"a@x\""), EXEC_LOAD_MERGE), OG_E_KEY_CONFLICT,
-               1, "Person: @unique(email) violated: value \"a@x\" is already used by id \"alice\"");
+    assert_err(validate(f, P("bob", ",\"email\":\"a@x\""), EXEC_LOAD_MERGE), OG_E_KEY_CONFLICT, 1,
+               "Person: @unique(email) violated: value \"a@x\" is already used by id \"alice\"");
     assert_probes(f, "node:Person", NULL);
     /* asked through the Person table's email index (email>id), not read whole */
     assert_int_equal(f->st.tables_scanned, 0);
@@ -263,9 +267,9 @@ static void test_unique(void **state)
     assert_og_ok(validate(f, P("alice", ",\"email\":\"c@x\"") P("carol", ",\"email\":\"a@x\""),
                           EXEC_LOAD_MERGE));
     /* two input rows with one value */
-    assert_err(validate(f, P("x", ",\"email\":\"q@x\"") P("y", ",\"email\":\"q@x\""),
-                        EXEC_LOAD_MERGE),
-               OG_E_KEY_CONFLICT, 2, "value \"q@x\" is given twice in the input (lines 1 and 2)");
+    assert_err(
+        validate(f, P("x", ",\"email\":\"q@x\"") P("y", ",\"email\":\"q@x\""), EXEC_LOAD_MERGE),
+        OG_E_KEY_CONFLICT, 2, "value \"q@x\" is given twice in the input (lines 1 and 2)");
     /* overwrite: committed rows do not count for @unique and are not read (only the incident
      * edge tables are, for dangling edges) */
     assert_og_ok(validate(f, P("bob", ",\"email\":\"a@x\""), EXEC_LOAD_OVERWRITE));
@@ -279,7 +283,8 @@ static void test_unique(void **state)
 static void test_unique_composite(void **state)
 {
     fx *f = *state;
-#define A(n, o, k) "{\"type\":\"Acct\",\"data\":{\"name\":\"" n "\",\"org\":\"" o "\",\"num\":" k "}}\n"
+#define A(n, o, k)                                                                                 \
+    "{\"type\":\"Acct\",\"data\":{\"name\":\"" n "\",\"org\":\"" o "\",\"num\":" k "}}\n"
     commit(f, A("a1", "acme", "1"));
     assert_og_ok(validate(f, A("a2", "acme", "2") A("a3", "other", "1"), EXEC_LOAD_APPEND));
     assert_probes(f, "node:Acct", NULL);
@@ -292,7 +297,9 @@ static void test_unique_composite(void **state)
 }
 
 #define K(from, to) "{\"edge\":\"Knows\",\"from\":\"" from "\",\"to\":\"" to "\"}\n"
-#define W(from, to, id) "{\"edge\":\"WorksAt\",\"from\":\"" from "\",\"to\":\"" to "\",\"data\":{\"id\":\"" id "\"}}\n"
+#define W(from, to, id)                                                                            \
+    "{\"edge\":\"WorksAt\",\"from\":\"" from "\",\"to\":\"" to "\",\"data\":{\"id\":\"" id "\"}}"  \
+    "\n"
 #define C(name) "{\"type\":\"Company\",\"data\":{\"name\":\"" name "\"}}\n"
 
 static void test_endpoints(void **state)
@@ -303,8 +310,8 @@ static void test_endpoints(void **state)
     assert_og_ok(validate(f, K("alice", "bob"), EXEC_LOAD_APPEND));
     assert_probes(f, "edge:Knows", "node:Person", NULL);
     assert_int_equal(f->st.tables_scanned, 2);
-    assert_err(validate(f, K("alice", "bob") K("alice", "zed"), EXEC_LOAD_APPEND),
-               OG_E_BAD_REQUEST, 2, "Knows: dst \"zed\" is not an existing Person node");
+    assert_err(validate(f, K("alice", "bob") K("alice", "zed"), EXEC_LOAD_APPEND), OG_E_BAD_REQUEST,
+               2, "Knows: dst \"zed\" is not an existing Person node");
     assert_probes(f, "edge:Knows", "node:Person", NULL);
     /* merge: Knows has no @card, so its own table is not read */
     assert_og_ok(validate(f, K("alice", "bob"), EXEC_LOAD_MERGE));
@@ -328,8 +335,8 @@ static void test_endpoints(void **state)
     assert_err(validate(f, W("alice", "bob", "w1"), EXEC_LOAD_MERGE), OG_E_BAD_REQUEST, 1,
                "WorksAt: dst \"bob\" is not an existing Company node");
     /* overwrite of Person drops committed people: an edge to one of them is an orphan */
-    assert_err(validate(f, P("x", "") K("x", "alice"), EXEC_LOAD_OVERWRITE), OG_E_BAD_REQUEST,
-               2, "dst \"alice\" is not an existing Person node (its table is replaced");
+    assert_err(validate(f, P("x", "") K("x", "alice"), EXEC_LOAD_OVERWRITE), OG_E_BAD_REQUEST, 2,
+               "dst \"alice\" is not an existing Person node (its table is replaced");
     assert_probes(f, NULL);
 }
 
@@ -378,7 +385,8 @@ static void test_card_max(void **state)
 static void test_card_min(void **state)
 {
     fx *f = *state;
-#define O(from, to, id) "{\"edge\":\"Owns\",\"from\":\"" from "\",\"to\":\"" to "\",\"data\":{\"id\":\"" id "\"}}\n"
+#define O(from, to, id)                                                                            \
+    "{\"edge\":\"Owns\",\"from\":\"" from "\",\"to\":\"" to "\",\"data\":{\"id\":\"" id "\"}}\n"
     commit(f, P("alice", "") P("bob", "") C("acme") C("globex") C("initech")
                   O("alice", "acme", "o1") O("bob", "acme", "o2") O("bob", "globex", "o3"));
     assert_og_ok(validate(f, O("carol", "acme", "o4") P("carol", ""), EXEC_LOAD_MERGE));
@@ -414,7 +422,8 @@ static void test_card_min(void **state)
 static void test_unique_edge_pair(void **state)
 {
     fx *f = *state;
-#define L(from, to, id) "{\"edge\":\"Likes\",\"from\":\"" from "\",\"to\":\"" to "\",\"data\":{\"id\":\"" id "\"}}\n"
+#define L(from, to, id)                                                                            \
+    "{\"edge\":\"Likes\",\"from\":\"" from "\",\"to\":\"" to "\",\"data\":{\"id\":\"" id "\"}}\n"
     commit(f, P("alice", "") P("bob", "") C("acme") L("alice", "acme", "l1"));
     assert_og_ok(validate(f, L("bob", "acme", "l2") L("alice", "globex", "l3") C("globex"),
                           EXEC_LOAD_MERGE));
@@ -428,11 +437,13 @@ static void test_unique_edge_pair(void **state)
      * still build it, and a repeated id is still found either way */
     assert_og_ok(validate(f, L("bob", "acme", "l9") L("alice", "globex", "l4") C("globex"),
                           EXEC_LOAD_MERGE));
-    assert_err(validate(f, L("bob", "acme", "l2") L("alice", "globex", "l2") C("globex"),
+    assert_err(
+        validate(f, L("bob", "acme", "l2") L("alice", "globex", "l2") C("globex"), EXEC_LOAD_MERGE),
+        OG_E_KEY_CONFLICT, 2, "Likes: id \"l2\" appears twice in the input");
+    assert_err(validate(f,
+                        L("bob", "acme", "l2") L("alice", "globex", "l0") L("bob", "globex", "l2")
+                            C("globex"),
                         EXEC_LOAD_MERGE),
-               OG_E_KEY_CONFLICT, 2, "Likes: id \"l2\" appears twice in the input");
-    assert_err(validate(f, L("bob", "acme", "l2") L("alice", "globex", "l0") L("bob", "globex", "l2")
-                        C("globex"), EXEC_LOAD_MERGE),
                OG_E_KEY_CONFLICT, 3, "appears twice in the input");
 #undef L
 }
@@ -454,9 +465,12 @@ static void test_bad_rows(void **state)
     for (size_t i = 0; i < 5; i++) {
         arrow_builder *b;
         assert_og_ok(arrow_builder_new(&b, &sch.fields[i].type));
-        if (i == 0 || i == 1) assert_og_ok(arrow_builder_append_str(b, "zed"));
-        else if (i == 4) assert_og_ok(arrow_builder_append_str(b, "retired"));
-        else assert_og_ok(arrow_builder_append_null(b));
+        if (i == 0 || i == 1)
+            assert_og_ok(arrow_builder_append_str(b, "zed"));
+        else if (i == 4)
+            assert_og_ok(arrow_builder_append_str(b, "retired"));
+        else
+            assert_og_ok(arrow_builder_append_null(b));
         assert_og_ok(arrow_builder_finish(b, &cols[i]));
         arrow_builder_free(b);
     }
@@ -465,7 +479,8 @@ static void test_bad_rows(void **state)
     f->cs.changes[0].type_index = ti;
     f->cs.changes[0].mode = GRAPH_CHANGE_UPSERT;
     assert_og_ok(arrow_batch_new(&f->cs.changes[0].rows, &sch, cols, 5));
-    for (size_t i = 0; i < 5; i++) arrow_array_free(cols[i]);
+    for (size_t i = 0; i < 5; i++)
+        arrow_array_free(cols[i]);
     arrow_schema_clear(&sch);
     f->cs.file = NULL;
     assert_err(validate_cs(f), OG_E_BAD_REQUEST, 0,
@@ -535,7 +550,8 @@ static void test_bulk_batches(void **state)
     core_buf b = CORE_BUF_INIT;
     /* 200 people, the 150th line repeats person 37 (line 38) */
     for (int i = 0; i < 200; i++)
-        core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\"}}\n", i == 149 ? 37 : i);
+        core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\"}}\n",
+                        i == 149 ? 37 : i);
     assert_err(validate(f, core_buf_cstr(&b), EXEC_LOAD_MERGE), OG_E_KEY_CONFLICT, 150,
                "Person: id \"p37\" appears twice in the input (lines 38 and 150)");
     /* 200 people and 300 edges among them: every endpoint is in the input, nothing is read */
@@ -592,10 +608,22 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_range), T(test_check), T(test_duplicate_ids), T(test_insert_conflict),
-        T(test_unique), T(test_unique_composite), T(test_endpoints), T(test_endpoint_deleted),
-        T(test_card_max), T(test_card_min), T(test_unique_edge_pair), T(test_bad_rows), T(test_create_options), cmocka_unit_test(test_probes_api),
-        T(test_probe_on_failed_read), T(test_bulk_batches),
+        T(test_range),
+        T(test_check),
+        T(test_duplicate_ids),
+        T(test_insert_conflict),
+        T(test_unique),
+        T(test_unique_composite),
+        T(test_endpoints),
+        T(test_endpoint_deleted),
+        T(test_card_max),
+        T(test_card_min),
+        T(test_unique_edge_pair),
+        T(test_bad_rows),
+        T(test_create_options),
+        cmocka_unit_test(test_probes_api),
+        T(test_probe_on_failed_read),
+        T(test_bulk_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

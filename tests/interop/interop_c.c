@@ -33,12 +33,18 @@ static void type_from_json(arrow_type *out, const char *ty, json_t *children)
     static const struct {
         const char *name;
         arrow_type_id id;
-    } simple[] = {{"bool", ARROW_BOOL},       {"int32", ARROW_INT32},
-                  {"int64", ARROW_INT64},     {"uint32", ARROW_UINT32},
-                  {"uint64", ARROW_UINT64},   {"float", ARROW_FLOAT32},
-                  {"double", ARROW_FLOAT64},  {"string", ARROW_UTF8},
-                  {"large_string", ARROW_LARGE_UTF8}, {"binary", ARROW_BINARY},
-                  {"large_binary", ARROW_LARGE_BINARY}, {"date32:day", ARROW_DATE32},
+    } simple[] = {{"bool", ARROW_BOOL},
+                  {"int32", ARROW_INT32},
+                  {"int64", ARROW_INT64},
+                  {"uint32", ARROW_UINT32},
+                  {"uint64", ARROW_UINT64},
+                  {"float", ARROW_FLOAT32},
+                  {"double", ARROW_FLOAT64},
+                  {"string", ARROW_UTF8},
+                  {"large_string", ARROW_LARGE_UTF8},
+                  {"binary", ARROW_BINARY},
+                  {"large_binary", ARROW_LARGE_BINARY},
+                  {"date32:day", ARROW_DATE32},
                   {"date64:ms", ARROW_DATE64}};
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
         if (!strcmp(ty, simple[i].name)) {
@@ -75,14 +81,16 @@ static void type_from_json(arrow_type *out, const char *ty, json_t *children)
         size_t n = json_array_size(children);
         arrow_field *f = calloc(n ? n : 1, sizeof *f);
         assert_non_null(f);
-        for (size_t i = 0; i < n; i++) field_from_json(&f[i], json_array_get(children, i));
+        for (size_t i = 0; i < n; i++)
+            field_from_json(&f[i], json_array_get(children, i));
         if (!strcmp(ty, "list")) {
             assert_int_equal(n, 1);
             assert_og_ok(arrow_type_list(out, &f[0]));
         } else {
             assert_og_ok(arrow_type_struct(out, f, n));
         }
-        for (size_t i = 0; i < n; i++) arrow_field_clear(&f[i]);
+        for (size_t i = 0; i < n; i++)
+            arrow_field_clear(&f[i]);
         free(f);
         return;
     }
@@ -157,14 +165,30 @@ static char *parse_string(cur *c, size_t *len)
         }
         ch = *c->p++;
         switch (ch) {
-        case '"': s[n++] = '"'; break;
-        case '\\': s[n++] = '\\'; break;
-        case '/': s[n++] = '/'; break;
-        case 'b': s[n++] = '\b'; break;
-        case 'f': s[n++] = '\f'; break;
-        case 'n': s[n++] = '\n'; break;
-        case 'r': s[n++] = '\r'; break;
-        case 't': s[n++] = '\t'; break;
+        case '"':
+            s[n++] = '"';
+            break;
+        case '\\':
+            s[n++] = '\\';
+            break;
+        case '/':
+            s[n++] = '/';
+            break;
+        case 'b':
+            s[n++] = '\b';
+            break;
+        case 'f':
+            s[n++] = '\f';
+            break;
+        case 'n':
+            s[n++] = '\n';
+            break;
+        case 'r':
+            s[n++] = '\r';
+            break;
+        case 't':
+            s[n++] = '\t';
+            break;
         case 'u': {
             unsigned cp = 0;
             for (int k = 0; k < 4; k++) {
@@ -175,7 +199,8 @@ static char *parse_string(cur *c, size_t *len)
             if (cp >= 0xd800 && cp < 0xdc00 && c->p[0] == '\\' && c->p[1] == 'u') {
                 unsigned lo = 0;
                 c->p += 2;
-                for (int k = 0; k < 4; k++) lo = lo * 16 + (unsigned)hexval(*c->p++);
+                for (int k = 0; k < 4; k++)
+                    lo = lo * 16 + (unsigned)hexval(*c->p++);
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
             }
             if (cp < 0x80) {
@@ -195,7 +220,8 @@ static char *parse_string(cur *c, size_t *len)
             }
             break;
         }
-        default: fail_msg("interop: line %zu: bad escape \\%c", c->line, ch);
+        default:
+            fail_msg("interop: line %zu: bad escape \\%c", c->line, ch);
         }
     }
     c->p++;
@@ -257,7 +283,8 @@ static void parse_value(cur *c, arrow_builder *b, const arrow_type *t);
 static void parse_number_text(cur *c, char *buf, size_t cap)
 {
     size_t n = 0;
-    while (*c->p && strchr("+-0123456789.eE", *c->p) && n + 1 < cap) buf[n++] = *c->p++;
+    while (*c->p && strchr("+-0123456789.eE", *c->p) && n + 1 < cap)
+        buf[n++] = *c->p++;
     buf[n] = '\0';
     if (!n) fail_msg("interop: line %zu: expected a number at \"%.20s\"", c->line, c->p);
 }
@@ -271,9 +298,12 @@ static void parse_value(cur *c, arrow_builder *b, const arrow_type *t)
     char num[64];
     switch (t->id) {
     case ARROW_BOOL:
-        if (take_word(c, "true")) assert_og_ok(arrow_builder_append_bool(b, true));
-        else if (take_word(c, "false")) assert_og_ok(arrow_builder_append_bool(b, false));
-        else fail_msg("interop: line %zu: expected a bool", c->line);
+        if (take_word(c, "true"))
+            assert_og_ok(arrow_builder_append_bool(b, true));
+        else if (take_word(c, "false"))
+            assert_og_ok(arrow_builder_append_bool(b, false));
+        else
+            fail_msg("interop: line %zu: expected a bool", c->line);
         return;
     case ARROW_INT32:
     case ARROW_INT64:
@@ -312,7 +342,8 @@ static void parse_value(cur *c, arrow_builder *b, const arrow_type *t)
             assert_og_ok(arrow_builder_append_bytes(b, s, len));
         } else if (t->id == ARROW_BINARY || t->id == ARROW_LARGE_BINARY) {
             assert_true(len % 2 == 0);
-            for (size_t k = 0; k < len / 2; k++) s[k] = (char)(hexval(s[2 * k]) * 16 + hexval(s[2 * k + 1]));
+            for (size_t k = 0; k < len / 2; k++)
+                s[k] = (char)(hexval(s[2 * k]) * 16 + hexval(s[2 * k + 1]));
             assert_og_ok(arrow_builder_append_bytes(b, s, len / 2));
         } else if (t->id == ARROW_DATE32) {
             assert_og_ok(arrow_builder_append_int(b, parse_ymd(s, &e)));
@@ -355,7 +386,8 @@ static void parse_value(cur *c, arrow_builder *b, const arrow_type *t)
         expect_ch(c, '}');
         assert_og_ok(arrow_builder_append_valid(b));
         return;
-    default: fail_msg("interop: cannot parse type %d", (int)t->id);
+    default:
+        fail_msg("interop: cannot parse type %d", (int)t->id);
     }
 }
 
@@ -365,13 +397,15 @@ arrow_batch *ic_batch_from_lines(const arrow_schema *s, const char *text, int64_
     assert_true(nc > 0 && !strcmp(s->fields[0].name, "id"));
     arrow_builder **b = calloc(nc, sizeof *b);
     assert_non_null(b);
-    for (size_t i = 0; i < nc; i++) assert_og_ok(arrow_builder_new(&b[i], &s->fields[i].type));
+    for (size_t i = 0; i < nc; i++)
+        assert_og_ok(arrow_builder_new(&b[i], &s->fields[i].type));
     cur c = {text, 0};
     while (*c.p) {
         c.line++;
         const char *line = c.p;
         /* the id comes first: skip the line cheaply when it is below min_id */
-        if (strncmp(line, "{\"id\":", 6) != 0) fail_msg("interop: line %zu lacks a leading id", c.line);
+        if (strncmp(line, "{\"id\":", 6) != 0)
+            fail_msg("interop: line %zu lacks a leading id", c.line);
         if (strtoll(line + 6, NULL, 10) < min_id) {
             const char *nl = strchr(line, '\n');
             assert_non_null(nl);
@@ -384,7 +418,8 @@ arrow_batch *ic_batch_from_lines(const arrow_schema *s, const char *text, int64_
             size_t len;
             char *key = parse_string(&c, &len);
             if (strcmp(key, s->fields[i].name))
-                fail_msg("interop: line %zu: key %s, schema has %s", c.line, key, s->fields[i].name);
+                fail_msg("interop: line %zu: key %s, schema has %s", c.line, key,
+                         s->fields[i].name);
             free(key);
             expect_ch(&c, ':');
             parse_value(&c, b[i], &s->fields[i].type);
@@ -401,7 +436,8 @@ arrow_batch *ic_batch_from_lines(const arrow_schema *s, const char *text, int64_
     }
     arrow_batch *out = NULL;
     assert_og_ok(arrow_batch_new(&out, s, cols, nc));
-    for (size_t i = 0; i < nc; i++) arrow_array_free(cols[i]);
+    for (size_t i = 0; i < nc; i++)
+        arrow_array_free(cols[i]);
     free(cols);
     free(b);
     return out;

@@ -16,7 +16,6 @@
 /* `node branch_tool.cjs ARGS`, its one-line JSON answer (the test fails otherwise). */
 #define branch_tool(...) test_interop_tool("branch_tool.cjs", __VA_ARGS__)
 
-
 typedef struct fixture {
     char dir[256];
     store *s;
@@ -56,7 +55,8 @@ static size_t our_ids(fixture *f, const char *branch, uint64_t v, int64_t **out,
     assert_og_ok(lance_dataset_scan_all(&b, ds, &so));
     size_t n = (size_t)b->num_rows;
     int64_t *ids = calloc(n ? n : 1, sizeof *ids);
-    for (size_t i = 0; i < n; i++) ids[i] = arrow_array_get_int(b->columns[0], (int64_t)i);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = arrow_array_get_int(b->columns[0], (int64_t)i);
     for (size_t i = 1; i < n; i++) /* insertion sort: small tables */
         for (size_t k = i; k > 0 && ids[k - 1] > ids[k]; k--) {
             int64_t t = ids[k];
@@ -113,7 +113,8 @@ static void test_our_branch_in_lancedb(void **state)
     assert_int_equal(bf_commit(f->s, &f->schema, "feat/x", 1), 6);
     assert_int_equal(bf_commit(f->s, &f->schema, "feat/x", 2), 7);
     assert_int_equal(bf_commit(f->s, &f->schema, "feat/x", 3), 8);
-    for (uint64_t v = 5; v <= 8; v++) expect_same(f, "feat/x", v);
+    for (uint64_t v = 5; v <= 8; v++)
+        expect_same(f, "feat/x", v);
     expect_same(f, "feat/x", 0);
 
     /* lancedb commits on our branch; we read its version. */
@@ -163,7 +164,8 @@ static void test_lancedb_branch_in_c(void **state)
     lance_branch_list_free(all);
 
     /* Every version of lancedb's branch (2 = the fork, 3 add, 4 delete), and below it. */
-    for (uint64_t v = 2; v <= 4; v++) expect_same(f, "lx/a", v);
+    for (uint64_t v = 2; v <= 4; v++)
+        expect_same(f, "lx/a", v);
     assert_false(bhas_id(f->s, "lx/a", 5));
     assert_true(bhas_id(f->s, "lx/a", 0)); /* main deleted id < 3 at 3, after the fork */
     lance_dataset *ds = NULL;

@@ -17,7 +17,6 @@
 /* `node compact_tool.cjs ARGS`, its one-line JSON answer (the test fails otherwise). */
 #define tool(...) test_interop_tool("compact_tool.cjs", __VA_ARGS__)
 
-
 typedef struct fixture {
     char dir[256];
     store *s;
@@ -47,8 +46,8 @@ static int teardown(void **state)
  * _rowid), value by value. */
 static void expect_lancedb_reads(fixture *f, uint64_t v, const arrow_batch *want)
 {
-    json_t *j = v ? tool("read '%s' c %llu", f->dir, (unsigned long long)v)
-                  : tool("read '%s' c", f->dir);
+    json_t *j =
+        v ? tool("read '%s' c %llu", f->dir, (unsigned long long)v) : tool("read '%s' c", f->dir);
     if (v) assert_int_equal(test_json_int(j, "version"), v);
     json_t *rows = json_object_get(j, "rows");
     assert_true(json_is_array(rows));
@@ -110,8 +109,7 @@ static void test_lancedb_reads_compacted(void **state)
         assert_int_equal(arrow_array_get_int(after->columns[0], i),
                          arrow_array_get_int(before->columns[0], i));
     for (int64_t i = before->num_rows; i < after->num_rows; i++)
-        assert_int_equal(arrow_array_get_int(after->columns[0], i),
-                         1000 + (i - before->num_rows));
+        assert_int_equal(arrow_array_get_int(after->columns[0], i), 1000 + (i - before->num_rows));
     /* The row ids lancedb gave its rows do not collide with the ones we kept. */
     for (int64_t i = before->num_rows; i < after->num_rows; i++)
         for (int64_t k = 0; k < before->num_rows; k++)

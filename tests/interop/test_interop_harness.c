@@ -26,15 +26,15 @@ static char g_bin[1024]; /* the omnigraph CLI */
 
 /* One table variant: how lancedb makes it and what its files must look like. */
 typedef struct variant {
-    const char *table;       /* table name (DIR/table.lance) */
-    const char *kind;        /* lance_tool kind */
-    const char *flags;       /* extra make-table flags */
-    const char *format;      /* data storage version in the manifest */
-    const char *naming;      /* "v1" or "v2" manifest names */
-    int versions;            /* manifests after make-table */
-    int data_files;          /* files under data/ */
+    const char *table;        /* table name (DIR/table.lance) */
+    const char *kind;         /* lance_tool kind */
+    const char *flags;        /* extra make-table flags */
+    const char *format;       /* data storage version in the manifest */
+    const char *naming;       /* "v1" or "v2" manifest names */
+    int versions;             /* manifests after make-table */
+    int data_files;           /* files under data/ */
     const char *deletion_ext; /* every deletion file ends so; NULL: none */
-    int stable;              /* made with stable row ids (feature flag 2) */
+    int stable;               /* made with stable row ids (feature flag 2) */
 } variant;
 
 static const variant k_variants[] = {
@@ -114,7 +114,8 @@ static json_t *tool_json(const char *fmt, ...)
     char *out = tool("%s", args);
     json_error_t err;
     json_t *j = json_loads(out, 0, &err);
-    if (!j || !json_is_object(j)) fail_msg("lance_tool %s: not a JSON object: %s (%s)", args, out, err.text);
+    if (!j || !json_is_object(j))
+        fail_msg("lance_tool %s: not a JSON object: %s (%s)", args, out, err.text);
     free(out);
     return j;
 }
@@ -157,7 +158,8 @@ static void assert_same_file(const char *a, const char *b)
     char *x = slurp(a, &la), *y = slurp(b, &lb);
     if (la != lb || memcmp(x, y, la) != 0) {
         size_t i = 0, line = 1;
-        while (i < la && i < lb && x[i] == y[i]) line += x[i++] == '\n';
+        while (i < la && i < lb && x[i] == y[i])
+            line += x[i++] == '\n';
         fail_msg("%s and %s differ at line %zu (sizes %zu, %zu)", a, b, line, la, lb);
     }
     free(x);
@@ -174,28 +176,34 @@ static size_t check_wellformed(const char *path)
     size_t lines = 0;
     double last_id = -1e300;
     char first_keys[1024] = "";
-    for (char *line = text; *line; ) {
+    for (char *line = text; *line;) {
         char *nl = strchr(line, '\n');
         assert_non_null(nl);
         *nl = '\0';
         json_error_t err;
-        /* 64-bit unsigned values exceed json_int_t: parse integers as doubles for the shape check */
+        /* 64-bit unsigned values exceed json_int_t: parse integers as doubles for the shape check
+         */
         json_t *row = json_loads(line, JSON_DECODE_INT_AS_REAL | JSON_REJECT_DUPLICATES, &err);
-        if (!row || !json_is_object(row)) fail_msg("%s:%zu: not a JSON object: %s", path, lines + 1, err.text);
+        if (!row || !json_is_object(row))
+            fail_msg("%s:%zu: not a JSON object: %s", path, lines + 1, err.text);
         char keys[1024] = "";
         const char *key;
         json_t *val;
-        json_object_foreach(row, key, val) {
+        json_object_foreach(row, key, val)
+        {
             strncat(keys, key, sizeof keys - strlen(keys) - 2);
             strcat(keys, ",");
         }
-        if (lines == 0) memcpy(first_keys, keys, sizeof keys);
-        else if (strcmp(keys, first_keys) != 0) fail_msg("%s:%zu: keys %s, first line has %s", path, lines + 1, keys, first_keys);
+        if (lines == 0)
+            memcpy(first_keys, keys, sizeof keys);
+        else if (strcmp(keys, first_keys) != 0)
+            fail_msg("%s:%zu: keys %s, first line has %s", path, lines + 1, keys, first_keys);
         json_t *id = json_object_get(row, "id");
         if (id) {
             assert_true(json_is_real(id));
             double v = json_real_value(id);
-            if (!(v > last_id)) fail_msg("%s:%zu: id %.0f not after %.0f", path, lines + 1, v, last_id);
+            if (!(v > last_id))
+                fail_msg("%s:%zu: id %.0f not after %.0f", path, lines + 1, v, last_id);
             last_id = v;
         }
         json_decref(row);
@@ -269,8 +277,7 @@ static int group_setup(void **state)
     snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bindir && *bindir ? bindir : ".");
     /* The install must happen (CI reaches the npm registry): if it cannot, every test fails. */
     int rc = test_interop_group_setup(state);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     test_sandbox_new(g_tmp, sizeof g_tmp, "interop");
     return 0;
 }
@@ -291,7 +298,8 @@ static void test_printer_selftest(void **state)
     assert_true(jint(j, "checks") > 1000);
     json_t *fails = json_object_get(j, "failures");
     assert_true(json_is_array(fails));
-    if (json_array_size(fails)) fail_msg("printer selftest: %s", json_string_value(json_array_get(fails, 0)));
+    if (json_array_size(fails))
+        fail_msg("printer selftest: %s", json_string_value(json_array_get(fails, 0)));
     json_decref(j);
 }
 
@@ -320,12 +328,14 @@ static void test_variant(void **state)
     assert_int_equal(jint(ins, "inline_transactions"), v->versions);
     json_t *dels = json_object_get(ins, "deletion_files");
     assert_true(json_is_array(dels));
-    if (!v->deletion_ext) assert_int_equal(json_array_size(dels), 0);
+    if (!v->deletion_ext)
+        assert_int_equal(json_array_size(dels), 0);
     else {
         assert_true(json_array_size(dels) > 0);
         size_t i;
         json_t *d;
-        json_array_foreach(dels, i, d) {
+        json_array_foreach(dels, i, d)
+        {
             const char *name = json_string_value(d);
             size_t nl = strlen(name), el = strlen(v->deletion_ext);
             if (nl < el || strcmp(name + nl - el, v->deletion_ext) != 0)
@@ -342,8 +352,10 @@ static void test_variant(void **state)
         /* row addresses put the second fragment at 1<<32 and up; stable row ids count the rows
          * ever written from 0 */
         unsigned long long max_rowid = strtoull(jstr(ins, "max_rowid"), NULL, 10);
-        if (v->stable) assert_true(max_rowid < (1ULL << 20));
-        else assert_true(max_rowid >= (1ULL << 32));
+        if (v->stable)
+            assert_true(max_rowid < (1ULL << 20));
+        else
+            assert_true(max_rowid >= (1ULL << 32));
     }
     /* the C reader sees the same storage facts (it opens 2.1 tables for metadata too) */
     char tdir[700];
@@ -485,10 +497,17 @@ static void test_append_delete(void **state)
 static void test_tool_errors(void **state)
 {
     (void)state;
-    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' dump '%s' no_such_table 2>/dev/null", test_interop_dir(), g_tmp), 2);
-    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' make-table '%s' x --kind nope 2>/dev/null", test_interop_dir(), g_tmp), 2);
-    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' expect --kind types --rows x 2>/dev/null", test_interop_dir()), 2);
-    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' frobnicate 2>/dev/null", test_interop_dir()), 2);
+    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' dump '%s' no_such_table 2>/dev/null",
+                        test_interop_dir(), g_tmp),
+                     2);
+    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' make-table '%s' x --kind nope 2>/dev/null",
+                        test_interop_dir(), g_tmp),
+                     2);
+    assert_int_equal(sh(NULL, "node '%s/lance_tool.cjs' expect --kind types --rows x 2>/dev/null",
+                        test_interop_dir()),
+                     2);
+    assert_int_equal(
+        sh(NULL, "node '%s/lance_tool.cjs' frobnicate 2>/dev/null", test_interop_dir()), 2);
 }
 
 /* ---- (a) C writes, lancedb reads ------------------------------------------------------------ */
@@ -658,7 +677,8 @@ static void test_interop_d_c_appends_lancedb_reads(void **state)
          * fragments (v4) */
         assert_int_equal(ic_append_lines(tdir, src, 3000), 3);
         assert_int_equal(ic_delete_id_range(tdir, 100, 2600), 4);
-        for (int v = 3; v <= 4; v++) { /* (v1, v2 are lancedb's own: the variant cases read those) */
+        for (int v = 3; v <= 4;
+             v++) { /* (v1, v2 are lancedb's own: the variant cases read those) */
             char tag[16];
             snprintf(tag, sizeof tag, "d%d", v);
             assert_c_reads_like_lancedb(name, v, tag);
@@ -694,7 +714,8 @@ int main(void)
     size_t n = 0;
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_printer_selftest);
     for (size_t i = 0; i < NV; i++) {
-        tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_variant, (void *)&k_variants[i]);
+        tests[n] =
+            (struct CMUnitTest)cmocka_unit_test_prestate(test_variant, (void *)&k_variants[i]);
         tests[n++].name = k_variants[i].table;
     }
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_time_travel);

@@ -67,8 +67,8 @@ static void test_lancedb_rebases_over_ours(void **state)
     arrow_schema schema;
     lance_dataset *ds = make_table(s, &schema);
     snprintf(gate, sizeof gate, "%s/gate", dir);
-    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' stale-add '%s' r 500000 '%s'", test_interop_dir(), dir,
-             gate);
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' stale-add '%s' r 500000 '%s'",
+             test_interop_dir(), dir, gate);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     assert_non_null(fgets(line, sizeof line, p));
@@ -97,7 +97,7 @@ static void test_lancedb_rebases_over_ours(void **state)
     assert_int_equal(lance_dataset_version(fin), 5);
     int64_t sum, rows;
     fx_ids(fin, &sum, &rows);
-    assert_int_equal(rows, 5 + 3 + 2);                      /* ids 5..9, 100..102, 500000..1 */
+    assert_int_equal(rows, 5 + 3 + 2); /* ids 5..9, 100..102, 500000..1 */
     assert_int_equal(sum, 35 + 303 + 1000001);
     lance_dataset_free(fin);
     lance_dataset_free(ds);
@@ -122,8 +122,8 @@ static void test_we_rebase_over_lancedb(void **state)
     lance_staged *st = NULL;
     assert_og_ok(lance_stage_append(&st, ds, &b, 1, NULL));
     arrow_batch_free(b);
-    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' add '%s' r 700000 1 > /dev/null", test_interop_dir(),
-             dir);
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' add '%s' r 700000 1 > /dev/null",
+             test_interop_dir(), dir);
     run_ok(cmd);
     lance_commit_options o = {1, LANCE_COMMIT_REBASE, 100};
     lance_commit_result r;
@@ -161,7 +161,8 @@ static void test_race_with_lancedb(void **state)
 
     /* lancedb starts adding; we start once it has the table open. */
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' add '%s' r 100000 %d", test_interop_dir(), dir, ROUNDS);
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' add '%s' r 100000 %d", test_interop_dir(),
+             dir, ROUNDS);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     char line[4096];
@@ -195,14 +196,15 @@ static void test_race_with_lancedb(void **state)
     fx_ids(fin, &sum, &rows);
     assert_int_equal(rows, 10 + 4 * ROUNDS);
     int64_t want = 45;
-    for (int i = 0; i < 2 * ROUNDS; i++) want += 100000 + i + 200000 + i;
+    for (int i = 0; i < 2 * ROUNDS; i++)
+        want += 100000 + i + 200000 + i;
     assert_int_equal(sum, want);
     assert_int_equal(lance_dataset_version(fin), 2 + 2 * ROUNDS);
     lance_dataset_free(fin);
 
     /* Both sides read the same table: lancedb's count and canonical dump equal ours. */
-    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' count '%s' r > '%s/count.json'", test_interop_dir(), dir,
-             dir);
+    snprintf(cmd, sizeof cmd, "node '%s/race_tool.cjs' count '%s' r > '%s/count.json'",
+             test_interop_dir(), dir, dir);
     run_ok(cmd);
     char path[512];
     snprintf(path, sizeof path, "%s/count.json", dir);

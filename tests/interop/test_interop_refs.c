@@ -15,7 +15,6 @@
 /* `node refs_tool.cjs ARGS`, its one-line JSON answer (the test fails otherwise). */
 #define refs_tool(...) test_interop_tool("refs_tool.cjs", __VA_ARGS__)
 
-
 typedef struct fixture {
     char dir[256];
     store *s;
@@ -99,7 +98,8 @@ static void test_our_tags_in_lancedb(void **state)
         assert_int_equal(test_json_int(e, "manifestSize"), ours.manifest_size);
     }
     json_decref(j);
-    for (size_t i = 0; i < 3; i++) expect_same(f, names[i], versions[i]);
+    for (size_t i = 0; i < 3; i++)
+        expect_same(f, names[i], versions[i]);
     int64_t lv, lc, ls;
     lancedb_checkout(f, "v2", &lv, &lc, &ls);
     assert_int_equal(lc, 10);

@@ -66,7 +66,8 @@ static inline int cf_build(store *s, const arrow_schema *schema, bool stable)
     lance_dataset *ds = NULL;
     int rc = lance_dataset_create(&ds, s, CF_ROOT, schema, &co);
     lance_dataset_free(ds);
-    for (int i = 0; rc == 0 && i < 8; i++) rc = cf_append(s, schema, i * 10, 10);
+    for (int i = 0; rc == 0 && i < 8; i++)
+        rc = cf_append(s, schema, i * 10, 10);
     if (rc == 0) rc = cf_delete(s, -100, 3);
     if (rc == 0) rc = cf_delete(s, 20, 27);
     if (rc == 0) rc = lance_dataset_open(&ds, s, CF_ROOT, 0, LANCE_ACCESS_WRITE);
@@ -132,9 +133,11 @@ static inline int cf_sorted(arrow_batch **out, const arrow_batch *b)
     size_t n = (size_t)b->num_rows;
     cf_pair *p = calloc(n ? n : 1, sizeof *p);
     int64_t *idx = calloc(n ? n : 1, sizeof *idx);
-    for (size_t i = 0; i < n; i++) p[i] = (cf_pair){arrow_array_get_int(b->columns[0], (int64_t)i), (int64_t)i};
+    for (size_t i = 0; i < n; i++)
+        p[i] = (cf_pair){arrow_array_get_int(b->columns[0], (int64_t)i), (int64_t)i};
     qsort(p, n, sizeof *p, cf_pair_cmp);
-    for (size_t i = 0; i < n; i++) idx[i] = p[i].idx;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = p[i].idx;
     int rc = arrow_batch_take(out, b, idx, n);
     free(p);
     free(idx);
@@ -182,7 +185,8 @@ static inline int cf_snaps_take(cf_snaps *sn, store *s, uint64_t n)
 
 static inline void cf_snaps_free(cf_snaps *sn)
 {
-    for (uint64_t v = 0; v <= CF_MAXV; v++) arrow_batch_free(sn->b[v]);
+    for (uint64_t v = 0; v <= CF_MAXV; v++)
+        arrow_batch_free(sn->b[v]);
     memset(sn, 0, sizeof *sn);
 }
 
@@ -222,7 +226,8 @@ static inline int cf_row_versions(const lance_dataset *ds, cf_rowver **out, size
 {
     const Lance__Table__Manifest *pb = ds->m->pb;
     size_t total = 0, k = 0;
-    for (size_t i = 0; i < pb->n_fragments; i++) total += pb->fragments[i]->physical_rows;
+    for (size_t i = 0; i < pb->n_fragments; i++)
+        total += pb->fragments[i]->physical_rows;
     cf_rowver *rv = calloc(total ? total : 1, sizeof *rv);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < pb->n_fragments; i++) {

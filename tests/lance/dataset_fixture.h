@@ -30,7 +30,8 @@ static inline void fx_schema(arrow_schema *s)
 static inline arrow_batch *fx_batch(const arrow_schema *s, int64_t start, int64_t n)
 {
     arrow_builder *b[3];
-    for (int c = 0; c < 3; c++) assert_og_ok(arrow_builder_new(&b[c], &s->fields[c].type));
+    for (int c = 0; c < 3; c++)
+        assert_og_ok(arrow_builder_new(&b[c], &s->fields[c].type));
     for (int64_t i = start; i < start + n; i++) {
         assert_og_ok(arrow_builder_append_int(b[0], i));
         if (i % 7 == 3) {
@@ -49,7 +50,8 @@ static inline arrow_batch *fx_batch(const arrow_schema *s, int64_t start, int64_
     }
     arrow_batch *out = NULL;
     assert_og_ok(arrow_batch_new(&out, s, cols, 3));
-    for (int c = 0; c < 3; c++) arrow_array_free(cols[c]);
+    for (int c = 0; c < 3; c++)
+        arrow_array_free(cols[c]);
     return out;
 }
 
@@ -59,7 +61,8 @@ static inline void fx_ids(const lance_dataset *ds, int64_t *sum, int64_t *rows)
     arrow_batch *b = NULL;
     assert_og_ok(lance_dataset_scan_all(&b, ds, NULL));
     *sum = 0;
-    for (int64_t i = 0; i < b->num_rows; i++) *sum += arrow_array_get_int(b->columns[0], i);
+    for (int64_t i = 0; i < b->num_rows; i++)
+        *sum += arrow_array_get_int(b->columns[0], i);
     *rows = b->num_rows;
     arrow_batch_free(b);
 }

@@ -18,7 +18,8 @@ static void roundtrip(const arrow_batch *b)
     lance_file2_writer *w;
     if (lance_file2_writer_new(&w, &b->schema, &o) != 0) return; /* e.g. a type we cannot write */
     core_buf out = CORE_BUF_INIT;
-    if (lance_file2_writer_write(w, b) == 0 && lance_file2_writer_finish_bytes(w, &out, NULL) == 0) {
+    if (lance_file2_writer_write(w, b) == 0 &&
+        lance_file2_writer_finish_bytes(w, &out, NULL) == 0) {
         lance_file2_reader *r;
         arrow_batch *back = NULL;
         if (lance_file2_open_bytes(&r, out.data, out.len, "roundtrip.lance", NULL) != 0) abort();

@@ -64,7 +64,8 @@ static int kix_file(void *arg, const char *key)
 {
     (void)arg;
     check(strncmp(key, "t.lance/" LANCE_KIX_DIR, strlen("t.lance/" LANCE_KIX_DIR)) == 0);
-    check(strstr(key + strlen("t.lance/"), "..") == NULL && strchr(key + strlen("t.lance/" LANCE_KIX_DIR), '/') == NULL);
+    check(strstr(key + strlen("t.lance/"), "..") == NULL &&
+          strchr(key + strlen("t.lance/" LANCE_KIX_DIR), '/') == NULL);
     return 0;
 }
 
@@ -136,7 +137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)lance_manifest_check(m->pb, LANCE_ACCESS_READ, "fuzz");
     (void)lance_manifest_check(m->pb, LANCE_ACCESS_WRITE, "fuzz");
     (void)lance_manifest_data_version(m->pb);
-    for (size_t i = 0; i < m->pb->n_fragments; i++) sequences(m->pb->fragments[i]);
+    for (size_t i = 0; i < m->pb->n_fragments; i++)
+        sequences(m->pb->fragments[i]);
     /* Lists of fragment ids in the table metadata (lance_compact_options.apart_key): any
      * value gives ascending ids of fragments the manifest has, or none. */
     for (size_t i = 0; i < m->pb->n_table_metadata; i++) {
@@ -160,7 +162,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (v) (void)lance_kix_decl_check(v);
     }
     (void)lance_kix_files(m->pb, "t.lance", kix_file, NULL);
-    for (size_t f = 0; f < m->pb->n_fragments; f++) (void)lance_kix_covers(m->pb, m->pb->fragments[f]->id);
+    for (size_t f = 0; f < m->pb->n_fragments; f++)
+        (void)lance_kix_covers(m->pb, m->pb->fragments[f]->id);
     if (m->txn) {
         Lance__Table__Transaction *t = NULL;
         if (lance_txn_decode(&t, m->txn, m->txn_len, "txn") == 0) lance_pb_free(t);

@@ -1,7 +1,7 @@
 /* Shared helpers for the tag/restore/cleanup tests: a table with a history that supersedes
  * data files, deletion files and transaction files (versions 2..7 are written in lance's own
- * layout, with a .txn file beside the inline transaction), and whole-scan snapshots of every version
- * (rows with their stable row ids) to prove versions read identically later. */
+ * layout, with a .txn file beside the inline transaction), and whole-scan snapshots of every
+ * version (rows with their stable row ids) to prove versions read identically later. */
 #ifndef OG_TEST_REFS_FIXTURE_H
 #define OG_TEST_REFS_FIXTURE_H
 
@@ -107,12 +107,14 @@ static inline void rf_snaps_take(rf_snaps *sn, store *s, uint64_t n)
 {
     memset(sn, 0, sizeof *sn);
     sn->n = n;
-    for (uint64_t v = 1; v <= n; v++) assert_og_ok(rf_scan(s, v, &sn->b[v]));
+    for (uint64_t v = 1; v <= n; v++)
+        assert_og_ok(rf_scan(s, v, &sn->b[v]));
 }
 
 static inline void rf_snaps_free(rf_snaps *sn)
 {
-    for (uint64_t v = 0; v <= RF_MAXV; v++) arrow_batch_free(sn->b[v]);
+    for (uint64_t v = 0; v <= RF_MAXV; v++)
+        arrow_batch_free(sn->b[v]);
     memset(sn, 0, sizeof *sn);
 }
 
@@ -132,7 +134,8 @@ static inline int rf_has_version(store *s, uint64_t v)
     lance_version_list l;
     if (lance_versions_list(s, RF_ROOT, &l) != 0) return 0;
     int found = 0;
-    for (size_t i = 0; i < l.n; i++) found |= l.v[i] == v;
+    for (size_t i = 0; i < l.n; i++)
+        found |= l.v[i] == v;
     lance_version_list_free(&l);
     return found;
 }

@@ -66,7 +66,8 @@ static void write_bytes(const arrow_batch *const *bs, size_t n, size_t page_byte
     o.page_bytes = page_bytes;
     lance_file2_writer *w;
     assert_og_ok(lance_file2_writer_new(&w, &bs[0]->schema, &o));
-    for (size_t i = 0; i < n; i++) assert_og_ok(lance_file2_writer_write(w, bs[i]));
+    for (size_t i = 0; i < n; i++)
+        assert_og_ok(lance_file2_writer_write(w, bs[i]));
     assert_og_ok(lance_file2_writer_finish_bytes(w, out, info));
     lance_file2_writer_free(w);
 }
@@ -84,7 +85,8 @@ static arrow_batch *read_all(const core_buf *b)
 static uint64_t le64(const uint8_t *p)
 {
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
     return v;
 }
 
@@ -119,7 +121,8 @@ static void test_roundtrip_all_types(void **state)
     size_t nid;
     const int32_t *ids = lance_file2_field_ids(r, &nid);
     assert_int_equal(nid, 22);
-    for (size_t i = 0; i < nid; i++) assert_int_equal(ids[i], (int32_t)i);
+    for (size_t i = 0; i < nid; i++)
+        assert_int_equal(ids[i], (int32_t)i);
     arrow_batch *got;
     assert_og_ok(lance_file2_read(r, NULL, 0, 0, UINT64_MAX, &got));
     assert_true(arrow_batch_equal(got, b));
@@ -127,7 +130,8 @@ static void test_roundtrip_all_types(void **state)
     /* row range [17, 17+50) equals take of the same rows */
     assert_og_ok(lance_file2_read(r, NULL, 0, 17, 50, &got));
     int64_t idx[50];
-    for (int i = 0; i < 50; i++) idx[i] = 17 + i;
+    for (int i = 0; i < 50; i++)
+        idx[i] = 17 + i;
     arrow_batch *want;
     assert_og_ok(arrow_batch_take(&want, b, idx, 50));
     assert_true(arrow_batch_equal(got, want));
@@ -147,7 +151,8 @@ static void test_field_ids_option(void **state)
     arrow_batch *b;
     assert_og_ok(fx_batch(&b, 0, 10));
     int32_t ids[22];
-    for (int i = 0; i < 22; i++) ids[i] = 1000 - 3 * i;
+    for (int i = 0; i < 22; i++)
+        ids[i] = 1000 - 3 * i;
     lance_file2_options o = LANCE_FILE2_OPTIONS_INIT;
     o.field_ids = ids;
     o.n_field_ids = 22;
@@ -233,19 +238,23 @@ static void test_large_and_other_types(void **state)
     arrow_type_clear(&t);
     arrow_builder *b[6];
     arrow_array *a[6];
-    for (int k = 0; k < 6; k++) assert_og_ok(arrow_builder_new(&b[k], &s.fields[k].type));
+    for (int k = 0; k < 6; k++)
+        assert_og_ok(arrow_builder_new(&b[k], &s.fields[k].type));
     char buf[64];
     for (int i = 0; i < 257; i++) {
         snprintf(buf, sizeof buf, "large-%d", i * 31);
-        assert_og_ok(i % 4 == 1 ? arrow_builder_append_null(b[0]) : arrow_builder_append_str(b[0], buf));
+        assert_og_ok(i % 4 == 1 ? arrow_builder_append_null(b[0])
+                                : arrow_builder_append_str(b[0], buf));
         assert_og_ok(arrow_builder_append_bytes(b[1], buf, (size_t)(i % 7)));
-        assert_og_ok(i % 5 == 0 ? arrow_builder_append_null(b[2]) : arrow_builder_append_int(b[2], 1700000000 + i));
+        assert_og_ok(i % 5 == 0 ? arrow_builder_append_null(b[2])
+                                : arrow_builder_append_int(b[2], 1700000000 + i));
         assert_og_ok(arrow_builder_append_int(b[3], (int64_t)1700000000123456789 + i));
         if (i % 6 == 2) {
             assert_og_ok(arrow_builder_append_null(b[4]));
         } else {
             for (int k = 0; k < i % 4; k++)
-                assert_og_ok(arrow_builder_append_double(arrow_builder_child(b[4], 0), i / 8.0 + k));
+                assert_og_ok(
+                    arrow_builder_append_double(arrow_builder_child(b[4], 0), i / 8.0 + k));
             assert_og_ok(arrow_builder_append_list(b[4], i % 4));
         }
         assert_og_ok(arrow_builder_append_int(arrow_builder_child(b[5], 0), -i));
@@ -275,7 +284,8 @@ static void test_large_and_other_types(void **state)
     lance_fields_free(lf, n);
     arrow_batch_free(got);
     arrow_batch_free(bt);
-    for (int k = 0; k < 6; k++) arrow_array_free(a[k]);
+    for (int k = 0; k < 6; k++)
+        arrow_array_free(a[k]);
     arrow_schema_clear(&s);
     core_buf_free(&out);
 }
@@ -287,7 +297,8 @@ static void test_small_writes_gathered(void **state)
     (void)state;
     enum { N = 40 };
     arrow_batch *b[N], *all;
-    for (int i = 0; i < N; i++) assert_og_ok(fx_batch(&b[i], i, 1));
+    for (int i = 0; i < N; i++)
+        assert_og_ok(fx_batch(&b[i], i, 1));
     assert_og_ok(fx_batch(&all, 0, N));
     core_buf out = CORE_BUF_INIT;
     lance_file2_info info;
@@ -305,7 +316,8 @@ static void test_small_writes_gathered(void **state)
     got = read_all(&out2);
     assert_true(arrow_batch_equal(got, all));
     arrow_batch_free(got);
-    for (int i = 0; i < N; i++) arrow_batch_free(b[i]);
+    for (int i = 0; i < N; i++)
+        arrow_batch_free(b[i]);
     arrow_batch_free(all);
     core_buf_free(&out);
     core_buf_free(&out2);
@@ -362,16 +374,19 @@ static void test_multi_page(void **state)
         uint64_t n = lo + cnt > 1801 ? 1801 - lo : cnt;
         assert_int_equal(win->num_rows, n);
         int64_t *idx = malloc((n + 1) * sizeof *idx);
-        for (uint64_t i = 0; i < n; i++) idx[i] = (int64_t)(lo + i);
+        for (uint64_t i = 0; i < n; i++)
+            idx[i] = (int64_t)(lo + i);
         arrow_batch *want;
         assert_og_ok(arrow_batch_take(&want, all, idx, n));
-        if (!arrow_batch_equal(win, want)) fail_msg("window [%llu, +%llu) differs", (unsigned long long)lo, (unsigned long long)n);
+        if (!arrow_batch_equal(win, want))
+            fail_msg("window [%llu, +%llu) differs", (unsigned long long)lo, (unsigned long long)n);
         arrow_batch_free(want);
         arrow_batch_free(win);
         free(idx);
     }
     lance_file2_close(r);
-    for (int i = 0; i < 3; i++) arrow_batch_free(b[i]);
+    for (int i = 0; i < 3; i++)
+        arrow_batch_free(b[i]);
     arrow_batch_free(all);
     core_buf_free(&out);
 }
@@ -454,7 +469,8 @@ static void test_projection_reads_only_projected_bytes(void **state)
     store_counts_get(f->s, &c3);
     store_counts_diff(&c3, &c2, &d);
     uint64_t all = 0, segs;
-    for (uint32_t c = 0; c < info.columns; c++) all += column_bytes(&file, c, &segs);
+    for (uint32_t c = 0; c < info.columns; c++)
+        all += column_bytes(&file, c, &segs);
     assert_int_equal(d.bytes_read, all);
     arrow_batch_free(got);
 
@@ -467,7 +483,8 @@ static void test_projection_reads_only_projected_bytes(void **state)
     assert_true(d.bytes_read > 0);
     assert_true(d.bytes_read * 4 < s7_bytes);
     int64_t widx[10];
-    for (int i = 0; i < 10; i++) widx[i] = 2500 + i;
+    for (int i = 0; i < 10; i++)
+        widx[i] = 2500 + i;
     arrow_array *wexp;
     assert_og_ok(arrow_take(&wexp, b->columns[7], widx, 10));
     assert_true(arrow_array_equal(got->columns[0], wexp));
@@ -535,13 +552,32 @@ static void test_field_mapping(void **state)
     Lance__File__Field **lf;
     size_t n;
     int32_t ids[22];
-    for (int i = 0; i < 22; i++) ids[i] = 100 + i * 2;
+    for (int i = 0; i < 22; i++)
+        ids[i] = 100 + i * 2;
     assert_og_ok(lance_fields_from_arrow(&lf, &n, &s, ids, 22));
     assert_int_equal(n, 22);
-    static const char *const want[] = {
-        "int64", "bool", "int32", "uint32", "uint64", "float", "double", "string", "binary",
-        "date32:day", "date64:ms", "timestamp:ms:-", "timestamp:us:UTC", "fixed_size_list:float:4",
-        "list", "int32", "list", "string", "struct", "int64", "string", "int64"};
+    static const char *const want[] = {"int64",
+                                       "bool",
+                                       "int32",
+                                       "uint32",
+                                       "uint64",
+                                       "float",
+                                       "double",
+                                       "string",
+                                       "binary",
+                                       "date32:day",
+                                       "date64:ms",
+                                       "timestamp:ms:-",
+                                       "timestamp:us:UTC",
+                                       "fixed_size_list:float:4",
+                                       "list",
+                                       "int32",
+                                       "list",
+                                       "string",
+                                       "struct",
+                                       "int64",
+                                       "string",
+                                       "int64"};
     for (size_t i = 0; i < n; i++) {
         assert_string_equal(lf[i]->logical_type, want[i]);
         assert_int_equal(lf[i]->id, ids[i]);
@@ -640,11 +676,13 @@ static void build_file(core_buf *out, const tpage *pages, size_t np, uint64_t ro
     uint64_t offs[16][4];
     for (size_t p = 0; p < np; p++)
         for (size_t k = 0; k < pages[p].n_buf; k++) {
-            while (out->len % 64) core_buf_append_byte(out, 0);
+            while (out->len % 64)
+                core_buf_append_byte(out, 0);
             offs[p][k] = out->len;
             core_buf_append(out, pages[p].bufs[k], pages[p].sizes[k]);
         }
-    while (out->len % 64) core_buf_append_byte(out, 0);
+    while (out->len % 64)
+        core_buf_append_byte(out, 0);
     Lance__File__Field fld = LANCE__FILE__FIELD__INIT, *fp = &fld;
     fld.name = (char *)"s";
     fld.logical_type = (char *)"string";
@@ -679,7 +717,8 @@ static void build_file(core_buf *out, const tpage *pages, size_t np, uint64_t ro
         enc[p].location_case = LANCE__FILE__V2__ENCODING__LOCATION_DIRECT;
         enc[p].direct = &dir[p];
         lance__file__v2__column_metadata__page__init(&pg[p]);
-        for (size_t k = 0; k < pages[p].n_buf; k++) sizes[p][k] = pages[p].sizes[k];
+        for (size_t k = 0; k < pages[p].n_buf; k++)
+            sizes[p][k] = pages[p].sizes[k];
         pg[p].n_buffer_offsets = pg[p].n_buffer_sizes = pages[p].n_buf;
         pg[p].buffer_offsets = offs[p];
         pg[p].buffer_sizes = sizes[p];
@@ -710,7 +749,8 @@ static void build_file(core_buf *out, const tpage *pages, size_t np, uint64_t ro
     core_buf_append(out, "LANC", 4);
 }
 
-/* dictionary{indices: nullable{no_nulls{flat{8, buf0}}}, items: binary{offsets buf1, bytes buf2}} */
+/* dictionary{indices: nullable{no_nulls{flat{8, buf0}}}, items: binary{offsets buf1, bytes buf2}}
+ */
 static void dict_page(tpage *p, const uint8_t *idx, size_t n, uint32_t n_items, unsigned idx_bits)
 {
     static const uint64_t item_offs[3] = {3, 8, 10};
@@ -836,7 +876,12 @@ static void test_dictionary_strings(void **state)
         assert_true(len < 128 * 128);
         size_t l1 = len, l2, l3;
         tmp[k++] = 0x0a;
-        if (l1 < 128) tmp[k++] = (uint8_t)l1; else { tmp[k++] = (uint8_t)(l1 | 0x80); tmp[k++] = (uint8_t)(l1 >> 7); }
+        if (l1 < 128)
+            tmp[k++] = (uint8_t)l1;
+        else {
+            tmp[k++] = (uint8_t)(l1 | 0x80);
+            tmp[k++] = (uint8_t)(l1 >> 7);
+        }
         l2 = k + len;
         (void)inner;
         (void)ni;
@@ -846,13 +891,23 @@ static void test_dictionary_strings(void **state)
         l3 = l2 + 1 + (l2 + 1 >= 128 ? 1 : 0) + 1;
         (void)l3;
         /* nullable: tag 0x12, len(no_nulls msg); no_nulls msg = tag 0x0a, len(values), values */
-        size_t nn_len = k + len; /* values field inside NoNull */
+        size_t nn_len = k + len;                              /* values field inside NoNull */
         size_t nl_body = 1 + (nn_len < 128 ? 1 : 2) + nn_len; /* NoNull field inside Nullable */
         hdr[0] = 0x12;
         h = 1;
-        if (nl_body < 128) hdr[h++] = (uint8_t)nl_body; else { hdr[h++] = (uint8_t)(nl_body | 0x80); hdr[h++] = (uint8_t)(nl_body >> 7); }
+        if (nl_body < 128)
+            hdr[h++] = (uint8_t)nl_body;
+        else {
+            hdr[h++] = (uint8_t)(nl_body | 0x80);
+            hdr[h++] = (uint8_t)(nl_body >> 7);
+        }
         hdr[h++] = 0x0a;
-        if (nn_len < 128) hdr[h++] = (uint8_t)nn_len; else { hdr[h++] = (uint8_t)(nn_len | 0x80); hdr[h++] = (uint8_t)(nn_len >> 7); }
+        if (nn_len < 128)
+            hdr[h++] = (uint8_t)nn_len;
+        else {
+            hdr[h++] = (uint8_t)(nn_len | 0x80);
+            hdr[h++] = (uint8_t)(nn_len >> 7);
+        }
         if (h + k + len > sizeof deep) break;
         memmove(deep + h + k, deep, len);
         memcpy(deep + h, tmp, k);
@@ -893,7 +948,8 @@ static int try_read(const uint8_t *p, size_t n)
     arrow_batch *b = NULL;
     rc = lance_file2_read(r, NULL, 0, 0, UINT64_MAX, &b);
     if (rc == 0)
-        for (size_t i = 0; i < b->n_columns; i++) assert_og_ok(arrow_array_validate(b->columns[i]));
+        for (size_t i = 0; i < b->n_columns; i++)
+            assert_og_ok(arrow_array_validate(b->columns[i]));
     arrow_batch_free(b);
     lance_file2_close(r);
     return rc;
@@ -901,7 +957,8 @@ static int try_read(const uint8_t *p, size_t n)
 
 static void put64(uint8_t *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static void test_corrupt_footer(void **state)
@@ -916,8 +973,7 @@ static void test_corrupt_footer(void **state)
     /* every truncation is refused as corrupt */
     for (size_t n = 0; n < f.len; n += (n < 64 ? 1 : 7)) {
         int rc = try_read(f.data, n);
-        if (rc != OG_E_CORRUPT)
-            fail_msg("truncated to %zu: %s", n, og_code_name(rc));
+        if (rc != OG_E_CORRUPT) fail_msg("truncated to %zu: %s", n, og_code_name(rc));
         assert_non_null(strstr(og_error_last()->message, "bad.lance"));
     }
     RESET();
@@ -1046,9 +1102,9 @@ static void m_bad_encoding(Lance__File__V2__ColumnMetadata__Page *pg, uint64_t n
 static void m_other_url(Lance__File__V2__ColumnMetadata__Page *pg, uint64_t n)
 {
     (void)n;
-    static uint8_t any[] = {0x0a, 28, '/', 'l', 'a', 'n', 'c', 'e', '.', 'e', 'n', 'c', 'o', 'd',
-                            'i', 'n', 'g', 's', '2', '1', '.', 'P', 'a', 'g', 'e', 'L', 'a', 'y',
-                            'o', 'u'};
+    static uint8_t any[] = {0x0a, 28,  '/', 'l', 'a', 'n', 'c', 'e', '.', 'e',
+                            'n',  'c', 'o', 'd', 'i', 'n', 'g', 's', '2', '1',
+                            '.',  'P', 'a', 'g', 'e', 'L', 'a', 'y', 'o', 'u'};
     /* the message was unpacked with the default allocator: replace the bytes with malloc'd ones */
     free(pg->encoding->direct->encoding.data);
     pg->encoding->direct->encoding.data = malloc(sizeof any);
@@ -1113,7 +1169,8 @@ static void test_corrupt_mutations(void **state)
             x ^= x >> 7;
             x ^= x << 17;
             /* bias toward the metadata tail, where most structure lives */
-            size_t pos = (iter % 2) ? (size_t)(x % f.len) : f.len - 1 - (size_t)((x >> 20) % 600 % f.len);
+            size_t pos =
+                (iter % 2) ? (size_t)(x % f.len) : f.len - 1 - (size_t)((x >> 20) % 600 % f.len);
             copy[pos] ^= (uint8_t)(1u << ((x >> 40) % 8));
             if (iter % 5 == 0) copy[pos] = (uint8_t)(x >> 48);
         }
@@ -1178,8 +1235,7 @@ static void test_alloc_failures(void **state)
 
 static bool have_python(void)
 {
-    return system("python3 -c 'import struct' >/dev/null 2>&1") == 0 &&
-           access_probe("lfile.py");
+    return system("python3 -c 'import struct' >/dev/null 2>&1") == 0 && access_probe("lfile.py");
 }
 
 static void test_lfile_py_decodes_our_file(void **state)
@@ -1200,7 +1256,8 @@ static void test_lfile_py_decodes_our_file(void **state)
     assert_non_null(p);
     core_buf out = CORE_BUF_INIT;
     char line[4096];
-    while (fgets(line, sizeof line, p)) core_buf_append_str(&out, line);
+    while (fgets(line, sizeof line, p))
+        core_buf_append_str(&out, line);
     int st = pclose(p);
     const char *o = core_buf_cstr(&out);
     if (st != 0) fail_msg("lfile.py failed: %s", o);
@@ -1222,8 +1279,9 @@ static void test_read_mini_writer_file(void **state)
     fixture *f = *state;
     if (!have_python()) skip();
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cd %s && python3 %s/mini_writer.py %s/t.lance create >/dev/null 2>&1",
-             f->dir, PROBE_DIR, f->dir);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && python3 %s/mini_writer.py %s/t.lance create >/dev/null 2>&1", f->dir,
+             PROBE_DIR, f->dir);
     assert_int_equal(system(cmd), 0);
     char ddir[512];
     snprintf(ddir, sizeof ddir, "%s/t.lance/data", f->dir);
@@ -1266,7 +1324,8 @@ static void test_read_mini_writer_file(void **state)
             int64_t s, e;
             arrow_array_list_range(l, i, &s, &e);
             assert_int_equal(e - s, i % 3);
-            for (int64_t k = s; k < e; k++) assert_int_equal(arrow_array_get_int(l->children[0], k), i + (k - s));
+            for (int64_t k = s; k < e; k++)
+                assert_int_equal(arrow_array_get_int(l->children[0], k), i + (k - s));
         }
         const arrow_array *v = b->columns[6];
         for (int k = 0; k < 4; k++)
@@ -1316,7 +1375,8 @@ int main(void)
         cmocka_unit_test(test_large_and_other_types),
         cmocka_unit_test(test_small_writes_gathered),
         cmocka_unit_test(test_multi_page),
-        cmocka_unit_test_setup_teardown(test_projection_reads_only_projected_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_projection_reads_only_projected_bytes, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_store_faults, setup, teardown),
         cmocka_unit_test(test_field_mapping),
         cmocka_unit_test(test_struct_nulls_unsupported),

@@ -89,7 +89,8 @@ static arrow_batch *make_batch(int64_t rows, int n_extra)
 
     size_t nc = s.n_fields;
     arrow_builder **b = calloc(nc, sizeof *b);
-    for (size_t c = 0; c < nc; c++) assert_og_ok(arrow_builder_new(&b[c], &s.fields[c].type));
+    for (size_t c = 0; c < nc; c++)
+        assert_og_ok(arrow_builder_new(&b[c], &s.fields[c].type));
     arrow_builder *tag_items = arrow_builder_child(b[4], 0);
     arrow_builder *pa = arrow_builder_child(b[5], 0), *pb = arrow_builder_child(b[5], 1);
     assert_non_null(tag_items);
@@ -104,15 +105,20 @@ static arrow_batch *make_batch(int64_t rows, int n_extra)
             snprintf(buf, sizeof buf, "node-%" PRId64 "-%s", i, i % 2 ? "odd" : "even");
             assert_og_ok(arrow_builder_append_str(b[1], buf));
         }
-        if (i % 7 == 0) assert_og_ok(arrow_builder_append_null(b[2]));
-        else assert_og_ok(arrow_builder_append_bool(b[2], i % 3 == 0));
-        if (i % 11 == 4) assert_og_ok(arrow_builder_append_null(b[3]));
-        else assert_og_ok(arrow_builder_append_double(b[3], (double)i * 0.25));
+        if (i % 7 == 0)
+            assert_og_ok(arrow_builder_append_null(b[2]));
+        else
+            assert_og_ok(arrow_builder_append_bool(b[2], i % 3 == 0));
+        if (i % 11 == 4)
+            assert_og_ok(arrow_builder_append_null(b[3]));
+        else
+            assert_og_ok(arrow_builder_append_double(b[3], (double)i * 0.25));
         if (i % 9 == 1) {
             assert_og_ok(arrow_builder_append_null(b[4]));
         } else {
             int64_t n = i % 4;
-            for (int64_t j = 0; j < n; j++) assert_og_ok(arrow_builder_append_int(tag_items, i + j));
+            for (int64_t j = 0; j < n; j++)
+                assert_og_ok(arrow_builder_append_int(tag_items, i + j));
             assert_og_ok(arrow_builder_append_list(b[4], n));
         }
         assert_og_ok(arrow_builder_append_int(pa, (int64_t)(i % 1000)));
@@ -133,7 +139,8 @@ static arrow_batch *make_batch(int64_t rows, int n_extra)
     }
     arrow_batch *out;
     assert_og_ok(arrow_batch_new(&out, &s, cols, nc));
-    for (size_t c = 0; c < nc; c++) arrow_array_free(cols[c]);
+    for (size_t c = 0; c < nc; c++)
+        arrow_array_free(cols[c]);
     free(cols);
     free(b);
     arrow_schema_clear(&s);
@@ -196,9 +203,9 @@ static void test_small_file_one_get(void **state)
     arrow_batch *got;
     assert_og_ok(lance_file2_read(r, NULL, 0, 0, UINT64_MAX, &got));
     counts_since(f->s, &a, &d);
-    print_message("small file (%" PRIu64 " bytes, %u columns), size known: %" PRIu64 " get, %"
-                  PRIu64 " head, %" PRIu64 " bytes\n", info.size, info.columns,
-                  d.ops[STORE_OP_GET], d.ops[STORE_OP_HEAD], d.bytes_read);
+    print_message("small file (%" PRIu64 " bytes, %u columns), size known: %" PRIu64
+                  " get, %" PRIu64 " head, %" PRIu64 " bytes\n",
+                  info.size, info.columns, d.ops[STORE_OP_GET], d.ops[STORE_OP_HEAD], d.bytes_read);
     assert_int_equal(d.ops[STORE_OP_GET], 1);
     assert_int_equal(d.total_ops, 1);
     assert_int_equal(d.bytes_read, info.size);
@@ -304,8 +311,8 @@ static void test_large_file_projection(void **state)
     assert_og_ok(lance_file2_open(&r, f->s, "large.lance", info.size, NULL));
     counts_since(f->s, &a, &d);
     print_message("large file (%" PRIu64 " bytes, %u columns, %u pages): open %" PRIu64
-                  " get, %" PRIu64 " bytes\n", info.size, info.columns, info.pages,
-                  d.ops[STORE_OP_GET], d.bytes_read);
+                  " get, %" PRIu64 " bytes\n",
+                  info.size, info.columns, info.pages, d.ops[STORE_OP_GET], d.bytes_read);
     assert_int_equal(d.total_ops, 1);
     assert_true(d.bytes_read <= LANCE_FILE2_TAIL_BYTES);
 
@@ -409,8 +416,8 @@ static void test_scan_one_fragment(void **state)
     assert_og_ok(lance_dataset_scan_all(&got, ds, NULL));
     counts_since(f->s, &a, &d);
     print_message("1-fragment scan: %" PRIu64 " ops (%" PRIu64 " get, %" PRIu64 " bytes; data "
-                  "file %" PRIu64 " bytes)\n", d.total_ops, d.ops[STORE_OP_GET], d.bytes_read,
-                  df->file_size_bytes);
+                  "file %" PRIu64 " bytes)\n",
+                  d.total_ops, d.ops[STORE_OP_GET], d.bytes_read, df->file_size_bytes);
     assert_int_equal(d.total_ops, 1);
     assert_int_equal(d.bytes_read, df->file_size_bytes);
     assert_true(arrow_batch_equal(got, b));
@@ -537,8 +544,8 @@ static void test_store_faults(void **state)
 
 /* The n-th allocation of an open + read fails, for every n until one succeeds: a clean
  * out-of-memory error (ASan checks nothing leaks), then the right rows. */
-static uint64_t alloc_loop(store *s, const char *key, uint64_t size, const size_t *cols,
-                           size_t n, const arrow_batch *want)
+static uint64_t alloc_loop(store *s, const char *key, uint64_t size, const size_t *cols, size_t n,
+                           const arrow_batch *want)
 {
     for (uint64_t k = 1;; k++) {
         assert_true(k < 100000);

@@ -53,7 +53,8 @@ static size_t count_under(store *s, const char *prefix, unsigned flags)
     store_list l = {0};
     int rc = store_list_prefix(s, prefix, flags, &l);
     size_t n = 0;
-    for (size_t i = 0; rc == 0 && i < l.count; i++) n += !l.items[i].is_prefix;
+    for (size_t i = 0; rc == 0 && i < l.count; i++)
+        n += !l.items[i].is_prefix;
     store_list_free(&l);
     if (rc) og_error_clear();
     return n;
@@ -65,8 +66,8 @@ static void test_names(void **state)
 {
     (void)state;
     const char *good[] = {"feat", "feat/x", "a/b/c", "release-1.0", "a_b.c/d-9"};
-    const char *bad[] = {"", "/a", "a/", "a//b", "a..b", "x.lock", "a b", "a:b", ".a", "a/.b",
-                         "ü", "a\\b"};
+    const char *bad[] = {"",    "/a",  "a/", "a//b", "a..b", "x.lock",
+                         "a b", "a:b", ".a", "a/.b", "ü",    "a\\b"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
         assert_og_ok(lance_branch_name_check(good[i]));
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
@@ -126,8 +127,8 @@ static void test_fork_layout(void **state)
     assert_true(json_is_null(json_object_get(j, "parentBranch")));
     assert_int_equal(json_integer_value(json_object_get(j, "parentVersion")), 5);
     lance_manifest *m5 = NULL;
-    assert_og_ok(lance_version_load(f->s, RF_ROOT, 5, LANCE_NAMING_UNKNOWN, LANCE_ACCESS_INSPECT,
-                                    &m5));
+    assert_og_ok(
+        lance_version_load(f->s, RF_ROOT, 5, LANCE_NAMING_UNKNOWN, LANCE_ACCESS_INSPECT, &m5));
     assert_int_equal(json_integer_value(json_object_get(j, "manifestSize")), m5->file_size);
     json_t *lin = json_object_get(j, "ogLineage");
     assert_int_equal(json_array_size(lin), 1);
@@ -198,7 +199,8 @@ static void test_commit_on_branch(void **state)
     size_t main_data = count_under(f->s, RF_ROOT "/data/", STORE_LIST_DELIMITED);
     assert_og_ok(lance_branch_create(f->s, RF_ROOT, "feat/x", NULL, 5, NULL));
     /* Reading: at the fork and below it, the branch is main. */
-    for (uint64_t v = 1; v <= 5; v++) assert_true(bsame(f->s, "feat/x", v, f->main.b[v]));
+    for (uint64_t v = 1; v <= 5; v++)
+        assert_true(bsame(f->s, "feat/x", v, f->main.b[v]));
     lance_dataset *ds = NULL;
     assert_og_error(lance_branch_open(&ds, f->s, RF_ROOT, "feat/x", 3, NULL, LANCE_ACCESS_WRITE),
                     OG_E_BAD_REQUEST);
@@ -223,16 +225,20 @@ static void test_commit_on_branch(void **state)
     lance_naming nm;
     assert_og_ok(lance_version_latest(f->s, RF_ROOT, &latest, &nm));
     assert_int_equal(latest, 6);
-    for (uint64_t v = 1; v <= 6; v++) assert_true(rf_same(f->s, v, f->main.b[v]));
+    for (uint64_t v = 1; v <= 6; v++)
+        assert_true(rf_same(f->s, v, f->main.b[v]));
     /* Main at 6 deleted ids 15..17; the branch forked at 5 still has them. */
     assert_true(bhas_id(f->s, "feat/x", 16));
 
     /* Both move on independently: main overwrites everything; the branch reads the same. */
     arrow_batch *snap[9] = {0};
-    for (uint64_t v = 1; v <= 8; v++) assert_og_ok(bscan(f->s, "feat/x", v, &snap[v]));
+    for (uint64_t v = 1; v <= 8; v++)
+        assert_og_ok(bscan(f->s, "feat/x", v, &snap[v]));
     assert_og_ok(rf_step(f->s, &f->schema, 7));
-    for (uint64_t v = 1; v <= 8; v++) assert_true(bsame(f->s, "feat/x", v, snap[v]));
-    for (uint64_t v = 1; v <= 6; v++) assert_true(rf_same(f->s, v, f->main.b[v]));
+    for (uint64_t v = 1; v <= 8; v++)
+        assert_true(bsame(f->s, "feat/x", v, snap[v]));
+    for (uint64_t v = 1; v <= 6; v++)
+        assert_true(rf_same(f->s, v, f->main.b[v]));
     /* Main as a branch name (NULL / ""): the table itself. */
     assert_true(bsame(f->s, NULL, 6, f->main.b[6]));
     assert_true(bsame(f->s, "", 3, f->main.b[3]));
@@ -252,7 +258,8 @@ static void test_commit_on_branch(void **state)
     assert_int_equal(m->pb->base_paths[1]->id, 1);
     assert_string_equal(m->pb->base_paths[1]->name, "feat/x");
     lance_manifest_free(m);
-    for (uint64_t v = 1; v <= 7; v++) assert_true(bsame(f->s, "feat/x/y", v, snap[v]));
+    for (uint64_t v = 1; v <= 7; v++)
+        assert_true(bsame(f->s, "feat/x/y", v, snap[v]));
     assert_int_equal(bcommit(f, "feat/x/y", 3), 8);
     assert_true(bsame(f->s, "feat/x", 8, snap[8]));
     /* The fork of a fork at version 3 (below feat/x's fork point) reads main's version 3. */
@@ -263,7 +270,8 @@ static void test_commit_on_branch(void **state)
     assert_og_ok(lance_branch_delete(f->s, RF_ROOT, "feat/x/y", NULL));
     assert_og_ok(lance_branch_delete(f->s, RF_ROOT, "old", NULL));
     assert_og_ok(lance_branch_delete(f->s, RF_ROOT, "feat/x", NULL));
-    for (uint64_t v = 1; v <= 8; v++) arrow_batch_free(snap[v]);
+    for (uint64_t v = 1; v <= 8; v++)
+        arrow_batch_free(snap[v]);
 }
 
 static void test_list_delete(void **state)
@@ -312,7 +320,8 @@ static void test_list_delete(void **state)
     assert_og_ok(lance_branch_list(f->s, RF_ROOT, &all, &n));
     assert_int_equal(n, 0);
     lance_branch_list_free(all);
-    for (uint64_t v = 1; v <= 6; v++) assert_true(rf_same(f->s, v, f->main.b[v]));
+    for (uint64_t v = 1; v <= 6; v++)
+        assert_true(rf_same(f->s, v, f->main.b[v]));
 }
 
 static void test_refusals(void **state)
@@ -335,11 +344,13 @@ static void test_refusals(void **state)
     assert_og_ok(store_put(f->s, RF_ROOT "/_refs/branches/bad.json", "{\"parentVersion\":", 17, 0));
     assert_og_error(lance_branch_get(f->s, RF_ROOT, "bad", &(lance_branch){0}), OG_E_CORRUPT);
     assert_og_error(lance_branch_list(f->s, RF_ROOT, &all, &n), OG_E_CORRUPT);
-    assert_og_ok(store_put(f->s, RF_ROOT "/_refs/branches/bad.json", "{\"parentVersion\":2}", 19, 0));
+    assert_og_ok(
+        store_put(f->s, RF_ROOT "/_refs/branches/bad.json", "{\"parentVersion\":2}", 19, 0));
     assert_og_error(lance_branch_get(f->s, RF_ROOT, "bad", &(lance_branch){0}), OG_E_CORRUPT);
 }
 
-/* ---- identity --------------------------------------------------------------------------------- */
+/* ---- identity ---------------------------------------------------------------------------------
+ */
 
 static void test_aba(void **state)
 {
@@ -554,8 +565,10 @@ static void test_race_threads(void **state)
         int wins = 0, winner = -1;
         for (int i = 0; i < THREADS; i++) {
             pthread_join(th[i], NULL);
-            if (r[i].rc == 0) wins++, winner = i;
-            else assert_int_equal(r[i].rc, OG_E_EXISTS);
+            if (r[i].rc == 0)
+                wins++, winner = i;
+            else
+                assert_int_equal(r[i].rc, OG_E_EXISTS);
         }
         pthread_barrier_destroy(&go);
         assert_int_equal(wins, 1);

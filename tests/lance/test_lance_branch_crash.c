@@ -7,8 +7,8 @@
 
 typedef struct ctx {
     arrow_schema schema;
-    rf_snaps sn;        /* main versions 1..6 */
-    arrow_batch *b6;    /* the branch at 6 (delete case) */
+    rf_snaps sn;     /* main versions 1..6 */
+    arrow_batch *b6; /* the branch at 6 (delete case) */
     uint64_t rows5;
 } ctx;
 
@@ -56,7 +56,8 @@ static int append_on(store *s, const arrow_schema *schema, const char *branch)
     return rc;
 }
 
-/* ---- create ----------------------------------------------------------------------------------- */
+/* ---- create -----------------------------------------------------------------------------------
+ */
 
 static int setup_create(store *s, void *vctx)
 {
@@ -89,7 +90,8 @@ static int check_create(store *s, void *vctx, const crashsim_point *pt)
     return !main_intact(s, c);
 }
 
-/* ---- delete ----------------------------------------------------------------------------------- */
+/* ---- delete -----------------------------------------------------------------------------------
+ */
 
 static int setup_delete(store *s, void *vctx)
 {
@@ -140,7 +142,8 @@ static int check_delete(store *s, void *vctx, const crashsim_point *pt)
     return !main_intact(s, c);
 }
 
-/* ---- commit on a branch ------------------------------------------------------------------------ */
+/* ---- commit on a branch ------------------------------------------------------------------------
+ */
 
 static int setup_commit(store *s, void *vctx)
 {

@@ -40,21 +40,25 @@ static void test_cleanup_keeps_fork_points(void **state)
     lance_dataset *d = NULL;
     assert_og_ok(lance_dataset_create(&d, s, "t.lance", &schema, NULL));
     lance_dataset_free(d);
-    append(s, NULL, &schema, 0);  /* main v2 */
-    append(s, NULL, &schema, 10); /* main v3 */
+    append(s, NULL, &schema, 0);                                         /* main v2 */
+    append(s, NULL, &schema, 10);                                        /* main v3 */
     assert_og_ok(lance_branch_create(s, "t.lance", "b", NULL, 2, NULL)); /* b forks at v2 */
-    append(s, "b", &schema, 100); /* b v3 */
-    assert_og_ok(lance_branch_create(s, "t.lance", "c", "b", 3, NULL)); /* c forks b at v3 */
-    append(s, "c", &schema, 200); /* c v4 */
-    append(s, NULL, &schema, 20); /* main v4 */
-    append(s, "b", &schema, 110); /* b v4 */
+    append(s, "b", &schema, 100);                                        /* b v3 */
+    assert_og_ok(lance_branch_create(s, "t.lance", "c", "b", 3, NULL));  /* c forks b at v3 */
+    append(s, "c", &schema, 200);                                        /* c v4 */
+    append(s, NULL, &schema, 20);                                        /* main v4 */
+    append(s, "b", &schema, 110);                                        /* b v4 */
 
     /* What every branch reads at every version, before cleanup. */
-    struct { const char *br; uint64_t v; int64_t sum, rows; } seen[] = {
-        {"b", 2, 0, 0}, {"b", 3, 0, 0}, {"b", 4, 0, 0}, {"c", 3, 0, 0}, {"c", 4, 0, 0},
-        {NULL, 4, 0, 0}};
+    struct {
+        const char *br;
+        uint64_t v;
+        int64_t sum, rows;
+    } seen[] = {{"b", 2, 0, 0}, {"b", 3, 0, 0}, {"b", 4, 0, 0},
+                {"c", 3, 0, 0}, {"c", 4, 0, 0}, {NULL, 4, 0, 0}};
     size_t ns = sizeof seen / sizeof seen[0];
-    for (size_t i = 0; i < ns; i++) read_at(s, seen[i].br, seen[i].v, &seen[i].sum, &seen[i].rows);
+    for (size_t i = 0; i < ns; i++)
+        read_at(s, seen[i].br, seen[i].v, &seen[i].sum, &seen[i].rows);
 
     /* Clean main as hard as possible: only the latest and the fork point (v2) may stay. */
     lance_cleanup_options co = LANCE_CLEANUP_OPTIONS_INIT;

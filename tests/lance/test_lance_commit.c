@@ -114,9 +114,9 @@ static void test_append_rebases_over_append(void **state)
     assert_og_ok(lance_find_txn_version(f->s, "t.lance", ib.uuid, 0, &vb));
     assert_int_equal(va, 4);
     assert_int_equal(vb, 5);
-    assert_og_error(lance_find_txn_version(f->s, "t.lance", "00000000-0000-4000-8000-000000000000",
-                                           0, &va),
-                    OG_E_NOT_FOUND);
+    assert_og_error(
+        lance_find_txn_version(f->s, "t.lance", "00000000-0000-4000-8000-000000000000", 0, &va),
+        OG_E_NOT_FOUND);
     lance_dataset_free(nd);
     lance_staged_free(a);
     lance_staged_free(b);
@@ -220,7 +220,8 @@ static void check_all_landed(fixture *f, int writers)
     assert_int_equal(rows, 40 + writers * COMMITS * 2);
     int64_t want = (39 * 40) / 2;
     for (int w = 0; w < writers; w++)
-        for (int i = 0; i < COMMITS; i++) want += 2 * (1000 + w * 100 + i * 2) + 1;
+        for (int i = 0; i < COMMITS; i++)
+            want += 2 * (1000 + w * 100 + i * 2) + 1;
     assert_int_equal(sum, want);
     /* Every version exists exactly once and every row id is unique. */
     lance_dataset *d = NULL;
@@ -252,8 +253,10 @@ static void test_threads_never_lose_a_commit(void **state)
     }
     /* Join every thread before any assert: a failing assert must not tear the fixture down
      * under threads that still run. */
-    for (int i = 0; i < WRITERS; i++) pthread_join(th[i], NULL);
-    for (int i = 0; i < WRITERS; i++) assert_int_equal(w[i].failures, 0);
+    for (int i = 0; i < WRITERS; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < WRITERS; i++)
+        assert_int_equal(w[i].failures, 0);
     check_all_landed(f, WRITERS);
 }
 

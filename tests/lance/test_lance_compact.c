@@ -44,7 +44,8 @@ static lance_dataset *open_latest(fixture *f)
 static size_t count_files(const lance_dataset *ds)
 {
     size_t n = 0;
-    for (size_t i = 0; i < ds->m->pb->n_fragments; i++) n += ds->m->pb->fragments[i]->n_files;
+    for (size_t i = 0; i < ds->m->pb->n_fragments; i++)
+        n += ds->m->pb->fragments[i]->n_files;
     return n;
 }
 
@@ -82,7 +83,8 @@ static void test_compact_basic(void **state)
     assert_int_equal(r.fragments_before, frags_before);
     assert_int_equal(r.fragments_after, nd->m->pb->n_fragments);
     assert_true(r.fragments_after < r.fragments_before);
-    assert_int_equal(r.fragments_after, r.fragments_before - r.fragments_removed + r.fragments_added);
+    assert_int_equal(r.fragments_after,
+                     r.fragments_before - r.fragments_removed + r.fragments_added);
     assert_int_equal(r.rows_before, rows_before);
     assert_int_equal(r.rows_after, rows_before);
     assert_int_equal(r.files_before, count_files(ds));
@@ -102,7 +104,8 @@ static void test_compact_basic(void **state)
     arrow_batch_free(after);
     assert_true(cf_same(f->s, CF_VERSIONS + 1, sn.b[CF_VERSIONS])); /* reopened from disk */
     /* Every earlier version still reads identically (time travel). */
-    for (uint64_t v = 1; v <= CF_VERSIONS; v++) assert_true(cf_same(f->s, v, sn.b[v]));
+    for (uint64_t v = 1; v <= CF_VERSIONS; v++)
+        assert_true(cf_same(f->s, v, sn.b[v]));
     /* Row versions are carried per row. */
     assert_true(cf_versions_kept(ds, nd));
     lance_dataset *reopened = NULL;
@@ -189,7 +192,8 @@ static void test_compact_no_stable_ids(void **state)
     assert_int_equal(r.fragments_after, 1);
     assert_null(nd->m->pb->fragments[0]->inline_row_ids.data);
     assert_true(cf_same(f->s, 0, sn.b[CF_VERSIONS]));
-    for (uint64_t v = 1; v <= CF_VERSIONS; v++) assert_true(cf_same(f->s, v, sn.b[v]));
+    for (uint64_t v = 1; v <= CF_VERSIONS; v++)
+        assert_true(cf_same(f->s, v, sn.b[v]));
     lance_dataset_free(nd);
     lance_dataset_free(ds);
     cf_snaps_free(&sn);
@@ -249,8 +253,9 @@ static void test_compact_tiered(void **state)
     size_t seq_bytes = 0, with = 0;
     for (size_t i = 0; i < pb->n_fragments; i++) {
         const Lance__Table__DataFragment *fr = pb->fragments[i];
-        int has = fr->created_at_version_sequence_case ==
-                  LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+        int has =
+            fr->created_at_version_sequence_case ==
+            LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
         /* exact while small (a fragment of one write, or of a few), absent when merged from
          * more writes than the bound */
         assert_int_equal(has, fr->physical_rows <= LANCE_VERSION_RUNS_MAX);
@@ -363,7 +368,8 @@ static void test_compact_classify(void **state)
         assert_int_equal(arrow_array_get_int(apart->columns[0], i) % 5, 1);
     arrow_batch_free(apart);
     lance_dataset_free(first);
-    for (uint64_t v = 1; v <= CF_VERSIONS; v++) assert_true(cf_same(f->s, v, sn.b[v]));
+    for (uint64_t v = 1; v <= CF_VERSIONS; v++)
+        assert_true(cf_same(f->s, v, sn.b[v]));
     lance_dataset_free(nd);
     lance_dataset_free(ds);
 
@@ -397,11 +403,12 @@ static void test_compact_rebase(void **state)
     lance_dataset *ds = NULL, *nd = NULL;
     assert_og_ok(lance_dataset_create(&ds, f->s, CF_ROOT, &f->schema, &co));
     lance_dataset_free(ds);
-    for (int i = 0; i < 8; i++) assert_og_ok(cf_append(f->s, &f->schema, i * 10, 10));
+    for (int i = 0; i < 8; i++)
+        assert_og_ok(cf_append(f->s, &f->schema, i * 10, 10));
     lance_compact_options o = LANCE_COMPACT_OPTIONS_INIT;
     lance_compact_report r;
-    ds = open_latest(f); /* version 9 */
-    assert_og_ok(cf_append(f->s, &f->schema, 1000, 2)); /* version 10, under the plan */
+    ds = open_latest(f);                                            /* version 9 */
+    assert_og_ok(cf_append(f->s, &f->schema, 1000, 2));             /* version 10, under the plan */
     assert_og_error(lance_compact(&nd, ds, &o, &r), OG_E_CONFLICT); /* no rebase asked */
     o.rebase_attempts = 2;
     assert_og_ok(lance_compact(&nd, ds, &o, &r));
@@ -420,7 +427,8 @@ static void test_compact_rebase(void **state)
     arrow_batch_free(b);
 
     /* a delete from a fragment the plan rewrites: no rebase, a typed conflict */
-    for (int i = 0; i < 8; i++) assert_og_ok(cf_append(f->s, &f->schema, 2000 + i, 1));
+    for (int i = 0; i < 8; i++)
+        assert_og_ok(cf_append(f->s, &f->schema, 2000 + i, 1));
     o.tier_factor = 8; /* only the eight one-row fragments */
     ds = open_latest(f);
     uint64_t v = ds->m->pb->version;
@@ -438,14 +446,16 @@ static void test_compact_rebase(void **state)
     classes cl = {true, false, 0};
     o.classify = by_id;
     o.classify_arg = &cl;
-    for (int i = 0; i < 8; i++) assert_og_ok(cf_append(f->s, &f->schema, 3000 + i * 5, 1));
+    for (int i = 0; i < 8; i++)
+        assert_og_ok(cf_append(f->s, &f->schema, 3000 + i * 5, 1));
     ds = open_latest(f);
     assert_og_ok(cf_append(f->s, &f->schema, 4000, 1));
     assert_og_ok(lance_compact(&nd, ds, &o, &r));
     assert_int_equal(r.n_commits, 1);
     lance_dataset_free(nd);
     lance_dataset_free(ds);
-    for (int i = 0; i < 8; i++) assert_og_ok(cf_append(f->s, &f->schema, 5000 + i * 5, 1));
+    for (int i = 0; i < 8; i++)
+        assert_og_ok(cf_append(f->s, &f->schema, 5000 + i * 5, 1));
     ds = open_latest(f);
     v = ds->m->pb->version;
     assert_og_ok(cf_delete(f->s, 0, 1)); /* from the first 10-row fragment, not in a group */
@@ -559,9 +569,9 @@ static void rs_close(store *s)
 {
     (void)s;
 }
-static const store_ops rs_ops = {STORE_OPS_VERSION, "race", rs_get, rs_head, rs_put,
-                                 rs_put_if_absent, rs_del, rs_list, rs_sync, rs_close,
-                                 NULL, NULL};
+static const store_ops rs_ops = {
+    STORE_OPS_VERSION, "race",  rs_get,   rs_head, rs_put, rs_put_if_absent, rs_del,
+    rs_list,           rs_sync, rs_close, NULL,    NULL};
 
 static void test_compact_race_at_commit(void **state)
 {
@@ -631,8 +641,8 @@ static void test_compact_several_commits(void **state)
     assert_true(nd->m->n_borrowed > 0);
     assert_int_equal(nd->m->depth, r.n_commits);
     lance_dataset *back = NULL;
-    assert_og_ok(lance_dataset_open(&back, f->s, CF_ROOT, r.versions[r.n_commits - 1],
-                                    LANCE_ACCESS_READ));
+    assert_og_ok(
+        lance_dataset_open(&back, f->s, CF_ROOT, r.versions[r.n_commits - 1], LANCE_ACCESS_READ));
     core_buf e1 = CORE_BUF_INIT, e2 = CORE_BUF_INIT;
     assert_og_ok(lance_manifest_encode(&e1, nd->m->pb, nd->m->txn, nd->m->txn_len, nd->m->index,
                                        nd->m->index_len));
@@ -643,7 +653,8 @@ static void test_compact_several_commits(void **state)
     core_buf_free(&e1);
     core_buf_free(&e2);
     lance_dataset_free(back);
-    for (uint64_t v = 1; v <= CF_VERSIONS; v++) assert_true(cf_same(f->s, v, sn.b[v]));
+    for (uint64_t v = 1; v <= CF_VERSIONS; v++)
+        assert_true(cf_same(f->s, v, sn.b[v]));
     lance_dataset_free(nd);
     lance_dataset_free(ds);
     cf_snaps_free(&sn);
@@ -695,7 +706,8 @@ static void test_compact_materialize_deletions(void **state)
     lance_rowid_seq seq;
     memset(&seq, 0, sizeof seq);
     const Lance__Table__DataFragment *nf = nd->m->pb->fragments[0];
-    assert_og_ok(lance_rowid_seq_decode(&seq, nf->inline_row_ids.data, nf->inline_row_ids.len, "t"));
+    assert_og_ok(
+        lance_rowid_seq_decode(&seq, nf->inline_row_ids.data, nf->inline_row_ids.len, "t"));
     assert_int_equal(seq.n, 1);
     assert_int_equal(seq.segs[0].kind, LANCE_SEG_RANGE_BITMAP);
     assert_int_equal(seq.segs[0].start, 0);
@@ -734,7 +746,8 @@ static int commit_with_index(fixture *f, const uint64_t *frag_ids, size_t n, int
     lance_dataset *ds = open_latest(f);
     core_buf bm = CORE_BUF_INIT, sec = CORE_BUF_INIT;
     roaring_bitmap_t *rb = roaring_bitmap_create();
-    for (size_t i = 0; i < n; i++) roaring_bitmap_add(rb, (uint32_t)frag_ids[i]);
+    for (size_t i = 0; i < n; i++)
+        roaring_bitmap_add(rb, (uint32_t)frag_ids[i]);
     assert_og_ok(lance_deletion_bin_encode(&bm, rb));
     roaring_bitmap_free(rb);
     Lance__Table__IndexMetadata im = LANCE__TABLE__INDEX_METADATA__INIT;
@@ -915,7 +928,8 @@ static arrow_batch *nested_batch(const arrow_schema *s, int64_t start, int64_t n
 {
     arrow_builder *b[4];
     arrow_array *a[4];
-    for (int k = 0; k < 4; k++) assert_og_ok(arrow_builder_new(&b[k], &s->fields[k].type));
+    for (int k = 0; k < 4; k++)
+        assert_og_ok(arrow_builder_new(&b[k], &s->fields[k].type));
     for (int64_t i = start; i < start + n; i++) {
         assert_og_ok(arrow_builder_append_int(b[0], i));
         if (i % 6 == 2) {
@@ -944,7 +958,8 @@ static arrow_batch *nested_batch(const arrow_schema *s, int64_t start, int64_t n
     }
     arrow_batch *out = NULL;
     assert_og_ok(arrow_batch_new(&out, s, a, 4));
-    for (int k = 0; k < 4; k++) arrow_array_free(a[k]);
+    for (int k = 0; k < 4; k++)
+        arrow_array_free(a[k]);
     return out;
 }
 
@@ -976,7 +991,8 @@ static void test_compact_nested(void **state)
     assert_int_equal(r.rows_after, 42 - 6);
     assert_int_equal(r.fragments_after, 3); /* 16 + 16 + 4 */
     assert_true(cf_same(f->s, 0, sn.b[8]));
-    for (uint64_t v = 1; v <= 8; v++) assert_true(cf_same(f->s, v, sn.b[v]));
+    for (uint64_t v = 1; v <= 8; v++)
+        assert_true(cf_same(f->s, v, sn.b[v]));
     assert_true(cf_versions_kept(ds, nd));
     lance_dataset_free(nd);
     lance_dataset_free(ds);
@@ -1030,7 +1046,8 @@ static void test_compact_on_branch(void **state)
     lance_dataset *main_ds = open_latest(f);
     assert_int_equal(lance_dataset_version(main_ds), CF_VERSIONS);
     lance_dataset_free(main_ds);
-    for (uint64_t v = 1; v <= CF_VERSIONS; v++) assert_true(cf_same(f->s, v, sn.b[v]));
+    for (uint64_t v = 1; v <= CF_VERSIONS; v++)
+        assert_true(cf_same(f->s, v, sn.b[v]));
     arrow_batch_free(want);
     lance_dataset_free(nd);
     lance_dataset_free(bd);
@@ -1080,7 +1097,8 @@ static void test_compact_alloc_failures(void **state)
         }
         lance_dataset *latest = open_latest(f);
         assert_int_equal(lance_dataset_version(latest), v0 + r.n_commits);
-        for (size_t i = 0; i < r.n_commits; i++) assert_int_equal(r.versions[i], v0 + 1 + i);
+        for (size_t i = 0; i < r.n_commits; i++)
+            assert_int_equal(r.versions[i], v0 + 1 + i);
         assert_true(cf_same(f->s, 0, content));
         if (rc == 0 && injected == 0) {
             assert_int_equal(r.n_commits, 2);

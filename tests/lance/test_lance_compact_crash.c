@@ -120,8 +120,8 @@ static void run(const char *name, size_t max_groups, uint64_t min_ops)
     crashsim_case cs = {name, &c, setup, op, check};
     crashsim_report r;
     crashsim_run(&cs, &r);
-    print_message("%s: %llu durable store ops, %llu crash runs\n", name,
-                  (unsigned long long)r.n, (unsigned long long)r.runs);
+    print_message("%s: %llu durable store ops, %llu crash runs\n", name, (unsigned long long)r.n,
+                  (unsigned long long)r.runs);
     cf_snaps_free(&c.sn);
     arrow_schema_clear(&c.schema);
     assert_true(r.n >= min_ops);

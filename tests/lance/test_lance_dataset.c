@@ -103,8 +103,9 @@ static void test_append_scan(void **state)
 
     /* Projection, filter, limit, row addresses and ids. */
     const char *cols[] = {"score", "id"};
-    lance_term t[2] = {{"id", ARROW_CMP_GE, {.kind = ARROW_INT64, .i = 10}},
-                       {"name", ARROW_CMP_NE, {.kind = ARROW_BINARY, .bytes = "n12", .n_bytes = 3}}};
+    lance_term t[2] = {
+        {"id", ARROW_CMP_GE, {.kind = ARROW_INT64, .i = 10}},
+        {"name", ARROW_CMP_NE, {.kind = ARROW_BINARY, .bytes = "n12", .n_bytes = 3}}};
     lance_filter filt = {t, 2};
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.columns = cols;
@@ -131,7 +132,8 @@ static void test_append_scan(void **state)
         assert_int_equal(arrow_array_get_uint(b->columns[3], i), (uint64_t)want_ids[i]);
     }
     arrow_batch_free(b);
-    for (int i = 0; i < 2; i++) arrow_batch_free(in[i]);
+    for (int i = 0; i < 2; i++)
+        arrow_batch_free(in[i]);
     /* Bad column names are typed errors. */
     const char *bad[] = {"nope"};
     so.columns = bad;
@@ -203,7 +205,8 @@ static void ids_by_key(const lance_dataset *ds, uint64_t *out, int64_t n)
     so.with_row_id = true;
     arrow_batch *b = NULL;
     assert_og_ok(lance_dataset_scan_all(&b, ds, &so));
-    for (int64_t i = 0; i < n; i++) out[i] = UINT64_MAX;
+    for (int64_t i = 0; i < n; i++)
+        out[i] = UINT64_MAX;
     for (int64_t i = 0; i < b->num_rows; i++) {
         int64_t id = arrow_array_get_int(b->columns[0], i);
         assert_true(id >= 0 && id < n);
@@ -234,7 +237,8 @@ static void test_update_keeps_row_ids(void **state)
     lance_staged_free(st);
     swap(f, nd);
     ids_by_key(f->ds, after, 30);
-    for (int i = 0; i < 30; i++) assert_int_equal(before[i], after[i]);
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(before[i], after[i]);
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.filter = &filt;
     arrow_batch *b = NULL;
@@ -277,13 +281,16 @@ static void test_merge_insert(void **state)
     assert_int_equal(sum, 14 * 15 / 2);
     uint64_t after[15];
     ids_by_key(f->ds, after, 15);
-    for (int i = 0; i < 10; i++) assert_int_equal(before[i], after[i]);
-    for (int i = 10; i < 15; i++) assert_true(after[i] >= 10);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(before[i], after[i]);
+    for (int i = 10; i < 15; i++)
+        assert_true(after[i] >= 10);
     arrow_batch_free(in);
     /* Strict insert: a match fails with the key named, and nothing is written. */
     in = fx_batch(&f->schema, 14, 2);
-    assert_og_error(lance_stage_merge_insert(&st, f->ds, "id", &in, 1, LANCE_MERGE_INSERT_ONLY, NULL),
-                    OG_E_KEY_CONFLICT);
+    assert_og_error(
+        lance_stage_merge_insert(&st, f->ds, "id", &in, 1, LANCE_MERGE_INSERT_ONLY, NULL),
+        OG_E_KEY_CONFLICT);
     assert_string_equal(og_error_last()->key, "14");
     arrow_batch_free(in);
     in = fx_batch(&f->schema, 100, 3);
@@ -378,7 +385,8 @@ static void test_rows_per_file_and_counts(void **state)
      * hint. */
     store_counts_diff(&c1, &c0, &d);
     print_message("append commit of 3 files: %llu puts, %llu creates, %llu gets, %llu lists, "
-                  "%llu fsyncs\n", (unsigned long long)d.ops[STORE_OP_PUT],
+                  "%llu fsyncs\n",
+                  (unsigned long long)d.ops[STORE_OP_PUT],
                   (unsigned long long)d.ops[STORE_OP_PUT_IF_ABSENT],
                   (unsigned long long)d.ops[STORE_OP_GET], (unsigned long long)d.ops[STORE_OP_LIST],
                   (unsigned long long)d.fsyncs);
@@ -387,7 +395,8 @@ static void test_rows_per_file_and_counts(void **state)
      * no listing of versions, no get. */
     assert_int_equal(d.ops[STORE_OP_LIST], 0);
     assert_int_equal(d.ops[STORE_OP_GET], 0);
-    for (int i = 0; i < 2; i++) arrow_batch_free(in[i]);
+    for (int i = 0; i < 2; i++)
+        arrow_batch_free(in[i]);
 }
 
 int main(void)

@@ -85,8 +85,8 @@ static void run(int which, const char *name)
     crashsim_case cs = {name, &c, setup_table, op, check};
     crashsim_report r;
     crashsim_run(&cs, &r);
-    print_message("%s: %llu durable store ops, %llu crash runs\n", name,
-                  (unsigned long long)r.n, (unsigned long long)r.runs);
+    print_message("%s: %llu durable store ops, %llu crash runs\n", name, (unsigned long long)r.n,
+                  (unsigned long long)r.runs);
     arrow_schema_clear(&c.schema);
     assert_true(r.n >= 3);
     if (r.violations) fail_msg("%s", r.first);

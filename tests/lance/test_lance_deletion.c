@@ -29,7 +29,8 @@ static void test_bin_known_bytes(void **state)
     (void)state;
     /* 8572 deleted rows in one container: a bitmap container (lance-format-subset.md §4.1). */
     roaring_bitmap_t *r = roaring_bitmap_create();
-    for (uint32_t i = 0; i < 8572; i++) roaring_bitmap_add(r, i * 3);
+    for (uint32_t i = 0; i < 8572; i++)
+        roaring_bitmap_add(r, i * 3);
     core_buf b = CORE_BUF_INIT;
     assert_og_ok(lance_deletion_bin_encode(&b, r));
     static const unsigned char head[] = {0x3a, 0x30, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
@@ -63,10 +64,10 @@ static void test_bin_known_bytes(void **state)
     r = roaring_bitmap_of_ptr(3, vals);
     assert_og_ok(lance_deletion_bin_encode(&b, r));
     static const unsigned char arr[] = {
-        0x3a, 0x30, 0, 0, 2, 0, 0, 0,       /* cookie, 2 containers */
-        0, 0, 1, 0, 1, 0, 0, 0,             /* key 0 card 2, key 1 card 1 */
-        24, 0, 0, 0, 28, 0, 0, 0,           /* offsets */
-        1, 0, 5, 0, 0x70, 0x11};            /* 1, 5, 70000 - 65536 = 0x1170 */
+        0x3a, 0x30, 0, 0, 2,    0,   0, 0, /* cookie, 2 containers */
+        0,    0,    1, 0, 1,    0,   0, 0, /* key 0 card 2, key 1 card 1 */
+        24,   0,    0, 0, 28,   0,   0, 0, /* offsets */
+        1,    0,    5, 0, 0x70, 0x11};     /* 1, 5, 70000 - 65536 = 0x1170 */
     assert_int_equal(b.len, sizeof arr);
     assert_memory_equal(b.data, arr, sizeof arr);
 
@@ -93,7 +94,8 @@ static void test_bin_round_trips(void **state)
         roaring_bitmap_t *r = roaring_bitmap_create();
         int n = rand() % 20000;
         uint32_t span = 1u + (uint32_t)(rand() % 300000);
-        for (int i = 0; i < n; i++) roaring_bitmap_add(r, (uint32_t)rand() % span);
+        for (int i = 0; i < n; i++)
+            roaring_bitmap_add(r, (uint32_t)rand() % span);
         if (round % 3 == 0) roaring_bitmap_add_range(r, 5000, 5000 + (uint64_t)(rand() % 9000));
         if (round % 2) roaring_bitmap_run_optimize(r);
         assert_og_ok(lance_deletion_bin_encode(&b, r));
@@ -150,7 +152,8 @@ static void test_bin_corrupt(void **state)
     roaring_bitmap_add_range(r, 300000, 310000); /* a bitmap container too */
     core_buf b = CORE_BUF_INIT;
     assert_og_ok(lance_deletion_bin_encode(&b, r));
-    for (size_t n = 0; n < b.len; n++) expect_bin_corrupt(b.data, n);
+    for (size_t n = 0; n < b.len; n++)
+        expect_bin_corrupt(b.data, n);
     unsigned char *c = malloc(b.len + 1);
     /* Trailing bytes. */
     memcpy(c, b.data, b.len);
@@ -170,8 +173,8 @@ static void test_bin_corrupt(void **state)
     c[13] = c[9];
     expect_bin_corrupt(c, b.len);
     /* Array values not increasing: swap 1 and 5. */
-    static const unsigned char arr[] = {0x3a, 0x30, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0,
-                                        16, 0, 0, 0, 5, 0, 1, 0};
+    static const unsigned char arr[] = {0x3a, 0x30, 0,  0, 1, 0, 0, 0, 0, 0,
+                                        1,    0,    16, 0, 0, 0, 5, 0, 1, 0};
     roaring_bitmap_t *ok = NULL;
     expect_bin_corrupt(arr, sizeof arr);
     /* A bitmap container whose popcount disagrees with its header. */
@@ -256,7 +259,8 @@ static size_t fbb_put(fbb *b, const void *p, size_t n)
 static void fbb_align(fbb *b, size_t a)
 {
     static const unsigned char z[8];
-    while (b->len % a) fbb_put(b, z, 1);
+    while (b->len % a)
+        fbb_put(b, z, 1);
 }
 
 typedef struct fbf {
@@ -266,9 +270,18 @@ typedef struct fbf {
     size_t target; /* offset target position */
 } fbf;
 
-#define FB_NONE {0, 0, 0, 0}
-#define FB_S(sz, v) {1, (sz), (uint64_t)(v), 0}
-#define FB_O(t) {2, 4, 0, (t)}
+#define FB_NONE                                                                                    \
+    {                                                                                              \
+        0, 0, 0, 0                                                                                 \
+    }
+#define FB_S(sz, v)                                                                                \
+    {                                                                                              \
+        1, (sz), (uint64_t)(v), 0                                                                  \
+    }
+#define FB_O(t)                                                                                    \
+    {                                                                                              \
+        2, 4, 0, (t)                                                                               \
+    }
 
 static size_t fbb_table(fbb *b, const fbf *f, int nf)
 {
@@ -280,7 +293,7 @@ static size_t fbb_table(fbb *b, const fbf *f, int nf)
     }
     fbb_align(b, 8);
     size_t vtsize = 4 + 2 * (size_t)nf, tsize = at;
-    size_t T = b->len + tsize; /* the table's position once prepended */
+    size_t T = b->len + tsize;    /* the table's position once prepended */
     int32_t so = (int32_t)vtsize; /* the vtable sits right before the table */
     memcpy(content, &so, 4);
     for (int i = 0; i < nf; i++) {
@@ -295,7 +308,8 @@ static size_t fbb_table(fbb *b, const fbf *f, int nf)
     uint16_t vt[20];
     vt[0] = (uint16_t)vtsize;
     vt[1] = (uint16_t)tsize;
-    for (int i = 0; i < nf; i++) vt[2 + i] = (uint16_t)off[i];
+    for (int i = 0; i < nf; i++)
+        vt[2 + i] = (uint16_t)off[i];
     fbb_put(b, vt, vtsize);
     return T;
 }
@@ -377,7 +391,8 @@ static void build_ipc(core_buf *out, const uint32_t *vals, size_t n, const ipc_o
         body.len += z;
     }
     vlen = body.len;
-    while (body.len % 8) assert_og_ok(core_buf_append_byte(&body, 0));
+    while (body.len % 8)
+        assert_og_ok(core_buf_append_byte(&body, 0));
 
     /* The record batch message. */
     fbb *b = calloc(1, sizeof *b);
@@ -443,7 +458,8 @@ static void test_arrow_decode(void **state)
 {
     (void)state;
     uint32_t vals[300];
-    for (int i = 0; i < 300; i++) vals[i] = (uint32_t)(i * 13 + (i % 7));
+    for (int i = 0; i < 300; i++)
+        vals[i] = (uint32_t)(i * 13 + (i % 7));
     core_buf f = CORE_BUF_INIT;
     for (int comp = COMP_NONE; comp <= COMP_ZSTD_RAW; comp++) {
         ipc_opts o = IPC_DEFAULT;
@@ -453,7 +469,8 @@ static void test_arrow_decode(void **state)
             roaring_bitmap_t *r = NULL;
             assert_og_ok(lance_deletion_arrow_decode(&r, f.data, f.len, "d.arrow"));
             assert_int_equal(roaring_bitmap_get_cardinality(r), n);
-            for (size_t i = 0; i < n; i++) assert_true(roaring_bitmap_contains(r, vals[i]));
+            for (size_t i = 0; i < n; i++)
+                assert_true(roaring_bitmap_contains(r, vals[i]));
             assert_false(roaring_bitmap_contains(r, 5));
             roaring_bitmap_free(r);
         }
@@ -473,8 +490,7 @@ static void expect_arrow_error(const core_buf *f, int code, const char *needle)
 {
     roaring_bitmap_t *r = (roaring_bitmap_t *)0x1;
     int rc = lance_deletion_arrow_decode(&r, f->data, f->len, "_deletions/0-1-2.arrow");
-    if (rc != code)
-        fail_msg("expected %d, got %d: %s", code, rc, og_error_last()->message);
+    if (rc != code) fail_msg("expected %d, got %d: %s", code, rc, og_error_last()->message);
     assert_null(r);
     if (needle && !strstr(og_error_last()->message, needle))
         fail_msg("'%s' not in '%s'", needle, og_error_last()->message);
@@ -484,7 +500,8 @@ static void test_arrow_corrupt(void **state)
 {
     (void)state;
     uint32_t vals[64];
-    for (int i = 0; i < 64; i++) vals[i] = (uint32_t)i * 2;
+    for (int i = 0; i < 64; i++)
+        vals[i] = (uint32_t)i * 2;
     core_buf f = CORE_BUF_INIT;
     ipc_opts o = IPC_DEFAULT;
     o.name = "rowid";
@@ -563,7 +580,8 @@ static void test_deletion_files_in_store(void **state)
     store *s = NULL;
     assert_og_ok(store_local_open(&s, dir));
     roaring_bitmap_t *r = roaring_bitmap_create();
-    for (uint32_t i = 0; i < 6000; i += 2) roaring_bitmap_add(r, i);
+    for (uint32_t i = 0; i < 6000; i += 2)
+        roaring_bitmap_add(r, i);
     Lance__Table__DeletionFile df;
     assert_og_ok(lance_deletion_write(s, "t.lance", 3, 7, r, &df));
     assert_int_equal(df.file_type, LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP);

@@ -70,7 +70,8 @@ static int teardown(void **state)
 static arrow_batch *rows(const arrow_schema *s, int64_t start, int64_t n, int salt)
 {
     arrow_builder *b[4];
-    for (int c = 0; c < 4; c++) assert_og_ok(arrow_builder_new(&b[c], &s->fields[c].type));
+    for (int c = 0; c < 4; c++)
+        assert_og_ok(arrow_builder_new(&b[c], &s->fields[c].type));
     for (int64_t k = start; k < start + n; k++) {
         char buf[32];
         snprintf(buf, sizeof buf, "e%" PRId64, k);
@@ -92,7 +93,8 @@ static arrow_batch *rows(const arrow_schema *s, int64_t start, int64_t n, int sa
     }
     arrow_batch *out = NULL;
     assert_og_ok(arrow_batch_new(&out, s, cols, 4));
-    for (int c = 0; c < 4; c++) arrow_array_free(cols[c]);
+    for (int c = 0; c < 4; c++)
+        arrow_array_free(cols[c]);
     return out;
 }
 
@@ -143,8 +145,10 @@ static void delete_range(fixture *f, int64_t lo, int64_t hi)
     assert_og_ok(lance_stage_delete(&st, ds, &fl, NULL));
     lance_staged_info info;
     lance_staged_get_info(st, &info);
-    if (info.noop) lance_staged_free(st);
-    else commit(st);
+    if (info.noop)
+        lance_staged_free(st);
+    else
+        commit(st);
     lance_dataset_free(ds);
 }
 
@@ -254,13 +258,16 @@ static void check_version(fixture *f, const lance_dataset *ds, lance_kix_stats *
         size_t n = 1 + next_rand(f) % 20;
         for (size_t k = 0; k < n; k++) {
             uint64_t r = next_rand(f);
-            if (which == 0) snprintf(kb[k], sizeof kb[k], "e%" PRIu64, r % 1400);
-            else snprintf(kb[k], sizeof kb[k], "n%" PRIu64, r % 70);
+            if (which == 0)
+                snprintf(kb[k], sizeof kb[k], "e%" PRIu64, r % 1400);
+            else
+                snprintf(kb[k], sizeof kb[k], "n%" PRIu64, r % 70);
             keys[k] = kb[k];
         }
         if (n > 2) keys[n - 1] = keys[0]; /* a repeated key is answered once */
         size_t lens[24];
-        for (size_t k = 0; k < n; k++) lens[k] = strlen(keys[k]);
+        for (size_t k = 0; k < n; k++)
+            lens[k] = strlen(keys[k]);
         found_set got = {.keys = keys}, want = {.keys = keys};
         lance_kix_stats st;
         assert_og_ok(lance_kix_lookup(ds, spec[which][0], spec[which][1],
@@ -438,7 +445,7 @@ static void test_segment_roundtrip(void **state)
     fixture *f = *state;
     size_t n = 20000;
     lance_kix_entry *e = calloc(n, sizeof *e);
-    char (*kb)[16] = calloc(n, sizeof *kb);
+    char(*kb)[16] = calloc(n, sizeof *kb);
     for (size_t i = 0; i < n; i++) {
         /* key 0 has 3000 entries (spans many leaves); others a few each */
         size_t k = i < 3000 ? 0 : 1 + next_rand(f) % 4000;
@@ -462,7 +469,8 @@ static void test_segment_roundtrip(void **state)
     assert_int_equal(lance_kix_seg_find_tree(g, "k"), -1);
     /* Count per key from the entries themselves. */
     size_t *want = calloc(4001, sizeof *want);
-    for (size_t i = 0; i < n; i++) want[atoi(kb[i] + 1)]++;
+    for (size_t i = 0; i < n; i++)
+        want[atoi(kb[i] + 1)]++;
     size_t got_n = 0;
     for (size_t k = 0; k <= 4000; k += 1) {
         char key[16];
@@ -631,7 +639,8 @@ static void test_cleanup_keeps_named_segments(void **state)
 {
     fixture *f = *state;
     create(f, "id;src>dst;dst>src");
-    for (int i = 0; i < 6; i++) append(f, i * 100, 100, 0);
+    for (int i = 0; i < 6; i++)
+        append(f, i * 100, 100, 0);
     compact(f, 0); /* six segments superseded by one */
     append(f, 600, 80, 0);
     store_list l;

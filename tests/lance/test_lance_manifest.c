@@ -267,7 +267,8 @@ static void build_full(full *x)
     x->m.branch = "feat/x";
 }
 
-static const unsigned char TXN_BYTES[] = {0x08, 0x06, 0x12, 0x01, 0x75}; /* read_version 6, uuid "u" */
+static const unsigned char TXN_BYTES[] = {0x08, 0x06, 0x12, 0x01,
+                                          0x75}; /* read_version 6, uuid "u" */
 static const unsigned char INDEX_BYTES[] = {0x0a, 0x03, 0x1a, 0x01, 0x69}; /* one index, name "i" */
 
 static void check_full(const Lance__Table__Manifest *p)
@@ -582,7 +583,8 @@ static void test_refuse_unsupported(void **state)
     free(x);
 }
 
-/* ---- corrupt input ---------------------------------------------------------------------------- */
+/* ---- corrupt input ----------------------------------------------------------------------------
+ */
 
 static void expect_corrupt(const void *p, size_t n)
 {
@@ -604,7 +606,8 @@ static void test_manifest_corrupt(void **state)
     assert_og_ok(lance_manifest_encode(&b, &x->m, TXN_BYTES, sizeof TXN_BYTES, INDEX_BYTES,
                                        sizeof INDEX_BYTES));
     /* Every truncation. */
-    for (size_t n = 0; n < b.len; n++) expect_corrupt(b.data, n);
+    for (size_t n = 0; n < b.len; n++)
+        expect_corrupt(b.data, n);
     unsigned char *c = malloc(b.len);
     size_t foot = b.len - 16;
     /* Wrong magic. */
@@ -615,7 +618,8 @@ static void test_manifest_corrupt(void **state)
     uint64_t bad_pos[] = {b.len, UINT64_MAX, (uint64_t)1 << 63, foot - 3};
     for (size_t i = 0; i < 4; i++) {
         memcpy(c, b.data, b.len);
-        for (int k = 0; k < 8; k++) c[foot + k] = (unsigned char)(bad_pos[i] >> (8 * k));
+        for (int k = 0; k < 8; k++)
+            c[foot + k] = (unsigned char)(bad_pos[i] >> (8 * k));
         expect_corrupt(c, b.len);
     }
     /* A manifest length that overflows / does not meet the footer. */
@@ -623,7 +627,8 @@ static void test_manifest_corrupt(void **state)
     uint32_t bad_len[] = {0xFFFFFFFFu, 0xFFFFFFF0u, le32(b.data + pos) - 1};
     for (size_t i = 0; i < 3; i++) {
         memcpy(c, b.data, b.len);
-        for (int k = 0; k < 4; k++) c[pos + k] = (unsigned char)(bad_len[i] >> (8 * k));
+        for (int k = 0; k < 4; k++)
+            c[pos + k] = (unsigned char)(bad_len[i] >> (8 * k));
         expect_corrupt(c, b.len);
     }
     /* Bad protobuf inside good framing: a truncated varint and a field of wire type 7. */
@@ -692,7 +697,8 @@ static void test_manifest_corrupt(void **state)
     for (int r = 0; r < 3000; r++) {
         memcpy(c, b.data, b.len);
         int flips = 1 + rand() % 4;
-        for (int k = 0; k < flips; k++) c[(size_t)rand() % b.len] ^= (unsigned char)(1 + rand() % 255);
+        for (int k = 0; k < flips; k++)
+            c[(size_t)rand() % b.len] ^= (unsigned char)(1 + rand() % 255);
         lance_manifest *m = NULL;
         int rc = lance_manifest_decode(&m, c, b.len, "flip");
         assert_true(rc == 0 || rc == OG_E_CORRUPT);
@@ -775,7 +781,8 @@ static void test_manifest_encode_on_base(void **state)
     for (int variant = 0; variant < 3; variant++) {
         lance_manifest_next next;
         lance_manifest_next_init(&next, base->pb, 8);
-        Lance__Table__DataFragment changed = *base->pb->fragments[1], added = *base->pb->fragments[0];
+        Lance__Table__DataFragment changed = *base->pb->fragments[1],
+                                   added = *base->pb->fragments[0];
         changed.physical_rows += 5;
         added.id = 9;
         Lance__Table__DataFragment *frags[3];
@@ -796,8 +803,8 @@ static void test_manifest_encode_on_base(void **state)
         core_buf full_enc = CORE_BUF_INIT, spliced = CORE_BUF_INIT;
         assert_og_ok(lance_manifest_encode(&full_enc, &next.pb, TXN_BYTES, sizeof TXN_BYTES,
                                            INDEX_BYTES, sizeof INDEX_BYTES));
-        assert_og_ok(lance_manifest_encode_on(&spliced, &next.pb, base, TXN_BYTES,
-                                              sizeof TXN_BYTES, INDEX_BYTES, sizeof INDEX_BYTES));
+        assert_og_ok(lance_manifest_encode_on(&spliced, &next.pb, base, TXN_BYTES, sizeof TXN_BYTES,
+                                              INDEX_BYTES, sizeof INDEX_BYTES));
         assert_int_equal(spliced.len, full_enc.len);
         assert_memory_not_equal(spliced.data, full_enc.data, full_enc.len); /* spliced */
         lance_manifest *a = NULL, *c = NULL;
@@ -866,8 +873,8 @@ static void test_manifest_decode_on_chain(void **state)
         lance_manifest_next next;
         lance_manifest_next_init(&next, cur->pb, (uint64_t)v + 10);
         core_buf e = CORE_BUF_INIT;
-        assert_og_ok(lance_manifest_encode_on(&e, &next.pb, cur, TXN_BYTES, sizeof TXN_BYTES,
-                                              NULL, 0));
+        assert_og_ok(
+            lance_manifest_encode_on(&e, &next.pb, cur, TXN_BYTES, sizeof TXN_BYTES, NULL, 0));
         lance_manifest *nm = NULL;
         assert_og_ok(lance_manifest_decode_on(&nm, e.data, e.len, "vn", cur));
         assert_true(nm->depth <= LANCE_MANIFEST_SHARE_DEPTH);
@@ -897,7 +904,8 @@ static void test_manifest_decode_on_chain(void **state)
     assert_null(bad);
     e.data[e.len - 1] ^= 0xff;
     uint64_t pos = 0;
-    for (int k = 0; k < 8; k++) pos |= (uint64_t)e.data[e.len - 16 + (size_t)k] << (8 * k);
+    for (int k = 0; k < 8; k++)
+        pos |= (uint64_t)e.data[e.len - 16 + (size_t)k] << (8 * k);
     e.data[pos + 4] = 0x17; /* the message's first field: wire type 7 does not exist */
     assert_int_equal(lance_manifest_decode_on(&bad, e.data, e.len, "bad", cur), OG_E_CORRUPT);
     assert_null(bad);
@@ -940,8 +948,10 @@ static void test_manifest_decode_on_shuffled(void **state)
         if (variant == 0) {
             for (int i = N - 3; i >= 0; i -= 2) {
                 nf[n] = bf[i];
-                if (i % 5 == 0) nf[n].physical_rows += 1;
-                else want_borrowed++;
+                if (i % 5 == 0)
+                    nf[n].physical_rows += 1;
+                else
+                    want_borrowed++;
                 n++;
             }
             nf[n] = bf[0];
@@ -950,7 +960,8 @@ static void test_manifest_decode_on_shuffled(void **state)
             nf[n++] = bf[variant == 1 ? N - 2 : N - 1];
             want_borrowed = variant == 1; /* the id leads to its first fragment only */
         }
-        for (size_t k = 0; k < n; k++) nfp[k] = &nf[k];
+        for (size_t k = 0; k < n; k++)
+            nfp[k] = &nf[k];
         lance_manifest_next next;
         lance_manifest *base = NULL;
         assert_og_ok(lance_manifest_decode(&base, b.data, b.len, "base"));
@@ -1011,7 +1022,8 @@ static void test_fragment_records(void **state)
     assert_int_equal(f->n_files, 1);
     assert_ptr_equal(f->files[0], df);
     assert_null(f->deletion_file);
-    assert_int_equal(f->row_id_sequence_case, LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET);
+    assert_int_equal(f->row_id_sequence_case,
+                     LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET);
     const uint64_t v[5] = {5, 5, 5, 7, 7};
     f->created_at_version_sequence_case =
         LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
@@ -1062,7 +1074,8 @@ static void test_fragment_records(void **state)
 static size_t frame_manifest(unsigned char *out, const unsigned char *msg, size_t n)
 {
     size_t p = 0;
-    for (int k = 0; k < 4; k++) out[p++] = (unsigned char)(n >> (8 * k));
+    for (int k = 0; k < 4; k++)
+        out[p++] = (unsigned char)(n >> (8 * k));
     memcpy(out + p, msg, n);
     p += n;
     memset(out + p, 0, 8); /* the message is at 0 */
@@ -1158,7 +1171,8 @@ static void test_version_names(void **state)
     assert_int_equal(lance_version_parse_name("18446744073709551614.manifest", &v, &nm), 1);
     assert_int_equal(v, 1);
     assert_int_equal(nm, LANCE_NAMING_V2);
-    assert_int_equal(lance_version_parse_name("t/_versions/00000000000000000005.manifest", &v, &nm), 1);
+    assert_int_equal(lance_version_parse_name("t/_versions/00000000000000000005.manifest", &v, &nm),
+                     1);
     assert_true(v == UINT64_MAX - 5);
     assert_int_equal(nm, LANCE_NAMING_V2);
     assert_int_equal(lance_version_parse_name("12345.manifest", &v, &nm), 1);
@@ -1179,8 +1193,8 @@ static void test_version_names(void **state)
                              "18446744073709551613.manifest-0b6a9a3c-1a8e-4e5f-9a49-6f1f7d2a7b10",
                              "latest_version_hint.json",
                              "0.manifest",
-                             "18446744073709551615.manifest", /* would be version 0 */
-                             "99999999999999999999.manifest", /* overflows u64 */
+                             "18446744073709551615.manifest",  /* would be version 0 */
+                             "99999999999999999999.manifest",  /* overflows u64 */
                              "123456789012345678901.manifest", /* 21 digits */
                              ".manifest",
                              "1a.manifest",
@@ -1192,7 +1206,8 @@ static void test_version_names(void **state)
             fail_msg("'%s' should not parse as a version", skipped[i]);
 }
 
-/* ---- latest discovery ------------------------------------------------------------------------- */
+/* ---- latest discovery -------------------------------------------------------------------------
+ */
 
 static void latest_case(lance_naming naming)
 {
@@ -1322,8 +1337,7 @@ static void latest_case(lance_naming naming)
     assert_og_ok(lance_version_load(s, root, 2, LANCE_NAMING_UNKNOWN, LANCE_ACCESS_READ, &m));
     assert_int_equal(m->pb->version, 2);
     lance_manifest_free(m);
-    assert_og_error(lance_version_load(s, root, 7, naming, LANCE_ACCESS_READ, &m),
-                    OG_E_NOT_FOUND);
+    assert_og_error(lance_version_load(s, root, 7, naming, LANCE_ACCESS_READ, &m), OG_E_NOT_FOUND);
 
     /* A manifest whose content claims another version than its name. */
     assert_og_ok(lance_version_file_name(name, sizeof name, naming, 2));
@@ -1336,10 +1350,8 @@ static void latest_case(lance_naming naming)
     assert_og_error(lance_version_load(s, root, 5, naming, LANCE_ACCESS_READ, &m), OG_E_CORRUPT);
 
     /* The other scheme next to this one is refused. */
-    assert_og_ok(lance_version_file_name(name, sizeof name,
-                                         naming == LANCE_NAMING_V1 ? LANCE_NAMING_V2
-                                                                   : LANCE_NAMING_V1,
-                                         6));
+    assert_og_ok(lance_version_file_name(
+        name, sizeof name, naming == LANCE_NAMING_V1 ? LANCE_NAMING_V2 : LANCE_NAMING_V1, 6));
     snprintf(k5, sizeof k5, "%s/_versions/%s", root, name);
     assert_og_ok(store_put(s, k5, b.data, b.len, 0));
     /* (the hint path never lists, so it is the listing that sees the mix) */
@@ -1497,8 +1509,8 @@ static void *race_main(void *p)
         pthread_barrier_wait(r->bar);
         uint64_t v = k + 2; /* every racer tries to create the same version */
         lance_manifest *prev = NULL;
-        int rc = lance_version_load(r->s, "t.lance", v - 1, LANCE_NAMING_V2, LANCE_ACCESS_WRITE,
-                                    &prev);
+        int rc =
+            lance_version_load(r->s, "t.lance", v - 1, LANCE_NAMING_V2, LANCE_ACCESS_WRITE, &prev);
         if (rc == 0) rc = commit_version(r->s, "t.lance", LANCE_NAMING_V2, prev->pb, v);
         r->rc[k] = rc;
         snprintf(r->msg[k], sizeof r->msg[k], "%s", og_error_last()->message);
@@ -1523,7 +1535,8 @@ static void test_commit_race(void **state)
         r[i].bar = &bar;
         pthread_create(&th[i], NULL, race_main, &r[i]);
     }
-    for (int i = 0; i < RACERS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < RACERS; i++)
+        pthread_join(th[i], NULL);
     for (int k = 0; k < RACE_ROUNDS; k++) {
         int wins = 0;
         for (int i = 0; i < RACERS; i++) {
@@ -1581,8 +1594,10 @@ static int crash_check(store *s, void *ctx, const crashsim_point *pt)
     int bad = v != 1 && v != 2;
     if (!pt->crashed && pt->op_rc == 0 && v != 2) bad = 1; /* acknowledged => durable */
     Lance__Table__Transaction *t = NULL;
-    if (lance_txn_load(s, "t.lance", m, &t)) bad = 1;
-    else if (t->read_version != v - 1) bad = 1;
+    if (lance_txn_load(s, "t.lance", m, &t))
+        bad = 1;
+    else if (t->read_version != v - 1)
+        bad = 1;
     lance_pb_free(t);
     if (!bad && commit_version(s, "t.lance", LANCE_NAMING_V2, m->pb, v + 1)) bad = 1;
     lance_manifest_free(m);
@@ -1595,8 +1610,8 @@ static void test_commit_crash(void **state)
     crashsim_case c = {"lance commit", NULL, crash_setup, crash_op, crash_check};
     crashsim_report r;
     crashsim_run(&c, &r);
-    if (r.violations) fail_msg("%llu violations; first: %s", (unsigned long long)r.violations,
-                               r.first);
+    if (r.violations)
+        fail_msg("%llu violations; first: %s", (unsigned long long)r.violations, r.first);
     assert_int_equal(r.n, 2); /* manifest put_if_absent (with the transaction), hint put */
     assert_int_equal(r.runs, 3 * r.n);
 }
@@ -1617,8 +1632,10 @@ static void test_data_file_names(void **state)
     assert_og_ok(lance_data_file_name(m));
     assert_int_equal(strlen(n), LANCE_DATA_FILE_NAME_LEN);
     assert_string_not_equal(n, m);
-    for (int i = 0; i < 24; i++) assert_true(n[i] == '0' || n[i] == '1');
-    for (int i = 24; i < 50; i++) assert_non_null(strchr("0123456789abcdef", n[i]));
+    for (int i = 0; i < 24; i++)
+        assert_true(n[i] == '0' || n[i] == '1');
+    for (int i = 24; i < 50; i++)
+        assert_non_null(strchr("0123456789abcdef", n[i]));
     assert_string_equal(n + 50, ".lance");
     char u[LANCE_UUID_LEN + 1];
     lance_uuid_format(b, u);
@@ -1681,8 +1698,8 @@ static void test_mini_writer_manifest(void **state)
     lance_pb_free(tx);
 
     /* The probe appends and deletes on top (version 2 append, version 3 two .bin deletions). */
-    snprintf(cmd, sizeof cmd, "python3 %s/mini_writer.py %s/t.lance append_delete %s %llu 2>&1",
-             pd, dir, df->path, (unsigned long long)df->file_size_bytes);
+    snprintf(cmd, sizeof cmd, "python3 %s/mini_writer.py %s/t.lance append_delete %s %llu 2>&1", pd,
+             dir, df->path, (unsigned long long)df->file_size_bytes);
     run_capture(cmd, out, sizeof out);
     lance_manifest_free(m);
     assert_og_ok(lance_version_load_latest(s, "t.lance", LANCE_ACCESS_WRITE, &m, &nm));

@@ -100,8 +100,8 @@ static void test_refs_list(void **state)
     void *out = NULL;
     size_t n = 7;
     /* no directory: no refs */
-    assert_og_ok(lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name, lref_read,
-                                 &out, &n));
+    assert_og_ok(
+        lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name, lref_read, &out, &n));
     assert_null(out);
     assert_int_equal(n, 0);
     put_rel(f, "_refs/x/zeta.json", "12345", 5);
@@ -109,11 +109,11 @@ static void test_refs_list(void **state)
     put_rel(f, "_refs/x/mid.json", "123", 3);
     put_rel(f, "_refs/x/gone.json", "", 0);
     put_rel(f, "_refs/x/skip-me.json", "", 0);
-    put_rel(f, "_refs/x/.json", "", 0);          /* no name */
-    put_rel(f, "_refs/x/notes.txt", "", 0);      /* not a ref file */
-    put_rel(f, "_refs/x/sub/deep.json", "", 0);  /* not directly under the directory */
-    assert_og_ok(lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name, lref_read,
-                                 &out, &n));
+    put_rel(f, "_refs/x/.json", "", 0);         /* no name */
+    put_rel(f, "_refs/x/notes.txt", "", 0);     /* not a ref file */
+    put_rel(f, "_refs/x/sub/deep.json", "", 0); /* not directly under the directory */
+    assert_og_ok(
+        lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name, lref_read, &out, &n));
     const lref *r = out;
     assert_int_equal(n, 3); /* sorted by name; the gone one and the others skipped */
     assert_string_equal(r[0].name, "alpha");
@@ -140,9 +140,9 @@ static void test_refs_list(void **state)
     /* a damaged ref fails the listing */
     put_rel(f, "_refs/x/bad.json", "", 0);
     out = (void *)1;
-    assert_og_error(lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name,
-                                    lref_read, &out, &n),
-                    OG_E_CORRUPT);
+    assert_og_error(
+        lance_refs_list(f->s, RF_ROOT, "_refs/x/", sizeof(lref), lref_name, lref_read, &out, &n),
+        OG_E_CORRUPT);
     assert_null(out);
     assert_int_equal(n, 0);
 }
@@ -154,7 +154,8 @@ static void test_tag_names(void **state)
     (void)state;
     const char *good[] = {"v1", "release-1.0", "a_b.c", "X", "a.b-c_d9"};
     const char *bad[] = {"", ".a", "a.", "a..b", "x.lock", "a/b", "a b", "ü", "a:b", "a*"};
-    for (size_t i = 0; i < sizeof good / sizeof *good; i++) assert_og_ok(lance_tag_name_check(good[i]));
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        assert_og_ok(lance_tag_name_check(good[i]));
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_og_error(lance_tag_name_check(bad[i]), OG_E_BAD_REQUEST);
     char longname[LANCE_TAG_NAME_MAX + 2];
@@ -270,10 +271,11 @@ static void test_tag_foreign_and_damaged(void **state)
     int n = snprintf(body, sizeof body, "{\"branch\":null,\"version\":2,\"manifestSize\":%llu}",
                      (unsigned long long)manifest_size(f, 2));
     put_rel(f, "_refs/tags/min.json", body, (size_t)n);
-    n = snprintf(body, sizeof body,
-                 "{\n  \"branch\": null,\n  \"version\": 3,\n  \"createdAt\": "
-                 "\"2026-12-02T11:19:25.035060780Z\",\n  \"updatedAt\": "
-                 "\"2026-12-02T11:19:25.035060780Z\",\n  \"manifestSize\": 367,\n  \"metadata\": {}\n}");
+    n = snprintf(
+        body, sizeof body,
+        "{\n  \"branch\": null,\n  \"version\": 3,\n  \"createdAt\": "
+        "\"2026-12-02T11:19:25.035060780Z\",\n  \"updatedAt\": "
+        "\"2026-12-02T11:19:25.035060780Z\",\n  \"manifestSize\": 367,\n  \"metadata\": {}\n}");
     put_rel(f, "_refs/tags/lancedb.json", body, (size_t)n);
     lance_tag t;
     assert_og_ok(lance_tag_get(f->s, RF_ROOT, "min", &t));
@@ -307,7 +309,9 @@ static void test_tag_foreign_and_damaged(void **state)
                              "{\"branch\":null,\"version\":2,\"manifest_size\":5}",
                              "{\"branch\":null,\"version\":-1,\"manifestSize\":5}",
                              "{\"branch\":7,\"version\":2,\"manifestSize\":5}",
-                             "{\"branch\":null,\"version\":0,\"manifestSize\":5}", "[1,2]", ""};
+                             "{\"branch\":null,\"version\":0,\"manifestSize\":5}",
+                             "[1,2]",
+                             ""};
     file_path(path, sizeof path, f, "_refs/tags/broken.json");
     for (size_t i = 0; i < sizeof damaged / sizeof *damaged; i++) {
         test_write_file(path, damaged[i], strlen(damaged[i]));
@@ -384,8 +388,10 @@ static void test_tag_race_threads(void **state)
         int wins = 0, winner = -1;
         for (int i = 0; i < THREADS; i++) {
             pthread_join(th[i], NULL);
-            if (r[i].rc == 0) wins++, winner = i;
-            else assert_int_equal(r[i].rc, OG_E_EXISTS);
+            if (r[i].rc == 0)
+                wins++, winner = i;
+            else
+                assert_int_equal(r[i].rc, OG_E_EXISTS);
         }
         pthread_barrier_destroy(&go);
         assert_int_equal(wins, 1);
@@ -504,7 +510,8 @@ static void test_restore(void **state)
     lance_dataset *again = NULL;
     assert_og_error(lance_restore(&again, head, 2, NULL), OG_E_CONFLICT);
     assert_null(again);
-    for (uint64_t v = 1; v <= RF_VERSIONS; v++) assert_true(rf_same(f->s, v, sn.b[v]));
+    for (uint64_t v = 1; v <= RF_VERSIONS; v++)
+        assert_true(rf_same(f->s, v, sn.b[v]));
 
     /* Writing on top of the restored version hands out fresh fragment and row ids. */
     arrow_batch *b = fx_batch(&f->schema, 500, 3);
@@ -579,9 +586,9 @@ static void test_cleanup_keeps_what_is_retained(void **state)
     abandon_append(f);
     size_t data0 = rf_count(f->s, "data/"), del0 = rf_count(f->s, "_deletions/"),
            txn0 = rf_count(f->s, "_transactions/");
-    assert_int_equal(data0, 5);  /* frags of v2, v3, v5's update, v7's overwrite, abandoned */
-    assert_int_equal(del0, 3);   /* v4, v5, v6 */
-    assert_int_equal(txn0, 6);   /* v2..v7 (the create has only its inline transaction) */
+    assert_int_equal(data0, 5); /* frags of v2, v3, v5's update, v7's overwrite, abandoned */
+    assert_int_equal(del0, 3);  /* v4, v5, v6 */
+    assert_int_equal(txn0, 6);  /* v2..v7 (the create has only its inline transaction) */
     /* A stale hint is repaired. */
     char path[512];
     file_path(path, sizeof path, f, "_versions/latest_version_hint.json");
@@ -607,11 +614,11 @@ static void test_cleanup_keeps_what_is_retained(void **state)
     o.dry_run = false;
     assert_og_ok(lance_cleanup(f->s, RF_ROOT, &o, &r));
     assert_int_equal(r.latest_version, RF_VERSIONS);
-    assert_int_equal(r.versions_deleted, 5); /* 1, 2, 4, 5, 6 */
-    assert_int_equal(r.versions_retained, 2); /* 3 (tagged) and 7 (latest) */
+    assert_int_equal(r.versions_deleted, 5);   /* 1, 2, 4, 5, 6 */
+    assert_int_equal(r.versions_retained, 2);  /* 3 (tagged) and 7 (latest) */
     assert_int_equal(r.data_files_deleted, 1); /* v5's rewritten row; v2/v3 data is v3's */
     assert_int_equal(r.deletion_files_deleted, 3);
-    assert_int_equal(r.txn_files_deleted, 4); /* v2, v4, v5, v6 */
+    assert_int_equal(r.txn_files_deleted, 4);   /* v2, v4, v5, v6 */
     assert_int_equal(r.files_spared_recent, 1); /* the abandoned append: too young */
     assert_true(r.bytes_deleted > 0);
     assert_true(r.hint_rewritten);
@@ -686,7 +693,7 @@ static void test_cleanup_by_age(void **state)
     set_mtime(f, 1, now - 30 * day);
     set_mtime(f, 2, now - 20 * day);
     set_mtime(f, 3, now - 1 * day);
-    set_mtime(f, 4, now - 40 * day); /* the latest is kept whatever its age */
+    set_mtime(f, 4, now - 40 * day);                      /* the latest is kept whatever its age */
     lance_cleanup_options o = LANCE_CLEANUP_OPTIONS_INIT; /* 14 days */
     lance_cleanup_report r;
     assert_og_ok(lance_cleanup(f->s, RF_ROOT, &o, &r));
@@ -822,7 +829,8 @@ static void test_cleanup_concurrent_commits(void **state)
     assert_og_ok(rf_scan(f->s, l.v[0], &b));
     /* ids 0..19, plus 1000..1039 minus every third one deleted right after */
     int64_t sum = 0;
-    for (int64_t i = 0; i < b->num_rows; i++) sum += arrow_array_get_int(b->columns[0], i);
+    for (int64_t i = 0; i < b->num_rows; i++)
+        sum += arrow_array_get_int(b->columns[0], i);
     int64_t want_rows = 20, want_sum = 190;
     for (int i = 0; i < 40; i++) {
         int deleted_row = (i + 1) % 3 == 2 && i + 1 < 40; /* row 1000+i deleted by commit i+1 */
@@ -857,9 +865,12 @@ static void *tag_loop(void *p)
         char name[32];
         snprintf(name, sizeof name, "r%d", round);
         int rc = lance_tag_create(s, RF_ROOT, name, latest - 1, NULL);
-        if (rc == 0) t->created++;
-        else if (rc == OG_E_NOT_FOUND) t->refused++;
-        else t->rc = rc;
+        if (rc == 0)
+            t->created++;
+        else if (rc == OG_E_NOT_FOUND)
+            t->refused++;
+        else
+            t->rc = rc;
     }
     store_close(s);
     return NULL;
@@ -941,8 +952,10 @@ static void test_failures(void **state)
             failed++;
         }
         rc = lance_tag_get(f->s, RF_ROOT, "x", &t);
-        if (rc == 0) assert_og_ok(lance_tag_delete(f->s, RF_ROOT, "x", t.identity));
-        else assert_og_error(rc, OG_E_NOT_FOUND);
+        if (rc == 0)
+            assert_og_ok(lance_tag_delete(f->s, RF_ROOT, "x", t.identity));
+        else
+            assert_og_error(rc, OG_E_NOT_FOUND);
         if (!injected) break;
     }
     assert_true(failed > 0);
@@ -1030,7 +1043,8 @@ static void test_v1_names(void **state)
     lance_dataset *ds = NULL;
     assert_og_ok(lance_dataset_create(&ds, f->s, RF_ROOT, &f->schema, &co));
     lance_dataset_free(ds);
-    for (int step = 2; step <= RF_VERSIONS; step++) assert_og_ok(rf_step(f->s, &f->schema, step));
+    for (int step = 2; step <= RF_VERSIONS; step++)
+        assert_og_ok(rf_step(f->s, &f->schema, step));
     rf_snaps sn;
     rf_snaps_take(&sn, f->s, RF_VERSIONS);
     assert_og_ok(lance_tag_create(f->s, RF_ROOT, "two", 2, NULL));

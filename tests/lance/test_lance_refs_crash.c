@@ -205,8 +205,8 @@ static void run(const char *name, int (*setup)(store *, void *), int (*op)(store
     crashsim_case cs = {name, &c, setup, op, check};
     crashsim_report r;
     crashsim_run(&cs, &r);
-    print_message("%s: %llu durable store ops, %llu crash runs\n", name,
-                  (unsigned long long)r.n, (unsigned long long)r.runs);
+    print_message("%s: %llu durable store ops, %llu crash runs\n", name, (unsigned long long)r.n,
+                  (unsigned long long)r.runs);
     rf_snaps_free(&c.sn);
     arrow_schema_clear(&c.schema);
     assert_true(r.n >= min_ops);

@@ -26,13 +26,15 @@ static void round_trip(const lance_rowid_seq *in, const uint64_t *want, size_t n
     lance_rowid_seq out;
     assert_og_ok(lance_rowid_seq_decode(&out, b.data, b.len, "seq"));
     assert_int_equal(out.n, in->n);
-    for (size_t i = 0; i < in->n; i++) assert_int_equal(out.segs[i].kind, in->segs[i].kind);
+    for (size_t i = 0; i < in->n; i++)
+        assert_int_equal(out.segs[i].kind, in->segs[i].kind);
     size_t n;
     uint64_t *ids = expand(&out, &n);
     assert_int_equal(n, nwant);
     for (size_t i = 0; i < n; i++)
-        if (ids[i] != want[i]) fail_msg("id %zu: %llu != %llu", i, (unsigned long long)ids[i],
-                                        (unsigned long long)want[i]);
+        if (ids[i] != want[i])
+            fail_msg("id %zu: %llu != %llu", i, (unsigned long long)ids[i],
+                     (unsigned long long)want[i]);
     core_free(ids);
     lance_rowid_seq_free(&out);
     core_buf_free(&b);
@@ -75,16 +77,24 @@ static void test_segment_kinds(void **state)
     lance_segment segs[] = {
         {.kind = LANCE_SEG_RANGE, .start = 0, .end = 3},
         {.kind = LANCE_SEG_RANGE_HOLES, .start = 10, .end = 16, .values = holes, .n_values = 2},
-        {.kind = LANCE_SEG_RANGE_BITMAP, .start = 20, .end = 36, .bitmap = bitmap,
-         .bitmap_len = 2},
+        {.kind = LANCE_SEG_RANGE_BITMAP, .start = 20, .end = 36, .bitmap = bitmap, .bitmap_len = 2},
         {.kind = LANCE_SEG_SORTED_ARRAY, .values = s16, .n_values = 3},
         {.kind = LANCE_SEG_SORTED_ARRAY, .values = s32, .n_values = 3},
         {.kind = LANCE_SEG_SORTED_ARRAY, .values = s64, .n_values = 2},
         {.kind = LANCE_SEG_ARRAY, .values = arr, .n_values = 4},
     };
     lance_rowid_seq seq = {segs, 7};
-    uint64_t want[] = {0, 1, 2, 10, 11, 13, 14, 20, 22, 35, 1000, 1001, 60000, 7, 70000,
-                       4000000000ull, 3, (uint64_t)1 << 40, 900, 5, 77, 6};
+    uint64_t want[] = {0,     1,
+                       2,     10,
+                       11,    13,
+                       14,    20,
+                       22,    35,
+                       1000,  1001,
+                       60000, 7,
+                       70000, 4000000000ull,
+                       3,     (uint64_t)1 << 40,
+                       900,   5,
+                       77,    6};
     round_trip(&seq, want, sizeof want / sizeof *want);
 
     /* The array widths chosen: u16 offsets from the minimum, u32, then u64 values. */
@@ -93,8 +103,8 @@ static void test_segment_kinds(void **state)
         lance_rowid_seq one = {&segs[k], 1};
         assert_og_ok(lance_rowid_seq_encode(&b, &one));
         ProtobufCMessage *m = NULL;
-        assert_og_ok(lance_pb_unpack(&m, &lance__table__row_id_sequence__descriptor, b.data,
-                                     b.len, "seq", "seq"));
+        assert_og_ok(lance_pb_unpack(&m, &lance__table__row_id_sequence__descriptor, b.data, b.len,
+                                     "seq", "seq"));
         Lance__Table__RowIdSequence *p = (Lance__Table__RowIdSequence *)m;
         const Lance__Table__EncodedU64Array *a = p->segments[0]->sorted_array;
         if (k == 3) {
@@ -143,15 +153,15 @@ static void test_corrupt_sequences(void **state)
     r.end = UINT64_MAX;
     expect_seq_corrupt(&r, "implausibly long");
     uint64_t hole_out[] = {2, 50};
-    lance_segment h = {.kind = LANCE_SEG_RANGE_HOLES, .start = 0, .end = 10, .values = hole_out,
-                       .n_values = 2};
+    lance_segment h = {
+        .kind = LANCE_SEG_RANGE_HOLES, .start = 0, .end = 10, .values = hole_out, .n_values = 2};
     expect_seq_corrupt(&h, "outside");
     uint64_t unsorted[] = {5, 4};
     lance_segment s = {.kind = LANCE_SEG_SORTED_ARRAY, .values = unsorted, .n_values = 2};
     expect_seq_corrupt(&s, "not increasing");
     uint8_t bm[1] = {0xff};
-    lance_segment bmp = {.kind = LANCE_SEG_RANGE_BITMAP, .start = 0, .end = 9, .bitmap = bm,
-                         .bitmap_len = 1};
+    lance_segment bmp = {
+        .kind = LANCE_SEG_RANGE_BITMAP, .start = 0, .end = 9, .bitmap = bm, .bitmap_len = 1};
     expect_seq_corrupt(&bmp, "too short");
 
     /* Raw bytes: an odd-length u16 array, a segment with nothing set, protobuf garbage. */
@@ -177,8 +187,7 @@ static void test_corrupt_sequences(void **state)
     uint8_t bitmap[] = {0x05, 0x80};
     lance_segment segs[] = {
         {.kind = LANCE_SEG_RANGE_HOLES, .start = 10, .end = 16, .values = holes, .n_values = 2},
-        {.kind = LANCE_SEG_RANGE_BITMAP, .start = 20, .end = 36, .bitmap = bitmap,
-         .bitmap_len = 2},
+        {.kind = LANCE_SEG_RANGE_BITMAP, .start = 20, .end = 36, .bitmap = bitmap, .bitmap_len = 2},
         {.kind = LANCE_SEG_ARRAY, .values = holes, .n_values = 2}};
     lance_rowid_seq seq = {segs, 3};
     assert_og_ok(lance_rowid_seq_encode(&b, &seq));
@@ -207,14 +216,16 @@ static void test_version_sequences(void **state)
     core_buf b = CORE_BUF_INIT;
     assert_og_ok(lance_version_seq_uniform(&b, 4, 7));
     /* {runs: [{span: {range: {end 4}}, version 7}]} */
-    static const unsigned char want[] = {0x0a, 0x08, 0x0a, 0x04, 0x0a, 0x02, 0x10, 0x04, 0x10, 0x07};
+    static const unsigned char want[] = {0x0a, 0x08, 0x0a, 0x04, 0x0a,
+                                         0x02, 0x10, 0x04, 0x10, 0x07};
     assert_int_equal(b.len, sizeof want);
     assert_memory_equal(b.data, want, sizeof want);
     lance_version_seq s;
     assert_og_ok(lance_version_seq_decode(&s, b.data, b.len, "created"));
     uint64_t *v = NULL;
     assert_og_ok(lance_version_seq_expand(&s, 4, &v));
-    for (int i = 0; i < 4; i++) assert_int_equal(v[i], 7);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(v[i], 7);
     core_free(v);
     /* The runs must cover the fragment's rows exactly. */
     assert_og_error(lance_version_seq_expand(&s, 5, &v), OG_E_CORRUPT);
@@ -269,10 +280,8 @@ static void test_alloc_failures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_range_bytes),
-        cmocka_unit_test(test_segment_kinds),
-        cmocka_unit_test(test_corrupt_sequences),
-        cmocka_unit_test(test_version_sequences),
+        cmocka_unit_test(test_range_bytes),       cmocka_unit_test(test_segment_kinds),
+        cmocka_unit_test(test_corrupt_sequences), cmocka_unit_test(test_version_sequences),
         cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -118,7 +118,8 @@ static void test_catalog(void **state)
     int kinds[6] = {0};
     for (size_t i = 0; i < pt->n_cons; i++) {
         kinds[pt->cons[i].kind]++;
-        if (pt->cons[i].kind == LANG_CON_INDEX) assert_int_equal(pt->cons[i].index_kind, LANG_INDEX_VECTOR);
+        if (pt->cons[i].kind == LANG_CON_INDEX)
+            assert_int_equal(pt->cons[i].index_kind, LANG_INDEX_VECTOR);
         if (pt->cons[i].kind == LANG_CON_RANGE) {
             assert_true(pt->cons[i].has_lo && pt->cons[i].has_hi);
             assert_int_equal(pt->cons[i].hi.u, 200);
@@ -146,7 +147,8 @@ static void test_catalog(void **state)
     /* stable ids: nonzero, distinct, and derived from names (same text, same ids) */
     for (size_t i = 0; i < c->n_types; i++) {
         assert_true(c->types[i].id != 0);
-        for (size_t j = 0; j < i; j++) assert_true(c->types[i].id != c->types[j].id);
+        for (size_t j = 0; j < i; j++)
+            assert_true(c->types[i].id != c->types[j].id);
     }
     lang_catalog *again = NULL;
     assert_og_ok(lang_catalog_build(&again, BASE, strlen(BASE), "b", &f->diags));
@@ -188,16 +190,17 @@ static void test_key_ids(void **state)
     t.n_key = 1;
     lang_value v[2];
     memset(v, 0, sizeof v);
-#define ONE(sc, setup, want)                                                                     \
-    do {                                                                                       \
-        memset(v, 0, sizeof v);                                                                \
-        props[0].type.scalar = (sc);                                                           \
-        setup;                                                                                 \
-        expect_key(&t, v, want);                                                               \
+#define ONE(sc, setup, want)                                                                       \
+    do {                                                                                           \
+        memset(v, 0, sizeof v);                                                                    \
+        props[0].type.scalar = (sc);                                                               \
+        setup;                                                                                     \
+        expect_key(&t, v, want);                                                                   \
     } while (0)
     ONE(LANG_S_STRING, (v[0].kind = LANG_V_STRING, v[0].s = "alice"), "alice");
     ONE(LANG_S_I64, (v[0].kind = LANG_V_INT, v[0].u = 42, v[0].neg = 1), "-42");
-    ONE(LANG_S_U64, (v[0].kind = LANG_V_INT, v[0].u = 18446744073709551615ULL), "18446744073709551615");
+    ONE(LANG_S_U64, (v[0].kind = LANG_V_INT, v[0].u = 18446744073709551615ULL),
+        "18446744073709551615");
     ONE(LANG_S_BOOL, (v[0].kind = LANG_V_BOOL, v[0].u = 1), "true");
     ONE(LANG_S_DATE, (v[0].kind = LANG_V_DATE, v[0].s = "2020-01-01"), "18262");
     ONE(LANG_S_DATE, (v[0].kind = LANG_V_DATE, v[0].s = "1969-12-31"), "-1");
@@ -249,8 +252,10 @@ static void expect_ir(fixture *f, const char *q, const char *want)
     int rc = lang_query_set_build(&qs, f->cat, q, strlen(q), "q.gq", &f->diags);
     if (rc) fail_msg("query: %s", og_error_last()->message);
     core_buf b = CORE_BUF_INIT;
-    for (size_t i = 0; i < qs->n_queries; i++) lang_ir_dump(qs, &qs->queries[i], &b);
-    if (strcmp(core_buf_cstr(&b), want)) fail_msg("IR differs:\n%s\nwanted:\n%s", core_buf_cstr(&b), want);
+    for (size_t i = 0; i < qs->n_queries; i++)
+        lang_ir_dump(qs, &qs->queries[i], &b);
+    if (strcmp(core_buf_cstr(&b), want))
+        fail_msg("IR differs:\n%s\nwanted:\n%s", core_buf_cstr(&b), want);
     core_buf_free(&b);
     lang_query_set_free(qs);
 }
@@ -259,31 +264,36 @@ static void test_lowering(void **state)
 {
     fixture *f = *state;
     /* the binding's map is pushed into the scan; the traversal expands from it */
-    expect_ir(f, "query q($n: String) { match { $p: Person { name: $n }  $p knows $f  $f.age > 30 } "
-                 "return { $f.name } }",
+    expect_ir(f,
+              "query q($n: String) { match { $p: Person { name: $n }  $p knows $f  $f.age > 30 } "
+              "return { $f.name } }",
               "query q\n  slot s0 $p: Person\n  slot s1 $f: Person\n"
               "  node_scan s0:Person where s0.name = $n\n  expand s0 -out:Knows{1,1}-> s1\n"
               "  filter where s1.age > 30\n  project s1.name as f.name\n");
     /* a traversal whose target is bound expands backwards; order breaks ties by slot ids */
-    expect_ir(f, "query q() { match { $c: Company { name: \"acme\" }  $p worksAt $c } "
-                 "return { $p.name } order { $p.age desc } limit 5 }",
+    expect_ir(f,
+              "query q() { match { $c: Company { name: \"acme\" }  $p worksAt $c } "
+              "return { $p.name } order { $p.age desc } limit 5 }",
               "query q\n  slot s0 $c: Company\n  slot s1 $p: Person\n"
               "  node_scan s0:Company where s0.name = \"acme\"\n  expand s0 -in:WorksAt{1,1}-> s1\n"
               "  order s1.age desc tie s0.id s1.id\n  limit 5\n  project s1.name as p.name\n");
     /* filters on the scanned variable alone are pushed down; hop bounds; undirected */
-    expect_ir(f, "query q() { match { $a: Person  $a.age >= 18  $a <knows>{1,3} $b } return { $b } }",
+    expect_ir(f,
+              "query q() { match { $a: Person  $a.age >= 18  $a <knows>{1,3} $b } return { $b } }",
               "query q\n  slot s0 $a: Person\n  slot s1 $b: Person\n"
               "  node_scan s0:Person where s0.age >= 18\n  expand s0 -both:Knows{1,3}-> s1\n"
               "  project s1.id as b\n");
     /* not {} is an anti-join; aggregates group by the other columns */
-    expect_ir(f, "query q() { match { $p: Person  not { $p worksAt $_ } } "
-                 "return { $p.status, count($p) as n } order { n desc } }",
+    expect_ir(f,
+              "query q() { match { $p: Person  not { $p worksAt $_ } } "
+              "return { $p.status, count($p) as n } order { n desc } }",
               "query q\n  slot s0 $p: Person\n  slot s1 $_: Company\n  node_scan s0:Person\n"
               "  anti_join\n    expand s0 -out:WorksAt{1,1}-> s1\n"
               "  aggregate s0.status as p.status, count(s0.id) as n\n  order col1 desc tie col0\n");
     /* both ends bound: a semi-join expand; edge bindings */
-    expect_ir(f, "query q() { match { $a: Person  $b: Person  $a $k:knows $b  $b knows $a } "
-                 "return { $k.since } }",
+    expect_ir(f,
+              "query q() { match { $a: Person  $b: Person  $a $k:knows $b  $b knows $a } "
+              "return { $k.since } }",
               "query q\n  slot s0 $a: Person\n  slot s1 $b: Person\n  slot s2 $k: Knows\n"
               "  node_scan s0:Person\n  expand s0 -out:Knows{1,1}-> s1 edge s2\n"
               "  expand s1 -out:Knows{1,1}-> s0 (bound)\n  project s2.since as k.since\n");
@@ -292,16 +302,21 @@ static void test_lowering(void **state)
               "query q\n  slot s0 $p: Person\n  node_scan s0:Person\n  anti_join\n"
               "    filter where s0.age = 3\n  project s0.id as p\n");
     /* slots of an anti-join do not break ties in the outer order */
-    expect_ir(f, "query q() { match { $p: Person  not { $p knows $f } } return { $p.name } order { $p.name } }",
-              "query q\n  slot s0 $p: Person\n  slot s1 $f: Person\n  node_scan s0:Person\n  anti_join\n"
-              "    expand s0 -out:Knows{1,1}-> s1\n  order s0.name asc tie s0.id\n  project s0.name as p.name\n");
+    expect_ir(
+        f,
+        "query q() { match { $p: Person  not { $p knows $f } } return { $p.name } order { $p.name "
+        "} }",
+        "query q\n  slot s0 $p: Person\n  slot s1 $f: Person\n  node_scan s0:Person\n  anti_join\n"
+        "    expand s0 -out:Knows{1,1}-> s1\n  order s0.name asc tie s0.id\n  project s0.name as "
+        "p.name\n");
     /* a filter on parameters alone runs before any scan */
     expect_ir(f, "query q($a: I64) { match { $a > 3  $p: Person } return { $p.name } }",
               "query q\n  slot s0 $p: Person\n  filter where $a > 3\n  node_scan s0:Person\n"
               "  project s0.name as p.name\n");
     /* mutations: keyed insert upserts, literals are typed, dates become days */
-    expect_ir(f, "query m($n: String) { insert Person { name: $n, age: 3 } "
-                 "insert Knows { from: $n, to: \"bob\", since: date(\"1970-01-02\") } }",
+    expect_ir(f,
+              "query m($n: String) { insert Person { name: $n, age: 3 } "
+              "insert Knows { from: $n, to: \"bob\", since: date(\"1970-01-02\") } }",
               "query m\n  insert_node Person (upsert by key) name=$n age=3\n"
               "  insert_edge Knows from=$n to=\"bob\" since=date(1)\n");
     expect_ir(f, "query m($n: String) { update Person set { age: 4 } where name = $n }",
@@ -338,7 +353,8 @@ static void test_thread_error_located(void **state)
     fixture *f = *state;
     const char *q = "query a() {\n  match { $p: Persn } return { $p } }";
     lang_query_set *qs = NULL;
-    assert_og_error(lang_query_set_build(&qs, f->cat, q, strlen(q), "x.gq", &f->diags), OG_E_BAD_REQUEST);
+    assert_og_error(lang_query_set_build(&qs, f->cat, q, strlen(q), "x.gq", &f->diags),
+                    OG_E_BAD_REQUEST);
     assert_non_null(qs); /* kept for per-query status */
     assert_int_equal(qs->n_queries, 1);
     assert_int_equal(qs->status[0], 1);
@@ -353,7 +369,8 @@ static void test_thread_error_located(void **state)
 static int diff_has(const lang_schema_diff *p, const char *kind, const char *entity)
 {
     for (size_t i = 0; i < p->n_steps; i++)
-        if (!strcmp(p->steps[i].kind, kind) && !strcmp(p->steps[i].entity, entity)) return (int)i + 1;
+        if (!strcmp(p->steps[i].kind, kind) && !strcmp(p->steps[i].entity, entity))
+            return (int)i + 1;
     return 0;
 }
 
@@ -370,10 +387,11 @@ static void test_schema_diff(void **state)
     fixture *f = *state;
     lang_catalog *a = build(f, "node Person { name: String @key  age: I32?  s: enum(a, b)? }\n"
                                "node Old { x: String }\nedge Knows: Person -> Person\n");
-    lang_catalog *b = build(f, "node Human @rename_from(\"Person\") @description(\"d\") {\n"
-                               "  name: String @key  years: I32? @rename_from(\"age\")  s: enum(a, b, c)?\n"
-                               "  email: String? @unique }\n"
-                               "node New { y: String? }\nedge Knows: Human -> Human @card(0..5)\n");
+    lang_catalog *b =
+        build(f, "node Human @rename_from(\"Person\") @description(\"d\") {\n"
+                 "  name: String @key  years: I32? @rename_from(\"age\")  s: enum(a, b, c)?\n"
+                 "  email: String? @unique }\n"
+                 "node New { y: String? }\nedge Knows: Human -> Human @card(0..5)\n");
     lang_schema_diff *p = NULL;
     assert_og_ok(lang_schema_diff_build(&p, a, b, 0));
     assert_true(p->supported);
@@ -382,8 +400,8 @@ static void test_schema_diff(void **state)
     assert_true(diff_has(p, "rename_property", "Human.age"));
     assert_true(diff_has(p, "add_property", "Human.email"));
     assert_true(diff_has(p, "extend_enum", "Human.s"));
-    assert_true(diff_has(p, "add_constraint", "Human"));  /* unique(email) */
-    assert_true(diff_has(p, "add_constraint", "Knows"));  /* card */
+    assert_true(diff_has(p, "add_constraint", "Human")); /* unique(email) */
+    assert_true(diff_has(p, "add_constraint", "Knows")); /* card */
     assert_true(diff_has(p, "update_type_metadata", "Human"));
     int drop = diff_has(p, "drop_type", "Old");
     assert_true(drop && !p->steps[drop - 1].data_loss);
@@ -394,12 +412,15 @@ static void test_schema_diff(void **state)
     lang_schema_diff_free(p);
     /* ids follow the rename when inherited */
     lang_catalog_inherit(b, a);
-    assert_true(b->types[lang_catalog_find(b, "Human", 0)].id == a->types[lang_catalog_find(a, "Person", 0)].id);
-    assert_true(b->types[lang_catalog_find(b, "New", 0)].id != a->types[lang_catalog_find(a, "Old", 0)].id);
+    assert_true(b->types[lang_catalog_find(b, "Human", 0)].id ==
+                a->types[lang_catalog_find(a, "Person", 0)].id);
+    assert_true(b->types[lang_catalog_find(b, "New", 0)].id !=
+                a->types[lang_catalog_find(a, "Old", 0)].id);
     lang_catalog_free(b);
     /* a property re-added under a renamed property's old name gets a fresh id */
     {
-        lang_catalog *v2 = build(f, "node Person { name: String @key  years: I32? @rename_from(\"age\") }\n");
+        lang_catalog *v2 =
+            build(f, "node Person { name: String @key  years: I32? @rename_from(\"age\") }\n");
         lang_catalog_inherit(v2, a);
         lang_catalog *v3 = build(f, "node Person { name: String @key  years: I32?  age: I32? }\n");
         lang_catalog_inherit(v3, v2);
@@ -413,7 +434,8 @@ static void test_schema_diff(void **state)
         core_alloc_fail_at(1, 1);
         lang_catalog_inherit(v3b, v2);
         core_alloc_fail_at(0, 0);
-        for (size_t k = 0; k < t3->n_props; k++) assert_true(v3b->types[0].props[k].id == t3->props[k].id);
+        for (size_t k = 0; k < t3->n_props; k++)
+            assert_true(v3b->types[0].props[k].id == t3->props[k].id);
         lang_catalog_free(v3b);
         lang_catalog_free(v3);
         lang_catalog_free(v2);
@@ -426,7 +448,8 @@ static void test_schema_diff(void **state)
     const char *want[] = {"M101", "M106", "M102", "M103", "M107"};
     for (size_t w = 0; w < 5; w++) {
         int found = 0;
-        for (size_t i = 0; i < p->n_steps; i++) found |= p->steps[i].code && !strcmp(p->steps[i].code, want[w]);
+        for (size_t i = 0; i < p->n_steps; i++)
+            found |= p->steps[i].code && !strcmp(p->steps[i].code, want[w]);
         if (!found) fail_msg("missing %s", want[w]);
     }
     lang_schema_diff_free(p);
@@ -463,15 +486,17 @@ static void test_bad_input_codes(void **state)
     /* lexical errors, directly and through both parsers */
     const char *lexbad = "node A {\n  x: I32 ^ }";
     first = d.n;
-    expect_bad_request(lang_lex(&t, &n, lexbad, strlen(lexbad), "f", "S000", &a, &d), &d, first, 2, 10);
+    expect_bad_request(lang_lex(&t, &n, lexbad, strlen(lexbad), "f", "S000", &a, &d), &d, first, 2,
+                       10);
     first = d.n;
     expect_bad_request(pg_parse(&pg, lexbad, strlen(lexbad), "f.pg", &a, &d), &d, first, 2, 10);
     first = d.n;
     expect_bad_request(gq_parse(&gq, "query q() {\n #", 15, "f.gq", &a, &d), &d, first, 2, 2);
     /* a string must be UTF-8, or a mutation would store text nothing can read back as JSON
      * (it was copied as it was); good UTF-8 of every length passes */
-    const char *notutf8[] = {"x = \"ab\xff\"", "x = \"\xc3(\"", "x = \"\xed\xa0\x80\"",
-                             "x = \"\xe0\x80\xaf\"", "x = \"\xf4\x90\x80\x80\"", "x = \"\xe2\x82\""};
+    const char *notutf8[] = {"x = \"ab\xff\"",           "x = \"\xc3(\"",
+                             "x = \"\xed\xa0\x80\"",     "x = \"\xe0\x80\xaf\"",
+                             "x = \"\xf4\x90\x80\x80\"", "x = \"\xe2\x82\""};
     for (size_t i = 0; i < sizeof notutf8 / sizeof notutf8[0]; i++) {
         first = d.n;
         expect_bad_request(lang_lex(&t, &n, notutf8[i], strlen(notutf8[i]), "f", "Q000", &a, &d),
@@ -497,16 +522,19 @@ static void test_bad_input_codes(void **state)
     const char *schema = "node A { x: I32 }\nedge E: A -> B";
     lang_catalog *c = NULL;
     first = d.n;
-    expect_bad_request(lang_catalog_build(&c, schema, strlen(schema), "s.pg", &d), &d, first, 2, 14);
+    expect_bad_request(lang_catalog_build(&c, schema, strlen(schema), "s.pg", &d), &d, first, 2,
+                       14);
     assert_null(c);
     const char *q = "query q() {\n  match { $p: Person  $p.nope = 1 } return { $p } }";
     lang_query_set *qs = NULL;
     first = d.n;
-    expect_bad_request(lang_query_set_build(&qs, f->cat, q, strlen(q), "q.gq", &d), &d, first, 2, 23);
+    expect_bad_request(lang_query_set_build(&qs, f->cat, q, strlen(q), "q.gq", &d), &d, first, 2,
+                       23);
     lang_query_set_free(qs);
     qs = NULL;
     first = d.n;
-    expect_bad_request(lang_query_set_build(&qs, f->cat, gqbad, strlen(gqbad), "q.gq", &d), &d, first, 2, 9);
+    expect_bad_request(lang_query_set_build(&qs, f->cat, gqbad, strlen(gqbad), "q.gq", &d), &d,
+                       first, 2, 9);
     lang_query_set_free(qs);
     /* the calendar parsers are probes: a code, but the caller reports */
     int64_t x;
@@ -541,9 +569,12 @@ static void test_parser_alloc_failures(void **state)
         if (rc == 0) rc = gq_parse(&gq, q, strlen(q), "a.gq", &a, &d);
         int injected = core_alloc_injected() > 0;
         core_alloc_fail_at(0, 0);
-        if (rc == 0) saw_ok = 1;
-        else if (injected) assert_og_error(rc, OG_E_NOMEM);
-        else fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
+        if (rc == 0)
+            saw_ok = 1;
+        else if (injected)
+            assert_og_error(rc, OG_E_NOMEM);
+        else
+            fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
         core_arena_free(&a);
     }
     assert_true(saw_ok);
@@ -597,7 +628,8 @@ static void test_report_alloc_failures(void **state)
 static void test_alloc_failures(void **state)
 {
     (void)state;
-    const char *q = "query q($n: String) { match { $p: Person { name: $n }  $p knows $f  not { $f worksAt $_ } } "
+    const char *q = "query q($n: String) { match { $p: Person { name: $n }  $p knows $f  not { $f "
+                    "worksAt $_ } } "
                     "return { $f.name, count($p) as c } order { c desc } limit 3 }\n"
                     "query m($n: String) { insert Person { name: $n } }";
     int saw_ok = 0;
@@ -613,9 +645,12 @@ static void test_alloc_failures(void **state)
         if (rc == 0) rc = lang_query_set_build(&qs, c, q, strlen(q), "q.gq", &d);
         int injected = core_alloc_injected() > 0;
         core_alloc_fail_at(0, 0);
-        if (rc == 0) saw_ok = 1;
-        else if (injected) assert_int_equal(rc, OG_E_NOMEM);
-        else fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
+        if (rc == 0)
+            saw_ok = 1;
+        else if (injected)
+            assert_int_equal(rc, OG_E_NOMEM);
+        else
+            fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
         lang_query_set_free(qs);
         lang_catalog_free(c);
         core_arena_free(&a);
@@ -632,42 +667,52 @@ static void test_hostile_inputs(void **state)
     /* deep brackets */
     strcpy(s, "query q() { match { $p: Person  $p.age = ");
     size_t k = strlen(s);
-    for (size_t i = 0; i < n; i++) s[k + i] = '[';
+    for (size_t i = 0; i < n; i++)
+        s[k + i] = '[';
     s[k + n] = '\0';
     lang_query_set *qs = NULL;
-    assert_og_error(lang_query_set_build(&qs, f->cat, s, strlen(s), "deep.gq", &f->diags), OG_E_BAD_REQUEST);
+    assert_og_error(lang_query_set_build(&qs, f->cat, s, strlen(s), "deep.gq", &f->diags),
+                    OG_E_BAD_REQUEST);
     assert_non_null(strstr(og_error_last()->message, "nesting"));
     lang_query_set_free(qs);
     /* many nested not {} */
     strcpy(s, "query q() { match { $p: Person ");
     k = strlen(s);
-    for (size_t i = 0; i + 6 < n; i += 6) memcpy(s + k + i, "not { ", 6);
+    for (size_t i = 0; i + 6 < n; i += 6)
+        memcpy(s + k + i, "not { ", 6);
     s[k + n - n % 6] = '\0';
-    assert_og_error(lang_query_set_build(&qs, f->cat, s, strlen(s), "deep.gq", &f->diags), OG_E_BAD_REQUEST);
+    assert_og_error(lang_query_set_build(&qs, f->cat, s, strlen(s), "deep.gq", &f->diags),
+                    OG_E_BAD_REQUEST);
     lang_query_set_free(qs);
     /* a NUL byte and invalid UTF-8 outside strings */
     const char bin[] = "node A { a: String }\n\0\xff";
     lang_catalog *c = NULL;
-    assert_og_error(lang_catalog_build(&c, bin, sizeof bin - 1, "bin.pg", &f->diags), OG_E_BAD_REQUEST);
+    assert_og_error(lang_catalog_build(&c, bin, sizeof bin - 1, "bin.pg", &f->diags),
+                    OG_E_BAD_REQUEST);
     assert_int_equal(og_error_last()->line, 2);
     assert_null(c);
     /* list lengths and the source size are capped, with a located error */
     core_buf lim = CORE_BUF_INIT;
     core_buf_append_str(&lim, "query q(");
-    for (int i = 0; i < LANG_MAX_ITEMS + 1; i++) core_buf_printf(&lim, "%s$p%d: I32", i ? ", " : "", i);
+    for (int i = 0; i < LANG_MAX_ITEMS + 1; i++)
+        core_buf_printf(&lim, "%s$p%d: I32", i ? ", " : "", i);
     core_buf_append_str(&lim, ") { match { $x: Person } return { $x } }");
-    assert_og_error(lang_query_set_build(&qs, f->cat, core_buf_cstr(&lim), lim.len, "lim.gq", &f->diags),
-                    OG_E_BAD_REQUEST);
+    assert_og_error(
+        lang_query_set_build(&qs, f->cat, core_buf_cstr(&lim), lim.len, "lim.gq", &f->diags),
+        OG_E_BAD_REQUEST);
     assert_non_null(strstr(og_error_last()->message, "more than 1024 entries"));
     lang_query_set_free(qs);
     core_buf_clear(&lim);
-    while (lim.len <= LANG_MAX_SOURCE) core_buf_append_str(&lim, "// padding padding padding padding\n");
-    assert_og_error(lang_catalog_build(&c, core_buf_cstr(&lim), lim.len, "huge.pg", &f->diags), OG_E_BAD_REQUEST);
+    while (lim.len <= LANG_MAX_SOURCE)
+        core_buf_append_str(&lim, "// padding padding padding padding\n");
+    assert_og_error(lang_catalog_build(&c, core_buf_cstr(&lim), lim.len, "huge.pg", &f->diags),
+                    OG_E_BAD_REQUEST);
     assert_non_null(strstr(og_error_last()->message, "limit"));
     core_buf_free(&lim);
     /* a huge but flat schema is fine */
     core_buf b = CORE_BUF_INIT;
-    for (int i = 0; i < 2000; i++) core_buf_printf(&b, "node N%d { a: String @key b: I32? }\n", i);
+    for (int i = 0; i < 2000; i++)
+        core_buf_printf(&b, "node N%d { a: String @key b: I32? }\n", i);
     assert_og_ok(lang_catalog_build(&c, core_buf_cstr(&b), b.len, "big.pg", &f->diags));
     assert_int_equal(c->n_types, 2000);
     lang_catalog_free(c);

@@ -1,5 +1,5 @@
-/* Data-driven corpus: every case in tests/lang/cases (files ending .pgcases and .gqcases) is checked.
- * A case starts with a header line
+/* Data-driven corpus: every case in tests/lang/cases (files ending .pgcases and .gqcases) is
+ * checked. A case starts with a header line
  *     === name: ok                  (valid; "ok warn=L201" also requires that warning)
  *     === name: CODE LINE:COL       (invalid; the first error must have this code and place)
  * and its source is every line up to the next header (line 1 is the line after the header).
@@ -100,7 +100,8 @@ static int judge(const char *file, const tcase *c, lang_diags *d)
     int has_err = first_error(d, &e);
     if (!strncmp(c->expect, "ok", 2)) {
         if (has_err) {
-            print_message("%s/%s: expected ok, got %s %d:%d %s\n", file, c->name, e->code, e->line, e->col, e->message);
+            print_message("%s/%s: expected ok, got %s %d:%d %s\n", file, c->name, e->code, e->line,
+                          e->col, e->message);
             return 1;
         }
         const char *w = strstr(c->expect, "warn=");
@@ -121,8 +122,8 @@ static int judge(const char *file, const tcase *c, lang_diags *d)
         return 1;
     }
     if (strcmp(e->code, code) || e->line != line || e->col != col) {
-        print_message("%s/%s: expected %s %d:%d, got %s %d:%d %s\n", file, c->name, code, line, col, e->code,
-                      e->line, e->col, e->message);
+        print_message("%s/%s: expected %s %d:%d, got %s %d:%d %s\n", file, c->name, code, line, col,
+                      e->code, e->line, e->col, e->message);
         return 1;
     }
     return 0;
@@ -170,7 +171,8 @@ static void test_corpus(void **state)
                 lang_catalog *sc = NULL;
                 int rc = lang_catalog_build(&sc, c->src, c->len, c->name, &d);
                 /* the return code agrees with the diagnostics: 0 or OG_E_BAD_REQUEST */
-                if ((rc == 0) != (d.errors == 0) || (rc == 0) != (sc != NULL) || (rc && rc != OG_E_BAD_REQUEST)) {
+                if ((rc == 0) != (d.errors == 0) || (rc == 0) != (sc != NULL) ||
+                    (rc && rc != OG_E_BAD_REQUEST)) {
                     print_message("%s: rc %d disagrees with %zu errors\n", c->name, rc, d.errors);
                     fails++;
                 }
@@ -186,8 +188,10 @@ static void test_corpus(void **state)
                 lang_query_set_free(qs);
             }
             fails += (size_t)judge(de->d_name, c, &d);
-            if (!strncmp(c->expect, "ok", 2)) valid++;
-            else invalid++;
+            if (!strncmp(c->expect, "ok", 2))
+                valid++;
+            else
+                invalid++;
             total++;
             core_arena_free(&a);
         }
@@ -196,7 +200,8 @@ static void test_corpus(void **state)
     closedir(dh);
     lang_catalog_free(cat);
     free(base);
-    print_message("lang corpus: %zu cases (%zu valid, %zu invalid), %zu failed\n", total, valid, invalid, fails);
+    print_message("lang corpus: %zu cases (%zu valid, %zu invalid), %zu failed\n", total, valid,
+                  invalid, fails);
     assert_true(total >= 150);
     assert_true(valid >= 50 && invalid >= 100);
     assert_int_equal(fails, 0);

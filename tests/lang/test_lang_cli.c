@@ -14,7 +14,8 @@ static char g_dir[256];
 static int run(const char *args, int both, char *out, size_t cap)
 {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s %s", g_dir, g_bin, args, both ? "2>&1" : "2>/dev/null");
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s %s", g_dir, g_bin, args,
+             both ? "2>&1" : "2>/dev/null");
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = fread(out, 1, cap - 1, p);
@@ -46,7 +47,8 @@ static void test_schema_check(void **state)
     assert_int_equal(run("schema check good.pg", 0, out, sizeof out), 0);
     assert_non_null(strstr(out, "good.pg: ok (2 node types, 2 edge types)"));
     assert_int_equal(run("schema check bad.pg", 1, out, sizeof out), 1);
-    assert_non_null(strstr(out, "bad.pg:2:17: error[S007]: @key property 'name' must not be nullable"));
+    assert_non_null(
+        strstr(out, "bad.pg:2:17: error[S007]: @key property 'name' must not be nullable"));
     /* the source line, then a caret under column 17 */
     assert_non_null(strstr(out, "\n    name: String? @key\n                  ^\n"));
     assert_int_equal(run("schema check comma.pg", 1, out, sizeof out), 1);
@@ -96,7 +98,8 @@ static void test_lint(void **state)
     json_t *qs = json_object_get(j, "queries");
     assert_int_equal(json_array_size(qs), 2);
     assert_string_equal(json_string_value(json_object_get(json_array_get(qs, 0), "status")), "ok");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(qs, 1), "status")), "error");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(qs, 1), "status")),
+                        "error");
     json_decref(j);
     assert_int_equal(run("lint --schema s.pg ok.gq --json", 0, out, sizeof out), 0);
     j = json_loads(out, 0, &je);
@@ -105,8 +108,10 @@ static void test_lint(void **state)
     json_t *op = json_object_get(q0, "operation");
     json_t *cols = json_object_get(op, "result");
     assert_int_equal(json_array_size(cols), 2);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(cols, 0), "name")), "f.name");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(cols, 0), "kind")), "String");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(cols, 0), "name")),
+                        "f.name");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(cols, 0), "kind")),
+                        "String");
     assert_string_equal(json_string_value(json_object_get(json_array_get(cols, 1), "kind")), "I64");
     json_t *reads = json_object_get(op, "reads");
     assert_int_equal(json_array_size(reads), 2);
@@ -133,8 +138,9 @@ static void test_plan(void **state)
                  "node Firm @rename_from(\"Company\") { name: String @key }\n"
                  "edge Knows: Person -> Person { since: Date? }\n"
                  "edge WorksAt: Person -> Firm\n");
-    put("v3.pg", "node Person { name: String @key\n  age: I64? }\nnode Company { name: String @key }\n"
-                 "edge Knows: Person -> Person { since: Date? }\nedge WorksAt: Person -> Company\n");
+    put("v3.pg",
+        "node Person { name: String @key\n  age: I64? }\nnode Company { name: String @key }\n"
+        "edge Knows: Person -> Person { since: Date? }\nedge WorksAt: Person -> Company\n");
     assert_int_equal(run("schema plan --from v1.pg --to v2.pg", 0, out, sizeof out), 0);
     assert_non_null(strstr(out, "supported"));
     assert_non_null(strstr(out, "rename_type Company: Company -> Firm"));
@@ -180,11 +186,13 @@ static void test_api(void **state)
     /* an empty query file against a good schema is fine; NULL with a length is not */
     assert_og_ok(og_query_lint(&r, "s.pg", SCHEMA, strlen(SCHEMA), "e.gq", "", 0));
     og_lang_report_free(r);
-    assert_og_error(og_query_lint(&r, "s.pg", SCHEMA, strlen(SCHEMA), "e.gq", NULL, 3), OG_E_BAD_REQUEST);
+    assert_og_error(og_query_lint(&r, "s.pg", SCHEMA, strlen(SCHEMA), "e.gq", NULL, 3),
+                    OG_E_BAD_REQUEST);
     assert_null(r);
     /* an unsupported plan is a typed error with the report still given */
-    const char *v2 = "node Person { name: String @key  age: I32 }\nnode Company { name: String @key }\n"
-                     "edge Knows: Person -> Person { since: Date? }\nedge WorksAt: Person -> Company\n";
+    const char *v2 =
+        "node Person { name: String @key  age: I32 }\nnode Company { name: String @key }\n"
+        "edge Knows: Person -> Person { since: Date? }\nedge WorksAt: Person -> Company\n";
     og_schema_plan_options po = OG_SCHEMA_PLAN_OPTIONS_INIT;
     po.from_source = SCHEMA;
     po.from_file = "v1.pg";

@@ -62,7 +62,8 @@ static int no_temporaries_listed(store *s)
     store_list l;
     if (store_list_prefix(s, "", 0, &l) != 0) return 0;
     int ok = 1;
-    for (size_t i = 0; i < l.count; i++) ok &= strstr(l.items[i].key, ".og-tmp-") == NULL;
+    for (size_t i = 0; i < l.count; i++)
+        ok &= strstr(l.items[i].key, ".og-tmp-") == NULL;
     store_list_free(&l);
     return ok;
 }
@@ -171,8 +172,10 @@ static int check_replace(store *s, void *ctx, const crashsim_point *pt)
              (b.len == 6 && !memcmp(c, "newest", 6));
         if (pt->k == 0) ok = ok && b.len == 6;
         /* Acknowledged writes survive: after op k, the k-th write is visible. */
-        if (pt->k >= 3) ok = ok && b.len == 6;
-        else if (pt->k >= 1) ok = ok && b.len == 15;
+        if (pt->k >= 3)
+            ok = ok && b.len == 6;
+        else if (pt->k >= 1)
+            ok = ok && b.len == 15;
     }
     core_buf_free(&b);
     return !ok;

@@ -149,8 +149,8 @@ static void test_crash_power_loss(void **state)
         assert_true(strcmp(got, "before") == 0 || strncmp("AFTER-LONGER", got, strlen(got)) == 0);
         assert_true(strcmp(got, "AFTER-LONGER") != 0);
         int rc = read_str(f->local, "fresh", got, sizeof got);
-        assert_true(rc == OG_E_NOT_FOUND || (rc == 0 && strlen(got) < 8 &&
-                                             strncmp("volatile", got, strlen(got)) == 0));
+        assert_true(rc == OG_E_NOT_FOUND ||
+                    (rc == 0 && strlen(got) < 8 && strncmp("volatile", got, strlen(got)) == 0));
         /* An unsynced delete comes undone. */
         assert_og_ok(read_str(f->local, "gone", got, sizeof got));
         assert_string_equal(got, "here");

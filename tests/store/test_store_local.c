@@ -182,7 +182,8 @@ static void test_list(void **state)
 {
     fixture *f = *state;
     const char *keys[] = {"t/b", "t/a/2", "t/a/1", "t/c/x/y", "t/ab", "u/z", "top"};
-    for (size_t i = 0; i < 7; i++) assert_og_ok(store_put(f->s, keys[i], "v", 1, 0));
+    for (size_t i = 0; i < 7; i++)
+        assert_og_ok(store_put(f->s, keys[i], "v", 1, 0));
     store_list l;
     assert_og_ok(store_list_prefix(f->s, "t/", 0, &l));
     const char *want[] = {"t/a/1", "t/a/2", "t/ab", "t/b", "t/c/x/y"};
@@ -200,7 +201,8 @@ static void test_list(void **state)
     assert_og_ok(store_list_prefix(f->s, "t/", STORE_LIST_DELIMITED, &l));
     const char *dwant[] = {"t/a/", "t/ab", "t/b", "t/c/"};
     assert_int_equal(l.count, 4);
-    for (size_t i = 0; i < 4; i++) assert_string_equal(l.items[i].key, dwant[i]);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(l.items[i].key, dwant[i]);
     assert_true(l.items[0].is_prefix);
     assert_false(l.items[1].is_prefix);
     store_list_free(&l);
@@ -221,8 +223,9 @@ static void test_list(void **state)
 static void test_bad_keys(void **state)
 {
     fixture *f = *state;
-    const char *bad[] = {"", "/etc/passwd", "a//b", "a/../b", "..", "../x", "a/.", "./a", "a/",
-                         ".og-tmp-1", "d/.og-tmp-x", ".og-locks/x", "a\x01b"};
+    const char *bad[] = {"",      "/etc/passwd", "a//b", "a/../b",    "..",          "../x",
+                         "a/.",   "./a",         "a/",   ".og-tmp-1", "d/.og-tmp-x", ".og-locks/x",
+                         "a\x01b"};
     core_buf b = CORE_BUF_INIT;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_og_error(store_put(f->s, bad[i], "x", 1, 0), OG_E_BAD_REQUEST);
@@ -628,7 +631,8 @@ static void test_crash_inside_sync_put_if_absent(void **state)
             get_eq(f->s, key, "MANIFEST");
         store_list l;
         assert_og_ok(store_list_prefix(f->s, "", 0, &l));
-        for (size_t j = 0; j < l.count; j++) assert_null(strstr(l.items[j].key, ".og-tmp-"));
+        for (size_t j = 0; j < l.count; j++)
+            assert_null(strstr(l.items[j].key, ".og-tmp-"));
         store_list_free(&l);
         /* The name is still free for the next writer when the dead one did not publish. */
         if (i < 2) assert_og_ok(store_put_if_absent(f->s, key, "NEXT", 4, 0));
@@ -661,7 +665,8 @@ static void test_locks(void **state)
     /* Lock files are never listed. */
     store_list l;
     assert_og_ok(store_list_prefix(f->s, "", 0, &l));
-    for (size_t i = 0; i < l.count; i++) assert_null(strstr(l.items[i].key, ".og-"));
+    for (size_t i = 0; i < l.count; i++)
+        assert_null(strstr(l.items[i].key, ".og-"));
     store_list_free(&l);
 }
 
@@ -729,7 +734,8 @@ static void test_lock_across_processes(void **state)
     if (pid == 0) {
         store *s;
         store_lock *l;
-        if (store_local_open(&s, f->dir) != 0 || store_lock_acquire(s, "sidecar/x", 0, &l) != 0) _exit(1);
+        if (store_local_open(&s, f->dir) != 0 || store_lock_acquire(s, "sidecar/x", 0, &l) != 0)
+            _exit(1);
         if (write(ready[1], "r", 1) != 1) _exit(2);
         char c;
         if (read(go[0], &c, 1) != 1) _exit(3);
@@ -791,8 +797,8 @@ static void test_nested_root(void **state)
     assert_og_error(store_local_open(&s, "/proc/no/such/root"), OG_E_STORAGE);
 }
 
-#define CONTRACT(fn)                                                                           \
-    cmocka_unit_test_setup_teardown(fn, setup_local, teardown),                               \
+#define CONTRACT(fn)                                                                               \
+    cmocka_unit_test_setup_teardown(fn, setup_local, teardown),                                    \
         cmocka_unit_test_setup_teardown(fn, setup_fault, teardown)
 
 int main(void)

@@ -179,7 +179,8 @@ static void test_threads(void **state)
         args[i] = (thread_arg){.s = s, .id = i, .bar = &bar};
         pthread_create(&th[i], NULL, thread_main, &args[i]);
     }
-    for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < T; i++)
+        pthread_join(th[i], NULL);
     for (int r = 0; r < ROUNDS; r++) {
         int winners = 0;
         for (int i = 0; i < T; i++) {

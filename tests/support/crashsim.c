@@ -62,8 +62,8 @@ void crashsim_run(const crashsim_case *c, crashsim_report *out)
             if (one_run(c, k, n, mode, seed, NULL) != 0 && out->violations++ == 0)
                 snprintf(out->first, sizeof out->first,
                          "%s: invariant failed after a %s (seed %llu) at durable op %llu of %llu",
-                         c->name, mode_name(mode), (unsigned long long)seed,
-                         (unsigned long long)k, (unsigned long long)n);
+                         c->name, mode_name(mode), (unsigned long long)seed, (unsigned long long)k,
+                         (unsigned long long)n);
         }
     }
 }

@@ -57,7 +57,8 @@ int main(int argc, char **argv)
 {
     unsigned count = 0;
     int rc = 0;
-    for (int i = 1; i < argc; i++) rc |= run_path(argv[i], &count);
+    for (int i = 1; i < argc; i++)
+        rc |= run_path(argv[i], &count);
     printf("%u passed, %d failed\n", count, rc ? 1 : 0);
     return rc;
 }

@@ -20,8 +20,9 @@ int test_interop_group_setup(void **state)
     snprintf(cmd, sizeof cmd, "'%s/setup.sh' 1>&2", g_dir);
     int st = system(cmd);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "interop: %s/setup.sh failed: node/npm or the pinned lancedb packages "
-                        "are unavailable, so the interop suite cannot run\n",
+        fprintf(stderr,
+                "interop: %s/setup.sh failed: node/npm or the pinned lancedb packages "
+                "are unavailable, so the interop suite cannot run\n",
                 g_dir);
         return -1;
     }

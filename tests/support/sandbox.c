@@ -18,7 +18,8 @@ void test_sandbox_new(char *path, size_t cap, const char *tag)
     const char *base = getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";
     int n = snprintf(path, cap, "%s/og-%s-XXXXXX", base, tag && *tag ? tag : "test");
-    if (n < 0 || (size_t)n >= cap) fail_msg("sandbox path under %s does not fit %zu bytes", base, cap);
+    if (n < 0 || (size_t)n >= cap)
+        fail_msg("sandbox path under %s does not fit %zu bytes", base, cap);
     if (!mkdtemp(path)) fail_msg("cannot make the sandbox %s", path);
 }
 

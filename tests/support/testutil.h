@@ -24,21 +24,21 @@ void test_write_file(const char *path, const void *data, size_t len);
 char *test_capture(const char *cmd, int *exit_status);
 
 /* Assert that rc is `code` and the thread's error agrees and has a message. */
-#define assert_og_error(rc, want)                                                              \
-    do {                                                                                       \
-        int rc__ = (rc);                                                                       \
-        if (rc__ != (want))                                                                    \
-            fail_msg("expected %s, got %s (%d): %s", og_code_name(want), og_code_name(rc__),   \
-                     rc__, og_error_last()->message);                                          \
-        assert_int_equal(og_error_last()->code, (want));                                       \
-        assert_true(og_error_last()->message[0] != '\0');                                      \
+#define assert_og_error(rc, want)                                                                  \
+    do {                                                                                           \
+        int rc__ = (rc);                                                                           \
+        if (rc__ != (want))                                                                        \
+            fail_msg("expected %s, got %s (%d): %s", og_code_name(want), og_code_name(rc__), rc__, \
+                     og_error_last()->message);                                                    \
+        assert_int_equal(og_error_last()->code, (want));                                           \
+        assert_true(og_error_last()->message[0] != '\0');                                          \
     } while (0)
 
-#define assert_og_ok(rc)                                                                       \
-    do {                                                                                       \
-        int rc__ = (rc);                                                                       \
-        if (rc__ != 0) fail_msg("expected ok, got %s: %s", og_code_name(rc__),                 \
-                                og_error_last()->message);                                     \
+#define assert_og_ok(rc)                                                                           \
+    do {                                                                                           \
+        int rc__ = (rc);                                                                           \
+        if (rc__ != 0)                                                                             \
+            fail_msg("expected ok, got %s: %s", og_code_name(rc__), og_error_last()->message);     \
     } while (0)
 
 #endif

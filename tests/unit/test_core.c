@@ -153,15 +153,18 @@ static void test_large_realloc(void **state)
     size_t n = (size_t)1 << 20;
     unsigned char *p = core_malloc(n);
     assert_non_null(p);
-    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(i * 31 + 7);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(i * 31 + 7);
     size_t filled = n;
     while (n < ((size_t)64 << 20)) {
         n *= 2;
         p = core_realloc(p, n);
         assert_non_null(p);
-        for (size_t i = 0; i < filled; i += 4093) assert_int_equal(p[i], (unsigned char)(i * 31 + 7));
+        for (size_t i = 0; i < filled; i += 4093)
+            assert_int_equal(p[i], (unsigned char)(i * 31 + 7));
         assert_int_equal(p[filled - 1], (unsigned char)((filled - 1) * 31 + 7));
-        for (size_t i = filled; i < n; i++) p[i] = (unsigned char)(i * 31 + 7);
+        for (size_t i = filled; i < n; i++)
+            p[i] = (unsigned char)(i * 31 + 7);
         filled = n;
     }
     core_alloc_fail_at(1, 0);
@@ -170,10 +173,12 @@ static void test_large_realloc(void **state)
     assert_int_equal(p[n - 1], (unsigned char)((n - 1) * 31 + 7));
     p = core_realloc(p, (size_t)8 << 20); /* shrink within the large range */
     assert_non_null(p);
-    for (size_t i = 0; i < ((size_t)8 << 20); i += 4093) assert_int_equal(p[i], (unsigned char)(i * 31 + 7));
+    for (size_t i = 0; i < ((size_t)8 << 20); i += 4093)
+        assert_int_equal(p[i], (unsigned char)(i * 31 + 7));
     unsigned char *z = core_calloc((size_t)6 << 20, 1);
     assert_non_null(z);
-    for (size_t i = 0; i < ((size_t)6 << 20); i += 4096) assert_int_equal(z[i], 0);
+    for (size_t i = 0; i < ((size_t)6 << 20); i += 4096)
+        assert_int_equal(z[i], 0);
     core_free(z);
     core_free(p);
 }
@@ -195,7 +200,8 @@ static void test_buf(void **state)
     assert_int_equal(b.data[11], 0x88);
     assert_og_ok(core_buf_resize(&b, 3));
     assert_string_equal(core_buf_cstr(&b), "abc");
-    for (int i = 0; i < 10000; i++) assert_og_ok(core_buf_append(&b, "0123456789", 10));
+    for (int i = 0; i < 10000; i++)
+        assert_og_ok(core_buf_append(&b, "0123456789", 10));
     assert_int_equal(b.len, 100003);
     size_t len;
     unsigned char *d = core_buf_detach(&b, &len);
@@ -364,7 +370,8 @@ static void test_failpoints(void **state)
     core_fp_clear_all();
     assert_int_equal(site(), 0);
     assert_og_ok(core_fp_set("test.site", CORE_FP_COUNT, 0, 0));
-    for (int i = 0; i < 5; i++) assert_int_equal(site(), 0);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(site(), 0);
     assert_int_equal(core_fp_hits("test.site"), 5);
     assert_og_ok(core_fp_set("test.site", CORE_FP_ERROR, OG_E_NOT_FOUND, 0));
     assert_og_error(site(), OG_E_NOT_FOUND);
@@ -451,12 +458,19 @@ static void test_log_sink(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_version),       cmocka_unit_test(test_error_model),
-        cmocka_unit_test(test_error_is_per_thread), cmocka_unit_test(test_alloc_fail_nth),
-        cmocka_unit_test(test_arena),         cmocka_unit_test(test_buf), cmocka_unit_test(test_large_realloc),
-        cmocka_unit_test(test_ulid),          cmocka_unit_test(test_json),
-        cmocka_unit_test(test_hash),          cmocka_unit_test(test_clock),
-        cmocka_unit_test(test_failpoints),    cmocka_unit_test(test_log_sink),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_error_model),
+        cmocka_unit_test(test_error_is_per_thread),
+        cmocka_unit_test(test_alloc_fail_nth),
+        cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_large_realloc),
+        cmocka_unit_test(test_ulid),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_hash),
+        cmocka_unit_test(test_clock),
+        cmocka_unit_test(test_failpoints),
+        cmocka_unit_test(test_log_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,10 +44,11 @@ static void test_total_order(void **state)
     };
     write_gate_set *set;
     assert_og_ok(write_gates_acquire(g, keys, 7, 0, &set));
-    const char *want[] = {"0:retention",       "1:schema",          "2:main",
-                          "3:feat/nodes/Zed",  "3:main/edges/Knows", "3:main/nodes/Person"};
+    const char *want[] = {"0:retention",      "1:schema",           "2:main",
+                          "3:feat/nodes/Zed", "3:main/edges/Knows", "3:main/nodes/Person"};
     assert_int_equal(write_gate_set_count(set), 6);
-    for (size_t i = 0; i < 6; i++) assert_string_equal(write_gate_set_name(set, i), want[i]);
+    for (size_t i = 0; i < 6; i++)
+        assert_string_equal(write_gate_set_name(set, i), want[i]);
     write_gate_set_release(set);
     write_gate_set_release(NULL);
     write_gate_stats st;
@@ -92,9 +93,9 @@ typedef struct worker {
 } worker;
 
 static const write_gate_key ALL[NKEYS] = {
-    {WRITE_GATE_SCHEMA, "schema", NULL},  {WRITE_GATE_BRANCH, "main", NULL},
-    {WRITE_GATE_BRANCH, "feat", NULL},    {WRITE_GATE_TABLE, "main", "a"},
-    {WRITE_GATE_TABLE, "main", "b"},      {WRITE_GATE_TABLE, "feat", "a"},
+    {WRITE_GATE_SCHEMA, "schema", NULL}, {WRITE_GATE_BRANCH, "main", NULL},
+    {WRITE_GATE_BRANCH, "feat", NULL},   {WRITE_GATE_TABLE, "main", "a"},
+    {WRITE_GATE_TABLE, "main", "b"},     {WRITE_GATE_TABLE, "feat", "a"},
 };
 
 static void *work(void *p)
@@ -112,7 +113,8 @@ static void *work(void *p)
             idx[i] = idx[j];
             idx[j] = t;
         }
-        for (int i = 0; i < n; i++) ks[i] = ALL[idx[i]];
+        for (int i = 0; i < n; i++)
+            ks[i] = ALL[idx[i]];
         write_gate_set *set;
         if (write_gates_acquire(w->g, ks, (size_t)n, STORE_LOCK_WAIT_FOREVER, &set) != 0) {
             w->violations++;
@@ -120,7 +122,8 @@ static void *work(void *p)
         }
         for (int i = 0; i < n; i++)
             if (atomic_fetch_add(&w->inside[idx[i]], 1) != 0) w->violations++;
-        for (int i = 0; i < n; i++) atomic_fetch_sub(&w->inside[idx[i]], 1);
+        for (int i = 0; i < n; i++)
+            atomic_fetch_sub(&w->inside[idx[i]], 1);
         write_gate_set_release(set);
     }
     return NULL;
@@ -140,7 +143,8 @@ static void test_no_deadlock_mutual_exclusion(void **state)
         ws[i].violations = 0;
         pthread_create(&th[i], NULL, work, &ws[i]);
     }
-    for (int i = 0; i < NTHREADS; i++) pthread_join(th[i], NULL); /* all, before any assert */
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL); /* all, before any assert */
     for (int i = 0; i < NTHREADS; i++) {
         assert_int_equal(ws[i].violations, 0);
         write_gates_close(ws[i].g);

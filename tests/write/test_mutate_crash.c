@@ -24,19 +24,18 @@
 #define MUTATE_CRASH_GROUP 1
 #endif
 
-static const char *SCHEMA =
-    "node Person {\n"
-    "    name: String @key\n"
-    "    age: I32?\n"
-    "}\n"
-    "node Company {\n"
-    "    name: String @key\n"
-    "}\n"
-    "node Note {\n"
-    "    text: String\n"
-    "}\n"
-    "edge WorksAt: Person -> Company { role: String? }\n"
-    "edge Tagged: Person -> Note\n";
+static const char *SCHEMA = "node Person {\n"
+                            "    name: String @key\n"
+                            "    age: I32?\n"
+                            "}\n"
+                            "node Company {\n"
+                            "    name: String @key\n"
+                            "}\n"
+                            "node Note {\n"
+                            "    text: String\n"
+                            "}\n"
+                            "edge WorksAt: Person -> Company { role: String? }\n"
+                            "edge Tagged: Person -> Note\n";
 
 #define N_TABLES 5
 static const char *const ALIASES[N_TABLES] = {"node:Person", "node:Company", "node:Note",
@@ -54,8 +53,8 @@ static const char *const READS =
 
 typedef struct crash_ctx {
     const char *name;
-    const char *gq;                /* the mutation */
-    char *before, *after;          /* content signatures */
+    const char *gq;       /* the mutation */
+    char *before, *after; /* content signatures */
     unsigned saw_old, saw_new;
     wf_recovery_counts rec; /* recoveries the checks saw, by outcome */
 } crash_ctx;
@@ -68,8 +67,7 @@ static int run_mutation(write_graph *g, const char *gq, exec_mutate_result *res)
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
     int rc = lang_query_set_build(&qs, g->h->catalog, gq, strlen(gq), "m.gq", &d);
-    if (rc == 0)
-        rc = exec_mutate_run(res, g, &qs->queries[0], NULL, NULL);
+    if (rc == 0) rc = exec_mutate_run(res, g, &qs->queries[0], NULL, NULL);
     lang_query_set_free(qs);
     core_arena_free(&a);
     return rc;
@@ -86,18 +84,15 @@ static char *signature(store *s, const lang_catalog *cat)
     graph_snapshot *snap = NULL;
     core_buf b = CORE_BUF_INIT;
     int rc = lang_query_set_build(&qs, cat, READS, strlen(READS), "r.gq", &d);
-    if (rc == 0)
-        rc = graph_snapshot_load(&snap, s, NULL, 0, 0);
+    if (rc == 0) rc = graph_snapshot_load(&snap, s, NULL, 0, 0);
     for (size_t q = 0; rc == 0 && q < qs->n_queries; q++) {
         exec_result *r = NULL;
         rc = exec_query_run(&r, cat, snap, s, &qs->queries[q], NULL, NULL);
         for (uint64_t i = 0; rc == 0 && i < exec_result_n_rows(r); i++) {
             rc = exec_result_row_json(r, i, &b);
-            if (rc == 0)
-                rc = core_buf_append_byte(&b, '\n');
+            if (rc == 0) rc = core_buf_append_byte(&b, '\n');
         }
-        if (rc == 0)
-            rc = core_buf_append_str(&b, "--\n");
+        if (rc == 0) rc = core_buf_append_str(&b, "--\n");
         exec_result_free(r);
     }
     char *out = rc == 0 ? strdup(core_buf_cstr(&b)) : NULL;
@@ -116,19 +111,19 @@ static int build_template(store *s)
 {
     write_init_result ir;
     int rc = write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     write_graph *g = NULL;
-    if ((rc = write_graph_open(&g, wf_borrow(s), "", NULL)) != 0)
-        return rc;
-    rc = wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":1}}\n"
-                      "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":2}}\n"
-                      "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
-                      "{\"type\":\"Company\",\"data\":{\"name\":\"zeta\"}}\n"
-                      "{\"type\":\"Note\",\"data\":{\"text\":\"n1\"}}\n"
-                      "{\"type\":\"Note\",\"data\":{\"text\":\"n2\"}}\n"
-                      "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n"
-                      "{\"edge\":\"WorksAt\",\"from\":\"bob\",\"to\":\"acme\"}\n", EXEC_LOAD_APPEND, NULL);
+    if ((rc = write_graph_open(&g, wf_borrow(s), "", NULL)) != 0) return rc;
+    rc = wf_load(g,
+                 "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":1}}\n"
+                 "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":2}}\n"
+                 "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                 "{\"type\":\"Company\",\"data\":{\"name\":\"zeta\"}}\n"
+                 "{\"type\":\"Note\",\"data\":{\"text\":\"n1\"}}\n"
+                 "{\"type\":\"Note\",\"data\":{\"text\":\"n2\"}}\n"
+                 "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n"
+                 "{\"edge\":\"WorksAt\",\"from\":\"bob\",\"to\":\"acme\"}\n",
+                 EXEC_LOAD_APPEND, NULL);
     /* ann and bob are tagged with n1 (its generated id is read back for the edges) */
     if (rc == 0) {
         graph_snapshot *snap = NULL;
@@ -136,18 +131,14 @@ static int build_template(store *s)
         const graph_table *nt = rc == 0 ? graph_snapshot_table(snap, "node:Note") : NULL;
         lance_dataset *ds = NULL;
         arrow_batch *nb = NULL;
-        if (rc == 0 && !nt)
-            rc = OG_E_INTERNAL;
-        if (rc == 0)
-            rc = graph_table_open(&ds, g->h->s, nt, LANCE_ACCESS_READ);
-        if (rc == 0)
-            rc = lance_dataset_scan_all(&nb, ds, NULL);
+        if (rc == 0 && !nt) rc = OG_E_INTERNAL;
+        if (rc == 0) rc = graph_table_open(&ds, g->h->s, nt, LANCE_ACCESS_READ);
+        if (rc == 0) rc = lance_dataset_scan_all(&nb, ds, NULL);
         for (int64_t i = 0; rc == 0 && i < nb->num_rows; i++) {
             size_t tn, idn;
             const uint8_t *t = arrow_array_get_bytes(nb->columns[1], i, &tn);
             const uint8_t *id = arrow_array_get_bytes(nb->columns[0], i, &idn);
-            if (tn != 2 || memcmp(t, "n1", 2) != 0)
-                continue;
+            if (tn != 2 || memcmp(t, "n1", 2) != 0) continue;
             char line[256];
             snprintf(line, sizeof line,
                      "{\"edge\":\"Tagged\",\"from\":\"ann\",\"to\":\"%.*s\"}\n"
@@ -177,11 +168,9 @@ static int setup_graph(store *s, void *vctx)
         test_sandbox_new(template_dir, sizeof template_dir, "mcrash-template");
         store *t = NULL;
         int rc = store_local_open(&t, template_dir);
-        if (rc == 0)
-            rc = build_template(t);
+        if (rc == 0) rc = build_template(t);
         store_close(t);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
     }
     return copy_template(store_local_root(s));
 }
@@ -192,24 +181,22 @@ static int op_mutate(store *s, void *vctx)
     write_graph *g = NULL;
     int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
     exec_mutate_result r;
-    if (rc == 0)
-        rc = run_mutation(g, c->gq, &r);
-    if (rc == 0 && !r.write.committed)
-        rc = OG_E_INTERNAL; /* every case changes something */
+    if (rc == 0) rc = run_mutation(g, c->gq, &r);
+    if (rc == 0 && !r.write.committed) rc = OG_E_INTERNAL; /* every case changes something */
     write_graph_close(g);
     return rc;
 }
 
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            print_message("%s k=%llu mode=%d: ", c->name, (unsigned long long)pt->k,          \
-                          (int)pt->mode);                                                      \
-            print_message(__VA_ARGS__);                                                        \
-            print_message("\n");                                                               \
-            rc = 1;                                                                            \
-            goto out;                                                                          \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            print_message("%s k=%llu mode=%d: ", c->name, (unsigned long long)pt->k,               \
+                          (int)pt->mode);                                                          \
+            print_message(__VA_ARGS__);                                                            \
+            print_message("\n");                                                                   \
+            rc = 1;                                                                                \
+            goto out;                                                                              \
+        }                                                                                          \
     } while (0)
 
 static int check_graph(store *s, void *vctx, const crashsim_point *pt)
@@ -221,8 +208,7 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     char *sig = NULL;
     char why[512];
     CHECK(wf_open_recovered(s, &g, &c->rec, why, sizeof why) == 0, "%s", why);
-    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s",
-          og_error_last()->message);
+    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s", og_error_last()->message);
     for (size_t i = 0; i < N_TABLES; i++) {
         const graph_table *t = graph_snapshot_table(snap, ALIASES[i]);
         CHECK(t != NULL, "no table %s", ALIASES[i]);
@@ -284,7 +270,8 @@ static void run_case(const char *name, const char *gq, unsigned min_effects)
     print_message("%s: %llu durable ops, %llu crash runs, old %u new %u, recovered %u "
                   "(rolled back %u, rolled forward %u, discarded %u)\n",
                   name, (unsigned long long)rep.n, (unsigned long long)rep.runs, c.saw_old,
-                  c.saw_new, c.rec.recovered, c.rec.rolled_back, c.rec.rolled_forward, c.rec.discarded);
+                  c.saw_new, c.rec.recovered, c.rec.rolled_back, c.rec.rolled_forward,
+                  c.rec.discarded);
     free(c.before);
     free(c.after);
     if (rep.violations)
@@ -294,8 +281,7 @@ static void run_case(const char *name, const char *gq, unsigned min_effects)
     assert_true(c.saw_old > 0 && c.saw_new > 0);
     assert_true(c.rec.discarded > 0);      /* sidecar durable, no effect */
     assert_true(c.rec.rolled_forward > 0); /* all effects done (or committed), sidecar left */
-    if (min_effects > 1)
-        assert_true(c.rec.rolled_back > 0); /* some effects done, not all */
+    if (min_effects > 1) assert_true(c.rec.rolled_back > 0); /* some effects done, not all */
 }
 
 #if MUTATE_CRASH_GROUP == 1
@@ -346,7 +332,6 @@ int main(void)
 #endif
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (template_dir[0])
-        test_sandbox_done(template_dir);
+    if (template_dir[0]) test_sandbox_done(template_dir);
     return rc;
 }

@@ -23,15 +23,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *SCHEMA =
-    "node Person {\n"
-    "    name: String @key\n"
-    "    age: I32?\n"
-    "}\n"
-    "node Company {\n"
-    "    name: String @key\n"
-    "}\n"
-    "edge WorksAt: Person -> Company { role: String? }\n";
+static const char *SCHEMA = "node Person {\n"
+                            "    name: String @key\n"
+                            "    age: I32?\n"
+                            "}\n"
+                            "node Company {\n"
+                            "    name: String @key\n"
+                            "}\n"
+                            "edge WorksAt: Person -> Company { role: String? }\n";
 
 #define NWRITERS 6
 
@@ -43,8 +42,7 @@ static int run_mutation(write_graph *g, const char *gq, exec_mutate_result *res)
     lang_diags_init(&d, &a);
     lang_query_set *qs = NULL;
     int rc = lang_query_set_build(&qs, g->h->catalog, gq, strlen(gq), "m.gq", &d);
-    if (rc == 0)
-        rc = exec_mutate_run(res, g, &qs->queries[0], NULL, NULL);
+    if (rc == 0) rc = exec_mutate_run(res, g, &qs->queries[0], NULL, NULL);
     lang_query_set_free(qs);
     core_arena_free(&a);
     return rc;
@@ -158,8 +156,8 @@ static void final_state(const char *dir, int64_t *age, uint64_t *edges, uint64_t
     *edges = graph_snapshot_table(snap, "edge:WorksAt")->row_count;
     *companies = graph_snapshot_table(snap, "node:Company")->row_count;
     lance_dataset *ds = NULL;
-    assert_og_ok(graph_table_open(&ds, s, graph_snapshot_table(snap, "node:Person"),
-                                  LANCE_ACCESS_READ));
+    assert_og_ok(
+        graph_table_open(&ds, s, graph_snapshot_table(snap, "node:Person"), LANCE_ACCESS_READ));
     arrow_batch *b = NULL;
     assert_og_ok(lance_dataset_scan_all(&b, ds, NULL));
     *age = -1;
@@ -167,8 +165,7 @@ static void final_state(const char *dir, int64_t *age, uint64_t *edges, uint64_t
     for (int64_t r = 0; r < b->num_rows; r++) {
         size_t l;
         const uint8_t *v = arrow_array_get_bytes(b->columns[0], r, &l);
-        if (l == 3 && memcmp(v, "ann", 3) == 0)
-            *age = arrow_array_get_int(b->columns[ai], r);
+        if (l == 3 && memcmp(v, "ann", 3) == 0) *age = arrow_array_get_int(b->columns[ai], r);
     }
     arrow_batch_free(b);
     lance_dataset_free(ds);
@@ -197,8 +194,8 @@ static void summarize(const char *what, const outcome *o)
         failed += o[i].rc != 0;
         re += o[i].reprepares;
     }
-    print_message("%s: %u committed, %u no-op, %u failed typed, %u re-prepares\n", what, ok,
-                  noop, failed, re);
+    print_message("%s: %u committed, %u no-op, %u failed typed, %u re-prepares\n", what, ok, noop,
+                  failed, re);
 }
 
 static void check_update_vs_delete(const char *dir, const outcome *o)
@@ -217,8 +214,7 @@ static void check_update_vs_delete(const char *dir, const outcome *o)
     }
     int order[NWRITERS];
     for (int i = 0; i < NWRITERS; i++)
-        if (o[i].rc == 0 && o[i].committed)
-            order[committed++] = i;
+        if (o[i].rc == 0 && o[i].committed) order[committed++] = i;
     /* commit order = manifest version order (distinct versions) */
     for (unsigned a = 1; a < committed; a++)
         for (unsigned b = a; b > 0 && o[order[b - 1]].mver > o[order[b]].mver; b--) {
@@ -228,8 +224,7 @@ static void check_update_vs_delete(const char *dir, const outcome *o)
         }
     for (unsigned k = 0; k < committed; k++) {
         int w = order[k];
-        if (k)
-            assert_true(o[order[k - 1]].mver < o[w].mver);
+        if (k) assert_true(o[order[k - 1]].mver < o[w].mver);
         /* every committed write found ann alive: nothing acts on a deleted node */
         assert_true(age >= 0);
         if (w % 2 == 0) {
@@ -367,8 +362,7 @@ typedef struct interleave {
 static void insert_edge_now(void *p)
 {
     interleave *il = p;
-    if (il->fired++)
-        return;
+    if (il->fired++) return;
     write_graph *g2 = NULL;
     assert_og_ok(wf_open(&g2, il->dir));
     exec_mutate_result r;

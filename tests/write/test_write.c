@@ -12,16 +12,15 @@
 #include <dirent.h>
 #include <string.h>
 
-static const char *SCHEMA =
-    "node Person {\n"
-    "    name: String @key\n"
-    "    age: I32?\n"
-    "    email: String? @unique\n"
-    "}\n"
-    "node Company {\n"
-    "    name: String @key\n"
-    "}\n"
-    "edge WorksAt: Person -> Company @card(0..1) { role: String? }\n";
+static const char *SCHEMA = "node Person {\n"
+                            "    name: String @key\n"
+                            "    age: I32?\n"
+                            "    email: String? @unique\n"
+                            "}\n"
+                            "node Company {\n"
+                            "    name: String @key\n"
+                            "}\n"
+                            "edge WorksAt: Person -> Company @card(0..1) { role: String? }\n";
 
 typedef struct fixture {
     char dir[256];
@@ -127,11 +126,11 @@ static void test_load_append_merge_overwrite(void **state)
     fixture *f = *state;
     write_result r;
     assert_og_ok(wf_load(f->g,
-                           "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":30}}\n"
-                           "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":40}}\n"
-                           "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
-                           "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
-                           EXEC_LOAD_APPEND, &r));
+                         "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":30}}\n"
+                         "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":40}}\n"
+                         "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                         "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
+                         EXEC_LOAD_APPEND, &r));
     assert_true(r.committed);
     assert_int_equal(r.manifest_version, 2);
     assert_int_equal(r.n_tables, 3);
@@ -147,18 +146,18 @@ static void test_load_append_merge_overwrite(void **state)
     graph_snapshot_free(s);
 
     /* Strict append of an existing key: typed, nothing written. */
-    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                              EXEC_LOAD_APPEND, &r),
-                    OG_E_KEY_CONFLICT);
+    assert_og_error(
+        wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n", EXEC_LOAD_APPEND, &r),
+        OG_E_KEY_CONFLICT);
     s = snap_of(f->g);
     assert_int_equal(s->manifest_version, 2);
     graph_snapshot_free(s);
 
     /* Merge upserts: ann changes, cid is new. */
     assert_og_ok(wf_load(f->g,
-                           "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":31}}\n"
-                           "{\"type\":\"Person\",\"data\":{\"name\":\"cid\"}}\n",
-                           EXEC_LOAD_MERGE, &r));
+                         "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":31}}\n"
+                         "{\"type\":\"Person\",\"data\":{\"name\":\"cid\"}}\n",
+                         EXEC_LOAD_MERGE, &r));
     assert_int_equal(r.manifest_version, 3);
     assert_int_equal(r.n_tables, 1);
     s = snap_of(f->g);
@@ -166,9 +165,10 @@ static void test_load_append_merge_overwrite(void **state)
     graph_snapshot_free(s);
 
     /* Overwrite replaces only the types present in the file. */
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
-                                 "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
-                           EXEC_LOAD_OVERWRITE, &r));
+    assert_og_ok(wf_load(f->g,
+                         "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                         "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
+                         EXEC_LOAD_OVERWRITE, &r));
     s = snap_of(f->g);
     assert_int_equal(rows_of(s, "node:Company"), 2);
     assert_int_equal(rows_of(s, "node:Person"), 3);
@@ -183,9 +183,10 @@ static void test_validation_failures_write_nothing(void **state)
     fixture *f = *state;
     write_result r;
     /* An edge to a node that does not exist. */
-    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
-                                    "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"nowhere\"}\n",
-                              EXEC_LOAD_APPEND, &r),
+    assert_og_error(wf_load(f->g,
+                            "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+                            "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"nowhere\"}\n",
+                            EXEC_LOAD_APPEND, &r),
                     OG_E_BAD_REQUEST);
     graph_snapshot *s = snap_of(f->g);
     assert_int_equal(s->manifest_version, 1);
@@ -200,21 +201,23 @@ static void test_overwrite_cannot_orphan_edges(void **state)
 {
     fixture *f = *state;
     write_result r;
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
-                                 "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
-                                 "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
-                           EXEC_LOAD_APPEND, &r));
+    assert_og_ok(wf_load(f->g,
+                         "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+                         "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                         "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
+                         EXEC_LOAD_APPEND, &r));
     assert_og_error(wf_load(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
-                              EXEC_LOAD_OVERWRITE, &r),
+                            EXEC_LOAD_OVERWRITE, &r),
                     OG_E_BAD_REQUEST);
     assert_non_null(strstr(og_error_last()->message, "dangling"));
     graph_snapshot *s = snap_of(f->g);
     assert_int_equal(s->manifest_version, 2);
     graph_snapshot_free(s);
     /* Replacing the edges in the same load is fine. */
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n"
-                                 "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"bolt\"}\n",
-                           EXEC_LOAD_OVERWRITE, &r));
+    assert_og_ok(wf_load(f->g,
+                         "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n"
+                         "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"bolt\"}\n",
+                         EXEC_LOAD_OVERWRITE, &r));
     s = snap_of(f->g);
     assert_int_equal(rows_of(s, "edge:WorksAt"), 1);
     assert_int_equal(rows_of(s, "node:Company"), 1);
@@ -241,9 +244,10 @@ static void test_partial_effects_roll_back(void **state)
     fixture *f = *state;
     write_result r;
     assert_og_ok(core_fp_set("write.post_table_effect", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    int rc = wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
-                             "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n",
-                       EXEC_LOAD_APPEND, &r);
+    int rc = wf_load(f->g,
+                     "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+                     "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n",
+                     EXEC_LOAD_APPEND, &r);
     core_fp_clear_all();
     assert_og_error(rc, OG_E_STORAGE);
     assert_non_null(strstr(og_error_last()->message, "undone by recovery"));
@@ -257,8 +261,8 @@ static void test_partial_effects_roll_back(void **state)
     assert_consistent(f->g);
     assert_int_equal(audit_count(f->g, "rolled_back"), 1);
     /* A follow-up write succeeds. */
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                           EXEC_LOAD_APPEND, &r));
+    assert_og_ok(
+        wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n", EXEC_LOAD_APPEND, &r));
     assert_true(r.committed);
     assert_consistent(f->g);
 }
@@ -318,8 +322,8 @@ static void test_confirmed_effects_roll_forward(void **state)
 static void load_leaving_sidecar(fixture *f, write_result *r)
 {
     assert_og_ok(core_fp_set("write.post_publish", CORE_FP_ERROR, OG_E_STORAGE, 1));
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                           EXEC_LOAD_APPEND, r));
+    assert_og_ok(
+        wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n", EXEC_LOAD_APPEND, r));
     core_fp_clear_all();
 }
 
@@ -338,7 +342,7 @@ static void test_stale_sidecar_finalized(void **state)
     free(ids);
     write_result r2;
     assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
-                           EXEC_LOAD_APPEND, &r2));
+                         EXEC_LOAD_APPEND, &r2));
     assert_consistent(f->g);
     assert_int_equal(audit_count(f->g, "rolled_forward"), 1);
     graph_snapshot *s = snap_of(f->g);
@@ -358,9 +362,9 @@ static void test_stale_discarded_sidecar_retired(void **state)
     assert_og_ok(core_fp_set("write.post_sidecar", CORE_FP_ERROR, OG_E_STORAGE, 1));
     assert_og_ok(core_fp_set("recovery.pre_audit", CORE_FP_ERROR, OG_E_STORAGE, 0));
     write_result r;
-    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                              EXEC_LOAD_APPEND, &r),
-                    OG_E_RECOVERY_REQUIRED);
+    assert_og_error(
+        wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n", EXEC_LOAD_APPEND, &r),
+        OG_E_RECOVERY_REQUIRED);
     core_fp_clear_all();
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
@@ -373,14 +377,14 @@ static void test_stale_discarded_sidecar_retired(void **state)
     core_buf copy = CORE_BUF_INIT;
     assert_og_ok(store_get(f->g->h->s, key, 0, STORE_ALL, &copy));
     /* The next write discards it (no effect had happened) and moves the table on. */
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
-                           EXEC_LOAD_APPEND, &r));
+    assert_og_ok(
+        wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n", EXEC_LOAD_APPEND, &r));
     assert_int_equal(audit_count(f->g, "discarded"), 1);
     /* The copy comes back. */
     assert_og_ok(store_put(f->g->h->s, key, copy.data, copy.len, 0));
     core_buf_free(&copy);
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"cy\"}}\n",
-                           EXEC_LOAD_APPEND, &r));
+    assert_og_ok(
+        wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"cy\"}}\n", EXEC_LOAD_APPEND, &r));
     assert_true(r.committed);
     store_meta m;
     assert_og_error(store_head(f->g->h->s, key, &m), OG_E_NOT_FOUND);
@@ -458,14 +462,14 @@ static void test_live_owner_blocks_barrier(void **state)
         skip();
     }
     write_result r2;
-    int rc = wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
-                       EXEC_LOAD_APPEND, &r2);
+    int rc =
+        wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n", EXEC_LOAD_APPEND, &r2);
     assert_og_error(rc, OG_E_RECOVERY_REQUIRED);
     assert_string_equal(og_error_last()->operation_id, r.operation_id);
     store_lock_release(l);
     store_close(other);
     assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\"}}\n",
-                           EXEC_LOAD_APPEND, &r2));
+                         EXEC_LOAD_APPEND, &r2));
     assert_consistent(f->g);
 }
 
@@ -541,7 +545,7 @@ static void test_bad_sidecars(void **state)
     for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
         assert_og_ok(store_put(f->g->h->s, key, damage[i], strlen(damage[i]), 0));
         assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                                  EXEC_LOAD_APPEND, &r),
+                                EXEC_LOAD_APPEND, &r),
                         OG_E_RECOVERY_REQUIRED);
         assert_non_null(strstr(og_error_last()->message, key));
         assert_non_null(strstr(og_error_last()->message, "omnigraph recover"));
@@ -561,15 +565,15 @@ static void test_bad_sidecars(void **state)
     store_meta gone;
     assert_og_error(store_head(f->g->h->s, key, &gone), OG_E_NOT_FOUND);
     assert_og_ok(store_put(f->g->h->s, key, "{\"format\":99}", 13, 0));
-    assert_og_error(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                              EXEC_LOAD_APPEND, &r),
-                    OG_E_UNSUPPORTED);
+    assert_og_error(
+        wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n", EXEC_LOAD_APPEND, &r),
+        OG_E_UNSUPPORTED);
     assert_non_null(strstr(og_error_last()->message, "upgrade"));
     assert_og_ok(store_delete(f->g->h->s, key, 0));
     /* A file that is not <ULID>.json is not ours: ignored. */
     assert_og_ok(store_put(f->g->h->s, GRAPH_RECOVERY_DIR "/notes.json", "x", 1, 0));
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n",
-                           EXEC_LOAD_APPEND, &r));
+    assert_og_ok(
+        wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n", EXEC_LOAD_APPEND, &r));
     assert_true(r.committed);
 }
 
@@ -586,10 +590,11 @@ static void test_no_effect_before_sidecar(void **state)
     assert_og_ok(store_fault_open(&fs, local, 1));
     assert_og_ok(write_graph_open(&f->g, fs, f->dir, NULL));
     write_result r;
-    assert_og_ok(wf_load(f->g, "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
-                                 "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
-                                 "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
-                           EXEC_LOAD_APPEND, &r));
+    assert_og_ok(wf_load(f->g,
+                         "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+                         "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                         "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
+                         EXEC_LOAD_APPEND, &r));
     size_t n = 0;
     const store_oplog_entry *log = store_fault_log(fs, &n);
     char sidecar[STORE_KEY_MAX];
@@ -598,16 +603,12 @@ static void test_no_effect_before_sidecar(void **state)
     for (size_t i = 0; i < n; i++) {
         const store_oplog_entry *e = &log[i];
         bool write = e->kind == STORE_OP_PUT || e->kind == STORE_OP_PUT_IF_ABSENT;
-        if (!write || !e->key)
-            continue;
-        if (strcmp(e->key, sidecar) == 0 && sidecar_at == n)
-            sidecar_at = i;
+        if (!write || !e->key) continue;
+        if (strcmp(e->key, sidecar) == 0 && sidecar_at == n) sidecar_at = i;
         bool effect = strstr(e->key, "/_versions/") || strstr(e->key, "/_transactions/") ||
                       strstr(e->key, "/_refs/");
-        if (!effect)
-            continue;
-        if (sidecar_at == n)
-            fail_msg("durable effect %s before the sidecar", e->key);
+        if (!effect) continue;
+        if (sidecar_at == n) fail_msg("durable effect %s before the sidecar", e->key);
         effects_after++;
         if (strncmp(e->key, GRAPH_MANIFEST_DIR "/_versions/", strlen(GRAPH_MANIFEST_DIR) + 11) ==
                 0 &&
@@ -644,9 +645,9 @@ static void test_readonly_open_writes_nothing(void **state)
     write_open_options oo = WRITE_OPEN_OPTIONS_INIT;
     oo.readonly = true;
     assert_og_ok(write_graph_open(&g, ro, f->dir, &oo));
-    assert_og_error(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"x\"}}\n",
-                              EXEC_LOAD_APPEND, &r),
-                    OG_E_BAD_REQUEST);
+    assert_og_error(
+        wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"x\"}}\n", EXEC_LOAD_APPEND, &r),
+        OG_E_BAD_REQUEST);
     write_graph_close(g);
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;

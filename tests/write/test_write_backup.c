@@ -17,10 +17,9 @@
 
 #include <string.h>
 
-static const char *SCHEMA =
-    "node Person { name: String @key  age: I32?  tags: [String]? }\n"
-    "node Company { name: String @key }\n"
-    "edge WorksAt: Person -> Company { role: String? }\n";
+static const char *SCHEMA = "node Person { name: String @key  age: I32?  tags: [String]? }\n"
+                            "node Company { name: String @key }\n"
+                            "edge WorksAt: Person -> Company { role: String? }\n";
 
 static char g_dir[256];
 
@@ -34,14 +33,16 @@ static void build_source(const char *root)
     store_close(s);
     write_graph *g = NULL;
     assert_og_ok(wf_open(&g, root));
-    assert_og_ok(wf_load(g,
-                         "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":1,\"tags\":[\"x\"]}}\n"
-                         "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
-                         "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
-                         EXEC_LOAD_OVERWRITE, NULL));
+    assert_og_ok(
+        wf_load(g,
+                "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":1,\"tags\":[\"x\"]}}\n"
+                "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n"
+                "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
+                EXEC_LOAD_OVERWRITE, NULL));
     for (int i = 0; i < 20; i++) {
         char line[160];
-        snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d}}\n", i, i);
+        snprintf(line, sizeof line,
+                 "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d}}\n", i, i);
         assert_og_ok(wf_load(g, line, EXEC_LOAD_APPEND, NULL));
     }
     assert_og_ok(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"p3\",\"age\":33}}\n",
@@ -143,8 +144,8 @@ static void test_backup_copy(void **state)
     store_close(dst);
     write_graph *g = NULL;
     assert_og_ok(wf_open(&g, dst_dir));
-    assert_og_ok(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"new\"}}\n",
-                         EXEC_LOAD_APPEND, NULL));
+    assert_og_ok(
+        wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"new\"}}\n", EXEC_LOAD_APPEND, NULL));
     write_graph_close(g);
     store_close(src);
 }
@@ -222,7 +223,8 @@ static void test_backup_gives_up(void **state)
     o.test_arg = &rc;
     write_backup_report rep;
     assert_og_error(write_backup(src, dst, &o, &rep), OG_E_NOT_FOUND);
-    if (!strstr(og_error_last()->message, "kept vanishing (3 attempts)")) fail_msg("%s", og_error_last()->message);
+    if (!strstr(og_error_last()->message, "kept vanishing (3 attempts)"))
+        fail_msg("%s", og_error_last()->message);
     assert_int_equal(rc.calls, 2);
     graph_snapshot *b = NULL;
     assert_og_error(graph_snapshot_load(&b, dst, NULL, 0, 0), OG_E_NOT_FOUND);
@@ -287,7 +289,8 @@ static void test_backup_crash(void **state)
     crashsim_case cc = {.name = "backup", .ctx = &c, .op = crash_op, .check = crash_check};
     crashsim_report r;
     crashsim_run(&cc, &r);
-    if (r.violations) fail_msg("%llu violations; first: %s", (unsigned long long)r.violations, r.first);
+    if (r.violations)
+        fail_msg("%llu violations; first: %s", (unsigned long long)r.violations, r.first);
     assert_true(r.n > 10);
     assert_true(c.saw_none > 0);
     assert_true(c.saw_copy > 0);

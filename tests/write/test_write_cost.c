@@ -29,16 +29,15 @@ static const char *SCHEMA = "node Person {\n"
 static int load_one(write_graph *g, unsigned i)
 {
     char text[128];
-    snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":%u}}\n",
-             i, i % 90);
+    snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":%u}}\n", i,
+             i % 90);
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    int rc = exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl",
-                             EXEC_LOAD_APPEND, &st, NULL, NULL);
+    int rc = exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl", EXEC_LOAD_APPEND,
+                             &st, NULL, NULL);
     write_result r;
-    if (rc == 0)
-        rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r);
+    if (rc == 0) rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r);
     graph_change_set_clear(&cs);
     return rc;
 }
@@ -178,17 +177,17 @@ static void print_cost(unsigned depth, const cost *c)
                   (unsigned long long)c->median_round_trips, (unsigned long long)c->min_ops,
                   (unsigned long long)c->max_ops, c->mean_ops, c->mean_fsyncs, c->mean_bytes);
     print_message("            fragments: Person table %zu, graph manifest %zu; sync rounds of "
-                  "a plain write %llu\n", c->table_frags, c->manifest_frags,
-                  (unsigned long long)c->plain_sync_rounds);
-    print_message("            through a fresh open (cheapest of 5): %llu ops (get %llu, list %llu, put %llu, "
-                  "put_if_absent %llu, delete %llu), %llu fsyncs\n",
-                  (unsigned long long)c->cold.total_ops,
-                  (unsigned long long)c->cold.ops[STORE_OP_GET],
-                  (unsigned long long)c->cold.ops[STORE_OP_LIST],
-                  (unsigned long long)c->cold.ops[STORE_OP_PUT],
-                  (unsigned long long)c->cold.ops[STORE_OP_PUT_IF_ABSENT],
-                  (unsigned long long)c->cold.ops[STORE_OP_DELETE],
-                  (unsigned long long)c->cold.fsyncs);
+                  "a plain write %llu\n",
+                  c->table_frags, c->manifest_frags, (unsigned long long)c->plain_sync_rounds);
+    print_message(
+        "            through a fresh open (cheapest of 5): %llu ops (get %llu, list %llu, put "
+        "%llu, "
+        "put_if_absent %llu, delete %llu), %llu fsyncs\n",
+        (unsigned long long)c->cold.total_ops, (unsigned long long)c->cold.ops[STORE_OP_GET],
+        (unsigned long long)c->cold.ops[STORE_OP_LIST],
+        (unsigned long long)c->cold.ops[STORE_OP_PUT],
+        (unsigned long long)c->cold.ops[STORE_OP_PUT_IF_ABSENT],
+        (unsigned long long)c->cold.ops[STORE_OP_DELETE], (unsigned long long)c->cold.fsyncs);
 }
 
 static void test_one_node_load_cost_flat_in_depth(void **state)
@@ -330,7 +329,8 @@ static void test_maintenance_many_tables(void **state)
     char dir[256];
     test_sandbox_new(dir, sizeof dir, "mmt");
     core_buf schema = CORE_BUF_INIT, rows = CORE_BUF_INIT;
-    for (int k = 0; k < TYPES; k++) core_buf_printf(&schema, "node T%d { name: String @key }\n", k);
+    for (int k = 0; k < TYPES; k++)
+        core_buf_printf(&schema, "node T%d { name: String @key }\n", k);
     store *local = NULL;
     assert_og_ok(store_local_open(&local, dir));
     write_init_result ir;

@@ -45,8 +45,8 @@ static void build(const char *dir, unsigned n)
     assert_og_ok(write_graph_open(&g, s, dir, NULL));
     core_buf b = CORE_BUF_INIT;
     for (unsigned i = 0; i < n; i++)
-        assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":%u}}\n",
-                                     i, i % 90));
+        assert_og_ok(core_buf_printf(
+            &b, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":%u}}\n", i, i % 90));
     uint64_t x = 88172645463325252ull;
     for (unsigned i = 0; i < 5 * n; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -86,23 +86,27 @@ static void measure(const char *dir, unsigned n, costs *c)
 {
     char text[256];
     /* an edge between existing people: id conflicts, both endpoints, no @card */
-    snprintf(text, sizeof text, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\"}\n", n / 3, n / 2);
+    snprintf(text, sizeof text, "{\"edge\":\"Knows\",\"from\":\"p%u\",\"to\":\"p%u\"}\n", n / 3,
+             n / 2);
     one(dir, text, EXEC_LOAD_APPEND, &c->edge);
     /* a keyed node merged in: its row found by key (an update of an existing person) */
-    snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":7}}\n", n / 4);
+    snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":7}}\n",
+             n / 4);
     one(dir, text, EXEC_LOAD_MERGE, &c->node);
     /* and a new one */
-    snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"new%u\",\"age\":7}}\n", n);
+    snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"new%u\",\"age\":7}}\n",
+             n);
     one(dir, text, EXEC_LOAD_MERGE, &c->del);
 }
 
 static void print_counts(const char *what, unsigned n, const store_counts *s)
 {
-    print_message("%-26s %6u people: %3llu ops (get %llu, head %llu, list %llu), %7llu bytes read, "
-                  "%6llu written\n", what, n, (unsigned long long)s->total_ops,
-                  (unsigned long long)s->ops[STORE_OP_GET], (unsigned long long)s->ops[STORE_OP_HEAD],
-                  (unsigned long long)s->ops[STORE_OP_LIST], (unsigned long long)s->bytes_read,
-                  (unsigned long long)s->bytes_written);
+    print_message(
+        "%-26s %6u people: %3llu ops (get %llu, head %llu, list %llu), %7llu bytes read, "
+        "%6llu written\n",
+        what, n, (unsigned long long)s->total_ops, (unsigned long long)s->ops[STORE_OP_GET],
+        (unsigned long long)s->ops[STORE_OP_HEAD], (unsigned long long)s->ops[STORE_OP_LIST],
+        (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written);
 }
 
 static void check(const char *what, const store_counts *small, const store_counts *big)
@@ -197,7 +201,8 @@ static void test_write_costs_follow_the_change(void **state)
     check("one-node upsert (new)", &c1.del, &c2.del);
     /* Cold reads (issue 14 item 4): a key lookup with two properties, and a two-hop count. */
     static const char *const reads[2][2] = {
-        {"key lookup", "query q() { match { $p: Person { name: \"p%u\" } } return { $p.name, $p.age } }"},
+        {"key lookup",
+         "query q() { match { $p: Person { name: \"p%u\" } } return { $p.name, $p.age } }"},
         {"two-hop count", "query q() { match { $p: Person { name: \"p%u\" }  $p knows{2,2} $c } "
                           "return { count($c) as n } }"},
     };

@@ -1,6 +1,6 @@
-/* Crash enumeration over the write path (docs/conventions.md, Tests): init and each load mode are run on the
- * fault store, crashing after every durable store operation in both crash modes; the root is
- * then reopened read-write (which recovers) and the invariants checked:
+/* Crash enumeration over the write path (docs/conventions.md, Tests): init and each load mode are
+ * run on the fault store, crashing after every durable store operation in both crash modes; the
+ * root is then reopened read-write (which recovers) and the invariants checked:
  *   - the graph shows exactly the old or exactly the new state (all tables together);
  *   - no sidecar remains after a read-write open;
  *   - every table's manifest pin equals its Lance HEAD;
@@ -22,15 +22,14 @@
 
 #include <string.h>
 
-static const char *SCHEMA =
-    "node Person {\n"
-    "    name: String @key\n"
-    "    age: I32?\n"
-    "}\n"
-    "node Company {\n"
-    "    name: String @key\n"
-    "}\n"
-    "edge WorksAt: Person -> Company { role: String? }\n";
+static const char *SCHEMA = "node Person {\n"
+                            "    name: String @key\n"
+                            "    age: I32?\n"
+                            "}\n"
+                            "node Company {\n"
+                            "    name: String @key\n"
+                            "}\n"
+                            "edge WorksAt: Person -> Company { role: String? }\n";
 
 static const char *BASE = "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":1}}\n";
 
@@ -56,11 +55,9 @@ static int build_template(store *s)
 {
     write_init_result ir;
     int rc = write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir);
-    if (rc != 0)
-        return rc;
+    if (rc != 0) return rc;
     write_graph *g = NULL;
-    if ((rc = write_graph_open(&g, wf_borrow(s), "", NULL)) != 0)
-        return rc;
+    if ((rc = write_graph_open(&g, wf_borrow(s), "", NULL)) != 0) return rc;
     rc = wf_load(g, BASE, EXEC_LOAD_APPEND, NULL);
     write_graph_close(g);
     return rc;
@@ -73,11 +70,9 @@ static int copy_template(store *s, char *dir, size_t cap, const char *tag, int (
         test_sandbox_new(dir, cap, tag);
         store *t = NULL;
         int rc = store_local_open(&t, dir);
-        if (rc == 0)
-            rc = build(t);
+        if (rc == 0) rc = build(t);
         store_close(t);
-        if (rc != 0)
-            return rc;
+        if (rc != 0) return rc;
     }
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "cp -a '%s/.' '%s/'", dir, store_local_root(s));
@@ -95,21 +90,20 @@ static int op_load(store *s, void *vctx)
     crash_ctx *c = vctx;
     write_graph *g = NULL;
     int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
-    if (rc == 0)
-        rc = wf_load(g, c->delta, c->mode, NULL);
+    if (rc == 0) rc = wf_load(g, c->delta, c->mode, NULL);
     write_graph_close(g);
     return rc;
 }
 
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            print_message("k=%llu mode=%d: ", (unsigned long long)pt->k, (int)pt->mode);       \
-            print_message(__VA_ARGS__);                                                        \
-            print_message("\n");                                                               \
-            rc = 1;                                                                            \
-            goto out;                                                                          \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            print_message("k=%llu mode=%d: ", (unsigned long long)pt->k, (int)pt->mode);           \
+            print_message(__VA_ARGS__);                                                            \
+            print_message("\n");                                                                   \
+            rc = 1;                                                                                \
+            goto out;                                                                              \
+        }                                                                                          \
     } while (0)
 
 static int count_hit(void *arg, size_t key, uint64_t addr, const uint8_t *pay, size_t plen)
@@ -167,8 +161,7 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     graph_snapshot *snap = NULL;
     char why[512];
     CHECK(wf_open_recovered(s, &g, &c->rec, why, sizeof why) == 0, "%s", why);
-    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s",
-          og_error_last()->message);
+    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s", og_error_last()->message);
     const char *aliases[3] = {"node:Person", "node:Company", "edge:WorksAt"};
     uint64_t got[3];
     for (size_t i = 0; i < 3; i++) {
@@ -186,7 +179,7 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
         CHECK(index_agrees(s, graph_snapshot_table(snap, aliases[i]), why, sizeof why) == 0, "%s",
               why);
     CHECK(lance_kix_damaged() == damaged0, "a key index segment named by the recovered "
-          "version is missing or damaged");
+                                           "version is missing or damaged");
     bool is_old = memcmp(got, c->before, sizeof got) == 0;
     bool is_new = memcmp(got, c->after, sizeof got) == 0;
     CHECK(is_old || is_new, "torn state %llu/%llu/%llu", (unsigned long long)got[0],
@@ -196,8 +189,8 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     c->saw_old += is_old;
     c->saw_new += is_new && !is_old;
     /* a follow-up write succeeds */
-    CHECK(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"zed\"}}\n", EXEC_LOAD_MERGE, NULL) ==
-              0,
+    CHECK(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"zed\"}}\n", EXEC_LOAD_MERGE,
+                  NULL) == 0,
           "follow-up load: %s", og_error_last()->message);
 out:
     graph_snapshot_free(snap);
@@ -227,7 +220,7 @@ static void run_mode(exec_load_mode mode, const char *delta, const uint64_t befo
     /* The enumeration reached each row of the crash contract. */
     assert_true(rep.n >= 8);
     assert_true(c.saw_old > 0 && c.saw_new > 0);
-    assert_true(c.rec.discarded > 0);     /* sidecar durable, no effect */
+    assert_true(c.rec.discarded > 0);      /* sidecar durable, no effect */
     assert_true(c.rec.rolled_forward > 0); /* all effects done (or committed), sidecar left */
 }
 
@@ -267,8 +260,10 @@ static void test_crash_load_indexed(void **state)
     size_t o = 0;
     for (int i = 0; i < 70; i++)
         o += (size_t)snprintf(delta + o, sizeof delta - o,
-                              "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d}}\n", i, i);
-    o += (size_t)snprintf(delta + o, sizeof delta - o, "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n");
+                              "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\",\"age\":%d}}\n", i,
+                              i);
+    o += (size_t)snprintf(delta + o, sizeof delta - o,
+                          "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n");
     for (int i = 0; i < 70; i++)
         o += (size_t)snprintf(delta + o, sizeof delta - o,
                               "{\"edge\":\"WorksAt\",\"from\":\"p%d\",\"to\":\"acme\"}\n", i);
@@ -319,7 +314,8 @@ static int check_init(store *s, void *vctx, const crashsim_point *pt)
           snap->n_tables, snap->n_commits);
     store_meta meta;
     CHECK(store_head(s, GRAPH_INIT_CLAIM, &meta) == OG_E_NOT_FOUND, "claim left after open");
-    CHECK(wf_load(g, BASE, EXEC_LOAD_APPEND, NULL) == 0, "first load: %s", og_error_last()->message);
+    CHECK(wf_load(g, BASE, EXEC_LOAD_APPEND, NULL) == 0, "first load: %s",
+          og_error_last()->message);
 out:
     graph_snapshot_free(snap);
     write_graph_close(g);
@@ -354,10 +350,8 @@ static int setup_interrupted(store *s, void *vctx)
 {
     int rc = setup_graph(s, vctx);
     write_graph *g = NULL;
-    if (rc == 0)
-        rc = write_graph_open(&g, wf_borrow(s), "", NULL);
-    if (rc != 0)
-        return rc;
+    if (rc == 0) rc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    if (rc != 0) return rc;
     /* fail after the first table effect, and keep in-process recovery from resolving it */
     core_fp_set("write.post_table_effect", CORE_FP_ERROR, OG_E_STORAGE, 1);
     core_fp_set("recovery.pre_restore", CORE_FP_ERROR, OG_E_STORAGE, 0);
@@ -393,8 +387,7 @@ static int check_recovered(store *s, void *vctx, const crashsim_point *pt)
     CHECK(write_audit_list(s, &audit, &n_audit) == 0 && n_audit == 1,
           "%zu audit rows for one interrupted write", n_audit);
     CHECK(strcmp(audit[0].kind, "rolled_back") == 0, "audit says %s", audit[0].kind);
-    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s",
-          og_error_last()->message);
+    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s", og_error_last()->message);
     const char *aliases[3] = {"node:Person", "node:Company", "edge:WorksAt"};
     const uint64_t old_rows[3] = {1, 0, 0};
     for (size_t i = 0; i < 3; i++) {
@@ -447,14 +440,11 @@ static int op_operator_resolve(store *s, void *vctx)
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
     int rc = write_sidecar_list(s, &ids, &n);
-    if (rc == 0 && n != 1)
-        rc = OG_E_INTERNAL;
-    if (rc == 0)
-        rc = open_deferred(s, &g);
+    if (rc == 0 && n != 1) rc = OG_E_INTERNAL;
+    if (rc == 0) rc = open_deferred(s, &g);
     int kind = 0;
     char commit[GRAPH_ID_LEN + 1];
-    if (rc == 0)
-        rc = write_recover_resolve(g, ids[0], ro, &kind, commit);
+    if (rc == 0) rc = write_recover_resolve(g, ids[0], ro, &kind, commit);
     free(ids);
     write_graph_close(g);
     return rc;
@@ -483,8 +473,7 @@ static int setup_damaged(store *s, void *vctx)
     int rc = setup_graph(s, vctx);
     char key[STORE_KEY_MAX];
     write_sidecar_key(key, DAMAGED_ID);
-    if (rc == 0)
-        rc = store_put(s, key, "{\"format\":1}", 12, 0);
+    if (rc == 0) rc = store_put(s, key, "{\"format\":1}", 12, 0);
     return rc;
 }
 
@@ -492,8 +481,7 @@ static size_t audit_rows(store *s, const char *kind)
 {
     write_audit_row *rows = NULL;
     size_t n = 0, k = 0;
-    if (write_audit_list(s, &rows, &n) != 0)
-        return SIZE_MAX;
+    if (write_audit_list(s, &rows, &n) != 0) return SIZE_MAX;
     for (size_t i = 0; i < n; i++)
         k += strcmp(rows[i].kind, kind) == 0;
     free(rows);
@@ -513,8 +501,7 @@ static int check_forced_discard(store *s, void *vctx, const crashsim_point *pt)
         CHECK(store_head(s, key, &m) == 0, "blocked by %s, but the sidecar is gone",
               og_error_last()->message);
         CHECK(audit_rows(s, "discarded_forced") == 0, "blocked although the discard was audited");
-        CHECK(op_operator_resolve(s, vctx) == 0, "resolving again: %s",
-              og_error_last()->message);
+        CHECK(op_operator_resolve(s, vctx) == 0, "resolving again: %s", og_error_last()->message);
         orc = write_graph_open(&g, wf_borrow(s), "", NULL);
     }
     CHECK(orc == 0, "open after the forced discard: %s", og_error_last()->message);
@@ -595,8 +582,7 @@ static int check_optimize(store *s, void *vctx, const crashsim_point *pt)
     lance_dataset *ds = NULL;
     char why[512];
     CHECK(wf_open_recovered(s, &g, &c->rec, why, sizeof why) == 0, "%s", why);
-    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s",
-          og_error_last()->message);
+    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s", og_error_last()->message);
     const graph_table *t = graph_snapshot_table(snap, "node:Person");
     CHECK(t != NULL && t->row_count == 4, "Person rows changed");
     CHECK(wf_check_table(s, t, why, sizeof why) == 0, "%s", why);
@@ -607,8 +593,8 @@ static int check_optimize(store *s, void *vctx, const crashsim_point *pt)
     CHECK(pt->op_rc != 0 || pt->crashed || frags == 1, "acknowledged optimize lost");
     c->saw_old += frags == 4;
     c->saw_new += frags == 1;
-    CHECK(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"zed\"}}\n", EXEC_LOAD_MERGE, NULL) ==
-              0,
+    CHECK(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"zed\"}}\n", EXEC_LOAD_MERGE,
+                  NULL) == 0,
           "follow-up load: %s", og_error_last()->message);
 out:
     lance_dataset_free(ds);
@@ -652,7 +638,6 @@ int main(void)
         cmocka_unit_test(test_crash_optimize),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (template_dir[0])
-        test_sandbox_done(template_dir);
+    if (template_dir[0]) test_sandbox_done(template_dir);
     return rc;
 }

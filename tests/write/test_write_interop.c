@@ -11,18 +11,16 @@
 #include <dirent.h>
 #include <string.h>
 
-
 static uint64_t lancedb_count(const char *dir, const char *name)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' count '%s' '%s'", test_interop_dir(), dir, name);
+    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' count '%s' '%s'", test_interop_dir(), dir,
+             name);
     int st = 0;
     char *out = test_capture(cmd, &st);
-    if (st != 0)
-        fail_msg("lancedb could not count %s/%s: %s", dir, name, out);
+    if (st != 0) fail_msg("lancedb could not count %s/%s: %s", dir, name, out);
     const char *c = strstr(out, "\"count\":");
-    if (!c)
-        fail_msg("unexpected lance_tool output: %s", out);
+    if (!c) fail_msg("unexpected lance_tool output: %s", out);
     uint64_t n = strtoull(c + 8, NULL, 10);
     free(out);
     return n;
@@ -83,7 +81,8 @@ static size_t count_files(const char *dir)
     DIR *d = opendir(dir);
     size_t n = 0;
     if (!d) return 0;
-    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
     closedir(d);
     return n;
 }
@@ -140,9 +139,11 @@ static void test_lancedb_and_key_indexes(void **state)
     for (int round = 0; round < 2; round++) {
         core_buf data = CORE_BUF_INIT;
         for (int i = 0; round == 0 && i < 100; i++)
-            assert_og_ok(core_buf_printf(&data, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\"}}\n", i));
+            assert_og_ok(
+                core_buf_printf(&data, "{\"type\":\"Person\",\"data\":{\"name\":\"p%d\"}}\n", i));
         for (int i = 0; i < (round ? 100 : 300); i++)
-            assert_og_ok(core_buf_printf(&data, "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\"}\n",
+            assert_og_ok(core_buf_printf(&data,
+                                         "{\"edge\":\"Knows\",\"from\":\"p%d\",\"to\":\"p%d\"}\n",
                                          i % 100, i * 7 % 100));
         graph_change_set cs;
         memset(&cs, 0, sizeof cs);
@@ -168,7 +169,8 @@ static void test_lancedb_and_key_indexes(void **state)
     assert_int_equal(lancedb_count(parent, name), 400);
     /* lancedb compacts the table on its own: its merged fragment has no segment */
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "node '%s/compact_tool.cjs' optimize '%s' '%s'", test_interop_dir(), parent, name);
+    snprintf(cmd, sizeof cmd, "node '%s/compact_tool.cjs' optimize '%s' '%s'", test_interop_dir(),
+             parent, name);
     int rc_cmd = 0;
     char *out = test_capture(cmd, &rc_cmd);
     assert_int_equal(rc_cmd, 0);

@@ -23,16 +23,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *SCHEMA =
-    "node Person {\n"
-    "    name: String @key\n"
-    "    email: String? @unique\n"
-    "}\n"
-    "node Company {\n"
-    "    name: String @key\n"
-    "}\n"
-    "edge WorksAt: Person -> Company { role: String? }\n"
-    "edge Manages: Person -> Company @card(0..1)\n";
+static const char *SCHEMA = "node Person {\n"
+                            "    name: String @key\n"
+                            "    email: String? @unique\n"
+                            "}\n"
+                            "node Company {\n"
+                            "    name: String @key\n"
+                            "}\n"
+                            "edge WorksAt: Person -> Company { role: String? }\n"
+                            "edge Manages: Person -> Company @card(0..1)\n";
 
 #define NWRITERS 6
 
@@ -118,8 +117,7 @@ static void test_unique_threads(void **state)
     for (int i = 0; i < NWRITERS; i++) {
         pthread_join(th[i], NULL);
         ok += args[i].rc == 0;
-        if (args[i].rc != 0)
-            assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
+        if (args[i].rc != 0) assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
     }
     assert_int_equal(ok, 1);
     assert_int_equal(rows_of(dir, "node:Person"), 1);
@@ -155,7 +153,8 @@ static void *edge_or_delete_writer(void *p)
             a->rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
         } else {
             /* Replace every company by one that is not acme: acme is deleted. */
-            a->rc = wf_load(g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n", EXEC_LOAD_OVERWRITE, NULL);
+            a->rc = wf_load(g, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
+                            EXEC_LOAD_OVERWRITE, NULL);
         }
     }
     write_graph_close(g);
@@ -167,8 +166,9 @@ static void seed_ann_acme(const char *dir)
     write_graph *g = NULL;
     assert_og_ok(wf_open(&g, dir));
     assert_og_ok(wf_load(g,
-                           "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
-                           "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n", EXEC_LOAD_APPEND, NULL));
+                         "{\"type\":\"Person\",\"data\":{\"name\":\"ann\"}}\n"
+                         "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n",
+                         EXEC_LOAD_APPEND, NULL));
     write_graph_close(g);
 }
 
@@ -186,8 +186,7 @@ static void test_edge_vs_delete_threads(void **state)
     }
     for (int i = 0; i < NWRITERS; i++) {
         pthread_join(th[i], NULL);
-        if (args[i].rc != 0)
-            assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
+        if (args[i].rc != 0) assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
     }
     wf_assert_sound(dir);
     test_sandbox_done(dir);
@@ -251,8 +250,7 @@ static void test_card_threads(void **state)
     for (int i = 0; i < NWRITERS; i++) {
         pthread_join(th[i], NULL);
         ok += args[i].rc == 0;
-        if (args[i].rc)
-            assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
+        if (args[i].rc) assert_int_not_equal(args[i].rc, OG_E_INTERNAL);
     }
     card_check(dir, ok);
     test_sandbox_done(dir);
@@ -311,8 +309,7 @@ static void test_init_threads(void **state)
     for (int i = 0; i < NWRITERS; i++) {
         pthread_join(th[i], NULL);
         ok += args[i].rc == 0;
-        if (args[i].rc)
-            assert_true(args[i].rc == OG_E_EXISTS || args[i].rc == OG_E_CONFLICT);
+        if (args[i].rc) assert_true(args[i].rc == OG_E_EXISTS || args[i].rc == OG_E_CONFLICT);
     }
     init_check(dir, ok);
     test_sandbox_done(dir);
@@ -337,11 +334,11 @@ typedef struct interleave {
 static void delete_acme_now(void *p)
 {
     interleave *il = p;
-    if (il->fired++)
-        return;
+    if (il->fired++) return;
     write_graph *g2 = NULL;
     assert_og_ok(wf_open(&g2, il->dir));
-    assert_og_ok(wf_load(g2, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n", EXEC_LOAD_OVERWRITE, NULL));
+    assert_og_ok(wf_load(g2, "{\"type\":\"Company\",\"data\":{\"name\":\"bolt\"}}\n",
+                         EXEC_LOAD_OVERWRITE, NULL));
     write_graph_close(g2);
 }
 
@@ -358,7 +355,8 @@ static void test_untouched_probe_arbitrates(void **state)
     g->test_arg = &il;
     /* The edge write touches only edge:WorksAt; node:Company was probed for the endpoint and
      * changes between prepare and the gates. The write must re-prepare and then refuse. */
-    int rc = wf_load(g, "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n", EXEC_LOAD_APPEND, NULL);
+    int rc = wf_load(g, "{\"edge\":\"WorksAt\",\"from\":\"ann\",\"to\":\"acme\"}\n",
+                     EXEC_LOAD_APPEND, NULL);
     assert_og_error(rc, OG_E_BAD_REQUEST);
     write_stats st;
     write_graph_stats(g, &st);
@@ -379,8 +377,7 @@ static void *plain_writer(void *p)
     a->rc = wf_open(&g, a->dir);
     if (a->rc == 0) {
         char line[200];
-        snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"w%d\"}}\n",
-                 a->idx);
+        snprintf(line, sizeof line, "{\"type\":\"Person\",\"data\":{\"name\":\"w%d\"}}\n", a->idx);
         a->rc = wf_load(g, line, EXEC_LOAD_APPEND, NULL);
     }
     write_graph_close(g);
@@ -497,8 +494,7 @@ static int clean_writer(const char *dir, int w)
 static int clean_reader(const char *dir, const char *stop)
 {
     store *s = NULL;
-    if (store_local_open(&s, dir) != 0)
-        return 2;
+    if (store_local_open(&s, dir) != 0) return 2;
     int bad = 0, reads = 0;
     while (access(stop, F_OK) != 0) {
         graph_snapshot *head = NULL, *at = NULL;

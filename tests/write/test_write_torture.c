@@ -17,15 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *SCHEMA =
-    "node Person {\n"
-    "    name: String @key\n"
-    "    n: I64?\n"
-    "}\n"
-    "node Company {\n"
-    "    name: String @key\n"
-    "}\n"
-    "edge WorksAt: Person -> Company { role: String? }\n";
+static const char *SCHEMA = "node Person {\n"
+                            "    name: String @key\n"
+                            "    n: I64?\n"
+                            "}\n"
+                            "node Company {\n"
+                            "    name: String @key\n"
+                            "}\n"
+                            "edge WorksAt: Person -> Company { role: String? }\n";
 
 #define NWORKERS 3
 #define RUN_MS 4000
@@ -61,8 +60,7 @@ static void worker(const char *dir, int slot, unsigned seed)
             if (wf_load(g, text, mode, &r) == 0 && r.committed) {
                 char line[64];
                 int n = snprintf(line, sizeof line, "%s\n", r.commit_id);
-                if (write(fd, line, (size_t)n) != n)
-                    _exit(3);
+                if (write(fd, line, (size_t)n) != n) _exit(3);
             }
         }
         write_graph_close(g);
@@ -95,7 +93,7 @@ static void test_kill9_torture(void **state)
         assert_og_ok(write_graph_open(&g, s, dir, NULL));
         write_result r;
         assert_og_ok(wf_load(g, "{\"type\":\"Company\",\"data\":{\"name\":\"acme\"}}\n",
-                               EXEC_LOAD_APPEND, &r));
+                             EXEC_LOAD_APPEND, &r));
         write_graph_close(g);
     }
     pid_t pids[NWORKERS];
@@ -155,17 +153,14 @@ static void test_kill9_torture(void **state)
         char line[64];
         while (f && fgets(line, sizeof line, f)) {
             line[strcspn(line, "\n")] = 0;
-            if (strlen(line) != GRAPH_ID_LEN)
-                continue; /* a torn last line of a killed worker */
+            if (strlen(line) != GRAPH_ID_LEN) continue; /* a torn last line of a killed worker */
             bool found = false;
             for (size_t k = 0; k < snap->n_commits && !found; k++)
                 found = strcmp(snap->commits[k].id, line) == 0;
-            if (!found)
-                fail_msg("acknowledged commit %s is not in the lineage", line);
+            if (!found) fail_msg("acknowledged commit %s is not in the lineage", line);
             acked++;
         }
-        if (f)
-            fclose(f);
+        if (f) fclose(f);
         unlink(logp);
     }
     print_message("torture: %u kills, %zu acknowledged commits, %zu commits in lineage, %u "
@@ -176,8 +171,8 @@ static void test_kill9_torture(void **state)
     graph_snapshot_free(snap);
     /* A follow-up write succeeds. */
     write_result r;
-    assert_og_ok(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"after\"}}\n",
-                           EXEC_LOAD_APPEND, &r));
+    assert_og_ok(
+        wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"after\"}}\n", EXEC_LOAD_APPEND, &r));
     write_graph_close(g);
     test_sandbox_store_done(dir, s);
 }

@@ -37,17 +37,15 @@ static inline int wf_open(write_graph **g, const char *dir)
 }
 
 /* Parse JSONL text and load it as one write; res may be NULL. */
-static inline int wf_load(write_graph *g, const char *text, exec_load_mode mode,
-                          write_result *res)
+static inline int wf_load(write_graph *g, const char *text, exec_load_mode mode, write_result *res)
 {
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
     write_result local;
-    int rc = exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL,
-                             NULL);
-    if (rc == 0)
-        rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, res ? res : &local);
+    int rc =
+        exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL, NULL);
+    if (rc == 0) rc = write_changes(g, WRITE_KIND_LOAD, &cs, NULL, res ? res : &local);
     graph_change_set_clear(&cs);
     return rc;
 }
@@ -59,8 +57,8 @@ static inline int wf_load_opt(write_graph *g, const char *text, exec_load_mode m
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     exec_load_stats st;
-    int rc = exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL,
-                             NULL);
+    int rc =
+        exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl", mode, &st, NULL, NULL);
     if (rc == 0) rc = write_changes(g, WRITE_KIND_LOAD, &cs, opt, res);
     graph_change_set_clear(&cs);
     return rc;
@@ -86,8 +84,7 @@ static inline bool wf_has_id(const arrow_batch *b, const uint8_t *id, size_t n)
     for (int64_t k = 0; k < b->num_rows; k++) {
         size_t l;
         const uint8_t *v = arrow_array_get_bytes(b->columns[0], k, &l);
-        if (l == n && memcmp(v, id, l) == 0)
-            return true;
+        if (l == n && memcmp(v, id, l) == 0) return true;
     }
     return false;
 }
@@ -110,8 +107,7 @@ static inline void wf_assert_sound(const char *dir)
     }
     for (size_t t = 0; t < g->h->catalog->n_types; t++) {
         const lang_typedef *e = &g->h->catalog->types[t];
-        if (e->kind != LANG_EDGE)
-            continue;
+        if (e->kind != LANG_EDGE) continue;
         char ea[256], fa[256], ta[256];
         graph_table_alias(ea, sizeof ea, LANG_EDGE, e->name);
         graph_table_alias(fa, sizeof fa, LANG_NODE, g->h->catalog->types[e->from].name);
@@ -221,8 +217,7 @@ static inline int wf_check_table(store *s, const graph_table *t, char *why, size
                1;
     lance_dataset *ds = NULL;
     int rc = graph_table_open(&ds, s, t, LANCE_ACCESS_READ);
-    if (rc == 0)
-        rc = lance_dataset_count_rows(ds, &rows);
+    if (rc == 0) rc = lance_dataset_count_rows(ds, &rows);
     lance_dataset_free(ds);
     if (rc != 0 || rows != t->row_count)
         return snprintf(why, cap, "%s has %llu rows, manifest says %llu", t->alias,
