@@ -25,23 +25,9 @@ static char g_tab[512]; /* the table every test reads */
 /* Run the CLI with args; stdout into out, stderr into err (either may be NULL); exit status. */
 static int run(const char *args, char *out, size_t cap, char *err, size_t ecap)
 {
-    char cmd[2048], errf[600];
-    snprintf(errf, sizeof errf, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "%s %s 2>'%s'", g_bin, args, errf);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    char scratch[4096];
-    size_t n = fread(out ? out : scratch, 1, out ? cap - 1 : sizeof scratch - 1, p);
-    if (out) out[n] = '\0';
-    int st = pclose(p);
-    if (err) {
-        FILE *f = fopen(errf, "rb");
-        assert_non_null(f);
-        size_t m = fread(err, 1, ecap - 1, f);
-        err[m] = '\0';
-        fclose(f);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s", g_bin, args);
+    return test_run(g_dir, 0, cmd, out, cap, err, ecap);
 }
 
 static void add_field(arrow_schema *s, const char *name, arrow_type_id id, bool nullable)

@@ -28,20 +28,9 @@ static char g_dir[256]; /* scratch for each test; the CLI runs in it */
  * stdout into out, stderr into err; the exit status. */
 static int run_env(const char *env, const char *args, char *out, size_t cap, char *err, size_t ecap)
 {
-    char cmd[8192], errf[600];
-    snprintf(errf, sizeof errf, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s%s %s 2>'%s'", g_dir, env, g_bin, args, errf);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    FILE *f = fopen(errf, "rb");
-    assert_non_null(f);
-    size_t m = fread(err, 1, ecap - 1, f);
-    err[m] = '\0';
-    fclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s%s %s", env, g_bin, args);
+    return test_run(g_dir, 1, cmd, out, cap, err, ecap);
 }
 
 static int run(const char *args, char *out, size_t cap, char *err, size_t ecap)

@@ -71,23 +71,9 @@ static const char QUERIES[] = "query friends($name: String) {\n"
 /* Run the CLI with args in g_dir; stdout into out, stderr into err; exit status. */
 static int run(const char *args, char *out, size_t cap, char *err, size_t ecap)
 {
-    char cmd[8192], errf[600];
-    snprintf(errf, sizeof errf, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s %s 2>'%s'", g_dir, g_bin, args, errf);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    static char scratch[1 << 16];
-    size_t n = fread(out ? out : scratch, 1, out ? cap - 1 : sizeof scratch - 1, p);
-    if (out) out[n] = '\0';
-    int st = pclose(p);
-    if (err) {
-        FILE *f = fopen(errf, "rb");
-        assert_non_null(f);
-        size_t m = fread(err, 1, ecap - 1, f);
-        err[m] = '\0';
-        fclose(f);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s %s", g_bin, args);
+    return test_run(g_dir, 1, cmd, out, cap, err, ecap);
 }
 
 static void run_ok(const char *args, char *out, size_t cap)

@@ -22,23 +22,7 @@ static char g_dir[256];
 /* Run the CLI (args may start with VAR=value assignments); stdout into out, stderr into err. */
 static int run(const char *args, char *out, size_t cap, char *err, size_t ecap)
 {
-    char cmd[4096], errf[600];
-    snprintf(errf, sizeof errf, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s 2>'%s'", g_dir, args, errf);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    char scratch[65536];
-    size_t n = fread(out ? out : scratch, 1, out ? cap - 1 : sizeof scratch - 1, p);
-    if (out) out[n] = '\0';
-    int st = pclose(p);
-    if (err) {
-        FILE *f = fopen(errf, "rb");
-        assert_non_null(f);
-        size_t m = fread(err, 1, ecap - 1, f);
-        err[m] = '\0';
-        fclose(f);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return test_run(g_dir, 1, args, out, cap, err, ecap);
 }
 
 static int og(const char *env, const char *args, char *out, size_t cap, char *err, size_t ecap)

@@ -48,3 +48,38 @@ char *test_capture(const char *cmd, int *exit_status)
     *exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return out;
 }
+
+int test_run(const char *dir, int cd, const char *cmdline, char *out, size_t cap, char *err,
+             size_t ecap)
+{
+    size_t n = strlen(cmdline) + 2 * strlen(dir) + 64;
+    char *cmd = malloc(n), errf[1024];
+    if (!cmd) fail_msg("out of memory");
+    snprintf(errf, sizeof errf, "%s/stderr.txt", dir);
+    if (cd)
+        snprintf(cmd, n, "cd '%s' && %s 2>'%s'", dir, cmdline, errf);
+    else
+        snprintf(cmd, n, "%s 2>'%s'", cmdline, errf);
+    FILE *p = popen(cmd, "r");
+    if (!p) fail_msg("cannot run %s", cmd);
+    free(cmd);
+    size_t len = 0;
+    char drop[4096];
+    for (;;) {
+        char *at = out && len + 1 < cap ? out + len : drop;
+        size_t room = out && len + 1 < cap ? cap - 1 - len : sizeof drop;
+        size_t got = fread(at, 1, room, p);
+        if (got == 0) break;
+        if (at != drop) len += got;
+    }
+    if (out && cap) out[len] = '\0';
+    int st = pclose(p);
+    if (err && ecap) {
+        FILE *f = fopen(errf, "rb");
+        if (!f) fail_msg("no stderr file %s", errf);
+        size_t m = fread(err, 1, ecap - 1, f);
+        err[m] = '\0';
+        fclose(f);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}

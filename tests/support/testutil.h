@@ -23,6 +23,13 @@ void test_write_file(const char *path, const void *data, size_t len);
 /* Run a shell command and return its stdout (malloc'd); *exit_status is its exit code. */
 char *test_capture(const char *cmd, int *exit_status);
 
+/* Run a shell command line, from inside `dir` when `cd` is set: its stdout into out (at most
+ * cap - 1 bytes, NUL-terminated; more is read and dropped, so the command never sees a broken
+ * pipe), its stderr into err (through the file dir/stderr.txt) when err is not NULL. Returns
+ * the exit status (-1 when a signal ended it). The CLI tests' common runner. */
+int test_run(const char *dir, int cd, const char *cmdline, char *out, size_t cap, char *err,
+             size_t ecap);
+
 /* Assert that rc is `code` and the thread's error agrees and has a message. */
 #define assert_og_error(rc, want)                                                                  \
     do {                                                                                           \
