@@ -519,7 +519,8 @@ static uint64_t du(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
+    if (argc < 2 || argv[1][0] == '-') {
+        /* DIR first: an option there (--help) would otherwise become a directory */
         fprintf(stderr, "usage: bench_graph DIR [--nodes N] [--edges E] [--queries Q] "
                         "[--seed S] [--json FILE]\n");
         return 2;

@@ -67,9 +67,10 @@ void *core_realloc(void *p, size_t n)
 #if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
     if (p && n >= HUGE_MIN) {
         /* A large block that grows moves by hand into advised memory: realloc would fault
-         * the destination in 4 KiB pages while it copies, before any advice could apply. */
+         * the destination in 4 KiB pages while it copies, before any advice could apply. The
+         * price: a copy where glibc might have remapped, and old + new held for the copy. */
         size_t old = malloc_usable_size(p);
-        if (old >= n) return p;
+        if (old >= n) return realloc(p, n); /* shrinking: let the allocator give memory back */
         void *q = advise_huge(malloc(n), n);
         if (!q) return NULL;
         memcpy(q, p, old);

@@ -45,10 +45,10 @@ static int incr_random(core_ulid *u)
     return 1;
 }
 
-int core_ulid_new_at(core_ulid *out, uint64_t ms)
+/* Mint with g_lock held: the next id at or after ms, recorded as the last one. */
+static int mint_locked(core_ulid *out, uint64_t ms)
 {
     ms &= 0xFFFFFFFFFFFFULL;
-    pthread_mutex_lock(&g_lock);
     int rc = 0;
     for (;;) {
         if (g_have_last && ms <= g_last_ms) {
@@ -71,6 +71,13 @@ int core_ulid_new_at(core_ulid *out, uint64_t ms)
         g_last = *out;
         g_have_last = 1;
     }
+    return rc;
+}
+
+int core_ulid_new_at(core_ulid *out, uint64_t ms)
+{
+    pthread_mutex_lock(&g_lock);
+    int rc = mint_locked(out, ms);
     pthread_mutex_unlock(&g_lock);
     return rc;
 }
@@ -89,9 +96,14 @@ static int add_random(core_ulid *u, uint64_t n)
 int core_ulid_reserve(core_ulid *first, uint64_t n)
 {
     if (n == 0) n = 1;
-    int rc = core_ulid_new(first);
-    if (rc) return rc;
+    uint64_t now = core_wall_ms();
+    /* one critical section: no other mint can fall between the first id and the block's end */
     pthread_mutex_lock(&g_lock);
+    int rc = mint_locked(first, now);
+    if (rc) {
+        pthread_mutex_unlock(&g_lock);
+        return rc;
+    }
     core_ulid last = *first;
     if (add_random(&last, n - 1)) {
         /* The block does not fit in this millisecond's random space: start the next one at

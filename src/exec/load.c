@@ -1262,9 +1262,11 @@ static int part_init(load_part *pt, const lang_catalog *cat, const char *file, c
     pt->fs = core_malloc(sizeof *pt->fs);
     if (!pt->c.acc || !pt->fl || !pt->fs) return core_err_nomem();
     pt->fs->last_ti = -1;
-    /* every line mints at most one id, and a line that mints is longer than 16 bytes */
+    /* every line mints at most one id, and the shortest line that mints ({"type":"N"} and its
+     * newline) is 13 bytes; ids are plentiful (80 random bits a millisecond), so reserve
+     * generously rather than run out and mint the rest out of file order */
     core_ulid first;
-    pt->c.mint_left = len / 16 + 1;
+    pt->c.mint_left = len / 8 + 1;
     int rc = core_ulid_reserve(&first, pt->c.mint_left);
     if (!rc) fast_ulid_text(&first, pt->c.mint_text);
     return rc;
@@ -1332,16 +1334,21 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
         rc = part_init(&pt[1], cat, file, data, mid, len - mid);
         pt[1].stop = &stop;
         if (!rc) threaded = pthread_create(&th, NULL, parse_part_thread, &pt[1]) == 0;
-        if (!rc && !threaded) rc = core_err(OG_E_RESOURCE_LIMIT, "cannot start a parsing thread");
     }
+    bool second = !rc && mid < len; /* a second part, on its thread or (none free) after */
     if (!rc) rc = parse_part(&pt[0]);
     if (rc) atomic_store(&stop, 1);
-    if (threaded) pthread_join(th, NULL);
-    if (!rc && threaded && pt[1].rc) rc = core_err_restore(&pt[1].err);
-    st->lines = pt[0].st.lines + pt[1].st.lines;
-    st->nodes = pt[0].st.nodes + pt[1].st.nodes;
-    st->edges = pt[0].st.edges + pt[1].st.edges;
-    if (!rc) rc = finish(out, &pt[0].c, threaded ? &pt[1].c : NULL, mode, st);
+    if (threaded)
+        pthread_join(th, NULL);
+    else if (second && !rc)
+        parse_part_thread(&pt[1]);
+    if (!rc && second && pt[1].rc) rc = core_err_restore(&pt[1].err);
+    /* counts: of what was read up to the first failure in file order */
+    bool both = second && !atomic_load(&stop); /* the first part did not fail */
+    st->lines = pt[0].st.lines + (both ? pt[1].st.lines : 0);
+    st->nodes = pt[0].st.nodes + (both ? pt[1].st.nodes : 0);
+    st->edges = pt[0].st.edges + (both ? pt[1].st.edges : 0);
+    if (!rc) rc = finish(out, &pt[0].c, second ? &pt[1].c : NULL, mode, st);
     if (!rc && progress) progress(progress_arg, len, len, st->lines);
     part_clear(&pt[0]);
     part_clear(&pt[1]);

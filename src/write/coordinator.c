@@ -697,8 +697,8 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
     for (size_t i = 0; tables_too && i < in->n_effects; i++)
         n += in->effects[i].compact_due;
     if (n == 0 && !manifest_due) return;
-    const char **tables = core_malloc((n ? n : 1) * sizeof *tables);
-    if (!tables) {
+    const char **tables = n ? core_malloc(n * sizeof *tables) : NULL;
+    if (n && !tables) {
         /* derived work: the next write that finds it due tries again */
         core_log(CORE_LOG_WARN, "maintenance skipped: out of memory");
         return;
@@ -713,7 +713,7 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
     core_free(tables);
 }
 
-/* One table the committed write changed, into res (the first 64) and to opt->on_table. */
+/* One table the committed write changed: counted in res and told to opt->on_table. */
 static void report_table(write_result *res, const write_options *opt, const char *alias,
                          uint64_t from_version, uint64_t to_version, uint64_t row_count)
 {

@@ -849,6 +849,10 @@ static void test_split_parse(void **state)
                         OG_E_BAD_REQUEST);
         assert_string_equal(og_error_last()->message, msg1);
         assert_int_equal(og_error_last()->line, line1);
+        /* counts of what was read up to the first failure, as one thread's */
+        assert_int_equal(f->st.lines, st1.lines);
+        assert_int_equal(f->st.nodes, st1.nodes);
+        assert_int_equal(f->st.edges, st1.edges);
         assert_string_equal(og_error_last()->file, "in.jsonl");
         assert_int_equal(f->cs.n, 0);
         core_buf_free(&bad);

@@ -214,6 +214,50 @@ static void test_buf(void **state)
     core_buf_free(&b);
 }
 
+/* Blocks reserved while another thread mints: no id is handed out twice. */
+enum { RACE_MINTS = 20000, RACE_BLOCKS = 200, RACE_BLOCK = 40 };
+static core_ulid race_minted[RACE_MINTS];
+
+static void *race_minter(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < RACE_MINTS; i++)
+        if (core_ulid_new(&race_minted[i])) return (void *)1;
+    return NULL;
+}
+
+static int ulid_cmp_qsort(const void *a, const void *b)
+{
+    return core_ulid_cmp(a, b);
+}
+
+static void test_ulid_reserve_race(void **state)
+{
+    (void)state;
+    size_t n = RACE_MINTS + RACE_BLOCKS * RACE_BLOCK;
+    core_ulid *all = malloc(n * sizeof *all);
+    assert_non_null(all);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, race_minter, NULL), 0);
+    size_t k = RACE_MINTS;
+    for (int b = 0; b < RACE_BLOCKS; b++) {
+        core_ulid u;
+        assert_og_ok(core_ulid_reserve(&u, RACE_BLOCK));
+        for (int i = 0; i < RACE_BLOCK; i++) {
+            all[k++] = u;
+            core_ulid_step(&u);
+        }
+    }
+    void *ret;
+    assert_int_equal(pthread_join(th, &ret), 0);
+    assert_null(ret);
+    memcpy(all, race_minted, sizeof race_minted);
+    qsort(all, n, sizeof *all, ulid_cmp_qsort);
+    for (size_t i = 1; i < n; i++)
+        if (core_ulid_cmp(&all[i - 1], &all[i]) == 0) fail_msg("id %zu handed out twice", i);
+    free(all);
+}
+
 static void test_ulid(void **state)
 {
     (void)state;
@@ -466,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_large_realloc),
         cmocka_unit_test(test_ulid),
+        cmocka_unit_test(test_ulid_reserve_race),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_hash),
         cmocka_unit_test(test_clock),
