@@ -272,3 +272,13 @@ void cli_file_close(cli_file *f)
     memset(f, 0, sizeof *f);
     f->data = "";
 }
+
+void cli_print_bytes(uint64_t b)
+{
+    if (b >= (10u << 20))
+        printf("%.1f MiB", (double)b / (1 << 20));
+    else if (b >= (10u << 10))
+        printf("%.1f KiB", (double)b / (1 << 10));
+    else
+        printf("%llu bytes", (unsigned long long)b);
+}

@@ -5,6 +5,7 @@
 #define OG_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes: documented in `omnigraph --help` and README. */
@@ -33,6 +34,8 @@ typedef struct cli_cmd {
 
 /* The exit code for an og_code (0 for OG_OK). */
 int cli_exit_code(int code);
+/* A byte count for people: "N bytes", "x.y KiB" from 10 KiB, "x.y MiB" from 10 MiB. */
+void cli_print_bytes(uint64_t b);
 
 /* Report the thread's last error (og_error_last()) and return cli_exit_code() of it.
  * json nonzero: one {"ok":false,"error":{...}} object on stdout with every detail the error

@@ -134,16 +134,6 @@ static int sync_parent(const char *path)
 
 /* ---- export -------------------------------------------------------------------------------- */
 
-static void print_bytes(uint64_t b)
-{
-    if (b >= (10u << 20))
-        printf("%.1f MiB", (double)b / (1 << 20));
-    else if (b >= (10u << 10))
-        printf("%.1f KiB", (double)b / (1 << 10));
-    else
-        printf("%llu bytes", (unsigned long long)b);
-}
-
 static int cmd_export(int argc, char **argv)
 {
     const cli_cmd *self = &cli_backup_commands[0];
@@ -225,7 +215,7 @@ static int cmd_export(int argc, char **argv)
                "to %s (",
                (unsigned long long)r->nodes, (unsigned long long)r->edges, r->node_types,
                r->edge_types, r->commit_id[0] ? r->commit_id : "-", a.out);
-        print_bytes(r->bytes);
+        cli_print_bytes(r->bytes);
         printf(")\n");
     }
     og_export_result_free(r);
@@ -266,7 +256,7 @@ static int cmd_backup(int argc, char **argv)
         printf("backed up %s to %s at commit %s (manifest version %llu)\n", a.root, a.dest,
                r->commit_id[0] ? r->commit_id : "-", (unsigned long long)r->manifest_version);
         printf("copied %llu files, ", (unsigned long long)r->files);
-        print_bytes(r->bytes);
+        cli_print_bytes(r->bytes);
         printf("; verified: %zu tables, %llu rows at the same versions\n", r->tables,
                (unsigned long long)r->rows);
     }

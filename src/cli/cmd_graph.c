@@ -593,16 +593,6 @@ static void cleanup_progress(void *arg, const char *dataset, size_t done, size_t
     if (done == total) fputc('\n', stderr);
 }
 
-static void print_bytes(uint64_t b)
-{
-    if (b >= (10u << 20))
-        printf("%.1f MiB", (double)b / (1 << 20));
-    else if (b >= (10u << 10))
-        printf("%.1f KiB", (double)b / (1 << 10));
-    else
-        printf("%llu bytes", (unsigned long long)b);
-}
-
 static int cmd_cleanup(int argc, char **argv)
 {
     const cli_cmd *self = &cli_graph_commands[5];
@@ -651,7 +641,7 @@ static int cmd_cleanup(int argc, char **argv)
                r->oldest_retained[0] ? r->oldest_retained : "-");
         printf("%s %llu versions, %llu files, ", a.dry_run ? "would remove" : "removed",
                (unsigned long long)r->versions_removed, (unsigned long long)r->files_removed);
-        print_bytes(r->bytes_removed);
+        cli_print_bytes(r->bytes_removed);
         printf(" across %zu datasets\n", r->datasets);
         if (r->files_spared_recent)
             printf("spared %llu recent unreferenced files (a writer may still commit them)\n",
