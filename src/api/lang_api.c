@@ -60,9 +60,11 @@ static json_t *diags_json(const lang_diags *d)
     return a;
 }
 
-/* Finish a report: copy diagnostics into the public form, keep text and json. */
-static int report_finish(og_lang_report *r, core_buf *text, core_buf *json)
+/* Finish a report: copy diagnostics into the public form, keep text and json. `failed` is
+ * nonzero when building text or json failed (out of memory): the report would be cut short. */
+static int report_finish(og_lang_report *r, core_buf *text, core_buf *json, int failed)
 {
+    if (failed) return core_err_nomem();
     lang_diags_sort(&r->diags);
     if (r->diags.n) {
         r->items = core_calloc(r->diags.n, sizeof *r->items);
@@ -113,6 +115,7 @@ int og_schema_check(og_lang_report **out, const char *file, const char *src, siz
         return rc;
     }
     core_buf text = CORE_BUF_INIT, jb = CORE_BUF_INIT;
+    int failed = 0;
     json_t *root = json_object();
     json_object_set_new(root, "ok", json_boolean(cat != NULL));
     json_object_set_new(root, "file", json_string(file));
@@ -124,23 +127,24 @@ int og_schema_check(og_lang_report **out, const char *file, const char *src, siz
             else
                 edges++;
         }
-        core_buf_printf(&text, "%s: ok (%zu node types, %zu edge types)\n", file, nodes, edges);
+        failed |=
+            core_buf_printf(&text, "%s: ok (%zu node types, %zu edge types)\n", file, nodes, edges);
         core_buf cj = CORE_BUF_INIT;
-        if (lang_catalog_to_json(cat, &cj) == 0) {
-            json_error_t je;
-            json_t *c = json_loads(core_buf_cstr(&cj), 0, &je);
-            if (c) json_object_set_new(root, "catalog", c);
-        }
+        json_error_t je;
+        json_t *c = NULL;
+        failed |= lang_catalog_to_json(cat, &cj);
+        if (!failed) failed |= (c = json_loads(core_buf_cstr(&cj), 0, &je)) == NULL;
+        if (!failed) failed |= json_object_set_new(root, "catalog", c);
         core_buf_free(&cj);
     } else {
-        core_buf_printf(&text, "%s: %zu error%s\n", file, r->diags.errors,
-                        r->diags.errors == 1 ? "" : "s");
+        failed |= core_buf_printf(&text, "%s: %zu error%s\n", file, r->diags.errors,
+                                  r->diags.errors == 1 ? "" : "s");
     }
-    json_object_set_new(root, "diagnostics", diags_json(&r->diags));
-    core_json_dump(root, &jb);
+    failed |= json_object_set_new(root, "diagnostics", diags_json(&r->diags));
+    failed |= core_json_dump(root, &jb);
     json_decref(root);
     lang_catalog_free(cat);
-    int frc = report_finish(r, &text, &jb);
+    int frc = report_finish(r, &text, &jb, failed);
     core_buf_free(&text);
     core_buf_free(&jb);
     if (frc) {
@@ -180,14 +184,14 @@ int og_query_lint(og_lang_report **out, const char *schema_file, const char *sch
     }
     lang_diags_sort(&r->diags);
     core_buf text = CORE_BUF_INIT, jb = CORE_BUF_INIT;
-    lang_lint_report_text(qs, &text);
-    core_buf_printf(&text, "%zu error%s, %zu warning%s\n", r->diags.errors,
-                    r->diags.errors == 1 ? "" : "s", r->diags.warnings,
-                    r->diags.warnings == 1 ? "" : "s");
-    lang_lint_report_json(qs, &r->diags, &jb);
+    int failed = lang_lint_report_text(qs, &text);
+    failed |= core_buf_printf(&text, "%zu error%s, %zu warning%s\n", r->diags.errors,
+                              r->diags.errors == 1 ? "" : "s", r->diags.warnings,
+                              r->diags.warnings == 1 ? "" : "s");
+    failed |= lang_lint_report_json(qs, &r->diags, &jb);
     lang_query_set_free(qs);
     lang_catalog_free(cat);
-    int frc = report_finish(r, &text, &jb);
+    int frc = report_finish(r, &text, &jb, failed);
     core_buf_free(&text);
     core_buf_free(&jb);
     if (frc) {
@@ -234,23 +238,24 @@ int og_schema_plan(og_lang_report **out, const og_schema_plan_options *opt)
         return rc;
     }
     core_buf text = CORE_BUF_INIT, jb = CORE_BUF_INIT;
+    int failed = 0;
     if (plan) {
-        lang_schema_diff_to_text(plan, &text);
-        lang_schema_diff_to_json(plan, &jb);
+        failed |= lang_schema_diff_to_text(plan, &text);
+        failed |= lang_schema_diff_to_json(plan, &jb);
     } else {
-        core_buf_printf(&text, "cannot plan: %zu schema error%s\n", r->diags.errors,
-                        r->diags.errors == 1 ? "" : "s");
+        failed |= core_buf_printf(&text, "cannot plan: %zu schema error%s\n", r->diags.errors,
+                                  r->diags.errors == 1 ? "" : "s");
         json_t *root = json_object();
-        json_object_set_new(root, "supported", json_false());
-        json_object_set_new(root, "diagnostics", diags_json(&r->diags));
-        core_json_dump(root, &jb);
+        failed |= json_object_set_new(root, "supported", json_false());
+        failed |= json_object_set_new(root, "diagnostics", diags_json(&r->diags));
+        failed |= core_json_dump(root, &jb);
         json_decref(root);
     }
     int supported = plan ? plan->supported : 0;
     lang_schema_diff_free(plan);
     lang_catalog_free(a);
     lang_catalog_free(b);
-    int frc = report_finish(r, &text, &jb);
+    int frc = report_finish(r, &text, &jb, failed);
     core_buf_free(&text);
     core_buf_free(&jb);
     if (frc) {
