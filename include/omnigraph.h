@@ -1105,6 +1105,63 @@ OG_EXTERN int og_graph_backup(og_backup_result **out, og_graph *g, const char *d
                               const og_backup_options *opt);
 OG_EXTERN void og_backup_result_free(og_backup_result *r);
 
+/* ---- Graph branches ------------------------------------------------------------------------
+ * A graph branch is a named line of commits forked from another branch at one of its commits
+ * (docs/cli.md, "Branches"). Creating and deleting one is a conditional change of a ref: no
+ * table is copied and no commit is made on any branch. "main" always exists and cannot be
+ * deleted. Reads and writes on branches other than main are not served yet. */
+
+/* One graph branch. Owned by the list that holds it, or by itself (og_branch_info_free). */
+typedef struct og_branch_info {
+    const char *name;
+    const char *parent;              /* the branch it was forked from; NULL for main */
+    char forked_from[OG_ID_LEN + 1]; /* the parent's commit it was forked at ("" for main) */
+    char head[OG_ID_LEN + 1];        /* its head commit (the fork commit until its own first) */
+    uint64_t manifest_version;       /* its latest graph-manifest version */
+    uint64_t fork_version;           /* the parent's graph-manifest version at the fork (0: main) */
+    int64_t created_at_us;           /* when it was created (0 for main, or when unknown) */
+} og_branch_info;
+OG_EXTERN void og_branch_info_free(og_branch_info *b);
+
+typedef struct og_branch_list og_branch_list;
+OG_EXTERN size_t og_branch_list_count(const og_branch_list *l);
+OG_EXTERN const og_branch_info *og_branch_list_get(const og_branch_list *l, size_t i);
+OG_EXTERN void og_branch_list_free(og_branch_list *l);
+
+/* Every branch, main first, then the others by name. The caller frees *out with
+ * og_branch_list_free (NULL on failure). Works on a read-only handle. */
+OG_EXTERN int og_graph_branch_list(og_branch_list **out, og_graph *g);
+
+/* Options for og_graph_branch_create(). Initialise with OG_BRANCH_OPTIONS_INIT. */
+#define OG_BRANCH_OPTIONS_VERSION 1
+typedef struct og_branch_options {
+    int version;      /* OG_BRANCH_OPTIONS_VERSION */
+    const char *from; /* the branch to fork (NULL: main) */
+    const char *at;   /* NULL: its head; else a commit id, a unique id prefix or a decimal
+                       * graph-manifest version of `from` */
+} og_branch_options;
+#define OG_BRANCH_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        OG_BRANCH_OPTIONS_VERSION, NULL, NULL                                                      \
+    }
+OG_EXTERN int og_branch_options_init(og_branch_options *opts, int version);
+
+/* Create branch `name` (opt NULL: from main's head). Names are '/'-separated segments of ASCII
+ * letters, digits, '.', '-' and '_' (at most 200 bytes; not "main", no leading '-', no "." or
+ * ".." segment, no segment beginning with '_'): OG_E_BAD_REQUEST otherwise. OG_E_EXISTS when the
+ * name is taken, or one of it and an existing name is a '/' prefix of the other ("a" and "a/b"
+ * cannot both exist); of creators racing for one name exactly one succeeds. OG_E_NOT_FOUND for
+ * an unknown `from` or `at`. On success *out (may be NULL) describes the branch, freed with
+ * og_branch_info_free. */
+OG_EXTERN int og_graph_branch_create(og_branch_info **out, og_graph *g, const char *name,
+                                     const og_branch_options *opt);
+/* Delete branch `name`. OG_E_BAD_REQUEST for "main"; OG_E_NOT_FOUND when it does not exist;
+ * OG_E_CONFLICT while a write on it runs; OG_E_RECOVERY_REQUIRED while an interrupted write on it
+ * is unresolved (og_error.operation_id); OG_E_PRECONDITION_FAILED while a branch forked from it
+ * exists (it reads this one's history: delete it first). Commits of the branch stay readable
+ * from branches that contain them. */
+OG_EXTERN int og_graph_branch_delete(og_graph *g, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,7 @@ extern const cli_cmd cli_graph_commands[];   /* cmd_graph.c */
 extern const cli_cmd cli_query_commands[];   /* cmd_query.c */
 extern const cli_cmd cli_backup_commands[];  /* cmd_backup.c */
 extern const cli_cmd cli_recover_commands[]; /* cmd_recover.c */
+extern const cli_cmd cli_branch_commands[];  /* cmd_branch.c */
 
 static const cli_cmd CORE_COMMANDS[] = {
     {"version", cmd_version, "print the version", "omnigraph version [--json]"},
@@ -25,7 +26,7 @@ static const cli_cmd CORE_COMMANDS[] = {
 /* One line per cmd_*.c table. */
 static const cli_cmd *const CLI_TABLES[] = {
     CORE_COMMANDS,      cli_lang_commands,   cli_lance_commands,   cli_graph_commands,
-    cli_query_commands, cli_backup_commands, cli_recover_commands,
+    cli_query_commands, cli_backup_commands, cli_recover_commands, cli_branch_commands,
 };
 #define NTABLES (sizeof CLI_TABLES / sizeof CLI_TABLES[0])
 

@@ -386,8 +386,8 @@ static int reduce(graph_snapshot *snap, const reader *r, const char *branch, uns
     size_t nt = 0, ncommits = 0;
     int rc = 0, have_format = 0;
     int64_t format = 0;
-    uint64_t schema_ver = 0, head_ver = 0;
-    int64_t schema_row = -1, head_row = -1;
+    uint64_t schema_ver = 0, head_ver = 0, any_head_ver = 0;
+    int64_t schema_row = -1, head_row = -1, any_head_row = -1;
     char tbuf[32];
     for (int64_t i = 0; rc == 0 && i < nrows; i++) {
         if (is_null(r, C_ID, i) || is_null(r, C_TYPE, i)) {
@@ -437,8 +437,10 @@ static int reduce(graph_snapshot *snap, const reader *r, const char *branch, uns
             /* This branch's heads only: a branch inherits stale copies of others' heads. */
             bool mine = is_main(branch) ? is_null(r, C_BRANCH, i) : cell_eq(r, C_BRANCH, i, branch);
             uint64_t v = 0;
-            if (mine) rc = cell_u64(r, C_VER, i, &v, "graph_head row without table_version");
+            rc = cell_u64(r, C_VER, i, &v, "graph_head row without table_version");
             if (rc == 0 && mine && (head_row < 0 || v > head_ver)) head_ver = v, head_row = i;
+            if (rc == 0 && (any_head_row < 0 || v > any_head_ver))
+                any_head_ver = v, any_head_row = i;
             break;
         }
         case GRAPH_ROW_COMMIT:
@@ -448,6 +450,11 @@ static int reduce(graph_snapshot *snap, const reader *r, const char *branch, uns
             break; /* an object type from a newer writer: skipped */
         }
     }
+    /* A branch before its first commit has no head row of its own: its head is the one it
+     * was forked at. Its manifest holds only rows up to its fork point from the branches it
+     * descends from (each row carries the version it was written at, and versions continue
+     * from the fork point), so the newest head row of any branch is that fork-point head. */
+    if (rc == 0 && head_row < 0 && !is_main(branch)) head_row = any_head_row;
     if (rc == 0) rc = format_check(have_format, format, r->object);
     if (rc == 0) snap->format_version = (int)format;
     if (rc == 0 && schema_row >= 0) {

@@ -48,6 +48,72 @@ static bool has_path(const graph_snapshot *snap, const char *path)
     return false;
 }
 
+/* The versions of main's tables that graph branches read: each branch's snapshot at its fork
+ * point and at its head pins versions of tables it has not forked (table_branch NULL), and a
+ * commit in between pins nothing older (a branch only moves a table by forking it). */
+typedef struct branch_pin {
+    char *path;
+    uint64_t version;
+} branch_pin;
+
+static void pins_free(branch_pin *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        core_free(p[i].path);
+    core_free(p);
+}
+
+static int pins_add_snapshot(branch_pin **p, size_t *n, size_t *cap, const graph_snapshot *snap)
+{
+    for (size_t i = 0; i < snap->n_tables; i++) {
+        const graph_table *t = &snap->tables[i];
+        if (t->table_branch) continue;
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 16;
+            branch_pin *np = core_realloc(*p, nc * sizeof *np);
+            if (!np) return core_err_nomem();
+            *p = np;
+            *cap = nc;
+        }
+        if (!((*p)[*n].path = core_strdup(t->path))) return core_err_nomem();
+        (*p)[(*n)++].version = t->version;
+    }
+    return 0;
+}
+
+static int branch_pins(store *s, branch_pin **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    lance_branch *refs = NULL;
+    size_t nr = 0;
+    int rc = lance_branch_list(s, GRAPH_MANIFEST_DIR, &refs, &nr);
+    for (size_t i = 0; rc == 0 && i < nr; i++) {
+        for (int at_fork = 1; rc == 0 && at_fork >= 0; at_fork--) {
+            graph_snapshot *snap = NULL;
+            rc = graph_snapshot_load(&snap, s, refs[i].name, at_fork ? refs[i].parent_version : 0,
+                                     0);
+            if (rc == 0) rc = pins_add_snapshot(out, n, &cap, snap);
+            graph_snapshot_free(snap);
+        }
+    }
+    lance_branch_list_free(refs);
+    if (rc) {
+        pins_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+static uint64_t pinned_floor(const branch_pin *p, size_t n, const char *path, uint64_t floor)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i].version < floor && strcmp(p[i].path, path) == 0) floor = p[i].version;
+    return floor;
+}
+
 static int clean_one(write_graph *g, const char *root, uint64_t floor,
                      const write_cleanup_options *opt, write_cleanup_report *out)
 {
@@ -124,17 +190,27 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     out->tables_total = 1 + head->n_tables;
     for (size_t i = 0; rc == 0 && i < floor_snap->n_tables; i++)
         out->tables_total += !has_path(head, floor_snap->tables[i].path);
+    /* graph branches read main's tables at the versions they pin; the branch-refs gate keeps
+     * a branch from being created (in this process, or on this host) while this runs */
+    branch_pin *pins = NULL;
+    size_t npins = 0;
+    write_gate_key refs_key = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL};
+    write_gate_set *refs = NULL;
+    if (rc == 0) rc = write_gates_acquire(g->gates, &refs_key, 1, WRITE_GATE_TIMEOUT_MS, &refs);
+    if (rc == 0) rc = branch_pins(g->h->s, &pins, &npins);
     for (size_t i = 0; rc == 0 && i < head->n_tables; i++) {
         const graph_table *t = &head->tables[i];
         const graph_table *f = graph_snapshot_table(floor_snap, t->alias);
         /* a table the floor does not know was created later: all its versions are needed */
         uint64_t floor = f && strcmp(f->path, t->path) == 0 ? f->version : 1;
-        rc = clean_one(g, t->path, floor, opt, out);
+        rc = clean_one(g, t->path, pinned_floor(pins, npins, t->path, floor), opt, out);
     }
     for (size_t i = 0; rc == 0 && i < floor_snap->n_tables; i++) {
         const graph_table *f = &floor_snap->tables[i];
-        if (!has_path(head, f->path)) rc = clean_one(g, f->path, f->version, opt, out);
+        if (!has_path(head, f->path))
+            rc = clean_one(g, f->path, pinned_floor(pins, npins, f->path, f->version), opt, out);
     }
+    pins_free(pins, npins);
     /* The manifest last: until now, every retained commit's snapshot could be read. Under the
      * branch gate, so no publisher is between finding the latest version and committing the
      * next one while versions below it disappear (a publisher that starts later finds its
@@ -146,6 +222,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
         if (rc == 0) rc = clean_one(g, GRAPH_MANIFEST_DIR, floor_mver, opt, out);
         write_gate_set_release(gate);
     }
+    write_gate_set_release(refs);
     graph_snapshot_free(floor_snap);
     graph_snapshot_free(head);
     return rc;

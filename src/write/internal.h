@@ -10,6 +10,10 @@
 
 #define WRITE_UUID_CAP 64
 
+/* The graph-control gate (tier WRITE_GATE_SCHEMA) that graph-branch create and delete take
+ * (branch.c), and cleanup while it decides and removes what branches might read (cleanup.c). */
+#define WRITE_BRANCH_REFS_GATE "branch_refs"
+
 /* ---- Read set ------------------------------------------------------------------------------
  * Explicit named members, so arbitration can narrow later without a redesign. Today every
  * graph commit on a branch moves graph_head, so the head member alone arbitrates every probed

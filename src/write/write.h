@@ -258,6 +258,41 @@ typedef struct write_cleanup_report {
 
 int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanup_report *out);
 
+/* ---- Graph branches (RFC-022 §7: control protocol, no graph commit) ---------------------- */
+
+typedef struct write_branch_info {
+    char name[LANCE_BRANCH_NAME_MAX + 1];
+    char parent[LANCE_BRANCH_NAME_MAX + 1]; /* the branch it was forked from ("main") */
+    uint64_t fork_version;                  /* the parent's manifest version at the fork */
+    char forked_from[GRAPH_ID_LEN + 1];     /* the parent's head commit there */
+    char head[GRAPH_ID_LEN + 1];            /* its head (the fork commit until it has its own) */
+    uint64_t manifest_version;              /* its latest manifest version */
+    uint64_t created_at;                    /* unix seconds (0 when unknown) */
+    char identity[LANCE_BRANCH_IDENTITY_CAP];
+} write_branch_info;
+
+/* 0 if name may name a graph branch: lance's branch-name rules (lance_branch_name_check), and
+ * not "main", not beginning with '-', no "." segment, no segment beginning with '_'
+ * (reserved for internal branches). OG_E_BAD_REQUEST naming the rule otherwise. */
+int write_branch_name_check(const char *name);
+/* Create graph branch `name` from branch `from` (NULL: main) at its head, or at commit `at` (a
+ * commit id, a unique prefix, or a manifest version of `from`). One create-if-absent of the
+ * manifest's branch ref, nothing copied, no commit made. OG_E_EXISTS when the name, or a name
+ * it is a '/' prefix of (or that is one of it), exists (exactly one of racing creators wins);
+ * OG_E_NOT_FOUND for an unknown `from` or `at`; OG_E_BAD_REQUEST for a bad name. *out (may be
+ * NULL) describes the new branch. */
+int write_branch_create(write_graph *g, const char *name, const char *from, const char *at,
+                        write_branch_info *out);
+/* Delete graph branch `name` (never main) if its identity is still expect_identity (NULL or
+ * "": whatever it is now; OG_E_PRECONDITION_FAILED otherwise). Refused with OG_E_CONFLICT while
+ * a writer holds the branch's gate, OG_E_RECOVERY_REQUIRED while a write on it is unresolved,
+ * OG_E_PRECONDITION_FAILED while a branch forked from it exists. *out (may be NULL) describes
+ * what was deleted. Its table forks are reclaimed after the ref is gone (best effort). */
+int write_branch_delete(write_graph *g, const char *name, const char *expect_identity,
+                        write_branch_info *out);
+/* Every graph branch other than main, sorted by name (free with core_free). */
+int write_branch_list(store *s, write_branch_info **out, size_t *n);
+
 /* ---- Recovery ---------------------------------------------------------------------------- */
 
 typedef enum write_recovery_kind {

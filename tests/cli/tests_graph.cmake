@@ -8,3 +8,6 @@ add_dependencies(test_cli_output omnigraph_cli)
 # omnigraph recover list|show|resolve and the pending intents snapshot lists.
 og_test(test_cli_recover LABELS "cli" SOURCES cli/test_cli_recover.c LINK omnigraph)
 add_dependencies(test_cli_recover omnigraph_cli)
+# omnigraph branch create|list|delete (the graph-branch control protocol).
+og_test(test_cli_branch LABELS "cli" SOURCES cli/test_cli_branch.c LINK omnigraph)
+add_dependencies(test_cli_branch omnigraph_cli)

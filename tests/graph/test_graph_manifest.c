@@ -730,7 +730,8 @@ static void test_branch_snapshot(void **state)
     assert_string_equal(snap->branch_identity, ref.identity);
     assert_true(snap->branch_identity[0] != 0);
     assert_int_equal(snap->manifest_version, 2);
-    assert_string_equal(snap->head, ""); /* no commit on feat yet: the caller uses lineage */
+    /* no commit on feat yet: its head is the one it was forked at */
+    assert_string_equal(snap->head, h.c[2]);
     assert_int_equal(snap->n_tables, 2);
     assert_non_null(graph_snapshot_table(snap, "edge:Knows"));
     assert_int_equal(snap->n_commits, 2);
@@ -770,7 +771,7 @@ static void test_branch_snapshot(void **state)
     assert_int_equal(v, 3);
     /* The branch at its fork point (version 2, read from main's files). */
     assert_og_ok(graph_snapshot_load(&snap, f->s, "feat", 2, 0));
-    assert_string_equal(snap->head, "");
+    assert_string_equal(snap->head, h.c[2]);
     assert_int_equal(graph_snapshot_table(snap, "node:Person")->version, 3);
     graph_snapshot_free(snap);
 }

@@ -1,0 +1,275 @@
+/* The graph-branch ref control protocol (RFC-022 §7): create, delete and list graph branches.
+ * A graph branch is a native Lance branch of the graph manifest; creating or deleting one is one
+ * conditional ref mutation (lance/branch.h: create-if-absent, delete-if-identity-matches), never a
+ * graph commit. Each runs the recovery barrier, takes the branch-refs control gate (and, to
+ * delete, the branch's own gate without waiting), re-checks what it depends on under them, and
+ * then performs that one mutation, which is the visibility point. */
+#include "write/internal.h"
+
+#include "core/alloc.h"
+#include "core/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The control gate every branch create and delete of a root takes: the name checks against
+ * the other branches (prefix-disjoint names) and the fork-source checks cannot race in this
+ * process, nor, through the store lock, on this host. Tier SCHEMA (graph control), its own
+ * name, so writes (which take "schema") never wait for it. */
+static const write_gate_key REFS_GATE = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL};
+
+static bool is_main(const char *b)
+{
+    return !b || !*b || strcmp(b, "main") == 0;
+}
+
+int write_branch_name_check(const char *name)
+{
+    if (!name || !*name) return core_err(OG_E_BAD_REQUEST, "a branch name is required");
+    if (strcmp(name, "main") == 0)
+        return core_err(OG_E_BAD_REQUEST, "'main' is reserved: it is the graph's first branch");
+    if (name[0] == '-')
+        return core_err(OG_E_BAD_REQUEST,
+                        "branch name '%s' starts with '-' (it would read as an option)", name);
+    int rc = lance_branch_name_check(name);
+    if (rc) return rc;
+    /* segment rules beyond lance's: "." and names beginning with '_' (internal names) */
+    for (const char *seg = name; seg;) {
+        const char *end = strchr(seg, '/');
+        size_t len = end ? (size_t)(end - seg) : strlen(seg);
+        if (len == 1 && seg[0] == '.')
+            return core_err(OG_E_BAD_REQUEST, "branch name '%s' has a '.' segment", name);
+        if (seg[0] == '_')
+            return core_err(OG_E_BAD_REQUEST,
+                            "branch name '%s': segments beginning with '_' are reserved for "
+                            "internal branches",
+                            name);
+        seg = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Whether a is b or a path prefix of it ("a" of "a/b"). */
+static bool prefix_of(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+    return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+static int fill_info(store *s, const lance_branch *ref, write_branch_info *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", ref->name);
+    snprintf(out->parent, sizeof out->parent, "%s", ref->parent[0] ? ref->parent : "main");
+    snprintf(out->identity, sizeof out->identity, "%s", ref->identity);
+    out->fork_version = ref->parent_version;
+    out->created_at = ref->create_at;
+    graph_snapshot *snap = NULL;
+    int rc =
+        graph_snapshot_load(&snap, s, ref->parent[0] ? ref->parent : NULL, ref->parent_version, 0);
+    if (rc == 0) snprintf(out->forked_from, sizeof out->forked_from, "%s", snap->head);
+    graph_snapshot_free(snap);
+    snap = NULL;
+    if (rc == 0) rc = graph_snapshot_load(&snap, s, ref->name, 0, 0);
+    if (rc == 0) {
+        snprintf(out->head, sizeof out->head, "%s", snap->head);
+        out->manifest_version = snap->manifest_version;
+    }
+    graph_snapshot_free(snap);
+    return rc;
+}
+
+int write_branch_list(store *s, write_branch_info **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    lance_branch *refs = NULL;
+    size_t nr = 0;
+    int rc = lance_branch_list(s, GRAPH_MANIFEST_DIR, &refs, &nr);
+    if (rc) return rc;
+    write_branch_info *items = core_calloc(nr ? nr : 1, sizeof *items);
+    if (!items) rc = core_err_nomem();
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < nr; i++) {
+        if (write_branch_name_check(refs[i].name) != 0) {
+            og_error_clear(); /* an internal or foreign ref of the manifest: not a graph branch */
+            continue;
+        }
+        rc = fill_info(s, &refs[i], &items[k]);
+        if (rc == OG_E_NOT_FOUND) { /* deleted since it was listed */
+            og_error_clear();
+            rc = 0;
+            continue;
+        }
+        if (rc == 0) k++;
+    }
+    lance_branch_list_free(refs);
+    if (rc) {
+        core_free(items);
+        return rc;
+    }
+    *out = items;
+    *n = k;
+    return 0;
+}
+
+/* Refuse a name that is, or is a path prefix of, a live branch, or has one as a prefix. */
+static int check_disjoint(store *s, const char *name)
+{
+    lance_branch *refs = NULL;
+    size_t nr = 0;
+    int rc = lance_branch_list(s, GRAPH_MANIFEST_DIR, &refs, &nr);
+    for (size_t i = 0; rc == 0 && i < nr; i++) {
+        const char *b = refs[i].name;
+        if (strcmp(b, name) == 0)
+            rc = core_err(OG_E_EXISTS, "branch '%s' already exists", name);
+        else if (prefix_of(b, name) || prefix_of(name, b))
+            rc = core_err(OG_E_EXISTS,
+                          "branch '%s' cannot exist beside branch '%s': one name may not be a "
+                          "'/' prefix of another",
+                          name, b);
+    }
+    lance_branch_list_free(refs);
+    return rc;
+}
+
+int write_branch_create(write_graph *g, const char *name, const char *from, const char *at,
+                        write_branch_info *out)
+{
+    if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    int rc = write_branch_name_check(name);
+    if (rc) return rc;
+    if (from && !is_main(from) && (rc = write_branch_name_check(from)) != 0) return rc;
+    const char *src = is_main(from) ? NULL : from;
+    size_t resolved = 0;
+    if ((rc = write_recover(g, src, &resolved)) != 0) return rc;
+    write_gate_set *gate = NULL;
+    if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, WRITE_GATE_TIMEOUT_MS, &gate)) != 0)
+        return rc;
+    store *s = g->h->s;
+    /* under the gate: the source exists (and its version), the name is free and disjoint */
+    lance_branch src_ref;
+    if (src && (rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, src, &src_ref)) == OG_E_NOT_FOUND)
+        rc = core_err(OG_E_NOT_FOUND, "branch '%s' does not exist", src);
+    uint64_t version = 0;
+    if (rc == 0 && at && *at) {
+        rc = graph_resolve_ref(s, src, at, &version);
+    } else if (rc == 0) {
+        graph_snapshot *snap = NULL;
+        rc = graph_snapshot_load(&snap, s, src, 0, 0);
+        if (rc == 0) version = snap->manifest_version;
+        graph_snapshot_free(snap);
+    }
+    if (rc == 0) rc = check_disjoint(s, name);
+    lance_branch ref;
+    if (rc == 0) {
+        rc = lance_branch_create(s, GRAPH_MANIFEST_DIR, name, src, version, &ref);
+        if (rc == OG_E_EXISTS) { /* a creator in another process won the name */
+            og_error_clear();
+            rc = core_err(OG_E_EXISTS, "branch '%s' already exists", name);
+        }
+    }
+    write_gate_set_release(gate);
+    if (rc == 0 && out) {
+        rc = fill_info(s, &ref, out);
+        if (rc) { /* the branch stands; only the report failed */
+            og_error_clear();
+            memset(out, 0, sizeof *out);
+            snprintf(out->name, sizeof out->name, "%s", name);
+            snprintf(out->parent, sizeof out->parent, "%s", src ? src : "main");
+            snprintf(out->identity, sizeof out->identity, "%s", ref.identity);
+            out->fork_version = version;
+            rc = 0;
+        }
+    }
+    return rc;
+}
+
+/* The table forks a branch's head names (table_branch == name): its own files, reclaimed
+ * after its ref is gone. Best effort: leftovers are invisible (no graph branch names them) and
+ * a later first-touch fork of the same name replaces them. */
+static void reclaim_table_forks(store *s, const graph_snapshot *snap, const char *name)
+{
+    for (size_t i = 0; i < snap->n_tables; i++) {
+        const graph_table *t = &snap->tables[i];
+        if (!t->table_branch || strcmp(t->table_branch, name) != 0) continue;
+        if (lance_branch_delete(s, t->path, name, NULL) != 0)
+            og_error_clear(); /* safe to leave: see above */
+    }
+}
+
+int write_branch_delete(write_graph *g, const char *name, const char *expect_identity,
+                        write_branch_info *out)
+{
+    if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (name && strcmp(name, "main") == 0)
+        return core_err(OG_E_BAD_REQUEST, "branch 'main' cannot be deleted");
+    int rc = write_branch_name_check(name);
+    if (rc) return rc;
+    store *s = g->h->s;
+    size_t resolved = 0;
+    if ((rc = write_recover(g, name, &resolved)) != 0) return rc;
+    write_gate_set *refs = NULL, *mine = NULL;
+    if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, WRITE_GATE_TIMEOUT_MS, &refs)) != 0)
+        return rc;
+    /* The branch's own gate, without waiting: a write on it is under way. */
+    write_gate_key bkey = {WRITE_GATE_BRANCH, name, NULL};
+    rc = write_gates_acquire(g->gates, &bkey, 1, 0, &mine);
+    if (rc == OG_E_CONFLICT) {
+        og_error_clear();
+        rc = core_err(OG_E_CONFLICT,
+                      "branch '%s' is being written (a writer holds its gate); retry once it "
+                      "is done",
+                      name);
+    }
+    lance_branch ref;
+    if (rc == 0 && (rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, name, &ref)) == OG_E_NOT_FOUND) {
+        og_error_clear();
+        rc = core_err(OG_E_NOT_FOUND, "branch '%s' does not exist", name);
+    }
+    if (rc == 0 && expect_identity && *expect_identity &&
+        strcmp(ref.identity, expect_identity) != 0) {
+        rc = core_err(OG_E_PRECONDITION_FAILED,
+                      "branch '%s' was deleted and created again since it was read", name);
+        core_err_detail(CORE_ERR_MEMBER, "branch_identity");
+        core_err_detail(CORE_ERR_EXPECTED, expect_identity);
+        core_err_detail(CORE_ERR_ACTUAL, ref.identity);
+    }
+    /* an interrupted write on this branch still to resolve (its owner may be alive) */
+    write_pending *pend = NULL;
+    size_t np = 0;
+    if (rc == 0) rc = write_pending_list(s, false, &pend, &np);
+    for (size_t i = 0; rc == 0 && i < np; i++) {
+        if (pend[i].branch && strcmp(pend[i].branch, name) == 0) {
+            rc = core_err(OG_E_RECOVERY_REQUIRED,
+                          "branch '%s' has an unresolved write %s; resolve it first "
+                          "(omnigraph recover show %s)",
+                          name, pend[i].operation_id, pend[i].operation_id);
+            core_err_detail(CORE_ERR_OPERATION_ID, pend[i].operation_id);
+        }
+    }
+    write_pending_list_free(pend, np);
+    graph_snapshot *snap = NULL;
+    if (rc == 0) rc = graph_snapshot_load(&snap, s, name, 0, 0);
+    if (rc == 0 && out) rc = fill_info(s, &ref, out);
+    /* a branch forked from this one reads its history (its files, through base paths) */
+    lance_branch *all = NULL;
+    size_t na = 0;
+    if (rc == 0) rc = lance_branch_list(s, GRAPH_MANIFEST_DIR, &all, &na);
+    for (size_t i = 0; rc == 0 && i < na; i++) {
+        if (strcmp(all[i].parent, name) != 0) continue;
+        rc = core_err(OG_E_PRECONDITION_FAILED,
+                      "branch '%s' cannot be deleted: branch '%s' was forked from it and reads "
+                      "its history; delete '%s' first",
+                      name, all[i].name, all[i].name);
+        core_err_detail(CORE_ERR_KEY, all[i].name);
+    }
+    lance_branch_list_free(all);
+    /* the visibility point: the ref goes if it is still the one checked */
+    if (rc == 0) rc = lance_branch_delete(s, GRAPH_MANIFEST_DIR, name, ref.identity);
+    if (rc == 0) reclaim_table_forks(s, snap, name);
+    graph_snapshot_free(snap);
+    write_gate_set_release(mine);
+    write_gate_set_release(refs);
+    return rc;
+}

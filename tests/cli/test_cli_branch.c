@@ -1,0 +1,169 @@
+/* omnigraph branch create|list|delete through the built binary: the reference's human lines,
+ * one JSON object per --json call, exit codes of refusals (exists, unknown source, forked-from
+ * parent, main), usage errors, and that create/delete leave main's commits alone. */
+#include "testutil.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char g_bin[512];
+static char g_schema[512];
+static char g_data[512];
+static char g_dir[256];
+
+static int og(const char *args, char *out, size_t cap, char *err, size_t ecap)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s", g_bin, args);
+    return test_run(g_dir, 1, cmd, out, cap, err, ecap);
+}
+
+/* Run with --json expecting want_exit and exactly one JSON object on stdout. */
+static json_t *og_json(const char *args, int want_exit)
+{
+    static char out[65536];
+    char err[4096];
+    int ex = og(args, out, sizeof out, err, sizeof err);
+    if (ex != want_exit) fail_msg("'%s' exited %d, not %d; stderr: %s", args, ex, want_exit, err);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    if (!j || !json_is_object(j))
+        fail_msg("'%s' printed no single JSON object: %s (%s)", args, out, je.text);
+    return j;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    if (!json_is_string(v)) fail_msg("member '%s' is not a string", k);
+    return json_string_value(v);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    test_sandbox_new(g_dir, sizeof g_dir, "cli-branch");
+    char args[1200], err[4096];
+    snprintf(args, sizeof args, "init --schema '%s' g", g_schema);
+    if (og(args, NULL, 0, err, sizeof err) != 0) fail_msg("init: %s", err);
+    snprintf(args, sizeof args, "load --data '%s' --mode append --store g", g_data);
+    if (og(args, NULL, 0, err, sizeof err) != 0) fail_msg("load: %s", err);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    test_sandbox_done(g_dir);
+    return 0;
+}
+
+static void test_branch_commands(void **state)
+{
+    (void)state;
+    char out[65536], err[4096];
+    json_t *c0 = og_json("commit list --json --store g", 0);
+    size_t commits = json_array_size(json_object_get(c0, "commits"));
+    assert_true(commits == 2);
+    const char *head = jstr(json_array_get(json_object_get(c0, "commits"), 0), "id");
+    const char *genesis = jstr(json_array_get(json_object_get(c0, "commits"), 1), "id");
+
+    assert_int_equal(og("branch create dev --store g", out, sizeof out, err, sizeof err), 0);
+    char want[256];
+    snprintf(want, sizeof want, "created branch dev from main at commit %s\n", head);
+    assert_string_equal(out, want);
+
+    char args[512];
+    snprintf(args, sizeof args, "branch create old --at %s --json --store g", genesis);
+    json_t *j = og_json(args, 0);
+    assert_true(json_is_true(json_object_get(j, "ok")));
+    const json_t *b = json_object_get(j, "branch");
+    assert_string_equal(jstr(b, "name"), "old");
+    assert_string_equal(jstr(b, "parent"), "main");
+    assert_string_equal(jstr(b, "forked_from"), genesis);
+    assert_string_equal(jstr(b, "head"), genesis);
+    json_decref(j);
+    assert_int_equal(og("branch create feat/x --from dev g", out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "created branch feat/x from dev"));
+
+    j = og_json("branch list --json --store g", 0);
+    const json_t *list = json_object_get(j, "branches");
+    assert_int_equal(json_array_size(list), 4);
+    const char *names[] = {"main", "dev", "feat/x", "old"};
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(jstr(json_array_get(list, i), "name"), names[i]);
+    assert_true(json_is_null(json_object_get(json_array_get(list, 0), "parent")));
+    assert_string_equal(jstr(json_array_get(list, 2), "parent"), "dev");
+    json_decref(j);
+    assert_int_equal(og("branch list --store g", out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "feat/x"));
+    assert_non_null(strstr(out, "(from dev)"));
+
+    /* refusals: typed, with their exit codes, and one JSON object each */
+    j = og_json("branch create dev --json --store g", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "exists");
+    json_decref(j);
+    j = og_json("branch create dev/y --json --store g", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "exists");
+    json_decref(j);
+    j = og_json("branch create z --from nope --json --store g", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    assert_non_null(strstr(jstr(json_object_get(j, "error"), "message"), "nope"));
+    json_decref(j);
+    j = og_json("branch create _z --json --store g", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "bad_request");
+    json_decref(j);
+    j = og_json("branch delete dev --json --store g", 4);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "precondition_failed");
+    assert_non_null(strstr(jstr(json_object_get(j, "error"), "message"), "feat/x"));
+    json_decref(j);
+    j = og_json("branch delete main --json --store g", 1);
+    json_decref(j);
+    j = og_json("branch delete nope --json --store g", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    json_decref(j);
+
+    assert_int_equal(og("branch delete feat/x --store g", out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "deleted branch feat/x\n");
+    j = og_json("branch delete dev --json --store g", 0);
+    assert_string_equal(jstr(j, "deleted"), "dev");
+    json_decref(j);
+
+    /* main's lineage is untouched by all of it */
+    j = og_json("commit list --json --store g", 0);
+    assert_int_equal(json_array_size(json_object_get(j, "commits")), commits);
+    assert_string_equal(jstr(json_array_get(json_object_get(j, "commits"), 0), "id"), head);
+    json_decref(j);
+    json_decref(c0);
+}
+
+static void test_usage(void **state)
+{
+    (void)state;
+    char out[8192], err[4096];
+    assert_int_equal(og("branch", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(og("branch frob --store g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(og("branch create --store g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(og("branch create a b --store g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(og("branch delete x --from main --store g", out, sizeof out, err, sizeof err),
+                     2);
+    json_t *j = og_json("branch create --json --store g", 2);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "usage");
+    json_decref(j);
+}
+
+int main(void)
+{
+    const char *bindir = getenv("OG_TEST_BINDIR");
+    const char *srcdir = getenv("OG_TEST_SRCDIR");
+    snprintf(g_bin, sizeof g_bin, "%s/omnigraph", bindir ? bindir : ".");
+    snprintf(g_schema, sizeof g_schema, "%s/examples/demo.pg", srcdir ? srcdir : "../..");
+    snprintf(g_data, sizeof g_data, "%s/examples/demo.jsonl", srcdir ? srcdir : "../..");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_branch_commands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

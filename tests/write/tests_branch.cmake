@@ -1,0 +1,2 @@
+# Graph branches (src/write/branch.c): the ref control protocol, races and crash enumeration.
+og_test(test_write_branch LABELS "write;crash;race" SOURCES write/test_write_branch.c TIMEOUT 600)
