@@ -542,7 +542,8 @@ typedef void (*og_load_progress_fn)(void *arg, int phase, uint64_t bytes_done, u
 typedef struct og_load_options {
     int version;                  /* OG_LOAD_OPTIONS_VERSION */
     int mode;                     /* an og_load_mode; required (0 fails with OG_E_BAD_REQUEST) */
-    const char *branch;           /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    const char *branch;           /* NULL or "main": main; else a graph branch, which must exist
+                                   * (OG_E_NOT_FOUND; og_graph_branch_create makes one) */
     og_load_progress_fn progress; /* NULL: none */
     void *progress_arg;
 } og_load_options;
@@ -644,6 +645,10 @@ OG_EXTERN const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info
  * unknown reference, OG_E_BAD_REQUEST for an ambiguous or too short one. The caller frees *out
  * with og_snapshot_info_free. */
 OG_EXTERN int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at);
+/* The same on graph branch `branch` (NULL or "main": main; `at` then names a commit or a
+ * manifest version of that branch). OG_E_NOT_FOUND names an unknown branch. */
+OG_EXTERN int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *branch,
+                                       const char *at);
 OG_EXTERN void og_snapshot_info_free(og_snapshot_info *s);
 
 /* One graph commit. Owned by the list that holds it, or (og_graph_commit_show) by itself. */
@@ -666,6 +671,10 @@ OG_EXTERN void og_commit_list_free(og_commit_list *l);
 /* Every commit of branch main, newest first. The caller frees *out with og_commit_list_free
  * (NULL on failure). */
 OG_EXTERN int og_graph_commits(og_commit_list **out, og_graph *g);
+/* Every commit of graph branch `branch` (NULL or "main": main), newest first: its own and those
+ * of the branches it was forked from, up to its fork point. OG_E_NOT_FOUND names an unknown
+ * branch. */
+OG_EXTERN int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branch);
 /* The commit a reference names (an id, a unique prefix or a manifest version), freed with
  * og_commit_info_free. Errors as og_graph_snapshot's. */
 OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref);
@@ -899,9 +908,9 @@ typedef struct og_query_options {
     const char *name;        /* the query to run; NULL when the source holds exactly one */
     const char *params_json; /* a JSON object of param values, keys without '$' (NULL: {}) */
     const char *at;          /* NULL: the head; else a commit id, a unique id prefix (4+
-                              * characters) or a decimal graph-manifest version */
-    const char *branch;      /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
-    int64_t now_ms;          /* nonzero: the value of now() in ms since the epoch (0: clock) */
+                              * characters) or a decimal graph-manifest version (of branch) */
+    const char *branch; /* NULL or "main": main; else a graph branch (OG_E_NOT_FOUND if none) */
+    int64_t now_ms;     /* nonzero: the value of now() in ms since the epoch (0: clock) */
 } og_query_options;
 #define OG_QUERY_OPTIONS_INIT                                                                      \
     {                                                                                              \
@@ -999,7 +1008,7 @@ typedef struct og_mutate_options {
     const char *source_file;
     const char *name;
     const char *params_json;
-    const char *branch;    /* NULL or "main" */
+    const char *branch;    /* NULL or "main": main; else a graph branch, which must exist */
     const char *if_commit; /* NULL, or the commit id the branch head must be: otherwise
                             * OG_E_PRECONDITION_FAILED (expected/actual set) and nothing
                             * is written */
@@ -1109,7 +1118,9 @@ OG_EXTERN void og_backup_result_free(og_backup_result *r);
  * A graph branch is a named line of commits forked from another branch at one of its commits
  * (docs/cli.md, "Branches"). Creating and deleting one is a conditional change of a ref: no
  * table is copied and no commit is made on any branch. "main" always exists and cannot be
- * deleted. Reads and writes on branches other than main are not served yet. */
+ * deleted. Loads, mutations, queries, snapshots and commit lists take a branch; the first
+ * write of a table on a branch forks that table lazily (a native Lance branch of its dataset),
+ * covered by the write's recovery intent like any other effect. */
 
 /* One graph branch. Owned by the list that holds it, or by itself (og_branch_info_free). */
 typedef struct og_branch_info {

@@ -256,11 +256,6 @@ int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name
     if (!og_load_mode_name(opt->mode))
         return core_err(OG_E_BAD_REQUEST, "a load mode is required: append, merge or overwrite");
     if (!data && len) return core_err(OG_E_BAD_REQUEST, "og_graph_load: no data");
-    if (opt->branch && strcmp(opt->branch, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED,
-                        "loading into branch '%s': only main is supported "
-                        "by this build",
-                        opt->branch);
     /* Refuse before parsing: a read-only handle would only fail after all the work. */
     if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     og_write_result *res = NULL;
@@ -269,7 +264,7 @@ int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name
     exec_load_request req = {
         data, len, data_file_name, (exec_load_mode)opt->mode, opt->progress, opt->progress_arg};
     write_options wo = WRITE_OPTIONS_INIT;
-    wo.branch = NULL; /* main */
+    wo.branch = opt->branch; /* NULL or "main": main */
     api_write_result_collect(res, &wo);
     exec_load_result lr;
     rc = exec_load(&lr, g->w, &req, &wo);
@@ -296,14 +291,33 @@ static const char *branch_name(const char *b)
     return b && *b ? b : "main";
 }
 
-/* The snapshot of main at `at` (NULL: head), with the lineage when flags ask for it. */
-static int load_at(graph_snapshot **out, og_graph *g, const char *at, unsigned flags)
+/* NULL for main ("" and "main" too); OG_E_NOT_FOUND naming an unknown branch. */
+static int branch_arg(og_graph *g, const char **branch)
+{
+    if (*branch && (!**branch || strcmp(*branch, "main") == 0)) *branch = NULL;
+    if (!*branch) return 0;
+    lance_branch ref;
+    int rc = lance_branch_get(g->h->s, GRAPH_MANIFEST_DIR, *branch, &ref);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        rc = core_err(OG_E_NOT_FOUND, "branch '%s' does not exist", *branch);
+        core_err_detail(CORE_ERR_KEY, *branch);
+    }
+    return rc;
+}
+
+/* The snapshot of `branch` (NULL: main) at `at` (NULL: head), with the lineage when flags ask
+ * for it. */
+static int load_at(graph_snapshot **out, og_graph *g, const char *branch, const char *at,
+                   unsigned flags)
 {
     *out = NULL;
     uint64_t mver = 0;
+    int rc0 = branch_arg(g, &branch);
+    if (rc0) return rc0;
     if (at) {
         graph_snapshot *head = NULL;
-        int rc = graph_snapshot_load(&head, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+        int rc = graph_snapshot_load(&head, g->h->s, branch, 0, GRAPH_SNAP_LINEAGE);
         if (!rc) rc = graph_lineage_resolve(head, at, &mver);
         if (!rc && mver == head->manifest_version && (flags & GRAPH_SNAP_LINEAGE)) {
             *out = head; /* already the wanted one */
@@ -312,8 +326,9 @@ static int load_at(graph_snapshot **out, og_graph *g, const char *at, unsigned f
         graph_snapshot_free(head);
         if (rc) return rc;
     }
-    if (!at && !(flags & GRAPH_SNAP_LINEAGE)) return graph_handle_head_snapshot(g->h, out);
-    return graph_snapshot_load(out, g->h->s, NULL, mver, flags);
+    if (!at && !branch && !(flags & GRAPH_SNAP_LINEAGE))
+        return graph_handle_head_snapshot(g->h, out);
+    return graph_snapshot_load(out, g->h->s, branch, mver, flags);
 }
 
 static int dup_into(const char **dst, const char *src)
@@ -337,11 +352,17 @@ static snapshot_info *snapshot_of(const og_snapshot_info *s)
 
 int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
 {
+    return og_graph_branch_snapshot(out, g, NULL, at);
+}
+
+int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *branch,
+                             const char *at)
+{
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: no graph");
     graph_snapshot *snap = NULL;
-    int rc = load_at(&snap, g, at, 0);
+    int rc = load_at(&snap, g, branch, at, 0);
     if (rc) return rc;
     snapshot_info *whole = core_calloc(1, sizeof *whole);
     if (!whole) {
@@ -459,13 +480,20 @@ void og_commit_list_free(og_commit_list *l)
 
 int og_graph_commits(og_commit_list **out, og_graph *g)
 {
+    return og_graph_branch_commits(out, g, NULL);
+}
+
+int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branch)
+{
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: no graph");
+    int rc = branch_arg(g, &branch);
+    if (rc) return rc;
     og_commit_list *list = core_calloc(1, sizeof *list);
     if (!list) return core_err_nomem();
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    rc = graph_snapshot_load(&snap, g->h->s, branch, 0, GRAPH_SNAP_LINEAGE);
     const graph_commit **v = NULL;
     if (!rc) {
         v = core_calloc(snap->n_commits ? snap->n_commits : 1, sizeof *v);

@@ -19,11 +19,6 @@ int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options 
     if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_mutate: missing argument");
     int vrc = api_options_check(opt->version, OG_MUTATE_OPTIONS_VERSION, "og_mutate_options");
     if (vrc) return vrc;
-    if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED,
-                        "mutating branch '%s': only main is supported by this "
-                        "build",
-                        opt->branch);
     /* Refuse before checking: a read-only handle would only fail after all the work. */
     if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     if (opt->if_commit && strlen(opt->if_commit) != OG_ID_LEN)
@@ -35,7 +30,7 @@ int og_graph_mutate(og_write_result **out, og_graph *g, const og_mutate_options 
     int rc = api_write_result_new(&res);
     if (rc) return rc;
     write_options wo = WRITE_OPTIONS_INIT;
-    wo.branch = NULL; /* main */
+    wo.branch = opt->branch && *opt->branch ? opt->branch : NULL;
     wo.if_commit = opt->if_commit;
     api_write_result_collect(res, &wo);
     exec_gq_request req = {opt->source, opt->source_len,  opt->source_file,

@@ -27,13 +27,6 @@ struct og_result {
     core_buf scratch; /* JSON and date texts handed out */
 };
 
-static int check_branch(const char *b)
-{
-    if (b && *b && strcmp(b, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED, "branch '%s': only main is supported by this build", b);
-    return 0;
-}
-
 static int result_index(og_result *res)
 {
     size_t n = exec_result_n_batches(res->r);
@@ -56,14 +49,13 @@ int og_graph_query(og_result **out, og_graph *g, const og_query_options *opt)
     if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_query: missing argument");
     int vrc = api_options_check(opt->version, OG_QUERY_OPTIONS_VERSION, "og_query_options");
     if (vrc) return vrc;
-    int rc = check_branch(opt->branch);
-    if (rc) return rc;
+    int rc = 0;
     og_result *res = core_calloc(1, sizeof *res);
     if (!res) return core_err_nomem();
     exec_gq_request req = {opt->source, opt->source_len,  opt->source_file,
                            opt->name,   opt->params_json, opt->now_ms};
     exec_read rd;
-    rc = exec_query(&rd, g->h, &req, opt->at, g->cache);
+    rc = exec_query(&rd, g->h, &req, opt->branch, opt->at, g->cache);
     if (!rc) {
         res->r = rd.rows;
         res->query_name = rd.query_name;

@@ -24,12 +24,12 @@ const cli_cmd cli_graph_commands[] = {
     {"init", cmd_init, "create a graph from a .pg schema",
      "omnigraph init --schema FILE.pg [--json] (--store ROOT | ROOT)"},
     {"load", cmd_load, "load a JSONL file into a graph as one commit",
-     "omnigraph load --data FILE.jsonl --mode overwrite|append|merge [--branch main] "
+     "omnigraph load --data FILE.jsonl --mode overwrite|append|merge [--branch B [--from BASE]] "
      "[--as ACTOR] [--json] (--store ROOT | ROOT)"},
     {"snapshot", cmd_snapshot, "show a graph's tables, versions and row counts",
-     "omnigraph snapshot [--at REF] [--json] (--store ROOT | ROOT)"},
+     "omnigraph snapshot [--branch B] [--at REF] [--json] (--store ROOT | ROOT)"},
     {"commit", cmd_commit, "list a graph's commits or show one",
-     "omnigraph commit list [--json] (--store ROOT | ROOT) | "
+     "omnigraph commit list [--branch B] [--json] (--store ROOT | ROOT) | "
      "omnigraph commit show ID [--json] (--store ROOT | ROOT)"},
     {"optimize", cmd_optimize, "compact a graph's tables and manifest (one maintenance commit)",
      "omnigraph optimize [--branch main] [--json] (--store ROOT | ROOT)"},
@@ -77,6 +77,7 @@ typedef struct graph_args {
     const char *data;   /* load */
     const char *mode;   /* load */
     const char *branch; /* load */
+    const char *from;   /* load: the branch to create `branch` from when it is missing */
     const char *actor;  /* load */
     const char *at;     /* snapshot */
     const char *ref;    /* commit show */
@@ -87,8 +88,8 @@ typedef struct graph_args {
 } graph_args;
 
 /* Parse argv[first..argc). `allowed`: letters of the options this command takes
- * (s=--schema d=--data m=--mode b=--branch a=--as t=--at S=--store k=--keep o=--older-than
- * n=--dry-run); `positionals` is how many
+ * (s=--schema d=--data m=--mode b=--branch f=--from a=--as t=--at S=--store k=--keep
+ * o=--older-than n=--dry-run); `positionals` is how many
  * bare words it takes besides the root (commit show: 1). Returns 0 or a usage exit code. */
 static int parse_args(graph_args *a, const cli_cmd *self, int argc, char **argv, int first,
                       const char *allowed, int positionals)
@@ -103,6 +104,7 @@ static int parse_args(graph_args *a, const cli_cmd *self, int argc, char **argv,
         {'d', "--data", offsetof(graph_args, data)},
         {'m', "--mode", offsetof(graph_args, mode)},
         {'b', "--branch", offsetof(graph_args, branch)},
+        {'f', "--from", offsetof(graph_args, from)},
         {'a', "--as", offsetof(graph_args, actor)},
         {'t', "--at", offsetof(graph_args, at)},
         {'S', "--store", offsetof(graph_args, root)},
@@ -222,8 +224,9 @@ static void print_load_json(const graph_args *a, const og_write_result *r, const
     unsigned long long edges = og_write_result_count(r, OG_WRITE_EDGES);
     printf("{\"ok\":true,\"root\":");
     cli_json_str(stdout, a->root);
-    printf(",\"branch\":\"main\",\"mode\":\"%s\",\"committed\":%s,\"commit_id\":", mode,
-           commit[0] ? "true" : "false");
+    printf(",\"branch\":");
+    cli_json_str(stdout, a->branch ? a->branch : "main");
+    printf(",\"mode\":\"%s\",\"committed\":%s,\"commit_id\":", mode, commit[0] ? "true" : "false");
     json_str_or_null(commit);
     printf(",\"operation_id\":");
     json_str_or_null(og_write_result_operation_id(r));
@@ -239,13 +242,32 @@ static void print_load_json(const graph_args *a, const og_write_result *r, const
     printf("}\n");
 }
 
+/* Create branch `name` from `from` unless it exists. */
+static int ensure_branch(og_graph *g, const char *name, const char *from)
+{
+    og_branch_list *l = NULL;
+    int rc = og_graph_branch_list(&l, g);
+    int found = 0;
+    for (size_t i = 0; rc == 0 && i < og_branch_list_count(l); i++)
+        found |= strcmp(og_branch_list_get(l, i)->name, name) == 0;
+    og_branch_list_free(l);
+    if (rc || found) return rc;
+    og_branch_options bo = OG_BRANCH_OPTIONS_INIT;
+    bo.from = from;
+    rc = og_graph_branch_create(NULL, g, name, &bo);
+    if (rc == OG_E_EXISTS) return 0; /* created meanwhile by someone else: load into it */
+    if (rc == 0) fprintf(stderr, "omnigraph: created branch %s from %s\n", name, from);
+    return rc;
+}
+
 static int cmd_load(int argc, char **argv)
 {
     const cli_cmd *self = &cli_graph_commands[1];
     graph_args a;
-    int rc = parse_args(&a, self, argc, argv, 1, "dmbaS", 0);
+    int rc = parse_args(&a, self, argc, argv, 1, "dmbfaS", 0);
     if (rc) return rc;
     if (!a.data) return cli_usage_error(self, "load needs --data FILE.jsonl");
+    if (a.from && !a.branch) return cli_usage_error(self, "--from goes with --branch");
     if (!a.mode) return cli_usage_error(self, "load needs --mode overwrite|append|merge");
     int mode = og_load_mode_parse(a.mode);
     if (!mode)
@@ -256,6 +278,14 @@ static int cmd_load(int argc, char **argv)
     if (open_graph(&g, &a, 0) != 0) {
         cli_file_close(&f);
         return cli_fail_write(a.json);
+    }
+    /* --from: the branch is created from BASE's head first when it does not exist (two
+     * steps, as the reference does: a load that then fails leaves the branch created). */
+    if (a.from && ensure_branch(g, a.branch, a.from) != 0) {
+        rc = cli_fail_write(a.json);
+        og_graph_close(g);
+        cli_file_close(&f);
+        return rc;
     }
     og_load_options o = OG_LOAD_OPTIONS_INIT;
     o.mode = mode;
@@ -275,9 +305,9 @@ static int cmd_load(int argc, char **argv)
         print_load_json(&a, r, a.mode);
     } else {
         const char *commit = og_write_result_commit_id(r);
-        printf("loaded %s on branch main with %s: %llu entities across %llu node types and %llu "
+        printf("loaded %s on branch %s with %s: %llu entities across %llu node types and %llu "
                "edge types ",
-               a.root, a.mode,
+               a.root, a.branch ? a.branch : "main", a.mode,
                (unsigned long long)(og_write_result_count(r, OG_WRITE_NODES) +
                                     og_write_result_count(r, OG_WRITE_EDGES)),
                (unsigned long long)og_write_result_count(r, OG_WRITE_NODE_TYPES),
@@ -345,13 +375,13 @@ static int cmd_snapshot(int argc, char **argv)
 {
     const cli_cmd *self = &cli_graph_commands[2];
     graph_args a;
-    int rc = parse_args(&a, self, argc, argv, 1, "tS", 0);
+    int rc = parse_args(&a, self, argc, argv, 1, "btS", 0);
     if (rc) return rc;
     og_graph *g = NULL;
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_snapshot_info *s = NULL;
     og_intent_list *pending = NULL; /* interrupted writes (recovery sidecars) */
-    rc = og_graph_snapshot(&s, g, a.at);
+    rc = og_graph_branch_snapshot(&s, g, a.branch, a.at);
     if (!rc) rc = og_graph_intents(&pending, g);
     og_graph_close(g);
     if (rc) {
@@ -415,17 +445,19 @@ static void print_commit_json(const og_commit_info *c)
 static int commit_list(const cli_cmd *self, int argc, char **argv)
 {
     graph_args a;
-    int rc = parse_args(&a, self, argc, argv, 2, "S", 0);
+    int rc = parse_args(&a, self, argc, argv, 2, "bS", 0);
     if (rc) return rc;
     og_graph *g = NULL;
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_commit_list *l = NULL;
-    rc = og_graph_commits(&l, g);
+    rc = og_graph_branch_commits(&l, g, a.branch);
     og_graph_close(g);
     if (rc) return cli_fail(a.json);
     size_t n = og_commit_list_count(l);
     if (a.json) {
-        printf("{\"branch\":\"main\",\"commits\":[");
+        printf("{\"branch\":");
+        cli_json_str(stdout, a.branch ? a.branch : "main");
+        printf(",\"commits\":[");
         for (size_t i = 0; i < n; i++) {
             if (i) printf(",");
             print_commit_json(og_commit_list_get(l, i));

@@ -15,10 +15,10 @@ static int cmd_mutate(int argc, char **argv);
 const cli_cmd cli_query_commands[] = {
     {"query", cmd_query, "run a .gq read query (at the head or --at an earlier commit)",
      "omnigraph query --store ROOT (-e 'TEXT' | --file F.gq [--name N]) [--params JSON] "
-     "[--at REF] [--json | --csv]"},
+     "[--branch B] [--at REF] [--json | --csv]"},
     {"mutate", cmd_mutate, "run a .gq mutation as one graph commit",
      "omnigraph mutate --store ROOT (-e 'TEXT' | --file F.gq [--name N]) [--params JSON] "
-     "[--if-commit ID] [--json]"},
+     "[--branch B] [--if-commit ID] [--json]"},
     CLI_TABLE_END,
 };
 
@@ -26,7 +26,7 @@ const cli_cmd cli_query_commands[] = {
 #define CELL_MAX 48
 
 typedef struct q_args {
-    const char *root, *text, *file, *name, *params, *at, *if_commit;
+    const char *root, *text, *file, *name, *params, *branch, *at, *if_commit;
     int json, csv;
 } q_args;
 
@@ -56,6 +56,8 @@ static int parse_args(q_args *a, const cli_cmd *self, int argc, char **argv, int
             slot = &a->name;
         else if (!strcmp(o, "--params"))
             slot = &a->params;
+        else if (!strcmp(o, "--branch"))
+            slot = &a->branch;
         else if (!mutate && !strcmp(o, "--at"))
             slot = &a->at;
         else if (mutate && !strcmp(o, "--if-commit"))
@@ -188,16 +190,16 @@ static void put_cell(const char *s, size_t n, size_t w, int right)
 
 /* ---- output formats ----------------------------------------------------------------------- */
 
-/* "N rows from branch main via Q at commit ID", then the header, a rule and the rows. The
+/* "N rows from branch B via Q at commit ID", then the header, a rule and the rows. The
  * widths need one pass over the cells (they are in memory already); the text is written row
  * by row, flushed after each batch, never assembled whole. */
-static int print_table(og_result *r)
+static int print_table(og_result *r, const char *branch)
 {
     size_t nc = og_result_column_count(r);
     uint64_t nr = og_result_row_count(r);
     const char *cid = og_result_graph_commit_id(r);
-    printf("%llu row%s from branch main via %s at commit %s\n", (unsigned long long)nr,
-           nr == 1 ? "" : "s", og_result_query_name(r), cid[0] ? cid : "(none)");
+    printf("%llu row%s from branch %s via %s at commit %s\n", (unsigned long long)nr,
+           nr == 1 ? "" : "s", branch, og_result_query_name(r), cid[0] ? cid : "(none)");
     if (nc == 0) return 0;
     size_t *w = calloc(nc, sizeof *w);
     int *right = calloc(nc, sizeof *right);
@@ -395,12 +397,15 @@ static int cmd_query(int argc, char **argv)
     o.name = a.name;
     o.params_json = a.params;
     o.at = a.at;
+    o.branch = a.branch;
     og_result *r = NULL;
     int ex = CLI_OK;
     if (og_graph_query(&r, g, &o) != 0) {
         ex = cli_fail(a.json);
     } else {
-        int prc = a.json ? print_json(r) : a.csv ? print_csv(r) : print_table(r);
+        int prc = a.json  ? print_json(r)
+                  : a.csv ? print_csv(r)
+                          : print_table(r, a.branch ? a.branch : "main");
         if (prc && a.json) {
             ex = cli_fail_json_end(); /* the rows so far, then "ok":false and the error */
         } else if (prc) {
@@ -418,7 +423,7 @@ static int cmd_query(int argc, char **argv)
     return ex;
 }
 
-static void print_mutate_json(const og_write_result *m)
+static void print_mutate_json(const og_write_result *m, const char *branch)
 {
     const char *commit = og_write_result_commit_id(m);
     static const struct {
@@ -430,7 +435,9 @@ static void print_mutate_json(const og_write_result *m)
         {"edges_updated", OG_WRITE_EDGES_UPDATED},   {"edges_deleted", OG_WRITE_EDGES_DELETED},
         {"reprepares", OG_WRITE_REPREPARES},
     };
-    printf("{\"ok\":true,\"branch\":\"main\",\"query\":");
+    printf("{\"ok\":true,\"branch\":");
+    cli_json_str(stdout, branch);
+    printf(",\"query\":");
     cli_json_str(stdout, og_write_result_query_name(m));
     printf(",\"committed\":%s,\"commit_id\":", commit[0] ? "true" : "false");
     if (commit[0])
@@ -466,12 +473,13 @@ static int cmd_mutate(int argc, char **argv)
     o.name = a.name;
     o.params_json = a.params;
     o.if_commit = a.if_commit;
+    o.branch = a.branch;
     og_write_result *m = NULL;
     int ex = CLI_OK;
     if (og_graph_mutate(&m, g, &o) != 0) {
         ex = cli_fail_write(a.json);
     } else if (a.json) {
-        print_mutate_json(m);
+        print_mutate_json(m, a.branch ? a.branch : "main");
     } else {
         const char *commit = og_write_result_commit_id(m);
         unsigned long long nodes = og_write_result_count(m, OG_WRITE_NODES_INSERTED) +
@@ -480,8 +488,8 @@ static int cmd_mutate(int argc, char **argv)
         unsigned long long edges = og_write_result_count(m, OG_WRITE_EDGES_INSERTED) +
                                    og_write_result_count(m, OG_WRITE_EDGES_UPDATED) +
                                    og_write_result_count(m, OG_WRITE_EDGES_DELETED);
-        printf("changed main via %s: %llu nodes, %llu edges ", og_write_result_query_name(m), nodes,
-               edges);
+        printf("changed %s via %s: %llu nodes, %llu edges ", a.branch ? a.branch : "main",
+               og_write_result_query_name(m), nodes, edges);
         if (commit[0])
             printf("(commit %s)\n", commit);
         else

@@ -1595,17 +1595,28 @@ void exec_read_clear(exec_read *r)
 
 /* The snapshot of main at `at` (NULL or "": the head), refusing one whose schema is not the
  * handle's: the checked query's catalog indexes would not describe its tables. */
-static int snapshot_at(graph_snapshot **out, graph_handle *h, const char *at)
+static int snapshot_at(graph_snapshot **out, graph_handle *h, const char *branch, const char *at)
 {
     *out = NULL;
     uint64_t mver = 0;
-    if (at && *at) {
-        int rc = graph_resolve_ref(h->s, NULL, at, &mver);
+    if (branch && (!*branch || strcmp(branch, "main") == 0)) branch = NULL;
+    if (branch) {
+        lance_branch ref;
+        int rc = lance_branch_get(h->s, GRAPH_MANIFEST_DIR, branch, &ref);
+        if (rc == OG_E_NOT_FOUND) {
+            og_error_clear();
+            rc = core_err(OG_E_NOT_FOUND, "branch '%s' does not exist", branch);
+            core_err_detail(CORE_ERR_KEY, branch);
+        }
         if (rc) return rc;
     }
-    /* At the head, the handle's cached state answers without a scan of the manifest. */
-    int rc =
-        mver ? graph_snapshot_load(out, h->s, NULL, mver, 0) : graph_handle_head_snapshot(h, out);
+    if (at && *at) {
+        int rc = graph_resolve_ref(h->s, branch, at, &mver);
+        if (rc) return rc;
+    }
+    /* At main's head, the handle's cached state answers without a scan of the manifest. */
+    int rc = mver || branch ? graph_snapshot_load(out, h->s, branch, mver, 0)
+                            : graph_handle_head_snapshot(h, out);
     if (rc) return rc;
     if (strcmp((*out)->schema_identity, h->schema_identity) != 0) {
         rc = core_err(OG_E_UNSUPPORTED,
@@ -1619,8 +1630,8 @@ static int snapshot_at(graph_snapshot **out, graph_handle *h, const char *at)
     return rc;
 }
 
-int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, const char *at,
-               exec_cache *cache)
+int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, const char *branch,
+               const char *at, exec_cache *cache)
 {
     memset(out, 0, sizeof *out);
     exec_prepared p;
@@ -1629,7 +1640,7 @@ int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, cons
     graph_snapshot *snap = NULL;
     out->query_name = core_strdup(p.q->name ? p.q->name : "");
     if (!out->query_name) rc = core_err_nomem();
-    if (!rc) rc = snapshot_at(&snap, h, at);
+    if (!rc) rc = snapshot_at(&snap, h, branch, at);
     if (!rc) rc = exec_query_run(&out->rows, h->catalog, snap, h->s, p.q, p.params, cache);
     if (!rc) {
         snprintf(out->commit_id, sizeof out->commit_id, "%s", snap->head);

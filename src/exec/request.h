@@ -56,13 +56,14 @@ typedef struct exec_read {
 } exec_read;
 void exec_read_clear(exec_read *r);
 
-/* Run the read query req names against graph h at `at` (NULL or "": main's head, from the
- * handle's cached head; otherwise a commit id, an id prefix or a manifest version of main),
- * through cache (NULL: a private one). A snapshot written under another schema than the
- * handle's is OG_E_UNSUPPORTED (the checked query would not describe its tables). On failure
- * *out is empty. */
-int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, const char *at,
-               exec_cache *cache);
+/* Run the read query req names against graph branch `branch` of h (NULL or "main": main) at
+ * `at` (NULL or "": the branch's head, for main from the handle's cached head; otherwise a
+ * commit id, an id prefix or a manifest version of that branch), through cache (NULL: a
+ * private one). OG_E_NOT_FOUND names an unknown branch. A snapshot written under another
+ * schema than the handle's is OG_E_UNSUPPORTED (the checked query would not describe its
+ * tables). On failure *out is empty. */
+int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, const char *branch,
+               const char *at, exec_cache *cache);
 
 /* ---- Load (load.c) ------------------------------------------------------------------------- */
 

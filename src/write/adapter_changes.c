@@ -31,9 +31,10 @@ static int find_rows(const lance_dataset *ds, char *const *ids, size_t n, uint64
     return rc;
 }
 
-static int stage_change(lance_staged **st, const lance_dataset *ds, const graph_change *c)
+static int stage_change_opt(lance_staged **st, const lance_dataset *ds, const graph_change *c,
+                            const lance_write_options *opt)
 {
-    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+    lance_write_options wo = *opt;
     switch (c->mode) {
     case GRAPH_CHANGE_INSERT:
         /* Validation proved no inserted id is committed, against the pinned version the read
@@ -56,6 +57,12 @@ static int stage_change(lance_staged **st, const lance_dataset *ds, const graph_
     default:
         return core_err(OG_E_INTERNAL, "unknown change mode %d", c->mode);
     }
+}
+
+static int stage_change(lance_staged **st, const lance_dataset *ds, const graph_change *c)
+{
+    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+    return stage_change_opt(st, ds, c, &wo);
 }
 
 static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_snapshot *snap,
@@ -87,8 +94,27 @@ int write_changes_prepare(write_graph *g, const void *input, const graph_snapsho
         cs = &built;
     }
     rc = prepare_set(g, cs, snap, in);
+    bool deferred = false; /* a first-touch effect stages its change in apply */
+    for (size_t i = 0; i < in->n_effects; i++)
+        deferred |= in->effects[i].fork;
+    if (rc == 0 && deferred && cs == &built) {
+        if (!(in->owned_changes = core_malloc(sizeof *in->owned_changes))) {
+            graph_change_set_clear(&built);
+            return core_err_nomem();
+        }
+        *in->owned_changes = built; /* the effects point into its changes */
+        return 0;
+    }
     graph_change_set_clear(&built);
     return rc;
+}
+
+/* Whether a write on graph branch `branch` (NULL: main) must fork table t first: the branch
+ * pins it on another Lance branch (inherited from where the graph branch was forked). */
+static bool first_touch(const char *branch, const graph_table *t)
+{
+    if (!branch) return false;
+    return !t->table_branch || strcmp(t->table_branch, branch) != 0;
 }
 
 static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_snapshot *snap,
@@ -117,6 +143,26 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
         if ((rc = graph_table_alias(alias, sizeof alias, td->kind, td->name)) != 0) return rc;
         const graph_table *t = graph_snapshot_table(snap, alias);
         if (!t) return core_err(OG_E_INTERNAL, "type %s has no table in the graph manifest", alias);
+        if (first_touch(in->branch, t)) {
+            /* Nothing is staged now: the branch's files go under its own tree, which exists
+             * only once apply has forked the table (after the sidecar is durable). */
+            write_effect *e = &in->effects[in->n_effects++];
+            char u[LANCE_UUID_LEN + 1];
+            if ((rc = lance_uuid_new(u)) != 0) return rc;
+            snprintf(e->uuid, sizeof e->uuid, "%s", u);
+            e->fork = true;
+            e->change = c;
+            e->kind = td->kind;
+            e->sid = t->sid;
+            e->inc = t->inc;
+            e->expected_version = t->version;
+            if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
+                !(e->table_branch = core_strdup(in->branch)) ||
+                (t->table_branch && !(e->fork_from = core_strdup(t->table_branch))))
+                return core_err_nomem();
+            if ((rc = write_rs_add_table(&in->rs, t->alias, t->version, true)) != 0) return rc;
+            continue;
+        }
         lance_dataset *owned = NULL;
         const lance_dataset *ds = NULL;
         lance_staged *st = NULL;
@@ -163,15 +209,62 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
     return 0;
 }
 
+/* A first-touch effect: fork the table onto the graph branch at the pinned version, then stage
+ * the change there with the pre-minted uuid. The sidecar is durable first: the fork is the
+ * write's first independently durable effect. A fork of that name the graph branch does not
+ * pin is an orphan (a rolled-back first touch that left it, or a deleted branch's leftover):
+ * it is replaced. */
+static int fork_and_stage(write_graph *g, write_intent *in, write_effect *e)
+{
+    store *s = g->h->s;
+    int rc = write_sidecar_sync(s, in);
+    if (rc) return rc;
+    lance_branch old;
+    rc = lance_branch_get(s, e->path, e->table_branch, &old);
+    if (rc == 0) rc = lance_branch_delete(s, e->path, e->table_branch, old.identity);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        rc = 0;
+    }
+    if (rc == 0)
+        rc = lance_branch_create(s, e->path, e->table_branch, e->fork_from, e->expected_version,
+                                 NULL);
+    if (rc == 0) rc = OG_FAILPOINT("write.post_fork");
+    lance_dataset *ds = NULL;
+    if (rc == 0)
+        rc = lance_branch_open(&ds, s, e->path, e->table_branch, 0, NULL, LANCE_ACCESS_WRITE);
+    if (rc == 0 && lance_dataset_version(ds) != e->expected_version)
+        rc = core_err(OG_E_CONFLICT, "the fork of table %s onto branch %s moved while forking",
+                      e->alias, e->table_branch);
+    if (rc == 0) {
+        lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+        wo.uuid = e->uuid;
+        rc = stage_change_opt(&e->staged, ds, e->change, &wo);
+    }
+    lance_dataset_free(e->base);
+    e->base = ds; /* outlives the staged transaction */
+    return rc;
+}
+
 int write_changes_apply(write_graph *g, write_intent *in)
 {
-    (void)g;
     for (size_t i = 0; i < in->n_effects; i++) {
         write_effect *e = &in->effects[i];
         lance_dataset *after = NULL;
         lance_commit_options co = LANCE_COMMIT_OPTIONS_INIT; /* exact, zero retries */
         lance_commit_result cr;
-        int rc = write_intent_carry_sidecar(in, e->staged, NULL);
+        int rc = e->fork ? fork_and_stage(g, in, e) : 0;
+        if (rc == 0 && e->fork) {
+            lance_staged_info info;
+            lance_staged_get_info(e->staged, &info);
+            if (info.noop) { /* nothing to commit: the table stays where the branch pins it */
+                lance_staged_free(e->staged);
+                e->staged = NULL;
+                e->achieved_version = e->expected_version;
+                continue;
+            }
+        }
+        if (rc == 0) rc = write_intent_carry_sidecar(in, e->staged, NULL);
         if (rc == 0) rc = lance_staged_commit_ex(e->staged, &co, &after, &cr);
         lance_staged_free(e->staged);
         e->staged = NULL;
@@ -199,7 +292,9 @@ int write_changes_rows(void *arg, const graph_snapshot *cur, uint64_t mver, grap
 {
     (void)cur;
     const write_intent *in = arg;
-    int rc = write_rows_versions(rows, in, NULL, NULL, NULL, false);
+    /* skip_unmoved: a first-touch change that staged nothing leaves its table where the
+     * branch pinned it (the fork at that version is an unpinned orphan, replaced later) */
+    int rc = write_rows_versions(rows, in, NULL, NULL, NULL, true);
     if (rc == 0)
         rc = write_rows_lineage(rows, in, in->commit_id, in->parent_commit_id, in->actor,
                                 in->created_at_us, mver, false);

@@ -376,7 +376,16 @@ static bool base_was_stale(write_graph *g, const graph_head *wb)
 static int base_acquire(write_graph *g, const char *branch, graph_head **out)
 {
     /* Only main is cached; another branch is read afresh. */
-    return branch ? graph_head_load(out, g->h->s, branch) : graph_handle_head(g->h, out);
+    if (!branch) return graph_handle_head(g->h, out);
+    int rc = graph_head_load(out, g->h->s, branch);
+    lance_branch ref;
+    if (rc == OG_E_NOT_FOUND &&
+        lance_branch_get(g->h->s, GRAPH_MANIFEST_DIR, branch, &ref) == OG_E_NOT_FOUND) {
+        og_error_clear();
+        rc = core_err(OG_E_NOT_FOUND, "branch '%s' does not exist", branch);
+        core_err_detail(CORE_ERR_KEY, branch);
+    }
+    return rc;
 }
 
 /* The base after this write's own commit: the old state plus the intent's delta (table
@@ -421,7 +430,18 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
     const lance_dataset *base_ds = in->base ? graph_head_manifest(in->base) : NULL;
     const lance_dataset *known =
         base_ds && lance_dataset_version(base_ds) == in->rs.manifest_version ? base_ds : NULL;
-    int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
+    int rc = 0;
+    if (branch) { /* the branch is still the incarnation the write was prepared on */
+        lance_branch ref;
+        rc = lance_branch_get(g->h->s, GRAPH_MANIFEST_DIR, branch, &ref);
+        if (rc == OG_E_NOT_FOUND) {
+            og_error_clear();
+            return core_err(OG_E_NOT_FOUND, "branch '%s' was deleted while this write ran", branch);
+        }
+        if (rc != 0) return rc;
+        if (strcmp(ref.identity, in->rs.branch_identity) != 0) return 1;
+    }
+    rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
     if (rc == 0)
         rc = latest_after(g, root, known ? known->naming : LANCE_NAMING_UNKNOWN,
                           known ? in->rs.manifest_version : 0, true, &latest);
@@ -445,9 +465,12 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
     if ((rc = write_sidecar_list(g->h->s, &ids, &n)) != 0) return rc;
     core_free(ids);
     if (n) return 1;
-    /* Every written table's Lance HEAD must still be its published version. */
+    /* Every written table's Lance HEAD must still be its published version. A first-touch
+     * effect forks from a version of its source branch, which never changes; a fork already
+     * there under its name is an orphan the effect replaces (adapter_changes.c). */
     for (size_t i = 0; i < in->n_effects; i++) {
         const write_effect *e = &in->effects[i];
+        if (e->fork) continue;
         uint64_t head = 0;
         lance_staged_info si = {0};
         if (e->staged) lance_staged_get_info(e->staged, &si);
@@ -706,8 +729,12 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
     n = 0;
     for (size_t i = 0; tables_too && i < in->n_effects; i++)
         if (in->effects[i].compact_due) tables[n++] = in->effects[i].alias;
-    /* Graph branches are not written yet (write_run refuses them): main only. */
-    (void)branch;
+    /* Automatic maintenance compacts main's tables and manifest only: on another branch
+     * (whose tables are its forks) nothing is compacted yet. */
+    if (branch) {
+        core_free(tables);
+        return;
+    }
     if (!g->background_maintenance || maint_enqueue(g, tables, n, manifest_due) != 0)
         maintain_now(g, tables, n, manifest_due);
     core_free(tables);
@@ -760,10 +787,12 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
                               const write_options *opt, write_result *res, write_gate_set **held)
 {
     const char *branch = opt->branch && strcmp(opt->branch, "main") != 0 ? opt->branch : NULL;
-    if (branch) return core_err(OG_E_UNSUPPORTED, "writes to graph branches are not supported yet");
     unsigned max_re = opt->max_reprepare ? opt->max_reprepare : WRITE_MAX_REPREPARE;
     memset(res, 0, sizeof *res);
     int rc = 0;
+    /* The branch incarnation the write was asked of: a restart that finds the name deleted and
+     * created again fails typed instead of writing into the new branch. */
+    char first_identity[LANCE_BRANCH_IDENTITY_CAP] = "";
     for (unsigned attempt = 0;; attempt++) {
         /* A: recovery barrier — resolve, or fail typed; never "schedule and continue". With
          * gates kept from the last attempt, no writer of this host can arm an intent, and one
@@ -790,6 +819,18 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         if ((rc = base_acquire(g, branch, &wb)) != 0) return rc;
         snap = graph_head_snapshot(wb); /* borrowed from the immutable base */
         in.base = wb;
+        if (attempt == 0) {
+            memcpy(first_identity, snap->branch_identity, sizeof first_identity);
+        } else if (strcmp(first_identity, snap->branch_identity) != 0) {
+            rc = core_err(OG_E_READ_SET_CONFLICT,
+                          "branch '%s' was deleted and created again while this write ran",
+                          branch ? branch : "main");
+            core_err_detail(CORE_ERR_MEMBER, "branch_identity");
+            core_err_detail(CORE_ERR_EXPECTED, first_identity);
+            core_err_detail(CORE_ERR_ACTUAL, snap->branch_identity);
+            graph_head_release(wb);
+            return rc;
+        }
         if (strcmp(snap->schema_identity, g->h->schema_identity) != 0) {
             graph_head_release(wb);
             return core_err(OG_E_CONFLICT,
@@ -810,6 +851,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         }
         in.format = WRITE_SIDECAR_FORMAT;
         in.kind = ad->kind;
+        if (branch && !(in.branch = core_strdup(branch))) {
+            graph_head_release(wb);
+            return core_err_nomem();
+        }
         in.started_at_us = write_now_us();
         in.created_at_us = in.started_at_us;
         write_rs_capture(&in.rs, snap);

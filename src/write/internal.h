@@ -51,12 +51,20 @@ typedef struct write_effect {
     char *table_branch;        /* NULL: main */
     uint64_t expected_version; /* the manifest pin = Lance HEAD before the effect */
     char uuid[WRITE_UUID_CAP]; /* the staged transaction's identity */
-    lance_staged *staged;      /* the writer's staged transaction (not in sidecars) */
-    lance_dataset *base;       /* the snapshot it was staged on (outlives staged) */
-    uint64_t achieved_version; /* after the commit (0 before) */
-    uint64_t row_count;        /* rows at achieved_version */
-    bool compact_due;          /* a size tier is due at achieved_version (maintenance trigger) */
-    bool tiered;               /* optimize: compact only the due tiers (not in sidecars) */
+    /* A first-touch fork (RFC-022 §3 invariant 2, §5 "first-touch ref"): the graph branch
+     * table_branch pins this table on another Lance branch (fork_from, NULL: main) at
+     * expected_version, so apply first creates the table's native branch table_branch there,
+     * then stages the change on it (with the pre-minted uuid) and commits at expected + 1. */
+    bool fork;
+    char *fork_from;
+    const struct graph_change *change; /* fork: the change to stage in apply (not in sidecars;
+                                        * owned by the input or write_intent.owned_changes) */
+    lance_staged *staged;              /* the writer's staged transaction (not in sidecars) */
+    lance_dataset *base;               /* the snapshot it was staged on (outlives staged) */
+    uint64_t achieved_version;         /* after the commit (0 before) */
+    uint64_t row_count;                /* rows at achieved_version */
+    bool compact_due; /* a size tier is due at achieved_version (maintenance trigger) */
+    bool tiered;      /* optimize: compact only the due tiers (not in sidecars) */
     struct lance_compact_plan *compaction; /* optimize: merged files written in prepare,
                                             * committed by apply (not in sidecars) */
     /* For write_graph.on_commit (not in sidecars): the table at achieved_version, and for a
@@ -112,6 +120,9 @@ typedef struct write_intent {
      * commits makes it durable in its own batch of syncs, before it links its manifest
      * (write_intent_carry_sidecar), so arming recovery costs no sync round of its own. */
     bool sidecar_unsynced;
+    /* Changes a mutation computed in prepare that first-touch effects stage in apply (not
+     * persisted; NULL when none). */
+    struct graph_change_set *owned_changes;
 } write_intent;
 
 void write_intent_clear(write_intent *in);

@@ -43,12 +43,18 @@ static int table_root(char out[STORE_KEY_MAX], const write_effect *e)
     return lance_branch_root(out, e->path, e->table_branch);
 }
 
-static int classify_effect(store *s, const write_effect *e, uint64_t pin, classified *out)
+static int classify_raw(store *s, const write_effect *e, uint64_t pin, classified *out)
 {
     char root[STORE_KEY_MAX];
     lance_naming naming;
     int rc = table_root(root, e);
     if (rc == 0) rc = lance_version_latest(s, root, &out->head, &naming);
+    if (rc == OG_E_NOT_FOUND && e->fork) { /* a first touch that never forked */
+        og_error_clear();
+        out->head = e->expected_version;
+        out->state = pin == e->expected_version ? EFFECT_NO_MOVEMENT : EFFECT_FOREIGN;
+        return 0;
+    }
     if (rc != 0) return rc;
     if (pin != e->expected_version) {
         out->state = EFFECT_FOREIGN;
@@ -71,6 +77,19 @@ static int classify_effect(store *s, const write_effect *e, uint64_t pin, classi
     }
     out->state = EFFECT_FOREIGN;
     return 0;
+}
+
+static int classify_effect(store *s, const write_effect *e, uint64_t pin, classified *out)
+{
+    int rc = classify_raw(s, e, pin, out);
+    /* A fork the graph branch does not pin is invisible: unless it holds this intent's own
+     * commit, nothing of the intent happened there (it is an orphan the next first touch
+     * replaces) and nothing in it needs restoring. */
+    if (rc == 0 && e->fork && pin == e->expected_version && out->state == EFFECT_FOREIGN) {
+        out->state = EFFECT_NO_MOVEMENT;
+        out->head = e->expected_version;
+    }
+    return rc;
 }
 
 static bool commit_visible(const graph_snapshot *snap, const char *id)
@@ -552,6 +571,10 @@ static int discard_proof(store *s, const write_intent *in, const graph_snapshot 
         uint64_t head = 0, v = 0;
         int rc = table_root(root, e);
         if (rc == 0) rc = lance_version_latest(s, root, &head, &naming);
+        if (rc == OG_E_NOT_FOUND && e->fork) { /* never forked: nothing made there */
+            og_error_clear();
+            continue;
+        }
         if (rc != 0) return rc;
         if (head < at) continue; /* the version it would have made does not exist */
         rc = lance_find_txn_version(s, root, uuid, at, &v);

@@ -102,6 +102,7 @@ void write_effect_clear(write_effect *e)
     core_free(e->alias);
     core_free(e->path);
     core_free(e->table_branch);
+    core_free(e->fork_from);
     lance_staged_free(e->staged);
     lance_compact_plan_free(e->compaction);
     lance_dataset_free(e->base);
@@ -123,6 +124,10 @@ void write_intent_clear(write_intent *in)
     for (size_t i = 0; i < in->n_rollback; i++)
         core_free(in->rollback[i].alias);
     core_free(in->rollback);
+    if (in->owned_changes) {
+        graph_change_set_clear(in->owned_changes);
+        core_free(in->owned_changes);
+    }
     memset(in, 0, sizeof *in);
 }
 
@@ -214,6 +219,11 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
         bad |= json_object_set_new(o, "table_branch", jstr_or_null(e->table_branch));
         bad |= json_object_set_new(o, "expected_version", ju64(e->expected_version));
         bad |= json_object_set_new(o, "transaction_uuid", json_string(e->uuid));
+        if (e->fork) {
+            json_t *ft = json_object();
+            bad |= !ft || json_object_set_new(ft, "from_branch", jstr_or_null(e->fork_from));
+            bad |= json_object_set_new(o, "first_touch", ft);
+        }
         bad |= json_array_append_new(eff, o);
     }
     bad |= json_object_set_new(root, "effects", eff);
@@ -399,7 +409,22 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
             goto fail;
         }
         tb = json_string_value(jtb);
+        /* A first-touch fork of the table onto table_branch (absent: the table was not forked
+         * by this write). */
+        json_t *ft = json_object_get(v, "first_touch"), *jfrom = NULL;
+        if (ft && (!json_is_object(ft) || !tb ||
+                   ((jfrom = json_object_get(ft, "from_branch")) && !json_is_null(jfrom) &&
+                    !json_is_string(jfrom)))) {
+            rc = corrupt(key, "bad first_touch of an effect");
+            goto fail;
+        }
         write_effect *e = &out->effects[out->n_effects++];
+        e->fork = ft != NULL;
+        if (jfrom && json_is_string(jfrom) &&
+            !(e->fork_from = core_strdup(json_string_value(jfrom)))) {
+            rc = core_err_nomem();
+            goto fail;
+        }
         e->kind = strcmp(ekind, "edge") == 0 ? LANG_EDGE : LANG_NODE;
         e->expected_version = (uint64_t)ev;
         snprintf(e->uuid, sizeof e->uuid, "%s", uuid);

@@ -166,7 +166,7 @@ typedef void (*write_table_fn)(void *arg, const char *alias, uint64_t from_versi
 
 typedef struct write_options {
     int version;             /* 1 */
-    const char *branch;      /* NULL: main (other branches: OG_E_UNSUPPORTED for now) */
+    const char *branch;      /* NULL or "main": main; else a graph branch (must exist) */
     const char *if_commit;   /* expected branch head (NULL: none): PRECONDITION_FAILED */
     unsigned max_reprepare;  /* 0: WRITE_MAX_REPREPARE */
     write_table_fn on_table; /* NULL: none */

@@ -139,6 +139,76 @@ static void test_branch_commands(void **state)
     json_decref(c0);
 }
 
+/* Loads, mutations, queries, snapshots and commit lists on a branch; main is untouched. */
+static void test_branch_reads_and_writes(void **state)
+{
+    (void)state;
+    char out[65536], err[4096];
+    char path[512];
+    snprintf(path, sizeof path, "%s/oslo.jsonl", g_dir);
+    const char *line = "{\"type\":\"City\",\"data\":{\"name\":\"Oslo\",\"country\":\"Norway\","
+                       "\"population\":700000}}\n";
+    test_write_file(path, line, strlen(line));
+    const char *count = "-e 'query q() { match { $c: City } return { count($c) as n } }'";
+    char args[1024];
+
+    /* unknown branch, then --from creates it */
+    json_t *j = og_json("load --data oslo.jsonl --mode append --branch dev --json --store g", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    json_decref(j);
+    j = og_json("load --data oslo.jsonl --mode append --branch dev --from main --json --store g",
+                0);
+    assert_string_equal(jstr(j, "branch"), "dev");
+    assert_true(json_is_true(json_object_get(j, "committed")));
+    char commit[64];
+    snprintf(commit, sizeof commit, "%s", jstr(j, "commit_id"));
+    json_decref(j);
+
+    snprintf(args, sizeof args, "query --store g --branch dev --json %s", count);
+    j = og_json(args, 0);
+    long on_dev = (long)json_integer_value(
+        json_object_get(json_array_get(json_object_get(j, "rows"), 0), "n"));
+    json_decref(j);
+    snprintf(args, sizeof args, "query --store g --json %s", count);
+    j = og_json(args, 0);
+    long on_main = (long)json_integer_value(
+        json_object_get(json_array_get(json_object_get(j, "rows"), 0), "n"));
+    json_decref(j);
+    assert_int_equal(on_dev, on_main + 1);
+    snprintf(args, sizeof args, "query --store g --branch dev %s", count);
+    assert_int_equal(og(args, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "from branch dev via q"));
+
+    j = og_json("mutate --store g --branch dev --json -e 'query m() { insert City { name: "
+                "\"Lima\", country: \"Peru\", population: 1 } }'",
+                0);
+    assert_string_equal(jstr(j, "branch"), "dev");
+    json_decref(j);
+    j = og_json("commit list --branch dev --json --store g", 0);
+    assert_string_equal(jstr(j, "branch"), "dev");
+    const json_t *commits = json_object_get(j, "commits");
+    assert_int_equal(json_array_size(commits), 4); /* init, load on main, two on dev */
+    assert_string_equal(jstr(json_array_get(commits, 1), "id"), commit);
+    json_decref(j);
+    j = og_json("commit list --json --store g", 0);
+    assert_int_equal(json_array_size(json_object_get(j, "commits")), 2);
+    json_decref(j);
+    j = og_json("snapshot --branch dev --json --store g", 0);
+    assert_string_equal(jstr(j, "branch"), "dev");
+    json_decref(j);
+    /* time travel on the branch: at the load, before the mutation */
+    snprintf(args, sizeof args, "query --store g --branch dev --at %s --json %s", commit, count);
+    j = og_json(args, 0);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(json_object_get(j, "rows"), 0), "n")),
+        on_dev);
+    json_decref(j);
+    snprintf(args, sizeof args, "query --store g --branch nope --json %s", count);
+    j = og_json(args, 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    json_decref(j);
+}
+
 static void test_usage(void **state)
 {
     (void)state;
@@ -163,6 +233,7 @@ int main(void)
     snprintf(g_data, sizeof g_data, "%s/examples/demo.jsonl", srcdir ? srcdir : "../..");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_branch_commands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_branch_reads_and_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -626,7 +626,7 @@ static void test_request_entries(void **state)
     req.name = "ages";
     req.params_json = NULL;
     exec_read rd;
-    assert_og_ok(exec_query(&rd, f->g->h, &req, NULL, NULL));
+    assert_og_ok(exec_query(&rd, f->g->h, &req, NULL, NULL, NULL));
     assert_string_equal(rd.query_name, "ages");
     assert_string_equal(rd.commit_id, mr.write.commit_id);
     assert_int_equal(rd.manifest_version, mr.write.manifest_version);
@@ -635,7 +635,7 @@ static void test_request_entries(void **state)
     assert_string_equal(core_buf_cstr(&b), "{\"p.name\":\"ada\",\"p.age\":50}");
     exec_read_clear(&rd);
     /* At the load's commit: the age before the update. */
-    assert_og_ok(exec_query(&rd, f->g->h, &req, lr.write.commit_id, NULL));
+    assert_og_ok(exec_query(&rd, f->g->h, &req, NULL, lr.write.commit_id, NULL));
     assert_int_equal(rd.manifest_version, lr.write.manifest_version);
     core_buf_clear(&b);
     assert_og_ok(exec_result_row_json(rd.rows, 0, &b));
@@ -647,11 +647,11 @@ static void test_request_entries(void **state)
     assert_og_error(exec_mutate(&mr, f->g, &req, NULL), OG_E_BAD_REQUEST);
     assert_null(mr.query_name);
     req.name = "older";
-    assert_og_error(exec_query(&rd, f->g->h, &req, NULL, NULL), OG_E_BAD_REQUEST);
+    assert_og_error(exec_query(&rd, f->g->h, &req, NULL, NULL, NULL), OG_E_BAD_REQUEST);
     assert_null(rd.rows);
     assert_null(rd.query_name);
     req.name = NULL; /* two queries: one must be named */
-    assert_og_error(exec_query(&rd, f->g->h, &req, NULL, NULL), OG_E_BAD_REQUEST);
+    assert_og_error(exec_query(&rd, f->g->h, &req, NULL, NULL, NULL), OG_E_BAD_REQUEST);
 }
 
 int main(void)

@@ -440,6 +440,313 @@ out:
     return rc;
 }
 
+/* ---- writes and reads on a branch ---------------------------------------------------------- */
+
+static const char *DATA3 = "{\"type\":\"Person\",\"data\":{\"name\":\"cyd\",\"age\":3}}\n"
+                           "{\"type\":\"Company\",\"data\":{\"name\":\"initech\"}}\n"
+                           "{\"edge\":\"WorksAt\",\"from\":\"cyd\",\"to\":\"initech\"}\n";
+
+static write_result load_on(write_graph *g, const char *branch, const char *text)
+{
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    exec_load_stats st;
+    write_result res;
+    memset(&res, 0, sizeof res);
+    assert_og_ok(exec_load_parse(&cs, g->h->catalog, text, strlen(text), "d.jsonl",
+                                 EXEC_LOAD_APPEND, &st, NULL, NULL));
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = branch;
+    int rc = write_changes(g, WRITE_KIND_LOAD, &cs, &wo, &res);
+    graph_change_set_clear(&cs);
+    if (rc) fail_msg("load on %s: %s", branch, og_error_last()->message);
+    return res;
+}
+
+static uint64_t rows_of(store *s, const graph_snapshot *snap, const char *alias)
+{
+    arrow_batch *b = wf_ids(s, graph_snapshot_table(snap, alias));
+    uint64_t n = (uint64_t)b->num_rows;
+    arrow_batch_free(b);
+    return n;
+}
+
+/* The first write on a branch forks the tables it touches (and only those); main never moves;
+ * the next write on the branch continues on the forks; reads at each commit of the branch see
+ * its own history. */
+static void test_write_on_branch(void **state)
+{
+    (void)state;
+    char dir[256];
+    write_graph *g = new_graph(dir, sizeof dir, "branch-write");
+    store *s = g->h->s;
+    graph_snapshot *m0 = main_lineage(g);
+    assert_og_ok(write_branch_create(g, "dev", NULL, NULL, NULL));
+
+    write_result r1 = load_on(g, "dev", DATA3);
+    assert_true(r1.committed);
+    graph_snapshot *b1 = NULL;
+    assert_og_ok(graph_snapshot_load(&b1, s, "dev", 0, GRAPH_SNAP_LINEAGE));
+    assert_string_equal(b1->head, r1.commit_id);
+    assert_int_equal(b1->n_commits, m0->n_commits + 1);
+    assert_string_equal(b1->commits[0].parent, m0->head); /* parent: the fork commit */
+    assert_string_equal(b1->commits[0].branch, "dev");
+    for (size_t i = 0; i < b1->n_tables; i++) {
+        const graph_table *t = &b1->tables[i];
+        const graph_table *mt = graph_snapshot_table(m0, t->alias);
+        /* all three tables were touched: each forked at main's pin and moved one version */
+        assert_non_null(t->table_branch);
+        assert_string_equal(t->table_branch, "dev");
+        assert_int_equal(t->version, mt->version + 1);
+        char root[STORE_KEY_MAX];
+        uint64_t head = 0;
+        lance_naming nm;
+        assert_og_ok(lance_branch_root(root, t->path, "dev"));
+        assert_og_ok(lance_version_latest(s, root, &head, &nm));
+        assert_int_equal(head, t->version);
+    }
+    assert_int_equal(rows_of(s, b1, "node:Person"), rows_of(s, m0, "node:Person") + 1);
+
+    /* main is untouched */
+    graph_snapshot *m1 = main_lineage(g);
+    assert_string_equal(m1->head, m0->head);
+    assert_int_equal(m1->manifest_version, m0->manifest_version);
+    for (size_t i = 0; i < m1->n_tables; i++) {
+        assert_null(m1->tables[i].table_branch);
+        assert_int_equal(m1->tables[i].version, m0->tables[i].version);
+    }
+
+    /* a second write on the branch touches one table: no new fork, one version on */
+    write_result r2 = load_on(g, "dev", "{\"type\":\"Person\",\"data\":{\"name\":\"dee\"}}\n");
+    graph_snapshot *b2 = NULL;
+    assert_og_ok(graph_snapshot_load(&b2, s, "dev", 0, 0));
+    assert_string_equal(b2->head, r2.commit_id);
+    assert_int_equal(graph_snapshot_table(b2, "node:Person")->version,
+                     graph_snapshot_table(b1, "node:Person")->version + 1);
+    assert_int_equal(graph_snapshot_table(b2, "node:Company")->version,
+                     graph_snapshot_table(b1, "node:Company")->version);
+    /* a key the branch has is a conflict there, not on main */
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    exec_load_stats st;
+    assert_og_ok(exec_load_parse(&cs, g->h->catalog, DATA3, strlen(DATA3), "d.jsonl",
+                                 EXEC_LOAD_APPEND, &st, NULL, NULL));
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = "dev";
+    write_result r3;
+    assert_int_equal(write_changes(g, WRITE_KIND_LOAD, &cs, &wo, &r3), OG_E_KEY_CONFLICT);
+    wo.branch = NULL;
+    assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, &wo, &r3));
+    graph_change_set_clear(&cs);
+    /* time travel on the branch: its first commit still reads as it was */
+    graph_snapshot *back = NULL;
+    assert_og_ok(graph_snapshot_load(&back, s, "dev", b1->manifest_version, 0));
+    assert_int_equal(rows_of(s, back, "node:Person"), rows_of(s, b1, "node:Person"));
+    /* a write on an unknown branch is typed */
+    wo.branch = "nope";
+    assert_og_ok(exec_load_parse(&cs, g->h->catalog, DATA2, strlen(DATA2), "d.jsonl",
+                                 EXEC_LOAD_APPEND, &st, NULL, NULL));
+    assert_int_equal(write_changes(g, WRITE_KIND_LOAD, &cs, &wo, &r3), OG_E_NOT_FOUND);
+    assert_non_null(strstr(og_error_last()->message, "nope"));
+    graph_change_set_clear(&cs);
+
+    /* deleting the branch reclaims its table forks */
+    assert_og_ok(write_branch_delete(g, "dev", NULL, NULL));
+    lance_branch ref;
+    for (size_t i = 0; i < b2->n_tables; i++)
+        assert_int_equal(lance_branch_get(s, b2->tables[i].path, "dev", &ref), OG_E_NOT_FOUND);
+    /* and a branch of the same name starts afresh from main */
+    assert_og_ok(write_branch_create(g, "dev", NULL, NULL, NULL));
+    write_result r4 = load_on(g, "dev", "{\"type\":\"Person\",\"data\":{\"name\":\"eve\"}}\n");
+    assert_true(r4.committed);
+    graph_snapshot_free(back);
+    graph_snapshot_free(b2);
+    graph_snapshot_free(m1);
+    graph_snapshot_free(b1);
+    graph_snapshot_free(m0);
+    wf_assert_sound(dir);
+    write_graph_close(g);
+    test_sandbox_done(dir);
+}
+
+/* A write whose branch is deleted and created again between its prepare and its gates fails
+ * typed (the branch identity is a read-set member) instead of writing into the new branch. */
+typedef struct recreate_ctx {
+    const char *dir;
+    int done;
+} recreate_ctx;
+
+static void recreate_branch(void *arg)
+{
+    recreate_ctx *c = arg;
+    if (c->done++) return;
+    write_graph *o = NULL;
+    assert_og_ok(wf_open(&o, c->dir));
+    assert_og_ok(write_branch_delete(o, "dev", NULL, NULL));
+    assert_og_ok(write_branch_create(o, "dev", NULL, NULL, NULL));
+    write_graph_close(o);
+}
+
+static void test_write_races_branch_recreate(void **state)
+{
+    (void)state;
+    char dir[256];
+    write_graph *g = new_graph(dir, sizeof dir, "branch-aba-write");
+    assert_og_ok(write_branch_create(g, "dev", NULL, NULL, NULL));
+    recreate_ctx c = {dir, 0};
+    g->test_after_prepare = recreate_branch;
+    g->test_arg = &c;
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    exec_load_stats st;
+    assert_og_ok(exec_load_parse(&cs, g->h->catalog, DATA3, strlen(DATA3), "d.jsonl",
+                                 EXEC_LOAD_APPEND, &st, NULL, NULL));
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = "dev";
+    write_result res;
+    assert_int_equal(write_changes(g, WRITE_KIND_LOAD, &cs, &wo, &res), OG_E_READ_SET_CONFLICT);
+    assert_string_equal(og_error_last()->member, "branch_identity");
+    graph_change_set_clear(&cs);
+    g->test_after_prepare = NULL;
+    /* nothing landed on the new branch; a write to it now succeeds */
+    graph_snapshot *b = NULL, *m = main_lineage(g);
+    assert_og_ok(graph_snapshot_load(&b, g->h->s, "dev", 0, 0));
+    assert_string_equal(b->head, m->head);
+    graph_snapshot_free(b);
+    graph_snapshot_free(m);
+    write_result r = load_on(g, "dev", DATA3);
+    assert_true(r.committed);
+    write_graph_close(g);
+    wf_assert_sound(dir);
+    test_sandbox_done(dir);
+}
+
+/* Crash enumeration of the first write on a new branch touching two tables (two first-touch
+ * forks), both crash modes: afterwards the branch shows the old state or the new one, every
+ * table it pins is unforked or forked with the pin at its HEAD, no sidecar is left, main never
+ * moved, and a follow-up write on the branch succeeds. */
+typedef struct fork_ctx {
+    char head[GRAPH_ID_LEN + 1];
+    uint64_t mver, persons, companies;
+    unsigned saw_old, saw_new;
+    wf_recovery_counts rec;
+} fork_ctx;
+
+static const char *TWO_TABLES = "{\"type\":\"Person\",\"data\":{\"name\":\"cyd\",\"age\":3}}\n"
+                                "{\"type\":\"Company\",\"data\":{\"name\":\"initech\"}}\n";
+
+static int setup_fork(store *s, void *vctx)
+{
+    fork_ctx *c = vctx;
+    write_init_result ir;
+    int rc = write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir);
+    write_graph *g = NULL;
+    if (rc == 0) rc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    if (rc == 0) rc = wf_load(g, DATA1, EXEC_LOAD_APPEND, NULL);
+    if (rc == 0) rc = write_branch_create(g, "dev", NULL, NULL, NULL);
+    graph_snapshot *snap = NULL;
+    if (rc == 0) rc = graph_snapshot_load(&snap, s, NULL, 0, 0);
+    if (rc == 0) {
+        memcpy(c->head, snap->head, sizeof c->head);
+        c->mver = snap->manifest_version;
+    }
+    graph_snapshot_free(snap);
+    write_graph_close(g);
+    return rc;
+}
+
+static int op_fork(store *s, void *vctx)
+{
+    (void)vctx;
+    write_graph *g = NULL;
+    int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    exec_load_stats st;
+    if (rc == 0)
+        rc = exec_load_parse(&cs, g->h->catalog, TWO_TABLES, strlen(TWO_TABLES), "d.jsonl",
+                             EXEC_LOAD_APPEND, &st, NULL, NULL);
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = "dev";
+    write_result res;
+    if (rc == 0) rc = write_changes(g, WRITE_KIND_LOAD, &cs, &wo, &res);
+    graph_change_set_clear(&cs);
+    write_graph_close(g);
+    return rc;
+}
+
+static int check_fork(store *s, void *vctx, const crashsim_point *pt)
+{
+    fork_ctx *c = vctx;
+    int rc = 0;
+    write_graph *g = NULL;
+    char why[256];
+    graph_snapshot *m = NULL, *b = NULL;
+    CHECK(wf_open_recovered(s, &g, &c->rec, why, sizeof why) == 0, "%s", why);
+    CHECK(graph_snapshot_load(&m, s, NULL, 0, 0) == 0, "main: %s", og_error_last()->message);
+    CHECK(m->manifest_version == c->mver && strcmp(m->head, c->head) == 0, "main moved");
+    CHECK(graph_snapshot_load(&b, s, "dev", 0, 0) == 0, "dev: %s", og_error_last()->message);
+    uint64_t persons = rows_of(s, b, "node:Person"), companies = rows_of(s, b, "node:Company");
+    bool old_state =
+        persons == rows_of(s, m, "node:Person") && companies == rows_of(s, m, "node:Company");
+    bool new_state = persons == rows_of(s, m, "node:Person") + 1 &&
+                     companies == rows_of(s, m, "node:Company") + 1;
+    CHECK(old_state || new_state, "torn branch: %llu persons, %llu companies",
+          (unsigned long long)persons, (unsigned long long)companies);
+    if (pt->k == 0) CHECK(new_state && pt->op_rc == 0, "uncrashed run: rc %d", pt->op_rc);
+    if (new_state)
+        c->saw_new++;
+    else
+        c->saw_old++;
+    for (size_t i = 0; i < b->n_tables; i++) {
+        const graph_table *t = &b->tables[i];
+        char root[STORE_KEY_MAX];
+        uint64_t head = 0;
+        lance_naming nm;
+        CHECK(lance_branch_root(root, t->path, t->table_branch) == 0 &&
+                  lance_version_latest(s, root, &head, &nm) == 0,
+              "table %s: %s", t->alias, og_error_last()->message);
+        CHECK(head == t->version, "table %s pinned at %llu, HEAD %llu", t->alias,
+              (unsigned long long)t->version, (unsigned long long)head);
+    }
+    /* follow-up: the next write on the branch lands */
+    graph_change_set cs;
+    memset(&cs, 0, sizeof cs);
+    exec_load_stats st;
+    CHECK(exec_load_parse(&cs, g->h->catalog, DATA2, strlen(DATA2), "d.jsonl", EXEC_LOAD_APPEND,
+                          &st, NULL, NULL) == 0,
+          "parse");
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = "dev";
+    write_result res;
+    int wrc = write_changes(g, WRITE_KIND_LOAD, &cs, &wo, &res);
+    graph_change_set_clear(&cs);
+    CHECK(wrc == 0 && res.committed, "follow-up write on dev: %s", og_error_last()->message);
+out:
+    graph_snapshot_free(b);
+    graph_snapshot_free(m);
+    write_graph_close(g);
+    return rc;
+}
+
+static void test_crash_first_write_on_branch(void **state)
+{
+    (void)state;
+    fork_ctx c;
+    memset(&c, 0, sizeof c);
+    crashsim_case cc = {"first write on a branch", &c, setup_fork, op_fork, check_fork};
+    crashsim_report rep;
+    crashsim_run(&cc, &rep);
+    print_message("%s: %llu durable ops, %llu crash runs, %llu violations (old %u, new %u; "
+                  "recovered %u: %u rolled back, %u rolled forward, %u discarded) %s\n",
+                  cc.name, (unsigned long long)rep.n, (unsigned long long)rep.runs,
+                  (unsigned long long)rep.violations, c.saw_old, c.saw_new, c.rec.recovered,
+                  c.rec.rolled_back, c.rec.rolled_forward, c.rec.discarded, rep.first);
+    assert_int_equal(rep.violations, 0);
+    assert_true(c.saw_old > 0 && c.saw_new > 0);
+    assert_true(c.rec.rolled_back > 0 && c.rec.discarded > 0);
+}
+
 static void run_crash(int deleting)
 {
     crash_ctx c;
@@ -482,6 +789,9 @@ int main(void)
         cmocka_unit_test(test_delete_aba),
         cmocka_unit_test(test_delete_while_written),
         cmocka_unit_test(test_cleanup_keeps_branch_pins),
+        cmocka_unit_test(test_write_on_branch),
+        cmocka_unit_test(test_write_races_branch_recreate),
+        cmocka_unit_test(test_crash_first_write_on_branch),
         cmocka_unit_test(test_crash_create),
         cmocka_unit_test(test_crash_delete),
     };
