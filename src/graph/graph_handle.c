@@ -116,13 +116,101 @@ void graph_handle_install(graph_handle *h, graph_head *hd)
     graph_head_release(old);
 }
 
+/* The cached heads of branches other than main, most recently used first. */
+typedef struct branch_slot {
+    char *name;
+    graph_head *hd;
+} branch_slot;
+
+static branch_slot *slots_of(graph_handle *h)
+{
+    return (branch_slot *)h->branches_;
+}
+
 void graph_handle_forget(graph_handle *h, const graph_head *hd)
 {
+    graph_head *old = NULL, *old_b = NULL;
     pthread_mutex_lock(lock_of(h));
-    graph_head *old = h->head_ == hd ? h->head_ : NULL;
-    if (old) h->head_ = NULL;
+    if (h->head_ == hd) {
+        old = h->head_;
+        h->head_ = NULL;
+    }
+    branch_slot *sl = slots_of(h);
+    for (size_t i = 0; sl && i < GRAPH_HANDLE_BRANCH_HEADS; i++) {
+        if (sl[i].hd != hd || !hd) continue;
+        old_b = sl[i].hd;
+        sl[i].hd = NULL;
+    }
     pthread_mutex_unlock(lock_of(h));
     graph_head_release(old);
+    graph_head_release(old_b);
+}
+
+void graph_handle_install_branch(graph_handle *h, const char *branch, graph_head *hd)
+{
+    if (!branch) {
+        graph_handle_install(h, hd);
+        return;
+    }
+    char *name = core_strdup(branch);
+    if (!name) return; /* only a cache */
+    graph_head *old = NULL;
+    char *old_name = NULL;
+    pthread_mutex_lock(lock_of(h));
+    branch_slot *sl = slots_of(h);
+    if (!sl && (sl = core_calloc(GRAPH_HANDLE_BRANCH_HEADS, sizeof *sl)) != NULL) h->branches_ = sl;
+    if (sl) {
+        /* the branch's slot, else the last (least recently used); then move it to the front */
+        size_t i = 0;
+        while (i + 1 < GRAPH_HANDLE_BRANCH_HEADS && !(sl[i].name && !strcmp(sl[i].name, branch)))
+            i++;
+        old = sl[i].hd;
+        old_name = sl[i].name;
+        memmove(sl + 1, sl, i * sizeof *sl);
+        sl[0].name = name;
+        sl[0].hd = graph_head_retain(hd);
+        name = NULL;
+    }
+    pthread_mutex_unlock(lock_of(h));
+    core_free(name);
+    core_free(old_name);
+    graph_head_release(old);
+}
+
+int graph_handle_branch_head(graph_handle *h, const char *branch, graph_head **out)
+{
+    if (!branch) return graph_handle_head(h, out);
+    *out = NULL;
+    graph_head *c = NULL;
+    pthread_mutex_lock(lock_of(h));
+    branch_slot *sl = slots_of(h);
+    for (size_t i = 0; sl && i < GRAPH_HANDLE_BRANCH_HEADS; i++)
+        if (sl[i].name && !strcmp(sl[i].name, branch)) c = graph_head_retain(sl[i].hd);
+    pthread_mutex_unlock(lock_of(h));
+    if (c) {
+        char root[STORE_KEY_MAX];
+        uint64_t latest = 0;
+        int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
+        /* the same incarnation (a branch deleted and created again may reach the version) */
+        lance_branch ref;
+        if (rc == 0) rc = lance_branch_get(h->s, GRAPH_MANIFEST_DIR, branch, &ref);
+        if (rc == 0)
+            rc = lance_version_latest_from_unchecked(h->s, root, c->ds->naming,
+                                                     lance_dataset_version(c->ds), &latest);
+        if (rc == 0 && latest == c->snap->manifest_version &&
+            strcmp(ref.identity, c->snap->branch_identity) == 0) {
+            *out = c;
+            return 0;
+        }
+        og_error_clear(); /* read afresh below */
+        graph_head_release(c);
+    }
+    graph_head *hd = NULL;
+    int rc = graph_head_load(&hd, h->s, branch);
+    if (rc) return rc;
+    graph_handle_install_branch(h, branch, hd);
+    *out = hd;
+    return 0;
 }
 
 int graph_handle_head(graph_handle *h, graph_head **out)
@@ -177,6 +265,12 @@ void graph_handle_close(graph_handle *h)
 {
     if (!h) return;
     graph_head_release(h->head_);
+    branch_slot *sl = slots_of(h);
+    for (size_t i = 0; sl && i < GRAPH_HANDLE_BRANCH_HEADS; i++) {
+        graph_head_release(sl[i].hd);
+        core_free(sl[i].name);
+    }
+    core_free(sl);
     lang_catalog_free(h->catalog);
     store_close(h->s);
     core_free(h->root_id);

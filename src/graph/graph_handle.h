@@ -45,8 +45,9 @@ typedef struct graph_handle {
     lang_catalog *catalog; /* the accepted schema */
     char schema_identity[GRAPH_SCHEMA_HASH_LEN + 1];
     char *actor;       /* recorded in lineage (NULL: none) */
-    void *lock_;       /* internal: guards head_ */
+    void *lock_;       /* internal: guards head_ and branches_ */
     graph_head *head_; /* internal: the last head of main seen */
+    void *branches_;   /* internal: the last heads of other branches seen (graph_handle.c) */
 } graph_handle;
 
 typedef struct graph_open_options {
@@ -75,7 +76,15 @@ int graph_handle_head(graph_handle *h, graph_head **out);
 int graph_handle_head_snapshot(graph_handle *h, graph_snapshot **out);
 /* Make hd (a head of main) the cached head; the handle takes a reference of its own. */
 void graph_handle_install(graph_handle *h, graph_head *hd);
-/* Drop the cached head if it is still hd (a head found stale: cleanup removed what it names). */
+/* The same for graph branch `branch` (NULL: main, as above): the handle keeps the last head of
+ * a few branches (GRAPH_HANDLE_BRANCH_HEADS, the least recently used goes). A cached head is
+ * taken when its branch is still the same incarnation (its ref's identity) at the same version.
+ * OG_E_NOT_FOUND when the branch has no manifest. */
+#define GRAPH_HANDLE_BRANCH_HEADS 8
+int graph_handle_branch_head(graph_handle *h, const char *branch, graph_head **out);
+void graph_handle_install_branch(graph_handle *h, const char *branch, graph_head *hd);
+/* Drop the cached head (of main or a branch) if it is still hd (a head found stale: cleanup
+ * removed what it names, or its branch was replaced). */
 void graph_handle_forget(graph_handle *h, const graph_head *hd);
 
 #endif

@@ -1,6 +1,7 @@
 /* Native Lance branches: fork (create), read, list, delete-if-identity-matches, and the
  * resolution of files that live under another base path (see branch.h). */
 #include "lance/branch.h"
+#include "lance/version.h"
 
 #include "core/alloc.h"
 #include "core/arena.h"
@@ -402,10 +403,13 @@ int lance_branch_check_base(store *s, const char *dir, lance_naming naming,
 /* Remove the files of branch directory dir that belong to the branch itself (not the
  * directories of branches nested under it): the immediate children of its _versions/,
  * _transactions/, _deletions/ and data/, and everything under _indices/. */
+/* _versions/ goes last: while any file of a branch directory is left, one of its versions is
+ * (a create writes its first version before anything else), so a look at _versions/ alone
+ * tells whether there is anything to clear (branch_has_files). */
 static int clear_branch_files(store *s, const char *dir)
 {
-    static const char *const subs[] = {LANCE_VERSIONS_DIR, "_transactions/", "_deletions/", "data/",
-                                       "_indices/"};
+    static const char *const subs[] = {"_transactions/", "_deletions/", "data/", "_indices/",
+                                       LANCE_VERSIONS_DIR};
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof subs / sizeof subs[0]; i++) {
         char prefix[STORE_KEY_MAX];
@@ -422,6 +426,23 @@ static int clear_branch_files(store *s, const char *dir)
             if (!l.items[k].is_prefix) rc = store_delete(s, l.items[k].key, 0);
         store_list_free(&l);
     }
+    return rc;
+}
+
+/* Whether the branch directory dir holds any version (and so possibly other files). */
+static int branch_has_files(store *s, const char *dir, bool *any)
+{
+    char prefix[STORE_KEY_MAX];
+    *any = false;
+    int rc = lance_key(prefix, dir, LANCE_VERSIONS_DIR, NULL);
+    store_list l = {0};
+    if (rc == 0) rc = store_list_prefix(s, prefix, STORE_LIST_DELIMITED, &l);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        rc = 0;
+    }
+    *any = l.count > 0;
+    store_list_free(&l);
     return rc;
 }
 
@@ -649,7 +670,9 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
     core_arena a;
     core_arena_init(&a, 4096);
     /* Files a crashed create or delete of this name left behind (no ref names them). */
-    if (rc == 0) rc = clear_branch_files(s, dir);
+    bool leftovers = false;
+    if (rc == 0) rc = branch_has_files(s, dir, &leftovers);
+    if (rc == 0 && leftovers) rc = clear_branch_files(s, dir);
     if (rc == 0) {
         rc = write_fork_manifest(s, dir, name, src, identity, &a);
         if (rc == OG_E_CONFLICT) {
@@ -659,6 +682,10 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
             rc = OG_E_EXISTS;
         }
     }
+    /* A hint at the first version, so finding the branch's latest starts from there instead of
+     * listing its versions (its commits rewrite the hint only every LANCE_HINT_EVERY-th
+     * version, counted from 0). Best effort: it is only a hint. */
+    if (rc == 0 && lance_hint_write(s, dir, lance_dataset_version(src)) != 0) og_error_clear();
     json_t *lin = NULL, *ref = NULL;
     core_buf b = CORE_BUF_INIT;
     uint64_t P = src ? lance_dataset_version(src) : 0;

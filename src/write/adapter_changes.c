@@ -219,23 +219,21 @@ static int fork_and_stage(write_graph *g, write_intent *in, write_effect *e)
     store *s = g->h->s;
     int rc = write_sidecar_sync(s, in);
     if (rc) return rc;
-    lance_branch old;
-    rc = lance_branch_get(s, e->path, e->table_branch, &old);
-    if (rc == 0) rc = lance_branch_delete(s, e->path, e->table_branch, old.identity);
-    if (rc == OG_E_NOT_FOUND) {
+    rc = lance_branch_create(s, e->path, e->table_branch, e->fork_from, e->expected_version, NULL);
+    if (rc == OG_E_EXISTS) { /* an unpinned orphan of that name: replace it */
         og_error_clear();
-        rc = 0;
+        lance_branch old;
+        rc = lance_branch_get(s, e->path, e->table_branch, &old);
+        if (rc == 0) rc = lance_branch_delete(s, e->path, e->table_branch, old.identity);
+        if (rc == 0)
+            rc = lance_branch_create(s, e->path, e->table_branch, e->fork_from, e->expected_version,
+                                     NULL);
     }
-    if (rc == 0)
-        rc = lance_branch_create(s, e->path, e->table_branch, e->fork_from, e->expected_version,
-                                 NULL);
     if (rc == 0) rc = OG_FAILPOINT("write.post_fork");
     lance_dataset *ds = NULL;
     if (rc == 0)
-        rc = lance_branch_open(&ds, s, e->path, e->table_branch, 0, NULL, LANCE_ACCESS_WRITE);
-    if (rc == 0 && lance_dataset_version(ds) != e->expected_version)
-        rc = core_err(OG_E_CONFLICT, "the fork of table %s onto branch %s moved while forking",
-                      e->alias, e->table_branch);
+        rc = lance_branch_open(&ds, s, e->path, e->table_branch, e->expected_version, NULL,
+                               LANCE_ACCESS_WRITE);
     if (rc == 0) {
         lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
         wo.uuid = e->uuid;

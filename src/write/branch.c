@@ -152,12 +152,25 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
     if (src && (rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, src, &src_ref)) == OG_E_NOT_FOUND)
         rc = core_err(OG_E_NOT_FOUND, "branch '%s' does not exist", src);
     uint64_t version = 0;
+    char fork_head[GRAPH_ID_LEN + 1] = ""; /* the source's head at version, when known */
     if (rc == 0 && at && *at) {
         rc = graph_resolve_ref(s, src, at, &version);
+    } else if (rc == 0 && !src) {
+        /* main's head: the handle's cached head answers with a probe of the next version */
+        graph_head *hd = NULL;
+        rc = graph_handle_head(g->h, &hd);
+        if (rc == 0) {
+            version = graph_head_snapshot(hd)->manifest_version;
+            memcpy(fork_head, graph_head_snapshot(hd)->head, sizeof fork_head);
+        }
+        graph_head_release(hd);
     } else if (rc == 0) {
         graph_snapshot *snap = NULL;
         rc = graph_snapshot_load(&snap, s, src, 0, 0);
-        if (rc == 0) version = snap->manifest_version;
+        if (rc == 0) {
+            version = snap->manifest_version;
+            memcpy(fork_head, snap->head, sizeof fork_head);
+        }
         graph_snapshot_free(snap);
     }
     if (rc == 0) rc = check_disjoint(s, name);
@@ -170,7 +183,16 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
         }
     }
     write_gate_set_release(gate);
-    if (rc == 0 && out) {
+    if (rc == 0 && out && fork_head[0]) { /* all known: a fresh branch's head is its fork point */
+        memset(out, 0, sizeof *out);
+        snprintf(out->name, sizeof out->name, "%s", name);
+        snprintf(out->parent, sizeof out->parent, "%s", src ? src : "main");
+        snprintf(out->identity, sizeof out->identity, "%s", ref.identity);
+        memcpy(out->forked_from, fork_head, sizeof out->forked_from);
+        memcpy(out->head, fork_head, sizeof out->head);
+        out->fork_version = out->manifest_version = version;
+        out->created_at = ref.create_at;
+    } else if (rc == 0 && out) {
         rc = fill_info(s, &ref, out);
         if (rc) { /* the branch stands; only the report failed */
             og_error_clear();

@@ -375,9 +375,8 @@ static bool base_was_stale(write_graph *g, const graph_head *wb)
 
 static int base_acquire(write_graph *g, const char *branch, graph_head **out)
 {
-    /* Only main is cached; another branch is read afresh. */
     if (!branch) return graph_handle_head(g->h, out);
-    int rc = graph_head_load(out, g->h->s, branch);
+    int rc = graph_handle_branch_head(g->h, branch, out);
     lance_branch ref;
     if (rc == OG_E_NOT_FOUND &&
         lance_branch_get(g->h->s, GRAPH_MANIFEST_DIR, branch, &ref) == OG_E_NOT_FOUND) {
@@ -395,7 +394,7 @@ static void base_advance(write_graph *g, const graph_head *old, const write_inte
 {
     graph_snapshot *snap = NULL;
     graph_head *b = NULL;
-    if (in->branch || graph_snapshot_copy(&snap, graph_head_snapshot(old)) != 0) {
+    if (graph_snapshot_copy(&snap, graph_head_snapshot(old)) != 0) {
         lance_dataset_free(after);
         return; /* only a cache: the next write re-reads */
     }
@@ -409,11 +408,21 @@ static void base_advance(write_graph *g, const graph_head *old, const write_inte
         if (t && e->achieved_version && e->achieved_version != e->expected_version) {
             t->version = e->achieved_version;
             t->row_count = e->row_count;
+            if (e->fork) { /* now pinned on the branch's own fork */
+                char *tb = core_strdup(e->table_branch);
+                if (!tb) {
+                    graph_snapshot_free(snap);
+                    lance_dataset_free(after);
+                    return;
+                }
+                core_free(t->table_branch);
+                t->table_branch = tb;
+            }
         }
     }
     if (graph_head_new(&b, after, snap) != 0) /* takes after and snap */
         return;
-    graph_handle_install(g->h, b);
+    graph_handle_install_branch(g->h, in->branch, b);
     graph_head_release(b);
 }
 

@@ -747,6 +747,93 @@ static void test_crash_first_write_on_branch(void **state)
     assert_true(c.rec.rolled_back > 0 && c.rec.discarded > 0);
 }
 
+/* ---- costs --------------------------------------------------------------------------------- */
+
+static size_t oplog_len(store *f)
+{
+    size_t n = 0;
+    store_fault_log(f, &n);
+    return n;
+}
+
+/* Store operations from log entry `from` on (printed with OG_COST_OPLOG). */
+static size_t ops_since(store *f, size_t from, const char *what)
+{
+    size_t n = 0;
+    const store_oplog_entry *l = store_fault_log(f, &n);
+    if (getenv("OG_COST_OPLOG"))
+        for (size_t i = from; i < n; i++)
+            print_message("%s: %s %s\n", what, store_op_name(l[i].kind), l[i].key ? l[i].key : "");
+    return n - from;
+}
+
+typedef struct branch_cost {
+    size_t create, main_write, first_write, second_write, delete_;
+} branch_cost;
+
+static void measure_branch(write_graph *g, store *f, unsigned depth, branch_cost *c)
+{
+    char name[32];
+    snprintf(name, sizeof name, "cost%u", depth);
+    size_t n0 = oplog_len(f);
+    assert_og_ok(write_branch_create(g, name, NULL, NULL, NULL));
+    c->create = ops_since(f, n0, "create");
+    char text[128];
+    snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"m%u\"}}\n", depth);
+    n0 = oplog_len(f);
+    assert_og_ok(wf_load(g, text, EXEC_LOAD_APPEND, NULL));
+    c->main_write = ops_since(f, n0, "main write");
+    snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"b%u\"}}\n", depth);
+    n0 = oplog_len(f);
+    (void)load_on(g, name, text);
+    c->first_write = ops_since(f, n0, "first write on branch");
+    snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"c%u\"}}\n", depth);
+    n0 = oplog_len(f);
+    (void)load_on(g, name, text);
+    c->second_write = ops_since(f, n0, "second write on branch");
+    n0 = oplog_len(f);
+    assert_og_ok(write_branch_delete(g, name, NULL, NULL));
+    c->delete_ = ops_since(f, n0, "delete");
+}
+
+static void test_branch_costs(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_sandbox_new(dir, sizeof dir, "branch-cost");
+    store *local = NULL, *f = NULL;
+    assert_og_ok(store_local_open(&local, dir));
+    write_init_result ir;
+    assert_og_ok(write_init(local, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
+    assert_og_ok(store_fault_open(&f, local, 1));
+    write_graph *g = NULL;
+    assert_og_ok(write_graph_open(&g, f, dir, NULL));
+    unsigned next = 0;
+    while (next < 10) {
+        char text[128];
+        snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\"}}\n", next++);
+        assert_og_ok(wf_load(g, text, EXEC_LOAD_APPEND, NULL));
+    }
+    branch_cost shallow, deep;
+    measure_branch(g, f, next, &shallow);
+    while (next < 200) {
+        char text[128];
+        snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\"}}\n", next++);
+        assert_og_ok(wf_load(g, text, EXEC_LOAD_APPEND, NULL));
+    }
+    write_maintenance_drain(g);
+    measure_branch(g, f, next, &deep);
+    const branch_cost *c[2] = {&shallow, &deep};
+    unsigned depth[2] = {10, next};
+    for (int i = 0; i < 2; i++)
+        print_message("depth %u: branch create %zu ops, delete %zu; a one-node load on main %zu, "
+                      "the first on a new branch %zu (one table forked), the second %zu\n",
+                      depth[i], c[i]->create, c[i]->delete_, c[i]->main_write, c[i]->first_write,
+                      c[i]->second_write);
+    write_graph_close(g);
+    test_sandbox_done(dir);
+}
+
 static void run_crash(int deleting)
 {
     crash_ctx c;
@@ -792,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_write_on_branch),
         cmocka_unit_test(test_write_races_branch_recreate),
         cmocka_unit_test(test_crash_first_write_on_branch),
+        cmocka_unit_test(test_branch_costs),
         cmocka_unit_test(test_crash_create),
         cmocka_unit_test(test_crash_delete),
     };
