@@ -65,3 +65,5 @@ OPTIONS_INIT_FN(og_backup_options_init, og_backup_options, OG_BACKUP_OPTIONS_INI
                 OG_BACKUP_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_recover_options_init, og_recover_options, OG_RECOVER_OPTIONS_INIT,
                 OG_RECOVER_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_verify_options_init, og_verify_options, OG_VERIFY_OPTIONS_INIT,
+                OG_VERIFY_OPTIONS_VERSION)
