@@ -1110,10 +1110,10 @@ OG_EXTERN void og_backup_result_free(og_backup_result *r);
  * "Verifying a graph"): every retained graph-manifest version reconstructs, the head's lineage
  * names only parents that exist, every table version a retained commit pins exists and is at
  * or below its Lance HEAD (above it only with a pending recovery intent naming the table),
- * every file those versions reference exists with its recorded size, deletion files parse and
- * match their recorded checksum, recovery intents parse, the audit log opens, and the schema
- * files exist and carry the identity the head names. With deep, every data file is also read
- * whole, compared with the checksum our writers record (files lancedb or older builds wrote
+ * every file those versions reference exists with its recorded size, table manifests and
+ * deletion files match their recorded checksums, recovery intents parse, the audit log opens, and
+ * the schema files exist and carry the identity the head names. With deep, every data file is also
+ * read whole, compared with the checksum our writers record (files lancedb or older builds wrote
  * have none: counted as unchecked, never as damage) and every page of it decoded. Problems are
  * reported, not raised: the call returns 0 whenever it could look at the root. */
 #define OG_VERIFY_OPTIONS_VERSION 1
@@ -1152,8 +1152,9 @@ typedef struct og_verify_report {
                                  * log) */
     uint64_t files;             /* distinct files checked */
     uint64_t bytes;             /* their bytes */
-    uint64_t checksummed;       /* data and deletion files with a recorded checksum */
-    uint64_t unchecked;         /* data and deletion files without one */
+    uint64_t checksummed;       /* data files, deletion files and table manifests with a
+                                 * recorded checksum */
+    uint64_t unchecked;         /* those without one (lancedb's, older builds', recovery's) */
     uint64_t rows;              /* rows decoded (deep) */
     uint64_t sidecars;          /* recovery intents found under __recovery/ */
 } og_verify_report;

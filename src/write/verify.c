@@ -225,8 +225,10 @@ static int check_other(void *arg, const char *key)
     return check_exists(c, key, 0, &ok);
 }
 
-/* One Lance version of a dataset: its manifest decodes, every file it references checks. */
-static int check_dataset(vctx *c, const char *root, uint64_t version)
+/* One Lance version of a dataset: its manifest decodes (and matches the checksum the graph
+ * manifest recorded for it, when `t` is the graph table pinning it and records one), every
+ * file it references checks. */
+static int check_dataset(vctx *c, const char *root, uint64_t version, const graph_table *t)
 {
     char pair[STORE_KEY_MAX + 32];
     snprintf(pair, sizeof pair, "%s@%" PRIu64, root, version);
@@ -246,6 +248,21 @@ static int check_dataset(vctx *c, const char *root, uint64_t version)
     }
     if (rc)
         return problem(c, "table_version_unreadable", pair, REMEDY_BACKUP, "%s", last_message());
+    c->r->files++; /* the version's manifest file */
+    c->r->bytes += ds->m->file_size;
+    if (t && t->has_manifest_xxh3) {
+        c->r->checksummed++;
+        char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+        if (ds->m->file_xxh3 != t->manifest_xxh3 &&
+            lance_version_file_name(name, sizeof name, ds->naming, version) == 0 &&
+            lance_key(key, root, LANCE_VERSIONS_DIR, name) == 0)
+            rc = problem(c, "checksum", key, REMEDY_BACKUP,
+                         "the Lance manifest of %s version %" PRIu64 " hashes to %016" PRIx64
+                         ", the graph manifest recorded %016" PRIx64,
+                         t->alias, version, ds->m->file_xxh3, t->manifest_xxh3);
+    } else if (t) {
+        c->r->unchecked++;
+    }
     const Lance__Table__Manifest *pb = ds->m->pb;
     for (size_t i = 0; rc == 0 && i < pb->n_fragments; i++) {
         const Lance__Table__DataFragment *f = pb->fragments[i];
@@ -385,7 +402,7 @@ static int check_audit(vctx *c)
     if (rc == OG_E_NOMEM) return rc;
     if (rc) return problem(c, "audit_log", GRAPH_AUDIT_DIR, REMEDY_BACKUP, "%s", last_message());
     size_t before = c->r->n_problems;
-    rc = check_dataset(c, GRAPH_AUDIT_DIR, v);
+    rc = check_dataset(c, GRAPH_AUDIT_DIR, v, NULL);
     if (rc || c->r->n_problems != before) return rc;
     lance_dataset *ds = NULL;
     uint64_t n = 0;
@@ -430,14 +447,15 @@ static int run(vctx *c)
                          i == vl.n - 1 ? REMEDY_REPAIR : REMEDY_BACKUP,
                          "graph-manifest version %" PRIu64 " does not reconstruct: %s", v,
                          last_message());
-            if (rc == 0) rc = check_dataset(c, GRAPH_MANIFEST_DIR, v);
+            if (rc == 0) rc = check_dataset(c, GRAPH_MANIFEST_DIR, v, NULL);
             continue;
         }
         c->r->manifest_versions++;
-        rc = check_dataset(c, GRAPH_MANIFEST_DIR, v);
+        rc = check_dataset(c, GRAPH_MANIFEST_DIR, v, NULL);
         for (size_t t = 0; rc == 0 && t < snap->n_tables; t++)
             if (!snap->tables[t].table_branch || !*snap->tables[t].table_branch)
-                rc = check_dataset(c, snap->tables[t].path, snap->tables[t].version);
+                rc = check_dataset(c, snap->tables[t].path, snap->tables[t].version,
+                                   &snap->tables[t]);
         if (!head)
             head = snap;
         else

@@ -5,9 +5,9 @@
  * Checked always:
  *  - every retained graph-manifest version reconstructs to a snapshot, and the newest one's
  *    lineage names only parents that exist;
- *  - every table version any retained snapshot pins exists, decodes, and lies at or below its
- *    Lance HEAD; a HEAD above the head snapshot's pin must be explained by a pending recovery
- *    sidecar naming the table;
+ *  - every table version any retained snapshot pins exists, decodes, matches the manifest
+ *    checksum its table_version row records, and lies at or below its Lance HEAD; a HEAD above the
+ * head snapshot's pin must be explained by a pending recovery sidecar naming the table;
  *  - every file those versions (and the graph manifest's and audit log's retained versions)
  *    reference exists, with the size the manifest records where it records one; deletion
  *    files are read whole, parsed and checked against their recorded checksum;
@@ -38,11 +38,12 @@ typedef struct write_verify_report {
     uint64_t manifest_versions; /* graph-manifest versions reconstructed */
     uint64_t tables;            /* tables pinned at the head */
     uint64_t table_versions;    /* distinct (table, version) pairs checked */
-    uint64_t files;             /* distinct files checked */
+    uint64_t files;             /* distinct files checked (manifests included) */
     uint64_t bytes;             /* their bytes (stat sizes; read with deep) */
-    uint64_t checksummed;       /* data and deletion files checked against a recorded checksum */
-    uint64_t unchecked;         /* data and deletion files without one (written by lancedb or
-                                 * an older build) */
+    uint64_t checksummed;       /* data files, deletion files and table manifests checked
+                                 * against a recorded checksum */
+    uint64_t unchecked;         /* those without one (written by lancedb, an older build, or
+                                 * published by recovery) */
     uint64_t rows;              /* rows decoded (deep) */
     uint64_t sidecars;          /* recovery sidecars found */
 } write_verify_report;
