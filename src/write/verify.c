@@ -178,7 +178,9 @@ static int check_data_file(vctx *c, const lance_dataset *ds, const Lance__Table_
     char dir[STORE_KEY_MAX], key[STORE_KEY_MAX];
     int rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
     if (rc == 0) rc = lance_key(key, dir, "data/", df->path ? df->path : "");
-    if (rc) return problem(c, "manifest", ds->root, REMEDY_BACKUP, "%s", last_message());
+    if (rc)
+        return problem(c, "table_version_unreadable", ds->root, REMEDY_BACKUP, "%s",
+                       last_message());
     int was, ok;
     if ((rc = seen(c, &c->files, key, &was)) || was) return rc;
     rc = check_exists(c, key, df->has_file_size_bytes ? df->file_size_bytes : 0, &ok);
@@ -199,7 +201,9 @@ static int check_deletion_file(vctx *c, const lance_dataset *ds,
     int rc = lance_deletion_file_name(name, sizeof name, f->id, df->read_version, df->id, bitmap);
     if (rc == 0) rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
     if (rc == 0) rc = lance_key(key, dir, "_deletions/", name);
-    if (rc) return problem(c, "manifest", ds->root, REMEDY_BACKUP, "%s", last_message());
+    if (rc)
+        return problem(c, "table_version_unreadable", ds->root, REMEDY_BACKUP, "%s",
+                       last_message());
     int was, ok;
     if ((rc = seen(c, &c->files, key, &was)) || was) return rc;
     if ((rc = check_exists(c, key, 0, &ok)) || !ok) return rc;

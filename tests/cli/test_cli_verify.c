@@ -374,6 +374,39 @@ static void test_damaged_sidecar(void **state)
     json_decref(j);
 }
 
+/* The newest graph-manifest version cut short: manifest_version_unreadable naming its file,
+ * with `omnigraph repair` as the remedy; the older versions still reconstruct. */
+static void test_newest_manifest_version_cut(void **state)
+{
+    (void)state;
+    make_graph(0);
+    char dir[600], path[900];
+    snprintf(dir, sizeof dir, "%s/g/__manifest.lance/_versions", g_dir);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    char newest[256] = "";
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".manifest") && (!newest[0] || strcmp(e->d_name, newest) < 0))
+            snprintf(newest, sizeof newest, "%s", e->d_name);
+    closedir(d);
+    snprintf(path, sizeof path, "%s/%s", dir, newest);
+    assert_int_equal(truncate(path, 10), 0);
+    char rel[400];
+    snprintf(rel, sizeof rel, "__manifest.lance/_versions/%s", newest);
+    json_t *j = verify_expect("", 7, "manifest_version_unreadable", rel);
+    size_t i;
+    const json_t *p;
+    json_array_foreach(json_object_get(j, "problems"), i, p)
+    {
+        if (strcmp(json_string_value(json_object_get(p, "kind")), "manifest_version_unreadable"))
+            continue;
+        assert_non_null(strstr(json_string_value(json_object_get(p, "remedy")), "repair"));
+    }
+    assert_int_equal(checked(j, "manifest_versions"), 1); /* the genesis still reconstructs */
+    json_decref(j);
+}
+
 /* A missing _schema.pg: schema_missing naming it. */
 static void test_schema_missing(void **state)
 {
@@ -445,6 +478,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pinned_version_gone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_manifest_changed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_sidecar, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_newest_manifest_version_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_report, setup, teardown),
