@@ -122,7 +122,7 @@ static void abs_of(const char *rel, char *out, size_t cap)
  * object. Returns the parsed object (caller frees). */
 static json_t *verify_expect(const char *flags, int want_exit, const char *kind, const char *object)
 {
-    char args[256];
+    char args[512];
     snprintf(args, sizeof args, "verify %s --json --store g", flags);
     json_t *j = og_json(args, want_exit);
     const json_t *ok = json_object_get(j, "ok");
@@ -287,7 +287,7 @@ static void test_pinned_version_gone(void **state)
 {
     (void)state;
     make_graph(0);
-    char path[1200], table[512], obj[600];
+    char path[1400], table[512], obj[600];
     /* V2 names sort newest first: the smallest name is the newest version. */
     table_path("node:Company", table, sizeof table);
     char dir[1024];
@@ -338,7 +338,7 @@ static void test_table_manifest_changed(void **state)
     assert_int_equal(fseek(f, 0, SEEK_SET), 0);
     assert_int_equal(fwrite(buf, 1, n, f), n);
     fclose(f);
-    char rel[1400];
+    char rel[1600];
     snprintf(rel, sizeof rel, "%s/_versions/%s", table, newest);
     json_decref(verify_expect("", 7, "checksum", rel));
     json_t *j = og_json("export --json --out x.jsonl --store g", 1);
@@ -380,7 +380,7 @@ static void test_newest_manifest_version_cut(void **state)
 {
     (void)state;
     make_graph(0);
-    char dir[600], path[900];
+    char dir[600], path[1000];
     snprintf(dir, sizeof dir, "%s/g/__manifest.lance/_versions", g_dir);
     DIR *d = opendir(dir);
     assert_non_null(d);
