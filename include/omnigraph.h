@@ -1172,6 +1172,67 @@ OG_EXTERN int og_graph_branch_create(og_branch_info **out, og_graph *g, const ch
  * exists (it reads this one's history: delete it first). Commits of the branch stay readable
  * from branches that contain them. */
 OG_EXTERN int og_graph_branch_delete(og_graph *g, const char *name);
+/* ---- Verification -------------------------------------------------------------------------- */
+/* Check a graph root without writing to it (CLI: `omnigraph verify`, docs/maintenance.md
+ * "Verifying a graph"): every retained graph-manifest version reconstructs, the head's lineage
+ * names only parents that exist, every table version a retained commit pins exists and is at
+ * or below its Lance HEAD (above it only with a pending recovery intent naming the table),
+ * every file those versions reference exists with its recorded size, table manifests and
+ * deletion files match their recorded checksums, recovery intents parse, the audit log opens, and
+ * the schema files exist and carry the identity the head names. With deep, every data file is also
+ * read whole, compared with the checksum our writers record (files lancedb or older builds wrote
+ * have none: counted as unchecked, never as damage) and every page of it decoded. Problems are
+ * reported, not raised: the call returns 0 whenever it could look at the root. */
+#define OG_VERIFY_OPTIONS_VERSION 1
+typedef struct og_verify_options {
+    int version; /* OG_VERIFY_OPTIONS_VERSION */
+    int deep;    /* nonzero: read and decode every data file (cost: every byte of the graph) */
+    /* Called now and then with a line saying what is being checked (NULL: none). */
+    void (*progress)(void *arg, const char *what);
+    void *progress_arg;
+} og_verify_options;
+#define OG_VERIFY_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        OG_VERIFY_OPTIONS_VERSION, 0, NULL, NULL                                                   \
+    }
+OG_EXTERN int og_verify_options_init(og_verify_options *opts, int version);
+
+/* One problem found. kind is a word (docs/cli.md lists them: "file_missing", "file_size",
+ * "checksum", "page_decode", "deletion_file", "table_version_missing", "table_ahead",
+ * "manifest_version_unreadable", "lineage_parent_missing", "sidecar_damaged", "audit_log",
+ * "schema_missing", "schema_damaged", "schema_mismatch", ...); object names the file or object
+ * (relative to the root; a table version as "path@version"); remedy says what fixes it. */
+typedef struct og_verify_problem {
+    const char *kind;
+    const char *object;
+    const char *message;
+    const char *remedy;
+} og_verify_problem;
+
+/* What og_graph_verify found and checked. Allocated by the library: og_verify_report_free. */
+typedef struct og_verify_report {
+    size_t n_problems; /* 0: the graph verified clean */
+    const og_verify_problem *problems;
+    uint64_t manifest_versions; /* graph-manifest versions reconstructed */
+    uint64_t tables;            /* tables the head pins */
+    uint64_t table_versions;    /* distinct Lance versions checked (tables, graph manifest, audit
+                                 * log) */
+    uint64_t files;             /* distinct files checked */
+    uint64_t bytes;             /* their bytes */
+    uint64_t checksummed;       /* data files, deletion files and table manifests with a
+                                 * recorded checksum */
+    uint64_t unchecked;         /* those without one (lancedb's, older builds', recovery's) */
+    uint64_t rows;              /* rows decoded (deep) */
+    uint64_t sidecars;          /* recovery intents found under __recovery/ */
+} og_verify_report;
+
+/* Verify the graph in root_dir (opened read-only here, so a graph that does not open still
+ * verifies; opt NULL: the defaults). Errors: OG_E_NOT_FOUND when root_dir holds no graph
+ * manifest, OG_E_UNSUPPORTED for a URI root, OG_E_STORAGE, OG_E_NOMEM. On success the caller
+ * frees *out with og_verify_report_free; on failure it is NULL. */
+OG_EXTERN int og_graph_verify(og_verify_report **out, const char *root_dir,
+                              const og_verify_options *opt);
+OG_EXTERN void og_verify_report_free(og_verify_report *r);
 
 #ifdef __cplusplus
 }

@@ -67,3 +67,5 @@ OPTIONS_INIT_FN(og_recover_options_init, og_recover_options, OG_RECOVER_OPTIONS_
                 OG_RECOVER_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_branch_options_init, og_branch_options, OG_BRANCH_OPTIONS_INIT,
                 OG_BRANCH_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_verify_options_init, og_verify_options, OG_VERIFY_OPTIONS_INIT,
+                OG_VERIFY_OPTIONS_VERSION)

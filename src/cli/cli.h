@@ -16,6 +16,7 @@ enum {
     CLI_CONFLICT = 3,     /* a concurrent writer won (read_set_conflict, conflict) */
     CLI_PRECONDITION = 4, /* precondition_failed (e.g. --if-commit) */
     CLI_RECOVERY = 5,     /* recovery_required: an interrupted write must be resolved first */
+    CLI_DAMAGED = 7,      /* verify found damage (it prints each problem) */
 };
 
 typedef struct cli_cmd {

@@ -15,6 +15,7 @@ extern const cli_cmd cli_query_commands[];   /* cmd_query.c */
 extern const cli_cmd cli_backup_commands[];  /* cmd_backup.c */
 extern const cli_cmd cli_recover_commands[]; /* cmd_recover.c */
 extern const cli_cmd cli_branch_commands[];  /* cmd_branch.c */
+extern const cli_cmd cli_verify_commands[];  /* cmd_verify.c */
 
 static const cli_cmd CORE_COMMANDS[] = {
     {"version", cmd_version, "print the version", "omnigraph version [--json]"},
@@ -25,8 +26,9 @@ static const cli_cmd CORE_COMMANDS[] = {
 
 /* One line per cmd_*.c table. */
 static const cli_cmd *const CLI_TABLES[] = {
-    CORE_COMMANDS,      cli_lang_commands,   cli_lance_commands,   cli_graph_commands,
-    cli_query_commands, cli_backup_commands, cli_recover_commands, cli_branch_commands,
+    CORE_COMMANDS,        cli_lang_commands,   cli_lance_commands,
+    cli_graph_commands,   cli_query_commands,  cli_backup_commands,
+    cli_recover_commands, cli_branch_commands, cli_verify_commands,
 };
 #define NTABLES (sizeof CLI_TABLES / sizeof CLI_TABLES[0])
 
@@ -50,7 +52,7 @@ static void usage(FILE *f)
     fprintf(f, "\n'omnigraph <command> --help' shows a command's options.\n"
                "exit codes: 0 ok, 1 error, 2 usage, 3 conflict with a concurrent writer,\n"
                "            4 precondition failed, 5 recovery required (an interrupted write\n"
-               "            must be resolved first)\n");
+               "            must be resolved first), 7 verify found damage\n");
 }
 
 /* The command list as one JSON object (omnigraph --help --json). */

@@ -340,6 +340,7 @@ static int table_load(exec_table **out, store *s, const graph_table *gt)
     }
     rc = lance_branch_open(&t->ds, s, gt->path, gt->table_branch, gt->version, NULL,
                            LANCE_ACCESS_READ);
+    if (rc == 0) rc = graph_table_check(gt, t->ds);
     if (rc) {
         core_err_prefix("opening table %s at version %llu", gt->alias ? gt->alias : gt->path,
                         (unsigned long long)gt->version);
@@ -482,6 +483,7 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
     lance_dataset *ds = NULL;
     int rc =
         lance_branch_open(&ds, s, gt->path, gt->table_branch, gt->version, NULL, LANCE_ACCESS_READ);
+    if (rc == 0 && (rc = graph_table_check(gt, ds)) != 0) lance_dataset_free(ds);
     if (rc) return rc;
     /* The old version's fragments must all be there, unchanged and first (what a folded old
      * table appended stays appended: only the fragments after it are read now); failing

@@ -194,6 +194,7 @@ static int type_set(subset *sb, int ti, sset **out)
     s->gt = gt;
     int rc = lance_branch_open(&s->ds, sb->s, gt->path, gt->table_branch, gt->version, NULL,
                                LANCE_ACCESS_READ);
+    if (rc == 0) rc = graph_table_check(gt, s->ds);
     if (rc) {
         core_err_prefix("opening table %s", gt->alias);
         return rc;

@@ -132,6 +132,12 @@ int graph_rows_add_schema(graph_rows *r, const char *identity, uint64_t manifest
 int graph_rows_add_table(graph_rows *r, int kind, uint64_t sid, uint64_t inc, const char *alias);
 int graph_rows_add_version(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,
                            uint64_t table_version, const char *table_branch, uint64_t row_count);
+/* The same recording the XXH3-64 of the table version's Lance manifest file (the
+ * lance_manifest.file_xxh3 of the commit that made it; NULL: not known) in the row's metadata
+ * ({"manifest_xxh3":"<16 hex>"}); graph_table_open checks it. */
+int graph_rows_add_version_sum(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,
+                               uint64_t table_version, const char *table_branch, uint64_t row_count,
+                               const uint64_t *manifest_xxh3);
 int graph_rows_add_tombstone(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,
                              uint64_t table_version);
 int graph_rows_add_commit(graph_rows *r, const graph_commit *c);
@@ -189,6 +195,8 @@ typedef struct graph_table {
     uint64_t version;   /* published Lance version */
     char *table_branch; /* Lance branch holding that version; NULL = main */
     uint64_t row_count;
+    bool has_manifest_xxh3; /* the version row records its Lance manifest file's checksum */
+    uint64_t manifest_xxh3;
 } graph_table;
 
 typedef struct graph_snapshot {
@@ -228,6 +236,10 @@ const graph_table *graph_snapshot_table(const graph_snapshot *snap, const char *
 
 /* Open a table at its pinned version (on its table_branch). */
 int graph_table_open(lance_dataset **out, store *s, const graph_table *t, lance_access access);
+/* OG_E_CORRUPT naming the file when ds (t's table opened at t->version) was decoded from a
+ * Lance manifest file whose bytes do not match the checksum t's version row records; 0 when
+ * they match or none is recorded. graph_table_open calls it; so must any other opener. */
+int graph_table_check(const graph_table *t, const lance_dataset *ds);
 /* Open the graph manifest of a branch at a version (0: latest). */
 int graph_manifest_open(lance_dataset **out, store *s, const char *branch, uint64_t version,
                         lance_access access);

@@ -265,9 +265,23 @@ int graph_rows_add_table(graph_rows *r, int kind, uint64_t sid, uint64_t inc, co
 int graph_rows_add_version(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,
                            uint64_t table_version, const char *table_branch, uint64_t row_count)
 {
+    return graph_rows_add_version_sum(r, sid, inc, alias, table_version, table_branch, row_count,
+                                      NULL);
+}
+
+int graph_rows_add_version_sum(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,
+                               uint64_t table_version, const char *table_branch, uint64_t row_count,
+                               const uint64_t *manifest_xxh3)
+{
     int rc = check_identity(sid, inc);
     if (rc == 0) rc = check_alias(alias);
     if (rc) return rc;
+    char *meta = NULL;
+    if (manifest_xxh3) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016" PRIx64, *manifest_xxh3);
+        if ((rc = meta1("manifest_xxh3", json_string(hex), &meta))) return rc;
+    }
     if (table_version == 0)
         return core_err(OG_E_BAD_REQUEST, "table version 0 cannot be published");
     char id[96];
@@ -284,8 +298,11 @@ int graph_rows_add_version(graph_rows *r, uint64_t sid, uint64_t inc, const char
                 .has_ver = true,
                 .ver = table_version,
                 .has_rows = true,
-                .rows = row_count};
-    return push_row(r, &row);
+                .rows = row_count,
+                .metadata = meta};
+    rc = push_row(r, &row);
+    core_free(meta);
+    return rc;
 }
 
 int graph_rows_add_tombstone(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,

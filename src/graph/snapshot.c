@@ -32,9 +32,28 @@ int graph_table_open(lance_dataset **out, store *s, const graph_table *t, lance_
     *out = NULL;
     if (!t || !t->path || t->version == 0)
         return core_err(OG_E_BAD_REQUEST, "graph_table_open: no table or no pinned version");
-    if (!t->table_branch || !*t->table_branch)
-        return lance_dataset_open(out, s, t->path, t->version, access);
-    return lance_branch_open(out, s, t->path, t->table_branch, t->version, NULL, access);
+    if (t->table_branch && *t->table_branch)
+        return lance_branch_open(out, s, t->path, t->table_branch, t->version, NULL, access);
+    int rc = lance_dataset_open(out, s, t->path, t->version, access);
+    if (rc == 0 && (rc = graph_table_check(t, *out)) != 0) {
+        lance_dataset_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int graph_table_check(const graph_table *t, const lance_dataset *ds)
+{
+    if (!t->has_manifest_xxh3 || ds->m->file_xxh3 == t->manifest_xxh3) return 0;
+    char name[LANCE_VERSION_NAME_CAP];
+    if (lance_version_file_name(name, sizeof name, ds->naming, t->version)) name[0] = 0;
+    core_err(OG_E_CORRUPT,
+             "table %s: the Lance manifest of version %" PRIu64 " (%s/_versions/%s) does not "
+             "match the checksum the graph manifest recorded for it (the file was damaged or "
+             "replaced after it was written)",
+             t->alias ? t->alias : t->path, t->version, t->path, name);
+    core_err_detail(CORE_ERR_OBJECT, t->path);
+    return OG_E_CORRUPT;
 }
 
 /* ---- freeing and lookup ------------------------------------------------------------------ */
@@ -184,6 +203,28 @@ static int cell_u64(const reader *r, int col, int64_t i, uint64_t *out, const ch
     return 0;
 }
 
+static int cell_json(const reader *r, int64_t i, json_t **out);
+
+/* A table_version row's recorded manifest checksum (metadata "manifest_xxh3", 16 hex digits),
+ * when it has one. */
+static int version_checksum(const reader *r, int64_t i, graph_table *tbl)
+{
+    json_t *o = NULL;
+    int rc = cell_json(r, i, &o);
+    if (rc) return rc;
+    const char *hex = json_string_value(json_object_get(o, "manifest_xxh3"));
+    if (hex) {
+        char *end = NULL;
+        uint64_t v = strtoull(hex, &end, 16);
+        if (strlen(hex) != 16 || !end || *end)
+            rc = corrupt(r, i, "manifest_xxh3 is not 16 hex digits");
+        tbl->has_manifest_xxh3 = rc == 0;
+        tbl->manifest_xxh3 = v;
+    }
+    json_decref(o);
+    return rc;
+}
+
 /* The row's metadata JSON (an object), or OG_E_CORRUPT. */
 static int cell_json(const reader *r, int64_t i, json_t **out)
 {
@@ -325,6 +366,7 @@ static int reduce_identity(const reader *r, const trow *t, size_t n, graph_table
     tbl->table_branch = cell_dup(r, C_BRANCH, ver->idx, &rc);
     tbl->row_count =
         is_null(r, C_ROWS, ver->idx) ? 0 : arrow_array_get_uint(r->b->columns[C_ROWS], ver->idx);
+    if (rc == 0 && !is_null(r, C_META, ver->idx)) rc = version_checksum(r, ver->idx, tbl);
     if (rc == 0 && (!tbl->alias || !tbl->path))
         rc = corrupt(r, reg->idx, "registration without alias or location");
     if (rc == 0) {

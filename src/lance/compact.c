@@ -456,7 +456,7 @@ static int finish_file(compactor *c, cgroup *g, out_file *o)
     c->rep->files_written++;
     Lance__Table__DataFile *df;
     Lance__Table__DataFragment *f;
-    rc = lance_data_file_new(&df, a, o->name, ds->field_ids, ds->n_field_ids, info.size);
+    rc = lance_data_file_new(&df, a, o->name, ds->field_ids, ds->n_field_ids, info.size, info.xxh3);
     if (rc == 0) rc = lance_fragment_new(&f, a, c->next_frag_id++, df, info.rows);
     if (rc) return rc;
     if (info.rows != o->rows)

@@ -4,6 +4,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "lance/paths.h"
 
 #include <inttypes.h>
@@ -488,7 +489,12 @@ int lance_deletion_load(store *s, const char *root, uint64_t frag_id,
     if (rc) return rc;
     core_buf b = CORE_BUF_INIT;
     rc = store_get(s, key, 0, STORE_ALL, &b);
-    if (!rc)
+    if (!rc && df->has_og_xxh3 && core_hash64(b.data, b.len, 0) != df->og_xxh3)
+        rc = core_err(OG_E_CORRUPT,
+                      "deletion file '%s': checksum mismatch (its %zu bytes are not the ones "
+                      "written; recorded xxh3 %016" PRIx64 ")",
+                      key, b.len, df->og_xxh3);
+    else if (!rc)
         rc = bitmap ? lance_deletion_bin_decode(out, b.data, b.len, key)
                     : lance_deletion_arrow_decode(out, b.data, b.len, key);
     core_buf_free(&b);
@@ -517,6 +523,7 @@ int lance_deletion_write(store *s, const char *root, uint64_t frag_id, uint64_t 
     core_buf b = CORE_BUF_INIT;
     rc = lance_deletion_bin_encode(&b, rows);
     if (!rc) rc = store_put(s, key, b.data, b.len, 0);
+    uint64_t xxh3 = rc ? 0 : core_hash64(b.data, b.len, 0);
     core_buf_free(&b);
     if (rc) return rc;
     Lance__Table__DeletionFile init = LANCE__TABLE__DELETION_FILE__INIT;
@@ -529,5 +536,7 @@ int lance_deletion_write(store *s, const char *root, uint64_t frag_id, uint64_t 
     df->id = id;
     df->has_num_deleted_rows = 1;
     df->num_deleted_rows = roaring_bitmap_get_cardinality(rows);
+    df->has_og_xxh3 = 1;
+    df->og_xxh3 = xxh3;
     return 0;
 }

@@ -29,12 +29,14 @@ int lance_deletion_arrow_decode(roaring_bitmap_t **out, const void *data, size_t
                                 const char *object);
 
 /* Read the deletion file `df` of fragment frag_id under root. A base_id (files of another
- * dataset, used by shallow clones) is OG_E_UNSUPPORTED for now. */
+ * dataset, used by shallow clones) is OG_E_UNSUPPORTED for now. When df records a checksum
+ * (og_xxh3, set by lance_deletion_write) the bytes read must match it, else OG_E_CORRUPT
+ * naming the file. */
 int lance_deletion_load(store *s, const char *root, uint64_t frag_id,
                         const Lance__Table__DeletionFile *df, roaring_bitmap_t **out);
 
 /* Write rows as `_deletions/{frag}-{read_version}-{random id}.bin` (durably) and fill *df
- * (file_type BITMAP, read_version, id, num_deleted_rows; no base_id). */
+ * (file_type BITMAP, read_version, id, num_deleted_rows, og_xxh3; no base_id). */
 int lance_deletion_write(store *s, const char *root, uint64_t frag_id, uint64_t read_version,
                          const roaring_bitmap_t *rows, Lance__Table__DeletionFile *df);
 

@@ -19,6 +19,7 @@
 #include "arrow/arrow.h"
 #include "core/buf.h"
 #include "lance/proto/file.pb-c.h"
+#include "lance/proto/table.pb-c.h"
 #include "store/store.h"
 
 #include <stddef.h>
@@ -73,6 +74,7 @@ typedef struct lance_file2_info {
     uint64_t rows;
     uint32_t columns; /* = Lance fields in pre-order */
     uint32_t pages;   /* over all columns */
+    uint64_t xxh3;    /* XXH3-64 (seed 0) of the whole file, as DataFile.og_xxh3 records it */
 } lance_file2_info;
 
 int lance_file2_writer_new(lance_file2_writer **out, const arrow_schema *schema,
@@ -114,16 +116,20 @@ typedef struct lance_file2_reader lance_file2_reader;
 #define LANCE_FILE2_READ_EXACT                                                                     \
     0x1u /* fetch exactly the bytes needed, in ranged gets (no whole-                              \
           * file read, tail window or coalescing across columns) */
+/* Check the whole file's bytes against `xxh3` when the open reads it whole (a small file);
+ * a larger file, read page by page, is not checked. A mismatch is OG_E_CORRUPT naming it. */
+#define LANCE_FILE2_READ_CHECKSUM 0x2u
 
 typedef struct lance_file2_read_options {
     int version;        /* 1 */
     uint64_t max_bytes; /* bound on decoded bytes per read call (0: 4 GiB) */
     unsigned flags;     /* LANCE_FILE2_READ_* */
+    uint64_t xxh3;      /* with LANCE_FILE2_READ_CHECKSUM: the file's recorded XXH3-64 */
 } lance_file2_read_options;
 
 #define LANCE_FILE2_READ_OPTIONS_INIT                                                              \
     {                                                                                              \
-        1, 0, 0                                                                                    \
+        1, 0, 0, 0                                                                                 \
     }
 
 /* Open a data file in a store. size is the file's size if known (e.g. DataFile.file_size_bytes),
@@ -139,6 +145,8 @@ int lance_file2_open(lance_file2_reader **out, store *s, const char *key, uint64
 int lance_file2_open_bytes(lance_file2_reader **out, const void *data, size_t len, const char *name,
                            const lance_file2_read_options *opt);
 void lance_file2_close(lance_file2_reader *r);
+/* Ask opts to check the checksum a manifest's DataFile records (og_xxh3), if it records one. */
+void lance_file2_expect(lance_file2_read_options *opts, const Lance__Table__DataFile *df);
 
 const arrow_schema *lance_file2_schema(const lance_file2_reader *r);
 uint64_t lance_file2_num_rows(const lance_file2_reader *r);

@@ -8,6 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "lance/manifest.h"
 #include "lance/proto/encodings.pb-c.h"
 #include "lance/proto/file2.pb-c.h"
@@ -31,6 +32,7 @@ struct lance_file2_reader {
     core_buf win;       /* during open: the file's last bytes, read with one get */
     uint64_t win_off;
     unsigned flags;
+    uint64_t xxh3; /* with LANCE_FILE2_READ_CHECKSUM */
     uint64_t size;
     uint64_t max_bytes;
     uint32_t n_cols, n_gb;
@@ -406,8 +408,22 @@ static int reader_new(lance_file2_reader **out, const char *name,
     }
     (*out)->max_bytes = opt && opt->max_bytes ? opt->max_bytes : (4ull << 30);
     (*out)->flags = opt ? opt->flags : 0;
+    (*out)->xxh3 = opt ? opt->xxh3 : 0;
     arrow_schema_init(&(*out)->schema);
     return 0;
+}
+
+/* A whole file read at open against the checksum its caller recorded. */
+static int check_whole(const lance_file2_reader *r)
+{
+    if (!(r->flags & LANCE_FILE2_READ_CHECKSUM)) return 0;
+    uint64_t got = core_hash64(r->whole.data, r->whole.len, 0);
+    if (got == r->xxh3) return 0;
+    return core_err(OG_E_CORRUPT,
+                    "data file '%s': checksum mismatch: its %zu bytes hash to %016" PRIx64
+                    ", the manifest recorded %016" PRIx64 " (the file was damaged after it "
+                    "was written)",
+                    r->key, r->whole.len, got, r->xxh3);
 }
 
 /* Learn the size (unless given) and read a small file whole, setting r->size and, for a
@@ -430,7 +446,7 @@ static int load_small(lance_file2_reader *r, uint64_t size)
         if (r->whole.len < LANCE_FILE2_PROBE_BYTES) {
             r->size = r->whole.len;
             r->mem = r->whole.data ? r->whole.data : (const uint8_t *)"";
-            return 0;
+            return check_whole(r);
         }
         if ((rc = store_head(r->st, r->key, &m))) return rc;
         r->size = m.size;
@@ -445,13 +461,13 @@ static int load_small(lance_file2_reader *r, uint64_t size)
         core_buf_free(&rest);
         if (rc) return rc;
         r->mem = r->whole.data;
-        return 0;
+        return check_whole(r);
     }
     r->size = size;
     if (size > LANCE_FILE2_SMALL_FILE_BYTES) return 0;
     if ((rc = fetch(r, 0, size, &r->whole))) return rc;
     r->mem = r->whole.data;
-    return 0;
+    return check_whole(r);
 }
 
 int lance_file2_open(lance_file2_reader **out, store *s, const char *key, uint64_t size,
@@ -490,6 +506,13 @@ int lance_file2_open_bytes(lance_file2_reader **out, const void *data, size_t le
     }
     *out = r;
     return 0;
+}
+
+void lance_file2_expect(lance_file2_read_options *opts, const Lance__Table__DataFile *df)
+{
+    if (!df->has_og_xxh3) return;
+    opts->flags |= LANCE_FILE2_READ_CHECKSUM;
+    opts->xxh3 = df->og_xxh3;
 }
 
 const arrow_schema *lance_file2_schema(const lance_file2_reader *r)

@@ -5,6 +5,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "lance/proto/encodings.pb-c.h"
 #include "lance/proto/file2.pb-c.h"
 
@@ -741,6 +742,7 @@ int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_
         info->rows = w->rows;
         info->columns = (uint32_t)w->n_fields;
         info->pages = pages;
+        info->xxh3 = core_hash64(out->data, out->len, 0);
     }
     return rc;
 }

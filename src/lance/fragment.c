@@ -7,7 +7,7 @@
 #include <string.h>
 
 int lance_data_file_new(Lance__Table__DataFile **out, core_arena *a, const char *name,
-                        const int32_t *field_ids, size_t n, uint64_t size)
+                        const int32_t *field_ids, size_t n, uint64_t size, uint64_t xxh3)
 {
     Lance__Table__DataFile *df = core_arena_alloc(a, sizeof *df);
     int32_t *fields = core_arena_alloc(a, (n ? n : 1) * sizeof *fields);
@@ -28,6 +28,8 @@ int lance_data_file_new(Lance__Table__DataFile **out, core_arena *a, const char 
     df->file_minor_version = 0;
     df->has_file_size_bytes = 1;
     df->file_size_bytes = size;
+    df->has_og_xxh3 = 1;
+    df->og_xxh3 = xxh3;
     *out = df;
     return 0;
 }

@@ -12,9 +12,10 @@
 #include <stdint.h>
 
 /* The DataFile of `name` (relative to data/), a file of format 2.0 holding the fields
- * field_ids[0..n) as its columns 0..n-1, `size` bytes long. */
+ * field_ids[0..n) as its columns 0..n-1, `size` bytes long, whose bytes hash to `xxh3`
+ * (lance_file2_info.xxh3; recorded in og_xxh3, which Lance readers ignore). */
 int lance_data_file_new(Lance__Table__DataFile **out, core_arena *a, const char *name,
-                        const int32_t *field_ids, size_t n, uint64_t size);
+                        const int32_t *field_ids, size_t n, uint64_t size, uint64_t xxh3);
 
 /* Fragment `id` of `rows` rows held in `file` alone; no deletion file, row ids or versions
  * yet (the caller sets those it has). */

@@ -5,6 +5,7 @@
 #include "core/alloc.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/hmap.h"
 
 #include <inttypes.h>
@@ -291,11 +292,12 @@ static int container(const unsigned char *b, size_t len, const char *object, uin
     return 0;
 }
 
-static lance_manifest *manifest_new(size_t file_len, uint64_t mlen)
+static lance_manifest *manifest_new(const void *file, size_t file_len, uint64_t mlen)
 {
     lance_manifest *m = core_calloc(1, sizeof *m);
     if (!m) return NULL;
     m->file_size = file_len;
+    m->file_xxh3 = core_hash64(file, file_len, 0);
     atomic_init(&m->shares, 0);
     /* Chunks of about the encoded size: the decoded form is a few times larger. */
     core_arena_init(&m->arena, mlen < 4096 ? 8192 : (size_t)mlen * 2);
@@ -348,7 +350,7 @@ int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, co
     uint64_t pos, mlen;
     int rc = container(b, len, object, &pos, &mlen);
     if (rc) return rc;
-    lance_manifest *m = manifest_new(len, mlen);
+    lance_manifest *m = manifest_new(data, len, mlen);
     if (!m) return core_err_nomem();
     ProtobufCMessage *pm = NULL;
     ProtobufCAllocator al = {arena_pb_alloc, arena_pb_free, &m->arena};
@@ -438,7 +440,7 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
             return lance_manifest_decode(out, data, len, object);
         if (tag >> 3 == 2) nf++;
     }
-    lance_manifest *m = manifest_new(len, mlen);
+    lance_manifest *m = manifest_new(data, len, mlen);
     if (!m) return core_err_nomem();
     core_buf head = CORE_BUF_INIT;
     core_hmap ix = CORE_HMAP_INIT;

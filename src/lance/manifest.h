@@ -60,6 +60,8 @@ typedef struct lance_manifest {
     unsigned char *index; /* IndexSection message bytes (no length prefix), or NULL */
     size_t index_len;
     uint64_t file_size; /* size of the manifest file it was decoded from */
+    uint64_t file_xxh3; /* XXH3-64 (seed 0) of that file's bytes: what the graph manifest
+                         * records for a table version (graph_table.manifest_xxh3) */
     /* The encoded Manifest message and where each fragment's field (tag, length, message) lies
      * in it, in pb->fragments order (in arena; NULL when the layout was not as expected), so a
      * next manifest can copy the fragments it keeps instead of encoding them again. */

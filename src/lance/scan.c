@@ -175,6 +175,7 @@ static int read_fragment_columns(const lance_dataset *ds, const Lance__Table__Da
         if (rc) break;
         lance_file2_reader *r = readers ? readers[fi] : NULL;
         lance_file2_read_options ro = LANCE_FILE2_READ_OPTIONS_INIT;
+        lance_file2_expect(&ro, df);
         if (!r)
             rc = lance_file2_open(&r, ds->s, key, df->has_file_size_bytes ? df->file_size_bytes : 0,
                                   &ro);
@@ -492,6 +493,7 @@ static int take_fragment(const lance_dataset *ds, const Lance__Table__DataFragme
     lance_file2_read_options ro = LANCE_FILE2_READ_OPTIONS_INIT;
     int dense = (uint64_t)n * TAKE_DENSE > f->physical_rows;
     if (!dense) ro.flags = LANCE_FILE2_READ_EXACT;
+    lance_file2_expect(&ro, df);
     if (rc == 0)
         rc = lance_file2_open(&r, ds->s, key, df->has_file_size_bytes ? df->file_size_bytes : 0,
                               &ro);

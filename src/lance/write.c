@@ -198,7 +198,8 @@ static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name
     if ((rc = push_pending(st, key)) != 0) return rc;
     const int32_t *fid = st->kind == ST_OVERWRITE ? st->ow_ids : ds->field_ids;
     Lance__Table__DataFile *df;
-    if ((rc = lance_data_file_new(&df, &st->arena, name, fid, n_ids, info.size)) != 0) return rc;
+    if ((rc = lance_data_file_new(&df, &st->arena, name, fid, n_ids, info.size, info.xxh3)) != 0)
+        return rc;
     return push_new_frag(st, df, info.rows, ids, created);
 }
 

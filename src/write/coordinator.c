@@ -418,6 +418,9 @@ static void base_advance(write_graph *g, const graph_head *old, const write_inte
                 core_free(t->table_branch);
                 t->table_branch = tb;
             }
+            const uint64_t *sum = write_effect_manifest_sum(e, e->achieved_version);
+            t->has_manifest_xxh3 = sum != NULL; /* as write_rows_versions recorded it */
+            t->manifest_xxh3 = sum ? *sum : 0;
         }
     }
     if (graph_head_new(&b, after, snap) != 0) /* takes after and snap */

@@ -44,8 +44,9 @@ static int clear_partial(store *s)
     return 0;
 }
 
+/* sums[i]: the checksum of type i's version-1 Lance manifest (NULL: not known). */
 static int genesis_rows(graph_rows *rows, const lang_catalog *cat, const char *identity,
-                        const graph_commit *c)
+                        const graph_commit *c, const uint64_t *sums)
 {
     int rc = graph_rows_add_format(rows, GRAPH_FORMAT_VERSION);
     if (rc == 0) rc = graph_rows_add_schema(rows, identity, 1);
@@ -54,7 +55,9 @@ static int genesis_rows(graph_rows *rows, const lang_catalog *cat, const char *i
         char alias[256];
         if ((rc = graph_table_alias(alias, sizeof alias, t->kind, t->name)) != 0) break;
         rc = graph_rows_add_table(rows, t->kind, t->id, INIT_INCARNATION, alias);
-        if (rc == 0) rc = graph_rows_add_version(rows, t->id, INIT_INCARNATION, alias, 1, NULL, 0);
+        if (rc == 0)
+            rc = graph_rows_add_version_sum(rows, t->id, INIT_INCARNATION, alias, 1, NULL, 0,
+                                            sums ? &sums[i] : NULL);
     }
     if (rc == 0) rc = graph_rows_add_commit(rows, c);
     if (rc == 0) rc = graph_rows_add_head(rows, NULL, c->id, NULL, 1);
@@ -103,6 +106,10 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
         lang_catalog_free(cat);
         return core_err(OG_E_EXISTS, "a graph already exists here");
     }
+
+    /* The checksums of the tables' version-1 manifests, recorded by genesis (none on failure
+     * to allocate: those versions are then unchecked). */
+    uint64_t *sums = core_calloc(cat->n_types ? cat->n_types : 1, sizeof *sums);
 
     /* Claim: exclusive among concurrent inits, and a crashed claim is recognisable. */
     core_ulid u;
@@ -153,6 +160,7 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
         lance_dataset *ds = NULL;
         rc = lance_dataset_create(&ds, s, path, &sch, &co);
         arrow_schema_clear(&sch);
+        if (rc == 0 && sums) sums[i] = ds->m->file_xxh3;
         lance_dataset_free(ds);
         if (rc != 0) goto out;
         if (t->kind == LANG_NODE)
@@ -176,7 +184,7 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
     char uuid[LANCE_UUID_LEN + 1];
     rc = lance_uuid_new(uuid);
     if (rc == 0) rc = graph_rows_new(&rows);
-    if (rc == 0) rc = genesis_rows(rows, cat, identity, &c);
+    if (rc == 0) rc = genesis_rows(rows, cat, identity, &c, sums);
     if (rc == 0) rc = graph_rows_to_batch(rows, &batch);
     if (rc == 0) rc = graph_manifest_schema(&msch);
     if (rc == 0) {
@@ -212,5 +220,6 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
 out:
     store_lock_release(lock);
     lang_catalog_free(cat);
+    core_free(sums);
     return rc;
 }

@@ -74,6 +74,10 @@ typedef struct write_effect {
 } write_effect;
 
 void write_effect_clear(write_effect *e);
+/* The checksum of the Lance manifest of version v that this effect's commit made, when the
+ * effect holds it (e->after at v); NULL otherwise (a recovery publishes without one: that
+ * version is then unchecked). What the graph manifest records (graph_rows_add_version_sum). */
+const uint64_t *write_effect_manifest_sum(const write_effect *e, uint64_t v);
 
 /* The size-tiered compaction options of automatic maintenance (WRITE_TIER_FACTOR). */
 void write_tiered_compact_options(lance_compact_options *co);

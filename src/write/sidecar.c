@@ -594,6 +594,13 @@ int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n)
 
 /* ---- delta rows ---------------------------------------------------------------------------- */
 
+const uint64_t *write_effect_manifest_sum(const write_effect *e, uint64_t v)
+{
+    if (!e->after || lance_dataset_version(e->after) != v) return NULL;
+    if (e->table_branch && *e->table_branch) return NULL;
+    return &e->after->m->file_xxh3;
+}
+
 int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t *versions,
                         const uint64_t *counts, const bool *which, bool skip_unmoved)
 {
@@ -603,7 +610,8 @@ int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t
         uint64_t v = versions ? versions[i] : e->achieved_version;
         uint64_t n = counts ? counts[i] : e->row_count;
         if ((which && !which[i]) || (skip_unmoved && v == e->expected_version)) continue;
-        rc = graph_rows_add_version(rows, e->sid, e->inc, e->alias, v, e->table_branch, n);
+        rc = graph_rows_add_version_sum(rows, e->sid, e->inc, e->alias, v, e->table_branch, n,
+                                        write_effect_manifest_sum(e, v));
     }
     return rc;
 }

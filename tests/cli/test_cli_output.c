@@ -244,8 +244,26 @@ static void test_json_everywhere(void **state)
     assert_non_null(strstr(jstr(j, "usage"), "omnigraph query --store ROOT"));
     json_decref(j);
 
-    /* A row that cannot be written as JSON, after others were: the document is still whole. */
-    write_text("more.jsonl", "{\"type\":\"Person\",\"data\":{\"name\":\"Zz-DAMAGED-zz\"}}\n");
+    /* A row that cannot be written as JSON, after others were: the document is still whole.
+     * The damaged row shares its data file with enough padding rows (sorted after it) to make
+     * the file larger than LANCE_FILE2_SMALL_FILE_BYTES: a small file is read whole and its
+     * checksum refuses the damage at open (test_cli_verify.c), a large one is read page by
+     * page and unchecked, which is the case that reaches the row writer. */
+    {
+        size_t cap = 6u << 20, len = 0;
+        char *more = malloc(cap);
+        assert_non_null(more);
+        len += (size_t)snprintf(more, cap,
+                                "{\"type\":\"Person\",\"data\":{\"name\":\"Zz-DAMAGED-zz\"}}\n");
+        for (int i = 0; len < (5u << 20); i++)
+            len += (size_t)snprintf(
+                more + len, cap - len,
+                "{\"type\":\"Person\",\"data\":{\"name\":\"zpad%07d-%0100d\"}}\n", i, 0);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/more.jsonl", g_dir);
+        test_write_file(path, more, len);
+        free(more);
+    }
     char out[8192], err[8192];
     assert_int_equal(run("load --data more.jsonl --mode merge g", out, sizeof out, err, sizeof err),
                      0);

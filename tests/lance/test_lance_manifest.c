@@ -1000,7 +1000,7 @@ static void test_fragment_records(void **state)
     char name[] = "0101-file.lance";
     const int32_t fields[] = {3, 1, 7};
     Lance__Table__DataFile *df = NULL;
-    assert_og_ok(lance_data_file_new(&df, &a, name, fields, 3, 1234));
+    assert_og_ok(lance_data_file_new(&df, &a, name, fields, 3, 1234, 0));
     name[0] = 'x'; /* the path is a copy */
     assert_string_equal(df->path, "0101-file.lance");
     assert_int_equal(df->n_fields, 3);
@@ -1062,7 +1062,7 @@ static void test_fragment_records(void **state)
     for (uint64_t nth = 1; nth <= 3; nth++) {
         core_arena_init(&a, 64);
         core_alloc_fail_at(nth, 1);
-        int rd = lance_data_file_new(&df, &a, "f.lance", fields, 3, 1);
+        int rd = lance_data_file_new(&df, &a, "f.lance", fields, 3, 1, 0);
         int rf = lance_fragment_new(&f, &a, 1, df, 1);
         core_alloc_fail_at(0, 0);
         assert_og_error(rd ? rd : rf, OG_E_NOMEM);

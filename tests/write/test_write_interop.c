@@ -7,6 +7,7 @@
 #include "exec/load.h"
 #include "lance/keyindex.h"
 #include "write/internal.h"
+#include "write/verify.h"
 
 #include <dirent.h>
 #include <string.h>
@@ -195,11 +196,133 @@ static void test_lancedb_and_key_indexes(void **state)
     test_sandbox_done(dir);
 }
 
+/* Adopt version `v` (with `rows` rows) of table `t` as the graph's pin: one graph commit. */
+typedef struct adopt {
+    const graph_table *t;
+    uint64_t v, rows;
+} adopt;
+
+static int adopt_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows)
+{
+    const adopt *a = arg;
+    core_ulid u;
+    graph_commit c;
+    memset(&c, 0, sizeof c);
+    int rc = core_ulid_new(&u);
+    core_ulid_format(&u, c.id);
+    snprintf(c.parent, sizeof c.parent, "%s", cur->head);
+    c.manifest_version = mver;
+    c.maintenance = true;
+    if (rc == 0)
+        rc = graph_rows_add_version(rows, a->t->sid, a->t->inc, a->t->alias, a->v, NULL, a->rows);
+    if (rc == 0) rc = graph_rows_add_commit(rows, &c);
+    if (rc == 0) rc = graph_rows_add_head(rows, NULL, c.id, cur->head, mver);
+    return rc;
+}
+
+/* A table lancedb wrote: its compaction moves the table past the graph's pin, which verify
+ * reports (table_ahead, naming the table version); once the graph pins lancedb's version,
+ * the graph verifies clean, deep included, and lancedb's data file (no og_xxh3) is counted
+ * unchecked, never damaged. */
+static void test_verify_lancedb_files(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_sandbox_new(dir, sizeof dir, "write-interop-verify");
+    const char *schema = "node Person { name: String @key  age: I32? }\n";
+    store *s = NULL;
+    assert_og_ok(store_local_open(&s, dir));
+    write_init_result ir;
+    assert_og_ok(write_init(s, schema, strlen(schema), "s.pg", &ir));
+    write_graph *g = NULL;
+    assert_og_ok(write_graph_open(&g, s, dir, NULL));
+    for (int round = 0; round < 2; round++) { /* two fragments, for lancedb to merge */
+        core_buf data = CORE_BUF_INIT;
+        for (int i = 0; i < 20; i++)
+            assert_og_ok(core_buf_printf(&data,
+                                         "{\"type\":\"Person\",\"data\":{\"name\":\"p%d-%d\","
+                                         "\"age\":%d}}\n",
+                                         round, i, i));
+        graph_change_set cs;
+        memset(&cs, 0, sizeof cs);
+        exec_load_stats st;
+        assert_og_ok(exec_load_parse(&cs, g->h->catalog, (const char *)data.data, data.len,
+                                     "d.jsonl", EXEC_LOAD_APPEND, &st, NULL, NULL));
+        core_buf_free(&data);
+        write_result r;
+        assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
+        graph_change_set_clear(&cs);
+    }
+    write_verify_options vo = {.deep = true};
+    write_verify_report rep;
+    assert_og_ok(write_verify(s, &vo, &rep));
+    assert_int_equal(rep.n_problems, 0);
+    assert_int_equal(rep.unchecked, 0);
+    assert_true(rep.checksummed >= 2);
+    write_verify_report_clear(&rep);
+
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, s, NULL, 0, 0));
+    const graph_table *pt = graph_snapshot_table(snap, "node:Person");
+    assert_non_null(pt);
+    char parent[600], name[256], cmd[2048];
+    const char *slash = strrchr(pt->path, '/');
+    snprintf(parent, sizeof parent, "%s/%.*s", dir, (int)(slash - pt->path), pt->path);
+    snprintf(name, sizeof name, "%.*s", (int)(strlen(slash + 1) - strlen(".lance")), slash + 1);
+    snprintf(cmd, sizeof cmd, "node '%s/compact_tool.cjs' optimize '%s' '%s'", test_interop_dir(),
+             parent, name);
+    int rc_cmd = 0;
+    char *out = test_capture(cmd, &rc_cmd);
+    assert_int_equal(rc_cmd, 0);
+    free(out);
+    uint64_t latest = 0;
+    lance_naming nm;
+    assert_og_ok(lance_version_latest(s, pt->path, &latest, &nm));
+    assert_true(latest > pt->version);
+
+    assert_og_ok(write_verify(s, NULL, &rep));
+    assert_int_equal(rep.n_problems, 1);
+    assert_string_equal(rep.problems[0].kind, "table_ahead");
+    char obj[700];
+    snprintf(obj, sizeof obj, "%s@%llu", pt->path, (unsigned long long)pt->version);
+    assert_string_equal(rep.problems[0].object, obj);
+    write_verify_report_clear(&rep);
+
+    /* the graph pins lancedb's version */
+    lance_dataset *ds = NULL;
+    uint64_t n = 0;
+    assert_og_ok(lance_dataset_open(&ds, s, pt->path, latest, LANCE_ACCESS_READ));
+    assert_og_ok(lance_dataset_count_rows(ds, &n));
+    assert_int_equal(n, 40);
+    int foreign = 0;
+    for (size_t i = 0; i < ds->m->pb->n_fragments; i++)
+        for (size_t j = 0; j < ds->m->pb->fragments[i]->n_files; j++)
+            foreign += !ds->m->pb->fragments[i]->files[j]->has_og_xxh3;
+    assert_true(foreign >= 1);
+    lance_dataset_free(ds);
+    adopt a = {pt, latest, n};
+    uint64_t mver = 0;
+    assert_og_ok(write_publish(g, NULL, NULL, NULL, adopt_rows, &a, &mver, NULL));
+    assert_og_ok(write_verify(s, &vo, &rep));
+    if (rep.n_problems)
+        fail_msg("%s: %s: %s", rep.problems[0].kind, rep.problems[0].object,
+                 rep.problems[0].message);
+    /* lancedb's data files, and its version's manifest (the graph recorded no checksum) */
+    assert_int_equal(rep.unchecked, (uint64_t)foreign + 1);
+    assert_true(rep.checksummed >= 2); /* the older retained versions' files */
+    assert_true(rep.rows >= 80);       /* deep: both table versions and the manifest decoded */
+    write_verify_report_clear(&rep);
+    graph_snapshot_free(snap);
+    write_graph_close(g);
+    test_sandbox_done(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lancedb_reads_loaded_graph),
         cmocka_unit_test(test_lancedb_and_key_indexes),
+        cmocka_unit_test(test_verify_lancedb_files),
     };
     return cmocka_run_group_tests(tests, test_interop_group_setup, NULL);
 }

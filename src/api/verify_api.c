@@ -1,0 +1,81 @@
+/* The public verification API (include/omnigraph.h, "Verification"): opens the root read-only
+ * as a plain store, not as a graph, so a graph too damaged to open still gets a report, and
+ * runs the checks of src/write/verify.c. */
+#include "omnigraph.h"
+
+#include "api/options.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "store/store.h"
+#include "write/verify.h"
+
+#include <string.h>
+
+/* The report and its problems in one allocation, followed by their strings. */
+static int report_of(og_verify_report **out, const write_verify_report *w)
+{
+    size_t strings = 0;
+    for (size_t i = 0; i < w->n_problems; i++) {
+        const write_verify_problem *p = &w->problems[i];
+        strings += strlen(p->kind) + strlen(p->object) + strlen(p->message) + strlen(p->remedy) + 4;
+    }
+    size_t head = sizeof(og_verify_report) + w->n_problems * sizeof(og_verify_problem);
+    og_verify_report *r = core_calloc(1, head + strings);
+    if (!r) return core_err_nomem();
+    og_verify_problem *probs = (og_verify_problem *)(r + 1);
+    char *at = (char *)r + head;
+    for (size_t i = 0; i < w->n_problems; i++) {
+        const char *src[4] = {w->problems[i].kind, w->problems[i].object, w->problems[i].message,
+                              w->problems[i].remedy};
+        const char **dst[4] = {&probs[i].kind, &probs[i].object, &probs[i].message,
+                               &probs[i].remedy};
+        for (int k = 0; k < 4; k++) {
+            size_t n = strlen(src[k]) + 1;
+            memcpy(at, src[k], n);
+            *dst[k] = at;
+            at += n;
+        }
+    }
+    r->n_problems = w->n_problems;
+    r->problems = w->n_problems ? probs : NULL;
+    r->manifest_versions = w->manifest_versions;
+    r->tables = w->tables;
+    r->table_versions = w->table_versions;
+    r->files = w->files;
+    r->bytes = w->bytes;
+    r->checksummed = w->checksummed;
+    r->unchecked = w->unchecked;
+    r->rows = w->rows;
+    r->sidecars = w->sidecars;
+    *out = r;
+    return 0;
+}
+
+int og_graph_verify(og_verify_report **out, const char *root_dir, const og_verify_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_verify: out is NULL");
+    *out = NULL;
+    if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_verify: no root");
+    og_verify_options def = OG_VERIFY_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    int rc = api_options_check(opt->version, OG_VERIFY_OPTIONS_VERSION, "og_verify_options");
+    if (rc == 0) rc = store_local_check_root(root_dir);
+    if (rc) return rc;
+    store *s = NULL;
+    if ((rc = store_local_open_readonly(&s, root_dir))) return rc;
+    write_verify_options wo = {
+        .deep = opt->deep != 0, .progress = opt->progress, .progress_arg = opt->progress_arg};
+    write_verify_report w;
+    rc = write_verify(s, &wo, &w);
+    store_close(s);
+    if (rc == OG_E_NOT_FOUND) core_err_prefix("verifying '%s'", root_dir);
+    if (rc) return rc;
+    rc = report_of(out, &w);
+    write_verify_report_clear(&w);
+    return rc;
+}
+
+void og_verify_report_free(og_verify_report *r)
+{
+    core_free(r);
+}

@@ -1,0 +1,511 @@
+/* Verify a graph root (verify.h): reads only, and turns every failed check into a problem of
+ * the report instead of an error, so one damaged object does not hide the others. */
+#include "write/verify.h"
+
+#include "core/alloc.h"
+#include "core/arena.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/hmap.h"
+#include "graph/graph.h"
+#include "lance/cleanup.h"
+#include "lance/dataset.h"
+#include "lance/file2.h"
+#include "lance/paths.h"
+#include "lance/version.h"
+#include "write/write.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define REMEDY_BACKUP                                                                              \
+    "restore the graph from a backup (omnigraph backup makes one); the damaged bytes cannot be "   \
+    "rebuilt from the graph itself"
+#define REMEDY_REPAIR "omnigraph repair, or restore the graph from a backup"
+#define REMEDY_SCHEMA                                                                              \
+    "omnigraph repair restores the schema files from the graph's records, or restore them from "   \
+    "a backup"
+#define DEEP_CHUNK_ROWS 65536
+
+typedef struct vctx {
+    store *s;
+    const write_verify_options *opt;
+    write_verify_report *r;
+    core_arena arena; /* keys of the sets below */
+    core_bmap files;  /* every file checked (value: 1 when it had a problem) */
+    core_bmap pairs;  /* "root@version" of every table version checked */
+    write_pending *pending;
+    size_t n_pending;
+} vctx;
+
+static int problem(vctx *c, const char *kind, const char *object, const char *remedy,
+                   const char *fmt, ...) CORE_PRINTF(5, 6);
+static int problem(vctx *c, const char *kind, const char *object, const char *remedy,
+                   const char *fmt, ...)
+{
+    write_verify_report *r = c->r;
+    if (r->n_problems == r->cap) {
+        size_t nc = r->cap ? 2 * r->cap : 8;
+        write_verify_problem *p = core_realloc(r->problems, nc * sizeof *p);
+        if (!p) return core_err_nomem();
+        r->problems = p;
+        r->cap = nc;
+    }
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    write_verify_problem *p = &r->problems[r->n_problems];
+    p->kind = core_strdup(kind);
+    p->object = core_strdup(object);
+    p->message = core_strdup(msg);
+    p->remedy = core_strdup(remedy);
+    if (!p->kind || !p->object || !p->message || !p->remedy) {
+        core_free(p->kind);
+        core_free(p->object);
+        core_free(p->message);
+        core_free(p->remedy);
+        return core_err_nomem();
+    }
+    r->n_problems++;
+    return 0;
+}
+
+/* The message of the error just raised, taken off the thread (the check goes on). */
+static const char *last_message(void)
+{
+    static _Thread_local char buf[CORE_ERR_MSG_CAP];
+    const og_error *e = og_error_last();
+    snprintf(buf, sizeof buf, "%s", e && e->message ? e->message : "unknown error");
+    og_error_clear();
+    return buf;
+}
+
+static void progress(vctx *c, const char *fmt, ...) CORE_PRINTF(2, 3);
+static void progress(vctx *c, const char *fmt, ...)
+{
+    if (!c->opt->progress) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    c->opt->progress(c->opt->progress_arg, line);
+}
+
+/* 1 when key was seen before (it is recorded otherwise). */
+static int seen(vctx *c, core_bmap *set, const char *key, int *out)
+{
+    core_bmap_entry *e;
+    int fresh = 0;
+    size_t n = strlen(key);
+    if (core_bmap_find(set, key, n)) {
+        *out = 1;
+        return 0;
+    }
+    char *copy = core_arena_strdup(&c->arena, key);
+    if (!copy) return core_err_nomem();
+    int rc = core_bmap_put(set, copy, n, &e, &fresh);
+    *out = 0;
+    return rc;
+}
+
+/* ---- files ------------------------------------------------------------------------------- */
+
+/* A file a manifest references: exists, with `size` bytes when size is nonzero. 1 in *ok when
+ * it passed. */
+static int check_exists(vctx *c, const char *key, uint64_t size, int *ok)
+{
+    *ok = 0;
+    store_meta m;
+    int rc = store_head(c->s, key, &m);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        return problem(c, "file_missing", key, REMEDY_BACKUP,
+                       "a retained version references it, but it does not exist");
+    }
+    if (rc) return problem(c, "file_unreadable", key, REMEDY_BACKUP, "%s", last_message());
+    c->r->files++;
+    c->r->bytes += m.size;
+    if (size && m.size != size)
+        return problem(c, "file_size", key, REMEDY_BACKUP,
+                       "it holds %" PRIu64 " bytes, the manifest records %" PRIu64, m.size, size);
+    *ok = 1;
+    return 0;
+}
+
+/* Deep: read the data file whole, compare its checksum, decode every page of every column. */
+static int check_data_deep(vctx *c, const char *key, const Lance__Table__DataFile *df)
+{
+    core_buf b = CORE_BUF_INIT;
+    int rc = store_get(c->s, key, 0, STORE_ALL, &b);
+    if (rc) {
+        core_buf_free(&b);
+        return problem(c, "file_unreadable", key, REMEDY_BACKUP, "%s", last_message());
+    }
+    if (df->has_og_xxh3) {
+        uint64_t got = core_hash64(b.data, b.len, 0);
+        if (got != df->og_xxh3) {
+            rc = problem(c, "checksum", key, REMEDY_BACKUP,
+                         "its bytes hash to %016" PRIx64 ", the manifest recorded %016" PRIx64
+                         ": the file was damaged after it was written",
+                         got, df->og_xxh3);
+            core_buf_free(&b);
+            return rc;
+        }
+    }
+    lance_file2_reader *r = NULL;
+    rc = lance_file2_open_bytes(&r, b.data, b.len, key, NULL);
+    uint64_t n = rc ? 0 : lance_file2_num_rows(r);
+    for (uint64_t at = 0; rc == 0 && at < n; at += DEEP_CHUNK_ROWS) {
+        arrow_batch *batch = NULL;
+        rc = lance_file2_read(r, NULL, 0, at, DEEP_CHUNK_ROWS, &batch);
+        arrow_batch_free(batch);
+    }
+    lance_file2_close(r);
+    core_buf_free(&b);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) return problem(c, "page_decode", key, REMEDY_BACKUP, "%s", last_message());
+    c->r->rows += n;
+    return 0;
+}
+
+static int check_data_file(vctx *c, const lance_dataset *ds, const Lance__Table__DataFile *df)
+{
+    char dir[STORE_KEY_MAX], key[STORE_KEY_MAX];
+    int rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
+    if (rc == 0) rc = lance_key(key, dir, "data/", df->path ? df->path : "");
+    if (rc)
+        return problem(c, "table_version_unreadable", ds->root, REMEDY_BACKUP, "%s",
+                       last_message());
+    int was, ok;
+    if ((rc = seen(c, &c->files, key, &was)) || was) return rc;
+    rc = check_exists(c, key, df->has_file_size_bytes ? df->file_size_bytes : 0, &ok);
+    if (rc || !ok) return rc;
+    if (df->has_og_xxh3)
+        c->r->checksummed++;
+    else
+        c->r->unchecked++;
+    return c->opt->deep ? check_data_deep(c, key, df) : 0;
+}
+
+static int check_deletion_file(vctx *c, const lance_dataset *ds,
+                               const Lance__Table__DataFragment *f)
+{
+    const Lance__Table__DeletionFile *df = f->deletion_file;
+    int bitmap = df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP;
+    char name[96], dir[STORE_KEY_MAX], key[STORE_KEY_MAX];
+    int rc = lance_deletion_file_name(name, sizeof name, f->id, df->read_version, df->id, bitmap);
+    if (rc == 0) rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
+    if (rc == 0) rc = lance_key(key, dir, "_deletions/", name);
+    if (rc)
+        return problem(c, "table_version_unreadable", ds->root, REMEDY_BACKUP, "%s",
+                       last_message());
+    int was, ok;
+    if ((rc = seen(c, &c->files, key, &was)) || was) return rc;
+    if ((rc = check_exists(c, key, 0, &ok)) || !ok) return rc;
+    if (df->has_og_xxh3)
+        c->r->checksummed++;
+    else
+        c->r->unchecked++;
+    roaring_bitmap_t *rows = NULL;
+    rc = lance_dataset_deletion_load(ds, f->id, df, &rows);
+    if (rows) roaring_bitmap_free(rows);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) return problem(c, "deletion_file", key, REMEDY_BACKUP, "%s", last_message());
+    return 0;
+}
+
+/* Every other file the manifest references (transaction files): it exists. */
+static int check_other(void *arg, const char *key)
+{
+    vctx *c = arg;
+    int was, ok;
+    int rc = seen(c, &c->files, key, &was);
+    if (rc || was) return rc;
+    return check_exists(c, key, 0, &ok);
+}
+
+/* One Lance version of a dataset: its manifest decodes (and matches the checksum the graph
+ * manifest recorded for it, when `t` is the graph table pinning it and records one), every
+ * file it references checks. */
+static int check_dataset(vctx *c, const char *root, uint64_t version, const graph_table *t)
+{
+    char pair[STORE_KEY_MAX + 32];
+    snprintf(pair, sizeof pair, "%s@%" PRIu64, root, version);
+    int was;
+    int rc = seen(c, &c->pairs, pair, &was);
+    if (rc || was) return rc;
+    c->r->table_versions++;
+    if (c->opt->deep) progress(c, "checking %s version %" PRIu64, root, version);
+    lance_dataset *ds = NULL;
+    rc = lance_dataset_open(&ds, c->s, root, version, LANCE_ACCESS_INSPECT);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        return problem(c, "table_version_missing", pair, REMEDY_BACKUP,
+                       "version %" PRIu64 " of %s is retained by the graph but does not exist",
+                       version, root);
+    }
+    if (rc)
+        return problem(c, "table_version_unreadable", pair, REMEDY_BACKUP, "%s", last_message());
+    c->r->files++; /* the version's manifest file */
+    c->r->bytes += ds->m->file_size;
+    if (t && t->has_manifest_xxh3) {
+        c->r->checksummed++;
+        char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+        if (ds->m->file_xxh3 != t->manifest_xxh3 &&
+            lance_version_file_name(name, sizeof name, ds->naming, version) == 0 &&
+            lance_key(key, root, LANCE_VERSIONS_DIR, name) == 0)
+            rc = problem(c, "checksum", key, REMEDY_BACKUP,
+                         "the Lance manifest of %s version %" PRIu64 " hashes to %016" PRIx64
+                         ", the graph manifest recorded %016" PRIx64,
+                         t->alias, version, ds->m->file_xxh3, t->manifest_xxh3);
+    } else if (t) {
+        c->r->unchecked++;
+    }
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    for (size_t i = 0; rc == 0 && i < pb->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = pb->fragments[i];
+        for (size_t j = 0; rc == 0 && j < f->n_files; j++)
+            rc = check_data_file(c, ds, f->files[j]);
+        if (rc == 0 && f->deletion_file) rc = check_deletion_file(c, ds, f);
+    }
+    if (rc == 0) rc = lance_manifest_files(pb, root, check_other, c, NULL);
+    lance_dataset_free(ds);
+    return rc;
+}
+
+/* ---- tables at the head ------------------------------------------------------------------ */
+
+static bool pending_names(const vctx *c, const char *alias)
+{
+    for (size_t i = 0; i < c->n_pending; i++)
+        for (size_t k = 0; k < c->pending[i].n_effects; k++)
+            if (c->pending[i].tables && c->pending[i].tables[k] &&
+                !strcmp(c->pending[i].tables[k], alias))
+                return true;
+    return false;
+}
+
+/* The head's pin of t against the table's Lance HEAD. */
+static int check_head_pin(vctx *c, const graph_table *t)
+{
+    if (t->table_branch && *t->table_branch) return 0; /* branches: not writable yet */
+    uint64_t latest = 0;
+    lance_naming nm;
+    int rc = lance_version_latest(c->s, t->path, &latest, &nm);
+    if (rc == OG_E_NOMEM) return rc;
+    char obj[STORE_KEY_MAX + 32];
+    snprintf(obj, sizeof obj, "%s@%" PRIu64, t->path, t->version);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        return problem(c, "table_missing", t->path, REMEDY_BACKUP,
+                       "table %s pinned at version %" PRIu64 " has no versions at all", t->alias,
+                       t->version);
+    }
+    if (rc) return problem(c, "table_version_unreadable", obj, REMEDY_BACKUP, "%s", last_message());
+    if (latest > t->version && !pending_names(c, t->alias))
+        return problem(c, "table_ahead", obj,
+                       "omnigraph recover list shows interrupted writes; with none, a writer "
+                       "outside omnigraph (lancedb) committed to the table: restore the table "
+                       "to the pinned version or the graph from a backup",
+                       "table %s is at Lance version %" PRIu64 " but the graph pins %" PRIu64
+                       " and no pending recovery intent names it",
+                       t->alias, latest, t->version);
+    return 0;
+}
+
+/* ---- the graph manifest, schema, sidecars, audit log -------------------------------------- */
+
+static int check_lineage(vctx *c, uint64_t version)
+{
+    graph_snapshot *snap = NULL;
+    int rc = graph_snapshot_load(&snap, c->s, NULL, version, GRAPH_SNAP_LINEAGE);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) return 0; /* reported by the reconstruction check */
+    for (size_t i = 0; rc == 0 && i < snap->n_commits; i++) {
+        const graph_commit *g = &snap->commits[i];
+        const char *parents[2] = {g->parent, g->merged_parent};
+        for (int k = 0; rc == 0 && k < 2; k++)
+            if (parents[k][0] && !graph_lineage_find(snap, parents[k]))
+                rc = problem(c, "lineage_parent_missing", g->id, REMEDY_BACKUP,
+                             "commit %s names parent %s, which the lineage does not hold", g->id,
+                             parents[k]);
+    }
+    graph_snapshot_free(snap);
+    return rc;
+}
+
+static int check_schema(vctx *c, const graph_snapshot *head)
+{
+    const char *files[2] = {GRAPH_SCHEMA_PG, GRAPH_SCHEMA_JSON};
+    int missing = 0, rc = 0;
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        store_meta m;
+        int hr = store_head(c->s, files[i], &m);
+        if (hr == OG_E_NOT_FOUND) {
+            og_error_clear();
+            missing = 1;
+            rc = problem(c, "schema_missing", files[i], REMEDY_SCHEMA,
+                         "the accepted schema file is missing");
+        } else if (hr) {
+            rc = problem(c, "schema_unreadable", files[i], REMEDY_SCHEMA, "%s", last_message());
+            missing = 1;
+        }
+    }
+    if (rc || missing) return rc;
+    lang_catalog *cat = NULL;
+    char identity[GRAPH_SCHEMA_HASH_LEN + 1];
+    rc = graph_schema_read(c->s, &cat, identity);
+    lang_catalog_free(cat);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc)
+        return problem(c, "schema_damaged", GRAPH_SCHEMA_PG, REMEDY_SCHEMA, "%s", last_message());
+    if (head && strcmp(identity, head->schema_identity) != 0)
+        return problem(c, "schema_mismatch", GRAPH_SCHEMA_JSON, REMEDY_SCHEMA,
+                       "the schema files have identity %s, the head (manifest version %" PRIu64
+                       ") names %s",
+                       identity, head->manifest_version, head->schema_identity);
+    return 0;
+}
+
+static int check_sidecars(vctx *c)
+{
+    int rc = write_pending_list(c->s, false, &c->pending, &c->n_pending);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc)
+        return problem(c, "sidecars_unreadable", GRAPH_RECOVERY_DIR "/", "omnigraph recover list",
+                       "%s", last_message());
+    c->r->sidecars = c->n_pending;
+    for (size_t i = 0; rc == 0 && i < c->n_pending; i++) {
+        const write_pending *p = &c->pending[i];
+        if (!p->damaged) continue;
+        char obj[64], remedy[160];
+        snprintf(obj, sizeof obj, GRAPH_RECOVERY_DIR "/%s.json", p->operation_id);
+        snprintf(remedy, sizeof remedy, "omnigraph recover resolve %s --discard --confirm --force",
+                 p->operation_id);
+        rc = problem(c, "sidecar_damaged", obj, remedy, "%s",
+                     p->problem ? p->problem : "the file does not parse as a recovery intent");
+    }
+    return rc;
+}
+
+static int check_audit(vctx *c)
+{
+    uint64_t v = 0;
+    lance_naming nm;
+    int rc = lance_version_latest(c->s, GRAPH_AUDIT_DIR, &v, &nm);
+    if (rc == OG_E_NOT_FOUND) { /* made by the first recovery */
+        og_error_clear();
+        return 0;
+    }
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) return problem(c, "audit_log", GRAPH_AUDIT_DIR, REMEDY_BACKUP, "%s", last_message());
+    size_t before = c->r->n_problems;
+    rc = check_dataset(c, GRAPH_AUDIT_DIR, v, NULL);
+    if (rc || c->r->n_problems != before) return rc;
+    lance_dataset *ds = NULL;
+    uint64_t n = 0;
+    rc = lance_dataset_open(&ds, c->s, GRAPH_AUDIT_DIR, v, LANCE_ACCESS_READ);
+    if (rc == 0) rc = lance_dataset_count_rows(ds, &n);
+    lance_dataset_free(ds);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) return problem(c, "audit_log", GRAPH_AUDIT_DIR, REMEDY_BACKUP, "%s", last_message());
+    return 0;
+}
+
+/* ---- the whole graph ------------------------------------------------------------------------ */
+
+static int run(vctx *c)
+{
+    lance_version_list vl = {0};
+    int rc = lance_versions_list(c->s, GRAPH_MANIFEST_DIR, &vl);
+    if (rc == 0 && vl.n == 0) {
+        lance_version_list_free(&vl);
+        return core_err(OG_E_NOT_FOUND, "no graph here: '%s' holds no versions",
+                        GRAPH_MANIFEST_DIR);
+    }
+    if (rc) return rc;
+    if ((rc = check_sidecars(c))) goto done;
+    graph_snapshot *head = NULL;
+    /* Newest first, so the head is the newest version that reconstructs. */
+    for (size_t i = vl.n; rc == 0 && i-- > 0;) {
+        uint64_t v = vl.v[i];
+        char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+        rc = lance_version_file_name(name, sizeof name, vl.naming, v);
+        if (rc == 0) rc = lance_key(key, GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR, name);
+        if (rc) break;
+        progress(c, "graph manifest version %" PRIu64, v);
+        graph_snapshot *snap = NULL;
+        int lr = graph_snapshot_load(&snap, c->s, NULL, v, 0);
+        if (lr == OG_E_NOMEM) {
+            rc = lr;
+            break;
+        }
+        if (lr) {
+            rc = problem(c, "manifest_version_unreadable", key,
+                         i == vl.n - 1 ? REMEDY_REPAIR : REMEDY_BACKUP,
+                         "graph-manifest version %" PRIu64 " does not reconstruct: %s", v,
+                         last_message());
+            if (rc == 0) rc = check_dataset(c, GRAPH_MANIFEST_DIR, v, NULL);
+            continue;
+        }
+        c->r->manifest_versions++;
+        rc = check_dataset(c, GRAPH_MANIFEST_DIR, v, NULL);
+        for (size_t t = 0; rc == 0 && t < snap->n_tables; t++)
+            if (!snap->tables[t].table_branch || !*snap->tables[t].table_branch)
+                rc = check_dataset(c, snap->tables[t].path, snap->tables[t].version,
+                                   &snap->tables[t]);
+        if (!head)
+            head = snap;
+        else
+            graph_snapshot_free(snap);
+    }
+    if (rc == 0 && head) {
+        c->r->tables = head->n_tables;
+        for (size_t t = 0; rc == 0 && t < head->n_tables; t++)
+            rc = check_head_pin(c, &head->tables[t]);
+        if (rc == 0) rc = check_lineage(c, head->manifest_version);
+    }
+    if (rc == 0) rc = check_schema(c, head);
+    if (rc == 0) rc = check_audit(c);
+    graph_snapshot_free(head);
+done:
+    lance_version_list_free(&vl);
+    return rc;
+}
+
+int write_verify(store *s, const write_verify_options *opt, write_verify_report *out)
+{
+    write_verify_options def = {0};
+    memset(out, 0, sizeof *out);
+    vctx c = {.s = s,
+              .opt = opt ? opt : &def,
+              .r = out,
+              .files = CORE_BMAP_INIT,
+              .pairs = CORE_BMAP_INIT};
+    core_arena_init(&c.arena, 0);
+    int rc = run(&c);
+    core_bmap_free(&c.files);
+    core_bmap_free(&c.pairs);
+    core_arena_free(&c.arena);
+    write_pending_list_free(c.pending, c.n_pending);
+    if (rc) write_verify_report_clear(out);
+    return rc;
+}
+
+void write_verify_report_clear(write_verify_report *r)
+{
+    for (size_t i = 0; i < r->n_problems; i++) {
+        core_free(r->problems[i].kind);
+        core_free(r->problems[i].object);
+        core_free(r->problems[i].message);
+        core_free(r->problems[i].remedy);
+    }
+    core_free(r->problems);
+    memset(r, 0, sizeof *r);
+}
