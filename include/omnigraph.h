@@ -497,15 +497,21 @@ OG_EXTERN int og_graph_init(og_init_result **out, const char *root_dir, const og
 OG_EXTERN void og_init_result_free(og_init_result *r);
 
 /* Options for og_graph_open(). Initialise with OG_OPEN_OPTIONS_INIT. */
-#define OG_OPEN_OPTIONS_VERSION 1
+#define OG_OPEN_OPTIONS_VERSION 2
 typedef struct og_open_options {
     int version;       /* OG_OPEN_OPTIONS_VERSION */
     int read_only;     /* nonzero: write nothing, ever (no recovery; writes fail) */
     const char *actor; /* recorded in the lineage of this handle's commits (NULL: none) */
+    /* Version 2. The longest a write waits for the gates another writer holds (a writer
+     * stalled inside them) before it fails with OG_E_RESOURCE_LIMIT naming the holder: its
+     * operation id (og_error.operation_id) and pid when its recovery intent tells them.
+     * 0: the environment variable OG_GATE_TIMEOUT_MS when set (a positive decimal), else
+     * 60000. */
+    unsigned gate_timeout_ms;
 } og_open_options;
 #define OG_OPEN_OPTIONS_INIT                                                                       \
     {                                                                                              \
-        OG_OPEN_OPTIONS_VERSION, 0, NULL                                                           \
+        OG_OPEN_OPTIONS_VERSION, 0, NULL, 0                                                        \
     }
 OG_EXTERN int og_open_options_init(og_open_options *opts, int version);
 

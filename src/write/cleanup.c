@@ -142,7 +142,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     if (rc == 0) {
         write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL};
         write_gate_set *gate = NULL;
-        rc = write_gates_acquire(g->gates, &key, 1, WRITE_GATE_TIMEOUT_MS, &gate);
+        rc = write_gates_take(g, &key, 1, &gate);
         if (rc == 0) rc = clean_one(g, GRAPH_MANIFEST_DIR, floor_mver, opt, out);
         write_gate_set_release(gate);
     }

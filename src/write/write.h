@@ -46,6 +46,8 @@ const write_entry_point *write_entry_points(size_t *n);
 
 #define WRITE_MAX_REPREPARE 32 /* full re-prepares after a pre-effect read-set mismatch */
 #define WRITE_MAX_PUBLISH_ATTEMPTS 6
+/* The default wait for gates another writer holds; past it a write fails with
+ * OG_E_RESOURCE_LIMIT naming the holder (write_open_options.gate_timeout_ms overrides it). */
 #define WRITE_GATE_TIMEOUT_MS 60000u
 #define WRITE_ACTOR_RECOVERY "omnigraph:recovery"
 #define WRITE_SIDECAR_FORMAT 1
@@ -101,6 +103,13 @@ typedef struct write_graph {
      * exactly the window the read set must cover). NULL in production. */
     void (*test_after_prepare)(void *arg);
     void *test_arg;
+    /* How long a write waits for the gates another writer holds before it fails with
+     * OG_E_RESOURCE_LIMIT naming the holder (write_open_options.gate_timeout_ms). */
+    uint32_t gate_timeout_ms;
+    /* Test hook: called with test_in_gates_arg once the write holds its gates and its sidecar
+     * is written (to stall a writer inside the gates). NULL in production. */
+    void (*test_in_gates)(void *arg);
+    void *test_in_gates_arg;
 } write_graph;
 
 typedef struct write_open_options {
@@ -116,10 +125,12 @@ typedef struct write_open_options {
     /* Attach without running the recovery barrier (recover list/show/resolve: the writer of a
      * graph a pending intent blocks). Its writes still run the barrier first. */
     bool defer_recovery;
+    /* The longest wait for gates another writer holds (0: WRITE_GATE_TIMEOUT_MS). */
+    uint32_t gate_timeout_ms;
 } write_open_options;
 #define WRITE_OPEN_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        1, false, NULL, false, false                                                               \
+        1, false, NULL, false, false, 0                                                            \
     }
 
 /* The writer of the open graph h, which must outlive it (opt: background_maintenance; the
