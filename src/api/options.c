@@ -72,3 +72,5 @@ OPTIONS_INIT_FN(og_backup_options_init, og_backup_options, OG_BACKUP_OPTIONS_INI
                 OG_BACKUP_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_recover_options_init, og_recover_options, OG_RECOVER_OPTIONS_INIT,
                 OG_RECOVER_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_repair_options_init, og_repair_options, OG_REPAIR_OPTIONS_INIT,
+                OG_REPAIR_OPTIONS_VERSION)

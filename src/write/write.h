@@ -50,6 +50,7 @@ const write_entry_point *write_entry_points(size_t *n);
  * OG_E_RESOURCE_LIMIT naming the holder (write_open_options.gate_timeout_ms overrides it). */
 #define WRITE_GATE_TIMEOUT_MS 60000u
 #define WRITE_ACTOR_RECOVERY "omnigraph:recovery"
+#define WRITE_ACTOR_REPAIR "omnigraph:repair"
 #define WRITE_SIDECAR_FORMAT 1
 /* Automatic maintenance after a write (derived work after visibility, RFC-022 §4.8): a touched
  * table, or the graph manifest, is compacted when WRITE_TIER_FACTOR adjacent fragments of one
@@ -278,6 +279,8 @@ typedef enum write_recovery_kind {
     WRITE_RECOVERY_RETIRED,     /* a sidecar of an intent the audit log already records
                                  * as resolved (a stale copy): deleted */
     WRITE_RECOVERY_DISCARDED_FORCED, /* dropped by an operator without proof (recover --force) */
+    WRITE_RECOVERY_REPAIRED,         /* write_repair: tables restored to the newest intact manifest
+                                      * version and a repair commit made above the damaged ones */
 } write_recovery_kind;
 const char *write_recovery_kind_name(int kind);
 
@@ -285,6 +288,42 @@ const char *write_recovery_kind_name(int kind);
  * left; OG_E_RECOVERY_REQUIRED (operation id in the error) when one cannot be resolved now
  * (a live owner, or a state only an operator may resolve). *resolved counts sidecars resolved. */
 int write_recover(write_graph *g, const char *branch, size_t *resolved);
+
+/* ---- Repair (issue 16) ---------------------------------------------------------------------
+ * Restore a writable state when the newest graph-manifest versions cannot be read (damaged or
+ * missing): the unreadable version files above the newest intact one are moved to
+ * _repair/<operation id>/ (kept, outside every Lance dataset), every table whose Lance HEAD is
+ * ahead of what the intact version publishes is restored to it (Restore, a new version), and
+ * a repair commit publishing that is made at the next version, through a recovery intent with
+ * its rollback plan written first, so a crash part way is finished by the next read-write
+ * open's recovery (or a re-run). Audited as "repaired". */
+typedef struct write_repair_table {
+    char *alias;
+    uint64_t head;      /* its Lance HEAD */
+    uint64_t published; /* what the intact version publishes */
+} write_repair_table;
+typedef struct write_repair_report {
+    uint64_t latest;  /* the newest stored manifest version */
+    uint64_t intact;  /* the newest one whose snapshot reads */
+    uint64_t missing; /* a newer version the hint names that is gone (0: none seen) */
+    char **damaged;   /* files of the unreadable versions above intact */
+    size_t n_damaged;
+    write_repair_table *tables; /* tables ahead of intact */
+    size_t n_tables;
+    char why[512]; /* why the newest version cannot be read ("" when it can) */
+    bool clean;    /* nothing to repair */
+    bool repaired; /* confirm acted */
+    char operation_id[GRAPH_ID_LEN + 1];
+    char commit_id[GRAPH_ID_LEN + 1]; /* the repair commit */
+    uint64_t manifest_version;        /* ... and its version */
+    char moved_to[STORE_KEY_MAX];     /* where the damaged files went ("" none) */
+} write_repair_report;
+void write_repair_report_clear(write_repair_report *r);
+/* Inspect (and with confirm, repair). Pending intents are resolved first (confirm) or
+ * reported (OG_E_RECOVERY_REQUIRED when recovery cannot resolve them). OG_E_CORRUPT when no
+ * version is intact, or a table lost versions the intact one publishes (nothing provable to
+ * restore). */
+int write_repair(write_graph *g, bool confirm, write_repair_report *rep);
 
 /* What the recovery classifier decides for one intent (the barrier acts on it; `recover show`
  * reports it). */

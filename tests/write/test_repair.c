@@ -380,6 +380,348 @@ static void test_gate_timeout_names_holder(void **state)
     test_sandbox_done(dir);
 }
 
+static size_t count_commits(const char *root)
+{
+    og_graph *g = open_ro(root);
+    og_commit_list *l = NULL;
+    assert_og_ok(og_graph_commits(&l, g));
+    size_t n = og_commit_list_count(l);
+    og_commit_list_free(l);
+    og_graph_close(g);
+    return n;
+}
+
+/* Every file under root with its bytes, sorted by path: a listing that any change shows in. */
+static char *listing(const char *root)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && find . -type f | LC_ALL=C sort | xargs md5sum", root);
+    int st = 0;
+    char *out = test_capture(cmd, &st);
+    assert_int_equal(st, 0);
+    assert_non_null(out);
+    return out;
+}
+
+/* ---- og_graph_repair ---------------------------------------------------------------------- */
+
+/* Damage the newest version (truncate or delete it), repair it, and check: a dry run changes
+ * nothing; confirm restores writes; every commit before the damage reads as it did. */
+static void repair_case(bool delete_it)
+{
+    char dir[256], root[512], vpath[700];
+    test_sandbox_new(dir, sizeof dir, delete_it ? "repair-del" : "repair-trunc");
+    snprintf(root, sizeof root, "%s/g", dir);
+    make_graph(root);
+    og_graph *g = open_ro(root);
+    char *before[4] = {NULL, NULL, NULL, NULL};
+    og_commit_list *l = NULL;
+    assert_og_ok(og_graph_commits(&l, g));
+    assert_int_equal(og_commit_list_count(l), 4);
+    char ids[4][OG_ID_LEN + 1];
+    for (size_t i = 0; i < 4; i++) /* newest first: ids[i] is version 4 - i */
+        snprintf(ids[i], sizeof ids[i], "%s", og_commit_list_get(l, i)->id);
+    og_commit_list_free(l);
+    for (int v = 1; v <= 3; v++) {
+        char at[8];
+        snprintf(at, sizeof at, "%d", v);
+        assert_non_null(before[v] = people_at(g, at));
+    }
+    og_graph_close(g);
+    version_path(vpath, sizeof vpath, root, 4);
+    if (delete_it)
+        assert_int_equal(unlink(vpath), 0);
+    else
+        assert_int_equal(truncate(vpath, 100), 0);
+    og_set_log(NULL, NULL, OG_LOG_ERROR);
+
+    /* A dry run reports and changes nothing. */
+    char *list0 = listing(root);
+    og_repair_result *r = NULL;
+    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_int_equal(r->clean, 0);
+    assert_int_equal(r->repaired, 0);
+    assert_int_equal(r->intact_version, 3);
+    assert_int_equal(r->n_damaged, delete_it ? 0 : 1);
+    if (delete_it) assert_int_equal(r->missing_version, 4);
+    assert_int_equal(r->n_tables, 1); /* the last load moved node:Person only */
+    assert_string_equal(og_repair_result_table(r, 0)->alias, "node:Person");
+    assert_true(og_repair_result_table(r, 0)->head > og_repair_result_table(r, 0)->published);
+    assert_string_equal(r->commit_id, "");
+    og_repair_result_free(r);
+    char *list1 = listing(root);
+    assert_string_equal(list0, list1);
+    assert_og_error(load_one(root, LOADS[0]), OG_E_CORRUPT); /* still refused */
+
+    /* Confirm: the repair commit is version 4, writes work again. */
+    og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
+    ro.confirm = 1;
+    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_int_equal(r->repaired, 1);
+    assert_int_equal(r->manifest_version, 4);
+    assert_int_equal(strlen(r->commit_id), OG_ID_LEN);
+    char repair_id[OG_ID_LEN + 1];
+    snprintf(repair_id, sizeof repair_id, "%s", r->commit_id);
+    og_repair_result_free(r);
+    assert_og_ok(load_one(root, "{\"type\":\"Person\",\"data\":{\"name\":\"dan\",\"age\":4}}\n"));
+
+    /* Every commit before the damage reads as before; the head is the repaired state plus the
+     * new write; the lost commit is gone and the repair commit names its actor. */
+    g = open_ro(root);
+    for (int v = 1; v <= 3; v++) {
+        char at[8];
+        snprintf(at, sizeof at, "%d", v);
+        char *now = people_at(g, at);
+        assert_non_null(now);
+        assert_string_equal(now, before[v]);
+        free(now);
+    }
+    char *head = people_at(g, NULL);
+    assert_non_null(head);
+    assert_non_null(strstr(head, "\"dan\""));
+    assert_null(strstr(head, "\"cid\"")); /* the lost commit's row */
+    free(head);
+    assert_og_ok(og_graph_commits(&l, g));
+    assert_int_equal(og_commit_list_count(l), 5);
+    assert_string_equal(og_commit_list_get(l, 1)->id, repair_id);
+    assert_string_equal(og_commit_list_get(l, 1)->actor, "omnigraph:repair");
+    for (size_t i = 2; i < 5; i++) /* versions 3, 2, 1: the same commits */
+        assert_string_equal(og_commit_list_get(l, i)->id, ids[i - 1]);
+    og_commit_list_free(l);
+    og_graph_close(g);
+
+    /* Audited with its own kind; nothing left to repair. */
+    store *s = wf_store(root);
+    write_audit_row *audit = NULL;
+    size_t n_audit = 0;
+    assert_og_ok(write_audit_list(s, &audit, &n_audit));
+    assert_int_equal(n_audit, 1);
+    assert_string_equal(audit[0].kind, "repaired");
+    assert_string_equal(audit[0].commit_id, repair_id);
+    free(audit);
+    store_close(s);
+    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_int_equal(r->clean, 1);
+    og_repair_result_free(r);
+    og_set_log(NULL, NULL, OG_LOG_WARN);
+    for (int v = 1; v <= 3; v++)
+        free(before[v]);
+    free(list0);
+    free(list1);
+    test_sandbox_done(dir);
+}
+
+static void test_repair_truncated(void **state)
+{
+    (void)state;
+    repair_case(false);
+}
+
+static void test_repair_deleted(void **state)
+{
+    (void)state;
+    repair_case(true);
+}
+
+/* A graph with no damage: repair says so and writes nothing. */
+static void test_repair_clean(void **state)
+{
+    (void)state;
+    char dir[256], root[512];
+    test_sandbox_new(dir, sizeof dir, "repair-clean");
+    snprintf(root, sizeof root, "%s/g", dir);
+    make_graph(root);
+    char *l0 = listing(root);
+    for (int confirm = 0; confirm <= 1; confirm++) {
+        og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
+        ro.confirm = confirm;
+        og_repair_result *r = NULL;
+        assert_og_ok(og_graph_repair(&r, root, &ro));
+        assert_int_equal(r->clean, 1);
+        assert_int_equal(r->repaired, 0);
+        assert_int_equal(r->latest_version, 4);
+        og_repair_result_free(r);
+    }
+    char *l1 = listing(root);
+    assert_string_equal(l0, l1);
+    assert_int_equal(count_commits(root), 4);
+    free(l0);
+    free(l1);
+    test_sandbox_done(dir);
+}
+
+/* ---- crash enumeration of repair --confirm --------------------------------------------------- */
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            print_message("k=%llu mode=%d: ", (unsigned long long)pt->k, (int)pt->mode);           \
+            print_message(__VA_ARGS__);                                                            \
+            print_message("\n");                                                                   \
+            rc = 1;                                                                                \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+typedef struct crash_ctx {
+    char template_dir[256];
+    char ids[3][GRAPH_ID_LEN + 1]; /* the commits of versions 1..3 */
+    uint64_t rows[3];              /* Person, Company, WorksAt at version 3 */
+    unsigned saw_repaired_by_open; /* points where a read-write open alone restored service */
+} crash_ctx;
+
+static const char *ALIASES[3] = {"node:Person", "node:Company", "edge:WorksAt"};
+
+/* Versions 1..4 built through the write layer, version 4's file then truncated. */
+static int build_damaged(store *s, crash_ctx *c)
+{
+    write_init_result ir;
+    int rc = write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir);
+    write_graph *g = NULL;
+    if (rc == 0) rc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    for (size_t i = 0; rc == 0 && i < 3; i++)
+        rc = wf_load(g, LOADS[i], EXEC_LOAD_MERGE, NULL);
+    write_graph_close(g);
+    graph_snapshot *snap = NULL;
+    if (rc == 0) rc = graph_snapshot_load(&snap, s, NULL, 3, GRAPH_SNAP_LINEAGE);
+    for (size_t i = 0; rc == 0 && i < snap->n_commits && i < 3; i++) /* newest first */
+        memcpy(c->ids[i], snap->commits[i].id, sizeof c->ids[i]);
+    for (size_t i = 0; rc == 0 && i < 3; i++)
+        c->rows[i] = graph_snapshot_table(snap, ALIASES[i])->row_count;
+    graph_snapshot_free(snap);
+    char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+    core_buf b = CORE_BUF_INIT;
+    if (rc == 0) rc = lance_version_file_name(name, sizeof name, LANCE_NAMING_V2, 4);
+    if (rc == 0) rc = lance_key(key, GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR, name);
+    if (rc == 0) rc = store_get(s, key, 0, STORE_ALL, &b);
+    if (rc == 0) rc = store_put(s, key, b.data, 100, 0);
+    core_buf_free(&b);
+    return rc;
+}
+
+static int setup_damaged(store *s, void *vctx)
+{
+    crash_ctx *c = vctx;
+    if (!c->template_dir[0]) {
+        test_sandbox_new(c->template_dir, sizeof c->template_dir, "repair-crash-template");
+        store *t = NULL;
+        int rc = store_local_open(&t, c->template_dir);
+        if (rc == 0) rc = build_damaged(t, c);
+        store_close(t);
+        if (rc != 0) return rc;
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp -a '%s/.' '%s/'", c->template_dir, store_local_root(s));
+    return system(cmd) == 0 ? 0 : OG_E_STORAGE;
+}
+
+static int repair_on(store *s, write_repair_report *rep)
+{
+    write_open_options wo = WRITE_OPEN_OPTIONS_INIT;
+    wo.defer_recovery = true;
+    write_graph *g = NULL;
+    int rc = write_graph_open(&g, wf_borrow(s), "", &wo);
+    if (rc == 0) rc = write_repair(g, true, rep);
+    write_graph_close(g);
+    return rc;
+}
+
+static int op_repair(store *s, void *vctx)
+{
+    (void)vctx;
+    write_repair_report rep;
+    int rc = repair_on(s, &rep);
+    write_repair_report_clear(&rep);
+    return rc;
+}
+
+static int check_repaired(store *s, void *vctx, const crashsim_point *pt)
+{
+    crash_ctx *c = vctx;
+    int rc = 0;
+    write_graph *g = NULL;
+    graph_snapshot *snap = NULL;
+    write_audit_row *audit = NULL;
+    size_t n_audit = 0;
+    char why[512];
+    write_repair_report rep;
+    memset(&rep, 0, sizeof rep);
+    /* Service comes back by a read-write open (its recovery finishes an interrupted repair)
+     * or, when the repair had not got that far, by running it again. */
+    if (write_graph_open(&g, wf_borrow(s), "", NULL) == 0) {
+        /* Counted when the open alone left a readable head with every pin at its HEAD. */
+        bool sound = graph_snapshot_load(&snap, s, NULL, 0, 0) == 0;
+        for (size_t i = 0; sound && i < 3; i++) {
+            const graph_table *t = graph_snapshot_table(snap, ALIASES[i]);
+            sound = t && wf_check_table(s, t, why, sizeof why) == 0;
+        }
+        c->saw_repaired_by_open += sound;
+        graph_snapshot_free(snap);
+        snap = NULL;
+        write_graph_close(g);
+        g = NULL;
+    }
+    og_error_clear();
+    CHECK(repair_on(s, &rep) == 0, "repair again: %s", og_error_last()->message);
+    write_repair_report_clear(&rep);
+    CHECK(write_graph_open(&g, wf_borrow(s), "", NULL) == 0, "open after repair: %s",
+          og_error_last()->message);
+    CHECK(write_audit_list(s, &audit, &n_audit) == 0, "audit: %s", og_error_last()->message);
+    size_t repaired = 0;
+    for (size_t i = 0; i < n_audit; i++)
+        repaired += strcmp(audit[i].kind, "repaired") == 0;
+    CHECK(repaired == 1 && n_audit == 1, "%zu audit rows, %zu repaired", n_audit, repaired);
+    CHECK(graph_snapshot_load(&snap, s, NULL, 0, GRAPH_SNAP_LINEAGE) == 0, "snapshot: %s",
+          og_error_last()->message);
+    CHECK(snap->manifest_version == 4, "head at manifest version %llu",
+          (unsigned long long)snap->manifest_version);
+    /* Every acknowledged commit whose files are intact is still there, at its version. */
+    for (size_t i = 0; i < 3; i++) {
+        bool found = false;
+        for (size_t k = 0; k < snap->n_commits && !found; k++)
+            found = strcmp(snap->commits[k].id, c->ids[i]) == 0 &&
+                    snap->commits[k].manifest_version == 3 - i;
+        CHECK(found, "commit %s of version %zu is gone", c->ids[i], 3 - i);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        const graph_table *t = graph_snapshot_table(snap, ALIASES[i]);
+        CHECK(t != NULL, "no table %s", ALIASES[i]);
+        CHECK(wf_check_table(s, t, why, sizeof why) == 0, "%s", why);
+        CHECK(t->row_count == c->rows[i], "%s has %llu rows, version 3 had %llu", ALIASES[i],
+              (unsigned long long)t->row_count, (unsigned long long)c->rows[i]);
+    }
+    CHECK(wf_load(g, LOADS[0], EXEC_LOAD_MERGE, NULL) == 0, "follow-up load: %s",
+          og_error_last()->message);
+out:
+    free(audit);
+    graph_snapshot_free(snap);
+    write_graph_close(g);
+    return rc;
+}
+
+static void test_crash_during_repair(void **state)
+{
+    (void)state;
+    crash_ctx c;
+    memset(&c, 0, sizeof c);
+    og_set_log(NULL, NULL, OG_LOG_ERROR);
+    crashsim_case cc = {"repair", &c, setup_damaged, op_repair, check_repaired};
+    crashsim_report rep;
+    crashsim_run(&cc, &rep);
+    og_set_log(NULL, NULL, OG_LOG_WARN);
+    print_message("repair --confirm: %llu durable ops, %llu crash runs, %u finished by a reopen\n",
+                  (unsigned long long)rep.n, (unsigned long long)rep.runs, c.saw_repaired_by_open);
+    if (rep.violations)
+        fail_msg("%llu violations; first: %s", (unsigned long long)rep.violations, rep.first);
+    /* move aside (copy, delete), sidecar, restore, commit, audit, sidecar delete */
+    assert_true(rep.n >= 6);
+    /* a crash after the repair intent was written is finished by the reopen's recovery; one
+     * before it needs the re-run */
+    assert_true(c.saw_repaired_by_open > 0);
+    assert_true(c.saw_repaired_by_open < rep.runs + 1);
+    test_sandbox_done(c.template_dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +729,10 @@ int main(void)
         cmocka_unit_test(test_manifest_data_file_gone),
         cmocka_unit_test(test_newest_version_deleted),
         cmocka_unit_test(test_gate_timeout_names_holder),
+        cmocka_unit_test(test_repair_truncated),
+        cmocka_unit_test(test_repair_deleted),
+        cmocka_unit_test(test_repair_clean),
+        cmocka_unit_test(test_crash_during_repair),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
