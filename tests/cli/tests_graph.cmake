@@ -8,3 +8,6 @@ add_dependencies(test_cli_output omnigraph_cli)
 # omnigraph recover list|show|resolve and the pending intents snapshot lists.
 og_test(test_cli_recover LABELS "cli" SOURCES cli/test_cli_recover.c LINK omnigraph)
 add_dependencies(test_cli_recover omnigraph_cli)
+# omnigraph repair, the damage-tolerant reads and the gate timeout (issue 16 c, d, e, j).
+og_test(test_cli_repair LABELS "cli" SOURCES cli/test_cli_repair.c LINK omnigraph)
+add_dependencies(test_cli_repair omnigraph_cli)
