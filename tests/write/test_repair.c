@@ -13,11 +13,13 @@
  *     modes) never loses an acknowledged commit, and reopening or repairing again restores
  *     service. */
 #include "write_fixture.h"
+#include "interop.h"
 
 #include "core/failpoint.h"
 #include "crashsim.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -722,6 +724,51 @@ static void test_crash_during_repair(void **state)
     test_sandbox_done(c.template_dir);
 }
 
+/* ---- what lancedb sees after a repair -------------------------------------------------------
+ * The graph manifest stays a valid Lance dataset: lancedb lists versions 1..4 (the repair
+ * commit took the number of the version moved aside) and reads the intact versions with the
+ * row counts it read before the damage. */
+static void test_repair_lancedb_reads(void **state)
+{
+    (void)state;
+    char dir[256], root[512], vpath[700];
+    test_sandbox_new(dir, sizeof dir, "repair-lancedb");
+    snprintf(root, sizeof root, "%s/g", dir);
+    make_graph(root);
+    int64_t before[4];
+    for (int v = 1; v <= 3; v++) {
+        json_t *j =
+            test_interop_tool("lance_tool.cjs", "count '%s' __manifest --version %d", root, v);
+        before[v] = test_json_int(j, "count");
+        json_decref(j);
+    }
+    version_path(vpath, sizeof vpath, root, 4);
+    assert_int_equal(truncate(vpath, 100), 0);
+    og_set_log(NULL, NULL, OG_LOG_ERROR);
+    og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
+    ro.confirm = 1;
+    og_repair_result *r = NULL;
+    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_int_equal(r->manifest_version, 4);
+    og_repair_result_free(r);
+    og_set_log(NULL, NULL, OG_LOG_WARN);
+    json_t *j = test_interop_tool("lance_tool.cjs", "versions '%s' __manifest", root);
+    json_t *vs = json_object_get(j, "versions");
+    assert_int_equal(json_array_size(vs), 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(test_json_int(json_array_get(vs, i), "version"), (int64_t)i + 1);
+    json_decref(j);
+    for (int v = 1; v <= 3; v++) {
+        j = test_interop_tool("lance_tool.cjs", "count '%s' __manifest --version %d", root, v);
+        assert_int_equal(test_json_int(j, "count"), before[v]);
+        json_decref(j);
+    }
+    j = test_interop_tool("lance_tool.cjs", "count '%s' __manifest", root); /* the head reads */
+    assert_true(test_json_int(j, "count") > before[3]);
+    json_decref(j);
+    test_sandbox_done(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -734,5 +781,9 @@ int main(void)
         cmocka_unit_test(test_repair_clean),
         cmocka_unit_test(test_crash_during_repair),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest interop[] = {
+        cmocka_unit_test(test_repair_lancedb_reads),
+    };
+    return failed + cmocka_run_group_tests(interop, test_interop_group_setup, NULL);
 }
