@@ -689,8 +689,12 @@ int graph_snapshot_load_tolerant(graph_snapshot **out, store *s, unsigned flags)
     if (rc != 0 && rc != OG_E_CORRUPT && rc != OG_E_NOT_FOUND) return rc;
     if (rc == 0) {
         /* A missing newest version (deleted, lost) leaves the hint pointing past the latest. */
-        uint64_t hint = lance_hint_read(s, GRAPH_MANIFEST_DIR);
-        if (hint > (*out)->manifest_version)
+        uint64_t hint = lance_hint_read(s, GRAPH_MANIFEST_DIR), now = 0;
+        lance_naming nm;
+        /* A commit made since the read rewrites the hint after its version exists: only a
+         * hint still above the latest after the read names a version that is gone. */
+        if (hint > (*out)->manifest_version &&
+            lance_version_latest(s, GRAPH_MANIFEST_DIR, &now, &nm) == 0 && now < hint)
             core_log(CORE_LOG_WARN,
                      "graph manifest version %llu is missing (the version hint names it) and "
                      "the newest stored is %llu: commits of the missing version cannot be read; "
