@@ -900,7 +900,9 @@ OG_EXTERN int og_recover_resolve(og_recover_result **out, const char *root_dir,
  * commit (actor "omnigraph:repair") publishing that is made at the next version, so version
  * numbers stay monotonic and every older commit reads as before. Audited as "repaired" in
  * _recoveries.lance. The commits of the unreadable versions are lost: their records are what
- * is damaged. */
+ * is damaged. A damaged or missing _schema.json is rewritten from _schema.pg when that source
+ * rebuilds exactly the schema identity the manifest records; a missing or altered _schema.pg
+ * cannot be restored (the source is recorded nowhere else): OG_E_CORRUPT naming it. */
 #define OG_REPAIR_OPTIONS_VERSION 1
 typedef struct og_repair_options {
     int version; /* OG_REPAIR_OPTIONS_VERSION */
@@ -933,6 +935,9 @@ typedef struct og_repair_result {
     char operation_id[OG_ID_LEN + 1]; /* the repair's (audit log), "" for a dry run */
     char commit_id[OG_ID_LEN + 1];    /* the repair commit, "" for a dry run */
     uint64_t manifest_version;        /* ... and its manifest version */
+    int schema_damaged; /* 1: _schema.json/_schema.pg did not read as the schema the graph
+                         * records; _schema.pg rebuilds it exactly (proved by its identity),
+                         * and a confirm rewrote both files from it */
 } og_repair_result;
 OG_EXTERN const char *og_repair_result_damaged(const og_repair_result *r, size_t i);
 OG_EXTERN const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i);

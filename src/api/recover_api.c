@@ -8,7 +8,11 @@
 #include "core/alloc.h"
 #include "core/error.h"
 
+#include "graph/graph.h"
+#include "store/store.h"
+
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 
 struct og_intent_list {
@@ -379,6 +383,40 @@ static int repair_fill(repair_result *r, const write_repair_report *w)
     return 0;
 }
 
+/* The schema files first: no handle opens without them. Checked against the identity the
+ * newest readable manifest version records, and rewritten from _schema.pg with confirm. A dry
+ * run that finds them damaged inspects the manifest on the store (*inspected). */
+static int repair_schema(const char *root_dir, bool confirm, bool *damaged, write_repair_report *w,
+                         bool *inspected)
+{
+    *damaged = *inspected = false;
+    struct stat st;
+    if (stat(root_dir, &st) != 0 || !S_ISDIR(st.st_mode) || store_local_check_root(root_dir) != 0) {
+        og_error_clear();
+        return 0; /* the open reports it */
+    }
+    store *s = NULL;
+    if (store_local_open(&s, root_dir) != 0) {
+        og_error_clear();
+        return 0;
+    }
+    graph_snapshot *snap = NULL;
+    int rc = graph_snapshot_load_tolerant(&snap, s, 0);
+    if (rc != 0) { /* no readable manifest: the open and the inspection report it */
+        og_error_clear();
+        store_close(s);
+        return 0;
+    }
+    rc = graph_schema_restore(s, snap->schema_identity, confirm, damaged);
+    graph_snapshot_free(snap);
+    if (rc == 0 && *damaged && !confirm) {
+        rc = write_repair_inspect(s, w);
+        *inspected = true;
+    }
+    store_close(s);
+    return rc;
+}
+
 int og_graph_repair(og_repair_result **out, const char *root_dir, const og_repair_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_repair: out is NULL");
@@ -389,15 +427,25 @@ int og_graph_repair(og_repair_result **out, const char *root_dir, const og_repai
     if (!opt) opt = &def;
     int rc = api_options_check(opt->version, OG_REPAIR_OPTIONS_VERSION, "og_repair_options");
     if (rc) return rc;
-    og_graph *g = NULL;
-    og_open_options oo = OG_OPEN_OPTIONS_INIT;
-    rc = api_graph_open(&g, root_dir, &oo, true); /* without the barrier: repair runs it */
     write_repair_report w;
     memset(&w, 0, sizeof w);
-    if (rc == 0) rc = write_repair(g->w, opt->confirm != 0, &w);
-    og_graph_close(g);
+    bool schema_damaged = false, inspected = false;
+    if ((rc = repair_schema(root_dir, opt->confirm != 0, &schema_damaged, &w, &inspected)) != 0)
+        return rc;
+    if (!inspected) {
+        og_graph *g = NULL;
+        og_open_options oo = OG_OPEN_OPTIONS_INIT;
+        rc = api_graph_open(&g, root_dir, &oo, true); /* without the barrier: repair runs it */
+        if (rc == 0) rc = write_repair(g->w, opt->confirm != 0, &w);
+        og_graph_close(g);
+    }
+    if (rc == 0 && schema_damaged) {
+        w.clean = false;
+        w.repaired = w.repaired || opt->confirm;
+    }
     repair_result *r = NULL;
     if (rc == 0 && !(r = core_calloc(1, sizeof *r))) rc = core_err_nomem();
+    if (rc == 0) r->pub.schema_damaged = schema_damaged;
     if (rc == 0 && (rc = repair_fill(r, &w)) != 0) {
         og_repair_result_free(&r->pub);
         r = NULL;

@@ -5,6 +5,7 @@
 #include "omnigraph.h"
 #include "cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,7 +287,7 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
         printf("%llu", (unsigned long long)r->missing_version);
     else
         fputs("null", stdout);
-    printf(",\"damage\":");
+    printf(",\"schema_damaged\":%s,\"damage\":", r->schema_damaged ? "true" : "false");
     cli_json_str(stdout, r->damage);
     printf(",\"damaged\":[");
     for (size_t i = 0; i < r->n_damaged; i++) {
@@ -333,7 +334,12 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
         return;
     }
     const char *will = r->repaired ? "" : "would ";
-    if (r->latest_version != r->intact_version)
+    if (r->schema_damaged)
+        printf("the schema files do not read as the schema the graph records; %s rebuilds it "
+               "exactly: %s\n",
+               "_schema.pg",
+               r->repaired ? "both files were rewritten from it" : "would rewrite both from it");
+    if (r->latest_version != r->intact_version && r->damage[0])
         printf("graph-manifest version %llu cannot be read: %s\n",
                (unsigned long long)r->latest_version, r->damage);
     if (r->missing_version)
@@ -349,7 +355,12 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                "versions stay in its history until cleanup)\n",
                will, t->alias, (unsigned long long)t->head, (unsigned long long)t->published);
     }
-    if (r->repaired)
+    bool manifest = r->n_damaged || r->n_tables || r->missing_version;
+    if (!manifest)
+        printf("%s\n", r->repaired ? "the graph manifest needed no repair"
+                                   : "the graph manifest needs no repair\ndry run: nothing was "
+                                     "changed; run again with --confirm to repair");
+    else if (r->repaired)
         printf("repair commit %s at manifest version %llu (operation %s, audited as "
                "repaired)\nthe commits of the unreadable versions are lost; every earlier commit "
                "reads as before\n",

@@ -88,6 +88,12 @@ int graph_schema_write(store *s, const lang_catalog *c);
  * verifies the identity. *identity receives it. OG_E_NOT_FOUND when there is none,
  * OG_E_CORRUPT (naming the file) when the two files disagree. */
 int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_HASH_LEN + 1]);
+/* Repair of the schema files against the identity the graph manifest records (`recorded`):
+ * 0 with *damaged false when they read and agree with it; *damaged true when they do not but
+ * _schema.pg rebuilds a catalog of exactly that identity (then, with `write`, both files are
+ * rewritten from it); OG_E_CORRUPT when that cannot be proved (the source is missing or does
+ * not match: it is recorded nowhere else), naming the file. */
+int graph_schema_restore(store *s, const char *recorded, bool write, bool *damaged);
 
 /* ---- Graph manifest rows ----------------------------------------------------------------- */
 

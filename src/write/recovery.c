@@ -1289,3 +1289,11 @@ int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
     graph_snapshot_free(snap);
     return rc;
 }
+
+int write_repair_inspect(store *s, write_repair_report *rep)
+{
+    graph_snapshot *snap = NULL;
+    int rc = repair_inspect(s, rep, &snap);
+    graph_snapshot_free(snap);
+    return rc;
+}

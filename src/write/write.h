@@ -324,6 +324,8 @@ void write_repair_report_clear(write_repair_report *r);
  * version is intact, or a table lost versions the intact one publishes (nothing provable to
  * restore). */
 int write_repair(write_graph *g, bool confirm, write_repair_report *rep);
+/* The inspection alone, on a store (no handle: a dry run when the schema files do not read). */
+int write_repair_inspect(store *s, write_repair_report *rep);
 
 /* What the recovery classifier decides for one intent (the barrier acts on it; `recover show`
  * reports it). */

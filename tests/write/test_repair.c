@@ -552,6 +552,68 @@ static void test_repair_clean(void **state)
     test_sandbox_done(dir);
 }
 
+/* ---- the schema files ------------------------------------------------------------------------
+ * _schema.json gone: no handle opens; a dry run says so and writes nothing; confirm rebuilds it
+ * from _schema.pg (proved by the identity the manifest records) and everything reads again.
+ * _schema.pg gone: the source is recorded nowhere else: corrupt naming it, nothing written. */
+static void test_repair_schema_files(void **state)
+{
+    (void)state;
+    char dir[256], root[512], path[700];
+    test_sandbox_new(dir, sizeof dir, "repair-schema");
+    snprintf(root, sizeof root, "%s/g", dir);
+    make_graph(root);
+    og_graph *g = open_ro(root);
+    char *before = people_at(g, NULL);
+    assert_non_null(before);
+    og_graph_close(g);
+    snprintf(path, sizeof path, "%s/_schema.json", root);
+    assert_int_equal(unlink(path), 0);
+    og_open_options oo = OG_OPEN_OPTIONS_INIT;
+    oo.read_only = 1;
+    assert_og_error(og_graph_open(&g, root, &oo), OG_E_CORRUPT);
+
+    char *l0 = listing(root);
+    og_repair_result *r = NULL;
+    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_int_equal(r->schema_damaged, 1);
+    assert_int_equal(r->clean, 0);
+    assert_int_equal(r->repaired, 0);
+    og_repair_result_free(r);
+    char *l1 = listing(root);
+    assert_string_equal(l0, l1);
+
+    og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
+    ro.confirm = 1;
+    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_int_equal(r->schema_damaged, 1);
+    assert_int_equal(r->repaired, 1);
+    assert_string_equal(r->commit_id, ""); /* the manifest needed nothing */
+    og_repair_result_free(r);
+    g = open_ro(root);
+    char *after = people_at(g, NULL);
+    assert_non_null(after);
+    assert_string_equal(after, before);
+    og_graph_close(g);
+    assert_og_ok(load_one(root, LOADS[0]));
+
+    snprintf(path, sizeof path, "%s/_schema.pg", root);
+    assert_int_equal(unlink(path), 0);
+    char *l2 = listing(root);
+    assert_og_error(og_graph_repair(&r, root, &ro), OG_E_CORRUPT);
+    assert_non_null(strstr(og_error_last()->message, "_schema.pg"));
+    assert_string_equal(og_error_last()->object, "_schema.pg");
+    char *l3 = listing(root);
+    assert_string_equal(l2, l3);
+    free(before);
+    free(after);
+    free(l0);
+    free(l1);
+    free(l2);
+    free(l3);
+    test_sandbox_done(dir);
+}
+
 /* ---- crash enumeration of repair --confirm --------------------------------------------------- */
 
 #define CHECK(cond, ...)                                                                           \
@@ -779,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_repair_truncated),
         cmocka_unit_test(test_repair_deleted),
         cmocka_unit_test(test_repair_clean),
+        cmocka_unit_test(test_repair_schema_files),
         cmocka_unit_test(test_crash_during_repair),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
