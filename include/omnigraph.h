@@ -497,15 +497,21 @@ OG_EXTERN int og_graph_init(og_init_result **out, const char *root_dir, const og
 OG_EXTERN void og_init_result_free(og_init_result *r);
 
 /* Options for og_graph_open(). Initialise with OG_OPEN_OPTIONS_INIT. */
-#define OG_OPEN_OPTIONS_VERSION 1
+#define OG_OPEN_OPTIONS_VERSION 2
 typedef struct og_open_options {
     int version;       /* OG_OPEN_OPTIONS_VERSION */
     int read_only;     /* nonzero: write nothing, ever (no recovery; writes fail) */
     const char *actor; /* recorded in the lineage of this handle's commits (NULL: none) */
+    /* Version 2. The longest a write waits for the gates another writer holds (a writer
+     * stalled inside them) before it fails with OG_E_RESOURCE_LIMIT naming the holder: its
+     * operation id (og_error.operation_id) and pid when its recovery intent tells them.
+     * 0: the environment variable OG_GATE_TIMEOUT_MS when set (a positive decimal), else
+     * 60000. */
+    unsigned gate_timeout_ms;
 } og_open_options;
 #define OG_OPEN_OPTIONS_INIT                                                                       \
     {                                                                                              \
-        OG_OPEN_OPTIONS_VERSION, 0, NULL                                                           \
+        OG_OPEN_OPTIONS_VERSION, 0, NULL, 0                                                        \
     }
 OG_EXTERN int og_open_options_init(og_open_options *opts, int version);
 
@@ -809,13 +815,14 @@ typedef enum og_recover_outcome {
     OG_RECOVERED_DISCARDED = 3,
     OG_RECOVERED_RETIRED = 4,
     OG_RECOVERED_DISCARDED_FORCED = 5, /* discarded without proof (og_recover_options.force) */
+    OG_RECOVERED_REPAIRED = 6, /* an interrupted og_graph_repair, completed (its repair commit) */
 } og_recover_outcome;
 
 /* "pending", "live", "unchecked", "resolved", "damaged"; "unknown" otherwise. */
 OG_EXTERN const char *og_intent_state_name(int state);
 /* "none", "finalize", "roll_forward", "roll_back", "discard", "retire", "blocked". */
 OG_EXTERN const char *og_recover_action_name(int action);
-/* "rolled_forward", "rolled_back", "discarded", "retired", "discarded_forced". */
+/* "rolled_forward", "rolled_back", "discarded", "retired", "discarded_forced", "repaired". */
 OG_EXTERN const char *og_recover_outcome_name(int outcome);
 
 /* One recovery intent. Strings are owned by it (or by the list that holds it). */
@@ -890,6 +897,69 @@ OG_EXTERN int og_recover_show(og_intent_info **out, const char *root_dir, const 
  * caller frees *out with og_recover_result_free. */
 OG_EXTERN int og_recover_resolve(og_recover_result **out, const char *root_dir,
                                  const char *operation_id, const og_recover_options *opt);
+
+/* ---- Repair ------------------------------------------------------------------------------ */
+/* When the newest graph-manifest versions cannot be read (a damaged or deleted version file,
+ * a file one of them needs gone), reads name the damage and fall back for commits before it,
+ * and writes fail OG_E_CORRUPT. og_graph_repair (CLI: `omnigraph repair`, docs/cli.md and
+ * docs/maintenance.md "Repairing a graph") restores a writable state from the newest intact
+ * version: the unreadable version files above it are moved to ROOT/_repair/<operation id>/,
+ * every table whose Lance HEAD is ahead of what that version publishes is restored to it (a
+ * new table version: the newer ones stay in the table's history until cleanup), and a repair
+ * commit (actor "omnigraph:repair") publishing that is made at the next version, so version
+ * numbers stay monotonic and every older commit reads as before. Audited as "repaired" in
+ * _recoveries.lance. The commits of the unreadable versions are lost: their records are what
+ * is damaged. A damaged or missing _schema.json is rewritten from _schema.pg when that source
+ * rebuilds exactly the schema identity the manifest records; a missing or altered _schema.pg
+ * cannot be restored (the source is recorded nowhere else): OG_E_CORRUPT naming it. */
+#define OG_REPAIR_OPTIONS_VERSION 1
+typedef struct og_repair_options {
+    int version; /* OG_REPAIR_OPTIONS_VERSION */
+    int confirm; /* nonzero: act; 0: a dry run that reports what it would do and writes nothing */
+} og_repair_options;
+#define OG_REPAIR_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        OG_REPAIR_OPTIONS_VERSION, 0                                                               \
+    }
+OG_EXTERN int og_repair_options_init(og_repair_options *opts, int version);
+
+/* One table ahead of the newest intact version. */
+typedef struct og_repair_table {
+    const char *alias;  /* "node:Person" */
+    uint64_t head;      /* its Lance HEAD */
+    uint64_t published; /* the version the intact manifest version publishes (restored) */
+} og_repair_table;
+
+/* What og_graph_repair found and did. Allocated by the library: og_repair_result_free. */
+typedef struct og_repair_result {
+    int clean;                /* 1: nothing to repair */
+    int repaired;             /* 1: opt->confirm acted */
+    uint64_t latest_version;  /* the newest stored graph-manifest version */
+    uint64_t intact_version;  /* the newest one that reads */
+    uint64_t missing_version; /* a newer version the version hint names that is gone, or 0 */
+    const char *damage;       /* why the newest version cannot be read ("" when it can) */
+    size_t n_damaged;         /* og_repair_result_damaged: unreadable version files */
+    size_t n_tables;          /* og_repair_result_table: tables ahead of the intact one */
+    const char *moved_to;     /* where the damaged files went ("" when none were moved) */
+    char operation_id[OG_ID_LEN + 1]; /* the repair's (audit log), "" for a dry run */
+    char commit_id[OG_ID_LEN + 1];    /* the repair commit, "" for a dry run */
+    uint64_t manifest_version;        /* ... and its manifest version */
+    int schema_damaged; /* 1: _schema.json/_schema.pg did not read as the schema the graph
+                         * records; _schema.pg rebuilds it exactly (proved by its identity),
+                         * and a confirm rewrote both files from it */
+} og_repair_result;
+OG_EXTERN const char *og_repair_result_damaged(const og_repair_result *r, size_t i);
+OG_EXTERN const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i);
+OG_EXTERN void og_repair_result_free(og_repair_result *r);
+
+/* Inspect the graph in root_dir and, with opt->confirm, repair it (opt NULL: a dry run).
+ * Pending interrupted writes are resolved first by recovery when confirming (a dry run fails
+ * OG_E_RECOVERY_REQUIRED instead, as does a confirm whose recovery cannot resolve one).
+ * OG_E_CORRUPT when no version is intact or a table lost versions the intact one publishes:
+ * nothing provable to restore (the message says what). OG_E_NOT_FOUND when there is no graph.
+ * The caller frees *out with og_repair_result_free. */
+OG_EXTERN int og_graph_repair(og_repair_result **out, const char *root_dir,
+                              const og_repair_options *opt);
 
 /* ---- Graph queries and mutations -------------------------------------------------------- */
 /* Run .gq queries against a graph (docs/languages.md; CLI: `omnigraph query` / `mutate`,

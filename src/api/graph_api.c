@@ -131,6 +131,29 @@ static void offer_to_cache(void *arg, const write_committed_table *t)
     exec_cache_offer(arg, &o);
 }
 
+/* The gate timeout: the option (version 2), else OG_GATE_TIMEOUT_MS, else 0 (the default). */
+static int gate_timeout(const og_open_options *opt, uint32_t *out)
+{
+    *out = 0;
+    if (opt->version >= 2 && opt->gate_timeout_ms) {
+        *out = opt->gate_timeout_ms;
+        return 0;
+    }
+    const char *env = getenv("OG_GATE_TIMEOUT_MS");
+    if (!env || !*env) return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long v = strtoul(env, &end, 10);
+    if (errno || *end || v == 0 || v > UINT32_MAX - 1 || env[0] == '-' || env[0] == '+') {
+        core_err(OG_E_BAD_REQUEST,
+                 "OG_GATE_TIMEOUT_MS='%s' is not a positive number of milliseconds", env);
+        core_err_detail(CORE_ERR_OBJECT, "OG_GATE_TIMEOUT_MS");
+        return OG_E_BAD_REQUEST;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
 int og_graph_open(og_graph **out, const char *root_dir, const og_open_options *opt)
 {
     return api_graph_open(out, root_dir, opt, false);
@@ -147,6 +170,8 @@ int api_graph_open(og_graph **out, const char *root_dir, const og_open_options *
     if (!opt) opt = &def;
     int vrc = api_options_check(opt->version, OG_OPEN_OPTIONS_VERSION, "og_open_options");
     if (vrc) return vrc;
+    uint32_t gate_timeout_ms = 0;
+    if ((vrc = gate_timeout(opt, &gate_timeout_ms)) != 0) return vrc;
     if ((vrc = store_local_check_root(root_dir)) != 0) return vrc; /* before "no such directory" */
     struct stat st;
     int missing = 0;
@@ -196,6 +221,7 @@ int api_graph_open(og_graph **out, const char *root_dir, const og_open_options *
         /* never inside the caller's write (docs/maintenance.md) */
         wo.background_maintenance = true;
         wo.defer_recovery = defer_recovery;
+        wo.gate_timeout_ms = gate_timeout_ms;
         rc = write_graph_attach(&g->w, g->h, &wo);
     }
     if (rc) {
@@ -317,7 +343,8 @@ static int load_at(graph_snapshot **out, og_graph *g, const char *branch, const 
     if (rc0) return rc0;
     if (at) {
         graph_snapshot *head = NULL;
-        int rc = graph_snapshot_load(&head, g->h->s, branch, 0, GRAPH_SNAP_LINEAGE);
+        int rc = branch ? graph_snapshot_load(&head, g->h->s, branch, 0, GRAPH_SNAP_LINEAGE)
+                        : graph_snapshot_load_tolerant(&head, g->h->s, GRAPH_SNAP_LINEAGE);
         if (!rc) rc = graph_lineage_resolve(head, at, &mver);
         if (!rc && mver == head->manifest_version && (flags & GRAPH_SNAP_LINEAGE)) {
             *out = head; /* already the wanted one */
@@ -493,7 +520,8 @@ int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branc
     og_commit_list *list = core_calloc(1, sizeof *list);
     if (!list) return core_err_nomem();
     graph_snapshot *snap = NULL;
-    rc = graph_snapshot_load(&snap, g->h->s, branch, 0, GRAPH_SNAP_LINEAGE);
+    rc = branch ? graph_snapshot_load(&snap, g->h->s, branch, 0, GRAPH_SNAP_LINEAGE)
+                : graph_snapshot_load_tolerant(&snap, g->h->s, GRAPH_SNAP_LINEAGE);
     const graph_commit **v = NULL;
     if (!rc) {
         v = core_calloc(snap->n_commits ? snap->n_commits : 1, sizeof *v);
@@ -521,7 +549,7 @@ int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: no graph");
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    int rc = graph_snapshot_load_tolerant(&snap, g->h->s, GRAPH_SNAP_LINEAGE);
     if (rc) return rc;
     uint64_t mver = 0;
     rc = graph_lineage_resolve(snap, ref, &mver);

@@ -6,6 +6,7 @@
 #include "api/options.h"
 #include "core/error.h"
 
+#include <stddef.h>
 #include <string.h>
 
 int api_options_check(int version, int current, const char *type)
@@ -47,8 +48,14 @@ OPTIONS_INIT_FN(og_scan_options_init, og_scan_options, OG_SCAN_OPTIONS_INIT,
                 OG_SCAN_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_init_options_init, og_init_options, OG_INIT_OPTIONS_INIT,
                 OG_INIT_OPTIONS_VERSION)
-OPTIONS_INIT_FN(og_open_options_init, og_open_options, OG_OPEN_OPTIONS_INIT,
-                OG_OPEN_OPTIONS_VERSION)
+/* Version 1 of og_open_options ends before gate_timeout_ms: only that much is written. */
+int og_open_options_init(og_open_options *opts, int version)
+{
+    static const og_open_options defaults = OG_OPEN_OPTIONS_INIT;
+    size_t size =
+        version == 1 ? offsetof(og_open_options, gate_timeout_ms) : sizeof(og_open_options);
+    return options_init(opts, &defaults, size, version, OG_OPEN_OPTIONS_VERSION, "og_open_options");
+}
 OPTIONS_INIT_FN(og_load_options_init, og_load_options, OG_LOAD_OPTIONS_INIT,
                 OG_LOAD_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_optimize_options_init, og_optimize_options, OG_OPTIMIZE_OPTIONS_INIT,
@@ -69,3 +76,5 @@ OPTIONS_INIT_FN(og_branch_options_init, og_branch_options, OG_BRANCH_OPTIONS_INI
                 OG_BRANCH_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_verify_options_init, og_verify_options, OG_VERIFY_OPTIONS_INIT,
                 OG_VERIFY_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_repair_options_init, og_repair_options, OG_REPAIR_OPTIONS_INIT,
+                OG_REPAIR_OPTIONS_VERSION)

@@ -8,7 +8,11 @@
 #include "core/alloc.h"
 #include "core/error.h"
 
+#include "graph/graph.h"
+#include "store/store.h"
+
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 
 struct og_intent_list {
@@ -69,6 +73,8 @@ const char *og_recover_outcome_name(int outcome)
         return "retired";
     case OG_RECOVERED_DISCARDED_FORCED:
         return "discarded_forced";
+    case OG_RECOVERED_REPAIRED:
+        return "repaired";
     default:
         return "unknown";
     }
@@ -123,6 +129,8 @@ static int outcome_of(int kind)
         return OG_RECOVERED_RETIRED;
     case WRITE_RECOVERY_DISCARDED_FORCED:
         return OG_RECOVERED_DISCARDED_FORCED;
+    case WRITE_RECOVERY_REPAIRED:
+        return OG_RECOVERED_REPAIRED;
     default:
         return OG_RECOVERED_DISCARDED;
     }
@@ -306,5 +314,144 @@ int og_recover_resolve(og_recover_result **out, const char *root_dir, const char
     memcpy(r->operation_id, operation_id, OG_ID_LEN);
     r->outcome = outcome_of(kind);
     *out = r;
+    return 0;
+}
+
+/* ---- repair -------------------------------------------------------------------------------- */
+
+typedef struct repair_result {
+    og_repair_result pub; /* first: the pointer handed out */
+    char **damaged;
+    og_repair_table *tables;
+    char *damage, *moved_to;
+} repair_result;
+
+const char *og_repair_result_damaged(const og_repair_result *r, size_t i)
+{
+    return r && i < r->n_damaged ? ((const repair_result *)r)->damaged[i] : NULL;
+}
+
+const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i)
+{
+    return r && i < r->n_tables ? &((const repair_result *)r)->tables[i] : NULL;
+}
+
+void og_repair_result_free(og_repair_result *r)
+{
+    repair_result *rr = (repair_result *)r;
+    if (!rr) return;
+    for (size_t i = 0; i < r->n_damaged; i++)
+        core_free(rr->damaged[i]);
+    core_free(rr->damaged);
+    for (size_t i = 0; i < r->n_tables; i++)
+        core_free((char *)rr->tables[i].alias);
+    core_free(rr->tables);
+    core_free(rr->damage);
+    core_free(rr->moved_to);
+    core_free(rr);
+}
+
+static int repair_fill(repair_result *r, const write_repair_report *w)
+{
+    og_repair_result *p = &r->pub;
+    p->clean = w->clean;
+    p->repaired = w->repaired;
+    p->latest_version = w->latest;
+    p->intact_version = w->intact;
+    p->missing_version = w->missing;
+    p->manifest_version = w->manifest_version;
+    memcpy(p->operation_id, w->operation_id, sizeof p->operation_id);
+    memcpy(p->commit_id, w->commit_id, sizeof p->commit_id);
+    if (!(r->damage = core_strdup(w->why)) || !(r->moved_to = core_strdup(w->moved_to)))
+        return core_err_nomem();
+    p->damage = r->damage;
+    p->moved_to = r->moved_to;
+    if (w->n_damaged && !(r->damaged = core_calloc(w->n_damaged, sizeof *r->damaged)))
+        return core_err_nomem();
+    for (size_t i = 0; i < w->n_damaged; i++) {
+        if (!(r->damaged[i] = core_strdup(w->damaged[i]))) return core_err_nomem();
+        p->n_damaged++;
+    }
+    if (w->n_tables && !(r->tables = core_calloc(w->n_tables, sizeof *r->tables)))
+        return core_err_nomem();
+    for (size_t i = 0; i < w->n_tables; i++) {
+        if (!(r->tables[i].alias = core_strdup(w->tables[i].alias))) return core_err_nomem();
+        r->tables[i].head = w->tables[i].head;
+        r->tables[i].published = w->tables[i].published;
+        p->n_tables++;
+    }
+    return 0;
+}
+
+/* The schema files first: no handle opens without them. Checked against the identity the
+ * newest readable manifest version records, and rewritten from _schema.pg with confirm. A dry
+ * run that finds them damaged inspects the manifest on the store (*inspected). */
+static int repair_schema(const char *root_dir, bool confirm, bool *damaged, write_repair_report *w,
+                         bool *inspected)
+{
+    *damaged = *inspected = false;
+    struct stat st;
+    if (stat(root_dir, &st) != 0 || !S_ISDIR(st.st_mode) || store_local_check_root(root_dir) != 0) {
+        og_error_clear();
+        return 0; /* the open reports it */
+    }
+    store *s = NULL;
+    if (store_local_open(&s, root_dir) != 0) {
+        og_error_clear();
+        return 0;
+    }
+    graph_snapshot *snap = NULL;
+    int rc = graph_snapshot_load_tolerant(&snap, s, 0);
+    if (rc != 0) { /* no readable manifest: the open and the inspection report it */
+        og_error_clear();
+        store_close(s);
+        return 0;
+    }
+    rc = graph_schema_restore(s, snap->schema_identity, confirm, damaged);
+    graph_snapshot_free(snap);
+    if (rc == 0 && *damaged && !confirm) {
+        rc = write_repair_inspect(s, w);
+        *inspected = true;
+    }
+    store_close(s);
+    return rc;
+}
+
+int og_graph_repair(og_repair_result **out, const char *root_dir, const og_repair_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_repair: out is NULL");
+    *out = NULL;
+    if (!root_dir || !*root_dir)
+        return core_err(OG_E_BAD_REQUEST, "og_graph_repair: no root directory given");
+    og_repair_options def = OG_REPAIR_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    int rc = api_options_check(opt->version, OG_REPAIR_OPTIONS_VERSION, "og_repair_options");
+    if (rc) return rc;
+    write_repair_report w;
+    memset(&w, 0, sizeof w);
+    bool schema_damaged = false, inspected = false;
+    if ((rc = repair_schema(root_dir, opt->confirm != 0, &schema_damaged, &w, &inspected)) != 0)
+        return rc;
+    if (!inspected) {
+        og_graph *g = NULL;
+        og_open_options oo = OG_OPEN_OPTIONS_INIT;
+        rc = api_graph_open(&g, root_dir, &oo, true); /* without the barrier: repair runs it */
+        if (rc == 0) rc = write_repair(g->w, opt->confirm != 0, &w);
+        og_graph_close(g);
+    }
+    if (rc == 0 && schema_damaged) {
+        w.clean = false;
+        w.repaired = w.repaired || opt->confirm;
+    }
+    repair_result *r = NULL;
+    if (rc == 0 && !(r = core_calloc(1, sizeof *r))) rc = core_err_nomem();
+    if (rc == 0) r->pub.schema_damaged = schema_damaged;
+    if (rc == 0 && (rc = repair_fill(r, &w)) != 0) {
+        og_repair_result_free(&r->pub);
+        r = NULL;
+    }
+    write_repair_report_clear(&w);
+    if (rc) return rc;
+    *out = &r->pub;
     return 0;
 }

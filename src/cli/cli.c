@@ -83,6 +83,35 @@ int cli_exit_code(int code)
 /* Whether the command line asked for --json (main sets it before dispatching). */
 static int g_json_requested;
 
+/* ---- warnings ---------------------------------------------------------------------------- */
+
+#define CLI_WARNINGS_MAX 16
+static char *g_warnings[CLI_WARNINGS_MAX];
+static size_t g_n_warnings;
+
+void cli_warning_keep(const char *message)
+{
+    if (g_n_warnings == CLI_WARNINGS_MAX) return;
+    for (size_t i = 0; i < g_n_warnings; i++)
+        if (strcmp(g_warnings[i], message) == 0) return; /* the same damage, met twice */
+    size_t len = strlen(message);
+    char *m = malloc(len + 1);
+    if (!m) return;
+    memcpy(m, message, len + 1);
+    g_warnings[g_n_warnings++] = m;
+}
+
+void cli_json_warnings(FILE *f)
+{
+    if (!g_n_warnings) return;
+    fputs(",\"warnings\":[", f);
+    for (size_t i = 0; i < g_n_warnings; i++) {
+        if (i) fputc(',', f);
+        cli_json_str(f, g_warnings[i]);
+    }
+    fputc(']', f);
+}
+
 void cli_set_json_requested(int on)
 {
     g_json_requested = on;

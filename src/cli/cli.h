@@ -75,6 +75,11 @@ void cli_file_close(cli_file *f);
 
 /* Print a JSON string literal with escapes. */
 void cli_json_str(FILE *f, const char *s);
+/* The library's warnings of this run (the log sink keeps them besides printing them): the
+ * reads that can fall back past damage (commit list/show, snapshot, query) add them to their
+ * --json object as ,"warnings":[...] (nothing when there were none). */
+void cli_warning_keep(const char *message);
+void cli_json_warnings(FILE *f);
 
 struct og_write_result;
 /* The tables a write changed, as the JSON array `load --json` and `mutate --json` print:

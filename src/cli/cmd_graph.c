@@ -401,6 +401,7 @@ static int cmd_snapshot(int argc, char **argv)
         print_tables_json(s);
         printf(",\"pending_recovery\":");
         cli_json_intents(stdout, pending);
+        cli_json_warnings(stdout);
         printf("}\n");
     } else {
         printf("graph             %s\n"
@@ -462,7 +463,9 @@ static int commit_list(const cli_cmd *self, int argc, char **argv)
             if (i) printf(",");
             print_commit_json(og_commit_list_get(l, i));
         }
-        printf("]}\n");
+        printf("]");
+        cli_json_warnings(stdout);
+        printf("}\n");
     } else {
         int w_actor = (int)strlen("actor");
         for (size_t i = 0; i < n; i++) {
@@ -512,6 +515,7 @@ static int commit_show(const cli_cmd *self, int argc, char **argv)
         print_commit_json(c);
         printf(",\"tables\":");
         print_tables_json(s);
+        cli_json_warnings(stdout);
         printf("}\n");
     } else {
         char ts[48];

@@ -321,7 +321,10 @@ static int print_json(og_result *r)
         fflush(stdout);
     }
     fputc(']', stdout);
-    if (!rc) printf("}\n");
+    if (!rc) {
+        cli_json_warnings(stdout);
+        printf("}\n");
+    }
     return rc;
 }
 

@@ -5,12 +5,14 @@
 #include "omnigraph.h"
 #include "cli.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 static int cmd_recover(int argc, char **argv);
+static int cmd_repair(int argc, char **argv);
 
 const cli_cmd cli_recover_commands[] = {
     {"recover", cmd_recover, "list, show or resolve the interrupted writes of a graph",
@@ -18,6 +20,9 @@ const cli_cmd cli_recover_commands[] = {
      "omnigraph recover show ID [--json] (--store ROOT | ROOT) | "
      "omnigraph recover resolve ID [--discard --confirm [--force]] [--json] "
      "(--store ROOT | ROOT)"},
+    {"repair", cmd_repair,
+     "restore a writable state from the newest intact commit (a dry run without --confirm)",
+     "omnigraph repair [--confirm] [--json] (--store ROOT | ROOT)"},
     CLI_TABLE_END,
 };
 
@@ -266,4 +271,140 @@ static int cmd_recover(int argc, char **argv)
     if (!strcmp(argv[1], "show")) return recover_show(argc, argv);
     if (!strcmp(argv[1], "resolve")) return recover_resolve(argc, argv);
     return cli_usage_error(self, "unknown subcommand 'recover %s'", argv[1]);
+}
+
+/* ---- omnigraph repair ---------------------------------------------------------------------- */
+
+static void repair_json(const char *root, int confirm, const og_repair_result *r)
+{
+    printf("{\"ok\":true,\"root\":");
+    cli_json_str(stdout, root);
+    printf(",\"confirm\":%s,\"clean\":%s,\"repaired\":%s,\"latest_version\":%llu,"
+           "\"intact_version\":%llu,\"missing_version\":",
+           confirm ? "true" : "false", r->clean ? "true" : "false", r->repaired ? "true" : "false",
+           (unsigned long long)r->latest_version, (unsigned long long)r->intact_version);
+    if (r->missing_version)
+        printf("%llu", (unsigned long long)r->missing_version);
+    else
+        fputs("null", stdout);
+    printf(",\"schema_damaged\":%s,\"damage\":", r->schema_damaged ? "true" : "false");
+    cli_json_str(stdout, r->damage);
+    printf(",\"damaged\":[");
+    for (size_t i = 0; i < r->n_damaged; i++) {
+        if (i) fputc(',', stdout);
+        cli_json_str(stdout, og_repair_result_damaged(r, i));
+    }
+    printf("],\"tables\":[");
+    for (size_t i = 0; i < r->n_tables; i++) {
+        const og_repair_table *t = og_repair_result_table(r, i);
+        printf("%s{\"alias\":", i ? "," : "");
+        cli_json_str(stdout, t->alias);
+        printf(",\"head\":%llu,\"published\":%llu}", (unsigned long long)t->head,
+               (unsigned long long)t->published);
+    }
+    printf("],\"moved_to\":");
+    if (r->moved_to[0])
+        cli_json_str(stdout, r->moved_to);
+    else
+        fputs("null", stdout);
+    printf(",\"operation_id\":");
+    if (r->operation_id[0])
+        cli_json_str(stdout, r->operation_id);
+    else
+        fputs("null", stdout);
+    printf(",\"commit_id\":");
+    if (r->commit_id[0])
+        cli_json_str(stdout, r->commit_id);
+    else
+        fputs("null", stdout);
+    printf(",\"manifest_version\":");
+    if (r->repaired)
+        printf("%llu", (unsigned long long)r->manifest_version);
+    else
+        fputs("null", stdout);
+    printf("}\n");
+}
+
+static void repair_text(const char *root, int confirm, const og_repair_result *r)
+{
+    if (r->clean) {
+        printf("%s: nothing to repair (the newest graph-manifest version, %llu, reads and every "
+               "table is at its published version)\n",
+               root, (unsigned long long)r->latest_version);
+        return;
+    }
+    const char *will = r->repaired ? "" : "would ";
+    if (r->schema_damaged)
+        printf("the schema files do not read as the schema the graph records; %s rebuilds it "
+               "exactly: %s\n",
+               "_schema.pg",
+               r->repaired ? "both files were rewritten from it" : "would rewrite both from it");
+    if (r->latest_version != r->intact_version && r->damage[0])
+        printf("graph-manifest version %llu cannot be read: %s\n",
+               (unsigned long long)r->latest_version, r->damage);
+    if (r->missing_version)
+        printf("graph-manifest version %llu is missing (the version hint names it)\n",
+               (unsigned long long)r->missing_version);
+    printf("newest intact version: %llu\n", (unsigned long long)r->intact_version);
+    for (size_t i = 0; i < r->n_damaged; i++)
+        printf("%smove %s to %s\n", will, og_repair_result_damaged(r, i),
+               r->moved_to[0] ? r->moved_to : "_repair/<operation id>/");
+    for (size_t i = 0; i < r->n_tables; i++) {
+        const og_repair_table *t = og_repair_result_table(r, i);
+        printf("%srestore table %s from Lance version %llu to the published %llu (the newer "
+               "versions stay in its history until cleanup)\n",
+               will, t->alias, (unsigned long long)t->head, (unsigned long long)t->published);
+    }
+    bool manifest = r->n_damaged || r->n_tables || r->missing_version;
+    if (!manifest)
+        printf("%s\n", r->repaired ? "the graph manifest needed no repair"
+                                   : "the graph manifest needs no repair\ndry run: nothing was "
+                                     "changed; run again with --confirm to repair");
+    else if (r->repaired)
+        printf("repair commit %s at manifest version %llu (operation %s, audited as "
+               "repaired)\nthe commits of the unreadable versions are lost; every earlier commit "
+               "reads as before\n",
+               r->commit_id, (unsigned long long)r->manifest_version, r->operation_id);
+    else
+        printf("%smake a repair commit at manifest version %llu; the commits of the unreadable "
+               "versions are lost (their records are what is damaged)\n"
+               "dry run: nothing was changed; run again with --confirm to repair\n",
+               will, (unsigned long long)r->intact_version + 1);
+    (void)confirm;
+}
+
+static int cmd_repair(int argc, char **argv)
+{
+    const cli_cmd *self = &cli_recover_commands[1];
+    const char *root = NULL;
+    int confirm = 0, json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (!strcmp(o, "--json")) {
+            json = 1;
+        } else if (!strcmp(o, "--confirm")) {
+            confirm = 1;
+        } else if (!strcmp(o, "--store")) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error(self, "--store needs a value");
+            if (root) return cli_usage_error(self, "--store given twice");
+            root = argv[++i];
+        } else if (o[0] == '-' && o[1]) {
+            return cli_usage_error(self, "unknown option '%s'", o);
+        } else {
+            if (root) return cli_usage_error(self, "the root is given twice ('%s')", o);
+            root = o;
+        }
+    }
+    if (!root) return cli_usage_error(self, "missing the graph root (--store ROOT or ROOT)");
+    og_repair_options o = OG_REPAIR_OPTIONS_INIT;
+    o.confirm = confirm;
+    og_repair_result *r = NULL;
+    if (og_graph_repair(&r, root, &o) != 0) return cli_fail(json);
+    if (json)
+        repair_json(root, confirm, r);
+    else
+        repair_text(root, confirm, r);
+    og_repair_result_free(r);
+    return CLI_OK;
 }

@@ -154,6 +154,7 @@ static void log_to_stderr(void *arg, int level, const char *message)
 {
     (void)arg;
     fprintf(stderr, "omnigraph %s: %s\n", og_log_level_name(level), message);
+    if (level == OG_LOG_WARN) cli_warning_keep(message);
 }
 
 static int log_level_from_env(void)

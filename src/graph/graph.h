@@ -88,6 +88,12 @@ int graph_schema_write(store *s, const lang_catalog *c);
  * verifies the identity. *identity receives it. OG_E_NOT_FOUND when there is none,
  * OG_E_CORRUPT (naming the file) when the two files disagree. */
 int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_HASH_LEN + 1]);
+/* Repair of the schema files against the identity the graph manifest records (`recorded`):
+ * 0 with *damaged false when they read and agree with it; *damaged true when they do not but
+ * _schema.pg rebuilds a catalog of exactly that identity (then, with `write`, both files are
+ * rewritten from it); OG_E_CORRUPT when that cannot be proved (the source is missing or does
+ * not match: it is recorded nowhere else), naming the file. */
+int graph_schema_restore(store *s, const char *recorded, bool write, bool *damaged);
 
 /* ---- Graph manifest rows ----------------------------------------------------------------- */
 
@@ -225,6 +231,27 @@ typedef struct graph_snapshot {
  * live tables with one alias). */
 int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint64_t version,
                         unsigned flags);
+/* Damage at the top of the graph manifest's history (issue 16: damage-tolerant reads). */
+typedef struct graph_manifest_damage {
+    uint64_t latest;                 /* the newest version that exists */
+    uint64_t intact;                 /* the newest version whose snapshot reads (0: none) */
+    uint64_t hinted;                 /* the hint names this missing version above latest (0) */
+    char damaged_key[STORE_KEY_MAX]; /* the file of the newest unreadable version ("" none) */
+    char why[512];                   /* why it cannot be read */
+} graph_manifest_damage;
+/* Find the newest graph-manifest version of main whose snapshot reads, from the latest down
+ * (a full read per version tried: for damaged graphs, not the read path). d->latest == d->intact
+ * and d->hinted == 0 when nothing is damaged. OG_E_NOT_FOUND when no version exists. */
+int graph_manifest_inspect(store *s, graph_manifest_damage *d);
+/* graph_snapshot_load of main at the latest version for reads that may fall back (commit
+ * list, resolving --at): when the newest version cannot be read, the newest intact one is
+ * loaded instead and a warning names the damaged version; also warns when the hint names a
+ * newer version that is missing. Never for the write path. */
+int graph_snapshot_load_tolerant(graph_snapshot **out, store *s, unsigned flags);
+/* The message of a failed read at the head of main (rc OG_E_CORRUPT, or OG_E_NOT_FOUND for a
+ * file the manifest needs): rewritten as OG_E_CORRUPT naming the version and its file, and
+ * the remedy. Returns the code to return. */
+int graph_head_damaged(int rc, uint64_t version);
 /* The same from an already opened manifest dataset (the publisher's fresh view). */
 int graph_snapshot_from_dataset(graph_snapshot **out, const lance_dataset *manifest,
                                 const char *branch, unsigned flags);

@@ -241,7 +241,9 @@ int graph_handle_head(graph_handle *h, graph_head **out)
     if (rc == 0) rc = graph_snapshot_from_dataset(&snap, ds, NULL, 0);
     if (rc != 0) {
         lance_dataset_free(ds);
-        return rc;
+        /* The newest version exists but cannot be read (its file, or a file it needs, is
+         * damaged or gone): typed corrupt naming it and the remedy, never "no graph". */
+        return graph_head_damaged(rc, latest);
     }
     if ((rc = graph_head_new(&hd, ds, snap)) != 0) return rc;
     graph_handle_install(h, hd);
@@ -311,13 +313,29 @@ int graph_handle_open(graph_handle **out, store *s, const char *root_id,
     graph_head *first = NULL;
     rc = graph_handle_head(h, &first);
     graph_head_release(first);
+    if (rc == OG_E_CORRUPT) {
+        /* The newest manifest version is damaged: the handle still opens, so that commits
+         * before it can be read (--at) and `omnigraph repair` can run; a read or write at the
+         * head fails with this same error. */
+        og_error_clear();
+        rc = 0;
+    }
     if (rc == OG_E_NOT_FOUND) {
         store_meta meta;
         if (store_head(s, GRAPH_INIT_CLAIM, &meta) == 0)
             rc = core_err(OG_E_NOT_FOUND,
                           "no graph here: an init was started but did not finish; run "
                           "`omnigraph init` again to take it over");
-        else
+        else if (store_head(s, GRAPH_SCHEMA_PG, &meta) == 0 ||
+                 store_head(s, GRAPH_SCHEMA_JSON, &meta) == 0) {
+            /* A graph root (its schema files are there) without a readable manifest: damage,
+             * not an empty directory. */
+            rc = core_err(OG_E_CORRUPT,
+                          "the graph here has lost its manifest: %s/%s holds no version. "
+                          "`omnigraph verify` lists the damage; restore the graph from a backup",
+                          GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR);
+            core_err_detail(CORE_ERR_OBJECT, GRAPH_MANIFEST_DIR);
+        } else
             rc = core_err(OG_E_NOT_FOUND, "no graph here (no %s): run `omnigraph init` first",
                           GRAPH_MANIFEST_DIR);
         goto fail;

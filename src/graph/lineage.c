@@ -84,7 +84,10 @@ int graph_lineage_resolve(const graph_snapshot *snap, const char *ref, uint64_t 
 int graph_resolve_ref(store *s, const char *branch, const char *ref, uint64_t *manifest_version)
 {
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, s, branch, 0, GRAPH_SNAP_LINEAGE);
+    /* A read: on main it may fall back past a damaged newest version (with a warning). */
+    int rc = branch && *branch && strcmp(branch, "main") != 0
+                 ? graph_snapshot_load(&snap, s, branch, 0, GRAPH_SNAP_LINEAGE)
+                 : graph_snapshot_load_tolerant(&snap, s, GRAPH_SNAP_LINEAGE);
     if (rc == 0) rc = graph_lineage_resolve(snap, ref, manifest_version);
     graph_snapshot_free(snap);
     return rc;

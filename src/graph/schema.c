@@ -214,3 +214,47 @@ int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_H
     core_buf_free(&js);
     return rc;
 }
+
+int graph_schema_restore(store *s, const char *recorded, bool write, bool *damaged)
+{
+    *damaged = false;
+    lang_catalog *c = NULL;
+    char id[GRAPH_SCHEMA_HASH_LEN + 1];
+    int rc = graph_schema_read(s, &c, id);
+    lang_catalog_free(c);
+    c = NULL;
+    if (rc == 0 && strcmp(id, recorded) == 0) return 0;
+    if (rc != 0 && rc != OG_E_CORRUPT && rc != OG_E_NOT_FOUND) return rc;
+    char why[600];
+    snprintf(why, sizeof why, "%s",
+             rc ? og_error_last()->message : "their identity is not the one the graph records");
+    *damaged = true;
+    /* The catalog of an accepted source is rebuilt exactly (ids included) by the build that
+     * accepted it; its identity, equal to the recorded one, proves it. */
+    core_buf pg = CORE_BUF_INIT;
+    rc = store_get(s, GRAPH_SCHEMA_PG, 0, STORE_ALL, &pg);
+    if (rc == 0) {
+        core_arena da;
+        core_arena_init(&da, 4096);
+        lang_diags d;
+        lang_diags_init(&d, &da);
+        rc = lang_catalog_build(&c, (const char *)pg.data, pg.len, GRAPH_SCHEMA_PG, &d);
+        core_arena_free(&da);
+    }
+    core_buf_free(&pg);
+    if (rc == 0) rc = graph_schema_identity(c, id);
+    if (rc == 0 && strcmp(id, recorded) != 0) rc = OG_E_CORRUPT;
+    if (rc != 0) {
+        lang_catalog_free(c);
+        core_err(OG_E_CORRUPT,
+                 "the schema files cannot be read (%s), and %s cannot rebuild them: it is missing "
+                 "or is not the source of the schema the graph records (identity %s); the source "
+                 "is recorded nowhere else, so restore %s from a backup",
+                 why, GRAPH_SCHEMA_PG, recorded, GRAPH_SCHEMA_PG);
+        core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_PG);
+        return OG_E_CORRUPT;
+    }
+    if (write) rc = graph_schema_write(s, c);
+    lang_catalog_free(c);
+    return rc;
+}

@@ -6,7 +6,9 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "core/log.h"
 #include "lance/compact.h"
+#include "lance/paths.h"
 #include "lance/version.h"
 
 #include <inttypes.h>
@@ -657,5 +659,117 @@ int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint
     }
     if (rc == 0) rc = from_dataset(out, m, branch, is_main(branch) ? NULL : ref.identity, flags);
     lance_dataset_free(m);
+    return rc;
+}
+
+/* ---- damage at the top of history ------------------------------------------------------ */
+
+/* The file of version v of main's manifest ("" when it cannot be named). */
+static void version_key(char out[STORE_KEY_MAX], lance_naming naming, uint64_t v)
+{
+    char name[LANCE_VERSION_NAME_CAP];
+    out[0] = 0;
+    if (lance_version_file_name(name, sizeof name,
+                                naming == LANCE_NAMING_V1 ? LANCE_NAMING_V1 : LANCE_NAMING_V2,
+                                v) != 0 ||
+        lance_key(out, GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR, name) != 0)
+        out[0] = 0;
+}
+
+int graph_manifest_inspect(store *s, graph_manifest_damage *d)
+{
+    memset(d, 0, sizeof *d);
+    lance_version_list l;
+    int rc = lance_versions_list(s, GRAPH_MANIFEST_DIR, &l);
+    if (rc != 0) return rc;
+    if (l.n == 0) {
+        lance_version_list_free(&l);
+        core_err(OG_E_NOT_FOUND, "the graph manifest has no versions (%s/%s is empty)",
+                 GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR);
+        core_err_detail(CORE_ERR_OBJECT, GRAPH_MANIFEST_DIR);
+        return OG_E_NOT_FOUND;
+    }
+    d->latest = l.v[l.n - 1];
+    uint64_t hint = lance_hint_read(s, GRAPH_MANIFEST_DIR);
+    if (hint > d->latest) d->hinted = hint;
+    for (size_t i = l.n; i-- > 0 && d->intact == 0;) {
+        graph_snapshot *snap = NULL;
+        rc = graph_snapshot_load(&snap, s, NULL, l.v[i], GRAPH_SNAP_LINEAGE);
+        graph_snapshot_free(snap);
+        if (rc == 0) {
+            d->intact = l.v[i];
+        } else if (rc == OG_E_CORRUPT || rc == OG_E_NOT_FOUND) {
+            if (!d->damaged_key[0]) {
+                version_key(d->damaged_key, l.naming, l.v[i]);
+                snprintf(d->why, sizeof d->why, "%s", og_error_last()->message);
+            }
+        } else {
+            lance_version_list_free(&l);
+            return rc;
+        }
+    }
+    lance_version_list_free(&l);
+    og_error_clear();
+    return 0;
+}
+
+int graph_head_damaged(int rc, uint64_t version)
+{
+    if (rc != OG_E_CORRUPT && rc != OG_E_NOT_FOUND) return rc;
+    char why[600], obj[STORE_KEY_MAX];
+    snprintf(why, sizeof why, "%s", og_error_last()->message);
+    snprintf(obj, sizeof obj, "%s", og_error_last()->object ? og_error_last()->object : "");
+    char vkey[STORE_KEY_MAX];
+    version_key(vkey, LANCE_NAMING_V2, version);
+    core_err(OG_E_CORRUPT,
+             "the newest graph-manifest version %llu (%s) cannot be read: %s. Older commits "
+             "can still be read with --at where their files are intact; `omnigraph repair` "
+             "restores a writable state from the newest intact version (`omnigraph verify` "
+             "lists the damage)",
+             (unsigned long long)version, vkey, why);
+    core_err_detail(CORE_ERR_OBJECT, obj[0] ? obj : vkey);
+    return OG_E_CORRUPT;
+}
+
+int graph_snapshot_load_tolerant(graph_snapshot **out, store *s, unsigned flags)
+{
+    *out = NULL;
+    int rc = graph_snapshot_load(out, s, NULL, 0, flags);
+    if (rc != 0 && rc != OG_E_CORRUPT && rc != OG_E_NOT_FOUND) return rc;
+    if (rc == 0) {
+        /* A missing newest version (deleted, lost) leaves the hint pointing past the latest. */
+        uint64_t hint = lance_hint_read(s, GRAPH_MANIFEST_DIR), now = 0;
+        lance_naming nm;
+        /* A commit made since the read rewrites the hint after its version exists: only a
+         * hint still above the latest after the read names a version that is gone. */
+        if (hint > (*out)->manifest_version &&
+            lance_version_latest(s, GRAPH_MANIFEST_DIR, &now, &nm) == 0 && now < hint)
+            core_log(CORE_LOG_WARN,
+                     "graph manifest version %llu is missing (the version hint names it) and "
+                     "the newest stored is %llu: commits of the missing version cannot be read; "
+                     "`omnigraph repair` restores a writable state",
+                     (unsigned long long)hint, (unsigned long long)(*out)->manifest_version);
+        return 0;
+    }
+    char saved[600];
+    int saved_rc = rc;
+    snprintf(saved, sizeof saved, "%s", og_error_last()->message);
+    char saved_obj[STORE_KEY_MAX];
+    snprintf(saved_obj, sizeof saved_obj, "%s",
+             og_error_last()->object ? og_error_last()->object : "");
+    graph_manifest_damage d;
+    int irc = graph_manifest_inspect(s, &d);
+    if (irc != 0 || d.intact == 0) {
+        core_err(saved_rc, "%s", saved);
+        if (saved_obj[0]) core_err_detail(CORE_ERR_OBJECT, saved_obj);
+        /* No graph at all stays not_found; versions that exist but none reads is damage. */
+        return irc == OG_E_NOT_FOUND ? saved_rc : graph_head_damaged(saved_rc, d.latest);
+    }
+    rc = graph_snapshot_load(out, s, NULL, d.intact, flags);
+    if (rc == 0)
+        core_log(CORE_LOG_WARN,
+                 "graph manifest version %llu (%s) cannot be read (%s); reading the newest intact "
+                 "version %llu instead. `omnigraph repair` restores a writable state",
+                 (unsigned long long)d.latest, d.damaged_key, d.why, (unsigned long long)d.intact);
     return rc;
 }

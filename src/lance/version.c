@@ -153,6 +153,11 @@ static uint64_t hint_read(store *s, const char *root)
     return v;
 }
 
+uint64_t lance_hint_read(store *s, const char *root)
+{
+    return hint_read(s, root);
+}
+
 /* 1 when version v exists under naming, 0 when not, or a negative error. */
 static int version_exists(store *s, const char *root, lance_naming naming, uint64_t v)
 {

@@ -68,6 +68,8 @@ int lance_version_load(store *s, const char *root, uint64_t v, lance_naming nami
 int lance_version_load_latest(store *s, const char *root, lance_access access, lance_manifest **out,
                               lance_naming *naming);
 
+/* The version the hint names, or 0 when there is no readable hint. */
+uint64_t lance_hint_read(store *s, const char *root);
 /* Rewrite root/_versions/latest_version_hint.json as {"version":v}, atomically but without
  * an fsync (it is only a hint). */
 int lance_hint_write(store *s, const char *root, uint64_t v);

@@ -190,7 +190,7 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
     if (rc != 0) return rc;
     write_gate_key key = {WRITE_GATE_BRANCH, branch ? branch : "main", NULL};
     write_gate_set *gate = NULL;
-    if ((rc = write_gates_acquire(g->gates, &key, 1, WRITE_GATE_TIMEOUT_MS, &gate)) != 0) return rc;
+    if ((rc = write_gates_take(g, &key, 1, &gate)) != 0) return rc;
     lance_dataset *m = NULL, *after = NULL;
     rc = graph_manifest_open(&m, g->h->s, branch, 0, LANCE_ACCESS_WRITE);
     if (rc != 0) {

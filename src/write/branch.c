@@ -144,7 +144,7 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
     size_t resolved = 0;
     if ((rc = write_recover(g, src, &resolved)) != 0) return rc;
     write_gate_set *gate = NULL;
-    if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, WRITE_GATE_TIMEOUT_MS, &gate)) != 0)
+    if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, g->gate_timeout_ms, &gate)) != 0)
         return rc;
     store *s = g->h->s;
     /* under the gate: the source exists (and its version), the name is free and disjoint */
@@ -232,7 +232,7 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
     size_t resolved = 0;
     if ((rc = write_recover(g, name, &resolved)) != 0) return rc;
     write_gate_set *refs = NULL, *mine = NULL;
-    if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, WRITE_GATE_TIMEOUT_MS, &refs)) != 0)
+    if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, g->gate_timeout_ms, &refs)) != 0)
         return rc;
     /* The branch's own gate, without waiting: a write on it is under way. */
     write_gate_key bkey = {WRITE_GATE_BRANCH, name, NULL};

@@ -196,7 +196,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     size_t npins = 0;
     write_gate_key refs_key = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL};
     write_gate_set *refs = NULL;
-    if (rc == 0) rc = write_gates_acquire(g->gates, &refs_key, 1, WRITE_GATE_TIMEOUT_MS, &refs);
+    if (rc == 0) rc = write_gates_acquire(g->gates, &refs_key, 1, g->gate_timeout_ms, &refs);
     if (rc == 0) rc = branch_pins(g->h->s, &pins, &npins);
     for (size_t i = 0; rc == 0 && i < head->n_tables; i++) {
         const graph_table *t = &head->tables[i];
@@ -218,7 +218,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     if (rc == 0) {
         write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL};
         write_gate_set *gate = NULL;
-        rc = write_gates_acquire(g->gates, &key, 1, WRITE_GATE_TIMEOUT_MS, &gate);
+        rc = write_gates_take(g, &key, 1, &gate);
         if (rc == 0) rc = clean_one(g, GRAPH_MANIFEST_DIR, floor_mver, opt, out);
         write_gate_set_release(gate);
     }

@@ -228,6 +228,7 @@ int write_graph_attach(write_graph **out, graph_handle *h, const write_open_opti
     g->lock_ = mu;
     g->h = h;
     g->background_maintenance = opt->background_maintenance && !h->readonly;
+    g->gate_timeout_ms = opt->gate_timeout_ms ? opt->gate_timeout_ms : WRITE_GATE_TIMEOUT_MS;
     int rc = 0;
     if (!h->readonly) {
         if ((rc = write_gates_open(&g->gates, h->s, h->root_id)) != 0) goto fail;
@@ -293,6 +294,45 @@ static bool gates_cover(const write_gate_set *held, const write_intent *in)
     return ok;
 }
 
+/* A gate wait that timed out: name the holder where a live intent tells it (its operation id
+ * and pid); a holder that has not armed its intent yet is only "another writer". */
+static void gate_holder_explain(write_graph *g)
+{
+    char saved[700], obj[STORE_KEY_MAX];
+    snprintf(saved, sizeof saved, "%s", og_error_last()->message);
+    snprintf(obj, sizeof obj, "%s", og_error_last()->object ? og_error_last()->object : "");
+    write_pending *l = NULL;
+    size_t n = 0;
+    const write_pending *live = NULL;
+    if (write_pending_list(g->h->s, true, &l, &n) == 0)
+        for (size_t i = 0; i < n && !live; i++)
+            if (l[i].state == WRITE_PENDING_LIVE) live = &l[i];
+    if (live) {
+        int64_t age_ms = (write_now_us() - live->started_at_us) / 1000;
+        core_err(OG_E_RESOURCE_LIMIT,
+                 "%s: it is held by operation %s (a %s, pid %lld, running for %lld ms); if that "
+                 "process is stuck, stop it and the next write recovers its intent (`omnigraph "
+                 "recover show %s`)",
+                 saved, live->operation_id, write_kind_name(live->kind), (long long)live->owner_pid,
+                 (long long)age_ms, live->operation_id);
+        core_err_detail(CORE_ERR_OPERATION_ID, live->operation_id);
+    } else {
+        core_err(OG_E_RESOURCE_LIMIT,
+                 "%s: no recovery intent names the holder yet (it has not armed one), so its "
+                 "pid is not known",
+                 saved);
+    }
+    if (obj[0]) core_err_detail(CORE_ERR_OBJECT, obj);
+    write_pending_list_free(l, n);
+}
+
+int write_gates_take(write_graph *g, const write_gate_key *keys, size_t n, write_gate_set **out)
+{
+    int rc = write_gates_acquire(g->gates, keys, n, g->gate_timeout_ms, out);
+    if (rc == OG_E_RESOURCE_LIMIT) gate_holder_explain(g);
+    return rc;
+}
+
 int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **out)
 {
     size_t n = 0;
@@ -300,7 +340,7 @@ int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **
     int rc0 = intent_gate_keys(in, &keys, &n);
     if (rc0 != 0) return rc0;
     uint64_t t0 = core_mono_ns();
-    int rc = write_gates_acquire(g->gates, keys, n, WRITE_GATE_TIMEOUT_MS, out);
+    int rc = write_gates_take(g, keys, n, out);
     write_stats d = {0};
     d.gate_wait_ns = core_mono_ns() - t0;
     write_stats_add(g, &d);
@@ -491,12 +531,24 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
             (rc = latest_after(g, root, si.naming, pinned, false, &head)) != 0)
             return rc;
         if (head != e->expected_version) {
-            rc =
-                core_err(OG_E_CONFLICT,
-                         "table %s is at Lance version %" PRIu64 " but the graph publishes %" PRIu64
-                         " and no recovery intent covers the difference (a writer outside this "
-                         "protocol changed it)",
-                         e->alias, head, e->expected_version);
+            /* Not a race (a race would have left an intent): the graph manifest lost the
+             * version that published it, or a writer outside the protocol moved the table.
+             * Retrying cannot help; repair can. */
+            uint64_t hint = lance_hint_read(g->h->s, GRAPH_MANIFEST_DIR);
+            char lost[160] = "";
+            if (hint > in->rs.manifest_version)
+                snprintf(lost, sizeof lost,
+                         "; graph-manifest version %" PRIu64
+                         " (named by the version hint) is missing",
+                         hint);
+            rc = core_err(OG_E_CORRUPT,
+                          "table %s is at Lance version %" PRIu64
+                          " but the graph publishes %" PRIu64 " (manifest version %" PRIu64
+                          ") and no recovery intent covers the difference%s: the newest "
+                          "graph-manifest version was lost, or a writer outside this protocol "
+                          "changed the table. Writes stay refused until `omnigraph repair` "
+                          "restores the published state",
+                          e->alias, head, e->expected_version, in->rs.manifest_version, lost);
             core_err_detail(CORE_ERR_OBJECT, e->path);
             return rc;
         }
@@ -974,6 +1026,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
 
         /* F: effects, each at exactly its expected version + 1. */
         rc = OG_FAILPOINT("write.post_sidecar");
+        if (rc == 0 && g->test_in_gates) g->test_in_gates(g->test_in_gates_arg);
         if (rc == 0) rc = ad->apply(g, &in);
         /* An apply that committed nothing did not carry the sidecar: durable before publish. */
         if (rc == 0) rc = write_sidecar_sync(g->h->s, &in);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* One named in-process gate. Entries live for the process (a root has few gate names). */
 typedef struct gate_entry {
@@ -215,8 +216,14 @@ int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n, ui
         int mrc = lock_mutex(&h->entry->mu, timeout_ms, &waited);
         if (mrc != 0) {
             core_free(lname);
-            rc = core_err(mrc == ETIMEDOUT ? OG_E_CONFLICT : OG_E_INTERNAL,
-                          "gate %s is held by another writer in this process", h->name);
+            if (mrc == ETIMEDOUT)
+                rc = core_err(OG_E_RESOURCE_LIMIT,
+                              "gate %s was held by another writer in this process (pid %lld) for "
+                              "longer than the gate timeout (%u ms)",
+                              h->name, (long long)getpid(), (unsigned)timeout_ms);
+            else
+                rc =
+                    core_err(OG_E_INTERNAL, "gate %s: locking its mutex failed (%d)", h->name, mrc);
             core_err_detail(CORE_ERR_OBJECT, h->name);
             core_free(h->name);
             break;
@@ -226,7 +233,10 @@ int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n, ui
         if (rc) {
             pthread_mutex_unlock(&h->entry->mu);
             if (rc == OG_E_CONFLICT) {
-                core_err(OG_E_CONFLICT, "gate %s is held by another writer process", h->name);
+                rc = core_err(OG_E_RESOURCE_LIMIT,
+                              "gate %s was held by another writer process for longer than the "
+                              "gate timeout (%u ms)",
+                              h->name, (unsigned)timeout_ms);
                 core_err_detail(CORE_ERR_OBJECT, h->name);
             }
             core_free(h->name);
@@ -236,7 +246,7 @@ int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n, ui
     }
     core_free(sorted);
     if (rc) {
-        if (rc == OG_E_CONFLICT) atomic_fetch_add(&g->timeouts, 1);
+        if (rc == OG_E_RESOURCE_LIMIT) atomic_fetch_add(&g->timeouts, 1);
         write_gate_set_release(set); /* sets no error: the one above stands */
         return rc;
     }

@@ -42,7 +42,7 @@ int write_gates_open(write_gates **out, store *s, const char *root_id);
 void write_gates_close(write_gates *g);
 
 /* Acquire every key (duplicates are fine) in the total order. On timeout, nothing is held and
- * OG_E_CONFLICT names the gate. timeout_ms applies to each gate. */
+ * OG_E_RESOURCE_LIMIT names the gate (and the timeout). timeout_ms applies to each gate. */
 int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n, uint32_t timeout_ms,
                         write_gate_set **out);
 void write_gate_set_release(write_gate_set *set);

@@ -209,6 +209,9 @@ void write_stats_add(write_graph *g, const write_stats *delta);
 /* The gate keys of an intent: schema, branch, then every effect's (branch, alias). */
 int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **out);
 
+/* write_gates_acquire with the writer's gate timeout; a timeout is OG_E_RESOURCE_LIMIT naming
+ * the holder (operation id, pid) when a live intent tells it. */
+int write_gates_take(write_graph *g, const write_gate_key *keys, size_t n, write_gate_set **out);
 /* Resolve one sidecar (gates taken inside). */
 int write_recover_one(write_graph *g, const char *operation_id, bool *resolved);
 

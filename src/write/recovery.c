@@ -26,6 +26,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef enum effect_state {
     EFFECT_NO_MOVEMENT = 1, /* HEAD == expected */
@@ -168,6 +169,12 @@ static int forward_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
     return rc;
 }
 
+/* An intent written by write_repair (its actor says so). */
+static bool is_repair(const write_intent *in)
+{
+    return in->actor && strcmp(in->actor, WRITE_ACTOR_REPAIR) == 0;
+}
+
 static int count_at(store *s, const write_effect *e, uint64_t version, uint64_t *count)
 {
     lance_dataset *ds = NULL;
@@ -194,7 +201,8 @@ static int back_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_
     const write_intent *in = b->in;
     int rc = write_rows_versions(rows, in, b->versions, b->counts, b->restored, false);
     if (rc == 0)
-        rc = write_rows_lineage(rows, in, in->rollback_commit_id, b->parent, WRITE_ACTOR_RECOVERY,
+        rc = write_rows_lineage(rows, in, in->rollback_commit_id, b->parent,
+                                is_repair(in) ? WRITE_ACTOR_REPAIR : WRITE_ACTOR_RECOVERY,
                                 in->started_at_us, mver, true);
     return rc;
 }
@@ -291,7 +299,9 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
         rc = write_publish(g, in->branch, &rs, NULL, back_rows, &b, &mver, NULL);
         write_rs_clear(&rs);
     }
-    if (rc == 0) rc = finalize(g, in, WRITE_RECOVERY_ROLLED_BACK, in->rollback_commit_id, from, to);
+    if (rc == 0)
+        rc = finalize(g, in, is_repair(in) ? WRITE_RECOVERY_REPAIRED : WRITE_RECOVERY_ROLLED_BACK,
+                      in->rollback_commit_id, from, to);
     core_free(restored);
     core_free(vers);
     core_free(counts);
@@ -399,7 +409,8 @@ static int resolve(write_graph *g, write_intent *in)
                     from[i] = in->rollback[k].from;
                     to[i] = in->rollback[k].to;
                 }
-        rc = finalize(g, in, WRITE_RECOVERY_ROLLED_BACK, in->rollback_commit_id, from, to);
+        rc = finalize(g, in, is_repair(in) ? WRITE_RECOVERY_REPAIRED : WRITE_RECOVERY_ROLLED_BACK,
+                      in->rollback_commit_id, from, to);
         break;
     case WRITE_PLAN_RESUME_ROLLBACK: /* a rollback was under way: finish it */
     case WRITE_PLAN_ROLL_BACK:
@@ -808,7 +819,7 @@ int write_recover_resolve(write_graph *g, const char *operation_id,
         *recovery_kind = kind ? kind : WRITE_RECOVERY_DISCARDED;
         return 0;
     }
-    for (int i = WRITE_RECOVERY_ROLLED_FORWARD; i <= WRITE_RECOVERY_DISCARDED_FORCED; i++)
+    for (int i = WRITE_RECOVERY_ROLLED_FORWARD; i <= WRITE_RECOVERY_REPAIRED; i++)
         if (strcmp(k, write_recovery_kind_name(i)) == 0) *recovery_kind = i;
     return 0;
 }
@@ -1026,7 +1037,286 @@ const char *write_recovery_kind_name(int kind)
         return "retired";
     case WRITE_RECOVERY_DISCARDED_FORCED:
         return "discarded_forced";
+    case WRITE_RECOVERY_REPAIRED:
+        return "repaired";
     default:
         return "unknown";
     }
+}
+
+/* ---- repair -------------------------------------------------------------------------------- */
+
+void write_repair_report_clear(write_repair_report *r)
+{
+    if (!r) return;
+    for (size_t i = 0; i < r->n_damaged; i++)
+        core_free(r->damaged[i]);
+    core_free(r->damaged);
+    for (size_t i = 0; i < r->n_tables; i++)
+        core_free(r->tables[i].alias);
+    core_free(r->tables);
+    memset(r, 0, sizeof *r);
+}
+
+static int repair_new_id(char out[GRAPH_ID_LEN + 1])
+{
+    core_ulid u;
+    int rc = core_ulid_new(&u);
+    if (rc == 0) core_ulid_format(&u, out);
+    return rc;
+}
+
+/* What is damaged: the versions above the newest intact one, and the tables ahead of it. */
+static int repair_inspect(store *s, write_repair_report *rep, graph_snapshot **snap_out)
+{
+    *snap_out = NULL;
+    memset(rep, 0, sizeof *rep);
+    graph_manifest_damage d;
+    int rc = graph_manifest_inspect(s, &d);
+    if (rc != 0) return rc;
+    rep->latest = d.latest;
+    rep->intact = d.intact;
+    rep->missing = d.hinted;
+    snprintf(rep->why, sizeof rep->why, "%s", d.why);
+    if (d.intact == 0) {
+        core_err(OG_E_CORRUPT,
+                 "no graph-manifest version can be read (the newest, %llu: %s): there is no intact "
+                 "state to restore; restore the graph from a backup",
+                 (unsigned long long)d.latest, d.why);
+        core_err_detail(CORE_ERR_OBJECT, d.damaged_key[0] ? d.damaged_key : GRAPH_MANIFEST_DIR);
+        return OG_E_CORRUPT;
+    }
+    lance_version_list l;
+    if ((rc = lance_versions_list(s, GRAPH_MANIFEST_DIR, &l)) != 0) return rc;
+    for (size_t i = 0; rc == 0 && i < l.n; i++) {
+        if (l.v[i] <= d.intact) continue;
+        char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+        rc = lance_version_file_name(name, sizeof name, l.naming, l.v[i]);
+        if (rc == 0) rc = lance_key(key, GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR, name);
+        char **grown = rc ? NULL : core_realloc(rep->damaged, (rep->n_damaged + 1) * sizeof *grown);
+        if (rc == 0 && !grown) rc = core_err_nomem();
+        if (rc == 0) {
+            rep->damaged = grown;
+            if (!(rep->damaged[rep->n_damaged] = core_strdup(key)))
+                rc = core_err_nomem();
+            else
+                rep->n_damaged++;
+        }
+    }
+    lance_version_list_free(&l);
+    if (rc != 0) return rc;
+    graph_snapshot *snap = NULL;
+    if ((rc = graph_snapshot_load(&snap, s, NULL, d.intact, GRAPH_SNAP_LINEAGE)) != 0) return rc;
+    if (snap->n_tables && !(rep->tables = core_calloc(snap->n_tables, sizeof *rep->tables)))
+        rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < snap->n_tables; i++) {
+        const graph_table *t = &snap->tables[i];
+        char root[STORE_KEY_MAX];
+        uint64_t head = 0;
+        lance_naming naming;
+        rc = lance_branch_root(root, t->path, t->table_branch);
+        if (rc == 0) rc = lance_version_latest(s, root, &head, &naming);
+        if (rc != 0) break;
+        if (head < t->version) {
+            rc = core_err(OG_E_CORRUPT,
+                          "table %s is at Lance version %llu, below the version %llu the newest "
+                          "intact graph-manifest version (%llu) publishes: its history lost "
+                          "versions; repair cannot restore them (restore from a backup)",
+                          t->alias, (unsigned long long)head, (unsigned long long)t->version,
+                          (unsigned long long)d.intact);
+            core_err_detail(CORE_ERR_OBJECT, t->path);
+            break;
+        }
+        if (head == t->version) continue;
+        write_repair_table *rt = &rep->tables[rep->n_tables];
+        if (!(rt->alias = core_strdup(t->alias))) {
+            rc = core_err_nomem();
+            break;
+        }
+        rt->head = head;
+        rt->published = t->version;
+        rep->n_tables++;
+    }
+    if (rc != 0) {
+        graph_snapshot_free(snap);
+        return rc;
+    }
+    rep->clean = rep->n_damaged == 0 && rep->n_tables == 0 && rep->missing == 0;
+    *snap_out = snap;
+    return 0;
+}
+
+/* The repair intent: one effect (with its rollback plan) per table ahead. */
+static int repair_intent(write_intent *in, const write_repair_report *rep,
+                         const graph_snapshot *snap, classified **cl_out)
+{
+    *cl_out = NULL;
+    memset(in, 0, sizeof *in);
+    in->format = WRITE_SIDECAR_FORMAT;
+    in->kind = WRITE_KIND_OPTIMIZE; /* content-wise a maintenance commit (no writer of its own) */
+    in->started_at_us = write_now_us();
+    in->created_at_us = in->started_at_us;
+    in->owner_pid = (int64_t)getpid();
+    int rc = repair_new_id(in->operation_id);
+    if (rc == 0) rc = repair_new_id(in->commit_id);
+    if (rc == 0) rc = repair_new_id(in->rollback_commit_id);
+    if (rc == 0 && !(in->actor = core_strdup(WRITE_ACTOR_REPAIR))) rc = core_err_nomem();
+    if (rc != 0) return rc;
+    memcpy(in->parent_commit_id, snap->head, sizeof in->parent_commit_id);
+    write_rs_capture(&in->rs, snap);
+    size_t n = rep->n_tables;
+    classified *cl = core_calloc(n ? n : 1, sizeof *cl);
+    if (!cl || (n && !(in->effects = core_calloc(n, sizeof *in->effects))) ||
+        (n && !(in->rollback = core_calloc(n, sizeof *in->rollback)))) {
+        core_free(cl);
+        return core_err_nomem();
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const graph_table *t = graph_snapshot_table(snap, rep->tables[i].alias);
+        write_effect *e = &in->effects[in->n_effects++];
+        e->kind = t->kind;
+        e->sid = t->sid;
+        e->inc = t->inc;
+        e->expected_version = t->version;
+        if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
+            (t->table_branch && !(e->table_branch = core_strdup(t->table_branch)))) {
+            rc = core_err_nomem();
+            break;
+        }
+        if ((rc = new_uuid(e->uuid)) != 0) break;
+        write_rollback *r = &in->rollback[in->n_rollback++];
+        r->from = rep->tables[i].head;
+        r->to = t->version;
+        if (!(r->alias = core_strdup(t->alias))) rc = core_err_nomem();
+        if (rc == 0) rc = new_uuid(r->uuid);
+        cl[i].state = EFFECT_OWN_AT_HEAD;
+        cl[i].head = rep->tables[i].head;
+    }
+    if (rc != 0) {
+        core_free(cl);
+        return rc;
+    }
+    *cl_out = cl;
+    return 0;
+}
+
+/* Move each damaged version file to _repair/<operation id>/<its key>: copied durably, then
+ * deleted. A file already moved (a re-run after a crash) is skipped. */
+static int repair_move_aside(store *s, const write_repair_report *rep, const char *operation_id,
+                             char moved_to[STORE_KEY_MAX])
+{
+    snprintf(moved_to, STORE_KEY_MAX, "_repair/%s", operation_id);
+    for (size_t i = 0; i < rep->n_damaged; i++) {
+        char dst[STORE_KEY_MAX];
+        int n = snprintf(dst, sizeof dst, "%s/%s", moved_to, rep->damaged[i]);
+        if (n < 0 || (size_t)n >= sizeof dst)
+            return core_err(OG_E_INTERNAL, "repair: key of %s too long", rep->damaged[i]);
+        core_buf b = CORE_BUF_INIT;
+        int rc = store_get(s, rep->damaged[i], 0, STORE_ALL, &b);
+        if (rc == OG_E_NOT_FOUND) {
+            core_buf_free(&b);
+            og_error_clear();
+            continue;
+        }
+        if (rc == 0) rc = store_put(s, dst, b.data, b.len, 0);
+        core_buf_free(&b);
+        if (rc == 0) rc = store_delete(s, rep->damaged[i], 0);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "repair needs a read-write handle");
+    store *s = g->h->s;
+    /* Interrupted writes first: recovery resolves them (a crashed repair's intent included),
+     * or says which one needs an operator. */
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n_ids = 0;
+    int rc = write_sidecar_list(s, &ids, &n_ids);
+    core_free(ids);
+    if (rc != 0) return rc;
+    if (n_ids) {
+        if (!confirm) {
+            rc = core_err(OG_E_RECOVERY_REQUIRED,
+                          "%zu interrupted write(s) are pending: `omnigraph repair --confirm` "
+                          "resolves them first, or see them with `omnigraph recover list`",
+                          n_ids);
+            return rc;
+        }
+        size_t resolved = 0;
+        if ((rc = write_recover(g, NULL, &resolved)) != 0) {
+            char saved[700];
+            snprintf(saved, sizeof saved, "%s", og_error_last()->message);
+            core_err(rc,
+                     "repair resolves pending interrupted writes first, and one could not be: "
+                     "%s (`omnigraph recover list` shows them)",
+                     saved);
+            return rc;
+        }
+    }
+    graph_snapshot *snap = NULL;
+    if ((rc = repair_inspect(s, rep, &snap)) != 0) return rc;
+    if (rep->clean || !confirm) {
+        graph_snapshot_free(snap);
+        return 0;
+    }
+    write_intent in;
+    classified *cl = NULL;
+    write_gate_set *gates = NULL;
+    store_lock *owner = NULL;
+    rc = repair_intent(&in, rep, snap, &cl);
+    if (rc == 0) rc = write_intent_gates(g, &in, &gates);
+    /* Under the gates: nothing moved since the inspection (a writer that got in between made
+     * the state differ; run again). */
+    if (rc == 0) {
+        write_repair_report again;
+        graph_snapshot *snap2 = NULL;
+        rc = repair_inspect(s, &again, &snap2);
+        if (rc == 0 && (again.latest != rep->latest || again.intact != rep->intact ||
+                        again.n_tables != rep->n_tables || again.n_damaged != rep->n_damaged))
+            rc = core_err(OG_E_CONFLICT, "the graph changed while repair inspected it; run "
+                                         "`omnigraph repair` again");
+        write_repair_report_clear(&again);
+        graph_snapshot_free(snap2);
+    }
+    char lock_name[STORE_KEY_MAX];
+    if (rc == 0) {
+        write_intent_owner_lock(&in, lock_name);
+        rc = store_lock_acquire(s, lock_name, 0, &owner);
+    }
+    if (rc == 0) rc = repair_move_aside(s, rep, in.operation_id, rep->moved_to);
+    if (rc == 0 && rep->n_damaged == 0) rep->moved_to[0] = 0;
+    /* Discovery must not start from a version that is gone. */
+    if (rc == 0 && lance_hint_read(s, GRAPH_MANIFEST_DIR) > rep->intact)
+        rc = lance_hint_write(s, GRAPH_MANIFEST_DIR, rep->intact);
+    if (rc == 0) rc = write_sidecar_put(s, &in);
+    if (rc == 0) rc = roll_back(g, &in, cl, snap);
+    if (rc == 0) {
+        graph_snapshot *after = NULL;
+        rc = graph_snapshot_load(&after, s, NULL, 0, GRAPH_SNAP_LINEAGE);
+        for (size_t i = 0; rc == 0 && i < after->n_commits; i++)
+            if (strcmp(after->commits[i].id, in.rollback_commit_id) == 0)
+                rep->manifest_version = after->commits[i].manifest_version;
+        graph_snapshot_free(after);
+        memcpy(rep->commit_id, in.rollback_commit_id, sizeof rep->commit_id);
+        memcpy(rep->operation_id, in.operation_id, sizeof rep->operation_id);
+        rep->repaired = rc == 0;
+    }
+    if (owner) store_lock_release_remove(owner);
+    write_gate_set_release(gates);
+    core_free(cl);
+    write_intent_clear(&in);
+    graph_snapshot_free(snap);
+    return rc;
+}
+
+int write_repair_inspect(store *s, write_repair_report *rep)
+{
+    graph_snapshot *snap = NULL;
+    int rc = repair_inspect(s, rep, &snap);
+    graph_snapshot_free(snap);
+    return rc;
 }

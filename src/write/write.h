@@ -46,8 +46,11 @@ const write_entry_point *write_entry_points(size_t *n);
 
 #define WRITE_MAX_REPREPARE 32 /* full re-prepares after a pre-effect read-set mismatch */
 #define WRITE_MAX_PUBLISH_ATTEMPTS 6
+/* The default wait for gates another writer holds; past it a write fails with
+ * OG_E_RESOURCE_LIMIT naming the holder (write_open_options.gate_timeout_ms overrides it). */
 #define WRITE_GATE_TIMEOUT_MS 60000u
 #define WRITE_ACTOR_RECOVERY "omnigraph:recovery"
+#define WRITE_ACTOR_REPAIR "omnigraph:repair"
 #define WRITE_SIDECAR_FORMAT 1
 /* Automatic maintenance after a write (derived work after visibility, RFC-022 §4.8): a touched
  * table, or the graph manifest, is compacted when WRITE_TIER_FACTOR adjacent fragments of one
@@ -101,6 +104,13 @@ typedef struct write_graph {
      * exactly the window the read set must cover). NULL in production. */
     void (*test_after_prepare)(void *arg);
     void *test_arg;
+    /* How long a write waits for the gates another writer holds before it fails with
+     * OG_E_RESOURCE_LIMIT naming the holder (write_open_options.gate_timeout_ms). */
+    uint32_t gate_timeout_ms;
+    /* Test hook: called with test_in_gates_arg once the write holds its gates and its sidecar
+     * is written (to stall a writer inside the gates). NULL in production. */
+    void (*test_in_gates)(void *arg);
+    void *test_in_gates_arg;
 } write_graph;
 
 typedef struct write_open_options {
@@ -116,10 +126,12 @@ typedef struct write_open_options {
     /* Attach without running the recovery barrier (recover list/show/resolve: the writer of a
      * graph a pending intent blocks). Its writes still run the barrier first. */
     bool defer_recovery;
+    /* The longest wait for gates another writer holds (0: WRITE_GATE_TIMEOUT_MS). */
+    uint32_t gate_timeout_ms;
 } write_open_options;
 #define WRITE_OPEN_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        1, false, NULL, false, false                                                               \
+        1, false, NULL, false, false, 0                                                            \
     }
 
 /* The writer of the open graph h, which must outlive it (opt: background_maintenance; the
@@ -302,6 +314,8 @@ typedef enum write_recovery_kind {
     WRITE_RECOVERY_RETIRED,     /* a sidecar of an intent the audit log already records
                                  * as resolved (a stale copy): deleted */
     WRITE_RECOVERY_DISCARDED_FORCED, /* dropped by an operator without proof (recover --force) */
+    WRITE_RECOVERY_REPAIRED,         /* write_repair: tables restored to the newest intact manifest
+                                      * version and a repair commit made above the damaged ones */
 } write_recovery_kind;
 const char *write_recovery_kind_name(int kind);
 
@@ -309,6 +323,44 @@ const char *write_recovery_kind_name(int kind);
  * left; OG_E_RECOVERY_REQUIRED (operation id in the error) when one cannot be resolved now
  * (a live owner, or a state only an operator may resolve). *resolved counts sidecars resolved. */
 int write_recover(write_graph *g, const char *branch, size_t *resolved);
+
+/* ---- Repair (issue 16) ---------------------------------------------------------------------
+ * Restore a writable state when the newest graph-manifest versions cannot be read (damaged or
+ * missing): the unreadable version files above the newest intact one are moved to
+ * _repair/<operation id>/ (kept, outside every Lance dataset), every table whose Lance HEAD is
+ * ahead of what the intact version publishes is restored to it (Restore, a new version), and
+ * a repair commit publishing that is made at the next version, through a recovery intent with
+ * its rollback plan written first, so a crash part way is finished by the next read-write
+ * open's recovery (or a re-run). Audited as "repaired". */
+typedef struct write_repair_table {
+    char *alias;
+    uint64_t head;      /* its Lance HEAD */
+    uint64_t published; /* what the intact version publishes */
+} write_repair_table;
+typedef struct write_repair_report {
+    uint64_t latest;  /* the newest stored manifest version */
+    uint64_t intact;  /* the newest one whose snapshot reads */
+    uint64_t missing; /* a newer version the hint names that is gone (0: none seen) */
+    char **damaged;   /* files of the unreadable versions above intact */
+    size_t n_damaged;
+    write_repair_table *tables; /* tables ahead of intact */
+    size_t n_tables;
+    char why[512]; /* why the newest version cannot be read ("" when it can) */
+    bool clean;    /* nothing to repair */
+    bool repaired; /* confirm acted */
+    char operation_id[GRAPH_ID_LEN + 1];
+    char commit_id[GRAPH_ID_LEN + 1]; /* the repair commit */
+    uint64_t manifest_version;        /* ... and its version */
+    char moved_to[STORE_KEY_MAX];     /* where the damaged files went ("" none) */
+} write_repair_report;
+void write_repair_report_clear(write_repair_report *r);
+/* Inspect (and with confirm, repair). Pending intents are resolved first (confirm) or
+ * reported (OG_E_RECOVERY_REQUIRED when recovery cannot resolve them). OG_E_CORRUPT when no
+ * version is intact, or a table lost versions the intact one publishes (nothing provable to
+ * restore). */
+int write_repair(write_graph *g, bool confirm, write_repair_report *rep);
+/* The inspection alone, on a store (no handle: a dry run when the schema files do not read). */
+int write_repair_inspect(store *s, write_repair_report *rep);
 
 /* What the recovery classifier decides for one intent (the barrier acts on it; `recover show`
  * reports it). */

@@ -11,3 +11,6 @@ add_dependencies(test_cli_recover omnigraph_cli)
 # omnigraph branch create|list|delete (the graph-branch control protocol).
 og_test(test_cli_branch LABELS "cli" SOURCES cli/test_cli_branch.c LINK omnigraph)
 add_dependencies(test_cli_branch omnigraph_cli)
+# omnigraph repair, the damage-tolerant reads and the gate timeout (issue 16 c, d, e, j).
+og_test(test_cli_repair LABELS "cli" SOURCES cli/test_cli_repair.c LINK omnigraph)
+add_dependencies(test_cli_repair omnigraph_cli)

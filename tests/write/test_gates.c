@@ -67,7 +67,7 @@ static void test_exclusion_between_handles(void **state)
     write_gate_key other = {WRITE_GATE_TABLE, "main", "nodes/Company"};
     write_gate_set *sa, *sb;
     assert_og_ok(write_gates_acquire(a, &k, 1, 0, &sa));
-    assert_og_error(write_gates_acquire(b, &k, 1, 20, &sb), OG_E_CONFLICT);
+    assert_og_error(write_gates_acquire(b, &k, 1, 20, &sb), OG_E_RESOURCE_LIMIT);
     assert_non_null(strstr(og_error_last()->object, "nodes/Person"));
     assert_og_ok(write_gates_acquire(b, &other, 1, 0, &sb)); /* a different table is free */
     write_gate_set_release(sb);
@@ -177,7 +177,7 @@ static void test_exclusion_across_processes(void **state)
     write_gates *g;
     write_gate_set *set;
     assert_og_ok(write_gates_open(&g, f->s, f->dir));
-    assert_og_error(write_gates_acquire(g, &k, 1, 30, &set), OG_E_CONFLICT);
+    assert_og_error(write_gates_acquire(g, &k, 1, 30, &set), OG_E_RESOURCE_LIMIT);
     assert_non_null(strstr(og_error_last()->message, "process"));
     assert_int_equal(write(go[1], "g", 1), 1);
     int st;

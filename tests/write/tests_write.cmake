@@ -8,3 +8,5 @@ og_test(test_write_cost_size LABELS "write" SOURCES write/test_write_cost_size.c
 og_test(test_write_interop LABELS "write;interop" SOURCES write/test_write_interop.c TIMEOUT 600)
 og_fuzz(fuzz_sidecar SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/write/fuzz_sidecar.c LINK og_write
         CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/write/corpus/sidecar)
+# Damage at the top of history (issue 16 c, d, e, j) and og_graph_repair.
+og_test(test_repair LABELS "write;crash;interop" SOURCES write/test_repair.c TIMEOUT 600)
