@@ -452,7 +452,7 @@ typedef struct writer_case {
     int (*run)(store *fs, const char *dir);
     uint64_t added[N_TABLES]; /* rows the writer adds when it succeeds */
     bool removes_files;       /* cleanup: files may go */
-    const char *full_class;   /* a class enumerated at every point whatever the cap */
+    const char *full_class;   /* a class whose gets are enumerated at every point */
 } writer_case;
 
 static int open_on(store *fs, write_graph **g, bool deferred)
@@ -751,13 +751,15 @@ typedef struct fault_class {
 static const fault_class CLASSES[] = {
     {"io", STORE_FAULT_EIO, STORE_OPS_ALL, false},
     {"torn", STORE_FAULT_TORN, OPB(PUT) | OPB(PUT_IF_ABSENT) | OPB(GET), true},
-    {"lost", STORE_FAULT_LOST, OPB(PUT) | OPB(PUT_IF_ABSENT) | OPB(DELETE) | OPB(SYNC), true},
+    /* a lost sync leaves writes volatile, which matters only at a power loss: the crash
+     * enumeration (test_write_crash.c) drops or tears every unsynced write there */
+    {"lost", STORE_FAULT_LOST, OPB(PUT) | OPB(PUT_IF_ABSENT) | OPB(DELETE), true},
     {"misdirected", STORE_FAULT_MISDIRECTED, OPB(PUT) | OPB(PUT_IF_ABSENT) | OPB(GET), true},
     {"gone", STORE_FAULT_NOT_FOUND, OPB(GET) | OPB(HEAD), false},
 };
 #define N_CLASSES (sizeof CLASSES / sizeof CLASSES[0])
 
-#define FAULT_CAP 4 /* points per (writer, class, op kind) unless OG_FAULT_FULL=1 */
+#define FAULT_CAP 3 /* points per (writer, class, op kind) unless OG_FAULT_FULL=1 */
 
 typedef struct cell_tally {
     unsigned points, available, old, new_, damage, ack_lost, violations;
@@ -941,7 +943,8 @@ static void run_writer(const writer_case *w)
             /* every n up to the cap; beyond it the first, the last and seeded picks */
             uint64_t picks[FAULT_CAP];
             size_t np = 0;
-            if (full || n <= FAULT_CAP || (w->full_class && !strcmp(w->full_class, fc->name))) {
+            if (full || n <= FAULT_CAP ||
+                (w->full_class && !strcmp(w->full_class, fc->name) && k == STORE_OP_GET)) {
                 np = 0;
             } else {
                 picks[np++] = 1;
@@ -1015,7 +1018,7 @@ static void test_fault_maintenance(void **state)
 static void test_fault_cleanup(void **state)
 {
     (void)state;
-    /* every "gone" point: one of them once let cleanup delete a kept version's files */
+    /* every "gone" get: one of them once let cleanup delete a kept version's files */
     writer_case w = {"cleanup", &T_BASE, run_cleanup, {0, 0, 0}, true, "gone"};
     run_writer(&w);
 }
