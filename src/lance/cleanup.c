@@ -199,13 +199,25 @@ static int list_versions(store *s, const char *root, verlist *out)
 }
 
 /* Load manifest v's references into k. A manifest deleted meanwhile (by another cleanup) has
- * nothing to protect: *gone is set and 0 returned. */
+ * nothing to protect: *gone is set and 0 returned. Absence is confirmed by a second look
+ * before it is believed: a read that wrongly says "not found" would otherwise let every file
+ * of a kept version be deleted. */
 static int load_refs(store *s, const char *root, lance_naming naming, uint64_t v, keyset *k,
                      int *gone)
 {
     *gone = 0;
     lance_manifest *m = NULL;
     int rc = lance_version_load(s, root, v, naming, LANCE_ACCESS_INSPECT, &m);
+    if (rc == OG_E_NOT_FOUND) {
+        char name[64], key[STORE_KEY_MAX];
+        store_meta meta;
+        og_error_clear();
+        rc = lance_version_file_name(name, sizeof name, naming, v);
+        if (rc == 0) rc = lance_key(key, root, LANCE_VERSIONS_DIR, name);
+        if (rc == 0) rc = store_head(s, key, &meta);
+        if (rc == 0) /* it is there: read it again, and fail on what that read says */
+            rc = lance_version_load(s, root, v, naming, LANCE_ACCESS_INSPECT, &m);
+    }
     if (rc == OG_E_NOT_FOUND) {
         og_error_clear(); /* listed, then deleted: absence, not an error */
         *gone = 1;

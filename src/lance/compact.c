@@ -1223,7 +1223,7 @@ int lance_compact_stage(lance_compact_plan **out, const lance_dataset *ds,
     for (size_t i = 0; rc == 0 && i < p->c.n_g; i++)
         rc = write_group(&p->c, &p->c.g[i]);
     if (rc) {
-        lance_compact_plan_free(p);
+        lance_compact_plan_discard(p);
         return rc;
     }
     *out = p;
@@ -1247,6 +1247,34 @@ int lance_compact_plan_commit(lance_compact_plan *p, lance_dataset **out, lance_
     lance_manifest_free(cur);
     if (rep) *rep = p->rep;
     return rc;
+}
+
+/* Whether key is one of the plan's own files (under its table), not a key a caller asked to
+ * make durable with them (lance_compact_plan_also_durable). */
+static bool plan_owns(const lance_compact_plan *p, const char *key)
+{
+    size_t n = strlen(p->ds->root);
+    return strncmp(key, p->ds->root, n) == 0 && key[n] == '/';
+}
+
+int lance_compact_plan_files(const lance_compact_plan *p, int (*fn)(void *arg, const char *key),
+                             void *arg)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->c.n_pending; i++)
+        if (plan_owns(p, p->c.pending[i])) rc = fn(arg, p->c.pending[i]);
+    return rc;
+}
+
+void lance_compact_plan_discard(lance_compact_plan *p)
+{
+    if (!p) return;
+    for (size_t i = 0; !p->committed && i < p->c.n_pending; i++)
+        /* Best effort: a file left behind is an orphan that cleanup reclaims after its grace. */
+        if (plan_owns(p, p->c.pending[i]) &&
+            store_delete(p->ds->s, p->c.pending[i], STORE_F_NOSYNC) != 0)
+            og_error_clear();
+    lance_compact_plan_free(p);
 }
 
 int lance_compact_plan_also_durable(lance_compact_plan *p, const char *key)

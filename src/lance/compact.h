@@ -155,6 +155,12 @@ int lance_compact_plan_commit(lance_compact_plan *p, lance_dataset **out,
  * lance_staged_also_durable). Nothing to commit: nothing synced. */
 int lance_compact_plan_also_durable(lance_compact_plan *p, const char *key);
 void lance_compact_plan_free(lance_compact_plan *p);
+/* Free a plan that was never committed and delete the files it wrote (best effort); once its
+ * commit was attempted it only frees. NULL is a no-op. */
+void lance_compact_plan_discard(lance_compact_plan *p);
+/* Call fn with the key of every file the plan wrote, stopping at the first non-zero return. */
+int lance_compact_plan_files(const lance_compact_plan *p, int (*fn)(void *arg, const char *key),
+                             void *arg);
 
 /* Whether lance_compact(ds, opt) would rewrite anything, from the manifest alone (and the
  * deletion files of fragments whose deleted-row count the manifest does not give). */

@@ -270,6 +270,13 @@ int lance_staged_commit(lance_staged *st, lance_dataset **out_ds, uint64_t *vers
 /* Forget a staged operation. Files it wrote stay until cleanup reclaims them: nothing refers
  * to them, so they are invisible. */
 void lance_staged_free(lance_staged *st);
+/* Forget a staged operation that was never committed and delete the files it wrote (best
+ * effort: what stays is an orphan for cleanup). Once a commit of it was attempted its files
+ * may be named by a version, so then it only frees. NULL is a no-op. */
+void lance_staged_discard(lance_staged *st);
+/* Call fn with the key of every file the stage wrote (data, deletion, key index segments),
+ * stopping at the first non-zero return, which is returned. */
+int lance_staged_files(const lance_staged *st, int (*fn)(void *arg, const char *key), void *arg);
 
 /* One-call helpers: stage + commit, returning the new snapshot. */
 int lance_dataset_append(lance_dataset **out, const lance_dataset *ds, arrow_batch *const *b,

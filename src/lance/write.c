@@ -40,6 +40,7 @@ typedef struct upd_frag {
 
 struct lance_staged {
     const lance_dataset *ds;
+    store *s; /* ds's store, for discarding: ds may be gone by then (it is borrowed) */
     st_kind kind;
     char uuid[LANCE_UUID_LEN + 1];
     uint64_t max_rows;
@@ -63,6 +64,11 @@ struct lance_staged {
     /* Key index segments over the new fragments (keyindex.h), listed at commit. */
     lance_kix_staged kix[4];
     size_t n_kix;
+    /* Every file this stage wrote itself (data, deletion, key index), for
+     * lance_staged_discard and lance_staged_files; the keys live in the arena. */
+    const char **owned;
+    size_t n_owned, cap_owned;
+    bool commit_tried; /* a commit was attempted: its files may be named by a version */
 };
 
 void lance_staged_free(lance_staged *st)
@@ -80,8 +86,26 @@ void lance_staged_free(lance_staged *st)
     arrow_schema_clear(&st->ow_schema);
     core_free(st->ow_ids);
     core_free(st->pending);
+    core_free(st->owned);
     core_arena_free(&st->arena);
     core_free(st);
+}
+
+void lance_staged_discard(lance_staged *st)
+{
+    if (!st) return;
+    for (size_t i = 0; !st->commit_tried && i < st->n_owned; i++)
+        /* Best effort: a file left behind is an orphan that cleanup reclaims after its grace. */
+        if (store_delete(st->s, st->owned[i], STORE_F_NOSYNC) != 0) og_error_clear();
+    lance_staged_free(st);
+}
+
+int lance_staged_files(const lance_staged *st, int (*fn)(void *arg, const char *key), void *arg)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < st->n_owned; i++)
+        rc = fn(arg, st->owned[i]);
+    return rc;
 }
 
 static int staged_new(lance_staged **out, const lance_dataset *ds, st_kind kind,
@@ -95,6 +119,7 @@ static int staged_new(lance_staged **out, const lance_dataset *ds, st_kind kind,
     lance_staged *st = core_calloc(1, sizeof *st);
     if (!st) return core_err_nomem();
     st->ds = ds;
+    st->s = ds->s;
     st->kind = kind;
     st->max_rows =
         opt->max_rows_per_file ? opt->max_rows_per_file : LANCE_DEFAULT_MAX_ROWS_PER_FILE;
@@ -180,6 +205,22 @@ static int push_pending(lance_staged *st, const char *key)
     return 0;
 }
 
+/* A file the stage wrote itself (copied). */
+static int push_owned(lance_staged *st, const char *key)
+{
+    if (st->n_owned == st->cap_owned) {
+        size_t cap = st->cap_owned ? st->cap_owned * 2 : 4;
+        const char **p = core_realloc(st->owned, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        st->owned = p;
+        st->cap_owned = cap;
+    }
+    st->owned[st->n_owned] = core_arena_strdup(&st->arena, key);
+    if (!st->owned[st->n_owned]) return core_err_nomem();
+    st->n_owned++;
+    return 0;
+}
+
 int lance_staged_also_durable(lance_staged *st, const char *key)
 {
     return push_pending(st, key);
@@ -193,6 +234,7 @@ static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name
     int rc = lance_key(key, ds->root, "data/", name);
     lance_file2_info info;
     if (rc == 0) rc = lance_file2_writer_finish(w, ds->s, key, &info);
+    if (rc == 0) rc = push_owned(st, key);
     if (rc) return rc;
     st->files_written++;
     if ((rc = push_pending(st, key)) != 0) return rc;
@@ -348,7 +390,8 @@ static int write_rows(lance_staged *st, const arrow_schema *schema, arrow_batch 
         if (rc == 0) {
             job.out.first = first_nf;
             st->kix[st->n_kix++] = job.out;
-            rc = push_pending(st, job.key);
+            rc = push_owned(st, job.key);
+            if (rc == 0) rc = push_pending(st, job.key);
         }
     }
     core_free(names);
@@ -441,7 +484,14 @@ static int add_deletions(lance_staged *st, uint64_t *addrs, size_t n)
             }
             lance__table__deletion_file__init(u->df);
             rc = lance_deletion_write(ds->s, ds->root, fid, lance_dataset_version(ds), bm, u->df);
-            if (rc == 0) st->files_written++;
+            if (rc == 0) {
+                char name[96], key[STORE_KEY_MAX];
+                st->files_written++;
+                rc = lance_deletion_file_name(name, sizeof name, fid, u->df->read_version,
+                                              u->df->id, 1);
+                if (rc == 0) rc = lance_key(key, ds->root, LANCE_DELETIONS_DIR, name);
+                if (rc == 0) rc = push_owned(st, key);
+            }
         }
         i = j;
     }
@@ -555,7 +605,7 @@ int lance_stage_append(lance_staged **out, const lance_dataset *ds, arrow_batch 
     if (rc) return rc;
     rc = write_rows(*out, &ds->schema, b, n, NULL, NULL);
     if (rc) {
-        lance_staged_free(*out);
+        lance_staged_discard(*out);
         *out = NULL;
     }
     return rc;
@@ -585,7 +635,7 @@ int lance_stage_overwrite(lance_staged **out, const lance_dataset *ds, const arr
     }
     if (rc == 0) rc = write_rows(st, &st->ow_schema, b, n, NULL, NULL);
     if (rc) {
-        lance_staged_free(st);
+        lance_staged_discard(st);
         *out = NULL;
     }
     return rc;
@@ -604,7 +654,7 @@ int lance_stage_delete_rows(lance_staged **out, const lance_dataset *ds, const u
     }
     core_free(copy);
     if (rc) {
-        lance_staged_free(*out);
+        lance_staged_discard(*out);
         *out = NULL;
     }
     return rc;
@@ -620,7 +670,7 @@ int lance_stage_delete(lance_staged **out, const lance_dataset *ds, const lance_
     if (rc == 0) rc = add_deletions(*out, m.addrs, m.n);
     matches_free(&m);
     if (rc) {
-        lance_staged_free(*out);
+        lance_staged_discard(*out);
         *out = NULL;
     }
     return rc;
@@ -730,7 +780,7 @@ int lance_stage_update(lance_staged **out, const lance_dataset *ds, const lance_
     matches_free(&m);
     core_free(setidx);
     if (rc) {
-        lance_staged_free(*out);
+        lance_staged_discard(*out);
         *out = NULL;
     }
     return rc;
@@ -1080,7 +1130,7 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
     core_free(match_of);
     arrow_batch_free(src);
     if (rc) {
-        lance_staged_free(*out);
+        lance_staged_discard(*out);
         *out = NULL;
     }
     return rc;
@@ -1442,6 +1492,7 @@ int lance_staged_commit_ex(lance_staged *st, const lance_commit_options *opt,
         if (res) *res = r;
         return out_ds ? lance_dataset_open(out_ds, ds->s, ds->root, R, LANCE_ACCESS_WRITE) : 0;
     }
+    st->commit_tried = true; /* from here its files may be named by a version */
     unsigned max_attempts =
         opt->mode == LANCE_COMMIT_EXACT ? 1 : (opt->max_attempts ? opt->max_attempts : 20);
     lance_manifest *cur = NULL; /* the base of the next attempt when it is not ds->m */
@@ -1541,7 +1592,7 @@ int lance_dataset_append(lance_dataset **out, const lance_dataset *ds, arrow_bat
     lance_staged *st = NULL;
     int rc = lance_stage_append(&st, ds, b, n, NULL);
     if (rc == 0) rc = lance_staged_commit(st, out, NULL);
-    lance_staged_free(st);
+    lance_staged_discard(st); /* frees only, once a commit was tried */
     return rc;
 }
 
@@ -1550,6 +1601,6 @@ int lance_dataset_delete(lance_dataset **out, const lance_dataset *ds, const lan
     lance_staged *st = NULL;
     int rc = lance_stage_delete(&st, ds, filter, NULL);
     if (rc == 0) rc = lance_staged_commit(st, out, NULL);
-    lance_staged_free(st);
+    lance_staged_discard(st); /* frees only, once a commit was tried */
     return rc;
 }

@@ -156,6 +156,12 @@ int store_sync_put_if_absent(store *s, const char *const *keys, size_t n, const 
     return rc;
 }
 
+int store_reclaim(store *s, uint64_t *removed)
+{
+    *removed = 0;
+    return s->ext && s->ext->reclaim ? s->ext->reclaim(s, removed) : 0;
+}
+
 void store_close(store *s)
 {
     if (s) s->ops->close(s);

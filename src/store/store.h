@@ -132,6 +132,9 @@ typedef struct store_ops_ext {
     /* Release a lock and remove what backs it (NULL: unlock only). A lock taken once per
      * operation (a sidecar's liveness lock) would otherwise leave one file per operation. */
     void (*unlock_remove)(store *s, void *handle);
+    /* Remove the backend's own temporaries abandoned by writers that are gone (NULL: it leaves
+     * none). *removed counts them. */
+    int (*reclaim)(store *s, uint64_t *removed);
 } store_ops_ext;
 
 /* Every backend embeds this first (zero-initialised: ext NULL means no optional ops). */
@@ -190,6 +193,11 @@ int store_sync(store *s, const char *const *keys, size_t n);
 int store_sync_put_if_absent(store *s, const char *const *keys, size_t n, const char *key,
                              const void *data, size_t len, unsigned flags);
 void store_close(store *s);
+/* Remove the store's own temporaries whose writer is gone (the local store's `.og-tmp-*` of a
+ * dead process: their lock is free), anywhere under the root. It walks the whole tree, so it
+ * belongs where a dead writer was just proven (recovery resolved its intent) and in cleanup,
+ * never on a write's path. 0 and *removed 0 for a backend without temporaries. */
+int store_reclaim(store *s, uint64_t *removed);
 
 void store_counts_get(store *s, store_counts *out);
 /* b - a, field by field. */
@@ -224,9 +232,11 @@ typedef enum store_fault_kind {
     STORE_FAULT_EIO,         /* the op fails with an I/O error, changing nothing */
     STORE_FAULT_ENOSPC,      /* the op fails with no-space, changing nothing */
     STORE_FAULT_NOT_FOUND,   /* a read finds the object gone (listed, then deleted) */
-    STORE_FAULT_TORN,        /* a write succeeds but stores only a prefix of the bytes */
+    STORE_FAULT_TORN,        /* a write succeeds but stores only a prefix of the bytes; a get
+                              * returns only the first half of what it asked for */
     STORE_FAULT_LOST,        /* a write is acknowledged but never happens */
-    STORE_FAULT_MISDIRECTED, /* a write lands under another key (key + ".misdirected") */
+    STORE_FAULT_MISDIRECTED, /* a write lands under another key (key + ".misdirected"); a get
+                              * returns the bytes of the object read before (none if none) */
 } store_fault_kind;
 
 typedef enum store_crash_mode {

@@ -41,6 +41,7 @@ typedef struct fault_store {
     size_t nvol, capvol;
     store_oplog_entry *log;
     size_t nlog, caplog;
+    char *last_get; /* the key of the last successful get (a misdirected read returns it) */
 } fault_store;
 
 static fault_store *F(store *s)
@@ -208,7 +209,31 @@ static int fault_get(store *s, const char *key, uint64_t off, uint64_t len, core
         rc = crashed_err();
     } else {
         store_fault_kind k = take_fault(fs, STORE_OP_GET);
-        rc = k == STORE_FAULT_NONE ? store_get(fs->inner, key, off, len, out) : fault_err(k, key);
+        if (k == STORE_FAULT_MISDIRECTED) {
+            /* Another object's bytes come back: the one read last (or none at all). */
+            const char *other =
+                fs->last_get && strcmp(fs->last_get, key) != 0 ? fs->last_get : NULL;
+            rc = other ? store_get(fs->inner, other, off, len, out) : 0;
+            if (rc == OG_E_BAD_REQUEST || !other) {
+                og_error_clear();
+                core_buf_clear(out);
+                rc = 0;
+            }
+        } else if (k == STORE_FAULT_TORN) {
+            /* A read cut short: the first half of what was asked for. */
+            rc = store_get(fs->inner, key, off, len, out);
+            if (rc == 0) out->len /= 2;
+        } else {
+            rc = k == STORE_FAULT_NONE ? store_get(fs->inner, key, off, len, out)
+                                       : fault_err(k, key);
+            if (rc == 0) {
+                char *copy = core_strdup(key);
+                if (copy) { /* diagnostic state: under OOM the old key stays */
+                    core_free(fs->last_get);
+                    fs->last_get = copy;
+                }
+            }
+        }
     }
     log_op(fs, STORE_OP_GET, key, rc);
     pthread_mutex_unlock(&fs->lock);
@@ -405,6 +430,7 @@ static void fault_close(store *s)
     for (size_t i = 0; i < fs->nlog; i++)
         core_free(fs->log[i].key);
     core_free(fs->log);
+    core_free(fs->last_get);
     pthread_mutex_destroy(&fs->lock);
     core_free(fs);
 }
@@ -445,9 +471,18 @@ static const store_ops FAULT_OPS = {
     .unlock = fault_unlock,
 };
 
+/* The inner store's own temporaries are not objects: no op is counted or faulted, but a
+ * crashed store does nothing. */
+static int fault_reclaim(store *s, uint64_t *removed)
+{
+    *removed = 0;
+    return store_fault_crashed(s) ? crashed_err() : store_reclaim(F(s)->inner, removed);
+}
+
 static const store_ops_ext FAULT_EXT = {
     .sync_put_if_absent = fault_sync_put_if_absent,
     .unlock_remove = fault_unlock_remove,
+    .reclaim = fault_reclaim,
 };
 
 int store_fault_open(store **out, store *inner, int own_inner)

@@ -1226,9 +1226,16 @@ static const store_ops LOCAL_OPS = {
     .unlock = local_unlock,
 };
 
+static int local_reclaim(store *s, uint64_t *removed)
+{
+    *removed = 0;
+    return L(s)->readonly ? 0 : store_local_reclaim_temps(s, removed);
+}
+
 static const store_ops_ext LOCAL_EXT = {
     .sync_put_if_absent = local_sync_put_if_absent,
     .unlock_remove = local_unlock_remove,
+    .reclaim = local_reclaim,
 };
 
 /* mkdir -p for the root path itself (absolute or relative to the cwd). */

@@ -103,6 +103,21 @@ static int copy_object(backup_ctx *c, const char *key, int mutable, unsigned fla
         return 0;
     }
     if (rc) return rc;
+    if (!mutable) {
+        /* An immutable object read short or from elsewhere must not be copied as if whole: its
+         * size must be what the store says it holds (bytes of the same size from elsewhere
+         * need checksums to tell). */
+        store_meta meta;
+        if ((rc = store_head(c->src, key, &meta)) != 0) return rc;
+        if (meta.size != c->buf.len) {
+            rc = core_err(OG_E_CORRUPT,
+                          "backup: reading '%s' returned %zu bytes, the store holds %" PRIu64
+                          "; nothing of it was copied",
+                          key, c->buf.len, meta.size);
+            core_err_detail(CORE_ERR_OBJECT, key);
+            return rc;
+        }
+    }
     rc = store_put(c->dst, key, c->buf.data, c->buf.len, flags);
     if (!rc) rc = keyset_add(&c->written, key);
     if (!rc && (flags & STORE_F_NOSYNC)) rc = keyset_add(&c->pending, key);
@@ -318,6 +333,21 @@ static int verify(store *dst, const graph_snapshot *pin, uint64_t *rows)
         lance_dataset *ds = NULL;
         rc = graph_table_open(&ds, dst, t, LANCE_ACCESS_READ);
         if (rc == 0) rc = lance_dataset_count_rows(ds, &n);
+        /* Every page of the copy is read once: a data file read short or from elsewhere at
+         * copy time fails to decode or disagrees with its fragment, here and not in a restore. */
+        lance_scanner *sc = NULL;
+        if (rc == 0) rc = lance_scanner_open(&sc, ds, NULL);
+        uint64_t scanned = 0;
+        for (arrow_batch *batch = NULL; rc == 0;) {
+            if ((rc = lance_scanner_next(sc, &batch)) != 0 || !batch) break;
+            scanned += (uint64_t)batch->num_rows;
+            arrow_batch_free(batch);
+        }
+        lance_scanner_free(sc);
+        if (rc == 0 && scanned != n)
+            rc = core_err(OG_E_CORRUPT,
+                          "the backup's %s scans %" PRIu64 " rows, its manifest says %" PRIu64,
+                          p->alias, scanned, n);
         lance_dataset_free(ds);
         if (rc) {
             core_err_prefix("the backup's %s does not open at version %" PRIu64, p->alias,

@@ -147,6 +147,10 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     size_t resolved = 0;
     int rc = write_recover(g, NULL, &resolved);
     if (rc != 0) return rc;
+    /* Temporaries of writers that died between writes (no intent names them). */
+    uint64_t temps = 0;
+    if (!opt->dry_run && (rc = store_reclaim(g->h->s, &temps)) != 0) return rc;
+    out->temps_removed = temps;
     graph_snapshot *head = NULL, *floor_snap = NULL;
     if ((rc = graph_snapshot_load(&head, g->h->s, NULL, 0, GRAPH_SNAP_LINEAGE)) != 0) return rc;
     /* commits are newest first; a commit expires when it breaks every rule given */

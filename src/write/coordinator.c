@@ -364,6 +364,19 @@ int write_recover(write_graph *g, const char *branch, size_t *resolved)
         if (rc == 0 && done) (*resolved)++;
     }
     core_free(ids);
+    if (*resolved) {
+        /* A writer whose intent was just resolved is gone (its owner lock was free): the
+         * store's temporaries it left (a write cut off mid-file) go now, not at cleanup. */
+        uint64_t temps = 0;
+        if (store_reclaim(g->h->s, &temps) != 0) {
+            core_log(CORE_LOG_WARN, "recovery: temporaries stay for cleanup: %s",
+                     og_error_last()->message);
+            og_error_clear();
+        } else if (temps) {
+            core_log(CORE_LOG_INFO, "recovery: removed %llu abandoned temporaries",
+                     (unsigned long long)temps);
+        }
+    }
     return rc;
 }
 

@@ -71,13 +71,23 @@ typedef struct write_effect {
      * strict insert the appended rows' id/src/dst (references). */
     lance_dataset *after;
     arrow_array *app_id, *app_src, *app_dst;
+    /* The files the effect's transaction wrote (data, deletion, key index), as recorded in the
+     * sidecar: recovery deletes them when it rolls the intent back or discards it. Taken from
+     * `staged`/`compaction` while the writer holds them. */
+    char **files;
+    size_t n_files;
 } write_effect;
 
+/* Frees the effect. A staged transaction or compaction still held (never committed) is
+ * discarded with the files it wrote: nothing can name them any more. */
 void write_effect_clear(write_effect *e);
 /* The checksum of the Lance manifest of version v that this effect's commit made, when the
  * effect holds it (e->after at v); NULL otherwise (a recovery publishes without one: that
  * version is then unchecked). What the graph manifest records (graph_rows_add_version_sum). */
 const uint64_t *write_effect_manifest_sum(const write_effect *e, uint64_t v);
+/* Delete the files recorded for an effect that recovery rolled back or discarded (best effort,
+ * never one the table's latest version names); *n counts those deleted. */
+int write_effect_delete_files(store *s, const write_effect *e, size_t *n);
 
 /* The size-tiered compaction options of automatic maintenance (WRITE_TIER_FACTOR). */
 void write_tiered_compact_options(lance_compact_options *co);

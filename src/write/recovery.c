@@ -19,6 +19,8 @@
 #include "core/failpoint.h"
 #include "core/log.h"
 #include "core/ulid.h"
+#include "lance/cleanup.h"
+#include "lance/manifest.h"
 #include "lance/paths.h"
 #include "lance/restore.h"
 #include "lance/version.h"
@@ -247,6 +249,80 @@ static int restore_one(store *s, const write_effect *e, const write_rollback *pl
     return rc;
 }
 
+/* ---- files of undone effects ------------------------------------------------------------ */
+
+typedef struct name_set {
+    char **v;
+    size_t n, cap;
+} name_set;
+
+static int name_add(void *arg, const char *key)
+{
+    name_set *ns = arg;
+    if (ns->n == ns->cap) {
+        size_t cap = ns->cap ? ns->cap * 2 : 16;
+        char **p = core_realloc(ns->v, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        ns->v = p;
+        ns->cap = cap;
+    }
+    if (!(ns->v[ns->n] = core_strdup(key))) return core_err_nomem();
+    ns->n++;
+    return 0;
+}
+
+static void name_set_free(name_set *ns)
+{
+    for (size_t i = 0; i < ns->n; i++)
+        core_free(ns->v[i]);
+    core_free(ns->v);
+}
+
+int write_effect_delete_files(store *s, const write_effect *e, size_t *n)
+{
+    *n = 0;
+    if (!e->n_files) return 0;
+    /* What the table's latest version names stays, whatever the sidecar says: after a rollback
+     * that is the restored version, so only the undone transaction's files go. */
+    char root[STORE_KEY_MAX];
+    lance_manifest *m = NULL;
+    name_set live = {NULL, 0, 0};
+    int rc = table_root(root, e);
+    if (rc == 0) rc = lance_version_load_latest(s, root, LANCE_ACCESS_READ, &m, NULL);
+    if (rc == 0) rc = lance_manifest_files(m->pb, root, name_add, &live, NULL);
+    lance_manifest_free(m);
+    for (size_t i = 0; rc == 0 && i < e->n_files; i++) {
+        bool named = false;
+        for (size_t k = 0; k < live.n && !named; k++)
+            named = strcmp(live.v[k], e->files[i]) == 0;
+        if (named) continue;
+        rc = store_delete(s, e->files[i], STORE_F_NOSYNC);
+        *n += rc == 0;
+    }
+    name_set_free(&live);
+    return rc;
+}
+
+/* Delete the files of every effect of an intent that recovery undid (rolled back or
+ * discarded): no visible version names them. Best effort: a failure is logged and the files
+ * stay for cleanup's orphan rule; the resolution itself does not depend on it. */
+static void delete_undone_files(write_graph *g, const write_intent *in)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < in->n_effects; i++) {
+        size_t n = 0;
+        if (write_effect_delete_files(g->h->s, &in->effects[i], &n) != 0) {
+            core_log(CORE_LOG_WARN, "recovery: files of %s's effect on %s stay for cleanup: %s",
+                     in->operation_id, in->effects[i].alias, og_error_last()->message);
+            og_error_clear();
+        }
+        total += n;
+    }
+    if (total)
+        core_log(CORE_LOG_INFO, "recovery: deleted %zu files of undone write %s", total,
+                 in->operation_id);
+}
+
 static int roll_back(write_graph *g, write_intent *in, const classified *cl,
                      const graph_snapshot *snap)
 {
@@ -299,6 +375,7 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
         rc = write_publish(g, in->branch, &rs, NULL, back_rows, &b, &mver, NULL);
         write_rs_clear(&rs);
     }
+    if (rc == 0) delete_undone_files(g, in);
     if (rc == 0)
         rc = finalize(g, in, is_repair(in) ? WRITE_RECOVERY_REPAIRED : WRITE_RECOVERY_ROLLED_BACK,
                       in->rollback_commit_id, from, to);
@@ -409,6 +486,7 @@ static int resolve(write_graph *g, write_intent *in)
                     from[i] = in->rollback[k].from;
                     to[i] = in->rollback[k].to;
                 }
+        delete_undone_files(g, in);
         rc = finalize(g, in, is_repair(in) ? WRITE_RECOVERY_REPAIRED : WRITE_RECOVERY_ROLLED_BACK,
                       in->rollback_commit_id, from, to);
         break;
@@ -417,6 +495,7 @@ static int resolve(write_graph *g, write_intent *in)
         rc = roll_back(g, in, cl, snap);
         break;
     case WRITE_PLAN_DISCARD:
+        delete_undone_files(g, in);
         rc = finalize(g, in, WRITE_RECOVERY_DISCARDED, "", from, to);
         break;
     case WRITE_PLAN_ROLL_FORWARD: {

@@ -103,8 +103,11 @@ void write_effect_clear(write_effect *e)
     core_free(e->path);
     core_free(e->table_branch);
     core_free(e->fork_from);
-    lance_staged_free(e->staged);
-    lance_compact_plan_free(e->compaction);
+    lance_staged_discard(e->staged);
+    lance_compact_plan_discard(e->compaction);
+    for (size_t i = 0; i < e->n_files; i++)
+        core_free(e->files[i]);
+    core_free(e->files);
     lance_dataset_free(e->base);
     lance_dataset_free(e->after);
     arrow_array_free(e->app_id);
@@ -169,6 +172,11 @@ static json_t *jhex(uint64_t v)
     return json_string(b);
 }
 
+static int add_file(void *arg, const char *key)
+{
+    return json_array_append_new(arg, json_string(key));
+}
+
 int write_intent_to_json(const write_intent *in, core_buf *out)
 {
     json_t *root = json_object();
@@ -224,6 +232,18 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
             bad |= !ft || json_object_set_new(ft, "from_branch", jstr_or_null(e->fork_from));
             bad |= json_object_set_new(o, "first_touch", ft);
         }
+        json_t *files = json_array();
+        bad |= !files;
+        if (files) {
+            if (e->staged)
+                bad |= lance_staged_files(e->staged, add_file, files) != 0;
+            else if (e->compaction)
+                bad |= lance_compact_plan_files(e->compaction, add_file, files) != 0;
+            else
+                for (size_t k = 0; k < e->n_files; k++)
+                    bad |= add_file(files, e->files[k]) != 0;
+            bad |= json_object_set_new(o, "files", files);
+        }
         bad |= json_array_append_new(eff, o);
     }
     bad |= json_object_set_new(root, "effects", eff);
@@ -270,6 +290,38 @@ static int parse_hex(const char *s, uint64_t *out)
     char *end;
     *out = strtoull(s, &end, 16);
     return *end ? -1 : 0;
+}
+
+/* The effect's recorded files: each must be a file of the effect's own table, in a directory
+ * where a transaction writes new files (data/, _deletions/, _ogkix/), so that a sidecar can
+ * never point recovery's deletes anywhere else. */
+static int parse_files(write_effect *e, const json_t *jfiles, const char *key)
+{
+    size_t n = jfiles ? json_array_size(jfiles) : 0;
+    if (!n) return 0;
+    char root[STORE_KEY_MAX];
+    int rc = lance_branch_root(root, e->path, e->table_branch);
+    if (rc != 0) return corrupt(key, "an effect's table branch is not a valid name");
+    if (!(e->files = core_calloc(n, sizeof *e->files))) return core_err_nomem();
+    size_t rl = strlen(root);
+    static const char *const dirs[] = {"data/", "_deletions/", "_ogkix/"};
+    for (size_t i = 0; i < n; i++) {
+        const char *f = json_string_value(json_array_get(jfiles, i));
+        bool ok = f && store_key_check(f) == 0 && strncmp(f, root, rl) == 0 && f[rl] == '/';
+        bool in_dir = false;
+        for (size_t d = 0; ok && d < sizeof dirs / sizeof dirs[0]; d++) {
+            size_t dl = strlen(dirs[d]);
+            const char *rest = f + rl + 1;
+            in_dir |= strncmp(rest, dirs[d], dl) == 0 && rest[dl] && !strchr(rest + dl, '/');
+        }
+        if (!ok || !in_dir) {
+            og_error_clear();
+            return corrupt(key, "an effect names a file outside its table's data");
+        }
+        if (!(e->files[e->n_files] = core_strdup(f))) return core_err_nomem();
+        e->n_files++;
+    }
+    return 0;
 }
 
 int write_intent_from_json(write_intent *out, const char *body, size_t len, const char *key)
@@ -397,14 +449,15 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
     json_array_foreach(eff, i, v)
     {
         const char *alias, *ekind, *sid, *inc, *path, *tb = NULL, *uuid;
-        json_t *jtb = NULL;
+        json_t *jtb = NULL, *jfiles = NULL;
         json_int_t ev;
-        if (json_unpack(v, "{s:s, s:s, s:s, s:s, s:s, s?o, s:I, s:s}", "alias", &alias, "kind",
+        if (json_unpack(v, "{s:s, s:s, s:s, s:s, s:s, s?o, s:I, s:s, s?o}", "alias", &alias, "kind",
                         &ekind, "stable_table_id", &sid, "table_incarnation_id", &inc, "path",
                         &path, "table_branch", &jtb, "expected_version", &ev, "transaction_uuid",
-                        &uuid) != 0 ||
+                        &uuid, "files", &jfiles) != 0 ||
             ev < 0 || strlen(uuid) >= WRITE_UUID_CAP ||
-            (jtb && !json_is_null(jtb) && !json_is_string(jtb))) {
+            (jtb && !json_is_null(jtb) && !json_is_string(jtb)) ||
+            (jfiles && !json_is_array(jfiles))) {
             rc = corrupt(key, "bad effect");
             goto fail;
         }
@@ -444,6 +497,7 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
             rc = core_err_nomem();
             goto fail;
         }
+        if ((rc = parse_files(e, jfiles, key)) != 0) goto fail;
     }
     if (rb) {
         size_t nr = json_array_size(rb);

@@ -266,6 +266,7 @@ typedef struct write_cleanup_report {
     uint64_t bytes_removed;
     uint64_t files_spared_recent; /* unreferenced but younger than the orphan grace */
     size_t tables, tables_total;  /* Lance datasets cleaned (the manifest included) */
+    uint64_t temps_removed;       /* the store's temporaries of writers that are gone */
 } write_cleanup_report;
 
 int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanup_report *out);
