@@ -685,7 +685,9 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
     /* A hint at the first version, so finding the branch's latest starts from there instead of
      * listing its versions (its commits rewrite the hint only every LANCE_HINT_EVERY-th
      * version, counted from 0). Best effort: it is only a hint. */
-    if (rc == 0 && lance_hint_write(s, dir, lance_dataset_version(src)) != 0) og_error_clear();
+    uint64_t first = src ? lance_dataset_version(src) : 0;
+    bool hinted = first <= LANCE_HINT_FIRST || first % LANCE_HINT_EVERY == 0; /* by the commit */
+    if (rc == 0 && !hinted && lance_hint_write(s, dir, first) != 0) og_error_clear();
     json_t *lin = NULL, *ref = NULL;
     core_buf b = CORE_BUF_INIT;
     uint64_t P = src ? lance_dataset_version(src) : 0;

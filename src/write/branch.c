@@ -237,7 +237,7 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
     /* The branch's own gate, without waiting: a write on it is under way. */
     write_gate_key bkey = {WRITE_GATE_BRANCH, name, NULL};
     rc = write_gates_acquire(g->gates, &bkey, 1, 0, &mine);
-    if (rc == OG_E_CONFLICT) {
+    if (rc == OG_E_CONFLICT || rc == OG_E_RESOURCE_LIMIT) {
         og_error_clear();
         rc = core_err(OG_E_CONFLICT,
                       "branch '%s' is being written (a writer holds its gate); retry once it "
