@@ -631,6 +631,10 @@ typedef struct og_snapshot_table {
     uint64_t version;      /* the Lance version the snapshot pins */
     uint64_t row_count;
     const char *path; /* the table's directory relative to the root */
+    /* The Lance branch of that table the pinned version is on: NULL for main's own, else the
+     * graph branch that forked the table on its first write (its own, or the one it was
+     * created from). */
+    const char *table_branch;
 } og_snapshot_table;
 
 /* One graph snapshot. Allocated by the library: og_snapshot_info_free. */
@@ -682,8 +686,13 @@ OG_EXTERN int og_graph_commits(og_commit_list **out, og_graph *g);
  * branch. */
 OG_EXTERN int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branch);
 /* The commit a reference names (an id, a unique prefix or a manifest version), freed with
- * og_commit_info_free. Errors as og_graph_snapshot's. */
+ * og_commit_info_free. Errors as og_graph_snapshot's. Prefixes and versions are resolved on
+ * main; a full id main's lineage lacks is looked for on every other branch (ids are unique). */
 OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref);
+/* The same on graph branch `branch` (NULL or "main": main): prefixes and manifest versions
+ * are resolved in that branch's lineage. OG_E_NOT_FOUND names an unknown branch. */
+OG_EXTERN int og_graph_branch_commit_show(og_commit_info **out, og_graph *g, const char *branch,
+                                          const char *ref);
 /* Frees a commit og_graph_commit_show returned (never one a list holds). */
 OG_EXTERN void og_commit_info_free(og_commit_info *c);
 
@@ -707,7 +716,8 @@ OG_EXTERN void og_graph_stats_free(og_graph_stats *s);
 #define OG_OPTIMIZE_OPTIONS_VERSION 1
 typedef struct og_optimize_options {
     int version;        /* OG_OPTIMIZE_OPTIONS_VERSION */
-    const char *branch; /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    const char *branch; /* NULL or "main": main; else a graph branch, whose own forks (the
+                         * tables written on it) and manifest are compacted */
 } og_optimize_options;
 #define OG_OPTIMIZE_OPTIONS_INIT                                                                   \
     {                                                                                              \
@@ -1113,7 +1123,8 @@ typedef struct og_export_options {
     int version;              /* OG_EXPORT_OPTIONS_VERSION */
     const char *at;           /* NULL: the head; else a commit id, a unique id prefix or a
                                * decimal graph-manifest version */
-    const char *branch;       /* NULL or "main" (other branches: OG_E_UNSUPPORTED for now) */
+    const char *branch;       /* NULL or "main": main; else a graph branch (`at` is then a
+                               * commit of that branch's lineage) */
     const char *const *types; /* the node and edge types to export (NULL: every one) */
     size_t n_types;
 } og_export_options;
@@ -1294,6 +1305,7 @@ typedef struct og_verify_report {
     uint64_t unchecked;         /* those without one (lancedb's, older builds', recovery's) */
     uint64_t rows;              /* rows decoded (deep) */
     uint64_t sidecars;          /* recovery intents found under __recovery/ */
+    uint64_t branches;          /* graph branches other than main, checked at their heads */
 } og_verify_report;
 
 /* Verify the graph in root_dir (opened read-only here, so a graph that does not open still

@@ -1,5 +1,5 @@
 /* The public export API (include/omnigraph.h, "Export and backup"): a snapshot of the graph
- * (the head, or the commit `at` names) written to a FILE as the load format. The formatting
+ * branch (the head, or the commit `at` names) written to a FILE as the load format. The formatting
  * is src/exec/export.c's; this layer resolves the snapshot and owns the result. */
 #include "omnigraph.h"
 
@@ -31,20 +31,11 @@ int og_graph_export(og_export_result **out, FILE *f, og_graph *g, const og_expor
     if (!opt) opt = &def;
     int rc = api_options_check(opt->version, OG_EXPORT_OPTIONS_VERSION, "og_export_options");
     if (rc) return rc;
-    /* The hook for graph branches: a branch's snapshot is all the export needs. */
-    if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED,
-                        "exporting branch '%s': only main is supported by "
-                        "this build",
-                        opt->branch);
     if (opt->n_types && !opt->types)
         return core_err(OG_E_BAD_REQUEST, "og_export_options: n_types without types");
-    uint64_t mver = 0;
-    if (opt->at && *opt->at && (rc = graph_resolve_ref(g->h->s, NULL, opt->at, &mver))) return rc;
     graph_snapshot *snap = NULL;
-    /* At the head, the handle's cached state answers without a scan of the manifest. */
-    rc = mver ? graph_snapshot_load(&snap, g->h->s, NULL, mver, 0)
-              : graph_handle_head_snapshot(g->h, &snap);
+    /* At main's head, the handle's cached state answers without a scan of the manifest. */
+    rc = api_snapshot_at(&snap, g, opt->branch, opt->at && *opt->at ? opt->at : NULL, 0);
     if (rc) return rc;
     og_export_result *res = core_calloc(1, sizeof *res);
     if (!res) rc = core_err_nomem();

@@ -317,8 +317,7 @@ static const char *branch_name(const char *b)
     return b && *b ? b : "main";
 }
 
-/* NULL for main ("" and "main" too); OG_E_NOT_FOUND naming an unknown branch. */
-static int branch_arg(og_graph *g, const char **branch)
+int api_branch_arg(og_graph *g, const char **branch)
 {
     if (*branch && (!**branch || strcmp(*branch, "main") == 0)) *branch = NULL;
     if (!*branch) return 0;
@@ -332,14 +331,12 @@ static int branch_arg(og_graph *g, const char **branch)
     return rc;
 }
 
-/* The snapshot of `branch` (NULL: main) at `at` (NULL: head), with the lineage when flags ask
- * for it. */
-static int load_at(graph_snapshot **out, og_graph *g, const char *branch, const char *at,
-                   unsigned flags)
+int api_snapshot_at(graph_snapshot **out, og_graph *g, const char *branch, const char *at,
+                    unsigned flags)
 {
     *out = NULL;
     uint64_t mver = 0;
-    int rc0 = branch_arg(g, &branch);
+    int rc0 = api_branch_arg(g, &branch);
     if (rc0) return rc0;
     if (at) {
         graph_snapshot *head = NULL;
@@ -389,7 +386,7 @@ int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *br
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: no graph");
     graph_snapshot *snap = NULL;
-    int rc = load_at(&snap, g, branch, at, 0);
+    int rc = api_snapshot_at(&snap, g, branch, at, 0);
     if (rc) return rc;
     snapshot_info *whole = core_calloc(1, sizeof *whole);
     if (!whole) {
@@ -416,6 +413,7 @@ int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *br
         rc = dup_into(&o->alias, t->alias);
         if (!rc) rc = dup_into(&o->type_name, t->type_name);
         if (!rc) rc = dup_into(&o->path, t->path);
+        if (!rc && t->table_branch) rc = dup_into(&o->table_branch, t->table_branch);
     }
     graph_snapshot_free(snap);
     if (rc) {
@@ -439,6 +437,7 @@ void og_snapshot_info_free(og_snapshot_info *s)
         core_free((char *)whole->tables[i].alias);
         core_free((char *)whole->tables[i].type_name);
         core_free((char *)whole->tables[i].path);
+        core_free((char *)whole->tables[i].table_branch);
     }
     core_free(whole->tables);
     core_free((char *)s->branch);
@@ -515,7 +514,7 @@ int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branc
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: no graph");
-    int rc = branch_arg(g, &branch);
+    int rc = api_branch_arg(g, &branch);
     if (rc) return rc;
     og_commit_list *list = core_calloc(1, sizeof *list);
     if (!list) return core_err_nomem();
@@ -543,29 +542,89 @@ int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branc
     return 0;
 }
 
-int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
+/* The commit `ref` names in one lineage snapshot into *hit (NULL: none; 0 either way unless
+ * the reference cannot be resolved). A full id names its commit; a prefix or a manifest version
+ * names the commit that produced that manifest version. */
+static int commit_in(const graph_snapshot *snap, const char *ref, const graph_commit **hit)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: out is NULL");
-    *out = NULL;
-    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: no graph");
-    graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load_tolerant(&snap, g->h->s, GRAPH_SNAP_LINEAGE);
-    if (rc) return rc;
+    *hit = NULL;
     uint64_t mver = 0;
-    rc = graph_lineage_resolve(snap, ref, &mver);
-    const graph_commit *hit = NULL;
-    /* A full id names its commit; a prefix or a manifest version names the commit that
-     * produced that manifest version. */
-    if (!rc && ref && strlen(ref) == GRAPH_ID_LEN) hit = graph_lineage_find(snap, ref);
-    for (size_t i = 0; !rc && !hit && i < snap->n_commits; i++)
-        if (snap->commits[i].manifest_version == mver) hit = &snap->commits[i];
-    if (!rc && !hit) {
+    int rc = graph_lineage_resolve(snap, ref, &mver);
+    if (rc) return rc;
+    if (ref && strlen(ref) == GRAPH_ID_LEN) *hit = graph_lineage_find(snap, ref);
+    for (size_t i = 0; !*hit && i < snap->n_commits; i++)
+        if (snap->commits[i].manifest_version == mver) *hit = &snap->commits[i];
+    if (!*hit) {
         rc = core_err(OG_E_NOT_FOUND, "no commit produced manifest version %llu (named by '%s')",
                       (unsigned long long)mver, ref);
         core_err_detail(CORE_ERR_OBJECT, ref);
     }
+    return rc;
+}
+
+/* A full commit id main's lineage lacks: the commit made on another branch, found in the
+ * lineage of the first branch (by name) that has it. 0 with *out set, or OG_E_NOT_FOUND. */
+static int commit_on_any_branch(og_commit_info **out, og_graph *g, const char *id)
+{
+    lance_branch *refs = NULL;
+    size_t n = 0;
+    int rc = lance_branch_list(g->h->s, GRAPH_MANIFEST_DIR, &refs, &n);
+    if (rc) return rc;
+    bool found = false;
+    for (size_t i = 0; rc == 0 && !found && i < n; i++) {
+        graph_snapshot *snap = NULL;
+        if (graph_snapshot_load(&snap, g->h->s, refs[i].name, 0, GRAPH_SNAP_LINEAGE) != 0) {
+            og_error_clear(); /* deleted meanwhile, or unreadable: `verify` reports that */
+            continue;
+        }
+        const graph_commit *hit = graph_lineage_find(snap, id);
+        if (hit) {
+            found = true;
+            rc = commits_pack(out, &hit, 1);
+        }
+        graph_snapshot_free(snap);
+    }
+    lance_branch_list_free(refs);
+    if (rc == 0 && !found) {
+        rc = core_err(OG_E_NOT_FOUND, "no branch has commit %s", id);
+        core_err_detail(CORE_ERR_OBJECT, id);
+    }
+    return rc;
+}
+
+int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
+{
+    return og_graph_branch_commit_show(out, g, NULL, ref);
+}
+
+int og_graph_branch_commit_show(og_commit_info **out, og_graph *g, const char *branch,
+                                const char *ref)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: out is NULL");
+    *out = NULL;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: no graph");
+    int rc = api_branch_arg(g, &branch);
+    if (rc) return rc;
+    graph_snapshot *snap = NULL;
+    rc = branch ? graph_snapshot_load(&snap, g->h->s, branch, 0, GRAPH_SNAP_LINEAGE)
+                : graph_snapshot_load_tolerant(&snap, g->h->s, GRAPH_SNAP_LINEAGE);
+    if (rc) return rc;
+    const graph_commit *hit = NULL;
+    rc = commit_in(snap, ref, &hit);
     if (!rc) rc = commits_pack(out, &hit, 1);
     graph_snapshot_free(snap);
+    /* Ids are unique across branches: main's lineage lacking a full id is not the end. */
+    if (rc == OG_E_NOT_FOUND && !branch && ref && strlen(ref) == GRAPH_ID_LEN) {
+        char saved[700];
+        snprintf(saved, sizeof saved, "%s", og_error_last()->message);
+        og_error_clear();
+        rc = commit_on_any_branch(out, g, ref);
+        if (rc == OG_E_NOT_FOUND) {
+            og_error_clear();
+            rc = core_err(OG_E_NOT_FOUND, "%s, on main or any other branch", saved);
+            core_err_detail(CORE_ERR_OBJECT, ref);
+        }
+    }
     return rc;
 }
 

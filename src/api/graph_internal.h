@@ -20,6 +20,15 @@ struct og_graph {
 int api_graph_open(og_graph **out, const char *root_dir, const og_open_options *opt,
                    bool defer_recovery);
 
+/* A branch argument of the public API: "" and "main" become NULL (main); another name must
+ * be an existing graph branch, else OG_E_NOT_FOUND naming it. */
+int api_branch_arg(og_graph *g, const char **branch);
+/* The snapshot of `branch` (NULL: main) at `at` (NULL: its head; else a commit id, a unique id
+ * prefix or a manifest version of that branch's lineage), with the lineage when flags has
+ * GRAPH_SNAP_LINEAGE. */
+int api_snapshot_at(graph_snapshot **out, og_graph *g, const char *branch, const char *at,
+                    unsigned flags);
+
 /* ---- write results ---- */
 
 #define API_WRITE_COUNTS (OG_WRITE_REPREPARES + 1) /* counts[] is indexed by og_write_count */

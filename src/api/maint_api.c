@@ -11,12 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Fragments over every data table of the head, and of the graph manifest. */
-static int count_fragments(og_graph *g, uint64_t *tables, uint64_t *manifest)
+/* Fragments over every data table of the branch's head (NULL: main), and of its graph
+ * manifest. */
+static int count_fragments(og_graph *g, const char *branch, uint64_t *tables, uint64_t *manifest)
 {
     *tables = *manifest = 0;
     graph_snapshot *snap = NULL;
-    int rc = graph_snapshot_load(&snap, g->h->s, NULL, 0, 0);
+    int rc = graph_snapshot_load(&snap, g->h->s, branch, 0, 0);
     for (size_t i = 0; rc == 0 && i < snap->n_tables; i++) {
         lance_dataset *ds = NULL;
         rc = graph_table_open(&ds, g->h->s, &snap->tables[i], LANCE_ACCESS_READ);
@@ -24,7 +25,7 @@ static int count_fragments(og_graph *g, uint64_t *tables, uint64_t *manifest)
         lance_dataset_free(ds);
     }
     lance_dataset *m = NULL;
-    if (rc == 0) rc = graph_manifest_open(&m, g->h->s, NULL, 0, LANCE_ACCESS_READ);
+    if (rc == 0) rc = graph_manifest_open(&m, g->h->s, branch, 0, LANCE_ACCESS_READ);
     if (rc == 0) *manifest = m->m->pb->n_fragments;
     lance_dataset_free(m);
     graph_snapshot_free(snap);
@@ -39,27 +40,27 @@ static int optimize(og_optimize_result *out, og_graph *g, const og_optimize_opti
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_optimize: missing argument");
     int vrc = api_options_check(opt->version, OG_OPTIMIZE_OPTIONS_VERSION, "og_optimize_options");
     if (vrc) return vrc;
-    if (opt->branch && *opt->branch && strcmp(opt->branch, "main") != 0)
-        return core_err(OG_E_UNSUPPORTED,
-                        "optimizing branch '%s': only main is supported by "
-                        "this build",
-                        opt->branch);
     if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
-    int rc = count_fragments(g, &out->fragments_before, &out->manifest_fragments_before);
+    const char *branch = opt->branch;
+    int rc = api_branch_arg(g, &branch);
+    if (rc == 0)
+        rc = count_fragments(g, branch, &out->fragments_before, &out->manifest_fragments_before);
     write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;
+    oo.branch = branch;
     write_result wr;
     memset(&wr, 0, sizeof wr);
     if (rc == 0) rc = write_optimize(g->w, &oo, &wr);
     bool compacted = false;
-    if (rc == 0) rc = write_compact_manifest(g->w, NULL, false, &compacted);
-    if (rc == 0) rc = count_fragments(g, &out->fragments_after, &out->manifest_fragments_after);
+    if (rc == 0) rc = write_compact_manifest(g->w, branch, false, &compacted);
+    if (rc == 0)
+        rc = count_fragments(g, branch, &out->fragments_after, &out->manifest_fragments_after);
     if (rc != 0) return rc;
     if (wr.committed) {
         snprintf(out->commit_id, sizeof out->commit_id, "%s", wr.commit_id);
         out->tables_compacted = wr.n_tables;
     }
     lance_dataset *m = NULL;
-    rc = graph_manifest_open(&m, g->h->s, NULL, 0, LANCE_ACCESS_READ);
+    rc = graph_manifest_open(&m, g->h->s, branch, 0, LANCE_ACCESS_READ);
     if (rc == 0) out->manifest_version = m->m->pb->version;
     lance_dataset_free(m);
     return rc;

@@ -47,6 +47,7 @@ static int report_of(og_verify_report **out, const write_verify_report *w)
     r->unchecked = w->unchecked;
     r->rows = w->rows;
     r->sidecars = w->sidecars;
+    r->branches = w->branches;
     *out = r;
     return 0;
 }

@@ -19,7 +19,7 @@ static int cmd_backup(int argc, char **argv);
 
 const cli_cmd cli_backup_commands[] = {
     {"export", cmd_export, "write a graph's rows as JSONL that `load` reads back",
-     "omnigraph export [--at REF] [--type T]... [--branch main] [--out FILE [--json]] "
+     "omnigraph export [--branch B] [--at REF] [--type T]... [--out FILE [--json]] "
      "(--store ROOT | ROOT)"},
     {"backup", cmd_backup, "copy a graph consistently, while writers run, into a new directory",
      "omnigraph backup [--branch main] [--json] (--store ROOT DEST | ROOT DEST)"},

@@ -30,9 +30,9 @@ const cli_cmd cli_graph_commands[] = {
      "omnigraph snapshot [--branch B] [--at REF] [--json] (--store ROOT | ROOT)"},
     {"commit", cmd_commit, "list a graph's commits or show one",
      "omnigraph commit list [--branch B] [--json] (--store ROOT | ROOT) | "
-     "omnigraph commit show ID [--json] (--store ROOT | ROOT)"},
+     "omnigraph commit show REF [--branch B] [--json] (--store ROOT | ROOT)"},
     {"optimize", cmd_optimize, "compact a graph's tables and manifest (one maintenance commit)",
-     "omnigraph optimize [--branch main] [--json] (--store ROOT | ROOT)"},
+     "omnigraph optimize [--branch B] [--json] (--store ROOT | ROOT)"},
     {"cleanup", cmd_cleanup, "remove the versions and files no retained commit needs",
      "omnigraph cleanup (--keep N | --older-than DURATION | both) [--dry-run] [--json] "
      "(--store ROOT | ROOT)   DURATION: 30s, 15m, 12h, 7d or 2w"},
@@ -342,6 +342,11 @@ static void print_tables_json(const og_snapshot_info *s)
         printf(",\"kind\":\"%s\",\"version\":%llu,\"row_count\":%llu,\"path\":", kind_name(t->kind),
                (unsigned long long)t->version, (unsigned long long)t->row_count);
         cli_json_str(stdout, t->path);
+        printf(",\"table_branch\":");
+        if (t->table_branch)
+            cli_json_str(stdout, t->table_branch);
+        else
+            printf("null");
         printf("}");
     }
     printf("]");
@@ -366,8 +371,10 @@ static void print_tables_text(const og_snapshot_info *s)
            "path");
     for (size_t i = 0; i < s->n_tables; i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
-        printf("%-*s  %-4s  %*llu  %*llu  %s\n", w_alias, t->alias, kind_name(t->kind), w_ver,
+        printf("%-*s  %-4s  %*llu  %*llu  %s", w_alias, t->alias, kind_name(t->kind), w_ver,
                (unsigned long long)t->version, w_rows, (unsigned long long)t->row_count, t->path);
+        if (t->table_branch) printf(" (on Lance branch %s)", t->table_branch);
+        printf("\n");
     }
 }
 
@@ -492,18 +499,19 @@ static int commit_list(const cli_cmd *self, int argc, char **argv)
 static int commit_show(const cli_cmd *self, int argc, char **argv)
 {
     graph_args a;
-    int rc = parse_args(&a, self, argc, argv, 2, "S", 1);
+    int rc = parse_args(&a, self, argc, argv, 2, "bS", 1);
     if (rc) return rc;
     og_graph *g = NULL;
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_commit_info *c = NULL;
     og_snapshot_info *s = NULL;
-    rc = og_graph_commit_show(&c, g, a.ref);
-    /* The tables as this commit left them: the snapshot at its manifest version. */
+    rc = og_graph_branch_commit_show(&c, g, a.branch, a.ref);
+    /* The tables as this commit left them: the snapshot at its manifest version of the branch
+     * it was made on. */
     if (!rc) {
         char mv[32];
         snprintf(mv, sizeof mv, "%llu", (unsigned long long)c->manifest_version);
-        rc = og_graph_snapshot(&s, g, mv);
+        rc = og_graph_branch_snapshot(&s, g, c->branch, mv);
     }
     og_graph_close(g);
     if (rc) {
@@ -565,7 +573,9 @@ static int cmd_optimize(int argc, char **argv)
         return cli_fail(a.json);
     }
     if (a.json) {
-        printf("{\"commit_id\":");
+        printf("{\"branch\":");
+        cli_json_str(stdout, a.branch ? a.branch : "main");
+        printf(",\"commit_id\":");
         json_str_or_null(r->commit_id);
         printf(",\"manifest_version\":%llu,\"tables_compacted\":%zu,"
                "\"fragments_before\":%llu,\"fragments_after\":%llu,"
@@ -576,10 +586,11 @@ static int cmd_optimize(int argc, char **argv)
                (unsigned long long)r->manifest_fragments_after);
     } else {
         if (r->commit_id[0])
-            printf("compacted %zu table%s in maintenance commit %s\n", r->tables_compacted,
-                   r->tables_compacted == 1 ? "" : "s", r->commit_id);
+            printf("compacted %zu table%s of branch %s in maintenance commit %s\n",
+                   r->tables_compacted, r->tables_compacted == 1 ? "" : "s",
+                   a.branch ? a.branch : "main", r->commit_id);
         else
-            printf("no table needed compaction\n");
+            printf("no table of branch %s needed compaction\n", a.branch ? a.branch : "main");
         printf("table fragments     %llu -> %llu\n"
                "manifest fragments  %llu -> %llu\n",
                (unsigned long long)r->fragments_before, (unsigned long long)r->fragments_after,

@@ -68,12 +68,12 @@ static int cmd_verify(int argc, char **argv)
         }
         printf("],\"checked\":{\"manifest_versions\":%llu,\"tables\":%llu,\"table_versions\":%llu,"
                "\"files\":%llu,\"bytes\":%llu,\"checksummed\":%llu,\"unchecked\":%llu,"
-               "\"rows\":%llu,\"sidecars\":%llu}}\n",
+               "\"rows\":%llu,\"sidecars\":%llu,\"branches\":%llu}}\n",
                (unsigned long long)r->manifest_versions, (unsigned long long)r->tables,
                (unsigned long long)r->table_versions, (unsigned long long)r->files,
                (unsigned long long)r->bytes, (unsigned long long)r->checksummed,
                (unsigned long long)r->unchecked, (unsigned long long)r->rows,
-               (unsigned long long)r->sidecars);
+               (unsigned long long)r->sidecars, (unsigned long long)r->branches);
     } else {
         for (size_t i = 0; i < r->n_problems; i++) {
             const og_verify_problem *p = &r->problems[i];
@@ -88,6 +88,7 @@ static int cmd_verify(int argc, char **argv)
         printf("), %llu with checksums, %llu unchecked, %llu sidecars",
                (unsigned long long)r->checksummed, (unsigned long long)r->unchecked,
                (unsigned long long)r->sidecars);
+        if (r->branches) printf(", %llu branches", (unsigned long long)r->branches);
         if (deep) printf(", %llu rows decoded", (unsigned long long)r->rows);
         printf("\n");
     }

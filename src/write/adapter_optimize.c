@@ -84,6 +84,9 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         bool wanted = opt->n_tables == 0;
         for (size_t k = 0; k < opt->n_tables && !wanted; k++)
             wanted = strcmp(opt->tables[k], t->alias) == 0;
+        /* on a branch, only its own forks (see write_optimize_options.branch) */
+        if (in->branch && (!t->table_branch || strcmp(t->table_branch, in->branch) != 0))
+            wanted = false;
         if (!wanted) continue;
         /* the declaration the type's schema asks for (NULL: a table of no catalog type) */
         char kix[GRAPH_KIX_DECL_MAX];

@@ -614,44 +614,94 @@ static int after_effect_failure(write_graph *g, const write_intent *in, int caus
 }
 
 /* Derived work after visibility (stage H): keep fragment counts bounded so the cost of a
- * write stays flat in history depth. Failures are logged, never returned: the write is done. */
-static void maintain_now(write_graph *g, const char *const *tables, size_t n, bool manifest_due)
+ * write stays flat in history depth, on every branch (a branch compacts its own forks and its
+ * own manifest). Failures are logged, never returned: the write is done. */
+static void maintain_now(write_graph *g, const char *branch, const char *const *tables, size_t n,
+                         bool manifest_due)
 {
     if (n) {
         write_optimize_options oo = WRITE_OPTIMIZE_OPTIONS_INIT;
         oo.tables = tables;
         oo.n_tables = n;
         oo.auto_maintenance = true;
+        oo.branch = branch;
         write_result r;
         if (write_optimize(g, &oo, &r) != 0)
-            core_log(CORE_LOG_WARN, "automatic optimize skipped: %s", og_error_last()->message);
+            core_log(CORE_LOG_WARN, "automatic optimize of branch %s skipped: %s",
+                     branch ? branch : "main", og_error_last()->message);
     }
     bool compacted = false;
-    if (manifest_due && write_compact_manifest(g, NULL, true, &compacted) != 0)
-        core_log(CORE_LOG_WARN, "automatic manifest compaction skipped: %s",
-                 og_error_last()->message);
+    if (manifest_due && write_compact_manifest(g, branch, true, &compacted) != 0)
+        core_log(CORE_LOG_WARN, "automatic manifest compaction of branch %s skipped: %s",
+                 branch ? branch : "main", og_error_last()->message);
 }
 
 /* ---- the maintenance worker ----------------------------------------------------------------
- * One thread per writer, started on first need. Requests coalesce: a set of table aliases due
- * for optimize and whether the manifest is. The worker takes the whole set,
+ * One thread per writer, started on first need. Requests coalesce: per branch, a set of
+ * table aliases due for optimize and whether the manifest is. The worker takes the whole set,
  * runs it through the coordinator (gates, recovery barrier, its own commit) like any writer,
- * and goes back to sleep; a user write that arrives meanwhile simply queues behind the gates
- * it needs. Closing the writer runs what is queued, so a one-shot CLI process still keeps its
- * graph maintained. */
+ * one branch at a time, and goes back to sleep; a user write that arrives meanwhile simply
+ * queues behind the gates it needs. Closing the writer runs what is queued, so a one-shot CLI
+ * process still keeps its graph maintained. A branch deleted meanwhile fails its maintenance
+ * typed (logged), like any write on it. */
+typedef struct maint_item {
+    char *branch; /* NULL: main */
+    char *alias;  /* NULL: the branch's graph manifest */
+} maint_item;
+
 typedef struct maint_queue {
     pthread_mutex_t mu;
     pthread_cond_t work, idle;
     pthread_t thread;
     bool started, stop, busy;
-    char **tables;
-    size_t n_tables, cap;
-    bool manifest_due;
+    maint_item *items;
+    size_t n, cap;
 } maint_queue;
 
 static bool maint_pending(const maint_queue *q)
 {
-    return q->n_tables > 0 || q->manifest_due;
+    return q->n > 0;
+}
+
+static bool same_opt(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static void maint_items_free(maint_item *items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        core_free(items[i].branch);
+        core_free(items[i].alias);
+    }
+    core_free(items);
+}
+
+/* Run a batch: for each branch in first-queued order, its tables and its manifest. */
+static void maint_run(write_graph *g, const maint_item *items, size_t n)
+{
+    const char **tables = n ? core_malloc(n * sizeof *tables) : NULL;
+    if (n && !tables) {
+        core_log(CORE_LOG_WARN, "maintenance skipped: out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = same_opt(items[k].branch, items[i].branch);
+        if (seen) continue;
+        size_t nt = 0;
+        bool manifest_due = false;
+        for (size_t k = i; k < n; k++) {
+            if (!same_opt(items[k].branch, items[i].branch)) continue;
+            if (items[k].alias)
+                tables[nt++] = items[k].alias;
+            else
+                manifest_due = true;
+        }
+        maintain_now(g, items[i].branch, tables, nt, manifest_due);
+    }
+    core_free(tables);
 }
 
 static void *maint_worker(void *arg)
@@ -663,18 +713,14 @@ static void *maint_worker(void *arg)
         while (!q->stop && !maint_pending(q))
             pthread_cond_wait(&q->work, &q->mu);
         if (!maint_pending(q)) break; /* stopping, and nothing is left */
-        char **tables = q->tables;
-        size_t n = q->n_tables;
-        bool mf = q->manifest_due;
-        q->tables = NULL;
-        q->n_tables = q->cap = 0;
-        q->manifest_due = false;
+        maint_item *items = q->items;
+        size_t n = q->n;
+        q->items = NULL;
+        q->n = q->cap = 0;
         q->busy = true;
         pthread_mutex_unlock(&q->mu);
-        maintain_now(g, (const char *const *)tables, n, mf);
-        for (size_t i = 0; i < n; i++)
-            core_free(tables[i]);
-        core_free(tables);
+        maint_run(g, items, n);
+        maint_items_free(items, n);
         pthread_mutex_lock(&q->mu);
         q->busy = false;
         pthread_cond_broadcast(&q->idle);
@@ -683,8 +729,31 @@ static void *maint_worker(void *arg)
     return NULL;
 }
 
+/* Add (branch, alias) to the queue unless it is there (q->mu held). */
+static int maint_add(maint_queue *q, const char *branch, const char *alias)
+{
+    for (size_t k = 0; k < q->n; k++)
+        if (same_opt(q->items[k].branch, branch) && same_opt(q->items[k].alias, alias)) return 0;
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 8;
+        maint_item *t = core_realloc(q->items, cap * sizeof *t);
+        if (!t) return core_err_nomem();
+        q->items = t;
+        q->cap = cap;
+    }
+    maint_item it = {NULL, NULL};
+    if ((branch && !(it.branch = core_strdup(branch))) ||
+        (alias && !(it.alias = core_strdup(alias)))) {
+        core_free(it.branch);
+        return core_err_nomem();
+    }
+    q->items[q->n++] = it;
+    return 0;
+}
+
 /* Queue the work; 0, or an error when it could not be queued (the caller runs it inline). */
-static int maint_enqueue(write_graph *g, const char *const *tables, size_t n, bool manifest_due)
+static int maint_enqueue(write_graph *g, const char *branch, const char *const *tables, size_t n,
+                         bool manifest_due)
 {
     pthread_mutex_lock((pthread_mutex_t *)g->lock_);
     if (!g->maint_) {
@@ -701,27 +770,9 @@ static int maint_enqueue(write_graph *g, const char *const *tables, size_t n, bo
     if (!q) return core_err_nomem();
     int rc = 0;
     pthread_mutex_lock(&q->mu);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        bool have = false;
-        for (size_t k = 0; k < q->n_tables && !have; k++)
-            have = strcmp(q->tables[k], tables[i]) == 0;
-        if (have) continue;
-        if (q->n_tables == q->cap) {
-            size_t cap = q->cap ? 2 * q->cap : 8;
-            char **t = core_realloc(q->tables, cap * sizeof *t);
-            if (!t) {
-                rc = core_err_nomem();
-                break;
-            }
-            q->tables = t;
-            q->cap = cap;
-        }
-        if (!(q->tables[q->n_tables] = core_strdup(tables[i])))
-            rc = core_err_nomem();
-        else
-            q->n_tables++;
-    }
-    q->manifest_due |= manifest_due;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = maint_add(q, branch, tables[i]);
+    if (rc == 0 && manifest_due) rc = maint_add(q, branch, NULL);
     if (rc == 0 && !q->started) {
         if (pthread_create(&q->thread, NULL, maint_worker, g) != 0)
             rc = core_err(OG_E_INTERNAL, "could not start the maintenance worker");
@@ -755,9 +806,7 @@ static void maint_stop(write_graph *g)
     pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
     if (started) pthread_join(q->thread, NULL);
-    for (size_t i = 0; i < q->n_tables; i++)
-        core_free(q->tables[i]);
-    core_free(q->tables);
+    maint_items_free(q->items, q->n);
     pthread_cond_destroy(&q->work);
     pthread_cond_destroy(&q->idle);
     pthread_mutex_destroy(&q->mu);
@@ -806,14 +855,8 @@ static void maintain(write_graph *g, const char *branch, const write_intent *in,
     n = 0;
     for (size_t i = 0; tables_too && i < in->n_effects; i++)
         if (in->effects[i].compact_due) tables[n++] = in->effects[i].alias;
-    /* Automatic maintenance compacts main's tables and manifest only: on another branch
-     * (whose tables are its forks) nothing is compacted yet. */
-    if (branch) {
-        core_free(tables);
-        return;
-    }
-    if (!g->background_maintenance || maint_enqueue(g, tables, n, manifest_due) != 0)
-        maintain_now(g, tables, n, manifest_due);
+    if (!g->background_maintenance || maint_enqueue(g, branch, tables, n, manifest_due) != 0)
+        maintain_now(g, branch, tables, n, manifest_due);
     core_free(tables);
 }
 
@@ -1150,5 +1193,6 @@ int write_optimize(write_graph *g, const write_optimize_options *opt, write_resu
      * background worker it must not starve behind a steady stream of writes: it re-prepares
      * like any writer. */
     wo.max_reprepare = opt->auto_maintenance && !g->background_maintenance ? 1 : 0;
+    wo.branch = opt->branch;
     return write_run(g, adapter_of(WRITE_KIND_OPTIMIZE), opt, &wo, res);
 }

@@ -291,16 +291,35 @@ static bool pending_names(const vctx *c, const char *alias)
     return false;
 }
 
-/* The head's pin of t against the table's Lance HEAD. */
-static int check_head_pin(vctx *c, const graph_table *t)
+/* The directory of the Lance branch a pin reads: the table's own, or its fork's. */
+static int pin_root(char out[STORE_KEY_MAX], const graph_table *t)
 {
-    if (t->table_branch && *t->table_branch) return 0; /* branches: not writable yet */
+    if (!t->table_branch || !*t->table_branch) {
+        snprintf(out, STORE_KEY_MAX, "%s", t->path);
+        return 0;
+    }
+    return lance_branch_root(out, t->path, t->table_branch);
+}
+
+/* The head's pin of t (on `branch`'s head: only a table that branch forked is written by it)
+ * against the Lance HEAD of the table (or fork) it reads. */
+static int check_head_pin(vctx *c, const char *branch, const graph_table *t)
+{
+    const char *tb = t->table_branch && *t->table_branch ? t->table_branch : NULL;
+    if (tb ? !branch || strcmp(tb, branch) != 0 : branch != NULL)
+        return 0; /* another branch's table, which that branch's head is checked against */
+    char root[STORE_KEY_MAX];
+    int rc = pin_root(root, t);
+    if (rc)
+        return rc == OG_E_NOMEM ? rc
+                                : problem(c, "table_version_unreadable", t->path, REMEDY_BACKUP,
+                                          "%s", last_message());
     uint64_t latest = 0;
     lance_naming nm;
-    int rc = lance_version_latest(c->s, t->path, &latest, &nm);
+    rc = lance_version_latest(c->s, root, &latest, &nm);
     if (rc == OG_E_NOMEM) return rc;
     char obj[STORE_KEY_MAX + 32];
-    snprintf(obj, sizeof obj, "%s@%" PRIu64, t->path, t->version);
+    snprintf(obj, sizeof obj, "%s@%" PRIu64, root, t->version);
     if (rc == OG_E_NOT_FOUND) {
         og_error_clear();
         return problem(c, "table_missing", t->path, REMEDY_BACKUP,
@@ -420,6 +439,63 @@ static int check_audit(vctx *c)
 
 /* ---- the whole graph ------------------------------------------------------------------------ */
 
+/* Every other graph branch at its head: it reconstructs, its lineage is whole, every table
+ * version it pins (its forks' and those it shares with the branch it came from) is sound, and
+ * each fork's Lance HEAD is the version the branch pins unless a pending intent names it. A
+ * branch's older manifest versions are not reconstructed (main's are). */
+static int check_branches(vctx *c)
+{
+    write_branch_info *b = NULL;
+    size_t n = 0;
+    int rc = write_branch_list(c->s, &b, &n);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) {
+        rc = problem(c, "branch_refs_unreadable", GRAPH_MANIFEST_DIR, REMEDY_BACKUP,
+                     "the graph's branch refs cannot be listed: %s", last_message());
+        return rc;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!strcmp(b[i].name, "main")) continue;
+        progress(c, "branch %s", b[i].name);
+        graph_snapshot *snap = NULL;
+        int lr = graph_snapshot_load(&snap, c->s, b[i].name, 0, GRAPH_SNAP_LINEAGE);
+        if (lr == OG_E_NOMEM) {
+            rc = lr;
+            break;
+        }
+        if (lr) {
+            rc = problem(c, "branch_unreadable", b[i].name, REMEDY_BACKUP,
+                         "the head of branch %s does not reconstruct: %s", b[i].name,
+                         last_message());
+            continue;
+        }
+        c->r->branches++;
+        for (size_t t = 0; rc == 0 && t < snap->n_tables; t++) {
+            char root[STORE_KEY_MAX];
+            if (pin_root(root, &snap->tables[t]) != 0) {
+                rc = problem(c, "table_version_unreadable", snap->tables[t].path, REMEDY_BACKUP,
+                             "%s", last_message());
+                continue;
+            }
+            rc = check_dataset(c, root, snap->tables[t].version, &snap->tables[t]);
+            if (rc == 0) rc = check_head_pin(c, b[i].name, &snap->tables[t]);
+        }
+        for (size_t k = 0; rc == 0 && k < snap->n_commits; k++) {
+            const graph_commit *g = &snap->commits[k];
+            const char *parents[2] = {g->parent, g->merged_parent};
+            for (int p = 0; rc == 0 && p < 2; p++)
+                if (parents[p][0] && !graph_lineage_find(snap, parents[p]))
+                    rc = problem(c, "lineage_parent_missing", g->id, REMEDY_BACKUP,
+                                 "commit %s of branch %s names parent %s, which its lineage "
+                                 "does not hold",
+                                 g->id, b[i].name, parents[p]);
+        }
+        graph_snapshot_free(snap);
+    }
+    core_free(b);
+    return rc;
+}
+
 static int run(vctx *c)
 {
     lance_version_list vl = {0};
@@ -468,9 +544,10 @@ static int run(vctx *c)
     if (rc == 0 && head) {
         c->r->tables = head->n_tables;
         for (size_t t = 0; rc == 0 && t < head->n_tables; t++)
-            rc = check_head_pin(c, &head->tables[t]);
+            rc = check_head_pin(c, NULL, &head->tables[t]);
         if (rc == 0) rc = check_lineage(c, head->manifest_version);
     }
+    if (rc == 0) rc = check_branches(c);
     if (rc == 0) rc = check_schema(c, head);
     if (rc == 0) rc = check_audit(c);
     graph_snapshot_free(head);

@@ -46,6 +46,7 @@ typedef struct write_verify_report {
                                  * published by recovery) */
     uint64_t rows;              /* rows decoded (deep) */
     uint64_t sidecars;          /* recovery sidecars found */
+    uint64_t branches;          /* graph branches other than main checked at their heads */
 } write_verify_report;
 
 typedef struct write_verify_options {

@@ -224,10 +224,14 @@ typedef struct write_optimize_options {
      * compacted, and only that tier (min_fragments is ignored); otherwise every small
      * fragment of a selected table is merged. */
     bool auto_maintenance;
+    /* NULL or "main": main. On another graph branch only the tables forked on it are
+     * compacted: an unforked table is the version of the branch it was forked from, which
+     * that branch maintains. */
+    const char *branch;
 } write_optimize_options;
 #define WRITE_OPTIMIZE_OPTIONS_INIT                                                                \
     {                                                                                              \
-        1, 0, NULL, 0, false                                                                       \
+        1, 0, NULL, 0, false, NULL                                                                 \
     }
 
 int write_optimize(write_graph *g, const write_optimize_options *opt, write_result *res);

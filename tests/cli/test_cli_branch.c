@@ -209,6 +209,94 @@ static void test_branch_reads_and_writes(void **state)
     json_decref(j);
 }
 
+/* optimize, export and commit show on a branch: optimize compacts the branch's fork and says
+ * so in its words, export writes the branch's rows, a branch commit is shown from main by its
+ * full id and with --branch, and main's own output is unchanged by all of it. */
+static void test_branch_optimize_export_show(void **state)
+{
+    (void)state;
+    char out[65536], err[4096];
+    assert_int_equal(og("branch create dev --store g", out, sizeof out, err, sizeof err), 0);
+    const char *cities[] = {"Lima", "Rome", "Kyiv"};
+    char args[1024];
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(args, sizeof args,
+                 "mutate --store g --branch dev -e 'query m() { insert City { name: \"%s\", "
+                 "country: \"X\", population: 1 } }'",
+                 cities[i]);
+        if (og(args, out, sizeof out, err, sizeof err) != 0) fail_msg("%s: %s", args, err);
+    }
+    json_t *main0 = og_json("commit list --json --store g", 0);
+
+    assert_int_equal(og("optimize --branch dev --store g", out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "compacted 1 table of branch dev in maintenance commit "));
+    json_t *j = og_json("optimize --branch dev --json --store g", 0);
+    assert_string_equal(jstr(j, "branch"), "dev");
+    assert_true(json_is_null(json_object_get(j, "commit_id"))); /* nothing left to do */
+    assert_int_equal(json_integer_value(json_object_get(j, "tables_compacted")), 0);
+    json_decref(j);
+    assert_int_equal(og("optimize --branch dev --store g", out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "no table of branch dev needed compaction"));
+    j = og_json("optimize --branch nope --json --store g", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    json_decref(j);
+    json_t *main1 = og_json("commit list --json --store g", 0);
+    assert_true(json_equal(main0, main1)); /* main did not move */
+    json_decref(main1);
+
+    /* export: the branch has main's cities and its three */
+    assert_int_equal(og("export --branch dev --store g", out, sizeof out, err, sizeof err), 0);
+    for (size_t i = 0; i < 3; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"%s\"", cities[i]);
+        assert_non_null(strstr(out, want));
+    }
+    size_t on_dev = 0, on_main = 0;
+    for (const char *p = out; (p = strstr(p, "\"type\":\"City\"")); p++)
+        on_dev++;
+    assert_int_equal(og("export --store g", out, sizeof out, err, sizeof err), 0);
+    for (const char *p = out; (p = strstr(p, "\"type\":\"City\"")); p++)
+        on_main++;
+    assert_null(strstr(out, "\"Kyiv\""));
+    assert_int_equal(on_dev, on_main + 3);
+    j = og_json("export --branch nope --store g --out x.jsonl --json", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    json_decref(j);
+
+    /* commit show of a branch commit: by full id from anywhere, and on its branch */
+    j = og_json("commit list --branch dev --json --store g", 0);
+    const json_t *commits = json_object_get(j, "commits");
+    char id[64];
+    snprintf(id, sizeof id, "%s", jstr(json_array_get(commits, 1), "id")); /* Kyiv's insert */
+    json_decref(j);
+    snprintf(args, sizeof args, "commit show %s --json --store g", id);
+    j = og_json(args, 0);
+    assert_string_equal(jstr(json_object_get(j, "commit"), "branch"), "dev");
+    /* its City table is the branch's fork; the others are still main's */
+    const json_t *tables = json_object_get(j, "tables");
+    size_t forked = 0;
+    for (size_t i = 0; i < json_array_size(tables); i++) {
+        const json_t *t = json_array_get(tables, i);
+        const json_t *tb = json_object_get(t, "table_branch");
+        if (strcmp(jstr(t, "alias"), "node:City") == 0) {
+            assert_string_equal(json_string_value(tb), "dev");
+            forked++;
+        } else {
+            assert_true(json_is_null(tb));
+        }
+    }
+    assert_int_equal(forked, 1);
+    json_decref(j);
+    snprintf(args, sizeof args, "commit show %s --branch dev --store g", id);
+    assert_int_equal(og(args, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "branch            dev"));
+    snprintf(args, sizeof args, "commit show %s --branch nope --json --store g", id);
+    j = og_json(args, 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    json_decref(j);
+    json_decref(main0);
+}
+
 static void test_usage(void **state)
 {
     (void)state;
@@ -234,6 +322,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_branch_commands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_branch_reads_and_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_branch_optimize_export_show, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

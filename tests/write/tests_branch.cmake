@@ -1,2 +1,4 @@
 # Graph branches (src/write/branch.c): the ref control protocol, races and crash enumeration.
 og_test(test_write_branch LABELS "write;crash;race" SOURCES write/test_write_branch.c TIMEOUT 600)
+# Maintenance on branches: automatic and explicit compaction of a branch's forks and manifest.
+og_test(test_branch_maint LABELS "write" SOURCES write/test_branch_maint.c TIMEOUT 300)
