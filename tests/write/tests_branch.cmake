@@ -2,3 +2,5 @@
 og_test(test_write_branch LABELS "write;crash;race" SOURCES write/test_write_branch.c TIMEOUT 600)
 # Maintenance on branches: automatic and explicit compaction of a branch's forks and manifest.
 og_test(test_branch_maint LABELS "write" SOURCES write/test_branch_maint.c TIMEOUT 300)
+# Isolation: 1,000 random writes over four branches against a model.
+og_test(test_branch_isolation LABELS "write" SOURCES write/test_branch_isolation.c TIMEOUT 600)
