@@ -11,6 +11,7 @@
 #include "lance/cleanup.h"
 #include "lance/dataset.h"
 #include "lance/file2.h"
+#include "lance/keyindex.h"
 #include "lance/paths.h"
 #include "lance/version.h"
 #include "write/write.h"
@@ -38,6 +39,7 @@ typedef struct vctx {
     core_bmap pairs;  /* "root@version" of every table version checked */
     write_pending *pending;
     size_t n_pending;
+    const lance_dataset *ds; /* the version whose other files are being checked */
 } vctx;
 
 static int problem(vctx *c, const char *kind, const char *object, const char *remedy,
@@ -219,13 +221,50 @@ static int check_deletion_file(vctx *c, const lance_dataset *ds,
     return 0;
 }
 
-/* Every other file the manifest references (transaction files): it exists. */
+/* A key index segment a branch's version lists but does not hold: the version inherited it
+ * from the version it was forked from, and it lives in that dataset's _ogkix/ (readers look
+ * there too, keyindex.c). The key there, in out, when key is such a segment and it exists. */
+static bool inherited_segment(vctx *c, const char *key, char out[STORE_KEY_MAX])
+{
+    const lance_dataset *ds = c->ds;
+    size_t n = strlen(ds->root), k = strlen(LANCE_KIX_DIR);
+    if (strncmp(key, ds->root, n) != 0 || key[n] != '/' ||
+        strncmp(key + n + 1, LANCE_KIX_DIR, k) != 0)
+        return false;
+    const char *name = key + n + 1 + k;
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    for (size_t i = 0; i < pb->n_base_paths; i++) {
+        const Lance__Table__BasePath *bp = pb->base_paths[i];
+        char dir[STORE_KEY_MAX];
+        store_meta m;
+        if (!bp->is_dataset_root || lance_dataset_file_root(ds, 1, bp->id, dir) != 0 ||
+            lance_key(out, dir, LANCE_KIX_DIR, name) != 0) {
+            og_error_clear();
+            continue;
+        }
+        if (store_head(c->s, out, &m) == 0) return true;
+        og_error_clear();
+    }
+    return false;
+}
+
+/* Every other file the manifest references (transaction files, key index segments): it
+ * exists. */
 static int check_other(void *arg, const char *key)
 {
     vctx *c = arg;
     int was, ok;
     int rc = seen(c, &c->files, key, &was);
     if (rc || was) return rc;
+    store_meta m;
+    char there[STORE_KEY_MAX];
+    if (c->ds && store_head(c->s, key, &m) == OG_E_NOT_FOUND) {
+        og_error_clear();
+        if (inherited_segment(c, key, there)) {
+            if ((rc = seen(c, &c->files, there, &was)) != 0 || was) return rc;
+            return check_exists(c, there, 0, &ok);
+        }
+    }
     return check_exists(c, key, 0, &ok);
 }
 
@@ -274,7 +313,9 @@ static int check_dataset(vctx *c, const char *root, uint64_t version, const grap
             rc = check_data_file(c, ds, f->files[j]);
         if (rc == 0 && f->deletion_file) rc = check_deletion_file(c, ds, f);
     }
+    c->ds = ds;
     if (rc == 0) rc = lance_manifest_files(pb, root, check_other, c, NULL);
+    c->ds = NULL;
     lance_dataset_free(ds);
     return rc;
 }
