@@ -16,7 +16,7 @@
  * the other branches (prefix-disjoint names) and the fork-source checks cannot race in this
  * process, nor, through the store lock, on this host. Tier SCHEMA (graph control), its own
  * name, so writes (which take "schema") never wait for it. */
-static const write_gate_key REFS_GATE = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL};
+static const write_gate_key REFS_GATE = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL, false};
 
 static bool is_main(const char *b)
 {
@@ -235,7 +235,7 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
     if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, g->gate_timeout_ms, &refs)) != 0)
         return rc;
     /* The branch's own gate, without waiting: a write on it is under way. */
-    write_gate_key bkey = {WRITE_GATE_BRANCH, name, NULL};
+    write_gate_key bkey = {WRITE_GATE_BRANCH, name, NULL, false};
     rc = write_gates_acquire(g->gates, &bkey, 1, 0, &mine);
     if (rc == OG_E_CONFLICT || rc == OG_E_RESOURCE_LIMIT) {
         og_error_clear();

@@ -265,17 +265,21 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
 
 /* ---- gates --------------------------------------------------------------------------------- */
 
-/* The gate keys of an intent (caller frees *keys; the strings are the intent's). */
+/* The gate keys of an intent (caller frees *keys; the strings are the intent's). Every kind
+ * registered today (load, mutation, optimize) changes data, not the schema: it takes the
+ * graph/schema-control key shared, so data writes on different branches do not wait for each
+ * other; a graph-global change (a schema apply) would take it exclusive. The branch and table
+ * keys are exclusive. */
 static int intent_gate_keys(const write_intent *in, write_gate_key **keys, size_t *n)
 {
     *n = 2 + in->n_effects;
     if (!(*keys = core_calloc(*n, sizeof **keys))) return core_err_nomem();
     const char *branch = in->branch ? in->branch : "main";
-    (*keys)[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL};
-    (*keys)[1] = (write_gate_key){WRITE_GATE_BRANCH, branch, NULL};
+    (*keys)[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL, true};
+    (*keys)[1] = (write_gate_key){WRITE_GATE_BRANCH, branch, NULL, false};
     for (size_t i = 0; i < in->n_effects; i++) {
         const char *pb = in->effects[i].table_branch ? in->effects[i].table_branch : "main";
-        (*keys)[2 + i] = (write_gate_key){WRITE_GATE_TABLE, pb, in->effects[i].alias};
+        (*keys)[2 + i] = (write_gate_key){WRITE_GATE_TABLE, pb, in->effects[i].alias, false};
     }
     return 0;
 }
