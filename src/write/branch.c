@@ -141,8 +141,8 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
     if (rc) return rc;
     if (from && !is_main(from) && (rc = write_branch_name_check(from)) != 0) return rc;
     const char *src = is_main(from) ? NULL : from;
-    size_t resolved = 0;
-    if ((rc = write_recover(g, src, &resolved)) != 0) return rc;
+    size_t resolved = 0; /* the intents that can overlap the source branch */
+    if ((rc = write_recover(g, src ? src : "main", &resolved)) != 0) return rc;
     write_gate_set *gate = NULL;
     if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, g->gate_timeout_ms, &gate)) != 0)
         return rc;

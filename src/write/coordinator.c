@@ -356,12 +356,13 @@ int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **
 
 int write_recover(write_graph *g, const char *branch, size_t *resolved)
 {
-    (void)branch; /* every sidecar overlaps: only main is writable today */
     *resolved = 0;
     if (g->h->readonly) return 0;
+    /* Only the intents that can overlap an operation on this branch (RFC-022 §4.1): a write
+     * on one branch neither waits for nor fails on a live writer of another branch. */
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
-    int rc = write_sidecar_list(g->h->s, &ids, &n);
+    int rc = write_sidecar_list_overlapping(g->h->s, branch, &ids, &n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         bool done = false;
         rc = write_recover_one(g, ids[i], &done);
@@ -486,6 +487,17 @@ static void base_advance(write_graph *g, const graph_head *old, const write_inte
     graph_head_release(b);
 }
 
+/* 1 when a sidecar that can overlap a write on `branch` (NULL: main) is on the store, 0 when
+ * none is, or a negative error. */
+static int overlapping_sidecars(write_graph *g, const char *branch)
+{
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    int rc = write_sidecar_list_overlapping(g->h->s, branch ? branch : "main", &ids, &n);
+    core_free(ids);
+    return rc != 0 ? rc : n != 0;
+}
+
 /* Stage D: fresh authority state under the gates. 0 = the read set holds; 1 = restart. When
  * the manifest moved without breaking the read set (a maintenance commit, or the manifest's
  * own compaction), *fresh is the manifest at the version checked, for the publish to build on
@@ -527,13 +539,9 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
         if (rc != 0) return rc;
         *fresh_ds = ds; /* the caller's on success only (revalidate frees it otherwise) */
     }
-    /* An intent armed by someone else since our barrier (and not finished: we hold the gates
-     * it would hold) must be recovered first. */
-    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
-    size_t n = 0;
-    if ((rc = write_sidecar_list(g->h->s, &ids, &n)) != 0) return rc;
-    core_free(ids);
-    if (n) return 1;
+    /* An overlapping intent armed by someone else since our barrier (and not finished: we
+     * hold the gates it would hold, so a writer outside them) must be recovered first. */
+    if ((rc = overlapping_sidecars(g, branch)) != 0) return rc < 0 ? rc : 1;
     /* Every written table's Lance HEAD must still be its published version. A first-touch
      * effect forks from a version of its source branch, which never changes; a fork already
      * there under its name is an orphan the effect replaces (adapter_changes.c). */
@@ -879,17 +887,12 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
          * gates kept from the last attempt, no writer of this host can arm an intent, and one
          * that is there already (it would need our gates to be resolved) makes us let go. */
         size_t resolved = 0;
-        if (*held) {
-            char(*ids)[GRAPH_ID_LEN + 1] = NULL;
-            size_t n_ids = 0;
-            rc = write_sidecar_list(g->h->s, &ids, &n_ids);
-            core_free(ids);
-            if (rc != 0 || n_ids) {
-                write_gate_set_release(*held);
-                *held = NULL;
-            }
+        if (*held && overlapping_sidecars(g, branch) != 0) {
+            og_error_clear(); /* the barrier below lists again, and reports */
+            write_gate_set_release(*held);
+            *held = NULL;
         }
-        if (!*held && (rc = write_recover(g, branch, &resolved)) != 0) return rc;
+        if (!*held && (rc = write_recover(g, branch ? branch : "main", &resolved)) != 0) return rc;
 
         /* B: prepare without gates, against a base captured after the barrier. */
         uint64_t t0 = core_mono_ns();

@@ -564,13 +564,14 @@ static int retire_if_resolved(write_graph *g, const char *operation_id, int kind
     return rc;
 }
 
-/* The gates every intent on main takes first (schema, then branch): what a sidecar that cannot
- * be read is acted on under. */
+/* What a sidecar that cannot be read is acted on under: its writer's branch is not known, so
+ * the schema-control key exclusive (which waits out, and holds back, every data writer of this
+ * process and host, whose intents take it shared) and then main's branch key. */
 static int root_gates(write_graph *g, write_gate_set **out)
 {
-    write_intent bare;
-    memset(&bare, 0, sizeof bare);
-    return write_intent_gates(g, &bare, out);
+    const write_gate_key keys[] = {{WRITE_GATE_SCHEMA, "schema", NULL, false},
+                                   {WRITE_GATE_BRANCH, "main", NULL, false}};
+    return write_gates_take(g, keys, 2, out);
 }
 
 /* Discard an intent on an operator's word alone (recover resolve --discard --force). */

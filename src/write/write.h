@@ -320,9 +320,12 @@ typedef enum write_recovery_kind {
 } write_recovery_kind;
 const char *write_recovery_kind_name(int kind);
 
-/* Resolve every sidecar on `branch` (NULL: every branch) whose owner is gone. 0 when none is
- * left; OG_E_RECOVERY_REQUIRED (operation id in the error) when one cannot be resolved now
- * (a live owner, or a state only an operator may resolve). *resolved counts sidecars resolved. */
+/* Resolve every sidecar that can overlap an operation on `branch` ("main" for main; NULL:
+ * every sidecar, on every branch) whose owner is gone: the intents of writers on that branch,
+ * and every intent that is not a branch-scoped data write or cannot be read
+ * (write_sidecar_list_overlapping). 0 when none is left; OG_E_RECOVERY_REQUIRED (operation id
+ * in the error) when one cannot be resolved now (a live owner, or a state only an operator may
+ * resolve). *resolved counts sidecars resolved. */
 int write_recover(write_graph *g, const char *branch, size_t *resolved);
 
 /* ---- Repair (issue 16) ---------------------------------------------------------------------
