@@ -207,14 +207,23 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
     return rc;
 }
 
-/* The table forks a branch's head names (table_branch == name): its own files, reclaimed
- * after its ref is gone. Best effort: leftovers are invisible (no graph branch names them) and
- * a later first-touch fork of the same name replaces them. */
+/* The table forks named after the branch: its own files, reclaimed after its ref is gone.
+ * Those its head pins (table_branch == name), and the orphans no head pins: a first touch
+ * whose write did not publish (a crash after the fork; recovery leaves such a fork for the next
+ * first touch to replace, and once the branch is gone there is none). A fork of that name
+ * belongs to this graph branch alone, and no writer can be on it now: the branch gate was free
+ * and the ref is gone. Best effort: leftovers are invisible (no graph branch names them) and a
+ * later first-touch fork of the same name replaces them. */
 static void reclaim_table_forks(store *s, const graph_snapshot *snap, const char *name)
 {
     for (size_t i = 0; i < snap->n_tables; i++) {
         const graph_table *t = &snap->tables[i];
-        if (!t->table_branch || strcmp(t->table_branch, name) != 0) continue;
+        bool pinned = t->table_branch && strcmp(t->table_branch, name) == 0;
+        lance_branch ref;
+        if (!pinned && lance_branch_get(s, t->path, name, &ref) != 0) {
+            og_error_clear(); /* no fork of that name (or unreadable: left, see above) */
+            continue;
+        }
         if (lance_branch_delete(s, t->path, name, NULL) != 0)
             og_error_clear(); /* safe to leave: see above */
     }
