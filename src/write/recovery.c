@@ -848,12 +848,17 @@ static int recover_one(write_graph *g, const char *operation_id, const write_res
     } else if (rc == 0) {
         rc = resolve(g, &in);
         if (rc == OG_E_RECOVERY_REQUIRED) {
-            /* Blocked, unless the audit log already records it resolved (a stale copy). */
+            /* Blocked, unless the audit log already records it resolved (a stale copy). The
+             * lookup clears the thread's error when there is no audit log yet: keep ours. */
+            core_err_saved blocked;
+            core_err_save(&blocked);
             bool retired = false;
             int rr = retire_if_resolved(g, in.operation_id, in.kind, in.actor, &retired);
             if (rr != 0 || retired) {
                 rc = rr;
                 *done_kind = WRITE_RECOVERY_RETIRED;
+            } else {
+                core_err_restore(&blocked);
             }
         }
     }
