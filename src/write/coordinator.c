@@ -363,11 +363,35 @@ int write_recover(write_graph *g, const char *branch, size_t *resolved)
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
     int rc = write_sidecar_list_overlapping(g->h->s, branch, &ids, &n);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        bool done = false;
-        rc = write_recover_one(g, ids[i], &done);
-        if (rc == 0 && done) (*resolved)++;
+    /* An intent that cannot be resolved yet (recovery_required: a live owner, or a table
+     * another intent moved and has not published) does not stop the others: resolving an
+     * older one may be what unblocks it, so the pass repeats while it makes progress. The
+     * first refusal of the last pass is the answer. Any other error stops at once. */
+    bool *left = n ? core_calloc(n, sizeof *left) : NULL;
+    core_err_saved *refused = n ? core_malloc(sizeof *refused) : NULL;
+    if (n && (!left || !refused)) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        left[i] = true;
+    bool blocked = false;
+    for (bool progress = true; rc == 0 && progress;) {
+        progress = blocked = false;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (!left[i]) continue;
+            bool done = false;
+            rc = write_recover_one(g, ids[i], &done);
+            if (rc == OG_E_RECOVERY_REQUIRED) {
+                if (!blocked) core_err_save(refused);
+                blocked = true;
+                rc = 0;
+                continue;
+            }
+            if (rc != 0) break;
+            left[i] = false;
+            progress = true;
+            if (done) (*resolved)++;
+        }
     }
+    core_free(left);
     core_free(ids);
     if (*resolved) {
         /* A writer whose intent was just resolved is gone (its owner lock was free): the
@@ -382,6 +406,8 @@ int write_recover(write_graph *g, const char *branch, size_t *resolved)
                      (unsigned long long)temps);
         }
     }
+    if (rc == 0 && blocked) rc = core_err_restore(refused);
+    core_free(refused);
     return rc;
 }
 
@@ -556,6 +582,17 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
             (rc = latest_after(g, root, si.naming, pinned, false, &head)) != 0)
             return rc;
         if (head != e->expected_version) {
+            /* A writer that did not see ours (processes without shared gates) may have armed
+             * its intent after our look and moved the table since, or even published and
+             * finished: its intent, or the manifest it moved, is there now. Then this is a
+             * race: start again (the barrier resolves, or waits for, that intent). */
+            if ((rc = overlapping_sidecars(g, branch)) != 0) return rc < 0 ? rc : 1;
+            uint64_t now = 0;
+            if ((rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch)) != 0 ||
+                (rc = latest_after(g, root, known ? known->naming : LANCE_NAMING_UNKNOWN,
+                                   known ? latest : 0, true, &now)) != 0)
+                return rc;
+            if (now != latest) return 1;
             /* Not a race (a race would have left an intent): the graph manifest lost the
              * version that published it, or a writer outside the protocol moved the table.
              * Retrying cannot help; repair can. */
@@ -1022,6 +1059,8 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             write_intent_clear(&in);
             return rc;
         }
+
+        if (g->test_before_arm) g->test_before_arm(g->test_before_arm_arg);
 
         /* E: arm recovery — the sidecar is durable before the first physical effect, and its
          * lock proves to recovery that its owner is alive. */

@@ -180,6 +180,11 @@ int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n);
  * (its write finished) is left out. */
 int write_sidecar_list_overlapping(store *s, const char *scope, char (**ids)[GRAPH_ID_LEN + 1],
                                    size_t *n);
+/* Whether a sidecar other than operation `self`'s has an effect on table `path` on physical
+ * branch `table_branch` (a fork it made or will make there is not an orphan). A sidecar that
+ * does not parse counts (it cannot be told); one gone by the time it is read does not. */
+int write_sidecar_fork_claimed(store *s, const char *self, const char *path,
+                               const char *table_branch, bool *claimed);
 
 /* ---- Publisher ----------------------------------------------------------------------------- */
 

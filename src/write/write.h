@@ -111,6 +111,12 @@ typedef struct write_graph {
      * is written (to stall a writer inside the gates). NULL in production. */
     void (*test_in_gates)(void *arg);
     void *test_in_gates_arg;
+    /* Test hook: called with test_before_arm_arg once the write holds its gates and its read
+     * set revalidated, before its sidecar is written (a writer that does not share the gates
+     * can then publish under it: the window the manifest CAS must arbitrate). NULL in
+     * production. */
+    void (*test_before_arm)(void *arg);
+    void *test_before_arm_arg;
 } write_graph;
 
 typedef struct write_open_options {
