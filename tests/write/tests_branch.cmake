@@ -1,2 +1,5 @@
 # Graph branches (src/write/branch.c): the ref control protocol, races and crash enumeration.
 og_test(test_write_branch LABELS "write;crash;race" SOURCES write/test_write_branch.c TIMEOUT 600)
+# Branch races (issue 17 item 5): writes on two branches never wait for each other's gates,
+# write vs delete of its branch, delete vs an unresolved sidecar, gates off (CAS arbitrates).
+og_test(test_branch_race LABELS "write;race" SOURCES write/test_branch_race.c TIMEOUT 600)
