@@ -4,6 +4,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,9 +232,11 @@ struct store_lock {
     store *s;
     void *handle;
     int real;
+    int shared;
 };
 
-int store_lock_acquire(store *s, const char *name, uint32_t timeout_ms, store_lock **out)
+static int lock_acquire(store *s, const char *name, bool shared, uint32_t timeout_ms,
+                        store_lock **out)
 {
     *out = NULL;
     int rc = store_key_check(name);
@@ -241,16 +244,30 @@ int store_lock_acquire(store *s, const char *name, uint32_t timeout_ms, store_lo
     store_lock *l = core_calloc(1, sizeof *l);
     if (!l) return core_err_nomem();
     l->s = s;
+    /* Shared where the backend has it; exclusive otherwise (it excludes more, never less). */
+    shared = shared && s->ext && s->ext->lock_shared;
     if (s->ops->lock) {
-        rc = s->ops->lock(s, name, timeout_ms, &l->handle);
+        rc = shared ? s->ext->lock_shared(s, name, timeout_ms, &l->handle)
+                    : s->ops->lock(s, name, timeout_ms, &l->handle);
         if (rc) {
             core_free(l);
             return rc;
         }
         l->real = 1;
+        l->shared = shared;
     }
     *out = l;
     return 0;
+}
+
+int store_lock_acquire(store *s, const char *name, uint32_t timeout_ms, store_lock **out)
+{
+    return lock_acquire(s, name, false, timeout_ms, out);
+}
+
+int store_lock_acquire_shared(store *s, const char *name, uint32_t timeout_ms, store_lock **out)
+{
+    return lock_acquire(s, name, true, timeout_ms, out);
 }
 
 void store_lock_release(store_lock *l)
@@ -263,7 +280,7 @@ void store_lock_release(store_lock *l)
 void store_lock_release_remove(store_lock *l)
 {
     if (!l) return;
-    if (l->real && l->s->ext && l->s->ext->unlock_remove)
+    if (l->real && !l->shared && l->s->ext && l->s->ext->unlock_remove)
         l->s->ext->unlock_remove(l->s, l->handle);
     else if (l->real)
         l->s->ops->unlock(l->s, l->handle);
@@ -273,4 +290,9 @@ void store_lock_release_remove(store_lock *l)
 int store_lock_is_real(const store_lock *l)
 {
     return l && l->real;
+}
+
+int store_lock_is_shared(const store_lock *l)
+{
+    return l && l->real && l->shared;
 }

@@ -135,6 +135,11 @@ typedef struct store_ops_ext {
     /* Remove the backend's own temporaries abandoned by writers that are gone (NULL: it leaves
      * none). *removed counts them. */
     int (*reclaim)(store *s, uint64_t *removed);
+    /* Take lock `name` in shared mode: shared holders coexist, and exclude (and are excluded
+     * by) an exclusive holder of the same name taken with ops->lock. Released with
+     * ops->unlock. NULL: the backend has only exclusive locks, and store_lock_acquire_shared()
+     * takes an exclusive one instead (it excludes more, never less). */
+    int (*lock_shared)(store *s, const char *name, uint32_t timeout_ms, void **handle);
 } store_ops_ext;
 
 /* Every backend embeds this first (zero-initialised: ext NULL means no optional ops). */
@@ -158,18 +163,27 @@ int store_prefix_check(const char *prefix);
  * an flock(2) on a lock file, so it excludes other processes on this host and other handles in this
  * process, and it is released by the kernel if the holder dies: holding it proves liveness, and
  * taking it proves the previous holder is gone. Locks are an optimisation and a liveness proof,
- * never the source of cross-process correctness (docs/conformance.md, §3 invariant 7). */
+ * never the source of cross-process correctness (docs/conformance.md, §3 invariant 7).
+ * A lock may also be taken shared (store_lock_acquire_shared: flock LOCK_SH on the local
+ * backend): shared holders of a name coexist; an exclusive holder excludes them and they
+ * exclude it. A backend without shared locks gives an exclusive one instead. */
 typedef struct store_lock store_lock;
 #define STORE_LOCK_WAIT_FOREVER UINT32_MAX
 /* timeout_ms 0 tries once. OG_E_CONFLICT (with the name as object) if still held after it. */
 int store_lock_acquire(store *s, const char *name, uint32_t timeout_ms, store_lock **out);
+/* The same in shared mode (exclusive on a backend without shared locks). */
+int store_lock_acquire_shared(store *s, const char *name, uint32_t timeout_ms, store_lock **out);
 void store_lock_release(store_lock *l);
 /* Release, and remove the lock's backing file: for names used once (per operation), which no
  * one will take again after the holder is done. A waiter that opened the old file retries on
- * the new one, so removal never splits the lock. */
+ * the new one, so removal never splits the lock. A shared lock is only released (other shared
+ * holders may still hold the file: removing it would let an exclusive taker lock a new file
+ * beside them). */
 void store_lock_release_remove(store_lock *l);
 /* 0 when the backend has no locks and this lock excludes nobody. */
 int store_lock_is_real(const store_lock *l);
+/* 1 when the lock is held in shared mode (0: exclusive, or not real). */
+int store_lock_is_shared(const store_lock *l);
 
 /* Dispatch: validate, count, call the backend. */
 /* Read [off, off+len) (len STORE_ALL: to the end) into out, replacing its contents.

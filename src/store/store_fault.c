@@ -444,6 +444,15 @@ static int fault_lock(store *s, const char *name, uint32_t timeout_ms, void **ha
     return rc;
 }
 
+/* Shared where the inner store has it (store_lock_acquire_shared falls back to exclusive). */
+static int fault_lock_shared(store *s, const char *name, uint32_t timeout_ms, void **handle)
+{
+    store_lock *l = NULL;
+    int rc = store_lock_acquire_shared(F(s)->inner, name, timeout_ms, &l);
+    if (rc == 0) *handle = l;
+    return rc;
+}
+
 static void fault_unlock(store *s, void *handle)
 {
     (void)s;
@@ -483,6 +492,7 @@ static const store_ops_ext FAULT_EXT = {
     .sync_put_if_absent = fault_sync_put_if_absent,
     .unlock_remove = fault_unlock_remove,
     .reclaim = fault_reclaim,
+    .lock_shared = fault_lock_shared,
 };
 
 int store_fault_open(store **out, store *inner, int own_inner)

@@ -1103,13 +1103,16 @@ static int local_sync_put_if_absent(store *s, const char *const *keys, size_t n,
 /* Lock files live flat in LOCK_DIR, the name escaped ('%' -> %25, '/' -> %2F). A holder may
  * remove its lock file while it holds the lock (local_unlock_remove); so whoever gets the
  * flock checks that the name still leads to the file it locked, and starts over on the current
- * file if not. Two processes therefore never hold "the same" lock on two different files. */
+ * file if not. Two processes therefore never hold "the same" lock on two different files.
+ * Only an exclusive holder removes the file (store_lock_release_remove never removes a shared
+ * lock's), so no shared holder is left on a file a later taker does not see. */
 typedef struct local_lock_handle {
     int fd;
     char path[];
 } local_lock_handle;
 
-static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **handle)
+/* op: LOCK_EX or LOCK_SH. */
+static int local_flock(store *s, const char *name, int op, uint32_t timeout_ms, void **handle)
 {
     local_store *ls = L(s);
     if (ls->readonly) return refuse_readonly(ls, name);
@@ -1134,7 +1137,7 @@ static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **ha
             }
             if (fd < 0) return core_err_storage(errno, name, "opening lock '%s'", name);
         }
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        if (flock(fd, op | LOCK_NB) == 0) {
             struct stat held, named;
             if (fstat(fd, &held) != 0) {
                 int e = errno;
@@ -1172,6 +1175,18 @@ static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **ha
     memcpy(h->path, path, strlen(path) + 1);
     *handle = h;
     return 0;
+}
+
+static int local_lock(store *s, const char *name, uint32_t timeout_ms, void **handle)
+{
+    return local_flock(s, name, LOCK_EX, timeout_ms, handle);
+}
+
+/* A shared lock on the same file: any number of shared holders (threads with their own
+ * descriptor, or processes) coexist; an exclusive holder excludes them all. */
+static int local_lock_shared(store *s, const char *name, uint32_t timeout_ms, void **handle)
+{
+    return local_flock(s, name, LOCK_SH, timeout_ms, handle);
 }
 
 static void local_unlock(store *s, void *handle)
@@ -1236,6 +1251,7 @@ static const store_ops_ext LOCAL_EXT = {
     .sync_put_if_absent = local_sync_put_if_absent,
     .unlock_remove = local_unlock_remove,
     .reclaim = local_reclaim,
+    .lock_shared = local_lock_shared,
 };
 
 /* mkdir -p for the root path itself (absolute or relative to the cwd). */

@@ -209,25 +209,64 @@ static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_s
     return 0;
 }
 
+/* Whether an existing fork of the table under the effect's branch name is in use: another
+ * pending intent names it (it made or is making it: a writer that did not see ours, in a
+ * process without shared gates), or the branch's head pins it (that writer published since
+ * our revalidation). The intents are looked at first: a writer's intent is there from before
+ * its fork until after its publish, so one missed there has published by the time the head
+ * is read. */
+static int fork_in_use(write_graph *g, const write_intent *in, const write_effect *e, bool *used)
+{
+    int rc = write_sidecar_fork_claimed(g->h->s, in->operation_id, e->path, e->table_branch, used);
+    if (rc != 0 || *used) return rc;
+    graph_snapshot *snap = NULL;
+    if ((rc = graph_snapshot_load(&snap, g->h->s, in->branch, 0, 0)) != 0) return rc;
+    const graph_table *t = graph_snapshot_table(snap, e->alias);
+    *used = t && t->table_branch && strcmp(t->table_branch, e->table_branch) == 0;
+    graph_snapshot_free(snap);
+    return 0;
+}
+
+static int fork_taken(const write_effect *e)
+{
+    int rc = core_err(OG_E_CONFLICT,
+                      "table %s already has a fork '%s' that another write on this branch made "
+                      "meanwhile; retry",
+                      e->alias, e->table_branch);
+    core_err_detail(CORE_ERR_OBJECT, e->path);
+    return rc;
+}
+
 /* A first-touch effect: fork the table onto the graph branch at the pinned version, then stage
  * the change there with the pre-minted uuid. The sidecar is durable first: the fork is the
- * write's first independently durable effect. A fork of that name the graph branch does not
- * pin is an orphan (a rolled-back first touch that left it, or a deleted branch's leftover):
- * it is replaced. */
+ * write's first independently durable effect. A fork of that name that is not in use is an
+ * orphan (a rolled-back first touch that left it, or a deleted branch's leftover): it is
+ * replaced. One in use means another writer won the first touch: a conflict (with shared
+ * gates this cannot happen: that writer would have held the table's gate). */
 static int fork_and_stage(write_graph *g, write_intent *in, write_effect *e)
 {
     store *s = g->h->s;
     int rc = write_sidecar_sync(s, in);
     if (rc) return rc;
     rc = lance_branch_create(s, e->path, e->table_branch, e->fork_from, e->expected_version, NULL);
-    if (rc == OG_E_EXISTS) { /* an unpinned orphan of that name: replace it */
+    if (rc == OG_E_EXISTS) {
         og_error_clear();
         lance_branch old;
+        bool used = false;
         rc = lance_branch_get(s, e->path, e->table_branch, &old);
-        if (rc == 0) rc = lance_branch_delete(s, e->path, e->table_branch, old.identity);
-        if (rc == 0)
-            rc = lance_branch_create(s, e->path, e->table_branch, e->fork_from, e->expected_version,
-                                     NULL);
+        if (rc == 0) rc = fork_in_use(g, in, e, &used);
+        if (rc == 0 && used) {
+            rc = fork_taken(e);
+        } else if (rc == 0) {
+            rc = lance_branch_delete(s, e->path, e->table_branch, old.identity);
+            if (rc == 0)
+                rc = lance_branch_create(s, e->path, e->table_branch, e->fork_from,
+                                         e->expected_version, NULL);
+            if (rc == OG_E_NOT_FOUND || rc == OG_E_PRECONDITION_FAILED || rc == OG_E_EXISTS) {
+                og_error_clear(); /* replaced or taken by another writer since we looked */
+                rc = fork_taken(e);
+            }
+        }
     }
     if (rc == 0) rc = OG_FAILPOINT("write.post_fork");
     lance_dataset *ds = NULL;

@@ -189,9 +189,9 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
      * take the version: the commit then rebases over its append (which leaves the merged
      * fragments alone), and gives up if a merge or cleanup changed them. */
     size_t resolved = 0;
-    int rc = write_recover(g, branch, &resolved);
+    int rc = write_recover(g, branch ? branch : "main", &resolved);
     if (rc != 0) return rc;
-    write_gate_key key = {WRITE_GATE_BRANCH, branch ? branch : "main", NULL};
+    write_gate_key key = {WRITE_GATE_BRANCH, branch ? branch : "main", NULL, false};
     write_gate_set *gate = NULL;
     if ((rc = write_gates_take(g, &key, 1, &gate)) != 0) return rc;
     lance_dataset *m = NULL, *after = NULL;

@@ -16,7 +16,7 @@
  * the other branches (prefix-disjoint names) and the fork-source checks cannot race in this
  * process, nor, through the store lock, on this host. Tier SCHEMA (graph control), its own
  * name, so writes (which take "schema") never wait for it. */
-static const write_gate_key REFS_GATE = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL};
+static const write_gate_key REFS_GATE = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL, false};
 
 static bool is_main(const char *b)
 {
@@ -141,8 +141,8 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
     if (rc) return rc;
     if (from && !is_main(from) && (rc = write_branch_name_check(from)) != 0) return rc;
     const char *src = is_main(from) ? NULL : from;
-    size_t resolved = 0;
-    if ((rc = write_recover(g, src, &resolved)) != 0) return rc;
+    size_t resolved = 0; /* the intents that can overlap the source branch */
+    if ((rc = write_recover(g, src ? src : "main", &resolved)) != 0) return rc;
     write_gate_set *gate = NULL;
     if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, g->gate_timeout_ms, &gate)) != 0)
         return rc;
@@ -207,14 +207,23 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
     return rc;
 }
 
-/* The table forks a branch's head names (table_branch == name): its own files, reclaimed
- * after its ref is gone. Best effort: leftovers are invisible (no graph branch names them) and
- * a later first-touch fork of the same name replaces them. */
+/* The table forks named after the branch: its own files, reclaimed after its ref is gone.
+ * Those its head pins (table_branch == name), and the orphans no head pins: a first touch
+ * whose write did not publish (a crash after the fork; recovery leaves such a fork for the next
+ * first touch to replace, and once the branch is gone there is none). A fork of that name
+ * belongs to this graph branch alone, and no writer can be on it now: the branch gate was free
+ * and the ref is gone. Best effort: leftovers are invisible (no graph branch names them) and a
+ * later first-touch fork of the same name replaces them. */
 static void reclaim_table_forks(store *s, const graph_snapshot *snap, const char *name)
 {
     for (size_t i = 0; i < snap->n_tables; i++) {
         const graph_table *t = &snap->tables[i];
-        if (!t->table_branch || strcmp(t->table_branch, name) != 0) continue;
+        bool pinned = t->table_branch && strcmp(t->table_branch, name) == 0;
+        lance_branch ref;
+        if (!pinned && lance_branch_get(s, t->path, name, &ref) != 0) {
+            og_error_clear(); /* no fork of that name (or unreadable: left, see above) */
+            continue;
+        }
         if (lance_branch_delete(s, t->path, name, NULL) != 0)
             og_error_clear(); /* safe to leave: see above */
     }
@@ -235,7 +244,7 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
     if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, g->gate_timeout_ms, &refs)) != 0)
         return rc;
     /* The branch's own gate, without waiting: a write on it is under way. */
-    write_gate_key bkey = {WRITE_GATE_BRANCH, name, NULL};
+    write_gate_key bkey = {WRITE_GATE_BRANCH, name, NULL, false};
     rc = write_gates_acquire(g->gates, &bkey, 1, 0, &mine);
     if (rc == OG_E_CONFLICT || rc == OG_E_RESOURCE_LIMIT) {
         og_error_clear();

@@ -198,7 +198,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
      * a branch from being created (in this process, or on this host) while this runs */
     branch_pin *pins = NULL;
     size_t npins = 0;
-    write_gate_key refs_key = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL};
+    write_gate_key refs_key = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL, false};
     write_gate_set *refs = NULL;
     if (rc == 0) rc = write_gates_acquire(g->gates, &refs_key, 1, g->gate_timeout_ms, &refs);
     if (rc == 0) rc = branch_pins(g->h->s, &pins, &npins);
@@ -220,7 +220,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
      * next one while versions below it disappear (a publisher that starts later finds its
      * cached base gone and starts from the hint: lance_version_latest_from). */
     if (rc == 0) {
-        write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL};
+        write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL, false};
         write_gate_set *gate = NULL;
         rc = write_gates_take(g, &key, 1, &gate);
         if (rc == 0) rc = clean_one(g, GRAPH_MANIFEST_DIR, floor_mver, opt, out);

@@ -265,17 +265,21 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
 
 /* ---- gates --------------------------------------------------------------------------------- */
 
-/* The gate keys of an intent (caller frees *keys; the strings are the intent's). */
+/* The gate keys of an intent (caller frees *keys; the strings are the intent's). Every kind
+ * registered today (load, mutation, optimize) changes data, not the schema: it takes the
+ * graph/schema-control key shared, so data writes on different branches do not wait for each
+ * other; a graph-global change (a schema apply) would take it exclusive. The branch and table
+ * keys are exclusive. */
 static int intent_gate_keys(const write_intent *in, write_gate_key **keys, size_t *n)
 {
     *n = 2 + in->n_effects;
     if (!(*keys = core_calloc(*n, sizeof **keys))) return core_err_nomem();
     const char *branch = in->branch ? in->branch : "main";
-    (*keys)[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL};
-    (*keys)[1] = (write_gate_key){WRITE_GATE_BRANCH, branch, NULL};
+    (*keys)[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL, true};
+    (*keys)[1] = (write_gate_key){WRITE_GATE_BRANCH, branch, NULL, false};
     for (size_t i = 0; i < in->n_effects; i++) {
         const char *pb = in->effects[i].table_branch ? in->effects[i].table_branch : "main";
-        (*keys)[2 + i] = (write_gate_key){WRITE_GATE_TABLE, pb, in->effects[i].alias};
+        (*keys)[2 + i] = (write_gate_key){WRITE_GATE_TABLE, pb, in->effects[i].alias, false};
     }
     return 0;
 }
@@ -352,17 +356,42 @@ int write_intent_gates(write_graph *g, const write_intent *in, write_gate_set **
 
 int write_recover(write_graph *g, const char *branch, size_t *resolved)
 {
-    (void)branch; /* every sidecar overlaps: only main is writable today */
     *resolved = 0;
     if (g->h->readonly) return 0;
+    /* Only the intents that can overlap an operation on this branch (RFC-022 §4.1): a write
+     * on one branch neither waits for nor fails on a live writer of another branch. */
     char(*ids)[GRAPH_ID_LEN + 1] = NULL;
     size_t n = 0;
-    int rc = write_sidecar_list(g->h->s, &ids, &n);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        bool done = false;
-        rc = write_recover_one(g, ids[i], &done);
-        if (rc == 0 && done) (*resolved)++;
+    int rc = write_sidecar_list_overlapping(g->h->s, branch, &ids, &n);
+    /* An intent that cannot be resolved yet (recovery_required: a live owner, or a table
+     * another intent moved and has not published) does not stop the others: resolving an
+     * older one may be what unblocks it, so the pass repeats while it makes progress. The
+     * first refusal of the last pass is the answer. Any other error stops at once. */
+    bool *left = n ? core_calloc(n, sizeof *left) : NULL;
+    core_err_saved *refused = n ? core_malloc(sizeof *refused) : NULL;
+    if (n && (!left || !refused)) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        left[i] = true;
+    bool blocked = false;
+    for (bool progress = true; rc == 0 && progress;) {
+        progress = blocked = false;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (!left[i]) continue;
+            bool done = false;
+            rc = write_recover_one(g, ids[i], &done);
+            if (rc == OG_E_RECOVERY_REQUIRED) {
+                if (!blocked) core_err_save(refused);
+                blocked = true;
+                rc = 0;
+                continue;
+            }
+            if (rc != 0) break;
+            left[i] = false;
+            progress = true;
+            if (done) (*resolved)++;
+        }
     }
+    core_free(left);
     core_free(ids);
     if (*resolved) {
         /* A writer whose intent was just resolved is gone (its owner lock was free): the
@@ -377,6 +406,8 @@ int write_recover(write_graph *g, const char *branch, size_t *resolved)
                      (unsigned long long)temps);
         }
     }
+    if (rc == 0 && blocked) rc = core_err_restore(refused);
+    core_free(refused);
     return rc;
 }
 
@@ -482,6 +513,17 @@ static void base_advance(write_graph *g, const graph_head *old, const write_inte
     graph_head_release(b);
 }
 
+/* 1 when a sidecar that can overlap a write on `branch` (NULL: main) is on the store, 0 when
+ * none is, or a negative error. */
+static int overlapping_sidecars(write_graph *g, const char *branch)
+{
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    int rc = write_sidecar_list_overlapping(g->h->s, branch ? branch : "main", &ids, &n);
+    core_free(ids);
+    return rc != 0 ? rc : n != 0;
+}
+
 /* Stage D: fresh authority state under the gates. 0 = the read set holds; 1 = restart. When
  * the manifest moved without breaking the read set (a maintenance commit, or the manifest's
  * own compaction), *fresh is the manifest at the version checked, for the publish to build on
@@ -523,13 +565,9 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
         if (rc != 0) return rc;
         *fresh_ds = ds; /* the caller's on success only (revalidate frees it otherwise) */
     }
-    /* An intent armed by someone else since our barrier (and not finished: we hold the gates
-     * it would hold) must be recovered first. */
-    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
-    size_t n = 0;
-    if ((rc = write_sidecar_list(g->h->s, &ids, &n)) != 0) return rc;
-    core_free(ids);
-    if (n) return 1;
+    /* An overlapping intent armed by someone else since our barrier (and not finished: we
+     * hold the gates it would hold, so a writer outside them) must be recovered first. */
+    if ((rc = overlapping_sidecars(g, branch)) != 0) return rc < 0 ? rc : 1;
     /* Every written table's Lance HEAD must still be its published version. A first-touch
      * effect forks from a version of its source branch, which never changes; a fork already
      * there under its name is an orphan the effect replaces (adapter_changes.c). */
@@ -544,6 +582,17 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
             (rc = latest_after(g, root, si.naming, pinned, false, &head)) != 0)
             return rc;
         if (head != e->expected_version) {
+            /* A writer that did not see ours (processes without shared gates) may have armed
+             * its intent after our look and moved the table since, or even published and
+             * finished: its intent, or the manifest it moved, is there now. Then this is a
+             * race: start again (the barrier resolves, or waits for, that intent). */
+            if ((rc = overlapping_sidecars(g, branch)) != 0) return rc < 0 ? rc : 1;
+            uint64_t now = 0;
+            if ((rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch)) != 0 ||
+                (rc = latest_after(g, root, known ? known->naming : LANCE_NAMING_UNKNOWN,
+                                   known ? latest : 0, true, &now)) != 0)
+                return rc;
+            if (now != latest) return 1;
             /* Not a race (a race would have left an intent): the graph manifest lost the
              * version that published it, or a writer outside the protocol moved the table.
              * Retrying cannot help; repair can. */
@@ -918,17 +967,12 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
          * gates kept from the last attempt, no writer of this host can arm an intent, and one
          * that is there already (it would need our gates to be resolved) makes us let go. */
         size_t resolved = 0;
-        if (*held) {
-            char(*ids)[GRAPH_ID_LEN + 1] = NULL;
-            size_t n_ids = 0;
-            rc = write_sidecar_list(g->h->s, &ids, &n_ids);
-            core_free(ids);
-            if (rc != 0 || n_ids) {
-                write_gate_set_release(*held);
-                *held = NULL;
-            }
+        if (*held && overlapping_sidecars(g, branch) != 0) {
+            og_error_clear(); /* the barrier below lists again, and reports */
+            write_gate_set_release(*held);
+            *held = NULL;
         }
-        if (!*held && (rc = write_recover(g, branch, &resolved)) != 0) return rc;
+        if (!*held && (rc = write_recover(g, branch ? branch : "main", &resolved)) != 0) return rc;
 
         /* B: prepare without gates, against a base captured after the barrier. */
         uint64_t t0 = core_mono_ns();
@@ -1058,6 +1102,8 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             write_intent_clear(&in);
             return rc;
         }
+
+        if (g->test_before_arm) g->test_before_arm(g->test_before_arm_arg);
 
         /* E: arm recovery — the sidecar is durable before the first physical effect, and its
          * lock proves to recovery that its owner is alive. */

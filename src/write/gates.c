@@ -1,4 +1,5 @@
-/* Ordered gates: a process-wide registry of named mutexes per graph root, plus store locks. */
+/* Ordered gates: a process-wide registry of named reader/writer gates per graph root, plus
+ * store locks taken in the same mode. */
 #include "write/gates.h"
 #include "core/alloc.h"
 #include "core/clock.h"
@@ -6,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +15,19 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One named in-process gate. Entries live for the process (a root has few gate names). */
+/* One named in-process gate: a reader/writer gate (shared holders coexist, an exclusive holder
+ * is alone). A waiting exclusive taker holds back new shared takers, so a steady stream of
+ * shared holders cannot starve it; that is deadlock-free because every set is taken in the
+ * total order and no thread asks again for a gate it holds. Entries live for the process (a
+ * root has few gate names). */
 typedef struct gate_entry {
     char *root;
     char *name;
     pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned readers;         /* shared holders */
+    unsigned writers_waiting; /* exclusive takers waiting */
+    bool writer;              /* held exclusively */
     struct gate_entry *next;
 } gate_entry;
 
@@ -27,13 +37,15 @@ static gate_entry *g_registry;
 struct write_gates {
     store *s;
     char *root;
+    bool off; /* OG_TEST_GATES_OFF: sets are recorded, nothing is locked (tests only) */
     _Atomic uint64_t acquisitions, contended, timeouts, held_ns;
 };
 
 typedef struct held_gate {
     char *name;        /* canonical "tier:name[/table]" */
-    gate_entry *entry; /* in-process mutex, locked */
-    store_lock *lock;  /* store lock, held */
+    bool shared;       /* held in shared mode */
+    gate_entry *entry; /* in-process gate, held (NULL with the gates off) */
+    store_lock *lock;  /* store lock, held (NULL with the gates off) */
 } held_gate;
 
 struct write_gate_set {
@@ -61,6 +73,11 @@ static gate_entry *registry_get(const char *root, const char *name)
                 e = NULL;
             } else {
                 pthread_mutex_init(&e->mu, NULL);
+                pthread_condattr_t ca;
+                pthread_condattr_init(&ca);
+                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+                pthread_cond_init(&e->cv, &ca);
+                pthread_condattr_destroy(&ca);
                 e->next = g_registry;
                 g_registry = e;
             }
@@ -80,6 +97,8 @@ int write_gates_open(write_gates **out, store *s, const char *root_id)
         core_free(g);
         return core_err_nomem();
     }
+    const char *off = getenv(WRITE_GATES_OFF_ENV);
+    g->off = off && strcmp(off, "1") == 0;
     *out = g;
     return 0;
 }
@@ -127,20 +146,62 @@ static char *lock_name(const char *canonical)
     return s;
 }
 
-static int lock_mutex(pthread_mutex_t *mu, uint32_t timeout_ms, int *waited)
+static bool gate_free(const gate_entry *e, bool shared)
 {
-    if (pthread_mutex_trylock(mu) == 0) return 0;
-    *waited = 1;
-    if (timeout_ms == STORE_LOCK_WAIT_FOREVER) return pthread_mutex_lock(mu);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
+    return shared ? !e->writer && e->writers_waiting == 0 : !e->writer && e->readers == 0;
+}
+
+/* Take e in the mode asked, waiting at most timeout_ms. 0 or ETIMEDOUT. */
+static int gate_lock(gate_entry *e, bool shared, uint32_t timeout_ms, int *waited)
+{
+    pthread_mutex_lock(&e->mu);
+    if (!gate_free(e, shared)) {
+        *waited = 1;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += timeout_ms / 1000;
+        ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (!shared) e->writers_waiting++;
+        int rc = 0;
+        while (!gate_free(e, shared) && rc != ETIMEDOUT) {
+            if (timeout_ms == STORE_LOCK_WAIT_FOREVER)
+                pthread_cond_wait(&e->cv, &e->mu);
+            else if (timeout_ms == 0)
+                rc = ETIMEDOUT;
+            else
+                rc = pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+        }
+        if (!shared) {
+            e->writers_waiting--;
+            /* shared takers held back by this wait may go now */
+            if (rc == ETIMEDOUT) pthread_cond_broadcast(&e->cv);
+        }
+        if (rc == ETIMEDOUT && !gate_free(e, shared)) {
+            pthread_mutex_unlock(&e->mu);
+            return ETIMEDOUT;
+        }
     }
-    return pthread_mutex_timedlock(mu, &ts);
+    if (shared)
+        e->readers++;
+    else
+        e->writer = true;
+    pthread_mutex_unlock(&e->mu);
+    return 0;
+}
+
+static void gate_unlock(gate_entry *e, bool shared)
+{
+    pthread_mutex_lock(&e->mu);
+    if (shared)
+        e->readers--;
+    else
+        e->writer = false;
+    if (!e->writer && e->readers == 0) pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
 }
 
 int write_gate_set_covers(const write_gate_set *set, const write_gate_key *keys, size_t n)
@@ -154,6 +215,8 @@ int write_gate_set_covers(const write_gate_set *set, const write_gate_key *keys,
             k++;
         core_free(name);
         if (k == set->n) return 0;
+        /* an exclusive hold covers a shared request; a shared hold never covers an exclusive */
+        if (set->gates[k].shared && !keys[i].shared) return 0;
     }
     return 1;
 }
@@ -165,12 +228,26 @@ void write_gate_set_release(write_gate_set *set)
     for (size_t i = set->n; i-- > 0;) {
         held_gate *h = &set->gates[i];
         store_lock_release(h->lock);
-        if (h->entry) pthread_mutex_unlock(&h->entry->mu);
+        if (h->entry) gate_unlock(h->entry, h->shared);
         core_free(h->name);
     }
     if (set->t0) atomic_fetch_add(&set->g->held_ns, core_mono_ns() - set->t0);
     core_free(set->gates);
     core_free(set);
+}
+
+/* The store lock of one gate, in its mode. A lock another process holds is waited for (and
+ * the wait counted, as for the in-process gate). */
+static int store_gate_lock(store *s, const char *lname, bool shared, uint32_t timeout_ms,
+                           int *waited, store_lock **out)
+{
+    int rc =
+        shared ? store_lock_acquire_shared(s, lname, 0, out) : store_lock_acquire(s, lname, 0, out);
+    if (rc != OG_E_CONFLICT || timeout_ms == 0) return rc;
+    og_error_clear();
+    *waited = 1;
+    return shared ? store_lock_acquire_shared(s, lname, timeout_ms, out)
+                  : store_lock_acquire(s, lname, timeout_ms, out);
 }
 
 int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n, uint32_t timeout_ms,
@@ -202,18 +279,32 @@ int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n, ui
     qsort(sorted, n, sizeof *sorted, key_cmp);
     int rc = 0, waited = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (i > 0 && key_cmp(&sorted[i - 1], &sorted[i]) == 0) continue; /* duplicate */
+        if (i > 0 && key_cmp(&sorted[i - 1], &sorted[i]) == 0) continue; /* merged below */
+        /* One key asked for twice is taken once, exclusively if either asked so. */
+        bool shared = sorted[i].shared;
+        for (size_t k = i + 1; k < n && key_cmp(&sorted[i], &sorted[k]) == 0; k++)
+            shared = shared && sorted[k].shared;
         held_gate *h = &set->gates[set->n];
+        h->shared = shared;
         h->name = canonical_name(&sorted[i]);
-        char *lname = h->name ? lock_name(h->name) : NULL;
-        h->entry = h->name ? registry_get(g->root, h->name) : NULL;
-        if (!h->name || !lname || !h->entry) {
-            core_free(lname);
-            core_free(h->name);
+        if (!h->name) {
             rc = core_err_nomem();
             break;
         }
-        int mrc = lock_mutex(&h->entry->mu, timeout_ms, &waited);
+        if (g->off) { /* test-only: recorded, not locked */
+            set->n++;
+            continue;
+        }
+        char *lname = lock_name(h->name);
+        h->entry = registry_get(g->root, h->name);
+        if (!lname || !h->entry) {
+            core_free(lname);
+            core_free(h->name);
+            h->entry = NULL;
+            rc = core_err_nomem();
+            break;
+        }
+        int mrc = gate_lock(h->entry, shared, timeout_ms, &waited);
         if (mrc != 0) {
             core_free(lname);
             if (mrc == ETIMEDOUT)
@@ -222,16 +313,17 @@ int write_gates_acquire(write_gates *g, const write_gate_key *keys, size_t n, ui
                               "longer than the gate timeout (%u ms)",
                               h->name, (long long)getpid(), (unsigned)timeout_ms);
             else
-                rc =
-                    core_err(OG_E_INTERNAL, "gate %s: locking its mutex failed (%d)", h->name, mrc);
+                rc = core_err(OG_E_INTERNAL, "gate %s: locking it failed (%d)", h->name, mrc);
             core_err_detail(CORE_ERR_OBJECT, h->name);
             core_free(h->name);
+            h->entry = NULL;
             break;
         }
-        rc = store_lock_acquire(g->s, lname, timeout_ms, &h->lock);
+        rc = store_gate_lock(g->s, lname, shared, timeout_ms, &waited, &h->lock);
         core_free(lname);
         if (rc) {
-            pthread_mutex_unlock(&h->entry->mu);
+            gate_unlock(h->entry, shared);
+            h->entry = NULL;
             if (rc == OG_E_CONFLICT) {
                 rc = core_err(OG_E_RESOURCE_LIMIT,
                               "gate %s was held by another writer process for longer than the "
@@ -265,6 +357,16 @@ size_t write_gate_set_count(const write_gate_set *set)
 const char *write_gate_set_name(const write_gate_set *set, size_t i)
 {
     return set && i < set->n ? set->gates[i].name : NULL;
+}
+
+int write_gate_set_shared(const write_gate_set *set, size_t i)
+{
+    return set && i < set->n && set->gates[i].shared;
+}
+
+int write_gates_off(const write_gates *g)
+{
+    return g && g->off;
 }
 
 void write_gates_stats(write_gates *g, write_gate_stats *out)

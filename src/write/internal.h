@@ -172,6 +172,19 @@ int write_intent_carry_sidecar(const write_intent *in, lance_staged *st, lance_c
 /* Sidecar operation ids on the store, sorted (ULID order = age). Files that are not
  * "<ULID>.json" are skipped (not ours). */
 int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n);
+/* Those of them that can overlap an operation on graph branch `scope` (RFC-022 §4.1): with
+ * scope NULL, every one; otherwise the intents of a writer on that branch ("main" for main),
+ * or with an effect on a table of that physical branch, and every intent this cannot be told
+ * of: one that does not parse (recovery decides what it is), or of a kind that is not a
+ * branch-scoped data write (load, mutation, optimize). A sidecar gone by the time it is read
+ * (its write finished) is left out. */
+int write_sidecar_list_overlapping(store *s, const char *scope, char (**ids)[GRAPH_ID_LEN + 1],
+                                   size_t *n);
+/* Whether a sidecar other than operation `self`'s has an effect on table `path` on physical
+ * branch `table_branch` (a fork it made or will make there is not an orphan). A sidecar that
+ * does not parse counts (it cannot be told); one gone by the time it is read does not. */
+int write_sidecar_fork_claimed(store *s, const char *self, const char *path,
+                               const char *table_branch, bool *claimed);
 
 /* ---- Publisher ----------------------------------------------------------------------------- */
 

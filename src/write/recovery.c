@@ -3,14 +3,17 @@
  * after its expected one carries the intent's pre-recorded uuid; "a newer version exists" is
  * never proof. Outcomes:
  *   - the intent's commit (or its rollback commit) is visible: finalize (audit, delete);
- *   - no table moved: discard the intent (audit, delete);
+ *   - no table moved by its transaction: discard the intent (audit, delete). That includes a
+ *     table the branch now publishes past the intent's expected version when the version after
+ *     the expected one is another transaction's (a writer that did not see the intent won);
  *   - every table moved by exactly its own transaction and the branch head is still the one
  *     the intent was built on: roll forward (publish the delta with the original lineage);
- *   - some moved, some did not: roll back the moved ones with Restore (rollback plan persisted
- *     in the sidecar first, each restore with a pre-minted uuid) and publish a rollback commit
- *     so every pin equals its Lance HEAD;
- *   - anything else (foreign commits on a table, a head that moved past a live intent): fail
- *     typed recovery_required and touch nothing.
+ *   - some moved, some did not, or all did but the head moved on (another write published
+ *     first): roll back the moved ones with Restore (rollback plan persisted in the sidecar
+ *     first, each restore with a pre-minted uuid) and publish a rollback commit so every pin
+ *     equals its Lance HEAD;
+ *   - anything else (an unpublished foreign commit on a table, a branch deleted and created
+ *     again): fail typed recovery_required and touch nothing.
  * Recovery acts only under the intent's gates and its owner lock (proof the owner is gone). */
 #include "write/internal.h"
 
@@ -23,6 +26,7 @@
 #include "lance/manifest.h"
 #include "lance/paths.h"
 #include "lance/restore.h"
+#include "lance/txn.h"
 #include "lance/version.h"
 
 #include <inttypes.h>
@@ -33,6 +37,9 @@
 typedef enum effect_state {
     EFFECT_NO_MOVEMENT = 1, /* HEAD == expected */
     EFFECT_OWN_AT_HEAD,     /* HEAD == expected + 1 and that version is our transaction */
+    EFFECT_NOT_OURS,        /* the branch publishes the table past expected, and version
+                             * expected + 1 (the only one our transaction could have made) is
+                             * another transaction's: ours never happened */
     EFFECT_FOREIGN,         /* anything else */
 } effect_state;
 
@@ -46,7 +53,38 @@ static int table_root(char out[STORE_KEY_MAX], const write_effect *e)
     return lance_branch_root(out, e->path, e->table_branch);
 }
 
-static int classify_raw(store *s, const write_effect *e, uint64_t pin, classified *out)
+/* Whether version v of the table at root was made by a transaction other than `uuid` (one
+ * without a recorded transaction is not ours either). *other stays false when v is ours or is
+ * gone (cleaned up: then which transaction made it cannot be told). */
+static int version_is_other(store *s, const char *root, lance_naming naming, uint64_t v,
+                            const char *uuid, bool *other)
+{
+    *other = false;
+    lance_manifest *m = NULL;
+    Lance__Table__Transaction *t = NULL;
+    int rc = lance_version_load(s, root, v, naming, LANCE_ACCESS_READ, &m);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        return 0;
+    }
+    if (rc == 0) rc = lance_txn_load(s, root, m, &t);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        *other = true;
+        rc = 0;
+    } else if (rc == 0) {
+        *other = !t->uuid || strcmp(t->uuid, uuid) != 0;
+    }
+    lance_pb_free(t);
+    lance_manifest_free(m);
+    return rc;
+}
+
+/* pin: the table's version in the branch's current snapshot. same_incarnation: that snapshot
+ * is of the branch incarnation the intent was armed on (only then does a pin that moved past
+ * the intent's expected version say anything about it). */
+static int classify_raw(store *s, const write_effect *e, uint64_t pin, bool same_incarnation,
+                        classified *out)
 {
     char root[STORE_KEY_MAX];
     lance_naming naming;
@@ -55,12 +93,22 @@ static int classify_raw(store *s, const write_effect *e, uint64_t pin, classifie
     if (rc == OG_E_NOT_FOUND && e->fork) { /* a first touch that never forked */
         og_error_clear();
         out->head = e->expected_version;
-        out->state = pin == e->expected_version ? EFFECT_NO_MOVEMENT : EFFECT_FOREIGN;
+        out->state = pin == e->expected_version ? EFFECT_NO_MOVEMENT
+                     : same_incarnation         ? EFFECT_NOT_OURS
+                                                : EFFECT_FOREIGN;
         return 0;
     }
     if (rc != 0) return rc;
     if (pin != e->expected_version) {
-        out->state = EFFECT_FOREIGN;
+        /* Another writer published the table past the version this intent expected (writers
+         * that did not see each other's intents: processes without shared gates). Our
+         * transaction commits at exactly expected + 1 or nowhere, so another's there proves
+         * ours never happened. */
+        bool other = false;
+        if (same_incarnation && pin > e->expected_version && out->head > e->expected_version &&
+            (rc = version_is_other(s, root, naming, e->expected_version + 1, e->uuid, &other)) != 0)
+            return rc;
+        out->state = other ? EFFECT_NOT_OURS : EFFECT_FOREIGN;
         return 0;
     }
     if (out->head == e->expected_version) {
@@ -82,9 +130,10 @@ static int classify_raw(store *s, const write_effect *e, uint64_t pin, classifie
     return 0;
 }
 
-static int classify_effect(store *s, const write_effect *e, uint64_t pin, classified *out)
+static int classify_effect(store *s, const write_effect *e, uint64_t pin, bool same_incarnation,
+                           classified *out)
 {
-    int rc = classify_raw(s, e, pin, out);
+    int rc = classify_raw(s, e, pin, same_incarnation, out);
     /* A fork the graph branch does not pin is invisible: unless it holds this intent's own
      * commit, nothing of the intent happened there (it is an orphan the next first touch
      * replaces) and nothing in it needs restoring. */
@@ -412,14 +461,17 @@ static int plan_intent(store *s, const write_intent *in, const graph_snapshot *s
         snprintf(why, why_cap, "a rollback of it was under way");
         return 0;
     }
-    size_t n = in->n_effects, own = 0;
+    size_t n = in->n_effects, own = 0, not_ours = 0;
+    bool same_incarnation = strcmp(snap->branch_identity, in->rs.branch_identity) == 0;
     for (size_t i = 0; i < n; i++) {
         const graph_table *t = graph_snapshot_table(snap, in->effects[i].alias);
         uint64_t pin = t ? t->version : 0;
-        int rc = classify_effect(s, &in->effects[i], pin, &cl[i]);
+        int rc = classify_effect(s, &in->effects[i], pin, same_incarnation, &cl[i]);
         if (rc != 0) return rc;
         if (cl[i].state == EFFECT_OWN_AT_HEAD) {
             own++;
+        } else if (cl[i].state == EFFECT_NOT_OURS) {
+            not_ours++;
         } else if (cl[i].state != EFFECT_NO_MOVEMENT) {
             *action = WRITE_PLAN_BLOCKED;
             snprintf(why, why_cap,
@@ -432,26 +484,47 @@ static int plan_intent(store *s, const write_intent *in, const graph_snapshot *s
     }
     if (own == 0) {
         *action = WRITE_PLAN_DISCARD;
-        snprintf(why, why_cap, "none of its %zu table effects happened", n);
+        if (not_ours)
+            snprintf(why, why_cap,
+                     "none of its %zu table effects happened (%zu of its tables were "
+                     "published past it by other writes)",
+                     n, not_ours);
+        else
+            snprintf(why, why_cap, "none of its %zu table effects happened", n);
         return 0;
     }
-    bool head_same = strcmp(snap->head, in->rs.graph_head) == 0 &&
-                     strcmp(snap->branch_identity, in->rs.branch_identity) == 0;
+    bool head_same = same_incarnation && strcmp(snap->head, in->rs.graph_head) == 0;
     if (own == n && head_same) {
         *action = WRITE_PLAN_ROLL_FORWARD;
         snprintf(why, why_cap,
                  "all %zu table effects happened and the branch head is still "
                  "its base",
                  n);
-    } else if (!head_same) {
+    } else if (!same_incarnation) {
         *action = WRITE_PLAN_BLOCKED;
-        snprintf(why, why_cap, "the branch head moved since the intent was armed");
+        snprintf(why, why_cap,
+                 "the branch was deleted and created again since the intent was "
+                 "armed");
+    } else if (own == n) {
+        /* Every effect happened, but another write published on the branch meanwhile (one
+         * that did not see this intent: processes without shared gates). The read set is
+         * broken, so the write cannot complete; each of its tables is still pinned at the
+         * version it expected, so restoring them undoes it (RFC-022 §9: manifest contention
+         * after effects is resolved through the intent, never by rebasing the plan). */
+        *action = WRITE_PLAN_ROLL_BACK;
+        snprintf(why, why_cap,
+                 "all %zu table effects happened, but the branch head moved past its base "
+                 "(another write published first)",
+                 n);
     } else {
         *action = WRITE_PLAN_ROLL_BACK;
         snprintf(why, why_cap, "%zu of its %zu table effects happened", own, n);
     }
     return 0;
 }
+
+static int retire_if_resolved(write_graph *g, const char *operation_id, int kind, const char *actor,
+                              bool *retired);
 
 static int resolve(write_graph *g, write_intent *in)
 {
@@ -494,10 +567,20 @@ static int resolve(write_graph *g, write_intent *in)
     case WRITE_PLAN_ROLL_BACK:
         rc = roll_back(g, in, cl, snap);
         break;
-    case WRITE_PLAN_DISCARD:
+    case WRITE_PLAN_DISCARD: {
+        /* Discarded on the word of other writes' versions: a stale copy of an intent resolved
+         * before (the audit log records it) is retired as such instead. */
+        bool moved = false, retired = false;
+        for (size_t i = 0; i < n; i++)
+            moved |= cl[i].state == EFFECT_NOT_OURS;
+        if (moved &&
+            ((rc = retire_if_resolved(g, in->operation_id, in->kind, in->actor, &retired)) != 0 ||
+             retired))
+            break;
         delete_undone_files(g, in);
         rc = finalize(g, in, WRITE_RECOVERY_DISCARDED, "", from, to);
         break;
+    }
     case WRITE_PLAN_ROLL_FORWARD: {
         /* Every effect happened, exactly as planned: complete the write with its own lineage. */
         uint64_t *counts = core_calloc(n, sizeof *counts);
@@ -564,13 +647,14 @@ static int retire_if_resolved(write_graph *g, const char *operation_id, int kind
     return rc;
 }
 
-/* The gates every intent on main takes first (schema, then branch): what a sidecar that cannot
- * be read is acted on under. */
+/* What a sidecar that cannot be read is acted on under: its writer's branch is not known, so
+ * the schema-control key exclusive (which waits out, and holds back, every data writer of this
+ * process and host, whose intents take it shared) and then main's branch key. */
 static int root_gates(write_graph *g, write_gate_set **out)
 {
-    write_intent bare;
-    memset(&bare, 0, sizeof bare);
-    return write_intent_gates(g, &bare, out);
+    const write_gate_key keys[] = {{WRITE_GATE_SCHEMA, "schema", NULL, false},
+                                   {WRITE_GATE_BRANCH, "main", NULL, false}};
+    return write_gates_take(g, keys, 2, out);
 }
 
 /* Discard an intent on an operator's word alone (recover resolve --discard --force). */
@@ -847,12 +931,17 @@ static int recover_one(write_graph *g, const char *operation_id, const write_res
     } else if (rc == 0) {
         rc = resolve(g, &in);
         if (rc == OG_E_RECOVERY_REQUIRED) {
-            /* Blocked, unless the audit log already records it resolved (a stale copy). */
+            /* Blocked, unless the audit log already records it resolved (a stale copy). The
+             * lookup clears the thread's error when there is no audit log yet: keep ours. */
+            core_err_saved blocked;
+            core_err_save(&blocked);
             bool retired = false;
             int rr = retire_if_resolved(g, in.operation_id, in.kind, in.actor, &retired);
             if (rr != 0 || retired) {
                 rc = rr;
                 *done_kind = WRITE_RECOVERY_RETIRED;
+            } else {
+                core_err_restore(&blocked);
             }
         }
     }

@@ -646,6 +646,102 @@ int write_sidecar_list(store *s, char (**ids)[GRAPH_ID_LEN + 1], size_t *n)
     return 0;
 }
 
+static bool same_branch(const char *a, const char *b)
+{
+    return strcmp(a && *a ? a : "main", b && *b ? b : "main") == 0;
+}
+
+/* Whether the sidecar of operation `id` can overlap an operation on branch scope. */
+static int sidecar_overlaps(store *s, const char *id, const char *scope, bool *overlaps)
+{
+    *overlaps = true;
+    char key[STORE_KEY_MAX];
+    write_sidecar_key(key, id);
+    core_buf body = CORE_BUF_INIT;
+    int rc = store_get(s, key, 0, UINT64_MAX, &body);
+    if (rc == OG_E_NOT_FOUND) { /* finished meanwhile */
+        og_error_clear();
+        *overlaps = false;
+        return 0;
+    }
+    if (rc != 0) return rc;
+    write_intent in;
+    if (write_intent_from_json(&in, (const char *)body.data, body.len, key) != 0) {
+        og_error_clear(); /* not told: it overlaps, and recovery looks at it */
+        core_buf_free(&body);
+        return 0;
+    }
+    core_buf_free(&body);
+    bool data = in.kind == WRITE_KIND_LOAD || in.kind == WRITE_KIND_MUTATION ||
+                in.kind == WRITE_KIND_OPTIMIZE;
+    bool ov = !data || same_branch(in.branch, scope);
+    for (size_t i = 0; !ov && i < in.n_effects; i++)
+        ov = same_branch(in.effects[i].table_branch, scope);
+    write_intent_clear(&in);
+    *overlaps = ov;
+    return 0;
+}
+
+int write_sidecar_list_overlapping(store *s, const char *scope, char (**ids)[GRAPH_ID_LEN + 1],
+                                   size_t *n)
+{
+    int rc = write_sidecar_list(s, ids, n);
+    if (rc != 0 || !scope) return rc;
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < *n; i++) {
+        bool ov = true;
+        rc = sidecar_overlaps(s, (*ids)[i], scope, &ov);
+        if (rc == 0 && ov) memmove((*ids)[k++], (*ids)[i], sizeof(*ids)[i]);
+    }
+    if (rc != 0) {
+        core_free(*ids);
+        *ids = NULL;
+        *n = 0;
+        return rc;
+    }
+    *n = k;
+    if (!k) {
+        core_free(*ids);
+        *ids = NULL;
+    }
+    return 0;
+}
+
+int write_sidecar_fork_claimed(store *s, const char *self, const char *path,
+                               const char *table_branch, bool *claimed)
+{
+    *claimed = false;
+    char(*ids)[GRAPH_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    int rc = write_sidecar_list(s, &ids, &n);
+    for (size_t i = 0; rc == 0 && !*claimed && i < n; i++) {
+        if (self && strcmp(ids[i], self) == 0) continue;
+        char key[STORE_KEY_MAX];
+        write_sidecar_key(key, ids[i]);
+        core_buf body = CORE_BUF_INIT;
+        rc = store_get(s, key, 0, UINT64_MAX, &body);
+        if (rc == OG_E_NOT_FOUND) { /* finished meanwhile */
+            og_error_clear();
+            rc = 0;
+            continue;
+        }
+        if (rc != 0) break;
+        write_intent in;
+        if (write_intent_from_json(&in, (const char *)body.data, body.len, key) != 0) {
+            og_error_clear(); /* cannot be told: it may name the fork */
+            *claimed = true;
+        } else {
+            for (size_t k = 0; k < in.n_effects && !*claimed; k++)
+                *claimed = in.effects[k].path && strcmp(in.effects[k].path, path) == 0 &&
+                           same_branch(in.effects[k].table_branch, table_branch);
+            write_intent_clear(&in);
+        }
+        core_buf_free(&body);
+    }
+    core_free(ids);
+    return rc;
+}
+
 /* ---- delta rows ---------------------------------------------------------------------------- */
 
 const uint64_t *write_effect_manifest_sum(const write_effect *e, uint64_t v)

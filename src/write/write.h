@@ -111,6 +111,12 @@ typedef struct write_graph {
      * is written (to stall a writer inside the gates). NULL in production. */
     void (*test_in_gates)(void *arg);
     void *test_in_gates_arg;
+    /* Test hook: called with test_before_arm_arg once the write holds its gates and its read
+     * set revalidated, before its sidecar is written (a writer that does not share the gates
+     * can then publish under it: the window the manifest CAS must arbitrate). NULL in
+     * production. */
+    void (*test_before_arm)(void *arg);
+    void *test_before_arm_arg;
 } write_graph;
 
 typedef struct write_open_options {
@@ -324,9 +330,12 @@ typedef enum write_recovery_kind {
 } write_recovery_kind;
 const char *write_recovery_kind_name(int kind);
 
-/* Resolve every sidecar on `branch` (NULL: every branch) whose owner is gone. 0 when none is
- * left; OG_E_RECOVERY_REQUIRED (operation id in the error) when one cannot be resolved now
- * (a live owner, or a state only an operator may resolve). *resolved counts sidecars resolved. */
+/* Resolve every sidecar that can overlap an operation on `branch` ("main" for main; NULL:
+ * every sidecar, on every branch) whose owner is gone: the intents of writers on that branch,
+ * and every intent that is not a branch-scoped data write or cannot be read
+ * (write_sidecar_list_overlapping). 0 when none is left; OG_E_RECOVERY_REQUIRED (operation id
+ * in the error) when one cannot be resolved now (a live owner, or a state only an operator may
+ * resolve). *resolved counts sidecars resolved. */
 int write_recover(write_graph *g, const char *branch, size_t *resolved);
 
 /* ---- Repair (issue 16) ---------------------------------------------------------------------

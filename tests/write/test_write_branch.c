@@ -277,7 +277,7 @@ static void test_delete_while_written(void **state)
     assert_og_ok(write_branch_create(g, "dev", NULL, NULL, NULL));
     write_graph *other = NULL;
     assert_og_ok(wf_open(&other, dir));
-    write_gate_key key = {WRITE_GATE_BRANCH, "dev", NULL};
+    write_gate_key key = {WRITE_GATE_BRANCH, "dev", NULL, false};
     write_gate_set *held = NULL;
     assert_og_ok(write_gates_acquire(other->gates, &key, 1, 1000, &held));
     assert_int_equal(write_branch_delete(g, "dev", NULL, NULL), OG_E_CONFLICT);

@@ -4,3 +4,6 @@ og_test(test_write_branch LABELS "write;crash;race" SOURCES write/test_write_bra
 og_test(test_branch_maint LABELS "write" SOURCES write/test_branch_maint.c TIMEOUT 300)
 # Isolation: 1,000 random writes over four branches against a model.
 og_test(test_branch_isolation LABELS "write" SOURCES write/test_branch_isolation.c TIMEOUT 600)
+# Branch races (issue 17 item 5): writes on two branches never wait for each other's gates,
+# write vs delete of its branch, delete vs an unresolved sidecar, gates off (CAS arbitrates).
+og_test(test_branch_race LABELS "write;race" SOURCES write/test_branch_race.c TIMEOUT 600)
