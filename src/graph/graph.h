@@ -258,6 +258,12 @@ int graph_snapshot_from_dataset(graph_snapshot **out, const lance_dataset *manif
 void graph_snapshot_free(graph_snapshot *snap);
 /* A deep copy of the snapshot's state (tables, head, identities); lineage is not copied. */
 int graph_snapshot_copy(graph_snapshot **out, const graph_snapshot *in);
+/* The snapshot of graph branch `branch` (ref identity `identity`) just forked from src at
+ * src's manifest version, without reading it: the branch's manifest starts as src's (the same
+ * rows), so it has src's tables and head (a branch before its first commit has the head it
+ * was forked at; reduce() in snapshot.c) under the branch's name and identity. */
+int graph_snapshot_fork(graph_snapshot **out, const graph_snapshot *src, const char *branch,
+                        const char *identity);
 /* The live table with this alias, or NULL. */
 const graph_table *graph_snapshot_table(const graph_snapshot *snap, const char *alias);
 

@@ -122,6 +122,25 @@ int graph_snapshot_copy(graph_snapshot **out, const graph_snapshot *in)
     return 0;
 }
 
+int graph_snapshot_fork(graph_snapshot **out, const graph_snapshot *src, const char *branch,
+                        const char *identity)
+{
+    *out = NULL;
+    if (is_main(branch) || !identity)
+        return core_err(OG_E_INTERNAL, "graph_snapshot_fork: a fork is a named branch");
+    graph_snapshot *c = NULL;
+    int rc = graph_snapshot_copy(&c, src);
+    if (rc) return rc;
+    core_free(c->branch);
+    if (!(c->branch = core_strdup(branch))) {
+        graph_snapshot_free(c);
+        return core_err_nomem();
+    }
+    snprintf(c->branch_identity, sizeof c->branch_identity, "%s", identity);
+    *out = c;
+    return 0;
+}
+
 const graph_table *graph_snapshot_table(const graph_snapshot *snap, const char *alias)
 {
     if (!snap || !alias) return NULL;
