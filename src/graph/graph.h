@@ -276,6 +276,9 @@ int graph_table_check(const graph_table *t, const lance_dataset *ds);
 /* Open the graph manifest of a branch at a version (0: latest). */
 int graph_manifest_open(lance_dataset **out, store *s, const char *branch, uint64_t version,
                         lance_access access);
+/* The same and the snapshot reconstructed from it (no lineage), a branch's ref read once. */
+int graph_manifest_snapshot(lance_dataset **manifest, graph_snapshot **out, store *s,
+                            const char *branch, uint64_t version, lance_access access);
 
 /* ---- Lineage ----------------------------------------------------------------------------- */
 

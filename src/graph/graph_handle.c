@@ -42,12 +42,8 @@ int graph_head_load(graph_head **out, store *s, const char *branch)
     *out = NULL;
     lance_dataset *ds = NULL;
     graph_snapshot *snap = NULL;
-    int rc = graph_manifest_open(&ds, s, branch, 0, LANCE_ACCESS_WRITE);
-    if (rc == 0) rc = graph_snapshot_from_dataset(&snap, ds, branch, 0);
-    if (rc != 0) {
-        lance_dataset_free(ds);
-        return rc;
-    }
+    int rc = graph_manifest_snapshot(&ds, &snap, s, branch, 0, LANCE_ACCESS_WRITE);
+    if (rc != 0) return rc;
     return graph_head_new(out, ds, snap);
 }
 

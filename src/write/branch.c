@@ -288,8 +288,19 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
         }
     }
     write_pending_list_free(pend, np);
-    graph_snapshot *snap = NULL;
-    if (rc == 0) rc = graph_snapshot_load(&snap, s, name, 0, 0);
+    /* The branch's head (the handle's cached one when it is still the latest of this
+     * incarnation), for the table forks it names. */
+    graph_head *hd = NULL;
+    const graph_snapshot *snap = NULL;
+    if (rc == 0) rc = graph_handle_branch_head(g->h, name, &hd);
+    if (rc == 0) snap = graph_head_snapshot(hd);
+    if (rc == 0 && strcmp(snap->branch_identity, ref.identity) != 0) {
+        rc = core_err(OG_E_CONFLICT, "branch '%s' was deleted and created again meanwhile; retry",
+                      name);
+        core_err_detail(CORE_ERR_MEMBER, "branch_identity");
+        core_err_detail(CORE_ERR_EXPECTED, ref.identity);
+        core_err_detail(CORE_ERR_ACTUAL, snap->branch_identity);
+    }
     if (rc == 0 && out) rc = fill_info(s, &ref, out);
     /* a branch forked from this one reads its history (its files, through base paths) */
     lance_branch *all = NULL;
@@ -306,8 +317,11 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
     lance_branch_list_free(all);
     /* the visibility point: the ref goes if it is still the one checked */
     if (rc == 0) rc = lance_branch_delete(s, GRAPH_MANIFEST_DIR, name, ref.identity);
-    if (rc == 0) reclaim_table_forks(s, snap, name);
-    graph_snapshot_free(snap);
+    if (rc == 0) {
+        reclaim_table_forks(s, snap, name);
+        graph_handle_forget(g->h, hd); /* its branch is gone */
+    }
+    graph_head_release(hd);
     write_gate_set_release(mine);
     write_gate_set_release(refs);
     return rc;
