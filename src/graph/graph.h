@@ -258,6 +258,12 @@ int graph_snapshot_from_dataset(graph_snapshot **out, const lance_dataset *manif
 void graph_snapshot_free(graph_snapshot *snap);
 /* A deep copy of the snapshot's state (tables, head, identities); lineage is not copied. */
 int graph_snapshot_copy(graph_snapshot **out, const graph_snapshot *in);
+/* The snapshot of graph branch `branch` (ref identity `identity`) just forked from src at
+ * src's manifest version, without reading it: the branch's manifest starts as src's (the same
+ * rows), so it has src's tables and head (a branch before its first commit has the head it
+ * was forked at; reduce() in snapshot.c) under the branch's name and identity. */
+int graph_snapshot_fork(graph_snapshot **out, const graph_snapshot *src, const char *branch,
+                        const char *identity);
 /* The live table with this alias, or NULL. */
 const graph_table *graph_snapshot_table(const graph_snapshot *snap, const char *alias);
 
@@ -270,6 +276,9 @@ int graph_table_check(const graph_table *t, const lance_dataset *ds);
 /* Open the graph manifest of a branch at a version (0: latest). */
 int graph_manifest_open(lance_dataset **out, store *s, const char *branch, uint64_t version,
                         lance_access access);
+/* The same and the snapshot reconstructed from it (no lineage), a branch's ref read once. */
+int graph_manifest_snapshot(lance_dataset **manifest, graph_snapshot **out, store *s,
+                            const char *branch, uint64_t version, lance_access access);
 
 /* ---- Lineage ----------------------------------------------------------------------------- */
 

@@ -42,12 +42,8 @@ int graph_head_load(graph_head **out, store *s, const char *branch)
     *out = NULL;
     lance_dataset *ds = NULL;
     graph_snapshot *snap = NULL;
-    int rc = graph_manifest_open(&ds, s, branch, 0, LANCE_ACCESS_WRITE);
-    if (rc == 0) rc = graph_snapshot_from_dataset(&snap, ds, branch, 0);
-    if (rc != 0) {
-        lance_dataset_free(ds);
-        return rc;
-    }
+    int rc = graph_manifest_snapshot(&ds, &snap, s, branch, 0, LANCE_ACCESS_WRITE);
+    if (rc != 0) return rc;
     return graph_head_new(out, ds, snap);
 }
 
@@ -114,6 +110,27 @@ void graph_handle_install(graph_handle *h, graph_head *hd)
     h->head_ = graph_head_retain(hd);
     pthread_mutex_unlock(lock_of(h));
     graph_head_release(old);
+}
+
+void graph_handle_install_unchanged(graph_handle *h, uint64_t from, lance_dataset *manifest)
+{
+    pthread_mutex_lock(lock_of(h));
+    graph_head *c = graph_head_retain(h->head_);
+    pthread_mutex_unlock(lock_of(h));
+    graph_snapshot *snap = NULL;
+    graph_head *hd = NULL;
+    if (!c || c->snap->manifest_version != from || graph_snapshot_copy(&snap, c->snap) != 0) {
+        og_error_clear(); /* only a cache: the next read at the head reads it */
+        lance_dataset_free(manifest);
+    } else {
+        snap->manifest_version = lance_dataset_version(manifest);
+        if (graph_head_new(&hd, manifest, snap) == 0) /* takes both */
+            graph_handle_install(h, hd);
+        else
+            og_error_clear();
+        graph_head_release(hd);
+    }
+    graph_head_release(c);
 }
 
 /* The cached heads of branches other than main, most recently used first. */

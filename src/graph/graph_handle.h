@@ -76,6 +76,10 @@ int graph_handle_head(graph_handle *h, graph_head **out);
 int graph_handle_head_snapshot(graph_handle *h, graph_snapshot **out);
 /* Make hd (a head of main) the cached head; the handle takes a reference of its own. */
 void graph_handle_install(graph_handle *h, graph_head *hd);
+/* Main's manifest moved from version `from` to manifest's version by a commit that changes no
+ * graph state (manifest compaction: physical only): if the cached head of main is at `from`,
+ * the same state is cached at the new version, with this manifest. Takes manifest. */
+void graph_handle_install_unchanged(graph_handle *h, uint64_t from, lance_dataset *manifest);
 /* The same for graph branch `branch` (NULL: main, as above): the handle keeps the last head of
  * a few branches (GRAPH_HANDLE_BRANCH_HEADS, the least recently used goes). A cached head is
  * taken when its branch is still the same incarnation (its ref's identity) at the same version.

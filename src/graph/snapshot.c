@@ -29,14 +29,39 @@ int graph_manifest_open(lance_dataset **out, store *s, const char *branch, uint6
     return lance_branch_open(out, s, GRAPH_MANIFEST_DIR, branch, version, NULL, access);
 }
 
+/* A table pinned on a Lance branch with the checksum of its manifest: that manifest read from
+ * the branch's directory, one get. Its bytes are the ones the graph published, so it is that
+ * branch incarnation's version without reading the ref and the fork's first version
+ * (lance_branch_open's incarnation check). 1 when it cannot be used this way (not there under
+ * the V2 name, or other bytes: lance_branch_open then says why). */
+static int open_pinned_fork(lance_dataset **out, store *s, const graph_table *t,
+                            lance_access access)
+{
+    char dir[STORE_KEY_MAX];
+    lance_manifest *m = NULL;
+    int rc = lance_branch_root(dir, t->path, t->table_branch);
+    if (rc == 0) rc = lance_version_load(s, dir, t->version, LANCE_NAMING_V2, access, &m);
+    if (rc == OG_E_NOT_FOUND || (rc == 0 && m->file_xxh3 != t->manifest_xxh3)) {
+        og_error_clear();
+        lance_manifest_free(m);
+        return 1;
+    }
+    if (rc == 0) rc = lance_dataset_from_manifest(out, s, dir, LANCE_NAMING_V2, m);
+    return rc;
+}
+
 int graph_table_open(lance_dataset **out, store *s, const graph_table *t, lance_access access)
 {
     *out = NULL;
     if (!t || !t->path || t->version == 0)
         return core_err(OG_E_BAD_REQUEST, "graph_table_open: no table or no pinned version");
-    if (t->table_branch && *t->table_branch)
-        return lance_branch_open(out, s, t->path, t->table_branch, t->version, NULL, access);
-    int rc = lance_dataset_open(out, s, t->path, t->version, access);
+    int rc;
+    if (t->table_branch && *t->table_branch) {
+        if (t->has_manifest_xxh3 && (rc = open_pinned_fork(out, s, t, access)) != 1) return rc;
+        rc = lance_branch_open(out, s, t->path, t->table_branch, t->version, NULL, access);
+    } else {
+        rc = lance_dataset_open(out, s, t->path, t->version, access);
+    }
     if (rc == 0 && (rc = graph_table_check(t, *out)) != 0) {
         lance_dataset_free(*out);
         *out = NULL;
@@ -118,6 +143,25 @@ int graph_snapshot_copy(graph_snapshot **out, const graph_snapshot *in)
         graph_snapshot_free(c);
         return core_err_nomem();
     }
+    *out = c;
+    return 0;
+}
+
+int graph_snapshot_fork(graph_snapshot **out, const graph_snapshot *src, const char *branch,
+                        const char *identity)
+{
+    *out = NULL;
+    if (is_main(branch) || !identity)
+        return core_err(OG_E_INTERNAL, "graph_snapshot_fork: a fork is a named branch");
+    graph_snapshot *c = NULL;
+    int rc = graph_snapshot_copy(&c, src);
+    if (rc) return rc;
+    core_free(c->branch);
+    if (!(c->branch = core_strdup(branch))) {
+        graph_snapshot_free(c);
+        return core_err_nomem();
+    }
+    snprintf(c->branch_identity, sizeof c->branch_identity, "%s", identity);
     *out = c;
     return 0;
 }
@@ -654,11 +698,32 @@ int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint
          * incarnation whose rows were read. */
         rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, branch, &ref);
         if (rc == 0)
-            rc = lance_branch_open(&m, s, GRAPH_MANIFEST_DIR, branch, version, ref.identity,
-                                   LANCE_ACCESS_READ);
+            rc = lance_branch_open_ref(&m, s, GRAPH_MANIFEST_DIR, &ref, version, LANCE_ACCESS_READ);
     }
     if (rc == 0) rc = from_dataset(out, m, branch, is_main(branch) ? NULL : ref.identity, flags);
     lance_dataset_free(m);
+    return rc;
+}
+
+int graph_manifest_snapshot(lance_dataset **manifest, graph_snapshot **out, store *s,
+                            const char *branch, uint64_t version, lance_access access)
+{
+    *manifest = NULL;
+    *out = NULL;
+    lance_dataset *m = NULL;
+    lance_branch ref;
+    int rc;
+    if (is_main(branch)) {
+        rc = lance_dataset_open(&m, s, GRAPH_MANIFEST_DIR, version, access);
+    } else {
+        rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, branch, &ref);
+        if (rc == 0) rc = lance_branch_open_ref(&m, s, GRAPH_MANIFEST_DIR, &ref, version, access);
+    }
+    if (rc == 0) rc = from_dataset(out, m, branch, is_main(branch) ? NULL : ref.identity, 0);
+    if (rc == 0)
+        *manifest = m;
+    else
+        lance_dataset_free(m);
     return rc;
 }
 

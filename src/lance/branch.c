@@ -277,16 +277,16 @@ int lance_branch_list(store *s, const char *root, lance_branch **out, size_t *n)
 /* ---- open ------------------------------------------------------------------------------------ */
 
 /* Does the directory of branch b belong to this ref? Its first manifest (version
- * parent_version) must have been made by the Clone transaction whose uuid is the identity. */
+ * parent_version, named like `have`) must have been made by the Clone transaction whose uuid
+ * is the identity. */
 static int check_incarnation(store *s, const char *dir, const lance_branch *b,
-                             const lance_manifest *have)
+                             const lance_manifest *have, lance_naming naming)
 {
     if (b->foreign) return 0; /* no identity recorded in the directory to compare */
     lance_manifest *m = NULL;
     int rc = 0;
     if (!have || have->pb->version != b->parent_version)
-        rc = lance_version_load(s, dir, b->parent_version, LANCE_NAMING_UNKNOWN,
-                                LANCE_ACCESS_INSPECT, &m);
+        rc = lance_version_load(s, dir, b->parent_version, naming, LANCE_ACCESS_INSPECT, &m);
     Lance__Table__Transaction *t = NULL;
     if (rc == 0) rc = lance_txn_load(s, dir, m ? m : have, &t);
     int same = rc == 0 && t->operation_case == LANCE__TABLE__TRANSACTION__OPERATION_CLONE &&
@@ -305,6 +305,52 @@ static int check_incarnation(store *s, const char *dir, const lance_branch *b,
         return OG_E_CONFLICT;
     }
     return 0;
+}
+
+static int open_at(lance_dataset **out, store *s, const char *root, const char *branch,
+                   uint64_t version, const char *identity, lance_access access, int depth);
+
+/* Open the branch whose ref b the caller read. */
+static int open_ref(lance_dataset **out, store *s, const char *root, const lance_branch *b,
+                    uint64_t version, lance_access access, int depth)
+{
+    *out = NULL;
+    const char *branch = b->name;
+    if (version != 0 && version < b->parent_version) {
+        if (access == LANCE_ACCESS_WRITE) {
+            core_err(OG_E_BAD_REQUEST,
+                     "branch '%s' starts at version %" PRIu64 "; version %" PRIu64
+                     " is its parent's and cannot be written on the branch",
+                     branch, b->parent_version, version);
+            core_err_detail(CORE_ERR_KEY, branch);
+            return OG_E_BAD_REQUEST;
+        }
+        return open_at(out, s, root, b->parent, version, NULL, access, depth + 1);
+    }
+    char dir[STORE_KEY_MAX];
+    int rc = lance_branch_root(dir, root, branch);
+    if (rc) return rc;
+    if (version == 0) {
+        /* The latest: from the hint, or else probing on from the branch's first version, which
+         * the ref names (a fresh branch has no hint of its own: lance_branch_create). */
+        lance_naming nm = LANCE_NAMING_UNKNOWN;
+        lance_manifest *m = NULL;
+        rc = lance_version_latest_above(s, dir, b->parent_version, &version, &nm);
+        if (rc == 0) rc = lance_version_load(s, dir, version, nm, access, &m);
+        if (rc == 0) rc = lance_dataset_from_manifest(out, s, dir, nm, m);
+    } else {
+        rc = lance_dataset_open(out, s, dir, version, access);
+    }
+    if (rc == OG_E_NOT_FOUND) {
+        core_err_prefix("branch '%s'", branch);
+        return rc;
+    }
+    if (rc == 0) rc = check_incarnation(s, dir, b, (*out)->m, (*out)->naming);
+    if (rc) {
+        lance_dataset_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 static int open_at(lance_dataset **out, store *s, const char *root, const char *branch,
@@ -330,37 +376,19 @@ static int open_at(lance_dataset **out, store *s, const char *root, const char *
         core_err_detail(CORE_ERR_ACTUAL, b.identity);
         return OG_E_PRECONDITION_FAILED;
     }
-    if (version != 0 && version < b.parent_version) {
-        if (access == LANCE_ACCESS_WRITE) {
-            core_err(OG_E_BAD_REQUEST,
-                     "branch '%s' starts at version %" PRIu64 "; version %" PRIu64
-                     " is its parent's and cannot be written on the branch",
-                     branch, b.parent_version, version);
-            core_err_detail(CORE_ERR_KEY, branch);
-            return OG_E_BAD_REQUEST;
-        }
-        return open_at(out, s, root, b.parent, version, NULL, access, depth + 1);
-    }
-    char dir[STORE_KEY_MAX];
-    rc = lance_branch_root(dir, root, branch);
-    if (rc) return rc;
-    rc = lance_dataset_open(out, s, dir, version, access);
-    if (rc == OG_E_NOT_FOUND) {
-        core_err_prefix("branch '%s'", branch);
-        return rc;
-    }
-    if (rc == 0) rc = check_incarnation(s, dir, &b, (*out)->m);
-    if (rc) {
-        lance_dataset_free(*out);
-        *out = NULL;
-    }
-    return rc;
+    return open_ref(out, s, root, &b, version, access, depth);
 }
 
 int lance_branch_open(lance_dataset **out, store *s, const char *root, const char *branch,
                       uint64_t version, const char *identity, lance_access access)
 {
     return open_at(out, s, root, branch, version, identity, access, 0);
+}
+
+int lance_branch_open_ref(lance_dataset **out, store *s, const char *root, const lance_branch *ref,
+                          uint64_t version, lance_access access)
+{
+    return open_ref(out, s, root, ref, version, access, 0);
 }
 
 static int same_str(const char *a, const char *b)
@@ -520,7 +548,8 @@ static int build_lineage(json_t **out, const char *name, const char *from, uint6
 
 /* Write the branch's first manifest: the source manifest shallow-cloned (see branch.h). */
 static int write_fork_manifest(store *s, const char *dir, const char *name,
-                               const lance_dataset *src, const char *identity, core_arena *a)
+                               const lance_dataset *src, const char *identity, core_arena *a,
+                               unsigned flags, lance_commit_info *info)
 {
     const Lance__Table__Manifest *sp = src->m->pb;
     uint64_t P = sp->version;
@@ -605,10 +634,9 @@ static int write_fork_manifest(store *s, const char *dir, const char *name,
     core_buf idx = CORE_BUF_INIT;
     if (src->m->index && src->m->index_len)
         rc = rebase_indices(src->m->index, src->m->index_len, new_id, &idx, src->root);
-    lance_commit_info info;
     if (rc == 0)
         rc = lance_commit(s, dir, src->naming, &next.pb, &txn, idx.len ? idx.data : NULL, idx.len,
-                          0, &info);
+                          flags, info);
     core_buf_free(&idx);
     return rc;
 }
@@ -616,6 +644,25 @@ static int write_fork_manifest(store *s, const char *dir, const char *name,
 int lance_branch_create(store *s, const char *root, const char *name, const char *from,
                         uint64_t version, lance_branch *out)
 {
+    return lance_branch_create_ex(s, root, name, from, version, NULL, out, NULL);
+}
+
+/* The new branch at its first version, from the manifest bytes its create wrote. */
+static int fork_dataset(lance_dataset **out, store *s, const char *dir, lance_naming naming,
+                        const lance_commit_info *info)
+{
+    lance_manifest *m = NULL;
+    int rc =
+        lance_manifest_decode(&m, info->manifest_bytes, info->manifest_len, info->manifest_key);
+    if (rc == 0) rc = lance_dataset_from_manifest(out, s, dir, naming, m);
+    return rc;
+}
+
+int lance_branch_create_ex(store *s, const char *root, const char *name, const char *from,
+                           uint64_t version, const lance_dataset *source, lance_branch *out,
+                           lance_dataset **out_ds)
+{
+    if (out_ds) *out_ds = NULL;
     int rc = lance_branch_name_check(name);
     if (rc) return rc;
     if (from && !*from) from = NULL;
@@ -625,11 +672,18 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
         if (strcmp(from, name) == 0)
             return core_err(OG_E_BAD_REQUEST, "branch '%s' cannot be forked from itself", name);
     }
-    char key[STORE_KEY_MAX], pkey[STORE_KEY_MAX], dir[STORE_KEY_MAX];
+    char key[STORE_KEY_MAX], pkey[STORE_KEY_MAX], dir[STORE_KEY_MAX], sdir[STORE_KEY_MAX];
     rc = ref_key(key, root, name);
     if (rc == 0 && from) rc = ref_key(pkey, root, from);
     if (rc == 0) rc = lance_branch_root(dir, root, name);
+    if (rc == 0) rc = lance_branch_root(sdir, root, from);
     if (rc) return rc;
+    /* A source snapshot is taken only if it is what opening `from` at its version would give
+     * (a version of `from` in its own directory); otherwise the source is opened below. */
+    if (source &&
+        (strcmp(source->root, sdir) != 0 || (version && version != lance_dataset_version(source)) ||
+         strcmp(source->m->pb->branch ? source->m->pb->branch : "", from ? from : "")))
+        source = NULL;
 
     /* Our name's lock (so no other creator or deleter of it on this host is running), the
      * parent's (so it cannot be deleted while we fork from it), then the table's retention
@@ -639,8 +693,15 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
     if (rc) return rc;
     rc = lance_retention_lock(s, root, &rlk);
 
+    /* Files under the name: a live branch's, or leftovers of a crashed create or delete of the
+     * name (no ref names them). A ref is written after its branch's first version and removed
+     * before its files, so a branch whose directory holds no version has no ref either: only
+     * when there are files is the ref looked at (and the publish of the ref below is
+     * conditional anyway). */
+    bool leftovers = false;
+    if (rc == 0) rc = branch_has_files(s, dir, &leftovers);
     store_meta meta;
-    if (rc == 0) {
+    if (rc == 0 && leftovers) {
         int h = store_head(s, key, &meta);
         if (h == 0) {
             core_err(OG_E_EXISTS, "lance table '%s' already has a branch '%s'", root, name);
@@ -659,9 +720,15 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
         rc = ref_read(s, root, from, &parent, &pj);
         if (rc == OG_E_NOT_FOUND) core_err_prefix("cannot fork branch '%s'", name);
     }
-    lance_dataset *src = NULL;
+    /* The source: the caller's snapshot (it holds that version: cleanup keeps it while the
+     * caller runs, see branch.h), or opened here under the retention lock. */
+    lance_dataset *opened = NULL;
+    const lance_dataset *src = source;
     if (rc == 0) {
-        rc = open_at(&src, s, root, from, version, NULL, LANCE_ACCESS_INSPECT, 0);
+        if (!src) {
+            rc = open_at(&opened, s, root, from, version, NULL, LANCE_ACCESS_INSPECT, 0);
+            src = opened;
+        }
         if (rc == 0) rc = lance_manifest_check(src->m->pb, LANCE_ACCESS_WRITE, src->root);
         if (rc) core_err_prefix("cannot fork branch '%s'", name);
     }
@@ -669,12 +736,17 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
     if (rc == 0) rc = lance_uuid_new(identity);
     core_arena a;
     core_arena_init(&a, 4096);
-    /* Files a crashed create or delete of this name left behind (no ref names them). */
-    bool leftovers = false;
-    if (rc == 0) rc = branch_has_files(s, dir, &leftovers);
     if (rc == 0 && leftovers) rc = clear_branch_files(s, dir);
+    /* No hint is written: a reader finds a branch's latest from its ref (the first version) when
+     * the directory has no hint yet (lance_branch_open), and its commits write hints as on
+     * main (txn.h). */
+    lance_commit_info info;
+    memset(&info, 0, sizeof info);
+    bool forked = false;
     if (rc == 0) {
-        rc = write_fork_manifest(s, dir, name, src, identity, &a);
+        rc = write_fork_manifest(s, dir, name, src, identity, &a,
+                                 out_ds ? LANCE_COMMIT_KEEP_BYTES : 0, &info);
+        forked = rc == 0;
         if (rc == OG_E_CONFLICT) {
             core_err(OG_E_EXISTS, "branch '%s' of lance table '%s' was created concurrently", name,
                      root);
@@ -682,12 +754,6 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
             rc = OG_E_EXISTS;
         }
     }
-    /* A hint at the first version, so finding the branch's latest starts from there instead of
-     * listing its versions (its commits rewrite the hint only every LANCE_HINT_EVERY-th
-     * version, counted from 0). Best effort: it is only a hint. */
-    uint64_t first = src ? lance_dataset_version(src) : 0;
-    bool hinted = first <= LANCE_HINT_FIRST || first % LANCE_HINT_EVERY == 0; /* by the commit */
-    if (rc == 0 && !hinted && lance_hint_write(s, dir, first) != 0) og_error_clear();
     json_t *lin = NULL, *ref = NULL;
     core_buf b = CORE_BUF_INIT;
     uint64_t P = src ? lance_dataset_version(src) : 0;
@@ -706,6 +772,10 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
     if (rc == 0) {
         rc = store_put_if_absent(s, key, b.data, b.len, 0);
         if (rc == OG_E_EXISTS) {
+            /* A ref without a version of its own (written by another engine, or by a creator
+             * elsewhere that raced us): the version we wrote is not ours to leave there. */
+            if (forked && store_delete(s, info.manifest_key, 0) != 0)
+                og_error_clear(); /* invisible without our ref; cleared with the name's files */
             core_err(OG_E_EXISTS, "lance table '%s' already has a branch '%s'", root, name);
             core_err_detail(CORE_ERR_OBJECT, key);
             core_err_detail(CORE_ERR_KEY, name);
@@ -716,11 +786,18 @@ int lance_branch_create(store *s, const char *root, const char *name, const char
         snprintf(out->name, sizeof out->name, "%s", name);
         rc = ref_parse(out, b.data, b.len, key, NULL);
     }
+    /* The branch stands once its ref does: a failure to hand back its snapshot is the
+     * caller's to recover from by opening it. */
+    if (rc == 0 && out_ds && fork_dataset(out_ds, s, dir, src->naming, &info) != 0) {
+        og_error_clear();
+        *out_ds = NULL;
+    }
+    core_free(info.manifest_bytes);
     core_buf_free(&b);
     json_decref(ref);
     json_decref(lin);
     json_decref(pj);
-    lance_dataset_free(src);
+    lance_dataset_free(opened);
     core_arena_free(&a);
     if (rlk) store_lock_release(rlk);
     if (plk) store_lock_release(plk);

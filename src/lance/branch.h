@@ -44,6 +44,11 @@
  *
  * Crash safety: create writes the manifest first and the ref last; delete removes
  * the ref first. After a crash at any point the branch is either fully there or invisible.
+ * So a ref always has a version in its directory: a create that finds no version under the
+ * name has nothing to clear and no ref to refuse before its own conditional publish of the
+ * ref, and looks at the ref only when it finds files there. A create writes no version hint:
+ * opening a branch at its latest starts from the hint when its commits wrote one, else from
+ * the first version its ref names.
  *
  * Commits on a branch: before publishing version V on top of base version V-1, the commit
  * re-reads the branch directory's manifest of V-1 and checks it is the one the write was built
@@ -93,6 +98,15 @@ int lance_branch_root(char out[STORE_KEY_MAX], const char *root, const char *bra
  * *out (may be NULL) receives the ref as stored. */
 int lance_branch_create(store *s, const char *root, const char *name, const char *from,
                         uint64_t version, lance_branch *out);
+/* The same, forking `source` when it is given: a snapshot of `from` at `version` (0: the
+ * version source is at) in `from`'s own directory, which the caller already holds. The caller
+ * guarantees cleanup keeps that version while this runs (it is pinned, or cleanup is excluded
+ * by the caller's gates); a source that is not such a snapshot is ignored and the version is
+ * opened here. *out_ds (may be NULL) receives the new branch at its first version, decoded
+ * from the bytes written (NULL if that failed: the branch still stands). */
+int lance_branch_create_ex(store *s, const char *root, const char *name, const char *from,
+                           uint64_t version, const lance_dataset *source, lance_branch *out,
+                           lance_dataset **out_ds);
 
 /* Read one ref. OG_E_NOT_FOUND if absent, OG_E_CORRUPT if damaged. */
 int lance_branch_get(store *s, const char *root, const char *name, lance_branch *out);
@@ -117,6 +131,11 @@ int lance_branch_delete(store *s, const char *root, const char *name, const char
  * retry). The dataset's root is the directory of the version; commits on it go to the branch. */
 int lance_branch_open(lance_dataset **out, store *s, const char *root, const char *branch,
                       uint64_t version, const char *identity, lance_access access);
+
+/* The same for a branch whose ref the caller has just read (lance_branch_get): no second read
+ * of it. */
+int lance_branch_open_ref(lance_dataset **out, store *s, const char *root, const lance_branch *ref,
+                          uint64_t version, lance_access access);
 
 /* For a commit on a branch directory `dir` built on manifest `base` (base->branch set):
  * OG_E_CONFLICT unless dir's manifest of base's version is still that manifest. */

@@ -255,10 +255,23 @@ int lance_version_latest_from_unchecked(store *s, const char *root, lance_naming
 
 int lance_version_latest(store *s, const char *root, uint64_t *v, lance_naming *naming)
 {
+    return lance_version_latest_above(s, root, 0, v, naming);
+}
+
+int lance_version_latest_above(store *s, const char *root, uint64_t floor, uint64_t *v,
+                               lance_naming *naming)
+{
     uint64_t found = 0;
     lance_naming nm = LANCE_NAMING_UNKNOWN;
     int rc = latest_from_hint(s, root, &found, &nm);
     if (rc < 0) return rc;
+    /* No usable hint: from the version known to exist, under either scheme (V2 first). */
+    static const lance_naming order[] = {LANCE_NAMING_V2, LANCE_NAMING_V1};
+    for (size_t i = 0; rc == 1 && floor && i < 2; i++) {
+        rc = probe_from(s, root, order[i], floor, true, &found);
+        if (rc < 0) return rc;
+        if (rc == 0) nm = order[i];
+    }
     og_error_clear(); /* the misses of the probe are answers, not errors */
     if (rc == 1) {
         atomic_fetch_add(&listing_fallbacks, 1);

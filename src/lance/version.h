@@ -45,6 +45,11 @@ void lance_version_list_free(lance_version_list *l);
  * heads the versions after it (O(log(latest - hint)) heads); lists _versions/ only when the
  * hint is missing, unreadable or names a version that does not exist. */
 int lance_version_latest(store *s, const char *root, uint64_t *v, lance_naming *naming);
+/* The same for a dataset whose version `floor` (0: none) is known to have been made, such as a
+ * branch's first version (its ref's parentVersion): when the hint cannot be used, the versions
+ * after `floor` are probed (O(log(latest - floor)) heads) before falling back to the listing. */
+int lance_version_latest_above(store *s, const char *root, uint64_t floor, uint64_t *v,
+                               lance_naming *naming);
 /* The latest version of a table whose version `known` (named with `naming`) the caller opened
  * or published: heads only, two when nothing came after it (the successor, then `known` again:
  * if cleanup deleted `known` meanwhile, the search starts over from the hint). */

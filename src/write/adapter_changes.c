@@ -242,13 +242,27 @@ static int fork_taken(const write_effect *e)
  * write's first independently durable effect. A fork of that name that is not in use is an
  * orphan (a rolled-back first touch that left it, or a deleted branch's leftover): it is
  * replaced. One in use means another writer won the first touch: a conflict (with shared
- * gates this cannot happen: that writer would have held the table's gate). */
+ * gates this cannot happen: that writer would have held the table's gate). The source is the
+ * base's own snapshot of the table at the pin (validation read it already; the graph branch
+ * pins it, so cleanup keeps it), and the change is staged on the fork as the fork's create
+ * wrote it: neither is read again. */
 static int fork_and_stage(write_graph *g, write_intent *in, write_effect *e)
 {
     store *s = g->h->s;
     int rc = write_sidecar_sync(s, in);
     if (rc) return rc;
-    rc = lance_branch_create(s, e->path, e->table_branch, e->fork_from, e->expected_version, NULL);
+    const lance_dataset *src = NULL;
+    const graph_table *t =
+        in->base ? graph_snapshot_table(graph_head_snapshot(in->base), e->alias) : NULL;
+    if (t && t->version == e->expected_version &&
+        strcmp(t->table_branch ? t->table_branch : "", e->fork_from ? e->fork_from : "") == 0 &&
+        graph_head_table(in->base, t, &src) != 0) {
+        og_error_clear(); /* opened by version below */
+        src = NULL;
+    }
+    lance_dataset *ds = NULL;
+    rc = lance_branch_create_ex(s, e->path, e->table_branch, e->fork_from, e->expected_version, src,
+                                NULL, &ds);
     if (rc == OG_E_EXISTS) {
         og_error_clear();
         lance_branch old;
@@ -260,8 +274,8 @@ static int fork_and_stage(write_graph *g, write_intent *in, write_effect *e)
         } else if (rc == 0) {
             rc = lance_branch_delete(s, e->path, e->table_branch, old.identity);
             if (rc == 0)
-                rc = lance_branch_create(s, e->path, e->table_branch, e->fork_from,
-                                         e->expected_version, NULL);
+                rc = lance_branch_create_ex(s, e->path, e->table_branch, e->fork_from,
+                                            e->expected_version, src, NULL, &ds);
             if (rc == OG_E_NOT_FOUND || rc == OG_E_PRECONDITION_FAILED || rc == OG_E_EXISTS) {
                 og_error_clear(); /* replaced or taken by another writer since we looked */
                 rc = fork_taken(e);
@@ -269,8 +283,7 @@ static int fork_and_stage(write_graph *g, write_intent *in, write_effect *e)
         }
     }
     if (rc == 0) rc = OG_FAILPOINT("write.post_fork");
-    lance_dataset *ds = NULL;
-    if (rc == 0)
+    if (rc == 0 && !ds)
         rc = lance_branch_open(&ds, s, e->path, e->table_branch, e->expected_version, NULL,
                                LANCE_ACCESS_WRITE);
     if (rc == 0) {

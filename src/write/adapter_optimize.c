@@ -195,6 +195,7 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
     write_gate_set *gate = NULL;
     if ((rc = write_gates_take(g, &key, 1, &gate)) != 0) return rc;
     lance_dataset *m = NULL, *after = NULL;
+    bool only_ours = false; /* every version from m's to after's is one of this compaction's */
     rc = graph_manifest_open(&m, g->h->s, branch, 0, LANCE_ACCESS_WRITE);
     if (rc != 0) {
         write_gate_set_release(gate);
@@ -219,6 +220,17 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
         graph_compact_rules_free(rules);
         if (rc == OG_E_CONFLICT) rc = 0;
         *compacted = rc == 0 && rep.n_commits > 0;
+        only_ours = *compacted && after &&
+                    lance_dataset_version(after) == lance_dataset_version(m) + rep.n_commits;
+        for (size_t i = 0; only_ours && i < rep.n_commits; i++)
+            only_ours = rep.versions[i] == lance_dataset_version(m) + 1 + i;
+    }
+    /* The graph state did not change, only how the manifest stores it: the handle's head
+     * moves to the new version as it is, so the next write or branch create on main does not
+     * read the manifest again. Not when the commit was rebased over another writer's. */
+    if (only_ours && !branch) {
+        graph_handle_install_unchanged(g->h, lance_dataset_version(m), after);
+        after = NULL;
     }
     lance_dataset_free(after);
     lance_dataset_free(m);

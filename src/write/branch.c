@@ -147,41 +147,58 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
     if ((rc = write_gates_acquire(g->gates, &REFS_GATE, 1, g->gate_timeout_ms, &gate)) != 0)
         return rc;
     store *s = g->h->s;
-    /* under the gate: the source exists (and its version), the name is free and disjoint */
-    lance_branch src_ref;
-    if (src && (rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, src, &src_ref)) == OG_E_NOT_FOUND)
-        rc = core_err(OG_E_NOT_FOUND, "branch '%s' does not exist", src);
+    /* Under the gate: the source exists (and its version), the name is free and disjoint. The
+     * source's head is the handle's cached one (checked to still be the latest: a probe, and
+     * for a branch its ref's identity), whose manifest is forked as it is held: the gate keeps
+     * cleanup (which takes it too) from removing that version meanwhile. */
     uint64_t version = 0;
-    char fork_head[GRAPH_ID_LEN + 1] = ""; /* the source's head at version, when known */
-    if (rc == 0 && at && *at) {
-        rc = graph_resolve_ref(s, src, at, &version);
-    } else if (rc == 0 && !src) {
-        /* main's head: the handle's cached head answers with a probe of the next version */
-        graph_head *hd = NULL;
-        rc = graph_handle_head(g->h, &hd);
-        if (rc == 0) {
-            version = graph_head_snapshot(hd)->manifest_version;
-            memcpy(fork_head, graph_head_snapshot(hd)->head, sizeof fork_head);
+    graph_head *hd = NULL;
+    if (at && *at) {
+        lance_branch src_ref;
+        if (src && (rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, src, &src_ref)) == OG_E_NOT_FOUND)
+            rc = core_err(OG_E_NOT_FOUND, "branch '%s' does not exist", src);
+        if (rc == 0) rc = graph_resolve_ref(s, src, at, &version);
+    } else {
+        rc = graph_handle_branch_head(g->h, src, &hd);
+        lance_branch src_ref;
+        if (rc == OG_E_NOT_FOUND && src &&
+            lance_branch_get(s, GRAPH_MANIFEST_DIR, src, &src_ref) == OG_E_NOT_FOUND) {
+            og_error_clear();
+            rc = core_err(OG_E_NOT_FOUND, "branch '%s' does not exist", src);
         }
-        graph_head_release(hd);
-    } else if (rc == 0) {
-        graph_snapshot *snap = NULL;
-        rc = graph_snapshot_load(&snap, s, src, 0, 0);
-        if (rc == 0) {
-            version = snap->manifest_version;
-            memcpy(fork_head, snap->head, sizeof fork_head);
-        }
-        graph_snapshot_free(snap);
+        if (rc == 0) version = graph_head_snapshot(hd)->manifest_version;
     }
+    char fork_head[GRAPH_ID_LEN + 1] = ""; /* the source's head at version, when known */
+    if (hd) memcpy(fork_head, graph_head_snapshot(hd)->head, sizeof fork_head);
     if (rc == 0) rc = check_disjoint(s, name);
     lance_branch ref;
+    lance_dataset *fork_ds = NULL;
     if (rc == 0) {
-        rc = lance_branch_create(s, GRAPH_MANIFEST_DIR, name, src, version, &ref);
+        rc =
+            lance_branch_create_ex(s, GRAPH_MANIFEST_DIR, name, src, version,
+                                   hd ? graph_head_manifest(hd) : NULL, &ref, hd ? &fork_ds : NULL);
         if (rc == OG_E_EXISTS) { /* a creator in another process won the name */
             og_error_clear();
             rc = core_err(OG_E_EXISTS, "branch '%s' already exists", name);
         }
     }
+    /* The new branch's head, for its first write: the source's state at the fork point under
+     * the branch's name and identity (nothing read back). Only a cache: on failure the first
+     * write reads it. */
+    if (rc == 0 && fork_ds) {
+        graph_snapshot *fork_snap = NULL;
+        graph_head *fork = NULL;
+        if (graph_snapshot_fork(&fork_snap, graph_head_snapshot(hd), name, ref.identity) != 0) {
+            lance_dataset_free(fork_ds);
+            og_error_clear();
+        } else if (graph_head_new(&fork, fork_ds, fork_snap) != 0) { /* it took both */
+            og_error_clear();
+        } else {
+            graph_handle_install_branch(g->h, name, fork);
+            graph_head_release(fork);
+        }
+    }
+    graph_head_release(hd);
     write_gate_set_release(gate);
     if (rc == 0 && out && fork_head[0]) { /* all known: a fresh branch's head is its fork point */
         memset(out, 0, sizeof *out);
@@ -280,8 +297,19 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
         }
     }
     write_pending_list_free(pend, np);
-    graph_snapshot *snap = NULL;
-    if (rc == 0) rc = graph_snapshot_load(&snap, s, name, 0, 0);
+    /* The branch's head (the handle's cached one when it is still the latest of this
+     * incarnation), for the table forks it names. */
+    graph_head *hd = NULL;
+    const graph_snapshot *snap = NULL;
+    if (rc == 0) rc = graph_handle_branch_head(g->h, name, &hd);
+    if (rc == 0) snap = graph_head_snapshot(hd);
+    if (rc == 0 && strcmp(snap->branch_identity, ref.identity) != 0) {
+        rc = core_err(OG_E_CONFLICT, "branch '%s' was deleted and created again meanwhile; retry",
+                      name);
+        core_err_detail(CORE_ERR_MEMBER, "branch_identity");
+        core_err_detail(CORE_ERR_EXPECTED, ref.identity);
+        core_err_detail(CORE_ERR_ACTUAL, snap->branch_identity);
+    }
     if (rc == 0 && out) rc = fill_info(s, &ref, out);
     /* a branch forked from this one reads its history (its files, through base paths) */
     lance_branch *all = NULL;
@@ -298,8 +326,11 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
     lance_branch_list_free(all);
     /* the visibility point: the ref goes if it is still the one checked */
     if (rc == 0) rc = lance_branch_delete(s, GRAPH_MANIFEST_DIR, name, ref.identity);
-    if (rc == 0) reclaim_table_forks(s, snap, name);
-    graph_snapshot_free(snap);
+    if (rc == 0) {
+        reclaim_table_forks(s, snap, name);
+        graph_handle_forget(g->h, hd); /* its branch is gone */
+    }
+    graph_head_release(hd);
     write_gate_set_release(mine);
     write_gate_set_release(refs);
     return rc;

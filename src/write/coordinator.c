@@ -556,8 +556,7 @@ static int revalidate_inner(write_graph *g, const write_intent *in, const char *
     if (latest != in->rs.manifest_version) {
         graph_snapshot *fresh = NULL;
         lance_dataset *ds = NULL;
-        rc = graph_manifest_open(&ds, g->h->s, branch, latest, LANCE_ACCESS_WRITE);
-        if (rc == 0) rc = graph_snapshot_from_dataset(&fresh, ds, branch, 0);
+        rc = graph_manifest_snapshot(&ds, &fresh, g->h->s, branch, latest, LANCE_ACCESS_WRITE);
         if (rc == 0) rc = write_rs_check(&in->rs, fresh);
         graph_snapshot_free(fresh);
         if (rc != 0) lance_dataset_free(ds);
@@ -1113,9 +1112,13 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         rc = owner_take(g, in.owner_lock, &owner);
         if (rc == 0) rc = OG_FAILPOINT("write.pre_sidecar");
         /* Written unsynced: the first effect's commit makes it durable in its own batch of
-         * syncs, before it links anything (one sync round fewer per write). */
+         * syncs, before it links anything (one sync round fewer per write). Unless that effect
+         * is a first-touch fork, whose first durable step (the fork) has no batch to carry it:
+         * then written durably at once (one store operation instead of a put and a sync). */
         in.owner_pid = (int64_t)getpid();
-        if (rc == 0) rc = write_sidecar_put_unsynced(g->h->s, &in);
+        if (rc == 0)
+            rc = in.effects[0].fork ? write_sidecar_put(g->h->s, &in)
+                                    : write_sidecar_put_unsynced(g->h->s, &in);
         if (rc != 0) {
             /* No effect happened; a sidecar that did land is discarded by the next barrier. */
             lance_dataset_free(fresh_base);

@@ -747,7 +747,6 @@ int write_sidecar_fork_claimed(store *s, const char *self, const char *path,
 const uint64_t *write_effect_manifest_sum(const write_effect *e, uint64_t v)
 {
     if (!e->after || lance_dataset_version(e->after) != v) return NULL;
-    if (e->table_branch && *e->table_branch) return NULL;
     return &e->after->m->file_xxh3;
 }
 

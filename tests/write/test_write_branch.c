@@ -2,7 +2,8 @@
  * names; prefix-disjoint names; racing creators; identity-conditional delete (ABA); delete
  * refused while the branch's gate is held or a branch was forked from it; create and delete
  * make no graph commit (§11.1); cleanup keeps what branches read; crash enumeration of create
- * and delete in both crash modes. */
+ * and delete in both crash modes; the store operations of create, delete and writes on a
+ * branch, asserted at two history depths. */
 #include "write_fixture.h"
 
 #include "core/alloc.h"
@@ -747,7 +748,28 @@ static void test_crash_first_write_on_branch(void **state)
     assert_true(c.rec.rolled_back > 0 && c.rec.discarded > 0);
 }
 
-/* ---- costs --------------------------------------------------------------------------------- */
+/* ---- costs --------------------------------------------------------------------------------
+ * Store operations of the branch operations at two history depths, asserted (docs/maintenance.md,
+ * "Graph branches"). A write's count splits into the reads of a table's data files that
+ * validation makes (one per fragment its key index does not cover: they follow how compacted
+ * the table is, not the protocol) and the rest, its protocol operations. Against a write on main, a
+ * write on a branch makes BRANCH_OPS more:
+ *  - the branch's ref read before prepare: the handle's cached head of the branch is taken
+ *    only if it is still the incarnation the write is asked of (a write whose branch was
+ *    deleted and created meanwhile fails typed instead of writing into the new one);
+ *  - the ref read again under the gates: the incarnation is a read-set member, revalidated
+ *    before any effect (RFC-022 §10 step 2);
+ *  - the check that the table's branch still holds the version the change was staged on, and
+ *  - the same check of the graph manifest's branch before its publish (lance_branch_check_base:
+ *    each commit on a branch is conditional on the incarnation it was built on, which
+ *    put_if_absent of the next version cannot tell).
+ * A first touch of a table (a fork) makes FORK_OPS more per table: the listing of the fork's
+ * _versions/ (files a crashed create or delete of the name left), the fork's first version and
+ * its ref (both conditional puts), less the probe of the table's HEAD a fork does not need (its
+ * source version never moves). */
+#define CREATE_OPS_MAX 6
+#define BRANCH_OPS 4
+#define FORK_OPS 2
 
 static size_t oplog_len(store *f)
 {
@@ -756,19 +778,74 @@ static size_t oplog_len(store *f)
     return n;
 }
 
+/* Whether an op is a read of a node or edge table's data file. */
+static bool data_read(const store_oplog_entry *e)
+{
+    return e->kind == STORE_OP_GET && e->key &&
+           (strncmp(e->key, "nodes/", 6) == 0 || strncmp(e->key, "edges/", 6) == 0) &&
+           strstr(e->key, "/data/") != NULL;
+}
+
+typedef struct op_count {
+    size_t total, data; /* data: reads of table data files (see above) */
+} op_count;
+
 /* Store operations from log entry `from` on (printed with OG_COST_OPLOG). */
-static size_t ops_since(store *f, size_t from, const char *what)
+static op_count ops_since(store *f, size_t from, const char *what)
 {
     size_t n = 0;
     const store_oplog_entry *l = store_fault_log(f, &n);
-    if (getenv("OG_COST_OPLOG"))
-        for (size_t i = from; i < n; i++)
+    op_count c = {n - from, 0};
+    for (size_t i = from; i < n; i++) {
+        c.data += data_read(&l[i]);
+        if (getenv("OG_COST_OPLOG"))
             print_message("%s: %s %s\n", what, store_op_name(l[i].kind), l[i].key ? l[i].key : "");
-    return n - from;
+    }
+    return c;
+}
+
+static size_t proto(op_count c)
+{
+    return c.total - c.data;
+}
+
+/* The state a cached head holds must be what a fresh read of the manifest reconstructs. */
+static void assert_same_snapshot(const graph_snapshot *a, const graph_snapshot *b)
+{
+    assert_int_equal(a->manifest_version, b->manifest_version);
+    assert_string_equal(a->branch ? a->branch : "", b->branch ? b->branch : "");
+    assert_string_equal(a->branch_identity, b->branch_identity);
+    assert_string_equal(a->head, b->head);
+    assert_string_equal(a->content_head, b->content_head);
+    assert_string_equal(a->schema_identity, b->schema_identity);
+    assert_int_equal(a->format_version, b->format_version);
+    assert_int_equal(a->n_tables, b->n_tables);
+    for (size_t i = 0; i < a->n_tables; i++) {
+        const graph_table *x = &a->tables[i], *y = &b->tables[i];
+        assert_string_equal(x->alias, y->alias);
+        assert_string_equal(x->path, y->path);
+        assert_string_equal(x->table_branch ? x->table_branch : "",
+                            y->table_branch ? y->table_branch : "");
+        assert_int_equal(x->version, y->version);
+        assert_int_equal(x->row_count, y->row_count);
+        assert_int_equal(x->has_manifest_xxh3, y->has_manifest_xxh3);
+        assert_int_equal(x->manifest_xxh3, y->manifest_xxh3);
+    }
+}
+
+static void assert_cached_head_fresh(write_graph *g, const char *branch)
+{
+    graph_head *hd = NULL;
+    graph_snapshot *fresh = NULL;
+    assert_og_ok(graph_handle_branch_head(g->h, branch, &hd));
+    assert_og_ok(graph_snapshot_load(&fresh, g->h->s, branch, 0, 0));
+    assert_same_snapshot(graph_head_snapshot(hd), fresh);
+    graph_snapshot_free(fresh);
+    graph_head_release(hd);
 }
 
 typedef struct branch_cost {
-    size_t create, main_write, first_write, second_write, delete_;
+    op_count create, main_write, first_write, second_write, delete_;
 } branch_cost;
 
 static void measure_branch(write_graph *g, store *f, unsigned depth, branch_cost *c)
@@ -778,6 +855,7 @@ static void measure_branch(write_graph *g, store *f, unsigned depth, branch_cost
     size_t n0 = oplog_len(f);
     assert_og_ok(write_branch_create(g, name, NULL, NULL, NULL));
     c->create = ops_since(f, n0, "create");
+    assert_cached_head_fresh(g, name); /* the head create cached, as a read finds it */
     char text[128];
     snprintf(text, sizeof text, "{\"type\":\"Person\",\"data\":{\"name\":\"m%u\"}}\n", depth);
     n0 = oplog_len(f);
@@ -791,9 +869,22 @@ static void measure_branch(write_graph *g, store *f, unsigned depth, branch_cost
     n0 = oplog_len(f);
     (void)load_on(g, name, text);
     c->second_write = ops_since(f, n0, "second write on branch");
+    assert_cached_head_fresh(g, name); /* the fork pinned with its checksum */
     n0 = oplog_len(f);
     assert_og_ok(write_branch_delete(g, name, NULL, NULL));
     c->delete_ = ops_since(f, n0, "delete");
+}
+
+static void assert_branch_costs(const branch_cost *c)
+{
+    assert_true(c->create.total <= CREATE_OPS_MAX);
+    /* the branch was created before the write on main: both validate against one pin */
+    assert_int_equal(c->first_write.data, c->main_write.data);
+    assert_true(proto(c->first_write) <= proto(c->main_write) + BRANCH_OPS + FORK_OPS);
+    /* the one fragment more that the first write on the branch added (its maintenance has
+     * not run: the test drains no queue between the two writes) */
+    assert_true(c->second_write.data <= c->first_write.data + 1);
+    assert_true(proto(c->second_write) <= proto(c->main_write) + BRANCH_OPS);
 }
 
 static void test_branch_costs(void **state)
@@ -822,14 +913,25 @@ static void test_branch_costs(void **state)
         assert_og_ok(wf_load(g, text, EXEC_LOAD_APPEND, NULL));
     }
     write_maintenance_drain(g);
+    assert_cached_head_fresh(g, NULL); /* as maintenance left it (manifest compaction) */
     measure_branch(g, f, next, &deep);
     const branch_cost *c[2] = {&shallow, &deep};
     unsigned depth[2] = {10, next};
     for (int i = 0; i < 2; i++)
         print_message("depth %u: branch create %zu ops, delete %zu; a one-node load on main %zu, "
-                      "the first on a new branch %zu (one table forked), the second %zu\n",
-                      depth[i], c[i]->create, c[i]->delete_, c[i]->main_write, c[i]->first_write,
-                      c[i]->second_write);
+                      "the first on a new branch %zu (one table forked), the second %zu (of "
+                      "which reads of table data files: %zu, %zu, %zu)\n",
+                      depth[i], c[i]->create.total, c[i]->delete_.total, c[i]->main_write.total,
+                      c[i]->first_write.total, c[i]->second_write.total, c[i]->main_write.data,
+                      c[i]->first_write.data, c[i]->second_write.data);
+    for (int i = 0; i < 2; i++)
+        assert_branch_costs(c[i]);
+    /* flat in history depth: the same protocol operations at both depths */
+    assert_int_equal(deep.create.total, shallow.create.total);
+    assert_int_equal(deep.delete_.total, shallow.delete_.total);
+    assert_int_equal(proto(deep.main_write), proto(shallow.main_write));
+    assert_int_equal(proto(deep.first_write), proto(shallow.first_write));
+    assert_int_equal(proto(deep.second_write), proto(shallow.second_write));
     write_graph_close(g);
     test_sandbox_done(dir);
 }
