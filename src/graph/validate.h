@@ -16,15 +16,18 @@ typedef enum graph_change_mode {
     GRAPH_CHANGE_UPSERT,     /* insert or replace by id */
     GRAPH_CHANGE_REPLACE,    /* the rows become the table's whole content */
     GRAPH_CHANGE_DELETE,     /* delete the rows whose ids are listed */
+    GRAPH_CHANGE_DELTA,      /* upsert `rows` (may be NULL or empty) and delete `delete_ids`
+                              * (no id in both), as one transaction: a merge's delta onto its
+                              * target (src/graph/merge.h) */
 } graph_change_mode;
 
 /* Changes to one table. */
 typedef struct graph_change {
     int type_index;    /* index into the catalog's types */
     int mode;          /* graph_change_mode */
-    arrow_batch *rows; /* INSERT/UPSERT/REPLACE: rows in graph_type_schema (owned) */
+    arrow_batch *rows; /* INSERT/UPSERT/REPLACE/DELTA: rows in graph_type_schema (owned) */
     uint64_t *lines;   /* source line of each row (owned; NULL when not from a file) */
-    char **delete_ids; /* DELETE: ids (owned) */
+    char **delete_ids; /* DELETE/DELTA: ids (owned) */
     size_t n_delete_ids;
 } graph_change;
 
@@ -69,5 +72,17 @@ typedef int (*graph_table_open_fn)(void *arg, const graph_table *t, const lance_
 int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store *s,
                       const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats,
                       graph_table_open_fn open, void *open_arg);
+
+struct graph_conflicts; /* graph/merge.h */
+
+/* The same check reporting every violation instead of the first (a merge reports all its
+ * conflicts): each is appended to *out as a graph_conflict (orphan_edge, unique_violation,
+ * cardinality_violation, value_constraint_violation; type, id where known, message) and
+ * validation goes on. 0 when everything could be checked, whether or not violations were
+ * found; nonzero only for an error that stopped it (I/O, OG_E_NOMEM, a malformed change). */
+int graph_validate_all(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                       const graph_change_set *cs, graph_probes *probes,
+                       graph_validate_stats *stats, graph_table_open_fn open, void *open_arg,
+                       struct graph_conflicts *out);
 
 #endif
