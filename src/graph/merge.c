@@ -108,6 +108,7 @@ const char *graph_merge_outcome_name(int outcome)
 typedef struct dag_node {
     char id[GRAPH_ID_LEN + 1]; /* the map's key: nodes never move (chunks) */
     unsigned marks;
+    bool unknown; /* the lookup does not know its row: its ancestors cannot be followed */
 } dag_node;
 
 typedef struct dag {
@@ -166,12 +167,13 @@ static int push(dag *d, const char *id)
     return 0;
 }
 
-/* Push the parent and merged parent of commit id (none when the lookup does not know it). */
-static int push_parents(dag *d, const char *id)
+/* Push the parent and merged parent of commit nd (none when the lookup does not know it). */
+static int push_parents(dag *d, dag_node *nd)
 {
     const graph_commit *c = NULL;
     d->visited++;
-    int rc = d->lookup(d->arg, id, &c);
+    int rc = d->lookup(d->arg, nd->id, &c);
+    if (rc == 0 && !c) nd->unknown = true;
     if (rc != 0 || !c) return rc;
     /* copies: the queue may move, and the commit may be the lookup's scratch */
     char parent[GRAPH_ID_LEN + 1], merged[GRAPH_ID_LEN + 1];
@@ -194,7 +196,7 @@ static int walk(dag *d, unsigned mark)
         if ((rc = node_get(d, id, &nd)) != 0) break;
         if (nd->marks & mark) continue;
         nd->marks |= mark;
-        rc = push_parents(d, id);
+        rc = push_parents(d, nd);
     }
     d->qn = 0;
     return rc;
@@ -234,12 +236,12 @@ int graph_merge_base(const char *src_head, const char *tgt_head, graph_commit_lo
     size_t n = d.n;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         dag_node *nd = node_at(&d, i);
-        if ((nd->marks & (MARK_SRC | MARK_TGT)) == (MARK_SRC | MARK_TGT))
-            rc = push_parents(&d, nd->id);
+        if ((nd->marks & (MARK_SRC | MARK_TGT)) == (MARK_SRC | MARK_TGT)) rc = push_parents(&d, nd);
     }
     if (rc == 0) rc = walk(&d, MARK_BELOW);
     char(*best)[GRAPH_ID_LEN + 1] = NULL;
     size_t nb = 0;
+    bool unknown = false;
     for (size_t i = 0; rc == 0 && i < d.n; i++) {
         dag_node *nd = node_at(&d, i);
         if ((nd->marks & (MARK_SRC | MARK_TGT)) != (MARK_SRC | MARK_TGT) ||
@@ -252,6 +254,7 @@ int graph_merge_base(const char *src_head, const char *tgt_head, graph_commit_lo
         }
         best = p;
         memcpy(best[nb++], nd->id, sizeof *best);
+        unknown |= nd->unknown;
     }
     out->visited = d.visited;
     if (rc == 0 && nb == 0) {
@@ -267,11 +270,19 @@ int graph_merge_base(const char *src_head, const char *tgt_head, graph_commit_lo
         for (size_t i = 0; i < nb && off + GRAPH_ID_LEN + 8 < sizeof names; i++)
             off +=
                 (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", best[i]);
-        rc = core_err(OG_E_CONFLICT,
-                      "criss-cross history: the heads %s and %s have %zu best common ancestors "
-                      "(%s%s); merge one branch into the other first so that one base remains",
-                      src_head, tgt_head, nb, names,
-                      off + GRAPH_ID_LEN + 8 >= sizeof names ? ", ..." : "");
+        if (unknown)
+            rc = core_err(OG_E_CONFLICT,
+                          "the merge base of %s and %s cannot be determined: %zu candidate "
+                          "commits (%s%s), and the history of one of them is gone with the "
+                          "branch it was made on",
+                          src_head, tgt_head, nb, names,
+                          off + GRAPH_ID_LEN + 8 >= sizeof names ? ", ..." : "");
+        else
+            rc = core_err(OG_E_CONFLICT,
+                          "criss-cross history: the heads %s and %s have %zu best common ancestors "
+                          "(%s%s); merge one branch into the other first so that one base remains",
+                          src_head, tgt_head, nb, names,
+                          off + GRAPH_ID_LEN + 8 >= sizeof names ? ", ..." : "");
         core_err_detail(CORE_ERR_MEMBER, "merge_base");
     } else if (rc == 0) {
         snprintf(out->base, sizeof out->base, "%s", best[0]);
