@@ -109,4 +109,14 @@ int graph_merge_table(const lang_catalog *cat, int type_index, const lance_datas
                       const lance_dataset *src, const lance_dataset *tgt, graph_change *delta,
                       bool *changed, graph_conflicts *conflicts, graph_merge_stats *stats);
 
+/* graph_merge_table with flags. GRAPH_MERGE_FULL_READ: match no fragments, read every row of
+ * every state (the path tables of different lineages take anyway); it exists so tests can
+ * prove the fragment-sharing path computes the same delta. Both add their counts to *stats
+ * (may be NULL), so one merge can sum them over its types. */
+#define GRAPH_MERGE_FULL_READ 1u
+int graph_merge_table_ex(const lang_catalog *cat, int type_index, const lance_dataset *base,
+                         const lance_dataset *src, const lance_dataset *tgt, graph_change *delta,
+                         bool *changed, graph_conflicts *conflicts, graph_merge_stats *stats,
+                         unsigned flags);
+
 #endif

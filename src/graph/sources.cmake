@@ -10,6 +10,7 @@ og_layer(graph DEPS core store arrow lance lang
   ${OG_GRAPH_DIR}/graph_handle.c
   ${OG_GRAPH_DIR}/lineage.c
   ${OG_GRAPH_DIR}/merge.c
+  ${OG_GRAPH_DIR}/merge_rows.c
   ${OG_GRAPH_DIR}/schema.c
   ${OG_GRAPH_DIR}/tables.c
   ${OG_GRAPH_DIR}/validate.c)

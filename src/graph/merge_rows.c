@@ -1,0 +1,665 @@
+/* Merge, row level: the three-way classification of one type's table into a delta onto the
+ * target (graph/merge.h, graph_merge_table).
+ *
+ * Work follows the change. The table at base, source and target is one Lance lineage: a
+ * branch's table is a fork whose manifest lists the inherited fragments with their data files
+ * under the parent's root. A fragment whose data files are the same objects in two states holds
+ * the same rows at the same offsets, so only its deletion vectors can tell the states apart.
+ * Each pair (base, source) and (base, target) is diffed that way: shared fragments through
+ * their deletion vectors (rows live on one side only are read by address), other fragments
+ * read whole (their ids). Any id of a table outside a pair's diff has the same row in both
+ * states (ids are unique in a table: a row at a shared live offset is there on both sides, and
+ * a second row for its id would be a duplicate). So the decision is made over the ids of the
+ * source diff only, with the target diff saying which of them the target changed too; full rows
+ * are then taken by address for those ids alone. */
+#include "graph/merge.h"
+
+#include "core/alloc.h"
+#include "core/arena.h"
+#include "core/error.h"
+#include "core/hmap.h"
+#include "lance/paths.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ST_BASE = 0, ST_SRC = 1, ST_TGT = 2, N_ST = 3 };
+
+static const char *const STATE_NAME[N_ST] = {"base", "source", "target"};
+
+/* An id seen in a diff. Its row in a state is known when that state's side of a diff saw it;
+ * in_diff[ST_SRC] / [ST_TGT] say which pair's diff (base-source, base-target) it is in. */
+typedef struct cand {
+    const uint8_t *id; /* in the context's arena */
+    size_t len;
+    uint64_t addr[N_ST];
+    bool has[N_ST];
+    bool in_diff[N_ST];
+    int64_t row[N_ST]; /* its row in the state's taken columns, -1 when not taken */
+} cand;
+
+typedef struct mctx {
+    const lang_typedef *t;
+    unsigned flags;
+    core_arena arena;
+    core_bmap ids; /* id bytes -> index into c */
+    cand *c;
+    size_t n, cap;
+    graph_merge_stats st;
+} mctx;
+
+/* ---- Candidates ---------------------------------------------------------------------------- */
+
+/* Record that `state`'s side of the pair diff(base, pair) holds id at addr. */
+static int cand_see(mctx *x, int pair, int state, const uint8_t *id, size_t len, uint64_t addr)
+{
+    uint64_t h = core_hmap_hash(id, len);
+    core_bmap_entry *e = core_bmap_find_h(&x->ids, id, len, h);
+    if (!e) {
+        if (x->n == x->cap) {
+            size_t cap = x->cap ? 2 * x->cap : 64;
+            cand *c = core_realloc(x->c, cap * sizeof *c);
+            if (!c) return core_err_nomem();
+            x->c = c;
+            x->cap = cap;
+        }
+        /* the map borrows its keys: they live in the arena, not in the batch they came from */
+        uint8_t *key = core_arena_alloc(&x->arena, len ? len : 1);
+        if (!key) return OG_E_NOMEM;
+        if (len) memcpy(key, id, len);
+        int fresh = 0;
+        int rc = core_bmap_put_h(&x->ids, key, len, h, &e, &fresh);
+        if (rc) return rc;
+        e->val = (int64_t)x->n;
+        cand *c = &x->c[x->n++];
+        memset(c, 0, sizeof *c);
+        c->id = key;
+        c->len = len;
+        for (int s = 0; s < N_ST; s++)
+            c->row[s] = -1;
+    }
+    cand *c = &x->c[e->val];
+    if (c->has[state] && c->addr[state] != addr) {
+        /* The classification rests on one row per id; a table breaking that is damaged. */
+        return core_err(OG_E_CORRUPT,
+                        "merge of %s: the %s table holds id \"%.*s\" twice (row addresses %" PRIu64
+                        " and %" PRIu64 ")",
+                        x->t->name, STATE_NAME[state], (int)len, (const char *)id, c->addr[state],
+                        addr);
+    }
+    c->has[state] = true;
+    c->addr[state] = addr;
+    c->in_diff[pair] = true;
+    return 0;
+}
+
+/* Every row of the id column `ids` (Utf8) with its address addrs[i] (or the UInt64 column
+ * `addr_col`), seen on `state`'s side of `pair`. */
+static int see_column(mctx *x, int pair, int state, const arrow_array *ids, const uint64_t *addrs,
+                      const arrow_array *addr_col)
+{
+    if (!arrow_type_is_binary_like(ids->type.id) || ids->type.id == ARROW_BINARY ||
+        ids->type.id == ARROW_LARGE_BINARY)
+        return core_err(OG_E_UNSUPPORTED, "merge of %s: the %s table's id column is not a string",
+                        x->t->name, STATE_NAME[state]);
+    for (int64_t i = 0; i < ids->length; i++) {
+        if (!arrow_array_is_valid(ids, i))
+            return core_err(OG_E_CORRUPT, "merge of %s: the %s table has a row without an id",
+                            x->t->name, STATE_NAME[state]);
+        size_t n;
+        const uint8_t *p = arrow_array_get_bytes(ids, i, &n);
+        uint64_t a = addrs ? addrs[i] : arrow_array_get_uint(addr_col, i);
+        int rc = cand_see(x, pair, state, p, n, a);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ---- Fragment identity --------------------------------------------------------------------- */
+
+/* The store keys a dataset's files resolve to, base paths resolved once each (a base path may
+ * cost a realpath). */
+typedef struct roots {
+    const lance_dataset *ds;
+    size_t n;
+    uint32_t *base_id;
+    char **key; /* in the arena; NULL until resolved */
+    char *own;  /* the dataset's own directory, once resolved */
+} roots;
+
+static int roots_init(roots *r, mctx *x, const lance_dataset *ds)
+{
+    memset(r, 0, sizeof *r);
+    r->ds = ds;
+    size_t n = ds->m->pb->n_base_paths;
+    if (!n) return 0;
+    r->base_id = core_arena_calloc(&x->arena, n, sizeof *r->base_id);
+    r->key = core_arena_calloc(&x->arena, n, sizeof *r->key);
+    if (!r->base_id || !r->key) return OG_E_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        r->base_id[i] = ds->m->pb->base_paths[i]->id;
+    r->n = n;
+    return 0;
+}
+
+/* The directory a file with this base id lives under, without a trailing '/'. */
+static int roots_get(roots *r, mctx *x, int has_base_id, uint32_t base_id, const char **out)
+{
+    size_t slot = r->n;
+    if (has_base_id)
+        for (size_t i = 0; i < r->n; i++)
+            if (r->base_id[i] == base_id) slot = i;
+    char **cache = !has_base_id ? &r->own : slot < r->n ? &r->key[slot] : NULL;
+    if (cache && *cache) {
+        *out = *cache;
+        return 0;
+    }
+    char dir[STORE_KEY_MAX];
+    int rc = lance_dataset_file_root(r->ds, has_base_id, base_id, dir);
+    if (rc) return rc;
+    size_t n = strlen(dir);
+    while (n > 0 && dir[n - 1] == '/')
+        n--;
+    char *k = core_arena_strndup(&x->arena, dir, n);
+    if (!k) return OG_E_NOMEM;
+    if (cache) *cache = k;
+    *out = k;
+    return 0;
+}
+
+/* A fragment's physical identity: the keys of its data files, in order (NUL-separated). Two
+ * fragments with the same identity are the same rows at the same offsets. */
+static int frag_identity(roots *r, mctx *x, const Lance__Table__DataFragment *f, char **out,
+                         size_t *len)
+{
+    core_buf b = CORE_BUF_INIT;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < f->n_files; i++) {
+        const Lance__Table__DataFile *df = f->files[i];
+        const char *dir = NULL;
+        char key[STORE_KEY_MAX];
+        rc = roots_get(r, x, df->has_base_id, df->base_id, &dir);
+        if (!rc) rc = lance_key(key, dir, "data/", df->path ? df->path : "");
+        if (!rc) rc = core_buf_append(&b, key, strlen(key) + 1);
+    }
+    if (!rc) {
+        *out = core_arena_alloc(&x->arena, b.len ? b.len : 1);
+        if (!*out) rc = OG_E_NOMEM;
+        if (!rc && b.len) memcpy(*out, b.data, b.len);
+        *len = b.len;
+    }
+    core_buf_free(&b);
+    return rc;
+}
+
+/* The key of a fragment's deletion file ("" for none): equal keys are the same deleted rows. */
+static int del_identity(roots *r, mctx *x, const Lance__Table__DataFragment *f,
+                        char key[STORE_KEY_MAX])
+{
+    key[0] = '\0';
+    const Lance__Table__DeletionFile *df = f->deletion_file;
+    if (!df) return 0;
+    const char *dir = NULL;
+    char name[96];
+    int bitmap = df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP;
+    int rc = roots_get(r, x, df->has_base_id, df->base_id, &dir);
+    if (!rc)
+        rc = lance_deletion_file_name(name, sizeof name, f->id, df->read_version, df->id, bitmap);
+    if (!rc) rc = lance_key(key, dir, LANCE_DELETIONS_DIR, name);
+    return rc;
+}
+
+/* ---- One pair's diff ----------------------------------------------------------------------- */
+
+typedef struct addrs {
+    uint64_t *v;
+    size_t n, cap;
+} addrs;
+
+static int addrs_push(addrs *a, uint64_t v)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        uint64_t *p = core_realloc(a->v, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        a->v = p;
+        a->cap = cap;
+    }
+    a->v[a->n++] = v;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The rows live in one state of a shared fragment and deleted in the other: the addresses on
+ * each side (a's live-only rows on a, b's on b). */
+static int shared_frag_diff(mctx *x, roots *ra, const Lance__Table__DataFragment *fa, roots *rb,
+                            const Lance__Table__DataFragment *fb, addrs *live_a, addrs *live_b)
+{
+    char ka[STORE_KEY_MAX], kb[STORE_KEY_MAX];
+    int rc = del_identity(ra, x, fa, ka);
+    if (!rc) rc = del_identity(rb, x, fb, kb);
+    if (rc || strcmp(ka, kb) == 0) return rc; /* the same deletion file (or none): no difference */
+    roaring_bitmap_t *da = NULL, *db = NULL, *only_a = NULL, *only_b = NULL;
+    if (fa->deletion_file) rc = lance_dataset_deletion_load(ra->ds, fa->id, fa->deletion_file, &da);
+    if (!rc && fb->deletion_file)
+        rc = lance_dataset_deletion_load(rb->ds, fb->id, fb->deletion_file, &db);
+    if (!rc && !da && !(da = roaring_bitmap_create())) rc = core_err_nomem();
+    if (!rc && !db && !(db = roaring_bitmap_create())) rc = core_err_nomem();
+    if (!rc) {
+        only_a = roaring_bitmap_andnot(db, da); /* deleted in b only: live in a only */
+        only_b = roaring_bitmap_andnot(da, db);
+        if (!only_a || !only_b) rc = core_err_nomem();
+    }
+    uint64_t rows = fa->physical_rows;
+    for (int side = 0; rc == 0 && side < 2; side++) {
+        const roaring_bitmap_t *bm = side ? only_b : only_a;
+        uint64_t fid = side ? fb->id : fa->id;
+        addrs *out = side ? live_b : live_a;
+        roaring_uint32_iterator_t *it = roaring_create_iterator(bm);
+        if (!it) {
+            rc = core_err_nomem();
+            break;
+        }
+        bool any = false;
+        for (; rc == 0 && it->has_value; roaring_advance_uint32_iterator(it)) {
+            if (it->current_value >= rows) continue; /* past the rows: deletes nothing */
+            rc = addrs_push(out, LANCE_ROW_ADDR(fid, it->current_value));
+            any = true;
+        }
+        roaring_free_uint32_iterator(it);
+        if (any) x->st.fragments_read++;
+    }
+    if (da) roaring_bitmap_free(da);
+    if (db) roaring_bitmap_free(db);
+    if (only_a) roaring_bitmap_free(only_a);
+    if (only_b) roaring_bitmap_free(only_b);
+    return rc;
+}
+
+/* The ids of one side of a pair's diff: every live row of the fragments not shared with the
+ * other side (a scan that skips the shared ones), and the rows at `live` (shared fragments'
+ * rows live on this side only). */
+static int read_side(mctx *x, int pair, int state, const lance_dataset *ds, const bool *shared,
+                     const addrs *live)
+{
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    size_t n_unshared = 0, n_skip = 0;
+    for (size_t i = 0; i < pb->n_fragments; i++)
+        n_unshared += !shared[i];
+    int rc = 0;
+    if (n_unshared) {
+        uint64_t *skip = NULL;
+        if (n_unshared < pb->n_fragments) {
+            skip = core_malloc((pb->n_fragments - n_unshared) * sizeof *skip);
+            if (!skip) return core_err_nomem();
+            for (size_t i = 0; i < pb->n_fragments; i++)
+                if (shared[i]) skip[n_skip++] = pb->fragments[i]->id;
+            qsort(skip, n_skip, sizeof *skip, cmp_u64);
+        }
+        static const char *const cols[] = {GRAPH_COL_ID};
+        lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+        so.columns = cols;
+        so.n_columns = 1;
+        so.with_row_addr = true;
+        so.skip_fragments = skip;
+        so.n_skip_fragments = n_skip;
+        lance_scanner *sc = NULL;
+        rc = lance_scanner_open(&sc, ds, &so);
+        while (rc == 0) {
+            arrow_batch *b = NULL;
+            rc = lance_scanner_next(sc, &b);
+            if (rc || !b) break;
+            x->st.rows_read += (uint64_t)b->num_rows;
+            rc = see_column(x, pair, state, b->columns[0], NULL, b->columns[1]);
+            arrow_batch_free(b);
+        }
+        lance_scanner_free(sc);
+        core_free(skip);
+        x->st.fragments_read += n_unshared;
+    }
+    if (rc == 0 && live->n) {
+        arrow_array *ids = NULL;
+        rc = lance_dataset_take_column(&ids, ds, GRAPH_COL_ID, live->v, live->n);
+        if (rc == 0) {
+            x->st.rows_read += live->n;
+            rc = see_column(x, pair, state, ids, live->v, NULL);
+        }
+        arrow_array_free(ids);
+    }
+    return rc;
+}
+
+/* Diff base against `other` (the state `pair`, source or target); either may be NULL (no
+ * rows). Fragments are matched by physical identity when both are tables of one store, unless
+ * the caller asked for full reads; a pair with nothing matched is a full read of both, which
+ * is what tables of different lineages (another incarnation, another schema) get: always
+ * correct, only slower. */
+static int diff_pair(mctx *x, int pair, const lance_dataset *base, const lance_dataset *other)
+{
+    const lance_dataset *ds[2] = {base, other};
+    size_t nf[2] = {base ? base->m->pb->n_fragments : 0, other ? other->m->pb->n_fragments : 0};
+    bool *shared[2] = {NULL, NULL}; /* per fragment of each side: matched with the other's */
+    addrs live[2] = {{0}, {0}};
+    roots r[2];
+    core_bmap fm = CORE_BMAP_INIT;
+    int rc = 0;
+    for (int s = 0; s < 2; s++) {
+        shared[s] = core_calloc(nf[s] ? nf[s] : 1, sizeof *shared[s]);
+        if (!shared[s]) rc = core_err_nomem();
+    }
+    bool share = base && other && base->s == other->s && !(x->flags & GRAPH_MERGE_FULL_READ);
+    if (share && !rc) rc = roots_init(&r[0], x, base);
+    if (share && !rc) rc = roots_init(&r[1], x, other);
+    if (share && !rc) {
+        const Lance__Table__Manifest *pa = base->m->pb, *po = other->m->pb;
+        for (size_t i = 0; rc == 0 && i < nf[0]; i++) {
+            char *key;
+            size_t len;
+            core_bmap_entry *e;
+            int fresh = 0;
+            rc = frag_identity(&r[0], x, pa->fragments[i], &key, &len);
+            if (!rc) rc = core_bmap_put(&fm, key, len, &e, &fresh);
+            if (!rc && fresh) e->val = (int64_t)i; /* a repeat (damage) stays unshared */
+        }
+        for (size_t j = 0; rc == 0 && j < nf[1]; j++) {
+            char *key;
+            size_t len;
+            rc = frag_identity(&r[1], x, po->fragments[j], &key, &len);
+            core_bmap_entry *e = rc ? NULL : core_bmap_find(&fm, key, len);
+            if (!e || shared[0][e->val]) continue;
+            const Lance__Table__DataFragment *fa = pa->fragments[e->val], *fb = po->fragments[j];
+            if (fa->physical_rows != fb->physical_rows) continue; /* not the rows we think */
+            shared[0][e->val] = shared[1][j] = true;
+            x->st.fragments_shared++;
+            rc = shared_frag_diff(x, &r[0], fa, &r[1], fb, &live[0], &live[1]);
+        }
+    }
+    for (int s = 0; s < 2 && rc == 0; s++)
+        if (ds[s]) rc = read_side(x, pair, s ? pair : ST_BASE, ds[s], shared[s], &live[s]);
+    core_bmap_free(&fm);
+    for (int s = 0; s < 2; s++) {
+        core_free(shared[s]);
+        core_free(live[s].v);
+    }
+    return rc;
+}
+
+/* ---- Rows ---------------------------------------------------------------------------------- */
+
+/* One cell equal to another (same type). Floats compare bitwise: a stored value that changed
+ * representation (0.0 to -0.0) changed; NaN does not reach stored data (the JSON forms of
+ * loads and mutations have none), and if it did, one NaN equals the same bits. Everything else
+ * compares by value with arrow_compare_rows, nested lists item by item. */
+static bool cell_equal(const arrow_array *a, int64_t i, const arrow_array *b, int64_t j)
+{
+    bool va = arrow_array_is_valid(a, i), vb = arrow_array_is_valid(b, j);
+    if (!va || !vb) return va == vb;
+    switch (a->type.id) {
+    case ARROW_FLOAT32: {
+        uint32_t p, q;
+        memcpy(&p, (const uint8_t *)a->values + 4 * i, 4);
+        memcpy(&q, (const uint8_t *)b->values + 4 * j, 4);
+        return p == q;
+    }
+    case ARROW_FLOAT64: {
+        uint64_t p, q;
+        memcpy(&p, (const uint8_t *)a->values + 8 * i, 8);
+        memcpy(&q, (const uint8_t *)b->values + 8 * j, 8);
+        return p == q;
+    }
+    case ARROW_LIST:
+    case ARROW_FIXED_SIZE_LIST: {
+        int64_t s1, e1, s2, e2;
+        arrow_array_list_range(a, i, &s1, &e1);
+        arrow_array_list_range(b, j, &s2, &e2);
+        if (e1 - s1 != e2 - s2) return false;
+        for (; s1 < e1; s1++, s2++)
+            if (!cell_equal(a->children[0], s1, b->children[0], s2)) return false;
+        return true;
+    }
+    case ARROW_STRUCT:
+        for (size_t k = 0; k < a->n_children; k++)
+            if (!cell_equal(a->children[k], i, b->children[k], j)) return false;
+        return true;
+    default:
+        return arrow_compare_rows(a, i, b, j) == 0;
+    }
+}
+
+/* The columns of the catalog schema at addrs, from ds: a column the table lacks reads as null
+ * (a property added without rewriting the table), one of another type is refused. */
+static int take_rows(mctx *x, int state, const lance_dataset *ds, const arrow_schema *sch,
+                     const addrs *a, arrow_array **cols)
+{
+    for (size_t c = 0; c < sch->n_fields; c++) {
+        const arrow_field *f = &sch->fields[c];
+        int k = arrow_schema_find(&ds->schema, f->name);
+        int rc;
+        if (k < 0) {
+            rc = arrow_array_new_null(&cols[c], &f->type, (int64_t)a->n);
+        } else if (!arrow_type_equal(&ds->schema.fields[k].type, &f->type)) {
+            char want[64], got[64];
+            arrow_type_describe(&f->type, want, sizeof want);
+            arrow_type_describe(&ds->schema.fields[k].type, got, sizeof got);
+            rc = core_err(OG_E_UNSUPPORTED,
+                          "merge of %s: column '%s' is %s in the %s table but %s in the schema",
+                          x->t->name, f->name, got, STATE_NAME[state], want);
+        } else {
+            rc = lance_dataset_take_column(&cols[c], ds, f->name, a->v, a->n);
+        }
+        if (rc) return rc;
+    }
+    x->st.rows_read += a->n;
+    return 0;
+}
+
+/* Are states p and q of candidate k the same row (both absent counts)? *first: the first
+ * column that differs (SIZE_MAX when only presence does). */
+static bool rows_equal(const cand *k, arrow_array **cols[N_ST], size_t ncol, int p, int q,
+                       size_t *first)
+{
+    *first = SIZE_MAX;
+    if (k->has[p] != k->has[q]) return false;
+    if (!k->has[p]) return true;
+    for (size_t c = 0; c < ncol; c++)
+        if (!cell_equal(cols[p][c], k->row[p], cols[q][c], k->row[q])) {
+            *first = c;
+            return false;
+        }
+    return true;
+}
+
+/* A candidate in the output order: by id bytes (shorter first on a common prefix). */
+typedef struct ord {
+    const uint8_t *id;
+    size_t len;
+    size_t i; /* index into the candidates */
+} ord;
+
+static int cmp_ord(const void *a, const void *b)
+{
+    const ord *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int r = n ? memcmp(x->id, y->id, n) : 0;
+    if (r) return r;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int add_conflict(mctx *x, graph_conflicts *out, const cand *k, const arrow_schema *sch,
+                        arrow_array **cols[N_ST])
+{
+    char id[512];
+    size_t n = k->len < sizeof id - 1 ? k->len : sizeof id - 1;
+    memcpy(id, k->id, n);
+    id[n] = '\0';
+    const char *ty = x->t->name;
+    if (!k->has[ST_BASE]) {
+        size_t c;
+        rows_equal(k, cols, sch->n_fields, ST_SRC, ST_TGT, &c);
+        return graph_conflicts_add(out, GRAPH_CONFLICT_DIVERGENT_INSERT, ty, id,
+                                   "%s \"%s\" was inserted on both the source and the target with "
+                                   "different values (first at property '%s')",
+                                   ty, id, c < sch->n_fields ? sch->fields[c].name : "?");
+    }
+    if (!k->has[ST_SRC] || !k->has[ST_TGT])
+        return graph_conflicts_add(out, GRAPH_CONFLICT_DELETE_VS_UPDATE, ty, id,
+                                   "%s \"%s\" was deleted on the %s and changed on the %s", ty, id,
+                                   k->has[ST_SRC] ? "target" : "source",
+                                   k->has[ST_SRC] ? "source" : "target");
+    size_t c;
+    rows_equal(k, cols, sch->n_fields, ST_SRC, ST_TGT, &c);
+    return graph_conflicts_add(out, GRAPH_CONFLICT_DIVERGENT_UPDATE, ty, id,
+                               "%s \"%s\" was changed on both the source and the target to "
+                               "different values (first at property '%s')",
+                               ty, id, c < sch->n_fields ? sch->fields[c].name : "?");
+}
+
+/* ---- The merge ----------------------------------------------------------------------------- */
+
+static void stats_add(graph_merge_stats *to, const graph_merge_stats *s)
+{
+    to->rows_read += s->rows_read;
+    to->fragments_read += s->fragments_read;
+    to->fragments_shared += s->fragments_shared;
+    to->rows_changed += s->rows_changed;
+}
+
+int graph_merge_table_ex(const lang_catalog *cat, int type_index, const lance_dataset *base,
+                         const lance_dataset *src, const lance_dataset *tgt, graph_change *delta,
+                         bool *changed, graph_conflicts *conflicts, graph_merge_stats *stats,
+                         unsigned flags)
+{
+    memset(delta, 0, sizeof *delta);
+    *changed = false;
+    if (type_index < 0 || (size_t)type_index >= cat->n_types || !conflicts)
+        return core_err(OG_E_INTERNAL, "merge: type index %d out of range or no conflict list",
+                        type_index);
+    mctx x;
+    memset(&x, 0, sizeof x);
+    x.t = &cat->types[type_index];
+    x.flags = flags;
+    core_arena_init(&x.arena, 16384);
+    x.ids = (core_bmap)CORE_BMAP_INIT;
+    arrow_schema sch;
+    arrow_schema_init(&sch);
+    const lance_dataset *ds[N_ST] = {base, src, tgt};
+    addrs want[N_ST] = {{0}, {0}, {0}};
+    arrow_array **cols[N_ST] = {NULL, NULL, NULL};
+    ord *order = NULL;
+    int64_t *up_rows = NULL;
+    char **del = NULL;
+    size_t n_up = 0, n_del = 0, n_order = 0;
+    arrow_array **out_cols = NULL;
+    arrow_batch *rows = NULL;
+
+    int rc = graph_type_schema(&sch, x.t);
+    /* The source's diff names every id the merge can change; the target's says which of
+     * those the target changed too. With nothing in the first the second is not needed. */
+    if (!rc) rc = diff_pair(&x, ST_SRC, base, src);
+    if (!rc && x.n) rc = diff_pair(&x, ST_TGT, base, tgt);
+
+    /* The ids in the source's diff, by id: the output order. */
+    if (!rc && x.n) {
+        order = core_malloc(x.n * sizeof *order);
+        if (!order) rc = core_err_nomem();
+        for (size_t i = 0; !rc && i < x.n; i++)
+            if (x.c[i].in_diff[ST_SRC]) order[n_order++] = (ord){x.c[i].id, x.c[i].len, i};
+        if (!rc) qsort(order, n_order, sizeof *order, cmp_ord);
+    }
+    /* Full rows: base and source for each of them, target where the target changed it too
+     * (elsewhere the target's row is the base's). */
+    for (size_t o = 0; !rc && o < n_order; o++) {
+        cand *k = &x.c[order[o].i];
+        for (int s = 0; !rc && s < N_ST; s++) {
+            if (!k->has[s] || (s == ST_TGT && !k->in_diff[ST_TGT])) continue;
+            k->row[s] = (int64_t)want[s].n;
+            rc = addrs_push(&want[s], k->addr[s]);
+        }
+    }
+    for (int s = 0; !rc && s < N_ST; s++) {
+        if (!want[s].n) continue;
+        cols[s] = core_calloc(sch.n_fields, sizeof *cols[s]);
+        if (!cols[s]) rc = core_err_nomem();
+        if (!rc) rc = take_rows(&x, s, ds[s], &sch, &want[s], cols[s]);
+    }
+    if (!rc && n_order) {
+        up_rows = core_malloc(n_order * sizeof *up_rows);
+        del = core_calloc(n_order, sizeof *del);
+        if (!up_rows || !del) rc = core_err_nomem();
+    }
+    for (size_t o = 0; !rc && o < n_order; o++) {
+        cand *k = &x.c[order[o].i];
+        size_t first;
+        if (rows_equal(k, cols, sch.n_fields, ST_BASE, ST_SRC, &first)) continue; /* kept */
+        bool take =
+            !k->in_diff[ST_TGT] || rows_equal(k, cols, sch.n_fields, ST_BASE, ST_TGT, &first);
+        if (!take) {
+            if (rows_equal(k, cols, sch.n_fields, ST_SRC, ST_TGT, &first)) continue;
+            rc = add_conflict(&x, conflicts, k, &sch, cols);
+            continue;
+        }
+        if (k->has[ST_SRC]) {
+            up_rows[n_up++] = k->row[ST_SRC];
+        } else {
+            del[n_del] = core_strndup((const char *)k->id, k->len);
+            if (!del[n_del])
+                rc = core_err_nomem();
+            else
+                n_del++;
+        }
+    }
+    if (!rc && n_up) {
+        out_cols = core_calloc(sch.n_fields, sizeof *out_cols);
+        if (!out_cols) rc = core_err_nomem();
+        for (size_t c = 0; !rc && c < sch.n_fields; c++)
+            rc = arrow_take(&out_cols[c], cols[ST_SRC][c], up_rows, n_up);
+        if (!rc) rc = arrow_batch_new(&rows, &sch, out_cols, sch.n_fields);
+    }
+    if (!rc) {
+        delta->type_index = type_index;
+        delta->mode = GRAPH_CHANGE_DELTA;
+        delta->rows = rows;
+        rows = NULL;
+        delta->delete_ids = n_del ? del : NULL;
+        delta->n_delete_ids = n_del;
+        if (n_del) del = NULL;
+        x.st.rows_changed = n_up + n_del;
+        *changed = n_up + n_del > 0;
+        if (stats) stats_add(stats, &x.st);
+    }
+
+    arrow_batch_free(rows);
+    for (size_t c = 0; out_cols && c < sch.n_fields; c++)
+        arrow_array_free(out_cols[c]);
+    core_free(out_cols);
+    for (size_t i = 0; del && i < n_del; i++)
+        core_free(del[i]);
+    core_free(del);
+    core_free(up_rows);
+    core_free(order);
+    for (int s = 0; s < N_ST; s++) {
+        for (size_t c = 0; cols[s] && c < sch.n_fields; c++)
+            arrow_array_free(cols[s][c]);
+        core_free(cols[s]);
+        core_free(want[s].v);
+    }
+    arrow_schema_clear(&sch);
+    core_bmap_free(&x.ids);
+    core_free(x.c);
+    core_arena_free(&x.arena);
+    return rc;
+}
+
+int graph_merge_table(const lang_catalog *cat, int type_index, const lance_dataset *base,
+                      const lance_dataset *src, const lance_dataset *tgt, graph_change *delta,
+                      bool *changed, graph_conflicts *conflicts, graph_merge_stats *stats)
+{
+    return graph_merge_table_ex(cat, type_index, base, src, tgt, delta, changed, conflicts, stats,
+                                0);
+}
