@@ -7,6 +7,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/hmap.h"
+#include "graph/merge.h"
 #include "lance/keyindex.h"
 
 #include <inttypes.h>
@@ -94,10 +95,11 @@ typedef struct vctx {
     const graph_change **by_type; /* per type index, or NULL */
     core_bmap *input;             /* per type: input id -> row (see input_map) */
     unsigned char *input_later;   /* per edge type: its map is built on first use */
-    core_bmap *deleted;           /* per type: DELETE ids */
+    core_bmap *deleted;           /* per type: DELETE/DELTA ids */
     committed *com;               /* per type: committed id sets, loaded on demand */
     graph_table_open_fn open;     /* NULL: open and free per read */
     void *open_arg;
+    graph_conflicts *out; /* collect mode: every violation goes here; NULL: stop at the first */
 } vctx;
 
 static int col_of_prop(const lang_typedef *t, int prop)
@@ -113,6 +115,15 @@ static uint64_t row_line(const graph_change *c, int64_t row)
 }
 
 /* An error about a row: "line N: " prefix and file/line location when the row has a line. */
+static int row_err_msg(const vctx *v, int code, uint64_t line, const char *msg)
+{
+    if (!line) return core_err(code, "%s", msg);
+    core_err(code, "line %" PRIu64 ": %s", line, msg);
+    core_err_set_location(v->cs->file, line > INT_MAX ? INT_MAX : (int)line, 0);
+    return code;
+}
+
+/* For what makes a change unusable (malformed), in either mode. */
 static int row_err(const vctx *v, int code, uint64_t line, const char *fmt, ...) CORE_PRINTF(4, 5);
 static int row_err(const vctx *v, int code, uint64_t line, const char *fmt, ...)
 {
@@ -121,10 +132,38 @@ static int row_err(const vctx *v, int code, uint64_t line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (!line) return core_err(code, "%s", msg);
-    core_err(code, "line %" PRIu64 ": %s", line, msg);
-    core_err_set_location(v->cs->file, line > INT_MAX ? INT_MAX : (int)line, 0);
-    return code;
+    return row_err_msg(v, code, line, msg);
+}
+
+/* Every violation of a constraint goes through here, so that one validator serves both modes.
+ * First-error mode: it becomes the thread error (as row_err) and its code is returned, which
+ * stops validation. Collect mode: the same text is appended to the conflict list as a
+ * conflict of `kind` on type ti (id: the row's id, or NULL) and 0 is returned, so the caller
+ * goes on with the next row or check; only a failure to record it is returned. */
+static int violation(const vctx *v, int kind, int ti, const char *id, size_t idn, uint64_t line,
+                     int code, const char *fmt, ...) CORE_PRINTF(8, 9);
+static int violation(const vctx *v, int kind, int ti, const char *id, size_t idn, uint64_t line,
+                     int code, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!v->out) return row_err_msg(v, code, line, msg);
+    char *idc = NULL;
+    if (id && !(idc = core_strndup(id, idn))) return core_err_nomem();
+    const char *type = v->cat->types[ti].name;
+    int rc = line ? graph_conflicts_add(v->out, kind, type, idc, "line %" PRIu64 ": %s", line, msg)
+                  : graph_conflicts_add(v->out, kind, type, idc, "%s", msg);
+    core_free(idc);
+    return rc;
+}
+
+/* Rows of a change (a DELTA may have none). */
+static int64_t n_rows(const graph_change *c)
+{
+    return c->rows ? c->rows->num_rows : 0;
 }
 
 static const char *id_at(const arrow_array *a, int64_t i, size_t *n)
@@ -423,6 +462,7 @@ static void fmt_bound(const lang_value *b, int has, char *buf, size_t cap)
 static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
 {
     const lang_typedef *t = &v->cat->types[ch->type_index];
+    int ti = ch->type_index;
     const arrow_batch *b = ch->rows;
     size_t first = t->kind == LANG_EDGE ? 3 : 1;
     if (b->n_columns != first + t->n_props)
@@ -433,6 +473,8 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
         if (a->type.id != ARROW_UTF8)
             return core_err(OG_E_BAD_REQUEST, "%s: column %s is not Utf8", t->name,
                             b->schema.fields[c].name);
+        /* A row without an id or endpoint is malformed (every later check keys on them), not
+         * a violation to collect: it stops validation in either mode. */
         for (int64_t i = 0; i < b->num_rows; i++) {
             size_t n = 0;
             if (arrow_array_is_valid(a, i)) id_at(a, i, &n);
@@ -443,25 +485,35 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
     }
     const arrow_array *ids = b->columns[0];
     char idb[96];
+    int rc = 0;
     for (size_t p = 0; p < t->n_props; p++) {
         const lang_prop *pr = &t->props[p];
         const arrow_array *a = b->columns[first + p];
         for (int64_t i = 0; i < b->num_rows; i++) {
+            size_t idn;
+            const char *id;
             if (!arrow_array_is_valid(a, i)) {
                 if (pr->type.nullable) continue;
+                id = id_at(ids, i, &idn);
                 fmt_cell(ids, i, idb, sizeof idb);
-                return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                               "%s.%s: null for a non-nullable property (id %s)", t->name, pr->name,
-                               idb);
+                if ((rc = violation(v, GRAPH_CONFLICT_VALUE_CONSTRAINT_VIOLATION, ti, id, idn,
+                                    row_line(ch, i), OG_E_BAD_REQUEST,
+                                    "%s.%s: null for a non-nullable property (id %s)", t->name,
+                                    pr->name, idb)))
+                    return rc;
+                continue;
             }
             if (pr->type.kind == LANG_TY_ENUM) {
                 size_t n;
                 const uint8_t *s = arrow_array_get_bytes(a, i, &n);
                 if (!bytes_in_enum(&pr->type, s, n)) {
+                    id = id_at(ids, i, &idn);
                     fmt_cell(ids, i, idb, sizeof idb);
-                    return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                                   "%s.%s: \"%.*s\" is not a value of the enum (id %s)", t->name,
-                                   pr->name, (int)(n > 60 ? 60 : n), s, idb);
+                    if ((rc = violation(v, GRAPH_CONFLICT_VALUE_CONSTRAINT_VIOLATION, ti, id, idn,
+                                        row_line(ch, i), OG_E_BAD_REQUEST,
+                                        "%s.%s: \"%.*s\" is not a value of the enum (id %s)",
+                                        t->name, pr->name, (int)(n > 60 ? 60 : n), s, idb)))
+                        return rc;
                 }
             }
         }
@@ -478,13 +530,17 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
                 if ((con->has_lo && cmp_bound(a, i, &con->lo) < 0) ||
                     (con->has_hi && cmp_bound(a, i, &con->hi) > 0)) {
                     char val[96], lo[48], hi[48];
+                    size_t idn;
+                    const char *id = id_at(ids, i, &idn);
                     fmt_cell(a, i, val, sizeof val);
                     fmt_cell(ids, i, idb, sizeof idb);
                     fmt_bound(&con->lo, con->has_lo, lo, sizeof lo);
                     fmt_bound(&con->hi, con->has_hi, hi, sizeof hi);
-                    return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                                   "%s.%s: %s is outside @range(%s..%s) (id %s)", t->name, pr->name,
-                                   val, lo, hi, idb);
+                    if ((rc = violation(v, GRAPH_CONFLICT_VALUE_CONSTRAINT_VIOLATION, ti, id, idn,
+                                        row_line(ch, i), OG_E_BAD_REQUEST,
+                                        "%s.%s: %s is outside @range(%s..%s) (id %s)", t->name,
+                                        pr->name, val, lo, hi, idb)))
+                        return rc;
                 }
             }
             continue;
@@ -497,7 +553,6 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
         if (!re)
             return core_err(OG_E_BAD_REQUEST, "%s.%s: @check pattern does not compile", t->name,
                             pr->name);
-        int rc = 0;
         for (int64_t i = 0; i < b->num_rows && !rc; i++) {
             if (!arrow_array_is_valid(a, i)) continue;
             size_t n;
@@ -506,16 +561,20 @@ static int check_values(vctx *v, const graph_change *ch, pcre2_match_data *md)
             int m = pcre2_match(re, s, n, 0, PCRE2_ANCHORED | PCRE2_ENDANCHORED, md, NULL);
             if (m >= 0) continue;
             char val[96];
+            size_t idn;
+            const char *id = id_at(ids, i, &idn);
             fmt_cell(a, i, val, sizeof val);
             fmt_cell(ids, i, idb, sizeof idb);
             if (m == PCRE2_ERROR_NOMATCH)
-                rc = row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                             "%s.%s: %s does not match @check(\"%s\") (id %s)", t->name, pr->name,
-                             val, con->pattern, idb);
+                rc = violation(v, GRAPH_CONFLICT_VALUE_CONSTRAINT_VIOLATION, ti, id, idn,
+                               row_line(ch, i), OG_E_BAD_REQUEST,
+                               "%s.%s: %s does not match @check(\"%s\") (id %s)", t->name, pr->name,
+                               val, con->pattern, idb);
             else
-                rc = row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
-                             "%s.%s: @check could not be evaluated on %s (pcre2 error %d)", t->name,
-                             pr->name, val, m);
+                rc = violation(v, GRAPH_CONFLICT_VALUE_CONSTRAINT_VIOLATION, ti, id, idn,
+                               row_line(ch, i), OG_E_BAD_REQUEST,
+                               "%s.%s: @check could not be evaluated on %s (pcre2 error %d)",
+                               t->name, pr->name, val, m);
         }
         pcre2_code_free(re);
         if (rc) return rc;
@@ -557,9 +616,10 @@ static int input_map(vctx *v, int ti, const core_bmap **out)
 static int index_ids(vctx *v, const graph_change *ch)
 {
     const lang_typedef *t = &v->cat->types[ch->type_index];
+    int ti = ch->type_index;
     int rc;
-    if (ch->mode == GRAPH_CHANGE_DELETE) {
-        core_bmap *m = &v->deleted[ch->type_index];
+    if (ch->mode == GRAPH_CHANGE_DELETE || ch->mode == GRAPH_CHANGE_DELTA) {
+        core_bmap *m = &v->deleted[ti];
         for (size_t i = 0; i < ch->n_delete_ids; i++) {
             core_bmap_entry *e;
             int fresh;
@@ -567,17 +627,19 @@ static int index_ids(vctx *v, const graph_change *ch)
             if ((rc = core_bmap_put(m, ch->delete_ids[i], strlen(ch->delete_ids[i]), &e, &fresh)))
                 return rc;
         }
-        return 0;
+        if (ch->mode == GRAPH_CHANGE_DELETE || !ch->rows) return 0;
     }
-    core_bmap *m = &v->input[ch->type_index];
+    core_bmap *m = &v->input[ti];
     const arrow_array *ids = ch->rows->columns[0];
-    if (t->kind == LANG_EDGE && v->input_later[ch->type_index] != 2 && ids_increasing(ids)) {
+    /* (a DELTA's map is built now: its deletions are checked against it below) */
+    if (t->kind == LANG_EDGE && ch->mode != GRAPH_CHANGE_DELTA && v->input_later[ti] != 2 &&
+        ids_increasing(ids)) {
         /* Strictly increasing ids (minted ones, in file order) are distinct: the map is only
          * needed by rarer checks, which build it on first use. */
-        v->input_later[ch->type_index] = 1;
+        v->input_later[ti] = 1;
         return 0;
     }
-    v->input_later[ch->type_index] = 0;
+    v->input_later[ti] = 0;
     if ((rc = core_bmap_reserve(m, (size_t)ids->length))) return rc;
     uint64_t hs[VBATCH];
     for (int64_t i = 0; i < ids->length; i++) {
@@ -600,20 +662,33 @@ static int index_ids(vctx *v, const graph_change *ch)
             e->val = i;
             continue;
         }
+        /* The map keeps the first row of the id: collect mode goes on with it. */
         char idbuf[512];
         snprintf(idbuf, sizeof idbuf, "%.*s", (int)(n > 500 ? 500 : n), id);
         uint64_t l1 = row_line(ch, e->val), l2 = row_line(ch, i);
         if (l1 && l2)
-            rc = row_err(v, OG_E_KEY_CONFLICT, l2,
-                         "%s: id \"%s\" appears twice in the input (lines %" PRIu64 " and %" PRIu64
-                         ")",
-                         t->name, idbuf, l1, l2);
+            rc = violation(v, GRAPH_CONFLICT_UNIQUE_VIOLATION, ti, id, n, l2, OG_E_KEY_CONFLICT,
+                           "%s: id \"%s\" appears twice in the input (lines %" PRIu64
+                           " and %" PRIu64 ")",
+                           t->name, idbuf, l1, l2);
         else
-            rc = core_err(OG_E_KEY_CONFLICT,
-                          "%s: id \"%s\" appears twice in the input (rows %" PRId64 " and %" PRId64
-                          ")",
-                          t->name, idbuf, e->val, i);
-        core_err_detail(CORE_ERR_KEY, idbuf);
+            rc = violation(v, GRAPH_CONFLICT_UNIQUE_VIOLATION, ti, id, n, 0, OG_E_KEY_CONFLICT,
+                           "%s: id \"%s\" appears twice in the input (rows %" PRId64 " and %" PRId64
+                           ")",
+                           t->name, idbuf, e->val, i);
+        if (rc) {
+            if (!v->out) core_err_detail(CORE_ERR_KEY, idbuf);
+            return rc;
+        }
+    }
+    if (ch->mode != GRAPH_CHANGE_DELTA) return 0;
+    /* A DELTA upserts or deletes an id, never both: which one it meant is unknowable. */
+    for (size_t i = 0; i < ch->n_delete_ids; i++) {
+        const char *d = ch->delete_ids[i];
+        if (!d || !core_bmap_find(m, d, strlen(d))) continue;
+        rc = core_err(OG_E_BAD_REQUEST,
+                      "%s: id \"%.200s\" is both upserted and deleted by one change", t->name, d);
+        core_err_detail(CORE_ERR_KEY, d);
         return rc;
     }
     return 0;
@@ -632,10 +707,12 @@ static int check_insert(vctx *v, const graph_change *ch)
         if (!core_bmap_find(&c->set, id, n)) continue;
         char idbuf[512];
         snprintf(idbuf, sizeof idbuf, "%.*s", (int)(n > 500 ? 500 : n), id);
-        rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, i), "%s: id \"%s\" already exists", t->name,
-                     idbuf);
-        core_err_detail(CORE_ERR_KEY, idbuf);
-        return rc;
+        rc = violation(v, GRAPH_CONFLICT_UNIQUE_VIOLATION, ch->type_index, id, n, row_line(ch, i),
+                       OG_E_KEY_CONFLICT, "%s: id \"%s\" already exists", t->name, idbuf);
+        if (rc) {
+            if (!v->out) core_err_detail(CORE_ERR_KEY, idbuf);
+            return rc;
+        }
     }
     return 0;
 }
@@ -719,12 +796,20 @@ static int on_keep(void *arg, size_t key, uint64_t addr, const uint8_t *pay, siz
     return 0;
 }
 
+/* Whether the committed row of type ti with this id is gone after the change: replaced by one
+ * of its rows (in the input map `in`) or deleted by it (a DELTA's deletions). */
+static int gone_by_change(const vctx *v, int ti, const core_bmap *in, const char *id, size_t n)
+{
+    return core_bmap_find(in, id, n) || core_bmap_find(&v->deleted[ti], id, n);
+}
+
 /* @unique over one text column through the committed table's key index on it (declared
  * "col>id"): *done = 1 when the index answered (0: no such index, the caller reads the
- * table). The first input row (in input order) whose value a committed row of another id
- * holds is the conflict. */
+ * table). An input row whose value a committed row of another id holds is a conflict (the
+ * first such row in input order; collect mode: each, once; rows `reported` already are
+ * skipped). */
 static int unique_by_index(vctx *v, const graph_change *ch, const lang_constraint *con, size_t col,
-                           const char *cname, int *done)
+                           const char *cname, const unsigned char *reported, int *done)
 {
     *done = 0;
     const lang_typedef *t = &v->cat->types[ch->type_index];
@@ -745,11 +830,13 @@ static int unique_by_index(vctx *v, const graph_change *ch, const lang_constrain
     size_t n = (size_t)a->length, nk = 0;
     const uint8_t **k = core_malloc((n ? n : 1) * sizeof *k);
     size_t *l = core_malloc((n ? n : 1) * sizeof *l), *row = core_malloc((n ? n : 1) * sizeof *row);
+    size_t *first = core_malloc((n ? n : 1) * sizeof *first); /* per key: its first hit */
     hitlist hits = {0};
-    rc = k && l && row ? 0 : core_err_nomem();
+    rc = k && l && row && first ? 0 : core_err_nomem();
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (!arrow_array_is_valid(a, (int64_t)i)) continue;
+        if (!arrow_array_is_valid(a, (int64_t)i) || reported[i]) continue;
         k[nk] = arrow_array_get_bytes(a, (int64_t)i, &l[nk]);
+        first[nk] = SIZE_MAX;
         row[nk++] = i;
     }
     lance_kix_stats ks;
@@ -758,30 +845,31 @@ static int unique_by_index(vctx *v, const graph_change *ch, const lang_constrain
         v->st->index_lookups++;
         v->st->rows_scanned += ks.rows_scanned;
     }
-    size_t best = SIZE_MAX;
-    const char *best_id = NULL;
     const core_bmap *in = NULL;
     if (rc == 0) rc = input_map(v, ch->type_index, &in);
     for (size_t h = 0; rc == 0 && h < hits.n; h++) {
         const char *cid = hits.pay[h];
-        if (!cid || core_bmap_find(in, cid, strlen(cid))) continue; /* replaced by this change */
-        if (row[hits.key[h]] < best) {
-            best = row[hits.key[h]];
-            best_id = cid;
-        }
+        if (!cid || gone_by_change(v, ch->type_index, in, cid, strlen(cid))) continue;
+        if (first[hits.key[h]] == SIZE_MAX) first[hits.key[h]] = h;
     }
-    if (rc == 0 && best_id) {
+    /* keys are in input order */
+    for (size_t q = 0; rc == 0 && q < nk; q++) {
+        if (first[q] == SIZE_MAX) continue;
         char val[96];
-        fmt_cell(a, (int64_t)best, val, sizeof val);
-        rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, (int64_t)best),
-                     "%s: @unique(%s) violated: value %s is already used by id \"%.60s\"", t->name,
-                     cname, val, best_id);
+        size_t idn;
+        const char *id = id_at(ch->rows->columns[0], (int64_t)row[q], &idn);
+        fmt_cell(a, (int64_t)row[q], val, sizeof val);
+        rc = violation(v, GRAPH_CONFLICT_UNIQUE_VIOLATION, ch->type_index, id, idn,
+                       row_line(ch, (int64_t)row[q]), OG_E_KEY_CONFLICT,
+                       "%s: @unique(%s) violated: value %s is already used by id \"%.60s\"",
+                       t->name, cname, val, hits.pay[first[q]]);
     }
     (void)con;
     hitlist_free(&hits);
     core_free(k);
     core_free(l);
     core_free(row);
+    core_free(first);
     lance_dataset_free(owned);
     if (rc && rc != OG_E_KEY_CONFLICT) core_err_prefix("validating against %s", t->name);
     return rc;
@@ -790,6 +878,7 @@ static int unique_by_index(vctx *v, const graph_change *ch, const lang_constrain
 static int check_unique_con(vctx *v, const graph_change *ch, const lang_constraint *con)
 {
     const lang_typedef *t = &v->cat->types[ch->type_index];
+    int ti = ch->type_index;
     size_t cols[16];
     if (con->n_cols > 16 || !con->n_cols) return 0;
     for (size_t k = 0; k < con->n_cols; k++)
@@ -802,7 +891,10 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
     arrow_batch *cb = NULL;
     core_bmap m = CORE_BMAP_INIT;
     char val[96], idb[96];
-    int rc = encode_tuple(b, cols, con->n_cols, &kd, &ko);
+    /* input rows reported already: given twice, or colliding with a committed row (collect
+     * mode reports each row once) */
+    unsigned char *reported = core_calloc((size_t)b->num_rows + 1, 1);
+    int rc = reported ? encode_tuple(b, cols, con->n_cols, &kd, &ko) : core_err_nomem();
     for (int64_t i = 0; !rc && i < b->num_rows; i++) {
         if (any_null(b, cols, con->n_cols, i)) continue;
         core_bmap_entry *e;
@@ -821,42 +913,50 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
             snprintf(where, sizeof where, "both from line %" PRIu64, l2);
         else
             snprintf(where, sizeof where, "lines %" PRIu64 " and %" PRIu64, l1, l2);
-        rc = row_err(v, OG_E_KEY_CONFLICT, l2,
-                     "%s: @unique(%s) violated: value %s%s is given twice in the input (%s)",
-                     t->name, cname, val, con->n_cols > 1 ? ", ..." : "", where);
+        size_t idn;
+        const char *id = id_at(b->columns[0], i, &idn);
+        reported[i] = 1; /* its value is the first row's: no second conflict against the table */
+        rc = violation(v, GRAPH_CONFLICT_UNIQUE_VIOLATION, ti, id, idn, l2, OG_E_KEY_CONFLICT,
+                       "%s: @unique(%s) violated: value %s%s is given twice in the input (%s)",
+                       t->name, cname, val, con->n_cols > 1 ? ", ..." : "", where);
     }
-    /* REPLACE: the committed rows are gone after the change, so they cannot collide. A
-     * one-column text constraint with a key index (value -> id) asks it for the input's
-     * values; any other reads the committed columns. */
+    /* REPLACE: the committed rows are gone after the change, so they cannot collide; neither
+     * can the ones this change replaces or deletes. A one-column text constraint with a key
+     * index (value -> id) asks it for the input's values; any other reads the committed
+     * columns. */
     int by_index = 0;
     if (!rc && core_bmap_count(&m) && ch->mode != GRAPH_CHANGE_REPLACE && con->n_cols == 1 &&
         b->schema.fields[cols[0]].type.id == ARROW_UTF8)
-        rc = unique_by_index(v, ch, con, cols[0], cname, &by_index);
+        rc = unique_by_index(v, ch, con, cols[0], cname, reported, &by_index);
     if (!rc && core_bmap_count(&m) && ch->mode != GRAPH_CHANGE_REPLACE && !by_index) {
         const char *names[17];
         names[0] = GRAPH_COL_ID;
         for (size_t k = 0; k < con->n_cols; k++)
             names[k + 1] = b->schema.fields[cols[k]].name;
-        rc = scan_committed(v, ch->type_index, names, con->n_cols + 1, &cb);
+        rc = scan_committed(v, ti, names, con->n_cols + 1, &cb);
         if (!rc && cb && cb->num_rows) {
             size_t ccols[16];
             for (size_t k = 0; k < con->n_cols; k++)
                 ccols[k] = k + 1;
             rc = encode_tuple(cb, ccols, con->n_cols, &cd, &co);
             const core_bmap *in = NULL;
-            if (!rc) rc = input_map(v, ch->type_index, &in);
+            if (!rc) rc = input_map(v, ti, &in);
             for (int64_t r = 0; !rc && r < cb->num_rows; r++) {
                 if (any_null(cb, ccols, con->n_cols, r)) continue;
                 size_t n;
                 const char *cid = id_at(cb->columns[0], r, &n);
-                if (core_bmap_find(in, cid, n)) continue; /* replaced by this change */
+                if (gone_by_change(v, ti, in, cid, n)) continue; /* replaced or deleted */
                 core_bmap_entry *e = core_bmap_find(&m, cd + co[r], co[r + 1] - co[r]);
-                if (!e) continue;
+                if (!e || reported[e->val]) continue;
+                reported[e->val] = 1;
                 fmt_cell(b->columns[cols[0]], e->val, val, sizeof val);
                 fmt_cell(cb->columns[0], r, idb, sizeof idb);
-                rc = row_err(v, OG_E_KEY_CONFLICT, row_line(ch, e->val),
-                             "%s: @unique(%s) violated: value %s%s is already used by id %s",
-                             t->name, cname, val, con->n_cols > 1 ? ", ..." : "", idb);
+                size_t idn;
+                const char *id = id_at(b->columns[0], e->val, &idn);
+                rc = violation(v, GRAPH_CONFLICT_UNIQUE_VIOLATION, ti, id, idn,
+                               row_line(ch, e->val), OG_E_KEY_CONFLICT,
+                               "%s: @unique(%s) violated: value %s%s is already used by id %s",
+                               t->name, cname, val, con->n_cols > 1 ? ", ..." : "", idb);
             }
         }
     }
@@ -865,24 +965,35 @@ static int check_unique_con(vctx *v, const graph_change *ch, const lang_constrai
     core_free(ko);
     core_free(cd);
     core_free(co);
+    core_free(reported);
     arrow_batch_free(cb);
     return rc;
 }
 
 /* ---- endpoints --------------------------------------------------------------------------- */
 
+/* Whether a change of a type removes ids, and whether it has rows keyed by id. */
+static int removes_ids(const graph_change *c)
+{
+    return c->mode == GRAPH_CHANGE_DELETE || c->mode == GRAPH_CHANGE_DELTA;
+}
+
+static int has_input_ids(const graph_change *c)
+{
+    return c->mode != GRAPH_CHANGE_DELETE;
+}
+
 static int node_exists_h(vctx *v, int nt, const char *id, size_t n, uint64_t h, int *exists,
                          const char **why)
 {
     const graph_change *nc = v->by_type[nt];
     *why = "";
-    if (nc && nc->mode == GRAPH_CHANGE_DELETE) {
-        if (core_bmap_find_h(&v->deleted[nt], id, n, h)) {
-            *exists = 0;
-            *why = " (deleted by this change)";
-            return 0;
-        }
-    } else if (nc) {
+    if (nc && removes_ids(nc) && core_bmap_find_h(&v->deleted[nt], id, n, h)) {
+        *exists = 0;
+        *why = " (deleted by this change)";
+        return 0;
+    }
+    if (nc && has_input_ids(nc)) {
         if (core_bmap_find_h(&v->input[nt], id, n, h)) {
             *exists = 1;
             return 0;
@@ -912,14 +1023,26 @@ static const core_bmap *endpoint_map(const vctx *v, int nt)
     return nc->mode == GRAPH_CHANGE_DELETE ? &v->deleted[nt] : &v->input[nt];
 }
 
+/* Whether the change set itself decides that node id of type nt exists or not. */
+static int decided_by_change(const vctx *v, int nt, const uint8_t *id, size_t n)
+{
+    const graph_change *nc = v->by_type[nt];
+    if (!nc) return 0;
+    return (removes_ids(nc) && core_bmap_find(&v->deleted[nt], id, n)) ||
+           (has_input_ids(nc) && core_bmap_find(&v->input[nt], id, n));
+}
+
 /* Endpoints of the change's own edges (committed edges a node removal would leave dangling are
- * check_dangling's). */
+ * check_dangling's). An edge with both endpoints missing is one conflict (its src). */
 static int check_endpoints(vctx *v, const graph_change *ch)
 {
     const lang_typedef *t = &v->cat->types[ch->type_index];
     const arrow_batch *b = ch->rows;
     uint64_t hs[VBATCH];
-    for (int side = 0; side < 2; side++) {
+    unsigned char *orphan = core_calloc((size_t)b->num_rows + 1, 1); /* rows reported */
+    if (!orphan) return core_err_nomem();
+    int rc = 0;
+    for (int side = 0; rc == 0 && side < 2; side++) {
         int nt = side ? t->to : t->from;
         const arrow_array *a = b->columns[1 + side];
         const graph_change *nc = v->by_type[nt];
@@ -928,22 +1051,19 @@ static int check_endpoints(vctx *v, const graph_change *ch)
              * decide itself, before the batches prefetch into the maps. */
             const uint8_t **k = NULL;
             size_t *l = NULL, nk = 0;
-            int rc = column_keys(a, &k, &l);
+            rc = column_keys(a, &k, &l);
             for (int64_t i = 0; rc == 0 && i < b->num_rows; i++) {
-                const core_bmap *m = !nc                               ? NULL
-                                     : nc->mode == GRAPH_CHANGE_DELETE ? &v->deleted[nt]
-                                                                       : &v->input[nt];
-                if (m && core_bmap_find(m, k[i], l[i])) continue;
+                if (decided_by_change(v, nt, k[i], l[i])) continue;
                 k[nk] = k[i];
                 l[nk++] = l[i];
             }
             if (rc == 0) rc = probe_ids(v, nt, k, l, nk);
             core_free(k);
             core_free(l);
-            if (rc) return rc;
+            if (rc) break;
         }
         const core_bmap *pm = endpoint_map(v, nt);
-        for (int64_t i = 0; i < b->num_rows; i++) {
+        for (int64_t i = 0; rc == 0 && i < b->num_rows; i++) {
             int64_t j = i % VBATCH;
             if (!j) {
                 int64_t end = b->num_rows - i < VBATCH ? b->num_rows - i : VBATCH;
@@ -957,22 +1077,26 @@ static int check_endpoints(vctx *v, const graph_change *ch)
                 for (int64_t k = 0; k < end; k++)
                     core_bmap_prefetch_entry(pm, hs[k]);
             }
+            if (orphan[i]) continue;
             size_t n;
             const char *id = id_at(a, i, &n);
             int exists;
             const char *why;
-            int rc = node_exists_h(v, nt, id, n, hs[j], &exists, &why);
-            if (rc) return rc;
-            if (exists) continue;
+            if ((rc = node_exists_h(v, nt, id, n, hs[j], &exists, &why)) || exists) continue;
+            orphan[i] = 1;
             char idb[96];
+            size_t en;
+            const char *eid = id_at(b->columns[0], i, &en);
             fmt_cell(b->columns[0], i, idb, sizeof idb);
-            return row_err(v, OG_E_BAD_REQUEST, row_line(ch, i),
+            rc = violation(v, GRAPH_CONFLICT_ORPHAN_EDGE, ch->type_index, eid, en, row_line(ch, i),
+                           OG_E_BAD_REQUEST,
                            "%s: %s \"%.*s\" is not an existing %s node%s (edge id %s)", t->name,
                            side ? "dst" : "src", (int)(n > 200 ? 200 : n), id,
                            v->cat->types[nt].name, why, idb);
         }
     }
-    return 0;
+    core_free(orphan);
+    return rc;
 }
 
 static int cmp_addr(const void *a, const void *b)
@@ -981,30 +1105,40 @@ static int cmp_addr(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The id of the committed row at addr of type ti (for messages; a scan, on the error path
- * only). */
-static void id_at_addr(vctx *v, int ti, uint64_t addr, char *buf, size_t cap)
+/* The ids of the committed rows at addrs[0..n) of type ti, into ids[i] (owned; NULL for an
+ * address not found): one scan, on the error path only. */
+static int ids_at_addrs(vctx *v, int ti, const uint64_t *addrs, size_t n, char **ids)
 {
-    snprintf(buf, cap, "(unknown)");
+    for (size_t i = 0; i < n; i++)
+        ids[i] = NULL;
     const lance_dataset *ds;
     lance_dataset *owned;
-    if (open_committed(v, ti, &ds, &owned) || !ds) return;
+    int rc = n ? open_committed(v, ti, &ds, &owned) : 0;
+    if (rc || !n || !ds) return rc;
     const char *cols[] = {GRAPH_COL_ID};
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
     so.columns = cols;
     so.n_columns = 1;
     so.with_row_addr = true;
     arrow_batch *b = NULL;
-    if (lance_dataset_scan_all(&b, ds, &so) == 0)
-        for (int64_t r = 0; r < b->num_rows; r++)
-            if (arrow_array_get_uint(b->columns[1], r) == addr) {
-                size_t n;
-                const char *id = id_at(b->columns[0], r, &n);
-                snprintf(buf, cap, "%.*s", (int)(n > 100 ? 100 : n), id);
-                break;
-            }
+    rc = lance_dataset_scan_all(&b, ds, &so);
+    for (int64_t r = 0; rc == 0 && r < b->num_rows; r++) {
+        uint64_t addr = arrow_array_get_uint(b->columns[1], r);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            if (addrs[i] != addr || ids[i]) continue;
+            size_t len;
+            const char *id = id_at(b->columns[0], r, &len);
+            if (!(ids[i] = core_strndup(id, len))) rc = core_err_nomem();
+        }
+    }
     arrow_batch_free(b);
     lance_dataset_free(owned);
+    if (rc && rc != OG_E_NOMEM) {
+        /* only a message was at stake: the ids stay unknown */
+        og_error_clear();
+        rc = 0;
+    }
+    return rc;
 }
 
 /* Committed edges whose endpoint a node REPLACE leaves out would dangle (a whole-table change:
@@ -1020,26 +1154,28 @@ static int check_dangling_replace(vctx *v, int nt)
         static const char *const cols[] = {GRAPH_COL_ID, GRAPH_COL_SRC, GRAPH_COL_DST};
         arrow_batch *b = NULL;
         const core_bmap *ein = NULL;
-        int rc = ec && ec->mode != GRAPH_CHANGE_DELETE ? input_map(v, (int)et, &ein) : 0;
+        int rc = ec && has_input_ids(ec) ? input_map(v, (int)et, &ein) : 0;
         if (!rc) rc = scan_committed(v, (int)et, cols, 3, &b);
         if (rc || !b) return rc;
         for (int64_t i = 0; !rc && i < b->num_rows; i++) {
             size_t idn;
             const char *eid = id_at(b->columns[0], i, &idn);
-            if (ec && ec->mode == GRAPH_CHANGE_DELETE && core_bmap_find(&v->deleted[et], eid, idn))
-                continue;
+            if (ec && removes_ids(ec) && core_bmap_find(&v->deleted[et], eid, idn)) continue;
             if (ein && core_bmap_find(ein, eid, idn))
                 continue; /* replaced by this change: its new endpoints were checked */
-            for (int side = 0; !rc && side < 2; side++) {
+            for (int side = 0; side < 2; side++) {
                 if ((side ? e->to : e->from) != nt) continue;
                 size_t n;
                 const char *id = id_at(b->columns[1 + side], i, &n);
                 if (core_bmap_find(&v->input[nt], id, n)) continue;
-                rc = core_err(OG_E_BAD_REQUEST,
-                              "removing %s \"%.*s\" would leave %s edge %.*s dangling; remove or "
-                              "replace its edges in the same write",
+                /* one conflict per edge */
+                rc =
+                    violation(v, GRAPH_CONFLICT_ORPHAN_EDGE, (int)et, eid, idn, 0, OG_E_BAD_REQUEST,
+                              "removing %s \"%.*s\" would leave %s edge %.*s dangling; remove "
+                              "or replace its edges in the same write",
                               v->cat->types[nt].name, (int)(n > 200 ? 200 : n), id, e->name,
                               (int)(idn > 100 ? 100 : idn), eid);
+                break;
             }
         }
         arrow_batch_free(b);
@@ -1048,12 +1184,57 @@ static int check_dangling_replace(vctx *v, int nt)
     return 0;
 }
 
-/* Committed edges whose endpoint a node DELETE removes would dangle: refuse, unless the same
- * change set also removes or replaces those edges (a mutation's cascade does exactly that).
- * Asked through the edge tables' src/dst indexes: the cost follows the deleted nodes. Only
- * the edges of the deleted nodes are looked at: an edge that already dangled before (written
- * by another tool) does not stop the deletion of an unrelated node (a full read of every
- * edge table did, until key indexes). */
+/* Whether addr is new among addrs[0..n) (indexed by m): then it is stored as addrs[n] and
+ * *dup = 0. The array has room for it. */
+static int addr_once(core_hmap *m, uint64_t *addrs, size_t n, uint64_t addr, int *dup)
+{
+    uint64_t h = core_hmap_hash(&addr, sizeof addr);
+    core_hmap_probe p = core_hmap_probe_of(m, h);
+    uint32_t e;
+    *dup = 0;
+    while (core_hmap_next(m, &p, &e))
+        if (addrs[e] == addr) {
+            *dup = 1;
+            return 0;
+        }
+    addrs[n] = addr;
+    return core_hmap_add_at(m, &p, h, (uint32_t)n);
+}
+
+/* Keys of a change's deleted ids and (with rows) its row ids: what it removes or replaces. */
+static int removed_keys(const graph_change *c, const uint8_t ***keys, size_t **lens, size_t *n)
+{
+    size_t nr = has_input_ids(c) ? (size_t)n_rows(c) : 0;
+    size_t nd = removes_ids(c) ? c->n_delete_ids : 0;
+    *n = 0;
+    *keys = core_malloc((nr + nd + 1) * sizeof **keys);
+    *lens = core_malloc((nr + nd + 1) * sizeof **lens);
+    if (!*keys || !*lens) {
+        core_free(*keys);
+        core_free(*lens);
+        *keys = NULL;
+        *lens = NULL;
+        return core_err_nomem();
+    }
+    for (size_t i = 0; i < nd; i++) {
+        if (!c->delete_ids[i]) continue;
+        (*keys)[*n] = (const uint8_t *)c->delete_ids[i];
+        (*lens)[(*n)++] = strlen(c->delete_ids[i]);
+    }
+    for (size_t i = 0; i < nr; i++) {
+        (*keys)[*n] = arrow_array_get_bytes(c->rows->columns[0], (int64_t)i, &(*lens)[*n]);
+        (*n)++;
+    }
+    return 0;
+}
+
+/* Committed edges whose endpoint a node DELETE (or a DELTA's deletions) removes would dangle:
+ * refuse, unless the same change set also removes or replaces those edges (a mutation's
+ * cascade does exactly that). Asked through the edge tables' src/dst indexes: the cost follows
+ * the deleted nodes. Only the edges of the deleted nodes are looked at: an edge that already
+ * dangled before (written by another tool) does not stop the deletion of an unrelated node (a
+ * full read of every edge table did, until key indexes). An edge losing both endpoints is one
+ * conflict. */
 static int check_dangling(vctx *v, int nt)
 {
     const graph_change *nc = v->by_type[nt];
@@ -1077,44 +1258,57 @@ static int check_dangling(vctx *v, int nt)
         if (ec) {
             const uint8_t **ek = NULL;
             size_t *el = NULL, ne = 0;
-            if (ec->mode == GRAPH_CHANGE_DELETE) {
-                ek = core_malloc((ec->n_delete_ids ? ec->n_delete_ids : 1) * sizeof *ek);
-                el = core_malloc((ec->n_delete_ids ? ec->n_delete_ids : 1) * sizeof *el);
-                if (!ek || !el) rc = core_err_nomem();
-                for (size_t i = 0; rc == 0 && i < ec->n_delete_ids; i++) {
-                    if (!ec->delete_ids[i]) continue;
-                    ek[ne] = (const uint8_t *)ec->delete_ids[i];
-                    el[ne++] = strlen(ec->delete_ids[i]);
-                }
-            } else {
-                rc = column_keys(ec->rows->columns[0], &ek, &el);
-                ne = rc ? 0 : (size_t)ec->rows->num_rows;
-            }
+            rc = removed_keys(ec, &ek, &el, &ne);
             if (rc == 0)
                 rc = lookup_committed(v, (int)et, GRAPH_COL_ID, NULL, ek, el, ne, on_keep, &gone);
             core_free(ek);
             core_free(el);
             if (rc == 0 && gone.n > 1) qsort(gone.addr, gone.n, sizeof *gone.addr, cmp_addr);
         }
-        for (int side = 0; rc == 0 && side < 2; side++) {
+        /* The edges left dangling, src side then dst side, each edge once (its first hit):
+         * first-error mode stops at the first, before the other side is asked. */
+        core_hmap seen = CORE_HMAP_INIT; /* over addrs[0..nbad) */
+        uint64_t *addrs = NULL;
+        size_t *bad = NULL, nbad = 0;
+        for (int side = 0; rc == 0 && side < 2 && !(nbad && !v->out); side++) {
             if ((side ? e->to : e->from) != nt) continue;
-            hits.n = 0;
+            size_t from = hits.n;
             rc = lookup_committed(v, (int)et, side ? GRAPH_COL_DST : GRAPH_COL_SRC, NULL, keys,
                                   lens, nk, on_keep, &hits);
-            for (size_t h = 0; rc == 0 && h < hits.n; h++) {
+            size_t *nb = rc == 0 ? core_realloc(bad, (hits.n + 1) * sizeof *bad) : NULL;
+            uint64_t *na = nb ? core_realloc(addrs, (hits.n + 1) * sizeof *addrs) : NULL;
+            if (nb) bad = nb;
+            if (na) addrs = na;
+            if (rc == 0 && (!nb || !na)) rc = core_err_nomem();
+            for (size_t h = from; rc == 0 && h < hits.n; h++) {
                 if (gone.n &&
                     bsearch(&hits.addr[h], gone.addr, gone.n, sizeof *gone.addr, cmp_addr))
                     continue;
-                char eid[128];
-                id_at_addr(v, (int)et, hits.addr[h], eid, sizeof eid);
-                const char *id = (const char *)keys[hits.key[h]];
-                size_t n = lens[hits.key[h]];
-                rc = core_err(OG_E_BAD_REQUEST,
-                              "removing %s \"%.*s\" would leave %s edge %s dangling; remove or "
-                              "replace its edges in the same write",
-                              v->cat->types[nt].name, (int)(n > 200 ? 200 : n), id, e->name, eid);
+                int dup = 0;
+                if ((rc = addr_once(&seen, addrs, nbad, hits.addr[h], &dup)) || dup) continue;
+                bad[nbad++] = h;
+                if (!v->out) break; /* only the first is reported */
             }
         }
+        core_hmap_free(&seen);
+        char **eids = rc == 0 && nbad ? core_calloc(nbad, sizeof *eids) : NULL;
+        if (rc == 0 && nbad && !eids) rc = core_err_nomem();
+        if (rc == 0 && nbad) rc = ids_at_addrs(v, (int)et, addrs, nbad, eids);
+        for (size_t q = 0; rc == 0 && q < nbad; q++) {
+            const char *id = (const char *)keys[hits.key[bad[q]]];
+            size_t n = lens[hits.key[bad[q]]];
+            const char *eid = eids[q] ? eids[q] : "(unknown)";
+            rc = violation(v, GRAPH_CONFLICT_ORPHAN_EDGE, (int)et, eids[q],
+                           eids[q] ? strlen(eids[q]) : 0, 0, OG_E_BAD_REQUEST,
+                           "removing %s \"%.*s\" would leave %s edge %.100s dangling; remove or "
+                           "replace its edges in the same write",
+                           v->cat->types[nt].name, (int)(n > 200 ? 200 : n), id, e->name, eid);
+        }
+        for (size_t q = 0; eids && q < nbad; q++)
+            core_free(eids[q]);
+        core_free(addrs);
+        core_free(eids);
+        core_free(bad);
         hitlist_free(&gone);
         hitlist_free(&hits);
     }
@@ -1125,18 +1319,19 @@ static int check_dangling(vctx *v, int nt)
 
 /* ---- @card ------------------------------------------------------------------------------- */
 
-static int card_fail(const vctx *v, const lang_typedef *t, uint64_t line, const char *src, size_t n,
-                     int64_t count)
+static int card_fail(const vctx *v, const lang_typedef *t, int ti, uint64_t line, const char *src,
+                     size_t n, int64_t count)
 {
     char hi[32];
     if (t->card_max >= 0)
         snprintf(hi, sizeof hi, "%" PRId64, t->card_max);
     else
         hi[0] = '\0';
-    return row_err(v, OG_E_BAD_REQUEST, line,
-                   "%s: source node \"%.*s\" would have %" PRId64 " %s edges, outside "
-                   "@card(%" PRIu64 "..%s)",
-                   t->name, (int)(n > 200 ? 200 : n), src, count, t->name, t->card_min, hi);
+    /* no row id: the count belongs to the source node, which the message names */
+    return violation(v, GRAPH_CONFLICT_CARDINALITY_VIOLATION, ti, NULL, 0, line, OG_E_BAD_REQUEST,
+                     "%s: source node \"%.*s\" would have %" PRId64 " %s edges, outside "
+                     "@card(%" PRIu64 "..%s)",
+                     t->name, (int)(n > 200 ? 200 : n), src, count, t->name, t->card_min, hi);
 }
 
 /* @card counts a source node's edges of the type after the change, for every source node the
@@ -1154,8 +1349,84 @@ static int on_count(void *arg, size_t key, uint64_t addr, const uint8_t *pay, si
     return on_keep(h, key, 0, NULL, 0);
 }
 
+/* @card for an edge DELTA: per source node it touches (the sources of its upserted rows, and
+ * the old sources of the committed edges it deletes or replaces), committed edges minus the
+ * ones deleted or replaced plus the upserted ones. A source with upserted rows is held to
+ * both bounds (named with its first row's line), one that only loses edges to the minimum,
+ * as an edge DELETE's are. */
+static int check_card_delta(vctx *v, const graph_change *ch)
+{
+    const lang_typedef *t = &v->cat->types[ch->type_index];
+    int ti = ch->type_index;
+    if (t->card_min == 0 && t->card_max < 0) return 0;
+    size_t nr = (size_t)n_rows(ch);
+    /* The committed edges this change deletes or replaces, with their sources (payload). */
+    hitlist lost = {0}, hl = {0};
+    const uint8_t **rk = NULL;
+    size_t *rl = NULL, nrk = 0;
+    int rc = removed_keys(ch, &rk, &rl, &nrk);
+    if (rc == 0)
+        rc = lookup_committed(v, ti, GRAPH_COL_ID, GRAPH_COL_SRC, rk, rl, nrk, on_keep, &lost);
+    core_free(rk);
+    core_free(rl);
+    /* Sources in first-seen order: the upserted rows' (in row order), then the losing ones. */
+    size_t cap = nr + lost.n + 1;
+    core_bmap ix = CORE_BMAP_INIT;
+    const uint8_t **k = rc == 0 ? core_malloc(cap * sizeof *k) : NULL;
+    size_t *l = core_malloc(cap * sizeof *l), nk = 0;
+    int64_t *up = core_calloc(cap, sizeof *up), *down = core_calloc(cap, sizeof *down);
+    int64_t *all = core_calloc(cap, sizeof *all), *row = core_malloc(cap * sizeof *row);
+    if (rc == 0 && (!k || !l || !up || !down || !all || !row)) rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < nr + lost.n; i++) {
+        size_t n;
+        const uint8_t *src;
+        if (i < nr) {
+            src = arrow_array_get_bytes(ch->rows->columns[1], (int64_t)i, &n);
+        } else {
+            if (!(src = (const uint8_t *)lost.pay[i - nr])) continue;
+            n = strlen(lost.pay[i - nr]);
+        }
+        core_bmap_entry *e;
+        int fresh;
+        if ((rc = core_bmap_put(&ix, src, n, &e, &fresh))) break;
+        if (fresh) {
+            e->val = (int64_t)nk;
+            k[nk] = src;
+            l[nk] = n;
+            row[nk++] = i < nr ? (int64_t)i : -1;
+        }
+        if (i < nr)
+            up[e->val]++;
+        else
+            down[e->val]++;
+    }
+    /* + every committed edge of those sources */
+    if (rc == 0) rc = lookup_committed(v, ti, GRAPH_COL_SRC, NULL, k, l, nk, on_count, &hl);
+    for (size_t h = 0; rc == 0 && h < hl.n; h++)
+        all[hl.key[h]]++;
+    for (size_t i = 0; rc == 0 && i < nk; i++) {
+        int64_t kept = all[i] > down[i] ? all[i] - down[i] : 0, after = kept + up[i];
+        int bad = (uint64_t)after < t->card_min ||
+                  (row[i] >= 0 && t->card_max >= 0 && after > t->card_max);
+        if (bad)
+            rc = card_fail(v, t, ti, row[i] >= 0 ? row_line(ch, row[i]) : 0, (const char *)k[i],
+                           l[i], after);
+    }
+    core_bmap_free(&ix);
+    hitlist_free(&lost);
+    hitlist_free(&hl);
+    core_free(k);
+    core_free(l);
+    core_free(up);
+    core_free(down);
+    core_free(all);
+    core_free(row);
+    return rc;
+}
+
 static int check_card(vctx *v, const graph_change *ch)
 {
+    if (ch->mode == GRAPH_CHANGE_DELTA) return check_card_delta(v, ch);
     const lang_typedef *t = &v->cat->types[ch->type_index];
     int ti = ch->type_index;
     int del = ch->mode == GRAPH_CHANGE_DELETE;
@@ -1219,7 +1490,7 @@ static int check_card(vctx *v, const graph_change *ch)
             core_bmap_entry *e = core_bmap_find(&counts, s, n);
             if (!e || aux[e - counts.e] != i) continue;
             if ((uint64_t)e->val < t->card_min || (t->card_max >= 0 && e->val > t->card_max))
-                rc = card_fail(v, t, row_line(ch, i), s, n, e->val);
+                rc = card_fail(v, t, ti, row_line(ch, i), s, n, e->val);
         }
     } else {
         /* The sources that lose an edge (aux: edges lost), then all their edges (val). */
@@ -1262,7 +1533,7 @@ static int check_card(vctx *v, const graph_change *ch)
         for (size_t i = 0; !rc && i < nk; i++) {
             int64_t all = counts.e[i].val, left = all > aux[i] ? all - aux[i] : 0;
             if ((uint64_t)left < t->card_min)
-                rc = card_fail(v, t, 0, (const char *)k[i], l[i], left);
+                rc = card_fail(v, t, ti, 0, (const char *)k[i], l[i], left);
         }
     }
     core_bmap_free(&counts);
@@ -1285,9 +1556,9 @@ static int run(vctx *v)
         if (ch->type_index < 0 || (size_t)ch->type_index >= v->cat->n_types)
             return core_err(OG_E_BAD_REQUEST, "change %zu names type index %d, not in the catalog",
                             i, ch->type_index);
-        if (ch->mode < GRAPH_CHANGE_INSERT || ch->mode > GRAPH_CHANGE_DELETE)
+        if (ch->mode < GRAPH_CHANGE_INSERT || ch->mode > GRAPH_CHANGE_DELTA)
             return core_err(OG_E_BAD_REQUEST, "change %zu has unknown mode %d", i, ch->mode);
-        if (ch->mode != GRAPH_CHANGE_DELETE && !ch->rows)
+        if (ch->mode != GRAPH_CHANGE_DELETE && ch->mode != GRAPH_CHANGE_DELTA && !ch->rows)
             return core_err(OG_E_BAD_REQUEST, "change %zu (%s) has no rows", i,
                             v->cat->types[ch->type_index].name);
         if (v->by_type[ch->type_index])
@@ -1297,10 +1568,11 @@ static int run(vctx *v)
     }
     pcre2_match_data *md = pcre2_match_data_create(1, NULL);
     if (!md) return core_err_nomem();
-    /* Checks that need no committed read come first. */
+    /* Checks that need no committed read come first. In collect mode a violation leaves rc 0,
+     * so every check runs; rc stops them only for an error. */
     for (size_t i = 0; !rc && i < cs->n; i++) {
         const graph_change *ch = &cs->changes[i];
-        if (ch->mode == GRAPH_CHANGE_DELETE) continue;
+        if (!ch->rows || ch->mode == GRAPH_CHANGE_DELETE) continue;
         v->st->rows_checked += (uint64_t)ch->rows->num_rows;
         rc = check_values(v, ch, md);
     }
@@ -1313,20 +1585,20 @@ static int run(vctx *v)
     }
     for (size_t i = 0; !rc && i < cs->n; i++) {
         const graph_change *ch = &cs->changes[i];
-        if (ch->mode == GRAPH_CHANGE_DELETE || !ch->rows->num_rows) continue;
+        if (ch->mode == GRAPH_CHANGE_DELETE || !n_rows(ch)) continue;
         const lang_typedef *t = &v->cat->types[ch->type_index];
         for (size_t k = 0; !rc && k < t->n_cons; k++)
             if (t->cons[k].kind == LANG_CON_UNIQUE) rc = check_unique_con(v, ch, &t->cons[k]);
     }
     for (size_t i = 0; !rc && i < cs->n; i++) {
         const graph_change *ch = &cs->changes[i];
-        if (ch->mode == GRAPH_CHANGE_DELETE || !ch->rows->num_rows) continue;
+        if (ch->mode == GRAPH_CHANGE_DELETE || !n_rows(ch)) continue;
         if (v->cat->types[ch->type_index].kind == LANG_EDGE) rc = check_endpoints(v, ch);
     }
     for (size_t i = 0; !rc && i < cs->n; i++) {
         const graph_change *ch = &cs->changes[i];
         if (v->cat->types[ch->type_index].kind == LANG_NODE &&
-            (ch->mode == GRAPH_CHANGE_DELETE || ch->mode == GRAPH_CHANGE_REPLACE))
+            (removes_ids(ch) || ch->mode == GRAPH_CHANGE_REPLACE))
             rc = check_dangling(v, ch->type_index);
     }
     for (size_t i = 0; !rc && i < cs->n; i++) {
@@ -1336,15 +1608,9 @@ static int run(vctx *v)
     return rc;
 }
 
-int graph_validate(const lang_catalog *cat, const graph_snapshot *snap, store *s,
-                   const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats)
-{
-    return graph_validate_ex(cat, snap, s, cs, probes, stats, NULL, NULL);
-}
-
-int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store *s,
-                      const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats,
-                      graph_table_open_fn open, void *open_arg)
+static int validate(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                    const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats,
+                    graph_table_open_fn open, void *open_arg, graph_conflicts *out)
 {
     graph_validate_stats st_local;
     graph_validate_stats *st = stats ? stats : &st_local;
@@ -1358,7 +1624,8 @@ int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store
               .probes = probes ? probes : &probes_local,
               .st = st,
               .open = open,
-              .open_arg = open_arg};
+              .open_arg = open_arg,
+              .out = out};
     v.by_type = core_calloc(nt, sizeof *v.by_type);
     v.input = core_calloc(nt, sizeof *v.input);
     v.input_later = core_calloc(nt, 1);
@@ -1382,4 +1649,26 @@ int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store
     core_free(v.com);
     graph_probes_clear(&probes_local);
     return rc;
+}
+
+int graph_validate(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                   const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats)
+{
+    return validate(cat, snap, s, cs, probes, stats, NULL, NULL, NULL);
+}
+
+int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                      const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats,
+                      graph_table_open_fn open, void *open_arg)
+{
+    return validate(cat, snap, s, cs, probes, stats, open, open_arg, NULL);
+}
+
+int graph_validate_all(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                       const graph_change_set *cs, graph_probes *probes,
+                       graph_validate_stats *stats, graph_table_open_fn open, void *open_arg,
+                       struct graph_conflicts *out)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "graph_validate_all: no conflict list");
+    return validate(cat, snap, s, cs, probes, stats, open, open_arg, out);
 }

@@ -206,6 +206,15 @@ int lance_stage_update(lance_staged **out, const lance_dataset *ds, const lance_
 int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const char *key_column,
                              arrow_batch *const *b, size_t n, lance_merge_mode mode,
                              const lance_write_options *opt);
+/* The same merge that, in the same transaction, also deletes every row whose key (a text key
+ * column) is one of delete_keys[0..n_delete_keys) (a key no row holds deletes nothing; a key
+ * both in the input and among them is OG_E_BAD_REQUEST). One Update, as merge-insert's: the
+ * touched fragments' deletion vectors take the replaced and the deleted rows together, the
+ * input rows go to new fragments. No input rows and no row to delete: a no-op stage. */
+int lance_stage_merge_insert_ex(lance_staged **out, const lance_dataset *ds, const char *key_column,
+                                arrow_batch *const *b, size_t n, lance_merge_mode mode,
+                                const char *const *delete_keys, size_t n_delete_keys,
+                                const lance_write_options *opt);
 
 /* What a staged operation will do, for callers that plan (the write path's Effects). */
 typedef struct lance_staged_info {

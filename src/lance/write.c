@@ -722,8 +722,10 @@ static int constant_array(arrow_array **out, const arrow_type *t, const arrow_sc
 }
 
 /* Stage: delete the matched rows and write `rows` (the replacement rows, in the same order)
- * as new fragments that keep the matched rows' ids and creation versions. */
-static int stage_replace(lance_staged *st, matches *m, arrow_batch *rows)
+ * as new fragments that keep the matched rows' ids and creation versions. The rows at
+ * also[0..n_also) are deleted with them: one deletion file per fragment takes both. */
+static int stage_replace(lance_staged *st, matches *m, arrow_batch *rows, const uint64_t *also,
+                         size_t n_also)
 {
     uint64_t *created = core_malloc((m->n ? m->n : 1) * sizeof *created);
     if (!created) return core_err_nomem();
@@ -733,7 +735,15 @@ static int stage_replace(lance_staged *st, matches *m, arrow_batch *rows)
         rc = write_rows(st, &st->ds->schema, &rows, 1, stable ? m->ids : NULL,
                         stable ? created : NULL);
     core_free(created);
-    if (rc == 0) rc = add_deletions(st, m->addrs, m->n);
+    if (rc == 0 && !n_also) rc = add_deletions(st, m->addrs, m->n);
+    if (rc == 0 && n_also) {
+        uint64_t *all = core_malloc((m->n + n_also) * sizeof *all);
+        if (!all) return core_err_nomem();
+        memcpy(all, m->addrs, m->n * sizeof *all);
+        memcpy(all + m->n, also, n_also * sizeof *all);
+        rc = add_deletions(st, all, m->n + n_also);
+        core_free(all);
+    }
     return rc;
 }
 
@@ -774,7 +784,7 @@ int lance_stage_update(lance_staged **out, const lance_dataset *ds, const lance_
         for (size_t c = 0; cols && c < nc; c++)
             arrow_array_free(cols[c]);
         core_free(cols);
-        if (rc == 0) rc = stage_replace(*out, &m, rows);
+        if (rc == 0) rc = stage_replace(*out, &m, rows, NULL, 0);
     }
     arrow_batch_free(rows);
     matches_free(&m);
@@ -962,9 +972,37 @@ typedef struct key_slot {
     int64_t row; /* -1: empty */
 } key_slot;
 
-int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const char *key_column,
-                             arrow_batch *const *b, size_t n, lance_merge_mode mode,
-                             const lance_write_options *opt)
+/* The keys to look up and hash: the input's key column, then the keys to delete (a column of
+ * the key's type). */
+static int merge_keys(arrow_array **out, const lance_dataset *ds, size_t kc,
+                      const arrow_array *skey, const char *const *del, size_t n_del)
+{
+    const arrow_field *kf = &ds->schema.fields[kc];
+    if (!n_del) {
+        *out = arrow_array_ref((arrow_array *)skey);
+        return 0;
+    }
+    if (!arrow_type_is_binary_like(kf->type.id))
+        return core_err(OG_E_BAD_REQUEST,
+                        "merge key '%s' is not text: it cannot take keys to delete", kf->name);
+    arrow_builder *bld = NULL;
+    arrow_array *da = NULL;
+    int rc = arrow_builder_new(&bld, &kf->type);
+    if (rc == 0) rc = arrow_builder_reserve(bld, (int64_t)n_del);
+    for (size_t i = 0; rc == 0 && i < n_del; i++)
+        rc = del[i] ? arrow_builder_append_bytes(bld, del[i], strlen(del[i]))
+                    : core_err(OG_E_BAD_REQUEST, "key to delete %zu is null", i);
+    if (rc == 0) rc = arrow_builder_finish(bld, &da);
+    arrow_builder_free(bld);
+    arrow_array *parts[2] = {(arrow_array *)skey, da};
+    if (rc == 0) rc = arrow_array_concat(out, parts, 2);
+    arrow_array_free(da);
+    return rc;
+}
+
+static int merge_insert(lance_staged **out, const lance_dataset *ds, const char *key_column,
+                        arrow_batch *const *b, size_t n, lance_merge_mode mode,
+                        const char *const *del, size_t n_del, const lance_write_options *opt)
 {
     *out = NULL;
     size_t kc;
@@ -999,14 +1037,21 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
         core_free(parts);
     }
     if (rc) return rc;
-    const arrow_array *skey = src->columns[kc];
     int64_t ns = src->num_rows;
-    /* Hash the input keys; refuse nulls and duplicates. */
+    /* keys[0..ns) are the input's, keys[ns..nk) the ones to delete */
+    arrow_array *skey = NULL;
+    rc = merge_keys(&skey, ds, kc, src->columns[kc], del, n_del);
+    if (rc) {
+        arrow_batch_free(src);
+        return rc;
+    }
+    int64_t nk = skey->length;
+    /* Hash the input keys; refuse nulls and duplicates (a key to delete twice is once). */
     size_t cap = 16;
-    while (cap < (size_t)ns * 2)
+    while (cap < (size_t)nk * 2)
         cap *= 2;
     key_slot *tab = core_malloc(cap * sizeof *tab);
-    uint64_t *h = core_malloc((size_t)(ns ? ns : 1) * sizeof *h);
+    uint64_t *h = core_malloc((size_t)(nk ? nk : 1) * sizeof *h);
     int64_t *match_of = core_malloc((size_t)(ns ? ns : 1) * sizeof *match_of); /* dataset pos */
     if (!tab || !h || !match_of) rc = core_err_nomem();
     if (rc == 0) {
@@ -1014,24 +1059,32 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
             tab[i].row = -1;
         arrow_hash_rows(skey, h, false);
     }
-    for (int64_t r = 0; rc == 0 && r < ns; r++) {
-        match_of[r] = -1;
+    for (int64_t r = 0; rc == 0 && r < nk; r++) {
+        if (r < ns) match_of[r] = -1;
         if (!arrow_array_is_valid(skey, r)) {
             rc = core_err(OG_E_BAD_REQUEST, "merge input row %lld has a null key '%s'",
                           (long long)r, key_column);
             break;
         }
         size_t s = (size_t)h[r] & (cap - 1);
+        int again = 0;
         while (tab[s].row >= 0) {
             if (tab[s].hash == h[r] && arrow_compare_rows(skey, tab[s].row, skey, r) == 0) {
-                rc = core_err(OG_E_BAD_REQUEST,
-                              "merge input has key '%s' twice (rows %lld and %lld)", key_column,
-                              (long long)tab[s].row, (long long)r);
+                again = 1;
+                if (r < ns)
+                    rc = core_err(OG_E_BAD_REQUEST,
+                                  "merge input has key '%s' twice (rows %lld and %lld)", key_column,
+                                  (long long)tab[s].row, (long long)r);
+                else if (tab[s].row < ns)
+                    rc = core_err(OG_E_BAD_REQUEST,
+                                  "merge input row %lld has a key '%s' that is also to be deleted",
+                                  (long long)tab[s].row, key_column);
                 break;
             }
             s = (s + 1) & (cap - 1);
         }
         if (rc) break;
+        if (again) continue;
         tab[s].hash = h[r];
         tab[s].row = r;
     }
@@ -1039,20 +1092,25 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
      * one (reads what the index does not cover), else a scan of the key column. */
     table_keys cur = {0};
     if (rc == 0) rc = table_keys_find(&cur, ds, key_column, skey);
-    uint64_t *ch = NULL;
+    uint64_t *ch = NULL, *dels = NULL;
     if (rc == 0) {
         ch = core_malloc((size_t)(cur.n ? cur.n : 1) * sizeof *ch);
-        if (!ch)
+        dels = core_malloc((size_t)(cur.n ? cur.n : 1) * sizeof *dels);
+        if (!ch || !dels)
             rc = core_err_nomem();
         else
             arrow_hash_rows(cur.key, ch, false);
     }
-    size_t n_match = 0;
+    size_t n_match = 0, n_dels = 0;
     for (int64_t r = 0; rc == 0 && r < cur.n; r++) {
         if (!arrow_array_is_valid(cur.key, r)) continue;
         size_t s = (size_t)ch[r] & (cap - 1);
         while (tab[s].row >= 0) {
             if (tab[s].hash == ch[r] && arrow_compare_rows(cur.key, r, skey, tab[s].row) == 0) {
+                if (tab[s].row >= ns) {
+                    dels[n_dels++] = cur.addr[r]; /* every row holding a key to delete */
+                    break;
+                }
                 if (mode == LANCE_MERGE_INSERT_ONLY) {
                     char kbuf[256] = "";
                     if (arrow_type_is_binary_like(kid)) {
@@ -1084,7 +1142,7 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
             s = (s + 1) & (cap - 1);
         }
     }
-    if (rc == 0) rc = staged_new(out, ds, n_match ? ST_UPDATE : ST_APPEND, opt);
+    if (rc == 0) rc = staged_new(out, ds, n_match || n_dels ? ST_UPDATE : ST_APPEND, opt);
     /* Split the input: matched rows replace table rows (keeping ids), the rest are inserted. */
     int64_t *ins = NULL, *upd = NULL;
     matches m = {0};
@@ -1111,8 +1169,10 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
     if (rc == 0 && n_upd) {
         arrow_batch *rows = NULL;
         rc = arrow_batch_take(&rows, src, upd, n_upd);
-        if (rc == 0) rc = stage_replace(*out, &m, rows);
+        if (rc == 0) rc = stage_replace(*out, &m, rows, dels, n_dels);
         arrow_batch_free(rows);
+    } else if (rc == 0 && n_dels) {
+        rc = add_deletions(*out, dels, n_dels);
     }
     if (rc == 0 && n_ins) {
         arrow_batch *rows = NULL;
@@ -1124,16 +1184,33 @@ int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const 
     core_free(ins);
     core_free(upd);
     core_free(ch);
+    core_free(dels);
     table_keys_free(&cur);
     core_free(tab);
     core_free(h);
     core_free(match_of);
+    arrow_array_free(skey);
     arrow_batch_free(src);
     if (rc) {
         lance_staged_discard(*out);
         *out = NULL;
     }
     return rc;
+}
+
+int lance_stage_merge_insert(lance_staged **out, const lance_dataset *ds, const char *key_column,
+                             arrow_batch *const *b, size_t n, lance_merge_mode mode,
+                             const lance_write_options *opt)
+{
+    return merge_insert(out, ds, key_column, b, n, mode, NULL, 0, opt);
+}
+
+int lance_stage_merge_insert_ex(lance_staged **out, const lance_dataset *ds, const char *key_column,
+                                arrow_batch *const *b, size_t n, lance_merge_mode mode,
+                                const char *const *delete_keys, size_t n_delete_keys,
+                                const lance_write_options *opt)
+{
+    return merge_insert(out, ds, key_column, b, n, mode, delete_keys, n_delete_keys, opt);
 }
 
 /* ---- commit ---------------------------------------------------------------------------- */

@@ -46,6 +46,14 @@ static int stage_change_opt(lance_staged **st, const lance_dataset *ds, const gr
         arrow_batch *const *b = c->rows && c->rows->num_rows ? &c->rows : NULL;
         return lance_stage_overwrite(st, ds, &ds->schema, b, b ? 1 : 0, &wo);
     }
+    case GRAPH_CHANGE_DELTA: {
+        /* A merge's delta: its upserts and deletions in one Update, so the target moves by
+         * exactly one version per table. */
+        arrow_batch *const *b = c->rows && c->rows->num_rows ? &c->rows : NULL;
+        return lance_stage_merge_insert_ex(st, ds, GRAPH_COL_ID, b, b ? 1 : 0, LANCE_MERGE_UPSERT,
+                                           (const char *const *)c->delete_ids, c->n_delete_ids,
+                                           &wo);
+    }
     case GRAPH_CHANGE_DELETE: {
         uint64_t *addrs = NULL;
         size_t n = 0;

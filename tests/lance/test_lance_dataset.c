@@ -4,6 +4,7 @@
 #include "dataset_fixture.h"
 
 #include "lance/deletion.h"
+#include "lance/txn.h"
 
 #include <string.h>
 
@@ -309,6 +310,94 @@ static void test_merge_insert(void **state)
                     OG_E_BAD_REQUEST);
 }
 
+/* The transaction that made the dataset's version. */
+static Lance__Table__Transaction *txn_of(fixture *f)
+{
+    Lance__Table__Transaction *t = NULL;
+    assert_og_ok(lance_txn_load(f->s, "t.lance", f->ds->m, &t));
+    return t;
+}
+
+/* Merge-insert that also deletes by key (a graph merge's delta): upserts, inserts and
+ * deletions across two fragments in one Update, one version; deletions only; nothing to do. */
+static void test_merge_insert_delete(void **state)
+{
+    fixture *f = *state;
+    append_rows(f, 0, 10); /* fragment 0: names n0..n9 (n3 null) */
+    append_rows(f, 11, 4); /* fragment 1: n11..n14 */
+    uint64_t v0 = lance_dataset_version(f->ds);
+    /* n4, n5 replaced, n20, n21 new; n0, n8 (fragment 0) and n11 (fragment 1) deleted; n99 is
+     * nowhere, n0 is named twice */
+    arrow_batch *in[2] = {fx_batch(&f->schema, 4, 2), fx_batch(&f->schema, 20, 2)};
+    const char *dels[] = {"n0", "n8", "n11", "n99", "n0"};
+    lance_staged *st = NULL;
+    assert_og_ok(
+        lance_stage_merge_insert_ex(&st, f->ds, "name", in, 2, LANCE_MERGE_UPSERT, dels, 5, NULL));
+    lance_staged_info info;
+    lance_staged_get_info(st, &info);
+    assert_false(info.noop);
+    assert_int_equal(info.rows_added, 4);
+    assert_int_equal(info.rows_deleted, 2 + 3);
+    lance_dataset *nd = NULL;
+    assert_og_ok(lance_staged_commit(st, &nd, NULL));
+    lance_staged_free(st);
+    swap(f, nd);
+    assert_int_equal(lance_dataset_version(f->ds), v0 + 1);
+    int64_t sum, rows;
+    fx_ids(f->ds, &sum, &rows);
+    assert_int_equal(rows, 14 - 3 + 2);
+    assert_int_equal(sum, 45 + 50 - 0 - 8 - 11 + 20 + 21);
+    Lance__Table__Transaction *t = txn_of(f);
+    assert_int_equal(t->operation_case, LANCE__TABLE__TRANSACTION__OPERATION_UPDATE);
+    assert_int_equal(t->update->n_updated_fragments, 2); /* one deletion file each */
+    assert_int_equal(t->update->n_removed_fragment_ids, 0);
+    assert_true(t->update->n_new_fragments >= 1);
+    lance_pb_free(t);
+    /* deletions only: n1, and the rest of fragment 1, which goes */
+    const char *dels2[] = {"n1", "n12", "n13", "n14"};
+    assert_og_ok(lance_stage_merge_insert_ex(&st, f->ds, "name", NULL, 0, LANCE_MERGE_UPSERT, dels2,
+                                             4, NULL));
+    lance_staged_get_info(st, &info);
+    assert_int_equal(info.rows_added, 0);
+    assert_int_equal(info.rows_deleted, 4);
+    assert_og_ok(lance_staged_commit(st, &nd, NULL));
+    lance_staged_free(st);
+    swap(f, nd);
+    fx_ids(f->ds, &sum, &rows);
+    assert_int_equal(rows, 13 - 4);
+    t = txn_of(f);
+    assert_int_equal(t->operation_case, LANCE__TABLE__TRANSACTION__OPERATION_UPDATE);
+    assert_int_equal(t->update->n_removed_fragment_ids, 1);
+    assert_int_equal(t->update->n_updated_fragments, 1);
+    assert_int_equal(t->update->n_new_fragments, 0);
+    lance_pb_free(t);
+    /* nothing to delete, nothing to write: a no-op */
+    const char *dels3[] = {"n1", "zzz"};
+    assert_og_ok(lance_stage_merge_insert_ex(&st, f->ds, "name", NULL, 0, LANCE_MERGE_UPSERT, dels3,
+                                             2, NULL));
+    lance_staged_get_info(st, &info);
+    assert_true(info.noop);
+    lance_staged_free(st);
+    /* rows and no deletions: a plain merge-insert */
+    assert_og_ok(lance_stage_merge_insert_ex(&st, f->ds, "name", &in[1], 1, LANCE_MERGE_UPSERT,
+                                             NULL, 0, NULL));
+    lance_staged_get_info(st, &info);
+    assert_int_equal(info.rows_added, 2);
+    assert_int_equal(info.rows_deleted, 2);
+    lance_staged_discard(st);
+    /* a key both upserted and deleted; keys to delete on a key that is not text */
+    const char *both[] = {"n20"};
+    assert_og_error(lance_stage_merge_insert_ex(&st, f->ds, "name", &in[1], 1, LANCE_MERGE_UPSERT,
+                                                both, 1, NULL),
+                    OG_E_BAD_REQUEST);
+    assert_null(st);
+    assert_og_error(
+        lance_stage_merge_insert_ex(&st, f->ds, "id", &in[1], 1, LANCE_MERGE_UPSERT, both, 1, NULL),
+        OG_E_BAD_REQUEST);
+    arrow_batch_free(in[0]);
+    arrow_batch_free(in[1]);
+}
+
 static void test_overwrite(void **state)
 {
     fixture *f = *state;
@@ -407,6 +496,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_time_travel_and_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_keeps_row_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_merge_insert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_merge_insert_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overwrite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conflict_exact_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rows_per_file_and_counts, setup, teardown),

@@ -3,6 +3,7 @@
 #include "testutil.h"
 #include "interop.h"
 
+#include "core/alloc.h"
 #include "core/buf.h"
 #include "exec/load.h"
 #include "lance/keyindex.h"
@@ -317,12 +318,81 @@ static void test_verify_lancedb_files(void **state)
     test_sandbox_done(dir);
 }
 
+/* A merge's delta (GRAPH_CHANGE_DELTA: upserts and deletions of a table in one Lance Update)
+ * is a version lancedb reads: exactly the upserted rows changed or added, the deleted ones
+ * gone, across two fragments. */
+static void test_lancedb_reads_delta(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_sandbox_new(dir, sizeof dir, "write-interop-delta");
+    const char *schema = "node Person { name: String @key  age: I32? }\n";
+    store *s = NULL;
+    assert_og_ok(store_local_open(&s, dir));
+    write_init_result ir;
+    assert_og_ok(write_init(s, schema, strlen(schema), "s.pg", &ir));
+    write_graph *g = NULL;
+    assert_og_ok(write_graph_open(&g, s, dir, NULL));
+    const char *loads[] = {"{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":1}}\n"
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":2}}\n",
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"cid\",\"age\":3}}\n"
+                           "{\"type\":\"Person\",\"data\":{\"name\":\"dee\",\"age\":4}}\n"};
+    graph_change_set cs;
+    exec_load_stats st;
+    write_result r;
+    for (int i = 0; i < 2; i++) { /* two fragments */
+        memset(&cs, 0, sizeof cs);
+        assert_og_ok(exec_load_parse(&cs, g->h->catalog, loads[i], strlen(loads[i]), "d.jsonl",
+                                     EXEC_LOAD_APPEND, &st, NULL, NULL));
+        assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
+        graph_change_set_clear(&cs);
+    }
+    /* bob changes, eve is new; ann (fragment 0) and dee (fragment 1) go */
+    const char *up = "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":20}}\n"
+                     "{\"type\":\"Person\",\"data\":{\"name\":\"eve\",\"age\":5}}\n";
+    memset(&cs, 0, sizeof cs);
+    assert_og_ok(exec_load_parse(&cs, g->h->catalog, up, strlen(up), "d.jsonl", EXEC_LOAD_MERGE,
+                                 &st, NULL, NULL));
+    assert_int_equal(cs.n, 1);
+    graph_change *c = &cs.changes[0];
+    c->mode = GRAPH_CHANGE_DELTA;
+    c->delete_ids = core_malloc(2 * sizeof *c->delete_ids);
+    c->delete_ids[0] = core_strdup("ann");
+    c->delete_ids[1] = core_strdup("dee");
+    c->n_delete_ids = 2;
+    assert_og_ok(write_changes(g, WRITE_KIND_LOAD, &cs, NULL, &r));
+    graph_change_set_clear(&cs);
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, g->h->s, NULL, 0, 0));
+    const graph_table *pt = graph_snapshot_table(snap, "node:Person");
+    assert_non_null(pt);
+    assert_int_equal(pt->row_count, 3);
+    char parent[600], name[256], cmd[2048];
+    const char *slash = strrchr(pt->path, '/');
+    snprintf(parent, sizeof parent, "%s/%.*s", dir, (int)(slash - pt->path), pt->path);
+    snprintf(name, sizeof name, "%.*s", (int)(strlen(slash + 1) - strlen(".lance")), slash + 1);
+    assert_int_equal(lancedb_count(parent, name), 3);
+    snprintf(cmd, sizeof cmd, "node '%s/lance_tool.cjs' dump '%s' '%s' --columns id,age",
+             test_interop_dir(), parent, name);
+    int rc_cmd = 0;
+    char *out = test_capture(cmd, &rc_cmd);
+    if (rc_cmd != 0) fail_msg("lancedb could not dump %s/%s: %s", parent, name, out);
+    assert_string_equal(out, "{\"id\":\"bob\",\"age\":20}\n"
+                             "{\"id\":\"cid\",\"age\":3}\n"
+                             "{\"id\":\"eve\",\"age\":5}\n");
+    free(out);
+    graph_snapshot_free(snap);
+    write_graph_close(g);
+    test_sandbox_done(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lancedb_reads_loaded_graph),
         cmocka_unit_test(test_lancedb_and_key_indexes),
         cmocka_unit_test(test_verify_lancedb_files),
+        cmocka_unit_test(test_lancedb_reads_delta),
     };
     return cmocka_run_group_tests(tests, test_interop_group_setup, NULL);
 }
