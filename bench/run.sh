@@ -9,3 +9,7 @@ if [ -x "$build/bench/bench_lang" ]; then "$build/bench/bench_lang"; fi
 if [ -x "$build/bench/bench_commits" ]; then
     "$build/bench/bench_commits" "$dir/commits" --depth "${BENCH_DEPTH:-1000}"
 fi
+if [ -x "$build/bench/bench_merge" ]; then
+    mkdir -p "$dir/merge"
+    "$build/bench/bench_merge" "$dir/merge"
+fi

@@ -1253,6 +1253,74 @@ OG_EXTERN int og_graph_branch_create(og_branch_info **out, og_graph *g, const ch
  * exists (it reads this one's history: delete it first). Commits of the branch stay readable
  * from branches that contain them. */
 OG_EXTERN int og_graph_branch_delete(og_graph *g, const char *name);
+
+/* ---- Branch merge ----------------------------------------------------------------------------
+ * Merge one branch into another as a graph write (docs/merge.md): the merge base is the best
+ * common ancestor of the two heads in the commit DAG (merged parents followed); each type whose
+ * table moved on the source since the base is merged row by row (a row changed on one side is
+ * taken from it; the same change on both sides is kept; different changes to one row are
+ * conflicts), and the merged result is validated as a load would be. The outcome is
+ * "already_up_to_date" (nothing written), "fast_forward" (the target had not moved: it takes the
+ * source's content) or "merged" (both had moved); the last two make one commit on the target
+ * whose merged parent is the source head. On conflicts nothing is written. */
+typedef enum og_merge_outcome {
+    OG_MERGE_UP_TO_DATE = 1,
+    OG_MERGE_FAST_FORWARD = 2,
+    OG_MERGE_MERGED = 3,
+} og_merge_outcome;
+/* "already_up_to_date", "fast_forward", "merged"; NULL for another value. */
+OG_EXTERN const char *og_merge_outcome_name(int outcome);
+
+/* One conflict. Strings are owned by the merge result. */
+typedef struct og_merge_conflict {
+    const char *kind;    /* divergent_insert, divergent_update, delete_vs_update (rows changed
+                          * apart on both sides); orphan_edge, unique_violation,
+                          * cardinality_violation, value_constraint_violation (the merged
+                          * result breaks a constraint) */
+    const char *type;    /* the node or edge type */
+    const char *id;      /* the row id; NULL when a validation conflict has none */
+    const char *message; /* one line */
+} og_merge_conflict;
+
+/* Options for og_graph_merge(). Initialise with OG_MERGE_OPTIONS_INIT. */
+#define OG_MERGE_OPTIONS_VERSION 1
+typedef struct og_merge_options {
+    int version;           /* OG_MERGE_OPTIONS_VERSION */
+    const char *into;      /* the target branch (NULL or "main": main) */
+    const char *if_commit; /* NULL, or the commit the target's head must be
+                            * (OG_E_PRECONDITION_FAILED otherwise) */
+    int delete_branch;     /* nonzero: delete the source once it is merged (not for main; not
+                            * after a conflict) */
+} og_merge_options;
+#define OG_MERGE_OPTIONS_INIT                                                                      \
+    {                                                                                              \
+        OG_MERGE_OPTIONS_VERSION, NULL, NULL, 0                                                    \
+    }
+OG_EXTERN int og_merge_options_init(og_merge_options *opts, int version);
+
+/* What a merge did (or the conflicts that stopped it). Immutable; og_merge_result_free. */
+typedef struct og_merge_result {
+    int outcome;                     /* og_merge_outcome (0 when it failed before deciding) */
+    const char *source, *target;     /* branch names */
+    char commit[OG_ID_LEN + 1];      /* the commit made on the target ("" when none) */
+    char base[OG_ID_LEN + 1];        /* the merge base */
+    char source_head[OG_ID_LEN + 1]; /* the source head merged */
+    size_t types_changed;            /* types whose table on the target the merge changed */
+    uint64_t rows_changed;           /* rows it upserted or deleted on the target */
+    uint64_t rows_read;              /* rows the classification read */
+    int source_deleted;              /* delete_branch: the source was deleted */
+    size_t n_conflicts;              /* OG_E_MERGE_CONFLICTS: every conflict found */
+    const og_merge_conflict *conflicts;
+} og_merge_result;
+OG_EXTERN void og_merge_result_free(og_merge_result *r);
+
+/* Merge branch `source` into opt->into (opt NULL: into main). *out (required) describes the
+ * outcome; on OG_E_MERGE_CONFLICTS it is also set, holding every conflict; on other failures it
+ * is NULL. OG_E_NOT_FOUND names an unknown branch; OG_E_BAD_REQUEST for a branch merged into
+ * itself; OG_E_CONFLICT when the histories have no single merge base (docs/merge.md,
+ * "criss-cross") or the two sides have different schemas. */
+OG_EXTERN int og_graph_merge(og_merge_result **out, og_graph *g, const char *source,
+                             const og_merge_options *opt);
 /* ---- Verification -------------------------------------------------------------------------- */
 /* Check a graph root without writing to it (CLI: `omnigraph verify`, docs/maintenance.md
  * "Verifying a graph"): every retained graph-manifest version reconstructs, the head's lineage

@@ -78,3 +78,5 @@ OPTIONS_INIT_FN(og_verify_options_init, og_verify_options, OG_VERIFY_OPTIONS_INI
                 OG_VERIFY_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_repair_options_init, og_repair_options, OG_REPAIR_OPTIONS_INIT,
                 OG_REPAIR_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_merge_options_init, og_merge_options, OG_MERGE_OPTIONS_INIT,
+                OG_MERGE_OPTIONS_VERSION)

@@ -75,6 +75,8 @@ int cli_exit_code(int code)
         return CLI_PRECONDITION;
     case OG_E_RECOVERY_REQUIRED:
         return CLI_RECOVERY;
+    case OG_E_MERGE_CONFLICTS:
+        return CLI_MERGE_CONFLICTS;
     default:
         return CLI_ERROR;
     }

@@ -11,12 +11,13 @@
 /* Exit codes: documented in `omnigraph --help` and README. */
 enum {
     CLI_OK = 0,
-    CLI_ERROR = 1,        /* the operation failed (details on stderr, or in --json output) */
-    CLI_USAGE = 2,        /* bad command line */
-    CLI_CONFLICT = 3,     /* a concurrent writer won (read_set_conflict, conflict) */
-    CLI_PRECONDITION = 4, /* precondition_failed (e.g. --if-commit) */
-    CLI_RECOVERY = 5,     /* recovery_required: an interrupted write must be resolved first */
-    CLI_DAMAGED = 7,      /* verify found damage (it prints each problem) */
+    CLI_ERROR = 1,           /* the operation failed (details on stderr, or in --json output) */
+    CLI_USAGE = 2,           /* bad command line */
+    CLI_CONFLICT = 3,        /* a concurrent writer won (read_set_conflict, conflict) */
+    CLI_PRECONDITION = 4,    /* precondition_failed (e.g. --if-commit) */
+    CLI_RECOVERY = 5,        /* recovery_required: an interrupted write must be resolved first */
+    CLI_MERGE_CONFLICTS = 6, /* branch merge found conflicts (each listed) */
+    CLI_DAMAGED = 7,         /* verify found damage (it prints each problem) */
 };
 
 typedef struct cli_cmd {

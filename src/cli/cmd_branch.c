@@ -1,4 +1,4 @@
-/* omnigraph branch create|list|delete: the graph's branches (docs/cli.md, "Branches"). Uses
+/* omnigraph branch create|list|delete|merge: the graph's branches (docs/cli.md, "Branches"). Uses
  * only the public API. */
 #include "omnigraph.h"
 #include "cli.h"
@@ -10,21 +10,26 @@
 static int cmd_branch(int argc, char **argv);
 
 const cli_cmd cli_branch_commands[] = {
-    {"branch", cmd_branch, "create, list or delete the branches of a graph",
+    {"branch", cmd_branch, "create, list, delete or merge the branches of a graph",
      "omnigraph branch create NAME [--from BRANCH] [--at COMMIT] [--json] (--store ROOT | ROOT) | "
      "omnigraph branch list [--json] (--store ROOT | ROOT) | "
-     "omnigraph branch delete NAME [--json] (--store ROOT | ROOT)"},
+     "omnigraph branch delete NAME [--json] (--store ROOT | ROOT) | "
+     "omnigraph branch merge SOURCE [--into TARGET] [--delete-branch] [--json] "
+     "(--store ROOT | ROOT)"},
     CLI_TABLE_END,
 };
 
 typedef struct branch_args {
-    const char *root, *name, *from, *at;
-    int json;
+    const char *root, *name, *from, *at, *into;
+    int json, delete_branch;
 } branch_args;
 
-/* argv[2..argc): the options, NAME (create, delete) and the root. */
-static int parse(branch_args *a, int argc, char **argv, int wants_name, int create)
+enum { SUB_OTHER, SUB_CREATE, SUB_MERGE };
+
+/* argv[2..argc): the options, NAME (create, delete, merge) and the root. */
+static int parse(branch_args *a, int argc, char **argv, int wants_name, int sub)
 {
+    int create = sub == SUB_CREATE;
     const cli_cmd *self = &cli_branch_commands[0];
     memset(a, 0, sizeof *a);
     const char *words[2] = {NULL, NULL};
@@ -36,12 +41,18 @@ static int parse(branch_args *a, int argc, char **argv, int wants_name, int crea
             a->json = 1;
             continue;
         }
+        if (sub == SUB_MERGE && !strcmp(o, "--delete-branch")) {
+            a->delete_branch = 1;
+            continue;
+        }
         if (!strcmp(o, "--store"))
             value = &a->root;
         else if (create && !strcmp(o, "--from"))
             value = &a->from;
         else if (create && !strcmp(o, "--at"))
             value = &a->at;
+        else if (sub == SUB_MERGE && !strcmp(o, "--into"))
+            value = &a->into;
         if (value) {
             if (i + 1 >= argc || !argv[i + 1][0])
                 return cli_usage_error(self, "%s needs a value", o);
@@ -121,7 +132,7 @@ static void format_time(char *out, size_t cap, int64_t us)
 static int branch_create(int argc, char **argv)
 {
     branch_args a;
-    int rc = parse(&a, argc, argv, 1, 1);
+    int rc = parse(&a, argc, argv, 1, SUB_CREATE);
     if (rc) return rc;
     og_graph *g = NULL;
     if (open_graph(&g, a.root, 0) != 0) return cli_fail(a.json);
@@ -151,7 +162,7 @@ static int branch_create(int argc, char **argv)
 static int branch_list(int argc, char **argv)
 {
     branch_args a;
-    int rc = parse(&a, argc, argv, 0, 0);
+    int rc = parse(&a, argc, argv, 0, SUB_OTHER);
     if (rc) return rc;
     og_graph *g = NULL;
     if (open_graph(&g, a.root, 1) != 0) return cli_fail(a.json);
@@ -199,7 +210,7 @@ static int branch_list(int argc, char **argv)
 static int branch_delete(int argc, char **argv)
 {
     branch_args a;
-    int rc = parse(&a, argc, argv, 1, 0);
+    int rc = parse(&a, argc, argv, 1, SUB_OTHER);
     if (rc) return rc;
     og_graph *g = NULL;
     if (open_graph(&g, a.root, 0) != 0) return cli_fail(a.json);
@@ -219,12 +230,103 @@ static int branch_delete(int argc, char **argv)
     return CLI_OK;
 }
 
+static void print_conflicts_json(const og_merge_result *r)
+{
+    printf("\"conflicts\":[");
+    for (size_t i = 0; i < r->n_conflicts; i++) {
+        const og_merge_conflict *c = &r->conflicts[i];
+        printf("%s{\"kind\":", i ? "," : "");
+        cli_json_str(stdout, c->kind);
+        printf(",\"type\":");
+        cli_json_str(stdout, c->type);
+        printf(",\"id\":");
+        if (c->id)
+            cli_json_str(stdout, c->id);
+        else
+            fputs("null", stdout);
+        printf(",\"message\":");
+        cli_json_str(stdout, c->message);
+        putchar('}');
+    }
+    putchar(']');
+}
+
+static int branch_merge(int argc, char **argv)
+{
+    branch_args a;
+    int rc = parse(&a, argc, argv, 1, SUB_MERGE);
+    if (rc) return rc;
+    og_graph *g = NULL;
+    if (open_graph(&g, a.root, 0) != 0) return cli_fail(a.json);
+    og_merge_options o = OG_MERGE_OPTIONS_INIT;
+    o.into = a.into;
+    o.delete_branch = a.delete_branch;
+    og_merge_result *r = NULL;
+    int mrc = og_graph_merge(&r, g, a.name, &o);
+    const char *target = a.into ? a.into : "main";
+    if (mrc == OG_E_MERGE_CONFLICTS && r) {
+        if (a.json) {
+            printf("{\"ok\":false,\"source\":");
+            cli_json_str(stdout, a.name);
+            printf(",\"target\":");
+            cli_json_str(stdout, target);
+            printf(",\"outcome\":null,");
+            print_conflicts_json(r);
+            printf(",\"error\":{\"code\":\"merge_conflicts\",\"message\":");
+            cli_json_str(stdout, og_error_last()->message);
+            printf("}}\n");
+        } else {
+            fprintf(stderr, "omnigraph: merging %s into %s: %zu conflict%s; nothing was written\n",
+                    a.name, target, r->n_conflicts, r->n_conflicts == 1 ? "" : "s");
+            for (size_t i = 0; i < r->n_conflicts; i++) {
+                const og_merge_conflict *c = &r->conflicts[i];
+                fprintf(stderr, "  %s  %s%s%s: %s\n", c->kind, c->type, c->id ? " " : "",
+                        c->id ? c->id : "", c->message);
+            }
+        }
+        og_merge_result_free(r);
+        og_graph_close(g);
+        return CLI_MERGE_CONFLICTS;
+    }
+    if (mrc != 0) {
+        rc = cli_fail_write(a.json);
+        og_graph_close(g);
+        return rc;
+    }
+    const char *outcome = og_merge_outcome_name(r->outcome);
+    if (a.json) {
+        printf("{\"ok\":true,\"source\":");
+        cli_json_str(stdout, r->source);
+        printf(",\"target\":");
+        cli_json_str(stdout, r->target);
+        printf(",\"outcome\":\"%s\",\"commit\":", outcome);
+        json_id_or_null(r->commit);
+        printf(",\"base\":");
+        json_id_or_null(r->base);
+        printf(",\"source_head\":");
+        json_id_or_null(r->source_head);
+        printf(",\"types_changed\":%zu,\"rows_changed\":%llu,\"deleted_branch\":%s,",
+               r->types_changed, (unsigned long long)r->rows_changed,
+               r->source_deleted ? "true" : "false");
+        print_conflicts_json(r);
+        printf("}\n");
+    } else {
+        printf("merged %s into %s: %s\n", r->source, r->target, outcome);
+        if (r->source_deleted) printf("deleted branch %s\n", r->source);
+    }
+    og_merge_result_free(r);
+    og_graph_close(g);
+    return CLI_OK;
+}
+
 static int cmd_branch(int argc, char **argv)
 {
     const cli_cmd *self = &cli_branch_commands[0];
-    if (argc < 2) return cli_usage_error(self, "missing subcommand (create, list or delete)");
+    if (argc < 2)
+        return cli_usage_error(self, "missing subcommand (create, list, delete or merge)");
     if (!strcmp(argv[1], "create")) return branch_create(argc, argv);
     if (!strcmp(argv[1], "list")) return branch_list(argc, argv);
     if (!strcmp(argv[1], "delete")) return branch_delete(argc, argv);
+    if (!strcmp(argv[1], "merge")) return branch_merge(argc, argv);
     return cli_usage_error(self, "unknown subcommand 'branch %s'", argv[1]);
 }

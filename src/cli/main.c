@@ -52,7 +52,7 @@ static void usage(FILE *f)
     fprintf(f, "\n'omnigraph <command> --help' shows a command's options.\n"
                "exit codes: 0 ok, 1 error, 2 usage, 3 conflict with a concurrent writer,\n"
                "            4 precondition failed, 5 recovery required (an interrupted write\n"
-               "            must be resolved first), 7 verify found damage\n");
+               "            must be resolved first), 6 merge conflicts, 7 verify found damage\n");
 }
 
 /* The command list as one JSON object (omnigraph --help --json). */

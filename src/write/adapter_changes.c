@@ -73,9 +73,6 @@ static int stage_change(lance_staged **st, const lance_dataset *ds, const graph_
     return stage_change_opt(st, ds, c, &wo);
 }
 
-static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_snapshot *snap,
-                       write_intent *in);
-
 int write_changes_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
                           write_intent *in)
 {
@@ -101,7 +98,7 @@ int write_changes_prepare(write_graph *g, const void *input, const graph_snapsho
         }
         cs = &built;
     }
-    rc = prepare_set(g, cs, snap, in);
+    rc = write_changes_prepare_set(g, cs, snap, in, true);
     bool deferred = false; /* a first-touch effect stages its change in apply */
     for (size_t i = 0; i < in->n_effects; i++)
         deferred |= in->effects[i].fork;
@@ -125,15 +122,16 @@ static bool first_touch(const char *branch, const graph_table *t)
     return !t->table_branch || strcmp(t->table_branch, branch) != 0;
 }
 
-static int prepare_set(write_graph *g, const graph_change_set *cs, const graph_snapshot *snap,
-                       write_intent *in)
+int write_changes_prepare_set(write_graph *g, const graph_change_set *cs,
+                              const graph_snapshot *snap, write_intent *in, bool validate)
 {
     graph_probes probes;
     memset(&probes, 0, sizeof probes);
     graph_validate_stats vs;
     memset(&vs, 0, sizeof vs);
-    int rc = graph_validate_ex(g->h->catalog, snap, g->h->s, cs, &probes, &vs,
-                               in->base ? graph_head_table : NULL, in->base);
+    int rc = validate ? graph_validate_ex(g->h->catalog, snap, g->h->s, cs, &probes, &vs,
+                                          in->base ? graph_head_table : NULL, in->base)
+                      : 0;
     /* Every probed table is a read-set member, written or not. */
     for (size_t i = 0; rc == 0 && i < probes.n; i++) {
         const graph_table *t = graph_snapshot_table(snap, probes.aliases[i]);

@@ -24,6 +24,10 @@ typedef struct write_adapter {
     int (*prepare)(write_graph *g, const void *input, const graph_snapshot *snap, write_intent *in);
     int (*apply)(write_graph *g, write_intent *in);
     write_rows_fn rows;
+    /* Under the gates, after the read set revalidated: the members the snapshot of the written
+     * branch cannot show (a merge's source branch). 0 when they hold, 1 to start again from
+     * prepare, or an error. NULL: none. */
+    int (*recheck)(write_graph *g, const void *input, const write_intent *in);
 } write_adapter;
 
 /* adapter_changes.c */
@@ -36,13 +40,20 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
                            write_intent *in);
 int write_optimize_apply(write_graph *g, write_intent *in);
 int write_optimize_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows);
+/* adapter_merge.c */
+int write_merge_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
+                        write_intent *in);
+int write_merge_recheck(write_graph *g, const void *input, const write_intent *in);
 
 static const write_adapter ADAPTERS[] = {
-    {WRITE_KIND_LOAD, "load", write_changes_prepare, write_changes_apply, write_changes_rows},
+    {WRITE_KIND_LOAD, "load", write_changes_prepare, write_changes_apply, write_changes_rows, NULL},
     {WRITE_KIND_MUTATION, "mutation", write_changes_prepare, write_changes_apply,
-     write_changes_rows},
+     write_changes_rows, NULL},
     {WRITE_KIND_OPTIMIZE, "optimize", write_optimize_prepare, write_optimize_apply,
-     write_optimize_rows},
+     write_optimize_rows, NULL},
+    /* a merge's effects are a load's (deltas staged per table, first touches included) */
+    {WRITE_KIND_MERGE, "merge", write_merge_prepare, write_changes_apply, write_changes_rows,
+     write_merge_recheck},
 };
 
 static const write_adapter *adapter_of(int kind)
@@ -447,11 +458,15 @@ static bool base_was_stale(write_graph *g, const graph_head *wb)
 {
     const lance_dataset *m = graph_head_manifest(wb);
     uint64_t latest = 0;
-    if (lance_version_latest_from(g->h->s, GRAPH_MANIFEST_DIR, m->naming, lance_dataset_version(m),
-                                  &latest) != 0) {
-        og_error_clear();
-        return false;
-    }
+    /* the caller's error is the answer when the base was not stale: kept across the probe */
+    core_err_saved *why = core_malloc(sizeof *why);
+    if (!why) return false;
+    core_err_save(why);
+    int rc = lance_version_latest_from(g->h->s, GRAPH_MANIFEST_DIR, m->naming,
+                                       lance_dataset_version(m), &latest);
+    core_err_restore(why);
+    core_free(why);
+    if (rc != 0) return false;
     if (latest == lance_dataset_version(m)) return false;
     graph_handle_forget(g->h, wb);
     return true;
@@ -1049,7 +1064,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             return rc;
         }
         memcpy(res->operation_id, in.operation_id, sizeof res->operation_id);
-        if (in.n_effects == 0) {
+        if (in.n_effects == 0 && !in.publish_always) {
             /* Nothing to change: no effect, no graph commit. */
             graph_head_release(wb);
             write_intent_clear(&in);
@@ -1081,6 +1096,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         lance_dataset *fresh_base = NULL;
         rc = OG_FAILPOINT("write.pre_revalidate");
         if (rc == 0) rc = revalidate(g, &in, branch, &fresh_base);
+        if (rc == 0 && ad->recheck && (rc = ad->recheck(g, input, &in)) != 0) {
+            lance_dataset_free(fresh_base);
+            fresh_base = NULL;
+        }
         if (rc == 1) {
             /* The cached base may be one cleanup removed (the pre-gate probe does not look
              * twice): the next attempt captures the latest afresh. The gates are kept for it. */
@@ -1117,8 +1136,8 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
          * then written durably at once (one store operation instead of a put and a sync). */
         in.owner_pid = (int64_t)getpid();
         if (rc == 0)
-            rc = in.effects[0].fork ? write_sidecar_put(g->h->s, &in)
-                                    : write_sidecar_put_unsynced(g->h->s, &in);
+            rc = in.n_effects && in.effects[0].fork ? write_sidecar_put(g->h->s, &in)
+                                                    : write_sidecar_put_unsynced(g->h->s, &in);
         if (rc != 0) {
             /* No effect happened; a sidecar that did land is discarded by the next barrier. */
             lance_dataset_free(fresh_base);
@@ -1208,6 +1227,14 @@ static int write_run(write_graph *g, const write_adapter *ad, const void *input,
     int rc = write_run_attempts(g, ad, input, opt, res, &held);
     write_gate_set_release(held);
     return rc;
+}
+
+int write_run_kind(write_graph *g, int kind, const void *input, const write_options *opt,
+                   write_result *res)
+{
+    const write_adapter *ad = adapter_of(kind);
+    if (!ad) return core_err(OG_E_INTERNAL, "no adapter for write kind %d", kind);
+    return write_run(g, ad, input, opt, res);
 }
 
 int write_changes(write_graph *g, int kind, const graph_change_set *cs, const write_options *opt,

@@ -115,6 +115,11 @@ typedef struct write_intent {
     write_read_set rs;
     char commit_id[GRAPH_ID_LEN + 1]; /* lineage of the intended commit */
     char parent_commit_id[GRAPH_ID_LEN + 1];
+    char merged_parent_commit_id[GRAPH_ID_LEN + 1]; /* a merge: the source head ("" otherwise) */
+    /* Publish a commit even when no effect changes a table (a merge whose result equals the
+     * target's content still records the merge; not persisted: with no effect there is
+     * nothing for recovery to finish). */
+    bool publish_always;
     char content_parent[GRAPH_ID_LEN + 1]; /* the base's content head (not persisted: recovery
                                             * takes it from the snapshot it checked) */
     int64_t created_at_us;
@@ -224,6 +229,18 @@ int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t
  * content-changing commit; any other commit is its own content head. */
 int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id, const char *parent,
                        const char *actor, int64_t created_at_us, uint64_t mver, bool maintenance);
+
+/* The mutation/load adapter's preparation of a change set against snap (adapter_changes.c):
+ * validation (skipped with validate false: the caller has validated it), read-set members,
+ * and one effect per changed table, staged now or (a first touch) in apply. First-touch
+ * effects point into cs, which must then outlive the intent (write_intent.owned_changes). */
+int write_changes_prepare_set(write_graph *g, const graph_change_set *cs,
+                              const graph_snapshot *snap, write_intent *in, bool validate);
+
+/* Run the adapter registered for `kind` through the coordinator (its input is the adapter's
+ * own: the write layer's entry points build it). */
+int write_run_kind(write_graph *g, int kind, const void *input, const write_options *opt,
+                   write_result *res);
 
 /* ---- Helpers ------------------------------------------------------------------------------- */
 

@@ -211,6 +211,9 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
     bad |= json_object_set_new(root, "read_set", rs);
     bad |= json_object_set_new(lin, "commit_id", json_string(in->commit_id));
     bad |= json_object_set_new(lin, "parent_commit_id", jstr_or_null(in->parent_commit_id));
+    if (in->merged_parent_commit_id[0])
+        bad |= json_object_set_new(lin, "merged_parent_commit_id",
+                                   json_string(in->merged_parent_commit_id));
     bad |= json_object_set_new(lin, "created_at_us", json_integer(in->created_at_us));
     bad |= json_object_set_new(root, "lineage", lin);
     bad |= json_object_set_new(root, "rollback_commit_id", json_string(in->rollback_commit_id));
@@ -385,6 +388,13 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
         strlen(schema) > GRAPH_SCHEMA_HASH_LEN) {
         json_decref(root);
         return corrupt(key, "invalid identifiers");
+    }
+    /* A merge's merged parent: optional (only merges write it). */
+    json_t *jmerged = json_object_get(lin, "merged_parent_commit_id");
+    if (jmerged && (!json_is_string(jmerged) ||
+                    copy_id(out->merged_parent_commit_id, json_string_value(jmerged), false))) {
+        json_decref(root);
+        return corrupt(key, "invalid merged_parent_commit_id");
     }
     /* The owner's lock: optional; when present a short name of letters, digits and '-'. */
     json_t *jowner = json_object_get(root, "owner_lock");
@@ -672,8 +682,9 @@ static int sidecar_overlaps(store *s, const char *id, const char *scope, bool *o
         return 0;
     }
     core_buf_free(&body);
+    /* A merge writes the target's tables only (it reads the source's published state). */
     bool data = in.kind == WRITE_KIND_LOAD || in.kind == WRITE_KIND_MUTATION ||
-                in.kind == WRITE_KIND_OPTIMIZE;
+                in.kind == WRITE_KIND_OPTIMIZE || in.kind == WRITE_KIND_MERGE;
     bool ov = !data || same_branch(in.branch, scope);
     for (size_t i = 0; !ov && i < in.n_effects; i++)
         ov = same_branch(in.effects[i].table_branch, scope);
@@ -774,6 +785,8 @@ int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id,
     snprintf(c.parent, sizeof c.parent, "%s", parent ? parent : "");
     c.actor = (char *)actor; /* only read by graph_rows_add_commit */
     c.branch = in->branch;
+    if (strcmp(id, in->commit_id) == 0) /* not its rollback */
+        snprintf(c.merged_parent, sizeof c.merged_parent, "%s", in->merged_parent_commit_id);
     c.created_at_us = created_at_us;
     c.manifest_version = mver;
     c.maintenance = maintenance;

@@ -27,6 +27,7 @@ typedef enum write_kind {
     WRITE_KIND_LOAD = 1,     /* JSONL bulk load (append / merge / overwrite) */
     WRITE_KIND_MUTATION = 2, /* a .gq mutation (insert / update / delete) */
     WRITE_KIND_OPTIMIZE = 3, /* compaction of data tables (content-preserving) */
+    WRITE_KIND_MERGE = 4,    /* a three-way branch merge into the target branch */
     WRITE_KIND_COUNT_
 } write_kind;
 
@@ -241,6 +242,27 @@ typedef struct write_optimize_options {
     }
 
 int write_optimize(write_graph *g, const write_optimize_options *opt, write_result *res);
+
+/* Merge graph branch `source` (NULL or "main": main) into opt->branch (the target) as one graph
+ * commit through the coordinator (adapter MERGE, src/write/adapter_merge.c; rules in
+ * src/graph/merge.h and docs/merge.md). res->outcome says what happened: UP_TO_DATE commits
+ * nothing; FAST_FORWARD and MERGED commit once on the target with the source head as the
+ * merged parent. OG_E_MERGE_CONFLICTS when rows conflict or the merged result would break a
+ * constraint: nothing is written and res->conflicts lists every conflict. opt->if_commit
+ * applies to the target. */
+#include "graph/merge.h"
+typedef struct write_merge_result {
+    int outcome;                        /* graph_merge_outcome (0 before it is known) */
+    char base[GRAPH_ID_LEN + 1];        /* the merge base */
+    char source_head[GRAPH_ID_LEN + 1]; /* the source head merged (the merged parent) */
+    graph_conflicts conflicts;          /* OG_E_MERGE_CONFLICTS: all of them */
+    graph_merge_stats stats;            /* rows read and changed by the classification */
+    size_t types_changed;               /* types whose table the merge writes */
+    write_result wr;                    /* the commit (wr.committed false: none) */
+} write_merge_result;
+void write_merge_result_clear(write_merge_result *r);
+int write_merge(write_graph *g, const char *source, const write_options *opt,
+                write_merge_result *res);
 
 /* Physical-only compaction of a branch's graph manifest (RFC-022 §8: no lineage): with
  * `automatic`, the size tiers that are due (nothing when none is); otherwise every small

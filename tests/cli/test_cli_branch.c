@@ -1,4 +1,4 @@
-/* omnigraph branch create|list|delete through the built binary: the reference's human lines,
+/* omnigraph branch create|list|delete|merge through the built binary: the reference's human lines,
  * one JSON object per --json call, exit codes of refusals (exists, unknown source, forked-from
  * parent, main), usage errors, and that create/delete leave main's commits alone. */
 #include "testutil.h"
@@ -297,6 +297,75 @@ static void test_branch_optimize_export_show(void **state)
     json_decref(main0);
 }
 
+/* omnigraph branch merge: the reference's line, --json with outcome and commit, conflicts with
+ * exit 6 (a JSON object with a conflicts array, or a list on stderr), --into, --delete-branch,
+ * and usage errors. */
+static void test_branch_merge(void **state)
+{
+    (void)state;
+    char out[65536], err[8192];
+    const char *set =
+        "query s($p: I64) { update City set { population: $p } where name = \"Oslo\" }";
+    char args[1024];
+    json_t *j = og_json("mutate --store g --json -e 'query m() { insert City { name: \"Oslo\", "
+                        "country: \"Norway\", population: 1 } }'",
+                        0);
+    json_decref(j);
+    assert_int_equal(og("branch create dev --store g", out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, "mutate --store g --branch dev -e '%s' --params '{\"p\":2}'", set);
+    assert_int_equal(og(args, out, sizeof out, err, sizeof err), 0);
+    assert_int_equal(og("branch merge dev --store g", out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "merged dev into main: fast_forward\n");
+    j = og_json("branch merge dev --json --store g", 0);
+    assert_string_equal(jstr(j, "outcome"), "already_up_to_date");
+    assert_true(json_is_null(json_object_get(j, "commit")));
+    assert_string_equal(jstr(j, "source"), "dev");
+    assert_string_equal(jstr(j, "target"), "main");
+    json_decref(j);
+
+    /* a conflict: both set Oslo's population */
+    assert_int_equal(og("branch create x --store g", out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, "mutate --store g --branch x -e '%s' --params '{\"p\":3}'", set);
+    assert_int_equal(og(args, out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, "mutate --store g -e '%s' --params '{\"p\":4}'", set);
+    assert_int_equal(og(args, out, sizeof out, err, sizeof err), 0);
+    j = og_json("branch merge x --json --store g", 6);
+    assert_true(json_is_false(json_object_get(j, "ok")));
+    const json_t *cs = json_object_get(j, "conflicts");
+    assert_int_equal(json_array_size(cs), 1);
+    assert_string_equal(jstr(json_array_get(cs, 0), "kind"), "divergent_update");
+    assert_string_equal(jstr(json_array_get(cs, 0), "type"), "City");
+    assert_string_equal(jstr(json_array_get(cs, 0), "id"), "Oslo");
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "merge_conflicts");
+    json_decref(j);
+    assert_int_equal(og("branch merge x --store g", out, sizeof out, err, sizeof err), 6);
+    assert_non_null(strstr(err, "1 conflict"));
+    assert_non_null(strstr(err, "divergent_update  City Oslo"));
+    /* into another branch, then --delete-branch */
+    j = og_json("branch merge x --into dev --json --store g", 0);
+    assert_string_equal(jstr(j, "target"), "dev");
+    assert_string_equal(jstr(j, "outcome"), "fast_forward");
+    json_decref(j);
+    assert_int_equal(og("branch create y --store g", out, sizeof out, err, sizeof err), 0);
+    j = og_json("mutate --store g --branch y --json -e 'query m() { insert City { name: \"Lima\", "
+                "country: \"Peru\", population: 9 } }'",
+                0);
+    json_decref(j);
+    assert_int_equal(
+        og("branch merge y --delete-branch --store g", out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "merged y into main: fast_forward\ndeleted branch y\n");
+    j = og_json("branch list --json --store g", 0);
+    assert_int_equal(json_array_size(json_object_get(j, "branches")), 3); /* main, dev, x */
+    json_decref(j);
+    j = og_json("branch merge nope --json --store g", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    json_decref(j);
+    assert_int_equal(og("branch merge --store g", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(og("branch merge dev --store g --into", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(
+        og("branch create z --delete-branch --store g", out, sizeof out, err, sizeof err), 2);
+}
+
 static void test_usage(void **state)
 {
     (void)state;
@@ -323,6 +392,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_branch_commands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_branch_reads_and_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_branch_optimize_export_show, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_branch_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

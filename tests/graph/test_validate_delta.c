@@ -207,7 +207,7 @@ static void assert_conflict(fx *f, size_t i, int kind, const char *type, const c
 #define C(name) "{\"type\":\"Company\",\"data\":{\"name\":\"" name "\"}}\n"
 #define E(type, from, to, id)                                                                      \
     "{\"edge\":\"" type "\",\"from\":\"" from "\",\"to\":\"" to "\",\"data\":{\"id\":\"" id "\"}}" \
-                                                                                            "\n"
+    "\n"
 #define A(n, o, k)                                                                                 \
     "{\"type\":\"Acct\",\"data\":{\"name\":\"" n "\",\"org\":\"" o "\",\"num\":" k "}}\n"
 

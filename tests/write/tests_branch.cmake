@@ -7,3 +7,8 @@ og_test(test_branch_isolation LABELS "write" SOURCES write/test_branch_isolation
 # Branch races (issue 17 item 5): writes on two branches never wait for each other's gates,
 # write vs delete of its branch, delete vs an unresolved sidecar, gates off (CAS arbitrates).
 og_test(test_branch_race LABELS "write;race" SOURCES write/test_branch_race.c TIMEOUT 600)
+# Branch merge (issue 18): the reference's fixture truth table through og_graph_merge.
+og_test(test_merge LABELS "write" SOURCES write/test_merge.c TIMEOUT 600)
+# Merge scenarios: every tests/merge/*.scn script (writes, merges with expected outcomes or
+# conflicts, reads with expected rows).
+og_test(test_merge_scenarios LABELS "write" SOURCES write/test_merge_scenarios.c TIMEOUT 600)

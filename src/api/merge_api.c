@@ -1,0 +1,123 @@
+/* og_graph_merge (include/omnigraph.h, "Branch merge"): a thin layer over the merge adapter
+ * (src/write/adapter_merge.c) that copies its outcome and conflicts into a result the caller
+ * owns, and deletes the source afterwards when asked. */
+#include "omnigraph.h"
+
+#include "api/graph_internal.h"
+#include "api/options.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "write/write.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *og_merge_outcome_name(int outcome)
+{
+    return graph_merge_outcome_name(outcome);
+}
+
+/* The result and its strings: conflicts' strings are copied one by one (freed with it). */
+typedef struct merge_result_box {
+    og_merge_result r;
+    og_merge_conflict *items;
+    size_t n;
+    char *source, *target;
+} merge_result_box;
+
+void og_merge_result_free(og_merge_result *r)
+{
+    if (!r) return;
+    merge_result_box *b = (merge_result_box *)r;
+    for (size_t i = 0; i < b->n; i++) {
+        core_free((char *)b->items[i].kind);
+        core_free((char *)b->items[i].type);
+        core_free((char *)b->items[i].id);
+        core_free((char *)b->items[i].message);
+    }
+    core_free(b->items);
+    core_free(b->source);
+    core_free(b->target);
+    core_free(b);
+}
+
+static merge_result_box *box_new(const char *source, const char *target,
+                                 const write_merge_result *w)
+{
+    merge_result_box *b = core_calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->source = core_strdup(source);
+    b->target = core_strdup(target);
+    if (w->conflicts.n && !(b->items = core_calloc(w->conflicts.n, sizeof *b->items))) goto fail;
+    if (!b->source || !b->target) goto fail;
+    for (size_t i = 0; i < w->conflicts.n; i++) {
+        const graph_conflict *c = &w->conflicts.items[i];
+        og_merge_conflict *o = &b->items[b->n++];
+        o->kind = core_strdup(graph_conflict_kind_name(c->kind));
+        o->type = core_strdup(c->type);
+        o->id = c->id ? core_strdup(c->id) : NULL;
+        o->message = core_strdup(c->message);
+        if (!o->kind || !o->type || (c->id && !o->id) || !o->message) goto fail;
+    }
+    og_merge_result *r = &b->r;
+    r->outcome = w->outcome;
+    r->source = b->source;
+    r->target = b->target;
+    if (w->wr.committed) snprintf(r->commit, sizeof r->commit, "%s", w->wr.commit_id);
+    snprintf(r->base, sizeof r->base, "%s", w->base);
+    snprintf(r->source_head, sizeof r->source_head, "%s", w->source_head);
+    r->types_changed = w->types_changed;
+    r->rows_changed = w->stats.rows_changed;
+    r->rows_read = w->stats.rows_read;
+    r->n_conflicts = b->n;
+    r->conflicts = b->items;
+    return b;
+fail:
+    og_merge_result_free(&b->r);
+    return NULL;
+}
+
+int og_graph_merge(og_merge_result **out, og_graph *g, const char *source,
+                   const og_merge_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_merge: out is NULL");
+    *out = NULL;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_merge: no graph");
+    if (!g->w) return core_err(OG_E_BAD_REQUEST, "og_graph_merge: the graph is open read-only");
+    if (!source || !*source) return core_err(OG_E_BAD_REQUEST, "og_graph_merge: no source branch");
+    int rc;
+    if (opt &&
+        (rc = api_options_check(opt->version, OG_MERGE_OPTIONS_VERSION, "og_merge_options")) != 0)
+        return rc;
+    const char *into = opt && opt->into && *opt->into ? opt->into : "main";
+    if (opt && opt->delete_branch && strcmp(source, "main") == 0)
+        return core_err(OG_E_BAD_REQUEST, "og_graph_merge: main cannot be deleted");
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = into;
+    wo.if_commit = opt ? opt->if_commit : NULL;
+    write_merge_result w;
+    rc = write_merge(g->w, source, &wo, &w);
+    if (rc == 0 || rc == OG_E_MERGE_CONFLICTS) {
+        merge_result_box *b = box_new(source, into, &w);
+        if (!b) {
+            write_merge_result_clear(&w);
+            return core_err(OG_E_NOMEM, rc == 0 ? "the merge was done; out of memory describing it"
+                                                : "out of memory describing the merge's conflicts");
+        }
+        if (rc == 0 && opt && opt->delete_branch) {
+            /* After the merge is visible: a failed delete leaves a merged branch, said so. */
+            int drc = write_branch_delete(g->w, source, NULL, NULL);
+            if (drc != 0) {
+                core_err(drc, "merged %s into %s, but deleting %s failed: %s", source, into, source,
+                         og_error_last()->message);
+                og_merge_result_free(&b->r);
+                write_merge_result_clear(&w);
+                return drc;
+            }
+            b->r.source_deleted = 1;
+        }
+        *out = &b->r;
+    }
+    write_merge_result_clear(&w);
+    return rc;
+}
