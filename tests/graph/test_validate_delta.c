@@ -206,8 +206,8 @@ static void assert_conflict(fx *f, size_t i, int kind, const char *type, const c
 #define P(name, extra) "{\"type\":\"Person\",\"data\":{\"name\":\"" name "\"" extra "}}\n"
 #define C(name) "{\"type\":\"Company\",\"data\":{\"name\":\"" name "\"}}\n"
 #define E(type, from, to, id)                                                                      \
-    "{\"edge\":\"" type "\",\"from\":\"" from "\",\"to\":\"" to "\",\"data\":{\"id\":\"" id "\"}}" \
-    "\n"
+    "{\"edge\":\"" type "\",\"from\":\"" from "\",\"to\":\"" to "\","                              \
+    "\"data\":{\"id\":\"" id "\"}}\n"
 #define A(n, o, k)                                                                                 \
     "{\"type\":\"Acct\",\"data\":{\"name\":\"" n "\",\"org\":\"" o "\",\"num\":" k "}}\n"
 

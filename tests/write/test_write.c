@@ -358,6 +358,32 @@ static void test_delta_commit(void **state)
     graph_change_set_clear(&cs);
     assert_int_equal(r.n_tables, 0);
     assert_consistent(f->g);
+    /* on a branch (the first touch forks the table, then stages the DELTA there); main stays */
+    assert_og_ok(write_branch_create(f->g, "dev", NULL, NULL, NULL));
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = "dev";
+    delta_set(f->g, &cs, "{\"type\":\"Person\",\"data\":{\"name\":\"bob\",\"age\":41}}\n",
+              (const char *[]){"Person:dave", "Company:nothing", NULL});
+    assert_og_ok(write_changes(f->g, WRITE_KIND_LOAD, &cs, &wo, &r));
+    graph_change_set_clear(&cs);
+    graph_snapshot *dev = NULL;
+    assert_og_ok(graph_snapshot_load(&dev, f->g->h->s, "dev", 0, 0));
+    after = snap_of(f->g);
+    /* Person forked and moved one version; the Company fork staged nothing: its pin stays */
+    const graph_table *dp = graph_snapshot_table(dev, "node:Person");
+    const graph_table *dc = graph_snapshot_table(dev, "node:Company");
+    assert_string_equal(dp->table_branch, "dev");
+    assert_int_equal(dp->version, graph_snapshot_table(after, "node:Person")->version + 1);
+    assert_null(dc->table_branch);
+    assert_int_equal(dc->version, graph_snapshot_table(after, "node:Company")->version);
+    graph_snapshot_free(after);
+    table_rows(f->g, graph_snapshot_table(dev, "node:Person"), "age", got, sizeof got);
+    assert_string_equal(got, "bob=41;carol=null");
+    graph_snapshot_free(dev);
+    after = snap_of(f->g);
+    table_rows(f->g, graph_snapshot_table(after, "node:Person"), "age", got, sizeof got);
+    assert_string_equal(got, "bob=40;carol=null;dave=20");
+    graph_snapshot_free(after);
 }
 
 static void test_validation_failures_write_nothing(void **state)
