@@ -139,6 +139,18 @@ static void index_free(commit_index *ci)
     core_bmap_free(&ci->ix);
 }
 
+/* Whether every commit on the first-parent path from `head` down to `base` (excluded) is a
+ * maintenance commit that merged nothing. A path that leaves the known commits is not. */
+static bool only_maintenance(const commit_index *ci, const char *head, const char *base)
+{
+    for (const char *id = head; strcmp(id, base) != 0;) {
+        const graph_commit *c = index_find(ci, id);
+        if (!c || !c->maintenance || c->merged_parent[0] || !c->parent[0]) return false;
+        id = c->parent;
+    }
+    return true;
+}
+
 /* ---- The base state ------------------------------------------------------------------------ */
 
 /* The graph state at base commit bc: the manifest of the branch it was made on at the version
@@ -314,6 +326,15 @@ int write_merge_prepare(write_graph *g, const void *input, const graph_snapshot 
     rc = index_load(&ci, mi->source, src->manifest_version);
     if (rc == 0) rc = index_load(&ci, in->branch, snap->manifest_version);
     if (rc == 0) rc = graph_merge_base(src->head, snap->head, index_lookup, &ci, &mb);
+    /* Maintenance commits change no content: a side whose commits since the base are all
+     * maintenance has not moved (automatic compaction on the target does not turn a
+     * fast-forward into a three-way merge, nor on the source make a merge of nothing). */
+    if (rc == 0 && mb.outcome != GRAPH_MERGE_UP_TO_DATE &&
+        only_maintenance(&ci, src->head, mb.base))
+        mb.outcome = GRAPH_MERGE_UP_TO_DATE;
+    else if (rc == 0 && mb.outcome == GRAPH_MERGE_MERGED &&
+             only_maintenance(&ci, snap->head, mb.base))
+        mb.outcome = GRAPH_MERGE_FAST_FORWARD;
     graph_snapshot *base = NULL;
     if (rc == 0) {
         res->outcome = mb.outcome;

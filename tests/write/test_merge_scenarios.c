@@ -18,7 +18,8 @@
  *                                          conflicts reported, in any order
  *   expect BRANCH QUERY         block: the rows the read returns, one JSON object per line,
  *                               in any order (compared as sorted text)
- *   fail BRANCH QUERY [JSON] -> CODE       a mutation that must fail with that code */
+ *   fail BRANCH QUERY [JSON] -> CODE       a mutation that must fail with that code
+ *   optimize BRANCH             compact the branch's tables (a maintenance commit, or none) */
 #include "testutil.h"
 
 #include "omnigraph.h"
@@ -314,6 +315,13 @@ static void run_line(scn *s, char *l)
             SCN_FAIL(s, "merge SRC into TGT -> WHAT");
         if (!strcmp(w[5], "error")) sscanf(strstr(l, "error") + 5, "%63s", arg);
         do_merge(s, w[1], w[3], w[5], arg);
+    } else if (!strcmp(w[0], "optimize")) {
+        og_optimize_options oo = OG_OPTIMIZE_OPTIONS_INIT;
+        oo.branch = branch_arg(w[1]);
+        og_optimize_result *r = NULL;
+        if (og_graph_optimize(&r, s->g, &oo))
+            SCN_FAIL(s, "optimize %s: %s", w[1], og_error_last()->message);
+        og_optimize_result_free(r);
     } else if (!strcmp(w[0], "expect")) {
         do_expect(s, w[1], w[2]);
     } else {
