@@ -661,6 +661,24 @@ OG_EXTERN int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, cons
                                        const char *at);
 OG_EXTERN void og_snapshot_info_free(og_snapshot_info *s);
 
+/* The accepted schema a commit of a branch was made under (CLI: `omnigraph schema show`).
+ * Allocated by the library: og_schema_info_free. */
+typedef struct og_schema_info {
+    const char *branch;                  /* "main" */
+    char commit[OG_ID_LEN + 1];          /* the commit asked about (the head for NULL `at`) */
+    char identity[OG_SCHEMA_ID_LEN + 1]; /* the schema identity that commit names */
+    const char *source;                  /* the .pg text as it was accepted */
+    size_t source_len;
+    const char *catalog_json; /* the catalog with its stable ids: {"types":[{"name","kind","id",
+                               * "properties":[{"name","type","id",...}],...}]} */
+} og_schema_info;
+/* The schema of branch `branch` (NULL or "main": main) at `at` (NULL: the head; else as
+ * og_graph_branch_snapshot). OG_E_NOT_FOUND for an unknown branch or commit, or a commit made
+ * under a schema the graph no longer keeps. The caller frees *out with og_schema_info_free. */
+OG_EXTERN int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch,
+                              const char *at);
+OG_EXTERN void og_schema_info_free(og_schema_info *s);
+
 /* One graph commit. Owned by the list that holds it, or (og_graph_commit_show) by itself. */
 typedef struct og_commit_info {
     char id[OG_ID_LEN + 1];

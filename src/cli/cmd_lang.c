@@ -1,4 +1,4 @@
-/* omnigraph schema check|plan and omnigraph lint: the language layer at the shell. Uses only
+/* omnigraph schema check|plan|show and omnigraph lint: the language layer at the shell. Uses only
  * the public API. Diagnostics go to stderr as file:line:col: severity[CODE]: message, then the
  * source line and a caret under the column. */
 #include "omnigraph.h"
@@ -11,9 +11,11 @@ static int cmd_schema(int argc, char **argv);
 static int cmd_lint(int argc, char **argv);
 
 const cli_cmd cli_lang_commands[] = {
-    {"schema", cmd_schema, "check a .pg schema or plan the change between two",
+    {"schema", cmd_schema, "check a .pg schema, plan a change, or show a graph's schema",
      "omnigraph schema check FILE.pg [--json] | omnigraph schema plan --from OLD.pg --to NEW.pg "
-     "[--allow-data-loss] [--json]"},
+     "[--allow-data-loss] [--json] | omnigraph schema plan --schema NEW.pg (--store ROOT) "
+     "[--allow-data-loss] [--json] | omnigraph schema show (--store ROOT | ROOT) [--branch B] "
+     "[--at COMMIT] [--json]"},
     {"lint", cmd_lint, "type-check and lint .gq queries against a .pg schema",
      "omnigraph lint --schema FILE.pg [--query] FILE.gq [--json]"},
     CLI_TABLE_END,
@@ -85,28 +87,53 @@ static int schema_check(const cli_cmd *self, int argc, char **argv)
 static int schema_plan(const cli_cmd *self, int argc, char **argv)
 {
     int json = 0, allow = 0;
-    const char *from = NULL, *to = NULL;
+    const char *from = NULL, *to = NULL, *root = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
         else if (!strcmp(argv[i], "--allow-data-loss"))
             allow = 1;
-        else if (!strcmp(argv[i], "--from") || !strcmp(argv[i], "--to")) {
-            if (i + 1 >= argc) return cli_usage_error(self, "%s needs a file", argv[i]);
-            if (argv[i][2] == 'f')
-                from = argv[++i];
-            else
-                to = argv[++i];
+        else if (!strcmp(argv[i], "--from") || !strcmp(argv[i], "--to") ||
+                 !strcmp(argv[i], "--schema") || !strcmp(argv[i], "--store")) {
+            if (i + 1 >= argc) return cli_usage_error(self, "%s needs a value", argv[i]);
+            const char **v = argv[i][2] == 'f'   ? &from
+                             : argv[i][2] == 't' ? &to
+                             : argv[i][3] == 'c' ? &to /* --schema: the desired schema */
+                                                 : &root;
+            if (*v) return cli_usage_error(self, "%s given twice", argv[i]);
+            *v = argv[++i];
         } else {
             return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
         }
     }
-    if (!from || !to)
-        return cli_usage_error(self, "schema plan needs --from OLD.pg and --to NEW.pg");
+    if (root && from)
+        return cli_usage_error(self, "schema plan takes --store ROOT or --from OLD.pg, not both");
+    if ((!from && !root) || !to)
+        return cli_usage_error(self, "schema plan needs --from OLD.pg and --to NEW.pg, or "
+                                     "--schema NEW.pg and --store ROOT");
     cli_file f[2];
-    if (cli_file_open(&f[0], from, json)) return CLI_ERROR;
+    og_schema_info *accepted = NULL;
+    if (root) {
+        /* against the graph's accepted schema */
+        og_graph *g = NULL;
+        og_open_options oo = OG_OPEN_OPTIONS_INIT;
+        oo.read_only = 1;
+        if (og_graph_open(&g, root, &oo) != 0) return cli_fail(json);
+        int grc = og_graph_schema(&accepted, g, NULL, NULL);
+        og_graph_close(g);
+        if (grc != 0) return cli_fail(json);
+        memset(&f[0], 0, sizeof f[0]);
+        f[0].name = "accepted schema";
+        f[0].data = accepted->source;
+        f[0].len = accepted->source_len;
+    } else if (cli_file_open(&f[0], from, json)) {
+        return CLI_ERROR;
+    }
     if (cli_file_open(&f[1], to, json)) {
-        cli_file_close(&f[0]);
+        if (accepted)
+            og_schema_info_free(accepted);
+        else
+            cli_file_close(&f[0]);
         return CLI_ERROR;
     }
     og_schema_plan_options o = OG_SCHEMA_PLAN_OPTIONS_INIT;
@@ -120,17 +147,76 @@ static int schema_plan(const cli_cmd *self, int argc, char **argv)
     og_lang_report *r = NULL;
     int rc = og_schema_plan(&r, &o);
     int ex = finish(rc, r, json, f, 2);
-    cli_file_close(&f[0]);
+    if (accepted)
+        og_schema_info_free(accepted);
+    else
+        cli_file_close(&f[0]);
     cli_file_close(&f[1]);
     return ex;
+}
+
+static int schema_show(const cli_cmd *self, int argc, char **argv)
+{
+    int json = 0;
+    const char *root = NULL, *branch = NULL, *at = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char **v = NULL;
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--store"))
+            v = &root;
+        else if (!strcmp(argv[i], "--branch"))
+            v = &branch;
+        else if (!strcmp(argv[i], "--at"))
+            v = &at;
+        if (v) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error(self, "%s needs a value", argv[i]);
+            if (*v) return cli_usage_error(self, "%s given twice", argv[i]);
+            *v = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error(self, "unknown option '%s'", argv[i]);
+        } else if (!root) {
+            root = argv[i];
+        } else {
+            return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!root) return cli_usage_error(self, "missing the graph root (--store ROOT or ROOT)");
+    og_graph *g = NULL;
+    og_open_options oo = OG_OPEN_OPTIONS_INIT;
+    oo.read_only = 1;
+    if (og_graph_open(&g, root, &oo) != 0) return cli_fail(json);
+    og_schema_info *si = NULL;
+    if (og_graph_schema(&si, g, branch, at) != 0) {
+        int rc = cli_fail(json);
+        og_graph_close(g);
+        return rc;
+    }
+    if (json) {
+        printf("{\"ok\":true,\"branch\":");
+        cli_json_str(stdout, si->branch);
+        printf(",\"commit\":\"%s\",\"identity\":\"%s\",\"source\":", si->commit, si->identity);
+        cli_json_str(stdout, si->source);
+        printf(",\"catalog\":%s}\n", si->catalog_json);
+    } else {
+        fwrite(si->source, 1, si->source_len, stdout);
+        if (si->source_len && si->source[si->source_len - 1] != '\n') putchar('\n');
+    }
+    og_schema_info_free(si);
+    og_graph_close(g);
+    return CLI_OK;
 }
 
 static int cmd_schema(int argc, char **argv)
 {
     const cli_cmd *self = &cli_lang_commands[0];
-    if (argc < 2) return cli_usage_error(self, "missing subcommand (check or plan)");
+    if (argc < 2) return cli_usage_error(self, "missing subcommand (check, plan or show)");
     if (!strcmp(argv[1], "check")) return schema_check(self, argc, argv);
     if (!strcmp(argv[1], "plan")) return schema_plan(self, argc, argv);
+    if (!strcmp(argv[1], "show")) return schema_show(self, argc, argv);
     return cli_usage_error(self, "unknown subcommand '%s'", argv[1]);
 }
 

@@ -463,6 +463,71 @@ static void test_readonly_inspection_writes_nothing(void **state)
     assert_int_equal(chmod(path, 0755), 0);
 }
 
+static char *read_all(const char *path, size_t *len);
+
+/* schema show prints the accepted .pg (the file init was given, byte for byte), --json adds
+ * its identity and the catalog's stable ids, --at/--branch resolve like query's, and schema
+ * plan --store plans against it; neither writes anything. */
+static void test_schema_show_and_plan(void **state)
+{
+    (void)state;
+    static char out[262144];
+    char err[8192];
+    init_graph();
+    write_text("d1.jsonl", DATA1);
+    assert_int_equal(run("load --data d1.jsonl --mode append g", out, sizeof out, err, sizeof err),
+                     0);
+    char *before = listing("g");
+    assert_int_equal(run("schema show --store g", out, sizeof out, err, sizeof err), 0);
+    size_t len = 0;
+    char *pg = read_all(g_schema, &len);
+    assert_non_null(pg);
+    assert_int_equal(strncmp(out, pg, len), 0);
+    json_t *j = run_json("schema show g --json --at 1", 0);
+    assert_int_equal(strlen(jstr(j, "identity")), 32);
+    assert_string_equal(jstr(j, "branch"), "main");
+    assert_int_equal(strcmp(jstr(j, "source"), pg), 0);
+    const json_t *types = json_object_get(json_object_get(j, "catalog"), "types");
+    assert_true(json_array_size(types) > 0);
+    assert_int_equal(strlen(jstr(json_array_get(types, 0), "id")), 16);
+    json_decref(j);
+    free(pg);
+    j = run_json("schema show --store g --at 99 --json", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    json_decref(j);
+    j = run_json("schema show --store g --branch nope --json", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
+    json_decref(j);
+    /* plan against the graph: the same schema plus one type */
+    char args[1024];
+    snprintf(args, sizeof args, "schema plan --schema '%s' --store g --json", g_schema);
+    j = run_json(args, 0);
+    assert_true(json_is_true(json_object_get(j, "supported")));
+    assert_int_equal(json_array_size(json_object_get(j, "steps")), 0);
+    json_decref(j);
+    pg = read_all(g_schema, &len);
+    char *more = malloc(len + 64);
+    memcpy(more, pg, len);
+    strcpy(more + len, "\nnode Pet { name: String @key }\n");
+    write_text("more.pg", more);
+    free(more);
+    free(pg);
+    j = run_json("schema plan --schema more.pg --store g --json", 0);
+    const json_t *steps = json_object_get(j, "steps");
+    assert_int_equal(json_array_size(steps), 1);
+    assert_string_equal(jstr(json_array_get(steps, 0), "kind"), "add_type");
+    assert_string_equal(jstr(json_array_get(steps, 0), "entity"), "Pet");
+    json_decref(j);
+    char *after = listing("g");
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    assert_int_equal(run("schema show", out, sizeof out, err, sizeof err), 2);
+    assert_int_equal(run("schema plan --schema more.pg --store g --from more.pg", out, sizeof out,
+                         err, sizeof err),
+                     2);
+}
+
 static void test_usage(void **state)
 {
     (void)state;
@@ -647,6 +712,7 @@ static char *read_all(const char *path, size_t *len)
     assert_non_null(buf);
     assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
     fclose(f);
+    buf[n] = '\0';
     *len = (size_t)n;
     return buf;
 }
@@ -927,6 +993,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_load_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_inspection_writes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_show_and_plan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_many_tables, setup, teardown),
