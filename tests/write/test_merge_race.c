@@ -6,6 +6,7 @@
  *     afresh (a fast-forward becomes a three-way merge), its commit's parent is that write's
  *     commit and the content has it; a write to the SOURCE in that window makes the recheck
  *     start it again too, and the newer source head is what it merges (its merged parent);
+ *     both in process and with the writes made by another process;
  *   - a conflicting write in that window: after reclassification the merge conflicts
  *     (OG_E_MERGE_CONFLICTS, divergent_update), and nothing of it is written;
  *   - two merges into one target (different sources, disjoint changes), deterministic and
@@ -16,7 +17,8 @@
  *     delete let go at the merge's start, after its prepare, or inside its gates): either the
  *     merge lands with the source's content (the delete after it, seeing the head it merged,
  *     or refused typed), or it fails typed (not_found naming the source) with nothing written;
- *     never a partial state, never a sidecar left.
+ *     never a partial state, never a sidecar left; and deterministically, a delete landing in
+ *     the merge's prepare while it reads the source's tables (write_graph.test_in_prepare).
  * Seeds: OG_TEST_SEED (printed); iterations: OG_MERGE_RACE_ITERS (threads; processes get a
  * third); one cell: OG_TEST_FILTER=<its function's name>. */
 #include "write_fixture.h"
