@@ -1297,13 +1297,31 @@ static int probe_links(local_store *ls)
     uint32_t r = 0;
     if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = 0;
     char a[96], b[112];
-    snprintf(a, sizeof a, STORE_LOCAL_TMP_PREFIX "probe-%ld-%llu-%08x", (long)getpid(),
-             (unsigned long long)atomic_fetch_add(&probe_seq, 1), r);
+    int fd = -1;
+    /* Locked as every temporary is while its writer lives, or a reclaimer of dead writers'
+     * temporaries (another handle's cleanup) may remove it before the link: the open would
+     * then fail, saying the filesystem has no hard links. */
+    for (int attempt = 0; fd < 0 && attempt < 16; attempt++) {
+        snprintf(a, sizeof a, STORE_LOCAL_TMP_PREFIX "probe-%ld-%llu-%08x", (long)getpid(),
+                 (unsigned long long)atomic_fetch_add(&probe_seq, 1), r);
+        fd = openat(ls->root_fd, a, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return core_err_storage(errno, ls->root, "store root '%s' is not writable", ls->root);
+        struct stat st;
+        if (flock(fd, LOCK_EX) != 0 || fstat(fd, &st) != 0) {
+            int e = errno;
+            close(fd);
+            unlinkat(ls->root_fd, a, 0);
+            return core_err_storage(e, ls->root, "locking a temporary in store root '%s'",
+                                    ls->root);
+        }
+        if (st.st_nlink == 0) { /* a reclaimer removed it between our create and our lock */
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd < 0) return core_err(OG_E_STORAGE, "could not create a temporary in '%s'", ls->root);
     snprintf(b, sizeof b, "%s-link", a);
-    int fd = openat(ls->root_fd, a, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return core_err_storage(errno, ls->root, "store root '%s' is not writable", ls->root);
-    close(fd);
     int rc = 0;
     if (linkat(ls->root_fd, a, ls->root_fd, b, 0) != 0) {
         int e = errno;
@@ -1315,6 +1333,7 @@ static int probe_links(local_store *ls)
     }
     unlinkat(ls->root_fd, b, 0);
     unlinkat(ls->root_fd, a, 0);
+    close(fd); /* releases the lock, once no name leads to it */
     if (rc) return rc;
     /* Can an unnamed file be linked under a name? (O_TMPFILE and /proc are not everywhere.) */
     fd = openat(ls->root_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);

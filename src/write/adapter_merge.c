@@ -285,10 +285,9 @@ static int classify(write_graph *g, merge_input *mi, const graph_snapshot *b,
     return rc;
 }
 
-int write_merge_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
-                        write_intent *in)
+static int merge_prepare(write_graph *g, merge_input *mi, const graph_snapshot *snap,
+                         write_intent *in)
 {
-    merge_input *mi = (merge_input *)input; /* ours: write_merge made it */
     write_merge_result *res = mi->res;
     store *s = g->h->s;
     graph_conflicts_clear(&res->conflicts);
@@ -360,6 +359,7 @@ int write_merge_prepare(write_graph *g, const void *input, const graph_snapshot 
         return rc; /* up to date: no effect, no commit */
     }
 
+    if (g->test_in_prepare) g->test_in_prepare(g->test_in_prepare_arg);
     graph_change_set *cs = core_calloc(1, sizeof *cs);
     rc = cs ? classify(g, mi, base, src, snap, in, cs) : core_err_nomem();
     graph_snapshot_free(base);
@@ -388,6 +388,45 @@ int write_merge_prepare(write_graph *g, const void *input, const graph_snapshot 
     memcpy(in->merged_parent_commit_id, src->head, sizeof in->merged_parent_commit_id);
     in->publish_always = true; /* the merge is recorded even when no table changes */
     return 0;
+}
+
+/* A prepare that failed after it captured the source head, while it read the source's history,
+ * the merge base or the source's tables: when the source was deleted meanwhile (its table
+ * forks are reclaimed after its ref goes, so a read of them fails with some file not found),
+ * or deleted and created again, that is the cause, and the merge fails typed naming the
+ * source, as the recheck under the gates does. Otherwise the failure stands as it was. */
+static int source_failure(write_graph *g, const merge_input *mi, int rc)
+{
+    if (rc == 0 || rc == OG_E_MERGE_CONFLICTS || rc == OG_E_NOMEM || !mi->source ||
+        !mi->src_head[0])
+        return rc;
+    core_err_saved *saved = core_malloc(sizeof *saved);
+    if (!saved) return rc;
+    core_err_save(saved);
+    graph_head *sh = NULL;
+    int hr = graph_handle_branch_head(g->h, mi->source, &sh);
+    bool gone = hr == OG_E_NOT_FOUND;
+    bool again = hr == 0 && strcmp(graph_head_snapshot(sh)->branch_identity, mi->src_identity) != 0;
+    graph_head_release(sh);
+    if (!gone && !again) {
+        rc = core_err_restore(saved);
+        core_free(saved);
+        return rc;
+    }
+    og_error_clear();
+    rc = core_err(OG_E_NOT_FOUND, "branch '%s' was deleted%s while it was being merged (%s)",
+                  mi->source, again ? " and created again" : "", saved->message);
+    core_err_detail(CORE_ERR_OBJECT, mi->source);
+    core_free(saved);
+    return rc;
+}
+
+int write_merge_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
+                        write_intent *in)
+{
+    merge_input *mi = (merge_input *)input; /* ours: write_merge made it */
+    mi->src_head[0] = '\0';
+    return source_failure(g, mi, merge_prepare(g, mi, snap, in));
 }
 
 /* The source is still the incarnation and head the merge classified (its identity and head

@@ -118,6 +118,11 @@ typedef struct write_graph {
      * production. */
     void (*test_before_arm)(void *arg);
     void *test_before_arm_arg;
+    /* Test hook: called with test_in_prepare_arg by the merge adapter once it has captured the
+     * source head and found the merge base, before it reads the source's tables (to land a
+     * delete of the source in the middle of the prepare). NULL in production. */
+    void (*test_in_prepare)(void *arg);
+    void *test_in_prepare_arg;
 } write_graph;
 
 typedef struct write_open_options {

@@ -1,6 +1,7 @@
 /* Races on create-if-absent: separate processes and threads hit the same keys; every round
  * has exactly one winner, and the object holds the winner's bytes. And a reclaimer of dead
- * writers' temporaries running beside a live writer never takes the writer's. */
+ * writers' temporaries running beside a live writer never takes the writer's, nor the one a
+ * store open probes its root's hard links with. */
 #include "testutil.h"
 
 #include "store/store.h"
@@ -163,6 +164,36 @@ static void test_reclaim_beside_writer(void **state)
     test_sandbox_store_done(dir, s);
 }
 
+/* Opening a store probes its root for hard links with a temporary of its own; a reclaimer of
+ * dead writers' temporaries running meanwhile (another handle's cleanup) must not take it:
+ * the open would fail, saying the filesystem has no hard links. */
+static void test_reclaim_beside_open(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_sandbox_new(dir, sizeof dir, "reclaim-open");
+    store *s2;
+    assert_og_ok(store_local_open(&s2, dir));
+    reclaim_loop r = {s2, 0, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, reclaim_main, &r), 0);
+    int failed = 0;
+    char first[512] = "";
+    for (int i = 0; i < 3000; i++) {
+        store *s = NULL;
+        if (store_local_open(&s, dir) != 0) {
+            if (!failed++) snprintf(first, sizeof first, "%s", og_error_last()->message);
+            continue;
+        }
+        store_close(s);
+    }
+    atomic_store(&r.stop, 1);
+    pthread_join(th, NULL);
+    if (failed) print_message("%d of 3000 opens failed; the first: %s\n", failed, first);
+    assert_int_equal(failed, 0);
+    test_sandbox_store_done(dir, s2);
+}
+
 static void test_threads(void **state)
 {
     (void)state;
@@ -199,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_two_processes),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_reclaim_beside_writer),
+        cmocka_unit_test(test_reclaim_beside_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

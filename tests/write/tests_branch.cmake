@@ -12,3 +12,11 @@ og_test(test_merge LABELS "write" SOURCES write/test_merge.c TIMEOUT 600)
 # Merge scenarios: every tests/merge/*.scn script (writes, merges with expected outcomes or
 # conflicts, reads with expected rows).
 og_test(test_merge_scenarios LABELS "write" SOURCES write/test_merge_scenarios.c TIMEOUT 600)
+# Merge crash enumeration (issue 18 item 7): a three-way merge into main over three tables and
+# a fast-forward into an unforked branch, both crash modes; a merge failing after its sidecar
+# resolves its own intent in process.
+og_test(test_merge_crash LABELS "write;crash" SOURCES write/test_merge_crash.c TIMEOUT 900)
+# Merge races (issue 18 item 7): reclassification after a write to the target or the source in
+# the prepare-to-gates window, a conflicting interleaved write, two merges into one target
+# (threads, processes), a merge racing the delete of its source (threads, processes).
+og_test(test_merge_race LABELS "write;race" SOURCES write/test_merge_race.c TIMEOUT 600)

@@ -5,6 +5,8 @@
 
 #include "testutil.h"
 
+#include "arrow/arrow_json.h"
+#include "core/alloc.h"
 #include "exec/load.h"
 #include "lance/version.h"
 #include "write/internal.h"
@@ -224,6 +226,51 @@ static inline int wf_check_table(store *s, const graph_table *t, char *why, size
                         (unsigned long long)rows, (unsigned long long)t->row_count),
                1;
     return 0;
+}
+
+static inline int wf_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The whole content of a branch (NULL: main) at its latest version: for every table in alias
+ * order, every column of every row as JSON, rows sorted. NULL on failure (error set). */
+static inline char *wf_content(store *s, const char *branch)
+{
+    graph_snapshot *snap = NULL;
+    core_buf out = CORE_BUF_INIT;
+    int rc = graph_snapshot_load(&snap, s, branch, 0, 0);
+    for (size_t t = 0; rc == 0 && t < snap->n_tables; t++) {
+        const graph_table *tb = &snap->tables[t];
+        lance_dataset *ds = NULL;
+        arrow_batch *b = NULL;
+        rc = graph_table_open(&ds, s, tb, LANCE_ACCESS_READ);
+        if (rc == 0) rc = lance_dataset_scan_all(&b, ds, NULL);
+        lance_dataset_free(ds);
+        char **rows = NULL;
+        int64_t n = rc == 0 ? b->num_rows : 0;
+        if (rc == 0 && !(rows = core_calloc(n ? (size_t)n : 1, sizeof *rows))) rc = OG_E_NOMEM;
+        for (int64_t i = 0; rc == 0 && i < n; i++) {
+            core_buf r = CORE_BUF_INIT;
+            rc = arrow_json_row(&r, b, i);
+            if (rc == 0 && !(rows[i] = strdup(core_buf_cstr(&r)))) rc = OG_E_NOMEM;
+            core_buf_free(&r);
+        }
+        if (rc == 0) {
+            qsort(rows, (size_t)n, sizeof *rows, wf_cmp_str);
+            rc = core_buf_printf(&out, "%s (%lld rows)\n", tb->alias, (long long)n);
+        }
+        for (int64_t i = 0; rc == 0 && i < n; i++)
+            rc = core_buf_printf(&out, "  %s\n", rows[i]);
+        for (int64_t i = 0; rows && i < n; i++)
+            free(rows[i]);
+        core_free(rows);
+        arrow_batch_free(b);
+    }
+    char *text = rc == 0 ? strdup(core_buf_cstr(&out)) : NULL;
+    core_buf_free(&out);
+    graph_snapshot_free(snap);
+    return text;
 }
 
 #endif
