@@ -12,3 +12,7 @@ og_test(test_merge LABELS "write" SOURCES write/test_merge.c TIMEOUT 600)
 # Merge scenarios: every tests/merge/*.scn script (writes, merges with expected outcomes or
 # conflicts, reads with expected rows).
 og_test(test_merge_scenarios LABELS "write" SOURCES write/test_merge_scenarios.c TIMEOUT 600)
+# Merge against a reference model (issue 18 item 7): 200 seeds x 30 random steps (branch
+# creates, one-row writes, merges between random branches, reads), a mismatch shrunk to a
+# tests/merge/*.scn scenario. OG_MODEL_SEED / OG_MODEL_SEEDS / OG_MODEL_STEPS.
+og_test(test_merge_model LABELS "write" SOURCES write/test_merge_model.c TIMEOUT 900)
