@@ -20,3 +20,7 @@ og_test(test_merge_crash LABELS "write;crash" SOURCES write/test_merge_crash.c T
 # the prepare-to-gates window, a conflicting interleaved write, two merges into one target
 # (threads, processes), a merge racing the delete of its source (threads, processes).
 og_test(test_merge_race LABELS "write;race" SOURCES write/test_merge_race.c TIMEOUT 600)
+# Merge against a reference model (issue 18 item 7): 200 seeds x 30 random steps (branch
+# creates, one-row writes, merges between random branches, reads), a mismatch shrunk to a
+# tests/merge/*.scn scenario. OG_MODEL_SEED / OG_MODEL_SEEDS / OG_MODEL_STEPS.
+og_test(test_merge_model LABELS "write" SOURCES write/test_merge_model.c TIMEOUT 900)
