@@ -84,7 +84,7 @@ int graph_merge_base(const char *src_head, const char *tgt_head, graph_commit_lo
 /* ---- Type and row level -------------------------------------------------------------------- */
 
 typedef struct graph_merge_stats {
-    uint64_t rows_read;        /* rows decoded from the three states */
+    uint64_t rows_read;        /* rows decoded from the three states (whole or ids only) */
     uint64_t fragments_read;   /* fragments whose rows were read */
     uint64_t fragments_shared; /* fragments skipped: the same physical rows on both sides */
     uint64_t rows_changed;     /* rows the delta upserts or deletes */
@@ -104,7 +104,10 @@ typedef struct graph_merge_stats {
  * says whether it does anything. Row conflicts are appended to *conflicts (the delta then
  * leaves those ids as the target has them). Work follows the change: fragments that are the
  * same physical rows in two states (one Lance lineage, the same data file) are compared
- * through their deletion vectors, not read. */
+ * through their deletion vectors, not read; the other fragments of base and source are read
+ * once, whole rows, and the rows they hold alike (a reload rewriting unchanged rows) are no
+ * candidates. Memory: while the source's diff is read, the rows of its unshared fragments are
+ * held (both sides); after it, only the candidates'. */
 int graph_merge_table(const lang_catalog *cat, int type_index, const lance_dataset *base,
                       const lance_dataset *src, const lance_dataset *tgt, graph_change *delta,
                       bool *changed, graph_conflicts *conflicts, graph_merge_stats *stats);

@@ -1046,16 +1046,26 @@ static int check_endpoints(vctx *v, const graph_change *ch)
         int nt = side ? t->to : t->from;
         const arrow_array *a = b->columns[1 + side];
         const graph_change *nc = v->by_type[nt];
-        if (!nc || nc->mode != GRAPH_CHANGE_REPLACE) {
+        /* both ends of one node type: asked together on the first side */
+        bool both = t->from == t->to;
+        if ((!nc || nc->mode != GRAPH_CHANGE_REPLACE) && !(both && side)) {
             /* Ask the committed table at once about every endpoint the change set does not
-             * decide itself, before the batches prefetch into the maps. */
+             * decide itself, before the batches prefetch into the maps: one question for all
+             * of them, so probe_ids chooses between the key index and a read of every id
+             * once, on their whole number. */
             const uint8_t **k = NULL;
             size_t *l = NULL, nk = 0;
-            rc = column_keys(a, &k, &l);
-            for (int64_t i = 0; rc == 0 && i < b->num_rows; i++) {
-                if (decided_by_change(v, nt, k[i], l[i])) continue;
-                k[nk] = k[i];
-                l[nk++] = l[i];
+            size_t nr = (size_t)b->num_rows, nall = both ? 2 * nr : nr;
+            k = core_malloc((nall ? nall : 1) * sizeof *k);
+            l = core_malloc((nall ? nall : 1) * sizeof *l);
+            if (!k || !l) rc = core_err_nomem();
+            for (size_t i = 0; rc == 0 && i < nall; i++) {
+                const arrow_array *col = i < nr ? a : b->columns[2];
+                size_t n;
+                const uint8_t *id = arrow_array_get_bytes(col, (int64_t)(i % nr), &n);
+                if (decided_by_change(v, nt, id, n)) continue;
+                k[nk] = id;
+                l[nk++] = n;
             }
             if (rc == 0) rc = probe_ids(v, nt, k, l, nk);
             core_free(k);

@@ -44,7 +44,8 @@
 #define KIX_TAIL_READ 4096
 #define KIX_MAX_DEPTH 12
 #define KIX_CACHE 8
-#define KIX_THREAD_ENTRIES 100000 /* trees of a segment this large are built a thread each */
+#define KIX_WINDOW_MAX (32u << 20) /* bound on a tree's leaves read at once by a lookup */
+#define KIX_THREAD_ENTRIES 100000  /* trees of a segment this large are built a thread each */
 #define KIX_VERSION 3 /* 2: slots carry their data files' hash; 3: child offsets per tree */
 #define KIX_DIR_KIND 3
 #define KIX_ZSTD 0x80
@@ -926,6 +927,8 @@ struct lance_kix_seg {
     size_t n_trees;
     cblock cache[KIX_CACHE];
     uint64_t clock;
+    core_buf win; /* bytes [win_off, win_off + win.len) of the file, read at once (or empty) */
+    uint64_t win_off;
 };
 
 static int corrupt(const lance_kix_seg *g, const char *what)
@@ -940,6 +943,11 @@ static int seg_read(lance_kix_seg *g, uint64_t off, uint64_t len, core_buf *out)
     if (g->mem) {
         core_buf_clear(out);
         return core_buf_append(out, g->mem + off, (size_t)len);
+    }
+    if (g->win.len && off >= g->win_off && off - g->win_off <= g->win.len &&
+        len <= g->win.len - (off - g->win_off)) {
+        core_buf_clear(out);
+        return core_buf_append(out, g->win.data + (off - g->win_off), (size_t)len);
     }
     int rc = store_get(g->s, g->key, off, len, out);
     if (rc == 0 && out->len != len) rc = corrupt(g, "the file is shorter than its listing says");
@@ -1113,6 +1121,7 @@ void lance_kix_seg_close(lance_kix_seg *g)
     if (!g) return;
     for (size_t i = 0; i < KIX_CACHE; i++)
         core_buf_free(&g->cache[i].body);
+    core_buf_free(&g->win);
     core_free(g->slot_rows);
     core_free(g->slot_files);
     core_free(g);
@@ -1223,6 +1232,10 @@ static int next_leaf_len(lance_kix_seg *g, uint64_t off, uint64_t end, uint64_t 
     return rc;
 }
 
+/* Keys ascend, so a lookup is a merge of the keys with the leaves: each key starts where the
+ * last one stopped (the first entry above it, still pending) as long as it is found, or passed,
+ * in that same leaf; a key beyond the leaf descends from the root again. Many keys in one leaf
+ * decode it once, not once each. */
 int lance_kix_seg_lookup(lance_kix_seg *g, int t, const uint8_t *const *keys, const size_t *klens,
                          size_t n, lance_kix_seg_hit_fn fn, void *arg)
 {
@@ -1230,42 +1243,83 @@ int lance_kix_seg_lookup(lance_kix_seg *g, int t, const uint8_t *const *keys, co
     const kix_tree *tr = &g->trees[t];
     if (!tr->entries || !n) return 0;
     int rc = 0;
-    for (size_t q = 0; rc == 0 && q < n; q++) {
-        uint64_t off = tr->root_off, len = tr->root_len;
-        const core_buf *body = NULL;
-        for (uint64_t d = 0; rc == 0 && d < tr->depth; d++) {
-            uint64_t parent = off;
-            if ((rc = block_get(g, off, len, &body))) break;
-            rc = descend(g, body, tr->leaf_start, parent, keys[q], klens[q], &off, &len);
-        }
-        if (rc == 0 && (off < tr->leaf_start || off + len > tr->leaf_end))
-            rc = corrupt(g, "a descent ends outside the leaves");
-        /* Walk forward from that leaf while entries are not above the key. */
-        int done = 0;
-        while (rc == 0 && !done) {
-            if ((rc = block_get(g, off, len, &body))) break;
-            leaf_it it = {.key = CORE_BUF_INIT};
-            if ((rc = leaf_begin(g, body, &it))) {
-                core_buf_free(&it.key);
-                break;
-            }
-            lance_kix_entry e;
-            int more = 0;
-            while (!done && (more = leaf_next(g, &it, &e)) == 1) {
-                int c = bytes_cmp(e.key, e.klen, keys[q], klens[q]);
-                if (c > 0)
-                    done = 1;
-                else if (c == 0 && (rc = fn(arg, q, e.slot, e.off, e.pay, e.plen)))
-                    done = 1;
-            }
-            core_buf_free(&it.key);
-            if (rc == 0 && !done && more < 0) rc = more;
-            if (rc || done) break;
-            off += len;
-            if (off >= tr->leaf_end) break;
-            rc = next_leaf_len(g, off, tr->leaf_end, &len);
+    /* Keys enough to touch a good share of the leaves (at least one per two blocks' worth of
+     * the region): the leaves are read in one request, not a request each. */
+    uint64_t region = tr->leaf_end - tr->leaf_start;
+    if (!g->mem && n >= 2 && region <= KIX_WINDOW_MAX && n >= region / (2 * KIX_BLOCK_TARGET) &&
+        !(g->win.len && g->win_off == tr->leaf_start && g->win.len == region)) {
+        core_buf_clear(&g->win);
+        rc = seg_read(g, tr->leaf_start, region, &g->win);
+        if (rc == 0) {
+            g->win_off = tr->leaf_start;
+        } else {
+            core_buf_clear(&g->win);
+            return rc;
         }
     }
+    leaf_it it = {.key = CORE_BUF_INIT};
+    lance_kix_entry e;
+    bool in_leaf = false; /* it walks the leaf at off (len bytes) */
+    bool pending = false; /* e is that leaf's next entry, not compared with a key yet */
+    uint64_t off = 0, len = 0;
+    for (size_t q = 0; rc == 0 && q < n; q++) {
+        /* a key not above the last one (the caller's order broken) starts over from the root */
+        if (q > 0 && bytes_cmp(keys[q - 1], klens[q - 1], keys[q], klens[q]) >= 0) in_leaf = false;
+        bool descended = false, matched = false, done = false;
+        while (rc == 0 && !done) {
+            if (!in_leaf) {
+                const core_buf *body = NULL;
+                off = tr->root_off;
+                len = tr->root_len;
+                for (uint64_t d = 0; rc == 0 && d < tr->depth; d++) {
+                    uint64_t parent = off;
+                    if ((rc = block_get(g, off, len, &body))) break;
+                    rc = descend(g, body, tr->leaf_start, parent, keys[q], klens[q], &off, &len);
+                }
+                if (rc == 0 && (off < tr->leaf_start || off + len > tr->leaf_end))
+                    rc = corrupt(g, "a descent ends outside the leaves");
+                if (rc == 0) rc = block_get(g, off, len, &body);
+                if (rc == 0) rc = leaf_begin(g, body, &it);
+                if (rc) break;
+                in_leaf = descended = true;
+                pending = false;
+            }
+            if (!pending) {
+                int more = leaf_next(g, &it, &e);
+                if (more < 0) {
+                    rc = more;
+                    break;
+                }
+                if (more == 0) {
+                    /* The leaf is done. Past a descent (or a match, which may go on in the next
+                     * leaf) walk on into the next leaf, as the tree's order says; a key carried
+                     * over from an earlier one that this leaf did not reach descends. */
+                    in_leaf = false;
+                    if (!descended && !matched) continue;
+                    off += len;
+                    if (off >= tr->leaf_end) break;
+                    const core_buf *body = NULL;
+                    rc = next_leaf_len(g, off, tr->leaf_end, &len);
+                    if (rc == 0) rc = block_get(g, off, len, &body);
+                    if (rc == 0) rc = leaf_begin(g, body, &it);
+                    if (rc == 0) in_leaf = true;
+                    continue;
+                }
+                pending = true;
+            }
+            int c = bytes_cmp(e.key, e.klen, keys[q], klens[q]);
+            if (c > 0) {
+                done = true; /* e stays pending for the next key */
+            } else {
+                pending = false;
+                if (c == 0) {
+                    matched = true;
+                    rc = fn(arg, q, e.slot, e.off, e.pay, e.plen);
+                }
+            }
+        }
+    }
+    core_buf_free(&it.key);
     return rc;
 }
 

@@ -483,40 +483,174 @@ static void test_cost_five_percent(void **state)
     assert_true(shared <= 2500); /* ids and rows of the change, each side: not the table */
 }
 
+/* Replace a branch's rows with these (a full reload: every fragment rewritten). */
+static void overwrite(fx *f, const char *root, const char *branch, const char *jsonl,
+                      uint64_t max_rows)
+{
+    lance_dataset *ds = NULL;
+    assert_og_ok(lance_branch_open(&ds, f->s, root, branch, 0, NULL, LANCE_ACCESS_WRITE));
+    arrow_batch *b = rows_of(f, jsonl);
+    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+    wo.max_rows_per_file = max_rows;
+    lance_staged *st = NULL;
+    assert_og_ok(lance_stage_overwrite(&st, ds, &ds->schema, &b, 1, &wo));
+    commit(st);
+    arrow_batch_free(b);
+    lance_dataset_free(ds);
+}
+
+/* A source that reloaded the whole table (no fragment shared with the base) with 5% of the
+ * rows changed: each of base and source is read once, the rows rewritten unchanged are not
+ * candidates, and the delta is the change alone; the full-read path agrees. */
+static void test_cost_reload(void **state)
+{
+    fx *f = *state;
+    core_buf b = CORE_BUF_INIT;
+    for (int i = 0; i < 10000; i++)
+        assert_og_ok(core_buf_printf(&b,
+                                     "{\"type\":\"Person\",\"data\":{\"name\":\"p%05d\",\"age\":%d,"
+                                     "\"score\":%d.5}}\n",
+                                     i, i % 100, i));
+    const char *seed[] = {core_buf_cstr(&b)};
+    uint64_t base = create(f, f->person, PT, seed, 1, 500);
+    assert_og_ok(lance_branch_create(f->s, PT, "src", NULL, base, NULL));
+    assert_og_ok(lance_branch_create(f->s, PT, "tgt", NULL, base, NULL));
+    /* the reload: every 20th row a new age (500), p09999 gone, one new row */
+    core_buf_clear(&b);
+    for (int i = 0; i < 9999; i++)
+        assert_og_ok(core_buf_printf(&b,
+                                     "{\"type\":\"Person\",\"data\":{\"name\":\"p%05d\",\"age\":%d,"
+                                     "\"score\":%d.5}}\n",
+                                     i, i % 20 ? i % 100 : 1000 + i, i));
+    assert_og_ok(core_buf_printf(&b, "{\"type\":\"Person\",\"data\":{\"name\":\"new\"}}\n"));
+    overwrite(f, PT, "src", core_buf_cstr(&b), 700);
+    core_buf_free(&b);
+    /* the target: a row the source kept, one it changed apart, one it changed alike */
+    upsert(f, PT, "tgt",
+           "{\"type\":\"Person\",\"data\":{\"name\":\"p00001\",\"age\":7,\"score\":1.5}}\n"
+           "{\"type\":\"Person\",\"data\":{\"name\":\"p00020\",\"age\":7,\"score\":20.5}}\n"
+           "{\"type\":\"Person\",\"data\":{\"name\":\"p00040\",\"age\":1040,\"score\":"
+           "40.5}}\n");
+
+    assert_og_ok(merge(f, f->person, PT, base, "src", "tgt", 0));
+    /* 500 changed + 1 deleted + 1 inserted, less p00020 (a conflict) and p00040 (alike) */
+    assert_int_equal(f->st.rows_changed, 500);
+    assert_int_equal(f->delta.n_delete_ids, 1);
+    assert_string_equal(f->delta.delete_ids[0], "p09999");
+    assert_int_equal(f->conf.n, 1);
+    assert_int_equal(f->conf.items[0].kind, GRAPH_CONFLICT_DIVERGENT_UPDATE);
+    assert_string_equal(f->conf.items[0].id, "p00020");
+    assert_int_equal(delta_int(f, "p00060", "age"), 1060);
+    assert_int_equal(delta_int(f, "new", "age"), INT64_MIN);
+    /* Base and source read once each (not ids, then every row again by address), and of the
+     * target only what it changed: about twice the table, not four times. */
+    assert_int_equal(f->st.fragments_shared, 20); /* the target's pair only */
+    assert_true(f->st.rows_read >= 20000);
+    assert_true(f->st.rows_read <= 20000 + 20);
+    print_message("reload: %llu rows read, %llu changed\n", (unsigned long long)f->st.rows_read,
+                  (unsigned long long)f->st.rows_changed);
+
+    graph_change sharing = f->delta;
+    memset(&f->delta, 0, sizeof f->delta);
+    assert_og_ok(merge(f, f->person, PT, base, "src", "tgt", GRAPH_MERGE_FULL_READ));
+    assert_true(arrow_batch_equal(sharing.rows, f->delta.rows));
+    assert_int_equal(sharing.n_delete_ids, f->delta.n_delete_ids);
+    assert_string_equal(f->delta.delete_ids[0], "p09999");
+    assert_int_equal(f->conf.n, 1);
+    assert_string_equal(f->conf.items[0].id, "p00020");
+    assert_int_equal(f->st.rows_changed, 500);
+    assert_int_equal(f->st.fragments_shared, 0);
+    change_free(&sharing);
+}
+
+/* A property the tables do not have yet (added to the schema without rewriting them) reads as
+ * null, on the reload path (rows scanned) and the shared path (rows taken by address) alike;
+ * a column of another type than the schema's is refused. */
+static void test_missing_column(void **state)
+{
+    fx *f = *state;
+    const char *seed[] = {P(a, 1) P(b, 2) P(c, 3)};
+    uint64_t base = create(f, f->person, PT, seed, 1, 0);
+    assert_og_ok(lance_branch_create(f->s, PT, "src", NULL, base, NULL));
+    assert_og_ok(lance_branch_create(f->s, PT, "re", NULL, base, NULL));
+    upsert(f, PT, "src", P(b, 20));
+    overwrite(f, PT, "re", P(a, 1) P(b, 20) P(c, 3), 0);
+    static const char *wider = "node Person { name: String @key  age: I32?  score: F64?  tags: "
+                               "[String]?  nick: String? }\n"
+                               "edge Knows: Person -> Person { since: Date? }\n";
+    static const char *other = "node Person { name: String @key  age: I64? }\n";
+    lang_catalog *cats[2] = {NULL, NULL};
+    assert_og_ok(lang_catalog_build(&cats[0], wider, strlen(wider), "w.pg", &f->diags));
+    assert_og_ok(lang_catalog_build(&cats[1], other, strlen(other), "o.pg", &f->diags));
+    int pi = lang_catalog_find(cats[0], "Person", LANG_NODE);
+    for (int i = 0; i < 2; i++) {
+        lance_dataset *b = NULL, *s = NULL, *t = NULL;
+        assert_og_ok(lance_dataset_open(&b, f->s, PT, base, LANCE_ACCESS_READ));
+        assert_og_ok(lance_branch_open(&s, f->s, PT, i ? "re" : "src", 0, NULL, LANCE_ACCESS_READ));
+        assert_og_ok(lance_branch_open(&t, f->s, PT, NULL, 0, NULL, LANCE_ACCESS_READ));
+        delta_clear(f);
+        assert_og_ok(
+            graph_merge_table(cats[0], pi, b, s, t, &f->delta, &f->changed, &f->conf, &f->st));
+        assert_delta(f, "b", "");
+        int nick = arrow_schema_find(&f->delta.rows->schema, "nick");
+        assert_true(nick >= 0);
+        assert_false(arrow_array_is_valid(f->delta.rows->columns[nick], 0));
+        assert_int_equal(delta_int(f, "b", "age"), 20);
+        assert_int_equal(f->st.fragments_shared, i ? 1 : 2); /* the target pair shares too */
+        delta_clear(f);
+        int oi = lang_catalog_find(cats[1], "Person", LANG_NODE);
+        assert_int_equal(
+            graph_merge_table(cats[1], oi, b, s, t, &f->delta, &f->changed, &f->conf, &f->st),
+            OG_E_UNSUPPORTED);
+        assert_non_null(strstr(og_error_last()->message, "column 'age'"));
+        lance_dataset_free(b);
+        lance_dataset_free(s);
+        lance_dataset_free(t);
+    }
+    lang_catalog_free(cats[0]);
+    lang_catalog_free(cats[1]);
+}
+
 /* Every allocation of a merge failing in turn: OG_E_NOMEM, nothing leaked, and once none
- * fails the whole result. */
+ * fails the whole result; for a source sharing the base's fragments and for a reloaded one. */
 static void test_alloc_failures(void **state)
 {
     fx *f = *state;
     const char *seed[] = {P(a, 1) P(b, 1), P(c, 1) P(d, 1)};
     uint64_t base = create(f, f->person, PT, seed, 2, 0);
     assert_og_ok(lance_branch_create(f->s, PT, "src", NULL, base, NULL));
+    assert_og_ok(lance_branch_create(f->s, PT, "re", NULL, base, NULL));
     upsert(f, PT, "src", P(a, 2) P(c, 2) P(e, 1));
     delete_id(f, PT, "src", "b");
+    overwrite(f, PT, "re", P(d, 1) P(a, 2) P(c, 2), 2);
+    upsert(f, PT, "re", P(e, 1));
     upsert(f, PT, NULL, P(c, 3));
-    lance_dataset *ds[3] = {NULL, NULL, NULL};
-    assert_og_ok(lance_dataset_open(&ds[0], f->s, PT, base, LANCE_ACCESS_READ));
-    assert_og_ok(lance_branch_open(&ds[1], f->s, PT, "src", 0, NULL, LANCE_ACCESS_READ));
-    assert_og_ok(lance_branch_open(&ds[2], f->s, PT, NULL, 0, NULL, LANCE_ACCESS_READ));
-    int done = 0;
-    for (uint64_t n = 1; !done && n < 100000; n++) {
-        delta_clear(f);
-        core_alloc_fail_at(n, 0);
-        int rc = graph_merge_table(f->cat, f->person, ds[0], ds[1], ds[2], &f->delta, &f->changed,
-                                   &f->conf, &f->st);
-        uint64_t injected = core_alloc_injected();
-        core_alloc_fail_at(0, 0);
-        if (rc && rc != OG_E_NOMEM)
-            fail_msg("allocation %llu: %s", (unsigned long long)n, og_error_last()->message);
-        if (rc == 0 && injected == 0) {
-            assert_delta(f, "a,e", "b");
-            assert_int_equal(f->conf.n, 1);
-            done = 1;
+    for (int v = 0; v < 2; v++) {
+        lance_dataset *ds[3] = {NULL, NULL, NULL};
+        assert_og_ok(lance_dataset_open(&ds[0], f->s, PT, base, LANCE_ACCESS_READ));
+        assert_og_ok(
+            lance_branch_open(&ds[1], f->s, PT, v ? "re" : "src", 0, NULL, LANCE_ACCESS_READ));
+        assert_og_ok(lance_branch_open(&ds[2], f->s, PT, NULL, 0, NULL, LANCE_ACCESS_READ));
+        int done = 0;
+        for (uint64_t n = 1; !done && n < 100000; n++) {
+            delta_clear(f);
+            core_alloc_fail_at(n, 0);
+            int rc = graph_merge_table(f->cat, f->person, ds[0], ds[1], ds[2], &f->delta,
+                                       &f->changed, &f->conf, &f->st);
+            uint64_t injected = core_alloc_injected();
+            core_alloc_fail_at(0, 0);
+            if (rc && rc != OG_E_NOMEM)
+                fail_msg("allocation %llu: %s", (unsigned long long)n, og_error_last()->message);
+            if (rc == 0 && injected == 0) {
+                assert_delta(f, "a,e", "b");
+                assert_int_equal(f->conf.n, 1);
+                done = 1;
+            }
         }
+        assert_true(done);
+        for (int i = 0; i < 3; i++)
+            lance_dataset_free(ds[i]);
     }
-    assert_true(done);
-    for (int i = 0; i < 3; i++)
-        lance_dataset_free(ds[i]);
 }
 
 int main(void)
@@ -527,6 +661,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_absent_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cost_follows_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cost_five_percent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cost_reload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_column, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -438,6 +438,54 @@ static int seg_hit(void *arg, size_t key, uint32_t slot, uint32_t off, const uin
     return on_hit(fs->keys ? arg : arg, 0, (uint64_t)slot << 32 | off, NULL, 0);
 }
 
+static int seg_count(void *arg, size_t key, uint32_t slot, uint32_t off, const uint8_t *pay,
+                     size_t plen)
+{
+    (void)slot;
+    (void)off;
+    (void)pay;
+    (void)plen;
+    ((size_t *)arg)[key]++;
+    return 0;
+}
+
+/* Many ascending keys in one lookup (the merge of keys and leaves): every key's count the
+ * same as alone, absent keys between present ones and past either end included. */
+static void batch_lookups(lance_kix_seg *g, const size_t *want)
+{
+    static const size_t strides[] = {1, 2, 37, 500, 4001};
+    char(*kb)[16] = calloc(2 * 4001 + 2, sizeof *kb);
+    const uint8_t **kp = calloc(2 * 4001 + 2, sizeof *kp);
+    size_t *kl = calloc(2 * 4001 + 2, sizeof *kl), *cnt = calloc(2 * 4001 + 2, sizeof *cnt);
+    size_t *expect = calloc(2 * 4001 + 2, sizeof *expect);
+    for (size_t si = 0; si < sizeof strides / sizeof *strides; si++) {
+        size_t nk = 0;
+        snprintf(kb[nk++], 16, "a"); /* before every key */
+        for (size_t k = 0; k <= 4000; k += strides[si]) {
+            expect[nk] = want[k];
+            snprintf(kb[nk++], 16, "k%05zu", k);
+            if (k % 3 == 1) snprintf(kb[nk++], 16, "k%05zux", k); /* absent, just above */
+        }
+        snprintf(kb[nk++], 16, "z"); /* past every key */
+        for (size_t i = 0; i < nk; i++) {
+            kp[i] = (const uint8_t *)kb[i];
+            kl[i] = strlen(kb[i]);
+            if (kb[i][0] != 'k' || kl[i] != 6) expect[i] = 0;
+            cnt[i] = 0;
+        }
+        assert_og_ok(lance_kix_seg_lookup(g, 0, kp, kl, nk, seg_count, cnt));
+        for (size_t i = 0; i < nk; i++)
+            if (cnt[i] != expect[i])
+                fail_msg("stride %zu: key %s found %zu times, not %zu", strides[si], kb[i], cnt[i],
+                         expect[i]);
+    }
+    free(kb);
+    free(kp);
+    free(kl);
+    free(cnt);
+    free(expect);
+}
+
 /* The file format alone: many duplicates spanning leaves, every key found whole, the walk in
  * order; truncations and flipped bytes are refused, never crash. */
 static void test_segment_roundtrip(void **state)
@@ -486,6 +534,7 @@ static void test_segment_roundtrip(void **state)
         free(fs.v);
     }
     assert_int_equal(got_n, n);
+    batch_lookups(g, want);
     found_set all = {0};
     assert_og_ok(lance_kix_seg_walk(g, 0, seg_hit, &all));
     assert_int_equal(all.n, n);
