@@ -81,9 +81,24 @@ int graph_type_create_options(lance_create_options *out, const lang_typedef *t,
  * canonical JSON (lang_catalog_to_json), so two schemas that differ only in layout or comments
  * have the same identity. */
 int graph_schema_identity(const lang_catalog *c, char out[GRAPH_SCHEMA_HASH_LEN + 1]);
-/* Write _schema.pg (source) and _schema.json ({"format":1,"identity":...,"catalog":{...}})
- * durably. */
+/* Every schema a graph ever accepted is also kept by identity, immutable, under
+ * _schemas/<identity>.pg and _schemas/<identity>.json (the same two files), so that a commit
+ * made under an earlier schema reads under it, and the accepted pair at the root can be
+ * rebuilt. The accepted schema is the one main's head records; the root pair mirrors it. */
+#define GRAPH_SCHEMA_DIR "_schemas"
+void graph_schema_version_keys(const char *identity, char pg[STORE_KEY_MAX],
+                               char json[STORE_KEY_MAX]);
+/* Write c's pair under its identity (durably; rewriting it writes the same bytes). */
+int graph_schema_write_version(store *s, const lang_catalog *c);
+/* Write c's pair under its identity, then _schema.pg (source) and _schema.json
+ * ({"format":1,"identity":...,"catalog":{...}}) durably. */
 int graph_schema_write(store *s, const lang_catalog *c);
+/* The schema of that identity: its pair under _schemas/, or (a graph made before those were
+ * kept) the root pair when it has that identity. OG_E_NOT_FOUND when neither has it,
+ * OG_E_CORRUPT when the files are damaged or hold another identity. */
+int graph_schema_read_identity(store *s, const char *identity, lang_catalog **out);
+/* The identities kept under _schemas/ (sorted; caller frees *ids). */
+int graph_schema_list(store *s, char (**ids)[GRAPH_SCHEMA_HASH_LEN + 1], size_t *n);
 /* Read and check the accepted schema: parses _schema.pg, inherits ids from _schema.json and
  * verifies the identity. *identity receives it. OG_E_NOT_FOUND when there is none,
  * OG_E_CORRUPT (naming the file) when the two files disagree. */

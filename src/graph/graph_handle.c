@@ -278,6 +278,97 @@ int graph_handle_head_snapshot(graph_handle *h, graph_snapshot **out)
     return rc;
 }
 
+/* ---- schemas by identity ---------------------------------------------------------------- */
+
+typedef struct schema_slot {
+    struct schema_slot *next;
+    char identity[GRAPH_SCHEMA_HASH_LEN + 1];
+    lang_catalog *catalog;
+} schema_slot;
+
+/* Under the handle's lock. */
+static const lang_catalog *schema_find(graph_handle *h, const char *identity)
+{
+    if (strcmp(identity, h->schema_identity) == 0) return h->catalog;
+    for (schema_slot *sl = h->schemas_; sl; sl = sl->next)
+        if (strcmp(sl->identity, identity) == 0) return sl->catalog;
+    return NULL;
+}
+
+int graph_handle_catalog(graph_handle *h, const char *identity, const lang_catalog **out)
+{
+    *out = NULL;
+    pthread_mutex_lock(lock_of(h));
+    const lang_catalog *c = schema_find(h, identity);
+    pthread_mutex_unlock(lock_of(h));
+    if (c) {
+        *out = c;
+        return 0;
+    }
+    lang_catalog *read = NULL;
+    int rc = graph_schema_read_identity(h->s, identity, &read);
+    if (rc) return rc;
+    schema_slot *sl = core_calloc(1, sizeof *sl);
+    if (!sl) {
+        lang_catalog_free(read);
+        return core_err_nomem();
+    }
+    pthread_mutex_lock(lock_of(h));
+    if ((c = schema_find(h, identity)) != NULL) { /* another thread read it meanwhile */
+        core_free(sl);
+        lang_catalog_free(read);
+    } else {
+        snprintf(sl->identity, sizeof sl->identity, "%s", identity);
+        sl->catalog = read;
+        sl->next = h->schemas_;
+        h->schemas_ = sl;
+        c = read;
+    }
+    pthread_mutex_unlock(lock_of(h));
+    *out = c;
+    return 0;
+}
+
+const lang_catalog *graph_handle_accepted(graph_handle *h, char identity[GRAPH_SCHEMA_HASH_LEN + 1])
+{
+    pthread_mutex_lock(lock_of(h));
+    const lang_catalog *c = h->catalog;
+    if (identity) memcpy(identity, h->schema_identity, GRAPH_SCHEMA_HASH_LEN + 1);
+    pthread_mutex_unlock(lock_of(h));
+    return c;
+}
+
+int graph_handle_accept_schema(graph_handle *h, const char *identity)
+{
+    const lang_catalog *c = NULL;
+    int rc = graph_handle_catalog(h, identity, &c);
+    if (rc) return rc;
+    schema_slot *keep = core_calloc(1, sizeof *keep);
+    if (!keep) return core_err_nomem();
+    pthread_mutex_lock(lock_of(h));
+    if (strcmp(identity, h->schema_identity) == 0) {
+        pthread_mutex_unlock(lock_of(h));
+        core_free(keep);
+        return 0;
+    }
+    /* The accepted catalog joins the kept ones; the new one leaves them (it is h->catalog
+     * now). Neither is freed before close. */
+    schema_slot **pp = (schema_slot **)&h->schemas_;
+    while (*pp && (*pp)->catalog != c)
+        pp = &(*pp)->next;
+    schema_slot *was = *pp;
+    *pp = was->next;
+    snprintf(keep->identity, sizeof keep->identity, "%s", h->schema_identity);
+    keep->catalog = h->catalog;
+    keep->next = h->schemas_;
+    h->schemas_ = keep;
+    __atomic_store_n(&h->catalog, was->catalog, __ATOMIC_RELEASE);
+    snprintf(h->schema_identity, sizeof h->schema_identity, "%s", identity);
+    pthread_mutex_unlock(lock_of(h));
+    core_free(was);
+    return 0;
+}
+
 /* ---- open / close ------------------------------------------------------------------------ */
 
 void graph_handle_close(graph_handle *h)
@@ -290,6 +381,11 @@ void graph_handle_close(graph_handle *h)
         core_free(sl[i].name);
     }
     core_free(sl);
+    for (schema_slot *k = h->schemas_, *next; k; k = next) {
+        next = k->next;
+        lang_catalog_free(k->catalog);
+        core_free(k);
+    }
     lang_catalog_free(h->catalog);
     store_close(h->s);
     core_free(h->root_id);
@@ -358,7 +454,29 @@ int graph_handle_open(graph_handle **out, store *s, const char *root_id,
         goto fail;
     }
     if (rc != 0) goto fail;
-    if ((rc = graph_schema_read(s, &h->catalog, h->schema_identity)) != 0) goto fail;
+    /* The accepted schema is the one main's head records; the root pair mirrors it, and lags
+     * it only when a schema apply stopped between its commit and rewriting the pair (the
+     * writer's open rewrites it then). A graph whose head cannot be read opens under the
+     * root pair. */
+    rc = graph_schema_read(s, &h->catalog, h->schema_identity);
+    graph_head *hd = NULL;
+    if (graph_handle_head(h, &hd) == 0) {
+        const char *want = graph_head_snapshot(hd)->schema_identity;
+        if (want[0] && (rc != 0 || strcmp(want, h->schema_identity) != 0)) {
+            lang_catalog *c = NULL;
+            int rc2 = graph_schema_read_identity(s, want, &c);
+            if (rc2 == 0) {
+                lang_catalog_free(h->catalog);
+                h->catalog = c;
+                snprintf(h->schema_identity, sizeof h->schema_identity, "%s", want);
+                rc = 0;
+            } else if (rc == 0)
+                rc = rc2;
+        }
+    }
+    graph_head_release(hd);
+    if (rc == 0) og_error_clear();
+    if (rc != 0) goto fail;
     *out = h;
     return 0;
 fail:

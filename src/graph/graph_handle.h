@@ -48,6 +48,7 @@ typedef struct graph_handle {
     void *lock_;       /* internal: guards head_ and branches_ */
     graph_head *head_; /* internal: the last head of main seen */
     void *branches_;   /* internal: the last heads of other branches seen (graph_handle.c) */
+    void *schemas_;    /* internal: other schemas read by identity, kept until close */
 } graph_handle;
 
 typedef struct graph_open_options {
@@ -87,6 +88,17 @@ void graph_handle_install_unchanged(graph_handle *h, uint64_t from, lance_datase
 #define GRAPH_HANDLE_BRANCH_HEADS 8
 int graph_handle_branch_head(graph_handle *h, const char *branch, graph_head **out);
 void graph_handle_install_branch(graph_handle *h, const char *branch, graph_head *hd);
+/* The catalog of schema `identity`: the accepted one, or one an earlier commit was made under
+ * (graph_schema_read_identity), read once and kept until the handle closes (borrowed: valid
+ * while the handle is open). A schema apply makes a new one accepted with
+ * graph_handle_accept_schema; catalogs are never freed before close, so a thread still
+ * running under the old one is safe. */
+int graph_handle_catalog(graph_handle *h, const char *identity, const lang_catalog **out);
+/* The accepted catalog and its identity, read together (the pointers stay valid). */
+const lang_catalog *graph_handle_accepted(graph_handle *h,
+                                          char identity[GRAPH_SCHEMA_HASH_LEN + 1]);
+/* Make schema `identity` the handle's accepted one (its catalog read as graph_handle_catalog). */
+int graph_handle_accept_schema(graph_handle *h, const char *identity);
 /* Drop the cached head (of main or a branch) if it is still hd (a head found stale: cleanup
  * removed what it names, or its branch was replaced). */
 void graph_handle_forget(graph_handle *h, const graph_head *hd);

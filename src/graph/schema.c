@@ -34,7 +34,18 @@ int graph_schema_identity(const lang_catalog *c, char out[GRAPH_SCHEMA_HASH_LEN 
     return rc;
 }
 
-int graph_schema_write(store *s, const lang_catalog *c)
+void graph_schema_version_keys(const char *identity, char pg[STORE_KEY_MAX],
+                               char json[STORE_KEY_MAX])
+{
+    snprintf(pg, STORE_KEY_MAX, "%s/%s.pg", GRAPH_SCHEMA_DIR, identity);
+    snprintf(json, STORE_KEY_MAX, "%s/%s.json", GRAPH_SCHEMA_DIR, identity);
+}
+
+/* The source and the catalog file of c under the two keys (the source first: a crash between
+ * the two puts leaves files that disagree, which the reader reports instead of trusting
+ * either). */
+static int write_pair(store *s, const lang_catalog *c, const char *pg_key, const char *json_key,
+                      char id_out[GRAPH_SCHEMA_HASH_LEN + 1])
 {
     if (!c->source) return core_err(OG_E_BAD_REQUEST, "the catalog has no source text");
     core_buf cj = CORE_BUF_INIT, out = CORE_BUF_INIT;
@@ -53,10 +64,9 @@ int graph_schema_write(store *s, const lang_catalog *c)
             rc = core_err_nomem();
     }
     if (rc == 0) rc = core_json_dump(root, &out);
-    /* The source first: a crash between the two puts leaves files that disagree, which
-     * graph_schema_read reports instead of trusting either. */
-    if (rc == 0) rc = store_put(s, GRAPH_SCHEMA_PG, c->source, c->source_len, 0);
-    if (rc == 0) rc = store_put(s, GRAPH_SCHEMA_JSON, out.data, out.len, 0);
+    if (rc == 0) rc = store_put(s, pg_key, c->source, c->source_len, 0);
+    if (rc == 0) rc = store_put(s, json_key, out.data, out.len, 0);
+    if (rc == 0 && id_out) memcpy(id_out, id, sizeof id);
     json_decref(cat);
     json_decref(root);
     core_buf_free(&cj);
@@ -64,19 +74,38 @@ int graph_schema_write(store *s, const lang_catalog *c)
     return rc;
 }
 
+int graph_schema_write_version(store *s, const lang_catalog *c)
+{
+    char id[GRAPH_SCHEMA_HASH_LEN + 1], pg[STORE_KEY_MAX], js[STORE_KEY_MAX];
+    int rc = graph_schema_identity(c, id);
+    if (rc) return rc;
+    graph_schema_version_keys(id, pg, js);
+    return write_pair(s, c, pg, js, NULL);
+}
+
+int graph_schema_write(store *s, const lang_catalog *c)
+{
+    int rc = graph_schema_write_version(s, c);
+    if (rc == 0) rc = write_pair(s, c, GRAPH_SCHEMA_PG, GRAPH_SCHEMA_JSON, NULL);
+    return rc;
+}
+
+/* The pair being read (thread-local: named by the errors of one read). */
+static _Thread_local const char *t_pg = GRAPH_SCHEMA_PG, *t_json = GRAPH_SCHEMA_JSON;
+
 static int disagree(const char *what)
 {
-    core_err(OG_E_CORRUPT, "%s and %s disagree: %s", GRAPH_SCHEMA_PG, GRAPH_SCHEMA_JSON, what);
-    core_err_detail(CORE_ERR_FILE, GRAPH_SCHEMA_JSON);
-    core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_JSON);
+    core_err(OG_E_CORRUPT, "%s and %s disagree: %s", t_pg, t_json, what);
+    core_err_detail(CORE_ERR_FILE, t_json);
+    core_err_detail(CORE_ERR_OBJECT, t_json);
     return OG_E_CORRUPT;
 }
 
 static int bad_json(const char *what)
 {
-    core_err(OG_E_CORRUPT, "%s: %s", GRAPH_SCHEMA_JSON, what);
-    core_err_detail(CORE_ERR_FILE, GRAPH_SCHEMA_JSON);
-    core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_JSON);
+    core_err(OG_E_CORRUPT, "%s: %s", t_json, what);
+    core_err_detail(CORE_ERR_FILE, t_json);
+    core_err_detail(CORE_ERR_OBJECT, t_json);
     return OG_E_CORRUPT;
 }
 
@@ -141,34 +170,36 @@ static void shell_free(lang_catalog *shell)
  * property has a same-named counterpart in it: lang_catalog_inherit copies their ids exactly
  * (and re-sorts @key columns by id). The identity recomputed from the result must then equal
  * the stored identity; any edit to either file, or a torn pair of writes, makes it differ. */
-int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_HASH_LEN + 1])
+static int read_pair(store *s, const char *pg_key, const char *json_key, lang_catalog **out,
+                     char identity[GRAPH_SCHEMA_HASH_LEN + 1])
 {
     *out = NULL;
+    t_pg = pg_key;
+    t_json = json_key;
     core_buf pg = CORE_BUF_INIT, js = CORE_BUF_INIT;
-    int rc = store_get(s, GRAPH_SCHEMA_PG, 0, STORE_ALL, &pg);
+    int rc = store_get(s, pg_key, 0, STORE_ALL, &pg);
     if (rc == OG_E_NOT_FOUND) {
         core_buf_free(&pg);
-        core_err(OG_E_NOT_FOUND, "the graph has no accepted schema (%s)", GRAPH_SCHEMA_PG);
-        core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_PG);
+        core_err(OG_E_NOT_FOUND, "the graph has no accepted schema (%s)", pg_key);
+        core_err_detail(CORE_ERR_OBJECT, pg_key);
         return OG_E_NOT_FOUND;
     }
     if (rc == 0) {
-        rc = store_get(s, GRAPH_SCHEMA_JSON, 0, STORE_ALL, &js);
+        rc = store_get(s, json_key, 0, STORE_ALL, &js);
         if (rc == OG_E_NOT_FOUND) rc = disagree("the catalog file is missing");
     }
     json_t *root = NULL;
     const char *stored_id = NULL;
     int64_t format = 0;
-    if (rc == 0)
-        rc = core_json_parse_stored(&root, (const char *)js.data, js.len, GRAPH_SCHEMA_JSON);
+    if (rc == 0) rc = core_json_parse_stored(&root, (const char *)js.data, js.len, json_key);
     if (rc == 0 && !json_is_object(root)) rc = bad_json("not a JSON object");
-    if (rc == 0) rc = core_json_int(root, "format", &format, OG_E_CORRUPT, GRAPH_SCHEMA_JSON);
+    if (rc == 0) rc = core_json_int(root, "format", &format, OG_E_CORRUPT, json_key);
     if (rc == 0 && format != SCHEMA_FILE_FORMAT) {
         rc = core_err(OG_E_UNSUPPORTED, "%s has format %" PRId64 "; this binary reads format %d",
-                      GRAPH_SCHEMA_JSON, format, SCHEMA_FILE_FORMAT);
-        core_err_detail(CORE_ERR_FILE, GRAPH_SCHEMA_JSON);
+                      json_key, format, SCHEMA_FILE_FORMAT);
+        core_err_detail(CORE_ERR_FILE, json_key);
     }
-    if (rc == 0) rc = core_json_str(root, "identity", &stored_id, OG_E_CORRUPT, GRAPH_SCHEMA_JSON);
+    if (rc == 0) rc = core_json_str(root, "identity", &stored_id, OG_E_CORRUPT, json_key);
     if (rc == 0 && strlen(stored_id) != GRAPH_SCHEMA_HASH_LEN)
         rc = bad_json("identity has the wrong length");
     lang_catalog shell;
@@ -183,13 +214,13 @@ int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_H
         core_arena_init(&da, 4096);
         lang_diags d;
         lang_diags_init(&d, &da);
-        rc = lang_catalog_build(&c, (const char *)pg.data, pg.len, GRAPH_SCHEMA_PG, &d);
+        rc = lang_catalog_build(&c, (const char *)pg.data, pg.len, pg_key, &d);
         if (rc == OG_E_BAD_REQUEST) {
             char msg[512];
             snprintf(msg, sizeof msg, "%s", og_error_last()->message);
-            core_err(OG_E_CORRUPT, "accepted schema %s does not build: %s", GRAPH_SCHEMA_PG, msg);
-            core_err_detail(CORE_ERR_FILE, GRAPH_SCHEMA_PG);
-            core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_PG);
+            core_err(OG_E_CORRUPT, "accepted schema %s does not build: %s", pg_key, msg);
+            core_err_detail(CORE_ERR_FILE, pg_key);
+            core_err_detail(CORE_ERR_OBJECT, pg_key);
             rc = OG_E_CORRUPT;
         }
         core_arena_free(&da);
@@ -215,6 +246,87 @@ int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_H
     return rc;
 }
 
+int graph_schema_read(store *s, lang_catalog **out, char identity[GRAPH_SCHEMA_HASH_LEN + 1])
+{
+    return read_pair(s, GRAPH_SCHEMA_PG, GRAPH_SCHEMA_JSON, out, identity);
+}
+
+int graph_schema_read_identity(store *s, const char *identity, lang_catalog **out)
+{
+    *out = NULL;
+    char pg[STORE_KEY_MAX], js[STORE_KEY_MAX], got[GRAPH_SCHEMA_HASH_LEN + 1];
+    if (strlen(identity) != GRAPH_SCHEMA_HASH_LEN ||
+        strspn(identity, "0123456789abcdef") != GRAPH_SCHEMA_HASH_LEN)
+        return core_err(OG_E_BAD_REQUEST, "'%s' is not a schema identity", identity);
+    graph_schema_version_keys(identity, pg, js);
+    int rc = read_pair(s, pg, js, out, got);
+    if (rc == OG_E_NOT_FOUND) {
+        /* A graph made before schemas were kept by identity: the accepted pair is the only
+         * copy, and serves when it is the one asked for. */
+        og_error_clear();
+        rc = read_pair(s, GRAPH_SCHEMA_PG, GRAPH_SCHEMA_JSON, out, got);
+        if (rc == 0 && strcmp(got, identity) != 0) {
+            lang_catalog_free(*out);
+            *out = NULL;
+            rc = OG_E_NOT_FOUND;
+        }
+        if (rc == OG_E_NOT_FOUND) {
+            core_err(OG_E_NOT_FOUND, "the schema %s is not stored (no %s)", identity, pg);
+            core_err_detail(CORE_ERR_OBJECT, pg);
+        }
+    }
+    if (rc == 0 && strcmp(got, identity) != 0) {
+        lang_catalog_free(*out);
+        *out = NULL;
+        rc = core_err(OG_E_CORRUPT, "%s holds schema %s, not %s", js, got, identity);
+        core_err_detail(CORE_ERR_OBJECT, js);
+    }
+    t_pg = GRAPH_SCHEMA_PG;
+    t_json = GRAPH_SCHEMA_JSON;
+    return rc;
+}
+
+int graph_schema_list(store *s, char (**ids)[GRAPH_SCHEMA_HASH_LEN + 1], size_t *n)
+{
+    *ids = NULL;
+    *n = 0;
+    store_list l;
+    memset(&l, 0, sizeof l);
+    int rc = store_list_prefix(s, GRAPH_SCHEMA_DIR "/", 0, &l);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        return 0;
+    }
+    store_list_sort(&l);
+    size_t cap = 0;
+    for (size_t i = 0; rc == 0 && i < l.count; i++) {
+        if (l.items[i].is_prefix) continue;
+        const char *k = strrchr(l.items[i].key, '/');
+        k = k ? k + 1 : l.items[i].key;
+        if (strlen(k) != GRAPH_SCHEMA_HASH_LEN + 5 || strcmp(k + GRAPH_SCHEMA_HASH_LEN, ".json") ||
+            strspn(k, "0123456789abcdef") != GRAPH_SCHEMA_HASH_LEN)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 8;
+            void *p = core_realloc(*ids, cap * sizeof **ids);
+            if (!p) {
+                rc = core_err_nomem();
+                break;
+            }
+            *ids = p;
+        }
+        memcpy((*ids)[*n], k, GRAPH_SCHEMA_HASH_LEN);
+        (*ids)[(*n)++][GRAPH_SCHEMA_HASH_LEN] = 0;
+    }
+    store_list_free(&l);
+    if (rc) {
+        core_free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
 int graph_schema_restore(store *s, const char *recorded, bool write, bool *damaged)
 {
     *damaged = false;
@@ -229,11 +341,24 @@ int graph_schema_restore(store *s, const char *recorded, bool write, bool *damag
     snprintf(why, sizeof why, "%s",
              rc ? og_error_last()->message : "their identity is not the one the graph records");
     *damaged = true;
-    /* The catalog of an accepted source is rebuilt exactly (ids included) by the build that
-     * accepted it; its identity, equal to the recorded one, proves it. */
-    core_buf pg = CORE_BUF_INIT;
-    rc = store_get(s, GRAPH_SCHEMA_PG, 0, STORE_ALL, &pg);
+    /* The pair kept under the identity the graph records is a copy of the accepted one. */
+    rc = graph_schema_read_identity(s, recorded, &c);
     if (rc == 0) {
+        char kept[GRAPH_SCHEMA_HASH_LEN + 1];
+        rc = graph_schema_identity(c, kept);
+        if (rc == 0 && strcmp(kept, recorded) != 0) rc = OG_E_CORRUPT;
+    }
+    if (rc != 0) {
+        lang_catalog_free(c);
+        c = NULL;
+        og_error_clear();
+    }
+    /* Else the catalog of an accepted source is rebuilt exactly (ids included) by the build
+     * that accepted it, when no rename moved an id; its identity, equal to the recorded one,
+     * proves it. */
+    core_buf pg = CORE_BUF_INIT;
+    if (!c) rc = store_get(s, GRAPH_SCHEMA_PG, 0, STORE_ALL, &pg);
+    if (!c && rc == 0) {
         core_arena da;
         core_arena_init(&da, 4096);
         lang_diags d;
@@ -247,10 +372,10 @@ int graph_schema_restore(store *s, const char *recorded, bool write, bool *damag
     if (rc != 0) {
         lang_catalog_free(c);
         core_err(OG_E_CORRUPT,
-                 "the schema files cannot be read (%s), and %s cannot rebuild them: it is missing "
-                 "or is not the source of the schema the graph records (identity %s); the source "
-                 "is recorded nowhere else, so restore %s from a backup",
-                 why, GRAPH_SCHEMA_PG, recorded, GRAPH_SCHEMA_PG);
+                 "the schema files cannot be read (%s), and neither %s/%s.pg nor %s can rebuild "
+                 "them: they are missing or are not the schema the graph records (identity %s); "
+                 "restore %s from a backup",
+                 why, GRAPH_SCHEMA_DIR, recorded, GRAPH_SCHEMA_PG, recorded, GRAPH_SCHEMA_PG);
         core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_PG);
         return OG_E_CORRUPT;
     }

@@ -264,6 +264,17 @@ static int copy_head(backup_ctx *c, graph_snapshot **snap_out)
     /* The accepted schema, which must be the one the pinned version names. */
     if (rc == 0) rc = copy_object(c, GRAPH_SCHEMA_PG, 1, STORE_F_NOSYNC);
     if (rc == 0) rc = copy_object(c, GRAPH_SCHEMA_JSON, 1, STORE_F_NOSYNC);
+    /* ... and its pair kept by identity (absent in graphs made before those were kept). */
+    if (rc == 0) {
+        char kpg[STORE_KEY_MAX], kjs[STORE_KEY_MAX];
+        store_meta meta;
+        graph_schema_version_keys(snap->schema_identity, kpg, kjs);
+        if (store_head(c->src, kjs, &meta) == 0) {
+            rc = copy_object(c, kpg, 0, STORE_F_NOSYNC);
+            if (rc == 0) rc = copy_object(c, kjs, 0, STORE_F_NOSYNC);
+        } else
+            og_error_clear();
+    }
     if (rc == 0) rc = sync_pending(c);
     if (rc == 0) {
         lang_catalog *cat = NULL;

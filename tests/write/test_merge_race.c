@@ -182,9 +182,10 @@ static int parse_report(const char *buf, write_merge_result *mr, char *msg, size
     mr->wr.reprepares = re;
     if (strcmp(commit, "-") != 0) {
         mr->wr.committed = true;
-        snprintf(mr->wr.commit_id, sizeof mr->wr.commit_id, "%s", commit);
+        snprintf(mr->wr.commit_id, sizeof mr->wr.commit_id, "%.*s", GRAPH_ID_LEN, commit);
     }
-    if (strcmp(sh, "-") != 0) snprintf(mr->source_head, sizeof mr->source_head, "%s", sh);
+    if (strcmp(sh, "-") != 0)
+        snprintf(mr->source_head, sizeof mr->source_head, "%.*s", GRAPH_ID_LEN, sh);
     snprintf(msg, cap, "%s", used ? buf + used : "");
     return rc;
 }

@@ -553,9 +553,11 @@ static void test_repair_clean(void **state)
 }
 
 /* ---- the schema files ------------------------------------------------------------------------
- * _schema.json gone: no handle opens; a dry run says so and writes nothing; confirm rebuilds it
- * from _schema.pg (proved by the identity the manifest records) and everything reads again.
- * _schema.pg gone: the source is recorded nowhere else: corrupt naming it, nothing written. */
+ * _schema.json gone: the graph still opens (the pair kept under the identity main's head
+ * records, _schemas/<id>.*, is read); a dry run reports the root pair damaged and writes
+ * nothing; confirm rewrites it and everything reads again. _schema.pg gone too: rebuilt from
+ * the kept pair. The kept pair gone as well: _schema.pg is the only copy of the source left,
+ * and with it gone, corrupt naming it, nothing written. */
 static void test_repair_schema_files(void **state)
 {
     (void)state;
@@ -571,7 +573,8 @@ static void test_repair_schema_files(void **state)
     assert_int_equal(unlink(path), 0);
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
     oo.read_only = 1;
-    assert_og_error(og_graph_open(&g, root, &oo), OG_E_CORRUPT);
+    assert_og_ok(og_graph_open(&g, root, &oo));
+    og_graph_close(g);
 
     char *l0 = listing(root);
     og_repair_result *r = NULL;
@@ -598,6 +601,16 @@ static void test_repair_schema_files(void **state)
     assert_og_ok(load_one(root, LOADS[0]));
 
     snprintf(path, sizeof path, "%s/_schema.pg", root);
+    assert_int_equal(unlink(path), 0);
+    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_int_equal(r->schema_damaged, 1);
+    assert_int_equal(r->repaired, 1);
+    og_repair_result_free(r);
+    assert_int_equal(access(path, F_OK), 0);
+    /* the kept pair gone, then _schema.pg: nothing can rebuild the source */
+    char cmd[900];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/_schemas'", root);
+    assert_int_equal(system(cmd), 0);
     assert_int_equal(unlink(path), 0);
     char *l2 = listing(root);
     assert_og_error(og_graph_repair(&r, root, &ro), OG_E_CORRUPT);
