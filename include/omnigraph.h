@@ -679,6 +679,52 @@ OG_EXTERN int og_graph_schema(og_schema_info **out, og_graph *g, const char *bra
                               const char *at);
 OG_EXTERN void og_schema_info_free(og_schema_info *s);
 
+/* Options for og_graph_schema_apply(). Initialise with OG_SCHEMA_APPLY_OPTIONS_INIT. */
+#define OG_SCHEMA_APPLY_OPTIONS_VERSION 1
+typedef struct og_schema_apply_options {
+    int version;             /* OG_SCHEMA_APPLY_OPTIONS_VERSION */
+    int allow_data_loss;     /* nonzero: drops are hard (a dropped property's values leave the
+                              * table now) instead of soft (kept, hidden) */
+    const char *schema_file; /* names the source in diagnostics (NULL: "schema.pg") */
+    const char *if_commit;   /* NULL, or the commit main's head must be
+                              * (OG_E_PRECONDITION_FAILED otherwise) */
+} og_schema_apply_options;
+#define OG_SCHEMA_APPLY_OPTIONS_INIT                                                               \
+    {                                                                                              \
+        OG_SCHEMA_APPLY_OPTIONS_VERSION, 0, NULL, NULL                                             \
+    }
+
+/* What og_graph_schema_apply did. Allocated by the library: og_schema_apply_result_free. */
+typedef struct og_schema_apply_result {
+    int applied;                              /* 0: the schema was the accepted one already */
+    char commit[OG_ID_LEN + 1];               /* the commit on main ("" when none) */
+    uint64_t manifest_version;                /* its manifest version */
+    char from_identity[OG_SCHEMA_ID_LEN + 1]; /* the schema before */
+    char to_identity[OG_SCHEMA_ID_LEN + 1];   /* and after */
+    const char *plan_json; /* the steps applied: {"supported":true,"steps":[...]} as
+                            * `schema plan --json` prints them */
+    size_t tables_rewritten, tables_created, tables_renamed, tables_dropped;
+    uint64_t rows_rewritten;
+    size_t n_violations; /* existing data the new schema refuses (OG_E_BAD_REQUEST): all of it;
+                          * kind is unique_violation, cardinality_violation,
+                          * value_constraint_violation or orphan_edge */
+    const struct og_merge_conflict *violations;
+} og_schema_apply_result;
+OG_EXTERN void og_schema_apply_result_free(og_schema_apply_result *r);
+
+/* Make the .pg source the graph's accepted schema (CLI: `omnigraph schema apply`;
+ * docs/languages.md "Schema apply"): one commit on main that migrates the tables (new types get
+ * tables, new properties are null in existing rows, renames keep stable ids and tables, dropped
+ * types leave the graph; commits made before stay readable under their schema). Errors:
+ * OG_E_BAD_REQUEST for an invalid source (located), a change `schema plan` calls unsupported,
+ * or existing data that breaks the new schema (then *out is set and lists every violation,
+ * and nothing was changed); OG_E_PRECONDITION_FAILED while another branch exists (merge and
+ * delete it first); OG_E_CONFLICT when the schema changed since the handle read it. *out is
+ * set on success and on violations, NULL otherwise. */
+OG_EXTERN int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g,
+                                    const char *schema_src, size_t len,
+                                    const og_schema_apply_options *opt);
+
 /* One graph commit. Owned by the list that holds it, or (og_graph_commit_show) by itself. */
 typedef struct og_commit_info {
     char id[OG_ID_LEN + 1];

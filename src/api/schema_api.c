@@ -6,6 +6,9 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/error.h"
+#include "api/options.h"
+#include "lang/schema_diff.h"
+#include "write/write.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -94,4 +97,120 @@ int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch, const
     }
     *out = &b->pub;
     return 0;
+}
+
+/* ---- apply ------------------------------------------------------------------------------------
+ */
+
+typedef struct apply_box {
+    og_schema_apply_result pub;
+    char *plan;
+    og_merge_conflict *items;
+    size_t n;
+} apply_box;
+
+void og_schema_apply_result_free(og_schema_apply_result *r)
+{
+    if (!r) return;
+    apply_box *b = (apply_box *)r;
+    for (size_t i = 0; i < b->n; i++) {
+        core_free((char *)b->items[i].kind);
+        core_free((char *)b->items[i].type);
+        core_free((char *)b->items[i].id);
+        core_free((char *)b->items[i].message);
+    }
+    core_free(b->items);
+    core_free(b->plan);
+    core_free(b);
+}
+
+static apply_box *apply_box_new(const write_schema_result *w, const core_buf *plan)
+{
+    apply_box *b = core_calloc(1, sizeof *b);
+    if (!b) return NULL;
+    og_schema_apply_result *r = &b->pub;
+    if (!(b->plan = core_malloc(plan->len + 1))) goto fail;
+    memcpy(b->plan, plan->data, plan->len);
+    b->plan[plan->len] = 0;
+    r->plan_json = b->plan;
+    const graph_conflicts *v = &w->violations;
+    if (v->n && !(b->items = core_calloc(v->n, sizeof *b->items))) goto fail;
+    for (size_t i = 0; i < v->n; i++) {
+        const graph_conflict *c = &v->items[i];
+        og_merge_conflict *o = &b->items[b->n++];
+        o->kind = core_strdup(graph_conflict_kind_name(c->kind));
+        o->type = core_strdup(c->type);
+        o->id = c->id ? core_strdup(c->id) : NULL;
+        o->message = core_strdup(c->message);
+        if (!o->kind || !o->type || (c->id && !o->id) || !o->message) goto fail;
+    }
+    r->n_violations = b->n;
+    r->violations = b->items;
+    r->applied = w->wr.committed;
+    if (w->wr.committed) snprintf(r->commit, sizeof r->commit, "%s", w->wr.commit_id);
+    r->manifest_version = w->wr.manifest_version;
+    snprintf(r->from_identity, sizeof r->from_identity, "%s", w->from_identity);
+    snprintf(r->to_identity, sizeof r->to_identity, "%s", w->to_identity);
+    r->tables_rewritten = w->tables_rewritten;
+    r->tables_created = w->tables_created;
+    r->tables_renamed = w->tables_renamed;
+    r->tables_dropped = w->tables_dropped;
+    r->rows_rewritten = w->rows_rewritten;
+    return b;
+fail:
+    og_schema_apply_result_free(&b->pub);
+    return NULL;
+}
+
+int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g, const char *schema_src,
+                          size_t len, const og_schema_apply_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: out is NULL");
+    *out = NULL;
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: no graph");
+    if (!g->w)
+        return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: the graph is open read-only");
+    if (!schema_src) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: no schema source");
+    int rc;
+    if (opt && (rc = api_options_check(opt->version, OG_SCHEMA_APPLY_OPTIONS_VERSION,
+                                       "og_schema_apply_options")) != 0)
+        return rc;
+    if (!len) len = strlen(schema_src);
+    const char *file = opt && opt->schema_file ? opt->schema_file : "schema.pg";
+    bool loss = opt && opt->allow_data_loss;
+    core_arena da;
+    core_arena_init(&da, 4096);
+    lang_diags d;
+    lang_diags_init(&d, &da);
+    lang_catalog *to = NULL;
+    rc = lang_catalog_build(&to, schema_src, len, file, &d);
+    core_arena_free(&da);
+    if (rc) return rc;
+    /* The plan, as schema plan prints it, against the accepted schema. */
+    core_buf plan = CORE_BUF_INIT;
+    lang_schema_diff *diff = NULL;
+    const lang_catalog *from = graph_handle_accepted(g->h, NULL);
+    rc = lang_schema_diff_build(&diff, from, to, loss);
+    if (rc == 0) rc = lang_schema_diff_to_json(diff, &plan);
+    lang_schema_diff_free(diff);
+    write_schema_result w;
+    memset(&w, 0, sizeof w);
+    if (rc == 0) {
+        write_options wo = WRITE_OPTIONS_INIT;
+        wo.if_commit = opt ? opt->if_commit : NULL;
+        rc = write_schema_apply(g->w, to, loss, &wo, &w);
+    }
+    if (rc == 0 || (rc == OG_E_BAD_REQUEST && w.violations.n)) {
+        apply_box *b = apply_box_new(&w, &plan);
+        if (!b)
+            rc =
+                core_err(OG_E_NOMEM, rc == 0 ? "the schema was applied; out of memory describing it"
+                                             : "out of memory describing the violations");
+        else
+            *out = &b->pub;
+    }
+    write_schema_result_clear(&w);
+    core_buf_free(&plan);
+    lang_catalog_free(to);
+    return rc;
 }

@@ -11,9 +11,10 @@ static int cmd_schema(int argc, char **argv);
 static int cmd_lint(int argc, char **argv);
 
 const cli_cmd cli_lang_commands[] = {
-    {"schema", cmd_schema, "check a .pg schema, plan a change, or show a graph's schema",
+    {"schema", cmd_schema, "check a .pg schema, plan or apply a change, or show a graph's schema",
      "omnigraph schema check FILE.pg [--json] | omnigraph schema plan --from OLD.pg --to NEW.pg "
      "[--allow-data-loss] [--json] | omnigraph schema plan --schema NEW.pg (--store ROOT) "
+     "[--allow-data-loss] [--json] | omnigraph schema apply --schema NEW.pg --store ROOT "
      "[--allow-data-loss] [--json] | omnigraph schema show (--store ROOT | ROOT) [--branch B] "
      "[--at COMMIT] [--json]"},
     {"lint", cmd_lint, "type-check and lint .gq queries against a .pg schema",
@@ -210,13 +211,106 @@ static int schema_show(const cli_cmd *self, int argc, char **argv)
     return CLI_OK;
 }
 
+static int schema_apply(const cli_cmd *self, int argc, char **argv)
+{
+    int json = 0, allow = 0;
+    const char *to = NULL, *root = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--allow-data-loss"))
+            allow = 1;
+        else if (!strcmp(argv[i], "--schema") || !strcmp(argv[i], "--store")) {
+            const char **v = argv[i][3] == 'c' ? &to : &root;
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error(self, "%s needs a value", argv[i]);
+            if (*v) return cli_usage_error(self, "%s given twice", argv[i]);
+            *v = argv[++i];
+        } else {
+            return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!to || !root)
+        return cli_usage_error(self, "schema apply needs --schema NEW.pg and --store ROOT");
+    cli_file f;
+    if (cli_file_open(&f, to, json)) return CLI_ERROR;
+    og_graph *g = NULL;
+    og_open_options oo = OG_OPEN_OPTIONS_INIT;
+    if (og_graph_open(&g, root, &oo) != 0) {
+        cli_file_close(&f);
+        return cli_fail(json);
+    }
+    og_schema_apply_options ao = OG_SCHEMA_APPLY_OPTIONS_INIT;
+    ao.allow_data_loss = allow;
+    ao.schema_file = to;
+    og_schema_apply_result *r = NULL;
+    int rc = og_graph_schema_apply(&r, g, f.data, f.len, &ao);
+    int ex = CLI_OK;
+    if (rc != 0 && !r) {
+        ex = cli_fail(json);
+    } else if (rc != 0) {
+        /* existing data the new schema refuses: every violation */
+        if (json) {
+            printf("{\"ok\":false,\"error\":{\"code\":\"bad_request\",\"message\":");
+            cli_json_str(stdout, og_error_last()->message);
+            printf("},\"violations\":[");
+            for (size_t i = 0; i < r->n_violations; i++) {
+                const og_merge_conflict *v = &r->violations[i];
+                printf("%s{\"kind\":\"%s\",\"type\":", i ? "," : "", v->kind);
+                cli_json_str(stdout, v->type);
+                printf(",\"id\":");
+                if (v->id)
+                    cli_json_str(stdout, v->id);
+                else
+                    printf("null");
+                printf(",\"message\":");
+                cli_json_str(stdout, v->message);
+                printf("}");
+            }
+            printf("]}\n");
+        } else {
+            fprintf(stderr, "error: %s\n", og_error_last()->message);
+            for (size_t i = 0; i < r->n_violations; i++)
+                fprintf(stderr, "  %s %s%s%s: %s\n", r->violations[i].kind, r->violations[i].type,
+                        r->violations[i].id ? " " : "",
+                        r->violations[i].id ? r->violations[i].id : "", r->violations[i].message);
+        }
+        ex = CLI_ERROR;
+    } else if (json) {
+        printf("{\"ok\":true,\"applied\":%s,\"commit\":", r->applied ? "true" : "false");
+        if (r->applied)
+            printf("\"%s\"", r->commit);
+        else
+            printf("null");
+        printf(",\"from\":\"%s\",\"to\":\"%s\",\"tables_rewritten\":%zu,"
+               "\"tables_created\":%zu,\"tables_renamed\":%zu,\"tables_dropped\":%zu,"
+               "\"rows_rewritten\":%llu,\"plan\":%s}\n",
+               r->from_identity, r->to_identity, r->tables_rewritten, r->tables_created,
+               r->tables_renamed, r->tables_dropped, (unsigned long long)r->rows_rewritten,
+               r->plan_json);
+    } else if (!r->applied) {
+        printf("schema unchanged: %s is the accepted schema already\n", to);
+    } else {
+        printf("applied %s: commit %s, schema %s -> %s (%zu table%s rewritten, %zu created, "
+               "%zu renamed, %zu dropped)\n",
+               to, r->commit, r->from_identity, r->to_identity, r->tables_rewritten,
+               r->tables_rewritten == 1 ? "" : "s", r->tables_created, r->tables_renamed,
+               r->tables_dropped);
+    }
+    og_schema_apply_result_free(r);
+    og_graph_close(g);
+    cli_file_close(&f);
+    return ex;
+}
+
 static int cmd_schema(int argc, char **argv)
 {
     const cli_cmd *self = &cli_lang_commands[0];
-    if (argc < 2) return cli_usage_error(self, "missing subcommand (check, plan or show)");
+    if (argc < 2) return cli_usage_error(self, "missing subcommand (check, plan, apply or show)");
     if (!strcmp(argv[1], "check")) return schema_check(self, argc, argv);
     if (!strcmp(argv[1], "plan")) return schema_plan(self, argc, argv);
     if (!strcmp(argv[1], "show")) return schema_show(self, argc, argv);
+    if (!strcmp(argv[1], "apply")) return schema_apply(self, argc, argv);
     return cli_usage_error(self, "unknown subcommand '%s'", argv[1]);
 }
 

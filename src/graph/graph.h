@@ -151,6 +151,12 @@ size_t graph_rows_count(const graph_rows *r);
 int graph_rows_add_format(graph_rows *r, int format_version);
 int graph_rows_add_schema(graph_rows *r, const char *identity, uint64_t manifest_version);
 int graph_rows_add_table(graph_rows *r, int kind, uint64_t sid, uint64_t inc, const char *alias);
+/* A registration of an existing identity under a new alias (a type renamed by a schema apply)
+ * from manifest version `manifest_version` on: object_id "table:<sid>:<inc>:<mver:020>",
+ * table_version = mver. The registration of the greatest version at or below a snapshot's is
+ * the one it uses. */
+int graph_rows_add_table_at(graph_rows *r, int kind, uint64_t sid, uint64_t inc, const char *alias,
+                            uint64_t manifest_version);
 int graph_rows_add_version(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,
                            uint64_t table_version, const char *table_branch, uint64_t row_count);
 /* The same recording the XXH3-64 of the table version's Lance manifest file (the

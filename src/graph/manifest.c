@@ -242,15 +242,19 @@ int graph_rows_add_schema(graph_rows *r, const char *identity, uint64_t manifest
     return rc;
 }
 
-int graph_rows_add_table(graph_rows *r, int kind, uint64_t sid, uint64_t inc, const char *alias)
+static int add_table(graph_rows *r, int kind, uint64_t sid, uint64_t inc, const char *alias,
+                     uint64_t at)
 {
     char path[STORE_KEY_MAX];
     int rc = check_identity(sid, inc);
     if (rc == 0) rc = check_alias(alias);
     if (rc == 0) rc = graph_table_path(path, kind, sid, inc);
     if (rc) return rc;
-    char id[64];
-    snprintf(id, sizeof id, "table:%016" PRIx64 ":%016" PRIx64, sid, inc);
+    char id[80];
+    if (at)
+        snprintf(id, sizeof id, "table:%016" PRIx64 ":%016" PRIx64 ":%020" PRIu64, sid, inc, at);
+    else
+        snprintf(id, sizeof id, "table:%016" PRIx64 ":%016" PRIx64, sid, inc);
     mrow row = {.kind = GRAPH_ROW_TABLE,
                 .object_id = id,
                 .location = path,
@@ -258,8 +262,22 @@ int graph_rows_add_table(graph_rows *r, int kind, uint64_t sid, uint64_t inc, co
                 .has_sid = true,
                 .sid = sid,
                 .has_inc = true,
-                .inc = inc};
+                .inc = inc,
+                .has_ver = at != 0,
+                .ver = at};
     return push_row(r, &row);
+}
+
+int graph_rows_add_table(graph_rows *r, int kind, uint64_t sid, uint64_t inc, const char *alias)
+{
+    return add_table(r, kind, sid, inc, alias, 0);
+}
+
+int graph_rows_add_table_at(graph_rows *r, int kind, uint64_t sid, uint64_t inc, const char *alias,
+                            uint64_t manifest_version)
+{
+    if (!manifest_version) return core_err(OG_E_INTERNAL, "a re-registration needs its version");
+    return add_table(r, kind, sid, inc, alias, manifest_version);
 }
 
 int graph_rows_add_version(graph_rows *r, uint64_t sid, uint64_t inc, const char *alias,

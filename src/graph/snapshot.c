@@ -386,10 +386,11 @@ static int reduce_identity(const reader *r, const trow *t, size_t n, graph_table
     bool has_tomb = false;
     for (size_t k = 0; k < n; k++) {
         if (t[k].kind == GRAPH_ROW_TABLE) {
-            if (!reg)
+            /* The registration of the greatest version wins (a rename re-registers). */
+            if (!reg || t[k].ver > reg->ver)
                 reg = &t[k];
-            else if (!cells_equal(r, C_KEY, reg->idx, t[k].idx) ||
-                     !cells_equal(r, C_LOC, reg->idx, t[k].idx))
+            else if (t[k].ver == reg->ver && (!cells_equal(r, C_KEY, reg->idx, t[k].idx) ||
+                                              !cells_equal(r, C_LOC, reg->idx, t[k].idx)))
                 return corrupt(r, t[k].idx, "two different registrations of one table identity");
         } else if (t[k].kind == GRAPH_ROW_TABLE_VERSION) {
             if (!ver || t[k].ver > ver->ver) ver = &t[k];
@@ -502,6 +503,8 @@ static int reduce(graph_snapshot *snap, const reader *r, const char *branch, uns
             if (rc == 0 && (w->sid == 0 || w->inc == 0)) rc = corrupt(r, i, "zero table identity");
             if (rc == 0 && kind != GRAPH_ROW_TABLE)
                 rc = cell_u64(r, C_VER, i, &w->ver, "version row without table_version");
+            else if (rc == 0 && !is_null(r, C_VER, i)) /* a re-registration (a rename) */
+                rc = cell_u64(r, C_VER, i, &w->ver, "registration");
             if (rc == 0) nt++;
             break;
         }

@@ -31,25 +31,65 @@ static int find_rows(const lance_dataset *ds, char *const *ids, size_t n, uint64
     return rc;
 }
 
+/* Rows in the type's schema as rows of the table's: a column the table keeps hidden (a property a
+ * schema apply dropped softly) is null in them. *out is NULL when b fits as it is. */
+static int pad_to_table(arrow_batch **out, const arrow_batch *b, const arrow_schema *ts)
+{
+    *out = NULL;
+    if (!b) return 0;
+    bool same = b->schema.n_fields == ts->n_fields;
+    for (size_t i = 0; same && i < ts->n_fields; i++)
+        same = strcmp(b->schema.fields[i].name, ts->fields[i].name) == 0;
+    if (same) return 0;
+    arrow_array **cols = core_calloc(ts->n_fields, sizeof *cols);
+    if (!cols) return core_err_nomem();
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ts->n_fields; i++) {
+        int at = arrow_schema_find(&b->schema, ts->fields[i].name);
+        if (at >= 0)
+            cols[i] = arrow_array_ref(b->columns[at]);
+        else
+            rc = arrow_array_new_null(&cols[i], &ts->fields[i].type, b->num_rows);
+    }
+    if (rc == 0) rc = arrow_batch_new(out, ts, cols, ts->n_fields);
+    for (size_t i = 0; i < ts->n_fields; i++)
+        arrow_array_free(cols[i]);
+    core_free(cols);
+    return rc;
+}
+
+static int stage_rows(lance_staged **st, const lance_dataset *ds, const graph_change *c,
+                      arrow_batch *rows, const lance_write_options *opt);
+
 static int stage_change_opt(lance_staged **st, const lance_dataset *ds, const graph_change *c,
                             const lance_write_options *opt)
+{
+    arrow_batch *padded = NULL;
+    int rc = pad_to_table(&padded, c->rows, &ds->schema);
+    if (rc == 0) rc = stage_rows(st, ds, c, padded ? padded : c->rows, opt);
+    arrow_batch_free(padded);
+    return rc;
+}
+
+static int stage_rows(lance_staged **st, const lance_dataset *ds, const graph_change *c,
+                      arrow_batch *rows, const lance_write_options *opt)
 {
     lance_write_options wo = *opt;
     switch (c->mode) {
     case GRAPH_CHANGE_INSERT:
         /* Validation proved no inserted id is committed, against the pinned version the read
          * set arbitrates, so a plain append is a strict insert. */
-        return lance_stage_append(st, ds, &c->rows, 1, &wo);
+        return lance_stage_append(st, ds, &rows, 1, &wo);
     case GRAPH_CHANGE_UPSERT:
-        return lance_stage_merge_insert(st, ds, GRAPH_COL_ID, &c->rows, 1, LANCE_MERGE_UPSERT, &wo);
+        return lance_stage_merge_insert(st, ds, GRAPH_COL_ID, &rows, 1, LANCE_MERGE_UPSERT, &wo);
     case GRAPH_CHANGE_REPLACE: {
-        arrow_batch *const *b = c->rows && c->rows->num_rows ? &c->rows : NULL;
+        arrow_batch *const *b = rows && rows->num_rows ? &rows : NULL;
         return lance_stage_overwrite(st, ds, &ds->schema, b, b ? 1 : 0, &wo);
     }
     case GRAPH_CHANGE_DELTA: {
         /* A merge's delta: its upserts and deletions in one Update, so the target moves by
          * exactly one version per table. */
-        arrow_batch *const *b = c->rows && c->rows->num_rows ? &c->rows : NULL;
+        arrow_batch *const *b = rows && rows->num_rows ? &rows : NULL;
         return lance_stage_merge_insert_ex(st, ds, GRAPH_COL_ID, b, b ? 1 : 0, LANCE_MERGE_UPSERT,
                                            (const char *const *)c->delete_ids, c->n_delete_ids,
                                            &wo);

@@ -44,6 +44,11 @@ int write_optimize_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
 int write_merge_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
                         write_intent *in);
 int write_merge_recheck(write_graph *g, const void *input, const write_intent *in);
+/* adapter_schema.c */
+int write_schema_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
+                         write_intent *in);
+int write_schema_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows);
+int write_schema_recheck(write_graph *g, const void *input, const write_intent *in);
 
 static const write_adapter ADAPTERS[] = {
     {WRITE_KIND_LOAD, "load", write_changes_prepare, write_changes_apply, write_changes_rows, NULL},
@@ -54,6 +59,9 @@ static const write_adapter ADAPTERS[] = {
     /* a merge's effects are a load's (deltas staged per table, first touches included) */
     {WRITE_KIND_MERGE, "merge", write_merge_prepare, write_changes_apply, write_changes_rows,
      write_merge_recheck},
+    /* a schema apply's effects are staged overwrites (rewritten tables), committed like a load's */
+    {WRITE_KIND_SCHEMA, "schema_apply", write_schema_prepare, write_changes_apply,
+     write_schema_rows, write_schema_recheck},
 };
 
 static const write_adapter *adapter_of(int kind)
@@ -83,6 +91,8 @@ static const write_entry_point ENTRY_POINTS[] = {
     {"exec_mutate (og_graph_mutate / omnigraph mutate)", WRITE_KIND_MUTATION},
     {"write_optimize", WRITE_KIND_OPTIMIZE},
     {"automatic maintenance after a write (write_run, stage H)", WRITE_KIND_OPTIMIZE},
+    {"write_merge (og_graph_merge / omnigraph branch merge)", WRITE_KIND_MERGE},
+    {"write_schema_apply (og_graph_schema_apply / omnigraph schema apply)", WRITE_KIND_SCHEMA},
 };
 
 const write_entry_point *write_entry_points(size_t *n)
@@ -283,14 +293,18 @@ int write_graph_open(write_graph **out, store *s, const char *root_id,
  * keys are exclusive. */
 static int intent_gate_keys(const write_intent *in, write_gate_key **keys, size_t *n)
 {
-    *n = 2 + in->n_effects;
+    bool global = in->kind == WRITE_KIND_SCHEMA; /* graph-global: exclusive, refs held too */
+    size_t k = global ? 3 : 2;
+    *n = k + in->n_effects;
     if (!(*keys = core_calloc(*n, sizeof **keys))) return core_err_nomem();
     const char *branch = in->branch ? in->branch : "main";
-    (*keys)[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL, true};
+    (*keys)[0] = (write_gate_key){WRITE_GATE_SCHEMA, "schema", NULL, !global};
     (*keys)[1] = (write_gate_key){WRITE_GATE_BRANCH, branch, NULL, false};
+    if (global)
+        (*keys)[2] = (write_gate_key){WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL, false};
     for (size_t i = 0; i < in->n_effects; i++) {
         const char *pb = in->effects[i].table_branch ? in->effects[i].table_branch : "main";
-        (*keys)[2 + i] = (write_gate_key){WRITE_GATE_TABLE, pb, in->effects[i].alias, false};
+        (*keys)[k + i] = (write_gate_key){WRITE_GATE_TABLE, pb, in->effects[i].alias, false};
     }
     return 0;
 }
@@ -493,6 +507,19 @@ static void base_advance(write_graph *g, const graph_head *old, const write_inte
 {
     graph_snapshot *snap = NULL;
     graph_head *b = NULL;
+    if (in->schema_target[0]) {
+        /* A schema apply changes the registry (tables created, renamed, dropped) and the
+         * schema: the commit's state is reduced from the manifest it wrote, not patched. */
+        int rc = after ? graph_snapshot_from_dataset(&snap, after, in->branch, 0) : OG_E_NOT_FOUND;
+        if (rc == 0 && graph_head_new(&b, after, snap) == 0) {
+            graph_handle_install_branch(g->h, in->branch, b);
+            graph_head_release(b);
+        } else if (rc != 0) {
+            og_error_clear();
+            lance_dataset_free(after);
+        }
+        return;
+    }
     if (graph_snapshot_copy(&snap, graph_head_snapshot(old)) != 0) {
         lance_dataset_free(after);
         return; /* only a cache: the next write re-reads */
@@ -1009,11 +1036,25 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             graph_head_release(wb);
             return rc;
         }
-        if (strcmp(snap->schema_identity, g->h->schema_identity) != 0) {
+        char accepted[GRAPH_SCHEMA_HASH_LEN + 1];
+        graph_handle_accepted(g->h, accepted);
+        if (strcmp(snap->schema_identity, accepted) != 0) {
+            /* A schema apply committed since this request was prepared under the accepted
+             * schema: the handle takes the new one, and the request, made under the old,
+             * fails typed (never a write under a stale schema); made again, it runs under
+             * the new one. */
+            char now[GRAPH_SCHEMA_HASH_LEN + 1];
+            snprintf(now, sizeof now, "%s", snap->schema_identity);
             graph_head_release(wb);
-            return core_err(OG_E_CONFLICT,
-                            "the graph's accepted schema changed since this handle opened it; "
-                            "reopen the graph");
+            if (graph_handle_accept_schema(g->h, now) != 0) og_error_clear();
+            rc = core_err(OG_E_CONFLICT,
+                          "the graph's schema changed (from %s to %s) after this request was "
+                          "prepared; run it again",
+                          accepted, now);
+            core_err_detail(CORE_ERR_MEMBER, "schema_identity");
+            core_err_detail(CORE_ERR_EXPECTED, accepted);
+            core_err_detail(CORE_ERR_ACTUAL, now);
+            return rc;
         }
         /* The precondition names content: a maintenance commit since (which changed no
          * content) does not break it, so the head or the last content commit both match. */

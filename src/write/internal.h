@@ -105,6 +105,22 @@ typedef struct write_rollback {
 
 #define WRITE_OWNER_LOCK_CAP 64
 
+/* A schema apply's change to the table registry (persisted in its sidecar, so recovery can
+ * publish exactly the commit the writer would have). */
+typedef enum write_schema_op {
+    WRITE_SCHEMA_CREATE = 1, /* a new table (a new type, or a new incarnation of a re-added one),
+                              * created empty at version 1 before the sidecar, registered here */
+    WRITE_SCHEMA_RENAME,     /* an existing table registered under a new alias (a renamed type) */
+    WRITE_SCHEMA_DROP,       /* a tombstone at `version` (a dropped type) */
+} write_schema_op;
+typedef struct write_schema_table {
+    int op;   /* write_schema_op */
+    int kind; /* LANG_NODE / LANG_EDGE */
+    uint64_t sid, inc;
+    uint64_t version; /* DROP: the version tombstoned (the last pinned) */
+    char *alias;      /* the alias it has after the apply (DROP: the one it had) */
+} write_schema_table;
+
 typedef struct write_intent {
     int format; /* WRITE_SIDECAR_FORMAT */
     char operation_id[GRAPH_ID_LEN + 1];
@@ -142,6 +158,11 @@ typedef struct write_intent {
     /* Changes a mutation computed in prepare that first-touch effects stage in apply (not
      * persisted; NULL when none). */
     struct graph_change_set *owned_changes;
+    /* A schema apply: the schema identity its commit publishes ("" otherwise) and its table
+     * registry changes. */
+    char schema_target[GRAPH_SCHEMA_HASH_LEN + 1];
+    write_schema_table *schema_tables;
+    size_t n_schema_tables;
 } write_intent;
 
 void write_intent_clear(write_intent *in);
@@ -229,6 +250,15 @@ int write_rows_versions(graph_rows *rows, const write_intent *in, const uint64_t
  * content-changing commit; any other commit is its own content head. */
 int write_rows_lineage(graph_rows *rows, const write_intent *in, const char *id, const char *parent,
                        const char *actor, int64_t created_at_us, uint64_t mver, bool maintenance);
+
+/* A schema apply's rows beyond its table versions and lineage: the registrations, renames and
+ * tombstones of in->schema_tables and the schema row of in->schema_target (nothing for other
+ * kinds). Shared by the adapter and recovery's roll-forward. */
+int write_rows_schema(graph_rows *rows, const write_intent *in, uint64_t mver);
+/* After a schema apply's commit is visible (by its writer or a recovery): the root pair
+ * rewritten to mirror it and the handle's accepted schema moved to it (best effort: a failure
+ * is logged; the next open repairs the pair). */
+void write_schema_promote(write_graph *g, const char *identity);
 
 /* The mutation/load adapter's preparation of a change set against snap (adapter_changes.c):
  * validation (skipped with validate false: the caller has validated it), read-set members,

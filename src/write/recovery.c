@@ -214,6 +214,7 @@ static int forward_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
     const forward_ctx *f = arg;
     const write_intent *in = f->in;
     int rc = write_rows_versions(rows, in, f->versions, f->counts, NULL, false);
+    if (rc == 0) rc = write_rows_schema(rows, in, mver);
     if (rc == 0)
         rc = write_rows_lineage(rows, in, in->commit_id, in->parent_commit_id, in->actor,
                                 in->created_at_us, mver, in->kind == WRITE_KIND_OPTIMIZE);
@@ -611,6 +612,11 @@ static int resolve(write_graph *g, write_intent *in)
         rc = needs_operator(in, why);
         break;
     }
+    /* A schema apply whose commit is (now) visible: mirror it at the root, and this handle
+     * takes it as the accepted schema. */
+    if (rc == 0 && in->schema_target[0] &&
+        (action == WRITE_PLAN_ROLL_FORWARD || action == WRITE_PLAN_FINALIZE_FORWARD))
+        write_schema_promote(g, in->schema_target);
 out:
     core_free(from);
     core_free(to);

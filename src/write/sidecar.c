@@ -127,6 +127,9 @@ void write_intent_clear(write_intent *in)
     for (size_t i = 0; i < in->n_rollback; i++)
         core_free(in->rollback[i].alias);
     core_free(in->rollback);
+    for (size_t i = 0; i < in->n_schema_tables; i++)
+        core_free(in->schema_tables[i].alias);
+    core_free(in->schema_tables);
     if (in->owned_changes) {
         graph_change_set_clear(in->owned_changes);
         core_free(in->owned_changes);
@@ -261,6 +264,24 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
             bad |= !o || json_array_append_new(rb, o);
         }
         bad |= json_object_set_new(root, "rollback", rb);
+    }
+    if (in->schema_target[0]) {
+        static const char *OPS[] = {"", "create", "rename", "drop"};
+        json_t *tabs = json_array();
+        bad |= !tabs;
+        for (size_t i = 0; tabs && i < in->n_schema_tables; i++) {
+            const write_schema_table *t = &in->schema_tables[i];
+            char sid[17], inc[17];
+            snprintf(sid, sizeof sid, "%016" PRIx64, t->sid);
+            snprintf(inc, sizeof inc, "%016" PRIx64, t->inc);
+            json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "op", OPS[t->op], "kind",
+                                  t->kind == LANG_NODE ? "node" : "edge", "stable_table_id", sid,
+                                  "table_incarnation_id", inc, "version", (json_int_t)t->version,
+                                  "alias", t->alias);
+            bad |= !o || json_array_append_new(tabs, o);
+        }
+        json_t *sc = json_pack("{s:s, s:o}", "identity", in->schema_target, "tables", tabs);
+        bad |= !sc || json_object_set_new(root, "schema", sc);
     }
     int rc = bad ? core_err_nomem() : core_json_dump_pretty(root, out);
     json_decref(root);
@@ -508,6 +529,55 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
             goto fail;
         }
         if ((rc = parse_files(e, jfiles, key)) != 0) goto fail;
+    }
+    json_t *jschema = json_object_get(root, "schema");
+    if (jschema) {
+        const char *ident = NULL;
+        json_t *tabs = NULL;
+        if (json_unpack(jschema, "{s:s, s:o}", "identity", &ident, "tables", &tabs) != 0 ||
+            !json_is_array(tabs) || strlen(ident) != GRAPH_SCHEMA_HASH_LEN ||
+            strspn(ident, "0123456789abcdef") != GRAPH_SCHEMA_HASH_LEN) {
+            rc = corrupt(key, "bad schema apply record");
+            goto fail;
+        }
+        memcpy(out->schema_target, ident, GRAPH_SCHEMA_HASH_LEN + 1);
+        size_t nt = json_array_size(tabs);
+        if (nt && !(out->schema_tables = core_calloc(nt, sizeof *out->schema_tables))) {
+            rc = core_err_nomem();
+            goto fail;
+        }
+        json_array_foreach(tabs, i, v)
+        {
+            const char *op, *tkind, *sid, *inc, *alias;
+            json_int_t ver;
+            write_schema_table *t = &out->schema_tables[out->n_schema_tables];
+            if (json_unpack(v, "{s:s, s:s, s:s, s:s, s:I, s:s}", "op", &op, "kind", &tkind,
+                            "stable_table_id", &sid, "table_incarnation_id", &inc, "version", &ver,
+                            "alias", &alias) != 0 ||
+                ver < 0 || parse_hex(sid, &t->sid) || parse_hex(inc, &t->inc) || !t->sid ||
+                !t->inc) {
+                rc = corrupt(key, "bad schema apply table");
+                goto fail;
+            }
+            t->op = !strcmp(op, "create")   ? WRITE_SCHEMA_CREATE
+                    : !strcmp(op, "rename") ? WRITE_SCHEMA_RENAME
+                    : !strcmp(op, "drop")   ? WRITE_SCHEMA_DROP
+                                            : 0;
+            t->kind = !strcmp(tkind, "node") ? LANG_NODE : !strcmp(tkind, "edge") ? LANG_EDGE : 0;
+            t->version = (uint64_t)ver;
+            if (!t->op || !t->kind) {
+                rc = corrupt(key, "bad schema apply table");
+                goto fail;
+            }
+            if (!(t->alias = core_strdup(alias))) {
+                rc = core_err_nomem();
+                goto fail;
+            }
+            out->n_schema_tables++;
+        }
+    } else if (out->kind == WRITE_KIND_SCHEMA) {
+        rc = corrupt(key, "a schema apply without its schema record");
+        goto fail;
     }
     if (rb) {
         size_t nr = json_array_size(rb);

@@ -28,6 +28,7 @@ typedef enum write_kind {
     WRITE_KIND_MUTATION = 2, /* a .gq mutation (insert / update / delete) */
     WRITE_KIND_OPTIMIZE = 3, /* compaction of data tables (content-preserving) */
     WRITE_KIND_MERGE = 4,    /* a three-way branch merge into the target branch */
+    WRITE_KIND_SCHEMA = 5,   /* a schema apply (graph-global: main only, no other branch) */
     WRITE_KIND_COUNT_
 } write_kind;
 
@@ -268,6 +269,25 @@ typedef struct write_merge_result {
 void write_merge_result_clear(write_merge_result *r);
 int write_merge(write_graph *g, const char *source, const write_options *opt,
                 write_merge_result *res);
+
+/* Make `to` the graph's accepted schema as one graph commit on main through the coordinator
+ * (adapter SCHEMA, src/write/adapter_schema.c; rules in docs/languages.md "Schema apply").
+ * `to`'s ids are inherited from the accepted catalog first (renames keep theirs). Nothing is
+ * committed when it is the accepted schema already. OG_E_BAD_REQUEST for a change the plan
+ * does not support, or existing data the new schema refuses (res->violations lists every
+ * violation; nothing is written); OG_E_PRECONDITION_FAILED while another branch exists;
+ * OG_E_CONFLICT when the schema moved since it was planned. allow_data_loss makes drops hard
+ * (a dropped property's column leaves the table now). */
+typedef struct write_schema_result {
+    char from_identity[GRAPH_SCHEMA_HASH_LEN + 1], to_identity[GRAPH_SCHEMA_HASH_LEN + 1];
+    size_t tables_rewritten, tables_created, tables_renamed, tables_dropped;
+    uint64_t rows_rewritten;
+    graph_conflicts violations; /* existing data the new schema refuses: all of it */
+    write_result wr;            /* the commit (wr.committed false: none) */
+} write_schema_result;
+void write_schema_result_clear(write_schema_result *r);
+int write_schema_apply(write_graph *g, lang_catalog *to, bool allow_data_loss,
+                       const write_options *opt, write_schema_result *res);
 
 /* Physical-only compaction of a branch's graph manifest (RFC-022 §8: no lineage): with
  * `automatic`, the size tiers that are due (nothing when none is); otherwise every small

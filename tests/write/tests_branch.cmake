@@ -24,3 +24,5 @@ og_test(test_merge_race LABELS "write;race" SOURCES write/test_merge_race.c TIME
 # creates, one-row writes, merges between random branches, reads), a mismatch shrunk to a
 # tests/merge/*.scn scenario. OG_MODEL_SEED / OG_MODEL_SEEDS / OG_MODEL_STEPS.
 og_test(test_merge_model LABELS "write" SOURCES write/test_merge_model.c TIMEOUT 900)
+# Schema apply (issue 19): the truth table of step kinds on a populated graph.
+og_test(test_schema_apply LABELS "write" SOURCES write/test_schema_apply.c TIMEOUT 300)
