@@ -8,6 +8,12 @@
 #include "graph/graph_handle.h"
 #include "write/write.h"
 
+/* Conflicts (graph/merge.h) as the public og_merge_conflict, each string copied: merges'
+ * conflicts and schema apply's violations. *items is freed with api_conflicts_free. */
+struct graph_conflicts;
+int api_conflicts_copy(const struct graph_conflicts *in, og_merge_conflict **items, size_t *n);
+void api_conflicts_free(og_merge_conflict *items, size_t n);
+
 struct og_graph {
     graph_handle *h;   /* the open graph: store, schema, actor, cached head (every request) */
     write_graph *w;    /* its writer; NULL on a read-only handle (nothing to write with) */

@@ -25,17 +25,46 @@ typedef struct merge_result_box {
     char *source, *target;
 } merge_result_box;
 
+void api_conflicts_free(og_merge_conflict *items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        core_free((char *)items[i].kind);
+        core_free((char *)items[i].type);
+        core_free((char *)items[i].id);
+        core_free((char *)items[i].message);
+    }
+    core_free(items);
+}
+
+int api_conflicts_copy(const graph_conflicts *in, og_merge_conflict **items, size_t *n)
+{
+    *items = NULL;
+    *n = 0;
+    if (!in->n) return 0;
+    og_merge_conflict *v = core_calloc(in->n, sizeof *v);
+    if (!v) return core_err_nomem();
+    for (size_t i = 0; i < in->n; i++) {
+        const graph_conflict *c = &in->items[i];
+        og_merge_conflict *o = &v[i];
+        o->kind = core_strdup(graph_conflict_kind_name(c->kind));
+        o->type = core_strdup(c->type);
+        o->id = c->id ? core_strdup(c->id) : NULL;
+        o->message = core_strdup(c->message);
+        if (!o->kind || !o->type || (c->id && !o->id) || !o->message) {
+            api_conflicts_free(v, i + 1);
+            return core_err_nomem();
+        }
+    }
+    *items = v;
+    *n = in->n;
+    return 0;
+}
+
 void og_merge_result_free(og_merge_result *r)
 {
     if (!r) return;
     merge_result_box *b = (merge_result_box *)r;
-    for (size_t i = 0; i < b->n; i++) {
-        core_free((char *)b->items[i].kind);
-        core_free((char *)b->items[i].type);
-        core_free((char *)b->items[i].id);
-        core_free((char *)b->items[i].message);
-    }
-    core_free(b->items);
+    api_conflicts_free(b->items, b->n);
     core_free(b->source);
     core_free(b->target);
     core_free(b);
@@ -48,17 +77,8 @@ static merge_result_box *box_new(const char *source, const char *target,
     if (!b) return NULL;
     b->source = core_strdup(source);
     b->target = core_strdup(target);
-    if (w->conflicts.n && !(b->items = core_calloc(w->conflicts.n, sizeof *b->items))) goto fail;
-    if (!b->source || !b->target) goto fail;
-    for (size_t i = 0; i < w->conflicts.n; i++) {
-        const graph_conflict *c = &w->conflicts.items[i];
-        og_merge_conflict *o = &b->items[b->n++];
-        o->kind = core_strdup(graph_conflict_kind_name(c->kind));
-        o->type = core_strdup(c->type);
-        o->id = c->id ? core_strdup(c->id) : NULL;
-        o->message = core_strdup(c->message);
-        if (!o->kind || !o->type || (c->id && !o->id) || !o->message) goto fail;
-    }
+    if (!b->source || !b->target || api_conflicts_copy(&w->conflicts, &b->items, &b->n) != 0)
+        goto fail;
     og_merge_result *r = &b->r;
     r->outcome = w->outcome;
     r->source = b->source;

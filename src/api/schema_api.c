@@ -113,13 +113,7 @@ void og_schema_apply_result_free(og_schema_apply_result *r)
 {
     if (!r) return;
     apply_box *b = (apply_box *)r;
-    for (size_t i = 0; i < b->n; i++) {
-        core_free((char *)b->items[i].kind);
-        core_free((char *)b->items[i].type);
-        core_free((char *)b->items[i].id);
-        core_free((char *)b->items[i].message);
-    }
-    core_free(b->items);
+    api_conflicts_free(b->items, b->n);
     core_free(b->plan);
     core_free(b);
 }
@@ -133,17 +127,7 @@ static apply_box *apply_box_new(const write_schema_result *w, const core_buf *pl
     memcpy(b->plan, plan->data, plan->len);
     b->plan[plan->len] = 0;
     r->plan_json = b->plan;
-    const graph_conflicts *v = &w->violations;
-    if (v->n && !(b->items = core_calloc(v->n, sizeof *b->items))) goto fail;
-    for (size_t i = 0; i < v->n; i++) {
-        const graph_conflict *c = &v->items[i];
-        og_merge_conflict *o = &b->items[b->n++];
-        o->kind = core_strdup(graph_conflict_kind_name(c->kind));
-        o->type = core_strdup(c->type);
-        o->id = c->id ? core_strdup(c->id) : NULL;
-        o->message = core_strdup(c->message);
-        if (!o->kind || !o->type || (c->id && !o->id) || !o->message) goto fail;
-    }
+    if (api_conflicts_copy(&w->violations, &b->items, &b->n) != 0) goto fail;
     r->n_violations = b->n;
     r->violations = b->items;
     r->applied = w->wr.committed;

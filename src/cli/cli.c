@@ -313,3 +313,30 @@ void cli_print_bytes(uint64_t b)
     else
         printf("%llu bytes", (unsigned long long)b);
 }
+
+void cli_conflicts_json(const og_merge_conflict *c, size_t n)
+{
+    putchar('[');
+    for (size_t i = 0; i < n; i++) {
+        printf("%s{\"kind\":", i ? "," : "");
+        cli_json_str(stdout, c[i].kind);
+        printf(",\"type\":");
+        cli_json_str(stdout, c[i].type);
+        printf(",\"id\":");
+        if (c[i].id)
+            cli_json_str(stdout, c[i].id);
+        else
+            fputs("null", stdout);
+        printf(",\"message\":");
+        cli_json_str(stdout, c[i].message);
+        putchar('}');
+    }
+    putchar(']');
+}
+
+void cli_conflicts_text(const og_merge_conflict *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "  %s  %s%s%s: %s\n", c[i].kind, c[i].type, c[i].id ? " " : "",
+                c[i].id ? c[i].id : "", c[i].message);
+}

@@ -230,27 +230,6 @@ static int branch_delete(int argc, char **argv)
     return CLI_OK;
 }
 
-static void print_conflicts_json(const og_merge_result *r)
-{
-    printf("\"conflicts\":[");
-    for (size_t i = 0; i < r->n_conflicts; i++) {
-        const og_merge_conflict *c = &r->conflicts[i];
-        printf("%s{\"kind\":", i ? "," : "");
-        cli_json_str(stdout, c->kind);
-        printf(",\"type\":");
-        cli_json_str(stdout, c->type);
-        printf(",\"id\":");
-        if (c->id)
-            cli_json_str(stdout, c->id);
-        else
-            fputs("null", stdout);
-        printf(",\"message\":");
-        cli_json_str(stdout, c->message);
-        putchar('}');
-    }
-    putchar(']');
-}
-
 static int branch_merge(int argc, char **argv)
 {
     branch_args a;
@@ -270,19 +249,15 @@ static int branch_merge(int argc, char **argv)
             cli_json_str(stdout, a.name);
             printf(",\"target\":");
             cli_json_str(stdout, target);
-            printf(",\"outcome\":null,");
-            print_conflicts_json(r);
+            printf(",\"outcome\":null,\"conflicts\":");
+            cli_conflicts_json(r->conflicts, r->n_conflicts);
             printf(",\"error\":{\"code\":\"merge_conflicts\",\"message\":");
             cli_json_str(stdout, og_error_last()->message);
             printf("}}\n");
         } else {
             fprintf(stderr, "omnigraph: merging %s into %s: %zu conflict%s; nothing was written\n",
                     a.name, target, r->n_conflicts, r->n_conflicts == 1 ? "" : "s");
-            for (size_t i = 0; i < r->n_conflicts; i++) {
-                const og_merge_conflict *c = &r->conflicts[i];
-                fprintf(stderr, "  %s  %s%s%s: %s\n", c->kind, c->type, c->id ? " " : "",
-                        c->id ? c->id : "", c->message);
-            }
+            cli_conflicts_text(r->conflicts, r->n_conflicts);
         }
         og_merge_result_free(r);
         og_graph_close(g);
@@ -308,7 +283,8 @@ static int branch_merge(int argc, char **argv)
         printf(",\"types_changed\":%zu,\"rows_changed\":%llu,\"deleted_branch\":%s,",
                r->types_changed, (unsigned long long)r->rows_changed,
                r->source_deleted ? "true" : "false");
-        print_conflicts_json(r);
+        printf("\"conflicts\":");
+        cli_conflicts_json(r->conflicts, r->n_conflicts);
         printf("}\n");
     } else {
         printf("merged %s into %s: %s\n", r->source, r->target, outcome);

@@ -253,27 +253,12 @@ static int schema_apply(const cli_cmd *self, int argc, char **argv)
         if (json) {
             printf("{\"ok\":false,\"error\":{\"code\":\"bad_request\",\"message\":");
             cli_json_str(stdout, og_error_last()->message);
-            printf("},\"violations\":[");
-            for (size_t i = 0; i < r->n_violations; i++) {
-                const og_merge_conflict *v = &r->violations[i];
-                printf("%s{\"kind\":\"%s\",\"type\":", i ? "," : "", v->kind);
-                cli_json_str(stdout, v->type);
-                printf(",\"id\":");
-                if (v->id)
-                    cli_json_str(stdout, v->id);
-                else
-                    printf("null");
-                printf(",\"message\":");
-                cli_json_str(stdout, v->message);
-                printf("}");
-            }
-            printf("]}\n");
+            printf("},\"violations\":");
+            cli_conflicts_json(r->violations, r->n_violations);
+            printf("}\n");
         } else {
-            fprintf(stderr, "error: %s\n", og_error_last()->message);
-            for (size_t i = 0; i < r->n_violations; i++)
-                fprintf(stderr, "  %s %s%s%s: %s\n", r->violations[i].kind, r->violations[i].type,
-                        r->violations[i].id ? " " : "",
-                        r->violations[i].id ? r->violations[i].id : "", r->violations[i].message);
+            fprintf(stderr, "omnigraph: %s\n", og_error_last()->message);
+            cli_conflicts_text(r->violations, r->n_violations);
         }
         ex = CLI_ERROR;
     } else if (json) {

@@ -90,6 +90,8 @@ void graph_schema_version_keys(const char *identity, char pg[STORE_KEY_MAX],
                                char json[STORE_KEY_MAX]);
 /* Write c's pair under its identity (durably; rewriting it writes the same bytes). */
 int graph_schema_write_version(store *s, const lang_catalog *c);
+/* Write c's pair at the root only (its pair under its identity is written already). */
+int graph_schema_mirror(store *s, const lang_catalog *c);
 /* Write c's pair under its identity, then _schema.pg (source) and _schema.json
  * ({"format":1,"identity":...,"catalog":{...}}) durably. */
 int graph_schema_write(store *s, const lang_catalog *c);

@@ -425,7 +425,6 @@ int graph_handle_open(graph_handle **out, store *s, const char *root_id,
      * for that check becomes the handle's first cached head). */
     graph_head *first = NULL;
     rc = graph_handle_head(h, &first);
-    graph_head_release(first);
     if (rc == OG_E_CORRUPT) {
         /* The newest manifest version is damaged: the handle still opens, so that commits
          * before it can be read (--at) and `omnigraph repair` can run; a read or write at the
@@ -453,15 +452,17 @@ int graph_handle_open(graph_handle **out, store *s, const char *root_id,
                           GRAPH_MANIFEST_DIR);
         goto fail;
     }
-    if (rc != 0) goto fail;
+    if (rc != 0) {
+        graph_head_release(first);
+        goto fail;
+    }
     /* The accepted schema is the one main's head records; the root pair mirrors it, and lags
-     * it only when a schema apply stopped between its commit and rewriting the pair (the
-     * writer's open rewrites it then). A graph whose head cannot be read opens under the
-     * root pair. */
+     * it only when a schema apply stopped between its commit and rewriting the pair (then the
+     * kept pair of the head's identity is read; `omnigraph repair --confirm` rewrites the
+     * root pair). A graph whose head cannot be read opens under the root pair. */
     rc = graph_schema_read(s, &h->catalog, h->schema_identity);
-    graph_head *hd = NULL;
-    if (graph_handle_head(h, &hd) == 0) {
-        const char *want = graph_head_snapshot(hd)->schema_identity;
+    if (first) {
+        const char *want = graph_head_snapshot(first)->schema_identity;
         if (want[0] && (rc != 0 || strcmp(want, h->schema_identity) != 0)) {
             lang_catalog *c = NULL;
             int rc2 = graph_schema_read_identity(s, want, &c);
@@ -474,7 +475,7 @@ int graph_handle_open(graph_handle **out, store *s, const char *root_id,
                 rc = rc2;
         }
     }
-    graph_head_release(hd);
+    graph_head_release(first);
     if (rc == 0) og_error_clear();
     if (rc != 0) goto fail;
     *out = h;

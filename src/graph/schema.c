@@ -83,10 +83,15 @@ int graph_schema_write_version(store *s, const lang_catalog *c)
     return write_pair(s, c, pg, js, NULL);
 }
 
+int graph_schema_mirror(store *s, const lang_catalog *c)
+{
+    return write_pair(s, c, GRAPH_SCHEMA_PG, GRAPH_SCHEMA_JSON, NULL);
+}
+
 int graph_schema_write(store *s, const lang_catalog *c)
 {
     int rc = graph_schema_write_version(s, c);
-    if (rc == 0) rc = write_pair(s, c, GRAPH_SCHEMA_PG, GRAPH_SCHEMA_JSON, NULL);
+    if (rc == 0) rc = graph_schema_mirror(s, c);
     return rc;
 }
 

@@ -4,8 +4,7 @@
  * Prepare (no gates, against the coordinator's fresh base of main): the desired catalog's ids
  * were inherited from the accepted one (renames keep them), so types and properties are matched
  * by stable id. For every type of the desired schema:
- *  - a new type gets a new table, created empty now at version 1 under a new incarnation (an
- *    unregistered dataset is inert: a crash before the commit leaves an orphan nothing names);
+ *  - a new type gets a new table, created empty at version 1 under a new incarnation;
  *  - a kept type's rows are read whole and migrated into the table schema it will have (its
  *    properties in the new order and names, new properties null, a soft-dropped property's
  *    column kept at the end, hidden); when that schema differs from the table's, the table is
@@ -23,12 +22,13 @@
  * other branch exists. The one manifest commit carries the rewritten tables' versions, the
  * registrations, renames and tombstones, and the new schema row; the sidecar records all of
  * them, so recovery publishes exactly that commit or rolls the rewrites back. After it, the
- * root pair (_schema.pg/_schema.json) is rewritten to mirror it. */
+ * root pair (_schema.pg/_schema.json) is rewritten to mirror it. The new types' tables are
+ * created after validation, before the sidecar: unregistered, they are inert, and a crash or
+ * a restart leaves them as orphans no commit names. */
 #include "write/internal.h"
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/failpoint.h"
 #include "core/log.h"
 #include "graph/merge.h"
 #include "lang/schema_diff.h"
@@ -94,12 +94,12 @@ void write_schema_promote(write_graph *g, const char *identity)
 {
     const lang_catalog *c = NULL;
     int rc = graph_handle_catalog(g->h, identity, &c);
-    if (rc == 0 && !g->h->readonly) rc = graph_schema_write(g->h->s, c);
+    if (rc == 0 && !g->h->readonly) rc = graph_schema_mirror(g->h->s, c);
     if (rc == 0) rc = graph_handle_accept_schema(g->h, identity);
     if (rc != 0) {
         core_log(CORE_LOG_WARN,
-                 "schema %s is published, but mirroring it in %s failed (%s); the next "
-                 "read-write open rewrites it",
+                 "schema %s is published, but mirroring it in %s failed (%s); opens read "
+                 "the copy kept under its identity, and `omnigraph repair --confirm` rewrites it",
                  identity, GRAPH_SCHEMA_PG, og_error_last()->message);
         og_error_clear();
     }
@@ -121,11 +121,14 @@ static const lang_prop *prop_by_id(const lang_typedef *t, uint64_t id)
     return NULL;
 }
 
+/* Nullability counts: a property made nullable, or a column a soft drop hides (it must take
+ * the nulls later writes give it), needs the table rewritten as much as a type change does. */
 static bool schemas_same(const arrow_schema *a, const arrow_schema *b)
 {
     if (a->n_fields != b->n_fields) return false;
     for (size_t i = 0; i < a->n_fields; i++)
         if (strcmp(a->fields[i].name, b->fields[i].name) != 0 ||
+            a->fields[i].nullable != b->fields[i].nullable ||
             !arrow_type_equal(&a->fields[i].type, &b->fields[i].type))
             return false;
     return true;
@@ -231,8 +234,9 @@ static int add_schema_table(write_intent *in, int op, int kind, uint64_t sid, ui
     return 0;
 }
 
-/* A new empty table for type t under the first incarnation whose path holds nothing yet (a
- * dropped type re-added, or an orphan an interrupted apply left, takes the next one). */
+/* A new empty table for type t under the first incarnation that has no version yet (a dropped
+ * type re-added, an orphan an interrupted apply left, or another apply racing this one take
+ * the next). */
 static int create_table(store *s, const lang_typedef *t, uint64_t *inc_out)
 {
     arrow_schema sch;
@@ -241,30 +245,15 @@ static int create_table(store *s, const lang_typedef *t, uint64_t *inc_out)
     int rc = graph_type_create_options(&co, t, kix);
     if (rc == 0) rc = graph_type_schema(&sch, t);
     if (rc) return rc;
-    for (uint64_t inc = 1; inc < 1u << 20; inc++) {
-        char path[STORE_KEY_MAX], probe[STORE_KEY_MAX + 32];
+    rc = OG_E_EXISTS;
+    for (uint64_t inc = 1; rc == OG_E_EXISTS && inc < 1u << 20; inc++) {
+        char path[STORE_KEY_MAX];
         if ((rc = graph_table_path(path, t->kind, t->id, inc)) != 0) break;
-        store_list l;
-        memset(&l, 0, sizeof l);
-        snprintf(probe, sizeof probe, "%s/", path);
-        rc = store_list_prefix(s, probe, 0, &l);
-        bool used = rc == 0 && l.count > 0;
-        store_list_free(&l);
-        if (rc == OG_E_NOT_FOUND) {
-            og_error_clear();
-            rc = 0;
-        }
-        if (rc) break;
-        if (used) continue;
         lance_dataset *ds = NULL;
         rc = lance_dataset_create(&ds, s, path, &sch, &co);
         lance_dataset_free(ds);
-        if (rc == OG_E_EXISTS) { /* another apply took it meanwhile */
-            og_error_clear();
-            continue;
-        }
+        if (rc == OG_E_EXISTS) og_error_clear();
         if (rc == 0) *inc_out = inc;
-        break;
     }
     arrow_schema_clear(&sch);
     return rc;
@@ -336,11 +325,8 @@ static int schema_prepare(write_graph *g, schema_input *si, const graph_snapshot
         c->type_index = (int)i;
         c->mode = GRAPH_CHANGE_REPLACE;
         if ((rc = graph_table_alias(alias, sizeof alias, nt->kind, nt->name)) != 0) break;
-        if (!ot) { /* a new type: a new empty table */
-            uint64_t inc = 0;
-            rc = create_table(s, nt, &inc);
-            if (rc == 0)
-                rc = add_schema_table(in, WRITE_SCHEMA_CREATE, nt->kind, nt->id, inc, 1, alias);
+        if (!ot) { /* a new type: a new empty table (created once validation passed) */
+            rc = add_schema_table(in, WRITE_SCHEMA_CREATE, nt->kind, nt->id, 0, 1, alias);
             if (rc == 0) rc = graph_type_schema(&tgt, nt);
             if (rc == 0) {
                 arrow_array **none = core_calloc(tgt.n_fields ? tgt.n_fields : 1, sizeof *none);
@@ -436,6 +422,13 @@ static int schema_prepare(write_graph *g, schema_input *si, const graph_snapshot
         }
     }
     graph_change_set_clear(&cs);
+    /* The new types' tables, created empty: inert until the commit registers them (an
+     * interrupted or restarted apply leaves an unregistered orphan, never a visible table). */
+    for (size_t i = 0; rc == 0 && i < in->n_schema_tables; i++) {
+        write_schema_table *t = &in->schema_tables[i];
+        if (t->op == WRITE_SCHEMA_CREATE)
+            rc = create_table(s, type_by_id(to, t->sid, t->kind), &t->inc);
+    }
     /* The desired schema, kept by identity: inert until the commit names it. */
     if (rc == 0) rc = graph_schema_write_version(s, to);
     if (rc == 0) {

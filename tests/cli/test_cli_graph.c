@@ -522,6 +522,46 @@ static void test_schema_show_and_plan(void **state)
     assert_string_equal(before, after);
     free(before);
     free(after);
+    /* apply: existing data that breaks an added constraint is listed, nothing changes */
+    pg = read_all(g_schema, &len);
+    char *at = strstr(pg, "node Person {");
+    assert_non_null(at);
+    at += strlen("node Person {");
+    char *ranged = malloc(len + 64);
+    snprintf(ranged, len + 64, "%.*s\n    @range(age, 0..26)%s", (int)(at - pg), pg, at);
+    write_text("ranged.pg", ranged);
+    free(ranged);
+    free(pg);
+    g_dir_times = 0; /* a read-write open's lock files come and go in the root */
+    before = listing("g");
+    j = run_json("schema apply --schema ranged.pg --store g --json", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "bad_request");
+    const json_t *viol = json_object_get(j, "violations");
+    assert_int_equal(json_array_size(viol), 1);
+    assert_string_equal(jstr(json_array_get(viol, 0), "kind"), "value_constraint_violation");
+    assert_string_equal(jstr(json_array_get(viol, 0), "type"), "Person");
+    json_decref(j);
+    assert_int_equal(
+        run("schema apply --schema ranged.pg --store g", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "value_constraint_violation"));
+    after = listing("g");
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    g_dir_times = 1;
+    /* apply: the plan with one more type, once; then nothing to do */
+    j = run_json("schema apply --schema more.pg --store g --json", 0);
+    assert_true(json_is_true(json_object_get(j, "applied")));
+    assert_int_equal(json_integer_value(json_object_get(j, "tables_created")), 1);
+    assert_int_equal(json_integer_value(json_object_get(j, "tables_rewritten")), 0);
+    assert_int_equal(strlen(jstr(j, "commit")), 26);
+    json_decref(j);
+    j = run_json("schema apply --schema more.pg --store g --json", 0);
+    assert_true(json_is_false(json_object_get(j, "applied")));
+    json_decref(j);
+    assert_int_equal(run("schema show --store g", out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "node Pet"));
+    assert_int_equal(run("schema apply --store g", out, sizeof out, err, sizeof err), 2);
     assert_int_equal(run("schema show", out, sizeof out, err, sizeof err), 2);
     assert_int_equal(run("schema plan --schema more.pg --store g --from more.pg", out, sizeof out,
                          err, sizeof err),

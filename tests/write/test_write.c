@@ -785,6 +785,61 @@ static void test_bad_sidecars(void **state)
     assert_true(r.committed);
 }
 
+/* A schema apply's sidecar carries its target identity and registry changes through JSON
+ * exactly; a damaged record, or a schema apply without one, is refused as corrupt. */
+static void test_schema_sidecar_roundtrip(void **state)
+{
+    (void)state;
+    write_intent in;
+    memset(&in, 0, sizeof in);
+    in.format = WRITE_SIDECAR_FORMAT;
+    in.kind = WRITE_KIND_SCHEMA;
+    snprintf(in.operation_id, sizeof in.operation_id, "01ARZ3NDEKTSV4RRFFQ69G5FAV");
+    snprintf(in.commit_id, sizeof in.commit_id, "01ARZ3NDEKTSV4RRFFQ69G5FAW");
+    snprintf(in.rollback_commit_id, sizeof in.rollback_commit_id, "01ARZ3NDEKTSV4RRFFQ69G5FAY");
+    snprintf(in.schema_target, sizeof in.schema_target, "fedcba9876543210fedcba9876543210");
+    write_schema_table t[3] = {{WRITE_SCHEMA_CREATE, LANG_NODE, 0xbb, 2, 1, "node:Pet"},
+                               {WRITE_SCHEMA_RENAME, LANG_NODE, 0xaa, 1, 0, "node:Human"},
+                               {WRITE_SCHEMA_DROP, LANG_EDGE, 0xcc, 1, 4, "edge:Knows"}};
+    in.schema_tables = t;
+    in.n_schema_tables = 3;
+    char key[STORE_KEY_MAX];
+    write_sidecar_key(key, in.operation_id);
+    core_buf b = CORE_BUF_INIT;
+    assert_og_ok(write_intent_to_json(&in, &b));
+    write_intent out;
+    char *text = strndup((const char *)b.data, b.len);
+    assert_og_ok(write_intent_from_json(&out, text, strlen(text), key));
+    assert_int_equal(out.kind, WRITE_KIND_SCHEMA);
+    assert_string_equal(out.schema_target, in.schema_target);
+    assert_int_equal(out.n_schema_tables, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(out.schema_tables[i].op, t[i].op);
+        assert_int_equal(out.schema_tables[i].kind, t[i].kind);
+        assert_int_equal(out.schema_tables[i].sid, t[i].sid);
+        assert_int_equal(out.schema_tables[i].inc, t[i].inc);
+        assert_int_equal(out.schema_tables[i].version, t[i].version);
+        assert_string_equal(out.schema_tables[i].alias, t[i].alias);
+    }
+    write_intent_clear(&out);
+    /* damage: an unknown op, a bad identity, a zero incarnation, no record at all */
+    const char *bad[][2] = {{"\"rename\"", "\"explode\""},
+                            {"fedcba9876543210fedcba9876543210", "fedcba98765432"},
+                            {"\"0000000000000002\"", "\"0000000000000000\""},
+                            {"\"schema\"", "\"schemata\""}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *at = strstr(text, bad[i][0]);
+        assert_non_null(at);
+        char *broken = NULL;
+        assert_true(asprintf(&broken, "%.*s%s%s", (int)(at - text), text, bad[i][1],
+                             at + strlen(bad[i][0])) > 0);
+        assert_og_error(write_intent_from_json(&out, broken, strlen(broken), key), OG_E_CORRUPT);
+        free(broken);
+    }
+    free(text);
+    core_buf_free(&b);
+}
+
 /* RFC-022 §11.1: in the fault store's operation log, nothing that makes an effect durable
  * (a Lance version file or transaction file of any table, a ref, the manifest) precedes the
  * sidecar; only reclaimable staged data files may. And exactly one manifest version is
@@ -880,6 +935,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_live_owner_blocks_barrier, setup, teardown),
         cmocka_unit_test_setup_teardown(test_owner_locks_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_sidecars, setup, teardown),
+        cmocka_unit_test(test_schema_sidecar_roundtrip),
         cmocka_unit_test_setup_teardown(test_torn_sidecars_discarded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_open_writes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_effect_before_sidecar, setup, teardown),
