@@ -1307,7 +1307,9 @@ OG_EXTERN int og_branch_options_init(og_branch_options *opts, int version);
  * ".." segment, no segment beginning with '_'): OG_E_BAD_REQUEST otherwise. OG_E_EXISTS when the
  * name is taken, or one of it and an existing name is a '/' prefix of the other ("a" and "a/b"
  * cannot both exist); of creators racing for one name exactly one succeeds. OG_E_NOT_FOUND for
- * an unknown `from` or `at`. On success *out (may be NULL) describes the branch, freed with
+ * an unknown `from` or `at`; OG_E_PRECONDITION_FAILED when `at` was made under another schema
+ * than the accepted one (before an og_graph_schema_apply: branches start under the accepted
+ * schema). On success *out (may be NULL) describes the branch, freed with
  * og_branch_info_free. */
 OG_EXTERN int og_graph_branch_create(og_branch_info **out, og_graph *g, const char *name,
                                      const og_branch_options *opt);

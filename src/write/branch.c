@@ -133,6 +133,39 @@ static int check_disjoint(store *s, const char *name)
     return rc;
 }
 
+/* Every branch head is under the accepted schema (main's head's): schema apply refuses while
+ * other branches exist, so a branch could only leave it by starting at a commit made before an
+ * apply, whose writes would then run under a schema the graph no longer accepts. Such a fork
+ * point is refused; the old commit stays readable with --at. Under the refs gate, which an
+ * apply holds exclusive, so the accepted schema cannot move meanwhile. */
+static int check_fork_schema(write_graph *g, const char *src, uint64_t version,
+                             const graph_head *hd)
+{
+    if (!src && hd) return 0; /* main's head itself */
+    graph_snapshot *at = NULL;
+    const graph_snapshot *fork = hd ? graph_head_snapshot(hd) : NULL;
+    int rc = fork ? 0 : graph_snapshot_load(&at, g->h->s, src, version, 0);
+    if (rc) return rc;
+    if (!fork) fork = at;
+    graph_head *mh = NULL;
+    if ((rc = graph_handle_head(g->h, &mh)) == 0) {
+        const graph_snapshot *m = graph_head_snapshot(mh);
+        if (strcmp(fork->schema_identity, m->schema_identity) != 0) {
+            rc = core_err(OG_E_PRECONDITION_FAILED,
+                          "commit %s was made under schema %.12s, not the graph's schema "
+                          "%.12s: a branch starts under the accepted schema (read the old "
+                          "commit with --at instead)",
+                          fork->head, fork->schema_identity, m->schema_identity);
+            core_err_detail(CORE_ERR_MEMBER, "schema_identity");
+            core_err_detail(CORE_ERR_EXPECTED, m->schema_identity);
+            core_err_detail(CORE_ERR_ACTUAL, fork->schema_identity);
+        }
+        graph_head_release(mh);
+    }
+    graph_snapshot_free(at);
+    return rc;
+}
+
 int write_branch_create(write_graph *g, const char *name, const char *from, const char *at,
                         write_branch_info *out)
 {
@@ -170,6 +203,7 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
     }
     char fork_head[GRAPH_ID_LEN + 1] = ""; /* the source's head at version, when known */
     if (hd) memcpy(fork_head, graph_head_snapshot(hd)->head, sizeof fork_head);
+    if (rc == 0) rc = check_fork_schema(g, src, version, hd);
     if (rc == 0) rc = check_disjoint(s, name);
     lance_branch ref;
     lance_dataset *fork_ds = NULL;

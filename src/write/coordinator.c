@@ -500,6 +500,30 @@ static int base_acquire(write_graph *g, const char *branch, graph_head **out)
     return rc;
 }
 
+/* A branch whose head is under another schema than the handle's accepted one: either an
+ * apply moved the graph on (main's head has the branch's schema: `now` stays it) or the branch
+ * started before an apply (made by a version that allowed that): refused typed, since its
+ * writes would run under a schema the graph no longer accepts. */
+static int branch_schema_check(write_graph *g, const char *branch, const graph_snapshot *snap,
+                               const char *accepted, char now[GRAPH_SCHEMA_HASH_LEN + 1])
+{
+    graph_head *mh = NULL;
+    int rc = graph_handle_head(g->h, &mh);
+    if (rc) return rc;
+    const char *main_schema = graph_head_snapshot(mh)->schema_identity;
+    if (strcmp(main_schema, snap->schema_identity) != 0) {
+        if (strcmp(main_schema, accepted) == 0)
+            rc = core_err(OG_E_PRECONDITION_FAILED,
+                          "branch '%s' is under schema %.12s, not the graph's schema %.12s: "
+                          "its writes are refused (create it again from main)",
+                          branch, snap->schema_identity, accepted);
+        else
+            snprintf(now, GRAPH_SCHEMA_HASH_LEN + 1, "%s", main_schema);
+    }
+    graph_head_release(mh);
+    return rc;
+}
+
 /* The base after this write's own commit: the old state plus the intent's delta (table
  * versions and row counts, the new head), at manifest version mver. */
 static void base_advance(write_graph *g, const graph_head *old, const write_intent *in,
@@ -1045,6 +1069,10 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
              * the new one. */
             char now[GRAPH_SCHEMA_HASH_LEN + 1];
             snprintf(now, sizeof now, "%s", snap->schema_identity);
+            if (branch && (rc = branch_schema_check(g, branch, snap, accepted, now)) != 0) {
+                graph_head_release(wb);
+                return rc;
+            }
             graph_head_release(wb);
             if (graph_handle_accept_schema(g->h, now) != 0) og_error_clear();
             rc = core_err(OG_E_CONFLICT,

@@ -6,7 +6,10 @@
  * same schema identity, same rows), and that writes work under the new schema afterwards. */
 #include "testutil.h"
 
+#include "graph/graph.h"
+#include "lance/branch.h"
 #include "omnigraph.h"
+#include "store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -495,6 +498,68 @@ static void test_stale_handle_write_fails_typed(void **state)
     test_sandbox_done(dir);
 }
 
+/* Branches stay under the accepted schema: one cannot start at a commit made before an apply
+ * (the old commit is read with --at instead), and a branch that did (made by hand below, as a
+ * version that allowed it would have) is refused for writes, typed, and refused for merges. */
+static void test_branch_at_old_schema(void **state)
+{
+    (void)state;
+    char dir[512];
+    og_graph *g = new_graph(dir, sizeof dir);
+    og_commit_list *l = NULL;
+    assert_og_ok(og_graph_branch_commits(&l, g, NULL));
+    char old_head[64];
+    snprintf(old_head, sizeof old_head, "%s", og_commit_list_get(l, 0)->id);
+    uint64_t old_version = og_commit_list_get(l, 0)->manifest_version;
+    og_commit_list_free(l);
+    char *s = edit(BASE, "nick: String?", "nick: String?\n    email: String?");
+    og_schema_apply_result *r = NULL;
+    apply_ok(g, s, 0, &r);
+    og_schema_apply_result_free(r);
+
+    og_branch_options bo = OG_BRANCH_OPTIONS_INIT;
+    bo.at = old_head;
+    assert_og_error(og_graph_branch_create(NULL, g, "old", &bo), OG_E_PRECONDITION_FAILED);
+    assert_non_null(strstr(og_error_last()->message, "a branch starts under the accepted schema"));
+    og_branch_list *bl = NULL;
+    assert_og_ok(og_graph_branch_list(&bl, g));
+    assert_int_equal(og_branch_list_count(bl), 1); /* main only */
+    og_branch_list_free(bl);
+    /* at the head (the apply's commit) it may */
+    assert_og_ok(og_graph_branch_create(NULL, g, "new", NULL));
+
+    /* a branch forked at the old commit underneath the API */
+    store *st = NULL;
+    assert_int_equal(store_local_open(&st, dir), 0);
+    lance_branch ref;
+    assert_int_equal(lance_branch_create(st, GRAPH_MANIFEST_DIR, "legacy", NULL, old_version, &ref),
+                     0);
+    store_close(st);
+    og_load_options lo = OG_LOAD_OPTIONS_INIT;
+    lo.mode = OG_LOAD_APPEND;
+    lo.branch = "legacy";
+    og_write_result *wr = NULL;
+    const char *row = "{\"type\":\"Person\",\"data\":{\"name\":\"Eve\",\"age\":5}}\n";
+    for (int i = 0; i < 2; i++) { /* refused every time, not "run it again" */
+        assert_og_error(og_graph_load(&wr, g, "x.jsonl", row, strlen(row), &lo),
+                        OG_E_PRECONDITION_FAILED);
+        assert_non_null(strstr(og_error_last()->message, "branch 'legacy' is under schema"));
+    }
+    /* main and the handle still take the new schema */
+    lo.branch = NULL;
+    const char *row2 = "{\"type\":\"Person\",\"data\":{\"name\":\"Eve\",\"email\":\"e@x\"}}\n";
+    assert_og_ok(og_graph_load(&wr, g, "x.jsonl", row2, strlen(row2), &lo));
+    og_write_result_free(wr);
+    og_merge_options mo = OG_MERGE_OPTIONS_INIT;
+    og_merge_result *mr = NULL;
+    assert_og_error(og_graph_merge(&mr, g, "legacy", &mo), OG_E_CONFLICT);
+    assert_null(mr);
+    assert_non_null(strstr(og_error_last()->message, "different schemas"));
+    free(s);
+    og_graph_close(g);
+    test_sandbox_done(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -504,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_renames_keep_ids),
         cmocka_unit_test(test_drops_soft_and_hard),
         cmocka_unit_test(test_stale_handle_write_fails_typed),
+        cmocka_unit_test(test_branch_at_old_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
