@@ -841,6 +841,10 @@ typedef struct og_cleanup_result {
     uint64_t bytes_removed;
     uint64_t files_spared_recent; /* unreferenced files younger than the orphan grace */
     size_t datasets;              /* Lance datasets cleaned (tables and the manifest) */
+    uint64_t tables_removed;      /* whole tables removed (counted in files and bytes too): of
+                                   * types dropped before the oldest retained commit, and
+                                   * directories no commit registers (a schema apply that
+                                   * failed), once older than the orphan grace */
 } og_cleanup_result;
 
 /* Remove the versions and files that no retained commit needs (and files of attempts that

@@ -132,6 +132,7 @@ int og_graph_cleanup(og_cleanup_result **out, og_graph *g, const og_cleanup_opti
     res->bytes_removed = r.bytes_removed;
     res->files_spared_recent = r.files_spared_recent;
     res->datasets = r.tables;
+    res->tables_removed = r.tables_removed;
     *out = res;
     return 0;
 }

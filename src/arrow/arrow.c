@@ -121,6 +121,17 @@ static const char *const type_names[ARROW_TYPE_COUNT] = {
     "float32", "float64", "utf8",      "large_utf8",      "binary", "large_binary",
     "date32",  "date64",  "timestamp", "fixed_size_list", "list",   "struct"};
 
+/* Append s to buf (capacity cap, *len bytes used), cutting it short at the capacity. */
+static void describe_cat(char *buf, size_t cap, size_t *len, const char *s)
+{
+    size_t n = strlen(s);
+    if (*len + 1 >= cap) return;
+    if (n > cap - 1 - *len) n = cap - 1 - *len;
+    memcpy(buf + *len, s, n);
+    *len += n;
+    buf[*len] = 0;
+}
+
 void arrow_type_describe(const arrow_type *t, char *buf, size_t cap)
 {
     if (cap == 0) return;
@@ -139,10 +150,16 @@ void arrow_type_describe(const arrow_type *t, char *buf, size_t cap)
             arrow_type_describe(&t->children[0].type, inner, sizeof inner);
         else
             snprintf(inner, sizeof inner, "?");
-        if (t->id == ARROW_LIST)
-            snprintf(buf, cap, "list<%s>", inner);
-        else
-            snprintf(buf, cap, "fixed_size_list<%s, %d>", inner, (int)t->list_size);
+        /* Pieced together rather than one snprintf of a %s, which gcc -O3 flags as a possible
+         * truncation: a description longer than cap is cut short, on purpose (it only names
+         * a type in a message). */
+        char tail[24] = ">";
+        if (t->id != ARROW_LIST) snprintf(tail, sizeof tail, ", %d>", (int)t->list_size);
+        size_t len = 0;
+        if (cap) buf[0] = 0;
+        describe_cat(buf, cap, &len, t->id == ARROW_LIST ? "list<" : "fixed_size_list<");
+        describe_cat(buf, cap, &len, inner);
+        describe_cat(buf, cap, &len, tail);
         break;
     }
     default:

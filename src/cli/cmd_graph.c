@@ -678,10 +678,10 @@ static int cmd_cleanup(int argc, char **argv)
                (unsigned long long)r->commits_retained);
         json_str_or_null(r->oldest_retained);
         printf(",\"versions_removed\":%llu,\"files_removed\":%llu,\"bytes_removed\":%llu,"
-               "\"files_spared_recent\":%llu,\"datasets\":%zu}\n",
+               "\"files_spared_recent\":%llu,\"datasets\":%zu,\"tables_removed\":%llu}\n",
                (unsigned long long)r->versions_removed, (unsigned long long)r->files_removed,
                (unsigned long long)r->bytes_removed, (unsigned long long)r->files_spared_recent,
-               r->datasets);
+               r->datasets, (unsigned long long)r->tables_removed);
     } else {
         printf("%s %llu of %llu commits readable (oldest %s)\n", a.dry_run ? "would keep" : "kept",
                (unsigned long long)r->commits_retained, (unsigned long long)r->commits_total,
@@ -690,6 +690,9 @@ static int cmd_cleanup(int argc, char **argv)
                (unsigned long long)r->versions_removed, (unsigned long long)r->files_removed);
         cli_print_bytes(r->bytes_removed);
         printf(" across %zu datasets\n", r->datasets);
+        if (r->tables_removed)
+            printf("%s %llu tables no retained commit reads (dropped types)\n",
+                   a.dry_run ? "would remove" : "removed", (unsigned long long)r->tables_removed);
         if (r->files_spared_recent)
             printf("spared %llu recent unreferenced files (a writer may still commit them)\n",
                    (unsigned long long)r->files_spared_recent);

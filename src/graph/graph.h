@@ -254,6 +254,20 @@ typedef struct graph_snapshot {
  * live tables with one alias). */
 int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint64_t version,
                         unsigned flags);
+/* What a manifest has ever registered, for cleanup's reclamation of the tables of dropped
+ * types: the path of every table identity registered (live, dropped or never published),
+ * sorted and distinct, and the manifest versions at which an accepted schema took effect
+ * (ascending; a graph's set of tables changes only there). One scan of the rows other than
+ * commits. */
+typedef struct graph_registry {
+    char **paths;
+    size_t n_paths;
+    uint64_t *schema_versions;
+    size_t n_schema_versions;
+} graph_registry;
+int graph_registry_load(graph_registry *out, const lance_dataset *manifest);
+void graph_registry_free(graph_registry *g);
+bool graph_registry_has(const graph_registry *g, const char *path);
 /* Damage at the top of the graph manifest's history (issue 16: damage-tolerant reads). */
 typedef struct graph_manifest_damage {
     uint64_t latest;                 /* the newest version that exists */

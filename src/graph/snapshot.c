@@ -659,6 +659,88 @@ static int from_dataset(graph_snapshot **out, const lance_dataset *manifest, con
     return 0;
 }
 
+/* ---- the registry (cleanup's reclamation of dropped tables) --------------------------- */
+
+static int path_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void graph_registry_free(graph_registry *g)
+{
+    if (!g) return;
+    for (size_t i = 0; i < g->n_paths; i++)
+        core_free(g->paths[i]);
+    core_free(g->paths);
+    core_free(g->schema_versions);
+    memset(g, 0, sizeof *g);
+}
+
+int graph_registry_load(graph_registry *out, const lance_dataset *manifest)
+{
+    memset(out, 0, sizeof *out);
+    lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
+    so.columns = scan_cols;
+    so.n_columns = N_C;
+    graph_no_commits nc;
+    memset(&nc, 0, sizeof nc);
+    int rc = graph_scan_no_commits(&so, &nc, manifest);
+    arrow_batch *b = NULL;
+    if (rc == 0) rc = lance_dataset_scan_all(&b, manifest, &so);
+    graph_scan_no_commits_clear(&nc);
+    if (rc == 0 && b->n_columns != N_C)
+        rc = core_err(OG_E_CORRUPT, "graph manifest '%s': scan returned %zu columns",
+                      manifest->root, b->n_columns);
+    int64_t n = rc == 0 ? b->num_rows : 0;
+    if (rc == 0) {
+        out->paths = core_calloc(n ? (size_t)n : 1, sizeof *out->paths);
+        out->schema_versions = core_calloc(n ? (size_t)n : 1, sizeof *out->schema_versions);
+        if (!out->paths || !out->schema_versions) rc = core_err_nomem();
+    }
+    reader r = {b, manifest->root};
+    for (int64_t i = 0; rc == 0 && i < n; i++) {
+        if (cell_eq(&r, C_TYPE, i, graph_row_kind_name(GRAPH_ROW_SCHEMA))) {
+            rc = cell_u64(&r, C_VER, i, &out->schema_versions[out->n_schema_versions],
+                          "schema row without table_version");
+            if (rc == 0) out->n_schema_versions++;
+        } else if (cell_eq(&r, C_TYPE, i, graph_row_kind_name(GRAPH_ROW_TABLE))) {
+            if (is_null(&r, C_LOC, i)) {
+                rc = corrupt(&r, i, "registration without alias or location");
+                break;
+            }
+            char *p = cell_dup(&r, C_LOC, i, &rc);
+            if (p) out->paths[out->n_paths++] = p;
+        }
+    }
+    arrow_batch_free(b);
+    if (rc) {
+        graph_registry_free(out);
+        return rc;
+    }
+    qsort(out->paths, out->n_paths, sizeof *out->paths, path_cmp);
+    size_t k = 0; /* a renamed table is registered more than once, under one path */
+    for (size_t i = 0; i < out->n_paths; i++) {
+        if (k && strcmp(out->paths[k - 1], out->paths[i]) == 0)
+            core_free(out->paths[i]);
+        else
+            out->paths[k++] = out->paths[i];
+    }
+    out->n_paths = k;
+    qsort(out->schema_versions, out->n_schema_versions, sizeof *out->schema_versions, u64_cmp);
+    return 0;
+}
+
+bool graph_registry_has(const graph_registry *g, const char *path)
+{
+    return bsearch(&path, g->paths, g->n_paths, sizeof *g->paths, path_cmp) != NULL;
+}
+
 int graph_snapshot_from_dataset(graph_snapshot **out, const lance_dataset *manifest,
                                 const char *branch, unsigned flags)
 {

@@ -134,6 +134,114 @@ static int clean_one(write_graph *g, const char *root, uint64_t floor,
     return rc;
 }
 
+/* ---- the tables of dropped types ----------------------------------------------------------
+ * A schema apply that drops a type leaves its table behind: the commits made before the drop
+ * read it. Once no retained commit can (the table is live in none of the floor's snapshot,
+ * the snapshots at the schema changes after the floor and the head: a graph's set of tables
+ * changes only at those) and no graph branch pins it, its whole dataset goes. So does a table
+ * directory that no manifest row registers (an apply that created a new type's table and
+ * failed or crashed before its commit), once everything in it is older than the orphan grace.
+ * Called under the branch-refs gate, which a schema apply holds exclusive: no apply creates a
+ * table meanwhile in this process (the grace covers other processes). A crash part way leaves
+ * a partly removed dataset that nothing reads, and the next cleanup finishes it. */
+
+static bool snap_has(const graph_snapshot *const *snaps, size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (snaps[i] && has_path(snaps[i], path)) return true;
+    return false;
+}
+
+static bool pinned(const branch_pin *p, size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(p[i].path, path) == 0) return true;
+    return false;
+}
+
+/* Remove every object under prefix (a dataset's directory, ending in '/'), unless the newest
+ * is younger than the orphan grace when `grace` is set: then *spared is set and nothing is
+ * removed. */
+static int remove_dataset(store *s, const char *prefix, bool grace,
+                          const write_cleanup_options *opt, write_cleanup_report *out, bool *spared)
+{
+    store_list l = {0};
+    int rc = store_list_prefix(s, prefix, 0, &l);
+    uint64_t newest = 0, bytes = 0;
+    for (size_t i = 0; rc == 0 && i < l.count; i++) {
+        if (l.items[i].mtime_ms > newest) newest = l.items[i].mtime_ms;
+        bytes += l.items[i].size;
+    }
+    if (rc == 0 && l.count == 0) { /* nothing left (a local store keeps empty directories) */
+        store_list_free(&l);
+        return 0;
+    }
+    *spared = rc == 0 && grace && core_wall_ms() < newest + opt->orphan_grace_ms;
+    for (size_t i = 0; rc == 0 && !*spared && !opt->dry_run && i < l.count; i++)
+        rc = store_delete(s, l.items[i].key, 0);
+    if (rc == 0 && !*spared) {
+        out->tables_removed++;
+        out->files_removed += l.count;
+        out->bytes_removed += bytes;
+    }
+    if (rc == 0 && *spared) out->files_spared_recent += l.count;
+    store_list_free(&l);
+    return rc;
+}
+
+static int reclaim_tables(write_graph *g, const graph_snapshot *head,
+                          const graph_snapshot *floor_snap, const branch_pin *pins, size_t npins,
+                          const write_cleanup_options *opt, write_cleanup_report *out)
+{
+    store *s = g->h->s;
+    lance_dataset *m = NULL;
+    graph_registry reg;
+    memset(&reg, 0, sizeof reg);
+    int rc =
+        lance_dataset_open(&m, s, GRAPH_MANIFEST_DIR, head->manifest_version, LANCE_ACCESS_READ);
+    if (rc == 0) rc = graph_registry_load(&reg, m);
+    lance_dataset_free(m);
+    /* the retained sets of tables: head, floor, and at each schema change in between */
+    size_t nsnaps = 2;
+    graph_snapshot **snaps = core_calloc(reg.n_schema_versions + 2, sizeof *snaps);
+    if (rc == 0 && !snaps) rc = core_err_nomem();
+    if (snaps) {
+        snaps[0] = (graph_snapshot *)head;
+        snaps[1] = (graph_snapshot *)floor_snap;
+    }
+    for (size_t i = 0; rc == 0 && i < reg.n_schema_versions; i++) {
+        uint64_t v = reg.schema_versions[i];
+        if (v <= floor_snap->manifest_version || v >= head->manifest_version) continue;
+        rc = graph_snapshot_load(&snaps[nsnaps], s, NULL, v, 0);
+        if (rc == 0) nsnaps++;
+    }
+    static const char *const dirs[] = {GRAPH_NODES_DIR "/", GRAPH_EDGES_DIR "/"};
+    for (size_t d = 0; rc == 0 && d < 2; d++) {
+        store_list l = {0};
+        rc = store_list_prefix(s, dirs[d], STORE_LIST_DELIMITED, &l);
+        for (size_t i = 0; rc == 0 && i < l.count; i++) {
+            if (!l.items[i].is_prefix) continue;
+            char path[STORE_KEY_MAX];
+            size_t n = strlen(l.items[i].key);
+            if (n < 2 || n >= sizeof path) continue;
+            memcpy(path, l.items[i].key, n - 1); /* without the trailing '/' */
+            path[n - 1] = 0;
+            if (snap_has((const graph_snapshot *const *)snaps, nsnaps, path) ||
+                pinned(pins, npins, path))
+                continue;
+            bool spared = false;
+            rc = remove_dataset(s, l.items[i].key, !graph_registry_has(&reg, path), opt, out,
+                                &spared);
+        }
+        store_list_free(&l);
+    }
+    for (size_t i = 2; i < nsnaps; i++)
+        graph_snapshot_free(snaps[i]);
+    core_free(snaps);
+    graph_registry_free(&reg);
+    return rc;
+}
+
 int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanup_report *out)
 {
     memset(out, 0, sizeof *out);
@@ -214,6 +322,7 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
         if (!has_path(head, f->path))
             rc = clean_one(g, f->path, pinned_floor(pins, npins, f->path, f->version), opt, out);
     }
+    if (rc == 0) rc = reclaim_tables(g, head, floor_snap, pins, npins, opt, out);
     pins_free(pins, npins);
     /* The manifest last: until now, every retained commit's snapshot could be read. Under the
      * branch gate, so no publisher is between finding the latest version and committing the

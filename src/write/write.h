@@ -324,6 +324,8 @@ typedef struct write_cleanup_report {
     uint64_t files_spared_recent; /* unreferenced but younger than the orphan grace */
     size_t tables, tables_total;  /* Lance datasets cleaned (the manifest included) */
     uint64_t temps_removed;       /* the store's temporaries of writers that are gone */
+    uint64_t tables_removed;      /* whole datasets: dropped types no retained commit reads, and
+                                   * tables no manifest row registers (counted in files/bytes) */
 } write_cleanup_report;
 
 int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanup_report *out);

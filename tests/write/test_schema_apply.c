@@ -11,9 +11,14 @@
 #include "omnigraph.h"
 #include "store/store.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <utime.h>
 
 static const char *BASE = "node Person {\n"
                           "    name: String @key\n"
@@ -560,6 +565,134 @@ static void test_branch_at_old_schema(void **state)
     test_sandbox_done(dir);
 }
 
+/* ---- cleanup of dropped tables ----------------------------------------------------------------
+ */
+
+/* The regular files under path, counted. */
+static size_t count_files(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d) return 1; /* a file */
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        n += count_files(p);
+    }
+    closedir(d);
+    return n;
+}
+
+/* The dataset directories under root/sub ("nodes") that hold any file (a local store leaves
+ * empty directories behind), counted. */
+static size_t count_dirs(const char *root, const char *sub)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/%s", root, sub);
+    DIR *d = opendir(p);
+    assert_non_null(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char q[1024];
+        snprintf(q, sizeof q, "%s/%s", p, e->d_name);
+        n += count_files(q) > 0;
+    }
+    closedir(d);
+    return n;
+}
+
+static og_cleanup_result *cleanup(og_graph *g, uint64_t keep, int dry_run)
+{
+    og_cleanup_options co = OG_CLEANUP_OPTIONS_INIT;
+    co.keep = keep;
+    co.dry_run = dry_run;
+    og_cleanup_result *r = NULL;
+    assert_og_ok(og_graph_cleanup(&r, g, &co));
+    return r;
+}
+
+/* A dropped type's table stays while a retained commit reads it and goes with the last one; a
+ * table directory no commit registers (an apply that failed) goes once past the grace. */
+static void test_cleanup_dropped_tables(void **state)
+{
+    (void)state;
+    char dir[512];
+    og_graph *g = new_graph(dir, sizeof dir);
+    char *s = edit(BASE, "node City { name: String @key }\n", "");
+    og_schema_apply_result *r = NULL;
+    og_commit_list *l = NULL;
+    assert_og_ok(og_graph_branch_commits(&l, g, NULL));
+    assert_int_equal(og_commit_list_count(l), 2);
+    og_commit_list_free(l);
+    apply_ok(g, s, 0, &r);
+    og_schema_apply_result_free(r);
+    assert_int_equal(count_dirs(dir, "nodes"), 3);
+    /* the commit before the drop is retained: City's table stays, readable there */
+    og_cleanup_result *c = cleanup(g, 3, 0);
+    assert_int_equal(c->tables_removed, 0);
+    og_cleanup_result_free(c);
+    assert_int_equal(count_dirs(dir, "nodes"), 3);
+    og_verify_options vo = OG_VERIFY_OPTIONS_INIT;
+    og_verify_report *vr = NULL;
+    assert_og_ok(og_graph_verify(&vr, dir, &vo));
+    assert_int_equal(vr->n_problems, 0);
+    og_verify_report_free(vr);
+    /* two commits later, keeping one: no retained commit reads it; a dry run only counts */
+    load_ok(g, "{\"type\":\"Person\",\"data\":{\"name\":\"Dan\",\"age\":1}}\n");
+    load_ok(g, "{\"type\":\"Person\",\"data\":{\"name\":\"Eve\",\"age\":2}}\n");
+    c = cleanup(g, 1, 1);
+    assert_int_equal(c->tables_removed, 1);
+    og_cleanup_result_free(c);
+    assert_int_equal(count_dirs(dir, "nodes"), 3);
+    c = cleanup(g, 1, 0);
+    assert_int_equal(c->tables_removed, 1);
+    assert_true(c->files_removed > 0);
+    og_cleanup_result_free(c);
+    assert_int_equal(count_dirs(dir, "nodes"), 2);
+    assert_int_equal(count_dirs(dir, "edges"), 1);
+    c = cleanup(g, 1, 0); /* once gone, nothing more to count */
+    assert_int_equal(c->tables_removed, 0);
+    og_cleanup_result_free(c);
+    assert_rows(g, PERSONS,
+                "{\"p.name\":\"Alice\",\"p.age\":30}\n{\"p.name\":\"Bob\",\"p.age\":30}\n"
+                "{\"p.name\":\"Carol\",\"p.age\":50}\n{\"p.name\":\"Dan\",\"p.age\":1}\n"
+                "{\"p.name\":\"Eve\",\"p.age\":2}\n");
+
+    /* an unregistered table directory: spared while recent, removed once past the grace */
+    char p[700];
+    snprintf(p, sizeof p, "%s/nodes/00000000000000ff-0000000000000001.lance", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/nodes/00000000000000ff-0000000000000001.lance/_versions", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/nodes/00000000000000ff-0000000000000001.lance/_versions/1.manifest",
+             dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("x", f);
+    fclose(f);
+    c = cleanup(g, 1, 0);
+    assert_int_equal(c->tables_removed, 0);
+    assert_true(c->files_spared_recent >= 1);
+    og_cleanup_result_free(c);
+    assert_int_equal(count_dirs(dir, "nodes"), 3);
+    struct utimbuf old = {time(NULL) - 7200, time(NULL) - 7200};
+    assert_int_equal(utime(p, &old), 0);
+    c = cleanup(g, 1, 0);
+    assert_int_equal(c->tables_removed, 1);
+    og_cleanup_result_free(c);
+    snprintf(p, sizeof p, "%s/nodes/00000000000000ff-0000000000000001.lance/_versions/1.manifest",
+             dir);
+    assert_int_equal(access(p, F_OK), -1);
+    og_graph_close(g);
+    assert_og_ok(og_graph_verify(&vr, dir, &vo));
+    assert_int_equal(vr->n_problems, 0);
+    og_verify_report_free(vr);
+    free(s);
+    test_sandbox_done(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +703,7 @@ int main(void)
         cmocka_unit_test(test_drops_soft_and_hard),
         cmocka_unit_test(test_stale_handle_write_fails_typed),
         cmocka_unit_test(test_branch_at_old_schema),
+        cmocka_unit_test(test_cleanup_dropped_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
