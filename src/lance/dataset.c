@@ -174,6 +174,32 @@ uint64_t lance_dataset_scan_pos(const lance_dataset *ds, uint64_t addr)
 
 /* ---- files under base paths ---------------------------------------------------------------- */
 
+/* A branch's base path names its parent dataset as an absolute directory (as lance records
+ * it). When the store was copied or moved since, that directory lies outside it; the parent
+ * is then the directory inside the store that the recorded path ends with and that contains
+ * this dataset (a branch lives under its parent's tree/): the longest such ancestor of root,
+ * cut at a '/'. 1 and out set when there is one. */
+static int moved_base(const char *root, const char *path, char out[STORE_KEY_MAX])
+{
+    if (!path) return 0;
+    if (strncmp(path, "file://", 7) == 0) path += 7;
+    if (path[0] != '/') return 0;
+    size_t pl = strlen(path);
+    while (pl > 1 && path[pl - 1] == '/')
+        pl--;
+    for (size_t k = strlen(root); k-- > 0;) {
+        if (root[k] != '/') continue;
+        /* the candidate root[0..k) */
+        if (k >= pl || k >= STORE_KEY_MAX || path[pl - k - 1] != '/' ||
+            memcmp(path + pl - k, root, k) != 0)
+            continue;
+        memcpy(out, root, k);
+        out[k] = 0;
+        return 1;
+    }
+    return 0;
+}
+
 int lance_dataset_file_root(const lance_dataset *ds, int has_base_id, uint32_t base_id,
                             char out[STORE_KEY_MAX])
 {
@@ -203,6 +229,10 @@ int lance_dataset_file_root(const lance_dataset *ds, int has_base_id, uint32_t b
         return OG_E_UNSUPPORTED;
     }
     int rc = lance_base_path_key(ds->s, bp->path, out);
+    if (rc == OG_E_UNSUPPORTED && moved_base(ds->root, bp->path, out)) {
+        og_error_clear();
+        rc = 0;
+    }
     if (rc) core_err_prefix("table '%s' base path %" PRIu32, ds->root, base_id);
     return rc;
 }

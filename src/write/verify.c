@@ -387,14 +387,14 @@ static int check_lineage(vctx *c, uint64_t version)
     int rc = graph_snapshot_load(&snap, c->s, NULL, version, GRAPH_SNAP_LINEAGE);
     if (rc == OG_E_NOMEM) return rc;
     if (rc) return 0; /* reported by the reconstruction check */
+    /* A merge's merged parent is a commit of the source branch's lineage, not this one's (and
+     * it is gone with the source when that branch is deleted): only first parents are held. */
     for (size_t i = 0; rc == 0 && i < snap->n_commits; i++) {
         const graph_commit *g = &snap->commits[i];
-        const char *parents[2] = {g->parent, g->merged_parent};
-        for (int k = 0; rc == 0 && k < 2; k++)
-            if (parents[k][0] && !graph_lineage_find(snap, parents[k]))
-                rc = problem(c, "lineage_parent_missing", g->id, REMEDY_BACKUP,
-                             "commit %s names parent %s, which the lineage does not hold", g->id,
-                             parents[k]);
+        if (g->parent[0] && !graph_lineage_find(snap, g->parent))
+            rc = problem(c, "lineage_parent_missing", g->id, REMEDY_BACKUP,
+                         "commit %s names parent %s, which the lineage does not hold", g->id,
+                         g->parent);
     }
     graph_snapshot_free(snap);
     return rc;
@@ -521,15 +521,13 @@ static int check_branches(vctx *c)
             rc = check_dataset(c, root, snap->tables[t].version, &snap->tables[t]);
             if (rc == 0) rc = check_head_pin(c, b[i].name, &snap->tables[t]);
         }
-        for (size_t k = 0; rc == 0 && k < snap->n_commits; k++) {
+        for (size_t k = 0; rc == 0 && k < snap->n_commits; k++) { /* first parents, as above */
             const graph_commit *g = &snap->commits[k];
-            const char *parents[2] = {g->parent, g->merged_parent};
-            for (int p = 0; rc == 0 && p < 2; p++)
-                if (parents[p][0] && !graph_lineage_find(snap, parents[p]))
-                    rc = problem(c, "lineage_parent_missing", g->id, REMEDY_BACKUP,
-                                 "commit %s of branch %s names parent %s, which its lineage "
-                                 "does not hold",
-                                 g->id, b[i].name, parents[p]);
+            if (g->parent[0] && !graph_lineage_find(snap, g->parent))
+                rc = problem(c, "lineage_parent_missing", g->id, REMEDY_BACKUP,
+                             "commit %s of branch %s names parent %s, which its lineage "
+                             "does not hold",
+                             g->id, b[i].name, g->parent);
         }
         graph_snapshot_free(snap);
     }

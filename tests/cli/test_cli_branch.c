@@ -357,6 +357,8 @@ static void test_branch_merge(void **state)
     j = og_json("branch list --json --store g", 0);
     assert_int_equal(json_array_size(json_object_get(j, "branches")), 3); /* main, dev, x */
     json_decref(j);
+    /* merged parents name commits of other branches' lineages (y's is gone): verify is clean */
+    assert_int_equal(og("verify --store g", out, sizeof out, err, sizeof err), 0);
     j = og_json("branch merge nope --json --store g", 1);
     assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
     json_decref(j);
@@ -364,6 +366,51 @@ static void test_branch_merge(void **state)
     assert_int_equal(og("branch merge dev --store g --into", out, sizeof out, err, sizeof err), 2);
     assert_int_equal(
         og("branch create z --delete-branch --store g", out, sizeof out, err, sizeof err), 2);
+}
+
+/* A graph with branches can be moved or copied: a branch's Lance manifests name their parent
+ * dataset by the absolute path it had, which then lies outside the store; the parent inside the
+ * store is used (and a copy never reads or writes the original). */
+static void test_moved_and_copied(void **state)
+{
+    (void)state;
+    char out[65536], err[8192], from[600], to[600];
+    const char *q = "query --store %s --branch dev --json -e 'query c() { match { $c: City } "
+                    "return { $c.name } order { $c.name asc } }'";
+    char args[1024];
+    assert_int_equal(og("branch create dev --store g", out, sizeof out, err, sizeof err), 0);
+    json_t *j = og_json("mutate --store g --branch dev --json -e 'query m() { insert City { "
+                        "name: \"Lima\", country: \"Peru\", population: 9 } }'",
+                        0);
+    json_decref(j);
+    snprintf(args, sizeof args, q, "g");
+    assert_int_equal(og(args, out, sizeof out, err, sizeof err), 0);
+    char before[65536];
+    snprintf(before, sizeof before, "%s", out);
+    assert_non_null(strstr(before, "Lima"));
+    snprintf(from, sizeof from, "%s/g", g_dir);
+    snprintf(to, sizeof to, "%s/moved", g_dir);
+    assert_int_equal(rename(from, to), 0);
+    snprintf(args, sizeof args, q, "moved");
+    assert_int_equal(og(args, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, before);
+    /* a copy of the moved graph; the moved one is written after, the copy must not see it */
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "cp -a '%s/moved' '%s/copy'", g_dir, g_dir);
+    assert_int_equal(system(cmd), 0);
+    j = og_json("mutate --store moved --branch dev --json -e 'query m() { insert City { "
+                "name: \"Quito\", country: \"Ecuador\", population: 3 } }'",
+                0);
+    json_decref(j);
+    snprintf(args, sizeof args, q, "copy");
+    assert_int_equal(og(args, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, before);
+    assert_int_equal(og("branch merge dev --store copy", out, sizeof out, err, sizeof err), 0);
+    assert_int_equal(og("verify --store copy", out, sizeof out, err, sizeof err), 0);
+    assert_int_equal(og("verify --store moved", out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, q, "moved");
+    assert_int_equal(og(args, out, sizeof out, err, sizeof err), 0);
+    assert_non_null(strstr(out, "Quito"));
 }
 
 static void test_usage(void **state)
@@ -393,6 +440,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_branch_reads_and_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_branch_optimize_export_show, setup, teardown),
         cmocka_unit_test_setup_teardown(test_branch_merge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_moved_and_copied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
