@@ -120,13 +120,29 @@ int core_json_arr(const json_t *obj, const char *key, json_t **out, int code, co
     return 0;
 }
 
+/* The text goes straight into b through a callback, which also records a failed append:
+ * jansson (2.14) ignores the result of writing an object's key, so json_dumps out of memory
+ * can return a text with a key left out ({"":...} fragments) as if it were whole. */
+typedef struct dump_sink {
+    core_buf *b;
+    int failed;
+} dump_sink;
+
+static int dump_append(const char *buf, size_t n, void *data)
+{
+    dump_sink *d = data;
+    if (d->failed || core_buf_append(d->b, buf, n) != 0) d->failed = 1;
+    return d->failed ? -1 : 0;
+}
+
 static int dump(const json_t *v, core_buf *b, size_t flags)
 {
-    char *s = json_dumps(v, flags | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    if (!s) return core_err_nomem();
-    int rc = core_buf_append_str(b, s);
-    free(s);
-    return rc;
+    size_t before = b->len;
+    dump_sink d = {b, 0};
+    int rc = json_dump_callback(v, dump_append, &d, flags | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (rc == 0 && !d.failed) return 0;
+    core_buf_resize(b, before);
+    return core_err_nomem();
 }
 
 int core_json_dump(const json_t *v, core_buf *b)

@@ -689,11 +689,48 @@ int lang_type_has_unique(const lang_typedef *t, int prop)
     return 0;
 }
 
-/* Index of the property of `ot` that p continues (same name, or named by @rename_from), or -1. */
-static int inherited_prop(const lang_typedef *ot, const lang_prop *p)
+int lang_rename_ambiguous_type(const lang_catalog *desired, size_t i, const lang_catalog *accepted)
 {
+    const lang_typedef *t = &desired->types[i];
+    if (!t->rename_from || lang_catalog_find(accepted, t->name, 0) >= 0 ||
+        lang_catalog_find(accepted, t->rename_from, 0) < 0)
+        return 0;
+    for (size_t j = 0; j < desired->n_types; j++) {
+        const lang_typedef *u = &desired->types[j];
+        if (j == i) continue;
+        if (!strcmp(u->name, t->rename_from)) return 1;
+        if (u->rename_from && !strcmp(u->rename_from, t->rename_from) &&
+            lang_catalog_find(accepted, u->name, 0) < 0)
+            return 1;
+    }
+    return 0;
+}
+
+int lang_rename_ambiguous_prop(const lang_typedef *desired, size_t k, const lang_typedef *accepted)
+{
+    const lang_prop *p = &desired->props[k];
+    if (!p->rename_from || lang_type_find_prop(accepted, p->name) >= 0 ||
+        lang_type_find_prop(accepted, p->rename_from) < 0)
+        return 0;
+    for (size_t j = 0; j < desired->n_props; j++) {
+        const lang_prop *q = &desired->props[j];
+        if (j == k) continue;
+        if (!strcmp(q->name, p->rename_from)) return 1;
+        if (q->rename_from && !strcmp(q->rename_from, p->rename_from) &&
+            lang_type_find_prop(accepted, q->name) < 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Index of the property of `ot` that property k of t continues (same name, or named by an
+ * unambiguous @rename_from), or -1. */
+static int inherited_prop(const lang_typedef *ot, const lang_typedef *t, size_t k)
+{
+    const lang_prop *p = &t->props[k];
     int op = lang_type_find_prop(ot, p->name);
-    if (op < 0 && p->rename_from) op = lang_type_find_prop(ot, p->rename_from);
+    if (op < 0 && p->rename_from && !lang_rename_ambiguous_prop(t, k, ot))
+        op = lang_type_find_prop(ot, p->rename_from);
     return op;
 }
 
@@ -709,19 +746,20 @@ void lang_catalog_inherit(lang_catalog *desired, const lang_catalog *accepted)
     for (size_t i = 0; i < desired->n_types; i++) {
         lang_typedef *t = &desired->types[i];
         int o = lang_catalog_find(accepted, t->name, t->kind);
-        if (o < 0 && t->rename_from) o = lang_catalog_find(accepted, t->rename_from, t->kind);
+        if (o < 0 && t->rename_from && !lang_rename_ambiguous_type(desired, i, accepted))
+            o = lang_catalog_find(accepted, t->rename_from, t->kind);
         if (o >= 0) {
             const lang_typedef *ot = &accepted->types[o];
             t->id = ot->id;
             for (size_t k = 0; k < t->n_props; k++) {
-                int op = inherited_prop(ot, &t->props[k]);
+                int op = inherited_prop(ot, t, k);
                 if (op >= 0) t->props[k].id = ot->props[op].id;
             }
             /* a new property must not take an id the type already uses (say, the old name of a
              * renamed property, re-added); matching by name again needs no allocation, so this
              * cannot fail half done */
             for (size_t k = 0; k < t->n_props; k++) {
-                if (inherited_prop(ot, &t->props[k]) >= 0) continue;
+                if (inherited_prop(ot, t, k) >= 0) continue;
                 for (;;) {
                     int clash = 0;
                     for (size_t m = 0; m < ot->n_props; m++)

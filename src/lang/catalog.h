@@ -100,9 +100,16 @@ int lang_type_find_prop(const lang_typedef *t, const char *name);
 int lang_type_has_unique(const lang_typedef *t, int prop);
 
 /* Give `desired` the stable ids of `accepted` where a type or property is the same entity
- * (same name, or named by @rename_from); other ids stay as derived from names, moved off any
- * collision. */
+ * (same name, or named by an unambiguous @rename_from); other ids stay as derived from names,
+ * moved off any collision. */
 void lang_catalog_inherit(lang_catalog *desired, const lang_catalog *accepted);
+/* 1 when the @rename_from of desired type i (property k of type `desired`) names an accepted
+ * type (property) that another desired one also continues: the old name is still declared, or
+ * another rename names it too. Such a rename continues nothing (the plan refuses it, M108):
+ * taken, it would give two types (properties) one stable id. 0 when it is a plain rename, or
+ * no rename (the name itself is accepted, or the old name is not). */
+int lang_rename_ambiguous_type(const lang_catalog *desired, size_t i, const lang_catalog *accepted);
+int lang_rename_ambiguous_prop(const lang_typedef *desired, size_t k, const lang_typedef *accepted);
 
 /* The catalog as JSON (types, ids as 16 hex digits, properties, constraints, annotations). */
 int lang_catalog_to_json(const lang_catalog *c, core_buf *out);

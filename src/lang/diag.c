@@ -147,12 +147,13 @@ char *lang_type_str(core_arena *a, const lang_type *t)
     case LANG_TY_VECTOR:
         return core_arena_sprintf(a, "Vector(%u)%s", t->dim, q);
     case LANG_TY_ENUM: {
+        /* NULL when any piece fails (a cut-short text would pass for the type) */
         core_buf b = CORE_BUF_INIT;
-        core_buf_append_str(&b, "enum(");
-        for (size_t i = 0; i < t->n_enum; i++)
-            core_buf_printf(&b, "%s%s", i ? ", " : "", t->enum_vals[i]);
-        core_buf_printf(&b, ")%s", q);
-        char *r = core_arena_strdup(a, core_buf_cstr(&b));
+        int rc = core_buf_append_str(&b, "enum(");
+        for (size_t i = 0; !rc && i < t->n_enum; i++)
+            rc = core_buf_printf(&b, "%s%s", i ? ", " : "", t->enum_vals[i]);
+        if (!rc) rc = core_buf_printf(&b, ")%s", q);
+        char *r = rc ? NULL : core_arena_strdup(a, core_buf_cstr(&b));
         core_buf_free(&b);
         return r;
     }

@@ -147,6 +147,9 @@ int lang_key_id(char **out, const lang_typedef *t, const lang_value *vals)
 
 /* ---- JSON --------------------------------------------------------------------------------- */
 
+/* Every jansson call below can fail for memory: a constructor returns NULL, and setting or
+ * appending NULL (or failing to grow) returns -1, so each builder ORs the results into a
+ * failure flag and returns NULL when anything failed (the whole text, or OG_E_NOMEM). */
 static json_t *value_json(const lang_value *v)
 {
     switch (v->kind) {
@@ -164,9 +167,11 @@ static json_t *value_json(const lang_value *v)
         return json_string(v->s ? v->s : "");
     case LANG_V_LIST: {
         json_t *a = json_array();
+        int bad = !a;
         for (size_t i = 0; a && i < v->n; i++)
-            json_array_append_new(a, value_json(&v->items[i]));
-        return a;
+            bad |= json_array_append_new(a, value_json(&v->items[i]));
+        if (bad) json_decref(a);
+        return bad ? NULL : a;
     }
     default:
         return json_null();
@@ -176,21 +181,24 @@ static json_t *value_json(const lang_value *v)
 static json_t *anns_json(const lang_ann *anns, size_t n)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; arr && i < n; i++) {
-        json_t *a = json_object();
-        json_object_set_new(a, "name", json_string(anns[i].name));
-        json_t *args = json_array();
-        for (size_t k = 0; k < anns[i].n_args; k++) {
+    int bad = !arr;
+    for (size_t i = 0; !bad && i < n; i++) {
+        json_t *a = json_object(), *args = json_array();
+        bad |= !a || !args;
+        for (size_t k = 0; !bad && k < anns[i].n_args; k++) {
             json_t *x = json_object();
-            if (anns[i].args[k].key)
-                json_object_set_new(x, "key", json_string(anns[i].args[k].key));
-            json_object_set_new(x, "value", value_json(&anns[i].args[k].value));
-            json_array_append_new(args, x);
+            bad |= !x;
+            if (!bad && anns[i].args[k].key)
+                bad |= json_object_set_new(x, "key", json_string(anns[i].args[k].key));
+            if (!bad) bad |= json_object_set_new(x, "value", value_json(&anns[i].args[k].value));
+            bad |= json_array_append_new(args, x);
         }
-        json_object_set_new(a, "args", args);
-        json_array_append_new(arr, a);
+        bad |= json_object_set_new(a, "name", json_string(anns[i].name));
+        bad |= json_object_set_new(a, "args", args);
+        bad |= json_array_append_new(arr, a);
     }
-    return arr;
+    if (bad) json_decref(arr);
+    return bad ? NULL : arr;
 }
 
 static const char *con_kind_name(int k)
@@ -215,86 +223,100 @@ static json_t *type_json(const lang_catalog *c, const lang_typedef *t)
 {
     char id[24];
     json_t *o = json_object();
-    json_object_set_new(o, "kind", json_string(t->kind == LANG_NODE ? "node" : "edge"));
-    json_object_set_new(o, "name", json_string(t->name));
+    int bad = !o;
+    bad |= json_object_set_new(o, "kind", json_string(t->kind == LANG_NODE ? "node" : "edge"));
+    bad |= json_object_set_new(o, "name", json_string(t->name));
     snprintf(id, sizeof id, "%016llx", (unsigned long long)t->id);
-    json_object_set_new(o, "id", json_string(id));
+    bad |= json_object_set_new(o, "id", json_string(id));
     if (t->kind == LANG_EDGE) {
-        json_object_set_new(o, "from", json_string(t->from >= 0 ? c->types[t->from].name : ""));
-        json_object_set_new(o, "to", json_string(t->to >= 0 ? c->types[t->to].name : ""));
+        bad |=
+            json_object_set_new(o, "from", json_string(t->from >= 0 ? c->types[t->from].name : ""));
+        bad |= json_object_set_new(o, "to", json_string(t->to >= 0 ? c->types[t->to].name : ""));
         json_t *card = json_object();
-        json_object_set_new(card, "min", json_integer((json_int_t)t->card_min));
-        json_object_set_new(card, "max", t->card_max < 0 ? json_null() : json_integer(t->card_max));
-        json_object_set_new(o, "card", card);
+        bad |= !card;
+        if (card) {
+            bad |= json_object_set_new(card, "min", json_integer((json_int_t)t->card_min));
+            bad |= json_object_set_new(card, "max",
+                                       t->card_max < 0 ? json_null() : json_integer(t->card_max));
+        }
+        bad |= json_object_set_new(o, "card", card);
     }
     json_t *props = json_array();
+    bad |= !props;
     core_arena scratch;
     core_arena_init(&scratch, 1024);
-    for (size_t i = 0; i < t->n_props; i++) {
+    for (size_t i = 0; !bad && i < t->n_props; i++) {
         const lang_prop *p = &t->props[i];
         json_t *po = json_object();
-        json_object_set_new(po, "name", json_string(p->name));
+        bad |= !po;
+        bad |= json_object_set_new(po, "name", json_string(p->name));
         snprintf(id, sizeof id, "%016llx", (unsigned long long)p->id);
-        json_object_set_new(po, "id", json_string(id));
+        bad |= json_object_set_new(po, "id", json_string(id));
         const char *ts = lang_type_str(&scratch, &p->type);
-        json_object_set_new(po, "type", json_string(ts ? ts : "?"));
-        json_object_set_new(po, "nullable", json_boolean(p->type.nullable));
-        if (p->is_key) json_object_set_new(po, "key", json_true());
-        if (p->n_anns) json_object_set_new(po, "annotations", anns_json(p->anns, p->n_anns));
-        json_array_append_new(props, po);
+        bad |= !ts; /* the arena's allocation failed: "?" would change the identity */
+        bad |= json_object_set_new(po, "type", json_string(ts ? ts : "?"));
+        bad |= json_object_set_new(po, "nullable", json_boolean(p->type.nullable));
+        if (p->is_key) bad |= json_object_set_new(po, "key", json_true());
+        if (p->n_anns) bad |= json_object_set_new(po, "annotations", anns_json(p->anns, p->n_anns));
+        bad |= json_array_append_new(props, po);
     }
     core_arena_free(&scratch);
-    json_object_set_new(o, "properties", props);
+    bad |= json_object_set_new(o, "properties", props);
     json_t *cons = json_array();
-    for (size_t i = 0; i < t->n_cons; i++) {
+    bad |= !cons;
+    for (size_t i = 0; !bad && i < t->n_cons; i++) {
         const lang_constraint *k = &t->cons[i];
-        json_t *co = json_object();
-        json_object_set_new(co, "kind", json_string(con_kind_name(k->kind)));
-        json_t *cols = json_array();
-        for (size_t j = 0; j < k->n_cols; j++)
-            json_array_append_new(cols, json_string(k->cols[j] == LANG_COL_SRC ? "src"
-                                                    : k->cols[j] == LANG_COL_DST
-                                                        ? "dst"
-                                                        : t->props[k->cols[j]].name));
-        json_object_set_new(co, "properties", cols);
+        json_t *co = json_object(), *cols = json_array();
+        bad |= !co || !cols;
+        bad |= json_object_set_new(co, "kind", json_string(con_kind_name(k->kind)));
+        for (size_t j = 0; !bad && j < k->n_cols; j++)
+            bad |= json_array_append_new(cols, json_string(k->cols[j] == LANG_COL_SRC ? "src"
+                                                           : k->cols[j] == LANG_COL_DST
+                                                               ? "dst"
+                                                               : t->props[k->cols[j]].name));
+        bad |= json_object_set_new(co, "properties", cols);
         if (k->kind == LANG_CON_RANGE) {
-            json_object_set_new(co, "min", k->has_lo ? value_json(&k->lo) : json_null());
-            json_object_set_new(co, "max", k->has_hi ? value_json(&k->hi) : json_null());
+            bad |= json_object_set_new(co, "min", k->has_lo ? value_json(&k->lo) : json_null());
+            bad |= json_object_set_new(co, "max", k->has_hi ? value_json(&k->hi) : json_null());
         }
-        if (k->kind == LANG_CON_CHECK) json_object_set_new(co, "pattern", json_string(k->pattern));
+        if (k->kind == LANG_CON_CHECK)
+            bad |= json_object_set_new(co, "pattern", json_string(k->pattern));
         if (k->kind == LANG_CON_INDEX)
-            json_object_set_new(co, "index",
-                                json_string(k->index_kind == LANG_INDEX_FTS      ? "fts"
-                                            : k->index_kind == LANG_INDEX_VECTOR ? "vector"
-                                                                                 : "btree"));
-        json_array_append_new(cons, co);
+            bad |= json_object_set_new(co, "index",
+                                       json_string(k->index_kind == LANG_INDEX_FTS      ? "fts"
+                                                   : k->index_kind == LANG_INDEX_VECTOR ? "vector"
+                                                                                        : "btree"));
+        bad |= json_array_append_new(cons, co);
     }
-    json_object_set_new(o, "constraints", cons);
-    if (t->n_key) {
+    bad |= json_object_set_new(o, "constraints", cons);
+    if (!bad && t->n_key) {
         json_t *key = json_array();
-        for (size_t i = 0; i < t->n_key; i++)
-            json_array_append_new(key, json_string(t->props[t->key[i]].name));
-        json_object_set_new(o, "key", key);
+        bad |= !key;
+        for (size_t i = 0; !bad && i < t->n_key; i++)
+            bad |= json_array_append_new(key, json_string(t->props[t->key[i]].name));
+        bad |= json_object_set_new(o, "key", key);
     }
-    if (t->n_anns) json_object_set_new(o, "annotations", anns_json(t->anns, t->n_anns));
-    if (t->n_interfaces) {
+    if (!bad && t->n_anns)
+        bad |= json_object_set_new(o, "annotations", anns_json(t->anns, t->n_anns));
+    if (!bad && t->n_interfaces) {
         json_t *ifs = json_array();
-        for (size_t i = 0; i < t->n_interfaces; i++)
-            json_array_append_new(ifs, json_string(t->interfaces[i]));
-        json_object_set_new(o, "implements", ifs);
+        bad |= !ifs;
+        for (size_t i = 0; !bad && i < t->n_interfaces; i++)
+            bad |= json_array_append_new(ifs, json_string(t->interfaces[i]));
+        bad |= json_object_set_new(o, "implements", ifs);
     }
-    return o;
+    if (bad) json_decref(o);
+    return bad ? NULL : o;
 }
 
 int lang_catalog_to_json(const lang_catalog *c, core_buf *out)
 {
-    json_t *root = json_object();
-    if (!root) return core_err_nomem();
-    json_t *types = json_array();
-    for (size_t i = 0; i < c->n_types; i++)
-        json_array_append_new(types, type_json(c, &c->types[i]));
-    json_object_set_new(root, "types", types);
-    int rc = core_json_dump(root, out);
+    json_t *root = json_object(), *types = json_array();
+    int bad = !root || !types;
+    for (size_t i = 0; !bad && i < c->n_types; i++)
+        bad |= json_array_append_new(types, type_json(c, &c->types[i]));
+    bad |= json_object_set_new(root, "types", types);
+    int rc = bad ? core_err_nomem() : core_json_dump(root, out);
     json_decref(root);
     return rc;
 }

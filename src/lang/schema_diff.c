@@ -56,7 +56,9 @@ static void step(differ *p, int kind, const char *entity, const char *detail, co
 {
     raw_step *s =
         lang_vec_push(&p->diff->arena, (void **)&p->raw, &p->n_raw, &p->cap_raw, sizeof *s);
-    if (!s) {
+    /* every step has an entity and a detail: NULL is an allocation that failed (FMT, a type's
+     * text, a constraint's signature), never a step to list without them */
+    if (!s || !entity || !detail) {
         p->oom = 1;
         return;
     }
@@ -75,26 +77,30 @@ static int ann_is_structural(const char *n)
            !strcmp(n, "index");
 }
 
-static void ann_sig(core_buf *b, const lang_ann *anns, size_t n)
+static int ann_sig(core_buf *b, const lang_ann *anns, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
         if (ann_is_structural(anns[i].name)) continue;
-        core_buf_printf(b, "@%s(", anns[i].name);
-        for (size_t k = 0; k < anns[i].n_args; k++) {
+        rc = core_buf_printf(b, "@%s(", anns[i].name);
+        for (size_t k = 0; !rc && k < anns[i].n_args; k++) {
             const lang_value *v = &anns[i].args[k].value;
-            core_buf_printf(b, "%s=%d:%s:%llu:%g;", anns[i].args[k].key ? anns[i].args[k].key : "",
-                            v->kind, v->s ? v->s : "", (unsigned long long)v->u, v->f);
+            rc = core_buf_printf(b, "%s=%d:%s:%llu:%g;",
+                                 anns[i].args[k].key ? anns[i].args[k].key : "", v->kind,
+                                 v->s ? v->s : "", (unsigned long long)v->u, v->f);
         }
-        core_buf_append_str(b, ")");
+        if (!rc) rc = core_buf_append_str(b, ")");
     }
+    return rc;
 }
 
-static int anns_differ(const lang_ann *a, size_t na, const lang_ann *b, size_t nb)
+/* 1 when the annotations other than the structural ones differ; an allocation failure sets
+ * p->oom (two cut-short signatures must not decide). */
+static int anns_differ(differ *p, const lang_ann *a, size_t na, const lang_ann *b, size_t nb)
 {
     core_buf x = CORE_BUF_INIT, y = CORE_BUF_INIT;
-    ann_sig(&x, a, na);
-    ann_sig(&y, b, nb);
-    int d = strcmp(core_buf_cstr(&x), core_buf_cstr(&y)) != 0;
+    if (ann_sig(&x, a, na) || ann_sig(&y, b, nb)) p->oom = 1;
+    int d = !p->oom && strcmp(core_buf_cstr(&x), core_buf_cstr(&y)) != 0;
     core_buf_free(&x);
     core_buf_free(&y);
     return d;
@@ -105,37 +111,39 @@ static char *con_sig(differ *p, const lang_typedef *t, const lang_constraint *c)
 {
     core_buf b = CORE_BUF_INIT;
     static const char *const kn[] = {"", "key", "unique", "index", "range", "check"};
-    core_buf_printf(&b, "%s(", kn[c->kind]);
-    for (size_t i = 0; i < c->n_cols; i++)
-        core_buf_printf(&b, "%s%s", i ? "," : "",
-                        c->cols[i] == LANG_COL_SRC   ? "src"
-                        : c->cols[i] == LANG_COL_DST ? "dst"
-                                                     : t->props[c->cols[i]].name);
-    if (c->kind == LANG_CON_RANGE) {
-        core_buf_append_str(&b, ",");
-        if (c->has_lo)
-            core_buf_printf(&b, "%s%g", c->lo.neg ? "-" : "",
-                            c->lo.kind == LANG_V_FLOAT ? (c->lo.f < 0 ? -c->lo.f : c->lo.f)
-                                                       : (double)c->lo.u);
-        core_buf_append_str(&b, "..");
-        if (c->has_hi)
-            core_buf_printf(&b, "%s%g", c->hi.neg ? "-" : "",
-                            c->hi.kind == LANG_V_FLOAT ? (c->hi.f < 0 ? -c->hi.f : c->hi.f)
-                                                       : (double)c->hi.u);
+    int rc = core_buf_printf(&b, "%s(", kn[c->kind]);
+    for (size_t i = 0; !rc && i < c->n_cols; i++)
+        rc = core_buf_printf(&b, "%s%s", i ? "," : "",
+                             c->cols[i] == LANG_COL_SRC   ? "src"
+                             : c->cols[i] == LANG_COL_DST ? "dst"
+                                                          : t->props[c->cols[i]].name);
+    if (!rc && c->kind == LANG_CON_RANGE) {
+        rc = core_buf_append_str(&b, ",");
+        if (!rc && c->has_lo)
+            rc = core_buf_printf(&b, "%s%g", c->lo.neg ? "-" : "",
+                                 c->lo.kind == LANG_V_FLOAT ? (c->lo.f < 0 ? -c->lo.f : c->lo.f)
+                                                            : (double)c->lo.u);
+        if (!rc) rc = core_buf_append_str(&b, "..");
+        if (!rc && c->has_hi)
+            rc = core_buf_printf(&b, "%s%g", c->hi.neg ? "-" : "",
+                                 c->hi.kind == LANG_V_FLOAT ? (c->hi.f < 0 ? -c->hi.f : c->hi.f)
+                                                            : (double)c->hi.u);
     }
-    if (c->kind == LANG_CON_CHECK) core_buf_printf(&b, ",\"%s\"", c->pattern);
-    core_buf_append_str(&b, ")");
-    char *s = core_arena_strdup(&p->diff->arena, core_buf_cstr(&b));
+    if (!rc && c->kind == LANG_CON_CHECK) rc = core_buf_printf(&b, ",\"%s\"", c->pattern);
+    if (!rc) rc = core_buf_append_str(&b, ")");
+    char *s = rc ? NULL : core_arena_strdup(&p->diff->arena, core_buf_cstr(&b));
     core_buf_free(&b);
     if (!s) p->oom = 1;
     return s;
 }
 
-/* old property name for a new property (same name or @rename_from), or -1 */
-static int match_prop(const lang_typedef *old, const lang_prop *np)
+/* index of the old property a property of nt continues (same name or an unambiguous
+ * @rename_from), or -1 */
+static int match_prop(const lang_typedef *old, const lang_typedef *nt, const lang_prop *np)
 {
     int i = lang_type_find_prop(old, np->name);
-    if (i < 0 && np->rename_from) i = lang_type_find_prop(old, np->rename_from);
+    if (i < 0 && np->rename_from && !lang_rename_ambiguous_prop(nt, (size_t)(np - nt->props), old))
+        i = lang_type_find_prop(old, np->rename_from);
     return i;
 }
 
@@ -161,24 +169,27 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
         /* endpoints may be renamed types; compare through the rename */
         int nfi = lang_catalog_find(from, nf, LANG_NODE),
             ntoi = lang_catalog_find(from, nto, LANG_NODE);
-        if (nfi < 0 && to->types[nt->from].rename_from)
+        if (nfi < 0 && to->types[nt->from].rename_from &&
+            !lang_rename_ambiguous_type(to, (size_t)nt->from, from))
             nfi = lang_catalog_find(from, to->types[nt->from].rename_from, LANG_NODE);
-        if (ntoi < 0 && to->types[nt->to].rename_from)
+        if (ntoi < 0 && to->types[nt->to].rename_from &&
+            !lang_rename_ambiguous_type(to, (size_t)nt->to, from))
             ntoi = lang_catalog_find(from, to->types[nt->to].rename_from, LANG_NODE);
         if (nfi != ot->from || ntoi != ot->to)
             step(p, ST_UNSUPPORTED, nt->name,
                  FMT(p, "edge endpoints change from %s -> %s to %s -> %s", of, oto, nf, nto),
                  "M103");
-        if (nt->card_min != ot->card_min || nt->card_max != ot->card_max)
+        if (nt->card_min != ot->card_min || nt->card_max != ot->card_max) {
+            const char *max = nt->card_max < 0 ? "*" : FMT(p, "%lld", (long long)nt->card_max);
             step(p, ST_ADD_CON, nt->name,
-                 FMT(p, "@card(%llu..%s)", (unsigned long long)nt->card_min,
-                     nt->card_max < 0 ? "*" : FMT(p, "%lld", (long long)nt->card_max)),
+                 max ? FMT(p, "@card(%llu..%s)", (unsigned long long)nt->card_min, max) : NULL,
                  NULL);
+        }
     }
     /* keys */
     int key_changed = ot->n_key != nt->n_key;
     for (size_t i = 0; !key_changed && i < nt->n_key; i++) {
-        int o = match_prop(ot, &nt->props[nt->key[i]]);
+        int o = match_prop(ot, nt, &nt->props[nt->key[i]]);
         int found = 0;
         for (size_t k = 0; k < ot->n_key; k++)
             found |= ot->key[k] == o;
@@ -190,7 +201,14 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
     for (size_t i = 0; i < nt->n_props; i++) {
         const lang_prop *np = &nt->props[i];
         const char *ent = FMT(p, "%s.%s", nt->name, np->name);
-        int o = match_prop(ot, np);
+        int o = match_prop(ot, nt, np);
+        if (lang_rename_ambiguous_prop(nt, i, ot))
+            step(p, ST_UNSUPPORTED, ent,
+                 FMT(p,
+                     "@rename_from(\"%s\") is ambiguous: '%s' is still declared, or another "
+                     "property is renamed from it too",
+                     np->rename_from, np->rename_from),
+                 "M108");
         if (o < 0) {
             if (np->type.nullable)
                 step(p, ST_ADD_PROP, ent, lang_type_str(&p->diff->arena, &np->type), NULL);
@@ -211,26 +229,26 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
                 step(p, ST_UNSUPPORTED, ent, "enum values are removed (only widening is supported)",
                      "M106");
         } else if (!lang_type_equal(&np->type, &op->type)) {
+            const char *was = lang_type_str(&p->diff->arena, &op->type);
+            const char *now = lang_type_str(&p->diff->arena, &np->type);
             step(p, ST_UNSUPPORTED, ent,
-                 FMT(p, "type changes from %s to %s", lang_type_str(&p->diff->arena, &op->type),
-                     lang_type_str(&p->diff->arena, &np->type)),
-                 "M101");
+                 was && now ? FMT(p, "type changes from %s to %s", was, now) : NULL, "M101");
         }
         if (op->type.nullable && !np->type.nullable)
             step(p, ST_UNSUPPORTED, ent, "a nullable property cannot become required", "M107");
         else if (!op->type.nullable && np->type.nullable)
             step(p, ST_PROP_META, ent, "becomes nullable", NULL);
-        if (anns_differ(op->anns, op->n_anns, np->anns, np->n_anns))
+        if (anns_differ(p, op->anns, op->n_anns, np->anns, np->n_anns))
             step(p, ST_PROP_META, ent, "annotations change", NULL);
     }
     for (size_t i = 0; i < ot->n_props; i++) {
         int kept = 0;
         for (size_t k = 0; k < nt->n_props; k++)
-            kept |= match_prop(ot, &nt->props[k]) == (int)i;
+            kept |= match_prop(ot, nt, &nt->props[k]) == (int)i;
         if (!kept) {
             step(p, ST_DROP_PROP, FMT(p, "%s.%s", ot->name, ot->props[i].name),
                  allow ? "hard" : "soft", NULL);
-            p->raw[p->n_raw - 1].data_loss = allow;
+            if (!p->oom) p->raw[p->n_raw - 1].data_loss = allow;
         }
     }
     /* constraints other than the key, compared by their signature in new names */
@@ -246,7 +264,7 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
             int same = 1;
             for (size_t c = 0; c < oc->n_cols; c++) {
                 int nc = nt->cons[i].cols[c];
-                int mapped = nc < 0 ? nc : match_prop(ot, &nt->props[nc]);
+                int mapped = nc < 0 ? nc : match_prop(ot, nt, &nt->props[nc]);
                 same &= mapped == oc->cols[c];
             }
             if (same && oc->kind == LANG_CON_CHECK)
@@ -270,7 +288,7 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
             int same = 1;
             for (size_t c = 0; c < oc->n_cols; c++) {
                 int x = nc->cols[c];
-                same &= (x < 0 ? x : match_prop(ot, &nt->props[x])) == oc->cols[c];
+                same &= (x < 0 ? x : match_prop(ot, nt, &nt->props[x])) == oc->cols[c];
             }
             if (same && oc->kind == LANG_CON_CHECK) same = !strcmp(oc->pattern, nc->pattern);
             if (same && oc->kind == LANG_CON_RANGE) {
@@ -282,7 +300,7 @@ static void diff_type(differ *p, const lang_catalog *from, const lang_typedef *o
         }
         if (!found) step(p, ST_DROP_CON, ot->name, con_sig(p, ot, &ot->cons[k]), NULL);
     }
-    if (anns_differ(ot->anns, ot->n_anns, nt->anns, nt->n_anns))
+    if (anns_differ(p, ot->anns, ot->n_anns, nt->anns, nt->n_anns))
         step(p, ST_TYPE_META, nt->name, "annotations change", NULL);
 }
 
@@ -303,6 +321,15 @@ int lang_schema_diff_build(lang_schema_diff **out, const lang_catalog *from, con
             const lang_typedef *nt = &to->types[i];
             if (nt->kind != pass) continue;
             int o = lang_catalog_find(from, nt->name, 0);
+            if (o < 0 && nt->rename_from && lang_rename_ambiguous_type(to, i, from)) {
+                step(&P, ST_UNSUPPORTED, nt->name,
+                     FMT(&P,
+                         "@rename_from(\"%s\") is ambiguous: '%s' is still declared, or another "
+                         "type is renamed from it too",
+                         nt->rename_from, nt->rename_from),
+                     "M108");
+                continue;
+            }
             if (o < 0 && nt->rename_from) o = lang_catalog_find(from, nt->rename_from, 0);
             if (o < 0) {
                 step(&P, ST_ADD_TYPE, nt->name, nt->kind == LANG_NODE ? "node" : "edge", NULL);
@@ -355,24 +382,26 @@ void lang_schema_diff_free(lang_schema_diff *p)
 
 int lang_schema_diff_to_json(const lang_schema_diff *p, core_buf *out)
 {
-    json_t *root = json_object();
-    json_object_set_new(root, "supported", json_boolean(p->supported));
-    json_t *steps = json_array();
-    for (size_t i = 0; i < p->n_steps; i++) {
+    json_t *root = json_object(), *steps = json_array();
+    int bad = !root || !steps;
+    bad |= json_object_set_new(root, "supported", json_boolean(p->supported));
+    for (size_t i = 0; !bad && i < p->n_steps; i++) {
         const lang_schema_diff_step *s = &p->steps[i];
         json_t *o = json_object();
-        json_object_set_new(o, "kind", json_string(s->kind));
-        json_object_set_new(o, "entity", json_string(s->entity ? s->entity : ""));
+        bad |= !o;
+        bad |= json_object_set_new(o, "kind", json_string(s->kind));
+        bad |= json_object_set_new(o, "entity", json_string(s->entity ? s->entity : ""));
         if (s->detail)
-            json_object_set_new(o, !strcmp(s->kind, "unsupported_change") ? "reason" : "detail",
-                                json_string(s->detail));
-        if (s->code) json_object_set_new(o, "code", json_string(s->code));
+            bad |=
+                json_object_set_new(o, !strcmp(s->kind, "unsupported_change") ? "reason" : "detail",
+                                    json_string(s->detail));
+        if (s->code) bad |= json_object_set_new(o, "code", json_string(s->code));
         if (!strcmp(s->kind, "drop_type") || !strcmp(s->kind, "drop_property"))
-            json_object_set_new(o, "data_loss", json_boolean(s->data_loss));
-        json_array_append_new(steps, o);
+            bad |= json_object_set_new(o, "data_loss", json_boolean(s->data_loss));
+        bad |= json_array_append_new(steps, o);
     }
-    json_object_set_new(root, "steps", steps);
-    int rc = core_json_dump(root, out);
+    bad |= json_object_set_new(root, "steps", steps);
+    int rc = bad ? core_err_nomem() : core_json_dump(root, out);
     json_decref(root);
     return rc;
 }

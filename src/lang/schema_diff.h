@@ -14,7 +14,7 @@ typedef struct lang_schema_diff_step {
                            unsupported_change */
     const char *entity; /* "Person" or "Person.age" */
     const char *detail; /* human text: the new name, the added values, ... */
-    const char *code;   /* unsupported_change: M101..M107 (docs/languages.md) */
+    const char *code;   /* unsupported_change: M101..M108 (docs/languages.md) */
     int data_loss;      /* drops */
 } lang_schema_diff_step;
 

@@ -10,6 +10,7 @@
 #include "lang/lint.h"
 #include "lang/schema_diff.h"
 
+#include <jansson.h>
 #include <string.h>
 
 static const char BASE[] =
@@ -658,6 +659,140 @@ static void test_alloc_failures(void **state)
     assert_true(saw_ok);
 }
 
+/* jansson allocates through these in the tests below, so core_alloc_fail_at reaches it. */
+static void *json_alloc_hook(size_t n)
+{
+    return core_malloc(n);
+}
+
+/* The catalog's JSON (whose hash is the schema identity) and the schema diff, built with each
+ * allocation failing in turn (jansson's included): OG_E_NOMEM, or the full result; never a
+ * cut-short text that would pass for a whole one. */
+static void test_json_diff_alloc_failures(void **state)
+{
+    fixture *f = *state;
+    lang_catalog *to =
+        build(f, "node Person { name: String @key  years: I32? @rename_from(\"age\") "
+                 "  email: String?  nick: String?  @range(years, 1..99) }\n"
+                 "node Firm @rename_from(\"Company\") @note(1) { name: String @key }\n"
+                 "node Extra { v: Vector(2)? }\n"
+                 "edge WorksAt: Person -> Firm { role: String? }\n");
+    core_buf want_cat = CORE_BUF_INIT, want_text = CORE_BUF_INIT, want_json = CORE_BUF_INIT;
+    assert_og_ok(lang_catalog_to_json(f->cat, &want_cat));
+    lang_schema_diff *p = NULL;
+    assert_og_ok(lang_schema_diff_build(&p, f->cat, to, 1));
+    assert_og_ok(lang_schema_diff_to_text(p, &want_text));
+    assert_og_ok(lang_schema_diff_to_json(p, &want_json));
+    lang_schema_diff_free(p);
+    json_set_alloc_funcs(json_alloc_hook, core_free);
+    int saw_ok = 0;
+    for (uint64_t k = 1; k < 20000 && !saw_ok; k++) {
+        core_buf cat = CORE_BUF_INIT, text = CORE_BUF_INIT, js = CORE_BUF_INIT;
+        lang_schema_diff *d = NULL;
+        core_alloc_fail_at(k, 0);
+        int rc = lang_catalog_to_json(f->cat, &cat);
+        if (rc == 0) rc = lang_schema_diff_build(&d, f->cat, to, 1);
+        if (rc == 0) rc = lang_schema_diff_to_text(d, &text);
+        if (rc == 0) rc = lang_schema_diff_to_json(d, &js);
+        int injected = core_alloc_injected() > 0;
+        core_alloc_fail_at(0, 0);
+        if (rc == 0) {
+            if (cat.len != want_cat.len || memcmp(cat.data, want_cat.data, cat.len))
+                fail_msg("allocation %llu failed, and the catalog JSON came out different",
+                         (unsigned long long)k);
+            assert_string_equal(core_buf_cstr(&text), core_buf_cstr(&want_text));
+            assert_string_equal(core_buf_cstr(&js), core_buf_cstr(&want_json));
+            saw_ok = !injected;
+        } else if (injected) {
+            assert_og_error(rc, OG_E_NOMEM);
+        } else {
+            fail_msg("unexpected failure %d: %s", rc, og_error_last()->message);
+        }
+        lang_schema_diff_free(d);
+        core_buf_free(&cat);
+        core_buf_free(&text);
+        core_buf_free(&js);
+    }
+    json_set_alloc_funcs(malloc, free);
+    assert_true(saw_ok);
+    core_buf_free(&want_cat);
+    core_buf_free(&want_text);
+    core_buf_free(&want_json);
+    lang_catalog_free(to);
+}
+
+/* A @rename_from that two types (or properties) of the desired schema could both take: the
+ * old name is still declared beside the rename, or two renames name it. Planned against a
+ * schema that has the old name, it would give both one stable id (one table, one column):
+ * an unsupported change, M108. Against one without the old name it is no rename at all. */
+static void test_ambiguous_rename(void **state)
+{
+    fixture *f = *state;
+    static const char *const cases[][2] = {
+        {"node Company { name: String @key }\n"
+         "node Firm @rename_from(\"Company\") { name: String @key }\n",
+         "Firm"},
+        {"node Firm @rename_from(\"Company\") { name: String @key }\n"
+         "node Corp @rename_from(\"Company\") { name: String @key }\n",
+         "Corp"},
+        {"node Company { name: String @key  size: U32?  big: U32? @rename_from(\"size\") }\n",
+         "Company.big"},
+        {"node Company { name: String @key  a: U32? @rename_from(\"size\")"
+         "  b: U32? @rename_from(\"size\") }\n",
+         "Company.b"},
+    };
+    const char *rest = "node Person { name: String @key }\nnode Pair { a: String  b: I64  "
+                       "@key(b, a) }\n";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[1024];
+        snprintf(src, sizeof src, "%s%s", cases[i][0], rest);
+        lang_catalog *to = build(f, src);
+        lang_schema_diff *p = NULL;
+        assert_og_ok(lang_schema_diff_build(&p, f->cat, to, 0));
+        assert_false(p->supported);
+        int u = diff_has(p, "unsupported_change", cases[i][1]);
+        if (!u) fail_msg("case %zu: no unsupported_change for %s", i, cases[i][1]);
+        assert_string_equal(p->steps[u - 1].code, "M108");
+        lang_schema_diff_free(p);
+        /* the ids stay distinct all the same */
+        lang_catalog_inherit(to, f->cat);
+        for (size_t a = 0; a < to->n_types; a++) {
+            for (size_t b = 0; b < a; b++)
+                assert_true(to->types[a].id != to->types[b].id);
+            const lang_typedef *t = &to->types[a];
+            for (size_t x = 0; x < t->n_props; x++)
+                for (size_t y = 0; y < x; y++)
+                    assert_true(t->props[x].id != t->props[y].id);
+        }
+        lang_catalog_free(to);
+    }
+    /* an edge onto the ambiguous type is not onto the old one: its endpoints change */
+    {
+        lang_catalog *to = build(f, "node Person { name: String @key }\n"
+                                    "node Company { name: String @key }\n"
+                                    "node Firm @rename_from(\"Company\") { name: String @key }\n"
+                                    "edge WorksAt: Person -> Firm { role: String? }\n");
+        lang_schema_diff *p = NULL;
+        assert_og_ok(lang_schema_diff_build(&p, f->cat, to, 0));
+        int u = diff_has(p, "unsupported_change", "WorksAt");
+        assert_true(u > 0);
+        assert_string_equal(p->steps[u - 1].code, "M103");
+        lang_schema_diff_free(p);
+        lang_catalog_free(to);
+    }
+    /* without the old name in the accepted schema the same files are fine */
+    lang_catalog *from = build(f, "node Person { name: String @key }\n");
+    lang_catalog *to = build(f, "node Person { name: String @key }\n"
+                                "node Firm @rename_from(\"Company\") { name: String @key }\n"
+                                "node Company { name: String @key }\n");
+    lang_schema_diff *p = NULL;
+    assert_og_ok(lang_schema_diff_build(&p, from, to, 0));
+    assert_true(p->supported);
+    lang_schema_diff_free(p);
+    lang_catalog_free(to);
+    lang_catalog_free(from);
+}
+
 /* Inputs made to exhaust the parsers end in a located error, quickly. */
 static void test_hostile_inputs(void **state)
 {
@@ -734,6 +869,8 @@ int main(void)
         cmocka_unit_test(test_parser_alloc_failures),
         cmocka_unit_test_setup_teardown(test_report_alloc_failures, setup, teardown),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test_setup_teardown(test_json_diff_alloc_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ambiguous_rename, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_inputs, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
