@@ -21,10 +21,11 @@
  * them the coordinator revalidates main's head and schema identity; the recheck proves still no
  * other branch exists. The one manifest commit carries the rewritten tables' versions, the
  * registrations, renames and tombstones, and the new schema row; the sidecar records all of
- * them, so recovery publishes exactly that commit or rolls the rewrites back. After it, the
- * root pair (_schema.pg/_schema.json) is rewritten to mirror it. The new types' tables are
- * created after validation, before the sidecar: unregistered, they are inert, and a crash or
- * a restart leaves them as orphans no commit names. */
+ * them, so recovery publishes exactly that commit or rolls the rewrites back. After it, and
+ * before the sidecar is deleted, the root pair (_schema.pg/_schema.json) is rewritten to
+ * mirror it (a crash in between leaves the intent, and its recovery mirrors it). The new types'
+ * tables are created after validation, before the sidecar: unregistered, they are inert, and a
+ * crash or a restart leaves them as orphans no commit names. */
 #include "write/internal.h"
 
 #include "core/alloc.h"
@@ -501,7 +502,6 @@ int write_schema_apply(write_graph *g, lang_catalog *to, bool allow_data_loss,
     si.res = res;
     write_options o = *opt;
     o.branch = NULL;
-    rc = write_run_kind(g, WRITE_KIND_SCHEMA, &si, &o, &res->wr);
-    if (rc == 0 && res->wr.committed) write_schema_promote(g, si.to_identity);
-    return rc;
+    /* the root mirror is rewritten by the coordinator (or recovery) before the sidecar goes */
+    return write_run_kind(g, WRITE_KIND_SCHEMA, &si, &o, &res->wr);
 }

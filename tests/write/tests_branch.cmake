@@ -26,3 +26,7 @@ og_test(test_merge_race LABELS "write;race" SOURCES write/test_merge_race.c TIME
 og_test(test_merge_model LABELS "write" SOURCES write/test_merge_model.c TIMEOUT 900)
 # Schema apply (issue 19): the truth table of step kinds on a populated graph.
 og_test(test_schema_apply LABELS "write" SOURCES write/test_schema_apply.c TIMEOUT 300)
+# Schema apply crash enumeration (issue 19 item 5): an apply rewriting two tables, renaming one
+# and creating one, both crash modes; old schema and data or new schema and migrated data, the
+# root mirror agreeing; follow-up query, load and apply again.
+og_test(test_schema_crash LABELS "write;crash" SOURCES write/test_schema_crash.c TIMEOUT 900)
