@@ -21,10 +21,11 @@
  * them the coordinator revalidates main's head and schema identity; the recheck proves still no
  * other branch exists. The one manifest commit carries the rewritten tables' versions, the
  * registrations, renames and tombstones, and the new schema row; the sidecar records all of
- * them, so recovery publishes exactly that commit or rolls the rewrites back. After it, the
- * root pair (_schema.pg/_schema.json) is rewritten to mirror it. The new types' tables are
- * created after validation, before the sidecar: unregistered, they are inert, and a crash or
- * a restart leaves them as orphans no commit names. */
+ * them, so recovery publishes exactly that commit or rolls the rewrites back. After it, and
+ * before the sidecar is deleted, the root pair (_schema.pg/_schema.json) is rewritten to
+ * mirror it (a crash in between leaves the intent, and its recovery mirrors it). The new types'
+ * tables are created after validation, before the sidecar: unregistered, they are inert, and a
+ * crash or a restart leaves them as orphans no commit names. */
 #include "write/internal.h"
 
 #include "core/alloc.h"
@@ -49,6 +50,11 @@ typedef struct schema_input {
     char to_identity[GRAPH_SCHEMA_HASH_LEN + 1];
     bool allow_data_loss;
     write_schema_result *res;
+    /* The new types' tables an earlier attempt of this apply created (unregistered, this
+     * apply's alone): a restarted prepare takes them again instead of leaving each attempt's
+     * as an orphan. */
+    write_schema_table *made;
+    size_t n_made;
 } schema_input;
 
 /* ---- rows ------------------------------------------------------------------------------------ */
@@ -426,8 +432,22 @@ static int schema_prepare(write_graph *g, schema_input *si, const graph_snapshot
      * interrupted or restarted apply leaves an unregistered orphan, never a visible table). */
     for (size_t i = 0; rc == 0 && i < in->n_schema_tables; i++) {
         write_schema_table *t = &in->schema_tables[i];
-        if (t->op == WRITE_SCHEMA_CREATE)
-            rc = create_table(s, type_by_id(to, t->sid, t->kind), &t->inc);
+        if (t->op != WRITE_SCHEMA_CREATE) continue;
+        for (size_t k = 0; k < si->n_made && !t->inc; k++)
+            if (si->made[k].kind == t->kind && si->made[k].sid == t->sid) t->inc = si->made[k].inc;
+        if (t->inc) continue;
+        rc = create_table(s, type_by_id(to, t->sid, t->kind), &t->inc);
+        write_schema_table *m =
+            rc == 0 ? core_realloc(si->made, (si->n_made + 1) * sizeof *si->made) : NULL;
+        if (rc == 0 && !m) rc = core_err_nomem();
+        if (rc == 0) {
+            si->made = m;
+            memset(&m[si->n_made], 0, sizeof *m);
+            m[si->n_made].kind = t->kind;
+            m[si->n_made].sid = t->sid;
+            m[si->n_made].inc = t->inc;
+            si->n_made++;
+        }
     }
     /* The desired schema, kept by identity: inert until the commit names it. */
     if (rc == 0) rc = graph_schema_write_version(s, to);
@@ -501,7 +521,8 @@ int write_schema_apply(write_graph *g, lang_catalog *to, bool allow_data_loss,
     si.res = res;
     write_options o = *opt;
     o.branch = NULL;
+    /* the root mirror is rewritten by the coordinator (or recovery) before the sidecar goes */
     rc = write_run_kind(g, WRITE_KIND_SCHEMA, &si, &o, &res->wr);
-    if (rc == 0 && res->wr.committed) write_schema_promote(g, si.to_identity);
+    core_free(si.made);
     return rc;
 }

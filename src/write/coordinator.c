@@ -1261,6 +1261,11 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
          * harmless (the next barrier proves the intent published and removes it). For the same
          * reason the delete is not synced: a sidecar a power loss brings back names a visible
          * commit, which recovery completes (no sync round after the visibility point). */
+        /* A schema apply's root mirror is rewritten while its sidecar still stands and its
+         * gates are held: a crash before the mirror is whole leaves the intent, whose recovery
+         * finds the commit visible and mirrors it then; and no later apply's mirror can be
+         * overwritten by this one's. */
+        if (in.schema_target[0]) write_schema_promote(g, in.schema_target);
         bool finalized = OG_FAILPOINT("write.post_publish") == 0;
         if (finalized && store_delete(g->h->s, key, STORE_F_NOSYNC | STORE_F_RECYCLE) != 0) {
             finalized = false;

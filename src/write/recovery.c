@@ -527,6 +527,14 @@ static int plan_intent(store *s, const write_intent *in, const graph_snapshot *s
 static int retire_if_resolved(write_graph *g, const char *operation_id, int kind, const char *actor,
                               bool *retired);
 
+/* A schema apply whose commit is (now) visible: mirror it at the root, and this handle takes
+ * it as the accepted schema; before the sidecar goes, so that a crash before the mirror is
+ * whole leaves the intent to do it again. */
+static void promote_if_schema(write_graph *g, const write_intent *in)
+{
+    if (in->schema_target[0]) write_schema_promote(g, in->schema_target);
+}
+
 static int resolve(write_graph *g, write_intent *in)
 {
     graph_snapshot *snap = NULL;
@@ -551,6 +559,7 @@ static int resolve(write_graph *g, write_intent *in)
             const graph_table *t = graph_snapshot_table(snap, in->effects[i].alias);
             to[i] = t ? t->version : to[i];
         }
+        promote_if_schema(g, in);
         rc = finalize(g, in, WRITE_RECOVERY_ROLLED_FORWARD, in->commit_id, from, to);
         break;
     case WRITE_PLAN_FINALIZE_BACK:
@@ -605,6 +614,7 @@ static int resolve(write_graph *g, write_intent *in)
                                     "were pending");
             break;
         }
+        if (rc == 0) promote_if_schema(g, in);
         if (rc == 0) rc = finalize(g, in, WRITE_RECOVERY_ROLLED_FORWARD, in->commit_id, from, to);
         break;
     }
@@ -612,11 +622,6 @@ static int resolve(write_graph *g, write_intent *in)
         rc = needs_operator(in, why);
         break;
     }
-    /* A schema apply whose commit is (now) visible: mirror it at the root, and this handle
-     * takes it as the accepted schema. */
-    if (rc == 0 && in->schema_target[0] &&
-        (action == WRITE_PLAN_ROLL_FORWARD || action == WRITE_PLAN_FINALIZE_FORWARD))
-        write_schema_promote(g, in->schema_target);
 out:
     core_free(from);
     core_free(to);

@@ -26,3 +26,12 @@ og_test(test_merge_race LABELS "write;race" SOURCES write/test_merge_race.c TIME
 og_test(test_merge_model LABELS "write" SOURCES write/test_merge_model.c TIMEOUT 900)
 # Schema apply (issue 19): the truth table of step kinds on a populated graph.
 og_test(test_schema_apply LABELS "write" SOURCES write/test_schema_apply.c TIMEOUT 300)
+# Schema apply crash enumeration (issue 19 item 5): an apply rewriting two tables, renaming one
+# and creating one, both crash modes; old schema and data or new schema and migrated data, the
+# root mirror agreeing; follow-up query, load and apply again.
+og_test(test_schema_crash LABELS "write;crash" SOURCES write/test_schema_crash.c TIMEOUT 900)
+# Schema apply races (issue 19 items 4 and 5): writes paused between prepare and gates while an
+# apply commits (typed conflict, then landing under the new schema) and the reverse, random
+# interleavings with loads and mutations (threads, processes), two applies, apply vs branch
+# create. OG_TEST_SEED / OG_SCHEMA_RACE_ITERS.
+og_test(test_schema_race LABELS "write;race" SOURCES write/test_schema_race.c TIMEOUT 600)
