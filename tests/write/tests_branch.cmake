@@ -26,3 +26,6 @@ og_test(test_merge_race LABELS "write;race" SOURCES write/test_merge_race.c TIME
 og_test(test_merge_model LABELS "write" SOURCES write/test_merge_model.c TIMEOUT 900)
 # Schema apply (issue 19): the truth table of step kinds on a populated graph.
 og_test(test_schema_apply LABELS "write" SOURCES write/test_schema_apply.c TIMEOUT 300)
+# Time travel across schema changes (issue 19 item 3): reads at each commit under its own
+# schema, a branch forked before an apply, history-worded errors, schema show / export --at.
+og_test(test_schema_time_travel LABELS "write" SOURCES write/test_schema_time_travel.c TIMEOUT 300)
