@@ -1014,20 +1014,6 @@ static void note_restart(write_graph *g, write_result *res)
     res->reprepares++;
 }
 
-/* Is `identity` the schema main's head records (the one a handle should accept)? A failure to
- * read main says yes: the caller's conflict path then re-reads it. */
-static bool schema_of_main(write_graph *g, const char *identity)
-{
-    graph_head *hd = NULL;
-    if (graph_handle_head(g->h, &hd) != 0) {
-        og_error_clear();
-        return true;
-    }
-    bool same = strcmp(graph_head_snapshot(hd)->schema_identity, identity) == 0;
-    graph_head_release(hd);
-    return same;
-}
-
 /* Attempts of one write. A write that had to restart after the gates (another writer
  * published under it) keeps its gates in *held and prepares again under them, so a busy
  * branch does not make it lose again and again: it waited its turn once. */
@@ -1076,22 +1062,6 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
         }
         char accepted[GRAPH_SCHEMA_HASH_LEN + 1];
         graph_handle_accepted(g->h, accepted);
-        if (strcmp(snap->schema_identity, accepted) != 0 && branch &&
-            !schema_of_main(g, snap->schema_identity)) {
-            /* A branch forked at a commit made before a schema apply keeps its old schema:
-             * readable (time travel), but nothing writes under a schema other than the
-             * accepted one, and it must not become the handle's accepted schema. */
-            rc = core_err(OG_E_UNSUPPORTED,
-                          "branch '%s' is under schema %s (forked before a schema apply), not "
-                          "the accepted schema %s: writing to it is not supported; read it, "
-                          "or branch again from main",
-                          branch, snap->schema_identity, accepted);
-            core_err_detail(CORE_ERR_MEMBER, "schema_identity");
-            core_err_detail(CORE_ERR_EXPECTED, accepted);
-            core_err_detail(CORE_ERR_ACTUAL, snap->schema_identity);
-            graph_head_release(wb);
-            return rc;
-        }
         if (strcmp(snap->schema_identity, accepted) != 0) {
             /* A schema apply committed since this request was prepared under the accepted
              * schema: the handle takes the new one, and the request, made under the old,

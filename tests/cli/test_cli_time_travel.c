@@ -200,15 +200,16 @@ static void test_lint_store(void **state)
     assert_non_null(strstr(err, "new.gq:1:25: error[T1]: unknown node type 'Human': node type "
                                 "`Human` is `Person` in this schema"));
     assert_int_equal(run("lint --store g new.gq", out, sizeof out, err, sizeof err), 0);
-    /* a branch forked at c1 lints under S0 */
+    /* a branch starts under the accepted schema (one at c1 is refused, exit 4), and lints
+     * under it */
     snprintf(args, sizeof args, "branch create old --at %s --store g", g_c1);
-    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 0);
-    assert_int_equal(run("lint --store g --branch old old.gq", out, sizeof out, err, sizeof err),
+    assert_int_equal(run(args, out, sizeof out, err, sizeof err), 4);
+    assert_int_equal(run("branch create dev --store g", out, sizeof out, err, sizeof err), 0);
+    assert_int_equal(run("lint --store g --branch dev new.gq", out, sizeof out, err, sizeof err),
                      0);
-    assert_int_equal(
-        run("query --store g --branch old --file old.gq --csv", out, sizeof out, err, sizeof err),
-        0);
-    assert_non_null(strstr(out, "Alice,al\r\n"));
+    assert_int_equal(run("lint --store g --branch dev old.gq", out, sizeof out, err, sizeof err),
+                     1);
+    assert_non_null(strstr(err, "was renamed to `Human`"));
     /* unknowns: branch and commit are not_found (exit 1) */
     j = run_json("lint --store g --branch nope --json old.gq", 1);
     assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");

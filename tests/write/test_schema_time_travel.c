@@ -3,11 +3,11 @@
  * type and soft-drops a property; S3 hard-drops a property and drops a type), with writes
  * under each. A read at each commit must give exactly what was visible then, checked against
  * that commit's own schema: old names, the soft-dropped column while it was a property, the
- * hard-dropped one before the drop. A branch forked at a commit before the applies reads under
- * the old schema. Against the current schema, names of earlier ones fail with their codes and
- * locations and say what became of them (renamed to, dropped with the schema that had it).
- * schema show and export at a commit follow its schema too, and a warm handle's cache never
- * mixes the tables of two schemas. */
+ * hard-dropped one before the drop. A branch whose head is under an earlier schema (this build
+ * refuses to make one; an older build's graph may hold one) reads under that schema. Against the
+ * current schema, names of earlier ones fail with their codes and locations and say what became of
+ * them (renamed to, dropped with the schema that had it). schema show and export at a commit follow
+ * its schema too, and a warm handle's cache never mixes the tables of two schemas. */
 #include "testutil.h"
 
 #include "omnigraph.h"
@@ -62,6 +62,7 @@ typedef struct world {
     char c6[OG_ID_LEN + 1]; /* apply S3 (hard drop of age, Pet dropped) */
     char id0[OG_SCHEMA_ID_LEN + 1], id1[OG_SCHEMA_ID_LEN + 1], id2[OG_SCHEMA_ID_LEN + 1];
     char id3[OG_SCHEMA_ID_LEN + 1];
+    int legacy; /* also branches "old" (at c1) and "mid" (at c5), as an older build made them */
 } world;
 
 static void load(og_graph *g, const char *jsonl, char out[OG_ID_LEN + 1])
@@ -90,9 +91,39 @@ static void apply(og_graph *g, const char *schema, int loss, char out[OG_ID_LEN 
     og_schema_apply_result_free(r);
 }
 
-static void build(world *w)
+/* Branch refs set aside and put back, so that an apply runs while branches exist: a graph as a
+ * build that let branches keep their schema across an apply left it. This build refuses both
+ * (an apply while branches exist, a branch created --at a commit before an apply); reads of
+ * such a branch must still follow its own schema. */
+static void refs_aside(const world *w, int aside)
+{
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/__manifest.lance/_refs", w->dir);
+    snprintf(b, sizeof b, "%s/__manifest.lance/_refs.aside", w->dir);
+    if (aside)
+        assert_int_equal(rename(a, b), 0);
+    else
+        assert_int_equal(rename(b, a), 0);
+}
+
+static void legacy_branch(world *w, const char *name)
+{
+    if (!w->legacy) return;
+    assert_og_ok(og_graph_branch_create(NULL, w->g, name, NULL));
+}
+
+static void legacy_apply(world *w, const char *schema, int loss, char out[OG_ID_LEN + 1],
+                         char from[OG_SCHEMA_ID_LEN + 1], char to[OG_SCHEMA_ID_LEN + 1])
+{
+    if (w->legacy) refs_aside(w, 1);
+    apply(w->g, schema, loss, out, from, to);
+    if (w->legacy) refs_aside(w, 0);
+}
+
+static void build_ex(world *w, int legacy)
 {
     memset(w, 0, sizeof *w);
+    w->legacy = legacy;
     test_sandbox_new(w->dir, sizeof w->dir, "schema-tt");
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = S0;
@@ -107,16 +138,23 @@ static void build(world *w)
          "{\"type\":\"Pet\",\"data\":{\"name\":\"Rex\"}}\n"
          "{\"edge\":\"Knows\",\"from\":\"Alice\",\"to\":\"Bob\",\"data\":{\"since\":2020}}\n",
          w->c1);
-    apply(w->g, S1, 0, w->c2, w->id0, w->id1);
+    legacy_branch(w, "old");
+    legacy_apply(w, S1, 0, w->c2, w->id0, w->id1);
     load(w->g,
          "{\"type\":\"Person\",\"data\":{\"name\":\"Alice\",\"age\":30,\"nick\":\"al\","
          "\"email\":\"a@x\"}}\n"
          "{\"edge\":\"Follows\",\"from\":\"Alice\",\"to\":\"Bob\",\"data\":{\"weight\":7}}\n",
          w->c3);
-    apply(w->g, S2, 0, w->c4, NULL, w->id2);
+    legacy_apply(w, S2, 0, w->c4, NULL, w->id2);
     load(w->g, "{\"type\":\"Human\",\"data\":{\"name\":\"Carol\",\"age\":50,\"email\":\"c@x\"}}\n",
          w->c5);
-    apply(w->g, S3, 1, w->c6, NULL, w->id3);
+    legacy_branch(w, "mid");
+    legacy_apply(w, S3, 1, w->c6, NULL, w->id3);
+}
+
+static void build(world *w)
+{
+    build_ex(w, 0);
 }
 
 static void teardown_world(world *w)
@@ -331,11 +369,14 @@ static void test_branch_forked_before_apply(void **state)
     world w;
     build(&w);
     og_graph *g = w.g;
+    /* this build starts every branch under the accepted schema */
     og_branch_options bo = OG_BRANCH_OPTIONS_INIT;
     bo.at = w.c1;
-    assert_og_ok(og_graph_branch_create(NULL, g, "old", &bo));
-    bo.at = w.c5;
-    assert_og_ok(og_graph_branch_create(NULL, g, "mid", &bo));
+    assert_og_error(og_graph_branch_create(NULL, g, "old", &bo), OG_E_PRECONDITION_FAILED);
+    teardown_world(&w);
+    /* branches an older build left under earlier schemas read under them */
+    build_ex(&w, 1);
+    g = w.g;
     /* the branch head is under S0: Person, Pet, nick and age */
     rows_on(g, "old", NULL, P0,
             "{\"p.name\":\"Alice\",\"p.age\":30,\"p.nick\":\"al\"}\n"
@@ -358,9 +399,11 @@ static void test_branch_forked_before_apply(void **state)
     lo.branch = "old";
     const char *dave = "{\"type\":\"Human\",\"data\":{\"name\":\"Dave\"}}\n";
     og_write_result *wr = NULL;
-    assert_og_error(og_graph_load(&wr, g, "d.jsonl", dave, strlen(dave), &lo), OG_E_UNSUPPORTED);
+    assert_og_error(og_graph_load(&wr, g, "d.jsonl", dave, strlen(dave), &lo),
+                    OG_E_PRECONDITION_FAILED);
     assert_non_null(strstr(og_error_last()->message, "branch 'old' is under schema"));
-    assert_og_error(og_graph_load(&wr, g, "d.jsonl", dave, strlen(dave), &lo), OG_E_UNSUPPORTED);
+    assert_og_error(og_graph_load(&wr, g, "d.jsonl", dave, strlen(dave), &lo),
+                    OG_E_PRECONDITION_FAILED);
     rows_on(g, "old", NULL, PETS, "{\"x.name\":\"Rex\"}\n");
     lo.branch = NULL;
     char c7[OG_ID_LEN + 1];
