@@ -1079,6 +1079,36 @@ typedef struct og_result og_result;
 OG_EXTERN int og_graph_query(og_result **out, og_graph *g, const og_query_options *opt);
 OG_EXTERN void og_result_free(og_result *r);
 
+/* Options for og_graph_lint(). Initialise with OG_LINT_OPTIONS_INIT and set source. */
+#define OG_LINT_OPTIONS_VERSION 1
+typedef struct og_lint_options {
+    int version;             /* OG_LINT_OPTIONS_VERSION */
+    const char *source;      /* .gq text holding one or more queries (required) */
+    size_t source_len;       /* bytes of source (0: strlen(source)) */
+    const char *source_file; /* names the source in diagnostics (NULL: "<query>") */
+    const char *branch;      /* NULL or "main": main; else a graph branch */
+    const char *at;          /* NULL: the branch's head; else a commit id, a unique id prefix or
+                              * a decimal graph-manifest version of that branch */
+} og_lint_options;
+#define OG_LINT_OPTIONS_INIT                                                                       \
+    {                                                                                              \
+        OG_LINT_OPTIONS_VERSION, NULL, 0, NULL, NULL, NULL                                         \
+    }
+OG_EXTERN int og_lint_options_init(og_lint_options *opts, int version);
+
+/* Type-check and lint the .gq source against the schema of an open graph at one point of its
+ * history (CLI: `omnigraph lint --store ROOT`): the schema the commit `at` of `branch` was
+ * made under (the head's: the accepted schema), as og_graph_query would check it there. A
+ * type or property name that schema lacks but another schema of the graph had is worded with
+ * what became of it, under its usual code and location: "T1: unknown node type 'Person':
+ * node type `Person` was renamed to `Human`", "T2: 'Human' has no property 'nick': property
+ * `Human.nick` was dropped (schema 0123456789ab had it)", and at an earlier commit, names of
+ * the accepted schema ("node type `Human` is `Person` in this schema", "... was added later
+ * (schema ... has it)"). Same return convention as og_query_lint (every diagnostic is in the
+ * report); OG_E_NOT_FOUND for an unknown branch or `at`, or a commit made under a schema the
+ * graph does not keep (then *out is NULL). Works on a read-only handle; writes nothing. */
+OG_EXTERN int og_graph_lint(og_lang_report **out, og_graph *g, const og_lint_options *opt);
+
 /* The head commit of the snapshot the query read ("" for a graph without commits), and that
  * snapshot's graph-manifest version. Static for the life of the result. */
 OG_EXTERN const char *og_result_graph_commit_id(const og_result *r);

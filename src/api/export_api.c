@@ -40,7 +40,10 @@ int og_graph_export(og_export_result **out, FILE *f, og_graph *g, const og_expor
     og_export_result *res = core_calloc(1, sizeof *res);
     if (!res) rc = core_err_nomem();
     exec_export_stats st;
-    if (!rc) rc = exec_export(g->h->s, snap, opt->types, opt->n_types, file_sink, f, &st);
+    /* the properties of the schema the snapshot was written under (not hidden columns) */
+    const lang_catalog *cat = NULL;
+    if (!rc) rc = graph_handle_snapshot_catalog(g->h, snap, &cat);
+    if (!rc) rc = exec_export_cat(g->h->s, snap, cat, opt->types, opt->n_types, file_sink, f, &st);
     if (!rc && fflush(f) != 0) rc = core_err_storage(errno, NULL, "writing the export failed");
     if (!rc) {
         snprintf(res->commit_id, sizeof res->commit_id, "%s", snap->head);

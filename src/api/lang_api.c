@@ -2,6 +2,7 @@
  * og_lang_report that owns its diagnostics and renderings. */
 #include "omnigraph.h"
 
+#include "api/graph_internal.h"
 #include "api/options.h"
 #include "core/alloc.h"
 #include "core/buf.h"
@@ -9,6 +10,7 @@
 #include "core/json.h"
 #include "lang/catalog.h"
 #include "lang/ir.h"
+#include "lang/history.h"
 #include "lang/lint.h"
 #include "lang/schema_diff.h"
 
@@ -155,6 +157,38 @@ int og_schema_check(og_lang_report **out, const char *file, const char *src, siz
     return report_status(r);
 }
 
+/* Check and lint the .gq source against cat (its unknown names worded with hist, NULL: none)
+ * into r, and finish r. 0, OG_E_BAD_REQUEST (the report holds the errors), or another code
+ * (then r is to be freed). `schema_rc` is the status of building cat (non-zero: cat NULL). */
+static int lint_into(og_lang_report *r, int schema_rc, const lang_catalog *cat,
+                     const lang_history *hist, const char *query_file, const char *query_src,
+                     size_t query_len)
+{
+    lang_query_set *qs = NULL;
+    int rc = schema_rc;
+    if (rc == 0) {
+        rc = lang_query_set_build_ex(&qs, cat, hist, query_src ? query_src : "", query_len,
+                                     query_file, &r->diags);
+        if (qs && !r->diags.oom) lang_lint(qs, &r->diags);
+    }
+    if (rc && rc != OG_E_BAD_REQUEST) {
+        lang_query_set_free(qs);
+        return rc;
+    }
+    lang_diags_sort(&r->diags);
+    core_buf text = CORE_BUF_INIT, jb = CORE_BUF_INIT;
+    int failed = lang_lint_report_text(qs, &text);
+    failed |= core_buf_printf(&text, "%zu error%s, %zu warning%s\n", r->diags.errors,
+                              r->diags.errors == 1 ? "" : "s", r->diags.warnings,
+                              r->diags.warnings == 1 ? "" : "s");
+    failed |= lang_lint_report_json(qs, &r->diags, &jb);
+    lang_query_set_free(qs);
+    int frc = report_finish(r, &text, &jb, failed);
+    core_buf_free(&text);
+    core_buf_free(&jb);
+    return frc;
+}
+
 int og_query_lint(og_lang_report **out, const char *schema_file, const char *schema_src,
                   size_t schema_len, const char *query_file, const char *query_src,
                   size_t query_len)
@@ -168,35 +202,53 @@ int og_query_lint(og_lang_report **out, const char *schema_file, const char *sch
     schema_file = dup_name(r, schema_file, "<schema>");
     query_file = dup_name(r, query_file, "<query>");
     lang_catalog *cat = NULL;
-    lang_query_set *qs = NULL;
     int rc =
         lang_catalog_build(&cat, schema_src ? schema_src : "", schema_len, schema_file, &r->diags);
-    if (rc == 0) {
-        rc = lang_query_set_build(&qs, cat, query_src ? query_src : "", query_len, query_file,
-                                  &r->diags);
-        if (qs && !r->diags.oom) lang_lint(qs, &r->diags);
-    }
+    rc = lint_into(r, rc, cat, NULL, query_file, query_src, query_len);
+    lang_catalog_free(cat);
     if (rc && rc != OG_E_BAD_REQUEST) {
-        lang_query_set_free(qs);
-        lang_catalog_free(cat);
         og_lang_report_free(r);
         return rc;
     }
-    lang_diags_sort(&r->diags);
-    core_buf text = CORE_BUF_INIT, jb = CORE_BUF_INIT;
-    int failed = lang_lint_report_text(qs, &text);
-    failed |= core_buf_printf(&text, "%zu error%s, %zu warning%s\n", r->diags.errors,
-                              r->diags.errors == 1 ? "" : "s", r->diags.warnings,
-                              r->diags.warnings == 1 ? "" : "s");
-    failed |= lang_lint_report_json(qs, &r->diags, &jb);
-    lang_query_set_free(qs);
-    lang_catalog_free(cat);
-    int frc = report_finish(r, &text, &jb, failed);
-    core_buf_free(&text);
-    core_buf_free(&jb);
-    if (frc) {
+    *out = r;
+    return report_status(r);
+}
+
+int og_graph_lint(og_lang_report **out, og_graph *g, const og_lint_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_lint: out is NULL");
+    *out = NULL;
+    if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_lint: missing argument");
+    int rc = api_options_check(opt->version, OG_LINT_OPTIONS_VERSION, "og_lint_options");
+    if (rc) return rc;
+    if (!opt->source) return core_err(OG_E_BAD_REQUEST, "og_graph_lint: no query source given");
+    size_t len = opt->source_len ? opt->source_len : strlen(opt->source);
+    /* the schema of the snapshot asked about, and the graph's other versions of it */
+    graph_snapshot *snap = NULL;
+    const lang_catalog *cat = NULL;
+    lang_schema_version *v = NULL;
+    size_t n = 0;
+    rc = api_snapshot_at(&snap, g, opt->branch, opt->at && *opt->at ? opt->at : NULL, 0);
+    if (!rc) rc = graph_handle_snapshot_catalog(g->h, snap, &cat);
+    graph_snapshot_free(snap);
+    if (rc) return rc;
+    if (graph_handle_history(g->h, cat, &v, &n) != 0) {
+        og_error_clear(); /* only the wording of unknown names: lint without it */
+        v = NULL;
+        n = 0;
+    }
+    lang_history hist = {v, n};
+    og_lang_report *r = report_new();
+    if (!r) {
+        core_free(v);
+        return core_err_nomem();
+    }
+    const char *file = dup_name(r, opt->source_file, "<query>");
+    rc = lint_into(r, 0, cat, &hist, file, opt->source, len);
+    core_free(v);
+    if (rc && rc != OG_E_BAD_REQUEST) {
         og_lang_report_free(r);
-        return frc;
+        return rc;
     }
     *out = r;
     return report_status(r);

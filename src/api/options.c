@@ -44,6 +44,8 @@ OPTIONS_INIT_FN(og_selfcheck_options_init, og_selfcheck_options, OG_SELFCHECK_OP
                 OG_SELFCHECK_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_schema_plan_options_init, og_schema_plan_options, OG_SCHEMA_PLAN_OPTIONS_INIT,
                 OG_SCHEMA_PLAN_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_lint_options_init, og_lint_options, OG_LINT_OPTIONS_INIT,
+                OG_LINT_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_scan_options_init, og_scan_options, OG_SCAN_OPTIONS_INIT,
                 OG_SCAN_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_init_options_init, og_init_options, OG_INIT_OPTIONS_INIT,

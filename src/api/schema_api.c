@@ -1,5 +1,5 @@
 /* og_graph_schema (include/omnigraph.h): the accepted schema a commit of a branch was made
- * under, with its catalog's stable ids, read from the graph root's schema files. */
+ * under (the accepted one or one kept by identity), with its catalog's stable ids. */
 #include "omnigraph.h"
 
 #include "api/graph_internal.h"
@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct schema_box {
@@ -29,23 +30,18 @@ void og_schema_info_free(og_schema_info *s)
     core_free(b);
 }
 
-/* The catalog object of _schema.json, as compact JSON text. */
-static int catalog_text(store *s, char **out)
+/* The catalog as compact JSON text with sorted keys (the "catalog" object of its schema file). */
+static int catalog_text(const lang_catalog *c, char **out)
 {
     core_buf body = CORE_BUF_INIT;
-    int rc = store_get(s, GRAPH_SCHEMA_JSON, 0, STORE_ALL, &body);
-    if (rc) return rc;
+    int rc = lang_catalog_to_json(c, &body);
     json_error_t je;
-    json_t *root = json_loadb((const char *)body.data, body.len, 0, &je);
+    json_t *root = rc ? NULL : json_loadb((const char *)body.data, body.len, 0, &je);
     core_buf_free(&body);
-    const json_t *cat = root ? json_object_get(root, "catalog") : NULL;
-    char *text = cat ? json_dumps(cat, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (rc) return rc;
+    char *text = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(root);
-    if (!text) {
-        rc = core_err(OG_E_CORRUPT, "%s holds no catalog", GRAPH_SCHEMA_JSON);
-        core_err_detail(CORE_ERR_OBJECT, GRAPH_SCHEMA_JSON);
-        return rc;
-    }
+    if (!text) return core_err_nomem();
     *out = core_strdup(text);
     free(text); /* jansson's allocation */
     return *out ? 0 : core_err_nomem();
@@ -59,14 +55,10 @@ int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch, const
     graph_snapshot *snap = NULL;
     int rc = api_snapshot_at(&snap, g, branch, at, 0);
     if (rc) return rc;
-    /* The graph keeps the accepted schema only: a commit made under another one (schema
-     * evolution) cannot be shown from these files. */
-    if (strcmp(snap->schema_identity, g->h->schema_identity) != 0) {
-        rc = core_err(OG_E_NOT_FOUND,
-                      "commit %s was made under schema %s, which this graph no longer keeps "
-                      "(the accepted schema is %s)",
-                      snap->head, snap->schema_identity, g->h->schema_identity);
-        core_err_detail(CORE_ERR_OBJECT, snap->schema_identity);
+    /* The schema that commit was made under: the accepted one, or one kept by identity. */
+    const lang_catalog *c = NULL;
+    rc = graph_handle_snapshot_catalog(g->h, snap, &c);
+    if (rc) {
         graph_snapshot_free(snap);
         return rc;
     }
@@ -76,7 +68,6 @@ int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch, const
         og_schema_info *si = &b->pub;
         snprintf(si->commit, sizeof si->commit, "%s", snap->head);
         snprintf(si->identity, sizeof si->identity, "%s", snap->schema_identity);
-        const lang_catalog *c = g->h->catalog;
         b->branch = core_strdup(snap->branch ? snap->branch : "main");
         b->source = core_malloc(c->source_len + 1);
         if (!b->branch || !b->source) rc = core_err_nomem();
@@ -86,7 +77,7 @@ int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch, const
             si->branch = b->branch;
             si->source = b->source;
             si->source_len = c->source_len;
-            rc = catalog_text(g->h->s, &b->catalog);
+            rc = catalog_text(c, &b->catalog);
             si->catalog_json = b->catalog;
         }
     }

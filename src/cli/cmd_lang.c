@@ -17,8 +17,9 @@ const cli_cmd cli_lang_commands[] = {
      "[--allow-data-loss] [--json] | omnigraph schema apply --schema NEW.pg --store ROOT "
      "[--allow-data-loss] [--json] | omnigraph schema show (--store ROOT | ROOT) [--branch B] "
      "[--at COMMIT] [--json]"},
-    {"lint", cmd_lint, "type-check and lint .gq queries against a .pg schema",
-     "omnigraph lint --schema FILE.pg [--query] FILE.gq [--json]"},
+    {"lint", cmd_lint, "type-check and lint .gq queries against a .pg schema or a graph's",
+     "omnigraph lint --schema FILE.pg [--query] FILE.gq [--json] | omnigraph lint --store ROOT "
+     "[--branch B] [--at COMMIT] [--query] FILE.gq [--json]"},
     CLI_TABLE_END,
 };
 
@@ -303,18 +304,29 @@ static int cmd_lint(int argc, char **argv)
 {
     const cli_cmd *self = &cli_lang_commands[1];
     int json = 0;
-    const char *schema = NULL, *query = NULL;
+    const char *schema = NULL, *query = NULL, *root = NULL, *branch = NULL, *at = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
+        const char **v = NULL;
+        if (!strcmp(argv[i], "--json")) {
             json = 1;
-        else if (!strcmp(argv[i], "--schema") || !strcmp(argv[i], "--query")) {
-            if (i + 1 >= argc) return cli_usage_error(self, "%s needs a file", argv[i]);
-            if (argv[i][2] == 's')
-                schema = argv[++i];
-            else if (query)
-                return cli_usage_error(self, "more than one query file");
-            else
-                query = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--schema"))
+            v = &schema;
+        else if (!strcmp(argv[i], "--query"))
+            v = &query;
+        else if (!strcmp(argv[i], "--store"))
+            v = &root;
+        else if (!strcmp(argv[i], "--branch"))
+            v = &branch;
+        else if (!strcmp(argv[i], "--at"))
+            v = &at;
+        if (v) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error(self, "%s needs a value", argv[i]);
+            if (*v && v == &query) return cli_usage_error(self, "more than one query file");
+            if (*v) return cli_usage_error(self, "%s given twice", argv[i]);
+            *v = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(self, "unknown option '%s'", argv[i]);
         } else if (!query) {
@@ -323,17 +335,45 @@ static int cmd_lint(int argc, char **argv)
             return cli_usage_error(self, "unexpected argument '%s'", argv[i]);
         }
     }
-    if (!schema) return cli_usage_error(self, "lint needs --schema FILE.pg");
+    if (schema && root)
+        return cli_usage_error(self, "lint takes --schema FILE.pg or --store ROOT, not both");
+    if (!schema && !root)
+        return cli_usage_error(self, "lint needs --schema FILE.pg or --store ROOT");
+    if (!root && (branch || at))
+        return cli_usage_error(self, "--branch and --at need --store ROOT");
     if (!query) return cli_usage_error(self, "lint needs a FILE.gq");
     cli_file f[2];
+    og_lang_report *r = NULL;
+    int rc, ex;
+    if (root) {
+        /* against the schema of the graph at that commit (the head's: the accepted one) */
+        if (cli_file_open(&f[0], query, json)) return CLI_ERROR;
+        og_graph *g = NULL;
+        og_open_options oo = OG_OPEN_OPTIONS_INIT;
+        oo.read_only = 1;
+        if (og_graph_open(&g, root, &oo) != 0) {
+            cli_file_close(&f[0]);
+            return cli_fail(json);
+        }
+        og_lint_options lo = OG_LINT_OPTIONS_INIT;
+        lo.source = f[0].data;
+        lo.source_len = f[0].len;
+        lo.source_file = f[0].name;
+        lo.branch = branch;
+        lo.at = at;
+        rc = og_graph_lint(&r, g, &lo);
+        ex = finish(rc, r, json, f, 1);
+        og_graph_close(g);
+        cli_file_close(&f[0]);
+        return ex;
+    }
     if (cli_file_open(&f[0], schema, json)) return CLI_ERROR;
     if (cli_file_open(&f[1], query, json)) {
         cli_file_close(&f[0]);
         return CLI_ERROR;
     }
-    og_lang_report *r = NULL;
-    int rc = og_query_lint(&r, f[0].name, f[0].data, f[0].len, f[1].name, f[1].data, f[1].len);
-    int ex = finish(rc, r, json, f, 2);
+    rc = og_query_lint(&r, f[0].name, f[0].data, f[0].len, f[1].name, f[1].data, f[1].len);
+    ex = finish(rc, r, json, f, 2);
     cli_file_close(&f[0]);
     cli_file_close(&f[1]);
     return ex;

@@ -13,7 +13,8 @@ static int cmd_query(int argc, char **argv);
 static int cmd_mutate(int argc, char **argv);
 
 const cli_cmd cli_query_commands[] = {
-    {"query", cmd_query, "run a .gq read query (at the head or --at an earlier commit)",
+    {"query", cmd_query,
+     "run a .gq read query (at the head, or --at an earlier commit under its own schema)",
      "omnigraph query --store ROOT (-e 'TEXT' | --file F.gq [--name N]) [--params JSON] "
      "[--branch B] [--at REF] [--json | --csv]"},
     {"mutate", cmd_mutate, "run a .gq mutation as one graph commit",

@@ -474,6 +474,18 @@ static int folded_new(exec_table **out, exec_table *root, const char *path, cons
     return 0;
 }
 
+/* Versions of a table fold onto each other only under one Lance schema: columns are cached
+ * by name, and a schema apply can give a name to another column (a property renamed, a column
+ * a soft drop hid replaced by a new property of its name) while keeping the fragments (an
+ * empty table has none to tell the versions apart). */
+static bool same_lance_schema(const lance_dataset *a, const lance_dataset *b)
+{
+    if (a->n_field_ids != b->n_field_ids || !arrow_schema_equal(&a->schema, &b->schema))
+        return false;
+    return !a->n_field_ids ||
+           memcmp(a->field_ids, b->field_ids, a->n_field_ids * sizeof *a->field_ids) == 0;
+}
+
 static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_table *old)
 {
     *out = NULL;
@@ -485,6 +497,10 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
         lance_branch_open(&ds, s, gt->path, gt->table_branch, gt->version, NULL, LANCE_ACCESS_READ);
     if (rc == 0 && (rc = graph_table_check(gt, ds)) != 0) lance_dataset_free(ds);
     if (rc) return rc;
+    if (!same_lance_schema(root->ds, ds) || !same_lance_schema(old->ds, ds)) {
+        lance_dataset_free(ds);
+        return 0; /* read whole */
+    }
     /* The old version's fragments must all be there, unchanged and first (what a folded old
      * table appended stays appended: only the fragments after it are read now); failing
      * that (maintenance merged the appended fragments), the root's, and everything after it
@@ -987,6 +1003,7 @@ static int offer_derive(exec_table **out, exec_table *old, const exec_table_offe
     exec_table *root = old->base ? old->base : old;
     const Lance__Table__Manifest *op = old->ds->m->pb, *vp = ds->m->pb;
     size_t nd = old->base ? (size_t)(old->n_rows - old->n_base) : 0; /* old's appended rows */
+    if (!same_lance_schema(old->ds, ds) || !same_lance_schema(root->ds, ds)) goto skip;
     if (o->rewrite) {
         if (!same_order(op, vp)) goto skip;
         return reroot(out, old, o, ds);

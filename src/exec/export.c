@@ -165,7 +165,8 @@ typedef struct table_cols {
     size_t n_props;
 } table_cols;
 
-static int find_cols(table_cols *tc, const arrow_batch *b, const graph_table *t)
+static int find_cols(table_cols *tc, const arrow_batch *b, const graph_table *t,
+                     const lang_typedef *td)
 {
     memset(tc, 0, sizeof *tc);
     tc->props = core_calloc(b->n_columns ? b->n_columns : 1, sizeof *tc->props);
@@ -181,7 +182,8 @@ static int find_cols(table_cols *tc, const arrow_batch *b, const graph_table *t)
         else if (t->kind == LANG_EDGE && !strcmp(name, GRAPH_COL_DST))
             slot = &tc->dst;
         if (!slot) {
-            tc->props[tc->n_props++] = i;
+            /* a column no property of the schema names (a soft drop hid it) is not data */
+            if (!td || lang_type_find_prop(td, name) >= 0) tc->props[tc->n_props++] = i;
             continue;
         }
         if (col->type.id != ARROW_UTF8 || col->null_count) {
@@ -246,7 +248,7 @@ static int put_row(export_ctx *c, const arrow_batch *b, const table_cols *tc, in
     return rc;
 }
 
-static int export_table(export_ctx *c, store *s, const graph_table *t)
+static int export_table(export_ctx *c, store *s, const graph_table *t, const lang_typedef *td)
 {
     c->t = t;
     lance_dataset *ds = NULL;
@@ -256,7 +258,7 @@ static int export_table(export_ctx *c, store *s, const graph_table *t)
     int rc = graph_table_open(&ds, s, t, LANCE_ACCESS_READ);
     if (!rc) rc = lance_dataset_scan_all(&b, ds, NULL);
     lance_dataset_free(ds);
-    if (!rc) rc = find_cols(&tc, b, t);
+    if (!rc) rc = find_cols(&tc, b, t, td);
     if (!rc && b->num_rows) {
         order = core_malloc((size_t)b->num_rows * sizeof *order);
         if (!order) rc = core_err_nomem();
@@ -297,6 +299,13 @@ static int wanted(const graph_table *t, const char *const *types, size_t n)
 int exec_export(store *s, const graph_snapshot *snap, const char *const *types, size_t n_types,
                 exec_export_sink sink, void *arg, exec_export_stats *st)
 {
+    return exec_export_cat(s, snap, NULL, types, n_types, sink, arg, st);
+}
+
+int exec_export_cat(store *s, const graph_snapshot *snap, const lang_catalog *cat,
+                    const char *const *types, size_t n_types, exec_export_sink sink, void *arg,
+                    exec_export_stats *st)
+{
     exec_export_stats local;
     if (!st) st = &local;
     memset(st, 0, sizeof *st);
@@ -321,7 +330,9 @@ int exec_export(store *s, const graph_snapshot *snap, const char *const *types, 
     for (int kind = LANG_NODE; kind <= LANG_EDGE && !rc; kind++) {
         for (size_t i = 0; i < snap->n_tables && !rc; i++) {
             const graph_table *t = &snap->tables[i];
-            if (t->kind == kind && wanted(t, types, n_types)) rc = export_table(&c, s, t);
+            if (t->kind != kind || !wanted(t, types, n_types)) continue;
+            int ti = cat ? lang_catalog_find(cat, t->type_name, kind) : -1;
+            rc = export_table(&c, s, t, ti >= 0 ? &cat->types[ti] : NULL);
         }
     }
     if (!rc) rc = flush(&c);

@@ -39,5 +39,11 @@ typedef struct exec_export_stats {
  * of what was written before a failure. */
 int exec_export(store *s, const graph_snapshot *snap, const char *const *types, size_t n_types,
                 exec_export_sink sink, void *arg, exec_export_stats *st);
+/* The same writing only the columns that are properties of the table's type in `cat` (the
+ * schema snap was written under; NULL: every column): a column a soft drop hides is left out
+ * at commits after the drop and written at commits before it. */
+int exec_export_cat(store *s, const graph_snapshot *snap, const lang_catalog *cat,
+                    const char *const *types, size_t n_types, exec_export_sink sink, void *arg,
+                    exec_export_stats *st);
 
 #endif

@@ -1115,7 +1115,7 @@ int exec_mutate(exec_mutate_result *out, write_graph *w, const exec_gq_request *
 {
     memset(out, 0, sizeof *out);
     exec_prepared p;
-    int rc = exec_prepare(&p, w->h->catalog, req, true);
+    int rc = exec_prepare_in(&p, w->h, w->h->catalog, req, true);
     if (rc) return rc;
     /* Named before the write: once it committed, nothing may fail. */
     char *name = core_strdup(p.q->name ? p.q->name : "");

@@ -1593,8 +1593,8 @@ void exec_read_clear(exec_read *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The snapshot of main at `at` (NULL or "": the head), refusing one whose schema is not the
- * handle's: the checked query's catalog indexes would not describe its tables. */
+/* The snapshot of graph branch `branch` (NULL, "" or "main": main) at `at` (NULL or "": its
+ * head). */
 static int snapshot_at(graph_snapshot **out, graph_handle *h, const char *branch, const char *at)
 {
     *out = NULL;
@@ -1615,19 +1615,8 @@ static int snapshot_at(graph_snapshot **out, graph_handle *h, const char *branch
         if (rc) return rc;
     }
     /* At main's head, the handle's cached state answers without a scan of the manifest. */
-    int rc = mver || branch ? graph_snapshot_load(out, h->s, branch, mver, 0)
-                            : graph_handle_head_snapshot(h, out);
-    if (rc) return rc;
-    if (strcmp((*out)->schema_identity, h->schema_identity) != 0) {
-        rc = core_err(OG_E_UNSUPPORTED,
-                      "manifest version %llu was written under schema %s, not "
-                      "the accepted schema %s: reading it is not supported yet",
-                      (unsigned long long)(*out)->manifest_version, (*out)->schema_identity,
-                      h->schema_identity);
-        graph_snapshot_free(*out);
-        *out = NULL;
-    }
-    return rc;
+    return mver || branch ? graph_snapshot_load(out, h->s, branch, mver, 0)
+                          : graph_handle_head_snapshot(h, out);
 }
 
 int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, const char *branch,
@@ -1635,13 +1624,20 @@ int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, cons
 {
     memset(out, 0, sizeof *out);
     exec_prepared p;
-    int rc = exec_prepare(&p, h->catalog, req, false);
-    if (rc) return rc;
+    memset(&p, 0, sizeof p);
     graph_snapshot *snap = NULL;
-    out->query_name = core_strdup(p.q->name ? p.q->name : "");
-    if (!out->query_name) rc = core_err_nomem();
-    if (!rc) rc = snapshot_at(&snap, h, branch, at);
-    if (!rc) rc = exec_query_run(&out->rows, h->catalog, snap, h->s, p.q, p.params, cache);
+    const lang_catalog *cat = NULL;
+    /* The query is checked against the schema the snapshot was written under: its catalog
+     * names the tables the snapshot registers (a renamed type's table under the name it had
+     * then) and the columns they hold then (a property dropped since is still a property). */
+    int rc = snapshot_at(&snap, h, branch, at);
+    if (!rc) rc = graph_handle_snapshot_catalog(h, snap, &cat);
+    if (!rc) rc = exec_prepare_in(&p, h, cat, req, false);
+    if (!rc) {
+        out->query_name = core_strdup(p.q->name ? p.q->name : "");
+        if (!out->query_name) rc = core_err_nomem();
+    }
+    if (!rc) rc = exec_query_run(&out->rows, cat, snap, h->s, p.q, p.params, cache);
     if (!rc) {
         snprintf(out->commit_id, sizeof out->commit_id, "%s", snap->head);
         out->manifest_version = snap->manifest_version;

@@ -47,8 +47,38 @@ static int query_error(lang_diags *d, const lang_query_set *qs, size_t qi, const
     return lang_diags_status(d); /* none inside its range: the file's first error */
 }
 
-int exec_prepare(exec_prepared *p, const lang_catalog *cat, const exec_gq_request *req,
-                 bool mutation)
+/* The query set of the source checked against cat again, its errors worded with what became
+ * of unknown names in the graph's other schema versions (an error path only: it lists and
+ * reads the kept schemas). Replaces p->qs and *diags when that worked; else leaves both. */
+static void recheck_with_history(exec_prepared *p, graph_handle *h, const lang_catalog *cat,
+                                 const char *source, size_t len, const char *file,
+                                 lang_diags *diags)
+{
+    lang_schema_version *v = NULL;
+    size_t n = 0;
+    if (graph_handle_history(h, cat, &v, &n) != 0 || n == 0) {
+        og_error_clear(); /* only a better message: the plain one stands */
+        core_free(v);
+        return;
+    }
+    lang_history hist = {v, n};
+    lang_diags d2;
+    lang_diags_init(&d2, diags->arena);
+    lang_query_set *qs = NULL;
+    int rc = lang_query_set_build_ex(&qs, cat, &hist, source, len, file, &d2);
+    core_free(v);
+    if ((rc && rc != OG_E_BAD_REQUEST) || d2.oom || !qs || qs->n_queries != p->qs->n_queries) {
+        og_error_clear();
+        lang_query_set_free(qs);
+        return;
+    }
+    lang_query_set_free(p->qs);
+    p->qs = qs;
+    *diags = d2;
+}
+
+static int prepare(exec_prepared *p, const lang_catalog *cat, graph_handle *h,
+                   const exec_gq_request *req, bool mutation)
 {
     memset(p, 0, sizeof *p);
     const char *source = req->source, *file = req->file, *name = req->name;
@@ -88,6 +118,7 @@ int exec_prepare(exec_prepared *p, const lang_catalog *cat, const exec_gq_reques
         goto out;
     }
     if (p->qs->status[qi]) {
+        if (h) recheck_with_history(p, h, cat, source, len, file, &diags);
         rc = query_error(&diags, p->qs, qi, file);
         goto out;
     }
@@ -124,4 +155,16 @@ out:
     core_arena_free(&arena);
     if (rc) exec_prepared_clear(p);
     return rc;
+}
+
+int exec_prepare(exec_prepared *p, const lang_catalog *cat, const exec_gq_request *req,
+                 bool mutation)
+{
+    return prepare(p, cat, NULL, req, mutation);
+}
+
+int exec_prepare_in(exec_prepared *p, graph_handle *h, const lang_catalog *cat,
+                    const exec_gq_request *req, bool mutation)
+{
+    return prepare(p, cat, h, req, mutation);
 }

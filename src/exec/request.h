@@ -43,6 +43,11 @@ typedef struct exec_prepared {
  * (request.c). */
 int exec_prepare(exec_prepared *p, const lang_catalog *cat, const exec_gq_request *req,
                  bool mutation);
+/* The same for a source run on graph h, cat one of h's catalogs: when the chosen query has
+ * errors, unknown type and property names are worded with what became of them in the graph's
+ * other schema versions (graph_handle_history, lang_query_set_build_ex). */
+int exec_prepare_in(exec_prepared *p, graph_handle *h, const lang_catalog *cat,
+                    const exec_gq_request *req, bool mutation);
 void exec_prepared_clear(exec_prepared *p);
 
 /* ---- Query (query.c) ----------------------------------------------------------------------- */
@@ -59,9 +64,10 @@ void exec_read_clear(exec_read *r);
 /* Run the read query req names against graph branch `branch` of h (NULL or "main": main) at
  * `at` (NULL or "": the branch's head, for main from the handle's cached head; otherwise a
  * commit id, an id prefix or a manifest version of that branch), through cache (NULL: a
- * private one). OG_E_NOT_FOUND names an unknown branch. A snapshot written under another
- * schema than the handle's is OG_E_UNSUPPORTED (the checked query would not describe its
- * tables). On failure *out is empty. */
+ * private one). OG_E_NOT_FOUND names an unknown branch. The query is checked against the
+ * schema the snapshot was written under (graph_handle_snapshot_catalog): a commit made before
+ * a schema apply reads under its own schema, its tables as it registered them. On failure
+ * *out is empty. */
 int exec_query(exec_read *out, graph_handle *h, const exec_gq_request *req, const char *branch,
                const char *at, exec_cache *cache);
 

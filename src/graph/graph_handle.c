@@ -329,6 +329,78 @@ int graph_handle_catalog(graph_handle *h, const char *identity, const lang_catal
     return 0;
 }
 
+int graph_handle_snapshot_catalog(graph_handle *h, const graph_snapshot *snap,
+                                  const lang_catalog **out)
+{
+    *out = NULL;
+    if (!snap->schema_identity[0]) {
+        *out = graph_handle_accepted(h, NULL);
+        return 0;
+    }
+    int rc = graph_handle_catalog(h, snap->schema_identity, out);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        rc = core_err(OG_E_NOT_FOUND,
+                      "manifest version %llu was written under schema %s, which this graph "
+                      "does not keep (no %s/%s.pg)",
+                      (unsigned long long)snap->manifest_version, snap->schema_identity,
+                      GRAPH_SCHEMA_DIR, snap->schema_identity);
+        core_err_detail(CORE_ERR_OBJECT, snap->schema_identity);
+    }
+    return rc;
+}
+
+int graph_handle_history(graph_handle *h, const lang_catalog *cat, lang_schema_version **out,
+                         size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char accepted_id[GRAPH_SCHEMA_HASH_LEN + 1];
+    const lang_catalog *accepted = graph_handle_accepted(h, accepted_id);
+    char(*ids)[GRAPH_SCHEMA_HASH_LEN + 1] = NULL;
+    size_t n_ids = 0;
+    if (cat != accepted) {
+        ids = core_malloc(sizeof *ids);
+        if (!ids) return core_err_nomem();
+        memcpy(ids[0], accepted_id, sizeof ids[0]);
+        n_ids = 1;
+    } else {
+        int rc = graph_schema_list(h->s, &ids, &n_ids);
+        if (rc) return rc;
+    }
+    /* the versions, then their identities' text, in one block */
+    size_t cap = n_ids ? n_ids : 1;
+    lang_schema_version *v = core_calloc(1, cap * (sizeof *v + GRAPH_SCHEMA_HASH_LEN + 1));
+    if (!v) {
+        core_free(ids);
+        return core_err_nomem();
+    }
+    char *text = (char *)(v + cap);
+    size_t k = 0;
+    for (size_t i = 0; i < n_ids; i++) {
+        const lang_catalog *c = NULL;
+        if (graph_handle_catalog(h, ids[i], &c) != 0) {
+            og_error_clear(); /* only a hint: a schema that does not read gives none */
+            continue;
+        }
+        if (c == cat) continue;
+        char *id = text + k * (GRAPH_SCHEMA_HASH_LEN + 1);
+        memcpy(id, ids[i], GRAPH_SCHEMA_HASH_LEN + 1);
+        v[k].cat = c;
+        v[k].identity = id;
+        v[k].newer = cat != accepted;
+        k++;
+    }
+    core_free(ids);
+    if (!k) {
+        core_free(v);
+        v = NULL;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
 const lang_catalog *graph_handle_accepted(graph_handle *h, char identity[GRAPH_SCHEMA_HASH_LEN + 1])
 {
     pthread_mutex_lock(lock_of(h));

@@ -11,6 +11,7 @@
 #define OG_GRAPH_GRAPH_HANDLE_H
 
 #include "graph/graph.h"
+#include "lang/history.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -94,6 +95,18 @@ void graph_handle_install_branch(graph_handle *h, const char *branch, graph_head
  * graph_handle_accept_schema; catalogs are never freed before close, so a thread still
  * running under the old one is safe. */
 int graph_handle_catalog(graph_handle *h, const char *identity, const lang_catalog **out);
+/* The catalog snapshot `snap` was written under (its schema identity; the accepted one when
+ * it records none), as graph_handle_catalog: a read at an earlier commit checks its query
+ * against this, not the accepted schema. OG_E_NOT_FOUND names the identity when the graph
+ * does not keep that schema. */
+int graph_handle_snapshot_catalog(graph_handle *h, const graph_snapshot *snap,
+                                  const lang_catalog **out);
+/* The other schema versions the graph keeps, seen from `cat` (a catalog of this handle): when
+ * cat is the accepted schema, every other kept one, all earlier; otherwise the accepted one,
+ * later. For the wording of unknown names (lang/history.h); a version that cannot be read is
+ * left out. *out is one allocation (core_free; the catalogs are the handle's), NULL when none. */
+int graph_handle_history(graph_handle *h, const lang_catalog *cat, lang_schema_version **out,
+                         size_t *n);
 /* The accepted catalog and its identity, read together (the pointers stay valid). */
 const lang_catalog *graph_handle_accepted(graph_handle *h,
                                           char identity[GRAPH_SCHEMA_HASH_LEN + 1]);

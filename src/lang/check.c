@@ -2,6 +2,7 @@
  * reports T1..T24 / Q001 diagnostics; a query that checks is handed to the lowering (lower.c,
  * interface in checker.h) as a lang_checked_query. Also the query set's entry points. */
 #include "lang/checker.h"
+#include "lang/history.h"
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -22,6 +23,7 @@ typedef struct var_entry {
 typedef struct checker {
     lang_query_set *qs;
     const lang_catalog *cat;
+    const lang_history *hist; /* other schema versions, for unknown names (NULL: none) */
     lang_diags *diags;
     const char *file;
     core_arena *a;
@@ -37,6 +39,22 @@ typedef struct checker {
 
 #define TERR(ck, pos, code, ...)                                                                   \
     lang_diag_add((ck)->diags, LANG_SEV_ERROR, code, (ck)->file, (pos).line, (pos).col, __VA_ARGS__)
+
+/* ": <what became of it>" for a name the catalog lacks that another schema version had, or
+ * "". */
+static const char *type_hint(checker *ck, const char *name, int kind)
+{
+    const char *h = ck->hist ? lang_history_type(ck->a, ck->hist, ck->cat, name, kind) : NULL;
+    const char *s = h ? core_arena_sprintf(ck->a, ": %s", h) : NULL;
+    return s ? s : "";
+}
+
+static const char *prop_hint(checker *ck, const lang_typedef *t, const char *prop)
+{
+    const char *h = ck->hist ? lang_history_prop(ck->a, ck->hist, ck->cat, t, prop) : NULL;
+    const char *s = h ? core_arena_sprintf(ck->a, ": %s", h) : NULL;
+    return s ? s : "";
+}
 
 static void *push(checker *ck, void **arr, size_t *n, size_t *cap, size_t size)
 {
@@ -288,7 +306,8 @@ static int prop_ref(checker *ck, const gq_expr *e, lang_ir_expr *out, int ctx)
     }
     int pi = lang_type_find_prop(t, e->name);
     if (pi < 0) {
-        TERR(ck, e->pos, "T2", "'%s' has no property '%s'", t->name, e->name);
+        TERR(ck, e->pos, "T2", "'%s' has no property '%s'%s", t->name, e->name,
+             prop_hint(ck, t, e->name));
         return -1;
     }
     const lang_prop *p = &t->props[pi];
@@ -660,7 +679,8 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
                 TERR(ck, cl[i].type_pos, "T1",
                      "'%s' is an edge type; bind nodes and traverse edges", cl[i].type_name);
             else
-                TERR(ck, cl[i].type_pos, "T1", "unknown node type '%s'", cl[i].type_name);
+                TERR(ck, cl[i].type_pos, "T1", "unknown node type '%s'%s", cl[i].type_name,
+                     type_hint(ck, cl[i].type_name, LANG_NODE));
             errs++;
             continue;
         }
@@ -677,7 +697,8 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
         if (c->kind != GQ_C_TRAV) continue;
         int e = lang_catalog_find_edge_ci(ck->cat, c->eword);
         if (e < 0) {
-            TERR(ck, c->eword_pos, "T4", "unknown edge '%s'", c->eword);
+            TERR(ck, c->eword_pos, "T4", "unknown edge '%s'%s", c->eword,
+                 type_hint(ck, c->eword, LANG_EDGE));
             errs++;
             continue;
         }
@@ -750,7 +771,8 @@ static int check_block(checker *ck, const gq_clause *cl, size_t n, lang_checked_
                 const gq_pm *pm = &c->pms[k];
                 int pi = lang_type_find_prop(t, pm->prop);
                 if (pi < 0) {
-                    TERR(ck, pm->pos, "T2", "'%s' has no property '%s'", t->name, pm->prop);
+                    TERR(ck, pm->pos, "T2", "'%s' has no property '%s'%s", t->name, pm->prop,
+                         prop_hint(ck, t, pm->prop));
                     errs++;
                     continue;
                 }
@@ -1032,7 +1054,9 @@ static int find_mut_type(checker *ck, const gq_mut *m)
 {
     int t = lang_catalog_find(ck->cat, m->type_name, 0);
     if (t < 0) t = lang_catalog_find_edge_ci(ck->cat, m->type_name);
-    if (t < 0) TERR(ck, m->type_pos, "T10", "unknown type '%s'", m->type_name);
+    if (t < 0)
+        TERR(ck, m->type_pos, "T10", "unknown type '%s'%s", m->type_name,
+             type_hint(ck, m->type_name, 0));
     return t;
 }
 
@@ -1115,7 +1139,8 @@ static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
             }
             int pi = lang_type_find_prop(td, a->name);
             if (pi < 0) {
-                TERR(ck, a->pos, "T11", "'%s' has no property '%s'", td->name, a->name);
+                TERR(ck, a->pos, "T11", "'%s' has no property '%s'%s", td->name, a->name,
+                     prop_hint(ck, td, a->name));
                 errs++;
                 continue;
             }
@@ -1180,7 +1205,8 @@ static int check_mutation(checker *ck, const gq_mut *m, lang_checked_mut *op)
         } else {
             int pi = lang_type_find_prop(td, m->where_prop);
             if (pi < 0) {
-                TERR(ck, m->where_pos, "T11", "'%s' has no property '%s'", td->name, m->where_prop);
+                TERR(ck, m->where_pos, "T11", "'%s' has no property '%s'%s", td->name,
+                     m->where_prop, prop_hint(ck, td, m->where_prop));
                 return -1;
             }
             const lang_prop *p = &td->props[pi];
@@ -1268,6 +1294,12 @@ static int check_query(checker *ck, const gq_query *q, lang_ir_query *ir)
 int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const char *src, size_t len,
                          const char *file, lang_diags *diags)
 {
+    return lang_query_set_build_ex(out, cat, NULL, src, len, file, diags);
+}
+
+int lang_query_set_build_ex(lang_query_set **out, const lang_catalog *cat, const lang_history *hist,
+                            const char *src, size_t len, const char *file, lang_diags *diags)
+{
     *out = NULL;
     lang_query_set *qs = core_calloc(1, sizeof *qs);
     if (!qs) return core_err_nomem();
@@ -1294,6 +1326,7 @@ int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const ch
     memset(&ck, 0, sizeof ck);
     ck.qs = qs;
     ck.cat = cat;
+    ck.hist = hist;
     ck.diags = diags;
     ck.file = qs->file;
     ck.a = &qs->arena;

@@ -208,6 +208,13 @@ typedef struct lang_query_set {
  * lang_query_set_free. */
 int lang_query_set_build(lang_query_set **out, const lang_catalog *cat, const char *src, size_t len,
                          const char *file, lang_diags *diags);
+/* The same, wording errors about unknown type and property names with what became of them in
+ * the other schema versions of `hist` (lang/history.h; NULL: none), e.g. "T1: unknown node
+ * type 'Person': node type `Person` was renamed to `Human`". */
+struct lang_history;
+int lang_query_set_build_ex(lang_query_set **out, const lang_catalog *cat,
+                            const struct lang_history *hist, const char *src, size_t len,
+                            const char *file, lang_diags *diags);
 void lang_query_set_free(lang_query_set *qs);
 /* Index of the query named `name`, or -1. */
 int lang_query_set_find(const lang_query_set *qs, const char *name);

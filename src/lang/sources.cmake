@@ -10,6 +10,7 @@ og_layer(lang DEPS core
   ${CMAKE_CURRENT_LIST_DIR}/catalog.c
   ${CMAKE_CURRENT_LIST_DIR}/identity.c
   ${CMAKE_CURRENT_LIST_DIR}/check.c
+  ${CMAKE_CURRENT_LIST_DIR}/history.c
   ${CMAKE_CURRENT_LIST_DIR}/lower.c
   ${CMAKE_CURRENT_LIST_DIR}/ir_dump.c
   ${CMAKE_CURRENT_LIST_DIR}/lint.c

@@ -26,6 +26,8 @@ static void test_options_init(void **state)
                og_selfcheck_options_init);
     CHECK_INIT(og_schema_plan_options, OG_SCHEMA_PLAN_OPTIONS_INIT, OG_SCHEMA_PLAN_OPTIONS_VERSION,
                og_schema_plan_options_init);
+    CHECK_INIT(og_lint_options, OG_LINT_OPTIONS_INIT, OG_LINT_OPTIONS_VERSION,
+               og_lint_options_init);
     CHECK_INIT(og_scan_options, OG_SCAN_OPTIONS_INIT, OG_SCAN_OPTIONS_VERSION,
                og_scan_options_init);
     CHECK_INIT(og_init_options, OG_INIT_OPTIONS_INIT, OG_INIT_OPTIONS_VERSION,

@@ -14,3 +14,7 @@ add_dependencies(test_cli_branch omnigraph_cli)
 # omnigraph repair, the damage-tolerant reads and the gate timeout (issue 16 c, d, e, j).
 og_test(test_cli_repair LABELS "cli" SOURCES cli/test_cli_repair.c LINK omnigraph)
 add_dependencies(test_cli_repair omnigraph_cli)
+# Time travel across schema changes at the shell (issue 19 item 3): query/schema show/export
+# --at under the commit's schema, lint --store with history-worded errors.
+og_test(test_cli_time_travel LABELS "cli" SOURCES cli/test_cli_time_travel.c LINK omnigraph)
+add_dependencies(test_cli_time_travel omnigraph_cli)

@@ -5,3 +5,5 @@ og_test(test_lang_cli LABELS "cli;lang" SOURCES lang/test_lang_cli.c)
 add_dependencies(test_lang_cli omnigraph_cli)
 og_fuzz(fuzz_lang_pg SOURCES lang/fuzz_lang_pg.c LINK og_lang CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/lang/corpus/pg)
 og_fuzz(fuzz_lang_gq SOURCES lang/fuzz_lang_gq.c LINK og_lang CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/lang/corpus/gq)
+# What became of a name across schema versions (issue 19 item 3), and the checker's wording.
+og_test(test_lang_history LABELS "unit;lang" SOURCES lang/test_lang_history.c LINK og_lang)

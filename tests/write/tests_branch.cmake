@@ -35,3 +35,6 @@ og_test(test_schema_crash LABELS "write;crash" SOURCES write/test_schema_crash.c
 # interleavings with loads and mutations (threads, processes), two applies, apply vs branch
 # create. OG_TEST_SEED / OG_SCHEMA_RACE_ITERS.
 og_test(test_schema_race LABELS "write;race" SOURCES write/test_schema_race.c TIMEOUT 600)
+# Time travel across schema changes (issue 19 item 3): reads at each commit under its own
+# schema, a branch forked before an apply, history-worded errors, schema show / export --at.
+og_test(test_schema_time_travel LABELS "write" SOURCES write/test_schema_time_travel.c TIMEOUT 300)
