@@ -1707,8 +1707,8 @@ int exec_result_cell(const exec_result *r, uint64_t row, size_t col, const arrow
 
 int exec_result_row_json(const exec_result *r, uint64_t row, core_buf *out)
 {
-    const arrow_array *a;
-    int64_t i;
+    const arrow_array *a = NULL;
+    int64_t i = 0;
     int rc = exec_result_cell(r, row, 0, &a, &i);
     if (r->schema.n_fields == 0) return core_buf_append_str(out, "{}");
     if (rc) return rc;

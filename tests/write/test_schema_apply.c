@@ -625,6 +625,8 @@ static void test_cleanup_dropped_tables(void **state)
     og_commit_list *l = NULL;
     assert_og_ok(og_graph_branch_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), 2);
+    char before[64];
+    snprintf(before, sizeof before, "%s", og_commit_list_get(l, 0)->id);
     og_commit_list_free(l);
     apply_ok(g, s, 0, &r);
     og_schema_apply_result_free(r);
@@ -634,6 +636,10 @@ static void test_cleanup_dropped_tables(void **state)
     assert_int_equal(c->tables_removed, 0);
     og_cleanup_result_free(c);
     assert_int_equal(count_dirs(dir, "nodes"), 3);
+    char *got = q_at(g, "query c() { match { $c: City } return { $c.name } }\n", before);
+    assert_non_null(got);
+    assert_string_equal(got, "{\"c.name\":\"Oslo\"}\n");
+    free(got);
     og_verify_options vo = OG_VERIFY_OPTIONS_INIT;
     og_verify_report *vr = NULL;
     assert_og_ok(og_graph_verify(&vr, dir, &vo));
