@@ -141,9 +141,11 @@ static int clean_one(write_graph *g, const char *root, uint64_t floor,
  * changes only at those) and no graph branch pins it, its whole dataset goes. So does a table
  * directory that no manifest row registers (an apply that created a new type's table and
  * failed or crashed before its commit), once everything in it is older than the orphan grace.
- * Called under the branch-refs gate, which a schema apply holds exclusive: no apply creates a
- * table meanwhile in this process (the grace covers other processes). A crash part way leaves
- * a partly removed dataset that nothing reads, and the next cleanup finishes it. */
+ * An apply creates its new tables in its prepare, before it takes its gates, so the branch-refs
+ * gate held here does not exclude that: the orphan grace does (an apply whose prepare and
+ * commit are further apart than the grace would lose its new tables and fail to commit). A
+ * crash part way leaves a partly removed dataset that nothing reads; the next cleanup
+ * finishes it. */
 
 static bool snap_has(const graph_snapshot *const *snaps, size_t n, const char *path)
 {
