@@ -143,7 +143,7 @@ static int clean_one(write_graph *g, const char *root, uint64_t floor,
  * failed or crashed before its commit), once everything in it is older than the orphan grace.
  * An apply creates its new tables in its prepare, before it takes its gates, so the branch-refs
  * gate held here does not exclude that: the orphan grace does (an apply whose prepare and
- * commit are further apart than the grace would lose its new tables and fail to commit). A
+ * commit are further apart than the grace could have them removed under it; not guarded). A
  * crash part way leaves a partly removed dataset that nothing reads; the next cleanup
  * finishes it. */
 
