@@ -359,6 +359,7 @@ static int repair_fill(repair_result *r, const write_repair_report *w)
     p->latest_version = w->latest;
     p->intact_version = w->intact;
     p->missing_version = w->missing;
+    p->lost_version = w->lost;
     p->manifest_version = w->manifest_version;
     memcpy(p->operation_id, w->operation_id, sizeof p->operation_id);
     memcpy(p->commit_id, w->commit_id, sizeof p->commit_id);

@@ -287,6 +287,11 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
         printf("%llu", (unsigned long long)r->missing_version);
     else
         fputs("null", stdout);
+    printf(",\"lost_version\":");
+    if (r->lost_version)
+        printf("%llu", (unsigned long long)r->lost_version);
+    else
+        fputs("null", stdout);
     printf(",\"schema_damaged\":%s,\"damage\":", r->schema_damaged ? "true" : "false");
     cli_json_str(stdout, r->damage);
     printf(",\"damaged\":[");
@@ -345,6 +350,13 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
     if (r->missing_version)
         printf("graph-manifest version %llu is missing (the version hint names it)\n",
                (unsigned long long)r->missing_version);
+    if (r->lost_version)
+        printf("graph-manifest version %llu is missing below newer intact versions: the head "
+               "search stops there; the newer versions hold every commit, only reading --at "
+               "version %llu is lost; %s\n",
+               (unsigned long long)r->lost_version, (unsigned long long)r->lost_version,
+               r->repaired ? "the version hint now starts the search above it"
+                           : "repair would start the search above it");
     printf("newest intact version: %llu\n", (unsigned long long)r->intact_version);
     for (size_t i = 0; i < r->n_damaged; i++)
         printf("%smove %s to %s\n", will, og_repair_result_damaged(r, i),
@@ -356,6 +368,10 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                will, t->alias, (unsigned long long)t->head, (unsigned long long)t->published);
     }
     bool manifest = r->n_damaged || r->n_tables || r->missing_version;
+    if (r->lost_version && !manifest) {
+        if (!r->repaired) printf("dry run: nothing was changed; run again with --confirm\n");
+        return;
+    }
     if (!manifest)
         printf("%s\n", r->repaired ? "the graph manifest needed no repair"
                                    : "the graph manifest needs no repair\ndry run: nothing was "

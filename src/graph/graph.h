@@ -289,6 +289,16 @@ int graph_snapshot_load_tolerant(graph_snapshot **out, store *s, unsigned flags)
  * file the manifest needs): rewritten as OG_E_CORRUPT naming the version and its file, and
  * the remedy. Returns the code to return. */
 int graph_head_damaged(int rc, uint64_t version);
+/* The message of a failed search for the head of main (OG_E_CORRUPT: a version lost below a
+ * newer one, or named by the hint above every stored one): the remedy added. Returns rc. */
+int graph_head_lost(int rc);
+/* Whether the head read at snap (its manifest version named with `naming`) can be trusted: a
+ * table of snap's branch at a Lance version after its pin, with no recovery sidecar pending and
+ * the manifest still at snap's version, means a newer graph-manifest version was lost: typed
+ * OG_E_CORRUPT naming it. *moved: the manifest moved on meanwhile (read the head again). One
+ * head per table of the branch; the sidecar listing and a manifest probe only when a table is
+ * ahead. */
+int graph_head_check_tables(store *s, const graph_snapshot *snap, lance_naming naming, bool *moved);
 /* The same from an already opened manifest dataset (the publisher's fresh view). */
 int graph_snapshot_from_dataset(graph_snapshot **out, const lance_dataset *manifest,
                                 const char *branch, unsigned flags);

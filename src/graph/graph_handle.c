@@ -194,9 +194,36 @@ void graph_handle_install_branch(graph_handle *h, const char *branch, graph_head
     graph_head_release(old);
 }
 
+/* A head read afresh is checked before it is served (graph_head_check_tables): a lost newer
+ * manifest version would otherwise make it a silently stale head. A writer's own commits are
+ * installed without the check: it made them. A manifest that moved meanwhile is read again. */
+static int head_load_checked(graph_head **out, store *s, const char *branch)
+{
+    *out = NULL;
+    for (int tries = 0;; tries++) {
+        graph_head *hd = NULL;
+        int rc = graph_head_load(&hd, s, branch);
+        if (rc) return rc;
+        bool moved = false;
+        rc = graph_head_check_tables(s, hd->snap, hd->ds->naming, &moved);
+        if (rc == 0 && (!moved || tries == 4)) {
+            *out = hd;
+            return 0;
+        }
+        graph_head_release(hd);
+        if (rc) return rc;
+    }
+}
+
 int graph_handle_branch_head(graph_handle *h, const char *branch, graph_head **out)
 {
-    if (!branch) return graph_handle_head(h, out);
+    return graph_handle_branch_head_ex(h, branch, 0, out);
+}
+
+int graph_handle_branch_head_ex(graph_handle *h, const char *branch, unsigned flags,
+                                graph_head **out)
+{
+    if (!branch) return graph_handle_head_ex(h, flags, out);
     *out = NULL;
     graph_head *c = NULL;
     pthread_mutex_lock(lock_of(h));
@@ -212,8 +239,13 @@ int graph_handle_branch_head(graph_handle *h, const char *branch, graph_head **o
         lance_branch ref;
         if (rc == 0) rc = lance_branch_get(h->s, GRAPH_MANIFEST_DIR, branch, &ref);
         if (rc == 0)
-            rc = lance_version_latest_from_unchecked(h->s, root, c->ds->naming,
-                                                     lance_dataset_version(c->ds), &latest);
+            rc = lance_version_latest_from_flags(
+                h->s, root, c->ds->naming, lance_dataset_version(c->ds),
+                flags & GRAPH_HEAD_PREGATE ? 0 : LANCE_LATEST_GAPS, &latest);
+        if (rc == OG_E_CORRUPT) {
+            graph_head_release(c);
+            return graph_head_lost(rc); /* a lost version below a newer one: never stale */
+        }
         if (rc == 0 && latest == c->snap->manifest_version &&
             strcmp(ref.identity, c->snap->branch_identity) == 0) {
             *out = c;
@@ -223,7 +255,7 @@ int graph_handle_branch_head(graph_handle *h, const char *branch, graph_head **o
         graph_head_release(c);
     }
     graph_head *hd = NULL;
-    int rc = graph_head_load(&hd, h->s, branch);
+    int rc = head_load_checked(&hd, h->s, branch);
     if (rc) return rc;
     graph_handle_install_branch(h, branch, hd);
     *out = hd;
@@ -232,17 +264,26 @@ int graph_handle_branch_head(graph_handle *h, const char *branch, graph_head **o
 
 int graph_handle_head(graph_handle *h, graph_head **out)
 {
+    return graph_handle_head_ex(h, 0, out);
+}
+
+int graph_handle_head_ex(graph_handle *h, unsigned flags, graph_head **out)
+{
     *out = NULL;
     pthread_mutex_lock(lock_of(h));
     graph_head *c = graph_head_retain(h->head_);
     pthread_mutex_unlock(lock_of(h));
     /* Probing on from the cached version, without looking at it again: a write re-checks its
-     * base under the gates, and a read at a version cleanup has just removed fails typed. */
+     * base under the gates, and a read at a version cleanup has just removed fails typed. A
+     * read also heads the version after the first missing one, so a version lost below newer
+     * ones is an error, not a stale head; a write's pre-gate look need not (its look under the
+     * gates does). */
     uint64_t latest = 0;
     lance_naming naming = LANCE_NAMING_UNKNOWN;
-    int rc = c ? lance_version_latest_from_unchecked(h->s, GRAPH_MANIFEST_DIR, c->ds->naming,
-                                                     lance_dataset_version(c->ds), &latest)
-               : lance_version_latest(h->s, GRAPH_MANIFEST_DIR, &latest, &naming);
+    unsigned look = flags & GRAPH_HEAD_PREGATE ? 0 : LANCE_LATEST_GAPS;
+    int rc = c ? lance_version_latest_from_flags(h->s, GRAPH_MANIFEST_DIR, c->ds->naming,
+                                                 lance_dataset_version(c->ds), look, &latest)
+               : lance_version_latest_owned(h->s, GRAPH_MANIFEST_DIR, 0, true, &latest, &naming);
     if (rc == 0 && c && c->snap->manifest_version == latest) {
         *out = c;
         return 0;
@@ -250,6 +291,7 @@ int graph_handle_head(graph_handle *h, graph_head **out)
     graph_head_release(c);
     if (rc == OG_E_NOT_FOUND)
         return core_err(OG_E_NOT_FOUND, "no graph here (no %s)", GRAPH_MANIFEST_DIR);
+    if (rc == OG_E_CORRUPT) return graph_head_lost(rc);
     if (rc != 0) return rc;
     lance_dataset *ds = NULL;
     graph_snapshot *snap = NULL;
@@ -263,6 +305,16 @@ int graph_handle_head(graph_handle *h, graph_head **out)
         return graph_head_damaged(rc, latest);
     }
     if ((rc = graph_head_new(&hd, ds, snap)) != 0) return rc;
+    bool moved = false;
+    rc = graph_head_check_tables(h->s, hd->snap, hd->ds->naming, &moved);
+    if (rc == 0 && moved) { /* a writer published meanwhile: its head, checked the same way */
+        graph_head_release(hd);
+        rc = head_load_checked(&hd, h->s, NULL);
+    }
+    if (rc != 0) {
+        graph_head_release(hd);
+        return rc;
+    }
     graph_handle_install(h, hd);
     *out = hd;
     return 0;

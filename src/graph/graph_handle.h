@@ -74,6 +74,11 @@ void graph_handle_close(graph_handle *h);
  * latest (a head or two of the version search), else a fresh read that becomes the cached
  * one. Release it with graph_head_release. */
 int graph_handle_head(graph_handle *h, graph_head **out);
+/* The same with flags: GRAPH_HEAD_PREGATE for a write's base taken before its gates, which
+ * re-checks the version under them (no look for a lost version above the cached one). A head
+ * read afresh is checked against its tables (graph_head_check_tables) in either case. */
+#define GRAPH_HEAD_PREGATE 1u
+int graph_handle_head_ex(graph_handle *h, unsigned flags, graph_head **out);
 /* A copy of that head's snapshot (caller frees). */
 int graph_handle_head_snapshot(graph_handle *h, graph_snapshot **out);
 /* Make hd (a head of main) the cached head; the handle takes a reference of its own. */
@@ -88,6 +93,9 @@ void graph_handle_install_unchanged(graph_handle *h, uint64_t from, lance_datase
  * OG_E_NOT_FOUND when the branch has no manifest. */
 #define GRAPH_HANDLE_BRANCH_HEADS 8
 int graph_handle_branch_head(graph_handle *h, const char *branch, graph_head **out);
+/* The same with graph_handle_head_ex's flags. */
+int graph_handle_branch_head_ex(graph_handle *h, const char *branch, unsigned flags,
+                                graph_head **out);
 void graph_handle_install_branch(graph_handle *h, const char *branch, graph_head *hd);
 /* The catalog of schema `identity`: the accepted one, or one an earlier commit was made under
  * (graph_schema_read_identity), read once and kept until the handle closes (borrowed: valid

@@ -753,8 +753,30 @@ int graph_snapshot_from_dataset(graph_snapshot **out, const lance_dataset *manif
     return from_dataset(out, manifest, branch, is_main(branch) ? NULL : ref.identity, flags);
 }
 
+static int snapshot_load(graph_snapshot **out, store *s, const char *branch, uint64_t version,
+                         unsigned flags, lance_naming *naming);
+
 int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint64_t version,
                         unsigned flags)
+{
+    /* At the head, checked before it is served (graph_head_check_tables): a newer version that
+     * was lost would otherwise make it a silently stale head. Read again when a writer
+     * published meanwhile. */
+    for (int tries = 0;; tries++) {
+        lance_naming naming = LANCE_NAMING_UNKNOWN;
+        int rc = snapshot_load(out, s, branch, version, flags, &naming);
+        if (rc != 0 || version != 0) return rc;
+        bool moved = false;
+        rc = graph_head_check_tables(s, *out, naming, &moved);
+        if (rc == 0 && (!moved || tries == 4)) return 0;
+        graph_snapshot_free(*out);
+        *out = NULL;
+        if (rc != 0) return rc;
+    }
+}
+
+static int snapshot_load(graph_snapshot **out, store *s, const char *branch, uint64_t version,
+                         unsigned flags, lance_naming *naming)
 {
     *out = NULL;
     lance_dataset *m = NULL;
@@ -763,9 +785,9 @@ int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint
     if (is_main(branch)) {
         rc = lance_dataset_open(&m, s, GRAPH_MANIFEST_DIR, version, LANCE_ACCESS_READ);
         uint64_t latest = 0;
-        lance_naming naming;
+        lance_naming nm;
         if (rc == OG_E_NOT_FOUND && version > 0 &&
-            lance_version_latest(s, GRAPH_MANIFEST_DIR, &latest, &naming) == 0) {
+            lance_version_latest(s, GRAPH_MANIFEST_DIR, &latest, &nm) == 0) {
             if (latest > version) /* the graph went past it: cleanup removed it */
                 rc = core_err(OG_E_NOT_FOUND,
                               "manifest version %llu is no longer stored: cleanup removed it "
@@ -786,6 +808,7 @@ int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint
             rc = lance_branch_open_ref(&m, s, GRAPH_MANIFEST_DIR, &ref, version, LANCE_ACCESS_READ);
     }
     if (rc == 0) rc = from_dataset(out, m, branch, is_main(branch) ? NULL : ref.identity, flags);
+    if (rc == 0) *naming = m->naming;
     lance_dataset_free(m);
     return rc;
 }
@@ -881,6 +904,22 @@ int graph_head_damaged(int rc, uint64_t version)
     return OG_E_CORRUPT;
 }
 
+int graph_head_lost(int rc)
+{
+    if (rc != OG_E_CORRUPT) return rc;
+    char why[600], obj[STORE_KEY_MAX];
+    snprintf(why, sizeof why, "%s", og_error_last()->message);
+    snprintf(obj, sizeof obj, "%s", og_error_last()->object ? og_error_last()->object : "");
+    core_err(OG_E_CORRUPT,
+             "the head of the graph cannot be found: %s. Reads at the head and writes are "
+             "refused rather than served from an older version; older commits can still be "
+             "read with --at; `omnigraph verify` lists the damage and `omnigraph repair` "
+             "restores a writable state",
+             why);
+    core_err_detail(CORE_ERR_OBJECT, obj[0] ? obj : GRAPH_MANIFEST_DIR);
+    return OG_E_CORRUPT;
+}
+
 int graph_snapshot_load_tolerant(graph_snapshot **out, store *s, unsigned flags)
 {
     *out = NULL;
@@ -916,10 +955,81 @@ int graph_snapshot_load_tolerant(graph_snapshot **out, store *s, unsigned flags)
         return irc == OG_E_NOT_FOUND ? saved_rc : graph_head_damaged(saved_rc, d.latest);
     }
     rc = graph_snapshot_load(out, s, NULL, d.intact, flags);
-    if (rc == 0)
+    if (rc == 0 && d.intact == d.latest)
+        core_log(CORE_LOG_WARN,
+                 "%s; reading the newest stored version %llu for its history. `omnigraph verify` "
+                 "lists the damage",
+                 saved, (unsigned long long)d.intact);
+    else if (rc == 0)
         core_log(CORE_LOG_WARN,
                  "graph manifest version %llu (%s) cannot be read (%s); reading the newest intact "
                  "version %llu instead. `omnigraph repair` restores a writable state",
                  (unsigned long long)d.latest, d.damaged_key, d.why, (unsigned long long)d.intact);
     return rc;
+}
+
+/* ---- a head that may be stale ------------------------------------------------------------
+ * The newest graph-manifest version found is the head only if no newer one was lost. A lost
+ * newest version leaves behind the tables its commit moved: each is at a Lance version after
+ * the one the found head pins. A write in flight moves its tables ahead too, but it holds a
+ * recovery sidecar from before its first effect until after its publish, so: a table of this
+ * branch ahead of its pin, no sidecar at all, and the manifest still at the version read (after
+ * the sidecar listing, so a publish that removed its sidecar is seen) is damage. */
+int graph_head_check_tables(store *s, const graph_snapshot *snap, lance_naming naming, bool *moved)
+{
+    *moved = false;
+    const graph_table *ahead = NULL;
+    uint64_t at = 0;
+    char root[STORE_KEY_MAX];
+    for (size_t i = 0; i < snap->n_tables && !ahead; i++) {
+        const graph_table *t = &snap->tables[i];
+        /* Only this branch's own tables: a branch reads the versions of its source's tables it
+         * has not forked, which the source moves on from legitimately. */
+        bool own = snap->branch ? t->table_branch && strcmp(t->table_branch, snap->branch) == 0
+                                : !t->table_branch;
+        if (!own || t->version == 0) continue;
+        uint64_t latest = 0;
+        int rc = lance_branch_root(root, t->path, t->table_branch);
+        if (rc == 0)
+            rc = lance_version_latest_from_flags(s, root, LANCE_NAMING_V2, t->version, 0, &latest);
+        if (rc != 0) return rc;
+        if (latest > t->version) ahead = t, at = latest;
+    }
+    if (!ahead) return 0;
+    char key[STORE_KEY_MAX];
+    snprintf(key, sizeof key, "%s/", GRAPH_RECOVERY_DIR);
+    store_list l = {0};
+    int rc = store_list_prefix(s, key, STORE_LIST_DELIMITED, &l);
+    size_t pending = 0;
+    for (size_t i = 0; rc == 0 && i < l.count; i++)
+        if (!l.items[i].is_prefix) pending++;
+    store_list_free(&l);
+    if (rc == OG_E_NOT_FOUND) rc = 0, og_error_clear();
+    if (rc != 0) return rc;
+    if (pending) return 0; /* a write in flight, or one recovery will resolve */
+    uint64_t now = 0;
+    rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, snap->branch);
+    if (rc == 0)
+        rc = lance_version_latest_from_flags(s, root, naming, snap->manifest_version,
+                                             LANCE_LATEST_CHECK | LANCE_LATEST_GAPS, &now);
+    if (rc != 0) return rc;
+    if (now != snap->manifest_version) {
+        *moved = true;
+        return 0;
+    }
+    char vkey[STORE_KEY_MAX], name[LANCE_VERSION_NAME_CAP];
+    if (lance_version_file_name(name, sizeof name, naming, snap->manifest_version + 1) != 0 ||
+        lance_key(vkey, root, LANCE_VERSIONS_DIR, name) != 0)
+        vkey[0] = 0;
+    core_err(OG_E_CORRUPT,
+             "the newest graph-manifest version%s%s is %llu, but table %s is at Lance version "
+             "%llu, after the version %llu that it pins, and no pending write explains it: a "
+             "newer graph-manifest version (%s) was lost, so the head cannot be trusted. Older "
+             "commits can still be read with --at; `omnigraph verify` lists the damage and "
+             "`omnigraph repair` restores a writable state",
+             snap->branch ? " of branch " : "", snap->branch ? snap->branch : "",
+             (unsigned long long)snap->manifest_version, ahead->alias, (unsigned long long)at,
+             (unsigned long long)ahead->version, vkey[0] ? vkey : "the next one");
+    core_err_detail(CORE_ERR_OBJECT, vkey[0] ? vkey : ahead->path);
+    return OG_E_CORRUPT;
 }

@@ -279,7 +279,7 @@ int lance_branch_list(store *s, const char *root, lance_branch **out, size_t *n)
 /* Does the directory of branch b belong to this ref? Its first manifest (version
  * parent_version, named like `have`) must have been made by the Clone transaction whose uuid
  * is the identity. */
-static int check_incarnation(store *s, const char *dir, const lance_branch *b,
+static int check_incarnation(store *s, const char *root, const char *dir, const lance_branch *b,
                              const lance_manifest *have, lance_naming naming)
 {
     if (b->foreign) return 0; /* no identity recorded in the directory to compare */
@@ -294,6 +294,26 @@ static int check_incarnation(store *s, const char *dir, const lance_branch *b,
     lance_pb_free(t);
     lance_manifest_free(m);
     if (rc && rc != OG_E_NOT_FOUND) return rc;
+    if (rc == OG_E_NOT_FOUND) {
+        /* The first version is gone. A branch deleted (or replaced) meanwhile has no ref of
+         * this identity any more; while the ref still names it, its first version was lost. */
+        lance_branch now;
+        int r2 = lance_branch_get(s, root, b->name, &now);
+        if (r2 == 0 && strcmp(now.identity, b->identity) == 0) {
+            char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+            if (lance_version_file_name(name, sizeof name, naming, b->parent_version) != 0 ||
+                lance_key(key, dir, LANCE_VERSIONS_DIR, name) != 0)
+                snprintf(key, sizeof key, "%s", dir);
+            core_err(OG_E_CORRUPT,
+                     "branch '%s': its first version %" PRIu64
+                     " (%s) is missing while its ref names it: a version file was lost",
+                     b->name, b->parent_version, key);
+            core_err_detail(CORE_ERR_OBJECT, key);
+            core_err_detail(CORE_ERR_KEY, b->name);
+            return OG_E_CORRUPT;
+        }
+        if (r2 != 0 && r2 != OG_E_NOT_FOUND) return r2;
+    }
     if (!same) {
         og_error_clear();
         core_err(OG_E_CONFLICT,
@@ -345,7 +365,7 @@ static int open_ref(lance_dataset **out, store *s, const char *root, const lance
         core_err_prefix("branch '%s'", branch);
         return rc;
     }
-    if (rc == 0) rc = check_incarnation(s, dir, b, (*out)->m, (*out)->naming);
+    if (rc == 0) rc = check_incarnation(s, root, dir, b, (*out)->m, (*out)->naming);
     if (rc) {
         lance_dataset_free(*out);
         *out = NULL;

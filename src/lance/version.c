@@ -171,13 +171,20 @@ static int version_exists(store *s, const char *root, lance_naming naming, uint6
     return rc ? rc : 1;
 }
 
-/* From an existing version h (under naming), the latest: gallop forward, then bisect (with
- * `check`, then look at the version found again).
- * Returns 1 when the version found is gone by the end: cleanup deleted the versions the probe
- * started from (it deletes oldest first, so a version that still exists after the probe saw
- * its successor missing was the latest; one that does not may sit below a deleted range, and
- * the caller must start again from a version cleanup kept, such as the hint it rewrote). */
-static int probe_from(store *s, const char *root, lance_naming naming, uint64_t h, bool check,
+/* What a probe found: the latest, a hole in the history above its start, or that it must start
+ * again from a version cleanup kept. */
+enum { PROBE_FOUND = 0, PROBE_RESTART = 1, PROBE_GAP = 2 };
+
+/* From an existing version h (under naming), the latest: gallop forward, then bisect. Every
+ * answer lo (present) with lo+1 missing is then checked for a version above the miss (one more
+ * head): versions are made one after another and cleanup removes the oldest first, so a present
+ * lo+2 means lo+1 was lost and lo is not the latest (PROBE_GAP, *v = lo + 1, the missing one).
+ * With `check`, or when a gap is seen, lo is looked at again: when it is gone by then, cleanup
+ * deleted the versions the probe started from (a version that still exists after the probe saw
+ * its successor missing was the latest; one that does not may sit below a deleted range), and
+ * the caller must start again from a version cleanup kept, such as the hint it rewrote
+ * (PROBE_RESTART). */
+static int probe_from(store *s, const char *root, lance_naming naming, uint64_t h, unsigned flags,
                       uint64_t *v)
 {
     uint64_t lo = h, hi = 0, step = 1; /* lo exists; hi (when non-zero) does not */
@@ -200,57 +207,105 @@ static int probe_from(store *s, const char *root, lance_naming naming, uint64_t 
         else
             hi = mid;
     }
-    int e = check ? version_exists(s, root, naming, lo) : 1;
+    int above = 0;
+    if ((flags & LANCE_LATEST_GAPS) && hi + 1 > hi) above = version_exists(s, root, naming, hi + 1);
+    if (above < 0) return above;
+    int e = (flags & LANCE_LATEST_CHECK) || above ? version_exists(s, root, naming, lo) : 1;
     if (e < 0) return e;
-    if (!e) return 1;
-    *v = lo;
-    return 0;
+    if (!e) return PROBE_RESTART;
+    *v = above ? hi : lo;
+    return above ? PROBE_GAP : PROBE_FOUND;
 }
 
-/* Latest through the hint: 0 and *v set, 1 when the hint cannot be used, or an error. */
-static int latest_from_hint(store *s, const char *root, uint64_t *v, lance_naming *naming)
+/* A hole in the history: version `missing` is gone while the one after it exists. */
+static int gap_error(const char *root, lance_naming naming, uint64_t missing)
+{
+    char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+    if (lance_version_file_name(name, sizeof name, naming, missing) != 0 ||
+        lance_key(key, root, LANCE_VERSIONS_DIR, name) != 0)
+        key[0] = 0;
+    core_err(OG_E_CORRUPT,
+             "lance table '%s': version %" PRIu64 " (%s) is missing but version %" PRIu64
+             " exists: a version file was lost, so the latest version cannot be trusted",
+             root, missing, key, missing + 1);
+    core_err_detail(CORE_ERR_OBJECT, key[0] ? key : root);
+    return OG_E_CORRUPT;
+}
+
+/* Latest through the hint: 0 and *v set, 1 when the hint cannot be used, or an error (a gap
+ * above the hint: OG_E_CORRUPT). *hint receives the last hint read (0: none). */
+static int latest_from_hint(store *s, const char *root, uint64_t *v, lance_naming *naming,
+                            uint64_t *hint)
 {
     /* A hint read just before a cleanup rewrote it may name a version it then deleted: read it
-     * again, a few times, before falling back to the listing. */
+     * again, a few times, before falling back to the listing. The same for a gap: cleanup
+     * rewrites the hint to the latest before it deletes anything, so a hole is explained by a
+     * cleanup when the hint now stands above it, and is damage when it does not. */
+    uint64_t gap = 0;
+    lance_naming gap_naming = LANCE_NAMING_UNKNOWN;
+    *hint = 0;
     for (int tries = 0; tries < 3; tries++) {
         uint64_t h = hint_read(s, root);
+        *hint = h;
         if (h == 0) return 1;
+        if (gap && h <= gap) return gap_error(root, gap_naming, gap);
+        gap = 0;
         static const lance_naming order[] = {LANCE_NAMING_V2, LANCE_NAMING_V1};
         int rc = 1;
         for (size_t i = 0; i < 2 && rc == 1; i++) {
             int e = version_exists(s, root, order[i], h);
             if (e < 0) return e;
             if (!e) continue;
-            rc = probe_from(s, root, order[i], h, true, v);
-            if (rc == 0) *naming = order[i];
-            if (rc != 1) return rc;
+            uint64_t found = 0;
+            rc = probe_from(s, root, order[i], h, LANCE_LATEST_CHECK | LANCE_LATEST_GAPS, &found);
+            if (rc == PROBE_FOUND) *v = found, *naming = order[i];
+            if (rc == PROBE_GAP) gap = found, gap_naming = order[i];
+            if (rc < 0 || rc == PROBE_FOUND) return rc;
         }
     }
+    if (gap) return gap_error(root, gap_naming, gap);
     return 1;
+}
+
+/* A probe from a version the caller knew found a gap (version `gap` missing): a hole below the
+ * hint is a cleanup's (it rewrites the hint to the latest before deleting), so the latest is
+ * found again from the hint; one at or above the hint is damage. */
+static int after_gap(store *s, const char *root, lance_naming naming, uint64_t gap, uint64_t *v)
+{
+    if (hint_read(s, root) > gap) {
+        lance_naming nm;
+        return lance_version_latest(s, root, v, &nm);
+    }
+    return gap_error(root, naming, gap);
+}
+
+int lance_version_latest_from_flags(store *s, const char *root, lance_naming naming, uint64_t known,
+                                    unsigned flags, uint64_t *v)
+{
+    if (known == 0 || naming == LANCE_NAMING_UNKNOWN)
+        return core_err(OG_E_BAD_REQUEST, "lance_version_latest_from: no known version");
+    uint64_t found = 0;
+    int rc = probe_from(s, root, naming, known, flags, &found);
+    if (rc == PROBE_RESTART) { /* `known` was cleaned up since the caller saw it: from the hint */
+        lance_naming nm;
+        return lance_version_latest(s, root, v, &nm);
+    }
+    if (rc == PROBE_GAP) return after_gap(s, root, naming, found, v);
+    if (rc == PROBE_FOUND) *v = found, og_error_clear(); /* the probe's misses are answers */
+    return rc;
 }
 
 int lance_version_latest_from(store *s, const char *root, lance_naming naming, uint64_t known,
                               uint64_t *v)
 {
-    if (known == 0 || naming == LANCE_NAMING_UNKNOWN)
-        return core_err(OG_E_BAD_REQUEST, "lance_version_latest_from: no known version");
-    int rc = probe_from(s, root, naming, known, true, v);
-    if (rc == 1) { /* `known` was cleaned up since the caller saw it: start from the hint */
-        lance_naming nm;
-        return lance_version_latest(s, root, v, &nm);
-    }
-    if (rc == 0) og_error_clear(); /* the probe's misses are answers, not errors */
-    return rc;
+    return lance_version_latest_from_flags(s, root, naming, known,
+                                           LANCE_LATEST_CHECK | LANCE_LATEST_GAPS, v);
 }
 
 int lance_version_latest_from_unchecked(store *s, const char *root, lance_naming naming,
                                         uint64_t known, uint64_t *v)
 {
-    if (known == 0 || naming == LANCE_NAMING_UNKNOWN)
-        return core_err(OG_E_BAD_REQUEST, "lance_version_latest_from: no known version");
-    int rc = probe_from(s, root, naming, known, false, v);
-    if (rc == 0) og_error_clear();
-    return rc;
+    return lance_version_latest_from_flags(s, root, naming, known, 0, v);
 }
 
 int lance_version_latest(store *s, const char *root, uint64_t *v, lance_naming *naming)
@@ -261,16 +316,23 @@ int lance_version_latest(store *s, const char *root, uint64_t *v, lance_naming *
 int lance_version_latest_above(store *s, const char *root, uint64_t floor, uint64_t *v,
                                lance_naming *naming)
 {
-    uint64_t found = 0;
+    return lance_version_latest_owned(s, root, floor, false, v, naming);
+}
+
+int lance_version_latest_owned(store *s, const char *root, uint64_t floor, bool owned, uint64_t *v,
+                               lance_naming *naming)
+{
+    uint64_t found = 0, hint = 0;
     lance_naming nm = LANCE_NAMING_UNKNOWN;
-    int rc = latest_from_hint(s, root, &found, &nm);
+    int rc = latest_from_hint(s, root, &found, &nm, &hint);
     if (rc < 0) return rc;
     /* No usable hint: from the version known to exist, under either scheme (V2 first). */
     static const lance_naming order[] = {LANCE_NAMING_V2, LANCE_NAMING_V1};
     for (size_t i = 0; rc == 1 && floor && i < 2; i++) {
-        rc = probe_from(s, root, order[i], floor, true, &found);
+        rc = probe_from(s, root, order[i], floor, LANCE_LATEST_CHECK | LANCE_LATEST_GAPS, &found);
         if (rc < 0) return rc;
-        if (rc == 0) nm = order[i];
+        if (rc == PROBE_GAP) return gap_error(root, order[i], found);
+        if (rc == PROBE_FOUND) nm = order[i];
     }
     og_error_clear(); /* the misses of the probe are answers, not errors */
     if (rc == 1) {
@@ -280,6 +342,22 @@ int lance_version_latest_above(store *s, const char *root, uint64_t floor, uint6
         if (rc) return rc;
         if (l.n) found = l.v[l.n - 1], nm = l.naming;
         lance_version_list_free(&l);
+        /* This engine writes the hint only after its version exists, and cleanup never
+         * deletes the latest: in a dataset only it writes, a hint above every stored version
+         * names versions that were lost. (Lance tolerates a too-high hint from other writers.) */
+        if (owned && found && hint > found) {
+            char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+            if (lance_version_file_name(name, sizeof name, nm, hint) != 0 ||
+                lance_key(key, root, LANCE_VERSIONS_DIR, name) != 0)
+                key[0] = 0;
+            core_err(OG_E_CORRUPT,
+                     "lance table '%s': its version hint names version %" PRIu64
+                     " but the newest stored is %" PRIu64
+                     ": the newest versions were lost, so the latest cannot be trusted",
+                     root, hint, found);
+            core_err_detail(CORE_ERR_OBJECT, key[0] ? key : root);
+            return OG_E_CORRUPT;
+        }
     }
     if (found == 0) {
         core_err(OG_E_NOT_FOUND, "lance table '%s' has no versions", root);

@@ -9,6 +9,7 @@
 #include "lance/manifest.h"
 #include "store/store.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,16 +52,31 @@ int lance_version_latest(store *s, const char *root, uint64_t *v, lance_naming *
 int lance_version_latest_above(store *s, const char *root, uint64_t floor, uint64_t *v,
                                lance_naming *naming);
 /* The latest version of a table whose version `known` (named with `naming`) the caller opened
- * or published: heads only, two when nothing came after it (the successor, then `known` again:
- * if cleanup deleted `known` meanwhile, the search starts over from the hint). */
+ * or published: heads only, three when nothing came after it (the successor, the one after it
+ * for a gap, then `known` again: if cleanup deleted `known` meanwhile, the search starts over
+ * from the hint). */
 int lance_version_latest_from(store *s, const char *root, lance_naming naming, uint64_t known,
                               uint64_t *v);
-/* The same without the second look at the version found (one head fewer): only for a caller
+/* The same without the looks above and at the version found (two heads fewer): only for a caller
  * that re-checks the answer under a gate that excludes cleanup (a pre-gate base capture), or
  * for whom `known` cannot have been cleaned up (a table's pinned version: cleanup keeps every
  * version from the oldest retained commit's pins up). */
 int lance_version_latest_from_unchecked(store *s, const char *root, lance_naming naming,
                                         uint64_t known, uint64_t *v);
+/* The same with the choice of looks: LANCE_LATEST_CHECK looks at the version found again (the
+ * checked variant above); LANCE_LATEST_GAPS heads the version after the first missing one, so
+ * that a lost version with newer ones above it is a typed OG_E_CORRUPT naming it instead of a
+ * stale answer (a hole below the hint is a cleanup's, and the search goes on from the hint).
+ * Discovery from the hint (lance_version_latest*) always looks for gaps. */
+#define LANCE_LATEST_CHECK 1u
+#define LANCE_LATEST_GAPS 2u
+int lance_version_latest_from_flags(store *s, const char *root, lance_naming naming, uint64_t known,
+                                    unsigned flags, uint64_t *v);
+/* lance_version_latest_above for a dataset only this engine writes (the graph manifest and its
+ * branches), `owned`: a hint that names a version above every stored one is then a typed
+ * OG_E_CORRUPT (the newest versions were lost) instead of a stale hint to ignore. */
+int lance_version_latest_owned(store *s, const char *root, uint64_t floor, bool owned, uint64_t *v,
+                               lance_naming *naming);
 /* How many discoveries in this process fell back to listing _versions/ (for cost tests). */
 uint64_t lance_version_listings(void);
 

@@ -488,8 +488,8 @@ static bool base_was_stale(write_graph *g, const graph_head *wb)
 
 static int base_acquire(write_graph *g, const char *branch, graph_head **out)
 {
-    if (!branch) return graph_handle_head(g->h, out);
-    int rc = graph_handle_branch_head(g->h, branch, out);
+    if (!branch) return graph_handle_head_ex(g->h, GRAPH_HEAD_PREGATE, out);
+    int rc = graph_handle_branch_head_ex(g->h, branch, GRAPH_HEAD_PREGATE, out);
     lance_branch ref;
     if (rc == OG_E_NOT_FOUND &&
         lance_branch_get(g->h->s, GRAPH_MANIFEST_DIR, branch, &ref) == OG_E_NOT_FOUND) {

@@ -1267,6 +1267,14 @@ static int repair_inspect(store *s, write_repair_report *rep, graph_snapshot **s
     }
     lance_version_list l;
     if ((rc = lance_versions_list(s, GRAPH_MANIFEST_DIR, &l)) != 0) return rc;
+    /* A hole at or above the hint (cleanup makes them only below it): the search for the head
+     * stops there. Every version is a whole state, so the newer ones hold every commit the
+     * lost one had: only reading at the lost version is gone, and moving the hint above the
+     * hole restores the head. */
+    uint64_t hint = lance_hint_read(s, GRAPH_MANIFEST_DIR);
+    for (size_t i = 0; i + 1 < l.n; i++)
+        if (l.v[i + 1] > l.v[i] + 1 && l.v[i + 1] - 1 >= hint && l.v[i + 1] <= d.intact)
+            rep->lost = l.v[i + 1] - 1;
     for (size_t i = 0; rc == 0 && i < l.n; i++) {
         if (l.v[i] <= d.intact) continue;
         char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
@@ -1320,7 +1328,7 @@ static int repair_inspect(store *s, write_repair_report *rep, graph_snapshot **s
         graph_snapshot_free(snap);
         return rc;
     }
-    rep->clean = rep->n_damaged == 0 && rep->n_tables == 0 && rep->missing == 0;
+    rep->clean = rep->n_damaged == 0 && rep->n_tables == 0 && rep->missing == 0 && rep->lost == 0;
     *snap_out = snap;
     return 0;
 }
@@ -1442,6 +1450,15 @@ int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
         graph_snapshot_free(snap);
         return 0;
     }
+    if (rep->n_damaged == 0 && rep->n_tables == 0 && rep->missing == 0) {
+        /* Only a hole below the newest intact version: nothing to restore, no commit to make;
+         * the hint (not durable state, rewritten by later commits and cleanups) is pointed at
+         * the newest, so the search never starts below the hole again. */
+        graph_snapshot_free(snap);
+        rc = lance_hint_write(s, GRAPH_MANIFEST_DIR, rep->intact);
+        rep->repaired = rc == 0;
+        return rc;
+    }
     write_intent in;
     classified *cl = NULL;
     write_gate_set *gates = NULL;
@@ -1469,7 +1486,7 @@ int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
     if (rc == 0) rc = repair_move_aside(s, rep, in.operation_id, rep->moved_to);
     if (rc == 0 && rep->n_damaged == 0) rep->moved_to[0] = 0;
     /* Discovery must not start from a version that is gone. */
-    if (rc == 0 && lance_hint_read(s, GRAPH_MANIFEST_DIR) > rep->intact)
+    if (rc == 0 && (rep->lost || lance_hint_read(s, GRAPH_MANIFEST_DIR) > rep->intact))
         rc = lance_hint_write(s, GRAPH_MANIFEST_DIR, rep->intact);
     if (rc == 0) rc = write_sidecar_put(s, &in);
     if (rc == 0) rc = roll_back(g, &in, cl, snap);

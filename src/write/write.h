@@ -404,6 +404,8 @@ typedef struct write_repair_report {
     uint64_t latest;  /* the newest stored manifest version */
     uint64_t intact;  /* the newest one whose snapshot reads */
     uint64_t missing; /* a newer version the hint names that is gone (0: none seen) */
+    uint64_t lost;    /* a version missing between the hint and the newest: a hole the search
+                       * for the head stops at (0: none); confirm moves the hint above it */
     char **damaged;   /* files of the unreadable versions above intact */
     size_t n_damaged;
     write_repair_table *tables; /* tables ahead of intact */

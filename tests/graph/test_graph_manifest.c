@@ -835,11 +835,14 @@ static void test_table_open(void **state)
 
 /* graph_snapshot_load of main at the latest version, manifest of 1 fragment (measured with
  * OG_GM_OPLOG=1, which prints the op log): the latest version from the hint (1 get of the
- * hint, 1 head of the version it names and 1 of the next, found missing: no listing), 1 get of
+ * hint, 1 head of the version it names, 1 of the next and 1 of the one after it, found missing,
+ * then the named one again: no listing), 1 head of the version after each of main's tables'
+ * pins (a lost newer manifest version would leave one ahead), 1 get of
  * that manifest, and 1 get of the whole (small) data file. Nothing is written, and no table
  * dataset is opened. */
 #define OPS_LOAD_TOTAL                                                                             \
-    6 /* hint get; heads of the hinted version, the next, and the hinted again; manifest, data */
+    8 /* hint get; heads of the hinted version, the next two, and the hinted again; the table's    \
+         next version; manifest, data */
 #define OPS_LOAD_LIST 0
 #define OPS_LOAD_GET 3
 /* At an explicit version the manifest is read by name: no listing. */

@@ -280,7 +280,8 @@ static void test_newest_version_deleted(void **state)
     if (rc != OG_E_CORRUPT)
         fail_msg("a write after the newest version was deleted: %s (%d): %s", og_code_name(rc), rc,
                  og_error_last()->message);
-    assert_non_null(strstr(og_error_last()->message, "omnigraph repair"));
+    if (!strstr(og_error_last()->message, "omnigraph repair"))
+        fail_msg("no remedy: %s", og_error_last()->message);
     og_set_log(NULL, NULL, OG_LOG_WARN);
     test_sandbox_done(dir);
 }

@@ -235,8 +235,8 @@ static void test_one_node_load_cost_flat_in_depth(void **state)
      * the mean shows). Beyond one read per fragment (validation reads the table's keys, a
      * fresh open reads the manifest's rows), nothing grows with depth; and the fragments are
      * what size-tiered maintenance leaves: no tier due, so at most 7 per tier, a number that
-     * grows with log8 of the rows (measured: 18 round trips with 5 table fragments at depth
-     * 10, 27 with 15 at 300). */
+     * grows with log8 of the rows (measured: 20 round trips with 5 table fragments at depth
+     * 10, 28 with 15 at 300; the look above the head for a lost version is one of them). */
     assert_true(shallow.median_round_trips <= ONE_NODE_BUDGET);
     assert_false(shallow.due);
     assert_false(deep.due);
