@@ -10,3 +10,5 @@ og_fuzz(fuzz_sidecar SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/write/fuzz_sidecar.c LI
         CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/write/corpus/sidecar)
 # Damage at the top of history (issue 16 c, d, e, j) and og_graph_repair.
 og_test(test_repair LABELS "write;crash;interop" SOURCES write/test_repair.c TIMEOUT 600)
+# Cleanup killed at every delete (issue 33 F3): the graph verifies clean after each.
+og_test(test_cleanup_crash LABELS "write;crash" SOURCES write/test_cleanup_crash.c TIMEOUT 900)
