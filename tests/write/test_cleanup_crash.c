@@ -453,6 +453,62 @@ static void test_read_removed_commit(void **state)
     test_sandbox_done(dir);
 }
 
+/* A branch forked below the floor keeps every manifest version above its fork point (Lance
+ * cleanup keeps one run up to the latest): a type created and dropped again after the fork
+ * point has its table read by those versions, so cleanup keeps it. A branch can fork there
+ * because dropping the type brought the schema back to the one of the fork point. */
+static void test_cleanup_fork_below_floor(void **state)
+{
+    (void)state;
+    static const char *WITH_TOWN = "node Person {\n"
+                                   "    name: String @key\n"
+                                   "    age: I32?\n"
+                                   "}\n"
+                                   "node City { name: String @key }\n"
+                                   "node Town { name: String @key }\n";
+    char dir[256];
+    test_sandbox_new(dir, sizeof dir, "cleanup-fork");
+    store *s = wf_store(dir);
+    write_init_result ir;
+    assert_og_ok(write_init(s, OLD_SCHEMA, strlen(OLD_SCHEMA), "s.pg", &ir));
+    write_graph *g = NULL;
+    assert_og_ok(write_graph_open(&g, wf_borrow(s), "", NULL));
+    assert_og_ok(load_line(g, NULL, "ann", 1));
+    graph_snapshot *lin = NULL;
+    assert_og_ok(graph_snapshot_load(&lin, s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    char fork[GRAPH_ID_LEN + 1];
+    snprintf(fork, sizeof fork, "%s", lin->commits[0].id);
+    graph_snapshot_free(lin);
+    const char *schemas[] = {WITH_TOWN, OLD_SCHEMA};
+    for (int i = 0; i < 2; i++) {
+        lang_catalog *to = catalog_of(schemas[i]);
+        assert_non_null(to);
+        write_schema_result sr;
+        assert_og_ok(write_schema_apply(g, to, true, NULL, &sr));
+        write_schema_result_clear(&sr);
+        lang_catalog_free(to);
+        if (i == 0)
+            assert_og_ok(wf_load(g, "{\"type\":\"Town\",\"data\":{\"name\":\"bree\"}}\n",
+                                 EXEC_LOAD_MERGE, NULL));
+    }
+    assert_og_ok(load_line(g, NULL, "bob", 2));
+    assert_og_ok(load_line(g, NULL, "cyd", 3));
+    assert_og_ok(write_branch_create(g, "old", NULL, fork, NULL));
+    write_cleanup_options co = WRITE_CLEANUP_OPTIONS_INIT;
+    co.keep = 1;
+    write_cleanup_report rep;
+    assert_og_ok(write_cleanup(g, &co, &rep));
+    print_message("fork below the floor: %llu versions, %llu tables removed\n",
+                  (unsigned long long)rep.versions_removed, (unsigned long long)rep.tables_removed);
+    assert_int_equal(rep.tables_removed, 0);
+    write_graph_close(g);
+    char *problems = verify_problems(s);
+    if (*problems) fail_msg("verify after the cleanup:\n%s", problems);
+    free(problems);
+    store_close(s);
+    test_sandbox_done(dir);
+}
+
 /* What a cleanup costs in store operations, at two history depths (keep 2 of `depth` loads):
  * one listing per dataset (and the root's directories), never one per version; printed for
  * docs/maintenance.md. */
@@ -504,6 +560,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cleanup_cost),
+        cmocka_unit_test(test_cleanup_fork_below_floor),
         cmocka_unit_test(test_read_removed_commit),
         cmocka_unit_test(test_crash_cleanup),
     };
