@@ -1022,9 +1022,13 @@ typedef struct og_repair_result {
     char operation_id[OG_ID_LEN + 1]; /* the repair's (audit log), "" for a dry run */
     char commit_id[OG_ID_LEN + 1];    /* the repair commit, "" for a dry run */
     uint64_t manifest_version;        /* ... and its manifest version */
-    int schema_damaged; /* 1: _schema.json/_schema.pg did not read as the schema the graph
-                         * records; _schema.pg rebuilds it exactly (proved by its identity),
-                         * and a confirm rewrote both files from it */
+    int schema_damaged;          /* 1: _schema.json/_schema.pg did not read as the schema the graph
+                                  * records; _schema.pg rebuilds it exactly (proved by its identity),
+                                  * and a confirm rewrote both files from it */
+    uint64_t cleanup_unfinished; /* commits a cleanup killed part way by an older build
+                                  * left unreadable (a table version they pin is gone)
+                                  * while their graph-manifest versions are stored */
+    uint64_t cleanup_versions_removed; /* those manifest versions a confirm removed */
 } og_repair_result;
 OG_EXTERN const char *og_repair_result_damaged(const og_repair_result *r, size_t i);
 OG_EXTERN const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i);

@@ -395,3 +395,61 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
     graph_snapshot_free(head);
     return rc;
 }
+
+/* ---- a cleanup killed part way by an older build (repair) ---------------------------------
+ * That build deleted table versions before the graph-manifest versions naming them: killed in
+ * between, it left commits whose manifest version is stored but a pinned table version is
+ * not. They are below where that cleanup put the floor, hence unreadable and outside its
+ * retention: finishing it means deleting their manifest versions, as it would have. */
+
+int write_cleanup_unfinished(store *s, uint64_t *commits, uint64_t *floor)
+{
+    *commits = 0;
+    *floor = 0;
+    graph_snapshot *head = NULL;
+    lance_version_list vl = {0};
+    int rc = graph_snapshot_load(&head, s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    /* one listing for the oldest stored version: the commits below it are gone already, and
+     * loading each would cost per removed commit */
+    if (rc == 0) rc = lance_versions_list(s, GRAPH_MANIFEST_DIR, &vl);
+    uint64_t oldest = rc == 0 && vl.n ? vl.v[0] : 0;
+    for (size_t k = rc == 0 ? head->n_commits : 0; rc == 0 && k-- > 1;) {
+        const graph_commit *c = &head->commits[k];
+        if (c->manifest_version < oldest || c->manifest_version >= head->manifest_version) continue;
+        graph_snapshot *snap = NULL;
+        bool whole = false;
+        rc = graph_snapshot_load(&snap, s, NULL, c->manifest_version, 0);
+        if (rc == 0) rc = pins_stored(s, snap, &whole);
+        graph_snapshot_free(snap);
+        if (rc == OG_E_NOT_FOUND) { /* deleted meanwhile */
+            og_error_clear();
+            rc = 0;
+            continue;
+        }
+        if (rc == 0 && whole) {
+            *floor = c->manifest_version;
+            break;
+        }
+        if (rc == 0) (*commits)++;
+    }
+    if (rc == 0 && *commits && !*floor) *floor = head->manifest_version;
+    if (rc == 0 && !*commits) *floor = 0;
+    lance_version_list_free(&vl);
+    graph_snapshot_free(head);
+    return rc;
+}
+
+int write_cleanup_finish(write_graph *g, uint64_t floor, uint64_t *versions_removed)
+{
+    *versions_removed = 0;
+    write_cleanup_options opt = WRITE_CLEANUP_OPTIONS_INIT;
+    write_cleanup_report out;
+    memset(&out, 0, sizeof out);
+    write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL, false};
+    write_gate_set *gate = NULL;
+    int rc = write_gates_take(g, &key, 1, &gate); /* as cleanup does: see write_cleanup */
+    if (rc == 0) rc = clean_one(g, GRAPH_MANIFEST_DIR, floor, &opt, &out);
+    write_gate_set_release(gate);
+    *versions_removed = out.versions_removed;
+    return rc;
+}

@@ -381,21 +381,16 @@ static char *query_at(const char *root, const char *at)
  * build, which deleted table versions first, left when killed part way). And a cleanup, even
  * one whose rules retain every commit, finishes such a half-done one: the commits whose table
  * versions are gone lose their manifest versions, and verify is clean again. */
-static void test_read_removed_commit(void **state)
+/* The state a cleanup of an older build (table versions first) killed part way left: Person's
+ * versions below the one the second-newest commit pins are gone, the manifest versions naming
+ * them are not. *lin: main's lineage. */
+static void half_done(store *s, graph_snapshot **lin)
 {
-    (void)state;
-    char dir[256];
-    test_sandbox_new(dir, sizeof dir, "cleanup-removed");
-    store *s = wf_store(dir);
     assert_og_ok(build_start(s, NULL));
-    graph_snapshot *lin = NULL;
-    assert_og_ok(graph_snapshot_load(&lin, s, NULL, 0, GRAPH_SNAP_LINEAGE));
-    size_t n = lin->n_commits;
-    assert_true(n >= 6);
-    /* the older build: Person's versions below the one the second-newest commit pins, deleted
-     * first; killed before the manifest's turn */
+    assert_og_ok(graph_snapshot_load(lin, s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    assert_true((*lin)->n_commits >= 6);
     graph_snapshot *floor = NULL;
-    assert_og_ok(graph_snapshot_load(&floor, s, NULL, lin->commits[1].manifest_version, 0));
+    assert_og_ok(graph_snapshot_load(&floor, s, NULL, (*lin)->commits[1].manifest_version, 0));
     const graph_table *person = graph_snapshot_table(floor, "node:Person");
     assert_non_null(person);
     lance_cleanup_options co = LANCE_CLEANUP_OPTIONS_INIT;
@@ -406,6 +401,17 @@ static void test_read_removed_commit(void **state)
     assert_og_ok(lance_cleanup(s, person->path, &co, &lr));
     assert_true(lr.versions_deleted > 0);
     graph_snapshot_free(floor);
+}
+
+static void test_read_removed_commit(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_sandbox_new(dir, sizeof dir, "cleanup-removed");
+    store *s = wf_store(dir);
+    graph_snapshot *lin = NULL;
+    half_done(s, &lin);
+    size_t n = lin->n_commits;
     char *problems = verify_problems(s);
     assert_non_null(strstr(problems, "table_version_missing"));
     free(problems);
@@ -448,6 +454,58 @@ static void test_read_removed_commit(void **state)
     rows = query_at(dir, lin->commits[1].id);
     assert_non_null(rows);
     free(rows);
+    graph_snapshot_free(lin);
+    store_close(s);
+    test_sandbox_done(dir);
+}
+
+/* repair finishes what a cleanup of an older build killed part way left: a dry run reports
+ * the unreadable commits and changes nothing, a confirm removes their manifest versions (they
+ * were outside that cleanup's retention), and verify is clean after it. */
+static void test_repair_finishes_cleanup(void **state)
+{
+    (void)state;
+    char dir[256];
+    test_sandbox_new(dir, sizeof dir, "cleanup-repair");
+    store *s = wf_store(dir);
+    graph_snapshot *lin = NULL;
+    half_done(s, &lin);
+    const graph_commit *old = &lin->commits[lin->n_commits - 2];
+    og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
+    og_repair_result *r = NULL;
+    assert_og_ok(og_graph_repair(&r, dir, &ro));
+    print_message("repair (dry run): clean %d, %llu commits of an unfinished cleanup\n", r->clean,
+                  (unsigned long long)r->cleanup_unfinished);
+    assert_int_equal(r->clean, 0);
+    assert_int_equal(r->repaired, 0);
+    assert_true(r->cleanup_unfinished >= 2);
+    uint64_t unfinished = r->cleanup_unfinished;
+    og_repair_result_free(r);
+    char *problems = verify_problems(s);
+    assert_non_null(strstr(problems, "table_version_missing"));
+    free(problems);
+    ro.confirm = 1;
+    assert_og_ok(og_graph_repair(&r, dir, &ro));
+    print_message("repair --confirm: removed %llu manifest versions\n",
+                  (unsigned long long)r->cleanup_versions_removed);
+    assert_int_equal(r->repaired, 1);
+    assert_int_equal(r->cleanup_unfinished, unfinished);
+    assert_true(r->cleanup_versions_removed >= unfinished);
+    og_repair_result_free(r);
+    problems = verify_problems(s);
+    if (*problems) fail_msg("verify after repair:\n%s", problems);
+    free(problems);
+    assert_null(query_at(dir, old->id));
+    assert_non_null(strstr(og_error_last()->message, "cleanup removed it"));
+    char *rows = query_at(dir, lin->commits[1].id);
+    assert_non_null(rows);
+    assert_non_null(strstr(rows, "\"dee\""));
+    free(rows);
+    ro.confirm = 0;
+    assert_og_ok(og_graph_repair(&r, dir, &ro));
+    assert_int_equal(r->clean, 1);
+    assert_int_equal(r->cleanup_unfinished, 0);
+    og_repair_result_free(r);
     graph_snapshot_free(lin);
     store_close(s);
     test_sandbox_done(dir);
@@ -559,9 +617,8 @@ static void test_cleanup_cost(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cleanup_cost),
-        cmocka_unit_test(test_cleanup_fork_below_floor),
-        cmocka_unit_test(test_read_removed_commit),
+        cmocka_unit_test(test_cleanup_cost),        cmocka_unit_test(test_cleanup_fork_below_floor),
+        cmocka_unit_test(test_read_removed_commit), cmocka_unit_test(test_repair_finishes_cleanup),
         cmocka_unit_test(test_crash_cleanup),
     };
     cmocka_set_test_filter(getenv("OG_TEST_FILTER"));
