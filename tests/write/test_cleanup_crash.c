@@ -511,6 +511,102 @@ static void test_repair_finishes_cleanup(void **state)
     test_sandbox_done(dir);
 }
 
+/* Crash enumeration of that repair: killed after any of its durable operations, the graph
+ * still reads every commit it read before (or says cleanup removed it), and repair --confirm
+ * run again leaves it clean. */
+static int setup_half_done(store *s, void *vctx)
+{
+    (void)vctx;
+    graph_snapshot *lin = NULL;
+    half_done(s, &lin);
+    graph_snapshot_free(lin);
+    return 0;
+}
+
+static int op_repair(store *s, void *vctx)
+{
+    (void)vctx;
+    write_graph *g = NULL;
+    write_repair_report rep;
+    memset(&rep, 0, sizeof rep);
+    int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    if (rc == 0) rc = write_repair(g, true, &rep);
+    write_repair_report_clear(&rep);
+    write_graph_close(g);
+    return rc;
+}
+
+static int check_repair(store *s, void *vctx, const crashsim_point *pt)
+{
+    cleanup_case *cc = vctx;
+    int rc = 0;
+    char *got = NULL, *problems = NULL;
+    write_graph *g = NULL;
+    write_repair_report rep;
+    memset(&rep, 0, sizeof rep);
+    CHECK(pt->k != 0 || pt->op_rc == 0, "uncrashed repair: %s", og_error_last()->message);
+    for (size_t i = 0; i < cc->n_commits; i++) {
+        free(got);
+        got = NULL;
+        int r = content_at(s, cc->mver[i], &got);
+        if (r == 0) {
+            CHECK(strcmp(got, cc->content[i]) == 0, "commit %zu reads:\n%s", i, got);
+            cc->kept_reads++;
+            continue;
+        }
+        CHECK(i >= 2 && r == OG_E_NOT_FOUND && strstr(og_error_last()->message, "cleanup removed"),
+              "commit %zu: %s", i, og_error_last()->message);
+        cc->removed_reads++;
+    }
+    CHECK(write_graph_open(&g, wf_borrow(s), "", NULL) == 0, "open: %s", og_error_last()->message);
+    CHECK(write_repair(g, true, &rep) == 0, "repair again: %s", og_error_last()->message);
+    cc->second_removed += rep.cleanup_versions_removed > 0;
+    CHECK((problems = verify_problems(s)) && !*problems, "verify after repair again:\n%s",
+          problems);
+    CHECK(load_line(g, NULL, "fay", 8) == 0, "write: %s", og_error_last()->message);
+out:
+    write_repair_report_clear(&rep);
+    write_graph_close(g);
+    free(got);
+    free(problems);
+    return rc;
+}
+
+static void test_crash_repair_finishes_cleanup(void **state)
+{
+    (void)state;
+    cleanup_case cc;
+    memset(&cc, 0, sizeof cc);
+    char dir[256];
+    test_sandbox_new(dir, sizeof dir, "cleanup-repair-expected");
+    store *s = wf_store(dir);
+    graph_snapshot *lin = NULL;
+    assert_og_ok(build_start(s, NULL));
+    assert_og_ok(graph_snapshot_load(&lin, s, NULL, 0, GRAPH_SNAP_LINEAGE));
+    assert_true(lin->n_commits <= MAX_COMMITS);
+    cc.n_commits = lin->n_commits;
+    for (size_t i = 0; i < lin->n_commits; i++) {
+        cc.mver[i] = lin->commits[i].manifest_version;
+        assert_og_ok(content_at(s, cc.mver[i], &cc.content[i]));
+    }
+    graph_snapshot_free(lin);
+    store_close(s);
+    test_sandbox_done(dir);
+    crashsim_case c = {"repair --confirm finishing a half-done cleanup", &cc, setup_half_done,
+                       op_repair, check_repair};
+    crashsim_report rep;
+    crashsim_run(&c, &rep);
+    print_message("%s: %llu durable ops, %llu crash runs, %llu violations (removed reads %u, "
+                  "reads %u; repairs again that removed versions %u) %s\n",
+                  c.name, (unsigned long long)rep.n, (unsigned long long)rep.runs,
+                  (unsigned long long)rep.violations, cc.removed_reads, cc.kept_reads,
+                  cc.second_removed, rep.first);
+    assert_int_equal(rep.violations, 0);
+    assert_true(rep.n >= 5);
+    assert_true(cc.second_removed > 0);
+    release_case(&cc);
+}
+
 /* A branch forked below the floor keeps every manifest version above its fork point (Lance
  * cleanup keeps one run up to the latest): a type created and dropped again after the fork
  * point has its table read by those versions, so cleanup keeps it. A branch can fork there
@@ -617,8 +713,11 @@ static void test_cleanup_cost(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cleanup_cost),        cmocka_unit_test(test_cleanup_fork_below_floor),
-        cmocka_unit_test(test_read_removed_commit), cmocka_unit_test(test_repair_finishes_cleanup),
+        cmocka_unit_test(test_cleanup_cost),
+        cmocka_unit_test(test_cleanup_fork_below_floor),
+        cmocka_unit_test(test_read_removed_commit),
+        cmocka_unit_test(test_repair_finishes_cleanup),
+        cmocka_unit_test(test_crash_repair_finishes_cleanup),
         cmocka_unit_test(test_crash_cleanup),
     };
     cmocka_set_test_filter(getenv("OG_TEST_FILTER"));
