@@ -1022,9 +1022,13 @@ typedef struct og_repair_result {
     char operation_id[OG_ID_LEN + 1]; /* the repair's (audit log), "" for a dry run */
     char commit_id[OG_ID_LEN + 1];    /* the repair commit, "" for a dry run */
     uint64_t manifest_version;        /* ... and its manifest version */
-    int schema_damaged;    /* 1: _schema.json/_schema.pg did not read as the schema the graph
-                            * records; _schema.pg rebuilds it exactly (proved by its identity),
-                            * and a confirm rewrote both files from it */
+    int schema_damaged;          /* 1: _schema.json/_schema.pg did not read as the schema the graph
+                                  * records; _schema.pg rebuilds it exactly (proved by its identity),
+                                  * and a confirm rewrote both files from it */
+    uint64_t cleanup_unfinished; /* commits a cleanup killed part way by an older build
+                                  * left unreadable (a table version they pin is gone)
+                                  * while their graph-manifest versions are stored */
+    uint64_t cleanup_versions_removed; /* those manifest versions a confirm removed */
     uint64_t lost_version; /* a version missing below newer intact ones (a lost file), or 0:
                             * reads at the head stop there (OG_E_CORRUPT); the newer versions
                             * hold every commit, only reading --at it is gone, and a confirm

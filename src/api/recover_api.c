@@ -361,6 +361,8 @@ static int repair_fill(repair_result *r, const write_repair_report *w)
     p->missing_version = w->missing;
     p->lost_version = w->lost;
     p->manifest_version = w->manifest_version;
+    p->cleanup_unfinished = w->cleanup_unfinished;
+    p->cleanup_versions_removed = w->cleanup_versions_removed;
     memcpy(p->operation_id, w->operation_id, sizeof p->operation_id);
     memcpy(p->commit_id, w->commit_id, sizeof p->commit_id);
     if (!(r->damage = core_strdup(w->why)) || !(r->moved_to = core_strdup(w->moved_to)))

@@ -292,7 +292,10 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
         printf("%llu", (unsigned long long)r->lost_version);
     else
         fputs("null", stdout);
-    printf(",\"schema_damaged\":%s,\"damage\":", r->schema_damaged ? "true" : "false");
+    printf(",\"schema_damaged\":%s,\"cleanup_unfinished\":%llu,\"cleanup_versions_removed\":%llu"
+           ",\"damage\":",
+           r->schema_damaged ? "true" : "false", (unsigned long long)r->cleanup_unfinished,
+           (unsigned long long)r->cleanup_versions_removed);
     cli_json_str(stdout, r->damage);
     printf(",\"damaged\":[");
     for (size_t i = 0; i < r->n_damaged; i++) {
@@ -367,6 +370,17 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                "versions stay in its history until cleanup)\n",
                will, t->alias, (unsigned long long)t->head, (unsigned long long)t->published);
     }
+    if (r->cleanup_unfinished && r->repaired)
+        printf("%llu commit(s) outside retention could not be read (a cleanup killed part way "
+               "removed table versions they pin): removed their %llu graph-manifest version(s), "
+               "finishing that cleanup\n",
+               (unsigned long long)r->cleanup_unfinished,
+               (unsigned long long)r->cleanup_versions_removed);
+    else if (r->cleanup_unfinished)
+        printf("%llu commit(s) outside retention cannot be read (a cleanup killed part way "
+               "removed table versions they pin): would remove their graph-manifest versions, "
+               "finishing that cleanup\n",
+               (unsigned long long)r->cleanup_unfinished);
     bool manifest = r->n_damaged || r->n_tables || r->missing_version;
     if (r->lost_version && !manifest) {
         if (!r->repaired) printf("dry run: nothing was changed; run again with --confirm\n");

@@ -338,9 +338,8 @@ static int table_load(exec_table **out, store *s, const graph_table *gt)
         rc = core_err_nomem();
         goto fail;
     }
-    rc = lance_branch_open(&t->ds, s, gt->path, gt->table_branch, gt->version, NULL,
-                           LANCE_ACCESS_READ);
-    if (rc == 0) rc = graph_table_check(gt, t->ds);
+    /* graph_table_open: a version cleanup removed is reported as such */
+    rc = graph_table_open(&t->ds, s, gt, LANCE_ACCESS_READ);
     if (rc) {
         core_err_prefix("opening table %s at version %llu", gt->alias ? gt->alias : gt->path,
                         (unsigned long long)gt->version);
@@ -493,9 +492,7 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
     if (gt->kind != LANG_EDGE || root->addrs || gt->version <= old->version) return 0;
     exec_table *const asked = old; /* (attempt 1 folds onto the root instead) */
     lance_dataset *ds = NULL;
-    int rc =
-        lance_branch_open(&ds, s, gt->path, gt->table_branch, gt->version, NULL, LANCE_ACCESS_READ);
-    if (rc == 0 && (rc = graph_table_check(gt, ds)) != 0) lance_dataset_free(ds);
+    int rc = graph_table_open(&ds, s, gt, LANCE_ACCESS_READ);
     if (rc) return rc;
     if (!same_lance_schema(root->ds, ds) || !same_lance_schema(old->ds, ds)) {
         lance_dataset_free(ds);

@@ -192,9 +192,8 @@ static int type_set(subset *sb, int ti, sset **out)
     const graph_table *gt = snap_table(sb->snap, &sb->cat->types[ti]);
     if (!gt) return 0;
     s->gt = gt;
-    int rc = lance_branch_open(&s->ds, sb->s, gt->path, gt->table_branch, gt->version, NULL,
-                               LANCE_ACCESS_READ);
-    if (rc == 0) rc = graph_table_check(gt, s->ds);
+    /* graph_table_open: a version cleanup removed is reported as such */
+    int rc = graph_table_open(&s->ds, sb->s, gt, LANCE_ACCESS_READ);
     if (rc) {
         core_err_prefix("opening table %s", gt->alias);
         return rc;

@@ -50,6 +50,27 @@ static int open_pinned_fork(lance_dataset **out, store *s, const graph_table *t,
     return rc;
 }
 
+/* A pinned version of main's table that is not stored, though a later one is: Lance versions
+ * are made one after another and only cleanup deletes them, so cleanup removed it (a commit
+ * outside the retention window; or, left by a cleanup of an older build killed part way, a
+ * commit whose graph-manifest version is still stored). Say so, as graph_snapshot_load does
+ * when the manifest version itself is gone; anything else keeps the open's own error. */
+static int table_version_gone(store *s, const graph_table *t)
+{
+    core_err_saved was;
+    core_err_save(&was);
+    uint64_t latest = 0;
+    lance_naming nm;
+    if (lance_version_latest(s, t->path, &latest, &nm) != 0 || latest <= t->version)
+        return core_err_restore(&was);
+    int rc = core_err(OG_E_NOT_FOUND,
+                      "table %s version %" PRIu64 " is no longer stored: cleanup removed it "
+                      "(commits outside the retention window cannot be read)",
+                      t->alias ? t->alias : t->path, t->version);
+    core_err_detail(CORE_ERR_OBJECT, t->path);
+    return rc;
+}
+
 int graph_table_open(lance_dataset **out, store *s, const graph_table *t, lance_access access)
 {
     *out = NULL;
@@ -61,6 +82,7 @@ int graph_table_open(lance_dataset **out, store *s, const graph_table *t, lance_
         rc = lance_branch_open(out, s, t->path, t->table_branch, t->version, NULL, access);
     } else {
         rc = lance_dataset_open(out, s, t->path, t->version, access);
+        if (rc == OG_E_NOT_FOUND) rc = table_version_gone(s, t);
     }
     if (rc == 0 && (rc = graph_table_check(t, *out)) != 0) {
         lance_dataset_free(*out);

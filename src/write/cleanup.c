@@ -10,7 +10,10 @@
  *    floors, and every version at or above them stays;
  *  - lance_cleanup then deletes the versions below each floor and the files only they named,
  *    plus files no version names that are older than the orphan grace (attempts that staged
- *    files and never committed).
+ *    files and never committed): the graph manifest's first, then each table's, then the
+ *    tables of dropped types. Every commit that can still be read (its manifest version
+ *    stored) pins table versions at or above the floors at every step, so a crash anywhere
+ *    leaves a graph that verifies clean and the next cleanup finishes the job.
  * Order and races: the recovery barrier runs first, so no interrupted write still needs an
  * old version to roll back to. Writers that publish meanwhile only add versions above the
  * floors; readers of a retained commit read versions at or above them. A table's floor is at
@@ -28,6 +31,7 @@
 #include "core/error.h"
 #include "lance/cleanup.h"
 #include "lance/paths.h"
+#include "lance/version.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -81,7 +85,7 @@ static int pins_add_snapshot(branch_pin **p, size_t *n, size_t *cap, const graph
     return 0;
 }
 
-static int branch_pins(store *s, branch_pin **out, size_t *n)
+static int branch_pins(store *s, branch_pin **out, size_t *n, uint64_t *oldest_fork)
 {
     *out = NULL;
     *n = 0;
@@ -90,6 +94,9 @@ static int branch_pins(store *s, branch_pin **out, size_t *n)
     size_t nr = 0;
     int rc = lance_branch_list(s, GRAPH_MANIFEST_DIR, &refs, &nr);
     for (size_t i = 0; rc == 0 && i < nr; i++) {
+        /* Lance cleanup keeps main's manifest versions from a fork point up (contiguous) */
+        if (!refs[i].parent[0] && refs[i].parent_version < *oldest_fork)
+            *oldest_fork = refs[i].parent_version;
         for (int at_fork = 1; rc == 0 && at_fork >= 0; at_fork--) {
             graph_snapshot *snap = NULL;
             rc = graph_snapshot_load(&snap, s, refs[i].name, at_fork ? refs[i].parent_version : 0,
@@ -192,8 +199,9 @@ static int remove_dataset(store *s, const char *prefix, bool grace,
 }
 
 static int reclaim_tables(write_graph *g, const graph_snapshot *head,
-                          const graph_snapshot *floor_snap, const branch_pin *pins, size_t npins,
-                          const write_cleanup_options *opt, write_cleanup_report *out)
+                          const graph_snapshot *floor_snap, uint64_t kept_from,
+                          const branch_pin *pins, size_t npins, const write_cleanup_options *opt,
+                          write_cleanup_report *out)
 {
     store *s = g->h->s;
     lance_dataset *m = NULL;
@@ -203,7 +211,9 @@ static int reclaim_tables(write_graph *g, const graph_snapshot *head,
         lance_dataset_open(&m, s, GRAPH_MANIFEST_DIR, head->manifest_version, LANCE_ACCESS_READ);
     if (rc == 0) rc = graph_registry_load(&reg, m);
     lance_dataset_free(m);
-    /* the retained sets of tables: head, floor, and at each schema change in between */
+    /* the retained sets of tables: head, floor, and at each schema change after the oldest
+     * manifest version kept (kept_from: the floor, or a branch's fork point below it, above
+     * which the manifest keeps every version) */
     size_t nsnaps = 2;
     graph_snapshot **snaps = core_calloc(reg.n_schema_versions + 2, sizeof *snaps);
     if (rc == 0 && !snaps) rc = core_err_nomem();
@@ -213,7 +223,7 @@ static int reclaim_tables(write_graph *g, const graph_snapshot *head,
     }
     for (size_t i = 0; rc == 0 && i < reg.n_schema_versions; i++) {
         uint64_t v = reg.schema_versions[i];
-        if (v <= floor_snap->manifest_version || v >= head->manifest_version) continue;
+        if (v <= kept_from || v >= head->manifest_version) continue;
         rc = graph_snapshot_load(&snaps[nsnaps], s, NULL, v, 0);
         if (rc == 0) nsnaps++;
     }
@@ -242,6 +252,36 @@ static int reclaim_tables(write_graph *g, const graph_snapshot *head,
     core_free(snaps);
     graph_registry_free(&reg);
     return rc;
+}
+
+/* *whole: every table version snap pins is stored. One head per table (two for a table with
+ * V1 names), whatever the history's depth: table versions only grow along main and Lance
+ * cleanup keeps them one run up to the latest, so when the oldest readable commit's pins are
+ * there, every later commit's are too. */
+static int pins_stored(store *s, const graph_snapshot *snap, bool *whole)
+{
+    *whole = true;
+    for (size_t i = 0; *whole && i < snap->n_tables; i++) {
+        const graph_table *t = &snap->tables[i];
+        if (t->table_branch && *t->table_branch) continue; /* main's snapshots fork nothing */
+        int rc = OG_E_NOT_FOUND;
+        for (int nm = 0; rc == OG_E_NOT_FOUND && nm < 2; nm++) {
+            char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+            store_meta meta;
+            og_error_clear();
+            rc = lance_version_file_name(name, sizeof name, nm ? LANCE_NAMING_V1 : LANCE_NAMING_V2,
+                                         t->version);
+            if (rc == 0) rc = lance_key(key, t->path, LANCE_VERSIONS_DIR, name);
+            if (rc == 0) rc = store_head(s, key, &meta);
+        }
+        if (rc == OG_E_NOT_FOUND) {
+            og_error_clear();
+            *whole = false;
+        } else if (rc) {
+            return rc;
+        }
+    }
+    return 0;
 }
 
 int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanup_report *out)
@@ -277,16 +317,23 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
         bool by_age = opt->older_than_us >= 0 && now - c->created_at_us < opt->older_than_us;
         keep[i] = i == 0 || by_count || by_age;
     }
-    /* The floor: the oldest retained commit whose version is still stored (an earlier cleanup
-     * may have removed older ones, which then stay unreadable whatever the rules say). */
+    /* The floor: the oldest retained commit that can still be read. An earlier cleanup may have
+     * removed older ones, which then stay unreadable whatever the rules say: their manifest
+     * version is gone, or (a cleanup of an older build, which deleted table versions first,
+     * killed part way) a table version they pin is. The latter are left below the floor, so
+     * this run removes their manifest versions and the graph verifies clean again. */
     uint64_t floor_mver = head->manifest_version;
     for (size_t k = head->n_commits; rc == 0 && k-- > 0;) {
         if (!keep[k]) continue;
         const graph_commit *c = &head->commits[k];
         if (!floor_snap && c->manifest_version < head->manifest_version) {
             rc = graph_snapshot_load(&floor_snap, g->h->s, NULL, c->manifest_version, 0);
-            if (rc == OG_E_NOT_FOUND) {
+            bool whole = false;
+            if (rc == 0) rc = pins_stored(g->h->s, floor_snap, &whole);
+            if (rc == OG_E_NOT_FOUND || (rc == 0 && !whole)) {
                 og_error_clear();
+                graph_snapshot_free(floor_snap);
+                floor_snap = NULL;
                 rc = 0;
                 continue;
             }
@@ -308,10 +355,27 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
      * a branch from being created (in this process, or on this host) while this runs */
     branch_pin *pins = NULL;
     size_t npins = 0;
+    uint64_t kept_from = floor_mver;
     write_gate_key refs_key = {WRITE_GATE_SCHEMA, WRITE_BRANCH_REFS_GATE, NULL, false};
     write_gate_set *refs = NULL;
     if (rc == 0) rc = write_gates_acquire(g->gates, &refs_key, 1, g->gate_timeout_ms, &refs);
-    if (rc == 0) rc = branch_pins(g->h->s, &pins, &npins);
+    if (rc == 0) rc = branch_pins(g->h->s, &pins, &npins, &kept_from);
+    /* The manifest first: once its versions below the floor are gone, no commit that can
+     * still be read pins a table version below a table's floor, so the table versions and
+     * files deleted next are ones nothing names, and a crash at any point leaves a graph that
+     * verifies clean (what is left is unreferenced files the next cleanup removes). Deleting
+     * table versions first left, until the manifest's turn, stored commits whose table
+     * versions were gone (issue 33, F3). Under the branch gate, so no publisher is between
+     * finding the latest version and committing the next one while versions below it
+     * disappear (a publisher that starts later finds its cached base gone and starts from the
+     * hint: lance_version_latest_from). */
+    if (rc == 0) {
+        write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL, false};
+        write_gate_set *gate = NULL;
+        rc = write_gates_take(g, &key, 1, &gate);
+        if (rc == 0) rc = clean_one(g, GRAPH_MANIFEST_DIR, floor_mver, opt, out);
+        write_gate_set_release(gate);
+    }
     for (size_t i = 0; rc == 0 && i < head->n_tables; i++) {
         const graph_table *t = &head->tables[i];
         const graph_table *f = graph_snapshot_table(floor_snap, t->alias);
@@ -324,21 +388,68 @@ int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanu
         if (!has_path(head, f->path))
             rc = clean_one(g, f->path, pinned_floor(pins, npins, f->path, f->version), opt, out);
     }
-    if (rc == 0) rc = reclaim_tables(g, head, floor_snap, pins, npins, opt, out);
+    if (rc == 0) rc = reclaim_tables(g, head, floor_snap, kept_from, pins, npins, opt, out);
     pins_free(pins, npins);
-    /* The manifest last: until now, every retained commit's snapshot could be read. Under the
-     * branch gate, so no publisher is between finding the latest version and committing the
-     * next one while versions below it disappear (a publisher that starts later finds its
-     * cached base gone and starts from the hint: lance_version_latest_from). */
-    if (rc == 0) {
-        write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL, false};
-        write_gate_set *gate = NULL;
-        rc = write_gates_take(g, &key, 1, &gate);
-        if (rc == 0) rc = clean_one(g, GRAPH_MANIFEST_DIR, floor_mver, opt, out);
-        write_gate_set_release(gate);
-    }
     write_gate_set_release(refs);
     graph_snapshot_free(floor_snap);
     graph_snapshot_free(head);
+    return rc;
+}
+
+/* ---- a cleanup killed part way by an older build (repair) ---------------------------------
+ * That build deleted table versions before the graph-manifest versions naming them: killed in
+ * between, it left commits whose manifest version is stored but a pinned table version is
+ * not. They are below where that cleanup put the floor, hence unreadable and outside its
+ * retention: finishing it means deleting their manifest versions, as it would have. */
+
+int write_cleanup_unfinished(store *s, uint64_t *commits, uint64_t *floor)
+{
+    *commits = 0;
+    *floor = 0;
+    graph_snapshot *head = NULL;
+    lance_version_list vl = {0};
+    int rc = graph_snapshot_load(&head, s, NULL, 0, GRAPH_SNAP_LINEAGE);
+    /* one listing for the oldest stored version: the commits below it are gone already, and
+     * loading each would cost per removed commit */
+    if (rc == 0) rc = lance_versions_list(s, GRAPH_MANIFEST_DIR, &vl);
+    uint64_t oldest = rc == 0 && vl.n ? vl.v[0] : 0;
+    for (size_t k = rc == 0 ? head->n_commits : 0; rc == 0 && k-- > 1;) {
+        const graph_commit *c = &head->commits[k];
+        if (c->manifest_version < oldest || c->manifest_version >= head->manifest_version) continue;
+        graph_snapshot *snap = NULL;
+        bool whole = false;
+        rc = graph_snapshot_load(&snap, s, NULL, c->manifest_version, 0);
+        if (rc == 0) rc = pins_stored(s, snap, &whole);
+        graph_snapshot_free(snap);
+        if (rc == OG_E_NOT_FOUND) { /* deleted meanwhile */
+            og_error_clear();
+            rc = 0;
+            continue;
+        }
+        if (rc == 0 && whole) {
+            *floor = c->manifest_version;
+            break;
+        }
+        if (rc == 0) (*commits)++;
+    }
+    if (rc == 0 && *commits && !*floor) *floor = head->manifest_version;
+    if (rc == 0 && !*commits) *floor = 0;
+    lance_version_list_free(&vl);
+    graph_snapshot_free(head);
+    return rc;
+}
+
+int write_cleanup_finish(write_graph *g, uint64_t floor, uint64_t *versions_removed)
+{
+    *versions_removed = 0;
+    write_cleanup_options opt = WRITE_CLEANUP_OPTIONS_INIT;
+    write_cleanup_report out;
+    memset(&out, 0, sizeof out);
+    write_gate_key key = {WRITE_GATE_BRANCH, "main", NULL, false};
+    write_gate_set *gate = NULL;
+    int rc = write_gates_take(g, &key, 1, &gate); /* as cleanup does: see write_cleanup */
+    if (rc == 0) rc = clean_one(g, GRAPH_MANIFEST_DIR, floor, &opt, &out);
+    write_gate_set_release(gate);
+    *versions_removed = out.versions_removed;
     return rc;
 }

@@ -1446,7 +1446,21 @@ int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
     }
     graph_snapshot *snap = NULL;
     if ((rc = repair_inspect(s, rep, &snap)) != 0) return rc;
-    if (rep->clean || !confirm) {
+    /* With the top of history sound, what a cleanup killed part way by an older build left:
+     * commits outside its retention that no longer read; finishing it removes their manifest
+     * versions (with the top damaged, the head is repaired first and a re-run does this). */
+    if (rep->clean) {
+        uint64_t floor = 0;
+        rc = write_cleanup_unfinished(s, &rep->cleanup_unfinished, &floor);
+        if (rc == 0 && rep->cleanup_unfinished) {
+            rep->clean = false;
+            if (confirm) rc = write_cleanup_finish(g, floor, &rep->cleanup_versions_removed);
+            rep->repaired = rc == 0 && confirm;
+        }
+        graph_snapshot_free(snap);
+        return rc;
+    }
+    if (!confirm) {
         graph_snapshot_free(snap);
         return 0;
     }
@@ -1514,5 +1528,8 @@ int write_repair_inspect(store *s, write_repair_report *rep)
     graph_snapshot *snap = NULL;
     int rc = repair_inspect(s, rep, &snap);
     graph_snapshot_free(snap);
+    uint64_t floor = 0;
+    if (rc == 0 && rep->clean) rc = write_cleanup_unfinished(s, &rep->cleanup_unfinished, &floor);
+    if (rc == 0 && rep->cleanup_unfinished) rep->clean = false;
     return rc;
 }

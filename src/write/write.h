@@ -329,6 +329,16 @@ typedef struct write_cleanup_report {
 } write_cleanup_report;
 
 int write_cleanup(write_graph *g, const write_cleanup_options *opt, write_cleanup_report *out);
+/* What a cleanup of an older build (table versions deleted before the graph-manifest versions
+ * naming them) killed part way left: *commits of main whose manifest version is stored but a
+ * table version they pin is not (unreadable, below that cleanup's floor), and *floor, the
+ * manifest version of the oldest commit above them that reads whole (0 when *commits is 0).
+ * Reads only: one listing of the manifest's versions, then a snapshot and one head per table
+ * for each such commit and the first whole one. */
+int write_cleanup_unfinished(store *s, uint64_t *commits, uint64_t *floor);
+/* Finish it: delete main's manifest versions below floor (as cleanup does, under the branch
+ * gate; a branch's fork point and the versions above it stay). */
+int write_cleanup_finish(write_graph *g, uint64_t floor, uint64_t *versions_removed);
 
 /* ---- Graph branches (RFC-022 §7: control protocol, no graph commit) ---------------------- */
 
@@ -417,6 +427,9 @@ typedef struct write_repair_report {
     char commit_id[GRAPH_ID_LEN + 1]; /* the repair commit */
     uint64_t manifest_version;        /* ... and its version */
     char moved_to[STORE_KEY_MAX];     /* where the damaged files went ("" none) */
+    /* A cleanup killed part way by an older build (write_cleanup_unfinished): its unreadable
+     * commits whose manifest versions are stored, and the versions a confirm removed. */
+    uint64_t cleanup_unfinished, cleanup_versions_removed;
 } write_repair_report;
 void write_repair_report_clear(write_repair_report *r);
 /* Inspect (and with confirm, repair). Pending intents are resolved first (confirm) or

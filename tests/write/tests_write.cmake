@@ -12,3 +12,5 @@ og_fuzz(fuzz_sidecar SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/write/fuzz_sidecar.c LI
 og_test(test_repair LABELS "write;crash;interop" SOURCES write/test_repair.c TIMEOUT 600)
 # Head discovery never silently stale (issue 33 item 1): every manifest version deleted in turn.
 og_test(test_head_discovery LABELS "write;graph" SOURCES write/test_head_discovery.c TIMEOUT 600)
+# Cleanup killed at every delete (issue 33 F3): the graph verifies clean after each.
+og_test(test_cleanup_crash LABELS "write;crash" SOURCES write/test_cleanup_crash.c TIMEOUT 900)
