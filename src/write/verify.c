@@ -28,6 +28,17 @@
 #define REMEDY_SCHEMA                                                                              \
     "omnigraph repair restores the schema files from the graph's records, or restore them from "   \
     "a backup"
+/* A table above its pin with no write in flight: never "restore the table", which would undo
+ * a commit whose manifest version was lost (its rows are in the table, acknowledged). */
+#define REMEDY_AHEAD                                                                               \
+    "back the graph up first (omnigraph backup); then omnigraph repair publishes the graph's "     \
+    "last intact state (the table is restored to the pinned version as a new Lance version; the "  \
+    "versions above stay in its history until omnigraph cleanup, so nothing is deleted)"
+/* repair publishes main's last intact state only: a branch's fork has no repair yet */
+#define REMEDY_AHEAD_BRANCH                                                                        \
+    "back the graph up first (omnigraph backup); omnigraph repair does not restore a branch's "    \
+    "tables: restore the graph from a backup, or leave it (reads of the branch use the pinned "    \
+    "version; its writes are refused until the fork is restored)"
 #define DEEP_CHUNK_ROWS 65536
 
 typedef struct vctx {
@@ -322,16 +333,6 @@ static int check_dataset(vctx *c, const char *root, uint64_t version, const grap
 
 /* ---- tables at the head ------------------------------------------------------------------ */
 
-static bool pending_names(const vctx *c, const char *alias)
-{
-    for (size_t i = 0; i < c->n_pending; i++)
-        for (size_t k = 0; k < c->pending[i].n_effects; k++)
-            if (c->pending[i].tables && c->pending[i].tables[k] &&
-                !strcmp(c->pending[i].tables[k], alias))
-                return true;
-    return false;
-}
-
 /* The directory of the Lance branch a pin reads: the table's own, or its fork's. */
 static int pin_root(char out[STORE_KEY_MAX], const graph_table *t)
 {
@@ -340,6 +341,48 @@ static int pin_root(char out[STORE_KEY_MAX], const graph_table *t)
         return 0;
     }
     return lance_branch_root(out, t->path, t->table_branch);
+}
+
+/* Whether a table HEAD above its pin, read as `latest`, is a write that was in flight rather
+ * than damage: the rule the writers' revalidation uses (coordinator.c). A writer writes its
+ * sidecar before its first table commit and deletes it only after its graph-manifest commit
+ * (or recovery's rollback commit) is visible. So, looked at in this order after `latest` was
+ * read: a sidecar naming the table now, or else a head of the branch that now pins `latest`
+ * or above (the write that made it has published since), explains it. Neither means nobody
+ * in the protocol made that version. 1 explained, 0 not, or a negative error. */
+static int ahead_explained(vctx *c, const char *branch, const graph_table *t, uint64_t latest)
+{
+    write_pending *p = NULL;
+    size_t n = 0;
+    int rc = write_pending_list(c->s, false, &p, &n);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) {
+        og_error_clear(); /* sidecars_unreadable is reported by check_sidecars */
+        n = 0;
+    }
+    bool named = false;
+    for (size_t i = 0; i < n && !named; i++)
+        for (size_t k = 0; k < p[i].n_effects && !named; k++)
+            named = p[i].tables && p[i].tables[k] && !strcmp(p[i].tables[k], t->alias);
+    write_pending_list_free(p, n);
+    if (named) return 1;
+    graph_snapshot *now = NULL;
+    rc = graph_snapshot_load(&now, c->s, branch, 0, 0);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) { /* the head is read (and reported) by the other checks */
+        og_error_clear();
+        return 0;
+    }
+    int explained = 1; /* the table is no longer at the head (dropped since): not the head's */
+    for (size_t i = 0; i < now->n_tables; i++) {
+        const graph_table *u = &now->tables[i];
+        const char *ub = u->table_branch && *u->table_branch ? u->table_branch : NULL;
+        const char *tb = t->table_branch && *t->table_branch ? t->table_branch : NULL;
+        if (strcmp(u->path, t->path) != 0 || (ub ? !tb || strcmp(ub, tb) : tb != NULL)) continue;
+        explained = u->version >= latest;
+    }
+    graph_snapshot_free(now);
+    return explained;
 }
 
 /* The head's pin of t (on `branch`'s head: only a table that branch forked is written by it)
@@ -368,15 +411,15 @@ static int check_head_pin(vctx *c, const char *branch, const graph_table *t)
                        t->version);
     }
     if (rc) return problem(c, "table_version_unreadable", obj, REMEDY_BACKUP, "%s", last_message());
-    if (latest > t->version && !pending_names(c, t->alias))
-        return problem(c, "table_ahead", obj,
-                       "omnigraph recover list shows interrupted writes; with none, a writer "
-                       "outside omnigraph (lancedb) committed to the table: restore the table "
-                       "to the pinned version or the graph from a backup",
-                       "table %s is at Lance version %" PRIu64 " but the graph pins %" PRIu64
-                       " and no pending recovery intent names it",
-                       t->alias, latest, t->version);
-    return 0;
+    if (latest <= t->version) return 0;
+    int ex = ahead_explained(c, branch, t, latest);
+    if (ex) return ex < 0 ? ex : 0;
+    return problem(c, "table_ahead", obj, branch ? REMEDY_AHEAD_BRANCH : REMEDY_AHEAD,
+                   "table %s is at Lance version %" PRIu64 " but the graph pins %" PRIu64
+                   " and no pending recovery intent names it (re-checked after the table: no "
+                   "write was in flight): the newest graph-manifest version was lost, or a "
+                   "writer outside omnigraph (lancedb) committed to the table",
+                   t->alias, latest, t->version);
 }
 
 /* ---- the graph manifest, schema, sidecars, audit log -------------------------------------- */

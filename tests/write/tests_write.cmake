@@ -10,3 +10,5 @@ og_fuzz(fuzz_sidecar SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/write/fuzz_sidecar.c LI
         CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/write/corpus/sidecar)
 # Damage at the top of history (issue 16 c, d, e, j) and og_graph_repair.
 og_test(test_repair LABELS "write;crash;interop" SOURCES write/test_repair.c TIMEOUT 600)
+# verify beside a running writer (thread and process): no false report (issue 33 F4).
+og_test(test_verify_race LABELS "write;race" SOURCES write/test_verify_race.c TIMEOUT 300)
