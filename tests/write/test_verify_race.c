@@ -1,7 +1,8 @@
 /* write_verify beside a running writer (issue 33 F4): verify reads one consistent state, so a
  * healthy graph that is being written verifies clean every time. A writer (a thread of this
  * process, or a forked process that shares nothing but the files) commits one-row loads in a
- * loop (each: sidecar, table commit ahead of the pin, graph-manifest commit, sidecar deleted),
+ * loop, on main and on a graph branch (each: sidecar, table commit ahead of the pin,
+ * graph-manifest commit, sidecar deleted),
  * while this thread runs verify again and again on its own read-only store. Every problem
  * verify reports here is a false report. OG_VERIFY_RACE_RUNS sets the verify runs per case
  * (default 100). */
@@ -38,6 +39,11 @@ static void make_graph(char *dir, size_t cap, const char *tag)
     write_init_result ir;
     assert_og_ok(write_init(s, SCHEMA, strlen(SCHEMA), "s.pg", &ir));
     store_close(s);
+    /* a graph branch the writer also writes (its first write forks the table) */
+    write_graph *g = NULL;
+    assert_og_ok(wf_open(&g, dir));
+    assert_og_ok(write_branch_create(g, "feat", NULL, NULL, NULL));
+    write_graph_close(g);
 }
 
 typedef struct writer_arg {
@@ -61,7 +67,11 @@ static void write_loop(writer_arg *w)
         char row[128];
         snprintf(row, sizeof row, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":%u}}\n",
                  i, i % 90);
-        rc = wf_load(g, row, EXEC_LOAD_APPEND, NULL);
+        /* every third write on the branch: its fork's HEAD moves ahead of its pin too */
+        write_options o = WRITE_OPTIONS_INIT;
+        o.branch = i % 3 == 2 ? "feat" : NULL;
+        write_result res;
+        rc = wf_load_opt(g, row, EXEC_LOAD_APPEND, &o, &res);
         if (rc == 0) atomic_fetch_add(&w->commits, 1);
     }
     if (rc) fprintf(stderr, "writer: %s\n", og_error_last()->message);
