@@ -775,10 +775,12 @@ static int orphan_trees(vctx *c, const char *dir, int depth)
                 goto done; /* there but damaged: branch_ref_damaged */
             rc = problem(c, "branch_ref_missing", key,
                          "if the branch was not deleted on purpose, " REMEDY_REF
-                         "; if it was, these are the leftovers of that delete and are harmless",
+                         "; if it was (or was never created), these are leftovers, harmless and "
+                         "invisible",
                          "graph branch %s has its manifest versions under %s%s but no ref: "
-                         "the branch is invisible to every command. Its ref was lost, or a "
-                         "branch delete was interrupted (or is running) after removing it",
+                         "the branch is invisible to every command. Its ref was lost, or a branch "
+                         "delete was interrupted (or is running) after removing it, or a "
+                         "create before writing it",
                          name, prefix, LANCE_VERSIONS_DIR);
         }
     done:
