@@ -47,8 +47,9 @@
 /* repair publishes main's last intact state only: a branch's fork has no repair yet */
 #define REMEDY_AHEAD_BRANCH                                                                        \
     "back the graph up first (omnigraph backup); omnigraph repair does not restore a branch's "    \
-    "tables: restore the graph from a backup, or leave it (reads of the branch use the pinned "    \
-    "version; its writes are refused until the fork is restored)"
+    "forks yet. Leaving it loses nothing: reads of the branch use the pinned version, and its "    \
+    "writes are refused until the fork is restored to that version (a Lance restore, which keeps " \
+    "the versions above in its history)"
 /* Branch refs are small files that never change once written: a copy from any backup that
  * holds the branch is exact. Creating a branch of that name again would clear its files. */
 #define REMEDY_REF                                                                                 \
@@ -78,7 +79,7 @@ typedef struct vctx {
     core_bmap fork_refs;     /* "path\nfork" of every table branch ref seen (sound or not) */
     core_bmap live;          /* graph branches whose ref reads */
     core_bmap kix_lists;     /* "root\nsegment list\ndeclarations" checked */
-    core_bmap kix_missing;   /* segment names already reported missing */
+    core_bmap kix_missing;   /* segment names already reported (missing or damaged) */
     char root_identity[GRAPH_SCHEMA_HASH_LEN + 1]; /* of _schema.pg/.json ("" unreadable) */
 } vctx;
 
@@ -336,8 +337,8 @@ typedef struct kix_arg {
 static void kix_problem(void *arg, const char *segment, const char *what)
 {
     kix_arg *a = arg;
-    core_bmap_entry *e = core_bmap_find(&a->c->kix_missing, segment, strlen(segment));
-    if (e || a->rc) return; /* reported as key_index_missing already */
+    int was = 0; /* one report per segment (missing, or its first problem) */
+    if (a->rc || (a->rc = seen(a->c, &a->c->kix_missing, segment, &was)) != 0 || was) return;
     char key[STORE_KEY_MAX];
     if (lance_key(key, a->ds->root, LANCE_KIX_DIR, segment) != 0) {
         og_error_clear();
@@ -467,6 +468,12 @@ static int ahead_explained(vctx *c, const char *branch, const graph_table *t, ui
     if (rc == OG_E_NOMEM) return rc;
     if (rc) { /* the head is read (and reported) by the other checks */
         og_error_clear();
+        lance_branch ref; /* unless the branch was deleted meanwhile (its forks with it) */
+        if (branch && lance_branch_get(c->s, GRAPH_MANIFEST_DIR, branch, &ref) == OG_E_NOT_FOUND) {
+            og_error_clear();
+            return 1;
+        }
+        og_error_clear();
         return 0;
     }
     int explained = 1; /* the table is no longer at the head (dropped since): not the head's */
@@ -584,6 +591,16 @@ static int check_sidecars(vctx *c)
     for (size_t i = 0; rc == 0 && i < c->n_pending; i++) {
         const write_pending *p = &c->pending[i];
         if (!p->damaged) continue;
+        /* A finished writer's sidecar is deleted by recycling its storage (STORE_F_RECYCLE):
+         * read while that happened, it looks damaged. Read again by its name: gone, or whole
+         * now, it was a write that finished, not damage. */
+        write_pending again;
+        int ar = write_pending_show(c->s, false, p->operation_id, &again);
+        bool damaged = ar == 0 ? again.damaged : ar != OG_E_NOT_FOUND;
+        if (ar == OG_E_NOMEM) return ar;
+        if (ar) og_error_clear();
+        if (ar == 0) write_pending_clear(&again);
+        if (!damaged) continue;
         char obj[64], remedy[400];
         snprintf(obj, sizeof obj, GRAPH_RECOVERY_DIR "/%s.json", p->operation_id);
         snprintf(remedy, sizeof remedy,
