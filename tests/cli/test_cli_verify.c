@@ -2,8 +2,10 @@
  * --deep), and each kind of damage is found, named and given its remedy (exit 7): a flipped
  * byte in a data file (--deep, and an ordinary read fails typed instead of returning garbage),
  * a truncated data file (without --deep), a deleted deletion file, a deleted table version a
- * pin needs, a damaged sidecar, a missing _schema.pg. Every --json form prints exactly one
- * JSON object {ok, problems, checked}. */
+ * pin needs, a damaged sidecar, a missing _schema.pg, a lost and a damaged graph-branch ref, a
+ * damaged and a missing table fork ref, a missing and a changed kept schema (_schemas/), a
+ * damaged and a missing key index segment (each with the remedy it must give). Every --json
+ * form prints exactly one JSON object {ok, problems, checked}. */
 #include "testutil.h"
 
 #include <dirent.h>
