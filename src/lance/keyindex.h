@@ -213,6 +213,12 @@ typedef void (*lance_kix_problem_fn)(void *arg, const char *segment, const char 
 int lance_kix_verify(const lance_dataset *ds, lance_kix_verify_report *rep, lance_kix_problem_fn fn,
                      void *arg);
 
+/* The same without reading the entries or the data: each listed segment opens (its tail:
+ * directory and checksums of what it reads), holds a tree for every declared index and
+ * matches the rows and data files of the fragments it counts for. One read per segment. */
+int lance_kix_check(const lance_dataset *ds, lance_kix_verify_report *rep, lance_kix_problem_fn fn,
+                    void *arg);
+
 /* Segment file keys named by manifest pb (under root), for cleanup: fn per key. */
 int lance_kix_files(const Lance__Table__Manifest *pb, const char *root,
                     int (*fn)(void *arg, const char *key), void *arg);

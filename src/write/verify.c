@@ -13,6 +13,8 @@
 #include "lance/file2.h"
 #include "lance/keyindex.h"
 #include "lance/paths.h"
+#include "lance/refs.h"
+#include "lance/branch.h"
 #include "lance/version.h"
 #include "write/write.h"
 
@@ -21,13 +23,44 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Every remedy must be safe to follow as written (docs/maintenance.md lists them): none may
+ * undo or drop an acknowledged commit. The files these name are never rewritten once written,
+ * so a backup's copy of one is exact, while a whole older backup would drop later commits. */
 #define REMEDY_BACKUP                                                                              \
-    "restore the graph from a backup (omnigraph backup makes one); the damaged bytes cannot be "   \
-    "rebuilt from the graph itself"
-#define REMEDY_REPAIR "omnigraph repair, or restore the graph from a backup"
+    "restore this file (or directory) from a backup taken after it was written (omnigraph "        \
+    "backup makes one): it never changes once written, so the backup's copy is exact; do not "     \
+    "restore a whole older graph over this one, which would drop the commits made since"
+/* The newest manifest version: repair keeps the damaged file and publishes the intact state. */
+#define REMEDY_REPAIR                                                                              \
+    "if a backup holds this version file, restore the file (that keeps its commits); otherwise "   \
+    "omnigraph repair moves it to _repair/ (kept) and publishes the newest intact state, and the " \
+    "commits only this version held stop being visible"
 #define REMEDY_SCHEMA                                                                              \
-    "omnigraph repair restores the schema files from the graph's records, or restore them from "   \
-    "a backup"
+    "omnigraph repair rewrites the schema files from the graph's records (it checks the "          \
+    "identity the head names), or restore them from a backup taken since the last schema apply"
+/* A table above its pin with no write in flight: never "restore the table", which would undo
+ * a commit whose manifest version was lost (its rows are in the table, acknowledged). */
+#define REMEDY_AHEAD                                                                               \
+    "back the graph up first (omnigraph backup); then omnigraph repair publishes the graph's "     \
+    "last intact state (the table is restored to the pinned version as a new Lance version; the "  \
+    "versions above stay in its history until omnigraph cleanup, so nothing is deleted)"
+/* repair publishes main's last intact state only: a branch's fork has no repair yet */
+#define REMEDY_AHEAD_BRANCH                                                                        \
+    "back the graph up first (omnigraph backup); omnigraph repair does not restore a branch's "    \
+    "forks yet. Leaving it loses nothing: reads of the branch use the pinned version, and its "    \
+    "writes are refused until the fork is restored to that version (a Lance restore, which keeps " \
+    "the versions above in its history)"
+/* Branch refs are small files that never change once written: a copy from any backup that
+ * holds the branch is exact. Creating a branch of that name again would clear its files. */
+#define REMEDY_REF                                                                                 \
+    "restore this ref file from a backup that holds the branch (a ref never changes once "         \
+    "written); do not create or delete a branch of that name first: that clears the branch's "     \
+    "files"
+/* Key index segments are derived data: lookups skip a bad one and scan, answers unchanged. */
+#define REMEDY_KIX                                                                                 \
+    "nothing is wrong with the data (lookups skip this segment and scan its fragments); "          \
+    "omnigraph optimize writes a new segment for the head, and omnigraph cleanup drops the "       \
+    "older versions that name this one"
 #define DEEP_CHUNK_ROWS 65536
 
 typedef struct vctx {
@@ -40,6 +73,14 @@ typedef struct vctx {
     write_pending *pending;
     size_t n_pending;
     const lance_dataset *ds; /* the version whose other files are being checked */
+    core_bmap schemas;       /* schema identities a retained commit or branch head names */
+    core_bmap paths;         /* table paths pinned anywhere */
+    core_bmap forks;         /* "path\nfork\ngraph branch" of every pin on a table fork */
+    core_bmap fork_refs;     /* "path\nfork" of every table branch ref seen (sound or not) */
+    core_bmap live;          /* graph branches whose ref reads */
+    core_bmap kix_lists;     /* "root\nsegment list\ndeclarations" checked */
+    core_bmap kix_missing;   /* segment names already reported (missing or damaged) */
+    char root_identity[GRAPH_SCHEMA_HASH_LEN + 1]; /* of _schema.pg/.json ("" unreadable) */
 } vctx;
 
 static int problem(vctx *c, const char *kind, const char *object, const char *remedy,
@@ -264,8 +305,74 @@ static int check_other(void *arg, const char *key)
             if ((rc = seen(c, &c->files, there, &was)) != 0 || was) return rc;
             return check_exists(c, there, 0, &ok);
         }
+        const char *seg = strstr(key, "/" LANCE_KIX_DIR);
+        if (seg) { /* derived data: not lost, and not a backup's business */
+            seg += 1 + strlen(LANCE_KIX_DIR);
+            if ((rc = seen(c, &c->kix_missing, seg, &was)) != 0) return rc;
+            return problem(c, "key_index_missing", key, REMEDY_KIX,
+                           "%s version %" PRIu64 " lists this key index segment, which does "
+                           "not exist",
+                           c->ds->root, lance_dataset_version(c->ds));
+        }
     }
     return check_exists(c, key, 0, &ok);
+}
+
+/* ---- key indexes ----------------------------------------------------------------------------- */
+
+static const char *meta_of(const Lance__Table__Manifest *pb, const char *key)
+{
+    for (size_t i = 0; i < pb->n_table_metadata; i++)
+        if (pb->table_metadata[i]->key && !strcmp(pb->table_metadata[i]->key, key))
+            return pb->table_metadata[i]->value ? pb->table_metadata[i]->value : "";
+    return "";
+}
+
+typedef struct kix_arg {
+    vctx *c;
+    const lance_dataset *ds;
+    int rc;
+} kix_arg;
+
+static void kix_problem(void *arg, const char *segment, const char *what)
+{
+    kix_arg *a = arg;
+    int was = 0; /* one report per segment (missing, or its first problem) */
+    if (a->rc || (a->rc = seen(a->c, &a->c->kix_missing, segment, &was)) != 0 || was) return;
+    char key[STORE_KEY_MAX];
+    if (lance_key(key, a->ds->root, LANCE_KIX_DIR, segment) != 0) {
+        og_error_clear();
+        snprintf(key, sizeof key, "%s", a->ds->root);
+    }
+    a->rc = problem(a->c, "key_index_damaged", key, REMEDY_KIX,
+                    "key index segment of %s version %" PRIu64 " %s", a->ds->root,
+                    lance_dataset_version(a->ds), what);
+}
+
+/* The key index segments a version lists: each opens and matches the version's fragments
+ * (a read of each segment's tail); with deep, every entry is compared with the data. A segment
+ * list checked for this table once (the same segments, the same fragments) is not again. */
+static int check_key_indexes(vctx *c, const lance_dataset *ds)
+{
+    const Lance__Table__Manifest *pb = ds->m->pb;
+    const char *segs = meta_of(pb, LANCE_KIX_SEG_KEY);
+    if (!*segs) return 0;
+    size_t n = strlen(ds->root) + strlen(segs) + strlen(meta_of(pb, LANCE_KIX_DECL_KEY)) + 3;
+    char *k = core_malloc(n);
+    if (!k) return core_err_nomem();
+    snprintf(k, n, "%s\n%s\n%s", ds->root, segs, meta_of(pb, LANCE_KIX_DECL_KEY));
+    int was;
+    int rc = seen(c, &c->kix_lists, k, &was);
+    core_free(k);
+    if (rc || was) return rc;
+    lance_kix_verify_report rep;
+    kix_arg a = {c, ds, 0};
+    rc = c->opt->deep ? lance_kix_verify(ds, &rep, kix_problem, &a)
+                      : lance_kix_check(ds, &rep, kix_problem, &a);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) /* the indexed columns do not read: the data checks report why */
+        og_error_clear();
+    return a.rc;
 }
 
 /* One Lance version of a dataset: its manifest decodes (and matches the checksum the graph
@@ -316,21 +423,12 @@ static int check_dataset(vctx *c, const char *root, uint64_t version, const grap
     c->ds = ds;
     if (rc == 0) rc = lance_manifest_files(pb, root, check_other, c, NULL);
     c->ds = NULL;
+    if (rc == 0) rc = check_key_indexes(c, ds);
     lance_dataset_free(ds);
     return rc;
 }
 
 /* ---- tables at the head ------------------------------------------------------------------ */
-
-static bool pending_names(const vctx *c, const char *alias)
-{
-    for (size_t i = 0; i < c->n_pending; i++)
-        for (size_t k = 0; k < c->pending[i].n_effects; k++)
-            if (c->pending[i].tables && c->pending[i].tables[k] &&
-                !strcmp(c->pending[i].tables[k], alias))
-                return true;
-    return false;
-}
 
 /* The directory of the Lance branch a pin reads: the table's own, or its fork's. */
 static int pin_root(char out[STORE_KEY_MAX], const graph_table *t)
@@ -340,6 +438,54 @@ static int pin_root(char out[STORE_KEY_MAX], const graph_table *t)
         return 0;
     }
     return lance_branch_root(out, t->path, t->table_branch);
+}
+
+/* Whether a table HEAD above its pin, read as `latest`, is a write that was in flight rather
+ * than damage: the rule the writers' revalidation uses (coordinator.c). A writer writes its
+ * sidecar before its first table commit and deletes it only after its graph-manifest commit
+ * (or recovery's rollback commit) is visible. So, looked at in this order after `latest` was
+ * read: a sidecar naming the table now, or else a head of the branch that now pins `latest`
+ * or above (the write that made it has published since), explains it. Neither means nobody
+ * in the protocol made that version. 1 explained, 0 not, or a negative error. */
+static int ahead_explained(vctx *c, const char *branch, const graph_table *t, uint64_t latest)
+{
+    write_pending *p = NULL;
+    size_t n = 0;
+    int rc = write_pending_list(c->s, false, &p, &n);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) {
+        og_error_clear(); /* sidecars_unreadable is reported by check_sidecars */
+        n = 0;
+    }
+    bool named = false;
+    for (size_t i = 0; i < n && !named; i++)
+        for (size_t k = 0; k < p[i].n_effects && !named; k++)
+            named = p[i].tables && p[i].tables[k] && !strcmp(p[i].tables[k], t->alias);
+    write_pending_list_free(p, n);
+    if (named) return 1;
+    graph_snapshot *now = NULL;
+    rc = graph_snapshot_load(&now, c->s, branch, 0, 0);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) { /* the head is read (and reported) by the other checks */
+        og_error_clear();
+        lance_branch ref; /* unless the branch was deleted meanwhile (its forks with it) */
+        if (branch && lance_branch_get(c->s, GRAPH_MANIFEST_DIR, branch, &ref) == OG_E_NOT_FOUND) {
+            og_error_clear();
+            return 1;
+        }
+        og_error_clear();
+        return 0;
+    }
+    int explained = 1; /* the table is no longer at the head (dropped since): not the head's */
+    for (size_t i = 0; i < now->n_tables; i++) {
+        const graph_table *u = &now->tables[i];
+        const char *ub = u->table_branch && *u->table_branch ? u->table_branch : NULL;
+        const char *tb = t->table_branch && *t->table_branch ? t->table_branch : NULL;
+        if (strcmp(u->path, t->path) != 0 || (ub ? !tb || strcmp(ub, tb) : tb != NULL)) continue;
+        explained = u->version >= latest;
+    }
+    graph_snapshot_free(now);
+    return explained;
 }
 
 /* The head's pin of t (on `branch`'s head: only a table that branch forked is written by it)
@@ -368,15 +514,15 @@ static int check_head_pin(vctx *c, const char *branch, const graph_table *t)
                        t->version);
     }
     if (rc) return problem(c, "table_version_unreadable", obj, REMEDY_BACKUP, "%s", last_message());
-    if (latest > t->version && !pending_names(c, t->alias))
-        return problem(c, "table_ahead", obj,
-                       "omnigraph recover list shows interrupted writes; with none, a writer "
-                       "outside omnigraph (lancedb) committed to the table: restore the table "
-                       "to the pinned version or the graph from a backup",
-                       "table %s is at Lance version %" PRIu64 " but the graph pins %" PRIu64
-                       " and no pending recovery intent names it",
-                       t->alias, latest, t->version);
-    return 0;
+    if (latest <= t->version) return 0;
+    int ex = ahead_explained(c, branch, t, latest);
+    if (ex) return ex < 0 ? ex : 0;
+    return problem(c, "table_ahead", obj, branch ? REMEDY_AHEAD_BRANCH : REMEDY_AHEAD,
+                   "table %s is at Lance version %" PRIu64 " but the graph pins %" PRIu64
+                   " and no pending recovery intent names it (re-checked after the table: no "
+                   "write was in flight): the newest graph-manifest version was lost, or a "
+                   "writer outside omnigraph (lancedb) committed to the table",
+                   t->alias, latest, t->version);
 }
 
 /* ---- the graph manifest, schema, sidecars, audit log -------------------------------------- */
@@ -422,6 +568,7 @@ static int check_schema(vctx *c, const graph_snapshot *head)
     char identity[GRAPH_SCHEMA_HASH_LEN + 1];
     rc = graph_schema_read(c->s, &cat, identity);
     lang_catalog_free(cat);
+    if (rc == 0) memcpy(c->root_identity, identity, sizeof identity);
     if (rc == OG_E_NOMEM) return rc;
     if (rc)
         return problem(c, "schema_damaged", GRAPH_SCHEMA_PG, REMEDY_SCHEMA, "%s", last_message());
@@ -444,10 +591,23 @@ static int check_sidecars(vctx *c)
     for (size_t i = 0; rc == 0 && i < c->n_pending; i++) {
         const write_pending *p = &c->pending[i];
         if (!p->damaged) continue;
-        char obj[64], remedy[160];
+        /* A finished writer's sidecar is deleted by recycling its storage (STORE_F_RECYCLE):
+         * read while that happened, it looks damaged. Read again by its name: gone, or whole
+         * now, it was a write that finished, not damage. */
+        write_pending again;
+        int ar = write_pending_show(c->s, false, p->operation_id, &again);
+        bool damaged = ar == 0 ? again.damaged : ar != OG_E_NOT_FOUND;
+        if (ar == OG_E_NOMEM) return ar;
+        if (ar) og_error_clear();
+        if (ar == 0) write_pending_clear(&again);
+        if (!damaged) continue;
+        char obj[64], remedy[400];
         snprintf(obj, sizeof obj, GRAPH_RECOVERY_DIR "/%s.json", p->operation_id);
-        snprintf(remedy, sizeof remedy, "omnigraph recover resolve %s --discard --confirm --force",
-                 p->operation_id);
+        snprintf(remedy, sizeof remedy,
+                 "omnigraph recover show %s, then omnigraph recover resolve %s --discard "
+                 "--confirm --force (a commit it made stays; effects it never published are "
+                 "then reported as table_ahead)",
+                 p->operation_id, p->operation_id);
         rc = problem(c, "sidecar_damaged", obj, remedy, "%s",
                      p->problem ? p->problem : "the file does not parse as a recovery intent");
     }
@@ -478,6 +638,325 @@ static int check_audit(vctx *c)
     return 0;
 }
 
+/* ---- branch refs, schema history ------------------------------------------------------------ */
+
+static int note(vctx *c, core_bmap *set, const char *key)
+{
+    int was;
+    return seen(c, set, key, &was);
+}
+
+static bool noted(const core_bmap *set, const char *key)
+{
+    return core_bmap_find(set, key, strlen(key)) != NULL;
+}
+
+/* What a snapshot names that is checked once at the end: its schema, its tables' paths, and
+ * its pins on table forks (branch: the graph branch the snapshot is the head of). */
+static int note_snapshot(vctx *c, const graph_snapshot *snap, const char *branch)
+{
+    int rc = snap->schema_identity[0] ? note(c, &c->schemas, snap->schema_identity) : 0;
+    for (size_t i = 0; rc == 0 && i < snap->n_tables; i++) {
+        const graph_table *t = &snap->tables[i];
+        rc = note(c, &c->paths, t->path);
+        if (rc == 0 && branch && t->table_branch && *t->table_branch) {
+            char k[3 * STORE_KEY_MAX];
+            snprintf(k, sizeof k, "%s\n%s\n%s", t->path, t->table_branch, branch);
+            rc = note(c, &c->forks, k);
+        }
+    }
+    return rc;
+}
+
+/* Every branch ref file under root/_refs/branches/: fn(c, key, name, arg) with the name
+ * unescaped ('/' is %2F in the file name); files that name no branch are skipped, as lance
+ * skips them. */
+typedef int (*ref_fn)(vctx *c, const char *root, const char *key, const char *name);
+static int each_ref(vctx *c, const char *root, ref_fn fn)
+{
+    char prefix[STORE_KEY_MAX];
+    int rc = lance_key(prefix, root, LANCE_REFS_BRANCHES_DIR, "");
+    if (rc)
+        return rc == OG_E_NOMEM ? rc
+                                : problem(c, "branch_refs_unreadable", root, REMEDY_BACKUP, "%s",
+                                          last_message());
+    store_list l;
+    memset(&l, 0, sizeof l);
+    rc = store_list_prefix(c->s, prefix, 0, &l);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        return 0;
+    }
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc)
+        return problem(c, "branch_refs_unreadable", prefix, REMEDY_BACKUP, "%s", last_message());
+    store_list_sort(&l);
+    size_t np = strlen(prefix);
+    for (size_t i = 0; rc == 0 && i < l.count; i++) {
+        const char *key = l.items[i].key, *file = key + np;
+        size_t len = strlen(file);
+        if (l.items[i].is_prefix || strncmp(key, prefix, np) != 0 || len <= 5 ||
+            strchr(file, '/') || strcmp(file + len - 5, ".json") != 0)
+            continue;
+        char name[LANCE_BRANCH_NAME_MAX + 1];
+        size_t k = 0;
+        bool ok = len - 5 <= LANCE_BRANCH_NAME_MAX;
+        for (size_t j = 0; ok && j < len - 5; j++) {
+            if (file[j] != '%') {
+                name[k++] = file[j];
+            } else if (j + 2 < len - 5 && file[j + 1] == '2' &&
+                       (file[j + 2] == 'F' || file[j + 2] == 'f')) {
+                name[k++] = '/';
+                j += 2;
+            } else {
+                ok = false;
+            }
+        }
+        name[k] = '\0';
+        if (!ok || lance_branch_name_check(name) != 0) {
+            og_error_clear();
+            continue;
+        }
+        rc = fn(c, root, key, name);
+    }
+    store_list_free(&l);
+    return rc;
+}
+
+/* A graph branch ref: it reads. The graph branches are then those whose ref reads. */
+static int graph_ref(vctx *c, const char *root, const char *key, const char *name)
+{
+    if (write_branch_name_check(name) != 0) { /* an internal or foreign ref of the manifest */
+        og_error_clear();
+        return 0;
+    }
+    lance_branch ref;
+    int rc = lance_branch_get(c->s, root, name, &ref);
+    if (rc == OG_E_NOT_FOUND) { /* deleted since it was listed */
+        og_error_clear();
+        return 0;
+    }
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc)
+        return problem(c, "branch_ref_damaged", key, REMEDY_REF,
+                       "the ref of graph branch %s does not read (the branch is invisible and "
+                       "every branch listing fails): %s",
+                       name, last_message());
+    return note(c, &c->live, name);
+}
+
+/* Graph-manifest branch directories (tree/<name>/ holding _versions/) that no readable ref
+ * names: a branch made invisible by the loss of its ref. dir is "tree/" or a directory below
+ * it; one delimited listing per directory that is not a known branch. */
+static int orphan_trees(vctx *c, const char *dir, int depth)
+{
+    char prefix[STORE_KEY_MAX];
+    int rc = lance_key(prefix, GRAPH_MANIFEST_DIR, dir, "");
+    if (rc) return rc == OG_E_NOMEM ? rc : 0;
+    store_list l;
+    memset(&l, 0, sizeof l);
+    rc = store_list_prefix(c->s, prefix, STORE_LIST_DELIMITED, &l);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        return 0;
+    }
+    if (rc)
+        return rc == OG_E_NOMEM ? rc
+                                : problem(c, "branch_refs_unreadable", prefix, REMEDY_BACKUP, "%s",
+                                          last_message());
+    store_list_sort(&l);
+    size_t np = strlen(prefix), nt = strlen(LANCE_TREE_DIR);
+    bool versions = false;
+    for (size_t i = 0; i < l.count; i++)
+        if (l.items[i].is_prefix && !strcmp(l.items[i].key + np, LANCE_VERSIONS_DIR))
+            versions = true;
+    if (versions && depth > 0) {
+        char name[STORE_KEY_MAX];
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(dir) - nt - 1), dir + nt);
+        if (!noted(&c->live, name) && write_branch_name_check(name) == 0) {
+            char key[STORE_KEY_MAX], file[STORE_KEY_MAX];
+            size_t k = 0;
+            for (const char *q = name; *q && k + 4 < sizeof file; q++) {
+                if (*q == '/') {
+                    memcpy(file + k, "%2F", 3);
+                    k += 3;
+                } else {
+                    file[k++] = *q;
+                }
+            }
+            snprintf(file + k, sizeof file - k, ".json");
+            store_meta m;
+            if (lance_key(key, GRAPH_MANIFEST_DIR, LANCE_REFS_BRANCHES_DIR, file) != 0)
+                og_error_clear();
+            else if (store_head(c->s, key, &m) == 0)
+                goto done; /* there but damaged: branch_ref_damaged */
+            rc = problem(c, "branch_ref_missing", key,
+                         "if the branch was not deleted on purpose, " REMEDY_REF
+                         "; if it was (or was never created), these are leftovers, harmless and "
+                         "invisible",
+                         "graph branch %s has its manifest versions under %s%s but no ref: "
+                         "the branch is invisible to every command. Its ref was lost, or a branch "
+                         "delete was interrupted (or is running) after removing it, or a "
+                         "create before writing it",
+                         name, prefix, LANCE_VERSIONS_DIR);
+        }
+    done:
+        og_error_clear();
+    } else if (depth < 8) {
+        for (size_t i = 0; rc == 0 && i < l.count; i++) {
+            if (!l.items[i].is_prefix) continue;
+            const char *child = l.items[i].key + np; /* "seg/" */
+            char sub[STORE_KEY_MAX];
+            snprintf(sub, sizeof sub, "%s%s", dir, child);
+            char name[STORE_KEY_MAX];
+            snprintf(name, sizeof name, "%.*s", (int)(strlen(sub) - nt - 1), sub + nt);
+            if (depth > 0 && child[0] == '_') continue; /* a branch's own files */
+            if (noted(&c->live, name)) continue;        /* a branch: its checks read it */
+            rc = orphan_trees(c, sub, depth + 1);
+        }
+    }
+    store_list_free(&l);
+    return rc;
+}
+
+/* A table branch ref (a fork of a table on a graph branch): it reads, and its directory holds
+ * versions from the fork point on. */
+static int table_ref(vctx *c, const char *root, const char *key, const char *name)
+{
+    char k[2 * STORE_KEY_MAX];
+    snprintf(k, sizeof k, "%s\n%s", root, name);
+    int rc = note(c, &c->fork_refs, k);
+    if (rc) return rc;
+    lance_branch ref;
+    rc = lance_branch_get(c->s, root, name, &ref);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        return 0;
+    }
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc)
+        return problem(c, "table_branch_ref_damaged", key, REMEDY_REF,
+                       "the ref of fork %s of table %s does not read (every read of graph "
+                       "branch %s fails, and lance cannot list the table's branches): %s",
+                       name, root, name, last_message());
+    char dir[STORE_KEY_MAX];
+    uint64_t latest = 0;
+    lance_naming nm;
+    rc = lance_branch_root(dir, root, name);
+    if (rc == 0) rc = lance_version_latest(c->s, dir, &latest, &nm);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc == 0 && latest >= ref.parent_version) return 0;
+    if (rc) og_error_clear();
+    return problem(c, "table_branch_version_missing", key, REMEDY_BACKUP,
+                   "fork %s of table %s starts at version %" PRIu64
+                   ", but its directory %s holds %s",
+                   name, root, ref.parent_version, dir, rc ? "no version" : "only older versions");
+}
+
+static int check_refs(vctx *c)
+{
+    int rc = orphan_trees(c, LANCE_TREE_DIR, 0);
+    for (size_t i = 0; rc == 0 && i < core_bmap_count(&c->paths); i++)
+        rc = each_ref(c, (const char *)c->paths.e[i].key, table_ref);
+    /* every pin on a fork has its fork's ref (a branch deleted meanwhile took its forks) */
+    for (size_t i = 0; rc == 0 && i < core_bmap_count(&c->forks); i++) {
+        char path[STORE_KEY_MAX], fork[STORE_KEY_MAX], branch[STORE_KEY_MAX];
+        const char *k = (const char *)c->forks.e[i].key;
+        const char *a = strchr(k, '\n'), *b = a ? strchr(a + 1, '\n') : NULL;
+        if (!a || !b) continue;
+        snprintf(path, sizeof path, "%.*s", (int)(a - k), k);
+        snprintf(fork, sizeof fork, "%.*s", (int)(b - a - 1), a + 1);
+        snprintf(branch, sizeof branch, "%s", b + 1);
+        char pf[2 * STORE_KEY_MAX];
+        snprintf(pf, sizeof pf, "%s\n%s", path, fork);
+        lance_branch ref;
+        if (noted(&c->fork_refs, pf) &&
+            lance_branch_get(c->s, path, fork, &ref) != OG_E_NOT_FOUND) {
+            og_error_clear();
+            continue;
+        }
+        og_error_clear();
+        if (lance_branch_get(c->s, GRAPH_MANIFEST_DIR, branch, &ref) == OG_E_NOT_FOUND) {
+            og_error_clear(); /* the graph branch was deleted meanwhile */
+            continue;
+        }
+        og_error_clear();
+        char key[STORE_KEY_MAX], file[STORE_KEY_MAX];
+        size_t n = 0;
+        for (const char *q = fork; *q && n + 4 < sizeof file; q++) {
+            if (*q == '/') {
+                memcpy(file + n, "%2F", 3);
+                n += 3;
+            } else {
+                file[n++] = *q;
+            }
+        }
+        snprintf(file + n, sizeof file - n, ".json");
+        if (lance_key(key, path, LANCE_REFS_BRANCHES_DIR, file) != 0) og_error_clear();
+        rc = problem(c, "table_branch_ref_missing", key, REMEDY_REF,
+                     "graph branch %s pins table %s on its fork %s, whose ref is gone: every "
+                     "read of the branch fails",
+                     branch, path, fork);
+    }
+    return rc;
+}
+
+/* Every schema a retained commit or a branch head names is kept under _schemas/ by identity,
+ * reads, and hashes to that identity (graph_schema_read_identity). A graph made before
+ * schemas were kept (no _schemas/ at all) reads its one schema from the root pair. */
+static int check_schema_history(vctx *c)
+{
+    char(*kept)[GRAPH_SCHEMA_HASH_LEN + 1] = NULL;
+    size_t n_kept = 0;
+    int rc = graph_schema_list(c->s, &kept, &n_kept);
+    core_free(kept);
+    if (rc == OG_E_NOMEM) return rc;
+    if (rc) {
+        og_error_clear();
+        n_kept = 1; /* a listing that fails is no proof of an older graph */
+    }
+    rc = 0;
+    for (size_t i = 0; rc == 0 && i < core_bmap_count(&c->schemas); i++) {
+        const char *id = (const char *)c->schemas.e[i].key;
+        bool accepted = !strcmp(id, c->root_identity);
+        char pg[STORE_KEY_MAX], js[STORE_KEY_MAX], remedy[STORE_KEY_MAX * 3];
+        graph_schema_version_keys(id, pg, js);
+        if (accepted)
+            snprintf(remedy, sizeof remedy,
+                     "copy %s to %s and %s to %s (the accepted schema's pair is the same two "
+                     "files), or restore them from a backup",
+                     GRAPH_SCHEMA_PG, pg, GRAPH_SCHEMA_JSON, js);
+        else
+            snprintf(remedy, sizeof remedy,
+                     "restore %s and %s from a backup (they never change once written)", pg, js);
+        store_meta m;
+        const char *missing = NULL;
+        if (store_head(c->s, pg, &m) != 0)
+            missing = pg;
+        else if (store_head(c->s, js, &m) != 0)
+            missing = js;
+        og_error_clear();
+        if (missing) {
+            if (n_kept == 0 && accepted) continue;
+            rc = problem(c, "schema_history_missing", missing, remedy,
+                         "commits of this graph were made under schema %s, whose kept copy is "
+                         "missing: reads at those commits fail",
+                         id);
+            continue;
+        }
+        c->r->files += 2;
+        lang_catalog *cat = NULL;
+        int sr = graph_schema_read_identity(c->s, id, &cat);
+        lang_catalog_free(cat);
+        if (sr == OG_E_NOMEM) return sr;
+        if (sr)
+            rc = problem(c, "schema_history_damaged", pg, remedy,
+                         "the kept copy of schema %s does not read as that schema: %s", id,
+                         last_message());
+    }
+    return rc;
+}
+
 /* ---- the whole graph ------------------------------------------------------------------------ */
 
 /* Every other graph branch at its head: it reconstructs, its lineage is whole, every table
@@ -486,31 +965,31 @@ static int check_audit(vctx *c)
  * branch's older manifest versions are not reconstructed (main's are). */
 static int check_branches(vctx *c)
 {
-    write_branch_info *b = NULL;
-    size_t n = 0;
-    int rc = write_branch_list(c->s, &b, &n);
-    if (rc == OG_E_NOMEM) return rc;
-    if (rc) {
-        rc = problem(c, "branch_refs_unreadable", GRAPH_MANIFEST_DIR, REMEDY_BACKUP,
-                     "the graph's branch refs cannot be listed: %s", last_message());
-        return rc;
-    }
+    /* each ref read one by one, so one damaged ref is named and does not hide the others */
+    int rc = each_ref(c, GRAPH_MANIFEST_DIR, graph_ref);
+    size_t n = core_bmap_count(&c->live);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (!strcmp(b[i].name, "main")) continue;
-        progress(c, "branch %s", b[i].name);
+        const char *name = (const char *)c->live.e[i].key;
+        if (!strcmp(name, "main")) continue;
+        progress(c, "branch %s", name);
         graph_snapshot *snap = NULL;
-        int lr = graph_snapshot_load(&snap, c->s, b[i].name, 0, GRAPH_SNAP_LINEAGE);
+        int lr = graph_snapshot_load(&snap, c->s, name, 0, GRAPH_SNAP_LINEAGE);
         if (lr == OG_E_NOMEM) {
             rc = lr;
             break;
         }
+        lance_branch ref;
+        if (lr && lance_branch_get(c->s, GRAPH_MANIFEST_DIR, name, &ref) == OG_E_NOT_FOUND) {
+            og_error_clear(); /* deleted since it was listed */
+            continue;
+        }
         if (lr) {
-            rc = problem(c, "branch_unreadable", b[i].name, REMEDY_BACKUP,
-                         "the head of branch %s does not reconstruct: %s", b[i].name,
-                         last_message());
+            rc = problem(c, "branch_unreadable", name, REMEDY_BACKUP,
+                         "the head of branch %s does not reconstruct: %s", name, last_message());
             continue;
         }
         c->r->branches++;
+        rc = note_snapshot(c, snap, name);
         for (size_t t = 0; rc == 0 && t < snap->n_tables; t++) {
             char root[STORE_KEY_MAX];
             if (pin_root(root, &snap->tables[t]) != 0) {
@@ -519,7 +998,7 @@ static int check_branches(vctx *c)
                 continue;
             }
             rc = check_dataset(c, root, snap->tables[t].version, &snap->tables[t]);
-            if (rc == 0) rc = check_head_pin(c, b[i].name, &snap->tables[t]);
+            if (rc == 0) rc = check_head_pin(c, name, &snap->tables[t]);
         }
         for (size_t k = 0; rc == 0 && k < snap->n_commits; k++) { /* first parents, as above */
             const graph_commit *g = &snap->commits[k];
@@ -527,11 +1006,10 @@ static int check_branches(vctx *c)
                 rc = problem(c, "lineage_parent_missing", g->id, REMEDY_BACKUP,
                              "commit %s of branch %s names parent %s, which its lineage "
                              "does not hold",
-                             g->id, b[i].name, g->parent);
+                             g->id, name, g->parent);
         }
         graph_snapshot_free(snap);
     }
-    core_free(b);
     return rc;
 }
 
@@ -570,7 +1048,8 @@ static int run(vctx *c)
             continue;
         }
         c->r->manifest_versions++;
-        rc = check_dataset(c, GRAPH_MANIFEST_DIR, v, NULL);
+        rc = note_snapshot(c, snap, NULL);
+        if (rc == 0) rc = check_dataset(c, GRAPH_MANIFEST_DIR, v, NULL);
         for (size_t t = 0; rc == 0 && t < snap->n_tables; t++)
             if (!snap->tables[t].table_branch || !*snap->tables[t].table_branch)
                 rc = check_dataset(c, snap->tables[t].path, snap->tables[t].version,
@@ -587,7 +1066,9 @@ static int run(vctx *c)
         if (rc == 0) rc = check_lineage(c, head->manifest_version);
     }
     if (rc == 0) rc = check_branches(c);
+    if (rc == 0) rc = check_refs(c);
     if (rc == 0) rc = check_schema(c, head);
+    if (rc == 0) rc = check_schema_history(c);
     if (rc == 0) rc = check_audit(c);
     graph_snapshot_free(head);
 done:
@@ -603,11 +1084,22 @@ int write_verify(store *s, const write_verify_options *opt, write_verify_report 
               .opt = opt ? opt : &def,
               .r = out,
               .files = CORE_BMAP_INIT,
-              .pairs = CORE_BMAP_INIT};
+              .pairs = CORE_BMAP_INIT,
+              .schemas = CORE_BMAP_INIT,
+              .paths = CORE_BMAP_INIT,
+              .forks = CORE_BMAP_INIT,
+              .fork_refs = CORE_BMAP_INIT,
+              .live = CORE_BMAP_INIT,
+              .kix_lists = CORE_BMAP_INIT,
+              .kix_missing = CORE_BMAP_INIT};
     core_arena_init(&c.arena, 0);
     int rc = run(&c);
     core_bmap_free(&c.files);
     core_bmap_free(&c.pairs);
+    core_bmap *sets[] = {&c.schemas, &c.paths,     &c.forks,      &c.fork_refs,
+                         &c.live,    &c.kix_lists, &c.kix_missing};
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+        core_bmap_free(sets[i]);
     core_arena_free(&c.arena);
     write_pending_list_free(c.pending, c.n_pending);
     if (rc) write_verify_report_clear(out);

@@ -7,14 +7,22 @@
  *    lineage names only parents that exist;
  *  - every table version any retained snapshot pins exists, decodes, matches the manifest
  *    checksum its table_version row records, and lies at or below its Lance HEAD; a HEAD above the
- * head snapshot's pin must be explained by a pending recovery sidecar naming the table;
+ *    head snapshot's pin must be explained, after it was read, by a sidecar naming the table or
+ *    a head that now pins that version (the writers' rule: a write in flight is no problem);
  *  - every file those versions (and the graph manifest's and audit log's retained versions)
  *    reference exists, with the size the manifest records where it records one; deletion
  *    files are read whole, parsed and checked against their recorded checksum;
  *  - sidecars under __recovery/ parse; the audit log opens and its rows are counted;
- *  - _schema.pg and _schema.json exist, agree, and carry the schema identity the head names.
+ *  - _schema.pg and _schema.json exist, agree, and carry the schema identity the head names;
+ *    every identity a retained commit or branch head names is kept under _schemas/ and hashes
+ *    to itself;
+ *  - graph-branch refs and table fork refs read, a manifest branch directory without a ref is
+ *    reported, every fork a branch head pins has its ref;
+ *  - key index segments each checked version lists open and match its fragments.
+ * Every remedy is safe to follow as written (none drops an acknowledged commit).
  * With deep: every data file is read whole, checked against the checksum its DataFile records
- * (og_xxh3; files without one are counted unchecked), and every page of every column decoded.
+ * (og_xxh3; files without one are counted unchecked), every page of every column decoded, and
+ * every key index entry compared with the table's keys.
  */
 #ifndef OG_WRITE_VERIFY_H
 #define OG_WRITE_VERIFY_H

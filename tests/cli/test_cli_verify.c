@@ -2,8 +2,10 @@
  * --deep), and each kind of damage is found, named and given its remedy (exit 7): a flipped
  * byte in a data file (--deep, and an ordinary read fails typed instead of returning garbage),
  * a truncated data file (without --deep), a deleted deletion file, a deleted table version a
- * pin needs, a damaged sidecar, a missing _schema.pg. Every --json form prints exactly one
- * JSON object {ok, problems, checked}. */
+ * pin needs, a damaged sidecar, a missing _schema.pg, a lost and a damaged graph-branch ref, a
+ * damaged and a missing table fork ref, a missing and a changed kept schema (_schemas/), a
+ * damaged and a missing key index segment (each with the remedy it must give). Every --json
+ * form prints exactly one JSON object {ok, problems, checked}. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -418,6 +420,188 @@ static void test_schema_missing(void **state)
     json_decref(verify_expect("", 7, "schema_missing", "_schema.pg"));
 }
 
+/* The remedy of the one problem of `kind` in j contains `want`. */
+static void remedy_has(const json_t *j, const char *kind, const char *want)
+{
+    size_t i;
+    const json_t *p;
+    json_array_foreach(json_object_get(j, "problems"), i, p)
+    {
+        if (strcmp(json_string_value(json_object_get(p, "kind")), kind) != 0) continue;
+        const char *r = json_string_value(json_object_get(p, "remedy"));
+        if (!strstr(r, want)) fail_msg("the remedy of %s does not say '%s': %s", kind, want, r);
+        return;
+    }
+    fail_msg("no %s problem", kind);
+}
+
+/* g with graph branch feat, on which Person is forked (a person inserted there). */
+static void make_branch(void)
+{
+    make_graph(0);
+    char err[4096];
+    int ex = og("branch create feat --store g", NULL, 0, err, sizeof err);
+    if (ex != 0) fail_msg("branch create exited %d: %s", ex, err);
+    ex = og("mutate --store g --branch feat -e 'query i() { insert Person { name: \"Dan\", age: 7 "
+            "} }'",
+            NULL, 0, err, sizeof err);
+    if (ex != 0) fail_msg("mutate on feat exited %d: %s", ex, err);
+    json_decref(verify_expect("", 0, NULL, NULL));
+}
+
+/* A lost graph-branch ref: the branch no longer lists, and verify says so (it does not vanish
+ * silently): branch_ref_missing naming the ref file, and a remedy that restores it without
+ * creating the name again (which would clear the branch's files). */
+static void test_graph_branch_ref_lost(void **state)
+{
+    (void)state;
+    make_branch();
+    char path[600];
+    snprintf(path, sizeof path, "%s/g/__manifest.lance/_refs/branches/feat.json", g_dir);
+    assert_int_equal(unlink(path), 0);
+    json_t *j =
+        verify_expect("", 7, "branch_ref_missing", "__manifest.lance/_refs/branches/feat.json");
+    remedy_has(j, "branch_ref_missing", "restore this ref file from a backup");
+    remedy_has(j, "branch_ref_missing", "do not create");
+    json_decref(j);
+}
+
+/* A damaged graph-branch ref: branch_ref_damaged naming it (the other checks still run). */
+static void test_graph_branch_ref_damaged(void **state)
+{
+    (void)state;
+    make_branch();
+    char path[600];
+    snprintf(path, sizeof path, "%s/g/__manifest.lance/_refs/branches/feat.json", g_dir);
+    test_write_file(path, "{\"branch\":", 10);
+    json_t *j =
+        verify_expect("", 7, "branch_ref_damaged", "__manifest.lance/_refs/branches/feat.json");
+    remedy_has(j, "branch_ref_damaged", "restore this ref file");
+    assert_int_equal(checked(j, "manifest_versions"), 2); /* main's, still checked */
+    assert_int_equal(json_array_size(json_object_get(j, "problems")), 1);
+    json_decref(j);
+}
+
+/* The ref of Person's fork on feat: damaged, reads of feat still work (the graph manifest pins
+ * the fork's manifest by its checksum, which graph_table_open reads without the ref), and
+ * verify (not only --deep) reports table_branch_ref_damaged naming it; deleted, it reports
+ * table_branch_ref_missing. */
+static void test_table_branch_ref(void **state)
+{
+    (void)state;
+    make_branch();
+    char table[512], rel[1024], path[2048], saved[4096];
+    table_path("node:Person", table, sizeof table);
+    snprintf(rel, sizeof rel, "%s/_refs/branches/feat.json", table);
+    abs_of(rel, path, sizeof path);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(saved, 1, sizeof saved, f);
+    fclose(f);
+    test_write_file(path, "{\"version\":", 11);
+    char err[4096];
+    assert_int_equal(og("query --store g --branch feat -e 'query q() { match { $p: Person } "
+                        "return { $p.name } }'",
+                        NULL, 0, err, sizeof err),
+                     0);
+    json_t *j = verify_expect("", 7, "table_branch_ref_damaged", rel);
+    remedy_has(j, "table_branch_ref_damaged", "restore this ref file");
+    json_decref(j);
+    json_decref(verify_expect("--deep", 7, "table_branch_ref_damaged", rel));
+    assert_int_equal(unlink(path), 0);
+    j = verify_expect("", 7, "table_branch_ref_missing", rel);
+    remedy_has(j, "table_branch_ref_missing", "restore this ref file");
+    json_decref(j);
+    test_write_file(path, saved, n); /* and restored, as the remedy says: clean again */
+    json_decref(verify_expect("", 0, NULL, NULL));
+}
+
+/* The current schema identity of g (from _schema.json). */
+static void schema_identity(char out[64])
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/g/_schema.json", g_dir);
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    assert_non_null(j);
+    snprintf(out, 64, "%s", json_string_value(json_object_get(j, "identity")));
+    json_decref(j);
+    assert_int_equal(strlen(out), 32);
+}
+
+/* The kept copy of the schema by identity: missing, schema_history_missing naming it with the
+ * remedy that copies the accepted pair; changed, schema_history_damaged; the copy the remedy
+ * says makes it clean. */
+static void test_schema_history(void **state)
+{
+    (void)state;
+    make_graph(0);
+    char id[64], rel[256], path[2048], root_pg[600];
+    schema_identity(id);
+    snprintf(rel, sizeof rel, "_schemas/%s.pg", id);
+    abs_of(rel, path, sizeof path);
+    snprintf(root_pg, sizeof root_pg, "%s/g/_schema.pg", g_dir);
+    assert_int_equal(unlink(path), 0);
+    json_t *j = verify_expect("", 7, "schema_history_missing", rel);
+    remedy_has(j, "schema_history_missing", "copy _schema.pg to _schemas/");
+    json_decref(j);
+    const char *extra = "\nnode Extra {\n    x: String\n}\n";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", root_pg, path);
+    assert_int_equal(system(cmd), 0);
+    json_decref(verify_expect("", 0, NULL, NULL));
+    FILE *f = fopen(path, "ab");
+    assert_non_null(f);
+    fputs(extra, f);
+    fclose(f);
+    json_decref(verify_expect("", 7, "schema_history_damaged", rel));
+}
+
+/* A Person table with a key index segment (a load of 70 rows in one write). */
+static void make_indexed(char *seg_rel, size_t cap)
+{
+    make_graph(0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/many.jsonl", g_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 70; i++)
+        fprintf(f, "{\"type\":\"Person\",\"data\":{\"name\":\"n%d\",\"age\":%d}}\n", i, i);
+    fclose(f);
+    char err[4096];
+    int ex = og("load --data many.jsonl --mode append --store g", NULL, 0, err, sizeof err);
+    if (ex != 0) fail_msg("load exited %d: %s", ex, err);
+    file_under("node:Person", "_ogkix", seg_rel, cap);
+    json_decref(verify_expect("", 0, NULL, NULL));
+    json_decref(verify_expect("--deep", 0, NULL, NULL));
+}
+
+/* A key index segment with its last byte flipped: key_index_damaged naming it (its tail is
+ * read without --deep), and a remedy that says no data is lost; deleted, key_index_missing. */
+static void test_key_index(void **state)
+{
+    (void)state;
+    char rel[1024], path[2048];
+    make_indexed(rel, sizeof rel);
+    abs_of(rel, path, sizeof path);
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    off_t end = lseek(fd, 0, SEEK_END);
+    unsigned char b;
+    assert_int_equal(pread(fd, &b, 1, end - 1), 1);
+    b ^= 0x5a;
+    assert_int_equal(pwrite(fd, &b, 1, end - 1), 1);
+    close(fd);
+    json_t *j = verify_expect("", 7, "key_index_damaged", rel);
+    remedy_has(j, "key_index_damaged", "omnigraph optimize");
+    remedy_has(j, "key_index_damaged", "nothing is wrong with the data");
+    json_decref(j);
+    assert_int_equal(unlink(path), 0);
+    j = verify_expect("", 7, "key_index_missing", rel);
+    remedy_has(j, "key_index_missing", "omnigraph optimize");
+    json_decref(j);
+}
+
 /* Usage and refusals: no root (exit 2, one JSON object), a directory without a graph (exit 1,
  * not_found), and the API's options check. */
 static void test_usage(void **state)
@@ -480,6 +664,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_sidecar, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newest_manifest_version_cut, setup, teardown),
         cmocka_unit_test_setup_teardown(test_schema_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_graph_branch_ref_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_graph_branch_ref_damaged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_table_branch_ref, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_history, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_key_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_report, setup, teardown),
     };

@@ -14,3 +14,5 @@ og_test(test_repair LABELS "write;crash;interop" SOURCES write/test_repair.c TIM
 og_test(test_head_discovery LABELS "write;graph" SOURCES write/test_head_discovery.c TIMEOUT 600)
 # Cleanup killed at every delete (issue 33 F3): the graph verifies clean after each.
 og_test(test_cleanup_crash LABELS "write;crash" SOURCES write/test_cleanup_crash.c TIMEOUT 900)
+# verify beside a running writer (thread and process): no false report (issue 33 F4).
+og_test(test_verify_race LABELS "write;race" SOURCES write/test_verify_race.c TIMEOUT 300)
