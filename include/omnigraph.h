@@ -544,18 +544,23 @@ typedef void (*og_load_progress_fn)(void *arg, int phase, uint64_t bytes_done, u
                                     uint64_t lines);
 
 /* Options for og_graph_load(). Initialise with OG_LOAD_OPTIONS_INIT and set mode. */
-#define OG_LOAD_OPTIONS_VERSION 1
+#define OG_LOAD_OPTIONS_VERSION 2
 typedef struct og_load_options {
     int version;                  /* OG_LOAD_OPTIONS_VERSION */
     int mode;                     /* an og_load_mode; required (0 fails with OG_E_BAD_REQUEST) */
     const char *branch;           /* NULL or "main": main; else a graph branch, which must exist
-                                   * (OG_E_NOT_FOUND; og_graph_branch_create makes one) */
+                                   * (OG_E_NOT_FOUND; og_graph_branch_create makes one) unless
+                                   * `from` is set */
     og_load_progress_fn progress; /* NULL: none */
     void *progress_arg;
+    /* Version 2. NULL: none. With `branch` (not main): a missing branch is created from this
+     * branch's head for the load, and kept only if the load succeeds: a refused load deletes it
+     * again, unless another writer has used it meanwhile (then it stays, with a warning). */
+    const char *from;
 } og_load_options;
 #define OG_LOAD_OPTIONS_INIT                                                                       \
     {                                                                                              \
-        OG_LOAD_OPTIONS_VERSION, 0, NULL, NULL, NULL                                               \
+        OG_LOAD_OPTIONS_VERSION, 0, NULL, NULL, NULL, NULL                                         \
     }
 OG_EXTERN int og_load_options_init(og_load_options *opts, int version);
 
@@ -588,6 +593,7 @@ typedef enum og_write_count {
     OG_WRITE_EDGES_UPDATED = 10, /* mutate */
     OG_WRITE_EDGES_DELETED = 11, /* mutate; includes cascades */
     OG_WRITE_REPREPARES = 12,    /* restarts after a concurrent writer moved a read */
+    OG_WRITE_NEW_BRANCH = 13,    /* load with `from`: 1 when it created the branch */
 } og_write_count;
 
 /* The commit the write made, "" when it had nothing to commit. */
@@ -612,8 +618,8 @@ OG_EXTERN void og_write_result_free(og_write_result *r);
  * written. OG_E_CONFLICT / OG_E_READ_SET_CONFLICT when concurrent writers kept winning;
  * OG_E_RECOVERY_REQUIRED when an interrupted write blocks this one; OG_E_BAD_REQUEST on a
  * read-only handle. On success *out is what the load did (its counts: OG_WRITE_LINES to
- * OG_WRITE_EDGE_TYPES, OG_WRITE_REPREPARES), to free with og_write_result_free; on failure
- * it is NULL. */
+ * OG_WRITE_EDGE_TYPES, OG_WRITE_REPREPARES, OG_WRITE_NEW_BRANCH), to free with
+ * og_write_result_free; on failure it is NULL, and a branch made for it (`from`) is gone. */
 OG_EXTERN int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name,
                             const char *data, size_t len, const og_load_options *opt);
 

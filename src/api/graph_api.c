@@ -11,6 +11,7 @@
 #include "core/alloc.h"
 #include "api/options.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "graph/graph.h"
 #include "lance/version.h"
 #include "store/store.h"
@@ -271,19 +272,10 @@ int og_load_mode_parse(const char *name)
     return 0;
 }
 
-int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name, const char *data,
-                  size_t len, const og_load_options *opt)
+/* One load of the data into opt->branch (which exists). */
+static int load_once(og_write_result **out, og_graph *g, const char *data_file_name,
+                     const char *data, size_t len, const og_load_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_load: out is NULL");
-    *out = NULL;
-    if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_load: missing argument");
-    int vrc = api_options_check(opt->version, OG_LOAD_OPTIONS_VERSION, "og_load_options");
-    if (vrc) return vrc;
-    if (!og_load_mode_name(opt->mode))
-        return core_err(OG_E_BAD_REQUEST, "a load mode is required: append, merge or overwrite");
-    if (!data && len) return core_err(OG_E_BAD_REQUEST, "og_graph_load: no data");
-    /* Refuse before parsing: a read-only handle would only fail after all the work. */
-    if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     og_write_result *res = NULL;
     int rc = api_write_result_new(&res);
     if (rc) return rc;
@@ -308,6 +300,74 @@ int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name
     }
     *out = res;
     return 0;
+}
+
+/* A branch retracted by the load that created it can be met by a load that found it (and
+ * creates it anew): this many tries in all. */
+#define LOAD_FROM_TRIES 3
+
+/* Whether graph branch `name` exists now (errors read as "it does", which stops a retry). */
+static bool branch_exists(og_graph *g, const char *name)
+{
+    lance_branch ref;
+    int rc = lance_branch_get(g->h->s, GRAPH_MANIFEST_DIR, name, &ref);
+    og_error_clear(); /* only a yes or no is wanted */
+    return rc != OG_E_NOT_FOUND;
+}
+
+int og_graph_load(og_write_result **out, og_graph *g, const char *data_file_name, const char *data,
+                  size_t len, const og_load_options *opt)
+{
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_load: out is NULL");
+    *out = NULL;
+    if (!g || !opt) return core_err(OG_E_BAD_REQUEST, "og_graph_load: missing argument");
+    int vrc = api_options_check(opt->version, OG_LOAD_OPTIONS_VERSION, "og_load_options");
+    if (vrc) return vrc;
+    if (!og_load_mode_name(opt->mode))
+        return core_err(OG_E_BAD_REQUEST, "a load mode is required: append, merge or overwrite");
+    if (!data && len) return core_err(OG_E_BAD_REQUEST, "og_graph_load: no data");
+    /* Refuse before parsing: a read-only handle would only fail after all the work. */
+    if (!g->w) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    const char *from = opt->version >= 2 ? opt->from : NULL;
+    if (!from) return load_once(out, g, data_file_name, data, len, opt);
+    const char *branch = opt->branch;
+    if (!branch || !*branch || strcmp(branch, "main") == 0)
+        return core_err(OG_E_BAD_REQUEST, "a load's `from` goes with a branch other than main");
+    int rc = write_branch_name_check(branch);
+    if (rc) return rc;
+    /* The branch is made for the load and kept only if the load succeeds: a refused load
+     * retracts it, under the branch-ref control protocol's rules (write_branch_retract), which
+     * keep it when another writer has used it meanwhile. */
+    for (int tries = 1;; tries++) {
+        write_branch_info created;
+        bool made = false;
+        if (!branch_exists(g, branch)) {
+            rc = write_branch_create(g->w, branch, from, NULL, &created);
+            if (rc == OG_E_EXISTS)
+                og_error_clear(); /* created meanwhile by another writer: load into it */
+            else if (rc)
+                return rc;
+            else
+                made = true;
+        }
+        rc = load_once(out, g, data_file_name, data, len, opt);
+        if (rc == 0) {
+            (*out)->counts[OG_WRITE_NEW_BRANCH] = made;
+            return 0;
+        }
+        core_err_saved why;
+        core_err_save(&why);
+        if (made && write_branch_retract(g->w, &created) != 0) {
+            core_log(CORE_LOG_WARN,
+                     "the load into new branch '%s' failed, and the branch stays: %s", branch,
+                     og_error_last()->message);
+        }
+        /* A branch found, then retracted by the failed load that had made it, before this
+         * load's commit: make it again. */
+        if (!made && rc == OG_E_NOT_FOUND && tries < LOAD_FROM_TRIES && !branch_exists(g, branch))
+            continue;
+        return core_err_restore(&why);
+    }
 }
 
 /* ---- snapshots ----------------------------------------------------------------------------- */

@@ -37,7 +37,7 @@ int api_snapshot_at(graph_snapshot **out, og_graph *g, const char *branch, const
 
 /* ---- write results ---- */
 
-#define API_WRITE_COUNTS (OG_WRITE_REPREPARES + 1) /* counts[] is indexed by og_write_count */
+#define API_WRITE_COUNTS (OG_WRITE_NEW_BRANCH + 1) /* counts[] is indexed by og_write_count */
 
 struct og_write_result {
     char commit_id[OG_ID_LEN + 1]; /* "" when nothing was committed */

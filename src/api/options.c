@@ -58,8 +58,13 @@ int og_open_options_init(og_open_options *opts, int version)
         version == 1 ? offsetof(og_open_options, gate_timeout_ms) : sizeof(og_open_options);
     return options_init(opts, &defaults, size, version, OG_OPEN_OPTIONS_VERSION, "og_open_options");
 }
-OPTIONS_INIT_FN(og_load_options_init, og_load_options, OG_LOAD_OPTIONS_INIT,
-                OG_LOAD_OPTIONS_VERSION)
+/* Version 1 of og_load_options ends before from. */
+int og_load_options_init(og_load_options *opts, int version)
+{
+    static const og_load_options defaults = OG_LOAD_OPTIONS_INIT;
+    size_t size = version == 1 ? offsetof(og_load_options, from) : sizeof(og_load_options);
+    return options_init(opts, &defaults, size, version, OG_LOAD_OPTIONS_VERSION, "og_load_options");
+}
 OPTIONS_INIT_FN(og_optimize_options_init, og_optimize_options, OG_OPTIMIZE_OPTIONS_INIT,
                 OG_OPTIMIZE_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_cleanup_options_init, og_cleanup_options, OG_CLEANUP_OPTIONS_INIT,

@@ -6,6 +6,7 @@
 #include "api/options.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "graph/graph_handle.h"
 #include "store/store.h"
 #include "write/verify.h"
 
@@ -64,6 +65,13 @@ int og_graph_verify(og_verify_report **out, const char *root_dir, const og_verif
     if (rc) return rc;
     store *s = NULL;
     if ((rc = store_local_open_readonly(&s, root_dir))) return rc;
+    /* An init or a backup that did not finish holds no graph: said as every command says it
+     * (with what to run again), not reported as a graph's damage. */
+    if ((rc = graph_root_check_unfinished(s)) != 0) {
+        store_close(s);
+        core_err_prefix("verifying '%s'", root_dir);
+        return rc;
+    }
     write_verify_options wo = {
         .deep = opt->deep != 0, .progress = opt->progress, .progress_arg = opt->progress_arg};
     write_verify_report w;

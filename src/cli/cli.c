@@ -157,6 +157,19 @@ static void print_json_error(const char *code, const char *message, const og_err
     printf("}\n");
 }
 
+void cli_error_text(const char *code, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (msg[0])
+        fprintf(stderr, "omnigraph: error[%s]: %s\n", code, msg);
+    else /* the message was printed already, located in its file */
+        fprintf(stderr, "omnigraph: error[%s]\n", code);
+}
+
 static int report(int json, int write)
 {
     const og_error *e = og_error_last();
@@ -173,9 +186,9 @@ static int report(int json, int write)
             fprintf(stderr, "%s:%d:%d: %s\n", e->file, e->line, e->column, msg);
         else
             fprintf(stderr, "%s:%d: %s\n", e->file, e->line, msg);
-        fprintf(stderr, "omnigraph: error[%s]%s\n", code, write ? ": nothing was written" : "");
+        cli_error_text(code, "%s", write ? "nothing was written" : "");
     } else {
-        fprintf(stderr, "omnigraph: error[%s]: %s\n", code, e->message);
+        cli_error_text(code, "%s", e->message);
         if (write) fprintf(stderr, "omnigraph: nothing was written\n");
     }
     return cli_exit_code(e->code);
@@ -217,7 +230,7 @@ int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
         printf("}}\n");
         return CLI_USAGE;
     }
-    fprintf(stderr, "omnigraph: %s\n", msg);
+    cli_error_text("usage", "%s", msg);
     if (cmd) fprintf(stderr, "usage: %s\n", cmd->usage);
     return CLI_USAGE;
 }
@@ -230,11 +243,11 @@ static int file_error(cli_file *f, const char *path, int err, int json)
     cli_file_close(f);
     char msg[1024];
     snprintf(msg, sizeof msg, "cannot read %s: %s", path, strerror(err));
+    const char *code = err == ENOENT || err == ENOTDIR ? "not_found" : "storage";
     if (json)
-        print_json_error(err == ENOENT || err == ENOTDIR ? "not_found" : "storage", msg, NULL,
-                         path);
+        print_json_error(code, msg, NULL, path);
     else
-        fprintf(stderr, "omnigraph: %s\n", msg);
+        cli_error_text(code, "%s", msg);
     return CLI_ERROR;
 }
 

@@ -45,14 +45,19 @@ void cli_print_bytes(uint64_t b);
  * file (a bad load line, a schema or .gq error) comes first as `FILE:LINE[:COLUMN]: MESSAGE`,
  * the form editors jump to, followed by `omnigraph: error[CODE]`. */
 int cli_fail(int json);
+/* Print `omnigraph: error[CODE]: MESSAGE` on stderr: the one text form of every error the CLI
+ * prints (cli_fail, usage errors, unreadable input files and the CLI's own failures). An empty
+ * message prints `omnigraph: error[CODE]` alone (after diagnostics located in a file). */
+void cli_error_text(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a write the library refused as a whole (load, mutate): the text form adds that
  * nothing was written. */
 int cli_fail_write(int json);
 /* End a JSON object already under way on stdout (a streamed query result) with the thread's
  * last error: `,"ok":false,"error":{...}}` and a newline. Returns cli_exit_code() of it. */
 int cli_fail_json_end(void);
-/* A bad command line: `omnigraph: MESSAGE` and the command's usage on stderr, exit CLI_USAGE.
- * When the command line holds --json (cli_set_json_requested), instead one object on stdout:
+/* A bad command line: `omnigraph: error[usage]: MESSAGE` and the command's usage on stderr, exit
+ * CLI_USAGE. When the command line holds --json (cli_set_json_requested), instead one object on
+ * stdout:
  * {"ok":false,"error":{"code":"usage","message":...,"usage":...}}. */
 int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* main: whether argv holds --json, before any command parses it (a usage error may come first). */

@@ -108,7 +108,7 @@ static int file_failure(int json, const char *path, const char *what, int err)
         cli_json_str(stdout, path);
         printf("}}\n");
     } else {
-        fprintf(stderr, "omnigraph: error[storage]: %s\n", msg);
+        cli_error_text("storage", "%s", msg);
     }
     return CLI_ERROR;
 }

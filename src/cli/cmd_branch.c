@@ -255,8 +255,9 @@ static int branch_merge(int argc, char **argv)
             cli_json_str(stdout, og_error_last()->message);
             printf("}}\n");
         } else {
-            fprintf(stderr, "omnigraph: merging %s into %s: %zu conflict%s; nothing was written\n",
-                    a.name, target, r->n_conflicts, r->n_conflicts == 1 ? "" : "s");
+            cli_error_text(og_code_name(mrc),
+                           "merging %s into %s: %zu conflict%s; nothing was written", a.name,
+                           target, r->n_conflicts, r->n_conflicts == 1 ? "" : "s");
             cli_conflicts_text(r->conflicts, r->n_conflicts);
         }
         og_merge_result_free(r);

@@ -226,6 +226,8 @@ static void print_load_json(const graph_args *a, const og_write_result *r, const
     cli_json_str(stdout, a->root);
     printf(",\"branch\":");
     cli_json_str(stdout, a->branch ? a->branch : "main");
+    printf(",\"branch_created\":%s",
+           og_write_result_count(r, OG_WRITE_NEW_BRANCH) ? "true" : "false");
     printf(",\"mode\":\"%s\",\"committed\":%s,\"commit_id\":", mode, commit[0] ? "true" : "false");
     json_str_or_null(commit);
     printf(",\"operation_id\":");
@@ -240,24 +242,6 @@ static void print_load_json(const graph_args *a, const og_write_result *r, const
            (unsigned long long)og_write_result_count(r, OG_WRITE_REPREPARES));
     cli_json_write_tables(stdout, r);
     printf("}\n");
-}
-
-/* Create branch `name` from `from` unless it exists. */
-static int ensure_branch(og_graph *g, const char *name, const char *from)
-{
-    og_branch_list *l = NULL;
-    int rc = og_graph_branch_list(&l, g);
-    int found = 0;
-    for (size_t i = 0; rc == 0 && i < og_branch_list_count(l); i++)
-        found |= strcmp(og_branch_list_get(l, i)->name, name) == 0;
-    og_branch_list_free(l);
-    if (rc || found) return rc;
-    og_branch_options bo = OG_BRANCH_OPTIONS_INIT;
-    bo.from = from;
-    rc = og_graph_branch_create(NULL, g, name, &bo);
-    if (rc == OG_E_EXISTS) return 0; /* created meanwhile by someone else: load into it */
-    if (rc == 0) fprintf(stderr, "omnigraph: created branch %s from %s\n", name, from);
-    return rc;
 }
 
 static int cmd_load(int argc, char **argv)
@@ -279,17 +263,12 @@ static int cmd_load(int argc, char **argv)
         cli_file_close(&f);
         return cli_fail_write(a.json);
     }
-    /* --from: the branch is created from BASE's head first when it does not exist (two
-     * steps, as the reference does: a load that then fails leaves the branch created). */
-    if (a.from && ensure_branch(g, a.branch, a.from) != 0) {
-        rc = cli_fail_write(a.json);
-        og_graph_close(g);
-        cli_file_close(&f);
-        return rc;
-    }
     og_load_options o = OG_LOAD_OPTIONS_INIT;
     o.mode = mode;
     o.branch = a.branch;
+    /* --from: a missing branch is created from BASE's head for the load, and kept only if the
+     * load succeeds (og_load_options.from). */
+    o.from = a.from;
     progress_state ps = {a.data, 0};
     if (f.len >= PROGRESS_MIN_BYTES && isatty(STDERR_FILENO)) {
         o.progress = draw_progress;
@@ -299,6 +278,8 @@ static int cmd_load(int argc, char **argv)
     rc = og_graph_load(&r, g, f.name, f.data, f.len, &o);
     if (ps.drawn) fputs("\r\033[K", stderr);
     int ex = CLI_OK;
+    if (rc == 0 && og_write_result_count(r, OG_WRITE_NEW_BRANCH))
+        fprintf(stderr, "omnigraph: created branch %s from %s\n", a.branch, a.from);
     if (rc) {
         ex = cli_fail_write(a.json);
     } else if (a.json) {

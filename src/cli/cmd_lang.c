@@ -54,9 +54,12 @@ static int finish(int rc, og_lang_report *r, int json, const cli_file *files, si
     if (json) {
         printf("%s\n", og_lang_report_json(r));
     } else {
-        for (size_t i = 0; i < og_lang_report_diagnostic_count(r); i++)
+        size_t n = og_lang_report_diagnostic_count(r);
+        for (size_t i = 0; i < n; i++)
             print_diag(og_lang_report_diagnostic(r, i), files, n_files);
         fputs(og_lang_report_text(r), stdout);
+        /* The diagnostics located the errors; the code closes them, as for a bad load line. */
+        if (rc) cli_error_text(og_code_name(rc), "%s", n ? "" : og_error_last()->message);
     }
     og_lang_report_free(r);
     return cli_exit_code(rc);
@@ -252,16 +255,18 @@ static int schema_apply(const cli_cmd *self, int argc, char **argv)
     } else if (rc != 0) {
         /* existing data the new schema refuses: every violation */
         if (json) {
-            printf("{\"ok\":false,\"error\":{\"code\":\"bad_request\",\"message\":");
+            printf("{\"ok\":false,\"error\":{\"code\":");
+            cli_json_str(stdout, og_code_name(rc));
+            printf(",\"message\":");
             cli_json_str(stdout, og_error_last()->message);
             printf("},\"violations\":");
             cli_conflicts_json(r->violations, r->n_violations);
             printf("}\n");
         } else {
-            fprintf(stderr, "omnigraph: %s\n", og_error_last()->message);
+            cli_error_text(og_code_name(rc), "%s", og_error_last()->message);
             cli_conflicts_text(r->violations, r->n_violations);
         }
-        ex = CLI_ERROR;
+        ex = cli_exit_code(rc);
     } else if (json) {
         printf("{\"ok\":true,\"applied\":%s,\"commit\":", r->applied ? "true" : "false");
         if (r->applied)

@@ -207,7 +207,7 @@ static int print_table(og_result *r, const char *branch)
     if (!w || !right) {
         free(w);
         free(right);
-        fprintf(stderr, "omnigraph: out of memory\n");
+        cli_error_text(og_code_name(OG_E_NOMEM), "out of memory");
         return -1;
     }
     char num[48];
@@ -421,7 +421,7 @@ static int cmd_query(int argc, char **argv)
     og_graph_close(g);
     cli_file_close(&src);
     if (ex == CLI_OK && (fflush(stdout) != 0 || ferror(stdout))) {
-        fprintf(stderr, "omnigraph: writing the result failed\n");
+        cli_error_text(og_code_name(OG_E_STORAGE), "writing the result failed");
         ex = CLI_ERROR;
     }
     return ex;

@@ -172,6 +172,7 @@ int main(int argc, char **argv)
     int json = has_arg(argc, argv, "--json", NULL);
     cli_set_json_requested(json);
     if (argc < 2) {
+        cli_error_text("usage", "missing the command");
         usage(stderr);
         return CLI_USAGE;
     }
@@ -186,7 +187,8 @@ int main(int argc, char **argv)
     const cli_cmd *c = find_cmd(argv[1]);
     if (!c) {
         if (json) return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
-        fprintf(stderr, "omnigraph: unknown command '%s'\n\n", argv[1]);
+        cli_error_text("usage", "unknown command '%s'", argv[1]);
+        fputc('\n', stderr);
         usage(stderr);
         return CLI_USAGE;
     }

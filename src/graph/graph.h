@@ -34,6 +34,10 @@
 #define GRAPH_SCHEMA_PG "_schema.pg"          /* accepted schema source */
 #define GRAPH_SCHEMA_JSON "_schema.json"      /* its catalog (ids) and identity hash */
 #define GRAPH_INIT_CLAIM "__init_claim.json"  /* transient init ownership */
+/* Written durably first into a backup's destination and deleted once the copy verifies: a
+ * destination that holds it and no graph-manifest version is an unfinished backup, not a graph
+ * that lost its manifest (src/write/backup.c). */
+#define GRAPH_BACKUP_CLAIM "__backup_claim.json"
 #define GRAPH_NODES_DIR "nodes"
 #define GRAPH_EDGES_DIR "edges"
 

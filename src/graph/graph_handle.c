@@ -521,6 +521,56 @@ void graph_handle_close(graph_handle *h)
     core_free(h);
 }
 
+int graph_root_absent_error(store *s)
+{
+    store_meta meta;
+    if (store_head(s, GRAPH_INIT_CLAIM, &meta) == 0)
+        return core_err(OG_E_NOT_FOUND, "no graph here: an init was started but did not finish; "
+                                        "run `omnigraph init` again to take it over");
+    if (store_head(s, GRAPH_BACKUP_CLAIM, &meta) == 0) {
+        /* Checked before the schema files: an unfinished backup has copied them already. */
+        core_err(OG_E_NOT_FOUND,
+                 "no graph here: a backup into this directory was interrupted before its "
+                 "commit point (%s holds no version); remove the directory and run "
+                 "`omnigraph backup` again",
+                 GRAPH_MANIFEST_DIR);
+        core_err_detail(CORE_ERR_OBJECT, GRAPH_BACKUP_CLAIM);
+        return OG_E_NOT_FOUND;
+    }
+    og_error_clear(); /* absent claims: not errors */
+    if (store_head(s, GRAPH_SCHEMA_PG, &meta) == 0 ||
+        store_head(s, GRAPH_SCHEMA_JSON, &meta) == 0) {
+        /* A graph root (its schema files are there) without a readable manifest: damage, not
+         * an empty directory. */
+        core_err(OG_E_CORRUPT,
+                 "the graph here has lost its manifest: %s/%s holds no version. "
+                 "`omnigraph verify` lists the damage; restore the graph from a backup",
+                 GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR);
+        core_err_detail(CORE_ERR_OBJECT, GRAPH_MANIFEST_DIR);
+        return OG_E_CORRUPT;
+    }
+    return core_err(OG_E_NOT_FOUND, "no graph here (no %s): run `omnigraph init` first",
+                    GRAPH_MANIFEST_DIR);
+}
+
+int graph_root_check_unfinished(store *s)
+{
+    store_meta meta;
+    if (store_head(s, GRAPH_INIT_CLAIM, &meta) != 0 &&
+        store_head(s, GRAPH_BACKUP_CLAIM, &meta) != 0) {
+        og_error_clear(); /* neither claim: nothing unfinished */
+        return 0;
+    }
+    uint64_t latest = 0;
+    lance_naming naming = LANCE_NAMING_UNKNOWN;
+    int rc = lance_version_latest(s, GRAPH_MANIFEST_DIR, &latest, &naming);
+    if (rc == OG_E_NOT_FOUND) return graph_root_absent_error(s);
+    /* A version is there: the claim is stale (its init or backup finished); a failure to read
+     * the versions is for the caller's own checks to report. */
+    og_error_clear();
+    return 0;
+}
+
 int graph_handle_open(graph_handle **out, store *s, const char *root_id,
                       const graph_open_options *opt)
 {
@@ -557,23 +607,7 @@ int graph_handle_open(graph_handle **out, store *s, const char *root_id,
         rc = 0;
     }
     if (rc == OG_E_NOT_FOUND) {
-        store_meta meta;
-        if (store_head(s, GRAPH_INIT_CLAIM, &meta) == 0)
-            rc = core_err(OG_E_NOT_FOUND,
-                          "no graph here: an init was started but did not finish; run "
-                          "`omnigraph init` again to take it over");
-        else if (store_head(s, GRAPH_SCHEMA_PG, &meta) == 0 ||
-                 store_head(s, GRAPH_SCHEMA_JSON, &meta) == 0) {
-            /* A graph root (its schema files are there) without a readable manifest: damage,
-             * not an empty directory. */
-            rc = core_err(OG_E_CORRUPT,
-                          "the graph here has lost its manifest: %s/%s holds no version. "
-                          "`omnigraph verify` lists the damage; restore the graph from a backup",
-                          GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR);
-            core_err_detail(CORE_ERR_OBJECT, GRAPH_MANIFEST_DIR);
-        } else
-            rc = core_err(OG_E_NOT_FOUND, "no graph here (no %s): run `omnigraph init` first",
-                          GRAPH_MANIFEST_DIR);
+        rc = graph_root_absent_error(s);
         goto fail;
     }
     if (rc != 0) {

@@ -69,6 +69,14 @@ typedef struct graph_open_options {
 int graph_handle_open(graph_handle **out, store *s, const char *root_id,
                       const graph_open_options *opt);
 void graph_handle_close(graph_handle *h);
+/* Why root s holds no graph, given that its graph manifest holds no version: the typed error
+ * every command reports. An init or a backup that did not finish (its claim is there):
+ * OG_E_NOT_FOUND naming what to run again; schema files without a manifest: OG_E_CORRUPT (a
+ * graph that lost its manifest); otherwise OG_E_NOT_FOUND (run init). */
+int graph_root_absent_error(store *s);
+/* For readers that do not open the graph (verify): graph_root_absent_error() when the root is
+ * an init or a backup that did not finish, else 0 (two HEADs when neither claim is there). */
+int graph_root_check_unfinished(store *s);
 
 /* The head of main at its latest manifest version: the cached one while it is still the
  * latest (a head or two of the version search), else a fresh read that becomes the cached

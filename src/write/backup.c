@@ -1,11 +1,13 @@
 /* Online backup (backup.h): copy one pinned snapshot of a graph root into another store in an
  * order that leaves the copy's commit point (its graph-manifest version) for last, make it
- * durable, then reopen the copy and check it against the pin. */
+ * durable, then reopen the copy and check it against the pin. A claim written first and
+ * deleted last marks the destination as an unfinished backup until then (GRAPH_BACKUP_CLAIM). */
 #include "write/backup.h"
 
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/failpoint.h"
 #include "core/hmap.h"
 #include "core/log.h"
 #include "lance/cleanup.h"
@@ -133,12 +135,15 @@ static int copy_ref(void *arg, const char *key)
     return copy_object(arg, key, 0, STORE_F_NOSYNC);
 }
 
-/* Make every pending write durable (files and their directories), in one batch. */
+/* Make every pending write durable (files and their directories), in one batch. The
+ * failpoint "backup.step" is hit after each durable step before the commit point, so a test can
+ * kill the process there (OG_FAILPOINTS="backup.step=N*exit"). */
 static int sync_pending(backup_ctx *c)
 {
     if (!c->pending.n) return 0;
     int rc = store_sync(c->dst, (const char *const *)c->pending.v, c->pending.n);
     keyset_free(&c->pending);
+    if (rc == 0) rc = OG_FAILPOINT("backup.step");
     return rc;
 }
 
@@ -377,6 +382,19 @@ static int verify(store *dst, const graph_snapshot *pin, uint64_t *rows)
     return rc;
 }
 
+/* The claim, durable before the first file of the copy: until the commit point, the
+ * destination then reads as an unfinished backup (no graph, run the backup again), not as a
+ * graph that lost its manifest (graph_root_absent_error). */
+static int write_claim(store *dst)
+{
+    static const char claim[] =
+        "{\"kind\":\"backup\",\"note\":\"a backup into this directory has not finished: "
+        "until its graph manifest is written it holds no graph\"}\n";
+    int rc = store_put(dst, GRAPH_BACKUP_CLAIM, claim, sizeof claim - 1, 0);
+    if (rc == 0) rc = OG_FAILPOINT("backup.step");
+    return rc;
+}
+
 int write_backup(store *src, store *dst, const write_backup_options *opt, write_backup_report *out)
 {
     write_backup_options def = WRITE_BACKUP_OPTIONS_INIT;
@@ -385,9 +403,10 @@ int write_backup(store *src, store *dst, const write_backup_options *opt, write_
     unsigned attempts = opt->attempts ? opt->attempts : BACKUP_DEFAULT_ATTEMPTS;
     backup_ctx c = {.src = src, .dst = dst, .buf = CORE_BUF_INIT};
     graph_snapshot *pin = NULL;
-    int rc = 0;
+    int claimed = write_claim(dst);
+    int rc = claimed;
     unsigned n = 0;
-    while (n < attempts) {
+    while (claimed == 0 && n < attempts) {
         n++;
         graph_snapshot_free(pin);
         pin = NULL;
@@ -405,6 +424,14 @@ int write_backup(store *src, store *dst, const write_backup_options *opt, write_
         core_err_prefix("backup: files of the pinned version kept vanishing (%u attempts)", n);
     uint64_t rows = 0;
     if (rc == 0) rc = verify(dst, pin, &rows);
+    /* The copy is a whole graph now: its claim is stale. Left behind (a crash here), it is
+     * harmless: readers consult it only when no manifest version exists, and the first
+     * read-write open removes it. */
+    if (rc == 0 && store_delete(dst, GRAPH_BACKUP_CLAIM, 0) != 0) {
+        core_log(CORE_LOG_WARN, "backup: could not remove %s (harmless): %s", GRAPH_BACKUP_CLAIM,
+                 og_error_last()->message);
+        og_error_clear();
+    }
     if (rc == 0) {
         snprintf(out->commit_id, sizeof out->commit_id, "%s", pin->head);
         snprintf(out->schema_identity, sizeof out->schema_identity, "%s", pin->schema_identity);

@@ -9,6 +9,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -280,8 +281,10 @@ static void reclaim_table_forks(store *s, const graph_snapshot *snap, const char
     }
 }
 
-int write_branch_delete(write_graph *g, const char *name, const char *expect_identity,
-                        write_branch_info *out)
+/* write_branch_delete, and with expect_version (non-zero) also refused unless the branch's
+ * head is still at that manifest version: no commit was made on it (write_branch_retract). */
+static int branch_delete(write_graph *g, const char *name, const char *expect_identity,
+                         uint64_t expect_version, write_branch_info *out)
 {
     if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     if (name && strcmp(name, "main") == 0)
@@ -344,6 +347,18 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
         core_err_detail(CORE_ERR_EXPECTED, ref.identity);
         core_err_detail(CORE_ERR_ACTUAL, snap->branch_identity);
     }
+    if (rc == 0 && expect_version && snap->manifest_version != expect_version) {
+        char e[32], a[32];
+        snprintf(e, sizeof e, "%" PRIu64, expect_version);
+        snprintf(a, sizeof a, "%" PRIu64, snap->manifest_version);
+        rc = core_err(OG_E_PRECONDITION_FAILED,
+                      "branch '%s' has commits of its own since it was created (manifest "
+                      "version %s, not %s): it is in use",
+                      name, a, e);
+        core_err_detail(CORE_ERR_MEMBER, "branch_head");
+        core_err_detail(CORE_ERR_EXPECTED, e);
+        core_err_detail(CORE_ERR_ACTUAL, a);
+    }
     if (rc == 0 && out) rc = fill_info(s, &ref, out);
     /* a branch forked from this one reads its history (its files, through base paths) */
     lance_branch *all = NULL;
@@ -368,4 +383,17 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
     write_gate_set_release(mine);
     write_gate_set_release(refs);
     return rc;
+}
+
+int write_branch_delete(write_graph *g, const char *name, const char *expect_identity,
+                        write_branch_info *out)
+{
+    return branch_delete(g, name, expect_identity, 0, out);
+}
+
+int write_branch_retract(write_graph *g, const write_branch_info *created)
+{
+    if (!created->identity[0] || !created->manifest_version)
+        return core_err(OG_E_BAD_REQUEST, "write_branch_retract: not a branch just created");
+    return branch_delete(g, created->name, created->identity, created->manifest_version, NULL);
 }

@@ -223,14 +223,16 @@ void write_graph_close(write_graph *g)
     core_free(g);
 }
 
-/* A leftover init claim beside a complete graph is stale: the init finished (its last step,
- * deleting the claim, did not). */
+/* A leftover init or backup claim beside a complete graph is stale: the init or backup
+ * finished (its last step, deleting the claim, did not). */
 static void drop_stale_claim(write_graph *g)
 {
-    store_meta meta;
-    if (store_head(g->h->s, GRAPH_INIT_CLAIM, &meta) == 0 &&
-        store_delete(g->h->s, GRAPH_INIT_CLAIM, 0) != 0)
-        core_log(CORE_LOG_WARN, "could not remove the stale %s (harmless)", GRAPH_INIT_CLAIM);
+    static const char *const claims[] = {GRAPH_INIT_CLAIM, GRAPH_BACKUP_CLAIM};
+    for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++) {
+        store_meta meta;
+        if (store_head(g->h->s, claims[i], &meta) == 0 && store_delete(g->h->s, claims[i], 0) != 0)
+            core_log(CORE_LOG_WARN, "could not remove the stale %s (harmless)", claims[i]);
+    }
 }
 
 int write_graph_attach(write_graph **out, graph_handle *h, const write_open_options *opt)

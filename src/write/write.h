@@ -372,6 +372,13 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
  * what was deleted. Its table forks are reclaimed after the ref is gone (best effort). */
 int write_branch_delete(write_graph *g, const char *name, const char *expect_identity,
                         write_branch_info *out);
+/* Undo write_branch_create (`created` is what it reported) for a write that then failed: the
+ * branch is deleted under write_branch_delete's rules, and only while it is still exactly as
+ * created: the same identity (not deleted and created again) and no commit on it
+ * (OG_E_PRECONDITION_FAILED otherwise). Another writer using it meanwhile (OG_E_CONFLICT while
+ * it holds the branch's gate), an unresolved write on it, or a branch forked from it keeps it:
+ * then it is in use, and stays. */
+int write_branch_retract(write_graph *g, const write_branch_info *created);
 /* Every graph branch other than main, sorted by name (free with core_free). */
 int write_branch_list(store *s, write_branch_info **out, size_t *n);
 

@@ -8,7 +8,9 @@
  *  - what the load format cannot carry (a U64 above 2^63-1) is refused, naming the row;
  *  - a backup taken while a writer thread and a writer process commit in a loop opens and
  *    answers exactly as the source did at the commit it holds (5 backups);
- *  - the CLI forms: text, --json (one object), --out, exit codes, usage and help. */
+ *  - the CLI forms: text, --json (one object), --out, exit codes, usage and help;
+ *  - a backup killed at each durable step before its commit point leaves a destination every
+ *    command reads as no graph (not_found, run the backup again), not as damage. */
 #include "testutil.h"
 
 #include <float.h>
@@ -1130,6 +1132,82 @@ static void test_cli_backup(void **state)
     free(help);
 }
 
+/* A backup killed at each durable step before its commit point (the failpoint backup.step,
+ * hit after each durable step, exits the process): the destination holds no graph, and every
+ * command says so alike: not_found with the remedy (run the backup again), never a damaged
+ * graph. A finished backup that has lost its manifest versions still reads as damage. */
+static void test_cli_backup_interrupted(void **state)
+{
+    (void)state;
+    make_social();
+    int st;
+    char err[8192];
+    test_write_file(path_in("more.jsonl"), "{\"type\":\"Company\",\"data\":{\"name\":\"X\"}}\n",
+                    strlen("{\"type\":\"Company\",\"data\":{\"name\":\"X\"}}\n"));
+    static const char *const commands[] = {
+        "snapshot bk",
+        "snapshot --branch main --at 1 bk",
+        "query --store bk -e x",
+        "mutate --store bk -e x",
+        "verify bk",
+        "verify --deep bk",
+        "repair bk",
+        "repair --confirm bk",
+        "commit list bk",
+        "export bk",
+        "recover list bk",
+        "load --data more.jsonl --mode merge bk",
+        "schema show bk",
+        "branch list bk",
+        "branch create dev bk",
+        "optimize bk",
+        "cleanup --keep 1 bk",
+        "backup bk b9",
+    };
+    unsigned interrupted = 0;
+    for (unsigned k = 1;; k++) {
+        test_rmrf(path_in("bk"));
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && OG_FAILPOINTS='backup.step=%u*exit' '%s' backup g bk 2>/dev/null",
+                 g_dir, k, g_bin);
+        free(test_capture(cmd, &st));
+        if (st == 0) break; /* past the last step before the commit point */
+        assert_int_equal(st, 86);
+        assert_true(k < 100);
+        interrupted++;
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+            free(cli(commands[i], &st, err, sizeof err));
+            if (st != 1 || !strstr(err, "omnigraph: error[not_found]: ") ||
+                !strstr(err, "interrupted before its commit point") ||
+                !strstr(err, "run `omnigraph backup` again"))
+                fail_msg("after step %u, '%s' exited %d: %s", k, commands[i], st, err);
+        }
+        json_t *j = cli_json("snapshot --json bk", 1);
+        json_t *e = json_object_get(j, "error");
+        assert_string_equal(json_string_value(json_object_get(e, "code")), "not_found");
+        assert_non_null(strstr(json_string_value(json_object_get(e, "message")), "backup"));
+        json_decref(j);
+        j = cli_json("verify --json bk", 1);
+        e = json_object_get(j, "error");
+        assert_string_equal(json_string_value(json_object_get(e, "code")), "not_found");
+        json_decref(j);
+        assert_int_not_equal(access(path_in("b9"), F_OK), 0);
+    }
+    /* the claim, each table's files, the schema, the manifest's files */
+    assert_true(interrupted >= 4);
+    /* The finished backup opens, and its claim is gone. */
+    free(cli("snapshot bk", &st, err, sizeof err));
+    assert_int_equal(st, 0);
+    assert_int_not_equal(access(path_in("bk/__backup_claim.json"), F_OK), 0);
+    /* A real graph without its manifest versions is damage, not an unfinished backup. */
+    test_rmrf(path_in("bk/__manifest.lance/_versions"));
+    free(cli("snapshot bk", &st, err, sizeof err));
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(err, "error[corrupt]"));
+    assert_non_null(strstr(err, "lost its manifest"));
+}
+
 int main(void)
 {
     const char *bindir = getenv("OG_TEST_BINDIR");
@@ -1142,6 +1220,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_export_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli_export, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli_backup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_backup_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backup_while_writing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static char g_bin[512];
 static char g_schema[512];
@@ -428,6 +429,81 @@ static void test_usage(void **state)
     json_decref(j);
 }
 
+/* Whether `branch list --json` of g names `name`. */
+static int has_branch(const char *name)
+{
+    json_t *j = og_json("branch list --json --store g", 0);
+    const json_t *arr = json_object_get(j, "branches");
+    assert_true(json_is_array(arr));
+    int found = 0;
+    for (size_t i = 0; i < json_array_size(arr); i++)
+        found |= strcmp(jstr(json_array_get(arr, i), "name"), name) == 0;
+    json_decref(j);
+    return found;
+}
+
+/* load --branch NEW --from BASE (issue 33 F10): a refused load (a line the schema refuses, a
+ * missing or unreadable input file) creates no branch; a load that succeeds creates it and says
+ * so; a refused load into a branch that existed before leaves it. */
+static void test_load_from_refused(void **state)
+{
+    (void)state;
+    char out[65536], err[8192], path[512];
+    snprintf(path, sizeof path, "%s/bad.jsonl", g_dir);
+    const char *bad = "{\"type\":\"City\",\"data\":{\"name\":\"Oslo\",\"country\":\"Norway\","
+                      "\"population\":700000}}\n{\"type\":\"Nowhere\",\"data\":{}}\n";
+    test_write_file(path, bad, strlen(bad));
+    snprintf(path, sizeof path, "%s/good.jsonl", g_dir);
+    const char *good = "{\"type\":\"City\",\"data\":{\"name\":\"Oslo\",\"country\":"
+                       "\"Norway\",\"population\":700000}}\n";
+    test_write_file(path, good, strlen(good));
+    snprintf(path, sizeof path, "%s/adir", g_dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    static const struct {
+        const char *args;
+        const char *code;
+    } refused[] = {
+        {"load --data bad.jsonl --mode append --branch feat --from main --store g", "bad_request"},
+        {"load --data missing.jsonl --mode append --branch feat --from main --store g",
+         "not_found"},
+        {"load --data adir --mode append --branch feat --from main --store g", "storage"},
+        {"load --data good.jsonl --mode append --branch feat --from nope --store g", "not_found"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        assert_int_equal(og(refused[i].args, out, sizeof out, err, sizeof err), 1);
+        char want[64];
+        snprintf(want, sizeof want, "error[%s]", refused[i].code);
+        if (!strstr(err, want)) fail_msg("'%s': %s", refused[i].args, err);
+        assert_null(strstr(err, "created branch"));
+        if (has_branch("feat")) fail_msg("'%s' left branch feat created", refused[i].args);
+    }
+    json_t *j = og_json(
+        "load --data bad.jsonl --mode append --branch feat --from main --json --store g", 1);
+    assert_string_equal(jstr(json_object_get(j, "error"), "code"), "bad_request");
+    json_decref(j);
+    assert_false(has_branch("feat"));
+
+    /* the load that succeeds creates it */
+    assert_int_equal(og("load --data good.jsonl --mode append --branch feat --from main --store g",
+                        out, sizeof out, err, sizeof err),
+                     0);
+    assert_non_null(strstr(err, "omnigraph: created branch feat from main"));
+    assert_true(has_branch("feat"));
+    /* a refused load into it now (it existed before the load) leaves it */
+    assert_int_equal(og("load --data bad.jsonl --mode append --branch feat --from main --store g",
+                        out, sizeof out, err, sizeof err),
+                     1);
+    assert_true(has_branch("feat"));
+    j = og_json("load --data good.jsonl --mode merge --branch feat2 --from feat --json --store g",
+                0);
+    assert_true(json_is_true(json_object_get(j, "branch_created")));
+    json_decref(j);
+    j = og_json("load --data good.jsonl --mode merge --branch feat2 --from feat --json --store g",
+                0);
+    assert_true(json_is_false(json_object_get(j, "branch_created")));
+    json_decref(j);
+}
+
 int main(void)
 {
     const char *bindir = getenv("OG_TEST_BINDIR");
@@ -442,6 +518,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_branch_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_moved_and_copied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_from_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1022,6 +1022,79 @@ static void test_api_many_tables(void **state)
     free(data);
 }
 
+/* Whether graph branch `name` exists (og_graph_branch_list). */
+static int api_has_branch(og_graph *g, const char *name)
+{
+    og_branch_list *l = NULL;
+    assert_og_ok(og_graph_branch_list(&l, g));
+    int found = 0;
+    for (size_t i = 0; i < og_branch_list_count(l); i++)
+        found |= strcmp(og_branch_list_get(l, i)->name, name) == 0;
+    og_branch_list_free(l);
+    return found;
+}
+
+/* og_load_options.from (issue 33 F10): a missing branch is created for the load and kept only
+ * if it succeeds; a refused load leaves no branch and reports its own error; a version-1
+ * struct (no `from`) still loads; `from` without a branch other than main is refused. */
+static void test_api_load_from(void **state)
+{
+    (void)state;
+    char root[512];
+    snprintf(root, sizeof root, "%s/graph", g_dir);
+    size_t slen;
+    char *schema = read_all(g_schema, &slen);
+    og_init_options io = OG_INIT_OPTIONS_INIT;
+    io.schema_source = schema;
+    io.schema_source_len = slen;
+    og_init_result *ir = NULL;
+    assert_og_ok(og_graph_init(&ir, root, &io));
+    og_init_result_free(ir);
+    free(schema);
+    og_graph *g = NULL;
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    og_load_options lo = OG_LOAD_OPTIONS_INIT;
+    lo.mode = OG_LOAD_APPEND;
+    lo.branch = "feat";
+    lo.from = "main";
+    og_write_result *lr = NULL;
+    const char *bad = "{\"type\":\"Person\",\"data\":{\"name\":\"Zed\"}}\n"
+                      "{\"type\":\"Nobody\",\"data\":{}}\n";
+    assert_og_error(og_graph_load(&lr, g, "bad.jsonl", bad, strlen(bad), &lo), OG_E_BAD_REQUEST);
+    assert_null(lr);
+    assert_string_equal(og_error_last()->file, "bad.jsonl"); /* the load's own error */
+    assert_int_equal(og_error_last()->line, 2);
+    assert_false(api_has_branch(g, "feat"));
+    /* an unknown base: nothing created either */
+    lo.from = "nope";
+    assert_og_error(og_graph_load(&lr, g, "d1.jsonl", DATA1, strlen(DATA1), &lo), OG_E_NOT_FOUND);
+    assert_false(api_has_branch(g, "feat"));
+    lo.from = "main";
+    assert_og_ok(og_graph_load(&lr, g, "d1.jsonl", DATA1, strlen(DATA1), &lo));
+    assert_int_equal(og_write_result_count(lr, OG_WRITE_NEW_BRANCH), 1);
+    og_write_result_free(lr);
+    assert_true(api_has_branch(g, "feat"));
+    /* existing now: a refused load leaves it, a good one does not create it again */
+    assert_og_error(og_graph_load(&lr, g, "bad.jsonl", bad, strlen(bad), &lo), OG_E_BAD_REQUEST);
+    assert_true(api_has_branch(g, "feat"));
+    lo.mode = OG_LOAD_MERGE;
+    const char *more = "{\"type\":\"Person\",\"data\":{\"name\":\"Dan\"}}\n";
+    assert_og_ok(og_graph_load(&lr, g, "more.jsonl", more, strlen(more), &lo));
+    assert_int_equal(og_write_result_count(lr, OG_WRITE_NEW_BRANCH), 0);
+    og_write_result_free(lr);
+    /* `from` goes with a branch other than main */
+    lo.branch = NULL;
+    assert_og_error(og_graph_load(&lr, g, "d1.jsonl", DATA1, strlen(DATA1), &lo), OG_E_BAD_REQUEST);
+    /* a version-1 caller has no `from`: its missing branch is not_found, as before */
+    og_load_options v1;
+    assert_og_ok(og_load_options_init(&v1, 1));
+    v1.mode = OG_LOAD_MERGE;
+    v1.branch = "other";
+    assert_og_error(og_graph_load(&lr, g, "d1.jsonl", DATA1, strlen(DATA1), &v1), OG_E_NOT_FOUND);
+    assert_false(api_has_branch(g, "other"));
+    og_graph_close(g);
+}
+
 int main(void)
 {
     const char *bindir = getenv("OG_TEST_BINDIR");
@@ -1036,6 +1109,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_schema_show_and_plan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_api_load_from, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_many_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_optimize_and_cleanup, setup, teardown),
     };

@@ -18,3 +18,7 @@ add_dependencies(test_cli_repair omnigraph_cli)
 # --at under the commit's schema, lint --store with history-worded errors.
 og_test(test_cli_time_travel LABELS "cli" SOURCES cli/test_cli_time_travel.c LINK omnigraph)
 add_dependencies(test_cli_time_travel omnigraph_cli)
+# Every error the CLI prints without --json carries error[CODE] (issue 33 F11): a table of bad
+# invocations, each checked for its exit code and coded stderr.
+og_test(test_cli_errors LABELS "cli" SOURCES cli/test_cli_errors.c LINK omnigraph)
+add_dependencies(test_cli_errors omnigraph_cli)

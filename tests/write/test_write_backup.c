@@ -7,12 +7,15 @@
  *  - files vanishing on every attempt: it gives up with OG_E_NOT_FOUND and the destination
  *    holds no graph;
  *  - crash enumeration on the destination (every durable op, process crash and power loss):
- *    the destination holds no graph, or one that verifies as the source's head. */
+ *    the destination holds no graph, or one that verifies as the source's head; holding no
+ *    graph, it is empty or reads as an unfinished backup (not_found, run the backup again),
+ *    never as a damaged graph. */
 #include "write_fixture.h"
 
 #include "crashsim.h"
 #include "exec/export.h"
 #include "graph/graph.h"
+#include "graph/graph_handle.h"
 #include "write/backup.h"
 
 #include <string.h>
@@ -238,7 +241,7 @@ typedef struct crash_ctx {
     char src_dir[512];
     char head[GRAPH_ID_LEN + 1];
     char *export_text;
-    unsigned saw_none, saw_copy;
+    unsigned saw_none, saw_copy, saw_claim;
 } crash_ctx;
 
 static int crash_op(store *s, void *arg)
@@ -259,8 +262,26 @@ static int crash_check(store *s, void *arg, const crashsim_point *pt)
     graph_snapshot *snap = NULL;
     int rc = graph_snapshot_load(&snap, s, NULL, 0, 0);
     if (rc == OG_E_NOT_FOUND && pt->k > 0) {
+        /* No graph: the commit point was not reached (or not made durable). Anything of the
+         * copy there reads as an unfinished backup (its claim came first), never as a graph
+         * that lost its manifest; an empty destination reads as no graph at all. */
         c->saw_none++;
-        return 0; /* no graph: the commit point was not reached (or not made durable) */
+        og_error_clear();
+        store_meta meta;
+        if (store_head(s, GRAPH_BACKUP_CLAIM, &meta) != 0) {
+            og_error_clear();
+            store_list l = {0};
+            if (store_list_prefix(s, "", 0, &l) != 0) return 1;
+            size_t n = l.count;
+            store_list_free(&l);
+            return n != 0;
+        }
+        c->saw_claim++;
+        if (graph_root_absent_error(s) != OG_E_NOT_FOUND) return 1;
+        if (!strstr(og_error_last()->message, "run `omnigraph backup` again")) return 1;
+        if (graph_root_check_unfinished(s) != OG_E_NOT_FOUND) return 1;
+        og_error_clear();
+        return 0;
     }
     if (rc) return 1;
     int bad = strcmp(snap->head, c->head) != 0;
@@ -293,6 +314,7 @@ static void test_backup_crash(void **state)
         fail_msg("%llu violations; first: %s", (unsigned long long)r.violations, r.first);
     assert_true(r.n > 10);
     assert_true(c.saw_none > 0);
+    assert_true(c.saw_claim > 0);
     assert_true(c.saw_copy > 0);
     free(c.export_text);
 }

@@ -269,6 +269,51 @@ static void test_delete_aba(void **state)
     test_sandbox_done(dir);
 }
 
+/* write_branch_retract (a branch made for a write that then failed): gone while it is exactly
+ * as created; kept once it has a commit of its own, was deleted and created again, or a writer
+ * holds its gate (then it is in use). */
+static void test_retract(void **state)
+{
+    (void)state;
+    char dir[256];
+    write_graph *g = new_graph(dir, sizeof dir, "branch-retract");
+    write_branch_info info, again;
+    assert_og_ok(write_branch_create(g, "dev", NULL, NULL, &info));
+    assert_og_ok(write_branch_retract(g, &info));
+    assert_int_equal(count_branches(g), 0);
+    /* a commit on it since */
+    assert_og_ok(write_branch_create(g, "dev", NULL, NULL, &info));
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = "dev";
+    write_result res;
+    assert_og_ok(wf_load_opt(g, "{\"type\":\"Person\",\"data\":{\"name\":\"cy\"}}\n",
+                             EXEC_LOAD_APPEND, &wo, &res));
+    assert_int_equal(write_branch_retract(g, &info), OG_E_PRECONDITION_FAILED);
+    assert_string_equal(og_error_last()->member, "branch_head");
+    assert_int_equal(count_branches(g), 1);
+    assert_og_ok(write_branch_delete(g, "dev", NULL, NULL));
+    /* deleted and created again: the new one is not the retracted write's */
+    assert_og_ok(write_branch_create(g, "dev", NULL, NULL, &info));
+    assert_og_ok(write_branch_delete(g, "dev", NULL, NULL));
+    assert_og_ok(write_branch_create(g, "dev", NULL, NULL, &again));
+    assert_int_equal(write_branch_retract(g, &info), OG_E_PRECONDITION_FAILED);
+    assert_int_equal(count_branches(g), 1);
+    /* a writer (of another handle) holds its gate */
+    write_graph *other = NULL;
+    assert_og_ok(wf_open(&other, dir));
+    write_gate_key key = {WRITE_GATE_BRANCH, "dev", NULL, false};
+    write_gate_set *held = NULL;
+    assert_og_ok(write_gates_acquire(other->gates, &key, 1, 1000, &held));
+    assert_int_equal(write_branch_retract(g, &again), OG_E_CONFLICT);
+    assert_int_equal(count_branches(g), 1);
+    write_gate_set_release(held);
+    write_graph_close(other);
+    assert_og_ok(write_branch_retract(g, &again));
+    assert_int_equal(count_branches(g), 0);
+    write_graph_close(g);
+    test_sandbox_done(dir);
+}
+
 /* A delete is refused while a writer holds the branch's gate (and waits for nothing). */
 static void test_delete_while_written(void **state)
 {
@@ -978,6 +1023,7 @@ int main(void)
         cmocka_unit_test(test_racing_creators),
         cmocka_unit_test(test_delete_aba),
         cmocka_unit_test(test_delete_while_written),
+        cmocka_unit_test(test_retract),
         cmocka_unit_test(test_cleanup_keeps_branch_pins),
         cmocka_unit_test(test_write_on_branch),
         cmocka_unit_test(test_write_races_branch_recreate),
