@@ -2,7 +2,9 @@
  * straight into Arrow builders in the table's schema, ids derived from @key, checked against
  * data.id, or minted. Strict: anything it does not understand is an error naming the line.
  * Plain lines take a single-pass scanner; any other line goes through jansson (see below).
- * The load request (exec_load, request.h) parses a file and writes it as one graph commit. */
+ * The load request (exec_load, request.h) parses a file and writes it as one graph commit: an
+ * append or an overwrite on main in chunks, each staged before the next is read (see "the load
+ * in chunks" below), anything else read whole. */
 #include "exec/load.h"
 #include "exec/request.h"
 
@@ -19,7 +21,9 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define LOAD_MAX_LINE (32u * 1024u * 1024u)
@@ -1294,9 +1298,11 @@ void exec_load_set_split_min(size_t bytes)
     g_split_min = bytes ? bytes : LOAD_SPLIT_DEFAULT;
 }
 
-int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *data, size_t len,
-                    const char *file, exec_load_mode mode, exec_load_stats *stats,
-                    exec_load_progress_fn progress, void *progress_arg)
+/* Parse data[0..len), whose first line is line base_line + 1 of the input (0: the input's
+ * start, where a byte order mark is refused). */
+static int parse_range(graph_change_set *out, const lang_catalog *cat, const char *data, size_t len,
+                       const char *file, exec_load_mode mode, exec_load_stats *stats,
+                       exec_load_progress_fn progress, void *progress_arg, uint64_t base_line)
 {
     memset(out, 0, sizeof *out);
     out->file = file;
@@ -1308,7 +1314,7 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
     if (!data && len) return core_err(OG_E_BAD_REQUEST, "no input bytes");
 
     /* Said plainly: the BOM is invisible in most editors, so "'{' expected near ''" puzzles. */
-    if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
+    if (base_line == 0 && len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
         st->lines = 1;
         int rc = core_err_at(file, 1, 1,
                              "line 1: the file starts with a UTF-8 byte order mark "
@@ -1327,11 +1333,13 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
     atomic_int stop = 0; /* the first part failed: its error is the one to report */
     pthread_t th;
     int rc = part_init(&pt[0], cat, file, data, 0, mid);
+    pt[0].c.line = base_line;
     pt[0].progress = progress;
     pt[0].progress_arg = progress_arg;
     pt[0].total = len;
     if (!rc && mid < len) {
         rc = part_init(&pt[1], cat, file, data, mid, len - mid);
+        pt[1].c.line = base_line; /* parse_part_thread adds the lines before the part */
         pt[1].stop = &stop;
         if (!rc) threaded = pthread_create(&th, NULL, parse_part_thread, &pt[1]) == 0;
     }
@@ -1349,7 +1357,7 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
     st->nodes = pt[0].st.nodes + (both ? pt[1].st.nodes : 0);
     st->edges = pt[0].st.edges + (both ? pt[1].st.edges : 0);
     if (!rc) rc = finish(out, &pt[0].c, second ? &pt[1].c : NULL, mode, st);
-    if (!rc && progress) progress(progress_arg, len, len, st->lines);
+    if (!rc && progress) progress(progress_arg, len, len, base_line + st->lines);
     part_clear(&pt[0]);
     part_clear(&pt[1]);
     core_free(pt);
@@ -1359,6 +1367,13 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
         /* keep the caller's counts of what was read, but no rows survive */
     }
     return rc;
+}
+
+int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *data, size_t len,
+                    const char *file, exec_load_mode mode, exec_load_stats *stats,
+                    exec_load_progress_fn progress, void *progress_arg)
+{
+    return parse_range(out, cat, data, len, file, mode, stats, progress, progress_arg, 0);
 }
 
 /* ---- the load request (request.h) ---------------------------------------------------------- */
@@ -1373,11 +1388,149 @@ static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t
     r->req->progress(r->req->progress_arg, EXEC_LOAD_PHASE_PARSE, done, total, lines);
 }
 
+/* ---- the load in chunks --------------------------------------------------------------------
+ * An append or an overwrite on main is read in chunks of about g_chunk bytes (cut after a
+ * newline): each chunk is parsed, checked row by row and staged as more data files of the one
+ * transaction per table before the next is read, and only the columns the whole-set checks need
+ * stay (write_changes_stream). The input bytes of a chunk are released to the kernel once it is
+ * parsed (a mapped file reads them back if a re-prepare reads the input again). A merge is read
+ * whole: an upsert's transaction cannot yet be fed in chunks. */
+
+#define LOAD_CHUNK_DEFAULT ((size_t)64 << 20)
+static size_t g_chunk; /* 0: OMNIGRAPH_LOAD_CHUNK_BYTES, else LOAD_CHUNK_DEFAULT */
+
+void exec_load_set_chunk_bytes(size_t bytes)
+{
+    g_chunk = bytes;
+}
+
+static size_t chunk_bytes(void)
+{
+    if (g_chunk) return g_chunk;
+    const char *env = getenv("OMNIGRAPH_LOAD_CHUNK_BYTES");
+    if (env && *env) {
+        char *end = NULL;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (end && !*end && v > 0) return (size_t)v;
+    }
+    return LOAD_CHUNK_DEFAULT;
+}
+
+/* Ask the kernel to take back the pages wholly inside p[0..n): a mapped file's are read again
+ * if needed, anonymous ones (a caller's buffer) are kept where there is no swap. Best effort. */
+static void release_bytes(const char *p, size_t n)
+{
+#ifdef MADV_PAGEOUT
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return;
+    uintptr_t a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    uintptr_t e = ((uintptr_t)p + n) & ~((uintptr_t)pg - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_PAGEOUT);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
+typedef struct load_stream {
+    const exec_load_request *req;
+    const char *file;
+    size_t chunk;
+    size_t off;    /* input bytes read */
+    uint64_t line; /* lines read */
+    size_t at;     /* the current chunk's first byte (for progress) */
+    exec_load_stats st;
+    unsigned char *seen; /* per catalog type: a chunk had rows of it */
+    size_t n_types;
+} load_stream;
+
+static void on_chunk_progress(void *arg, uint64_t done, uint64_t total, uint64_t lines)
+{
+    (void)total;
+    const load_stream *ls = arg;
+    ls->req->progress(ls->req->progress_arg, EXEC_LOAD_PHASE_PARSE, ls->at + done, ls->req->len,
+                      lines);
+}
+
+static int stream_rewind(void *arg)
+{
+    load_stream *ls = arg;
+    ls->off = 0;
+    ls->line = 0;
+    memset(&ls->st, 0, sizeof ls->st);
+    memset(ls->seen, 0, ls->n_types ? ls->n_types : 1);
+    return 0;
+}
+
+static int stream_next(void *arg, const lang_catalog *cat, graph_change_set *out, bool *done)
+{
+    load_stream *ls = arg;
+    const char *data = ls->req->data ? ls->req->data : "";
+    size_t len = ls->req->len;
+    memset(out, 0, sizeof *out);
+    out->file = ls->file;
+    *done = ls->off >= len;
+    if (*done) return 0;
+    size_t end = len;
+    if (len - ls->off > ls->chunk) {
+        const char *nl =
+            memchr(data + ls->off + ls->chunk - 1, '\n', len - ls->off - ls->chunk + 1);
+        if (nl) end = (size_t)(nl + 1 - data);
+    }
+    exec_load_stats cst;
+    ls->at = ls->off;
+    int rc = parse_range(out, cat, data + ls->off, end - ls->off, ls->file, ls->req->mode, &cst,
+                         ls->req->progress ? on_chunk_progress : NULL, ls, ls->line);
+    ls->st.lines += cst.lines;
+    ls->st.nodes += cst.nodes;
+    ls->st.edges += cst.edges;
+    if (rc) return rc;
+    out->file = ls->file;
+    for (size_t i = 0; i < out->n; i++)
+        if (out->changes[i].type_index >= 0 && (size_t)out->changes[i].type_index < ls->n_types)
+            ls->seen[out->changes[i].type_index] = 1;
+    release_bytes(data + ls->off, end - ls->off);
+    ls->line += cst.lines;
+    ls->off = end;
+    *done = end >= len;
+    if (*done) {
+        ls->st.node_types = ls->st.edge_types = 0;
+        for (size_t i = 0; i < ls->n_types; i++)
+            if (ls->seen[i]) {
+                if (cat->types[i].kind == LANG_NODE)
+                    ls->st.node_types++;
+                else
+                    ls->st.edge_types++;
+            }
+        if (ls->req->progress) /* read: what remains is the whole-set checks and the commit */
+            ls->req->progress(ls->req->progress_arg, EXEC_LOAD_PHASE_WRITE, len, len, ls->line);
+    }
+    return 0;
+}
+
+static bool on_main(const write_options *opt)
+{
+    return !opt || !opt->branch || !*opt->branch || !strcmp(opt->branch, "main");
+}
+
 int exec_load(exec_load_result *out, write_graph *w, const exec_load_request *req,
               const write_options *opt)
 {
     memset(out, 0, sizeof *out);
     const char *file = req->file && *req->file ? req->file : "<data>";
+    if (req->mode != EXEC_LOAD_MERGE && on_main(opt)) {
+        if (!req->data && req->len) return core_err(OG_E_BAD_REQUEST, "no input bytes");
+        if (req->mode != EXEC_LOAD_APPEND && req->mode != EXEC_LOAD_OVERWRITE)
+            return core_err(OG_E_BAD_REQUEST, "unknown load mode %d", (int)req->mode);
+        size_t nt = w->h->catalog->n_types;
+        load_stream ls = {req, file, chunk_bytes(), 0, 0, 0, {0}, NULL, nt};
+        if (!(ls.seen = core_calloc(nt ? nt : 1, 1))) return core_err_nomem();
+        write_change_stream src = {stream_rewind, stream_next, &ls};
+        int rc = write_changes_stream(w, WRITE_KIND_LOAD, &src, opt, &out->write);
+        out->stats = ls.st;
+        core_free(ls.seen);
+        return rc;
+    }
     graph_change_set cs;
     memset(&cs, 0, sizeof cs);
     phase_relay relay = {req};

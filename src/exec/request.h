@@ -95,8 +95,10 @@ typedef struct exec_load_result {
     exec_load_stats stats; /* what was parsed */
 } exec_load_result;
 
-/* Parse req against the graph's schema into one change set and write it as one graph commit
- * of the load adapter (write_changes, WRITE_KIND_LOAD) through w. opt: the write's options
+/* Parse req against the graph's schema and write it as one graph commit of the load adapter
+ * through w: an append or an overwrite on main as a change stream read in chunks
+ * (write_changes_stream; exec_load_set_chunk_bytes), anything else as one change set
+ * (write_changes). opt: the write's options
  * (branch, on_table; NULL: defaults). */
 int exec_load(exec_load_result *out, write_graph *w, const exec_load_request *req,
               const write_options *opt);

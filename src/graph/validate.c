@@ -100,6 +100,7 @@ typedef struct vctx {
     graph_table_open_fn open;     /* NULL: open and free per read */
     void *open_arg;
     graph_conflicts *out; /* collect mode: every violation goes here; NULL: stop at the first */
+    int scope;            /* graph_validate_scope */
 } vctx;
 
 static int col_of_prop(const lang_typedef *t, int prop)
@@ -1584,9 +1585,10 @@ static int run(vctx *v)
         const graph_change *ch = &cs->changes[i];
         if (!ch->rows || ch->mode == GRAPH_CHANGE_DELETE) continue;
         v->st->rows_checked += (uint64_t)ch->rows->num_rows;
-        rc = check_values(v, ch, md);
+        if (v->scope != GRAPH_VALIDATE_SET) rc = check_values(v, ch, md);
     }
     pcre2_match_data_free(md);
+    if (v->scope == GRAPH_VALIDATE_ROWS) return rc;
     for (size_t i = 0; !rc && i < cs->n; i++)
         rc = index_ids(v, &cs->changes[i]);
     for (size_t i = 0; !rc && i < cs->n; i++) {
@@ -1620,7 +1622,7 @@ static int run(vctx *v)
 
 static int validate(const lang_catalog *cat, const graph_snapshot *snap, store *s,
                     const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats,
-                    graph_table_open_fn open, void *open_arg, graph_conflicts *out)
+                    graph_table_open_fn open, void *open_arg, graph_conflicts *out, int scope)
 {
     graph_validate_stats st_local;
     graph_validate_stats *st = stats ? stats : &st_local;
@@ -1635,7 +1637,8 @@ static int validate(const lang_catalog *cat, const graph_snapshot *snap, store *
               .st = st,
               .open = open,
               .open_arg = open_arg,
-              .out = out};
+              .out = out,
+              .scope = scope};
     v.by_type = core_calloc(nt, sizeof *v.by_type);
     v.input = core_calloc(nt, sizeof *v.input);
     v.input_later = core_calloc(nt, 1);
@@ -1664,14 +1667,24 @@ static int validate(const lang_catalog *cat, const graph_snapshot *snap, store *
 int graph_validate(const lang_catalog *cat, const graph_snapshot *snap, store *s,
                    const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats)
 {
-    return validate(cat, snap, s, cs, probes, stats, NULL, NULL, NULL);
+    return validate(cat, snap, s, cs, probes, stats, NULL, NULL, NULL, GRAPH_VALIDATE_ALL);
 }
 
 int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store *s,
                       const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats,
                       graph_table_open_fn open, void *open_arg)
 {
-    return validate(cat, snap, s, cs, probes, stats, open, open_arg, NULL);
+    return validate(cat, snap, s, cs, probes, stats, open, open_arg, NULL, GRAPH_VALIDATE_ALL);
+}
+
+int graph_validate_scoped(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                          const graph_change_set *cs, graph_probes *probes,
+                          graph_validate_stats *stats, graph_table_open_fn open, void *open_arg,
+                          int scope)
+{
+    if (scope != GRAPH_VALIDATE_ALL && scope != GRAPH_VALIDATE_ROWS && scope != GRAPH_VALIDATE_SET)
+        return core_err(OG_E_BAD_REQUEST, "unknown validation scope %d", scope);
+    return validate(cat, snap, s, cs, probes, stats, open, open_arg, NULL, scope);
 }
 
 int graph_validate_all(const lang_catalog *cat, const graph_snapshot *snap, store *s,
@@ -1680,5 +1693,5 @@ int graph_validate_all(const lang_catalog *cat, const graph_snapshot *snap, stor
                        struct graph_conflicts *out)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "graph_validate_all: no conflict list");
-    return validate(cat, snap, s, cs, probes, stats, open, open_arg, out);
+    return validate(cat, snap, s, cs, probes, stats, open, open_arg, out, GRAPH_VALIDATE_ALL);
 }

@@ -73,6 +73,23 @@ int graph_validate_ex(const lang_catalog *cat, const graph_snapshot *snap, store
                       const graph_change_set *cs, graph_probes *probes, graph_validate_stats *stats,
                       graph_table_open_fn open, void *open_arg);
 
+/* A change set too large to hold at once (a streamed bulk load) is checked in two scopes:
+ * each chunk's rows on their own (ROWS: value types, enums, @range, @check, the presence of
+ * ids and endpoints: all that one row decides), then the whole set once, in rows that may
+ * carry only the columns the set checks read (SET: ids, endpoints, @unique columns; any other
+ * column may be a null column of type ARROW_NA), with the ROWS checks skipped. ALL is both, as
+ * graph_validate_ex. Errors are those of graph_validate_ex. */
+enum graph_validate_scope {
+    GRAPH_VALIDATE_ALL = 0,
+    GRAPH_VALIDATE_ROWS = 1,
+    GRAPH_VALIDATE_SET = 2,
+};
+
+int graph_validate_scoped(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                          const graph_change_set *cs, graph_probes *probes,
+                          graph_validate_stats *stats, graph_table_open_fn open, void *open_arg,
+                          int scope);
+
 struct graph_conflicts; /* graph/merge.h */
 
 /* The same check reporting every violation instead of the first (a merge reports all its

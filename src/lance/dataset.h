@@ -191,6 +191,10 @@ int lance_stage_append(lance_staged **out, const lance_dataset *ds, arrow_batch 
 /* Replace the whole content (and schema) with these rows. */
 int lance_stage_overwrite(lance_staged **out, const lance_dataset *ds, const arrow_schema *schema,
                           arrow_batch *const *b, size_t n, const lance_write_options *opt);
+/* Add rows to a stage made by lance_stage_append or lance_stage_overwrite (batches in the
+ * schema it writes): more data files of the same transaction, so rows given in chunks need
+ * not all be in memory at once (a bulk load). On error the stage is unusable: discard it. */
+int lance_stage_add_rows(lance_staged *st, arrow_batch *const *b, size_t n);
 /* Delete the rows matching the filter / at these row addresses. */
 int lance_stage_delete(lance_staged **out, const lance_dataset *ds, const lance_filter *filter,
                        const lance_write_options *opt);

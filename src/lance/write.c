@@ -61,8 +61,10 @@ struct lance_staged {
      * file if asked for) before the manifest names them. */
     const char **pending;
     size_t n_pending, cap_pending;
-    /* Key index segments over the new fragments (keyindex.h), listed at commit. */
-    lance_kix_staged kix[4];
+    /* Key index segments over the new fragments (keyindex.h), listed at commit: one per
+     * write_rows call, so a stage fed in chunks (lance_stage_add_rows) keeps an index over
+     * each chunk's fragments up to this many. */
+    lance_kix_staged kix[64];
     size_t n_kix;
     /* Every file this stage wrote itself (data, deletion, key index), for
      * lance_staged_discard and lance_staged_files; the keys live in the arena. */
@@ -639,6 +641,21 @@ int lance_stage_overwrite(lance_staged **out, const lance_dataset *ds, const arr
         *out = NULL;
     }
     return rc;
+}
+
+int lance_stage_add_rows(lance_staged *st, arrow_batch *const *b, size_t n)
+{
+    if (st->kind != ST_APPEND && st->kind != ST_OVERWRITE)
+        return core_err(OG_E_BAD_REQUEST,
+                        "table '%s': only an append or an overwrite stage takes "
+                        "more rows",
+                        st->ds->root);
+    if (st->commit_tried)
+        return core_err(OG_E_BAD_REQUEST, "table '%s': the stage was committed already",
+                        st->ds->root);
+    /* Files already written stay the stage's (owned): a discard still deletes them. */
+    return write_rows(st, st->kind == ST_OVERWRITE ? &st->ow_schema : &st->ds->schema, b, n, NULL,
+                      NULL);
 }
 
 int lance_stage_delete_rows(lance_staged **out, const lance_dataset *ds, const uint64_t *addrs,

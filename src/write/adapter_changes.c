@@ -60,6 +60,8 @@ static int pad_to_table(arrow_batch **out, const arrow_batch *b, const arrow_sch
 
 static int stage_rows(lance_staged **st, const lance_dataset *ds, const graph_change *c,
                       arrow_batch *rows, const lance_write_options *opt);
+static int stream_prepare(write_graph *g, const write_change_stream *src,
+                          const graph_snapshot *snap, write_intent *in);
 
 static int stage_change_opt(lance_staged **st, const lance_dataset *ds, const graph_change *c,
                             const lance_write_options *opt)
@@ -119,6 +121,7 @@ int write_changes_prepare(write_graph *g, const void *input, const graph_snapsho
     const write_changes_input *ci = input;
     graph_change_set built;
     memset(&built, 0, sizeof built);
+    if (ci->stream) return stream_prepare(g, ci->stream, snap, in);
     const graph_change_set *cs = ci->fixed;
     graph_probes reads;
     memset(&reads, 0, sizeof reads);
@@ -151,6 +154,352 @@ int write_changes_prepare(write_graph *g, const void *input, const graph_snapsho
         return 0;
     }
     graph_change_set_clear(&built);
+    return rc;
+}
+
+/* ---- a change set in chunks (write_changes_stream) ----------------------------------------- */
+
+/* One type's state across the chunks of a stream: its transaction, fed chunk by chunk, and the
+ * columns the whole-set checks read (ids, endpoints, @unique columns) of every chunk. */
+typedef struct stream_type {
+    int mode; /* 0: no chunk had the type yet */
+    const graph_table *t;
+    const lance_dataset *ds; /* the pinned table (owned or borrowed from the base) */
+    lance_dataset *owned;    /* NULL when borrowed from the base */
+    lance_staged *st;
+    arrow_schema schema; /* of the type's rows (copied from the first chunk) */
+    /* The id (and src, dst) columns, appended chunk by chunk into buffers that grow in place
+     * (a large realloc remaps rather than copies), so they are never held twice, as a
+     * concatenation of per-chunk columns would at the end. Never null (the row checks). */
+    struct stream_str {
+        int32_t *off; /* rows + 1 */
+        char *val;
+        size_t rows, cap_rows, len, cap_len;
+    } str[3];
+    arrow_array ***cols; /* per part: the other kept columns (NULL where not kept) */
+    uint64_t **lines;    /* per part (NULL: the rows have none) */
+    int64_t *rows;       /* per part */
+    size_t n_parts, cap_parts;
+} stream_type;
+
+static void stream_parts_free(stream_type *ty)
+{
+    for (size_t p = 0; p < ty->n_parts; p++) {
+        for (size_t f = 0; ty->cols[p] && f < ty->schema.n_fields; f++)
+            arrow_array_free(ty->cols[p][f]);
+        core_free(ty->cols[p]);
+        core_free(ty->lines[p]);
+    }
+    core_free(ty->cols);
+    core_free(ty->lines);
+    core_free(ty->rows);
+    ty->cols = NULL;
+    ty->lines = NULL;
+    ty->rows = NULL;
+    ty->n_parts = ty->cap_parts = 0;
+}
+
+static void stream_type_clear(stream_type *ty)
+{
+    stream_parts_free(ty);
+    for (size_t k = 0; k < 3; k++) {
+        core_free(ty->str[k].off);
+        core_free(ty->str[k].val);
+    }
+    arrow_schema_clear(&ty->schema);
+    lance_staged_discard(ty->st); /* never committed: its files go too */
+    lance_dataset_free(ty->owned);
+    memset(ty, 0, sizeof *ty);
+}
+
+/* Whether the whole-set checks read column f of type td's rows. */
+static bool stream_keeps(const lang_typedef *td, size_t f)
+{
+    size_t first = td->kind == LANG_EDGE ? 3 : 1;
+    if (f < first) return true;
+    for (size_t k = 0; k < td->n_cons; k++) {
+        const lang_constraint *con = &td->cons[k];
+        if (con->kind != LANG_CON_UNIQUE) continue;
+        for (size_t j = 0; j < con->n_cols; j++)
+            if (con->cols[j] >= 0 && (size_t)con->cols[j] + first == f) return true;
+    }
+    return false;
+}
+
+/* Append the rows of a (Utf8, non-null) column to k. */
+static int str_append(struct stream_str *k, const arrow_array *a, const char *type_name)
+{
+    if (!k->off) {
+        if (!(k->off = core_malloc(1024 * sizeof *k->off))) return core_err_nomem();
+        k->off[0] = 0;
+        k->cap_rows = 1023;
+    }
+    for (int64_t i = 0; i < a->length; i++) {
+        size_t n = 0;
+        const uint8_t *v = arrow_array_get_bytes(a, i, &n);
+        if (k->len + n > INT32_MAX)
+            return core_err(OG_E_RESOURCE_LIMIT,
+                            "%s: the ids or endpoints of one load exceed 2 GiB; load the file "
+                            "in parts",
+                            type_name);
+        if (k->rows == k->cap_rows) {
+            size_t cap = k->cap_rows * 2 + 1;
+            int32_t *o = core_realloc(k->off, (cap + 1) * sizeof *o);
+            if (!o) return core_err_nomem();
+            k->off = o;
+            k->cap_rows = cap;
+        }
+        if (k->len + n > k->cap_len) {
+            size_t cap = k->cap_len ? k->cap_len : 4096;
+            while (cap < k->len + n)
+                cap *= 2;
+            char *p = core_realloc(k->val, cap);
+            if (!p) return core_err_nomem();
+            k->val = p;
+            k->cap_len = cap;
+        }
+        if (n) memcpy(k->val + k->len, v, n);
+        k->len += n;
+        k->off[++k->rows] = (int32_t)k->len;
+    }
+    return 0;
+}
+
+/* Keep the chunk's kept columns (references) and take its lines. */
+static int stream_keep(stream_type *ty, const lang_typedef *td, graph_change *c)
+{
+    size_t first = td->kind == LANG_EDGE ? 3 : 1;
+    for (size_t f = 0; f < first; f++) {
+        const arrow_array *a = c->rows->columns[f];
+        if (a->type.id != ARROW_UTF8 || a->null_count)
+            return core_err(OG_E_INTERNAL, "%s: column %zu is not non-null Utf8", td->name, f);
+        int rc = str_append(&ty->str[f], a, td->name);
+        if (rc) return rc;
+    }
+    if (ty->n_parts == ty->cap_parts) {
+        size_t cap = ty->cap_parts ? ty->cap_parts * 2 : 8;
+        arrow_array ***cols = core_realloc(ty->cols, cap * sizeof *cols);
+        if (cols) ty->cols = cols;
+        uint64_t **lines = cols ? core_realloc(ty->lines, cap * sizeof *lines) : NULL;
+        if (lines) ty->lines = lines;
+        int64_t *rows = lines ? core_realloc(ty->rows, cap * sizeof *rows) : NULL;
+        if (!rows) return core_err_nomem();
+        ty->rows = rows;
+        ty->cap_parts = cap;
+    }
+    size_t nf = ty->schema.n_fields;
+    arrow_array **cols = core_calloc(nf ? nf : 1, sizeof *cols);
+    if (!cols) return core_err_nomem();
+    for (size_t f = first; f < nf; f++)
+        if (stream_keeps(td, f)) cols[f] = arrow_array_ref(c->rows->columns[f]);
+    size_t p = ty->n_parts++;
+    ty->cols[p] = cols;
+    ty->lines[p] = c->lines;
+    ty->rows[p] = c->rows->num_rows;
+    c->lines = NULL;
+    return 0;
+}
+
+/* One chunk's change of a type: staged at once (the first chunk opens the transaction, later
+ * ones add data files to it), then only the kept columns and the lines stay. */
+static int stream_chunk(write_graph *g, const graph_snapshot *snap, write_intent *in,
+                        stream_type *ty, graph_change *c)
+{
+    const lang_typedef *td = &g->h->catalog->types[c->type_index];
+    if (c->mode != GRAPH_CHANGE_INSERT && c->mode != GRAPH_CHANGE_REPLACE)
+        return core_err(OG_E_INTERNAL, "a change stream holds inserts and replaces, not mode %d",
+                        c->mode);
+    if (!c->rows || !c->rows->num_rows) return 0;
+    int rc = 0;
+    if (!ty->mode) {
+        char alias[256];
+        if ((rc = graph_table_alias(alias, sizeof alias, td->kind, td->name)) != 0) return rc;
+        ty->t = graph_snapshot_table(snap, alias);
+        if (!ty->t)
+            return core_err(OG_E_INTERNAL, "type %s has no table in the graph manifest", alias);
+        if (in->base)
+            rc = graph_head_table(in->base, ty->t, &ty->ds); /* shared with validation */
+        else if ((rc = graph_table_open(&ty->owned, g->h->s, ty->t, LANCE_ACCESS_WRITE)) == 0)
+            ty->ds = ty->owned;
+        if (rc == 0) rc = arrow_schema_copy(&ty->schema, &c->rows->schema);
+        if (rc) return rc;
+    } else if (c->mode != ty->mode || !arrow_schema_equal(&c->rows->schema, &ty->schema)) {
+        return core_err(OG_E_INTERNAL, "%s: the chunks of a change stream differ in mode or rows",
+                        td->name);
+    }
+    arrow_batch *padded = NULL;
+    rc = pad_to_table(&padded, c->rows, &ty->ds->schema);
+    arrow_batch *rows = padded ? padded : c->rows;
+    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+    if (rc == 0 && ty->st)
+        rc = lance_stage_add_rows(ty->st, &rows, 1);
+    else if (rc == 0 && c->mode == GRAPH_CHANGE_INSERT)
+        rc = lance_stage_append(&ty->st, ty->ds, &rows, 1, &wo);
+    else if (rc == 0)
+        rc = lance_stage_overwrite(&ty->st, ty->ds, &ty->ds->schema, &rows, 1, &wo);
+    arrow_batch_free(padded);
+    if (rc == 0) ty->mode = c->mode;
+    if (rc == 0) rc = stream_keep(ty, td, c);
+    return rc;
+}
+
+/* The kept columns of every chunk of a type as one change of the whole set: the columns the
+ * checks do not read are null columns of type NA (no buffers). The parts are freed. */
+static int stream_whole(graph_change *out, stream_type *ty, int type_index)
+{
+    size_t nf = ty->schema.n_fields;
+    int64_t total = 0;
+    for (size_t p = 0; p < ty->n_parts; p++)
+        total += ty->rows[p];
+    arrow_schema schema;
+    arrow_schema_init(&schema);
+    arrow_array **cols = core_calloc(nf ? nf : 1, sizeof *cols);
+    arrow_array **part = core_calloc(ty->n_parts ? ty->n_parts : 1, sizeof *part);
+    int rc = cols && part ? 0 : core_err_nomem();
+    for (size_t f = 0; rc == 0 && f < nf; f++) {
+        const arrow_field *fd = &ty->schema.fields[f];
+        if (f < 3 && ty->str[f].off) { /* the ids and endpoints: their buffers become it */
+            struct stream_str *k = &ty->str[f];
+            rc = arrow_schema_add(&schema, fd);
+            if (rc == 0)
+                rc = arrow_array_make(&cols[f], &fd->type, (int64_t)k->rows, 0, NULL, k->off,
+                                      k->val, k->len, NULL, 0);
+            memset(k, 0, sizeof *k); /* owned by the array now (or freed on failure) */
+            continue;
+        }
+        if (!ty->n_parts || !ty->cols[0][f]) {
+            arrow_field na = {fd->name, true, {.id = ARROW_NA}};
+            rc = arrow_schema_add(&schema, &na);
+            if (rc == 0) rc = arrow_array_new_null(&cols[f], &na.type, total);
+            continue;
+        }
+        rc = arrow_schema_add(&schema, fd);
+        for (size_t p = 0; p < ty->n_parts; p++)
+            part[p] = ty->cols[p][f];
+        if (rc == 0 && ty->n_parts == 1)
+            cols[f] = arrow_array_ref(part[0]);
+        else if (rc == 0)
+            rc = arrow_array_concat(&cols[f], part, ty->n_parts);
+        for (size_t p = 0; p < ty->n_parts; p++) { /* each part's column once, as we go */
+            arrow_array_free(ty->cols[p][f]);
+            ty->cols[p][f] = NULL;
+        }
+    }
+    uint64_t *lines = NULL;
+    bool have_lines = ty->n_parts > 0;
+    for (size_t p = 0; p < ty->n_parts; p++)
+        have_lines &= ty->lines[p] != NULL;
+    if (rc == 0 && have_lines) {
+        lines = core_malloc((size_t)(total ? total : 1) * sizeof *lines);
+        if (!lines) rc = core_err_nomem();
+        size_t at = 0;
+        for (size_t p = 0; rc == 0 && p < ty->n_parts; p++) {
+            memcpy(lines + at, ty->lines[p], (size_t)ty->rows[p] * sizeof *lines);
+            at += (size_t)ty->rows[p];
+        }
+    }
+    if (rc == 0) rc = arrow_batch_new(&out->rows, &schema, cols, nf);
+    for (size_t f = 0; cols && f < nf; f++)
+        arrow_array_free(cols[f]);
+    core_free(cols);
+    core_free(part);
+    arrow_schema_clear(&schema);
+    stream_parts_free(ty);
+    if (rc) {
+        core_free(lines);
+        return rc;
+    }
+    out->lines = lines;
+    out->type_index = type_index;
+    out->mode = ty->mode;
+    return 0;
+}
+
+static int stream_prepare(write_graph *g, const write_change_stream *src,
+                          const graph_snapshot *snap, write_intent *in)
+{
+    if (in->branch)
+        return core_err(OG_E_INTERNAL, "a change stream is written on main only, not on '%s'",
+                        in->branch);
+    const lang_catalog *cat = g->h->catalog;
+    size_t nt = cat->n_types;
+    stream_type *ty = core_calloc(nt ? nt : 1, sizeof *ty);
+    if (!ty) return core_err_nomem();
+    graph_change_set whole;
+    memset(&whole, 0, sizeof whole);
+    int rc = src->rewind(src->arg);
+    for (bool done = false; rc == 0 && !done;) {
+        graph_change_set cs;
+        memset(&cs, 0, sizeof cs);
+        rc = src->next(src->arg, cat, &cs, &done);
+        if (rc == 0 && cs.file) whole.file = cs.file;
+        if (rc == 0 && cs.n)
+            rc = graph_validate_scoped(cat, snap, g->h->s, &cs, NULL, NULL, NULL, NULL,
+                                       GRAPH_VALIDATE_ROWS);
+        for (size_t i = 0; rc == 0 && i < cs.n; i++) {
+            graph_change *c = &cs.changes[i];
+            if (c->type_index < 0 || (size_t)c->type_index >= nt)
+                rc = core_err(OG_E_INTERNAL, "change for unknown type %d", c->type_index);
+            else
+                rc = stream_chunk(g, snap, in, &ty[c->type_index], c);
+        }
+        graph_change_set_clear(&cs);
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nt; i++)
+        n += ty[i].mode != 0;
+    if (rc == 0 && n && !(whole.changes = core_calloc(n, sizeof *whole.changes)))
+        rc = core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < nt; i++)
+        if (ty[i].mode) rc = stream_whole(&whole.changes[whole.n++], &ty[i], (int)i);
+    /* The whole set's checks, on the kept columns; every probed table joins the read set. */
+    graph_probes probes;
+    memset(&probes, 0, sizeof probes);
+    graph_validate_stats vs;
+    if (rc == 0 && whole.n)
+        rc =
+            graph_validate_scoped(cat, snap, g->h->s, &whole, &probes, &vs,
+                                  in->base ? graph_head_table : NULL, in->base, GRAPH_VALIDATE_SET);
+    for (size_t i = 0; rc == 0 && i < probes.n; i++) {
+        const graph_table *t = graph_snapshot_table(snap, probes.aliases[i]);
+        if (t) rc = write_rs_add_table(&in->rs, t->alias, t->version, false);
+    }
+    graph_probes_clear(&probes);
+    if (rc == 0 && whole.n && !(in->effects = core_calloc(whole.n, sizeof *in->effects)))
+        rc = core_err_nomem();
+    for (size_t k = 0; rc == 0 && k < whole.n; k++) {
+        const graph_change *c = &whole.changes[k];
+        stream_type *s = &ty[c->type_index];
+        const lang_typedef *td = &cat->types[c->type_index];
+        lance_staged_info info;
+        lance_staged_get_info(s->st, &info);
+        write_effect *e = &in->effects[in->n_effects++];
+        e->staged = s->st;
+        e->base = s->owned; /* NULL when borrowed from the base */
+        s->st = NULL;
+        s->owned = NULL;
+        e->kind = td->kind;
+        e->sid = s->t->sid;
+        e->inc = s->t->inc;
+        e->expected_version = s->t->version;
+        snprintf(e->uuid, sizeof e->uuid, "%s", info.uuid);
+        if (!(e->alias = core_strdup(s->t->alias)) || !(e->path = core_strdup(s->t->path)) ||
+            (s->t->table_branch && !(e->table_branch = core_strdup(s->t->table_branch))))
+            rc = core_err_nomem();
+        if (rc == 0) rc = write_rs_add_table(&in->rs, s->t->alias, s->t->version, true);
+        if (rc == 0 && c->mode == GRAPH_CHANGE_INSERT) {
+            /* what a strict insert appends, for the handle's read caches */
+            e->app_id = arrow_array_ref(c->rows->columns[0]);
+            if (td->kind == LANG_EDGE) {
+                e->app_src = arrow_array_ref(c->rows->columns[1]);
+                e->app_dst = arrow_array_ref(c->rows->columns[2]);
+            }
+        }
+    }
+    graph_change_set_clear(&whole);
+    for (size_t i = 0; i < nt; i++)
+        stream_type_clear(&ty[i]);
+    core_free(ty);
     return rc;
 }
 

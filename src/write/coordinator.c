@@ -1321,7 +1321,19 @@ int write_changes(write_graph *g, int kind, const graph_change_set *cs, const wr
     if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
     if (kind != WRITE_KIND_LOAD && kind != WRITE_KIND_MUTATION)
         return core_err(OG_E_BAD_REQUEST, "write kind %d does not take a change set", kind);
-    write_changes_input ci = {cs, NULL, NULL};
+    write_changes_input ci = {cs, NULL, NULL, NULL};
+    return write_run(g, adapter_of(kind), &ci, opt, res);
+}
+
+int write_changes_stream(write_graph *g, int kind, const write_change_stream *src,
+                         const write_options *opt, write_result *res)
+{
+    write_options def = WRITE_OPTIONS_INIT;
+    if (!opt) opt = &def;
+    if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
+    if (kind != WRITE_KIND_LOAD)
+        return core_err(OG_E_BAD_REQUEST, "write kind %d does not take a change stream", kind);
+    write_changes_input ci = {NULL, NULL, NULL, src};
     return write_run(g, adapter_of(kind), &ci, opt, res);
 }
 
@@ -1331,7 +1343,7 @@ int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_
     write_options def = WRITE_OPTIONS_INIT;
     if (!opt) opt = &def;
     if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "the graph is open read-only");
-    write_changes_input ci = {NULL, build, arg};
+    write_changes_input ci = {NULL, build, arg, NULL};
     return write_run(g, adapter_of(WRITE_KIND_MUTATION), &ci, opt, res);
 }
 

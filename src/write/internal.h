@@ -238,6 +238,7 @@ typedef struct write_changes_input {
     const graph_change_set *fixed;
     write_build_fn build;
     void *arg;
+    const write_change_stream *stream; /* set: the changes come in chunks (the others NULL) */
 } write_changes_input;
 
 /* Delta rows shared by the adapters and recovery: one table_version row per effect (its

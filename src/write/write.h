@@ -227,6 +227,23 @@ typedef int (*write_build_fn)(void *arg, const lang_catalog *cat, const graph_sn
 int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_options *opt,
                    write_result *res);
 
+/* A change set too large to hold at once (a bulk load of a large file), given in chunks: each
+ * prepare calls rewind, then next until *done, and every chunk's rows are checked on their own
+ * (GRAPH_VALIDATE_ROWS) and staged at once as more data files of the one transaction per table;
+ * only the columns the whole-set checks read (ids, endpoints, @unique columns) and the row
+ * lines are kept across chunks, and the whole set is checked once at the end
+ * (GRAPH_VALIDATE_SET). Still one graph commit; a failure anywhere discards every staged file.
+ * Chunks hold INSERT or REPLACE changes (a type keeps one mode), on main only (a first touch
+ * of a branch stages in apply, which a stream cannot feed). A chunk's rows carry source lines
+ * counted from the start of the input; `file` names it in errors. */
+typedef struct write_change_stream {
+    int (*rewind)(void *arg);
+    int (*next)(void *arg, const lang_catalog *cat, graph_change_set *out, bool *done);
+    void *arg;
+} write_change_stream;
+int write_changes_stream(write_graph *g, int kind, const write_change_stream *src,
+                         const write_options *opt, write_result *res);
+
 /* Compact data tables as one graph commit through the coordinator (adapter OPTIMIZE). */
 typedef struct write_optimize_options {
     int version;               /* 1 */
