@@ -86,9 +86,34 @@ static uint64_t fork_hash(const char *parent, uint64_t version)
     return core_hash64(parent, strlen(parent), version);
 }
 
+/* Whether branch ref has a version past its first (its fork point): a head of version
+ * parent_version + 1 in its directory, under either manifest naming (a fork continues its
+ * source's, whichever that is), never a discovery of its latest. */
+static int wrote_since_fork(store *s, const lance_branch *ref, bool *wrote)
+{
+    *wrote = false;
+    char dir[STORE_KEY_MAX];
+    int rc = lance_branch_root(dir, GRAPH_MANIFEST_DIR, ref->name);
+    static const lance_naming namings[] = {LANCE_NAMING_V2, LANCE_NAMING_V1};
+    for (size_t i = 0; rc == 0 && !*wrote && i < 2; i++) {
+        char file[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+        store_meta meta;
+        rc = lance_version_file_name(file, sizeof file, namings[i], ref->parent_version + 1);
+        if (rc == 0) rc = lance_key(key, dir, LANCE_VERSIONS_DIR, file);
+        if (rc == 0) rc = store_head(s, key, &meta);
+        if (rc == 0) {
+            *wrote = true;
+        } else if (rc == OG_E_NOT_FOUND) {
+            og_error_clear();
+            rc = 0;
+        }
+    }
+    return rc;
+}
+
 /* One listed branch: its fork point's head (read once per distinct fork point: branches forked
  * at one commit share it) and its own head, which is the fork point's until the branch writes.
- * Whether it wrote is one probe of its directory's versions above the fork version, so a
+ * Whether it wrote is a probe of its directory for the version after the fork point, so a
  * branch that never wrote costs its ref and that probe; one that wrote, its snapshot. */
 static int list_info(store *s, const lance_branch *ref, core_hmap *seen, fork_seen *forks,
                      size_t *nforks, write_branch_info *out)
@@ -123,19 +148,15 @@ static int list_info(store *s, const lance_branch *ref, core_hmap *seen, fork_se
         if (rc) return rc;
     }
     memcpy(out->forked_from, f->head, sizeof out->forked_from);
-    char dir[STORE_KEY_MAX];
-    uint64_t latest = 0;
-    lance_naming nm = LANCE_NAMING_UNKNOWN;
-    rc = lance_branch_root(dir, GRAPH_MANIFEST_DIR, ref->name);
-    if (rc == 0) rc = lance_version_latest_above(s, dir, ref->parent_version, &latest, &nm);
-    if (rc) return rc;
-    if (latest <= ref->parent_version) { /* its first version, the fork point's copy */
+    bool wrote = false;
+    if ((rc = wrote_since_fork(s, ref, &wrote)) != 0) return rc;
+    if (!wrote) { /* at its first version, the fork point's copy */
         memcpy(out->head, f->head, sizeof out->head);
         out->manifest_version = ref->parent_version;
         return 0;
     }
     graph_snapshot *snap = NULL;
-    rc = graph_snapshot_load(&snap, s, ref->name, latest, 0);
+    rc = graph_snapshot_load(&snap, s, ref->name, 0, 0);
     if (rc == 0) {
         snprintf(out->head, sizeof out->head, "%s", snap->head);
         out->manifest_version = snap->manifest_version;
