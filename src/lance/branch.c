@@ -274,6 +274,56 @@ int lance_branch_list(store *s, const char *root, lance_branch **out, size_t *n)
     return rc;
 }
 
+int lance_branch_find_under(store *s, const char *root, const char *name,
+                            char out[LANCE_BRANCH_NAME_MAX + 1])
+{
+    out[0] = '\0';
+    int rc = lance_branch_name_check(name);
+    if (rc) return rc;
+    char dir[STORE_KEY_MAX], prefix[STORE_KEY_MAX];
+    rc = lance_branch_root(dir, root, name);
+    if (rc == 0) rc = lance_key(prefix, dir, "", NULL);
+    store_list l = {0};
+    if (rc == 0) rc = store_list_prefix(s, prefix, STORE_LIST_DELIMITED, &l);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        rc = 0;
+    }
+    bool files = l.count > 0;
+    store_list_free(&l);
+    if (rc || !files) return rc;
+    /* Files below: the refs whose key starts with the name's and an escaped '/' (lance writes
+     * %2F; %2f is read too, as unescape_name does). */
+    char key[STORE_KEY_MAX];
+    rc = ref_key(key, root, name);
+    if (rc) return rc;
+    size_t kl = strlen(key) - 5; /* without ".json" */
+    static const char *const slash[] = {"%2F", "%2f"};
+    for (size_t v = 0; rc == 0 && !out[0] && v < 2; v++) {
+        if (kl + 4 > sizeof prefix) return core_err(OG_E_BAD_REQUEST, "branch name is too long");
+        memcpy(prefix, key, kl);
+        memcpy(prefix + kl, slash[v], 4);
+        store_list refs = {0};
+        rc = store_list_prefix(s, prefix, 0, &refs);
+        if (rc == OG_E_NOT_FOUND) {
+            og_error_clear();
+            rc = 0;
+        }
+        const char *file0 = strrchr(prefix, '/') + 1; /* the ref file names start here */
+        size_t off = (size_t)(file0 - prefix);
+        for (size_t i = 0; rc == 0 && !out[0] && i < refs.count; i++) {
+            const char *file = refs.items[i].key + off;
+            size_t fl = strlen(file);
+            if (refs.items[i].is_prefix || fl <= 5 || strcmp(file + fl - 5, ".json") != 0) continue;
+            char below[LANCE_BRANCH_NAME_MAX + 1];
+            if (branch_name_of(file, fl - 5, below, sizeof below) == 0)
+                memcpy(out, below, strlen(below) + 1);
+        }
+        store_list_free(&refs);
+    }
+    return rc;
+}
+
 /* ---- open ------------------------------------------------------------------------------------ */
 
 /* Does the directory of branch b belong to this ref? Its first manifest (version

@@ -111,6 +111,15 @@ int lance_branch_create_ex(store *s, const char *root, const char *name, const c
 /* Read one ref. OG_E_NOT_FOUND if absent, OG_E_CORRUPT if damaged. */
 int lance_branch_get(store *s, const char *root, const char *name, lance_branch *out);
 
+/* A branch nested under `name` (named "name/..."), into out: "" when there is none. Costs
+ * one delimited listing of the name's own directory tree/<name>/ when nothing lives there,
+ * whatever the number of branches: a branch below has its first version in tree/<name>/...
+ * before its ref is published, and loses its ref before its files (create and delete above).
+ * Only when files are there are the refs listed by name prefix, to tell a live branch from
+ * the leftovers of a crashed create or delete, which name no branch. */
+int lance_branch_find_under(store *s, const char *root, const char *name,
+                            char out[LANCE_BRANCH_NAME_MAX + 1]);
+
 /* Every branch, sorted by name. A damaged ref fails the listing with OG_E_CORRUPT (as lance
  * does); a ref deleted between listing and reading is skipped. */
 int lance_branch_list(store *s, const char *root, lance_branch **out, size_t *n);

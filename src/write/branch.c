@@ -8,6 +8,8 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/hmap.h"
+#include "lance/version.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -50,13 +52,6 @@ int write_branch_name_check(const char *name)
     return 0;
 }
 
-/* Whether a is b or a path prefix of it ("a" of "a/b"). */
-static bool prefix_of(const char *a, const char *b)
-{
-    size_t n = strlen(a);
-    return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
-}
-
 static int fill_info(store *s, const lance_branch *ref, write_branch_info *out)
 {
     memset(out, 0, sizeof *out);
@@ -80,6 +75,97 @@ static int fill_info(store *s, const lance_branch *ref, write_branch_info *out)
     return rc;
 }
 
+/* A fork point already read by this listing: the parent's head at that version. */
+typedef struct fork_seen {
+    const char *parent; /* the ref's ("" for main), alive as long as the listing */
+    uint64_t version;
+    char head[GRAPH_ID_LEN + 1];
+} fork_seen;
+
+static uint64_t fork_hash(const char *parent, uint64_t version)
+{
+    return core_hash64(parent, strlen(parent), version);
+}
+
+/* Whether branch ref has a version past its first (its fork point): a head of version
+ * parent_version + 1 in its directory, under either manifest naming (a fork continues its
+ * source's, whichever that is), never a discovery of its latest. */
+static int wrote_since_fork(store *s, const lance_branch *ref, bool *wrote)
+{
+    *wrote = false;
+    char dir[STORE_KEY_MAX];
+    int rc = lance_branch_root(dir, GRAPH_MANIFEST_DIR, ref->name);
+    static const lance_naming namings[] = {LANCE_NAMING_V2, LANCE_NAMING_V1};
+    for (size_t i = 0; rc == 0 && !*wrote && i < 2; i++) {
+        char file[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+        store_meta meta;
+        rc = lance_version_file_name(file, sizeof file, namings[i], ref->parent_version + 1);
+        if (rc == 0) rc = lance_key(key, dir, LANCE_VERSIONS_DIR, file);
+        if (rc == 0) rc = store_head(s, key, &meta);
+        if (rc == 0) {
+            *wrote = true;
+        } else if (rc == OG_E_NOT_FOUND) {
+            og_error_clear();
+            rc = 0;
+        }
+    }
+    return rc;
+}
+
+/* One listed branch: its fork point's head (read once per distinct fork point: branches forked
+ * at one commit share it) and its own head, which is the fork point's until the branch writes.
+ * Whether it wrote is a probe of its directory for the version after the fork point, so a
+ * branch that never wrote costs its ref and that probe; one that wrote, its snapshot. */
+static int list_info(store *s, const lance_branch *ref, core_hmap *seen, fork_seen *forks,
+                     size_t *nforks, write_branch_info *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", ref->name);
+    snprintf(out->parent, sizeof out->parent, "%s", ref->parent[0] ? ref->parent : "main");
+    snprintf(out->identity, sizeof out->identity, "%s", ref->identity);
+    out->fork_version = ref->parent_version;
+    out->created_at = ref->create_at;
+    uint64_t h = fork_hash(ref->parent, ref->parent_version);
+    core_hmap_probe p = core_hmap_probe_of(seen, h);
+    uint32_t e;
+    const fork_seen *f = NULL;
+    while (!f && core_hmap_next(seen, &p, &e))
+        if (forks[e].version == ref->parent_version && strcmp(forks[e].parent, ref->parent) == 0)
+            f = &forks[e];
+    int rc = 0;
+    if (!f) {
+        graph_snapshot *snap = NULL;
+        rc = graph_snapshot_load(&snap, s, ref->parent[0] ? ref->parent : NULL, ref->parent_version,
+                                 0);
+        if (rc == 0) {
+            fork_seen *nf = &forks[*nforks];
+            nf->parent = ref->parent;
+            nf->version = ref->parent_version;
+            memcpy(nf->head, snap->head, sizeof nf->head);
+            rc = core_hmap_add_at(seen, &p, h, (uint32_t)*nforks);
+            if (rc == 0) f = &forks[(*nforks)++];
+        }
+        graph_snapshot_free(snap);
+        if (rc) return rc;
+    }
+    memcpy(out->forked_from, f->head, sizeof out->forked_from);
+    bool wrote = false;
+    if ((rc = wrote_since_fork(s, ref, &wrote)) != 0) return rc;
+    if (!wrote) { /* at its first version, the fork point's copy */
+        memcpy(out->head, f->head, sizeof out->head);
+        out->manifest_version = ref->parent_version;
+        return 0;
+    }
+    graph_snapshot *snap = NULL;
+    rc = graph_snapshot_load(&snap, s, ref->name, 0, 0);
+    if (rc == 0) {
+        snprintf(out->head, sizeof out->head, "%s", snap->head);
+        out->manifest_version = snap->manifest_version;
+    }
+    graph_snapshot_free(snap);
+    return rc;
+}
+
 int write_branch_list(store *s, write_branch_info **out, size_t *n)
 {
     *out = NULL;
@@ -89,14 +175,16 @@ int write_branch_list(store *s, write_branch_info **out, size_t *n)
     int rc = lance_branch_list(s, GRAPH_MANIFEST_DIR, &refs, &nr);
     if (rc) return rc;
     write_branch_info *items = core_calloc(nr ? nr : 1, sizeof *items);
-    if (!items) rc = core_err_nomem();
-    size_t k = 0;
+    fork_seen *forks = core_calloc(nr ? nr : 1, sizeof *forks);
+    core_hmap seen = CORE_HMAP_INIT;
+    if (!items || !forks) rc = core_err_nomem();
+    size_t k = 0, nforks = 0;
     for (size_t i = 0; rc == 0 && i < nr; i++) {
         if (write_branch_name_check(refs[i].name) != 0) {
             og_error_clear(); /* an internal or foreign ref of the manifest: not a graph branch */
             continue;
         }
-        rc = fill_info(s, &refs[i], &items[k]);
+        rc = list_info(s, &refs[i], &seen, forks, &nforks, &items[k]);
         if (rc == OG_E_NOT_FOUND) { /* deleted since it was listed */
             og_error_clear();
             rc = 0;
@@ -104,6 +192,8 @@ int write_branch_list(store *s, write_branch_info **out, size_t *n)
         }
         if (rc == 0) k++;
     }
+    core_hmap_free(&seen);
+    core_free(forks);
     lance_branch_list_free(refs);
     if (rc) {
         core_free(items);
@@ -114,24 +204,41 @@ int write_branch_list(store *s, write_branch_info **out, size_t *n)
     return 0;
 }
 
-/* Refuse a name that is, or is a path prefix of, a live branch, or has one as a prefix. */
+/* The refusal of a name beside branch `other`, one a '/' prefix of the other. */
+static int not_disjoint(const char *name, const char *other)
+{
+    core_err(OG_E_EXISTS,
+             "branch '%s' cannot exist beside branch '%s': one name may not be a '/' prefix of "
+             "another",
+             name, other);
+    core_err_detail(CORE_ERR_KEY, other);
+    return OG_E_EXISTS;
+}
+
+/* Refuse a name that is taken, that has a live branch (or main, always there) as a '/'
+ * prefix, or that is one of a live branch's. Bounded by the name, never by the number of
+ * branches: a point read of the ref of each proper prefix ("a", "a/b" for "a/b/c") and one
+ * delimited listing of the name's directory (lance_branch_find_under); the name itself is
+ * refused by the create-if-absent of its ref.
+ * Run under the refs gate, which every create holds, so a racing create of a prefix or an
+ * extension of the name on this host waits for this one to publish or fail. */
 static int check_disjoint(store *s, const char *name)
 {
-    lance_branch *refs = NULL;
-    size_t nr = 0;
-    int rc = lance_branch_list(s, GRAPH_MANIFEST_DIR, &refs, &nr);
-    for (size_t i = 0; rc == 0 && i < nr; i++) {
-        const char *b = refs[i].name;
-        if (strcmp(b, name) == 0)
-            rc = core_err(OG_E_EXISTS, "branch '%s' already exists", name);
-        else if (prefix_of(b, name) || prefix_of(name, b))
-            rc = core_err(OG_E_EXISTS,
-                          "branch '%s' cannot exist beside branch '%s': one name may not be a "
-                          "'/' prefix of another",
-                          name, b);
+    char pre[LANCE_BRANCH_NAME_MAX + 1];
+    for (const char *sl = strchr(name, '/'); sl; sl = strchr(sl + 1, '/')) {
+        size_t n = (size_t)(sl - name);
+        memcpy(pre, name, n);
+        pre[n] = '\0';
+        if (strcmp(pre, "main") == 0) return not_disjoint(name, "main");
+        lance_branch ref;
+        int rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, pre, &ref);
+        if (rc == 0) return not_disjoint(name, pre);
+        if (rc != OG_E_NOT_FOUND) return rc;
+        og_error_clear();
     }
-    lance_branch_list_free(refs);
-    return rc;
+    int rc;
+    if ((rc = lance_branch_find_under(s, GRAPH_MANIFEST_DIR, name, pre)) != 0) return rc;
+    return pre[0] ? not_disjoint(name, pre) : 0;
 }
 
 /* Every branch head is under the accepted schema (main's head's): schema apply refuses while
@@ -212,9 +319,10 @@ int write_branch_create(write_graph *g, const char *name, const char *from, cons
         rc =
             lance_branch_create_ex(s, GRAPH_MANIFEST_DIR, name, src, version,
                                    hd ? graph_head_manifest(hd) : NULL, &ref, hd ? &fork_ds : NULL);
-        if (rc == OG_E_EXISTS) { /* a creator in another process won the name */
+        if (rc == OG_E_EXISTS) { /* the name is taken (or a creator elsewhere just took it) */
             og_error_clear();
             rc = core_err(OG_E_EXISTS, "branch '%s' already exists", name);
+            core_err_detail(CORE_ERR_KEY, name);
         }
     }
     /* The new branch's head, for its first write: the source's state at the fork point under

@@ -377,7 +377,9 @@ int write_branch_name_check(const char *name);
 /* Create graph branch `name` from branch `from` (NULL: main) at its head, or at commit `at` (a
  * commit id, a unique prefix, or a manifest version of `from`). One create-if-absent of the
  * manifest's branch ref, nothing copied, no commit made. OG_E_EXISTS when the name, or a name
- * it is a '/' prefix of (or that is one of it), exists (exactly one of racing creators wins);
+ * it is a '/' prefix of (or that is one of it, main included), exists, the error's key naming
+ * that branch (exactly one of racing creators wins, also of a name and its extension on one
+ * host); its cost does not grow with the number of branches;
  * OG_E_NOT_FOUND for an unknown `from` or `at`; OG_E_BAD_REQUEST for a bad name. *out (may be
  * NULL) describes the new branch. */
 int write_branch_create(write_graph *g, const char *name, const char *from, const char *at,
@@ -396,7 +398,9 @@ int write_branch_delete(write_graph *g, const char *name, const char *expect_ide
  * it holds the branch's gate), an unresolved write on it, or a branch forked from it keeps it:
  * then it is in use, and stays. */
 int write_branch_retract(write_graph *g, const write_branch_info *created);
-/* Every graph branch other than main, sorted by name (free with core_free). */
+/* Every graph branch other than main, sorted by name (free with core_free). Per branch: its ref
+ * and one discovery of its latest manifest version; a snapshot only for a branch that wrote
+ * (one that did not has its fork point's head) and once per distinct fork point. */
 int write_branch_list(store *s, write_branch_info **out, size_t *n);
 
 /* ---- Recovery ---------------------------------------------------------------------------- */

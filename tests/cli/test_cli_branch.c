@@ -109,6 +109,22 @@ static void test_branch_commands(void **state)
     j = og_json("branch create dev/y --json --store g", 1);
     assert_string_equal(jstr(json_object_get(j, "error"), "code"), "exists");
     json_decref(j);
+    /* prefix-disjoint names both ways (issue 33 F9), main always taken: the error names the
+     * branch in the way */
+    const char *beside[][2] = {
+        {"main/x", "main"}, {"main/x/y", "main"}, {"feat", "feat/x"}, {"dev/y/z", "dev"}};
+    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; i++) {
+        snprintf(args, sizeof args, "branch create %s --json --store g", beside[i][0]);
+        j = og_json(args, 1);
+        const json_t *e = json_object_get(j, "error");
+        assert_string_equal(jstr(e, "code"), "exists");
+        assert_string_equal(jstr(e, "key"), beside[i][1]);
+        assert_non_null(strstr(jstr(e, "message"), beside[i][1]));
+        json_decref(j);
+    }
+    assert_int_equal(og("branch create main/x --store g", out, sizeof out, err, sizeof err), 1);
+    assert_non_null(strstr(err, "error[exists]"));
+    assert_non_null(strstr(err, "'main'"));
     j = og_json("branch create z --from nope --json --store g", 1);
     assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");
     assert_non_null(strstr(jstr(json_object_get(j, "error"), "message"), "nope"));

@@ -525,9 +525,9 @@ static void check_travel(iso *t, int bi, unsigned times)
  * Every LIST_EVERY calls (and in every branch check) through og_graph_branch_list, which also
  * names the branches; otherwise through the handle's heads of each branch, which are the latest
  * manifest version's (a cached head is taken only while its branch's ref and latest version
- * are still the ones it was read at). The list loads two snapshots of every branch (listing
- * after every write took 34 of 45 seconds of a run when branches' manifests were not yet
- * compacted). */
+ * are still the ones it was read at). The list loads the snapshot of every branch that wrote
+ * (listing after every write took 34 of 45 seconds of a run when it loaded two of every branch
+ * and branches' manifests were not yet compacted). */
 #define LIST_EVERY 25
 static void check_heads(iso *t, int except, char *moved)
 {

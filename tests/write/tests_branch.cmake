@@ -1,5 +1,8 @@
 # Graph branches (src/write/branch.c): the ref control protocol, races and crash enumeration.
 og_test(test_write_branch LABELS "write;crash;race" SOURCES write/test_write_branch.c TIMEOUT 600)
+# Prefix-disjoint branch names (issue 33 F9) both ways, racing prefix-related creators, and the
+# store operations of a create and a listing at 10 and 1,000 branches (issue 33 item 8).
+og_test(test_branch_names LABELS "write;race" SOURCES write/test_branch_names.c TIMEOUT 600)
 # Maintenance on branches: automatic and explicit compaction of a branch's forks and manifest.
 og_test(test_branch_maint LABELS "write" SOURCES write/test_branch_maint.c TIMEOUT 300)
 # Isolation: 1,000 random writes over four branches against a model.
