@@ -12,3 +12,5 @@ og_fuzz(fuzz_sidecar SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/write/fuzz_sidecar.c LI
 og_test(test_repair LABELS "write;crash;interop" SOURCES write/test_repair.c TIMEOUT 600)
 # Head discovery never silently stale (issue 33 item 1): every manifest version deleted in turn.
 og_test(test_head_discovery LABELS "write;graph" SOURCES write/test_head_discovery.c TIMEOUT 600)
+# Checksummed, chained graph-manifest versions and audit records (issue 33, F2).
+og_test(test_manifest_chain LABELS "write;graph" SOURCES write/test_manifest_chain.c TIMEOUT 600)
