@@ -324,6 +324,25 @@ int graph_table_open(lance_dataset **out, store *s, const graph_table *t, lance_
  * Lance manifest file whose bytes do not match the checksum t's version row records; 0 when
  * they match or none is recorded. graph_table_open calls it; so must any other opener. */
 int graph_table_check(const graph_table *t, const lance_dataset *ds);
+/* ---- Chained manifest versions (docs/maintenance.md, "The manifest chain") ---------------
+ * Every graph-manifest version this build writes records the checksum of its own file and of
+ * its parent's (the lance config entry of lance/manifest.h, "chained versions"). */
+
+/* May this opened graph-manifest version (main's or a branch's) be read or written on top
+ * of? OG_E_CORRUPT naming its file and the remedy when its bytes do not match the checksum it
+ * records, its chain entry is damaged, or it has no entry but carries what only a damaged entry
+ * leaves (config or fields no build writes); 0 when it verifies, or when it is a version of an
+ * older build (no entry at all: accepted unverified). Every open of the graph manifest for a
+ * snapshot calls it (snapshot.c); nothing is read from a version before it passed. */
+int graph_manifest_chain_check(const lance_dataset *ds);
+/* The cached-head fast path: ds (version N+1, already checked) found on top of prev (the
+ * cached version N of the same directory; any other version: 0). OG_E_CORRUPT when ds records
+ * another parent than prev's file while prev is still what the store holds at N, or when prev
+ * is chained and ds has no entry (a chain never returns to unchecksummed versions). When
+ * version N on the store is no longer prev (history was rewritten by repair), 0: ds's own
+ * checksum is what vouches for it. */
+int graph_manifest_chain_follows(store *s, const lance_dataset *ds, const lance_manifest *prev);
+
 /* Open the graph manifest of a branch at a version (0: latest). */
 int graph_manifest_open(lance_dataset **out, store *s, const char *branch, uint64_t version,
                         lance_access access);

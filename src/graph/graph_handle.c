@@ -252,10 +252,15 @@ int graph_handle_branch_head_ex(graph_handle *h, const char *branch, unsigned fl
             return 0;
         }
         og_error_clear(); /* read afresh below */
-        graph_head_release(c);
     }
+    /* the cached version, for the chain check of the one found on top of it */
+    lance_manifest *prev = c ? lance_manifest_share(c->ds->m) : NULL;
+    graph_head_release(c);
     graph_head *hd = NULL;
     int rc = head_load_checked(&hd, h->s, branch);
+    if (rc == 0 && (rc = graph_manifest_chain_follows(h->s, hd->ds, prev)) != 0)
+        graph_head_release(hd);
+    lance_manifest_free(prev);
     if (rc) return rc;
     graph_handle_install_branch(h, branch, hd);
     *out = hd;
@@ -288,7 +293,10 @@ int graph_handle_head_ex(graph_handle *h, unsigned flags, graph_head **out)
         *out = c;
         return 0;
     }
+    /* the cached version, for the chain check of the one found on top of it */
+    lance_manifest *prev = c ? lance_manifest_share(c->ds->m) : NULL;
     graph_head_release(c);
+    if (rc != 0) lance_manifest_free(prev);
     if (rc == OG_E_NOT_FOUND)
         return core_err(OG_E_NOT_FOUND, "no graph here (no %s)", GRAPH_MANIFEST_DIR);
     if (rc == OG_E_CORRUPT) return graph_head_lost(rc);
@@ -297,8 +305,11 @@ int graph_handle_head_ex(graph_handle *h, unsigned flags, graph_head **out)
     graph_snapshot *snap = NULL;
     graph_head *hd = NULL;
     rc = lance_dataset_open(&ds, h->s, GRAPH_MANIFEST_DIR, latest, LANCE_ACCESS_WRITE);
+    if (rc == 0) rc = graph_manifest_chain_follows(h->s, ds, prev);
+    lance_manifest_free(prev);
     if (rc == 0) rc = graph_snapshot_from_dataset(&snap, ds, NULL, 0);
     if (rc != 0) {
+        graph_snapshot_free(snap);
         lance_dataset_free(ds);
         /* The newest version exists but cannot be read (its file, or a file it needs, is
          * damaged or gone): typed corrupt naming it and the remedy, never "no graph". */

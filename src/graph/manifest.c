@@ -5,6 +5,8 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "lance/paths.h"
+#include "lance/version.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -468,4 +470,93 @@ int graph_rows_to_batch(const graph_rows *r, arrow_batch **out)
     }
     arrow_schema_clear(&schema);
     return rc;
+}
+
+/* ---- the chain ---------------------------------------------------------------------------
+ * Why the graph manifest is chained: it is the root of trust. Every table version it publishes
+ * carries the checksum of that table's Lance manifest (graph_table.manifest_xxh3), but nothing
+ * vouched for its own versions: one flipped byte in the newest one went unnoticed, and the next
+ * write was acknowledged on top of it. Each version now records its own checksum (checked on
+ * every open, before a row is read from it) and its parent's (checked when a cached head
+ * moves on by one version), so a damaged version is refused before anything is built on it. */
+
+/* "<root>/_versions/<name>" of ds's version ("" when it cannot be named). */
+static void chain_key(char out[STORE_KEY_MAX], const lance_dataset *ds, uint64_t v)
+{
+    char name[LANCE_VERSION_NAME_CAP];
+    out[0] = 0;
+    if (lance_version_file_name(name, sizeof name,
+                                ds->naming == LANCE_NAMING_V1 ? LANCE_NAMING_V1 : LANCE_NAMING_V2,
+                                v) != 0 ||
+        lance_key(out, ds->root, LANCE_VERSIONS_DIR, name) != 0)
+        out[0] = 0;
+}
+
+static int chain_corrupt(const lance_dataset *ds, const char *why)
+{
+    char key[STORE_KEY_MAX];
+    uint64_t v = lance_dataset_version(ds);
+    chain_key(key, ds, v);
+    core_err(OG_E_CORRUPT,
+             "graph-manifest version %" PRIu64 " (%s) %s: the file was damaged after it was "
+             "written, so nothing is read from it or written on top of it. `omnigraph verify` "
+             "lists the damage; `omnigraph repair` restores a writable state from the newest "
+             "intact version",
+             v, key[0] ? key : ds->root, why);
+    core_err_detail(CORE_ERR_OBJECT, key[0] ? key : ds->root);
+    return OG_E_CORRUPT;
+}
+
+int graph_manifest_chain_check(const lance_dataset *ds)
+{
+    const lance_chain *c = &ds->m->chain;
+    char why[200];
+    switch (c->state) {
+    case LANCE_CHAIN_PRESENT:
+        if (c->recorded == c->actual) return 0;
+        snprintf(why, sizeof why,
+                 "fails its checksum (it records %016" PRIx64 ", its bytes hash to %016" PRIx64 ")",
+                 c->recorded, c->actual);
+        return chain_corrupt(ds, why);
+    case LANCE_CHAIN_MALFORMED:
+        return chain_corrupt(ds, "has a damaged checksum entry (" LANCE_CHAIN_KEY ")");
+    default:
+        /* No entry: a version of a build before chains, accepted unverified so old graphs
+         * open. No build ever put config or fields this one does not know into a graph
+         * manifest, so a version that has some lost its entry to damage (a flipped byte in the
+         * entry's key or tag) and is not taken for an old one. */
+        if (c->n_other_config || ds->m->pb->base.n_unknown_fields)
+            return chain_corrupt(ds, "has no checksum entry but config or fields that only a "
+                                     "damaged one leaves");
+        return 0;
+    }
+}
+
+int graph_manifest_chain_follows(store *s, const lance_dataset *ds, const lance_manifest *prev)
+{
+    uint64_t v = lance_dataset_version(ds);
+    if (!prev || prev->pb->version + 1 != v) return 0;
+    const lance_chain *c = &ds->m->chain;
+    bool prev_chained = prev->chain.state == LANCE_CHAIN_PRESENT;
+    if (c->state == LANCE_CHAIN_PRESENT ? c->parent == prev->file_xxh3 : !prev_chained) return 0;
+    /* Is the cached version still the store's version N? Only then is this a break. */
+    lance_manifest *now = NULL;
+    int rc =
+        lance_version_load(s, ds->root, prev->pb->version, ds->naming, LANCE_ACCESS_INSPECT, &now);
+    bool same = rc == 0 && now->file_xxh3 == prev->file_xxh3;
+    lance_manifest_free(now);
+    og_error_clear();
+    if (!same) return 0;
+    char why[200];
+    if (c->state == LANCE_CHAIN_PRESENT)
+        snprintf(why, sizeof why,
+                 "does not follow version %" PRIu64 " (it records parent %016" PRIx64
+                 ", version %" PRIu64 " hashes to %016" PRIx64 ")",
+                 prev->pb->version, c->parent, prev->pb->version, prev->file_xxh3);
+    else
+        snprintf(why, sizeof why,
+                 "has no checksum though version %" PRIu64 " before it has one (a chain never "
+                 "returns to unchecksummed versions)",
+                 prev->pb->version);
+    return chain_corrupt(ds, why);
 }

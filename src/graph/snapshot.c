@@ -25,8 +25,14 @@ int graph_manifest_open(lance_dataset **out, store *s, const char *branch, uint6
                         lance_access access)
 {
     *out = NULL;
-    if (is_main(branch)) return lance_dataset_open(out, s, GRAPH_MANIFEST_DIR, version, access);
-    return lance_branch_open(out, s, GRAPH_MANIFEST_DIR, branch, version, NULL, access);
+    int rc = is_main(branch)
+                 ? lance_dataset_open(out, s, GRAPH_MANIFEST_DIR, version, access)
+                 : lance_branch_open(out, s, GRAPH_MANIFEST_DIR, branch, version, NULL, access);
+    if (rc == 0 && (rc = graph_manifest_chain_check(*out)) != 0) {
+        lance_dataset_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 /* A table pinned on a Lance branch with the checksum of its manifest: that manifest read from
@@ -643,9 +649,11 @@ static int from_dataset(graph_snapshot **out, const lance_dataset *manifest, con
                         const char *identity, unsigned flags)
 {
     *out = NULL;
+    /* Nothing is read from a version that does not verify (graph/manifest.c, the chain). */
+    int rc = graph_manifest_chain_check(manifest);
+    if (rc) return rc;
     graph_snapshot *snap = core_calloc(1, sizeof *snap);
     if (!snap) return core_err_nomem();
-    int rc = 0;
     if (!is_main(branch)) {
         snap->branch = core_strdup(branch);
         if (!snap->branch) rc = core_err_nomem();

@@ -705,8 +705,8 @@ static int write_fork_manifest(store *s, const char *dir, const char *name,
     if (src->m->index && src->m->index_len)
         rc = rebase_indices(src->m->index, src->m->index_len, new_id, &idx, src->root);
     if (rc == 0)
-        rc = lance_commit(s, dir, src->naming, &next.pb, &txn, idx.len ? idx.data : NULL, idx.len,
-                          flags, info);
+        rc = lance_commit_pending_on(s, dir, src->naming, &next.pb, NULL, src->m, &txn,
+                                     idx.len ? idx.data : NULL, idx.len, flags, NULL, 0, info);
     core_buf_free(&idx);
     return rc;
 }

@@ -940,9 +940,9 @@ static int commit_groups(compactor *c, const lance_manifest *base, size_t g0, si
     /* On a branch: the directory must still be the incarnation the plan was built on. */
     if (bp->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, base);
     if (rc == 0)
-        rc = lance_commit_pending_on(ds->s, ds->root, ds->naming, &next.pb, base, &txn, base->index,
-                                     base->index_len, LANCE_COMMIT_KEEP_BYTES, c->pending,
-                                     c->n_pending, &ci);
+        rc = lance_commit_pending_on(ds->s, ds->root, ds->naming, &next.pb, base, NULL, &txn,
+                                     base->index, base->index_len, LANCE_COMMIT_KEEP_BYTES,
+                                     c->pending, c->n_pending, &ci);
     if (rc) return rc; /* the pending files stay pending for a rebased attempt */
     c->n_pending = 0;
     lance_compact_report *rep = c->rep;

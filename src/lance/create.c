@@ -219,6 +219,7 @@ int lance_dataset_create_rows(lance_dataset **out, store *s, const char *root,
     if (rc) return rc;
     lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
     wo.uuid = uuid;
+    wo.chain = opt->chain;
     lance_staged *st = NULL;
     /* Staged as an Append read at version 0 (lance records a create as an Overwrite; readers,
      * lancedb included, do not interpret the transaction of version 1). The commit publishes

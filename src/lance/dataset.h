@@ -62,11 +62,14 @@ typedef struct lance_create_options {
     /* Key indexes this engine maintains on the table (keyindex.h): "col[>payload];..." or
      * NULL for none. */
     const char *key_indexes;
+    /* Chained versions from version 1 on (manifest.h, "chained versions"); only
+     * lance_dataset_create_rows. */
+    bool chain;
 } lance_create_options;
 
 #define LANCE_CREATE_OPTIONS_INIT                                                                  \
     {                                                                                              \
-        1, true, false, NULL, 0, NULL, NULL, NULL, 0, NULL                                         \
+        1, true, false, NULL, 0, NULL, NULL, NULL, 0, NULL, false                                  \
     }
 
 /* Create version 1 of an empty table (no fragments) with this schema. OG_E_EXISTS if the
@@ -171,11 +174,14 @@ typedef struct lance_write_options {
     bool txn_file;              /* also write the transaction as a _transactions/ file, as
                                    lance does; by default it is only inside the manifest,
                                    where lance reads it first (one object fewer per commit) */
+    bool chain;                 /* the version records its and its parent's checksums
+                                   (manifest.h, "chained versions"), even when the base
+                                   does not: starts the chain */
 } lance_write_options;
 
 #define LANCE_WRITE_OPTIONS_INIT                                                                   \
     {                                                                                              \
-        1, 0, NULL, false                                                                          \
+        1, 0, NULL, false, false                                                                   \
     }
 
 typedef enum lance_merge_mode {

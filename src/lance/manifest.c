@@ -360,6 +360,7 @@ int lance_manifest_decode(lance_manifest **out, const void *data, size_t len, co
     m->pb = (Lance__Table__Manifest *)pm;
     rc = record_layout(m, b + pos + 4, mlen);
     if (rc == 0) rc = finish(m, b, pos, object);
+    if (rc == 0) lance_chain_read(m, b, len, pos + 4, mlen);
     for (size_t i = 0; rc == 0 && i < m->pb->n_fragments; i++)
         rc = check_fragment(m->pb->fragments[i], object);
     if (rc) goto fail;
@@ -524,6 +525,7 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
     }
     rc = finish(m, b, pos, object);
     if (rc) goto fail;
+    lance_chain_read(m, b, len, pos + 4, mlen);
     if (m->n_borrowed) {
         m->parent = lance_manifest_share(base);
         m->depth = base->depth + 1;

@@ -32,6 +32,7 @@
 #include "lance/proto/transaction.pb-c.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,32 @@
 /* The protobuf-c allocator every lance message goes through (core_malloc/core_free, so the
  * allocation-failure tests reach protobuf decoding too). */
 extern ProtobufCAllocator lance_pb_allocator;
+
+/* ---- chained versions ----------------------------------------------------------------------
+ * A chained table (the graph manifest: src/graph/manifest.c says which and why) records in
+ * every version a checksum of that version's own file and of the file of the version it was
+ * committed on top of, as the config entry LANCE_CHAIN_KEY = "xxh3:<self>:<parent>" (16 lower
+ * hex digits each). Config is a map lance readers carry but do not interpret, so the file stays
+ * a lance manifest that lancedb reads. <self> is XXH3-64 of the whole file except its own 16
+ * digits (lance_chain_read); <parent> is XXH3-64 of the parent's whole file
+ * (lance_manifest.file_xxh3), 0 for a first version. The entry costs ~60 bytes of the manifest
+ * and no store operation. */
+#define LANCE_CHAIN_KEY "omnigraph.chain"
+#define LANCE_CHAIN_VALUE_LEN 38 /* "xxh3:" 16 ":" 16 */
+
+enum {
+    LANCE_CHAIN_NONE = 0,  /* no entry: a version of an unchained table, or of an older build */
+    LANCE_CHAIN_PRESENT,   /* entry found: recorded, actual and parent are set */
+    LANCE_CHAIN_MALFORMED, /* an entry that cannot be read or placed in the bytes */
+};
+
+typedef struct lance_chain {
+    int state;             /* LANCE_CHAIN_* */
+    uint64_t recorded;     /* the self checksum the version records */
+    uint64_t actual;       /* what its bytes hash to (equal to recorded when intact) */
+    uint64_t parent;       /* the recorded checksum of the parent's file (0: none) */
+    size_t n_other_config; /* config entries besides the chain's */
+} lance_chain;
 
 typedef struct lance_manifest {
     Lance__Table__Manifest *pb; /* decoded message, owned: every part of it lives in arena */
@@ -74,6 +101,7 @@ typedef struct lance_manifest {
     struct lance_manifest *parent;
     unsigned depth;
     size_t n_borrowed;
+    lance_chain chain; /* the version's chain entry, as found in its bytes (lance_chain_read) */
     _Atomic unsigned shares; /* holders besides the first: lance_manifest_free drops one */
 } lance_manifest;
 
@@ -167,5 +195,30 @@ int lance_pb_pack(core_buf *out, const ProtobufCMessage *m);
 /* Read the varint at b[*i..n), advancing *i: 0, or -1 if it runs past n or over 10 bytes. */
 int lance_pb_varint(const unsigned char *b, size_t n, size_t *i, uint64_t *v);
 void lance_pb_free(void *m);
+
+/* Record in m->chain what file (len bytes, the message at [msg_off, msg_off + msg_len))
+ * says about its chain entry. Called by the decoders; never fails (damage is a finding). */
+void lance_chain_read(lance_manifest *m, const void *file, size_t len, uint64_t msg_off,
+                      uint64_t msg_len);
+/* Does this (next) manifest carry a chain entry from its base? Then its commit chains too. */
+bool lance_chain_carried(const Lance__Table__Manifest *m);
+
+/* The chain entry of a manifest being committed: attach it to the shallow copy m (its config
+ * becomes the others plus ours, with zero self digits), encode m, then seal the bytes (the
+ * self digits written in place). Clear it after the encode. */
+typedef struct lance_chain_entry {
+    Lance__Table__Manifest__ConfigEntry entry;
+    char value[LANCE_CHAIN_VALUE_LEN + 1];
+    Lance__Table__Manifest__ConfigEntry **cfg;
+    uint64_t parent;
+} lance_chain_entry;
+int lance_chain_attach(lance_chain_entry *ce, Lance__Table__Manifest *m, uint64_t parent);
+int lance_chain_seal(const lance_chain_entry *ce, unsigned char *file, size_t len, uint64_t *self);
+void lance_chain_entry_clear(lance_chain_entry *ce);
+
+/* Tests only: with writes off, commits write no chain entry, as builds before chains did (to
+ * make a graph of the old format). On by default. */
+void lance_chain_set_writes(bool on);
+bool lance_chain_writes(void);
 
 #endif

@@ -60,8 +60,9 @@ int lance_restore(lance_dataset **out, const lance_dataset *ds, uint64_t version
     txn.operation_case = LANCE__TABLE__TRANSACTION__OPERATION_RESTORE;
     txn.restore = &rs;
     lance_commit_info ci;
-    rc = lance_commit(ds->s, ds->root, ds->naming, &next.pb, &txn, old->index, old->index_len, 0,
-                      &ci);
+    /* On top of the head (a chained table's restored version names the head as its parent). */
+    rc = lance_commit_pending_on(ds->s, ds->root, ds->naming, &next.pb, NULL, ds->m, &txn,
+                                 old->index, old->index_len, 0, NULL, 0, &ci);
     store_lock_release(lk);
     lance_manifest_free(old);
     if (rc) return rc;

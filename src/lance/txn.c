@@ -28,15 +28,15 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
                          const void *index, size_t index_len, unsigned flags,
                          const char *const *pending, size_t n_pending, lance_commit_info *info)
 {
-    return lance_commit_pending_on(s, root, naming, next, NULL, txn, index, index_len, flags,
+    return lance_commit_pending_on(s, root, naming, next, NULL, NULL, txn, index, index_len, flags,
                                    pending, n_pending, info);
 }
 
 int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
                             const Lance__Table__Manifest *next, const lance_manifest *base,
-                            const Lance__Table__Transaction *txn, const void *index,
-                            size_t index_len, unsigned flags, const char *const *pending,
-                            size_t n_pending, lance_commit_info *info)
+                            const lance_manifest *parent, const Lance__Table__Transaction *txn,
+                            const void *index, size_t index_len, unsigned flags,
+                            const char *const *pending, size_t n_pending, lance_commit_info *info)
 {
     memset(info, 0, sizeof *info);
     if (naming != LANCE_NAMING_V1) naming = LANCE_NAMING_V2;
@@ -60,6 +60,12 @@ int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
     if (rc) return rc;
 
     core_buf tb = CORE_BUF_INIT, mb = CORE_BUF_INIT;
+    lance_chain_entry ce = {0};
+    /* A chained table's versions all carry the entry (the next manifest inherits it from its
+     * base); LANCE_COMMIT_CHAIN starts the chain on a table whose versions have none yet. */
+    const bool chain =
+        lance_chain_writes() && ((flags & LANCE_COMMIT_CHAIN) || lance_chain_carried(next));
+    if (!parent) parent = base;
     char key[STORE_KEY_MAX], name[LANCE_VERSION_NAME_CAP];
     const char **keys = NULL; /* pending files (+ the .txn file), synced before the publish */
     size_t n_keys = n_pending;
@@ -88,7 +94,12 @@ int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
 
     Lance__Table__Manifest m = *next;
     m.transaction_file = txn_file ? info->txn_file : NULL;
+    if (chain && (rc = lance_chain_attach(
+                      &ce, &m, parent && parent->pb->version ? parent->file_xxh3 : 0)) != 0)
+        goto out;
     rc = lance_manifest_encode_on(&mb, &m, base, tb.data, tb.len, index, index_len);
+    /* The self checksum goes into the bytes before anything of them is stored. */
+    if (rc == 0 && chain) rc = lance_chain_seal(&ce, mb.data, mb.len, NULL);
     if (rc) goto out;
     rc = lance_version_file_name(name, sizeof name, naming, v);
     if (!rc) rc = lance_key(info->manifest_key, root, LANCE_VERSIONS_DIR, name);
@@ -124,6 +135,7 @@ int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
         info->manifest_len = len;
     }
 out:
+    lance_chain_entry_clear(&ce);
     core_free(keys);
     core_buf_free(&tb);
     core_buf_free(&mb);

@@ -40,6 +40,9 @@ int lance_txn_file_name(char *out, size_t cap, uint64_t read_version, const char
 #define LANCE_COMMIT_TXN_FILE                                                                      \
     0x1u /* also write _transactions/{R}-{uuid}.txn and name it in                                 \
             the manifest, as lance itself does */
+#define LANCE_COMMIT_CHAIN                                                                         \
+    0x4u /* write the chain entry (manifest.h, "chained versions") even                            \
+            when the base has none: starts the chain of a table */
 
 typedef struct lance_commit_info {
     uint64_t version;                  /* the version published */
@@ -74,12 +77,14 @@ int lance_commit_pending(store *s, const char *root, lance_naming naming,
                          const void *index, size_t index_len, unsigned flags,
                          const char *const *pending, size_t n_pending, lance_commit_info *info);
 /* As lance_commit_pending, for a `next` built on the decoded manifest `base`: the fragments it
- * borrows from base unchanged are copied from base's bytes (lance_manifest_encode_on). */
+ * borrows from base unchanged are copied from base's bytes (lance_manifest_encode_on). The
+ * version is committed on top of `parent` (NULL: base), whose file checksum a chained
+ * version records (manifest.h, "chained versions"). */
 int lance_commit_pending_on(store *s, const char *root, lance_naming naming,
                             const Lance__Table__Manifest *next, const lance_manifest *base,
-                            const Lance__Table__Transaction *txn, const void *index,
-                            size_t index_len, unsigned flags, const char *const *pending,
-                            size_t n_pending, lance_commit_info *info);
+                            const lance_manifest *parent, const Lance__Table__Transaction *txn,
+                            const void *index, size_t index_len, unsigned flags,
+                            const char *const *pending, size_t n_pending, lance_commit_info *info);
 
 /* Decode a Transaction message (owned: free with lance_pb_free). */
 int lance_txn_decode(Lance__Table__Transaction **out, const void *data, size_t len,

@@ -45,6 +45,7 @@ struct lance_staged {
     char uuid[LANCE_UUID_LEN + 1];
     uint64_t max_rows;
     bool txn_file; /* lance_write_options.txn_file */
+    bool chain;    /* lance_write_options.chain */
     core_arena arena;
     new_frag *nf;
     size_t n_nf, cap_nf;
@@ -126,6 +127,7 @@ static int staged_new(lance_staged **out, const lance_dataset *ds, st_kind kind,
     st->max_rows =
         opt->max_rows_per_file ? opt->max_rows_per_file : LANCE_DEFAULT_MAX_ROWS_PER_FILE;
     st->txn_file = opt->txn_file;
+    st->chain = opt->chain;
     core_arena_init(&st->arena, 8192);
     arrow_schema_init(&st->ow_schema);
     int rc = 0;
@@ -1417,8 +1419,9 @@ static int commit_on(lance_staged *st, const lance_manifest *bm, lance_dataset *
     if (base->branch) rc = lance_branch_check_base(ds->s, ds->root, ds->naming, bm);
     if (rc) return rc;
     rc = lance_commit_pending_on(
-        ds->s, ds->root, ds->naming, &next.pb, bm, &txn, bm->index, bm->index_len,
-        (out_ds ? LANCE_COMMIT_KEEP_BYTES : 0) | (st->txn_file ? LANCE_COMMIT_TXN_FILE : 0),
+        ds->s, ds->root, ds->naming, &next.pb, bm, NULL, &txn, bm->index, bm->index_len,
+        (out_ds ? LANCE_COMMIT_KEEP_BYTES : 0) | (st->txn_file ? LANCE_COMMIT_TXN_FILE : 0) |
+            (st->chain ? LANCE_COMMIT_CHAIN : 0),
         st->pending, st->n_pending, &ci);
     if (rc) return rc;
     if (version) *version = ci.version;

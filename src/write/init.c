@@ -196,6 +196,7 @@ int write_init(store *s, const char *schema_src, size_t len, const char *file,
          * its rows by id, and with them every Lance manifest of it would carry per-row
          * version sequences that grow with every commit ever made (docs/maintenance.md). */
         co.stable_row_ids = false;
+        co.chain = true; /* every version checksummed and chained (graph/manifest.c) */
         lance_dataset *m = NULL;
         rc = lance_dataset_create_rows(&m, s, GRAPH_MANIFEST_DIR, &msch, &batch, 1, &co, uuid);
         lance_dataset_free(m);

@@ -40,7 +40,11 @@ int write_publish(write_graph *g, const char *branch, const write_read_set *rs,
         if (rc == 0) rc = rows_fn(arg, cur, base + 1, rows);
         if (rc == 0) rc = graph_rows_to_batch(rows, &batch);
         if (rc == 0) rc = OG_FAILPOINT("publish.before_commit");
-        if (rc == 0) rc = lance_stage_append(&st, m, &batch, 1, NULL);
+        /* Every graph-manifest version is chained (graph/manifest.c): the first commit of
+         * this build on a graph of an older one starts the chain. */
+        lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+        wo.chain = true;
+        if (rc == 0) rc = lance_stage_append(&st, m, &batch, 1, &wo);
         uint64_t v = 0;
         lance_dataset *after = NULL;
         if (rc == 0) rc = lance_staged_commit(st, &after, &v);

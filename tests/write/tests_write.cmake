@@ -6,6 +6,8 @@ og_test(test_write_torture LABELS "write;crash;race" SOURCES write/test_write_to
 og_test(test_write_cost LABELS "write" SOURCES write/test_write_cost.c TIMEOUT 600)
 og_test(test_write_cost_size LABELS "write" SOURCES write/test_write_cost_size.c TIMEOUT 600)
 og_test(test_write_interop LABELS "write;interop" SOURCES write/test_write_interop.c TIMEOUT 600)
+# Checksummed, chained graph-manifest versions and audit records (issue 33, F2).
+og_test(test_manifest_chain LABELS "write;graph" SOURCES write/test_manifest_chain.c TIMEOUT 600)
 og_fuzz(fuzz_sidecar SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/write/fuzz_sidecar.c LINK og_write
         CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/write/corpus/sidecar)
 # Damage at the top of history (issue 16 c, d, e, j) and og_graph_repair.
