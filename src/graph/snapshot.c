@@ -924,12 +924,14 @@ int graph_head_damaged(int rc, uint64_t version)
     snprintf(obj, sizeof obj, "%s", og_error_last()->object ? og_error_last()->object : "");
     char vkey[STORE_KEY_MAX];
     version_key(vkey, LANCE_NAMING_V2, version);
-    core_err(OG_E_CORRUPT,
-             "the newest graph-manifest version %llu (%s) cannot be read: %s. Older commits "
-             "can still be read with --at where their files are intact; `omnigraph repair` "
-             "restores a writable state from the newest intact version (`omnigraph verify` "
-             "lists the damage)",
-             (unsigned long long)version, vkey, why);
+    /* A cause that already names the remedy (a failed checksum) is not told it twice. */
+    bool told = strstr(why, "omnigraph repair") != NULL;
+    core_err(OG_E_CORRUPT, "the newest graph-manifest version %llu (%s) cannot be read: %s%s",
+             (unsigned long long)version, vkey, why,
+             told ? ""
+                  : ". Older commits can still be read with --at where their files are intact; "
+                    "`omnigraph repair` restores a writable state from the newest intact "
+                    "version (`omnigraph verify` lists the damage)");
     core_err_detail(CORE_ERR_OBJECT, obj[0] ? obj : vkey);
     return OG_E_CORRUPT;
 }
