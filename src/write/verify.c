@@ -1024,6 +1024,25 @@ static int run(vctx *c)
     }
     if (rc) return rc;
     if ((rc = check_sidecars(c))) goto done;
+    /* A hole at or above the hint (cleanup makes them only below it, after moving the hint):
+     * the search for the head stops there (docs/maintenance.md, "A head that is never silently
+     * stale"). The newer versions hold every commit; repair moves the hint above it. */
+    uint64_t hint = lance_hint_read(c->s, GRAPH_MANIFEST_DIR);
+    for (size_t i = 0; rc == 0 && i + 1 < vl.n; i++) {
+        if (vl.v[i + 1] == vl.v[i] + 1 || vl.v[i + 1] - 1 < hint) continue;
+        char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
+        rc = lance_version_file_name(name, sizeof name, vl.naming, vl.v[i] + 1);
+        if (rc == 0) rc = lance_key(key, GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR, name);
+        if (rc == 0)
+            rc = problem(c, "manifest_version_lost", key,
+                         "omnigraph repair starts the search for the head above the gap (it "
+                         "loses no commit: every newer version holds them all); restoring the "
+                         "file from a backup also keeps reads --at it",
+                         "graph-manifest versions %" PRIu64 "..%" PRIu64
+                         " are missing while newer ones exist: reads at the head stop there",
+                         vl.v[i] + 1, vl.v[i + 1] - 1);
+    }
+    if (rc) goto done;
     graph_snapshot *head = NULL;
     /* Newest first, so the head is the newest version that reconstructs. */
     for (size_t i = vl.n; rc == 0 && i-- > 0;) {
@@ -1044,7 +1063,15 @@ static int run(vctx *c)
                          i == vl.n - 1 ? REMEDY_REPAIR : REMEDY_BACKUP,
                          "graph-manifest version %" PRIu64 " does not reconstruct: %s", v,
                          last_message());
-            if (rc == 0) rc = check_dataset(c, GRAPH_MANIFEST_DIR, v, NULL);
+            /* The files it names, unless its own bytes fail their checksum: names read from
+             * damaged bytes would be reported as missing files that never existed. */
+            lance_dataset *ds = NULL;
+            bool intact =
+                lance_dataset_open(&ds, c->s, GRAPH_MANIFEST_DIR, v, LANCE_ACCESS_INSPECT) == 0 &&
+                graph_manifest_chain_check(ds) == 0;
+            lance_dataset_free(ds);
+            og_error_clear(); /* reported above */
+            if (rc == 0 && intact) rc = check_dataset(c, GRAPH_MANIFEST_DIR, v, NULL);
             continue;
         }
         c->r->manifest_versions++;
