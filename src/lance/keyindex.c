@@ -2033,7 +2033,7 @@ static int verify_tree(vctx *v, lance_kix_seg *g, int t, const lance_kix_decl *d
     if (w.bad_offsets)
         problem(v, "index %s: %llu entries name a row the fragment does not have", dtext,
                 (unsigned long long)w.bad_offsets);
-    qsort(w.e, w.n, sizeof *w.e, ventry_cmp);
+    if (w.n) qsort(w.e, w.n, sizeof *w.e, ventry_cmp); /* w.e is NULL when there is none */
     for (size_t i = 1; i < w.n; i++)
         if (w.e[i].slot == w.e[i - 1].slot && w.e[i].off == w.e[i - 1].off) {
             problem(v, "index %s: row %u of slot %u has two entries", dtext, w.e[i].off,
@@ -2056,7 +2056,7 @@ static int verify_tree(vctx *v, lance_kix_seg *g, int t, const lance_kix_decl *d
             counted = slot_frag[k] == pb->fragments[i]->id;
         if (!counted) skip[ns++] = pb->fragments[i]->id;
     }
-    qsort(skip, ns, sizeof *skip, u64_cmp);
+    if (ns) qsort(skip, ns, sizeof *skip, u64_cmp);
     const char *cols[2] = {v->ds->schema.fields[d->col].name,
                            d->pay >= 0 ? v->ds->schema.fields[d->pay].name : NULL};
     lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
@@ -2079,7 +2079,7 @@ static int verify_tree(vctx *v, lance_kix_seg *g, int t, const lance_kix_decl *d
                 if (slot_frag[k] == ad >> 32) slot = (uint32_t)k;
             if (slot == UINT32_MAX) continue;
             ventry want = {.slot = slot, .off = (uint32_t)ad};
-            ventry *e = bsearch(&want, w.e, w.n, sizeof *w.e, ventry_cmp);
+            ventry *e = w.n ? bsearch(&want, w.e, w.n, sizeof *w.e, ventry_cmp) : NULL;
             if (!arrow_array_is_valid(b->columns[0], r)) {
                 if (e) differ++; /* nulls are not indexed */
                 continue;
