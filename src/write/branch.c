@@ -52,7 +52,8 @@ int write_branch_name_check(const char *name)
     return 0;
 }
 
-static int fill_info(store *s, const lance_branch *ref, write_branch_info *out)
+/* What a branch's ref says of it (the rest is zero). */
+static void info_from_ref(const lance_branch *ref, write_branch_info *out)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", ref->name);
@@ -60,6 +61,11 @@ static int fill_info(store *s, const lance_branch *ref, write_branch_info *out)
     snprintf(out->identity, sizeof out->identity, "%s", ref->identity);
     out->fork_version = ref->parent_version;
     out->created_at = ref->create_at;
+}
+
+static int fill_info(store *s, const lance_branch *ref, write_branch_info *out)
+{
+    info_from_ref(ref, out);
     graph_snapshot *snap = NULL;
     int rc =
         graph_snapshot_load(&snap, s, ref->parent[0] ? ref->parent : NULL, ref->parent_version, 0);
@@ -119,12 +125,7 @@ static int wrote_since_fork(store *s, const lance_branch *ref, bool *wrote)
 static int list_info(store *s, const lance_branch *ref, core_hmap *seen, fork_seen *forks,
                      size_t *nforks, write_branch_info *out)
 {
-    memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "%s", ref->name);
-    snprintf(out->parent, sizeof out->parent, "%s", ref->parent[0] ? ref->parent : "main");
-    snprintf(out->identity, sizeof out->identity, "%s", ref->identity);
-    out->fork_version = ref->parent_version;
-    out->created_at = ref->create_at;
+    info_from_ref(ref, out);
     uint64_t h = fork_hash(ref->parent, ref->parent_version);
     core_hmap_probe p = core_hmap_probe_of(seen, h);
     uint32_t e;
