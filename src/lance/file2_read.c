@@ -127,6 +127,9 @@ static int check_blocks(const lance_file2_reader *r, uint64_t off, const core_bu
     for (uint64_t at = 0; at < out->len; at += bb) {
         uint64_t n = out->len - at < bb ? out->len - at : bb;
         uint64_t k = (off + at) / bb; /* < n_blocks: the list fits the size (open) */
+        if (k >= r->n_blocks)
+            return core_err(OG_E_CORRUPT, "data file '%s': no checksum recorded for block %" PRIu64,
+                            r->key, k);
         uint64_t got = core_hash64(out->data + at, (size_t)n, 0);
         if (got != r->blocks[k])
             return core_err(OG_E_CORRUPT,
@@ -153,10 +156,10 @@ static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *ou
      * byte handed on has been checked; the caller sees only the bytes it asked for. */
     uint64_t want_off = off, want_len = len;
     if (r->n_blocks && len) {
-        uint64_t end = off + len;
+        uint64_t end = off + len, rem = end % r->block_bytes; /* end <= size: checked above */
         off -= off % r->block_bytes;
-        end = end % r->block_bytes ? end + (r->block_bytes - end % r->block_bytes) : end;
-        if (end > r->size) end = r->size;
+        if (rem)
+            end = r->size - end < r->block_bytes - rem ? r->size : end + (r->block_bytes - rem);
         len = end - off;
     }
     int rc = store_get(r->st, r->key, off, len, out);
@@ -461,7 +464,7 @@ static int take_blocks(lance_file2_reader *r, const lance_file2_read_options *op
     if (!opt || !opt->n_blocks) return 0;
     uint64_t bb = opt->block_bytes;
     if (bb < 4096 || bb > (1u << 30) || !opt->block_xxh3 ||
-        opt->n_blocks != (r->size + bb - 1) / bb)
+        opt->n_blocks != r->size / bb + (r->size % bb != 0))
         return core_err(OG_E_CORRUPT,
                         "data file '%s': the manifest records %zu block checksums of %" PRIu64
                         " bytes, which do not cover its %" PRIu64 " bytes",
