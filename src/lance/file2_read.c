@@ -142,8 +142,13 @@ static int check_blocks(const lance_file2_reader *r, uint64_t off, const core_bu
     return 0;
 }
 
-static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *out)
+/* Bytes [off, off + len) into out. With block checksums the get is widened to whole blocks
+ * (still one get) so that every byte handed on has been checked: with `at`, out keeps them all
+ * and *at is the offset of its first byte (a segment covers more, at no copy); without, out is
+ * trimmed to what was asked for. */
+static int fetch_at(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *out, uint64_t *at)
 {
+    if (at) *at = off;
     if (off > r->size || len > r->size - off)
         return core_err(OG_E_CORRUPT,
                         "%s: range [%" PRIu64 ", +%" PRIu64 ") beyond the file's %" PRIu64 " bytes",
@@ -152,8 +157,6 @@ static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *ou
         core_buf_clear(out);
         return core_buf_append(out, r->mem + off, (size_t)len);
     }
-    /* With block checksums the get is widened to whole blocks (still one get) so that every
-     * byte handed on has been checked; the caller sees only the bytes it asked for. */
     uint64_t want_off = off, want_len = len;
     if (r->n_blocks && len) {
         uint64_t end = off + len, rem = end % r->block_bytes; /* end <= size: checked above */
@@ -174,14 +177,19 @@ static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *ou
                         "%s: short read at %" PRIu64 " (%zu of %" PRIu64
                         " bytes): the file is shorter than its footer says",
                         r->name, off, out->len, len);
-    if (len != want_len) {
-        if ((rc = check_blocks(r, off, out))) return rc;
-        memmove(out->data, out->data + (want_off - off), (size_t)want_len);
+    if (r->n_blocks && len && (rc = check_blocks(r, off, out))) return rc;
+    if (at) {
+        *at = off;
+    } else if (len != want_len) {
+        if (want_off != off) memmove(out->data, out->data + (want_off - off), (size_t)want_len);
         out->len = (size_t)want_len;
-    } else if (r->n_blocks && len) {
-        rc = check_blocks(r, off, out);
     }
-    return rc;
+    return 0;
+}
+
+static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *out)
+{
+    return fetch_at(r, off, len, out, NULL);
 }
 
 static uint64_t rd64(const uint8_t *p)
@@ -1192,8 +1200,7 @@ static int fetch_column(dctx *d, size_t c, size_t p0, size_t p1)
     for (size_t i = 0; rc == 0 && i < n_seg; i++) {
         if (rg[i].len == 0 || prefetched(d, rg[i].off, rg[i].len)) continue;
         segment *sg = &d->segs[d->n_segs++];
-        sg->off = rg[i].off;
-        rc = fetch(d->r, rg[i].off, rg[i].len, &sg->data);
+        rc = fetch_at(d->r, rg[i].off, rg[i].len, &sg->data, &sg->off);
     }
     core_free(rg);
     return rc;
@@ -1579,8 +1586,7 @@ static int prefetch(dctx *d, const size_t *cols, size_t n, const size_t *first, 
     for (size_t i = 0; rc == 0 && i < n_seg; i++) {
         if (rg[i].len == 0) continue;
         segment *sg = &d->pre[d->n_pre++];
-        sg->off = rg[i].off;
-        rc = fetch(r, rg[i].off, rg[i].len, &sg->data);
+        rc = fetch_at(r, rg[i].off, rg[i].len, &sg->data, &sg->off);
     }
 out:
     core_free(pl.rg);
