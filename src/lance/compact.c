@@ -446,17 +446,22 @@ static int finish_file(compactor *c, cgroup *g, out_file *o)
     const lance_dataset *ds = c->ds;
     core_arena *a = &c->arena;
     char key[STORE_KEY_MAX];
-    lance_file2_info info;
+    lance_file2_info info = {0};
     int rc = lance_key(key, ds->root, "data/", o->name);
     if (rc == 0) rc = lance_file2_writer_finish(o->w, ds->s, key, &info);
     lance_file2_writer_free(o->w);
     o->w = NULL;
     if (rc == 0) rc = push_pending(c, key);
-    if (rc) return rc;
+    if (rc) {
+        lance_file2_info_clear(&info);
+        return rc;
+    }
     c->rep->files_written++;
     Lance__Table__DataFile *df;
     Lance__Table__DataFragment *f;
     rc = lance_data_file_new(&df, a, o->name, ds->field_ids, ds->n_field_ids, info.size, info.xxh3);
+    if (rc == 0) rc = lance_data_file_blocks(df, a, &info);
+    lance_file2_info_clear(&info);
     if (rc == 0) rc = lance_fragment_new(&f, a, c->next_frag_id++, df, info.rows);
     if (rc) return rc;
     if (info.rows != o->rows)

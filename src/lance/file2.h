@@ -75,7 +75,19 @@ typedef struct lance_file2_info {
     uint32_t columns; /* = Lance fields in pre-order */
     uint32_t pages;   /* over all columns */
     uint64_t xxh3;    /* XXH3-64 (seed 0) of the whole file, as DataFile.og_xxh3 records it */
+    /* For a file larger than LANCE_FILE2_SMALL_FILE_BYTES (read in ranges, never whole): the
+     * XXH3-64 of each LANCE_FILE2_BLOCK_BYTES block, as DataFile.og_block_xxh3 records them
+     * (heap; lance_file2_info_clear frees). NULL, 0 for a smaller file. */
+    uint64_t *block_xxh3;
+    size_t n_blocks;
 } lance_file2_info;
+
+/* Block size of the per-block checksums: a ranged read is widened to whole blocks (at most two
+ * partial blocks more per get) so it can check every byte it returns. 256 KiB keeps that
+ * overhead small next to the pages read, and the list in the manifest at 32 bytes per MiB. */
+#define LANCE_FILE2_BLOCK_BYTES (256u << 10)
+
+void lance_file2_info_clear(lance_file2_info *info);
 
 int lance_file2_writer_new(lance_file2_writer **out, const arrow_schema *schema,
                            const lance_file2_options *opt);
@@ -116,8 +128,10 @@ typedef struct lance_file2_reader lance_file2_reader;
 #define LANCE_FILE2_READ_EXACT                                                                     \
     0x1u /* fetch exactly the bytes needed, in ranged gets (no whole-                              \
           * file read, tail window or coalescing across columns) */
-/* Check the whole file's bytes against `xxh3` when the open reads it whole (a small file);
- * a larger file, read page by page, is not checked. A mismatch is OG_E_CORRUPT naming it. */
+/* Check the whole file's bytes against `xxh3` when the open reads it whole (a small file).
+ * A larger file, read in ranges, is checked block by block when block checksums are given
+ * (block_bytes, block_xxh3): every get is widened to the blocks it touches and each block
+ * hashed. A mismatch is OG_E_CORRUPT naming the file (and the block). */
 #define LANCE_FILE2_READ_CHECKSUM 0x2u
 
 typedef struct lance_file2_read_options {
@@ -125,11 +139,17 @@ typedef struct lance_file2_read_options {
     uint64_t max_bytes; /* bound on decoded bytes per read call (0: 4 GiB) */
     unsigned flags;     /* LANCE_FILE2_READ_* */
     uint64_t xxh3;      /* with LANCE_FILE2_READ_CHECKSUM: the file's recorded XXH3-64 */
+    /* the file's recorded block checksums (copied at open; 0, NULL, 0: none). Checked on
+     * every ranged get of a store file whatever the flags; a list that does not fit the
+     * file's size is OG_E_CORRUPT at open. */
+    uint32_t block_bytes;
+    const uint64_t *block_xxh3;
+    size_t n_blocks;
 } lance_file2_read_options;
 
 #define LANCE_FILE2_READ_OPTIONS_INIT                                                              \
     {                                                                                              \
-        1, 0, 0, 0                                                                                 \
+        1, 0, 0, 0, 0, NULL, 0                                                                     \
     }
 
 /* Open a data file in a store. size is the file's size if known (e.g. DataFile.file_size_bytes),
@@ -145,7 +165,8 @@ int lance_file2_open(lance_file2_reader **out, store *s, const char *key, uint64
 int lance_file2_open_bytes(lance_file2_reader **out, const void *data, size_t len, const char *name,
                            const lance_file2_read_options *opt);
 void lance_file2_close(lance_file2_reader *r);
-/* Ask opts to check the checksum a manifest's DataFile records (og_xxh3), if it records one. */
+/* Ask opts to check the checksums a manifest's DataFile records (og_xxh3 and the block list
+ * og_block_xxh3), if it records them; opts then points into df, which must outlive the open. */
 void lance_file2_expect(lance_file2_read_options *opts, const Lance__Table__DataFile *df);
 
 const arrow_schema *lance_file2_schema(const lance_file2_reader *r);

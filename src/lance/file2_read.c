@@ -32,7 +32,10 @@ struct lance_file2_reader {
     core_buf win;       /* during open: the file's last bytes, read with one get */
     uint64_t win_off;
     unsigned flags;
-    uint64_t xxh3; /* with LANCE_FILE2_READ_CHECKSUM */
+    uint64_t xxh3;    /* with LANCE_FILE2_READ_CHECKSUM */
+    uint64_t *blocks; /* recorded block checksums (owned), checked by every store get */
+    size_t n_blocks;
+    uint64_t block_bytes;
     uint64_t size;
     uint64_t max_bytes;
     uint32_t n_cols, n_gb;
@@ -116,8 +119,36 @@ static int unpack(ProtobufCMessage **out, const ProtobufCMessageDescriptor *d, c
 
 /* ---- byte access --------------------------------------------------------------------------- */
 
-static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *out)
+/* Check the blocks of out, which holds bytes [off, off + out->len) starting on a block
+ * boundary, against the recorded checksums. */
+static int check_blocks(const lance_file2_reader *r, uint64_t off, const core_buf *out)
 {
+    const uint64_t bb = r->block_bytes;
+    for (uint64_t at = 0; at < out->len; at += bb) {
+        uint64_t n = out->len - at < bb ? out->len - at : bb;
+        uint64_t k = (off + at) / bb; /* < n_blocks: the list fits the size (open) */
+        if (k >= r->n_blocks)
+            return core_err(OG_E_CORRUPT, "data file '%s': no checksum recorded for block %" PRIu64,
+                            r->key, k);
+        uint64_t got = core_hash64(out->data + at, (size_t)n, 0);
+        if (got != r->blocks[k])
+            return core_err(OG_E_CORRUPT,
+                            "data file '%s': checksum mismatch in block %" PRIu64
+                            " (bytes [%" PRIu64 ", +%" PRIu64 ")): they hash to %016" PRIx64
+                            ", the manifest recorded %016" PRIx64 " (the file was damaged "
+                            "after it was written)",
+                            r->key, k, off + at, n, got, r->blocks[k]);
+    }
+    return 0;
+}
+
+/* Bytes [off, off + len) into out. With block checksums the get is widened to whole blocks
+ * (still one get) so that every byte handed on has been checked: with `at`, out keeps them all
+ * and *at is the offset of its first byte (a segment covers more, at no copy); without, out is
+ * trimmed to what was asked for. */
+static int fetch_at(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *out, uint64_t *at)
+{
+    if (at) *at = off;
     if (off > r->size || len > r->size - off)
         return core_err(OG_E_CORRUPT,
                         "%s: range [%" PRIu64 ", +%" PRIu64 ") beyond the file's %" PRIu64 " bytes",
@@ -125,6 +156,14 @@ static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *ou
     if (r->mem) {
         core_buf_clear(out);
         return core_buf_append(out, r->mem + off, (size_t)len);
+    }
+    uint64_t want_off = off, want_len = len;
+    if (r->n_blocks && len) {
+        uint64_t end = off + len, rem = end % r->block_bytes; /* end <= size: checked above */
+        off -= off % r->block_bytes;
+        if (rem)
+            end = r->size - end < r->block_bytes - rem ? r->size : end + (r->block_bytes - rem);
+        len = end - off;
     }
     int rc = store_get(r->st, r->key, off, len, out);
     if (rc == OG_E_BAD_REQUEST && store_key_check(r->key) == 0)
@@ -138,7 +177,19 @@ static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *ou
                         "%s: short read at %" PRIu64 " (%zu of %" PRIu64
                         " bytes): the file is shorter than its footer says",
                         r->name, off, out->len, len);
+    if (r->n_blocks && len && (rc = check_blocks(r, off, out))) return rc;
+    if (at) {
+        *at = off;
+    } else if (len != want_len) {
+        if (want_off != off) memmove(out->data, out->data + (want_off - off), (size_t)want_len);
+        out->len = (size_t)want_len;
+    }
     return 0;
+}
+
+static int fetch(lance_file2_reader *r, uint64_t off, uint64_t len, core_buf *out)
+{
+    return fetch_at(r, off, len, out, NULL);
 }
 
 static uint64_t rd64(const uint8_t *p)
@@ -195,6 +246,7 @@ void lance_file2_close(lance_file2_reader *r)
     core_free(r->key);
     core_buf_free(&r->whole);
     core_buf_free(&r->win);
+    core_free(r->blocks);
     core_free(r);
 }
 
@@ -413,6 +465,26 @@ static int reader_new(lance_file2_reader **out, const char *name,
     return 0;
 }
 
+/* Take the caller's block checksums once the file's size is known: a list that does not
+ * cover exactly the file (a damaged or foreign record) is refused rather than trusted. */
+static int take_blocks(lance_file2_reader *r, const lance_file2_read_options *opt)
+{
+    if (!opt || !opt->n_blocks) return 0;
+    uint64_t bb = opt->block_bytes;
+    if (bb < 4096 || bb > (1u << 30) || !opt->block_xxh3 ||
+        opt->n_blocks != r->size / bb + (r->size % bb != 0))
+        return core_err(OG_E_CORRUPT,
+                        "data file '%s': the manifest records %zu block checksums of %" PRIu64
+                        " bytes, which do not cover its %" PRIu64 " bytes",
+                        r->key, opt->n_blocks, bb, r->size);
+    r->blocks = core_malloc(opt->n_blocks * sizeof *r->blocks);
+    if (!r->blocks) return core_err_nomem();
+    memcpy(r->blocks, opt->block_xxh3, opt->n_blocks * sizeof *r->blocks);
+    r->n_blocks = opt->n_blocks;
+    r->block_bytes = bb;
+    return 0;
+}
+
 /* A whole file read at open against the checksum its caller recorded. */
 static int check_whole(const lance_file2_reader *r)
 {
@@ -481,6 +553,7 @@ int lance_file2_open(lance_file2_reader **out, store *s, const char *key, uint64
     r->key = core_strdup(key);
     if (!r->key) rc = core_err_nomem();
     if (rc == 0) rc = load_small(r, size);
+    if (rc == 0) rc = take_blocks(r, opt);
     if (rc == 0) rc = open_common(r);
     if (rc) {
         lance_file2_close(r);
@@ -510,6 +583,11 @@ int lance_file2_open_bytes(lance_file2_reader **out, const void *data, size_t le
 
 void lance_file2_expect(lance_file2_read_options *opts, const Lance__Table__DataFile *df)
 {
+    if (df->n_og_block_xxh3) {
+        opts->block_bytes = df->has_og_block_bytes ? df->og_block_bytes : 0;
+        opts->block_xxh3 = df->og_block_xxh3;
+        opts->n_blocks = df->n_og_block_xxh3;
+    }
     if (!df->has_og_xxh3) return;
     opts->flags |= LANCE_FILE2_READ_CHECKSUM;
     opts->xxh3 = df->og_xxh3;
@@ -1122,8 +1200,7 @@ static int fetch_column(dctx *d, size_t c, size_t p0, size_t p1)
     for (size_t i = 0; rc == 0 && i < n_seg; i++) {
         if (rg[i].len == 0 || prefetched(d, rg[i].off, rg[i].len)) continue;
         segment *sg = &d->segs[d->n_segs++];
-        sg->off = rg[i].off;
-        rc = fetch(d->r, rg[i].off, rg[i].len, &sg->data);
+        rc = fetch_at(d->r, rg[i].off, rg[i].len, &sg->data, &sg->off);
     }
     core_free(rg);
     return rc;
@@ -1509,8 +1586,7 @@ static int prefetch(dctx *d, const size_t *cols, size_t n, const size_t *first, 
     for (size_t i = 0; rc == 0 && i < n_seg; i++) {
         if (rg[i].len == 0) continue;
         segment *sg = &d->pre[d->n_pre++];
-        sg->off = rg[i].off;
-        rc = fetch(r, rg[i].off, rg[i].len, &sg->data);
+        rc = fetch_at(r, rg[i].off, rg[i].len, &sg->data, &sg->off);
     }
 out:
     core_free(pl.rg);

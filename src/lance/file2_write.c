@@ -635,6 +635,10 @@ static int put_u64(core_buf *b, uint64_t v)
 
 int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_file2_info *info)
 {
+    if (info) {
+        info->block_xxh3 = NULL;
+        info->n_blocks = 0;
+    }
     if (w->spent) return core_err(OG_E_BAD_REQUEST, "file writer already finished or failed");
     int frc = flush_pending(w);
     if (frc) return frc;
@@ -743,8 +747,28 @@ int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_
         info->columns = (uint32_t)w->n_fields;
         info->pages = pages;
         info->xxh3 = core_hash64(out->data, out->len, 0);
+        /* A file this large is read in ranges: record what every range read checks. */
+        if (out->len > LANCE_FILE2_SMALL_FILE_BYTES) {
+            size_t nb = (out->len + LANCE_FILE2_BLOCK_BYTES - 1) / LANCE_FILE2_BLOCK_BYTES;
+            info->block_xxh3 = core_malloc(nb * sizeof *info->block_xxh3);
+            if (!info->block_xxh3) return core_err_nomem();
+            for (size_t i = 0; i < nb; i++) {
+                size_t at = i * (size_t)LANCE_FILE2_BLOCK_BYTES, n = out->len - at;
+                if (n > LANCE_FILE2_BLOCK_BYTES) n = LANCE_FILE2_BLOCK_BYTES;
+                info->block_xxh3[i] = core_hash64(out->data + at, n, 0);
+            }
+            info->n_blocks = nb;
+        }
     }
     return rc;
+}
+
+void lance_file2_info_clear(lance_file2_info *info)
+{
+    if (!info) return;
+    core_free(info->block_xxh3);
+    info->block_xxh3 = NULL;
+    info->n_blocks = 0;
 }
 
 int lance_file2_writer_finish(lance_file2_writer *w, store *s, const char *key,
@@ -753,6 +777,7 @@ int lance_file2_writer_finish(lance_file2_writer *w, store *s, const char *key,
     core_buf b = CORE_BUF_INIT;
     int rc = lance_file2_writer_finish_bytes(w, &b, info);
     if (rc == 0) rc = store_put(s, key, b.data, b.len, w->put_flags);
+    if (rc) lance_file2_info_clear(info);
     core_buf_free(&b);
     return rc;
 }

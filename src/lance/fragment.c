@@ -34,6 +34,19 @@ int lance_data_file_new(Lance__Table__DataFile **out, core_arena *a, const char 
     return 0;
 }
 
+int lance_data_file_blocks(Lance__Table__DataFile *df, core_arena *a, const lance_file2_info *info)
+{
+    if (!info || !info->n_blocks) return 0;
+    uint64_t *sums = core_arena_alloc(a, info->n_blocks * sizeof *sums);
+    if (!sums) return core_err_nomem();
+    memcpy(sums, info->block_xxh3, info->n_blocks * sizeof *sums);
+    df->has_og_block_bytes = 1;
+    df->og_block_bytes = LANCE_FILE2_BLOCK_BYTES;
+    df->n_og_block_xxh3 = info->n_blocks;
+    df->og_block_xxh3 = sums;
+    return 0;
+}
+
 int lance_fragment_new(Lance__Table__DataFragment **out, core_arena *a, uint64_t id,
                        Lance__Table__DataFile *file, uint64_t rows)
 {

@@ -6,6 +6,7 @@
 
 #include "core/arena.h"
 #include "core/buf.h"
+#include "lance/file2.h"
 #include "lance/proto/table.pb-c.h"
 
 #include <stddef.h>
@@ -16,6 +17,10 @@
  * (lance_file2_info.xxh3; recorded in og_xxh3, which Lance readers ignore). */
 int lance_data_file_new(Lance__Table__DataFile **out, core_arena *a, const char *name,
                         const int32_t *field_ids, size_t n, uint64_t size, uint64_t xxh3);
+
+/* Record in df the block checksums info carries (lance_file2_info.block_xxh3, blocks of
+ * LANCE_FILE2_BLOCK_BYTES; nothing when it has none), copied into the arena. */
+int lance_data_file_blocks(Lance__Table__DataFile *df, core_arena *a, const lance_file2_info *info);
 
 /* Fragment `id` of `rows` rows held in `file` alone; no deletion file, row ids or versions
  * yet (the caller sets those it has). */

@@ -236,16 +236,21 @@ static int finish_file(lance_staged *st, lance_file2_writer *w, const char *name
     const lance_dataset *ds = st->ds;
     char key[STORE_KEY_MAX];
     int rc = lance_key(key, ds->root, "data/", name);
-    lance_file2_info info;
+    lance_file2_info info = {0};
     if (rc == 0) rc = lance_file2_writer_finish(w, ds->s, key, &info);
     if (rc == 0) rc = push_owned(st, key);
-    if (rc) return rc;
-    st->files_written++;
-    if ((rc = push_pending(st, key)) != 0) return rc;
+    if (rc == 0) st->files_written++;
+    if (rc == 0) rc = push_pending(st, key);
+    if (rc) {
+        lance_file2_info_clear(&info);
+        return rc;
+    }
     const int32_t *fid = st->kind == ST_OVERWRITE ? st->ow_ids : ds->field_ids;
     Lance__Table__DataFile *df;
-    if ((rc = lance_data_file_new(&df, &st->arena, name, fid, n_ids, info.size, info.xxh3)) != 0)
-        return rc;
+    rc = lance_data_file_new(&df, &st->arena, name, fid, n_ids, info.size, info.xxh3);
+    if (rc == 0) rc = lance_data_file_blocks(df, &st->arena, &info);
+    lance_file2_info_clear(&info);
+    if (rc) return rc;
     return push_new_frag(st, df, info.rows, ids, created);
 }
 

@@ -707,10 +707,60 @@ static void test_interop_d_c_appends_lancedb_reads(void **state)
     free(src);
 }
 
+/* ---- (e) a data file read in ranges carries block checksums lancedb ignores ------------------ */
+
+/* 50000 rows of (id, a 120-byte name): one data file of about 6.5 MiB, larger than
+ * LANCE_FILE2_SMALL_FILE_BYTES, so its record carries og_block_bytes / og_block_xxh3 (fields
+ * of our own). lancedb must read the table as before, and read what we read. */
+static void test_interop_e_big_file_blocks(void **state)
+{
+    (void)state;
+    const char *name = "ce_big";
+    char tdir[700];
+    snprintf(tdir, sizeof tdir, "%s/%s.lance", g_tmp, name);
+    arrow_schema s;
+    arrow_schema_init(&s);
+    arrow_field f;
+    arrow_type t = arrow_type_simple(ARROW_INT64);
+    assert_og_ok(arrow_field_init(&f, "id", &t, false));
+    assert_og_ok(arrow_schema_add(&s, &f));
+    arrow_field_clear(&f);
+    t = arrow_type_simple(ARROW_UTF8);
+    assert_og_ok(arrow_field_init(&f, "name", &t, true));
+    assert_og_ok(arrow_schema_add(&s, &f));
+    arrow_field_clear(&f);
+    arrow_builder *b[2];
+    for (int c = 0; c < 2; c++)
+        assert_og_ok(arrow_builder_new(&b[c], &s.fields[c].type));
+    for (int64_t i = 0; i < 50000; i++) {
+        char v[128];
+        snprintf(v, sizeof v, "%0120lld", (long long)i);
+        assert_og_ok(arrow_builder_append_int(b[0], i));
+        assert_og_ok(arrow_builder_append_str(b[1], v));
+    }
+    arrow_array *cols[2];
+    for (int c = 0; c < 2; c++) {
+        assert_og_ok(arrow_builder_finish(b[c], &cols[c]));
+        arrow_builder_free(b[c]);
+    }
+    arrow_batch *batch = NULL;
+    assert_og_ok(arrow_batch_new(&batch, &s, cols, 2));
+    for (int c = 0; c < 2; c++)
+        arrow_array_free(cols[c]);
+    ic_create_table(tdir, &s, batch, false, true);
+    arrow_batch_free(batch);
+    arrow_schema_clear(&s);
+
+    json_t *c = tool_json("count '%s' %s", g_tmp, name);
+    assert_int_equal(jint(c, "count"), 50000);
+    json_decref(c);
+    assert_c_reads_like_lancedb(name, 0, "e");
+}
+
 int main(void)
 {
     enum { NV = sizeof k_variants / sizeof k_variants[0] };
-    struct CMUnitTest tests[NV + 8];
+    struct CMUnitTest tests[NV + 9];
     size_t n = 0;
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_printer_selftest);
     for (size_t i = 0; i < NV; i++) {
@@ -725,5 +775,6 @@ int main(void)
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_interop_a_c_writes_lancedb_reads);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_interop_c_lancedb_modifies_c_table);
     tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_interop_d_c_appends_lancedb_reads);
+    tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_interop_e_big_file_blocks);
     return _cmocka_run_group_tests("interop_harness", tests, n, group_setup, group_teardown);
 }

@@ -435,7 +435,7 @@ static void test_projection_reads_only_projected_bytes(void **state)
     store_counts_get(f->s, &c0);
     lance_file2_reader *r;
     /* exact ranged reads (the default coalesces; tests/lance/test_file2_io.c covers that) */
-    lance_file2_read_options exact = {1, 0, LANCE_FILE2_READ_EXACT, 0};
+    lance_file2_read_options exact = {1, 0, LANCE_FILE2_READ_EXACT, 0, 0, NULL, 0};
     assert_og_ok(lance_file2_open(&r, f->s, "p.lance", info.size, &exact));
     store_counts_get(f->s, &c1);
     store_counts_diff(&c1, &c0, &d);
@@ -518,7 +518,8 @@ static void test_store_faults(void **state)
                              STORE_FAULT_EIO);
         lance_file2_reader *r = NULL;
         arrow_batch *got = NULL;
-        lance_file2_read_options exact = {1, 0, LANCE_FILE2_READ_EXACT, 0}; /* many gets */
+        lance_file2_read_options exact = {1,    0, LANCE_FILE2_READ_EXACT, 0, 0,
+                                          NULL, 0}; /* many gets */
         int rc = lance_file2_open(&r, fs, "f.lance", 0, &exact);
         if (rc == 0) rc = lance_file2_read(r, NULL, 0, 0, UINT64_MAX, &got);
         store_fault_fail_nth(fs, 0, 0, STORE_FAULT_NONE);

@@ -35,7 +35,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static const lance_file2_read_options exact_opt = {1, 0, LANCE_FILE2_READ_EXACT, 0};
+static const lance_file2_read_options exact_opt = {1, 0, LANCE_FILE2_READ_EXACT, 0, 0, NULL, 0};
 
 /* ---- batches ------------------------------------------------------------------------------- */
 
