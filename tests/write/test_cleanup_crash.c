@@ -63,41 +63,7 @@ static void release_case(cleanup_case *cc)
  * wf_content prints them; the error of the first failing read otherwise. */
 static int content_at(store *s, uint64_t mver, char **text)
 {
-    *text = NULL;
-    graph_snapshot *snap = NULL;
-    core_buf out = CORE_BUF_INIT;
-    int rc = graph_snapshot_load(&snap, s, NULL, mver, 0);
-    for (size_t t = 0; rc == 0 && t < snap->n_tables; t++) {
-        const graph_table *tb = &snap->tables[t];
-        lance_dataset *ds = NULL;
-        arrow_batch *b = NULL;
-        rc = graph_table_open(&ds, s, tb, LANCE_ACCESS_READ);
-        if (rc == 0) rc = lance_dataset_scan_all(&b, ds, NULL);
-        lance_dataset_free(ds);
-        int64_t n = rc == 0 ? b->num_rows : 0;
-        char **rows = rc == 0 ? core_calloc(n ? (size_t)n : 1, sizeof *rows) : NULL;
-        if (rc == 0 && !rows) rc = OG_E_NOMEM;
-        for (int64_t i = 0; rc == 0 && i < n; i++) {
-            core_buf r = CORE_BUF_INIT;
-            rc = arrow_json_row(&r, b, i);
-            if (rc == 0 && !(rows[i] = strdup(core_buf_cstr(&r)))) rc = OG_E_NOMEM;
-            core_buf_free(&r);
-        }
-        if (rc == 0) {
-            qsort(rows, (size_t)n, sizeof *rows, wf_cmp_str);
-            rc = core_buf_printf(&out, "%s (%lld rows)\n", tb->alias, (long long)n);
-        }
-        for (int64_t i = 0; rc == 0 && i < n; i++)
-            rc = core_buf_printf(&out, "  %s\n", rows[i]);
-        for (int64_t i = 0; rows && i < n; i++)
-            free(rows[i]);
-        core_free(rows);
-        arrow_batch_free(b);
-    }
-    if (rc == 0) *text = strdup(core_buf_cstr(&out));
-    core_buf_free(&out);
-    graph_snapshot_free(snap);
-    return rc;
+    return wf_content_at(s, NULL, mver, text);
 }
 
 /* The files under the root, counted by directory ("<dir> <n>\n" per directory, sorted): file

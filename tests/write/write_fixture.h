@@ -233,13 +233,15 @@ static inline int wf_cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The whole content of a branch (NULL: main) at its latest version: for every table in alias
- * order, every column of every row as JSON, rows sorted. NULL on failure (error set). */
-static inline char *wf_content(store *s, const char *branch)
+/* The whole content of a branch (NULL: main) at manifest version mver (0: its latest): for
+ * every table in alias order, every column of every row as JSON, rows sorted, in *text (the
+ * caller frees); the code of the first failing read otherwise (error set). */
+static inline int wf_content_at(store *s, const char *branch, uint64_t mver, char **text)
 {
+    *text = NULL;
     graph_snapshot *snap = NULL;
     core_buf out = CORE_BUF_INIT;
-    int rc = graph_snapshot_load(&snap, s, branch, 0, 0);
+    int rc = graph_snapshot_load(&snap, s, branch, mver, 0);
     for (size_t t = 0; rc == 0 && t < snap->n_tables; t++) {
         const graph_table *tb = &snap->tables[t];
         lance_dataset *ds = NULL;
@@ -267,10 +269,17 @@ static inline char *wf_content(store *s, const char *branch)
         core_free(rows);
         arrow_batch_free(b);
     }
-    char *text = rc == 0 ? strdup(core_buf_cstr(&out)) : NULL;
+    if (rc == 0 && !(*text = strdup(core_buf_cstr(&out)))) rc = OG_E_NOMEM;
     core_buf_free(&out);
     graph_snapshot_free(snap);
-    return text;
+    return rc;
+}
+
+/* wf_content_at at the latest version; NULL on failure (error set). */
+static inline char *wf_content(store *s, const char *branch)
+{
+    char *text = NULL;
+    return wf_content_at(s, branch, 0, &text) == 0 ? text : NULL;
 }
 
 #endif
