@@ -637,6 +637,89 @@ static void test_repair_schema_files(void **state)
     test_sandbox_done(dir);
 }
 
+/* ---- a lost schema apply: repair refuses, --force proceeds (issue 33 item 3) ----------------
+ * The newest version is a schema apply (a new property, and a new type with a table): its
+ * catalog is in no table, so rolling forward cannot keep it. A dry run reports what is at
+ * stake; a confirm fails precondition_failed naming the lost version, the table at stake and
+ * both remedies, and changes nothing; --force restores the intact version (the apply dropped),
+ * audited as repaired_forced with the table versions dropped. */
+static void test_repair_lost_schema_apply(void **state)
+{
+    (void)state;
+    char dir[256], root[512], vpath[700];
+    test_sandbox_new(dir, sizeof dir, "repair-schema-apply");
+    snprintf(root, sizeof root, "%s/g", dir);
+    make_graph(root);
+    og_graph *g = NULL;
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    static const char *NEXT = "node Person {\n"
+                              "    name: String @key\n"
+                              "    age: I32?\n"
+                              "    city: String?\n"
+                              "}\n"
+                              "node Company {\n"
+                              "    name: String @key\n"
+                              "}\n"
+                              "node Pet {\n"
+                              "    name: String @key\n"
+                              "}\n"
+                              "edge WorksAt: Person -> Company { role: String? }\n";
+    og_schema_apply_options so = OG_SCHEMA_APPLY_OPTIONS_INIT;
+    og_schema_apply_result *sr = NULL;
+    assert_og_ok(og_graph_schema_apply(&sr, g, NEXT, strlen(NEXT), &so));
+    assert_int_equal(sr->manifest_version, 5);
+    og_schema_apply_result_free(sr);
+    og_graph_close(g);
+    version_path(vpath, sizeof vpath, root, 5);
+    assert_int_equal(unlink(vpath), 0);
+    og_set_log(NULL, NULL, OG_LOG_ERROR);
+
+    og_repair_result *r = NULL;
+    assert_og_ok(og_graph_repair(&r, root, NULL)); /* a dry run reports the stake */
+    assert_int_equal(r->intact_version, 4);
+    assert_int_not_equal(strlen(r->at_stake), 0);
+    assert_non_null(strstr(r->at_stake, "schema apply"));
+    og_repair_result_free(r);
+
+    char *l0 = listing(root);
+    og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
+    ro.confirm = 1;
+    assert_og_error(og_graph_repair(&r, root, &ro), OG_E_PRECONDITION_FAILED);
+    const char *m = og_error_last()->message;
+    assert_non_null(strstr(m, "version 5"));
+    assert_non_null(strstr(m, "node:Person"));
+    assert_non_null(strstr(m, "backup"));
+    assert_non_null(strstr(m, "--force"));
+    char *l1 = listing(root);
+    assert_string_equal(l0, l1); /* refused: nothing written */
+
+    ro.force = 1;
+    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_int_equal(r->repaired, 1);
+    assert_int_equal(r->forced, 1);
+    assert_int_equal(r->manifest_version, 5);
+    og_repair_result_free(r);
+    store *s = wf_store(root);
+    write_audit_row *audit = NULL;
+    size_t n_audit = 0;
+    assert_og_ok(write_audit_list(s, &audit, &n_audit));
+    assert_int_equal(n_audit, 1);
+    assert_string_equal(audit[0].kind, "repaired_forced");
+    free(audit);
+    store_close(s);
+    assert_og_ok(load_one(root, LOADS[0]));
+    og_verify_report *vr = NULL;
+    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    if (vr->n_problems)
+        fail_msg("verify after a forced repair: %s: %s", vr->problems[0].kind,
+                 vr->problems[0].message);
+    og_verify_report_free(vr);
+    og_set_log(NULL, NULL, OG_LOG_WARN);
+    free(l0);
+    free(l1);
+    test_sandbox_done(dir);
+}
+
 /* ---- crash enumeration of repair --confirm --------------------------------------------------- */
 
 #define CHECK(cond, ...)                                                                           \
@@ -869,6 +952,7 @@ int main(void)
         cmocka_unit_test(test_repair_deleted),
         cmocka_unit_test(test_repair_clean),
         cmocka_unit_test(test_repair_schema_files),
+        cmocka_unit_test(test_repair_lost_schema_apply),
         cmocka_unit_test(test_crash_during_repair),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
