@@ -1057,8 +1057,14 @@ typedef struct og_repair_result {
                             * refuses unless forced */
     int forced;            /* 1: a forced confirm rolled the tables back (commits dropped) */
     const char *branch;    /* the graph branch repaired ("main" for main) */
+    size_t n_refs;         /* og_repair_result_ref: branch ref files that did not read (lost or
+                            * damaged), rebuilt by a confirm from their branch's first version (the
+                            * fork its create wrote); a damaged one is kept under ROOT/_repair/refs/.
+                            * A graph branch's own ref only when opt->branch names it; the refs of
+                            * the table forks every readable graph branch pins always */
 } og_repair_result;
 OG_EXTERN const char *og_repair_result_damaged(const og_repair_result *r, size_t i);
+OG_EXTERN const char *og_repair_result_ref(const og_repair_result *r, size_t i);
 OG_EXTERN const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i);
 OG_EXTERN void og_repair_result_free(og_repair_result *r);
 

@@ -328,7 +328,13 @@ typedef struct repair_result {
     char **damaged;
     og_repair_table *tables;
     char *damage, *moved_to, *at_stake, *branch;
+    char **refs;
 } repair_result;
+
+const char *og_repair_result_ref(const og_repair_result *r, size_t i)
+{
+    return r && i < r->n_refs ? ((const repair_result *)r)->refs[i] : NULL;
+}
 
 const char *og_repair_result_damaged(const og_repair_result *r, size_t i)
 {
@@ -354,6 +360,9 @@ void og_repair_result_free(og_repair_result *r)
     core_free(rr->moved_to);
     core_free(rr->at_stake);
     core_free(rr->branch);
+    for (size_t i = 0; i < r->n_refs; i++)
+        core_free(rr->refs[i]);
+    core_free(rr->refs);
     core_free(rr);
 }
 
@@ -366,6 +375,11 @@ static int repair_fill(repair_result *r, const write_repair_report *w, const cha
         return core_err_nomem();
     p->at_stake = r->at_stake;
     p->branch = r->branch;
+    if (w->n_refs && !(r->refs = core_calloc(w->n_refs, sizeof *r->refs))) return core_err_nomem();
+    for (size_t i = 0; i < w->n_refs; i++) {
+        if (!(r->refs[i] = core_strdup(w->refs[i]))) return core_err_nomem();
+        p->n_refs++;
+    }
     p->clean = w->clean;
     p->repaired = w->repaired;
     p->latest_version = w->latest;

@@ -325,6 +325,11 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
         printf(",\"head\":%llu,\"published\":%llu}", (unsigned long long)t->head,
                (unsigned long long)t->published);
     }
+    printf("],\"refs\":[");
+    for (size_t i = 0; i < r->n_refs; i++) {
+        if (i) fputc(',', stdout);
+        cli_json_str(stdout, og_repair_result_ref(r, i));
+    }
     printf("],\"moved_to\":");
     if (r->moved_to[0])
         cli_json_str(stdout, r->moved_to);
@@ -358,6 +363,9 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
     }
     const char *will = r->repaired ? "" : "would ";
     if (strcmp(r->branch, "main") != 0) printf("graph branch %s\n", r->branch);
+    for (size_t i = 0; i < r->n_refs; i++)
+        printf("%s the branch ref %s from its branch's first version (it did not read)\n",
+               r->repaired ? "rebuilt" : "would rebuild", og_repair_result_ref(r, i));
     if (r->schema_damaged)
         printf("the schema files do not read as the schema the graph records; %s rebuilds it "
                "exactly: %s\n",
@@ -408,6 +416,11 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                "finishing that cleanup\n",
                (unsigned long long)r->cleanup_unfinished);
     bool manifest = r->n_damaged || r->n_tables || r->missing_version;
+    if (r->n_refs && !manifest && !r->lost_version && !r->cleanup_unfinished &&
+        !r->schema_damaged) {
+        if (!r->repaired) printf("dry run: nothing was changed; run again with --confirm\n");
+        return;
+    }
     if (r->lost_version && !manifest) {
         if (!r->repaired) printf("dry run: nothing was changed; run again with --confirm\n");
         return;

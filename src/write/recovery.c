@@ -1340,6 +1340,9 @@ void write_repair_report_clear(write_repair_report *r)
     for (size_t i = 0; i < r->n_tables; i++)
         core_free(r->tables[i].alias);
     core_free(r->tables);
+    for (size_t i = 0; i < r->n_refs; i++)
+        core_free(r->refs[i]);
+    core_free(r->refs);
     memset(r, 0, sizeof *r);
 }
 
@@ -1564,6 +1567,129 @@ static int repair_inspect(store *s, const char *branch, write_repair_report *rep
     return 0;
 }
 
+/* ---- branch refs -------------------------------------------------------------------------- */
+
+typedef struct ref_fixes {
+    char **keys;
+    size_t n;
+} ref_fixes;
+
+static void ref_fixes_free(ref_fixes *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        core_free(f->keys[i]);
+    core_free(f->keys);
+    memset(f, 0, sizeof *f);
+}
+
+/* The ref of branch `name` of the table at root does not read: rebuild it (prove it can be,
+ * and with confirm store it, keeping a damaged one under _repair/refs/ first). */
+static int ref_fix(store *s, const char *root, const char *name, bool confirm, ref_fixes *f)
+{
+    char key[STORE_KEY_MAX];
+    int rc = lance_branch_ref_key(key, root, name);
+    lance_branch out;
+    if (rc == 0) rc = lance_branch_ref_rebuild(s, root, name, false, &out);
+    if (rc != 0) return rc;
+    if (confirm) {
+        core_buf b = CORE_BUF_INIT;
+        int g = store_get(s, key, 0, STORE_ALL, &b);
+        if (g == 0) {
+            char kept[STORE_KEY_MAX];
+            int n = snprintf(kept, sizeof kept, "_repair/refs/%s", key);
+            g = n > 0 && (size_t)n < sizeof kept
+                    ? store_put(s, kept, b.data, b.len, 0)
+                    : core_err(OG_E_INTERNAL, "repair: key of %s too long", key);
+        } else if (g == OG_E_NOT_FOUND) {
+            og_error_clear();
+            g = 0;
+        }
+        core_buf_free(&b);
+        if (g != 0) return g;
+        if ((rc = lance_branch_ref_rebuild(s, root, name, true, &out)) != 0) return rc;
+        core_log(CORE_LOG_WARN,
+                 "repair: rebuilt the ref %s of branch %s (identity %s, forked at "
+                 "version %llu)",
+                 key, name, out.identity, (unsigned long long)out.parent_version);
+    }
+    char **grown = core_realloc(f->keys, (f->n + 1) * sizeof *grown);
+    if (!grown) return core_err_nomem();
+    f->keys = grown;
+    if (!(f->keys[f->n] = core_strdup(key))) return core_err_nomem();
+    f->n++;
+    return 0;
+}
+
+/* The table-level refs of graph branch `name`: every fork its newest readable manifest version
+ * pins must have a ref that reads. */
+static int repair_fork_refs(store *s, const char *name, bool confirm, ref_fixes *f)
+{
+    char root[STORE_KEY_MAX];
+    uint64_t latest = 0;
+    lance_naming naming;
+    graph_snapshot *snap = NULL;
+    int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, name);
+    if (rc == 0) rc = lance_version_latest(s, root, &latest, &naming);
+    if (rc == 0) rc = graph_snapshot_load(&snap, s, name, latest, 0);
+    if (rc == OG_E_CORRUPT || rc == OG_E_NOT_FOUND) {
+        og_error_clear(); /* the branch's manifest repair reports it */
+        return 0;
+    }
+    for (size_t i = 0; rc == 0 && i < snap->n_tables; i++) {
+        const graph_table *t = &snap->tables[i];
+        if (!t->table_branch || strcmp(t->table_branch, name) != 0) continue;
+        lance_branch r;
+        int g = lance_branch_get(s, t->path, name, &r);
+        if (g == 0) continue;
+        if (g != OG_E_NOT_FOUND && g != OG_E_CORRUPT) {
+            rc = g;
+            break;
+        }
+        og_error_clear();
+        rc = ref_fix(s, t->path, name, confirm, f);
+    }
+    graph_snapshot_free(snap);
+    return rc;
+}
+
+/* Refs first: every later step reads through them. The graph-level ref only of a branch the
+ * operator names (a branch directory without a ref is also what an interrupted delete leaves,
+ * which repair cannot tell from a lost ref); table-level refs of every readable graph branch. */
+static int repair_refs(store *s, const char *branch, bool confirm, ref_fixes *f)
+{
+    int rc = 0;
+    if (branch) {
+        lance_branch ref;
+        rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, branch, &ref);
+        if (rc == OG_E_NOT_FOUND || rc == OG_E_CORRUPT) {
+            og_error_clear();
+            rc = ref_fix(s, GRAPH_MANIFEST_DIR, branch, confirm, f);
+            if (rc == OG_E_NOT_FOUND) {
+                og_error_clear();
+                rc = core_err(OG_E_NOT_FOUND,
+                              "branch '%s' does not exist (no ref, and no manifest versions of "
+                              "it to rebuild one from)",
+                              branch);
+            }
+        }
+        return rc ? rc : repair_fork_refs(s, branch, confirm, f);
+    }
+    lance_branch *all = NULL;
+    size_t n = 0;
+    rc = lance_branch_list(s, GRAPH_MANIFEST_DIR, &all, &n);
+    if (rc == OG_E_CORRUPT) { /* a damaged graph-level ref: `repair --branch NAME` */
+        og_error_clear();
+        return 0;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (write_branch_name_check(all[i].name) == 0)
+            rc = repair_fork_refs(s, all[i].name, confirm, f);
+        else
+            og_error_clear(); /* an internal or foreign ref of the manifest */
+    lance_branch_list_free(all);
+    return rc;
+}
+
 /* The versions a damaged top held, for messages: "version 5" or "versions 5 to 7". */
 static void stake_versions(const write_repair_report *rep, char *out, size_t cap)
 {
@@ -1686,12 +1812,66 @@ static int repair_move_aside(store *s, const write_repair_report *rep, const cha
     return 0;
 }
 
+static int repair_body(write_graph *g, const char *branch, bool confirm, bool force,
+                       write_repair_report *rep);
+
+/* One audit row for the refs a repair rebuilt (the outcomes name each ref file). */
+static int repair_audit_refs(store *s, const ref_fixes *f)
+{
+    write_intent bare;
+    memset(&bare, 0, sizeof bare);
+    int rc = repair_new_id(bare.operation_id);
+    bare.kind = WRITE_KIND_OPTIMIZE;
+    bare.actor = (char *)WRITE_ACTOR_REPAIR; /* only read */
+    core_buf oj = CORE_BUF_INIT;
+    if (rc == 0) rc = core_buf_append_str(&oj, "[");
+    for (size_t i = 0; rc == 0 && i < f->n; i++)
+        rc = core_buf_printf(&oj, "%s{\"ref\":\"%s\",\"rebuilt\":true}", i ? "," : "", f->keys[i]);
+    if (rc == 0) rc = core_buf_append_str(&oj, "]");
+    if (rc == 0) rc = core_buf_append_byte(&oj, 0);
+    if (rc == 0)
+        rc = write_audit_record(s, &bare, WRITE_RECOVERY_REPAIRED, "", (const char *)oj.data);
+    core_buf_free(&oj);
+    return rc;
+}
+
 int write_repair(write_graph *g, const char *branch, bool confirm, bool force,
                  write_repair_report *rep)
 {
     memset(rep, 0, sizeof *rep);
     if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "repair needs a read-write handle");
     if (branch && !*branch) branch = NULL;
+    store *s = g->h->s;
+    ref_fixes refs = {NULL, 0};
+    int rc = repair_refs(s, branch, confirm, &refs);
+    if (rc == 0 && refs.n && confirm) rc = repair_audit_refs(s, &refs);
+    if (rc != 0) {
+        ref_fixes_free(&refs);
+        return rc;
+    }
+    /* A dry run that found the branch's own ref lost cannot read the branch until the ref is
+     * rebuilt: it reports the ref alone. */
+    char gkey[STORE_KEY_MAX] = "";
+    if (branch) rc = lance_branch_ref_key(gkey, GRAPH_MANIFEST_DIR, branch);
+    bool own_ref = false;
+    for (size_t i = 0; rc == 0 && branch && !confirm && i < refs.n; i++)
+        own_ref |= strcmp(refs.keys[i], gkey) == 0;
+    if (rc == 0 && !own_ref) rc = repair_body(g, branch, confirm, force, rep);
+    if (rc == 0 && refs.n) {
+        rep->refs = refs.keys;
+        rep->n_refs = refs.n;
+        refs.keys = NULL;
+        refs.n = 0;
+        rep->clean = false;
+        rep->repaired = rep->repaired || confirm;
+    }
+    ref_fixes_free(&refs);
+    return rc;
+}
+
+static int repair_body(write_graph *g, const char *branch, bool confirm, bool force,
+                       write_repair_report *rep)
+{
     store *s = g->h->s;
     /* Interrupted writes first: recovery resolves them (a crashed repair's intent included),
      * or says which one needs an operator. */

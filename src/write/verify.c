@@ -54,9 +54,12 @@
 /* Branch refs are small files that never change once written: a copy from any backup that
  * holds the branch is exact. Creating a branch of that name again would clear its files. */
 #define REMEDY_REF                                                                                 \
-    "restore this ref file from a backup that holds the branch (a ref never changes once "         \
-    "written); do not create or delete a branch of that name first: that clears the branch's "     \
-    "files"
+    "omnigraph repair --confirm rebuilds a table fork's ref from the fork's first version (the "   \
+    "fork its create wrote, which records the identity and fork point); for a graph branch's own " \
+    "ref, omnigraph repair --branch NAME --confirm does, if the branch was not deleted on "        \
+    "purpose (an interrupted delete leaves the same). Or restore this ref file from a backup "     \
+    "that holds the branch (a ref never changes once written); do not create or delete a branch "  \
+    "of that name first: that clears the branch's files"
 /* Key index segments are derived data: lookups skip a bad one and scan, answers unchanged. */
 #define REMEDY_KIX                                                                                 \
     "nothing is wrong with the data (lookups skip this segment and scan its fragments); "          \

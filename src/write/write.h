@@ -475,6 +475,12 @@ typedef struct write_repair_report {
      * ahead are pinned at their HEADs). Non-empty: a confirm refuses unless forced. */
     char at_stake[1024];
     bool forced; /* the confirm was forced past at_stake: the tables were rolled back */
+    /* Branch refs that did not read (lost or damaged) and are rebuilt from their branch's
+     * first version (lance_branch_ref_rebuild): the ref files' keys. A confirm rebuilt them
+     * (a damaged one kept under _repair/refs/ first). Graph-level refs only for the branch
+     * named; table-level refs (a fork a graph branch pins) for every readable graph branch. */
+    char **refs;
+    size_t n_refs;
 } write_repair_report;
 void write_repair_report_clear(write_repair_report *r);
 /* Inspect (and with confirm, repair) graph branch `branch` (NULL: main). Pending intents are

@@ -720,6 +720,165 @@ static void test_repair_lost_schema_apply(void **state)
     test_sandbox_done(dir);
 }
 
+/* ---- branch refs (issue 33 item 3, F7) --------------------------------------------------------
+ * A graph branch b with a commit of its own (a fork of node:Person). Its graph-level ref lost:
+ * the branch vanishes; `repair --branch b --confirm` rebuilds the ref from the branch's first
+ * version and the branch reads its row again. Its table-level ref damaged: verify names it
+ * (lance cannot list the table's branches); `repair --confirm` rebuilds it (keeping the
+ * damaged file) and verify is clean. */
+static char *people_on(og_graph *g, const char *branch, int *rc)
+{
+    og_query_options qo = OG_QUERY_OPTIONS_INIT;
+    qo.source = Q_PEOPLE;
+    qo.branch = branch;
+    og_result *r = NULL;
+    *rc = og_graph_query(&r, g, &qo);
+    if (*rc != 0) return NULL;
+    char *out = calloc(1, 4096);
+    size_t n = 0;
+    for (uint64_t i = 0; i < og_result_row_count(r); i++) {
+        size_t len = 0;
+        const char *j = og_result_row_json(r, i, &len);
+        assert_true(n + len + 2 < 4096);
+        memcpy(out + n, j, len);
+        n += len;
+        out[n++] = '\n';
+    }
+    og_result_free(r);
+    return out;
+}
+
+static void make_branch(const char *root)
+{
+    make_graph(root);
+    og_graph *g = NULL;
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    assert_og_ok(og_graph_branch_create(NULL, g, "b", NULL));
+    og_load_options lo = OG_LOAD_OPTIONS_INIT;
+    lo.mode = OG_LOAD_MERGE;
+    lo.branch = "b";
+    const char *row = "{\"type\":\"Person\",\"data\":{\"name\":\"eve\",\"age\":5}}\n";
+    og_write_result *r = NULL;
+    assert_og_ok(og_graph_load(&r, g, "b.jsonl", row, strlen(row), &lo));
+    og_write_result_free(r);
+    og_graph_close(g);
+}
+
+static void assert_verify_clean(const char *root, const char *when)
+{
+    og_verify_report *vr = NULL;
+    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    if (vr->n_problems)
+        fail_msg("verify %s: %s: %s", when, vr->problems[0].kind, vr->problems[0].message);
+    og_verify_report_free(vr);
+}
+
+static void test_repair_lost_branch_ref(void **state)
+{
+    (void)state;
+    char dir[256], root[512], ref[700];
+    test_sandbox_new(dir, sizeof dir, "repair-branch-ref");
+    snprintf(root, sizeof root, "%s/g", dir);
+    make_branch(root);
+    og_graph *g = open_ro(root);
+    int qrc = 0;
+    char *before = people_on(g, "b", &qrc);
+    assert_non_null(before);
+    assert_non_null(strstr(before, "\"eve\""));
+    og_graph_close(g);
+    snprintf(ref, sizeof ref, "%s/__manifest.lance/_refs/branches/b.json", root);
+    assert_int_equal(unlink(ref), 0);
+    og_set_log(NULL, NULL, OG_LOG_ERROR);
+    g = open_ro(root);
+    assert_null(people_on(g, "b", &qrc));
+    assert_int_equal(qrc, OG_E_NOT_FOUND); /* the branch vanished */
+    og_graph_close(g);
+
+    og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
+    ro.branch = "b";
+    og_repair_result *r = NULL;
+    assert_og_ok(og_graph_repair(&r, root, &ro)); /* a dry run names the ref */
+    assert_int_equal(r->n_refs, 1);
+    assert_non_null(strstr(og_repair_result_ref(r, 0), "__manifest.lance/_refs/branches/b.json"));
+    assert_int_equal(r->repaired, 0);
+    og_repair_result_free(r);
+    assert_int_not_equal(access(ref, F_OK), 0);
+    ro.confirm = 1;
+    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_int_equal(r->repaired, 1);
+    assert_int_equal(r->n_refs, 1);
+    og_repair_result_free(r);
+    g = open_ro(root);
+    char *after = people_on(g, "b", &qrc);
+    if (!after) fail_msg("branch b after repair: %s", og_error_last()->message);
+    assert_string_equal(after, before);
+    og_graph_close(g);
+    assert_verify_clean(root, "after rebuilding the branch ref");
+    og_set_log(NULL, NULL, OG_LOG_WARN);
+    free(before);
+    free(after);
+    test_sandbox_done(dir);
+}
+
+static void test_repair_damaged_fork_ref(void **state)
+{
+    (void)state;
+    char dir[256], root[512], cmd[1200];
+    test_sandbox_new(dir, sizeof dir, "repair-fork-ref");
+    snprintf(root, sizeof root, "%s/g", dir);
+    make_branch(root);
+    og_graph *g = open_ro(root);
+    int qrc = 0;
+    char *before = people_on(g, "b", &qrc);
+    assert_non_null(before);
+    og_graph_close(g);
+    snprintf(cmd, sizeof cmd, "find '%s/nodes' -path '*/_refs/branches/b.json'", root);
+    int st = 0;
+    char *found = test_capture(cmd, &st);
+    assert_non_null(found);
+    char *nl = strchr(found, '\n');
+    assert_non_null(nl);
+    *nl = 0;
+    assert_true(strlen(found) > 0);
+    FILE *f = fopen(found, "w");
+    assert_non_null(f);
+    fputs("{\"parentVersion\": \"garbage", f);
+    fclose(f);
+    og_set_log(NULL, NULL, OG_LOG_ERROR);
+    og_verify_report *vr = NULL; /* verify names it (reads of b skip the fork's ref) */
+    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    assert_int_equal(vr->n_problems, 1);
+    assert_string_equal(vr->problems[0].kind, "table_branch_ref_damaged");
+    assert_non_null(strstr(vr->problems[0].remedy, "omnigraph repair"));
+    og_verify_report_free(vr);
+
+    og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
+    ro.confirm = 1;
+    og_repair_result *r = NULL;
+    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_int_equal(r->repaired, 1);
+    assert_int_equal(r->n_refs, 1);
+    assert_non_null(strstr(og_repair_result_ref(r, 0), "_refs/branches/b.json"));
+    og_repair_result_free(r);
+    g = open_ro(root);
+    char *after = people_on(g, "b", &qrc);
+    if (!after) fail_msg("branch b after repair: %s", og_error_last()->message);
+    assert_string_equal(after, before);
+    og_graph_close(g);
+    assert_verify_clean(root, "after rebuilding the fork's ref");
+    char kept[1400];
+    snprintf(kept, sizeof kept, "%s/_repair/refs/%s", root, found + strlen(root) + 1);
+    assert_int_equal(access(kept, F_OK), 0); /* the damaged file is kept */
+    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_int_equal(r->clean, 1);
+    og_repair_result_free(r);
+    og_set_log(NULL, NULL, OG_LOG_WARN);
+    free(found);
+    free(before);
+    free(after);
+    test_sandbox_done(dir);
+}
+
 /* ---- crash enumeration of repair --confirm --------------------------------------------------- */
 
 #define CHECK(cond, ...)                                                                           \
@@ -953,6 +1112,8 @@ int main(void)
         cmocka_unit_test(test_repair_clean),
         cmocka_unit_test(test_repair_schema_files),
         cmocka_unit_test(test_repair_lost_schema_apply),
+        cmocka_unit_test(test_repair_lost_branch_ref),
+        cmocka_unit_test(test_repair_damaged_fork_ref),
         cmocka_unit_test(test_crash_during_repair),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
