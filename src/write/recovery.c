@@ -1451,6 +1451,53 @@ static int forward_check_table(store *s, const graph_table *t, uint64_t head,
     return rc;
 }
 
+/* A table branch `branch` reads from its source in the intact version: a fork of it for this
+ * branch, made at exactly the pinned version of the source (what a first touch does) and with
+ * commits of its own, holds what a lost first-touch commit published. */
+static int lost_first_touch(store *s, const char *branch, const graph_table *t,
+                            write_repair_report *rep)
+{
+    lance_branch fr;
+    int rc = lance_branch_get(s, t->path, branch, &fr);
+    if (rc == OG_E_NOT_FOUND || rc == OG_E_CORRUPT) {
+        og_error_clear(); /* no fork (or one repair_refs could not rebuild: verify names it) */
+        return 0;
+    }
+    if (rc != 0) return rc;
+    const char *src = t->table_branch ? t->table_branch : "";
+    if (strcmp(fr.parent, src) != 0 || fr.parent_version != t->version) return 0;
+    char froot[STORE_KEY_MAX];
+    uint64_t head = 0;
+    lance_naming naming;
+    rc = lance_branch_root(froot, t->path, branch);
+    if (rc == 0) rc = lance_version_latest(s, froot, &head, &naming);
+    if (rc != 0 || head <= fr.parent_version) return rc;
+    write_repair_table *rt = &rep->tables[rep->n_tables];
+    if (!(rt->alias = core_strdup(t->alias))) return core_err_nomem();
+    rt->head = head;
+    rt->published = t->version;
+    rt->fork = true;
+    rep->n_tables++;
+    /* its HEAD must open with the columns of the version it was forked from */
+    lance_dataset *at_head = NULL, *pinned = NULL;
+    rc = lance_branch_open(&at_head, s, t->path, branch, head, NULL, LANCE_ACCESS_READ);
+    if (rc == OG_E_CORRUPT || rc == OG_E_NOT_FOUND) {
+        stake_add(rep, "the fork of table %s (Lance version %llu) does not open: %s", t->alias,
+                  (unsigned long long)head, og_error_last()->message);
+        og_error_clear();
+        return 0;
+    }
+    if (rc == 0)
+        rc = lance_branch_open(&pinned, s, t->path, t->table_branch, t->version, NULL,
+                               LANCE_ACCESS_READ);
+    if (rc == 0 && !same_fields(at_head, pinned))
+        stake_add(rep, "the fork of table %s changed its columns: a schema apply's commit was lost",
+                  t->alias);
+    lance_dataset_free(at_head);
+    lance_dataset_free(pinned);
+    return rc;
+}
+
 /* What is damaged: the versions above the newest intact one, and the tables ahead of it; and
  * whether pinning those tables at their HEADs keeps every acknowledged commit (rep->at_stake
  * says why not). */
@@ -1514,7 +1561,10 @@ static int repair_inspect(store *s, const char *branch, write_repair_report *rep
          * legitimately (and is repaired as the source's). */
         bool own =
             branch ? t->table_branch && strcmp(t->table_branch, branch) == 0 : !t->table_branch;
-        if (!own) continue;
+        if (!own) {
+            if (branch) rc = lost_first_touch(s, branch, t, rep);
+            continue;
+        }
         char troot[STORE_KEY_MAX];
         uint64_t head = 0;
         lance_naming naming;
@@ -1758,19 +1808,23 @@ static int repair_intent(write_intent *in, const char *branch, int mode,
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const graph_table *t = graph_snapshot_table(snap, rep->tables[i].alias);
-        write_effect *e = &in->effects[in->n_effects++];
+        /* A lost first touch's fork: pinned forward; forced, it is simply left unpinned. */
+        if (rep->tables[i].fork && mode == WRITE_REPAIR_FORCED) continue;
+        const char *tb = rep->tables[i].fork ? branch : t->table_branch;
+        write_effect *e = &in->effects[in->n_effects];
+        classified *c = &cl[in->n_effects++];
         e->kind = t->kind;
         e->sid = t->sid;
         e->inc = t->inc;
         e->expected_version = mode == WRITE_REPAIR_FORWARD ? rep->tables[i].head : t->version;
         if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
-            (t->table_branch && !(e->table_branch = core_strdup(t->table_branch)))) {
+            (tb && !(e->table_branch = core_strdup(tb)))) {
             rc = core_err_nomem();
             break;
         }
         if ((rc = new_uuid(e->uuid)) != 0) break;
-        cl[i].state = EFFECT_OWN_AT_HEAD;
-        cl[i].head = rep->tables[i].head;
+        c->state = EFFECT_OWN_AT_HEAD;
+        c->head = rep->tables[i].head;
         if (mode != WRITE_REPAIR_FORCED) continue;
         write_rollback *r = &in->rollback[in->n_rollback++];
         r->from = rep->tables[i].head;
@@ -1982,7 +2036,7 @@ static int repair_body(write_graph *g, const char *branch, bool confirm, bool fo
         uint64_t *from = core_calloc(n ? n : 1, sizeof *from);
         uint64_t *to = core_calloc(n ? n : 1, sizeof *to);
         rc = from && to ? 0 : core_err_nomem();
-        for (size_t i = 0; rc == 0 && i < n; i++) {
+        for (size_t i = 0; rc == 0 && i < n; i++) { /* forward: effects are the tables, in order */
             from[i] = rep->tables[i].published;
             to[i] = rep->tables[i].head;
         }

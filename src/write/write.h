@@ -450,6 +450,10 @@ typedef struct write_repair_table {
     char *alias;
     uint64_t head;      /* its Lance HEAD */
     uint64_t published; /* what the intact version publishes */
+    /* On a branch: a fork of a table the intact version still reads from its source, made by
+     * a lost first-touch commit (forked at the pinned version, with commits of its own): a
+     * forward repair pins the fork at its HEAD; a forced one leaves it unpinned. */
+    bool fork;
 } write_repair_table;
 typedef struct write_repair_report {
     uint64_t latest;  /* the newest stored manifest version */
