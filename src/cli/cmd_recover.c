@@ -384,7 +384,8 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                (unsigned long long)r->lost_version, (unsigned long long)r->lost_version,
                r->repaired ? "the version hint now starts the search above it"
                            : "repair would start the search above it");
-    printf("newest intact version: %llu\n", (unsigned long long)r->intact_version);
+    if (r->n_damaged || r->n_tables || r->missing_version || r->lost_version)
+        printf("newest intact version: %llu\n", (unsigned long long)r->intact_version);
     for (size_t i = 0; i < r->n_damaged; i++)
         printf("%smove %s to %s\n", will, og_repair_result_damaged(r, i),
                r->moved_to[0] ? r->moved_to : "_repair/<operation id>/");
