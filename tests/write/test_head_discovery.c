@@ -253,11 +253,73 @@ static void test_each_branch_version_deleted(void **state)
     run_matrix("b");
 }
 
+/* A branch whose only commit is its first touch of a table (the fork of Person made for it),
+ * and that commit's manifest version lost: the branch's previous version reads Person from
+ * main, and nothing on the branch itself is ahead of a pin. The fork made at the pinned version
+ * with a commit of its own proves the loss: the head read is typed corrupt naming the lost
+ * version (it read main's people with success before), and repair rolls the fork forward. */
+static void test_branch_first_touch_lost(void **state)
+{
+    (void)state;
+    char dir[256], root[512], vdir[700], vfile[800];
+    test_sandbox_new(dir, sizeof dir, "head-first-touch");
+    snprintf(root, sizeof root, "%s/g", dir);
+    build(root, NULL); /* main: root + COMMITS people */
+    og_graph *g = NULL;
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    assert_og_ok(og_graph_branch_create(NULL, g, "b", NULL));
+    load_person(g, "b", "only-on-b");
+    assert_int_equal(count_people(g, "b"), 2 + COMMITS);
+    og_graph_close(g);
+    snprintf(vdir, sizeof vdir, "%s/__manifest.lance/tree/b/_versions", root);
+    uint64_t vs[16];
+    size_t n = list_versions(vdir, vs, 16);
+    assert_int_equal(n, 2); /* the fork record, then the first touch */
+    char vname[32];
+    snprintf(vname, sizeof vname, "%020llu", (unsigned long long)(UINT64_MAX - vs[1]));
+    snprintf(vfile, sizeof vfile, "%s/%s.manifest", vdir, vname);
+    assert_int_equal(unlink(vfile), 0);
+
+    og_set_log(NULL, NULL, OG_LOG_ERROR);
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    int64_t stale = count_people(g, "b");
+    if (stale >= 0)
+        fail_msg("the branch's first-touch version deleted: the head read %" PRId64
+                 " people with success (a stale head; %d were acknowledged)",
+                 stale, 2 + COMMITS);
+    const og_error *e = og_error_last();
+    assert_int_equal(e->code, OG_E_CORRUPT);
+    assert_true(strstr(e->message, vname) || (e->object && strstr(e->object, vname)));
+    assert_int_equal(count_people(g, NULL), 1 + COMMITS); /* main is untouched */
+    og_graph_close(g);
+    og_verify_report *vr = NULL; /* verify sees it too */
+    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    if (!vr->n_problems) fail_msg("the branch's first-touch version deleted: verify is clean");
+    print_message("verify: %s: %s\n", vr->problems[0].kind, vr->problems[0].message);
+    og_verify_report_free(vr);
+
+    og_repair_options ro;
+    assert_og_ok(og_repair_options_init(&ro, OG_REPAIR_OPTIONS_VERSION));
+    ro.confirm = 1;
+    ro.branch = "b";
+    og_repair_result *rr = NULL;
+    assert_og_ok(og_graph_repair(&rr, root, &ro));
+    assert_false(rr->clean);
+    assert_string_equal(rr->at_stake, "");
+    og_repair_result_free(rr);
+    og_set_log(NULL, NULL, OG_LOG_WARN);
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    assert_int_equal(count_people(g, "b"), 2 + COMMITS);
+    og_graph_close(g);
+    test_sandbox_done(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_main_version_deleted),
         cmocka_unit_test(test_each_branch_version_deleted),
+        cmocka_unit_test(test_branch_first_touch_lost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
