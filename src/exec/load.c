@@ -1396,7 +1396,10 @@ static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t
  * parsed (a mapped file reads them back if a re-prepare reads the input again). A merge is read
  * whole: an upsert's transaction cannot yet be fed in chunks. */
 
-#define LOAD_CHUNK_DEFAULT ((size_t)64 << 20)
+/* 16 MiB: what a chunk holds while it is parsed and staged (its rows in Arrow builders, then
+ * encoded) is several times its bytes, and that, not the file, sets a load's peak once the kept
+ * columns spill (docs/cli.md "Memory": about 220 MB resident at 16 MiB, 570 MB at 64 MiB). */
+#define LOAD_CHUNK_DEFAULT ((size_t)16 << 20)
 static size_t g_chunk; /* 0: OMNIGRAPH_LOAD_CHUNK_BYTES, else LOAD_CHUNK_DEFAULT */
 
 void exec_load_set_chunk_bytes(size_t bytes)
