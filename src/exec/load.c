@@ -1396,9 +1396,9 @@ static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t
  * parsed (a mapped file reads them back if a re-prepare reads the input again). A merge is read
  * whole: an upsert's transaction cannot yet be fed in chunks. */
 
-/* 16 MiB: what a chunk holds while it is parsed and staged (its rows in Arrow builders, then
- * encoded) is several times its bytes, and that, not the file, sets a load's peak once the kept
- * columns spill (docs/cli.md "Memory": about 220 MB resident at 16 MiB, 570 MB at 64 MiB). */
+/* 16 MiB: what a chunk holds while it is parsed (its rows in Arrow builders) is several times
+ * its bytes, and with the kept columns spilled, that and the writing of whole fragments set a
+ * load's peak, not the file (docs/cli.md "Memory"). */
 #define LOAD_CHUNK_DEFAULT ((size_t)16 << 20)
 static size_t g_chunk; /* 0: OMNIGRAPH_LOAD_CHUNK_BYTES, else LOAD_CHUNK_DEFAULT */
 

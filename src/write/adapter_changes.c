@@ -185,6 +185,12 @@ typedef struct stream_type {
     /* Once the kept columns outgrow their budget (spilled): the ids as (id, line) records and
      * an edge type's endpoints as (src or dst, line, edge id), in sorted runs on disk. */
     core_sortrun *sort[3];
+    /* Rows not staged yet: a type's rows are staged in whole fragments of g_frag rows (the
+     * compaction target, so a large load leaves nothing for maintenance to merge), the rest
+     * waits for the next chunk, or the end. */
+    arrow_batch **pend;
+    size_t n_pend, cap_pend;
+    uint64_t pend_rows, pend_bytes;
 } stream_type;
 
 static void stream_parts_free(stream_type *ty)
@@ -213,6 +219,9 @@ static void stream_type_clear(stream_type *ty)
     }
     for (size_t k = 0; k < 3; k++)
         core_sortrun_free(ty->sort[k]);
+    for (size_t i = 0; i < ty->n_pend; i++)
+        arrow_batch_free(ty->pend[i]);
+    core_free(ty->pend);
     arrow_schema_clear(&ty->schema);
     lance_staged_discard(ty->st); /* never committed: its files go too */
     lance_dataset_free(ty->owned);
@@ -420,6 +429,105 @@ static int spill_chunk(stream_type *ty, const lang_typedef *td, const graph_chan
     return rc;
 }
 
+/* ---- rows staged in whole fragments ---- */
+
+static size_t g_frag; /* 0: LANCE_DEFAULT_MAX_ROWS_PER_FILE */
+
+void write_stream_set_fragment_rows(size_t rows)
+{
+    g_frag = rows;
+}
+
+static uint64_t frag_rows(void)
+{
+    return g_frag ? g_frag : LANCE_DEFAULT_MAX_ROWS_PER_FILE;
+}
+
+/* Stage b[0..n) as more files of the type's transaction (the first opens it). */
+static int stream_stage(stream_type *ty, int mode, arrow_batch *const *b, size_t n)
+{
+    if (!n) return 0;
+    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+    wo.max_rows_per_file = frag_rows();
+    if (ty->st) return lance_stage_add_rows(ty->st, b, n);
+    if (mode == GRAPH_CHANGE_INSERT) return lance_stage_append(&ty->st, ty->ds, b, n, &wo);
+    return lance_stage_overwrite(&ty->st, ty->ds, &ty->ds->schema, b, n, &wo);
+}
+
+/* About the bytes an array's buffers hold. */
+static uint64_t array_bytes(const arrow_array *a)
+{
+    uint64_t n = a->values_size + (a->validity ? (uint64_t)(a->length + 7) / 8 : 0) +
+                 (a->offsets ? (uint64_t)(a->length + 1) * sizeof(int32_t) : 0);
+    for (size_t i = 0; i < a->n_children; i++)
+        n += array_bytes(a->children[i]);
+    return n;
+}
+
+static uint64_t batch_bytes(const arrow_batch *b)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < b->schema.n_fields; i++)
+        n += array_bytes(b->columns[i]);
+    return n;
+}
+
+/* Rows [from, to) of b as a batch of their own (copied). */
+static int batch_range(arrow_batch **out, const arrow_batch *b, int64_t from, int64_t to)
+{
+    int64_t *idx = core_malloc((size_t)(to > from ? to - from : 1) * sizeof *idx);
+    if (!idx) return core_err_nomem();
+    for (int64_t i = from; i < to; i++)
+        idx[i - from] = i;
+    int rc = arrow_batch_take(out, b, idx, (size_t)(to - from));
+    core_free(idx);
+    return rc;
+}
+
+/* Stage the pending rows: all of them (`all`), else as many whole fragments as they fill, the
+ * rest staying pending. */
+static int stage_pending(stream_type *ty, bool all)
+{
+    uint64_t frag = frag_rows();
+    uint64_t take = all ? ty->pend_rows : ty->pend_rows / frag * frag;
+    if (!take) return 0;
+    /* the batches wholly inside the first `take` rows, and where the last one is cut */
+    size_t k = 0;
+    uint64_t before = 0;
+    while (k < ty->n_pend && before + (uint64_t)ty->pend[k]->num_rows <= take)
+        before += (uint64_t)ty->pend[k++]->num_rows;
+    arrow_batch *head = NULL, *tail = NULL;
+    int rc = 0;
+    if (before < take) { /* pend[k] is cut */
+        int64_t cut = (int64_t)(take - before), nr = ty->pend[k]->num_rows;
+        rc = batch_range(&head, ty->pend[k], 0, cut);
+        if (rc == 0) rc = batch_range(&tail, ty->pend[k], cut, nr);
+    }
+    if (rc == 0 && head) {
+        arrow_batch_free(ty->pend[k]);
+        ty->pend[k] = head; /* staged below with the ones before it */
+        head = NULL;
+        k++;
+    }
+    if (rc == 0) rc = stream_stage(ty, ty->mode, ty->pend, k);
+    arrow_batch_free(head);
+    if (rc) {
+        arrow_batch_free(tail);
+        return rc;
+    }
+    for (size_t i = 0; i < k; i++)
+        arrow_batch_free(ty->pend[i]);
+    size_t left = ty->n_pend - k;
+    memmove(ty->pend + (tail ? 1 : 0), ty->pend + k, left * sizeof *ty->pend);
+    if (tail) ty->pend[0] = tail;
+    ty->n_pend = left + (tail ? 1 : 0);
+    ty->pend_rows -= take;
+    ty->pend_bytes = 0;
+    for (size_t i = 0; i < ty->n_pend; i++)
+        ty->pend_bytes += batch_bytes(ty->pend[i]);
+    return 0;
+}
+
 /* One chunk's change of a type: staged at once (the first chunk opens the transaction, later
  * ones add data files to it), then only the kept columns and the lines stay. */
 static int stream_chunk(write_graph *g, const graph_snapshot *snap, write_intent *in,
@@ -447,18 +555,27 @@ static int stream_chunk(write_graph *g, const graph_snapshot *snap, write_intent
         return core_err(OG_E_INTERNAL, "%s: the chunks of a change stream differ in mode or rows",
                         td->name);
     }
-    arrow_batch *padded = NULL;
-    rc = pad_to_table(&padded, c->rows, &ty->ds->schema);
-    arrow_batch *rows = padded ? padded : c->rows;
-    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
-    if (rc == 0 && ty->st)
-        rc = lance_stage_add_rows(ty->st, &rows, 1);
-    else if (rc == 0 && c->mode == GRAPH_CHANGE_INSERT)
-        rc = lance_stage_append(&ty->st, ty->ds, &rows, 1, &wo);
-    else if (rc == 0)
-        rc = lance_stage_overwrite(&ty->st, ty->ds, &ty->ds->schema, &rows, 1, &wo);
-    arrow_batch_free(padded);
-    if (rc == 0) ty->mode = c->mode;
+    /* The chunk's rows join the pending ones (a reference, or padded to the table's schema);
+     * whole fragments of them are staged. */
+    arrow_batch *rows = NULL;
+    rc = pad_to_table(&rows, c->rows, &ty->ds->schema);
+    if (rc == 0 && !rows)
+        rc = arrow_batch_new(&rows, &c->rows->schema, c->rows->columns, c->rows->schema.n_fields);
+    if (rc == 0 && ty->n_pend == ty->cap_pend) {
+        size_t cap = ty->cap_pend ? ty->cap_pend * 2 : 8;
+        arrow_batch **p = core_realloc(ty->pend, cap * sizeof *p);
+        if (!p) rc = core_err_nomem();
+        if (p) ty->pend = p, ty->cap_pend = cap;
+    }
+    if (rc) {
+        arrow_batch_free(rows);
+        return rc;
+    }
+    ty->pend[ty->n_pend++] = rows;
+    ty->pend_rows += (uint64_t)rows->num_rows;
+    ty->pend_bytes += batch_bytes(rows);
+    ty->mode = c->mode;
+    rc = stage_pending(ty, false);
     if (rc == 0) rc = spill ? spill_chunk(ty, td, c, spill) : stream_keep(ty, td, c);
     return rc;
 }
@@ -535,6 +652,10 @@ static int stream_whole(graph_change *out, stream_type *ty, int type_index)
     return 0;
 }
 
+/* The bytes of rows that may wait to fill whole fragments, over every type (a million edges
+ * with minted ids hold about 60 MB). */
+#define PEND_BYTES ((uint64_t)96 << 20)
+
 static int stream_prepare(write_graph *g, const write_change_stream *src,
                           const graph_snapshot *snap, write_intent *in)
 {
@@ -569,6 +690,18 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
                 rc = stream_chunk(g, snap, in, &ty[c->type_index], c, spill);
         }
         graph_change_set_clear(&cs);
+        /* Pending rows of every type together stay within PEND_BYTES: past that, the type
+         * holding the most is staged whole (a fragment short of the target). */
+        for (;;) {
+            uint64_t bytes = 0;
+            size_t most = 0;
+            for (size_t i = 0; i < nt; i++) {
+                bytes += ty[i].pend_bytes;
+                if (ty[i].pend_bytes > ty[most].pend_bytes) most = i;
+            }
+            if (rc || bytes <= PEND_BYTES) break;
+            rc = stage_pending(&ty[most], true);
+        }
         if (rc || spill) continue;
         size_t kept = 0;
         for (size_t i = 0; i < nt; i++)
@@ -582,6 +715,8 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
         core_sortrun_account(-held);
         held = 0;
     }
+    for (size_t i = 0; rc == 0 && i < nt; i++)
+        rc = stage_pending(&ty[i], true); /* the rest of every type */
     size_t n = 0;
     for (size_t i = 0; i < nt; i++)
         n += ty[i].mode != 0;
