@@ -8,6 +8,7 @@ og_layer(core DEPS
   ${CMAKE_CURRENT_LIST_DIR}/json.c
   ${CMAKE_CURRENT_LIST_DIR}/hash.c
   ${CMAKE_CURRENT_LIST_DIR}/hmap.c
+  ${CMAKE_CURRENT_LIST_DIR}/sortrun.c
   ${CMAKE_CURRENT_LIST_DIR}/clock.c
   ${CMAKE_CURRENT_LIST_DIR}/failpoint.c
   ${CMAKE_CURRENT_LIST_DIR}/log.c

@@ -1396,7 +1396,10 @@ static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t
  * parsed (a mapped file reads them back if a re-prepare reads the input again). A merge is read
  * whole: an upsert's transaction cannot yet be fed in chunks. */
 
-#define LOAD_CHUNK_DEFAULT ((size_t)64 << 20)
+/* 16 MiB: what a chunk holds while it is parsed (its rows in Arrow builders) is several times
+ * its bytes, and with the kept columns spilled, that and the writing of whole fragments set a
+ * load's peak, not the file (docs/cli.md "Memory"). */
+#define LOAD_CHUNK_DEFAULT ((size_t)16 << 20)
 static size_t g_chunk; /* 0: OMNIGRAPH_LOAD_CHUNK_BYTES, else LOAD_CHUNK_DEFAULT */
 
 void exec_load_set_chunk_bytes(size_t bytes)

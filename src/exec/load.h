@@ -47,7 +47,7 @@ void exec_load_set_split_min(size_t bytes);
 /* The load request (exec_load) reads an append or an overwrite on main in chunks of about this
  * many bytes (cut after a newline), staging each before reading the next, so memory follows the
  * chunk, not the file (docs/cli.md "load"). 0 restores the default: the environment variable
- * OMNIGRAPH_LOAD_CHUNK_BYTES when set to a positive number, else 64 MiB. Tests lower it to
+ * OMNIGRAPH_LOAD_CHUNK_BYTES when set to a positive number, else 16 MiB. Tests lower it to
  * cover several chunks on small inputs. */
 void exec_load_set_chunk_bytes(size_t bytes);
 

@@ -6,7 +6,9 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/arena.h"
 #include "core/hmap.h"
+#include "core/sortrun.h"
 #include "graph/merge.h"
 #include "lance/keyindex.h"
 
@@ -1694,4 +1696,382 @@ int graph_validate_all(const lang_catalog *cat, const graph_snapshot *snap, stor
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "graph_validate_all: no conflict list");
     return validate(cat, snap, s, cs, probes, stats, open, open_arg, out, GRAPH_VALIDATE_ALL);
+}
+
+/* ---- the whole set as sorted runs (graph_validate_sorted) ----------------------------------- */
+
+/* Keys a merge hands to probe_ids go in batches of this many (copied: the committed maps
+ * borrow them until the validation ends). */
+#define SORTED_PROBE_BATCH 65536
+
+bool graph_validate_sorted_covers(const lang_catalog *cat)
+{
+    for (size_t i = 0; i < cat->n_types; i++) {
+        const lang_typedef *t = &cat->types[i];
+        if (t->kind == LANG_EDGE && (t->card_min > 0 || t->card_max >= 0)) return false;
+        for (size_t k = 0; k < t->n_cons; k++)
+            if (t->cons[k].kind == LANG_CON_UNIQUE) return false;
+    }
+    return true;
+}
+
+/* The first violation found so far in line order (line 0: none). */
+typedef struct sorted_hit {
+    uint64_t line, line2;
+    char *key; /* owned */
+    size_t klen;
+    char *aux; /* owned (an edge id) */
+    size_t alen;
+    const char *why;
+} sorted_hit;
+
+static void hit_clear(sorted_hit *h)
+{
+    core_free(h->key);
+    core_free(h->aux);
+    memset(h, 0, sizeof *h);
+}
+
+/* Keep (line, key, aux) when it comes before what h holds. */
+static int hit_offer(sorted_hit *h, uint64_t line, uint64_t line2, const uint8_t *key, size_t klen,
+                     const uint8_t *aux, size_t alen, const char *why)
+{
+    if (h->key && line >= h->line) return 0;
+    char *k = core_strndup((const char *)key, klen);
+    char *a = core_strndup(aux ? (const char *)aux : "", aux ? alen : 0);
+    if (!k || !a) {
+        core_free(k);
+        core_free(a);
+        return core_err_nomem();
+    }
+    hit_clear(h);
+    *h = (sorted_hit){line, line2, k, klen, a, aux ? alen : 0, why};
+    return 0;
+}
+
+static int rec_key_cmp(const core_sortrun_rec *a, const core_sortrun_rec *b)
+{
+    int c = memcmp(a->key, b->key, a->klen < b->klen ? a->klen : b->klen);
+    if (c) return c;
+    return a->klen < b->klen ? -1 : a->klen > b->klen;
+}
+
+/* Ids of one type that appear twice: the pair whose second line comes first. */
+static int sorted_dups(vctx *v, core_sortrun *ids, int ti)
+{
+    if (!ids || core_sortrun_increasing(ids)) return 0; /* strictly increasing: distinct */
+    core_sortrun_iter *it;
+    int rc = core_sortrun_iter_open(&it, ids);
+    if (rc) return rc;
+    uint8_t *prev = NULL;
+    size_t plen = 0, pcap = 0;
+    uint64_t first_line = 0;
+    int in_group = 0; /* records of the current key seen so far (capped at 2) */
+    bool have = false;
+    sorted_hit hit = {0};
+    for (;;) {
+        core_sortrun_rec r;
+        bool done;
+        if ((rc = core_sortrun_iter_next(it, &r, &done)) || done) break;
+        if (have && r.klen == plen && !memcmp(r.key, prev, plen)) {
+            /* the second record of a key has its second line (records sort by line) */
+            if (in_group++ == 1)
+                rc = hit_offer(&hit, r.line, first_line, r.key, r.klen, NULL, 0, "");
+            if (rc) break;
+            continue;
+        }
+        if (r.klen > pcap) {
+            size_t cap = r.klen < 64 ? 64 : r.klen * 2;
+            uint8_t *p = core_realloc(prev, cap);
+            if (!p) {
+                rc = core_err_nomem();
+                break;
+            }
+            prev = p;
+            pcap = cap;
+        }
+        if (r.klen) memcpy(prev, r.key, r.klen);
+        plen = r.klen;
+        have = true;
+        first_line = r.line;
+        in_group = 1;
+    }
+    core_sortrun_iter_free(it);
+    core_free(prev);
+    if (rc == 0 && hit.key) {
+        const lang_typedef *t = &v->cat->types[ti];
+        char idbuf[512];
+        snprintf(idbuf, sizeof idbuf, "%.*s", (int)(hit.klen > 500 ? 500 : hit.klen), hit.key);
+        rc = violation(
+            v, GRAPH_CONFLICT_UNIQUE_VIOLATION, ti, hit.key, hit.klen, hit.line, OG_E_KEY_CONFLICT,
+            "%s: id \"%s\" appears twice in the input (lines %" PRIu64 " and %" PRIu64 ")", t->name,
+            idbuf, hit.line2, hit.line);
+        if (rc && !v->out) core_err_detail(CORE_ERR_KEY, idbuf);
+    }
+    hit_clear(&hit);
+    return rc;
+}
+
+/* A batch of distinct keys for probe_ids, with the first line (and aux) each came with. */
+typedef struct probe_batch {
+    const uint8_t **k;
+    size_t *l;
+    uint64_t *line;
+    const uint8_t **aux;
+    size_t *alen;
+    size_t n;
+} probe_batch;
+
+static int batch_init(probe_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    b->k = core_malloc(SORTED_PROBE_BATCH * sizeof *b->k);
+    b->l = core_malloc(SORTED_PROBE_BATCH * sizeof *b->l);
+    b->line = core_malloc(SORTED_PROBE_BATCH * sizeof *b->line);
+    b->aux = core_malloc(SORTED_PROBE_BATCH * sizeof *b->aux);
+    b->alen = core_malloc(SORTED_PROBE_BATCH * sizeof *b->alen);
+    if (!b->k || !b->l || !b->line || !b->aux || !b->alen) return core_err_nomem();
+    core_sortrun_account((int64_t)(SORTED_PROBE_BATCH * (3 * sizeof(void *) + 2 * sizeof(size_t))));
+    return 0;
+}
+
+static void batch_free(probe_batch *b)
+{
+    if (b->k && b->l && b->line && b->aux && b->alen)
+        core_sortrun_account(
+            -(int64_t)(SORTED_PROBE_BATCH * (3 * sizeof(void *) + 2 * sizeof(size_t))));
+    core_free(b->k);
+    core_free(b->l);
+    core_free(b->line);
+    core_free(b->aux);
+    core_free(b->alen);
+    memset(b, 0, sizeof *b);
+}
+
+/* Copy a key (and aux) into the batch; the arena keeps the keys for the committed maps. */
+static int batch_add(probe_batch *b, core_arena *ar, const core_sortrun_rec *r)
+{
+    uint8_t *k = core_arena_alloc(ar, r->klen + r->alen + 1);
+    if (!k) return OG_E_NOMEM;
+    if (r->klen) memcpy(k, r->key, r->klen);
+    if (r->alen) memcpy(k + r->klen, r->aux, r->alen);
+    b->k[b->n] = k;
+    b->l[b->n] = r->klen;
+    b->line[b->n] = r->line;
+    b->aux[b->n] = k + r->klen;
+    b->alen[b->n] = r->alen;
+    b->n++;
+    return 0;
+}
+
+/* Ask type ti's committed table about the batch; the keys it does not hold are hits (with
+ * `aux` when the records carried one). */
+static int batch_probe(vctx *v, int ti, probe_batch *b, sorted_hit *hit, bool want_present,
+                       bool with_aux)
+{
+    int rc = b->n ? probe_ids(v, ti, b->k, b->l, b->n) : 0;
+    for (size_t i = 0; rc == 0 && i < b->n; i++) {
+        bool present = core_bmap_find(&v->com[ti].set, b->k[i], b->l[i]) != NULL;
+        if (present == want_present)
+            rc = hit_offer(hit, b->line[i], 0, b->k[i], b->l[i], with_aux ? b->aux[i] : NULL,
+                           b->alen[i], "");
+    }
+    b->n = 0;
+    return rc;
+}
+
+/* Inserted ids of type ti that are committed already. */
+static int sorted_inserted(vctx *v, core_sortrun *ids, int ti, core_arena *ar)
+{
+    core_sortrun_iter *it;
+    int rc = core_sortrun_iter_open(&it, ids);
+    if (rc) return rc;
+    probe_batch b;
+    sorted_hit hit = {0};
+    rc = batch_init(&b);
+    for (;;) {
+        core_sortrun_rec r;
+        bool done;
+        if (rc || (rc = core_sortrun_iter_next(it, &r, &done)) || done) break;
+        if ((rc = batch_add(&b, ar, &r))) break;
+        if (b.n == SORTED_PROBE_BATCH) rc = batch_probe(v, ti, &b, &hit, true, false);
+    }
+    if (rc == 0) rc = batch_probe(v, ti, &b, &hit, true, false);
+    core_sortrun_iter_free(it);
+    batch_free(&b);
+    if (rc == 0 && hit.key) {
+        char idbuf[512];
+        snprintf(idbuf, sizeof idbuf, "%.*s", (int)(hit.klen > 500 ? 500 : hit.klen), hit.key);
+        rc = violation(v, GRAPH_CONFLICT_UNIQUE_VIOLATION, ti, hit.key, hit.klen, hit.line,
+                       OG_E_KEY_CONFLICT, "%s: id \"%s\" already exists", v->cat->types[ti].name,
+                       idbuf);
+        if (rc && !v->out) core_err_detail(CORE_ERR_KEY, idbuf);
+    }
+    hit_clear(&hit);
+    return rc;
+}
+
+/* One side of edge type et: every endpoint is an input node of type nt (a merge join of the
+ * sorted endpoints with the sorted node ids) or, unless nt's table is replaced, a committed
+ * one (asked in batches of distinct endpoints). */
+static int sorted_side(vctx *v, const graph_sorted_set *ss, int et, int side, core_arena *ar)
+{
+    const lang_typedef *t = &v->cat->types[et];
+    int nt = side ? t->to : t->from;
+    core_sortrun *ends = side ? ss->dst[et] : ss->src[et];
+    core_sortrun *nodes = ss->mode[nt] ? ss->ids[nt] : NULL;
+    bool replaced = ss->mode[nt] == GRAPH_CHANGE_REPLACE;
+    if (!ends) return 0;
+    core_sortrun_iter *ie = NULL, *in = NULL;
+    int rc = core_sortrun_iter_open(&ie, ends);
+    if (rc == 0 && nodes) rc = core_sortrun_iter_open(&in, nodes);
+    probe_batch b = {0};
+    if (rc == 0 && !replaced) rc = batch_init(&b);
+    sorted_hit hit = {0};
+    core_sortrun_rec n = {0};
+    bool n_done = !in, n_started = false;
+    const uint8_t *last_probed = NULL; /* the previous endpoint queued (equal ones once) */
+    size_t last_len = 0;
+    while (rc == 0) {
+        core_sortrun_rec e;
+        bool done;
+        if ((rc = core_sortrun_iter_next(ie, &e, &done)) || done) break;
+        if (!n_started && in) {
+            n_started = true;
+            if ((rc = core_sortrun_iter_next(in, &n, &n_done))) break;
+        }
+        while (!n_done && rec_key_cmp(&n, &e) < 0)
+            if ((rc = core_sortrun_iter_next(in, &n, &n_done))) break;
+        if (rc) break;
+        if (!n_done && rec_key_cmp(&n, &e) == 0) continue; /* an input node */
+        if (replaced) {
+            rc = hit_offer(&hit, e.line, 0, e.key, e.klen, e.aux, e.alen,
+                           " (its table is replaced by this change)");
+            continue;
+        }
+        /* the first record of an endpoint has its first line: later ones need no question */
+        if (last_probed && last_len == e.klen && !memcmp(last_probed, e.key, e.klen)) continue;
+        if ((rc = batch_add(&b, ar, &e))) break;
+        last_probed = b.k[b.n - 1];
+        last_len = e.klen;
+        if (b.n == SORTED_PROBE_BATCH) {
+            rc = batch_probe(v, nt, &b, &hit, false, true);
+            /* last_probed stays valid: the arena keeps it */
+        }
+    }
+    if (rc == 0 && !replaced) rc = batch_probe(v, nt, &b, &hit, false, true);
+    core_sortrun_iter_free(ie);
+    core_sortrun_iter_free(in);
+    batch_free(&b);
+    if (rc == 0 && hit.key) {
+        char idb[96];
+        snprintf(idb, sizeof idb, "\"%.*s\"", (int)(hit.alen > 60 ? 60 : hit.alen), hit.aux);
+        rc =
+            violation(v, GRAPH_CONFLICT_ORPHAN_EDGE, et, hit.aux, hit.alen, hit.line,
+                      OG_E_BAD_REQUEST, "%s: %s \"%.*s\" is not an existing %s node%s (edge id %s)",
+                      t->name, side ? "dst" : "src", (int)(hit.klen > 200 ? 200 : hit.klen),
+                      hit.key, v->cat->types[nt].name, hit.why, idb);
+    }
+    hit_clear(&hit);
+    return rc;
+}
+
+/* A replaced node table must not leave committed edges of a type the set does not replace
+ * dangling: check_dangling_replace on the node type's ids, read into a map. */
+static int sorted_dangling(vctx *v, const graph_sorted_set *ss, int nt, core_arena *ar)
+{
+    bool any = false;
+    for (size_t et = 0; et < v->cat->n_types && !any; et++) {
+        const lang_typedef *e = &v->cat->types[et];
+        any = e->kind == LANG_EDGE && (e->from == nt || e->to == nt) &&
+              ss->mode[et] != GRAPH_CHANGE_REPLACE;
+    }
+    if (!any) return 0;
+    core_sortrun_iter *it;
+    int rc = core_sortrun_iter_open(&it, ss->ids[nt]);
+    if (rc) return rc;
+    rc = core_bmap_reserve(&v->input[nt], (size_t)core_sortrun_count(ss->ids[nt]));
+    while (rc == 0) {
+        core_sortrun_rec r;
+        bool done;
+        if ((rc = core_sortrun_iter_next(it, &r, &done)) || done) break;
+        char *k = core_arena_strndup(ar, (const char *)r.key, r.klen);
+        core_bmap_entry *en;
+        int fresh;
+        rc = k ? core_bmap_put(&v->input[nt], k, r.klen, &en, &fresh) : OG_E_NOMEM;
+    }
+    core_sortrun_iter_free(it);
+    if (rc == 0) rc = check_dangling_replace(v, nt);
+    core_bmap_free(&v->input[nt]);
+    return rc;
+}
+
+int graph_validate_sorted(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                          const graph_sorted_set *ss, graph_probes *probes,
+                          graph_validate_stats *stats, graph_table_open_fn open, void *open_arg)
+{
+    graph_validate_stats st_local;
+    graph_validate_stats *st = stats ? stats : &st_local;
+    memset(st, 0, sizeof *st);
+    graph_probes probes_local = {0};
+    graph_change_set none = {.file = ss->file};
+    size_t nt = cat->n_types ? cat->n_types : 1;
+    vctx v = {.cat = cat,
+              .snap = snap,
+              .s = s,
+              .cs = &none,
+              .probes = probes ? probes : &probes_local,
+              .st = st,
+              .open = open,
+              .open_arg = open_arg,
+              .scope = GRAPH_VALIDATE_SET};
+    v.by_type = core_calloc(nt, sizeof *v.by_type);
+    v.input = core_calloc(nt, sizeof *v.input);
+    v.input_later = core_calloc(nt, 1);
+    v.deleted = core_calloc(nt, sizeof *v.deleted);
+    v.com = core_calloc(nt, sizeof *v.com);
+    graph_change *stub = core_calloc(nt, sizeof *stub); /* per type present: its mode only */
+    int rc =
+        v.by_type && v.input && v.input_later && v.deleted && v.com && stub ? 0 : core_err_nomem();
+    core_arena ar;
+    core_arena_init(&ar, (size_t)1 << 20);
+    for (size_t i = 0; rc == 0 && i < cat->n_types; i++) {
+        if (!ss->mode[i]) continue;
+        stub[i].type_index = (int)i;
+        stub[i].mode = ss->mode[i];
+        v.by_type[i] = &stub[i];
+        st->rows_checked += core_sortrun_count(ss->ids[i]);
+    }
+    /* In the order run() makes them: ids within the input, inserted ids against the base,
+     * endpoints (per edge type, src then dst), dangling committed edges. */
+    for (size_t i = 0; rc == 0 && i < cat->n_types; i++)
+        if (ss->mode[i]) rc = sorted_dups(&v, ss->ids[i], (int)i);
+    for (size_t i = 0; rc == 0 && i < cat->n_types; i++)
+        if (ss->mode[i] == GRAPH_CHANGE_INSERT && ss->ids[i])
+            rc = sorted_inserted(&v, ss->ids[i], (int)i, &ar);
+    for (size_t i = 0; rc == 0 && i < cat->n_types; i++)
+        for (int side = 0; rc == 0 && ss->mode[i] && cat->types[i].kind == LANG_EDGE && side < 2;
+             side++)
+            rc = sorted_side(&v, ss, (int)i, side, &ar);
+    for (size_t i = 0; rc == 0 && i < cat->n_types; i++)
+        if (ss->mode[i] == GRAPH_CHANGE_REPLACE && cat->types[i].kind == LANG_NODE && ss->ids[i])
+            rc = sorted_dangling(&v, ss, (int)i, &ar);
+    for (size_t i = 0; i < cat->n_types; i++) {
+        if (v.input) core_bmap_free(&v.input[i]);
+        if (v.deleted) core_bmap_free(&v.deleted[i]);
+        if (v.com) {
+            core_bmap_free(&v.com[i].set);
+            core_bmap_free(&v.com[i].probed);
+            arrow_batch_free(v.com[i].ids);
+        }
+    }
+    core_arena_free(&ar);
+    core_free(stub);
+    core_free(v.by_type);
+    core_free(v.input);
+    core_free(v.input_later);
+    core_free(v.deleted);
+    core_free(v.com);
+    graph_probes_clear(&probes_local);
+    return rc;
 }

@@ -90,6 +90,29 @@ int graph_validate_scoped(const lang_catalog *cat, const graph_snapshot *snap, s
                           graph_validate_stats *stats, graph_table_open_fn open, void *open_arg,
                           int scope);
 
+/* The whole set of a streamed load too large to keep in memory, as sorted runs
+ * (core/sortrun.h) instead of rows: per type present, its ids as (id, line) records; per edge
+ * type present, its endpoints as (src, line, aux = edge id) and (dst, line, aux = edge id).
+ * graph_validate_sorted makes the checks of GRAPH_VALIDATE_SET on them by merge joins, in
+ * memory independent of the number of rows: ids distinct within the input, an inserted id not
+ * committed, every endpoint an input node of its type or (unless that table is replaced) a
+ * committed one, and no committed edge left dangling by a replaced node table (the one check
+ * that holds the replaced node type's ids in memory). It does not check @unique or @card: a
+ * catalog with either keeps its whole set in rows (graph_validate_sorted_covers). Errors and
+ * their lines are those graph_validate_scoped would report for the same rows; the one whose
+ * line comes first when several break the same check. Probes as graph_validate_ex. */
+typedef struct graph_sorted_set {
+    const char *file;          /* for error locations */
+    const int *mode;           /* per catalog type: GRAPH_CHANGE_INSERT or _REPLACE, 0: absent */
+    struct core_sortrun **ids; /* per catalog type (NULL: absent) */
+    struct core_sortrun **src, **dst; /* per edge type (NULL: absent) */
+} graph_sorted_set;
+
+bool graph_validate_sorted_covers(const lang_catalog *cat);
+int graph_validate_sorted(const lang_catalog *cat, const graph_snapshot *snap, store *s,
+                          const graph_sorted_set *ss, graph_probes *probes,
+                          graph_validate_stats *stats, graph_table_open_fn open, void *open_arg);
+
 struct graph_conflicts; /* graph/merge.h */
 
 /* The same check reporting every violation instead of the first (a merge reports all its

@@ -8,10 +8,12 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/failpoint.h"
+#include "core/sortrun.h"
 #include "lance/keyindex.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int write_changes_prepare(write_graph *g, const void *input, const graph_snapshot *snap,
@@ -180,6 +182,15 @@ typedef struct stream_type {
     uint64_t **lines;    /* per part (NULL: the rows have none) */
     int64_t *rows;       /* per part */
     size_t n_parts, cap_parts;
+    /* Once the kept columns outgrow their budget (spilled): the ids as (id, line) records and
+     * an edge type's endpoints as (src or dst, line, edge id), in sorted runs on disk. */
+    core_sortrun *sort[3];
+    /* Rows not staged yet: a type's rows are staged in whole fragments of g_frag rows (the
+     * compaction target, so a large load leaves nothing for maintenance to merge), the rest
+     * waits for the next chunk, or the end. */
+    arrow_batch **pend;
+    size_t n_pend, cap_pend;
+    uint64_t pend_rows, pend_bytes;
 } stream_type;
 
 static void stream_parts_free(stream_type *ty)
@@ -206,6 +217,11 @@ static void stream_type_clear(stream_type *ty)
         core_free(ty->str[k].off);
         core_free(ty->str[k].val);
     }
+    for (size_t k = 0; k < 3; k++)
+        core_sortrun_free(ty->sort[k]);
+    for (size_t i = 0; i < ty->n_pend; i++)
+        arrow_batch_free(ty->pend[i]);
+    core_free(ty->pend);
     arrow_schema_clear(&ty->schema);
     lance_staged_discard(ty->st); /* never committed: its files go too */
     lance_dataset_free(ty->owned);
@@ -300,10 +316,222 @@ static int stream_keep(stream_type *ty, const lang_typedef *td, graph_change *c)
     return 0;
 }
 
+/* ---- kept columns past their budget: sorted runs on disk ---- */
+
+#define KEEP_DEFAULT ((size_t)64 << 20)
+static size_t g_keep; /* 0: OMNIGRAPH_LOAD_KEEP_BYTES, else KEEP_DEFAULT */
+
+void write_stream_set_keep_bytes(size_t bytes)
+{
+    g_keep = bytes;
+}
+
+static size_t keep_bytes(void)
+{
+    if (g_keep) return g_keep;
+    const char *env = getenv("OMNIGRAPH_LOAD_KEEP_BYTES");
+    if (env && *env) {
+        char *end = NULL;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (end && !*end && v > 0) return (size_t)v;
+    }
+    return KEEP_DEFAULT;
+}
+
+/* The buffer of each sorted run: an eighth of the budget (a stream has up to four sorters
+ * filling at once: a node type's ids, an edge type's ids and endpoints), within 4 KiB-8 MiB. */
+static size_t sort_budget(size_t keep)
+{
+    size_t b = keep / 8;
+    if (b < 4096) b = 4096;
+    if (b > ((size_t)8 << 20)) b = (size_t)8 << 20;
+    return b;
+}
+
+/* Bytes the kept columns of a type hold in memory (ids, endpoints, lines). */
+static size_t stream_kept_bytes(const stream_type *ty)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < 3; k++)
+        if (ty->str[k].off) n += (ty->str[k].cap_rows + 1) * sizeof(int32_t) + ty->str[k].cap_len;
+    for (size_t p = 0; p < ty->n_parts; p++)
+        if (ty->lines[p]) n += (size_t)ty->rows[p] * sizeof(uint64_t);
+    return n;
+}
+
+static int spill_open(stream_type *ty, const lang_typedef *td, size_t budget)
+{
+    size_t n = td->kind == LANG_EDGE ? 3 : 1;
+    for (size_t k = 0; k < n; k++) {
+        if (ty->sort[k]) continue;
+        int rc = core_sortrun_new(&ty->sort[k], budget);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* One row into the sorters: its id, and an edge's endpoints with its id as aux. */
+static int spill_row(stream_type *ty, const uint8_t *const v[3], const size_t n[3], uint64_t line,
+                     bool edge)
+{
+    int rc = core_sortrun_add(ty->sort[0], v[0], n[0], line, NULL, 0);
+    for (size_t k = 1; rc == 0 && edge && k < 3; k++)
+        rc = core_sortrun_add(ty->sort[k], v[k], n[k], line, v[0], n[0]);
+    return rc;
+}
+
+/* The kept columns held so far into the sorters (memory freed). */
+static int spill_kept(stream_type *ty, const lang_typedef *td, size_t budget)
+{
+    bool edge = td->kind == LANG_EDGE;
+    int rc = spill_open(ty, td, budget);
+    size_t row = 0;
+    for (size_t p = 0; rc == 0 && p < ty->n_parts; p++) {
+        for (int64_t r = 0; rc == 0 && r < ty->rows[p]; r++, row++) {
+            const uint8_t *v[3] = {NULL, NULL, NULL};
+            size_t n[3] = {0, 0, 0};
+            for (size_t k = 0; k < (edge ? 3u : 1u); k++) {
+                const struct stream_str *st = &ty->str[k];
+                v[k] = (const uint8_t *)st->val + st->off[row];
+                n[k] = (size_t)(st->off[row + 1] - st->off[row]);
+            }
+            rc = spill_row(ty, v, n, ty->lines[p] ? ty->lines[p][r] : 0, edge);
+        }
+    }
+    if (rc) return rc;
+    for (size_t k = 0; k < 3; k++) {
+        core_free(ty->str[k].off);
+        core_free(ty->str[k].val);
+        memset(&ty->str[k], 0, sizeof ty->str[k]);
+    }
+    stream_parts_free(ty);
+    return 0;
+}
+
+/* A chunk's rows straight into the sorters. */
+static int spill_chunk(stream_type *ty, const lang_typedef *td, const graph_change *c,
+                       size_t budget)
+{
+    bool edge = td->kind == LANG_EDGE;
+    int rc = spill_open(ty, td, budget);
+    for (size_t f = 0; rc == 0 && f < (edge ? 3u : 1u); f++) {
+        const arrow_array *a = c->rows->columns[f];
+        if (a->type.id != ARROW_UTF8 || a->null_count)
+            rc = core_err(OG_E_INTERNAL, "%s: column %zu is not non-null Utf8", td->name, f);
+    }
+    for (int64_t r = 0; rc == 0 && r < c->rows->num_rows; r++) {
+        const uint8_t *v[3] = {NULL, NULL, NULL};
+        size_t n[3] = {0, 0, 0};
+        for (size_t k = 0; k < (edge ? 3u : 1u); k++)
+            v[k] = arrow_array_get_bytes(c->rows->columns[k], r, &n[k]);
+        rc = spill_row(ty, v, n, c->lines ? c->lines[r] : 0, edge);
+    }
+    return rc;
+}
+
+/* ---- rows staged in whole fragments ---- */
+
+static size_t g_frag; /* 0: LANCE_DEFAULT_MAX_ROWS_PER_FILE */
+
+void write_stream_set_fragment_rows(size_t rows)
+{
+    g_frag = rows;
+}
+
+static uint64_t frag_rows(void)
+{
+    return g_frag ? g_frag : LANCE_DEFAULT_MAX_ROWS_PER_FILE;
+}
+
+/* Stage b[0..n) as more files of the type's transaction (the first opens it). */
+static int stream_stage(stream_type *ty, int mode, arrow_batch *const *b, size_t n)
+{
+    if (!n) return 0;
+    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+    wo.max_rows_per_file = frag_rows();
+    if (ty->st) return lance_stage_add_rows(ty->st, b, n);
+    if (mode == GRAPH_CHANGE_INSERT) return lance_stage_append(&ty->st, ty->ds, b, n, &wo);
+    return lance_stage_overwrite(&ty->st, ty->ds, &ty->ds->schema, b, n, &wo);
+}
+
+/* About the bytes an array's buffers hold. */
+static uint64_t array_bytes(const arrow_array *a)
+{
+    uint64_t n = a->values_size + (a->validity ? (uint64_t)(a->length + 7) / 8 : 0) +
+                 (a->offsets ? (uint64_t)(a->length + 1) * sizeof(int32_t) : 0);
+    for (size_t i = 0; i < a->n_children; i++)
+        n += array_bytes(a->children[i]);
+    return n;
+}
+
+static uint64_t batch_bytes(const arrow_batch *b)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < b->schema.n_fields; i++)
+        n += array_bytes(b->columns[i]);
+    return n;
+}
+
+/* Rows [from, to) of b as a batch of their own (copied). */
+static int batch_range(arrow_batch **out, const arrow_batch *b, int64_t from, int64_t to)
+{
+    int64_t *idx = core_malloc((size_t)(to > from ? to - from : 1) * sizeof *idx);
+    if (!idx) return core_err_nomem();
+    for (int64_t i = from; i < to; i++)
+        idx[i - from] = i;
+    int rc = arrow_batch_take(out, b, idx, (size_t)(to - from));
+    core_free(idx);
+    return rc;
+}
+
+/* Stage the pending rows: all of them (`all`), else as many whole fragments as they fill, the
+ * rest staying pending. */
+static int stage_pending(stream_type *ty, bool all)
+{
+    uint64_t frag = frag_rows();
+    uint64_t take = all ? ty->pend_rows : ty->pend_rows / frag * frag;
+    if (!take) return 0;
+    /* the batches wholly inside the first `take` rows, and where the last one is cut */
+    size_t k = 0;
+    uint64_t before = 0;
+    while (k < ty->n_pend && before + (uint64_t)ty->pend[k]->num_rows <= take)
+        before += (uint64_t)ty->pend[k++]->num_rows;
+    arrow_batch *head = NULL, *tail = NULL;
+    int rc = 0;
+    if (before < take) { /* pend[k] is cut */
+        int64_t cut = (int64_t)(take - before), nr = ty->pend[k]->num_rows;
+        rc = batch_range(&head, ty->pend[k], 0, cut);
+        if (rc == 0) rc = batch_range(&tail, ty->pend[k], cut, nr);
+    }
+    if (rc == 0 && head) {
+        arrow_batch_free(ty->pend[k]);
+        ty->pend[k] = head; /* staged below with the ones before it */
+        head = NULL;
+        k++;
+    }
+    if (rc == 0) rc = stream_stage(ty, ty->mode, ty->pend, k);
+    arrow_batch_free(head);
+    if (rc) {
+        arrow_batch_free(tail);
+        return rc;
+    }
+    for (size_t i = 0; i < k; i++)
+        arrow_batch_free(ty->pend[i]);
+    size_t left = ty->n_pend - k;
+    memmove(ty->pend + (tail ? 1 : 0), ty->pend + k, left * sizeof *ty->pend);
+    if (tail) ty->pend[0] = tail;
+    ty->n_pend = left + (tail ? 1 : 0);
+    ty->pend_rows -= take;
+    ty->pend_bytes = 0;
+    for (size_t i = 0; i < ty->n_pend; i++)
+        ty->pend_bytes += batch_bytes(ty->pend[i]);
+    return 0;
+}
+
 /* One chunk's change of a type: staged at once (the first chunk opens the transaction, later
  * ones add data files to it), then only the kept columns and the lines stay. */
 static int stream_chunk(write_graph *g, const graph_snapshot *snap, write_intent *in,
-                        stream_type *ty, graph_change *c)
+                        stream_type *ty, graph_change *c, size_t spill)
 {
     const lang_typedef *td = &g->h->catalog->types[c->type_index];
     if (c->mode != GRAPH_CHANGE_INSERT && c->mode != GRAPH_CHANGE_REPLACE)
@@ -327,19 +555,28 @@ static int stream_chunk(write_graph *g, const graph_snapshot *snap, write_intent
         return core_err(OG_E_INTERNAL, "%s: the chunks of a change stream differ in mode or rows",
                         td->name);
     }
-    arrow_batch *padded = NULL;
-    rc = pad_to_table(&padded, c->rows, &ty->ds->schema);
-    arrow_batch *rows = padded ? padded : c->rows;
-    lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
-    if (rc == 0 && ty->st)
-        rc = lance_stage_add_rows(ty->st, &rows, 1);
-    else if (rc == 0 && c->mode == GRAPH_CHANGE_INSERT)
-        rc = lance_stage_append(&ty->st, ty->ds, &rows, 1, &wo);
-    else if (rc == 0)
-        rc = lance_stage_overwrite(&ty->st, ty->ds, &ty->ds->schema, &rows, 1, &wo);
-    arrow_batch_free(padded);
-    if (rc == 0) ty->mode = c->mode;
-    if (rc == 0) rc = stream_keep(ty, td, c);
+    /* The chunk's rows join the pending ones (a reference, or padded to the table's schema);
+     * whole fragments of them are staged. */
+    arrow_batch *rows = NULL;
+    rc = pad_to_table(&rows, c->rows, &ty->ds->schema);
+    if (rc == 0 && !rows)
+        rc = arrow_batch_new(&rows, &c->rows->schema, c->rows->columns, c->rows->schema.n_fields);
+    if (rc == 0 && ty->n_pend == ty->cap_pend) {
+        size_t cap = ty->cap_pend ? ty->cap_pend * 2 : 8;
+        arrow_batch **p = core_realloc(ty->pend, cap * sizeof *p);
+        if (!p) rc = core_err_nomem();
+        if (p) ty->pend = p, ty->cap_pend = cap;
+    }
+    if (rc) {
+        arrow_batch_free(rows);
+        return rc;
+    }
+    ty->pend[ty->n_pend++] = rows;
+    ty->pend_rows += (uint64_t)rows->num_rows;
+    ty->pend_bytes += batch_bytes(rows);
+    ty->mode = c->mode;
+    rc = stage_pending(ty, false);
+    if (rc == 0) rc = spill ? spill_chunk(ty, td, c, spill) : stream_keep(ty, td, c);
     return rc;
 }
 
@@ -415,6 +652,10 @@ static int stream_whole(graph_change *out, stream_type *ty, int type_index)
     return 0;
 }
 
+/* The bytes of rows that may wait to fill whole fragments, over every type (a million edges
+ * with minted ids hold about 60 MB). */
+#define PEND_BYTES ((uint64_t)96 << 20)
+
 static int stream_prepare(write_graph *g, const write_change_stream *src,
                           const graph_snapshot *snap, write_intent *in)
 {
@@ -427,6 +668,11 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
     if (!ty) return core_err_nomem();
     graph_change_set whole;
     memset(&whole, 0, sizeof whole);
+    /* The kept columns stay in memory up to their budget; past it (and when the sorted checks
+     * cover the catalog) they go to sorted runs on disk, and so does every later chunk's. */
+    size_t keep = keep_bytes(), spill = 0;
+    bool can_spill = graph_validate_sorted_covers(cat);
+    int64_t held = 0; /* what the in-memory kept columns accounted (core_sortrun_account) */
     int rc = src->rewind(src->arg);
     for (bool done = false; rc == 0 && !done;) {
         graph_change_set cs;
@@ -441,18 +687,45 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
             if (c->type_index < 0 || (size_t)c->type_index >= nt)
                 rc = core_err(OG_E_INTERNAL, "change for unknown type %d", c->type_index);
             else
-                rc = stream_chunk(g, snap, in, &ty[c->type_index], c);
+                rc = stream_chunk(g, snap, in, &ty[c->type_index], c, spill);
         }
         graph_change_set_clear(&cs);
+        /* Pending rows of every type together stay within PEND_BYTES: past that, the type
+         * holding the most is staged whole (a fragment short of the target). */
+        for (;;) {
+            uint64_t bytes = 0;
+            size_t most = 0;
+            for (size_t i = 0; i < nt; i++) {
+                bytes += ty[i].pend_bytes;
+                if (ty[i].pend_bytes > ty[most].pend_bytes) most = i;
+            }
+            if (rc || bytes <= PEND_BYTES) break;
+            rc = stage_pending(&ty[most], true);
+        }
+        if (rc || spill) continue;
+        size_t kept = 0;
+        for (size_t i = 0; i < nt; i++)
+            kept += stream_kept_bytes(&ty[i]);
+        core_sortrun_account((int64_t)kept - held);
+        held = (int64_t)kept;
+        if (!can_spill || kept <= keep) continue;
+        spill = sort_budget(keep);
+        for (size_t i = 0; rc == 0 && i < nt; i++)
+            if (ty[i].mode) rc = spill_kept(&ty[i], &cat->types[i], spill);
+        core_sortrun_account(-held);
+        held = 0;
     }
+    for (size_t i = 0; rc == 0 && i < nt; i++)
+        rc = stage_pending(&ty[i], true); /* the rest of every type */
     size_t n = 0;
     for (size_t i = 0; i < nt; i++)
         n += ty[i].mode != 0;
-    if (rc == 0 && n && !(whole.changes = core_calloc(n, sizeof *whole.changes)))
+    if (rc == 0 && n && !spill && !(whole.changes = core_calloc(n, sizeof *whole.changes)))
         rc = core_err_nomem();
-    for (size_t i = 0; rc == 0 && i < nt; i++)
+    for (size_t i = 0; rc == 0 && !spill && i < nt; i++)
         if (ty[i].mode) rc = stream_whole(&whole.changes[whole.n++], &ty[i], (int)i);
-    /* The whole set's checks, on the kept columns; every probed table joins the read set. */
+    /* The whole set's checks, on the kept columns or their sorted runs; every probed table
+     * joins the read set. */
     graph_probes probes;
     memset(&probes, 0, sizeof probes);
     graph_validate_stats vs;
@@ -460,17 +733,34 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
         rc =
             graph_validate_scoped(cat, snap, g->h->s, &whole, &probes, &vs,
                                   in->base ? graph_head_table : NULL, in->base, GRAPH_VALIDATE_SET);
+    if (rc == 0 && spill && n) {
+        int *mode = core_calloc(nt, sizeof *mode);
+        core_sortrun **sorts = core_calloc(3 * nt, sizeof *sorts);
+        if (!mode || !sorts) rc = core_err_nomem();
+        for (size_t i = 0; rc == 0 && i < nt; i++) {
+            mode[i] = ty[i].mode;
+            for (size_t k = 0; k < 3; k++)
+                sorts[k * nt + i] = ty[i].sort[k];
+        }
+        graph_sorted_set ss = {whole.file, mode, sorts, sorts + nt, sorts + 2 * nt};
+        if (rc == 0)
+            rc = graph_validate_sorted(cat, snap, g->h->s, &ss, &probes, &vs,
+                                       in->base ? graph_head_table : NULL, in->base);
+        core_free(mode);
+        core_free(sorts);
+    }
     for (size_t i = 0; rc == 0 && i < probes.n; i++) {
         const graph_table *t = graph_snapshot_table(snap, probes.aliases[i]);
         if (t) rc = write_rs_add_table(&in->rs, t->alias, t->version, false);
     }
     graph_probes_clear(&probes);
-    if (rc == 0 && whole.n && !(in->effects = core_calloc(whole.n, sizeof *in->effects)))
-        rc = core_err_nomem();
-    for (size_t k = 0; rc == 0 && k < whole.n; k++) {
-        const graph_change *c = &whole.changes[k];
-        stream_type *s = &ty[c->type_index];
-        const lang_typedef *td = &cat->types[c->type_index];
+    if (rc == 0 && n && !(in->effects = core_calloc(n, sizeof *in->effects))) rc = core_err_nomem();
+    for (size_t i = 0, k = 0; rc == 0 && i < nt; i++) {
+        stream_type *s = &ty[i];
+        if (!s->mode) continue;
+        /* the whole change of the type, when the set was kept in memory */
+        const graph_change *c = spill ? NULL : &whole.changes[k++];
+        const lang_typedef *td = &cat->types[i];
         lance_staged_info info;
         lance_staged_get_info(s->st, &info);
         write_effect *e = &in->effects[in->n_effects++];
@@ -487,8 +777,9 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
             (s->t->table_branch && !(e->table_branch = core_strdup(s->t->table_branch))))
             rc = core_err_nomem();
         if (rc == 0) rc = write_rs_add_table(&in->rs, s->t->alias, s->t->version, true);
-        if (rc == 0 && c->mode == GRAPH_CHANGE_INSERT) {
-            /* what a strict insert appends, for the handle's read caches */
+        if (rc == 0 && c && c->mode == GRAPH_CHANGE_INSERT) {
+            /* what a strict insert appends, for the handle's read caches (not known when the
+             * set was spilled: the caches then read the table again) */
             e->app_id = arrow_array_ref(c->rows->columns[0]);
             if (td->kind == LANG_EDGE) {
                 e->app_src = arrow_array_ref(c->rows->columns[1]);
@@ -496,6 +787,7 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
             }
         }
     }
+    core_sortrun_account(-held);
     graph_change_set_clear(&whole);
     for (size_t i = 0; i < nt; i++)
         stream_type_clear(&ty[i]);

@@ -243,6 +243,16 @@ typedef struct write_change_stream {
 } write_change_stream;
 int write_changes_stream(write_graph *g, int kind, const write_change_stream *src,
                          const write_options *opt, write_result *res);
+/* The memory the kept columns of a stream may hold before they go to sorted runs on disk
+ * (core/sortrun.h; then checked by graph_validate_sorted, in memory that does not grow with the
+ * rows). 0: OMNIGRAPH_LOAD_KEEP_BYTES, else 64 MiB. A catalog with @unique or @card keeps them
+ * in memory whatever the budget. */
+void write_stream_set_keep_bytes(size_t bytes);
+/* The rows of a fragment a stream writes: a type's rows wait (up to 96 MiB of rows over every
+ * type) until they fill whole fragments of this many, so a large load leaves fragments at the
+ * compaction target that maintenance has no reason to merge. 0: 1 Mi rows
+ * (LANCE_DEFAULT_MAX_ROWS_PER_FILE); tests lower it. */
+void write_stream_set_fragment_rows(size_t rows);
 
 /* Compact data tables as one graph commit through the coordinator (adapter OPTIMIZE). */
 typedef struct write_optimize_options {

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "exec/load.h"
+#include "write/write.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -95,13 +96,19 @@ static void make_graph(const char *root)
     og_init_result_free(ir);
 }
 
+/* In chunks (chunk > 0), a type's rows are staged in fragments of FRAG_ROWS as they fill them
+ * (write_stream_set_fragment_rows; 1 Mi rows by default, more than these inputs hold). */
+#define FRAG_ROWS 64
+
 static int load(og_graph *g, const buf *b, int mode, size_t chunk, og_write_result **out)
 {
     exec_load_set_chunk_bytes(chunk);
+    write_stream_set_fragment_rows(chunk ? FRAG_ROWS : 0);
     og_load_options lo = OG_LOAD_OPTIONS_INIT;
     lo.mode = mode;
     int rc = og_graph_load(out, g, "in.jsonl", b->p, b->n, &lo);
     exec_load_set_chunk_bytes(0);
+    write_stream_set_fragment_rows(0);
     return rc;
 }
 

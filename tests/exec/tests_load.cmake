@@ -6,3 +6,6 @@ og_fuzz(fuzz_load SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/exec/fuzz_load.c
         LINK og_exec CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/exec/corpus/load)
 og_fuzz(fuzz_params SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/exec/fuzz_params.c
         LINK og_exec CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/exec/corpus/params)
+# The load whose kept columns go to sorted runs on disk: memory bounded at two input sizes,
+# every whole-set error across chunks the same as in memory, with its line.
+og_test(test_exec_load_spill LABELS "exec" SOURCES exec/test_exec_load_spill.c)

@@ -93,12 +93,15 @@ static int op_load(store *s, void *vctx)
     write_graph *g = NULL;
     int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
     if (rc == 0 && c->chunk) {
-        /* the load request streams it: each chunk staged as more files of one transaction */
+        /* the load request streams it: each chunk staged as more files of one transaction
+         * (a type's rows in fragments of 64: some fill, with a key index segment each) */
         exec_load_set_chunk_bytes(c->chunk);
+        write_stream_set_fragment_rows(64);
         exec_load_request req = {c->delta, strlen(c->delta), "d.jsonl", c->mode, NULL, NULL};
         exec_load_result res;
         rc = exec_load(&res, g, &req, NULL);
         exec_load_set_chunk_bytes(0);
+        write_stream_set_fragment_rows(0);
     } else if (rc == 0) {
         rc = wf_load(g, c->delta, c->mode, NULL);
     }
