@@ -216,6 +216,63 @@ static int check_data_deep(vctx *c, const char *key, const Lance__Table__DataFil
     return 0;
 }
 
+/* Without --deep: the checksums our writers recorded, read in bounded pieces and without
+ * decoding. A file of at most LANCE_FILE2_SMALL_FILE_BYTES whole against og_xxh3 (what every
+ * read of it checks); a larger one block by block against og_block_xxh3 (what ranged reads
+ * check), VERIFY_SUM_CHUNK bytes per get. A file with neither (lancedb's, or an older build's
+ * larger file without block checksums) is not read here (--deep reads it whole). */
+#define VERIFY_SUM_CHUNK (4u << 20)
+static int sum_read(vctx *c, const char *key, uint64_t off, uint64_t len, core_buf *b)
+{
+    int rc = store_get(c->s, key, off, len, b);
+    if (rc == 0 || rc == OG_E_NOMEM) return rc;
+    rc = problem(c, "file_unreadable", key, REMEDY_BACKUP, "%s", last_message());
+    return rc ? rc : 1; /* reported: stop checking this file */
+}
+
+static int check_data_sums(vctx *c, const char *key, const Lance__Table__DataFile *df)
+{
+    uint64_t size = df->has_file_size_bytes ? df->file_size_bytes : 0;
+    core_buf b = CORE_BUF_INIT;
+    int rc = 0;
+    if (df->has_og_xxh3 && size && size <= LANCE_FILE2_SMALL_FILE_BYTES) {
+        if ((rc = sum_read(c, key, 0, STORE_ALL, &b)) != 0) goto out;
+        uint64_t got = core_hash64(b.data, b.len, 0);
+        if (got != df->og_xxh3)
+            rc = problem(c, "checksum", key, REMEDY_BACKUP,
+                         "its bytes hash to %016" PRIx64 ", the manifest recorded %016" PRIx64
+                         ": the file was damaged after it was written",
+                         got, df->og_xxh3);
+        goto out;
+    }
+    if (!size || !df->has_og_block_bytes || !df->og_block_bytes || !df->n_og_block_xxh3) goto out;
+    const uint64_t bs = df->og_block_bytes;
+    const uint64_t per = VERIFY_SUM_CHUNK / bs ? VERIFY_SUM_CHUNK / bs : 1;
+    for (size_t i = 0; i < df->n_og_block_xxh3; i += per) {
+        uint64_t off = (uint64_t)i * bs;
+        if (off >= size) break;
+        uint64_t len = size - off < per * bs ? size - off : per * bs;
+        if ((rc = sum_read(c, key, off, len, &b)) != 0) goto out;
+        for (size_t k = 0; k < per && i + k < df->n_og_block_xxh3; k++) {
+            uint64_t at = (uint64_t)k * bs;
+            if (at >= b.len) break;
+            uint64_t n = b.len - at < bs ? b.len - at : bs;
+            uint64_t got = core_hash64(b.data + at, n, 0);
+            if (got != df->og_block_xxh3[i + k]) { /* one problem per file */
+                rc = problem(c, "checksum", key, REMEDY_BACKUP,
+                             "block %zu (bytes %" PRIu64 "..%" PRIu64 ") hashes to %016" PRIx64
+                             ", the manifest recorded %016" PRIx64
+                             ": the file was damaged after it was written",
+                             i + k, off + at, off + at + n, got, df->og_block_xxh3[i + k]);
+                goto out;
+            }
+        }
+    }
+out:
+    core_buf_free(&b);
+    return rc == 1 ? 0 : rc;
+}
+
 static int check_data_file(vctx *c, const lance_dataset *ds, const Lance__Table__DataFile *df)
 {
     char dir[STORE_KEY_MAX], key[STORE_KEY_MAX];
@@ -232,7 +289,7 @@ static int check_data_file(vctx *c, const lance_dataset *ds, const Lance__Table_
         c->r->checksummed++;
     else
         c->r->unchecked++;
-    return c->opt->deep ? check_data_deep(c, key, df) : 0;
+    return c->opt->deep ? check_data_deep(c, key, df) : check_data_sums(c, key, df);
 }
 
 static int check_deletion_file(vctx *c, const lance_dataset *ds,
