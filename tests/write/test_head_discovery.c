@@ -152,10 +152,15 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
             /* A hole loses no commit; a lost newest version is rolled back (issue 33 item 3
              * will roll it forward instead). */
             if (hole) assert_int_equal(fixed, want), t->holes++;
+            /* After repair verify is clean, except that a hole's version file stays lost: its
+             * commit cannot be read --at (the others can), which verify keeps reporting, by
+             * name, until the file is restored from a backup. */
             assert_og_ok(og_graph_verify(&vr, copy, NULL));
-            if (vr->n_problems)
-                fail_msg("main version %" PRIu64 " deleted: after repair verify reports %s: %s", v,
-                         vr->problems[0].kind, vr->problems[0].message);
+            for (size_t i = 0; i < vr->n_problems; i++)
+                if (!hole || strcmp(vr->problems[i].kind, "manifest_version_lost") != 0 ||
+                    !strstr(vr->problems[i].object, vname))
+                    fail_msg("main version %" PRIu64 " deleted: after repair verify reports %s: %s",
+                             v, vr->problems[i].kind, vr->problems[i].message);
             og_verify_report_free(vr);
             want = fixed;
             t->repaired++;
