@@ -6,14 +6,15 @@
  * after). It only runs the binary: it links nothing of the library.
  *
  * 1. A pristine graph is built once through the CLI: node types Person and Company (@key),
- *    Tag (@key, 140,000 rows in one data file over 4 MiB: block checksums), edges Knows and
+ *    Tag (@key, 45,000 rows in one data file over 4 MiB: block checksums), edges Knows and
  *    WorksAt; loads, a delete (deletion files), inserts, a write killed after its table effect
  *    (a failpoint) that the next write's recovery rolls forward (the audit log
  *    _recoveries.lance), a schema apply (_schemas/ history), an update, branches `feat` (two
  *    commits: table forks, their refs and deletion files) and `side`, and a last insert on main.
- *    The expected answers are the full row sets of Person, Company, Knows (a traversal) and Tag
- *    at the head of main, at the head of feat, and on main --at the delete's commit (before the
- *    schema apply): the JSON output of `query --json` (commit id and rows).
+ *    The expected answers are the full row sets of Person, Company, Knows (a traversal) and Tag,
+ *    and a key lookup of the middle row of Person and of Tag (a read of a byte range, not of the
+ *    whole file), at the head of main, at the head of feat, and on main --at the delete's commit
+ *    (before the schema apply): the JSON output of `query --json` (commit id and rows).
  * 2. Every file under the root is classified by its path (kinds[] below). A file that fits no
  *    kind fails the test, as does a kind the graph must hold but does not: nothing is skipped
  *    silently. Lance transaction files (`_transactions/`) have a kind but are not required: graph
@@ -26,15 +27,16 @@
  *    the first of the last 16 bytes ("flip tail": in a Lance file, the low byte of a footer
  *    offset); replace with the bytes of another file of the same kind (the nearest other
  *    version in the same directory first). Then, in order:
- *      a. the four queries at the head of main, the head of feat and main --at (12 runs);
+ *      a. the six queries at the head of main, the head of feat and main --at (18 runs);
  *      b. `verify`;
  *      c. one write: insert a Person on main, or on feat when the file belongs to feat
- *         (a graph-branch file or a table fork), then the four queries on main and on feat;
- *      d. `repair --confirm`, then the same eight queries.
+ *         (a graph-branch file or a table fork), then the queries on main and on feat (Tag
+ *         counted, not listed: its bytes were checked in a.);
+ *      d. `repair --confirm`, then the same queries as after the write.
  *    A cell where the damage cannot change the file (truncating or flipping an empty file, a
  *    replacement with identical bytes) is not run: it prints `-` and counts as n/a, never as
  *    passing.
- * 4. Each step gets one code (the reads one per state: the worst of its four queries):
+ * 4. Each step gets one code (the reads one per state: the worst of its queries):
  *      C correct: exit 0 and exactly the expected rows (and, before any write, the expected
  *        commit id); for verify: exit 0 when every read and the write were correct;
  *      T typed: nonzero exit, an error code (`error[CODE]` on stderr, or a JSON error object,
@@ -78,7 +80,11 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #define BIG_FILE (4u << 20)
-#define TAG_ROWS 140000
+/* Tag: 45,000 rows of a 51-byte key (id and k hold it): over 4 MiB in one data file, most of it
+ * string values, so a flip in its middle changes a value (not an offset that fails to decode). */
+#define TAG_ROWS 45000
+#define TAG_FMT "tag-%07d-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
+#define TAG_MID "tag-0022500-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
 #define MAXF 512
 
 static char g_bin[1024];
@@ -223,19 +229,24 @@ static void copy_tree(const char *from, const char *to)
 
 /* ---- query results ----------------------------------------------------------------------- */
 
-enum { Q_PERSON, Q_COMPANY, Q_KNOWS, Q_TAG, Q_TAGN, NQ };
+enum { Q_PERSON, Q_COMPANY, Q_KNOWS, Q_TAG, Q_TAGN, Q_PERSON_KEY, Q_TAG_KEY, NQ };
 enum { S_MAIN, S_FEAT, S_AT, NS };
 static const char *QTEXT[NQ] = {
     "query q() { match { $p: Person } return { $p.name, $p.age } }",
     "query q() { match { $c: Company } return { $c.name } }",
     "query q() { match { $a: Person  $a knows $b } return { $a.name, $b.name } }",
-    "query q() { match { $t: Tag } return { $t.k } }",
+    "query q() { match { $t: Tag } return { $t.id, $t.k } }",
     "query q() { match { $t: Tag } return { count($t) as n } }",
+    /* Key lookups read a range of the data file (the key index, then the rows around the
+     * match), not the whole file: the middle row of each table. */
+    "query q() { match { $p: Person  $p.name = \"p049\" } return { $p.id, $p.name, $p.age } }",
+    "query q() { match { $t: Tag  $t.k = \"" TAG_MID "\" } return { $t.id, $t.k } }",
 };
-static const char *QNAME[NQ] = {"Person", "Company", "Knows", "Tag", "Tag count"};
-/* The reads before the write read every Tag row (140,000); the reads after the write and after
- * repair count them (the rows' bytes are what the first reads checked; a count still sees a
- * lost or older Tag version), which keeps the matrix's run time down. */
+static const char *QNAME[NQ] = {"Person",    "Company",           "Knows",         "Tag",
+                                "Tag count", "Person key lookup", "Tag key lookup"};
+/* The reads before the write read every Tag row; the reads after the write and after repair
+ * count them (the rows' bytes are what the first reads checked; a count still sees a lost or
+ * older Tag version), which keeps the matrix's run time down. */
 static bool pre_query(int q)
 {
     return q != Q_TAGN;
@@ -387,12 +398,12 @@ static void build_pristine(void)
             i, i % 5, i);
     put_text("a.jsonl", a);
     free(a);
-    size_t tcap = (size_t)TAG_ROWS * 48;
+    size_t tcap = (size_t)TAG_ROWS * 96;
     char *t = malloc(tcap);
     len = 0;
     for (int i = 0; i < TAG_ROWS; i++)
         len += (size_t)snprintf(t + len, tcap - len,
-                                "{\"type\":\"Tag\",\"data\":{\"k\":\"t%07d\"}}\n", i);
+                                "{\"type\":\"Tag\",\"data\":{\"k\":\"" TAG_FMT "\"}}\n", i);
     put_text("t.jsonl", t);
     free(t);
 
@@ -1201,8 +1212,9 @@ static void record_expectations(void)
             run_free(&r);
         }
     /* What the pristine graph holds (so a mistake in building it fails here). */
-    static const size_t want_n[NS][NQ] = {
-        {101, 7, 97, TAG_ROWS, 1}, {100, 7, 95, TAG_ROWS, 1}, {99, 5, 97, TAG_ROWS, 1}};
+    static const size_t want_n[NS][NQ] = {{101, 7, 97, TAG_ROWS, 1, 1, 1},
+                                          {100, 7, 95, TAG_ROWS, 1, 1, 1},
+                                          {99, 5, 97, TAG_ROWS, 1, 1, 1}};
     for (int s = 0; s < NS; s++)
         for (int q = 0; q < NQ; q++)
             if (g_expect[s][q].n != want_n[s][q])
