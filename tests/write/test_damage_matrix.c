@@ -6,7 +6,7 @@
  * after). It only runs the binary: it links nothing of the library.
  *
  * 1. A pristine graph is built once through the CLI: node types Person and Company (@key),
- *    Tag (@key, 45,000 rows in one data file over 4 MiB: block checksums), edges Knows and
+ *    Tag (@key, 30,000 rows in one data file over 4 MiB: block checksums), edges Knows and
  *    WorksAt; loads, a delete (deletion files), inserts, a write killed after its table effect
  *    (a failpoint) that the next write's recovery rolls forward (the audit log
  *    _recoveries.lance), a schema apply (_schemas/ history), an update, branches `feat` (two
@@ -80,11 +80,15 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #define BIG_FILE (4u << 20)
-/* Tag: 45,000 rows of a 51-byte key (id and k hold it): over 4 MiB in one data file, most of it
- * string values, so a flip in its middle changes a value (not an offset that fails to decode). */
-#define TAG_ROWS 45000
-#define TAG_FMT "tag-%07d-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
-#define TAG_MID "tag-0022500-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM"
+/* Tag: 30,000 rows of a 19-byte key (id and k hold it) and a 120-byte note, over 4 MiB in one
+ * data file whose middle lies in the note's string values (the columns are stored one after
+ * another): a flip there changes a value, not an offset that fails to decode. */
+#define TAG_ROWS 30000
+#define TAG_FMT "tag-%07d-abcdefgh"
+#define TAG_NOTE                                                                                   \
+    "note-%07d-The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor "   \
+    "jugs. Sphinx of black quartz"
+#define TAG_MID "tag-0015000-abcdefgh"
 #define MAXF 512
 
 static char g_bin[1024];
@@ -235,12 +239,12 @@ static const char *QTEXT[NQ] = {
     "query q() { match { $p: Person } return { $p.name, $p.age } }",
     "query q() { match { $c: Company } return { $c.name } }",
     "query q() { match { $a: Person  $a knows $b } return { $a.name, $b.name } }",
-    "query q() { match { $t: Tag } return { $t.id, $t.k } }",
+    "query q() { match { $t: Tag } return { $t.id, $t.k, $t.note } }",
     "query q() { match { $t: Tag } return { count($t) as n } }",
     /* Key lookups read a range of the data file (the key index, then the rows around the
      * match), not the whole file: the middle row of each table. */
     "query q() { match { $p: Person  $p.name = \"p049\" } return { $p.id, $p.name, $p.age } }",
-    "query q() { match { $t: Tag  $t.k = \"" TAG_MID "\" } return { $t.id, $t.k } }",
+    "query q() { match { $t: Tag  $t.k = \"" TAG_MID "\" } return { $t.id, $t.k, $t.note } }",
 };
 static const char *QNAME[NQ] = {"Person",    "Company",           "Knows",         "Tag",
                                 "Tag count", "Person key lookup", "Tag key lookup"};
@@ -344,12 +348,12 @@ static bool rows_equal(const answer *a, const answer *b)
 
 static const char *SCHEMA1 = "node Person { name: String @key  age: I32? }\n"
                              "node Company { name: String @key }\n"
-                             "node Tag { k: String @key }\n"
+                             "node Tag { k: String @key  note: String }\n"
                              "edge Knows: Person -> Person { since: Date? }\n"
                              "edge WorksAt: Person -> Company\n";
 static const char *SCHEMA2 = "node Person { name: String @key  age: I32? }\n"
                              "node Company { name: String @key  size: U32? }\n"
-                             "node Tag { k: String @key }\n"
+                             "node Tag { k: String @key  note: String }\n"
                              "edge Knows: Person -> Person { since: Date? }\n"
                              "edge WorksAt: Person -> Company\n";
 
@@ -398,12 +402,14 @@ static void build_pristine(void)
             i, i % 5, i);
     put_text("a.jsonl", a);
     free(a);
-    size_t tcap = (size_t)TAG_ROWS * 96;
+    size_t tcap = (size_t)TAG_ROWS * 256;
     char *t = malloc(tcap);
     len = 0;
     for (int i = 0; i < TAG_ROWS; i++)
         len += (size_t)snprintf(t + len, tcap - len,
-                                "{\"type\":\"Tag\",\"data\":{\"k\":\"" TAG_FMT "\"}}\n", i);
+                                "{\"type\":\"Tag\",\"data\":{\"k\":\"" TAG_FMT
+                                "\",\"note\":\"" TAG_NOTE "\"}}\n",
+                                i, i);
     put_text("t.jsonl", t);
     free(t);
 
