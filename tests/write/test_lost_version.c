@@ -8,7 +8,8 @@
  *   - version 1 deleted (the oldest: what cleanup does): verify is clean and --at 1 still says
  *     cleanup removed it (not_found);
  *   - the newest version deleted: verify's table_ahead names the lost version and its file, as a
- *     read at the head does. */
+ *     read at the head does (unless that version was the manifest's own compaction, which moved
+ *     no table: then nothing is lost and the head reads every row). */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -154,8 +155,15 @@ static void test_lost_versions(void **state)
     char want[160];
     snprintf(want, sizeof want, "version %llu, __manifest.lance/_versions/%s",
              (unsigned long long)newest, vname);
-    assert_non_null(strstr(t, "table_ahead"));
-    assert_non_null(strstr(t, want));
+    if (*t) {
+        assert_non_null(strstr(t, "table_ahead"));
+        assert_non_null(strstr(t, want));
+    } else {
+        /* The newest version was the graph manifest's own compaction (automatic maintenance
+         * at close, when it ran): no table moved, so the version below holds the same
+         * content and the head reads all of it. */
+        assert_int_equal(count_at(copy, NULL), COMMITS - 1);
+    }
     free(t);
 
     og_set_log(NULL, NULL, OG_LOG_WARN);
