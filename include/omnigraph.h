@@ -900,13 +900,15 @@ typedef enum og_recover_outcome {
     OG_RECOVERED_RETIRED = 4,
     OG_RECOVERED_DISCARDED_FORCED = 5, /* discarded without proof (og_recover_options.force) */
     OG_RECOVERED_REPAIRED = 6, /* an interrupted og_graph_repair, completed (its repair commit) */
+    OG_RECOVERED_REPAIRED_FORCED = 7, /* ... one forced past acknowledged commits (dropped) */
 } og_recover_outcome;
 
 /* "pending", "live", "unchecked", "resolved", "damaged"; "unknown" otherwise. */
 OG_EXTERN const char *og_intent_state_name(int state);
 /* "none", "finalize", "roll_forward", "roll_back", "discard", "retire", "blocked". */
 OG_EXTERN const char *og_recover_action_name(int action);
-/* "rolled_forward", "rolled_back", "discarded", "retired", "discarded_forced", "repaired". */
+/* "rolled_forward", "rolled_back", "discarded", "retired", "discarded_forced", "repaired",
+ * "repaired_forced". */
 OG_EXTERN const char *og_recover_outcome_name(int outcome);
 
 /* One recovery intent. Strings are owned by it (or by the list that holds it). */
@@ -986,32 +988,43 @@ OG_EXTERN int og_recover_resolve(og_recover_result **out, const char *root_dir,
 /* When the newest graph-manifest versions cannot be read (a damaged or deleted version file,
  * a file one of them needs gone), reads name the damage and fall back for commits before it,
  * and writes fail OG_E_CORRUPT. og_graph_repair (CLI: `omnigraph repair`, docs/cli.md and
- * docs/maintenance.md "Repairing a graph") restores a writable state from the newest intact
- * version: the unreadable version files above it are moved to ROOT/_repair/<operation id>/,
- * every table whose Lance HEAD is ahead of what that version publishes is restored to it (a
- * new table version: the newer ones stay in the table's history until cleanup), and a repair
- * commit (actor "omnigraph:repair") publishing that is made at the next version, so version
- * numbers stay monotonic and every older commit reads as before. Audited as "repaired" in
- * _recoveries.lance. The commits of the unreadable versions are lost: their records are what
- * is damaged. A damaged or missing _schema.json is rewritten from _schema.pg when that source
- * rebuilds exactly the schema identity the manifest records; a missing or altered _schema.pg
- * cannot be restored (the source is recorded nowhere else): OG_E_CORRUPT naming it. */
-#define OG_REPAIR_OPTIONS_VERSION 1
+ * docs/maintenance.md "Repairing a graph") restores a writable state without dropping an
+ * acknowledged write: the unreadable version files above the newest intact version are moved
+ * to ROOT/_repair/<operation id>/, and a repair commit (actor "omnigraph:repair") is made on
+ * top of the intact version that pins every table whose Lance HEAD is ahead of it at that
+ * HEAD: the data the lost versions published (no sidecar was pending, so nothing else can
+ * have put it there) is rolled forward and stays readable at the head. Only the lost versions'
+ * commit records (ids, messages) are gone: reading --at them is. Audited as "repaired" in
+ * _recoveries.lance. Where rolling forward cannot keep every acknowledged commit (a lost
+ * schema apply, a table HEAD that does not open or changed its columns), a confirm fails
+ * OG_E_PRECONDITION_FAILED naming the versions and tables at stake and the remedies (restore
+ * from a backup, or force); with opt->force every table ahead is restored to what the intact
+ * version publishes instead (a new table version: the newer ones stay in the table's history
+ * until cleanup), dropping those commits; audited as "repaired_forced". A damaged or missing
+ * _schema.json is rewritten from _schema.pg when that source rebuilds exactly the schema
+ * identity the manifest records; a missing or altered _schema.pg cannot be restored (the
+ * source is recorded nowhere else): OG_E_CORRUPT naming it. */
+#define OG_REPAIR_OPTIONS_VERSION 2
 typedef struct og_repair_options {
     int version; /* OG_REPAIR_OPTIONS_VERSION */
     int confirm; /* nonzero: act; 0: a dry run that reports what it would do and writes nothing */
+    /* Version 2: */
+    int force;          /* nonzero: where rolling forward cannot keep every acknowledged commit,
+                         * roll the tables back to the intact version anyway (audited) */
+    const char *branch; /* the graph branch whose manifest to repair (NULL or "main": main) */
 } og_repair_options;
 #define OG_REPAIR_OPTIONS_INIT                                                                     \
     {                                                                                              \
-        OG_REPAIR_OPTIONS_VERSION, 0                                                               \
+        OG_REPAIR_OPTIONS_VERSION, 0, 0, NULL                                                      \
     }
 OG_EXTERN int og_repair_options_init(og_repair_options *opts, int version);
 
 /* One table ahead of the newest intact version. */
 typedef struct og_repair_table {
     const char *alias;  /* "node:Person" */
-    uint64_t head;      /* its Lance HEAD */
-    uint64_t published; /* the version the intact manifest version publishes (restored) */
+    uint64_t head;      /* its Lance HEAD (the repair commit pins it there: rolled forward) */
+    uint64_t published; /* the version the intact manifest version publishes (restored to it
+                         * only when forced) */
 } og_repair_table;
 
 /* What og_graph_repair found and did. Allocated by the library: og_repair_result_free. */
@@ -1039,8 +1052,19 @@ typedef struct og_repair_result {
                             * reads at the head stop there (OG_E_CORRUPT); the newer versions
                             * hold every commit, only reading --at it is gone, and a confirm
                             * moves the version hint above the hole */
+    const char *at_stake;  /* "" when the tables ahead are rolled forward (every acknowledged
+                            * commit's data kept); otherwise why they cannot be: a confirm
+                            * refuses unless forced */
+    int forced;            /* 1: a forced confirm rolled the tables back (commits dropped) */
+    const char *branch;    /* the graph branch repaired ("main" for main) */
+    size_t n_refs;         /* og_repair_result_ref: branch ref files that did not read (lost or
+                            * damaged), rebuilt by a confirm from their branch's first version (the
+                            * fork its create wrote); a damaged one is kept under ROOT/_repair/refs/.
+                            * A graph branch's own ref only when opt->branch names it; the refs of
+                            * the table forks every readable graph branch pins always */
 } og_repair_result;
 OG_EXTERN const char *og_repair_result_damaged(const og_repair_result *r, size_t i);
+OG_EXTERN const char *og_repair_result_ref(const og_repair_result *r, size_t i);
 OG_EXTERN const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i);
 OG_EXTERN void og_repair_result_free(og_repair_result *r);
 
@@ -1048,7 +1072,9 @@ OG_EXTERN void og_repair_result_free(og_repair_result *r);
  * Pending interrupted writes are resolved first by recovery when confirming (a dry run fails
  * OG_E_RECOVERY_REQUIRED instead, as does a confirm whose recovery cannot resolve one).
  * OG_E_CORRUPT when no version is intact or a table lost versions the intact one publishes:
- * nothing provable to restore (the message says what). OG_E_NOT_FOUND when there is no graph.
+ * nothing provable to restore (the message says what). OG_E_PRECONDITION_FAILED when a
+ * confirm without force would drop an acknowledged commit (see above). OG_E_NOT_FOUND when
+ * there is no graph (or no such branch).
  * The caller frees *out with og_repair_result_free. */
 OG_EXTERN int og_graph_repair(og_repair_result **out, const char *root_dir,
                               const og_repair_options *opt);

@@ -83,7 +83,13 @@ OPTIONS_INIT_FN(og_branch_options_init, og_branch_options, OG_BRANCH_OPTIONS_INI
                 OG_BRANCH_OPTIONS_VERSION)
 OPTIONS_INIT_FN(og_verify_options_init, og_verify_options, OG_VERIFY_OPTIONS_INIT,
                 OG_VERIFY_OPTIONS_VERSION)
-OPTIONS_INIT_FN(og_repair_options_init, og_repair_options, OG_REPAIR_OPTIONS_INIT,
-                OG_REPAIR_OPTIONS_VERSION)
+/* Version 1 of og_repair_options ends before force. */
+int og_repair_options_init(og_repair_options *opts, int version)
+{
+    static const og_repair_options defaults = OG_REPAIR_OPTIONS_INIT;
+    size_t size = version == 1 ? offsetof(og_repair_options, force) : sizeof(og_repair_options);
+    return options_init(opts, &defaults, size, version, OG_REPAIR_OPTIONS_VERSION,
+                        "og_repair_options");
+}
 OPTIONS_INIT_FN(og_merge_options_init, og_merge_options, OG_MERGE_OPTIONS_INIT,
                 OG_MERGE_OPTIONS_VERSION)

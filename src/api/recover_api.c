@@ -75,6 +75,8 @@ const char *og_recover_outcome_name(int outcome)
         return "discarded_forced";
     case OG_RECOVERED_REPAIRED:
         return "repaired";
+    case OG_RECOVERED_REPAIRED_FORCED:
+        return "repaired_forced";
     default:
         return "unknown";
     }
@@ -131,6 +133,8 @@ static int outcome_of(int kind)
         return OG_RECOVERED_DISCARDED_FORCED;
     case WRITE_RECOVERY_REPAIRED:
         return OG_RECOVERED_REPAIRED;
+    case WRITE_RECOVERY_REPAIRED_FORCED:
+        return OG_RECOVERED_REPAIRED_FORCED;
     default:
         return OG_RECOVERED_DISCARDED;
     }
@@ -323,8 +327,14 @@ typedef struct repair_result {
     og_repair_result pub; /* first: the pointer handed out */
     char **damaged;
     og_repair_table *tables;
-    char *damage, *moved_to;
+    char *damage, *moved_to, *at_stake, *branch;
+    char **refs;
 } repair_result;
+
+const char *og_repair_result_ref(const og_repair_result *r, size_t i)
+{
+    return r && i < r->n_refs ? ((const repair_result *)r)->refs[i] : NULL;
+}
 
 const char *og_repair_result_damaged(const og_repair_result *r, size_t i)
 {
@@ -348,12 +358,28 @@ void og_repair_result_free(og_repair_result *r)
     core_free(rr->tables);
     core_free(rr->damage);
     core_free(rr->moved_to);
+    core_free(rr->at_stake);
+    core_free(rr->branch);
+    for (size_t i = 0; i < r->n_refs; i++)
+        core_free(rr->refs[i]);
+    core_free(rr->refs);
     core_free(rr);
 }
 
-static int repair_fill(repair_result *r, const write_repair_report *w)
+static int repair_fill(repair_result *r, const write_repair_report *w, const char *branch)
 {
     og_repair_result *p = &r->pub;
+    p->forced = w->forced;
+    if (!(r->at_stake = core_strdup(w->at_stake)) ||
+        !(r->branch = core_strdup(branch ? branch : "main")))
+        return core_err_nomem();
+    p->at_stake = r->at_stake;
+    p->branch = r->branch;
+    if (w->n_refs && !(r->refs = core_calloc(w->n_refs, sizeof *r->refs))) return core_err_nomem();
+    for (size_t i = 0; i < w->n_refs; i++) {
+        if (!(r->refs[i] = core_strdup(w->refs[i]))) return core_err_nomem();
+        p->n_refs++;
+    }
     p->clean = w->clean;
     p->repaired = w->repaired;
     p->latest_version = w->latest;
@@ -389,8 +415,8 @@ static int repair_fill(repair_result *r, const write_repair_report *w)
 /* The schema files first: no handle opens without them. Checked against the identity the
  * newest readable manifest version records, and rewritten from _schema.pg with confirm. A dry
  * run that finds them damaged inspects the manifest on the store (*inspected). */
-static int repair_schema(const char *root_dir, bool confirm, bool *damaged, write_repair_report *w,
-                         bool *inspected)
+static int repair_schema(const char *root_dir, bool confirm, bool force, bool *damaged,
+                         write_repair_report *w, bool *inspected)
 {
     *damaged = *inspected = false;
     struct stat st;
@@ -410,10 +436,22 @@ static int repair_schema(const char *root_dir, bool confirm, bool *damaged, writ
         store_close(s);
         return 0;
     }
-    rc = graph_schema_restore(s, snap->schema_identity, confirm, damaged);
+    /* The snapshot read may be the newest intact one below a damaged top. When the lost top
+     * holds an acknowledged commit repair cannot roll forward (a schema apply, whose schema
+     * the root pair mirrors), rewriting the pair to the intact version's schema would drop
+     * it: only a forced repair, which drops that commit anyway, does. */
+    bool write = true;
+    if (!force) {
+        write_repair_report probe;
+        memset(&probe, 0, sizeof probe);
+        if (write_repair_inspect(s, NULL, &probe) == 0 && probe.at_stake[0]) write = false;
+        og_error_clear(); /* the repair itself reports what the probe found */
+        write_repair_report_clear(&probe);
+    }
+    rc = write ? graph_schema_restore(s, snap->schema_identity, confirm, damaged) : 0;
     graph_snapshot_free(snap);
     if (rc == 0 && *damaged && !confirm) {
-        rc = write_repair_inspect(s, w);
+        rc = write_repair_inspect(s, NULL, w);
         *inspected = true;
     }
     store_close(s);
@@ -432,14 +470,18 @@ int og_graph_repair(og_repair_result **out, const char *root_dir, const og_repai
     if (rc) return rc;
     write_repair_report w;
     memset(&w, 0, sizeof w);
+    bool force = opt->version >= 2 && opt->force;
+    const char *branch = opt->version >= 2 ? opt->branch : NULL;
+    if (branch && (!*branch || strcmp(branch, "main") == 0)) branch = NULL;
     bool schema_damaged = false, inspected = false;
-    if ((rc = repair_schema(root_dir, opt->confirm != 0, &schema_damaged, &w, &inspected)) != 0)
+    if (!branch && (rc = repair_schema(root_dir, opt->confirm != 0, force, &schema_damaged, &w,
+                                       &inspected)) != 0)
         return rc;
     if (!inspected) {
         og_graph *g = NULL;
         og_open_options oo = OG_OPEN_OPTIONS_INIT;
         rc = api_graph_open(&g, root_dir, &oo, true); /* without the barrier: repair runs it */
-        if (rc == 0) rc = write_repair(g->w, opt->confirm != 0, &w);
+        if (rc == 0) rc = write_repair(g->w, branch, opt->confirm != 0, force, &w);
         og_graph_close(g);
     }
     if (rc == 0 && schema_damaged) {
@@ -449,7 +491,7 @@ int og_graph_repair(og_repair_result **out, const char *root_dir, const og_repai
     repair_result *r = NULL;
     if (rc == 0 && !(r = core_calloc(1, sizeof *r))) rc = core_err_nomem();
     if (rc == 0) r->pub.schema_damaged = schema_damaged;
-    if (rc == 0 && (rc = repair_fill(r, &w)) != 0) {
+    if (rc == 0 && (rc = repair_fill(r, &w, branch)) != 0) {
         og_repair_result_free(&r->pub);
         r = NULL;
     }

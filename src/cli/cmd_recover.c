@@ -21,8 +21,8 @@ const cli_cmd cli_recover_commands[] = {
      "omnigraph recover resolve ID [--discard --confirm [--force]] [--json] "
      "(--store ROOT | ROOT)"},
     {"repair", cmd_repair,
-     "restore a writable state from the newest intact commit (a dry run without --confirm)",
-     "omnigraph repair [--confirm] [--json] (--store ROOT | ROOT)"},
+     "restore a writable state, rolling lost commits forward (a dry run without --confirm)",
+     "omnigraph repair [--confirm [--force]] [--branch NAME] [--json] (--store ROOT | ROOT)"},
     CLI_TABLE_END,
 };
 
@@ -279,6 +279,8 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
 {
     printf("{\"ok\":true,\"root\":");
     cli_json_str(stdout, root);
+    printf(",\"branch\":");
+    cli_json_str(stdout, r->branch);
     printf(",\"confirm\":%s,\"clean\":%s,\"repaired\":%s,\"latest_version\":%llu,"
            "\"intact_version\":%llu,\"missing_version\":",
            confirm ? "true" : "false", r->clean ? "true" : "false", r->repaired ? "true" : "false",
@@ -297,6 +299,19 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
            r->schema_damaged ? "true" : "false", (unsigned long long)r->cleanup_unfinished,
            (unsigned long long)r->cleanup_versions_removed);
     cli_json_str(stdout, r->damage);
+    /* What a confirm does with the tables ahead: pin them at their HEADs (the lost commits'
+     * data kept), or, only when forced past at_stake, restore them (those commits dropped). */
+    bool tables = r->n_tables || r->n_damaged || r->missing_version;
+    printf(",\"action\":\"%s\",\"at_stake\":", !tables          ? "none"
+                                               : r->forced      ? "rolled_back_forced"
+                                               : r->at_stake[0] ? "refuse_without_force"
+                                               : r->repaired    ? "rolled_forward"
+                                                                : "roll_forward");
+    if (r->at_stake[0])
+        cli_json_str(stdout, r->at_stake);
+    else
+        fputs("null", stdout);
+    printf(",\"forced\":%s", r->forced ? "true" : "false");
     printf(",\"damaged\":[");
     for (size_t i = 0; i < r->n_damaged; i++) {
         if (i) fputc(',', stdout);
@@ -309,6 +324,11 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
         cli_json_str(stdout, t->alias);
         printf(",\"head\":%llu,\"published\":%llu}", (unsigned long long)t->head,
                (unsigned long long)t->published);
+    }
+    printf("],\"refs\":[");
+    for (size_t i = 0; i < r->n_refs; i++) {
+        if (i) fputc(',', stdout);
+        cli_json_str(stdout, og_repair_result_ref(r, i));
     }
     printf("],\"moved_to\":");
     if (r->moved_to[0])
@@ -342,6 +362,10 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
         return;
     }
     const char *will = r->repaired ? "" : "would ";
+    if (strcmp(r->branch, "main") != 0) printf("graph branch %s\n", r->branch);
+    for (size_t i = 0; i < r->n_refs; i++)
+        printf("%s the branch ref %s from its branch's first version (it did not read)\n",
+               r->repaired ? "rebuilt" : "would rebuild", og_repair_result_ref(r, i));
     if (r->schema_damaged)
         printf("the schema files do not read as the schema the graph records; %s rebuilds it "
                "exactly: %s\n",
@@ -360,15 +384,26 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                (unsigned long long)r->lost_version, (unsigned long long)r->lost_version,
                r->repaired ? "the version hint now starts the search above it"
                            : "repair would start the search above it");
-    printf("newest intact version: %llu\n", (unsigned long long)r->intact_version);
+    if (r->n_damaged || r->n_tables || r->missing_version || r->lost_version)
+        printf("newest intact version: %llu\n", (unsigned long long)r->intact_version);
     for (size_t i = 0; i < r->n_damaged; i++)
         printf("%smove %s to %s\n", will, og_repair_result_damaged(r, i),
                r->moved_to[0] ? r->moved_to : "_repair/<operation id>/");
+    bool back = r->forced || (r->at_stake[0] && !r->repaired);
+    if (r->at_stake[0])
+        printf("the lost versions' commits cannot be rolled forward: %s\n", r->at_stake);
     for (size_t i = 0; i < r->n_tables; i++) {
         const og_repair_table *t = og_repair_result_table(r, i);
-        printf("%srestore table %s from Lance version %llu to the published %llu (the newer "
-               "versions stay in its history until cleanup)\n",
-               will, t->alias, (unsigned long long)t->head, (unsigned long long)t->published);
+        if (back)
+            printf("%s%srestore table %s from Lance version %llu to the published %llu, dropping "
+                   "the acknowledged commits above it (the newer versions stay in its history "
+                   "until cleanup)\n",
+                   r->forced ? "" : "with --force: ", will, t->alias, (unsigned long long)t->head,
+                   (unsigned long long)t->published);
+        else
+            printf("%sroll table %s forward: pin its Lance HEAD %llu (written by the lost "
+                   "commits; the intact version pins %llu)\n",
+                   will, t->alias, (unsigned long long)t->head, (unsigned long long)t->published);
     }
     if (r->cleanup_unfinished && r->repaired)
         printf("%llu commit(s) outside retention could not be read (a cleanup killed part way "
@@ -382,6 +417,11 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                "finishing that cleanup\n",
                (unsigned long long)r->cleanup_unfinished);
     bool manifest = r->n_damaged || r->n_tables || r->missing_version;
+    if (r->n_refs && !manifest && !r->lost_version && !r->cleanup_unfinished &&
+        !r->schema_damaged) {
+        if (!r->repaired) printf("dry run: nothing was changed; run again with --confirm\n");
+        return;
+    }
     if (r->lost_version && !manifest) {
         if (!r->repaired) printf("dry run: nothing was changed; run again with --confirm\n");
         return;
@@ -390,14 +430,24 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
         printf("%s\n", r->repaired ? "the graph manifest needed no repair"
                                    : "the graph manifest needs no repair\ndry run: nothing was "
                                      "changed; run again with --confirm to repair");
+    else if (r->repaired && r->forced)
+        printf("repair commit %s at manifest version %llu (operation %s, audited as "
+               "repaired_forced)\nthe commits of the unreadable versions were dropped; every "
+               "earlier commit reads as before\n",
+               r->commit_id, (unsigned long long)r->manifest_version, r->operation_id);
     else if (r->repaired)
         printf("repair commit %s at manifest version %llu (operation %s, audited as "
-               "repaired)\nthe commits of the unreadable versions are lost; every earlier commit "
+               "repaired)\nthe data of the unreadable versions' commits was rolled forward and "
+               "reads at the head; only their commit records are gone; every earlier commit "
                "reads as before\n",
                r->commit_id, (unsigned long long)r->manifest_version, r->operation_id);
+    else if (r->at_stake[0])
+        printf("repair --confirm refuses: restore the graph (or the lost version files) from a "
+               "backup taken after those commits, or run `omnigraph repair --confirm --force` "
+               "to drop them (audited)\ndry run: nothing was changed\n");
     else
-        printf("%smake a repair commit at manifest version %llu; the commits of the unreadable "
-               "versions are lost (their records are what is damaged)\n"
+        printf("%smake a repair commit at manifest version %llu that keeps the data of the "
+               "unreadable versions' commits (only their commit records are lost)\n"
                "dry run: nothing was changed; run again with --confirm to repair\n",
                will, (unsigned long long)r->intact_version + 1);
     (void)confirm;
@@ -406,14 +456,21 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
 static int cmd_repair(int argc, char **argv)
 {
     const cli_cmd *self = &cli_recover_commands[1];
-    const char *root = NULL;
-    int confirm = 0, json = 0;
+    const char *root = NULL, *branch = NULL;
+    int confirm = 0, json = 0, force = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (!strcmp(o, "--json")) {
             json = 1;
         } else if (!strcmp(o, "--confirm")) {
             confirm = 1;
+        } else if (!strcmp(o, "--force")) {
+            force = 1;
+        } else if (!strcmp(o, "--branch")) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error(self, "--branch needs a value");
+            if (branch) return cli_usage_error(self, "--branch given twice");
+            branch = argv[++i];
         } else if (!strcmp(o, "--store")) {
             if (i + 1 >= argc || !argv[i + 1][0])
                 return cli_usage_error(self, "--store needs a value");
@@ -427,8 +484,11 @@ static int cmd_repair(int argc, char **argv)
         }
     }
     if (!root) return cli_usage_error(self, "missing the graph root (--store ROOT or ROOT)");
+    if (force && !confirm) return cli_usage_error(self, "--force only goes with --confirm");
     og_repair_options o = OG_REPAIR_OPTIONS_INIT;
     o.confirm = confirm;
+    o.force = force;
+    o.branch = branch;
     og_repair_result *r = NULL;
     if (og_graph_repair(&r, root, &o) != 0) return cli_fail(json);
     if (json)

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "lance/branch.h"
 #include "lance/compact.h"
 #include "lance/paths.h"
 #include "lance/version.h"
@@ -1054,14 +1055,41 @@ int graph_head_check_tables(store *s, const graph_snapshot *snap, lance_naming n
     *moved = false;
     const graph_table *ahead = NULL;
     uint64_t at = 0;
+    bool fork = false;
     char root[STORE_KEY_MAX];
     for (size_t i = 0; i < snap->n_tables && !ahead; i++) {
         const graph_table *t = &snap->tables[i];
-        /* Only this branch's own tables: a branch reads the versions of its source's tables it
+        /* This branch's own tables: a branch reads the versions of its source's tables it
          * has not forked, which the source moves on from legitimately. */
         bool own = snap->branch ? t->table_branch && strcmp(t->table_branch, snap->branch) == 0
                                 : !t->table_branch;
-        if (!own || t->version == 0) continue;
+        if (t->version == 0) continue;
+        if (!own && snap->branch) {
+            /* One it reads from its source: a fork of it named after this branch, made at
+             * exactly the pinned version (what a first touch does) and with commits of its
+             * own, holds what a first-touch commit published in a manifest version that is
+             * gone. (A first touch that staged nothing leaves its fork at the fork point; one
+             * rolled back is published pinned.) */
+            lance_branch fr;
+            int rc = lance_branch_get(s, t->path, snap->branch, &fr);
+            if (rc == OG_E_NOT_FOUND || rc == OG_E_CORRUPT) { /* a damaged ref: verify names it */
+                og_error_clear();
+                continue;
+            }
+            if (rc != 0) return rc;
+            if (strcmp(fr.parent, t->table_branch ? t->table_branch : "") != 0 ||
+                fr.parent_version != t->version)
+                continue;
+            uint64_t latest = 0;
+            rc = lance_branch_root(root, t->path, snap->branch);
+            if (rc == 0)
+                rc = lance_version_latest_from_flags(s, root, LANCE_NAMING_V2, fr.parent_version, 0,
+                                                     &latest);
+            if (rc != 0) return rc;
+            if (latest > fr.parent_version) ahead = t, at = latest, fork = true;
+            continue;
+        }
+        if (!own) continue;
         uint64_t latest = 0;
         int rc = lance_branch_root(root, t->path, t->table_branch);
         if (rc == 0)
@@ -1096,14 +1124,17 @@ int graph_head_check_tables(store *s, const graph_snapshot *snap, lance_naming n
         lance_key(vkey, root, LANCE_VERSIONS_DIR, name) != 0)
         vkey[0] = 0;
     core_err(OG_E_CORRUPT,
-             "the newest graph-manifest version%s%s is %llu, but table %s is at Lance version "
+             "the newest graph-manifest version%s%s is %llu, but table %s%s is at Lance version "
              "%llu, after the version %llu that it pins, and no pending write explains it: a "
              "newer graph-manifest version (%s) was lost, so the head cannot be trusted. Older "
              "commits can still be read with --at; `omnigraph verify` lists the damage and "
-             "`omnigraph repair` restores a writable state",
+             "`omnigraph repair --confirm%s%s` rolls the lost commit's rows forward (or names what "
+             "it cannot keep)",
              snap->branch ? " of branch " : "", snap->branch ? snap->branch : "",
-             (unsigned long long)snap->manifest_version, ahead->alias, (unsigned long long)at,
-             (unsigned long long)ahead->version, vkey[0] ? vkey : "the next one");
+             (unsigned long long)snap->manifest_version, ahead->alias,
+             fork ? " (its fork for this branch)" : "", (unsigned long long)at,
+             (unsigned long long)ahead->version, vkey[0] ? vkey : "the next one",
+             snap->branch ? " --branch " : "", snap->branch ? snap->branch : "");
     core_err_detail(CORE_ERR_OBJECT, vkey[0] ? vkey : ahead->path);
     return OG_E_CORRUPT;
 }

@@ -927,3 +927,110 @@ int lance_branch_delete(store *s, const char *root, const char *name, const char
     store_lock_release(lk);
     return rc;
 }
+
+/* ---- rebuilding a lost ref ------------------------------------------------------------------ */
+
+int lance_branch_ref_key(char out[STORE_KEY_MAX], const char *root, const char *name)
+{
+    int rc = lance_branch_name_check(name);
+    return rc ? rc : ref_key(out, root, name);
+}
+
+int lance_branch_ref_rebuild(store *s, const char *root, const char *name, bool write,
+                             lance_branch *out)
+{
+    int rc = lance_branch_name_check(name);
+    if (rc) return rc;
+    char key[STORE_KEY_MAX], dir[STORE_KEY_MAX];
+    if ((rc = ref_key(key, root, name)) != 0 || (rc = lance_branch_root(dir, root, name)) != 0)
+        return rc;
+    lance_version_list l;
+    if ((rc = lance_versions_list(s, dir, &l)) != 0) return rc;
+    if (l.n == 0) {
+        lance_version_list_free(&l);
+        core_err(OG_E_NOT_FOUND, "lance table '%s' has no files of a branch '%s'", root, name);
+        core_err_detail(CORE_ERR_OBJECT, dir);
+        return OG_E_NOT_FOUND;
+    }
+    uint64_t first = l.v[0];
+    lance_naming naming = l.naming;
+    lance_version_list_free(&l);
+    lance_manifest *m = NULL;
+    Lance__Table__Transaction *t = NULL;
+    rc = lance_version_load(s, dir, first, naming, LANCE_ACCESS_INSPECT, &m);
+    if (rc == 0) rc = lance_txn_load(s, dir, m, &t);
+    if (rc == 0 && (t->operation_case != LANCE__TABLE__TRANSACTION__OPERATION_CLONE || !t->clone ||
+                    !t->uuid || !*t->uuid || strlen(t->uuid) >= LANCE_BRANCH_IDENTITY_CAP ||
+                    !t->clone->has_ref_version || t->clone->ref_version != first ||
+                    (t->clone->branch_name && strcmp(t->clone->branch_name, name) != 0))) {
+        rc = core_err(OG_E_CORRUPT,
+                      "branch '%s' of lance table '%s': its first version %" PRIu64
+                      " is not the fork its create wrote, so what its ref said cannot be proved",
+                      name, root, first);
+        core_err_detail(CORE_ERR_OBJECT, dir);
+    }
+    char from[LANCE_BRANCH_NAME_MAX + 1] = "", identity[LANCE_BRANCH_IDENTITY_CAP] = "";
+    if (rc == 0 && t->clone->ref_name && *t->clone->ref_name) {
+        if (strlen(t->clone->ref_name) >= sizeof from ||
+            lance_branch_name_check(t->clone->ref_name) != 0) {
+            og_error_clear();
+            rc = core_err(OG_E_CORRUPT,
+                          "branch '%s' of lance table '%s': its fork names an invalid "
+                          "source branch",
+                          name, root);
+        } else {
+            snprintf(from, sizeof from, "%s", t->clone->ref_name);
+        }
+    }
+    if (rc == 0) snprintf(identity, sizeof identity, "%s", t->uuid);
+    lance_pb_free(t);
+    lance_manifest_free(m);
+    if (rc) return rc;
+    /* The source's ref (its lineage is the start of ours) and the size of the source version's
+     * manifest (lance's manifestSize); the fork's own file time stands for createAt. */
+    lance_branch parent;
+    json_t *pj = NULL;
+    bool have_parent = false;
+    if (from[0]) {
+        if (ref_read(s, root, from, &parent, &pj) == 0)
+            have_parent = true;
+        else
+            og_error_clear(); /* a lineage of this fork alone */
+    }
+    char sdir[STORE_KEY_MAX], fname[LANCE_VERSION_NAME_CAP], skey[STORE_KEY_MAX];
+    store_meta meta;
+    uint64_t msize = 0, created = 0;
+    if (lance_branch_root(sdir, root, from[0] ? from : NULL) == 0 &&
+        lance_version_file_name(fname, sizeof fname, naming, first) == 0 &&
+        lance_key(skey, sdir, LANCE_VERSIONS_DIR, fname) == 0 && store_head(s, skey, &meta) == 0)
+        msize = meta.size;
+    og_error_clear();
+    if (lance_key(skey, dir, LANCE_VERSIONS_DIR, fname) == 0 && store_head(s, skey, &meta) == 0)
+        created = meta.mtime_ms / 1000;
+    og_error_clear();
+    json_t *lin = NULL, *ref = NULL;
+    core_buf b = CORE_BUF_INIT;
+    rc = build_lineage(&lin, name, from[0] ? from : NULL, first, identity,
+                       have_parent ? &parent : NULL, pj);
+    if (rc == 0) {
+        ref = json_pack("{s:o, s:I, s:I, s:I, s:{}, s:s, s:o}", "parentBranch",
+                        from[0] ? json_string(from) : json_null(), "parentVersion",
+                        (json_int_t)first, "createAt",
+                        (json_int_t)(created ? created : (uint64_t)time(NULL)), "manifestSize",
+                        (json_int_t)msize, "metadata", "ogIdentity", identity, "ogLineage", lin);
+        lin = NULL; /* stolen by "o" */
+        if (!ref) rc = core_err_nomem();
+    }
+    if (rc == 0) rc = core_json_dump(ref, &b);
+    if (rc == 0 && write) rc = store_put(s, key, b.data, b.len, 0);
+    if (rc == 0 && out) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->name, sizeof out->name, "%s", name);
+        rc = ref_parse(out, b.data, b.len, key, NULL);
+    }
+    core_buf_free(&b);
+    json_decref(ref);
+    json_decref(lin);
+    json_decref(pj);
+    return rc;
+}

@@ -125,6 +125,18 @@ int lance_branch_find_under(store *s, const char *root, const char *name,
 int lance_branch_list(store *s, const char *root, lance_branch **out, size_t *n);
 void lance_branch_list_free(lance_branch *b);
 
+/* Rebuild the ref of branch `name` of the table at root from its directory (a ref lost or
+ * damaged, its files intact): the branch's first version is the fork its create wrote, whose
+ * Clone transaction's uuid is the branch identity and which names the source branch and
+ * version; the lineage is the source ref's plus this fork, as the create recorded it. *out
+ * receives the ref. With `write` the ref file is stored (replacing a damaged one: the caller
+ * keeps a copy first). OG_E_NOT_FOUND when the directory holds no version; OG_E_CORRUPT when
+ * its first version is not such a fork (nothing proves what the ref said). */
+int lance_branch_ref_rebuild(store *s, const char *root, const char *name, bool write,
+                             lance_branch *out);
+/* The key of branch `name`'s ref file under root. */
+int lance_branch_ref_key(char out[STORE_KEY_MAX], const char *root, const char *name);
+
 /* Delete branch `name` if its identity is still `identity` (NULL: whatever it is now), then
  * its own files (best effort once the ref is gone: leftovers are invisible and cleared by the
  * next create of the name; nested branches' directories are left alone). OG_E_NOT_FOUND if absent;

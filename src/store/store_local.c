@@ -199,11 +199,39 @@ static void tmp_name(char *tmp, size_t cap, const char *dir, uint32_t salt)
              (long)getpid(), (unsigned long long)atomic_fetch_add(&g_tmp_seq, 1), r);
 }
 
+/* A fresh, empty temporary in dir that is locked before it has a name: made unnamed
+ * (O_TMPFILE), locked, then linked in under a temporary's name, so a reclaimer never sees it
+ * unlocked. 0 with *fd_out and tmp set; -1 where O_TMPFILE or /proc is unavailable (or dir is
+ * missing), and the caller creates it by name instead. Sets no error. */
+static int create_locked_unnamed(local_store *ls, const char *dir, char *tmp, size_t tmpcap,
+                                 int *fd_out)
+{
+    int fd = openat(ls->root_fd, *dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    if (flock(fd, LOCK_EX) == 0) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        for (int attempt = 0; attempt < 4; attempt++) {
+            tmp_name(tmp, tmpcap, dir, (uint32_t)attempt);
+            if (linkat(AT_FDCWD, proc, ls->root_fd, tmp, AT_SYMLINK_FOLLOW) == 0) {
+                *fd_out = fd;
+                return 0;
+            }
+            if (errno != EEXIST) break;
+        }
+    }
+    close(fd);
+    return -1;
+}
+
 /* Create a fresh, empty, locked temporary in dir (creating missing directories when
  * make_dirs). 0 with *fd_out and tmp set, or an error (key names the object it is for). */
 static int create_tmp(local_store *ls, const char *dir, const char *key, int make_dirs, char *tmp,
                       size_t tmpcap, int *fd_out)
 {
+    if (create_locked_unnamed(ls, dir, tmp, tmpcap, fd_out) == 0) return 0;
+    /* By name: created, then locked; a reclaimer may take it in between (it is unlocked and
+     * looks like a dead writer's), and the loop makes another. */
     int made_dirs = 0;
     for (int attempt = 0; attempt < 16; attempt++) {
         tmp_name(tmp, tmpcap, dir, (uint32_t)attempt);
@@ -354,33 +382,19 @@ static int tmp_pool_take(local_store *ls, const char *dir, int need_named, char 
     return got;
 }
 
-/* For the pool: the inode is made unnamed (O_TMPFILE allocates it without holding the
- * directory's lock, so a writer renaming into the directory meanwhile does not wait for the
- * allocation), locked, then given its temporary name by linking it in; where O_TMPFILE or
- * /proc is unavailable, an ordinary create. */
+/* For the pool: an unnamed (O_TMPFILE) temporary where the directory may hold unnamed ones
+ * (O_TMPFILE allocates it without holding the directory's lock, so a writer renaming into the
+ * directory meanwhile does not wait for the allocation), else a named, locked one. */
 static int create_pooled_tmp(local_store *ls, const char *dir, int named, char *tmp, size_t tmpcap,
                              int *fd_out)
 {
-    int fd = openat(ls->root_fd, *dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd >= 0 && ls->unnamed_ok && !named) {
-        tmp[0] = '\0';
-        *fd_out = fd;
-        return 0;
-    }
-    if (fd >= 0) {
-        char proc[64];
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-        if (flock(fd, LOCK_EX) == 0) {
-            for (int attempt = 0; attempt < 4; attempt++) {
-                tmp_name(tmp, tmpcap, dir, (uint32_t)attempt);
-                if (linkat(AT_FDCWD, proc, ls->root_fd, tmp, AT_SYMLINK_FOLLOW) == 0) {
-                    *fd_out = fd;
-                    return 0;
-                }
-                if (errno != EEXIST) break;
-            }
+    if (ls->unnamed_ok && !named) {
+        int fd = openat(ls->root_fd, *dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            tmp[0] = '\0';
+            *fd_out = fd;
+            return 0;
         }
-        close(fd);
     }
     return create_tmp(ls, dir, dir, 0, tmp, tmpcap, fd_out);
 }
@@ -1296,11 +1310,14 @@ static int probe_links(local_store *ls)
     static _Atomic uint64_t probe_seq;
     uint32_t r = 0;
     if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = 0;
-    char a[96], b[112];
+    char a[STORE_KEY_MAX + 64], b[STORE_KEY_MAX + 80];
     int fd = -1;
     /* Locked as every temporary is while its writer lives, or a reclaimer of dead writers'
      * temporaries (another handle's cleanup) may remove it before the link: the open would
-     * then fail, saying the filesystem has no hard links. */
+     * then fail, saying the filesystem has no hard links. Locked before it has a name where
+     * the filesystem allows; else created by name and locked, retried when a reclaimer took
+     * it in between. */
+    if (create_locked_unnamed(ls, "", a, sizeof a, &fd) != 0) fd = -1;
     for (int attempt = 0; fd < 0 && attempt < 16; attempt++) {
         snprintf(a, sizeof a, STORE_LOCAL_TMP_PREFIX "probe-%ld-%llu-%08x", (long)getpid(),
                  (unsigned long long)atomic_fetch_add(&probe_seq, 1), r);

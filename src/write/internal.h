@@ -163,7 +163,14 @@ typedef struct write_intent {
     char schema_target[GRAPH_SCHEMA_HASH_LEN + 1];
     write_schema_table *schema_tables;
     size_t n_schema_tables;
+    /* An intent of write_repair (persisted as "repair"): WRITE_REPAIR_FORWARD pins each
+     * effect's table at effect.expected_version (its HEAD when repair inspected it: the data a
+     * lost manifest version published) in a commit on top of rs; WRITE_REPAIR_FORCED restores
+     * them through its rollback plan (dropping acknowledged commits on an operator's word). */
+    int repair_mode;
 } write_intent;
+
+enum { WRITE_REPAIR_NONE = 0, WRITE_REPAIR_FORWARD, WRITE_REPAIR_FORCED };
 
 void write_intent_clear(write_intent *in);
 /* The sidecar key of an operation: "__recovery/<id>.json". */

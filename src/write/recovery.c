@@ -22,14 +22,17 @@
 #include "core/failpoint.h"
 #include "core/log.h"
 #include "core/ulid.h"
+#include "lance/branch.h"
 #include "lance/cleanup.h"
 #include "lance/manifest.h"
 #include "lance/paths.h"
 #include "lance/restore.h"
 #include "lance/txn.h"
 #include "lance/version.h"
+#include "lang/catalog.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -225,6 +228,70 @@ static int forward_rows(void *arg, const graph_snapshot *cur, uint64_t mver, gra
 static bool is_repair(const write_intent *in)
 {
     return in->actor && strcmp(in->actor, WRITE_ACTOR_REPAIR) == 0;
+}
+
+/* How a finished repair intent is audited: forced past acknowledged commits, or not. */
+static int repair_kind(const write_intent *in)
+{
+    return in->repair_mode == WRITE_REPAIR_FORCED ? WRITE_RECOVERY_REPAIRED_FORCED
+                                                  : WRITE_RECOVERY_REPAIRED;
+}
+
+/* A forward repair's commit: each effect's table pinned at effect.expected_version (the HEAD
+ * repair found ahead of the intact pin), on top of the intact head, as a content commit (it
+ * carries what the lost versions published). */
+typedef struct repair_fwd_ctx {
+    const write_intent *in;
+    const uint64_t *counts;
+    const uint64_t *sums;
+} repair_fwd_ctx;
+
+static int repair_fwd_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows)
+{
+    (void)cur;
+    const repair_fwd_ctx *f = arg;
+    const write_intent *in = f->in;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < in->n_effects; i++) {
+        const write_effect *e = &in->effects[i];
+        rc = graph_rows_add_version_sum(rows, e->sid, e->inc, e->alias, e->expected_version,
+                                        e->table_branch, f->counts[i], &f->sums[i]);
+    }
+    if (rc == 0)
+        rc = write_rows_lineage(rows, in, in->commit_id, in->parent_commit_id, WRITE_ACTOR_REPAIR,
+                                in->created_at_us, mver, false);
+    return rc;
+}
+
+/* Open table e at version v (its rows counted, its manifest's checksum taken). */
+static int repair_fwd_table(store *s, const write_effect *e, uint64_t v, uint64_t *count,
+                            uint64_t *sum)
+{
+    lance_dataset *ds = NULL;
+    int rc = lance_branch_open(&ds, s, e->path, e->table_branch, v, NULL, LANCE_ACCESS_READ);
+    if (rc == 0) rc = lance_dataset_count_rows(ds, count);
+    if (rc == 0) *sum = ds->m->file_xxh3;
+    lance_dataset_free(ds);
+    return rc;
+}
+
+static int repair_fwd_publish(write_graph *g, write_intent *in, const graph_snapshot *snap,
+                              uint64_t *mver)
+{
+    size_t n = in->n_effects;
+    uint64_t *counts = core_calloc(n ? n : 1, sizeof *counts);
+    uint64_t *sums = core_calloc(n ? n : 1, sizeof *sums);
+    int rc = counts && sums ? 0 : core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = repair_fwd_table(g->h->s, &in->effects[i], in->effects[i].expected_version, &counts[i],
+                              &sums[i]);
+    memcpy(in->content_parent, snap->content_head, sizeof in->content_parent);
+    repair_fwd_ctx f = {in, counts, sums};
+    if (rc == 0) rc = OG_FAILPOINT("repair.pre_forward_publish");
+    if (rc == 0) rc = write_publish(g, in->branch, &in->rs, NULL, repair_fwd_rows, &f, mver, NULL);
+    core_free(counts);
+    core_free(sums);
+    return rc;
 }
 
 static int count_at(store *s, const write_effect *e, uint64_t version, uint64_t *count)
@@ -427,7 +494,7 @@ static int roll_back(write_graph *g, write_intent *in, const classified *cl,
     }
     if (rc == 0) delete_undone_files(g, in);
     if (rc == 0)
-        rc = finalize(g, in, is_repair(in) ? WRITE_RECOVERY_REPAIRED : WRITE_RECOVERY_ROLLED_BACK,
+        rc = finalize(g, in, is_repair(in) ? repair_kind(in) : WRITE_RECOVERY_ROLLED_BACK,
                       in->rollback_commit_id, from, to);
     core_free(restored);
     core_free(vers);
@@ -460,6 +527,30 @@ static int plan_intent(store *s, const write_intent *in, const graph_snapshot *s
     if (in->n_rollback) {
         *action = WRITE_PLAN_RESUME_ROLLBACK;
         snprintf(why, why_cap, "a rollback of it was under way");
+        return 0;
+    }
+    if (in->repair_mode == WRITE_REPAIR_FORWARD) {
+        /* A forward repair changes no table: it only commits. Finish it while the graph is as
+         * it found it (the same head, each table still at the HEAD it pins); otherwise nothing
+         * of it happened and it is dropped (a re-run of repair inspects afresh). */
+        bool same = strcmp(snap->branch_identity, in->rs.branch_identity) == 0 &&
+                    strcmp(snap->head, in->rs.graph_head) == 0 &&
+                    snap->manifest_version == in->rs.manifest_version;
+        for (size_t i = 0; same && i < in->n_effects; i++) {
+            char root[STORE_KEY_MAX];
+            lance_naming naming;
+            uint64_t head = 0;
+            int rc = table_root(root, &in->effects[i]);
+            if (rc == 0) rc = lance_version_latest(s, root, &head, &naming);
+            if (rc != 0) return rc;
+            same = head == in->effects[i].expected_version;
+        }
+        *action = same ? WRITE_PLAN_ROLL_FORWARD : WRITE_PLAN_DISCARD;
+        snprintf(why, why_cap, "%s",
+                 same ? "a repair that pins the tables ahead of the intact version at their "
+                        "HEADs; the graph is as it found it"
+                      : "a repair whose commit was not made, and the graph changed since: "
+                        "`omnigraph repair` inspects it again");
         return 0;
     }
     size_t n = in->n_effects, own = 0, not_ours = 0;
@@ -560,7 +651,8 @@ static int resolve(write_graph *g, write_intent *in)
             to[i] = t ? t->version : to[i];
         }
         promote_if_schema(g, in);
-        rc = finalize(g, in, WRITE_RECOVERY_ROLLED_FORWARD, in->commit_id, from, to);
+        rc = finalize(g, in, is_repair(in) ? repair_kind(in) : WRITE_RECOVERY_ROLLED_FORWARD,
+                      in->commit_id, from, to);
         break;
     case WRITE_PLAN_FINALIZE_BACK:
         for (size_t k = 0; k < in->n_rollback; k++)
@@ -570,7 +662,7 @@ static int resolve(write_graph *g, write_intent *in)
                     to[i] = in->rollback[k].to;
                 }
         delete_undone_files(g, in);
-        rc = finalize(g, in, is_repair(in) ? WRITE_RECOVERY_REPAIRED : WRITE_RECOVERY_ROLLED_BACK,
+        rc = finalize(g, in, is_repair(in) ? repair_kind(in) : WRITE_RECOVERY_ROLLED_BACK,
                       in->rollback_commit_id, from, to);
         break;
     case WRITE_PLAN_RESUME_ROLLBACK: /* a rollback was under way: finish it */
@@ -591,33 +683,45 @@ static int resolve(write_graph *g, write_intent *in)
         rc = finalize(g, in, WRITE_RECOVERY_DISCARDED, "", from, to);
         break;
     }
-    case WRITE_PLAN_ROLL_FORWARD: {
-        /* Every effect happened, exactly as planned: complete the write with its own lineage. */
-        uint64_t *counts = core_calloc(n, sizeof *counts);
-        if (!counts) {
-            rc = core_err_nomem();
+    case WRITE_PLAN_ROLL_FORWARD:
+        if (in->repair_mode == WRITE_REPAIR_FORWARD) {
+            /* An interrupted forward repair whose graph is as it found it: make its commit. */
+            uint64_t mver = 0;
+            for (size_t i = 0; i < n; i++)
+                from[i] = to[i] = in->effects[i].expected_version;
+            rc = repair_fwd_publish(g, in, snap, &mver);
+            if (rc == 0) rc = finalize(g, in, WRITE_RECOVERY_REPAIRED, in->commit_id, from, to);
             break;
         }
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            to[i] = cl[i].head;
-            rc = count_at(g->h->s, &in->effects[i], cl[i].head, &counts[i]);
-        }
-        forward_ctx f = {in, to, counts};
-        memcpy(in->content_parent, snap->content_head, sizeof in->content_parent);
-        uint64_t mver = 0;
-        if (rc == 0) rc = OG_FAILPOINT("recovery.pre_forward_publish");
-        if (rc == 0)
-            rc = write_publish(g, in->branch, &in->rs, NULL, forward_rows, &f, &mver, NULL);
-        core_free(counts);
-        if (rc == OG_E_READ_SET_CONFLICT) {
-            rc = needs_operator(in, "the branch moved past the intent's base while its effects "
-                                    "were pending");
+        {
+            /* Every effect happened, exactly as planned: complete the write with its own lineage.
+             */
+            uint64_t *counts = core_calloc(n, sizeof *counts);
+            if (!counts) {
+                rc = core_err_nomem();
+                break;
+            }
+            for (size_t i = 0; rc == 0 && i < n; i++) {
+                to[i] = cl[i].head;
+                rc = count_at(g->h->s, &in->effects[i], cl[i].head, &counts[i]);
+            }
+            forward_ctx f = {in, to, counts};
+            memcpy(in->content_parent, snap->content_head, sizeof in->content_parent);
+            uint64_t mver = 0;
+            if (rc == 0) rc = OG_FAILPOINT("recovery.pre_forward_publish");
+            if (rc == 0)
+                rc = write_publish(g, in->branch, &in->rs, NULL, forward_rows, &f, &mver, NULL);
+            core_free(counts);
+            if (rc == OG_E_READ_SET_CONFLICT) {
+                rc = needs_operator(in, "the branch moved past the intent's base while its effects "
+                                        "were pending");
+                break;
+            }
+            if (rc == 0) promote_if_schema(g, in);
+            if (rc == 0)
+                rc = finalize(g, in, WRITE_RECOVERY_ROLLED_FORWARD, in->commit_id, from, to);
             break;
         }
-        if (rc == 0) promote_if_schema(g, in);
-        if (rc == 0) rc = finalize(g, in, WRITE_RECOVERY_ROLLED_FORWARD, in->commit_id, from, to);
-        break;
-    }
     default:
         rc = needs_operator(in, why);
         break;
@@ -998,7 +1102,7 @@ int write_recover_resolve(write_graph *g, const char *operation_id,
         *recovery_kind = kind ? kind : WRITE_RECOVERY_DISCARDED;
         return 0;
     }
-    for (int i = WRITE_RECOVERY_ROLLED_FORWARD; i <= WRITE_RECOVERY_REPAIRED; i++)
+    for (int i = WRITE_RECOVERY_ROLLED_FORWARD; i <= WRITE_RECOVERY_REPAIRED_FORCED; i++)
         if (strcmp(k, write_recovery_kind_name(i)) == 0) *recovery_kind = i;
     return 0;
 }
@@ -1218,6 +1322,8 @@ const char *write_recovery_kind_name(int kind)
         return "discarded_forced";
     case WRITE_RECOVERY_REPAIRED:
         return "repaired";
+    case WRITE_RECOVERY_REPAIRED_FORCED:
+        return "repaired_forced";
     default:
         return "unknown";
     }
@@ -1234,6 +1340,9 @@ void write_repair_report_clear(write_repair_report *r)
     for (size_t i = 0; i < r->n_tables; i++)
         core_free(r->tables[i].alias);
     core_free(r->tables);
+    for (size_t i = 0; i < r->n_refs; i++)
+        core_free(r->refs[i]);
+    core_free(r->refs);
     memset(r, 0, sizeof *r);
 }
 
@@ -1245,33 +1354,183 @@ static int repair_new_id(char out[GRAPH_ID_LEN + 1])
     return rc;
 }
 
-/* What is damaged: the versions above the newest intact one, and the tables ahead of it. */
-static int repair_inspect(store *s, write_repair_report *rep, graph_snapshot **snap_out)
+/* Like graph_manifest_inspect, for any graph branch (NULL: main): the newest version of the
+ * branch's graph manifest whose snapshot reads, from the latest down. */
+static int branch_damage(store *s, const char *branch, const char *root, graph_manifest_damage *d)
+{
+    if (!branch) return graph_manifest_inspect(s, d);
+    memset(d, 0, sizeof *d);
+    lance_version_list l;
+    int rc = lance_versions_list(s, root, &l);
+    if (rc != 0) return rc;
+    if (l.n == 0) {
+        lance_version_list_free(&l);
+        rc = core_err(OG_E_CORRUPT,
+                      "graph branch %s has no graph-manifest versions (%s/%s is empty)", branch,
+                      root, LANCE_VERSIONS_DIR);
+        core_err_detail(CORE_ERR_OBJECT, root);
+        return rc;
+    }
+    d->latest = l.v[l.n - 1];
+    uint64_t hint = lance_hint_read(s, root);
+    if (hint > d->latest) d->hinted = hint;
+    for (size_t i = l.n; i-- > 0 && d->intact == 0;) {
+        graph_snapshot *snap = NULL;
+        rc = graph_snapshot_load(&snap, s, branch, l.v[i], GRAPH_SNAP_LINEAGE);
+        graph_snapshot_free(snap);
+        if (rc == 0) {
+            d->intact = l.v[i];
+        } else if (rc == OG_E_CORRUPT || rc == OG_E_NOT_FOUND) {
+            if (!d->damaged_key[0]) {
+                char name[LANCE_VERSION_NAME_CAP];
+                if (lance_version_file_name(name, sizeof name, l.naming, l.v[i]) != 0 ||
+                    lance_key(d->damaged_key, root, LANCE_VERSIONS_DIR, name) != 0)
+                    d->damaged_key[0] = 0;
+                snprintf(d->why, sizeof d->why, "%s", og_error_last()->message);
+            }
+        } else {
+            lance_version_list_free(&l);
+            return rc;
+        }
+    }
+    lance_version_list_free(&l);
+    og_error_clear();
+    return 0;
+}
+
+static void stake_add(write_repair_report *rep, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void stake_add(write_repair_report *rep, const char *fmt, ...)
+{
+    size_t n = strlen(rep->at_stake);
+    if (n + 3 >= sizeof rep->at_stake) return;
+    if (n) n += (size_t)snprintf(rep->at_stake + n, sizeof rep->at_stake - n, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rep->at_stake + n, sizeof rep->at_stake - n, fmt, ap);
+    va_end(ap);
+}
+
+static bool same_fields(const lance_dataset *a, const lance_dataset *b)
+{
+    if (a->schema.n_fields != b->schema.n_fields || a->n_field_ids != b->n_field_ids ||
+        memcmp(a->field_ids, b->field_ids, a->n_field_ids * sizeof *a->field_ids) != 0)
+        return false;
+    for (size_t i = 0; i < a->schema.n_fields; i++)
+        if (strcmp(a->schema.fields[i].name, b->schema.fields[i].name) != 0 ||
+            !arrow_type_equal(&a->schema.fields[i].type, &b->schema.fields[i].type))
+            return false;
+    return true;
+}
+
+/* Whether table t can be pinned at its HEAD: that version opens and has the fields of the
+ * version the intact manifest pins (a data write never changes them; a schema apply does, and
+ * then the lost version also changed the catalog, which the intact one does not know). */
+static int forward_check_table(store *s, const graph_table *t, uint64_t head,
+                               write_repair_report *rep)
+{
+    lance_dataset *at_head = NULL, *pinned = NULL;
+    int rc =
+        lance_branch_open(&at_head, s, t->path, t->table_branch, head, NULL, LANCE_ACCESS_READ);
+    if (rc == OG_E_CORRUPT || rc == OG_E_NOT_FOUND) {
+        stake_add(rep, "table %s's HEAD (Lance version %llu) does not open: %s", t->alias,
+                  (unsigned long long)head, og_error_last()->message);
+        og_error_clear();
+        return 0;
+    }
+    if (rc == 0)
+        rc = lance_branch_open(&pinned, s, t->path, t->table_branch, t->version, NULL,
+                               LANCE_ACCESS_READ);
+    if (rc == 0 && !same_fields(at_head, pinned))
+        stake_add(rep,
+                  "table %s changed its columns between Lance version %llu (pinned) and its HEAD "
+                  "%llu: a schema apply's commit was lost",
+                  t->alias, (unsigned long long)t->version, (unsigned long long)head);
+    lance_dataset_free(at_head);
+    lance_dataset_free(pinned);
+    return rc;
+}
+
+/* A table branch `branch` reads from its source in the intact version: a fork of it for this
+ * branch, made at exactly the pinned version of the source (what a first touch does) and with
+ * commits of its own, holds what a lost first-touch commit published. */
+static int lost_first_touch(store *s, const char *branch, const graph_table *t,
+                            write_repair_report *rep)
+{
+    lance_branch fr;
+    int rc = lance_branch_get(s, t->path, branch, &fr);
+    if (rc == OG_E_NOT_FOUND || rc == OG_E_CORRUPT) {
+        og_error_clear(); /* no fork (or one repair_refs could not rebuild: verify names it) */
+        return 0;
+    }
+    if (rc != 0) return rc;
+    const char *src = t->table_branch ? t->table_branch : "";
+    if (strcmp(fr.parent, src) != 0 || fr.parent_version != t->version) return 0;
+    char froot[STORE_KEY_MAX];
+    uint64_t head = 0;
+    lance_naming naming;
+    rc = lance_branch_root(froot, t->path, branch);
+    if (rc == 0) rc = lance_version_latest(s, froot, &head, &naming);
+    if (rc != 0 || head <= fr.parent_version) return rc;
+    write_repair_table *rt = &rep->tables[rep->n_tables];
+    if (!(rt->alias = core_strdup(t->alias))) return core_err_nomem();
+    rt->head = head;
+    rt->published = t->version;
+    rt->fork = true;
+    rep->n_tables++;
+    /* its HEAD must open with the columns of the version it was forked from */
+    lance_dataset *at_head = NULL, *pinned = NULL;
+    rc = lance_branch_open(&at_head, s, t->path, branch, head, NULL, LANCE_ACCESS_READ);
+    if (rc == OG_E_CORRUPT || rc == OG_E_NOT_FOUND) {
+        stake_add(rep, "the fork of table %s (Lance version %llu) does not open: %s", t->alias,
+                  (unsigned long long)head, og_error_last()->message);
+        og_error_clear();
+        return 0;
+    }
+    if (rc == 0)
+        rc = lance_branch_open(&pinned, s, t->path, t->table_branch, t->version, NULL,
+                               LANCE_ACCESS_READ);
+    if (rc == 0 && !same_fields(at_head, pinned))
+        stake_add(rep, "the fork of table %s changed its columns: a schema apply's commit was lost",
+                  t->alias);
+    lance_dataset_free(at_head);
+    lance_dataset_free(pinned);
+    return rc;
+}
+
+/* What is damaged: the versions above the newest intact one, and the tables ahead of it; and
+ * whether pinning those tables at their HEADs keeps every acknowledged commit (rep->at_stake
+ * says why not). */
+static int repair_inspect(store *s, const char *branch, write_repair_report *rep,
+                          graph_snapshot **snap_out)
 {
     *snap_out = NULL;
     memset(rep, 0, sizeof *rep);
-    graph_manifest_damage d;
-    int rc = graph_manifest_inspect(s, &d);
+    char root[STORE_KEY_MAX];
+    int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
     if (rc != 0) return rc;
+    graph_manifest_damage d;
+    if ((rc = branch_damage(s, branch, root, &d)) != 0) return rc;
     rep->latest = d.latest;
     rep->intact = d.intact;
     rep->missing = d.hinted;
     snprintf(rep->why, sizeof rep->why, "%s", d.why);
     if (d.intact == 0) {
         core_err(OG_E_CORRUPT,
-                 "no graph-manifest version can be read (the newest, %llu: %s): there is no intact "
-                 "state to restore; restore the graph from a backup",
-                 (unsigned long long)d.latest, d.why);
-        core_err_detail(CORE_ERR_OBJECT, d.damaged_key[0] ? d.damaged_key : GRAPH_MANIFEST_DIR);
+                 "no graph-manifest version%s%s can be read (the newest, %llu: %s): there is no "
+                 "intact state to restore; restore the graph from a backup",
+                 branch ? " of branch " : "", branch ? branch : "", (unsigned long long)d.latest,
+                 d.why);
+        core_err_detail(CORE_ERR_OBJECT, d.damaged_key[0] ? d.damaged_key : root);
         return OG_E_CORRUPT;
     }
     lance_version_list l;
-    if ((rc = lance_versions_list(s, GRAPH_MANIFEST_DIR, &l)) != 0) return rc;
+    if ((rc = lance_versions_list(s, root, &l)) != 0) return rc;
     /* A hole at or above the hint (cleanup makes them only below it): the search for the head
      * stops there. Every version is a whole state, so the newer ones hold every commit the
      * lost one had: only reading at the lost version is gone, and moving the hint above the
      * hole restores the head. */
-    uint64_t hint = lance_hint_read(s, GRAPH_MANIFEST_DIR);
+    uint64_t hint = lance_hint_read(s, root);
     for (size_t i = 0; i + 1 < l.n; i++)
         if (l.v[i + 1] > l.v[i] + 1 && l.v[i + 1] - 1 >= hint && l.v[i + 1] <= d.intact)
             rep->lost = l.v[i + 1] - 1;
@@ -1279,7 +1538,7 @@ static int repair_inspect(store *s, write_repair_report *rep, graph_snapshot **s
         if (l.v[i] <= d.intact) continue;
         char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
         rc = lance_version_file_name(name, sizeof name, l.naming, l.v[i]);
-        if (rc == 0) rc = lance_key(key, GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR, name);
+        if (rc == 0) rc = lance_key(key, root, LANCE_VERSIONS_DIR, name);
         char **grown = rc ? NULL : core_realloc(rep->damaged, (rep->n_damaged + 1) * sizeof *grown);
         if (rc == 0 && !grown) rc = core_err_nomem();
         if (rc == 0) {
@@ -1293,16 +1552,24 @@ static int repair_inspect(store *s, write_repair_report *rep, graph_snapshot **s
     lance_version_list_free(&l);
     if (rc != 0) return rc;
     graph_snapshot *snap = NULL;
-    if ((rc = graph_snapshot_load(&snap, s, NULL, d.intact, GRAPH_SNAP_LINEAGE)) != 0) return rc;
+    if ((rc = graph_snapshot_load(&snap, s, branch, d.intact, GRAPH_SNAP_LINEAGE)) != 0) return rc;
     if (snap->n_tables && !(rep->tables = core_calloc(snap->n_tables, sizeof *rep->tables)))
         rc = core_err_nomem();
     for (size_t i = 0; rc == 0 && i < snap->n_tables; i++) {
         const graph_table *t = &snap->tables[i];
-        char root[STORE_KEY_MAX];
+        /* Only the branch's own tables: one it has not forked is its source's, which moves on
+         * legitimately (and is repaired as the source's). */
+        bool own =
+            branch ? t->table_branch && strcmp(t->table_branch, branch) == 0 : !t->table_branch;
+        if (!own) {
+            if (branch) rc = lost_first_touch(s, branch, t, rep);
+            continue;
+        }
+        char troot[STORE_KEY_MAX];
         uint64_t head = 0;
         lance_naming naming;
-        rc = lance_branch_root(root, t->path, t->table_branch);
-        if (rc == 0) rc = lance_version_latest(s, root, &head, &naming);
+        rc = lance_branch_root(troot, t->path, t->table_branch);
+        if (rc == 0) rc = lance_version_latest(s, troot, &head, &naming);
         if (rc != 0) break;
         if (head < t->version) {
             rc = core_err(OG_E_CORRUPT,
@@ -1323,6 +1590,23 @@ static int repair_inspect(store *s, write_repair_report *rep, graph_snapshot **s
         rt->head = head;
         rt->published = t->version;
         rep->n_tables++;
+        rc = forward_check_table(s, t, head, rep);
+    }
+    /* A schema apply is committed on main, then mirrored at the root: an accepted schema other
+     * than the one the intact version records was published by a version that is lost (its
+     * catalog, registrations and schema row are not in any table). */
+    if (rc == 0 && !branch && (rep->n_damaged || rep->missing || rep->n_tables)) {
+        lang_catalog *cat = NULL;
+        char id[GRAPH_SCHEMA_HASH_LEN + 1] = "";
+        int src = graph_schema_read(s, &cat, id);
+        lang_catalog_free(cat);
+        if (src == 0 && strcmp(id, snap->schema_identity) != 0)
+            stake_add(rep,
+                      "the accepted schema (_schema.json, identity %s) is not the one the intact "
+                      "version records (%s): a schema apply's commit was lost",
+                      id, snap->schema_identity);
+        else if (src != 0)
+            og_error_clear(); /* damaged schema files: the schema repair reports them */
     }
     if (rc != 0) {
         graph_snapshot_free(snap);
@@ -1333,14 +1617,176 @@ static int repair_inspect(store *s, write_repair_report *rep, graph_snapshot **s
     return 0;
 }
 
-/* The repair intent: one effect (with its rollback plan) per table ahead. */
-static int repair_intent(write_intent *in, const write_repair_report *rep,
-                         const graph_snapshot *snap, classified **cl_out)
+/* ---- branch refs -------------------------------------------------------------------------- */
+
+typedef struct ref_fixes {
+    char **keys;
+    size_t n;
+} ref_fixes;
+
+static void ref_fixes_free(ref_fixes *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        core_free(f->keys[i]);
+    core_free(f->keys);
+    memset(f, 0, sizeof *f);
+}
+
+/* The ref of branch `name` of the table at root does not read: rebuild it (prove it can be,
+ * and with confirm store it, keeping a damaged one under _repair/refs/ first). */
+static int ref_fix(store *s, const char *root, const char *name, bool confirm, ref_fixes *f)
+{
+    char key[STORE_KEY_MAX];
+    int rc = lance_branch_ref_key(key, root, name);
+    lance_branch out;
+    if (rc == 0) rc = lance_branch_ref_rebuild(s, root, name, false, &out);
+    if (rc != 0) return rc;
+    if (confirm) {
+        core_buf b = CORE_BUF_INIT;
+        int g = store_get(s, key, 0, STORE_ALL, &b);
+        if (g == 0) {
+            char kept[STORE_KEY_MAX];
+            int n = snprintf(kept, sizeof kept, "_repair/refs/%s", key);
+            g = n > 0 && (size_t)n < sizeof kept
+                    ? store_put(s, kept, b.data, b.len, 0)
+                    : core_err(OG_E_INTERNAL, "repair: key of %s too long", key);
+        } else if (g == OG_E_NOT_FOUND) {
+            og_error_clear();
+            g = 0;
+        }
+        core_buf_free(&b);
+        if (g != 0) return g;
+        if ((rc = lance_branch_ref_rebuild(s, root, name, true, &out)) != 0) return rc;
+        core_log(CORE_LOG_WARN,
+                 "repair: rebuilt the ref %s of branch %s (identity %s, forked at "
+                 "version %llu)",
+                 key, name, out.identity, (unsigned long long)out.parent_version);
+    }
+    char **grown = core_realloc(f->keys, (f->n + 1) * sizeof *grown);
+    if (!grown) return core_err_nomem();
+    f->keys = grown;
+    if (!(f->keys[f->n] = core_strdup(key))) return core_err_nomem();
+    f->n++;
+    return 0;
+}
+
+/* The table-level refs of graph branch `name`: every fork its newest readable manifest version
+ * pins must have a ref that reads. */
+static int repair_fork_refs(store *s, const char *name, bool confirm, ref_fixes *f)
+{
+    char root[STORE_KEY_MAX];
+    uint64_t latest = 0;
+    lance_naming naming;
+    graph_snapshot *snap = NULL;
+    int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, name);
+    if (rc == 0) rc = lance_version_latest(s, root, &latest, &naming);
+    if (rc == 0) rc = graph_snapshot_load(&snap, s, name, latest, 0);
+    if (rc == OG_E_CORRUPT || rc == OG_E_NOT_FOUND) {
+        og_error_clear(); /* the branch's manifest repair reports it */
+        return 0;
+    }
+    for (size_t i = 0; rc == 0 && i < snap->n_tables; i++) {
+        const graph_table *t = &snap->tables[i];
+        if (!t->table_branch || strcmp(t->table_branch, name) != 0) continue;
+        lance_branch r;
+        int g = lance_branch_get(s, t->path, name, &r);
+        if (g == 0) continue;
+        if (g != OG_E_NOT_FOUND && g != OG_E_CORRUPT) {
+            rc = g;
+            break;
+        }
+        og_error_clear();
+        rc = ref_fix(s, t->path, name, confirm, f);
+    }
+    graph_snapshot_free(snap);
+    return rc;
+}
+
+/* Refs first: every later step reads through them. The graph-level ref only of a branch the
+ * operator names (a branch directory without a ref is also what an interrupted delete leaves,
+ * which repair cannot tell from a lost ref); table-level refs of every readable graph branch. */
+static int repair_refs(store *s, const char *branch, bool confirm, ref_fixes *f)
+{
+    int rc = 0;
+    if (branch) {
+        lance_branch ref;
+        rc = lance_branch_get(s, GRAPH_MANIFEST_DIR, branch, &ref);
+        if (rc == OG_E_NOT_FOUND || rc == OG_E_CORRUPT) {
+            og_error_clear();
+            rc = ref_fix(s, GRAPH_MANIFEST_DIR, branch, confirm, f);
+            if (rc == OG_E_NOT_FOUND) {
+                og_error_clear();
+                rc = core_err(OG_E_NOT_FOUND,
+                              "branch '%s' does not exist (no ref, and no manifest versions of "
+                              "it to rebuild one from)",
+                              branch);
+            }
+        }
+        return rc ? rc : repair_fork_refs(s, branch, confirm, f);
+    }
+    lance_branch *all = NULL;
+    size_t n = 0;
+    rc = lance_branch_list(s, GRAPH_MANIFEST_DIR, &all, &n);
+    if (rc == OG_E_CORRUPT) { /* a damaged graph-level ref: `repair --branch NAME` */
+        og_error_clear();
+        return 0;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        if (write_branch_name_check(all[i].name) == 0)
+            rc = repair_fork_refs(s, all[i].name, confirm, f);
+        else
+            og_error_clear(); /* an internal or foreign ref of the manifest */
+    lance_branch_list_free(all);
+    return rc;
+}
+
+/* The versions a damaged top held, for messages: "version 5" or "versions 5 to 7". */
+static void stake_versions(const write_repair_report *rep, char *out, size_t cap)
+{
+    uint64_t top = rep->missing > rep->latest ? rep->missing : rep->latest;
+    if (top <= rep->intact + 1)
+        snprintf(out, cap, "version %llu", (unsigned long long)(rep->intact + 1));
+    else
+        snprintf(out, cap, "versions %llu to %llu", (unsigned long long)(rep->intact + 1),
+                 (unsigned long long)top);
+}
+
+/* The refusal: what would be dropped, and the two remedies. */
+static int repair_refuse(const char *branch, const write_repair_report *rep)
+{
+    char vs[80], tabs[600] = "";
+    stake_versions(rep, vs, sizeof vs);
+    size_t n = 0;
+    for (size_t i = 0; i < rep->n_tables && n + 2 < sizeof tabs; i++)
+        n += (size_t)snprintf(tabs + n, sizeof tabs - n, "%s%s (HEAD %llu, pinned %llu)",
+                              i ? ", " : "", rep->tables[i].alias,
+                              (unsigned long long)rep->tables[i].head,
+                              (unsigned long long)rep->tables[i].published);
+    int rc = core_err(OG_E_PRECONDITION_FAILED,
+                      "repair refused: the commits of graph-manifest %s%s%s cannot be rolled "
+                      "forward (%s), and restoring the newest intact version (%llu) would drop "
+                      "them, acknowledged%s%s. Restore the graph (or the lost version files) from "
+                      "a backup taken after them; or `omnigraph repair --confirm --force` drops "
+                      "them (every table ahead restored to the intact version's pin; audited as "
+                      "repaired_forced)",
+                      vs, branch ? " of branch " : "", branch ? branch : "", rep->at_stake,
+                      (unsigned long long)rep->intact, n ? ": their data is in " : "", tabs);
+    core_err_detail(CORE_ERR_OBJECT,
+                    rep->n_damaged ? rep->damaged[rep->n_damaged - 1] : GRAPH_MANIFEST_DIR);
+    return rc;
+}
+
+/* The repair intent. Forward: one effect per table ahead, whose expected_version is the HEAD
+ * its commit pins. Forced: one effect (with its rollback plan) per table ahead. */
+static int repair_intent(write_intent *in, const char *branch, int mode,
+                         const write_repair_report *rep, const graph_snapshot *snap,
+                         classified **cl_out)
 {
     *cl_out = NULL;
     memset(in, 0, sizeof *in);
     in->format = WRITE_SIDECAR_FORMAT;
     in->kind = WRITE_KIND_OPTIMIZE; /* content-wise a maintenance commit (no writer of its own) */
+    in->repair_mode = mode;
     in->started_at_us = write_now_us();
     in->created_at_us = in->started_at_us;
     in->owner_pid = (int64_t)getpid();
@@ -1348,36 +1794,43 @@ static int repair_intent(write_intent *in, const write_repair_report *rep,
     if (rc == 0) rc = repair_new_id(in->commit_id);
     if (rc == 0) rc = repair_new_id(in->rollback_commit_id);
     if (rc == 0 && !(in->actor = core_strdup(WRITE_ACTOR_REPAIR))) rc = core_err_nomem();
+    if (rc == 0 && branch && !(in->branch = core_strdup(branch))) rc = core_err_nomem();
     if (rc != 0) return rc;
     memcpy(in->parent_commit_id, snap->head, sizeof in->parent_commit_id);
     write_rs_capture(&in->rs, snap);
     size_t n = rep->n_tables;
     classified *cl = core_calloc(n ? n : 1, sizeof *cl);
     if (!cl || (n && !(in->effects = core_calloc(n, sizeof *in->effects))) ||
-        (n && !(in->rollback = core_calloc(n, sizeof *in->rollback)))) {
+        (n && mode == WRITE_REPAIR_FORCED &&
+         !(in->rollback = core_calloc(n, sizeof *in->rollback)))) {
         core_free(cl);
         return core_err_nomem();
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const graph_table *t = graph_snapshot_table(snap, rep->tables[i].alias);
-        write_effect *e = &in->effects[in->n_effects++];
+        /* A lost first touch's fork: pinned forward; forced, it is simply left unpinned. */
+        if (rep->tables[i].fork && mode == WRITE_REPAIR_FORCED) continue;
+        const char *tb = rep->tables[i].fork ? branch : t->table_branch;
+        write_effect *e = &in->effects[in->n_effects];
+        classified *c = &cl[in->n_effects++];
         e->kind = t->kind;
         e->sid = t->sid;
         e->inc = t->inc;
-        e->expected_version = t->version;
+        e->expected_version = mode == WRITE_REPAIR_FORWARD ? rep->tables[i].head : t->version;
         if (!(e->alias = core_strdup(t->alias)) || !(e->path = core_strdup(t->path)) ||
-            (t->table_branch && !(e->table_branch = core_strdup(t->table_branch)))) {
+            (tb && !(e->table_branch = core_strdup(tb)))) {
             rc = core_err_nomem();
             break;
         }
         if ((rc = new_uuid(e->uuid)) != 0) break;
+        c->state = EFFECT_OWN_AT_HEAD;
+        c->head = rep->tables[i].head;
+        if (mode != WRITE_REPAIR_FORCED) continue;
         write_rollback *r = &in->rollback[in->n_rollback++];
         r->from = rep->tables[i].head;
         r->to = t->version;
         if (!(r->alias = core_strdup(t->alias))) rc = core_err_nomem();
         if (rc == 0) rc = new_uuid(r->uuid);
-        cl[i].state = EFFECT_OWN_AT_HEAD;
-        cl[i].head = rep->tables[i].head;
     }
     if (rc != 0) {
         core_free(cl);
@@ -1413,10 +1866,66 @@ static int repair_move_aside(store *s, const write_repair_report *rep, const cha
     return 0;
 }
 
-int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
+static int repair_body(write_graph *g, const char *branch, bool confirm, bool force,
+                       write_repair_report *rep);
+
+/* One audit row for the refs a repair rebuilt (the outcomes name each ref file). */
+static int repair_audit_refs(store *s, const ref_fixes *f)
+{
+    write_intent bare;
+    memset(&bare, 0, sizeof bare);
+    int rc = repair_new_id(bare.operation_id);
+    bare.kind = WRITE_KIND_OPTIMIZE;
+    bare.actor = (char *)WRITE_ACTOR_REPAIR; /* only read */
+    core_buf oj = CORE_BUF_INIT;
+    if (rc == 0) rc = core_buf_append_str(&oj, "[");
+    for (size_t i = 0; rc == 0 && i < f->n; i++)
+        rc = core_buf_printf(&oj, "%s{\"ref\":\"%s\",\"rebuilt\":true}", i ? "," : "", f->keys[i]);
+    if (rc == 0) rc = core_buf_append_str(&oj, "]");
+    if (rc == 0) rc = core_buf_append_byte(&oj, 0);
+    if (rc == 0)
+        rc = write_audit_record(s, &bare, WRITE_RECOVERY_REPAIRED, "", (const char *)oj.data);
+    core_buf_free(&oj);
+    return rc;
+}
+
+int write_repair(write_graph *g, const char *branch, bool confirm, bool force,
+                 write_repair_report *rep)
 {
     memset(rep, 0, sizeof *rep);
     if (g->h->readonly) return core_err(OG_E_BAD_REQUEST, "repair needs a read-write handle");
+    if (branch && !*branch) branch = NULL;
+    store *s = g->h->s;
+    ref_fixes refs = {NULL, 0};
+    int rc = repair_refs(s, branch, confirm, &refs);
+    if (rc == 0 && refs.n && confirm) rc = repair_audit_refs(s, &refs);
+    if (rc != 0) {
+        ref_fixes_free(&refs);
+        return rc;
+    }
+    /* A dry run that found the branch's own ref lost cannot read the branch until the ref is
+     * rebuilt: it reports the ref alone. */
+    char gkey[STORE_KEY_MAX] = "";
+    if (branch) rc = lance_branch_ref_key(gkey, GRAPH_MANIFEST_DIR, branch);
+    bool own_ref = false;
+    for (size_t i = 0; rc == 0 && branch && !confirm && i < refs.n; i++)
+        own_ref |= strcmp(refs.keys[i], gkey) == 0;
+    if (rc == 0 && !own_ref) rc = repair_body(g, branch, confirm, force, rep);
+    if (rc == 0 && refs.n) {
+        rep->refs = refs.keys;
+        rep->n_refs = refs.n;
+        refs.keys = NULL;
+        refs.n = 0;
+        rep->clean = false;
+        rep->repaired = rep->repaired || confirm;
+    }
+    ref_fixes_free(&refs);
+    return rc;
+}
+
+static int repair_body(write_graph *g, const char *branch, bool confirm, bool force,
+                       write_repair_report *rep)
+{
     store *s = g->h->s;
     /* Interrupted writes first: recovery resolves them (a crashed repair's intent included),
      * or says which one needs an operator. */
@@ -1445,13 +1954,18 @@ int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
         }
     }
     graph_snapshot *snap = NULL;
-    if ((rc = repair_inspect(s, rep, &snap)) != 0) return rc;
+    if ((rc = repair_inspect(s, branch, rep, &snap)) != 0) return rc;
+    char root[STORE_KEY_MAX];
+    if ((rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch)) != 0) {
+        graph_snapshot_free(snap);
+        return rc;
+    }
     /* With the top of history sound, what a cleanup killed part way by an older build left:
      * commits outside its retention that no longer read; finishing it removes their manifest
      * versions (with the top damaged, the head is repaired first and a re-run does this). */
     if (rep->clean) {
         uint64_t floor = 0;
-        rc = write_cleanup_unfinished(s, &rep->cleanup_unfinished, &floor);
+        if (!branch) rc = write_cleanup_unfinished(s, &rep->cleanup_unfinished, &floor);
         if (rc == 0 && rep->cleanup_unfinished) {
             rep->clean = false;
             if (confirm) rc = write_cleanup_finish(g, floor, &rep->cleanup_versions_removed);
@@ -1469,26 +1983,39 @@ int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
          * the hint (not durable state, rewritten by later commits and cleanups) is pointed at
          * the newest, so the search never starts below the hole again. */
         graph_snapshot_free(snap);
-        rc = lance_hint_write(s, GRAPH_MANIFEST_DIR, rep->intact);
+        rc = lance_hint_write(s, root, rep->intact);
         rep->repaired = rc == 0;
         return rc;
     }
+    /* Roll forward, unless that cannot keep every acknowledged commit: then only an operator's
+     * --force rolls the tables back (dropping those commits, audited as such). */
+    if (rep->at_stake[0] && !force) {
+        rc = repair_refuse(branch, rep);
+        graph_snapshot_free(snap);
+        return rc;
+    }
+    int mode = rep->at_stake[0] ? WRITE_REPAIR_FORCED : WRITE_REPAIR_FORWARD;
     write_intent in;
     classified *cl = NULL;
     write_gate_set *gates = NULL;
     store_lock *owner = NULL;
-    rc = repair_intent(&in, rep, snap, &cl);
+    rc = repair_intent(&in, branch, mode, rep, snap, &cl);
     if (rc == 0) rc = write_intent_gates(g, &in, &gates);
     /* Under the gates: nothing moved since the inspection (a writer that got in between made
      * the state differ; run again). */
     if (rc == 0) {
         write_repair_report again;
         graph_snapshot *snap2 = NULL;
-        rc = repair_inspect(s, &again, &snap2);
+        rc = repair_inspect(s, branch, &again, &snap2);
         if (rc == 0 && (again.latest != rep->latest || again.intact != rep->intact ||
-                        again.n_tables != rep->n_tables || again.n_damaged != rep->n_damaged))
+                        again.n_tables != rep->n_tables || again.n_damaged != rep->n_damaged ||
+                        strcmp(again.at_stake, rep->at_stake) != 0))
             rc = core_err(OG_E_CONFLICT, "the graph changed while repair inspected it; run "
                                          "`omnigraph repair` again");
+        for (size_t i = 0; rc == 0 && i < rep->n_tables; i++)
+            if (again.tables[i].head != rep->tables[i].head)
+                rc = core_err(OG_E_CONFLICT, "the graph changed while repair inspected it; run "
+                                             "`omnigraph repair` again");
         write_repair_report_clear(&again);
         graph_snapshot_free(snap2);
     }
@@ -1500,20 +2027,39 @@ int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
     if (rc == 0) rc = repair_move_aside(s, rep, in.operation_id, rep->moved_to);
     if (rc == 0 && rep->n_damaged == 0) rep->moved_to[0] = 0;
     /* Discovery must not start from a version that is gone. */
-    if (rc == 0 && (rep->lost || lance_hint_read(s, GRAPH_MANIFEST_DIR) > rep->intact))
-        rc = lance_hint_write(s, GRAPH_MANIFEST_DIR, rep->intact);
+    if (rc == 0 && (rep->lost || lance_hint_read(s, root) > rep->intact))
+        rc = lance_hint_write(s, root, rep->intact);
     if (rc == 0) rc = write_sidecar_put(s, &in);
-    if (rc == 0) rc = roll_back(g, &in, cl, snap);
-    if (rc == 0) {
+    uint64_t mver = 0;
+    if (rc == 0 && mode == WRITE_REPAIR_FORWARD) {
+        size_t n = in.n_effects;
+        uint64_t *from = core_calloc(n ? n : 1, sizeof *from);
+        uint64_t *to = core_calloc(n ? n : 1, sizeof *to);
+        rc = from && to ? 0 : core_err_nomem();
+        for (size_t i = 0; rc == 0 && i < n; i++) { /* forward: effects are the tables, in order */
+            from[i] = rep->tables[i].published;
+            to[i] = rep->tables[i].head;
+        }
+        if (rc == 0) rc = repair_fwd_publish(g, &in, snap, &mver);
+        if (rc == 0) rc = finalize(g, &in, WRITE_RECOVERY_REPAIRED, in.commit_id, from, to);
+        core_free(from);
+        core_free(to);
+        if (rc == 0) memcpy(rep->commit_id, in.commit_id, sizeof rep->commit_id);
+    } else if (rc == 0) {
+        rc = roll_back(g, &in, cl, snap);
         graph_snapshot *after = NULL;
-        rc = graph_snapshot_load(&after, s, NULL, 0, GRAPH_SNAP_LINEAGE);
+        if (rc == 0) rc = graph_snapshot_load(&after, s, branch, 0, GRAPH_SNAP_LINEAGE);
         for (size_t i = 0; rc == 0 && i < after->n_commits; i++)
             if (strcmp(after->commits[i].id, in.rollback_commit_id) == 0)
-                rep->manifest_version = after->commits[i].manifest_version;
+                mver = after->commits[i].manifest_version;
         graph_snapshot_free(after);
-        memcpy(rep->commit_id, in.rollback_commit_id, sizeof rep->commit_id);
+        if (rc == 0) memcpy(rep->commit_id, in.rollback_commit_id, sizeof rep->commit_id);
+        rep->forced = rc == 0;
+    }
+    if (rc == 0) {
+        rep->manifest_version = mver;
         memcpy(rep->operation_id, in.operation_id, sizeof rep->operation_id);
-        rep->repaired = rc == 0;
+        rep->repaired = true;
     }
     if (owner) store_lock_release_remove(owner);
     write_gate_set_release(gates);
@@ -1523,13 +2069,15 @@ int write_repair(write_graph *g, bool confirm, write_repair_report *rep)
     return rc;
 }
 
-int write_repair_inspect(store *s, write_repair_report *rep)
+int write_repair_inspect(store *s, const char *branch, write_repair_report *rep)
 {
+    if (branch && !*branch) branch = NULL;
     graph_snapshot *snap = NULL;
-    int rc = repair_inspect(s, rep, &snap);
+    int rc = repair_inspect(s, branch, rep, &snap);
     graph_snapshot_free(snap);
     uint64_t floor = 0;
-    if (rc == 0 && rep->clean) rc = write_cleanup_unfinished(s, &rep->cleanup_unfinished, &floor);
+    if (rc == 0 && rep->clean && !branch)
+        rc = write_cleanup_unfinished(s, &rep->cleanup_unfinished, &floor);
     if (rc == 0 && rep->cleanup_unfinished) rep->clean = false;
     return rc;
 }

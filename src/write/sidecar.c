@@ -283,6 +283,10 @@ int write_intent_to_json(const write_intent *in, core_buf *out)
         json_t *sc = json_pack("{s:s, s:o}", "identity", in->schema_target, "tables", tabs);
         bad |= !sc || json_object_set_new(root, "schema", sc);
     }
+    if (in->repair_mode)
+        bad |= json_object_set_new(
+            root, "repair",
+            json_string(in->repair_mode == WRITE_REPAIR_FORWARD ? "forward" : "forced"));
     int rc = bad ? core_err_nomem() : core_json_dump_pretty(root, out);
     json_decref(root);
     return rc;
@@ -603,6 +607,19 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
                 rc = core_err_nomem();
                 goto fail;
             }
+        }
+    }
+    /* A repair's intent (optional: other writers and older repairs have none). */
+    json_t *jrepair = json_object_get(root, "repair");
+    if (jrepair) {
+        const char *m = json_string_value(jrepair);
+        out->repair_mode = !m                      ? 0
+                           : !strcmp(m, "forward") ? WRITE_REPAIR_FORWARD
+                           : !strcmp(m, "forced")  ? WRITE_REPAIR_FORCED
+                                                   : 0;
+        if (!out->repair_mode) {
+            rc = corrupt(key, "\"repair\" is neither \"forward\" nor \"forced\"");
+            goto fail;
         }
     }
     json_decref(root);

@@ -30,32 +30,36 @@
     "restore this file (or directory) from a backup taken after it was written (omnigraph "        \
     "backup makes one): it never changes once written, so the backup's copy is exact; do not "     \
     "restore a whole older graph over this one, which would drop the commits made since"
-/* The newest manifest version: repair keeps the damaged file and publishes the intact state. */
+/* The newest manifest version: repair keeps the damaged file and rolls its data forward. */
 #define REMEDY_REPAIR                                                                              \
-    "if a backup holds this version file, restore the file (that keeps its commits); otherwise "   \
-    "omnigraph repair moves it to _repair/ (kept) and publishes the newest intact state, and the " \
-    "commits only this version held stop being visible"
+    "if a backup holds this version file, restoring the file keeps its commit records too; "       \
+    "otherwise omnigraph repair --confirm moves it to _repair/ (kept) and makes a repair commit "  \
+    "that pins every table at its HEAD, so the data of its commits stays (only their records "     \
+    "are lost); where that cannot keep an acknowledged commit (a lost schema apply) repair "       \
+    "refuses and names it"
 #define REMEDY_SCHEMA                                                                              \
     "omnigraph repair rewrites the schema files from the graph's records (it checks the "          \
     "identity the head names), or restore them from a backup taken since the last schema apply"
 /* A table above its pin with no write in flight: never "restore the table", which would undo
  * a commit whose manifest version was lost (its rows are in the table, acknowledged). */
 #define REMEDY_AHEAD                                                                               \
-    "back the graph up first (omnigraph backup); then omnigraph repair publishes the graph's "     \
-    "last intact state (the table is restored to the pinned version as a new Lance version; the "  \
-    "versions above stay in its history until omnigraph cleanup, so nothing is deleted)"
-/* repair publishes main's last intact state only: a branch's fork has no repair yet */
+    "a newer graph-manifest version that published this table's HEAD was lost: omnigraph repair "  \
+    "--confirm rolls it forward (a repair commit pins the table at its HEAD, keeping the "         \
+    "acknowledged rows); never restore the table to the pinned version, which would drop them"
 #define REMEDY_AHEAD_BRANCH                                                                        \
-    "back the graph up first (omnigraph backup); omnigraph repair does not restore a branch's "    \
-    "forks yet. Leaving it loses nothing: reads of the branch use the pinned version, and its "    \
-    "writes are refused until the fork is restored to that version (a Lance restore, which keeps " \
-    "the versions above in its history)"
+    "a newer graph-manifest version of the branch that published this fork's HEAD was lost: "      \
+    "omnigraph repair --branch BRANCH --confirm rolls it forward (a repair commit on the branch "  \
+    "pins the fork at its HEAD, keeping the acknowledged rows); never restore the fork to the "    \
+    "pinned version, which would drop them"
 /* Branch refs are small files that never change once written: a copy from any backup that
  * holds the branch is exact. Creating a branch of that name again would clear its files. */
 #define REMEDY_REF                                                                                 \
-    "restore this ref file from a backup that holds the branch (a ref never changes once "         \
-    "written); do not create or delete a branch of that name first: that clears the branch's "     \
-    "files"
+    "omnigraph repair --confirm rebuilds a table fork's ref from the fork's first version (the "   \
+    "fork its create wrote, which records the identity and fork point); for a graph branch's own " \
+    "ref, omnigraph repair --branch NAME --confirm does, if the branch was not deleted on "        \
+    "purpose (an interrupted delete leaves the same). Or restore this ref file from a backup "     \
+    "that holds the branch (a ref never changes once written); do not create or delete a branch "  \
+    "of that name first: that clears the branch's files"
 /* Key index segments are derived data: lookups skip a bad one and scan, answers unchanged. */
 #define REMEDY_KIX                                                                                 \
     "nothing is wrong with the data (lookups skip this segment and scan its fragments); "          \

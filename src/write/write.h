@@ -412,8 +412,12 @@ typedef enum write_recovery_kind {
     WRITE_RECOVERY_RETIRED,     /* a sidecar of an intent the audit log already records
                                  * as resolved (a stale copy): deleted */
     WRITE_RECOVERY_DISCARDED_FORCED, /* dropped by an operator without proof (recover --force) */
-    WRITE_RECOVERY_REPAIRED,         /* write_repair: tables restored to the newest intact manifest
-                                      * version and a repair commit made above the damaged ones */
+    WRITE_RECOVERY_REPAIRED,         /* write_repair: a repair commit made above the damaged
+                                      * versions, pinning every table at its Lance HEAD (the lost
+                                      * commits' data rolled forward) */
+    WRITE_RECOVERY_REPAIRED_FORCED,  /* write_repair --force: the tables restored to the newest
+                                      * intact version, dropping acknowledged commits (the audit
+                                      * row's outcomes name the table versions dropped) */
 } write_recovery_kind;
 const char *write_recovery_kind_name(int kind);
 
@@ -425,18 +429,31 @@ const char *write_recovery_kind_name(int kind);
  * resolve). *resolved counts sidecars resolved. */
 int write_recover(write_graph *g, const char *branch, size_t *resolved);
 
-/* ---- Repair (issue 16) ---------------------------------------------------------------------
- * Restore a writable state when the newest graph-manifest versions cannot be read (damaged or
- * missing): the unreadable version files above the newest intact one are moved to
- * _repair/<operation id>/ (kept, outside every Lance dataset), every table whose Lance HEAD is
- * ahead of what the intact version publishes is restored to it (Restore, a new version), and
- * a repair commit publishing that is made at the next version, through a recovery intent with
- * its rollback plan written first, so a crash part way is finished by the next read-write
- * open's recovery (or a re-run). Audited as "repaired". */
+/* ---- Repair (issues 16, 33) ---------------------------------------------------------------
+ * Restore a writable state when the newest graph-manifest versions of main cannot be read
+ * (damaged or missing) without dropping an acknowledged write. After recovery has resolved
+ * every pending intent, a table whose Lance HEAD is ahead of what the newest intact version
+ * publishes holds only what a lost version published (a writer's effects are covered by its
+ * sidecar from before its first effect until after its publish). So repair rolls forward: the
+ * unreadable version files above the newest intact one are moved to _repair/<operation id>/
+ * (kept, outside every Lance dataset), and a repair commit on top of the intact version pins
+ * every such table at its HEAD (each HEAD must open with the schema its pin has), through a
+ * recovery intent written first, so a crash part way is finished by the next read-write
+ * open's recovery (or a re-run). Audited as "repaired".
+ * Where that cannot keep every acknowledged commit (a lost schema apply: the accepted schema
+ * is newer than the intact version's; a table HEAD that does not open or changed its schema),
+ * repair refuses (OG_E_PRECONDITION_FAILED naming the versions and tables at stake and the
+ * remedies) unless forced: then, as before issue 33, every table ahead is restored to the
+ * intact version's pin (a Lance Restore, a new version) and the repair commit publishes that.
+ * Audited as "repaired_forced", with the table versions dropped. */
 typedef struct write_repair_table {
     char *alias;
     uint64_t head;      /* its Lance HEAD */
     uint64_t published; /* what the intact version publishes */
+    /* On a branch: a fork of a table the intact version still reads from its source, made by
+     * a lost first-touch commit (forked at the pinned version, with commits of its own): a
+     * forward repair pins the fork at its HEAD; a forced one leaves it unpinned. */
+    bool fork;
 } write_repair_table;
 typedef struct write_repair_report {
     uint64_t latest;  /* the newest stored manifest version */
@@ -458,15 +475,27 @@ typedef struct write_repair_report {
     /* A cleanup killed part way by an older build (write_cleanup_unfinished): its unreadable
      * commits whose manifest versions are stored, and the versions a confirm removed. */
     uint64_t cleanup_unfinished, cleanup_versions_removed;
+    /* Why rolling forward cannot keep every acknowledged commit ("" when it can: the tables
+     * ahead are pinned at their HEADs). Non-empty: a confirm refuses unless forced. */
+    char at_stake[1024];
+    bool forced; /* the confirm was forced past at_stake: the tables were rolled back */
+    /* Branch refs that did not read (lost or damaged) and are rebuilt from their branch's
+     * first version (lance_branch_ref_rebuild): the ref files' keys. A confirm rebuilt them
+     * (a damaged one kept under _repair/refs/ first). Graph-level refs only for the branch
+     * named; table-level refs (a fork a graph branch pins) for every readable graph branch. */
+    char **refs;
+    size_t n_refs;
 } write_repair_report;
 void write_repair_report_clear(write_repair_report *r);
-/* Inspect (and with confirm, repair). Pending intents are resolved first (confirm) or
- * reported (OG_E_RECOVERY_REQUIRED when recovery cannot resolve them). OG_E_CORRUPT when no
- * version is intact, or a table lost versions the intact one publishes (nothing provable to
- * restore). */
-int write_repair(write_graph *g, bool confirm, write_repair_report *rep);
+/* Inspect (and with confirm, repair) graph branch `branch` (NULL: main). Pending intents are
+ * resolved first (confirm) or reported (OG_E_RECOVERY_REQUIRED when recovery cannot resolve them).
+ * OG_E_CORRUPT when no version is intact, or a table lost versions the intact one publishes
+ * (nothing provable to restore). OG_E_PRECONDITION_FAILED when a confirm without force would drop
+ * an acknowledged commit (rep->at_stake and the message say which). */
+int write_repair(write_graph *g, const char *branch, bool confirm, bool force,
+                 write_repair_report *rep);
 /* The inspection alone, on a store (no handle: a dry run when the schema files do not read). */
-int write_repair_inspect(store *s, write_repair_report *rep);
+int write_repair_inspect(store *s, const char *branch, write_repair_report *rep);
 
 /* What the recovery classifier decides for one intent (the barrier acts on it; `recover show`
  * reports it). */

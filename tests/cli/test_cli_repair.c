@@ -2,7 +2,8 @@
  * graph-manifest version truncated, `commit list`, `snapshot --at` and `query --at` an intact
  * commit work (exit 0) and their --json carries a "warnings" array naming the damaged file,
  * while a read or write at the head fails `corrupt` (exit 1) naming `omnigraph repair`;
- * `repair` reports without changing anything, `repair --confirm` restores writes; a deleted
+ * `repair` reports without changing anything, `repair --confirm` restores writes and rolls the
+ * damaged version's data forward (its rows read at the head; text and --json say so); a deleted
  * newest version makes writes fail `corrupt`, not the retryable `conflict` (exit 3); a gate
  * held past OG_GATE_TIMEOUT_MS fails `resource_limit` (exit 1). Every --json form prints
  * exactly one JSON object. */
@@ -150,6 +151,9 @@ static void test_truncated_head_then_repair(void **state)
     assert_int_equal(json_integer_value(json_object_get(j, "intact_version")), 2);
     assert_int_equal(json_array_size(json_object_get(j, "damaged")), 1);
     assert_true(json_is_null(json_object_get(j, "commit_id")));
+    assert_string_equal(jstr(j, "action"), "roll_forward");
+    assert_true(json_is_null(json_object_get(j, "at_stake")));
+    assert_string_equal(jstr(j, "branch"), "main");
     json_decref(j);
     char *l1 = test_capture(cmd, &st);
     snprintf(after, sizeof after, "%s", l1);
@@ -158,11 +162,19 @@ static void test_truncated_head_then_repair(void **state)
     char out[8192], err[8192];
     assert_int_equal(og(NULL, "repair g", out, sizeof out, err, sizeof err), 0);
     assert_non_null(strstr(out, "dry run: nothing was changed"));
+    assert_non_null(strstr(out, "would roll table node:Person forward"));
 
-    /* --confirm: writes work, older commits read as before. */
+    /* --confirm: the damaged version's row (Bob) is rolled forward and reads at the head,
+     * writes work, older commits read as before. */
     j = og_json(NULL, "repair --confirm --json g", 0);
     assert_true(json_is_true(json_object_get(j, "repaired")));
     assert_int_equal(json_integer_value(json_object_get(j, "manifest_version")), 3);
+    assert_string_equal(jstr(j, "action"), "rolled_forward");
+    assert_true(json_is_false(json_object_get(j, "forced")));
+    json_decref(j);
+    snprintf(args, sizeof args, "query --store g %s --json", Q);
+    j = og_json(NULL, args, 0);
+    assert_int_equal(json_array_size(json_object_get(j, "rows")), 2);
     json_decref(j);
     assert_int_equal(og(NULL, "load --data c.jsonl --mode merge g", NULL, 0, err, sizeof err), 0);
     snprintf(args, sizeof args, "query --store g --at 2 %s --json", Q);
@@ -239,6 +251,8 @@ static void test_usage(void **state)
     assert_string_equal(jstr(json_object_get(j, "error"), "code"), "usage");
     json_decref(j);
     j = og_json(NULL, "repair --bogus --json g", 2);
+    json_decref(j);
+    j = og_json(NULL, "repair --force --json g", 2); /* --force only with --confirm */
     json_decref(j);
     j = og_json(NULL, "repair --json nowhere", 1);
     assert_string_equal(jstr(json_object_get(j, "error"), "code"), "not_found");

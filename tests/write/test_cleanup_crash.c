@@ -496,7 +496,7 @@ static int op_repair(store *s, void *vctx)
     write_repair_report rep;
     memset(&rep, 0, sizeof rep);
     int rc = write_graph_open(&g, wf_borrow(s), "", NULL);
-    if (rc == 0) rc = write_repair(g, true, &rep);
+    if (rc == 0) rc = write_repair(g, NULL, true, false, &rep);
     write_repair_report_clear(&rep);
     write_graph_close(g);
     return rc;
@@ -525,7 +525,8 @@ static int check_repair(store *s, void *vctx, const crashsim_point *pt)
         cc->removed_reads++;
     }
     CHECK(write_graph_open(&g, wf_borrow(s), "", NULL) == 0, "open: %s", og_error_last()->message);
-    CHECK(write_repair(g, true, &rep) == 0, "repair again: %s", og_error_last()->message);
+    CHECK(write_repair(g, NULL, true, false, &rep) == 0, "repair again: %s",
+          og_error_last()->message);
     cc->second_removed += rep.cleanup_versions_removed > 0;
     CHECK((problems = verify_problems(s)) && !*problems, "verify after repair again:\n%s",
           problems);

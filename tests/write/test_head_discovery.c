@@ -81,7 +81,7 @@ typedef struct tally {
 /* In a fresh copy of src, delete version v of the manifest dataset whose versions are in
  * vdir_rel (relative to the graph root), then read and write at the head of branch. */
 static void one_case(const char *sandbox, const char *src, const char *vdir_rel, uint64_t v,
-                     bool newest, const char *branch, int64_t want, tally *t)
+                     bool newest, bool first, const char *branch, int64_t want, tally *t)
 {
     char copy[700], cmd[1600], vfile[900];
     snprintf(copy, sizeof copy, "%s/copy", sandbox);
@@ -118,9 +118,15 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
             fail_msg("%s version %" PRIu64 " deleted: the error does not name %s: %s",
                      branch ? branch : "main", v, vname, e->message);
         t->typed++;
-        if (!branch) { /* repair restores a head read without dropping a commit it can keep */
-            /* verify reports it first, naming the lost version */
-            og_verify_report *vr = NULL;
+        /* A branch's first version is its fork record (the ref names it): repair does not
+         * rebuild it yet, and every read of the branch stays typed corrupt. */
+        if (branch && first) {
+            og_graph_close(g);
+            return;
+        }
+        /* repair restores a head read without dropping a commit (issue 33 item 3) */
+        og_verify_report *vr = NULL;
+        if (!branch) { /* verify reports it first, naming the lost version */
             assert_og_ok(og_graph_verify(&vr, copy, NULL));
             bool seen = false;
             for (size_t i = 0; i < vr->n_problems; i++)
@@ -132,39 +138,45 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
                          "naming %s",
                          v, vr->n_problems, vname);
             og_verify_report_free(vr);
-            og_repair_options ro;
-            assert_og_ok(og_repair_options_init(&ro, OG_REPAIR_OPTIONS_VERSION));
-            ro.confirm = 1;
-            og_repair_result *rr = NULL;
-            og_graph_close(g);
-            g = NULL;
-            if (og_graph_repair(&rr, copy, &ro) != 0)
-                fail_msg("main version %" PRIu64 " deleted: repair failed: %s", v,
-                         og_error_last()->message);
-            bool hole = rr->lost_version != 0;
-            assert_false(rr->clean);
-            og_repair_result_free(rr);
-            assert_og_ok(og_graph_open(&g, copy, NULL));
-            int64_t fixed = count_people(g, NULL);
-            if (fixed < 0)
-                fail_msg("main version %" PRIu64 " deleted: after repair: %s", v,
-                         og_error_last()->message);
-            /* A hole loses no commit; a lost newest version is rolled back (issue 33 item 3
-             * will roll it forward instead). */
-            if (hole) assert_int_equal(fixed, want), t->holes++;
-            /* After repair verify is clean, except that a hole's version file stays lost: its
-             * commit cannot be read --at (the others can), which verify keeps reporting, by
-             * name, until the file is restored from a backup. */
-            assert_og_ok(og_graph_verify(&vr, copy, NULL));
-            for (size_t i = 0; i < vr->n_problems; i++)
-                if (!hole || strcmp(vr->problems[i].kind, "manifest_version_lost") != 0 ||
-                    !strstr(vr->problems[i].object, vname))
-                    fail_msg("main version %" PRIu64 " deleted: after repair verify reports %s: %s",
-                             v, vr->problems[i].kind, vr->problems[i].message);
-            og_verify_report_free(vr);
-            want = fixed;
-            t->repaired++;
         }
+        og_repair_options ro;
+        assert_og_ok(og_repair_options_init(&ro, OG_REPAIR_OPTIONS_VERSION));
+        ro.confirm = 1;
+        ro.branch = branch;
+        og_repair_result *rr = NULL;
+        og_graph_close(g);
+        g = NULL;
+        if (og_graph_repair(&rr, copy, &ro) != 0)
+            fail_msg("%s version %" PRIu64 " deleted: repair failed: %s", branch ? branch : "main",
+                     v, og_error_last()->message);
+        bool hole = rr->lost_version != 0;
+        assert_false(rr->clean);
+        assert_string_equal(rr->at_stake, "");
+        og_repair_result_free(rr);
+        assert_og_ok(og_graph_open(&g, copy, NULL));
+        int64_t fixed = count_people(g, branch);
+        if (fixed < 0)
+            fail_msg("%s version %" PRIu64 " deleted: after repair: %s", branch ? branch : "main",
+                     v, og_error_last()->message);
+        /* A hole loses no commit; a lost newest version's rows are rolled forward: every
+         * acknowledged person reads at the head. */
+        if (fixed != want)
+            fail_msg("%s version %" PRIu64 " deleted: after repair the head has %" PRId64
+                     " people, %" PRId64 " were acknowledged",
+                     branch ? branch : "main", v, fixed, want);
+        t->holes += hole;
+        /* After repair verify is clean, except that a hole's version file of main stays lost:
+         * its commit cannot be read --at (the others can), which verify keeps reporting, by
+         * name, until the file is restored from a backup. */
+        assert_og_ok(og_graph_verify(&vr, copy, NULL));
+        for (size_t i = 0; i < vr->n_problems; i++)
+            if (branch || !hole || strcmp(vr->problems[i].kind, "manifest_version_lost") != 0 ||
+                !strstr(vr->problems[i].object, vname))
+                fail_msg("%s version %" PRIu64 " deleted: after repair verify reports %s: %s",
+                         branch ? branch : "main", v, vr->problems[i].kind,
+                         vr->problems[i].message);
+        og_verify_report_free(vr);
+        t->repaired++;
     }
     /* A write lands on the true head (one more person) or is refused typed. */
     char row[128];
@@ -223,7 +235,7 @@ static void run_matrix(const char *branch)
     og_set_log(NULL, NULL, OG_LOG_ERROR);
     tally t = {0};
     for (size_t i = 0; i < n; i++)
-        one_case(dir, root, vdir_rel, vs[i], i + 1 == n, branch, want, &t);
+        one_case(dir, root, vdir_rel, vs[i], i + 1 == n, i == 0, branch, want, &t);
     og_set_log(NULL, NULL, OG_LOG_WARN);
     print_message("%s: %u versions deleted one at a time: %u read the true head, %u typed "
                   "corrupt naming the lost version (%u repaired, %u of them holes that lost no "
@@ -247,11 +259,73 @@ static void test_each_branch_version_deleted(void **state)
     run_matrix("b");
 }
 
+/* A branch whose only commit is its first touch of a table (the fork of Person made for it),
+ * and that commit's manifest version lost: the branch's previous version reads Person from
+ * main, and nothing on the branch itself is ahead of a pin. The fork made at the pinned version
+ * with a commit of its own proves the loss: the head read is typed corrupt naming the lost
+ * version (it read main's people with success before), and repair rolls the fork forward. */
+static void test_branch_first_touch_lost(void **state)
+{
+    (void)state;
+    char dir[256], root[512], vdir[700], vfile[800];
+    test_sandbox_new(dir, sizeof dir, "head-first-touch");
+    snprintf(root, sizeof root, "%s/g", dir);
+    build(root, NULL); /* main: root + COMMITS people */
+    og_graph *g = NULL;
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    assert_og_ok(og_graph_branch_create(NULL, g, "b", NULL));
+    load_person(g, "b", "only-on-b");
+    assert_int_equal(count_people(g, "b"), 2 + COMMITS);
+    og_graph_close(g);
+    snprintf(vdir, sizeof vdir, "%s/__manifest.lance/tree/b/_versions", root);
+    uint64_t vs[16];
+    size_t n = list_versions(vdir, vs, 16);
+    assert_int_equal(n, 2); /* the fork record, then the first touch */
+    char vname[32];
+    snprintf(vname, sizeof vname, "%020llu", (unsigned long long)(UINT64_MAX - vs[1]));
+    snprintf(vfile, sizeof vfile, "%s/%s.manifest", vdir, vname);
+    assert_int_equal(unlink(vfile), 0);
+
+    og_set_log(NULL, NULL, OG_LOG_ERROR);
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    int64_t stale = count_people(g, "b");
+    if (stale >= 0)
+        fail_msg("the branch's first-touch version deleted: the head read %" PRId64
+                 " people with success (a stale head; %d were acknowledged)",
+                 stale, 2 + COMMITS);
+    const og_error *e = og_error_last();
+    assert_int_equal(e->code, OG_E_CORRUPT);
+    assert_true(strstr(e->message, vname) || (e->object && strstr(e->object, vname)));
+    assert_int_equal(count_people(g, NULL), 1 + COMMITS); /* main is untouched */
+    og_graph_close(g);
+    og_verify_report *vr = NULL; /* verify sees it too */
+    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    if (!vr->n_problems) fail_msg("the branch's first-touch version deleted: verify is clean");
+    print_message("verify: %s: %s\n", vr->problems[0].kind, vr->problems[0].message);
+    og_verify_report_free(vr);
+
+    og_repair_options ro;
+    assert_og_ok(og_repair_options_init(&ro, OG_REPAIR_OPTIONS_VERSION));
+    ro.confirm = 1;
+    ro.branch = "b";
+    og_repair_result *rr = NULL;
+    assert_og_ok(og_graph_repair(&rr, root, &ro));
+    assert_false(rr->clean);
+    assert_string_equal(rr->at_stake, "");
+    og_repair_result_free(rr);
+    og_set_log(NULL, NULL, OG_LOG_WARN);
+    assert_og_ok(og_graph_open(&g, root, NULL));
+    assert_int_equal(count_people(g, "b"), 2 + COMMITS);
+    og_graph_close(g);
+    test_sandbox_done(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_main_version_deleted),
         cmocka_unit_test(test_each_branch_version_deleted),
+        cmocka_unit_test(test_branch_first_touch_lost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
