@@ -806,6 +806,35 @@ int graph_snapshot_load(graph_snapshot **out, store *s, const char *branch, uint
     }
 }
 
+/* Whether main's graph-manifest version `version`, not stored while a newer one is, was lost
+ * rather than removed by cleanup (its file's key into key): graph cleanup deletes the oldest
+ * versions first and keeps one run up to the latest (lance_cleanup_options.contiguous), so a
+ * stored version below it means the file was lost. Listed twice: a listing that raced a cleanup
+ * (deleting oldest first) may have seen an older version that the second no longer holds. */
+static bool manifest_version_lost(store *s, uint64_t version, lance_naming nm,
+                                  char key[STORE_KEY_MAX])
+{
+    char name[LANCE_VERSION_NAME_CAP];
+    if (lance_version_file_name(name, sizeof name, nm, version) != 0 ||
+        lance_key(key, GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR, name) != 0) {
+        og_error_clear();
+        return false;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        lance_version_list vl = {0};
+        if (lance_versions_list(s, GRAPH_MANIFEST_DIR, &vl) != 0) {
+            og_error_clear();
+            return false;
+        }
+        bool below = vl.n > 0 && vl.v[0] < version, present = false;
+        for (size_t i = 0; i < vl.n; i++)
+            if (vl.v[i] == version) present = true;
+        lance_version_list_free(&vl);
+        if (!below || present) return false;
+    }
+    return true;
+}
+
 static int snapshot_load(graph_snapshot **out, store *s, const char *branch, uint64_t version,
                          unsigned flags, lance_naming *naming)
 {
@@ -819,6 +848,19 @@ static int snapshot_load(graph_snapshot **out, store *s, const char *branch, uin
         lance_naming nm;
         if (rc == OG_E_NOT_FOUND && version > 0 &&
             lance_version_latest(s, GRAPH_MANIFEST_DIR, &latest, &nm) == 0) {
+            char lost[STORE_KEY_MAX];
+            if (latest > version && manifest_version_lost(s, version, nm, lost)) {
+                rc = core_err(OG_E_CORRUPT,
+                              "graph-manifest version %llu (%s) is missing, though older "
+                              "versions are stored: the file was lost (cleanup removes only "
+                              "the oldest versions). The head and every other commit read as "
+                              "before; restoring the file from a backup makes this commit "
+                              "readable again (`omnigraph verify` lists the damage)",
+                              (unsigned long long)version, lost);
+                core_err_detail(CORE_ERR_OBJECT, lost);
+                lance_dataset_free(m);
+                return rc;
+            }
             if (latest > version) /* the graph went past it: cleanup removed it */
                 rc = core_err(OG_E_NOT_FOUND,
                               "manifest version %llu is no longer stored: cleanup removed it "

@@ -220,6 +220,63 @@ static int check_data_deep(vctx *c, const char *key, const Lance__Table__DataFil
     return 0;
 }
 
+/* Without --deep: the checksums our writers recorded, read in bounded pieces and without
+ * decoding. A file of at most LANCE_FILE2_SMALL_FILE_BYTES whole against og_xxh3 (what every
+ * read of it checks); a larger one block by block against og_block_xxh3 (what ranged reads
+ * check), VERIFY_SUM_CHUNK bytes per get. A file with neither (lancedb's, or an older build's
+ * larger file without block checksums) is not read here (--deep reads it whole). */
+#define VERIFY_SUM_CHUNK (4u << 20)
+static int sum_read(vctx *c, const char *key, uint64_t off, uint64_t len, core_buf *b)
+{
+    int rc = store_get(c->s, key, off, len, b);
+    if (rc == 0 || rc == OG_E_NOMEM) return rc;
+    rc = problem(c, "file_unreadable", key, REMEDY_BACKUP, "%s", last_message());
+    return rc ? rc : 1; /* reported: stop checking this file */
+}
+
+static int check_data_sums(vctx *c, const char *key, const Lance__Table__DataFile *df)
+{
+    uint64_t size = df->has_file_size_bytes ? df->file_size_bytes : 0;
+    core_buf b = CORE_BUF_INIT;
+    int rc = 0;
+    if (df->has_og_xxh3 && size && size <= LANCE_FILE2_SMALL_FILE_BYTES) {
+        if ((rc = sum_read(c, key, 0, STORE_ALL, &b)) != 0) goto out;
+        uint64_t got = core_hash64(b.data, b.len, 0);
+        if (got != df->og_xxh3)
+            rc = problem(c, "checksum", key, REMEDY_BACKUP,
+                         "its bytes hash to %016" PRIx64 ", the manifest recorded %016" PRIx64
+                         ": the file was damaged after it was written",
+                         got, df->og_xxh3);
+        goto out;
+    }
+    if (!size || !df->has_og_block_bytes || !df->og_block_bytes || !df->n_og_block_xxh3) goto out;
+    const uint64_t bs = df->og_block_bytes;
+    const uint64_t per = VERIFY_SUM_CHUNK / bs ? VERIFY_SUM_CHUNK / bs : 1;
+    for (size_t i = 0; i < df->n_og_block_xxh3; i += per) {
+        uint64_t off = (uint64_t)i * bs;
+        if (off >= size) break;
+        uint64_t len = size - off < per * bs ? size - off : per * bs;
+        if ((rc = sum_read(c, key, off, len, &b)) != 0) goto out;
+        for (size_t k = 0; k < per && i + k < df->n_og_block_xxh3; k++) {
+            uint64_t at = (uint64_t)k * bs;
+            if (at >= b.len) break;
+            uint64_t n = b.len - at < bs ? b.len - at : bs;
+            uint64_t got = core_hash64(b.data + at, n, 0);
+            if (got != df->og_block_xxh3[i + k]) { /* one problem per file */
+                rc = problem(c, "checksum", key, REMEDY_BACKUP,
+                             "block %zu (bytes %" PRIu64 "..%" PRIu64 ") hashes to %016" PRIx64
+                             ", the manifest recorded %016" PRIx64
+                             ": the file was damaged after it was written",
+                             i + k, off + at, off + at + n, got, df->og_block_xxh3[i + k]);
+                goto out;
+            }
+        }
+    }
+out:
+    core_buf_free(&b);
+    return rc == 1 ? 0 : rc;
+}
+
 static int check_data_file(vctx *c, const lance_dataset *ds, const Lance__Table__DataFile *df)
 {
     char dir[STORE_KEY_MAX], key[STORE_KEY_MAX];
@@ -236,7 +293,7 @@ static int check_data_file(vctx *c, const lance_dataset *ds, const Lance__Table_
         c->r->checksummed++;
     else
         c->r->unchecked++;
-    return c->opt->deep ? check_data_deep(c, key, df) : 0;
+    return c->opt->deep ? check_data_deep(c, key, df) : check_data_sums(c, key, df);
 }
 
 static int check_deletion_file(vctx *c, const lance_dataset *ds,
@@ -492,9 +549,26 @@ static int ahead_explained(vctx *c, const char *branch, const graph_table *t, ui
     return explained;
 }
 
-/* The head's pin of t (on `branch`'s head: only a table that branch forked is written by it)
- * against the Lance HEAD of the table (or fork) it reads. */
-static int check_head_pin(vctx *c, const char *branch, const graph_table *t)
+/* The file graph-manifest version v of branch (NULL: main) has or had, into out ("" when
+ * it cannot be named): what a table ahead of every pin says was lost. */
+static void manifest_version_key(vctx *c, const char *branch, uint64_t v, char out[STORE_KEY_MAX])
+{
+    char root[STORE_KEY_MAX], name[LANCE_VERSION_NAME_CAP];
+    uint64_t latest = 0;
+    lance_naming nm;
+    out[0] = '\0';
+    if (lance_branch_root(root, GRAPH_MANIFEST_DIR, branch) != 0 ||
+        lance_version_latest(c->s, root, &latest, &nm) != 0 ||
+        lance_version_file_name(name, sizeof name, nm, v) != 0 ||
+        lance_key(out, root, LANCE_VERSIONS_DIR, name) != 0)
+        out[0] = '\0';
+    og_error_clear(); /* only a name for the message */
+}
+
+/* The head's pin of t (on `branch`'s head, at graph-manifest version head_version: only a
+ * table that branch forked is written by it) against the Lance HEAD of the table (or fork) it
+ * reads. */
+static int check_head_pin(vctx *c, const char *branch, uint64_t head_version, const graph_table *t)
 {
     const char *tb = t->table_branch && *t->table_branch ? t->table_branch : NULL;
     if (tb ? !branch || strcmp(tb, branch) != 0 : branch != NULL)
@@ -521,12 +595,17 @@ static int check_head_pin(vctx *c, const char *branch, const graph_table *t)
     if (latest <= t->version) return 0;
     int ex = ahead_explained(c, branch, t, latest);
     if (ex) return ex < 0 ? ex : 0;
+    /* Name the version that would have published it, as a read at the head does. */
+    char lost[STORE_KEY_MAX];
+    manifest_version_key(c, branch, head_version + 1, lost);
     return problem(c, "table_ahead", obj, branch ? REMEDY_AHEAD_BRANCH : REMEDY_AHEAD,
                    "table %s is at Lance version %" PRIu64 " but the graph pins %" PRIu64
                    " and no pending recovery intent names it (re-checked after the table: no "
-                   "write was in flight): the newest graph-manifest version was lost, or a "
-                   "writer outside omnigraph (lancedb) committed to the table",
-                   t->alias, latest, t->version);
+                   "write was in flight): the newest graph-manifest version (version %" PRIu64
+                   "%s%s, after the head %" PRIu64 ") was lost, or a writer outside omnigraph "
+                   "(lancedb) committed to the table",
+                   t->alias, latest, t->version, head_version + 1, lost[0] ? ", " : "", lost,
+                   head_version);
 }
 
 /* ---- the graph manifest, schema, sidecars, audit log -------------------------------------- */
@@ -1002,7 +1081,7 @@ static int check_branches(vctx *c)
                 continue;
             }
             rc = check_dataset(c, root, snap->tables[t].version, &snap->tables[t]);
-            if (rc == 0) rc = check_head_pin(c, name, &snap->tables[t]);
+            if (rc == 0) rc = check_head_pin(c, name, snap->manifest_version, &snap->tables[t]);
         }
         for (size_t k = 0; rc == 0 && k < snap->n_commits; k++) { /* first parents, as above */
             const graph_commit *g = &snap->commits[k];
@@ -1015,6 +1094,24 @@ static int check_branches(vctx *c)
         graph_snapshot_free(snap);
     }
     return rc;
+}
+
+/* The hole between stored graph-manifest versions lo and hi is still there in a second
+ * listing, with lo still stored (a cleanup deletes lo before anything above it). */
+static bool hole_confirmed(vctx *c, uint64_t lo, uint64_t hi)
+{
+    lance_version_list vl = {0};
+    if (lance_versions_list(c->s, GRAPH_MANIFEST_DIR, &vl) != 0) {
+        og_error_clear();
+        return false;
+    }
+    bool lo_there = false, inside = false;
+    for (size_t i = 0; i < vl.n; i++) {
+        if (vl.v[i] == lo) lo_there = true;
+        if (vl.v[i] > lo && vl.v[i] < hi) inside = true;
+    }
+    lance_version_list_free(&vl);
+    return lo_there && !inside;
 }
 
 static int run(vctx *c)
@@ -1033,17 +1130,31 @@ static int run(vctx *c)
      * stale"). The newer versions hold every commit; repair moves the hint above it. */
     uint64_t hint = lance_hint_read(c->s, GRAPH_MANIFEST_DIR);
     for (size_t i = 0; rc == 0 && i + 1 < vl.n; i++) {
-        if (vl.v[i + 1] == vl.v[i] + 1 || vl.v[i + 1] - 1 < hint) continue;
+        if (vl.v[i + 1] == vl.v[i] + 1) continue;
+        bool above = vl.v[i + 1] - 1 >= hint;
+        /* Below the hint the head search does not meet it, but graph cleanup deletes only the
+         * oldest versions (one run is kept up to the latest), so a hole above a stored version
+         * is a lost file too, and reads --at its commits fail: unless a cleanup running now
+         * deleted them after the listing (oldest first: the version below goes first). */
+        if (!above && !hole_confirmed(c, vl.v[i], vl.v[i + 1])) continue;
         char name[LANCE_VERSION_NAME_CAP], key[STORE_KEY_MAX];
         rc = lance_version_file_name(name, sizeof name, vl.naming, vl.v[i] + 1);
         if (rc == 0) rc = lance_key(key, GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR, name);
-        if (rc == 0)
+        if (rc == 0 && above)
             rc = problem(c, "manifest_version_lost", key,
                          "omnigraph repair starts the search for the head above the gap (it "
                          "loses no commit: every newer version holds them all); restoring the "
                          "file from a backup also keeps reads --at it",
                          "graph-manifest versions %" PRIu64 "..%" PRIu64
                          " are missing while newer ones exist: reads at the head stop there",
+                         vl.v[i] + 1, vl.v[i + 1] - 1);
+        else if (rc == 0)
+            rc = problem(c, "manifest_version_lost", key,
+                         "restore the file from a backup taken after it was written (nothing "
+                         "else is needed: the head and the other commits read as before)",
+                         "graph-manifest versions %" PRIu64 "..%" PRIu64
+                         " are missing while older and newer ones are stored (cleanup removes "
+                         "only the oldest): reads --at their commits fail",
                          vl.v[i] + 1, vl.v[i + 1] - 1);
     }
     if (rc) goto done;
@@ -1093,7 +1204,7 @@ static int run(vctx *c)
     if (rc == 0 && head) {
         c->r->tables = head->n_tables;
         for (size_t t = 0; rc == 0 && t < head->n_tables; t++)
-            rc = check_head_pin(c, NULL, &head->tables[t]);
+            rc = check_head_pin(c, NULL, head->manifest_version, &head->tables[t]);
         if (rc == 0) rc = check_lineage(c, head->manifest_version);
     }
     if (rc == 0) rc = check_branches(c);

@@ -165,10 +165,16 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
                      " people, %" PRId64 " were acknowledged",
                      branch ? branch : "main", v, fixed, want);
         t->holes += hole;
+        /* After repair verify is clean, except that a hole's version file of main stays lost:
+         * its commit cannot be read --at (the others can), which verify keeps reporting, by
+         * name, until the file is restored from a backup. */
         assert_og_ok(og_graph_verify(&vr, copy, NULL));
-        if (vr->n_problems)
-            fail_msg("%s version %" PRIu64 " deleted: after repair verify reports %s: %s",
-                     branch ? branch : "main", v, vr->problems[0].kind, vr->problems[0].message);
+        for (size_t i = 0; i < vr->n_problems; i++)
+            if (branch || !hole || strcmp(vr->problems[i].kind, "manifest_version_lost") != 0 ||
+                !strstr(vr->problems[i].object, vname))
+                fail_msg("%s version %" PRIu64 " deleted: after repair verify reports %s: %s",
+                         branch ? branch : "main", v, vr->problems[i].kind,
+                         vr->problems[i].message);
         og_verify_report_free(vr);
         t->repaired++;
     }

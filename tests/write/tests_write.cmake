@@ -18,3 +18,11 @@ og_test(test_head_discovery LABELS "write;graph" SOURCES write/test_head_discove
 og_test(test_cleanup_crash LABELS "write;crash" SOURCES write/test_cleanup_crash.c TIMEOUT 900)
 # verify beside a running writer (thread and process): no false report (issue 33 F4).
 og_test(test_verify_race LABELS "write;race" SOURCES write/test_verify_race.c TIMEOUT 300)
+# The storage-damage matrix (issue 33 item 9): every kind of file x six damages, through the
+# omnigraph binary ($OMNIGRAPH_BIN to run it against another build).
+og_test(test_damage_matrix LABELS "write;crash" SOURCES write/test_damage_matrix.c LINK og_core
+        TIMEOUT 900)
+add_dependencies(test_damage_matrix omnigraph_cli)
+# A lost graph-manifest version named for what it is by reads --at and verify (damage matrix
+# cells).
+og_test(test_lost_version LABELS "write;graph" SOURCES write/test_lost_version.c)
