@@ -65,6 +65,11 @@
     "nothing is wrong with the data (lookups skip this segment and scan its fragments); "          \
     "omnigraph optimize writes a new segment for the head, and omnigraph cleanup drops the "       \
     "older versions that name this one"
+/* The audit log records resolved recoveries; the graph's data does not depend on it. */
+#define REMEDY_AUDIT                                                                               \
+    "the graph's data is unaffected; the lost recovery records are only in a backup taken after "  \
+    "they were written (restore that version file from it). Otherwise nothing needs doing: the "   \
+    "next recovery recorded appends after the newest stored version"
 #define DEEP_CHUNK_ROWS 65536
 
 typedef struct vctx {
@@ -701,12 +706,20 @@ static int check_audit(vctx *c)
 {
     uint64_t v = 0;
     lance_naming nm;
-    int rc = lance_version_latest(c->s, GRAPH_AUDIT_DIR, &v, &nm);
+    /* Only this engine appends to the log, writing the hint after each version exists: a
+     * hint above every stored version means the newest records were lost. */
+    int rc = lance_version_latest_owned(c->s, GRAPH_AUDIT_DIR, 0, true, &v, &nm);
     if (rc == OG_E_NOT_FOUND) { /* made by the first recovery */
         og_error_clear();
         return 0;
     }
     if (rc == OG_E_NOMEM) return rc;
+    if (rc == OG_E_CORRUPT) {
+        char obj[STORE_KEY_MAX];
+        snprintf(obj, sizeof obj, "%s", og_error_last()->object ? og_error_last()->object : "");
+        return problem(c, "audit_version_lost", obj[0] ? obj : GRAPH_AUDIT_DIR, REMEDY_AUDIT, "%s",
+                       last_message());
+    }
     if (rc) return problem(c, "audit_log", GRAPH_AUDIT_DIR, REMEDY_BACKUP, "%s", last_message());
     size_t before = c->r->n_problems;
     rc = check_dataset(c, GRAPH_AUDIT_DIR, v, NULL);
