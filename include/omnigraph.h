@@ -1062,9 +1062,14 @@ typedef struct og_repair_result {
                             * fork its create wrote); a damaged one is kept under ROOT/_repair/refs/.
                             * A graph branch's own ref only when opt->branch names it; the refs of
                             * the table forks every readable graph branch pins always */
+    size_t n_refless;      /* og_repair_result_refless: graph branches with manifest versions
+                            * but no ref (found by a repair of main; lost, or a delete interrupted
+                            * after removing it: only the operator knows which). A repair with
+                            * opt->branch naming one rebuilds its ref */
 } og_repair_result;
 OG_EXTERN const char *og_repair_result_damaged(const og_repair_result *r, size_t i);
 OG_EXTERN const char *og_repair_result_ref(const og_repair_result *r, size_t i);
+OG_EXTERN const char *og_repair_result_refless(const og_repair_result *r, size_t i);
 OG_EXTERN const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i);
 OG_EXTERN void og_repair_result_free(og_repair_result *r);
 

@@ -329,7 +329,13 @@ typedef struct repair_result {
     og_repair_table *tables;
     char *damage, *moved_to, *at_stake, *branch;
     char **refs;
+    char **refless;
 } repair_result;
+
+const char *og_repair_result_refless(const og_repair_result *r, size_t i)
+{
+    return r && i < r->n_refless ? ((const repair_result *)r)->refless[i] : NULL;
+}
 
 const char *og_repair_result_ref(const og_repair_result *r, size_t i)
 {
@@ -363,6 +369,9 @@ void og_repair_result_free(og_repair_result *r)
     for (size_t i = 0; i < r->n_refs; i++)
         core_free(rr->refs[i]);
     core_free(rr->refs);
+    for (size_t i = 0; i < r->n_refless; i++)
+        core_free(rr->refless[i]);
+    core_free(rr->refless);
     core_free(rr);
 }
 
@@ -379,6 +388,12 @@ static int repair_fill(repair_result *r, const write_repair_report *w, const cha
     for (size_t i = 0; i < w->n_refs; i++) {
         if (!(r->refs[i] = core_strdup(w->refs[i]))) return core_err_nomem();
         p->n_refs++;
+    }
+    if (w->n_refless && !(r->refless = core_calloc(w->n_refless, sizeof *r->refless)))
+        return core_err_nomem();
+    for (size_t i = 0; i < w->n_refless; i++) {
+        if (!(r->refless[i] = core_strdup(w->refless[i]))) return core_err_nomem();
+        p->n_refless++;
     }
     p->clean = w->clean;
     p->repaired = w->repaired;

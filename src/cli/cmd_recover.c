@@ -330,6 +330,11 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
         if (i) fputc(',', stdout);
         cli_json_str(stdout, og_repair_result_ref(r, i));
     }
+    printf("],\"branches_without_ref\":[");
+    for (size_t i = 0; i < r->n_refless; i++) {
+        if (i) fputc(',', stdout);
+        cli_json_str(stdout, og_repair_result_refless(r, i));
+    }
     printf("],\"moved_to\":");
     if (r->moved_to[0])
         cli_json_str(stdout, r->moved_to);
@@ -366,6 +371,11 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
     for (size_t i = 0; i < r->n_refs; i++)
         printf("%s the branch ref %s from its branch's first version (it did not read)\n",
                r->repaired ? "rebuilt" : "would rebuild", og_repair_result_ref(r, i));
+    for (size_t i = 0; i < r->n_refless; i++)
+        printf("graph branch %s has manifest versions but no ref (it is invisible): if it was "
+               "not deleted on purpose, `omnigraph repair --branch %s --confirm` rebuilds its "
+               "ref; if it was, the files are leftovers, harmless\n",
+               og_repair_result_refless(r, i), og_repair_result_refless(r, i));
     if (r->schema_damaged)
         printf("the schema files do not read as the schema the graph records; %s rebuilds it "
                "exactly: %s\n",
@@ -417,6 +427,11 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                "finishing that cleanup\n",
                (unsigned long long)r->cleanup_unfinished);
     bool manifest = r->n_damaged || r->n_tables || r->missing_version;
+    if (r->n_refless && !r->n_refs && !manifest && !r->lost_version && !r->cleanup_unfinished &&
+        !r->schema_damaged) {
+        printf("the graph manifest needs no repair; nothing else was found\n");
+        return;
+    }
     if (r->n_refs && !manifest && !r->lost_version && !r->cleanup_unfinished &&
         !r->schema_damaged) {
         if (!r->repaired) printf("dry run: nothing was changed; run again with --confirm\n");

@@ -506,3 +506,76 @@ int write_branch_retract(write_graph *g, const write_branch_info *created)
         return core_err(OG_E_BAD_REQUEST, "write_branch_retract: not a branch just created");
     return branch_delete(g, created->name, created->identity, created->manifest_version, NULL);
 }
+
+/* ---- graph branches without a ref ------------------------------------------------------------ */
+
+static int refless_add(char ***names, size_t *n, const char *name)
+{
+    char **grown = core_realloc(*names, (*n + 1) * sizeof *grown);
+    if (!grown) return core_err_nomem();
+    *names = grown;
+    if (!(grown[*n] = core_strdup(name))) return core_err_nomem();
+    (*n)++;
+    return 0;
+}
+
+/* dir: a folder under the graph manifest, "tree/..." (depth 0: "tree/" itself). */
+static int refless_walk(store *s, const char *dir, int depth, char ***names, size_t *n)
+{
+    char prefix[STORE_KEY_MAX];
+    int rc = lance_key(prefix, GRAPH_MANIFEST_DIR, dir, "");
+    if (rc) return rc;
+    store_list l;
+    memset(&l, 0, sizeof l);
+    rc = store_list_prefix(s, prefix, STORE_LIST_DELIMITED, &l);
+    if (rc == OG_E_NOT_FOUND) {
+        og_error_clear();
+        return 0;
+    }
+    if (rc) return rc;
+    store_list_sort(&l);
+    const size_t np = strlen(prefix), nt = strlen(LANCE_TREE_DIR);
+    bool versions = false;
+    for (size_t i = 0; i < l.count; i++)
+        if (l.items[i].is_prefix && !strcmp(l.items[i].key + np, LANCE_VERSIONS_DIR))
+            versions = true;
+    if (versions && depth > 0) {
+        char name[STORE_KEY_MAX], key[STORE_KEY_MAX];
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(dir) - nt - 1), dir + nt);
+        store_meta m;
+        if (write_branch_name_check(name) != 0) {
+            og_error_clear(); /* not a branch's folder */
+        } else if ((rc = lance_branch_ref_key(key, GRAPH_MANIFEST_DIR, name)) == 0) {
+            rc = store_head(s, key, &m);
+            if (rc == OG_E_NOT_FOUND) {
+                og_error_clear();
+                rc = refless_add(names, n, name);
+            }
+        }
+    } else if (depth < 8) {
+        for (size_t i = 0; rc == 0 && i < l.count; i++) {
+            const char *child = l.items[i].key + np; /* "seg/" */
+            if (!l.items[i].is_prefix || (depth > 0 && child[0] == '_')) continue;
+            char sub[STORE_KEY_MAX];
+            snprintf(sub, sizeof sub, "%s%s", dir, child);
+            rc = refless_walk(s, sub, depth + 1, names, n);
+        }
+    }
+    store_list_free(&l);
+    return rc;
+}
+
+int write_branch_refless(store *s, char ***names, size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    int rc = refless_walk(s, LANCE_TREE_DIR, 0, names, n);
+    if (rc != 0) {
+        for (size_t i = 0; i < *n; i++)
+            core_free((*names)[i]);
+        core_free(*names);
+        *names = NULL;
+        *n = 0;
+    }
+    return rc;
+}

@@ -1340,6 +1340,9 @@ void write_repair_report_clear(write_repair_report *r)
     for (size_t i = 0; i < r->n_tables; i++)
         core_free(r->tables[i].alias);
     core_free(r->tables);
+    for (size_t i = 0; i < r->n_refless; i++)
+        core_free(r->refless[i]);
+    core_free(r->refless);
     for (size_t i = 0; i < r->n_refs; i++)
         core_free(r->refs[i]);
     core_free(r->refs);
@@ -1920,6 +1923,12 @@ int write_repair(write_graph *g, const char *branch, bool confirm, bool force,
         rep->repaired = rep->repaired || confirm;
     }
     ref_fixes_free(&refs);
+    /* A graph branch whose ref is gone is invisible, and only the operator knows whether it
+     * was deleted on purpose: repair of main names them, `--branch NAME` rebuilds one. */
+    if (rc == 0 && !branch) {
+        rc = write_branch_refless(s, &rep->refless, &rep->n_refless);
+        if (rc == 0 && rep->n_refless) rep->clean = false;
+    }
     return rc;
 }
 
@@ -2079,5 +2088,9 @@ int write_repair_inspect(store *s, const char *branch, write_repair_report *rep)
     if (rc == 0 && rep->clean && !branch)
         rc = write_cleanup_unfinished(s, &rep->cleanup_unfinished, &floor);
     if (rc == 0 && rep->cleanup_unfinished) rep->clean = false;
+    if (rc == 0 && !branch) {
+        rc = write_branch_refless(s, &rep->refless, &rep->n_refless);
+        if (rc == 0 && rep->n_refless) rep->clean = false;
+    }
     return rc;
 }

@@ -384,6 +384,9 @@ typedef struct write_branch_info {
  * not "main", not beginning with '-', no "." segment, no segment beginning with '_'
  * (reserved for internal branches). OG_E_BAD_REQUEST naming the rule otherwise. */
 int write_branch_name_check(const char *name);
+/* Graph branches with manifest versions but no ref (lost, or a delete interrupted after it
+ * removed the ref: they look alike), by name; *names freed by the caller (each, then it). */
+int write_branch_refless(store *s, char ***names, size_t *n);
 /* Create graph branch `name` from branch `from` (NULL: main) at its head, or at commit `at` (a
  * commit id, a unique prefix, or a manifest version of `from`). One create-if-absent of the
  * manifest's branch ref, nothing copied, no commit made. OG_E_EXISTS when the name, or a name
@@ -495,6 +498,10 @@ typedef struct write_repair_report {
      * named; table-level refs (a fork a graph branch pins) for every readable graph branch. */
     char **refs;
     size_t n_refs;
+    /* Graph branches with manifest versions but no ref (write_branch_refless), found by a
+     * repair of main: `repair --branch NAME` rebuilds one if it was not deleted on purpose. */
+    char **refless;
+    size_t n_refless;
 } write_repair_report;
 void write_repair_report_clear(write_repair_report *r);
 /* Inspect (and with confirm, repair) graph branch `branch` (NULL: main). Pending intents are

@@ -795,8 +795,19 @@ static void test_repair_lost_branch_ref(void **state)
     og_graph_close(g);
 
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
-    ro.branch = "b";
     og_repair_result *r = NULL;
+    /* A repair of main does not rebuild it (only the operator knows whether the branch was
+     * deleted on purpose) but names it, instead of "nothing to repair". */
+    ro.confirm = 1;
+    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_int_equal(r->clean, 0);
+    assert_int_equal(r->n_refless, 1);
+    assert_string_equal(og_repair_result_refless(r, 0), "b");
+    assert_int_equal(r->n_refs, 0);
+    og_repair_result_free(r);
+    assert_int_not_equal(access(ref, F_OK), 0);
+    ro.confirm = 0;
+    ro.branch = "b";
     assert_og_ok(og_graph_repair(&r, root, &ro)); /* a dry run names the ref */
     assert_int_equal(r->n_refs, 1);
     assert_non_null(strstr(og_repair_result_ref(r, 0), "__manifest.lance/_refs/branches/b.json"));
