@@ -178,7 +178,9 @@ enum { PROBE_FOUND = 0, PROBE_RESTART = 1, PROBE_GAP = 2 };
 /* From an existing version h (under naming), the latest: gallop forward, then bisect. Every
  * answer lo (present) with lo+1 missing is then checked for a version above the miss (one more
  * head): versions are made one after another and cleanup removes the oldest first, so a present
- * lo+2 means lo+1 was lost and lo is not the latest (PROBE_GAP, *v = lo + 1, the missing one).
+ * lo+2 means lo+1 was lost and lo is not the latest (PROBE_GAP, *v = lo + 1, the missing one),
+ * unless lo+1 is there when looked at again (committers made both meanwhile: the search goes
+ * on from it).
  * With `check`, or when a gap is seen, lo is looked at again: when it is gone by then, cleanup
  * deleted the versions the probe started from (a version that still exists after the probe saw
  * its successor missing was the latest; one that does not may sit below a deleted range), and
@@ -188,6 +190,7 @@ static int probe_from(store *s, const char *root, lance_naming naming, uint64_t 
                       uint64_t *v)
 {
     uint64_t lo = h, hi = 0, step = 1; /* lo exists; hi (when non-zero) does not */
+again:
     while (hi == 0) {
         uint64_t next = lo + step;
         if (next < lo) return core_err(OG_E_CORRUPT, "lance table '%s': version overflow", root);
@@ -210,6 +213,19 @@ static int probe_from(store *s, const char *root, lance_naming naming, uint64_t 
     int above = 0;
     if ((flags & LANCE_LATEST_GAPS) && hi + 1 > hi) above = version_exists(s, root, naming, hi + 1);
     if (above < 0) return above;
+    if (above) {
+        /* hi was missing when looked at, hi+1 is there now: committers may have made both in
+         * between (hi+1 is only ever made once hi exists). hi there now is no gap: the history
+         * moved on, and the search goes on from it. */
+        int e = version_exists(s, root, naming, hi);
+        if (e < 0) return e;
+        if (e) {
+            lo = hi;
+            hi = 0;
+            step = 1;
+            goto again;
+        }
+    }
     int e = (flags & LANCE_LATEST_CHECK) || above ? version_exists(s, root, naming, lo) : 1;
     if (e < 0) return e;
     if (!e) return PROBE_RESTART;
