@@ -45,7 +45,8 @@
 #define KIX_MAX_DEPTH 12
 #define KIX_CACHE 8
 #define KIX_WINDOW_MAX (32u << 20) /* bound on a tree's leaves read at once by a lookup */
-#define KIX_THREAD_ENTRIES 100000  /* trees of a segment this large are built a thread each */
+#define KIX_THREAD_ENTRIES 100000  /* trees of a segment this large are built by workers */
+#define KIX_TREE_WORKERS 2         /* ... this many (the caller and threads) */
 #define KIX_VERSION 3 /* 2: slots carry their data files' hash; 3: child offsets per tree */
 #define KIX_DIR_KIND 3
 #define KIX_ZSTD 0x80
@@ -807,6 +808,7 @@ typedef struct tree_job {
     lance_kix_entry *e;
     size_t n, n_slots;
     tree_info *ti;
+    lance_kix_entry **owned; /* freed (and set to NULL) once the tree is encoded, or NULL */
     int rc;
     char msg[256];
 } tree_job;
@@ -815,45 +817,72 @@ static void tree_job_run(tree_job *j)
 {
     j->rc = encode_tree(j->out, j->e, j->n, j->n_slots, j->ti);
     if (j->rc) snprintf(j->msg, sizeof j->msg, "%s", og_error_last()->message);
+    if (j->owned) { /* the entries are no longer needed: do not hold them beside the others */
+        core_free(*j->owned);
+        *j->owned = NULL;
+    }
 }
 
-static void *tree_job_thread(void *arg)
+/* Trees taken one after another by the workers that share them. */
+typedef struct tree_pool {
+    tree_job *jobs;
+    size_t n;
+    atomic_size_t next;
+} tree_pool;
+
+static void tree_pool_work(tree_pool *p)
 {
-    tree_job_run(arg);
+    for (size_t t; (t = atomic_fetch_add(&p->next, 1)) < p->n;)
+        tree_job_run(&p->jobs[t]);
+}
+
+static void *tree_pool_thread(void *arg)
+{
+    tree_pool_work(arg);
     return NULL;
 }
 
-int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
-                     const size_t *ne, size_t n_idx, const uint64_t *slot_rows,
-                     const uint64_t *slot_files, size_t n_slots)
+/* lance_kix_encode; with `owned`, each e[t] is freed (owned[t] set to NULL) as soon as its
+ * tree is encoded. */
+static int kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
+                      const size_t *ne, size_t n_idx, const uint64_t *slot_rows,
+                      const uint64_t *slot_files, size_t n_slots, lance_kix_entry **owned)
 {
     core_buf_clear(out);
     tree_info ti[LANCE_KIX_MAX_DECLS];
     if (n_idx > LANCE_KIX_MAX_DECLS) return core_err(OG_E_BAD_REQUEST, "too many key indexes");
     int rc = core_buf_append(out, KIX_MAGIC, 8);
     /* Each tree into a buffer of its own (its offsets count from its first byte), a large
-     * segment's trees each on a thread of its own (the scheduler shares the cores among them
-     * and the caller's other work: a bulk load's three edge trees are most of its CPU, and
-     * one per thread finishes them together instead of two on one thread), then one after
-     * the other into the file. */
+     * segment's trees on KIX_TREE_WORKERS workers (the caller and threads; the scheduler shares
+     * the cores among them and the caller's other work: a bulk load's three edge trees are
+     * most of its CPU, and two workers finish them about as soon as one thread per tree did,
+     * with the entries and sort buffers of two trees at a time in memory instead of all),
+     * then one after the other into the file. */
     core_buf tb[LANCE_KIX_MAX_DECLS];
     tree_job jobs[LANCE_KIX_MAX_DECLS];
     for (size_t t = 0; t < n_idx; t++) {
         tb[t] = (core_buf)CORE_BUF_INIT;
-        jobs[t] = (tree_job){&tb[t], e[t], ne[t], n_slots, &ti[t], 0, {0}};
+        jobs[t] =
+            (tree_job){&tb[t], e[t], ne[t], n_slots, &ti[t], owned ? &owned[t] : NULL, 0, {0}};
     }
     size_t total = 0;
     for (size_t t = 0; t < n_idx; t++)
         total += ne[t];
-    pthread_t th[LANCE_KIX_MAX_DECLS];
-    bool threaded[LANCE_KIX_MAX_DECLS] = {false};
+    tree_pool pool = {jobs, rc == 0 ? n_idx : 0, 0};
+    pthread_t th[KIX_TREE_WORKERS];
+    bool threaded[KIX_TREE_WORKERS] = {false};
     bool spread = rc == 0 && n_idx > 1 && total >= KIX_THREAD_ENTRIES;
-    for (size_t t = 1; spread && t < n_idx; t++)
-        threaded[t] = pthread_create(&th[t], NULL, tree_job_thread, &jobs[t]) == 0;
-    for (size_t t = 0; rc == 0 && t < n_idx; t++)
-        if (!threaded[t]) tree_job_run(&jobs[t]);
-    for (size_t t = 1; t < n_idx; t++)
-        if (threaded[t]) pthread_join(th[t], NULL);
+    for (size_t k = 1; spread && k < KIX_TREE_WORKERS && k < n_idx; k++)
+        threaded[k] = pthread_create(&th[k], NULL, tree_pool_thread, &pool) == 0;
+    tree_pool_work(&pool);
+    for (size_t k = 1; k < KIX_TREE_WORKERS; k++)
+        if (threaded[k]) pthread_join(th[k], NULL);
+    /* the trees into the file's buffer, sized once (growing it would copy what is in), each
+     * tree's own buffer freed as soon as it is in */
+    size_t tree_bytes = 0;
+    for (size_t t = 0; t < n_idx; t++)
+        tree_bytes += tb[t].len;
+    if (rc == 0) rc = core_buf_reserve(out, tree_bytes + 64 + 256 * (n_idx + n_slots));
     for (size_t t = 0; rc == 0 && t < n_idx; t++) {
         if (jobs[t].rc) {
             rc = core_err(jobs[t].rc, "%s", jobs[t].msg);
@@ -861,6 +890,7 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
         }
         uint64_t base = out->len;
         rc = core_buf_append(out, tb[t].data, tb[t].len);
+        core_buf_free(&tb[t]);
         ti[t].leaf_start += base;
         ti[t].leaf_end += base;
         ti[t].root_off += base;
@@ -900,6 +930,13 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
     if (rc == 0) rc = core_buf_append(out, KIX_END, 8);
     core_buf_free(&dir);
     return rc;
+}
+
+int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
+                     const size_t *ne, size_t n_idx, const uint64_t *slot_rows,
+                     const uint64_t *slot_files, size_t n_slots)
+{
+    return kix_encode(out, names, e, ne, n_idx, slot_rows, slot_files, n_slots, NULL);
 }
 
 /* ---- reading ----------------------------------------------------------------------------- */
@@ -1438,6 +1475,19 @@ void lance_kix_builder_free(lance_kix_builder *kb)
     core_free(kb);
 }
 
+int lance_kix_builder_reserve(lance_kix_builder *kb, uint64_t rows)
+{
+    if (!kb || rows <= kb->cap) return 0;
+    if (rows > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "key index too large");
+    for (size_t k = 0; k < kb->nd; k++) {
+        lance_kix_entry *p = core_realloc(kb->e[k], (size_t)rows * sizeof *p);
+        if (!p) return core_err_nomem();
+        kb->e[k] = p;
+    }
+    kb->cap = (size_t)rows;
+    return 0;
+}
+
 uint64_t lance_kix_builder_rows(const lance_kix_builder *kb)
 {
     return kb ? kb->rows : 0;
@@ -1508,7 +1558,8 @@ int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows,
         np[k] = names[k];
     }
     core_buf bytes = CORE_BUF_INIT;
-    int rc = lance_kix_encode(&bytes, np, kb->e, kb->ne, kb->nd, slot_rows, slot_files, n_slots);
+    /* each index's entries are freed once its tree is encoded */
+    int rc = kix_encode(&bytes, np, kb->e, kb->ne, kb->nd, slot_rows, slot_files, n_slots, kb->e);
     if (rc == 0) {
         uint8_t rnd[12];
         rc = lance_random_bytes(rnd, sizeof rnd);

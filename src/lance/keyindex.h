@@ -88,6 +88,8 @@ int lance_kix_builder_new_decl(lance_kix_builder **out, const lance_dataset *ds,
 /* Rows [off, off+n) of b (ds's schema) are rows first_off.. of new-fragment slot `slot`. */
 int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t off, int64_t n,
                           uint32_t slot, uint32_t first_off);
+/* Room for this many rows' entries in one allocation (growing by doubling copies them). */
+int lance_kix_builder_reserve(lance_kix_builder *kb, uint64_t rows);
 uint64_t lance_kix_builder_rows(const lance_kix_builder *kb);
 /* Keep pointers into the added batches instead of copies (the caller keeps every batch alive
  * until lance_kix_builder_finish has returned). */

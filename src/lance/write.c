@@ -276,6 +276,10 @@ static void *kix_job_run(void *arg)
     lance_kix_builder *kb = NULL;
     int rc = lance_kix_builder_new(&kb, j->ds);
     lance_kix_builder_borrow(kb); /* the batches outlive the job */
+    uint64_t all = 0;
+    for (size_t i = 0; i < j->n; i++)
+        all += (uint64_t)j->b[i]->num_rows;
+    if (rc == 0) rc = lance_kix_builder_reserve(kb, all);
     uint64_t g = 0;
     for (size_t i = 0; rc == 0 && kb && i < j->n; i++) {
         int64_t off = 0;
