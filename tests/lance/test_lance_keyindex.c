@@ -574,6 +574,53 @@ static void test_segment_roundtrip(void **state)
     core_buf_free(&out);
 }
 
+/* A builder whose room was reserved for its rows allocates nothing while they are added (in
+ * borrow mode its entries point into the batches): the load's segment of a fragment holds one
+ * array per index, never a doubled copy. Its segment, written tree by tree on two workers (a
+ * segment this large is spread), holds every entry. */
+static void test_builder_reserved_adds_allocate_nothing(void **state)
+{
+    fixture *f = *state;
+    create(f, "id;src>dst;dst>src");
+    lance_dataset *ds = open_at(f, 0);
+    int64_t n = 40000; /* 3 trees: past the entries that spread trees over workers */
+    arrow_batch *b = rows(&f->schema, 0, n, 0);
+    lance_kix_builder *kb = NULL;
+    assert_og_ok(lance_kix_builder_new(&kb, ds));
+    assert_non_null(kb);
+    lance_kix_builder_borrow(kb);
+    assert_og_ok(lance_kix_builder_reserve(kb, (uint64_t)n));
+    uint64_t before = core_alloc_count();
+    for (int64_t off = 0; off < n; off += 1000)
+        assert_og_ok(lance_kix_builder_add(kb, b, off, 1000, 0, (uint32_t)off));
+    assert_int_equal(core_alloc_count() - before, 0);
+    uint64_t slot_rows[1] = {(uint64_t)n}, slot_files[1] = {0};
+    lance_kix_staged st;
+    char key[STORE_KEY_MAX];
+    assert_og_ok(lance_kix_builder_finish(kb, slot_rows, slot_files, 1, &st, key));
+    assert_int_equal(st.n, 1);
+    lance_kix_builder_free(kb);
+    core_buf bytes = CORE_BUF_INIT;
+    assert_og_ok(store_get(f->s, key, 0, STORE_ALL, &bytes));
+    lance_kix_seg *g = NULL;
+    assert_og_ok(lance_kix_seg_open_bytes(&g, bytes.data, bytes.len));
+    for (int t = 0; t < 3; t++) {
+        found_set all = {0};
+        assert_og_ok(lance_kix_seg_walk(g, t, seg_hit, &all));
+        /* dst is null in one row of 29 (k % 29 == 5): those rows are not in dst's tree */
+        size_t want = (size_t)n;
+        if (t == 2)
+            for (int64_t k = 0; k < n; k++)
+                want -= k % 29 == 5;
+        assert_int_equal(all.n, want);
+        free(all.v);
+    }
+    lance_kix_seg_close(g);
+    core_buf_free(&bytes);
+    arrow_batch_free(b);
+    lance_dataset_free(ds);
+}
+
 /* A table without indexes gets them from a compaction that declares them: its one big
  * fragment is rewritten alone so the new one has a segment; small ones are left to scans. */
 static void test_compaction_builds_missing_indexes(void **state)
@@ -723,6 +770,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unindexed_table_scans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_segments_fall_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cleanup_keeps_named_segments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_builder_reserved_adds_allocate_nothing, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_compaction_builds_missing_indexes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_branch_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unusable_segment_rebuilt, setup, teardown),
