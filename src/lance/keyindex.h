@@ -40,8 +40,6 @@
 /* Below this many rows a table's key column is read whole rather than through its segments:
  * one get per fragment costs less than a segment's tail and blocks. */
 #define LANCE_KIX_LOOKUP_MIN_ROWS 2048
-/* A write of at least this many rows builds its segment on a thread beside the data files. */
-#define LANCE_KIX_THREAD_ROWS 50000
 
 /* One declared index: positions of its columns in the dataset's schema (payload -1: none).
  * Only Utf8/Binary columns can be indexed. */
