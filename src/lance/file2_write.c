@@ -648,15 +648,19 @@ int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_
     if (!base) return core_err_nomem();
     int rc = 0;
     uint32_t pages = 0;
-    /* page data, column after column (each column's data is a multiple of 64 bytes) */
-    for (size_t c = 0; c < w->n_fields && rc == 0; c++) {
-        base[c] = out->len;
-        rc = core_buf_append(out, w->cols[c].data.data, w->cols[c].data.len);
-        core_buf_free(&w->cols[c].data);
+    /* Where each column's pages will start (each column's data is a multiple of 64 bytes).
+     * The metadata tail is packed first, into a buffer of its own with offsets counted from
+     * the end of the page data, so the whole file is then laid out in one buffer of its exact
+     * size: growing it as the columns went in held a copy of most of the file. */
+    uint64_t data_len = 0;
+    for (size_t c = 0; c < w->n_fields; c++) {
+        base[c] = data_len;
+        data_len += w->cols[c].data.len;
         pages += (uint32_t)w->cols[c].n_pages;
     }
+    core_buf tail = CORE_BUF_INIT;
     /* global buffer 0: FileDescriptor */
-    uint64_t gb0_pos = out->len, gb0_len = 0;
+    uint64_t gb0_pos = data_len, gb0_len = 0;
     if (rc == 0) {
         Lance__File__Schema sch = LANCE__FILE__SCHEMA__INIT;
         sch.n_fields = w->n_fields;
@@ -664,11 +668,11 @@ int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_
         Lance__File__FileDescriptor fd = LANCE__FILE__FILE_DESCRIPTOR__INIT;
         fd.schema = &sch;
         fd.length = w->rows;
-        rc = pack_msg(out, &fd.base);
-        gb0_len = out->len - gb0_pos;
+        rc = pack_msg(&tail, &fd.base);
+        gb0_len = tail.len;
     }
     /* column metadata */
-    uint64_t cm_start = out->len;
+    uint64_t cm_start = data_len + tail.len;
     uint64_t *cm_pos = core_calloc(w->n_fields ? w->n_fields : 1, 2 * sizeof *cm_pos);
     core_buf colenc_any = CORE_BUF_INIT, page_any = CORE_BUF_INIT;
     if (!cm_pos && rc == 0) rc = core_err_nomem();
@@ -708,9 +712,9 @@ int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_
         if (rc == 0) {
             cm.n_pages = np;
             cm.pages = pp;
-            cm_pos[2 * c] = out->len;
-            rc = pack_msg(out, &cm.base);
-            cm_pos[2 * c + 1] = out->len - cm_pos[2 * c];
+            cm_pos[2 * c] = data_len + tail.len;
+            rc = pack_msg(&tail, &cm.base);
+            cm_pos[2 * c + 1] = data_len + tail.len - cm_pos[2 * c];
         }
         for (size_t p = 0; anys && p < np; p++)
             core_buf_free(&anys[p]);
@@ -723,24 +727,32 @@ int lance_file2_writer_finish_bytes(lance_file2_writer *w, core_buf *out, lance_
     }
     core_buf_free(&colenc_any);
     core_buf_free(&page_any);
-    uint64_t cmo = out->len;
+    uint64_t cmo = data_len + tail.len;
     for (size_t c = 0; c < w->n_fields && rc == 0; c++) {
-        rc = put_u64(out, cm_pos[2 * c]);
-        if (rc == 0) rc = put_u64(out, cm_pos[2 * c + 1]);
+        rc = put_u64(&tail, cm_pos[2 * c]);
+        if (rc == 0) rc = put_u64(&tail, cm_pos[2 * c + 1]);
     }
-    uint64_t gbo = out->len;
-    if (rc == 0) rc = put_u64(out, gb0_pos);
-    if (rc == 0) rc = put_u64(out, gb0_len);
-    if (rc == 0) rc = put_u64(out, cm_start);
-    if (rc == 0) rc = put_u64(out, cmo);
-    if (rc == 0) rc = put_u64(out, gbo);
-    if (rc == 0) rc = core_buf_append_u32le(out, 1);
-    if (rc == 0) rc = core_buf_append_u32le(out, (uint32_t)w->n_fields);
-    if (rc == 0) rc = core_buf_append_u16le(out, 0);
-    if (rc == 0) rc = core_buf_append_u16le(out, 3);
-    if (rc == 0) rc = core_buf_append(out, LANCE_FILE2_MAGIC, 4);
+    uint64_t gbo = data_len + tail.len;
+    if (rc == 0) rc = put_u64(&tail, gb0_pos);
+    if (rc == 0) rc = put_u64(&tail, gb0_len);
+    if (rc == 0) rc = put_u64(&tail, cm_start);
+    if (rc == 0) rc = put_u64(&tail, cmo);
+    if (rc == 0) rc = put_u64(&tail, gbo);
+    if (rc == 0) rc = core_buf_append_u32le(&tail, 1);
+    if (rc == 0) rc = core_buf_append_u32le(&tail, (uint32_t)w->n_fields);
+    if (rc == 0) rc = core_buf_append_u16le(&tail, 0);
+    if (rc == 0) rc = core_buf_append_u16le(&tail, 3);
+    if (rc == 0) rc = core_buf_append(&tail, LANCE_FILE2_MAGIC, 4);
     core_free(cm_pos);
     core_free(base);
+    /* page data, column after column, each column's buffer freed once it is in */
+    if (rc == 0) rc = core_buf_reserve(out, data_len + tail.len);
+    for (size_t c = 0; c < w->n_fields && rc == 0; c++) {
+        rc = core_buf_append(out, w->cols[c].data.data, w->cols[c].data.len);
+        core_buf_free(&w->cols[c].data);
+    }
+    if (rc == 0) rc = core_buf_append(out, tail.data, tail.len);
+    core_buf_free(&tail);
     if (rc == 0 && info) {
         info->size = out->len;
         info->rows = w->rows;

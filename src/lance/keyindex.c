@@ -45,7 +45,8 @@
 #define KIX_MAX_DEPTH 12
 #define KIX_CACHE 8
 #define KIX_WINDOW_MAX (32u << 20) /* bound on a tree's leaves read at once by a lookup */
-#define KIX_THREAD_ENTRIES 100000  /* trees of a segment this large are built a thread each */
+#define KIX_THREAD_ENTRIES 100000  /* trees of a segment this large are built by workers */
+#define KIX_TREE_WORKERS 2         /* ... this many (the caller and threads) */
 #define KIX_VERSION 3 /* 2: slots carry their data files' hash; 3: child offsets per tree */
 #define KIX_DIR_KIND 3
 #define KIX_ZSTD 0x80
@@ -802,58 +803,107 @@ static int encode_tree(core_buf *out, lance_kix_entry *e, size_t n, size_t n_slo
     return rc;
 }
 
+struct lance_kix_builder;
+static int builder_entries(struct lance_kix_builder *kb, size_t k, lance_kix_entry **out,
+                           size_t *n);
+
 typedef struct tree_job {
     core_buf *out;
     lance_kix_entry *e;
     size_t n, n_slots;
     tree_info *ti;
+    lance_kix_entry **owned; /* freed (and set to NULL) once the tree is encoded, or NULL */
+    /* or the entries are drawn from the rows of a borrowing builder when the tree's turn
+     * comes (index `k`), and freed once it is encoded */
+    struct lance_kix_builder *from;
+    size_t k;
     int rc;
     char msg[256];
 } tree_job;
 
 static void tree_job_run(tree_job *j)
 {
-    j->rc = encode_tree(j->out, j->e, j->n, j->n_slots, j->ti);
+    lance_kix_entry *drawn = NULL;
+    j->rc = 0;
+    if (j->from && (j->rc = builder_entries(j->from, j->k, &drawn, &j->n)) == 0) j->e = drawn;
+    if (j->rc == 0) j->rc = encode_tree(j->out, j->e, j->n, j->n_slots, j->ti);
+    core_free(drawn);
     if (j->rc) snprintf(j->msg, sizeof j->msg, "%s", og_error_last()->message);
+    if (j->owned) { /* the entries are no longer needed: do not hold them beside the others */
+        core_free(*j->owned);
+        *j->owned = NULL;
+    }
 }
 
-static void *tree_job_thread(void *arg)
+/* Trees taken one after another by the workers that share them. */
+typedef struct tree_pool {
+    tree_job *jobs;
+    size_t n;
+    atomic_size_t next;
+} tree_pool;
+
+static void tree_pool_work(tree_pool *p)
 {
-    tree_job_run(arg);
+    for (size_t t; (t = atomic_fetch_add(&p->next, 1)) < p->n;)
+        tree_job_run(&p->jobs[t]);
+}
+
+static void *tree_pool_thread(void *arg)
+{
+    tree_pool_work(arg);
     return NULL;
 }
 
-int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
-                     const size_t *ne, size_t n_idx, const uint64_t *slot_rows,
-                     const uint64_t *slot_files, size_t n_slots)
+/* lance_kix_encode; with `owned`, each e[t] is freed (owned[t] set to NULL) as soon as its
+ * tree is encoded. */
+static int kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
+                      const size_t *ne, size_t n_idx, const uint64_t *slot_rows,
+                      const uint64_t *slot_files, size_t n_slots, lance_kix_entry **owned,
+                      struct lance_kix_builder *from, uint64_t from_rows)
 {
     core_buf_clear(out);
     tree_info ti[LANCE_KIX_MAX_DECLS];
     if (n_idx > LANCE_KIX_MAX_DECLS) return core_err(OG_E_BAD_REQUEST, "too many key indexes");
     int rc = core_buf_append(out, KIX_MAGIC, 8);
     /* Each tree into a buffer of its own (its offsets count from its first byte), a large
-     * segment's trees each on a thread of its own (the scheduler shares the cores among them
-     * and the caller's other work: a bulk load's three edge trees are most of its CPU, and
-     * one per thread finishes them together instead of two on one thread), then one after
-     * the other into the file. */
+     * segment's trees on KIX_TREE_WORKERS workers (the caller and threads; the scheduler shares
+     * the cores among them and the caller's other work: a bulk load's three edge trees are
+     * most of its CPU, and two workers finish them about as soon as one thread per tree did,
+     * with the entries and sort buffers of two trees at a time in memory instead of all),
+     * then one after the other into the file. */
     core_buf tb[LANCE_KIX_MAX_DECLS];
     tree_job jobs[LANCE_KIX_MAX_DECLS];
     for (size_t t = 0; t < n_idx; t++) {
         tb[t] = (core_buf)CORE_BUF_INIT;
-        jobs[t] = (tree_job){&tb[t], e[t], ne[t], n_slots, &ti[t], 0, {0}};
+        jobs[t] = (tree_job){&tb[t],
+                             from ? NULL : e[t],
+                             from ? 0 : ne[t],
+                             n_slots,
+                             &ti[t],
+                             owned ? &owned[t] : NULL,
+                             from,
+                             t,
+                             0,
+                             {0}};
     }
-    size_t total = 0;
-    for (size_t t = 0; t < n_idx; t++)
+    size_t total = from ? (size_t)from_rows * n_idx : 0;
+    for (size_t t = 0; !from && t < n_idx; t++)
         total += ne[t];
-    pthread_t th[LANCE_KIX_MAX_DECLS];
-    bool threaded[LANCE_KIX_MAX_DECLS] = {false};
+    tree_pool pool = {jobs, rc == 0 ? n_idx : 0, 0};
+    pthread_t th[KIX_TREE_WORKERS];
+    bool threaded[KIX_TREE_WORKERS] = {false};
     bool spread = rc == 0 && n_idx > 1 && total >= KIX_THREAD_ENTRIES;
-    for (size_t t = 1; spread && t < n_idx; t++)
-        threaded[t] = pthread_create(&th[t], NULL, tree_job_thread, &jobs[t]) == 0;
-    for (size_t t = 0; rc == 0 && t < n_idx; t++)
-        if (!threaded[t]) tree_job_run(&jobs[t]);
-    for (size_t t = 1; t < n_idx; t++)
-        if (threaded[t]) pthread_join(th[t], NULL);
+    for (size_t k = 1; spread && k < KIX_TREE_WORKERS && k < n_idx; k++)
+        threaded[k] = pthread_create(&th[k], NULL, tree_pool_thread, &pool) == 0;
+    tree_pool_work(&pool);
+    for (size_t k = 1; k < KIX_TREE_WORKERS; k++)
+        if (threaded[k]) pthread_join(th[k], NULL);
+    /* the trees into the file's buffer, sized once (growing it would copy what is in), each
+     * tree's own buffer freed as soon as it is in */
+    size_t tree_bytes = 0;
+    for (size_t t = 0; t < n_idx; t++)
+        tree_bytes += tb[t].len;
+    if (rc == 0) rc = core_buf_reserve(out, tree_bytes + 64 + 256 * (n_idx + n_slots));
     for (size_t t = 0; rc == 0 && t < n_idx; t++) {
         if (jobs[t].rc) {
             rc = core_err(jobs[t].rc, "%s", jobs[t].msg);
@@ -861,6 +911,7 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
         }
         uint64_t base = out->len;
         rc = core_buf_append(out, tb[t].data, tb[t].len);
+        core_buf_free(&tb[t]);
         ti[t].leaf_start += base;
         ti[t].leaf_end += base;
         ti[t].root_off += base;
@@ -900,6 +951,13 @@ int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *c
     if (rc == 0) rc = core_buf_append(out, KIX_END, 8);
     core_buf_free(&dir);
     return rc;
+}
+
+int lance_kix_encode(core_buf *out, const char *const *names, lance_kix_entry *const *e,
+                     const size_t *ne, size_t n_idx, const uint64_t *slot_rows,
+                     const uint64_t *slot_files, size_t n_slots)
+{
+    return kix_encode(out, names, e, ne, n_idx, slot_rows, slot_files, n_slots, NULL, NULL, 0);
 }
 
 /* ---- reading ----------------------------------------------------------------------------- */
@@ -1400,6 +1458,15 @@ struct lance_kix_builder {
     uint64_t rows;
     core_arena bytes; /* copies of keys and payloads */
     bool borrow;      /* point into the batches instead (they outlive the builder) */
+    /* Borrowing, the rows added are only noted, and each index's entries are drawn from them
+     * when its tree is encoded (then freed): the entries of every index are never all held
+     * at once. */
+    struct kix_range {
+        const arrow_batch *b;
+        int64_t off, n;
+        uint32_t slot, first_off;
+    } * rg;
+    size_t n_rg, cap_rg;
 };
 
 void lance_kix_builder_borrow(lance_kix_builder *kb)
@@ -1435,7 +1502,21 @@ void lance_kix_builder_free(lance_kix_builder *kb)
     for (size_t k = 0; k < kb->nd; k++)
         core_free(kb->e[k]);
     core_arena_free(&kb->bytes);
+    core_free(kb->rg);
     core_free(kb);
+}
+
+int lance_kix_builder_reserve(lance_kix_builder *kb, uint64_t rows)
+{
+    if (!kb || kb->borrow || rows <= kb->cap) return 0; /* borrowing: drawn at finish */
+    if (rows > UINT32_MAX) return core_err(OG_E_RESOURCE_LIMIT, "key index too large");
+    for (size_t k = 0; k < kb->nd; k++) {
+        lance_kix_entry *p = core_realloc(kb->e[k], (size_t)rows * sizeof *p);
+        if (!p) return core_err_nomem();
+        kb->e[k] = p;
+    }
+    kb->cap = (size_t)rows;
+    return 0;
 }
 
 uint64_t lance_kix_builder_rows(const lance_kix_builder *kb)
@@ -1458,6 +1539,18 @@ int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t o
     if (!kb || n <= 0) return 0;
     if (kb->rows + (uint64_t)n > UINT32_MAX)
         return core_err(OG_E_RESOURCE_LIMIT, "key index too large");
+    if (kb->borrow) {
+        if (kb->n_rg == kb->cap_rg) {
+            size_t cap = kb->cap_rg ? kb->cap_rg * 2 : 16;
+            struct kix_range *r = core_realloc(kb->rg, cap * sizeof *r);
+            if (!r) return core_err_nomem();
+            kb->rg = r;
+            kb->cap_rg = cap;
+        }
+        kb->rg[kb->n_rg++] = (struct kix_range){b, off, n, slot, first_off};
+        kb->rows += (uint64_t)n;
+        return 0;
+    }
     size_t need = (size_t)(kb->rows + (uint64_t)n);
     if (need > kb->cap) {
         size_t cap = kb->cap ? kb->cap : 1024;
@@ -1494,6 +1587,47 @@ int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t o
     return 0;
 }
 
+/* Index k's entries of the rows a borrowing builder noted, in the order lance_kix_builder_add
+ * would have made them: one allocation of their exact count (*out NULL when there are none). */
+static int builder_entries(lance_kix_builder *kb, size_t k, lance_kix_entry **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cnt = 0;
+    for (size_t i = 0; i < kb->n_rg; i++) {
+        const arrow_array *kc = kb->rg[i].b->columns[kb->d[k].col];
+        for (int64_t r = 0; r < kb->rg[i].n; r++)
+            cnt += arrow_array_is_valid(kc, kb->rg[i].off + r);
+    }
+    if (!cnt) return 0;
+    lance_kix_entry *e = core_malloc(cnt * sizeof *e);
+    if (!e) return core_err_nomem();
+    size_t m = 0;
+    for (size_t i = 0; i < kb->n_rg; i++) {
+        const struct kix_range *g = &kb->rg[i];
+        const arrow_array *kc = g->b->columns[kb->d[k].col];
+        const arrow_array *pc = kb->d[k].pay >= 0 ? g->b->columns[kb->d[k].pay] : NULL;
+        for (int64_t r = 0; r < g->n; r++) {
+            if (!arrow_array_is_valid(kc, g->off + r)) continue; /* nulls are not indexed */
+            size_t kl, pl = 0;
+            const uint8_t *kp = arrow_array_get_bytes(kc, g->off + r, &kl);
+            const uint8_t *pp = NULL;
+            if (pc && arrow_array_is_valid(pc, g->off + r))
+                pp = arrow_array_get_bytes(pc, g->off + r, &pl);
+            lance_kix_entry *x = &e[m++];
+            x->key = kl ? kp : (const uint8_t *)"";
+            x->pay = pp ? (pl ? pp : (const uint8_t *)"") : NULL;
+            x->klen = (uint32_t)kl;
+            x->plen = (uint32_t)pl;
+            x->slot = g->slot;
+            x->off = g->first_off + (uint32_t)r;
+        }
+    }
+    *out = e;
+    *n = m;
+    return 0;
+}
+
 int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows,
                              const uint64_t *slot_files, size_t n_slots, lance_kix_staged *out,
                              char key_out[STORE_KEY_MAX])
@@ -1508,7 +1642,9 @@ int lance_kix_builder_finish(lance_kix_builder *kb, const uint64_t *slot_rows,
         np[k] = names[k];
     }
     core_buf bytes = CORE_BUF_INIT;
-    int rc = lance_kix_encode(&bytes, np, kb->e, kb->ne, kb->nd, slot_rows, slot_files, n_slots);
+    /* each index's entries are freed once its tree is encoded */
+    int rc = kix_encode(&bytes, np, kb->e, kb->ne, kb->nd, slot_rows, slot_files, n_slots, kb->e,
+                        kb->borrow ? kb : NULL, kb->rows);
     if (rc == 0) {
         uint8_t rnd[12];
         rc = lance_random_bytes(rnd, sizeof rnd);

@@ -40,8 +40,6 @@
 /* Below this many rows a table's key column is read whole rather than through its segments:
  * one get per fragment costs less than a segment's tail and blocks. */
 #define LANCE_KIX_LOOKUP_MIN_ROWS 2048
-/* A write of at least this many rows builds its segment on a thread beside the data files. */
-#define LANCE_KIX_THREAD_ROWS 50000
 
 /* One declared index: positions of its columns in the dataset's schema (payload -1: none).
  * Only Utf8/Binary columns can be indexed. */
@@ -88,6 +86,8 @@ int lance_kix_builder_new_decl(lance_kix_builder **out, const lance_dataset *ds,
 /* Rows [off, off+n) of b (ds's schema) are rows first_off.. of new-fragment slot `slot`. */
 int lance_kix_builder_add(lance_kix_builder *kb, const arrow_batch *b, int64_t off, int64_t n,
                           uint32_t slot, uint32_t first_off);
+/* Room for this many rows' entries in one allocation (growing by doubling copies them). */
+int lance_kix_builder_reserve(lance_kix_builder *kb, uint64_t rows);
 uint64_t lance_kix_builder_rows(const lance_kix_builder *kb);
 /* Keep pointers into the added batches instead of copies (the caller keeps every batch alive
  * until lance_kix_builder_finish has returned). */

@@ -574,6 +574,65 @@ static void test_segment_roundtrip(void **state)
     core_buf_free(&out);
 }
 
+/* The segment of a builder that borrows the rows (as a write's does) equals, byte for byte,
+ * the one a copying builder makes of the same rows; the borrowing one only notes the rows
+ * while they are added (a handful of allocations for 40 adds, no entries: each index's entries
+ * are drawn when its tree is encoded), and the copying one, reserved for its rows, allocates
+ * no entries while they are added either. The segment (three trees: large enough to be
+ * spread over workers) holds every entry. */
+static void test_builder_borrowed_equals_copied(void **state)
+{
+    fixture *f = *state;
+    create(f, "id;src>dst;dst>src");
+    lance_dataset *ds = open_at(f, 0);
+    int64_t n = 40000;
+    arrow_batch *b = rows(&f->schema, 0, n, 0);
+    uint64_t slot_rows[2] = {(uint64_t)n / 2, (uint64_t)n / 2}, slot_files[2] = {0, 0};
+    core_buf seg[2] = {CORE_BUF_INIT, CORE_BUF_INIT};
+    for (int borrow = 0; borrow < 2; borrow++) {
+        lance_kix_builder *kb = NULL;
+        assert_og_ok(lance_kix_builder_new(&kb, ds));
+        assert_non_null(kb);
+        if (borrow) lance_kix_builder_borrow(kb);
+        assert_og_ok(lance_kix_builder_reserve(kb, (uint64_t)n));
+        uint64_t before = core_alloc_count();
+        for (int64_t off = 0; off < n; off += 1000)
+            assert_og_ok(lance_kix_builder_add(kb, b, off, 1000, (uint32_t)(off / (n / 2)),
+                                               (uint32_t)(off % (n / 2))));
+        uint64_t allocs = core_alloc_count() - before;
+        if (borrow)
+            assert_true(allocs <= 4);
+        else
+            assert_true(allocs < 100); /* the arena's chunks of copied keys only */
+        lance_kix_staged st;
+        char key[STORE_KEY_MAX];
+        assert_og_ok(lance_kix_builder_finish(kb, slot_rows, slot_files, 2, &st, key));
+        assert_int_equal(st.n, 2);
+        lance_kix_builder_free(kb);
+        assert_og_ok(store_get(f->s, key, 0, STORE_ALL, &seg[borrow]));
+    }
+    assert_int_equal(seg[0].len, seg[1].len);
+    assert_memory_equal(seg[0].data, seg[1].data, seg[0].len);
+    lance_kix_seg *g = NULL;
+    assert_og_ok(lance_kix_seg_open_bytes(&g, seg[1].data, seg[1].len));
+    for (int t = 0; t < 3; t++) {
+        found_set all = {0};
+        assert_og_ok(lance_kix_seg_walk(g, t, seg_hit, &all));
+        /* dst is null in one row of 29 (k % 29 == 5): those rows are not in dst's tree */
+        size_t want = (size_t)n;
+        if (t == 2)
+            for (int64_t k = 0; k < n; k++)
+                want -= k % 29 == 5;
+        assert_int_equal(all.n, want);
+        free(all.v);
+    }
+    lance_kix_seg_close(g);
+    core_buf_free(&seg[0]);
+    core_buf_free(&seg[1]);
+    arrow_batch_free(b);
+    lance_dataset_free(ds);
+}
+
 /* A table without indexes gets them from a compaction that declares them: its one big
  * fragment is rewritten alone so the new one has a segment; small ones are left to scans. */
 static void test_compaction_builds_missing_indexes(void **state)
@@ -723,6 +782,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unindexed_table_scans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_segments_fall_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cleanup_keeps_named_segments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_builder_borrowed_equals_copied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_builds_missing_indexes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_branch_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unusable_segment_rebuilt, setup, teardown),
