@@ -76,8 +76,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Messages kept in the table are cut to fit on purpose. */
+/* Messages kept in the table are cut to fit on purpose (gcc warns of it; clang has no such
+ * warning). */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 #define BIG_FILE (4u << 20)
 /* Tag: 30,000 rows of a 19-byte key (id and k hold it) and a 120-byte note, over 4 MiB in one
@@ -920,7 +923,7 @@ static bool damage(const pick *p, int d)
         if (size == 0) return false;
         off_t at = d == D_FLIP_MID ? size / 2 : (size >= 16 ? size - 16 : size - 1);
         int fd = open(path, O_RDWR);
-        unsigned char c;
+        unsigned char c = 0;
         if (fd < 0 || pread(fd, &c, 1, at) != 1) fail_msg("read %s", path);
         c ^= 0x01;
         if (pwrite(fd, &c, 1, at) != 1) fail_msg("write %s", path);
