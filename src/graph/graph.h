@@ -280,10 +280,11 @@ typedef struct graph_manifest_damage {
     char damaged_key[STORE_KEY_MAX]; /* the file of the newest unreadable version ("" none) */
     char why[512];                   /* why it cannot be read */
 } graph_manifest_damage;
-/* Find the newest graph-manifest version of main whose snapshot reads, from the latest down
- * (a full read per version tried: for damaged graphs, not the read path). d->latest == d->intact
- * and d->hinted == 0 when nothing is damaged. OG_E_NOT_FOUND when no version exists. */
-int graph_manifest_inspect(store *s, graph_manifest_damage *d);
+/* Find the newest graph-manifest version of graph branch `branch` (NULL or "main": main) whose
+ * snapshot reads, from the latest down (a full read per version tried: for damaged graphs, not
+ * the read path). d->latest == d->intact and d->hinted == 0 when nothing is damaged. No version
+ * at all: OG_E_NOT_FOUND for main (no graph), OG_E_CORRUPT for a branch. */
+int graph_manifest_inspect(store *s, const char *branch, graph_manifest_damage *d);
 /* graph_snapshot_load of main at the latest version for reads that may fall back (commit
  * list, resolving --at): when the newest version cannot be read, the newest intact one is
  * loaded instead and a warning names the damaged version; also warns when the hint names a

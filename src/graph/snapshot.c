@@ -922,31 +922,42 @@ static void version_key(char out[STORE_KEY_MAX], lance_naming naming, uint64_t v
         out[0] = 0;
 }
 
-int graph_manifest_inspect(store *s, graph_manifest_damage *d)
+int graph_manifest_inspect(store *s, const char *branch, graph_manifest_damage *d)
 {
     memset(d, 0, sizeof *d);
-    lance_version_list l;
-    int rc = lance_versions_list(s, GRAPH_MANIFEST_DIR, &l);
+    if (branch && (!*branch || !strcmp(branch, "main"))) branch = NULL;
+    char root[STORE_KEY_MAX];
+    int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
     if (rc != 0) return rc;
+    lance_version_list l;
+    if ((rc = lance_versions_list(s, root, &l)) != 0) return rc;
     if (l.n == 0) {
         lance_version_list_free(&l);
-        core_err(OG_E_NOT_FOUND, "the graph manifest has no versions (%s/%s is empty)",
-                 GRAPH_MANIFEST_DIR, LANCE_VERSIONS_DIR);
-        core_err_detail(CORE_ERR_OBJECT, GRAPH_MANIFEST_DIR);
-        return OG_E_NOT_FOUND;
+        /* main's: no graph here; a branch's (its ref names it): a branch that lost them */
+        rc = branch
+                 ? core_err(OG_E_CORRUPT,
+                            "graph branch %s has no graph-manifest versions (%s/%s is empty)",
+                            branch, root, LANCE_VERSIONS_DIR)
+                 : core_err(OG_E_NOT_FOUND, "the graph manifest has no versions (%s/%s is empty)",
+                            root, LANCE_VERSIONS_DIR);
+        core_err_detail(CORE_ERR_OBJECT, root);
+        return rc;
     }
     d->latest = l.v[l.n - 1];
-    uint64_t hint = lance_hint_read(s, GRAPH_MANIFEST_DIR);
+    uint64_t hint = lance_hint_read(s, root);
     if (hint > d->latest) d->hinted = hint;
     for (size_t i = l.n; i-- > 0 && d->intact == 0;) {
         graph_snapshot *snap = NULL;
-        rc = graph_snapshot_load(&snap, s, NULL, l.v[i], GRAPH_SNAP_LINEAGE);
+        rc = graph_snapshot_load(&snap, s, branch, l.v[i], GRAPH_SNAP_LINEAGE);
         graph_snapshot_free(snap);
         if (rc == 0) {
             d->intact = l.v[i];
         } else if (rc == OG_E_CORRUPT || rc == OG_E_NOT_FOUND) {
             if (!d->damaged_key[0]) {
-                version_key(d->damaged_key, l.naming, l.v[i]);
+                char name[LANCE_VERSION_NAME_CAP];
+                if (lance_version_file_name(name, sizeof name, l.naming, l.v[i]) != 0 ||
+                    lance_key(d->damaged_key, root, LANCE_VERSIONS_DIR, name) != 0)
+                    d->damaged_key[0] = 0;
                 snprintf(d->why, sizeof d->why, "%s", og_error_last()->message);
             }
         } else {
@@ -1022,7 +1033,7 @@ int graph_snapshot_load_tolerant(graph_snapshot **out, store *s, unsigned flags)
     snprintf(saved_obj, sizeof saved_obj, "%s",
              og_error_last()->object ? og_error_last()->object : "");
     graph_manifest_damage d;
-    int irc = graph_manifest_inspect(s, &d);
+    int irc = graph_manifest_inspect(s, NULL, &d);
     if (irc != 0 || d.intact == 0) {
         core_err(saved_rc, "%s", saved);
         if (saved_obj[0]) core_err_detail(CORE_ERR_OBJECT, saved_obj);

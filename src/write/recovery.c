@@ -1357,50 +1357,6 @@ static int repair_new_id(char out[GRAPH_ID_LEN + 1])
     return rc;
 }
 
-/* Like graph_manifest_inspect, for any graph branch (NULL: main): the newest version of the
- * branch's graph manifest whose snapshot reads, from the latest down. */
-static int branch_damage(store *s, const char *branch, const char *root, graph_manifest_damage *d)
-{
-    if (!branch) return graph_manifest_inspect(s, d);
-    memset(d, 0, sizeof *d);
-    lance_version_list l;
-    int rc = lance_versions_list(s, root, &l);
-    if (rc != 0) return rc;
-    if (l.n == 0) {
-        lance_version_list_free(&l);
-        rc = core_err(OG_E_CORRUPT,
-                      "graph branch %s has no graph-manifest versions (%s/%s is empty)", branch,
-                      root, LANCE_VERSIONS_DIR);
-        core_err_detail(CORE_ERR_OBJECT, root);
-        return rc;
-    }
-    d->latest = l.v[l.n - 1];
-    uint64_t hint = lance_hint_read(s, root);
-    if (hint > d->latest) d->hinted = hint;
-    for (size_t i = l.n; i-- > 0 && d->intact == 0;) {
-        graph_snapshot *snap = NULL;
-        rc = graph_snapshot_load(&snap, s, branch, l.v[i], GRAPH_SNAP_LINEAGE);
-        graph_snapshot_free(snap);
-        if (rc == 0) {
-            d->intact = l.v[i];
-        } else if (rc == OG_E_CORRUPT || rc == OG_E_NOT_FOUND) {
-            if (!d->damaged_key[0]) {
-                char name[LANCE_VERSION_NAME_CAP];
-                if (lance_version_file_name(name, sizeof name, l.naming, l.v[i]) != 0 ||
-                    lance_key(d->damaged_key, root, LANCE_VERSIONS_DIR, name) != 0)
-                    d->damaged_key[0] = 0;
-                snprintf(d->why, sizeof d->why, "%s", og_error_last()->message);
-            }
-        } else {
-            lance_version_list_free(&l);
-            return rc;
-        }
-    }
-    lance_version_list_free(&l);
-    og_error_clear();
-    return 0;
-}
-
 static void stake_add(write_repair_report *rep, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void stake_add(write_repair_report *rep, const char *fmt, ...)
@@ -1513,7 +1469,7 @@ static int repair_inspect(store *s, const char *branch, write_repair_report *rep
     int rc = lance_branch_root(root, GRAPH_MANIFEST_DIR, branch);
     if (rc != 0) return rc;
     graph_manifest_damage d;
-    if ((rc = branch_damage(s, branch, root, &d)) != 0) return rc;
+    if ((rc = graph_manifest_inspect(s, branch, &d)) != 0) return rc;
     rep->latest = d.latest;
     rep->intact = d.intact;
     rep->missing = d.hinted;
