@@ -280,11 +280,15 @@ static void test_branch_first_touch_lost(void **state)
     snprintf(vdir, sizeof vdir, "%s/__manifest.lance/tree/b/_versions", root);
     uint64_t vs[16];
     size_t n = list_versions(vdir, vs, 16);
-    assert_int_equal(n, 2); /* the fork record, then the first touch */
-    char vname[32];
-    snprintf(vname, sizeof vname, "%020llu", (unsigned long long)(UINT64_MAX - vs[1]));
-    snprintf(vfile, sizeof vfile, "%s/%s.manifest", vdir, vname);
-    assert_int_equal(unlink(vfile), 0);
+    /* The fork record, then the first touch, then what maintenance at close may have added (a
+     * compaction of the branch's manifest): every version after the fork record goes. */
+    assert_true(n >= 2);
+    char names[16][32];
+    for (size_t i = 1; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%020llu", (unsigned long long)(UINT64_MAX - vs[i]));
+        snprintf(vfile, sizeof vfile, "%s/%s.manifest", vdir, names[i]);
+        assert_int_equal(unlink(vfile), 0);
+    }
 
     og_set_log(NULL, NULL, OG_LOG_ERROR);
     assert_og_ok(og_graph_open(&g, root, NULL));
@@ -295,7 +299,10 @@ static void test_branch_first_touch_lost(void **state)
                  stale, 2 + COMMITS);
     const og_error *e = og_error_last();
     assert_int_equal(e->code, OG_E_CORRUPT);
-    assert_true(strstr(e->message, vname) || (e->object && strstr(e->object, vname)));
+    bool named = false;
+    for (size_t i = 1; i < n; i++)
+        named |= strstr(e->message, names[i]) || (e->object && strstr(e->object, names[i]));
+    if (!named) fail_msg("the error names none of the lost versions: %s", e->message);
     assert_int_equal(count_people(g, NULL), 1 + COMMITS); /* main is untouched */
     og_graph_close(g);
     og_verify_report *vr = NULL; /* verify sees it too */
