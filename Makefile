@@ -25,12 +25,17 @@ JOBS ?= 2
 CTEST_ARGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all deps configure build demo test bench fuzz install format clean
+.PHONY: all deps test-deps configure build demo test bench fuzz fuzz-run install format clean
 
 all: build
 
+# deps: what the build and the demo need; test-deps adds what only the tests use
+# (scripts/deps.sh says which).
 deps:
 	@scripts/deps.sh
+
+test-deps:
+	@scripts/deps.sh test
 
 configure: deps
 	@if [ ! -f $(BUILD)/build.ninja ]; then \
@@ -43,20 +48,25 @@ build: configure
 demo: build
 	@scripts/demo.sh $(BUILD)
 
-test: build
+test: test-deps build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-# libFuzzer targets (clang) in build-fuzz/; run one with scripts/fuzz.sh NAME SECONDS.
-fuzz: deps
+# libFuzzer targets (clang) in build-fuzz/; run one with scripts/fuzz.sh NAME SECONDS, or every
+# one for FUZZ_SECONDS each on its seed corpus with `make fuzz-run` (CI does).
+FUZZ_SECONDS ?= 15
+fuzz: test-deps
 	@if [ ! -f build-fuzz/build.ninja ]; then \
 	  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DOG_FUZZ=ON >/dev/null; \
 	fi
-	@cmake --build build-fuzz -j $(JOBS)
+	@cmake --build build-fuzz -j $(JOBS) --target og_fuzzers
+
+fuzz-run: fuzz
+	@scripts/fuzz_all.sh build-fuzz $(FUZZ_SECONDS)
 
 bench: build
 	@bench/run.sh $(BUILD)
 
-format: deps
+format: test-deps
 	@git ls-files '*.c' '*.h' | grep -v '^src/lance/proto/' | xargs clang-format -i
 
 install: build
