@@ -1,6 +1,8 @@
 /* Recovery sidecars: the durable form of an armed write intent (RFC-022 §4.5), one JSON object
- * per operation at __recovery/<ULID>.json, written whole and durably before the first physical
- * effect, and the read set / effect bookkeeping they carry. */
+ * per operation at __recovery/<ULID>.json, written whole but unsynced when the write arms
+ * (write_sidecar_put_unsynced) and made durable before the first physical effect: the first
+ * table commit syncs it with its own files before it links (write_intent_carry_sidecar);
+ * and the read set / effect bookkeeping they carry. */
 #include "write/internal.h"
 
 #include "core/alloc.h"

@@ -32,7 +32,8 @@ typedef enum write_kind {
     WRITE_KIND_COUNT_
 } write_kind;
 
-/* "load", "mutation"; NULL for an unregistered kind. */
+/* The adapter's name ("load", "mutation", "optimize", "merge", "schema_apply"); NULL for an
+ * unregistered kind. */
 const char *write_kind_name(int kind);
 int write_kind_parse(const char *s);
 

@@ -6,7 +6,10 @@
 #     bench/..., examples/..., include/..., .ci/...; globs allowed; a program by its source
 #     without .c) exists, and so does every relative Markdown link;
 #  3. every internal or public function or type a document names with a layer prefix (og_,
-#     core_, store_, arrow_, lance_, lang_, graph_, write_, exec_) exists in the code.
+#     core_, store_, arrow_, lance_, lang_, graph_, write_, exec_) exists in the code;
+#  4. every test a document cites (test_...) exists: a test case or helper defined or declared
+#     under tests/, a test file (test_x.c, test_x.sh) or a ctest name (og_test, add_test). A word in a
+#     comment does not count, so a renamed or deleted test cannot stay cited as proof.
 # Documents: README.md, docs/*.md, and every README.md under tests/ and bench/.
 # Usage: check_docs.sh REPO_ROOT
 set -eu
@@ -71,6 +74,14 @@ for d in $docs; do
         echo "$d: names $id, which is nowhere in the code"
         status=1
     done
+    # 4. cited tests
+    for id in $(grep -oE '(^|[^A-Za-z0-9_])test_[a-z0-9_]*[a-z0-9]\b' "$d" | sed -E 's/^[^a-z]//' | sort -u); do
+        grep -rqE "^[a-z].*[ *]$id\(" tests --include='*.c' --include='*.h' 2>/dev/null && continue
+        [ -n "$(find tests \( -name "$id.c" -o -name "$id.sh" \) -print 2>/dev/null | head -n 1)" ] && continue
+        grep -rqE "(og_test\(|add_test\(NAME )$id( |\$)" tests CMakeLists.txt 2>/dev/null && continue
+        echo "$d: cites $id, which is no test, test file or ctest name"
+        status=1
+    done
 done
-[ $status -eq 0 ] && echo "documents: $(printf '%s\n' "$docs" | wc -l) checked; every path, link and name they use exists, none points outside the repository"
+[ $status -eq 0 ] && echo "documents: $(printf '%s\n' "$docs" | wc -l) checked; every path, link, name and test they use exists, none points outside the repository"
 exit $status
