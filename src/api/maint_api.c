@@ -21,12 +21,12 @@ static int count_fragments(og_graph *g, const char *branch, uint64_t *tables, ui
     for (size_t i = 0; rc == 0 && i < snap->n_tables; i++) {
         lance_dataset *ds = NULL;
         rc = graph_table_open(&ds, g->h->s, &snap->tables[i], LANCE_ACCESS_READ);
-        if (rc == 0) *tables += ds->m->pb->n_fragments;
+        if (rc == 0) *tables += lance_dataset_fragment_count(ds);
         lance_dataset_free(ds);
     }
     lance_dataset *m = NULL;
     if (rc == 0) rc = graph_manifest_open(&m, g->h->s, branch, 0, LANCE_ACCESS_READ);
-    if (rc == 0) *manifest = m->m->pb->n_fragments;
+    if (rc == 0) *manifest = lance_dataset_fragment_count(m);
     lance_dataset_free(m);
     graph_snapshot_free(snap);
     return rc;
@@ -61,7 +61,7 @@ static int optimize(og_optimize_result *out, og_graph *g, const og_optimize_opti
     }
     lance_dataset *m = NULL;
     rc = graph_manifest_open(&m, g->h->s, branch, 0, LANCE_ACCESS_READ);
-    if (rc == 0) out->manifest_version = m->m->pb->version;
+    if (rc == 0) out->manifest_version = lance_dataset_version(m);
     lance_dataset_free(m);
     return rc;
 }

@@ -216,44 +216,30 @@ int og_table_write_schema(FILE *f, const og_table *t, int format)
 
 /* ---- stats and history --------------------------------------------------------------------- */
 
-static int64_t manifest_time_ns(const Lance__Table__Manifest *m)
-{
-    if (!m->timestamp) return 0;
-    return m->timestamp->seconds * 1000000000LL + m->timestamp->nanos;
-}
-
 /* The storage facts of t into *out (zeroed by the caller). */
 static int table_stats(og_table_info *out, const og_table *t)
 {
-    const Lance__Table__Manifest *pb = t->ds->m->pb;
-    out->version = pb->version;
+    lance_manifest_summary sum;
+    lance_manifest_summarize(t->ds->m, &sum);
+    out->version = sum.version;
     out->columns = t->ds->schema.n_fields;
-    out->fragments = pb->n_fragments;
-    for (size_t i = 0; i < pb->n_fragments; i++) {
-        const Lance__Table__DataFragment *fr = pb->fragments[i];
-        out->data_files += fr->n_files;
-        for (size_t k = 0; k < fr->n_files; k++)
-            out->data_bytes += fr->files[k]->file_size_bytes;
-        out->physical_rows += fr->physical_rows;
-        if (fr->deletion_file) {
-            out->deletion_files++;
-            if (fr->deletion_file->file_type ==
-                LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP)
-                out->deletion_files_bitmap++;
-            else
-                out->deletion_files_arrow++;
-        }
-    }
+    out->fragments = sum.fragments;
+    out->data_files = sum.data_files;
+    out->data_bytes = sum.data_bytes;
+    out->physical_rows = sum.physical_rows;
+    out->deletion_files = sum.deletion_files_arrow + sum.deletion_files_bitmap;
+    out->deletion_files_arrow = sum.deletion_files_arrow;
+    out->deletion_files_bitmap = sum.deletion_files_bitmap;
     int rc = lance_dataset_count_rows(t->ds, &out->rows);
     if (rc) return rc;
     out->deleted_rows = out->physical_rows >= out->rows ? out->physical_rows - out->rows : 0;
     snprintf(out->data_storage_version, sizeof out->data_storage_version, "%s",
-             lance_manifest_data_version(pb));
+             sum.data_storage_version);
     snprintf(out->naming, sizeof out->naming, "%s", t->ds->naming == LANCE_NAMING_V1 ? "v1" : "v2");
-    out->reader_flags = pb->reader_feature_flags;
-    out->writer_flags = pb->writer_feature_flags;
-    out->stable_row_ids = (pb->reader_feature_flags & LANCE_FLAG_STABLE_ROW_IDS) != 0;
-    out->timestamp_ns = manifest_time_ns(pb);
+    out->reader_flags = sum.reader_flags;
+    out->writer_flags = sum.writer_flags;
+    out->stable_row_ids = (sum.reader_flags & LANCE_FLAG_STABLE_ROW_IDS) != 0;
+    out->timestamp_ns = sum.timestamp_ns;
     return 0;
 }
 
@@ -306,11 +292,12 @@ int og_table_versions(og_table_version_list **out, const og_table *t)
         lance_manifest *m = NULL;
         rc = lance_version_load(t->s, "", l.v[i], l.naming, LANCE_ACCESS_INSPECT, &m);
         if (rc) break;
+        lance_manifest_summary sum;
+        lance_manifest_summarize(m, &sum);
         v[i].version = l.v[i];
-        v[i].timestamp_ns = manifest_time_ns(m->pb);
-        v[i].fragments = m->pb->n_fragments;
-        for (size_t k = 0; k < m->pb->n_fragments; k++)
-            v[i].physical_rows += m->pb->fragments[k]->physical_rows;
+        v[i].timestamp_ns = sum.timestamp_ns;
+        v[i].fragments = sum.fragments;
+        v[i].physical_rows = sum.physical_rows;
         lance_manifest_free(m);
     }
     if (rc) {
@@ -350,7 +337,7 @@ static int scanner_open(lance_scanner **sc, const og_table *t, const og_scan_opt
     if (!o) o = &def;
     int vrc = api_options_check(o->version, OG_SCAN_OPTIONS_VERSION, "og_scan_options");
     if (vrc) return vrc;
-    int rc = lance_manifest_check(t->ds->m->pb, LANCE_ACCESS_READ, t->dir);
+    int rc = lance_manifest_check_access(t->ds->m, LANCE_ACCESS_READ, t->dir);
     if (rc) return rc;
     for (size_t i = 0; i < o->n_columns; i++) {
         if (!o->columns[i]) return core_err(OG_E_BAD_REQUEST, "column %zu is NULL", i);

@@ -418,14 +418,20 @@ const arrow_array *exec_table_ids(exec_table *t)
  * (shared, not copied) plus the appended ones. *out NULL when it cannot be folded. */
 #define EXEC_FOLD_MAX_ROWS 4096
 
-static int fold_same_fragment(const Lance__Table__DataFragment *a,
-                              const Lance__Table__DataFragment *b)
+/* Whether fragment i of a and fragment j of b are one fragment unchanged. */
+static bool same_fragment(const lance_dataset *a, size_t i, const lance_dataset *b, size_t j)
 {
-    if (a->id != b->id || a->physical_rows != b->physical_rows) return 0;
-    const Lance__Table__DeletionFile *x = a->deletion_file, *y = b->deletion_file;
-    if (!x || !y) return !x && !y;
-    return x->id == y->id && x->read_version == y->read_version &&
-           x->num_deleted_rows == y->num_deleted_rows;
+    lance_fragment_info x, y;
+    lance_dataset_fragment_info(a, i, &x);
+    lance_dataset_fragment_info(b, j, &y);
+    return lance_fragment_info_same(&x, &y);
+}
+
+static lance_fragment_info fragment_at(const lance_dataset *ds, size_t i)
+{
+    lance_fragment_info f;
+    lance_dataset_fragment_info(ds, i, &f);
+    return f;
 }
 
 /* A folded table: root's rows, then the appended rows id/src/dst (references taken) at
@@ -502,8 +508,9 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
      * table appended stays appended: only the fragments after it are read now); failing
      * that (maintenance merged the appended fragments), the root's, and everything after it
      * is read again. */
-    const Lance__Table__Manifest *rp = root->ds->m->pb, *vp = ds->m->pb;
-    const Lance__Table__Manifest *op = old->ds->m->pb;
+    const lance_dataset *rp = root->ds, *vp = ds, *op = old->ds;
+    size_t rn = lance_dataset_fragment_count(rp), vn = lance_dataset_fragment_count(vp);
+    size_t on = lance_dataset_fragment_count(op);
     int ok = 0;
     uint64_t added = 0;
     for (int attempt = 0; attempt < 2 && !ok; attempt++) {
@@ -511,25 +518,27 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
             if (!old->base) break;
             old = root; /* fold onto the root alone */
             op = rp;
+            on = rn;
         }
-        ok = vp->n_fragments >= op->n_fragments && op->n_fragments >= rp->n_fragments;
+        ok = vn >= on && on >= rn;
         added = old->base ? (uint64_t)(old->n_rows - old->n_base) : 0;
-        for (size_t i = 0; ok && i < op->n_fragments; i++)
-            ok = fold_same_fragment(op->fragments[i], vp->fragments[i]);
-        for (size_t i = 0; ok && i < rp->n_fragments; i++)
-            ok = fold_same_fragment(rp->fragments[i], op->fragments[i]);
-        for (size_t i = op->n_fragments; ok && i < vp->n_fragments; i++) {
-            ok = !vp->fragments[i]->deletion_file;
-            added += vp->fragments[i]->physical_rows;
+        for (size_t i = 0; ok && i < on; i++)
+            ok = same_fragment(op, i, vp, i);
+        for (size_t i = 0; ok && i < rn; i++)
+            ok = same_fragment(rp, i, op, i);
+        for (size_t i = on; ok && i < vn; i++) {
+            lance_fragment_info f = fragment_at(vp, i);
+            ok = !f.deletions;
+            added += f.physical_rows;
         }
     }
     uint64_t *skip = NULL;
     if (ok && added <= EXEC_FOLD_MAX_ROWS) {
-        skip = core_malloc((op->n_fragments ? op->n_fragments : 1) * sizeof *skip);
+        skip = core_malloc((on ? on : 1) * sizeof *skip);
         if (!skip) rc = core_err_nomem();
-        for (size_t i = 0; rc == 0 && i < op->n_fragments; i++)
-            skip[i] = op->fragments[i]->id;
-        if (rc == 0 && op->n_fragments > 1) qsort(skip, op->n_fragments, sizeof *skip, cmp_u64_asc);
+        for (size_t i = 0; rc == 0 && i < on; i++)
+            skip[i] = fragment_at(op, i).id;
+        if (rc == 0 && on > 1) qsort(skip, on, sizeof *skip, cmp_u64_asc);
     } else {
         lance_dataset_free(ds);
         return 0;
@@ -542,7 +551,7 @@ static int table_fold(exec_table **out, store *s, const graph_table *gt, exec_ta
         so.n_columns = 3;
         so.with_row_addr = true;
         so.skip_fragments = skip;
-        so.n_skip_fragments = op->n_fragments;
+        so.n_skip_fragments = on;
         rc = lance_dataset_scan_all(&b, ds, &so);
     }
     core_free(skip);
@@ -894,18 +903,18 @@ int exec_table_column(const arrow_array **out, exec_cache *c, exec_table *t, con
 
 /* ---- offers from this handle's own commits --------------------------------------------------- */
 
-static uint64_t live_rows(const Lance__Table__DataFragment *f, bool *known)
+static uint64_t live_rows(const lance_fragment_info *f, bool *known)
 {
-    const Lance__Table__DeletionFile *d = f->deletion_file;
-    if (!d) return f->physical_rows;
-    if (!d->num_deleted_rows || d->num_deleted_rows > f->physical_rows) *known = false;
-    return f->physical_rows - (d->num_deleted_rows <= f->physical_rows ? d->num_deleted_rows : 0);
+    if (!f->deletions) return f->physical_rows;
+    if (!f->deleted_rows || f->deleted_rows > f->physical_rows) *known = false;
+    return f->physical_rows - (f->deleted_rows <= f->physical_rows ? f->deleted_rows : 0);
 }
 
-static bool has_fragment(const Lance__Table__Manifest *m, uint64_t id)
+static bool has_fragment(const lance_dataset *ds, uint64_t id)
 {
-    for (size_t i = 0; i < m->n_fragments; i++)
-        if (m->fragments[i]->id == id) return true;
+    size_t n = lance_dataset_fragment_count(ds);
+    for (size_t i = 0; i < n; i++)
+        if (fragment_at(ds, i).id == id) return true;
     return false;
 }
 
@@ -915,24 +924,27 @@ static bool has_fragment(const Lance__Table__Manifest *m, uint64_t id)
  * deletions) holding as many rows. A merge of fragments that were not adjacent moves rows and
  * fails here. It also takes a run's rows to keep their order inside the run, which a data
  * table's compaction does (only the graph manifest's sets rows apart, first). */
-static bool same_order(const Lance__Table__Manifest *from, const Lance__Table__Manifest *to)
+static bool same_order(const lance_dataset *from, const lance_dataset *to)
 {
+    size_t nf = lance_dataset_fragment_count(from), nt = lance_dataset_fragment_count(to);
     size_t i = 0, j = 0;
-    while (i < from->n_fragments || j < to->n_fragments) {
-        if (i < from->n_fragments && j < to->n_fragments &&
-            from->fragments[i]->id == to->fragments[j]->id) {
-            if (!fold_same_fragment(from->fragments[i], to->fragments[j])) return false;
+    while (i < nf || j < nt) {
+        if (i < nf && j < nt && fragment_at(from, i).id == fragment_at(to, j).id) {
+            if (!same_fragment(from, i, to, j)) return false;
             i++, j++;
             continue;
         }
         uint64_t was = 0, now = 0;
         size_t i0 = i, j0 = j;
         bool known = true;
-        while (i < from->n_fragments && !has_fragment(to, from->fragments[i]->id))
-            was += live_rows(from->fragments[i++], &known);
-        while (j < to->n_fragments && !has_fragment(from, to->fragments[j]->id)) {
-            if (to->fragments[j]->deletion_file) return false;
-            now += to->fragments[j++]->physical_rows;
+        while (i < nf && !has_fragment(to, fragment_at(from, i).id)) {
+            lance_fragment_info f = fragment_at(from, i++);
+            was += live_rows(&f, &known);
+        }
+        while (j < nt && !has_fragment(from, fragment_at(to, j).id)) {
+            lance_fragment_info f = fragment_at(to, j++);
+            if (f.deletions) return false;
+            now += f.physical_rows;
         }
         if ((i == i0 && j == j0) || !known || was != now) return false;
     }
@@ -998,7 +1010,8 @@ static int offer_derive(exec_table **out, exec_table *old, const exec_table_offe
 {
     *out = NULL;
     exec_table *root = old->base ? old->base : old;
-    const Lance__Table__Manifest *op = old->ds->m->pb, *vp = ds->m->pb;
+    const lance_dataset *op = old->ds, *vp = ds;
+    size_t on = lance_dataset_fragment_count(op), vn = lance_dataset_fragment_count(vp);
     size_t nd = old->base ? (size_t)(old->n_rows - old->n_base) : 0; /* old's appended rows */
     if (!same_lance_schema(old->ds, ds) || !same_lance_schema(root->ds, ds)) goto skip;
     if (o->rewrite) {
@@ -1008,13 +1021,14 @@ static int offer_derive(exec_table **out, exec_table *old, const exec_table_offe
     /* An append: old's fragments unchanged and first, then fragments holding exactly the
      * offered rows. */
     int64_t n = o->id ? o->id->length : 0;
-    if (!o->id || vp->n_fragments <= op->n_fragments) goto skip;
-    for (size_t i = 0; i < op->n_fragments; i++)
-        if (!fold_same_fragment(op->fragments[i], vp->fragments[i])) goto skip;
+    if (!o->id || vn <= on) goto skip;
+    for (size_t i = 0; i < on; i++)
+        if (!same_fragment(op, i, vp, i)) goto skip;
     uint64_t added = 0;
-    for (size_t i = op->n_fragments; i < vp->n_fragments; i++) {
-        if (vp->fragments[i]->deletion_file) goto skip;
-        added += vp->fragments[i]->physical_rows;
+    for (size_t i = on; i < vn; i++) {
+        lance_fragment_info f = fragment_at(vp, i);
+        if (f.deletions) goto skip;
+        added += f.physical_rows;
     }
     if (added != (uint64_t)n || nd + (size_t)n > EXEC_FOLD_MAX_ROWS) goto skip;
     if (old->kind == LANG_EDGE && (!o->src || !o->dst)) goto skip;
@@ -1026,9 +1040,11 @@ static int offer_derive(exec_table **out, exec_table *old, const exec_table_offe
     size_t m = 0;
     for (size_t r = 0; r < nd; r++)
         addrs[m++] = old->d_addrs[r];
-    for (size_t i = op->n_fragments; i < vp->n_fragments; i++)
-        for (uint64_t r = 0; r < vp->fragments[i]->physical_rows; r++)
-            addrs[m++] = (vp->fragments[i]->id << 32) | r;
+    for (size_t i = on; i < vn; i++) {
+        lance_fragment_info f = fragment_at(vp, i);
+        for (uint64_t r = 0; r < f.physical_rows; r++)
+            addrs[m++] = (f.id << 32) | r;
+    }
     arrow_array *cols[3] = {NULL, NULL, NULL};
     const arrow_array *add[3] = {o->id, o->src, o->dst};
     const arrow_array *had[3] = {old->d_id, old->d_src, old->d_dst};
@@ -1123,8 +1139,7 @@ void exec_cache_offer(exec_cache *c, exec_table_offer *o)
 {
     lance_dataset *ds = o->ds;
     o->ds = NULL;
-    if (!c || !ds || !ds->m || !ds->m->pb || o->kind != LANG_EDGE ||
-        o->to_version <= o->from_version) {
+    if (!c || !ds || !ds->m || o->kind != LANG_EDGE || o->to_version <= o->from_version) {
         lance_dataset_free(ds);
         return;
     }
@@ -1133,7 +1148,7 @@ void exec_cache_offer(exec_cache *c, exec_table_offer *o)
     for (size_t i = 0; i < c->n_tables && !old; i++) {
         exec_table *t = c->tables[i];
         if (t->version == o->from_version && same_table(t, o->path, o->branch) && !t->addrs &&
-            !(t->base && t->base->addrs) && t->ds && t->ds->m && t->ds->m->pb) {
+            !(t->base && t->base->addrs) && t->ds && t->ds->m) {
             old = t;
             atomic_fetch_add(&old->refs, 1);
         }

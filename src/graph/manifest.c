@@ -525,7 +525,7 @@ int graph_manifest_chain_check(const lance_dataset *ds)
          * open. No build ever put config or fields this one does not know into a graph
          * manifest, so a version that has some lost its entry to damage (a flipped byte in the
          * entry's key or tag) and is not taken for an old one. */
-        if (c->n_other_config || ds->m->pb->base.n_unknown_fields)
+        if (c->n_other_config || lance_manifest_has_unknown_fields(ds->m))
             return chain_corrupt(ds, "has no checksum entry but config or fields that only a "
                                      "damaged one leaves");
         return 0;
@@ -535,14 +535,14 @@ int graph_manifest_chain_check(const lance_dataset *ds)
 int graph_manifest_chain_follows(store *s, const lance_dataset *ds, const lance_manifest *prev)
 {
     uint64_t v = lance_dataset_version(ds);
-    if (!prev || prev->pb->version + 1 != v) return 0;
+    if (!prev || lance_manifest_version(prev) + 1 != v) return 0;
     const lance_chain *c = &ds->m->chain;
     bool prev_chained = prev->chain.state == LANCE_CHAIN_PRESENT;
     if (c->state == LANCE_CHAIN_PRESENT ? c->parent == prev->file_xxh3 : !prev_chained) return 0;
     /* Is the cached version still the store's version N? Only then is this a break. */
     lance_manifest *now = NULL;
-    int rc =
-        lance_version_load(s, ds->root, prev->pb->version, ds->naming, LANCE_ACCESS_INSPECT, &now);
+    int rc = lance_version_load(s, ds->root, lance_manifest_version(prev), ds->naming,
+                                LANCE_ACCESS_INSPECT, &now);
     bool same = rc == 0 && now->file_xxh3 == prev->file_xxh3;
     lance_manifest_free(now);
     og_error_clear();
@@ -552,11 +552,12 @@ int graph_manifest_chain_follows(store *s, const lance_dataset *ds, const lance_
         snprintf(why, sizeof why,
                  "does not follow version %" PRIu64 " (it records parent %016" PRIx64
                  ", version %" PRIu64 " hashes to %016" PRIx64 ")",
-                 prev->pb->version, c->parent, prev->pb->version, prev->file_xxh3);
+                 lance_manifest_version(prev), c->parent, lance_manifest_version(prev),
+                 prev->file_xxh3);
     else
         snprintf(why, sizeof why,
                  "has no checksum though version %" PRIu64 " before it has one (a chain never "
                  "returns to unchecksummed versions)",
-                 prev->pb->version);
+                 lance_manifest_version(prev));
     return chain_corrupt(ds, why);
 }

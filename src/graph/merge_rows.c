@@ -197,71 +197,12 @@ static int see_column(mctx *x, int pair, int state, const arrow_array *ids, cons
 
 /* ---- Fragment identity --------------------------------------------------------------------- */
 
-/* The store keys a dataset's files resolve to, base paths resolved once each (a base path may
- * cost a realpath). */
-typedef struct roots {
-    const lance_dataset *ds;
-    size_t n;
-    uint32_t *base_id;
-    char **key; /* in the arena; NULL until resolved */
-    char *own;  /* the dataset's own directory, once resolved */
-} roots;
-
-static int roots_init(roots *r, mctx *x, const lance_dataset *ds)
-{
-    memset(r, 0, sizeof *r);
-    r->ds = ds;
-    size_t n = ds->m->pb->n_base_paths;
-    if (!n) return 0;
-    r->base_id = core_arena_calloc(&x->arena, n, sizeof *r->base_id);
-    r->key = core_arena_calloc(&x->arena, n, sizeof *r->key);
-    if (!r->base_id || !r->key) return OG_E_NOMEM;
-    for (size_t i = 0; i < n; i++)
-        r->base_id[i] = ds->m->pb->base_paths[i]->id;
-    r->n = n;
-    return 0;
-}
-
-/* The directory a file with this base id lives under, without a trailing '/'. */
-static int roots_get(roots *r, mctx *x, int has_base_id, uint32_t base_id, const char **out)
-{
-    size_t slot = r->n;
-    if (has_base_id)
-        for (size_t i = 0; i < r->n; i++)
-            if (r->base_id[i] == base_id) slot = i;
-    char **cache = !has_base_id ? &r->own : slot < r->n ? &r->key[slot] : NULL;
-    if (cache && *cache) {
-        *out = *cache;
-        return 0;
-    }
-    char dir[STORE_KEY_MAX];
-    int rc = lance_dataset_file_root(r->ds, has_base_id, base_id, dir);
-    if (rc) return rc;
-    size_t n = strlen(dir);
-    while (n > 0 && dir[n - 1] == '/')
-        n--;
-    char *k = core_arena_strndup(&x->arena, dir, n);
-    if (!k) return OG_E_NOMEM;
-    if (cache) *cache = k;
-    *out = k;
-    return 0;
-}
-
-/* A fragment's physical identity: the keys of its data files, in order (NUL-separated). Two
- * fragments with the same identity are the same rows at the same offsets. */
-static int frag_identity(roots *r, mctx *x, const Lance__Table__DataFragment *f, char **out,
-                         size_t *len)
+/* A fragment's physical identity: the keys of its data files, in order (NUL-separated, in the
+ * arena). Two fragments with the same identity are the same rows at the same offsets. */
+static int frag_identity(lance_file_keys *k, mctx *x, size_t i, char **out, size_t *len)
 {
     core_buf b = CORE_BUF_INIT;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < f->n_files; i++) {
-        const Lance__Table__DataFile *df = f->files[i];
-        const char *dir = NULL;
-        char key[STORE_KEY_MAX];
-        rc = roots_get(r, x, df->has_base_id, df->base_id, &dir);
-        if (!rc) rc = lance_key(key, dir, "data/", df->path ? df->path : "");
-        if (!rc) rc = core_buf_append(&b, key, strlen(key) + 1);
-    }
+    int rc = lance_file_keys_fragment(k, i, &b);
     if (!rc) {
         *out = core_arena_alloc(&x->arena, b.len ? b.len : 1);
         if (!*out) rc = OG_E_NOMEM;
@@ -269,23 +210,6 @@ static int frag_identity(roots *r, mctx *x, const Lance__Table__DataFragment *f,
         *len = b.len;
     }
     core_buf_free(&b);
-    return rc;
-}
-
-/* The key of a fragment's deletion file ("" for none): equal keys are the same deleted rows. */
-static int del_identity(roots *r, mctx *x, const Lance__Table__DataFragment *f,
-                        char key[STORE_KEY_MAX])
-{
-    key[0] = '\0';
-    const Lance__Table__DeletionFile *df = f->deletion_file;
-    if (!df) return 0;
-    const char *dir = NULL;
-    char name[96];
-    int bitmap = df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP;
-    int rc = roots_get(r, x, df->has_base_id, df->base_id, &dir);
-    if (!rc)
-        rc = lance_deletion_file_name(name, sizeof name, f->id, df->read_version, df->id, bitmap);
-    if (!rc) rc = lance_key(key, dir, LANCE_DELETIONS_DIR, name);
     return rc;
 }
 
@@ -316,18 +240,21 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The rows live in one state of a shared fragment and deleted in the other: the addresses on
- * each side (a's live-only rows on a, b's on b). */
-static int shared_frag_diff(mctx *x, roots *ra, const Lance__Table__DataFragment *fa, roots *rb,
-                            const Lance__Table__DataFragment *fb, addrs *live_a, addrs *live_b)
+ * each side (a's live-only rows on a, b's on b). ia and ib are the fragment's index in each. */
+static int shared_frag_diff(mctx *x, lance_file_keys *keys_a, size_t ia, lance_file_keys *keys_b,
+                            size_t ib, const lance_dataset *const ds[2], addrs *live_a,
+                            addrs *live_b)
 {
     char ka[STORE_KEY_MAX], kb[STORE_KEY_MAX];
-    int rc = del_identity(ra, x, fa, ka);
-    if (!rc) rc = del_identity(rb, x, fb, kb);
+    int rc = lance_file_keys_deletion(keys_a, ia, ka);
+    if (!rc) rc = lance_file_keys_deletion(keys_b, ib, kb);
     if (rc || strcmp(ka, kb) == 0) return rc; /* the same deletion file (or none): no difference */
+    lance_fragment_info fa, fb;
+    lance_dataset_fragment_info(ds[0], ia, &fa);
+    lance_dataset_fragment_info(ds[1], ib, &fb);
     roaring_bitmap_t *da = NULL, *db = NULL, *only_a = NULL, *only_b = NULL;
-    if (fa->deletion_file) rc = lance_dataset_deletion_load(ra->ds, fa->id, fa->deletion_file, &da);
-    if (!rc && fb->deletion_file)
-        rc = lance_dataset_deletion_load(rb->ds, fb->id, fb->deletion_file, &db);
+    rc = lance_dataset_fragment_deletions(ds[0], ia, &da);
+    if (!rc) rc = lance_dataset_fragment_deletions(ds[1], ib, &db);
     if (!rc && !da && !(da = roaring_bitmap_create())) rc = core_err_nomem();
     if (!rc && !db && !(db = roaring_bitmap_create())) rc = core_err_nomem();
     if (!rc) {
@@ -335,10 +262,10 @@ static int shared_frag_diff(mctx *x, roots *ra, const Lance__Table__DataFragment
         only_b = roaring_bitmap_andnot(da, db);
         if (!only_a || !only_b) rc = core_err_nomem();
     }
-    uint64_t rows = fa->physical_rows;
+    uint64_t rows = fa.physical_rows;
     for (int side = 0; rc == 0 && side < 2; side++) {
         const roaring_bitmap_t *bm = side ? only_b : only_a;
-        uint64_t fid = side ? fb->id : fa->id;
+        uint64_t fid = side ? fb.id : fa.id;
         addrs *out = side ? live_b : live_a;
         roaring_uint32_iterator_t *it = roaring_create_iterator(bm);
         if (!it) {
@@ -463,18 +390,21 @@ static int scan_rows(mctx *x, int pair, int state, const lance_dataset *ds, lanc
 static int read_side(mctx *x, int pair, int state, const lance_dataset *ds, const bool *shared,
                      const addrs *live, bool rows)
 {
-    const Lance__Table__Manifest *pb = ds->m->pb;
-    size_t n_unshared = 0, n_skip = 0;
-    for (size_t i = 0; i < pb->n_fragments; i++)
+    size_t nf = lance_dataset_fragment_count(ds), n_unshared = 0, n_skip = 0;
+    for (size_t i = 0; i < nf; i++)
         n_unshared += !shared[i];
     int rc = 0;
     if (n_unshared) {
         uint64_t *skip = NULL;
-        if (n_unshared < pb->n_fragments) {
-            skip = core_malloc((pb->n_fragments - n_unshared) * sizeof *skip);
+        if (n_unshared < nf) {
+            skip = core_malloc((nf - n_unshared) * sizeof *skip);
             if (!skip) return core_err_nomem();
-            for (size_t i = 0; i < pb->n_fragments; i++)
-                if (shared[i]) skip[n_skip++] = pb->fragments[i]->id;
+            for (size_t i = 0; i < nf; i++)
+                if (shared[i]) {
+                    lance_fragment_info fi;
+                    lance_dataset_fragment_info(ds, i, &fi);
+                    skip[n_skip++] = fi.id;
+                }
             qsort(skip, n_skip, sizeof *skip, cmp_u64);
         }
         lance_scan_options so = LANCE_SCAN_OPTIONS_INIT;
@@ -536,8 +466,12 @@ static int cands_reserve(mctx *x, const lance_dataset *const ds[2], bool *const 
     uint64_t most = 0;
     for (int s = 0; s < 2; s++) {
         uint64_t rows = live[s].n;
-        for (size_t i = 0; ds[s] && i < ds[s]->m->pb->n_fragments; i++)
-            if (!shared[s][i]) rows += ds[s]->m->pb->fragments[i]->physical_rows;
+        for (size_t i = 0; ds[s] && i < lance_dataset_fragment_count(ds[s]); i++)
+            if (!shared[s][i]) {
+                lance_fragment_info fi;
+                lance_dataset_fragment_info(ds[s], i, &fi);
+                rows += fi.physical_rows;
+            }
         if (rows > most) most = rows;
     }
     if (most > (uint64_t)UINT32_MAX) most = UINT32_MAX; /* a hint only: beyond, they grow */
@@ -559,10 +493,11 @@ static int cands_reserve(mctx *x, const lance_dataset *const ds[2], bool *const 
 static int diff_pair(mctx *x, int pair, const lance_dataset *base, const lance_dataset *other)
 {
     const lance_dataset *ds[2] = {base, other};
-    size_t nf[2] = {base ? base->m->pb->n_fragments : 0, other ? other->m->pb->n_fragments : 0};
+    size_t nf[2] = {base ? lance_dataset_fragment_count(base) : 0,
+                    other ? lance_dataset_fragment_count(other) : 0};
     bool *shared[2] = {NULL, NULL}; /* per fragment of each side: matched with the other's */
     addrs live[2] = {{0}, {0}};
-    roots r[2];
+    lance_file_keys *r[2] = {NULL, NULL};
     core_bmap fm = CORE_BMAP_INIT;
     int rc = 0;
     for (int s = 0; s < 2; s++) {
@@ -570,30 +505,31 @@ static int diff_pair(mctx *x, int pair, const lance_dataset *base, const lance_d
         if (!shared[s]) rc = core_err_nomem();
     }
     bool share = base && other && base->s == other->s && !(x->flags & GRAPH_MERGE_FULL_READ);
-    if (share && !rc) rc = roots_init(&r[0], x, base);
-    if (share && !rc) rc = roots_init(&r[1], x, other);
+    if (share && !rc) rc = lance_file_keys_new(&r[0], base);
+    if (share && !rc) rc = lance_file_keys_new(&r[1], other);
     if (share && !rc) {
-        const Lance__Table__Manifest *pa = base->m->pb, *po = other->m->pb;
         for (size_t i = 0; rc == 0 && i < nf[0]; i++) {
             char *key;
             size_t len;
             core_bmap_entry *e;
             int fresh = 0;
-            rc = frag_identity(&r[0], x, pa->fragments[i], &key, &len);
+            rc = frag_identity(r[0], x, i, &key, &len);
             if (!rc) rc = core_bmap_put(&fm, key, len, &e, &fresh);
             if (!rc && fresh) e->val = (int64_t)i; /* a repeat (damage) stays unshared */
         }
         for (size_t j = 0; rc == 0 && j < nf[1]; j++) {
             char *key;
             size_t len;
-            rc = frag_identity(&r[1], x, po->fragments[j], &key, &len);
+            rc = frag_identity(r[1], x, j, &key, &len);
             core_bmap_entry *e = rc ? NULL : core_bmap_find(&fm, key, len);
             if (!e || shared[0][e->val]) continue;
-            const Lance__Table__DataFragment *fa = pa->fragments[e->val], *fb = po->fragments[j];
-            if (fa->physical_rows != fb->physical_rows) continue; /* not the rows we think */
+            lance_fragment_info fa, fb;
+            lance_dataset_fragment_info(base, (size_t)e->val, &fa);
+            lance_dataset_fragment_info(other, j, &fb);
+            if (fa.physical_rows != fb.physical_rows) continue; /* not the rows we think */
             shared[0][e->val] = shared[1][j] = true;
             x->st.fragments_shared++;
-            rc = shared_frag_diff(x, &r[0], fa, &r[1], fb, &live[0], &live[1]);
+            rc = shared_frag_diff(x, r[0], (size_t)e->val, r[1], j, ds, &live[0], &live[1]);
         }
     }
     if (rc == 0 && pair == ST_SRC) rc = cands_reserve(x, ds, shared, live);
@@ -602,6 +538,7 @@ static int diff_pair(mctx *x, int pair, const lance_dataset *base, const lance_d
             rc = read_side(x, pair, s ? pair : ST_BASE, ds[s], shared[s], &live[s], pair == ST_SRC);
     core_bmap_free(&fm);
     for (int s = 0; s < 2; s++) {
+        lance_file_keys_free(r[s]);
         core_free(shared[s]);
         core_free(live[s].v);
     }

@@ -500,3 +500,9 @@ out:
     if (out) *out = rep;
     return rc;
 }
+
+int lance_manifest_files_of(const lance_manifest *m, const char *root,
+                            int (*fn)(void *arg, const char *key), void *arg, size_t *foreign)
+{
+    return lance_manifest_files(m->pb, root, fn, arg, foreign);
+}

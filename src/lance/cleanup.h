@@ -81,5 +81,8 @@ int lance_cleanup(store *s, const char *root, const lance_cleanup_options *opt,
  * they are not passed to fn, and *foreign (may be NULL) counts them. */
 int lance_manifest_files(const Lance__Table__Manifest *m, const char *root,
                          int (*fn)(void *arg, const char *key), void *arg, size_t *foreign);
+/* lance_manifest_files of a decoded manifest. */
+int lance_manifest_files_of(const lance_manifest *m, const char *root,
+                            int (*fn)(void *arg, const char *key), void *arg, size_t *foreign);
 
 #endif

@@ -103,6 +103,72 @@ int lance_dataset_file_root(const lance_dataset *ds, int has_base_id, uint32_t b
 int lance_dataset_deletion_load(const lance_dataset *ds, uint64_t frag_id,
                                 const Lance__Table__DeletionFile *df, roaring_bitmap_t **out);
 
+/* ---- Fragments, as the layers above read them ----------------------------------------------- */
+/* Outside src/lance nothing reads the protobuf messages of a manifest: what the graph, exec,
+ * write and api layers need of a snapshot's fragments comes through these (enforced by
+ * tests/conventions/check_layers.sh). */
+
+typedef struct lance_fragment_info {
+    uint64_t id;
+    uint64_t physical_rows; /* rows of its data files, deleted ones included */
+    size_t n_files;         /* data files */
+    bool deletions;         /* it has a deletion file, which the next three describe */
+    uint64_t deletion_id;
+    uint64_t deletion_read_version;
+    uint64_t deleted_rows; /* as the deletion file's record says (0: not recorded) */
+} lance_fragment_info;
+
+/* Fragments of ds's snapshot. */
+size_t lance_dataset_fragment_count(const lance_dataset *ds);
+/* Fragment i (< lance_dataset_fragment_count) of ds's snapshot, in manifest (scan) order. */
+void lance_dataset_fragment_info(const lance_dataset *ds, size_t i, lance_fragment_info *out);
+/* Whether a and b describe one fragment unchanged: the same id and rows, and the same deletion
+ * file or none. */
+bool lance_fragment_info_same(const lance_fragment_info *a, const lance_fragment_info *b);
+/* The store keys of a snapshot's files, for comparing fragments by physical identity: each
+ * base path is resolved once (resolving one may cost a realpath) and kept while it lives. */
+typedef struct lance_file_keys lance_file_keys;
+int lance_file_keys_new(lance_file_keys **out, const lance_dataset *ds);
+void lance_file_keys_free(lance_file_keys *k);
+/* Append the store keys of fragment i's data files to out, each with its NUL, in order: the
+ * fragment's physical identity (two fragments with equal keys hold the same rows at the same
+ * offsets). */
+int lance_file_keys_fragment(lance_file_keys *k, size_t i, core_buf *out);
+/* The store key of fragment i's deletion file, or "" when it has none: equal keys are the same
+ * deleted rows. */
+int lance_file_keys_deletion(lance_file_keys *k, size_t i, char key[STORE_KEY_MAX]);
+/* Fragment i's deleted rows (*out NULL when it has no deletion file). */
+int lance_dataset_fragment_deletions(const lance_dataset *ds, size_t i, roaring_bitmap_t **out);
+
+/* Data file j (< n_files) of fragment i, for checking it: where it is and what our writers
+ * recorded of it. block_xxh3 points into ds's manifest (valid while ds lives). */
+typedef struct lance_data_file_info {
+    char key[STORE_KEY_MAX];
+    uint64_t size; /* recorded size in bytes (0: not recorded) */
+    bool has_xxh3; /* a checksum of the whole file (og_xxh3) */
+    uint64_t xxh3;
+    uint64_t block_bytes; /* block checksums (og_block_*): 0 or none when absent */
+    size_t n_block_xxh3;
+    const uint64_t *block_xxh3;
+} lance_data_file_info;
+int lance_dataset_data_file(const lance_dataset *ds, size_t i, size_t j, lance_data_file_info *out);
+/* Whether fragment i's deletion file records a checksum of its bytes (false with none). */
+bool lance_dataset_deletion_checksummed(const lance_dataset *ds, size_t i);
+/* Base paths the manifest lists, and the directory of base path i (< count) when it is a
+ * dataset root (lance_dataset_file_root's errors otherwise). */
+size_t lance_dataset_base_path_count(const lance_dataset *ds);
+int lance_dataset_base_dir(const lance_dataset *ds, size_t i, char dir[STORE_KEY_MAX]);
+/* Each Lance index ds's version lists (its IndexSection): fn with the key prefix its files
+ * lie under ("<root>/_indices/<uuid>/"); one under another base path is not passed and
+ * *foreign (may be NULL) counts it. OG_E_CORRUPT for an index without a 16-byte uuid. */
+int lance_dataset_indices(const lance_dataset *ds, int (*fn)(void *arg, const char *prefix),
+                          void *arg, size_t *foreign);
+/* Whether some fragment keeps its row ids or row versions in external files (which this
+ * engine neither writes nor copies). */
+bool lance_dataset_external_sequences(const lance_dataset *ds);
+/* The value of table metadata entry `key` of ds's version ("" when absent). */
+const char *lance_dataset_table_meta(const lance_dataset *ds, const char *key);
+
 /* ---- Filters ------------------------------------------------------------------------------ */
 
 /* A conjunction of `column op value` terms over top-level scalar columns (n = 0: every row).

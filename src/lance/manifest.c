@@ -548,6 +548,53 @@ lance_manifest *lance_manifest_share(const lance_manifest *m)
     return p;
 }
 
+uint64_t lance_manifest_version(const lance_manifest *m)
+{
+    return m->pb->version;
+}
+
+size_t lance_manifest_fragment_count(const lance_manifest *m)
+{
+    return m && m->pb ? m->pb->n_fragments : 0;
+}
+
+void lance_manifest_summarize(const lance_manifest *m, lance_manifest_summary *out)
+{
+    const Lance__Table__Manifest *pb = m->pb;
+    memset(out, 0, sizeof *out);
+    out->version = pb->version;
+    if (pb->timestamp)
+        out->timestamp_ns = pb->timestamp->seconds * 1000000000LL + pb->timestamp->nanos;
+    out->fragments = pb->n_fragments;
+    for (size_t i = 0; i < pb->n_fragments; i++) {
+        const Lance__Table__DataFragment *f = pb->fragments[i];
+        out->data_files += f->n_files;
+        for (size_t k = 0; k < f->n_files; k++)
+            out->data_bytes += f->files[k]->file_size_bytes;
+        out->physical_rows += f->physical_rows;
+        if (f->deletion_file) {
+            if (f->deletion_file->file_type ==
+                LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP)
+                out->deletion_files_bitmap++;
+            else
+                out->deletion_files_arrow++;
+        }
+    }
+    out->reader_flags = pb->reader_feature_flags;
+    out->writer_flags = pb->writer_feature_flags;
+    out->data_storage_version = lance_manifest_data_version(pb);
+}
+
+int lance_manifest_check_access(const lance_manifest *m, lance_access access, const char *object)
+{
+    return lance_manifest_check(m->pb, access, object);
+}
+
+bool lance_manifest_has_unknown_fields(const lance_manifest *m)
+{
+    return m->pb->base.n_unknown_fields != 0;
+}
+
 void lance_manifest_free(lance_manifest *m)
 {
     while (m) {

@@ -127,6 +127,26 @@ int lance_manifest_decode_on(lance_manifest **out, const void *data, size_t len,
 lance_manifest *lance_manifest_share(const lance_manifest *m);
 /* Drop one holder; the last frees it (and then its share of its parent). NULL is fine. */
 void lance_manifest_free(lance_manifest *m);
+/* The version m describes. */
+uint64_t lance_manifest_version(const lance_manifest *m);
+/* Fragments of m. */
+size_t lance_manifest_fragment_count(const lance_manifest *m);
+/* What a version of a table holds, summed over its fragments (no file is read). */
+typedef struct lance_manifest_summary {
+    uint64_t version;
+    int64_t timestamp_ns; /* commit time, nanoseconds since the epoch (0: not recorded) */
+    uint64_t fragments;
+    uint64_t data_files;
+    uint64_t data_bytes; /* the data file sizes the manifest records */
+    uint64_t physical_rows;
+    uint64_t deletion_files_arrow, deletion_files_bitmap;
+    uint64_t reader_flags, writer_flags;
+    const char *data_storage_version; /* as lance_manifest_data_version (static or m's) */
+} lance_manifest_summary;
+void lance_manifest_summarize(const lance_manifest *m, lance_manifest_summary *out);
+/* Whether m's message holds fields this engine does not know (some build or other writer
+ * wrote them, or damage made them). */
+bool lance_manifest_has_unknown_fields(const lance_manifest *m);
 
 typedef enum lance_access {
     LANCE_ACCESS_READ = 0,   /* scan it: reader flags and data storage version checked */
@@ -138,6 +158,8 @@ typedef enum lance_access {
  * unknown feature bit ("unsupported reader feature flag 32") or the data storage version
  * ("unsupported data storage version 2.1"). */
 int lance_manifest_check(const Lance__Table__Manifest *m, lance_access access, const char *object);
+/* lance_manifest_check of a decoded manifest. */
+int lance_manifest_check_access(const lance_manifest *m, lance_access access, const char *object);
 
 /* The data storage version as "major.minor" ("2.0"), or "" when absent (legacy tables). */
 const char *lance_manifest_data_version(const Lance__Table__Manifest *m);

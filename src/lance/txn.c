@@ -177,3 +177,13 @@ int lance_txn_load(store *s, const char *root, const lance_manifest *m,
     core_buf_free(&b);
     return rc;
 }
+
+int lance_txn_load_uuid(store *s, const char *root, const lance_manifest *m, char **out)
+{
+    *out = NULL;
+    Lance__Table__Transaction *t = NULL;
+    int rc = lance_txn_load(s, root, m, &t);
+    if (rc == 0 && t->uuid && !(*out = core_strdup(t->uuid))) rc = core_err_nomem();
+    lance_pb_free(t);
+    return rc;
+}

@@ -93,5 +93,9 @@ int lance_txn_decode(Lance__Table__Transaction **out, const void *data, size_t l
  * OG_E_NOT_FOUND if it has neither. */
 int lance_txn_load(store *s, const char *root, const lance_manifest *m,
                    Lance__Table__Transaction **out);
+/* The uuid of the transaction that created m (lance_txn_load), a copy the caller frees with
+ * core_free; *out NULL when the transaction records none. OG_E_NOT_FOUND if m has no
+ * transaction. */
+int lance_txn_load_uuid(store *s, const char *root, const lance_manifest *m, char **out);
 
 #endif

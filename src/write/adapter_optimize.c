@@ -29,11 +29,6 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
 int write_optimize_apply(write_graph *g, write_intent *in);
 int write_optimize_rows(void *arg, const graph_snapshot *cur, uint64_t mver, graph_rows *rows);
 
-static size_t fragments_of(const lance_dataset *ds)
-{
-    return ds->m && ds->m->pb ? ds->m->pb->n_fragments : 0;
-}
-
 void write_tiered_compact_options(lance_compact_options *co)
 {
     lance_compact_options def = LANCE_COMPACT_OPTIONS_INIT;
@@ -98,9 +93,9 @@ int write_optimize_prepare(write_graph *g, const void *input, const graph_snapsh
         lance_dataset *ds = NULL;
         int rc = graph_table_open(&ds, g->h->s, t, LANCE_ACCESS_WRITE);
         if (rc != 0) return rc;
-        bool due = opt->auto_maintenance
-                       ? write_compact_due(ds)
-                       : fragments_of(ds) >= min || (decl && lance_kix_missing(ds, decl));
+        bool due = opt->auto_maintenance ? write_compact_due(ds)
+                                         : lance_dataset_fragment_count(ds) >= min ||
+                                               (decl && lance_kix_missing(ds, decl));
         if (!due) {
             lance_dataset_free(ds);
             continue;
@@ -203,7 +198,7 @@ int write_compact_manifest(write_graph *g, const char *branch, bool automatic, b
     }
     /* Explicitly: whenever there is more than the two fragments a merge leaves (the commit
      * rows, and the rest). */
-    if (automatic ? write_compact_due(m) : fragments_of(m) >= 3) {
+    if (automatic ? write_compact_due(m) : lance_dataset_fragment_count(m) >= 3) {
         lance_compact_report rep;
         memset(&rep, 0, sizeof rep);
         lance_compact_options co = LANCE_COMPACT_OPTIONS_INIT;

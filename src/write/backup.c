@@ -21,7 +21,6 @@
 #include <string.h>
 
 #define BACKUP_DEFAULT_ATTEMPTS 5
-#define LANCE_INDICES_DIR "_indices/"
 
 /* ---- a set of keys (insertion order kept) ------------------------------------------------- */
 
@@ -154,36 +153,25 @@ static int unsupported(const char *root, const char *what)
     return OG_E_UNSUPPORTED;
 }
 
-/* The files of each Lance index the manifest lists: everything under _indices/<uuid>/. */
+/* The files of one Lance index: everything under its _indices/<uuid>/. */
+static int copy_index(void *arg, const char *prefix)
+{
+    backup_ctx *c = arg;
+    store_list l = {0};
+    int rc = store_list_prefix(c->src, prefix, 0, &l);
+    if (rc == 0 && l.count == 0) rc = core_err(OG_E_NOT_FOUND, "no files of index %s", prefix);
+    for (size_t k = 0; rc == 0 && k < l.count; k++)
+        if (!l.items[k].is_prefix) rc = copy_object(c, l.items[k].key, 0, STORE_F_NOSYNC);
+    store_list_free(&l);
+    return rc;
+}
+
+/* The files of each Lance index the manifest lists. */
 static int copy_indices(backup_ctx *c, const lance_dataset *ds, const char *root)
 {
-    if (!ds->m->index || !ds->m->index_len) return 0;
-    Lance__Table__IndexSection *sec = NULL;
-    int rc = lance_pb_unpack((ProtobufCMessage **)&sec, &lance__table__index_section__descriptor,
-                             ds->m->index, ds->m->index_len, "index section", root);
-    for (size_t i = 0; rc == 0 && i < sec->n_indices; i++) {
-        const Lance__Table__IndexMetadata *im = sec->indices[i];
-        if (im->has_base_id) {
-            rc = unsupported(root, "an index under another base path");
-            break;
-        }
-        if (!im->uuid || im->uuid->uuid.len != 16) {
-            rc = core_err(OG_E_CORRUPT, "table '%s': an index without a 16-byte uuid", root);
-            break;
-        }
-        char uuid[LANCE_UUID_LEN + 1], dir[LANCE_UUID_LEN + 2], prefix[STORE_KEY_MAX];
-        lance_uuid_format(im->uuid->uuid.data, uuid);
-        snprintf(dir, sizeof dir, "%s/", uuid);
-        rc = lance_key(prefix, root, LANCE_INDICES_DIR, dir);
-        store_list l = {0};
-        if (rc == 0) rc = store_list_prefix(c->src, prefix, 0, &l);
-        if (rc == 0 && l.count == 0)
-            rc = core_err(OG_E_NOT_FOUND, "table '%s': no files of index %s", root, uuid);
-        for (size_t k = 0; rc == 0 && k < l.count; k++)
-            if (!l.items[k].is_prefix) rc = copy_object(c, l.items[k].key, 0, STORE_F_NOSYNC);
-        store_list_free(&l);
-    }
-    if (sec) lance_pb_free((ProtobufCMessage *)sec);
+    size_t foreign = 0;
+    int rc = lance_dataset_indices(ds, copy_index, c, &foreign);
+    if (rc == 0 && foreign) rc = unsupported(root, "an index under another base path");
     return rc;
 }
 
@@ -206,19 +194,10 @@ static int copy_dataset(backup_ctx *c, const char *root, uint64_t version, int l
     lance_dataset *ds = NULL;
     int rc = lance_dataset_open(&ds, c->src, root, version, LANCE_ACCESS_INSPECT);
     if (rc) return rc;
-    const Lance__Table__Manifest *pb = ds->m->pb;
-    for (size_t i = 0; rc == 0 && i < pb->n_fragments; i++) {
-        const Lance__Table__DataFragment *f = pb->fragments[i];
-        if (f->row_id_sequence_case ==
-                LANCE__TABLE__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS ||
-            f->last_updated_at_version_sequence_case ==
-                LANCE__TABLE__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_EXTERNAL_LAST_UPDATED_AT_VERSIONS ||
-            f->created_at_version_sequence_case ==
-                LANCE__TABLE__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_EXTERNAL_CREATED_AT_VERSIONS)
-            rc = unsupported(root, "a fragment whose row sequences live in external files");
-    }
+    if (lance_dataset_external_sequences(ds))
+        rc = unsupported(root, "a fragment whose row sequences live in external files");
     size_t foreign = 0;
-    if (rc == 0) rc = lance_manifest_files(pb, root, copy_ref, c, &foreign);
+    if (rc == 0) rc = lance_manifest_files_of(ds->m, root, copy_ref, c, &foreign);
     if (rc == 0 && foreign) rc = unsupported(root, "a version with files under another base path");
     if (rc == 0) rc = copy_indices(c, ds, root);
     if (rc == 0) rc = sync_pending(c);

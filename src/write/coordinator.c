@@ -1235,7 +1235,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
                                ad->rows, &in, &mver, &after);
         lance_dataset_free(fresh_base);
         fresh_base = NULL;
-        bool mdue = after && after->m && after->m->pb && write_compact_due(after);
+        bool mdue = after && after->m && write_compact_due(after);
         if (rc == 0)
             base_advance(g, wb, &in, mver, after); /* takes after */
         else

@@ -64,21 +64,21 @@ static int version_is_other(store *s, const char *root, lance_naming naming, uin
 {
     *other = false;
     lance_manifest *m = NULL;
-    Lance__Table__Transaction *t = NULL;
+    char *made_by = NULL;
     int rc = lance_version_load(s, root, v, naming, LANCE_ACCESS_READ, &m);
     if (rc == OG_E_NOT_FOUND) {
         og_error_clear();
         return 0;
     }
-    if (rc == 0) rc = lance_txn_load(s, root, m, &t);
+    if (rc == 0) rc = lance_txn_load_uuid(s, root, m, &made_by);
     if (rc == OG_E_NOT_FOUND) {
         og_error_clear();
         *other = true;
         rc = 0;
     } else if (rc == 0) {
-        *other = !t->uuid || strcmp(t->uuid, uuid) != 0;
+        *other = !made_by || strcmp(made_by, uuid) != 0;
     }
-    lance_pb_free(t);
+    core_free(made_by);
     lance_manifest_free(m);
     return rc;
 }
@@ -406,7 +406,7 @@ int write_effect_delete_files(store *s, const write_effect *e, size_t *n)
     name_set live = {NULL, 0, 0};
     int rc = table_root(root, e);
     if (rc == 0) rc = lance_version_load_latest(s, root, LANCE_ACCESS_READ, &m, NULL);
-    if (rc == 0) rc = lance_manifest_files(m->pb, root, name_add, &live, NULL);
+    if (rc == 0) rc = lance_manifest_files_of(m, root, name_add, &live, NULL);
     lance_manifest_free(m);
     for (size_t i = 0; rc == 0 && i < e->n_files; i++) {
         bool named = false;

@@ -190,7 +190,7 @@ static int check_exists(vctx *c, const char *key, uint64_t size, int *ok)
 }
 
 /* Deep: read the data file whole, compare its checksum, decode every page of every column. */
-static int check_data_deep(vctx *c, const char *key, const Lance__Table__DataFile *df)
+static int check_data_deep(vctx *c, const char *key, const lance_data_file_info *df)
 {
     core_buf b = CORE_BUF_INIT;
     int rc = store_get(c->s, key, 0, STORE_ALL, &b);
@@ -198,13 +198,13 @@ static int check_data_deep(vctx *c, const char *key, const Lance__Table__DataFil
         core_buf_free(&b);
         return problem(c, "file_unreadable", key, REMEDY_BACKUP, "%s", last_message());
     }
-    if (df->has_og_xxh3) {
+    if (df->has_xxh3) {
         uint64_t got = core_hash64(b.data, b.len, 0);
-        if (got != df->og_xxh3) {
+        if (got != df->xxh3) {
             rc = problem(c, "checksum", key, REMEDY_BACKUP,
                          "its bytes hash to %016" PRIx64 ", the manifest recorded %016" PRIx64
                          ": the file was damaged after it was written",
-                         got, df->og_xxh3);
+                         got, df->xxh3);
             core_buf_free(&b);
             return rc;
         }
@@ -239,40 +239,40 @@ static int sum_read(vctx *c, const char *key, uint64_t off, uint64_t len, core_b
     return rc ? rc : 1; /* reported: stop checking this file */
 }
 
-static int check_data_sums(vctx *c, const char *key, const Lance__Table__DataFile *df)
+static int check_data_sums(vctx *c, const char *key, const lance_data_file_info *df)
 {
-    uint64_t size = df->has_file_size_bytes ? df->file_size_bytes : 0;
+    uint64_t size = df->size;
     core_buf b = CORE_BUF_INIT;
     int rc = 0;
-    if (df->has_og_xxh3 && size && size <= LANCE_FILE2_SMALL_FILE_BYTES) {
+    if (df->has_xxh3 && size && size <= LANCE_FILE2_SMALL_FILE_BYTES) {
         if ((rc = sum_read(c, key, 0, STORE_ALL, &b)) != 0) goto out;
         uint64_t got = core_hash64(b.data, b.len, 0);
-        if (got != df->og_xxh3)
+        if (got != df->xxh3)
             rc = problem(c, "checksum", key, REMEDY_BACKUP,
                          "its bytes hash to %016" PRIx64 ", the manifest recorded %016" PRIx64
                          ": the file was damaged after it was written",
-                         got, df->og_xxh3);
+                         got, df->xxh3);
         goto out;
     }
-    if (!size || !df->has_og_block_bytes || !df->og_block_bytes || !df->n_og_block_xxh3) goto out;
-    const uint64_t bs = df->og_block_bytes;
+    if (!size || !df->block_bytes || !df->n_block_xxh3) goto out;
+    const uint64_t bs = df->block_bytes;
     const uint64_t per = VERIFY_SUM_CHUNK / bs ? VERIFY_SUM_CHUNK / bs : 1;
-    for (size_t i = 0; i < df->n_og_block_xxh3; i += per) {
+    for (size_t i = 0; i < df->n_block_xxh3; i += per) {
         uint64_t off = (uint64_t)i * bs;
         if (off >= size) break;
         uint64_t len = size - off < per * bs ? size - off : per * bs;
         if ((rc = sum_read(c, key, off, len, &b)) != 0) goto out;
-        for (size_t k = 0; k < per && i + k < df->n_og_block_xxh3; k++) {
+        for (size_t k = 0; k < per && i + k < df->n_block_xxh3; k++) {
             uint64_t at = (uint64_t)k * bs;
             if (at >= b.len) break;
             uint64_t n = b.len - at < bs ? b.len - at : bs;
             uint64_t got = core_hash64(b.data + at, n, 0);
-            if (got != df->og_block_xxh3[i + k]) { /* one problem per file */
+            if (got != df->block_xxh3[i + k]) { /* one problem per file */
                 rc = problem(c, "checksum", key, REMEDY_BACKUP,
                              "block %zu (bytes %" PRIu64 "..%" PRIu64 ") hashes to %016" PRIx64
                              ", the manifest recorded %016" PRIx64
                              ": the file was damaged after it was written",
-                             i + k, off + at, off + at + n, got, df->og_block_xxh3[i + k]);
+                             i + k, off + at, off + at + n, got, df->block_xxh3[i + k]);
                 goto out;
             }
         }
@@ -282,46 +282,40 @@ out:
     return rc == 1 ? 0 : rc;
 }
 
-static int check_data_file(vctx *c, const lance_dataset *ds, const Lance__Table__DataFile *df)
+static int check_data_file(vctx *c, const lance_dataset *ds, size_t frag, size_t file)
 {
-    char dir[STORE_KEY_MAX], key[STORE_KEY_MAX];
-    int rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
-    if (rc == 0) rc = lance_key(key, dir, "data/", df->path ? df->path : "");
+    lance_data_file_info df;
+    int rc = lance_dataset_data_file(ds, frag, file, &df);
     if (rc)
         return problem(c, "table_version_unreadable", ds->root, REMEDY_BACKUP, "%s",
                        last_message());
     int was, ok;
-    if ((rc = seen(c, &c->files, key, &was)) || was) return rc;
-    rc = check_exists(c, key, df->has_file_size_bytes ? df->file_size_bytes : 0, &ok);
+    if ((rc = seen(c, &c->files, df.key, &was)) || was) return rc;
+    rc = check_exists(c, df.key, df.size, &ok);
     if (rc || !ok) return rc;
-    if (df->has_og_xxh3)
+    if (df.has_xxh3)
         c->r->checksummed++;
     else
         c->r->unchecked++;
-    return c->opt->deep ? check_data_deep(c, key, df) : check_data_sums(c, key, df);
+    return c->opt->deep ? check_data_deep(c, df.key, &df) : check_data_sums(c, df.key, &df);
 }
 
-static int check_deletion_file(vctx *c, const lance_dataset *ds,
-                               const Lance__Table__DataFragment *f)
+static int check_deletion_file(vctx *c, const lance_dataset *ds, lance_file_keys *keys, size_t frag)
 {
-    const Lance__Table__DeletionFile *df = f->deletion_file;
-    int bitmap = df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP;
-    char name[96], dir[STORE_KEY_MAX], key[STORE_KEY_MAX];
-    int rc = lance_deletion_file_name(name, sizeof name, f->id, df->read_version, df->id, bitmap);
-    if (rc == 0) rc = lance_dataset_file_root(ds, df->has_base_id, df->base_id, dir);
-    if (rc == 0) rc = lance_key(key, dir, "_deletions/", name);
+    char key[STORE_KEY_MAX];
+    int rc = lance_file_keys_deletion(keys, frag, key);
     if (rc)
         return problem(c, "table_version_unreadable", ds->root, REMEDY_BACKUP, "%s",
                        last_message());
     int was, ok;
     if ((rc = seen(c, &c->files, key, &was)) || was) return rc;
     if ((rc = check_exists(c, key, 0, &ok)) || !ok) return rc;
-    if (df->has_og_xxh3)
+    if (lance_dataset_deletion_checksummed(ds, frag))
         c->r->checksummed++;
     else
         c->r->unchecked++;
     roaring_bitmap_t *rows = NULL;
-    rc = lance_dataset_deletion_load(ds, f->id, df, &rows);
+    rc = lance_dataset_fragment_deletions(ds, frag, &rows);
     if (rows) roaring_bitmap_free(rows);
     if (rc == OG_E_NOMEM) return rc;
     if (rc) return problem(c, "deletion_file", key, REMEDY_BACKUP, "%s", last_message());
@@ -339,12 +333,10 @@ static bool inherited_segment(vctx *c, const char *key, char out[STORE_KEY_MAX])
         strncmp(key + n + 1, LANCE_KIX_DIR, k) != 0)
         return false;
     const char *name = key + n + 1 + k;
-    const Lance__Table__Manifest *pb = ds->m->pb;
-    for (size_t i = 0; i < pb->n_base_paths; i++) {
-        const Lance__Table__BasePath *bp = pb->base_paths[i];
+    for (size_t i = 0; i < lance_dataset_base_path_count(ds); i++) {
         char dir[STORE_KEY_MAX];
         store_meta m;
-        if (!bp->is_dataset_root || lance_dataset_file_root(ds, 1, bp->id, dir) != 0 ||
+        if (lance_dataset_base_dir(ds, i, dir) != 0 ||
             lance_key(out, dir, LANCE_KIX_DIR, name) != 0) {
             og_error_clear();
             continue;
@@ -386,14 +378,6 @@ static int check_other(void *arg, const char *key)
 
 /* ---- key indexes ----------------------------------------------------------------------------- */
 
-static const char *meta_of(const Lance__Table__Manifest *pb, const char *key)
-{
-    for (size_t i = 0; i < pb->n_table_metadata; i++)
-        if (pb->table_metadata[i]->key && !strcmp(pb->table_metadata[i]->key, key))
-            return pb->table_metadata[i]->value ? pb->table_metadata[i]->value : "";
-    return "";
-}
-
 typedef struct kix_arg {
     vctx *c;
     const lance_dataset *ds;
@@ -420,13 +404,13 @@ static void kix_problem(void *arg, const char *segment, const char *what)
  * list checked for this table once (the same segments, the same fragments) is not again. */
 static int check_key_indexes(vctx *c, const lance_dataset *ds)
 {
-    const Lance__Table__Manifest *pb = ds->m->pb;
-    const char *segs = meta_of(pb, LANCE_KIX_SEG_KEY);
+    const char *segs = lance_dataset_table_meta(ds, LANCE_KIX_SEG_KEY);
+    const char *decl = lance_dataset_table_meta(ds, LANCE_KIX_DECL_KEY);
     if (!*segs) return 0;
-    size_t n = strlen(ds->root) + strlen(segs) + strlen(meta_of(pb, LANCE_KIX_DECL_KEY)) + 3;
+    size_t n = strlen(ds->root) + strlen(segs) + strlen(decl) + 3;
     char *k = core_malloc(n);
     if (!k) return core_err_nomem();
-    snprintf(k, n, "%s\n%s\n%s", ds->root, segs, meta_of(pb, LANCE_KIX_DECL_KEY));
+    snprintf(k, n, "%s\n%s\n%s", ds->root, segs, decl);
     int was;
     int rc = seen(c, &c->kix_lists, k, &was);
     core_free(k);
@@ -479,15 +463,19 @@ static int check_dataset(vctx *c, const char *root, uint64_t version, const grap
     } else if (t) {
         c->r->unchecked++;
     }
-    const Lance__Table__Manifest *pb = ds->m->pb;
-    for (size_t i = 0; rc == 0 && i < pb->n_fragments; i++) {
-        const Lance__Table__DataFragment *f = pb->fragments[i];
-        for (size_t j = 0; rc == 0 && j < f->n_files; j++)
-            rc = check_data_file(c, ds, f->files[j]);
-        if (rc == 0 && f->deletion_file) rc = check_deletion_file(c, ds, f);
+    lance_file_keys *keys = NULL;
+    if (rc == 0 && (rc = lance_file_keys_new(&keys, ds)) != 0)
+        rc = problem(c, "table_version_unreadable", ds->root, REMEDY_BACKUP, "%s", last_message());
+    for (size_t i = 0; rc == 0 && i < lance_dataset_fragment_count(ds); i++) {
+        lance_fragment_info f;
+        lance_dataset_fragment_info(ds, i, &f);
+        for (size_t j = 0; rc == 0 && j < f.n_files; j++)
+            rc = check_data_file(c, ds, i, j);
+        if (rc == 0 && f.deletions) rc = check_deletion_file(c, ds, keys, i);
     }
+    lance_file_keys_free(keys);
     c->ds = ds;
-    if (rc == 0) rc = lance_manifest_files(pb, root, check_other, c, NULL);
+    if (rc == 0) rc = lance_manifest_files_of(ds->m, root, check_other, c, NULL);
     c->ds = NULL;
     if (rc == 0) rc = check_key_indexes(c, ds);
     lance_dataset_free(ds);
