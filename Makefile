@@ -1,5 +1,8 @@
 # Top-level entry points. `make demo` and `make test` do all set-up on a fresh
 # Debian machine: missing packages are installed, then CMake/Ninja build and run.
+# `make`, `make demo` and `make install` build the release flavour only (target og_release:
+# no failpoints or test hooks); `make test` and `make bench` build everything, the testing
+# flavour (-DOG_TESTING) the suites link included (docs/architecture.md, "Build flavours").
 #   make test SANITIZE=1   build with ASan+UBSan (in build-san/) and run the suite
 #   make test CC=clang     build with clang (in build-clang/)
 #   make bench             run the benchmarks in bench/
@@ -25,7 +28,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all deps configure build demo test bench fuzz install format clean
+.PHONY: all deps configure build build-all demo test bench fuzz install format clean
 
 all: build
 
@@ -38,12 +41,15 @@ configure: deps
 	fi
 
 build: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target og_release
+
+build-all: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
 	@scripts/demo.sh $(BUILD)
 
-test: build
+test: build-all
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # libFuzzer targets (clang) in build-fuzz/; run one with scripts/fuzz.sh NAME SECONDS.
@@ -53,7 +59,7 @@ fuzz: deps
 	fi
 	@cmake --build build-fuzz -j $(JOBS)
 
-bench: build
+bench: build-all
 	@bench/run.sh $(BUILD)
 
 format: deps

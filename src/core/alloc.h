@@ -23,8 +23,14 @@ static inline int core_size_add(size_t *out, size_t a, size_t b)
     return __builtin_add_overflow(a, b, out) ? -1 : 0;
 }
 
-/* Test hooks. After core_alloc_fail_at(n), the n-th allocation from now (1-based) fails;
- * with persistent set, every later one fails too. n = 0 disarms. */
+/* Allocations that returned NULL since the process started (all threads; injected ones
+ * included): a caller whose library reports both bad input and out of memory as NULL
+ * (protobuf-c) tells them apart by this count moving. */
+uint64_t core_alloc_failures(void);
+
+/* Test hooks, defined only in a testing build (OG_TESTING; a release build counts nothing and
+ * never fails on purpose). After core_alloc_fail_at(n), the n-th allocation from now (1-based)
+ * fails; with persistent set, every later one fails too. n = 0 disarms. */
 void core_alloc_fail_at(uint64_t n, int persistent);
 /* Allocations attempted since the process started (all threads). */
 uint64_t core_alloc_count(void);
