@@ -16,8 +16,21 @@ static atomic_uint_fast64_t g_fail_at; /* absolute count at which to fail; 0 = o
 static atomic_int g_persistent;
 static atomic_uint_fast64_t g_injected;
 
+static _Thread_local unsigned g_hold;
+
+void core_alloc_inject_hold(void)
+{
+    g_hold++;
+}
+
+void core_alloc_inject_release(void)
+{
+    g_hold--;
+}
+
 static int should_fail(void)
 {
+    if (g_hold) return 0;
     uint64_t n = atomic_fetch_add(&g_count, 1) + 1;
     uint64_t at = atomic_load_explicit(&g_fail_at, memory_order_relaxed);
     if (at == 0) return 0;
@@ -31,6 +44,10 @@ static int should_fail(void)
 #else
 /* A release build has no injection: not even the count of allocations is kept. */
 #define should_fail() 0
+
+void core_alloc_inject_hold(void) {}
+
+void core_alloc_inject_release(void) {}
 #endif
 
 /* p, counting it when it is NULL (a real out-of-memory). */

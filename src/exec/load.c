@@ -1217,7 +1217,7 @@ static int parse_part(load_part *pt)
         }
         rc = 0;
         json_error_t jerr;
-        json_t *obj = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
+        json_t *obj = core_json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
         if (!obj) {
             int col = jerr.column > 0 ? jerr.column : 0;
             rc = line_err(c, "invalid JSON at column %d: %s", col, core_json_error_text(&jerr));
