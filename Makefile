@@ -1,5 +1,8 @@
 # Top-level entry points. `make demo` and `make test` do all set-up on a fresh
 # Debian machine: missing packages are installed, then CMake/Ninja build and run.
+# `make`, `make demo` and `make install` build the release flavour only (target og_release:
+# no failpoints or test hooks); `make test` and `make bench` build everything, the testing
+# flavour (-DOG_TESTING) the suites link included (docs/architecture.md, "Build flavours").
 #   make test SANITIZE=1   build with ASan+UBSan (in build-san/) and run the suite
 #   make test CC=clang     build with clang (in build-clang/)
 #   make bench             run the benchmarks in bench/
@@ -25,7 +28,7 @@ JOBS ?= 2
 CTEST_ARGS ?=
 PREFIX ?= /usr/local
 
-.PHONY: all deps test-deps configure build demo test bench fuzz fuzz-run install format clean
+.PHONY: all deps test-deps configure build build-all demo test bench fuzz fuzz-run install format clean
 
 all: build
 
@@ -43,12 +46,15 @@ configure: deps
 	fi
 
 build: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target og_release
+
+build-all: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
 	@scripts/demo.sh $(BUILD)
 
-test: test-deps build
+test: test-deps build-all
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # libFuzzer targets (clang) in build-fuzz/; run one with scripts/fuzz.sh NAME SECONDS, or every
@@ -63,7 +69,7 @@ fuzz: test-deps
 fuzz-run: fuzz
 	@scripts/fuzz_all.sh build-fuzz $(FUZZ_SECONDS)
 
-bench: build
+bench: build-all
 	@bench/run.sh $(BUILD)
 
 format: test-deps

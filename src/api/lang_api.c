@@ -135,7 +135,7 @@ int og_schema_check(og_lang_report **out, const char *file, const char *src, siz
         json_error_t je;
         json_t *c = NULL;
         failed |= lang_catalog_to_json(cat, &cj);
-        if (!failed) failed |= (c = json_loads(core_buf_cstr(&cj), 0, &je)) == NULL;
+        if (!failed) failed |= (c = core_json_loadb(core_buf_cstr(&cj), cj.len, 0, &je)) == NULL;
         if (!failed) failed |= json_object_set_new(root, "catalog", c);
         core_buf_free(&cj);
     } else {

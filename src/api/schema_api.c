@@ -6,6 +6,7 @@
 #include "core/alloc.h"
 #include "core/buf.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "api/options.h"
 #include "lang/schema_diff.h"
 #include "write/write.h"
@@ -36,15 +37,18 @@ static int catalog_text(const lang_catalog *c, char **out)
     core_buf body = CORE_BUF_INIT;
     int rc = lang_catalog_to_json(c, &body);
     json_error_t je;
-    json_t *root = rc ? NULL : json_loadb((const char *)body.data, body.len, 0, &je);
+    json_t *root = rc ? NULL : core_json_loadb((const char *)body.data, body.len, 0, &je);
     core_buf_free(&body);
     if (rc) return rc;
-    char *text = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    core_buf text = CORE_BUF_INIT;
+    rc = root ? core_json_dump(root, &text) : core_err_nomem();
     json_decref(root);
-    if (!text) return core_err_nomem();
-    *out = core_strdup(text);
-    free(text); /* jansson's allocation */
-    return *out ? 0 : core_err_nomem();
+    if (rc == 0) {
+        *out = core_strdup(core_buf_cstr(&text));
+        if (!*out) rc = core_err_nomem();
+    }
+    core_buf_free(&text);
+    return rc;
 }
 
 int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch, const char *at)

@@ -41,8 +41,8 @@ static int selfcheck(og_selfcheck_result *out, const char *dir, const og_selfche
     if (rc) goto done;
     core_ulid_format(&id, run);
 
-    double *put_us = calloc(rounds, sizeof *put_us);
-    double *pia_us = calloc(rounds, sizeof *pia_us);
+    double *put_us = core_calloc(rounds, sizeof *put_us);
+    double *pia_us = core_calloc(rounds, sizeof *pia_us);
     core_buf got = CORE_BUF_INIT;
     if (!put_us || !pia_us) {
         rc = core_err_nomem();
@@ -97,8 +97,8 @@ static int selfcheck(og_selfcheck_result *out, const char *dir, const og_selfche
     out->put_if_absent_us_p50 = median(pia_us, out->rounds);
 free_samples:
     core_buf_free(&got);
-    free(put_us);
-    free(pia_us);
+    core_free(put_us);
+    core_free(pia_us);
 done:
     store_close(s);
     if (rc == 0) og_error_clear();

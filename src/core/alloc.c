@@ -1,4 +1,5 @@
-/* Allocation wrappers with an atomic fail-Nth switch for out-of-memory testing. */
+/* Allocation wrappers; in a testing build (OG_TESTING) with an atomic fail-Nth switch for
+ * out-of-memory testing. */
 #include "core/alloc.h"
 
 #include <stdatomic.h>
@@ -7,21 +8,53 @@
 #include <malloc.h>
 #include <sys/mman.h>
 
+static atomic_uint_fast64_t g_failures; /* NULL results, injected or not */
+
+#ifdef OG_TESTING
 static atomic_uint_fast64_t g_count;
 static atomic_uint_fast64_t g_fail_at; /* absolute count at which to fail; 0 = off */
 static atomic_int g_persistent;
 static atomic_uint_fast64_t g_injected;
 
+static _Thread_local unsigned g_hold;
+
+void core_alloc_inject_hold(void)
+{
+    g_hold++;
+}
+
+void core_alloc_inject_release(void)
+{
+    g_hold--;
+}
+
 static int should_fail(void)
 {
+    if (g_hold) return 0;
     uint64_t n = atomic_fetch_add(&g_count, 1) + 1;
     uint64_t at = atomic_load_explicit(&g_fail_at, memory_order_relaxed);
     if (at == 0) return 0;
     if (n == at || (n > at && atomic_load(&g_persistent))) {
         atomic_fetch_add(&g_injected, 1);
+        atomic_fetch_add(&g_failures, 1);
         return 1;
     }
     return 0;
+}
+#else
+/* A release build has no injection: not even the count of allocations is kept. */
+#define should_fail() 0
+
+void core_alloc_inject_hold(void) {}
+
+void core_alloc_inject_release(void) {}
+#endif
+
+/* p, counting it when it is NULL (a real out-of-memory). */
+static void *counted(void *p)
+{
+    if (!p) atomic_fetch_add(&g_failures, 1);
+    return p;
 }
 
 /* Large buffers (a load's columns, encoded data files, index entries) ask for transparent
@@ -50,7 +83,7 @@ static void *advise_huge(void *p, size_t n)
 void *core_malloc(size_t n)
 {
     if (should_fail()) return NULL;
-    return advise_huge(malloc(n ? n : 1), n);
+    return advise_huge(counted(malloc(n ? n : 1)), n);
 }
 
 void *core_calloc(size_t count, size_t size)
@@ -58,7 +91,7 @@ void *core_calloc(size_t count, size_t size)
     if (should_fail()) return NULL;
     size_t n;
     if (core_size_mul(&n, count, size)) n = 0;
-    return advise_huge(calloc(count ? count : 1, size ? size : 1), n);
+    return advise_huge(counted(calloc(count ? count : 1, size ? size : 1)), n);
 }
 
 void *core_realloc(void *p, size_t n)
@@ -70,15 +103,15 @@ void *core_realloc(void *p, size_t n)
          * the destination in 4 KiB pages while it copies, before any advice could apply. The
          * price: a copy where glibc might have remapped, and old + new held for the copy. */
         size_t old = malloc_usable_size(p);
-        if (old >= n) return realloc(p, n); /* shrinking: let the allocator give memory back */
-        void *q = advise_huge(malloc(n), n);
+        if (old >= n) return counted(realloc(p, n)); /* shrinking: the allocator may give back */
+        void *q = advise_huge(counted(malloc(n)), n);
         if (!q) return NULL;
         memcpy(q, p, old);
         free(p);
         return q;
     }
 #endif
-    return advise_huge(realloc(p, n ? n : 1), n);
+    return advise_huge(counted(realloc(p, n ? n : 1)), n);
 }
 
 char *core_strndup(const char *s, size_t n)
@@ -101,6 +134,12 @@ void core_free(void *p)
     free(p);
 }
 
+uint64_t core_alloc_failures(void)
+{
+    return atomic_load(&g_failures);
+}
+
+#ifdef OG_TESTING
 void core_alloc_fail_at(uint64_t n, int persistent)
 {
     atomic_store(&g_persistent, persistent);
@@ -117,3 +156,4 @@ uint64_t core_alloc_injected(void)
 {
     return atomic_load(&g_injected);
 }
+#endif /* OG_TESTING */

@@ -1,5 +1,8 @@
-/* Failpoint registry: a small fixed table under a mutex, consulted only while armed. */
+/* Failpoint registry: a small fixed table under a mutex, consulted only while armed. Testing
+ * builds only (OG_TESTING): a release build compiles none of it. */
 #include "core/failpoint.h"
+
+#ifdef OG_TESTING
 #include "core/error.h"
 
 #include <pthread.h>
@@ -174,9 +177,19 @@ int core_fp_parse(const char *spec)
     return 0;
 }
 
+/* Armed from the environment before main, for tests that run the CLI. A bad spec is said on
+ * stderr: a test that armed nothing must not pass silently. (Only a testing build reads
+ * OG_FAILPOINTS or writes to stderr; the release library does neither.) */
 __attribute__((constructor)) static void fp_from_env(void)
 {
     const char *spec = getenv("OG_FAILPOINTS");
     if (spec && *spec && core_fp_parse(spec) != 0)
         fprintf(stderr, "omnigraph: ignoring OG_FAILPOINTS: %s\n", og_error_last()->message);
 }
+
+#else
+
+/* A release build has no failpoints; ISO C wants a declaration in every translation unit. */
+typedef int core_fp_release_has_none;
+
+#endif /* OG_TESTING */

@@ -1,5 +1,8 @@
 /* Named failpoints: OG_FAILPOINT("mutation.post_sidecar") marks a place where tests may inject
- * a failure. Off by default; an unarmed failpoint costs one relaxed atomic load.
+ * a failure. They exist only in a testing build (-DOG_TESTING, what ctest builds and runs): in a
+ * release build OG_FAILPOINT(name) is the constant 0 and nothing below is declared or defined,
+ * so the library users get cannot be made to fail, or exit, by its environment. In a testing
+ * build an unarmed failpoint costs one relaxed atomic load.
  * Arm them with core_fp_set() or the environment:
  *   OG_FAILPOINTS="name=error;other=exit(3);third=count;fourth=2*error(-2)"
  * Actions: error[(code)] returns an injected error (default OG_E_STORAGE, kind io);
@@ -7,6 +10,8 @@
  * count only counts hits. "N*" fires on the N-th hit only (hits before it pass). */
 #ifndef OG_CORE_FAILPOINT_H
 #define OG_CORE_FAILPOINT_H
+
+#ifdef OG_TESTING
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -39,5 +44,11 @@ void core_fp_clear_all(void);
 uint64_t core_fp_hits(const char *name);
 /* Arm from a spec string in the OG_FAILPOINTS syntax. OG_E_BAD_REQUEST on a bad spec. */
 int core_fp_parse(const char *spec);
+
+#else
+
+#define OG_FAILPOINT(name) 0
+
+#endif /* OG_TESTING */
 
 #endif

@@ -1,5 +1,6 @@
 /* jansson wrappers. Errors carry the jansson position so bad input is easy to fix. */
 #include "core/json.h"
+#include "core/alloc.h"
 #include "core/error.h"
 
 #include <stdlib.h>
@@ -13,14 +14,44 @@ const char *core_json_error_text(const json_error_t *je)
     return je->text;
 }
 
+/* jansson allocates through core_malloc, so that out-of-memory tests reach its allocations too.
+ * Set when the library loads, and only over jansson's defaults: a host program that gave
+ * jansson an allocator of its own keeps it (its objects must be freed by its own functions). */
+static void *json_alloc(size_t n)
+{
+    return core_malloc(n);
+}
+
+__attribute__((constructor)) static void json_use_core_alloc(void)
+{
+    json_malloc_t m = NULL;
+    json_free_t f = NULL;
+    json_get_alloc_funcs(&m, &f);
+    if (m == malloc && f == free) json_set_alloc_funcs(json_alloc, core_free);
+}
+
+json_t *core_json_loadb(const char *text, size_t len, size_t flags, json_error_t *je)
+{
+    memset(je, 0, sizeof *je);
+    core_alloc_inject_hold();
+    json_t *v = json_loadb(text, len, flags, je);
+    core_alloc_inject_release();
+    return v;
+}
+
 static int parse(json_t **out, const char *text, size_t len, const char *source, int code)
 {
     json_error_t je;
     /* Input is refused when a string holds \u0000: every consumer reads strings as C strings,
      * so "ada\u0000x" would silently become "ada". Stored JSON is ours and read as it is. */
     size_t flags = JSON_REJECT_DUPLICATES | (code == OG_E_BAD_REQUEST ? 0 : JSON_ALLOW_NUL);
-    json_t *v = json_loadb(text, len, flags, &je);
+    uint64_t failures = core_alloc_failures();
+    json_t *v = core_json_loadb(text, len, flags, &je);
     if (!v) {
+        /* jansson does not always say that it ran out of memory (some paths leave the error
+         * empty): an allocation that failed meanwhile says it. */
+        if (json_error_code(&je) == json_error_out_of_memory || core_alloc_failures() != failures)
+            return core_err_nomem();
         if (code == OG_E_BAD_REQUEST) {
             /* Said once, in the message: the text is not a file, so no file location. */
             core_err(code, "%s: invalid JSON at line %d, column %d: %s",
@@ -153,4 +184,9 @@ int core_json_dump(const json_t *v, core_buf *b)
 int core_json_dump_pretty(const json_t *v, core_buf *b)
 {
     return dump(v, b, JSON_INDENT(2));
+}
+
+int core_json_dump_ascii(const json_t *v, core_buf *b)
+{
+    return dump(v, b, JSON_COMPACT | JSON_ENSURE_ASCII);
 }

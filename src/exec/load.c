@@ -1217,7 +1217,7 @@ static int parse_part(load_part *pt)
         }
         rc = 0;
         json_error_t jerr;
-        json_t *obj = json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
+        json_t *obj = core_json_loadb(p, n, JSON_REJECT_DUPLICATES, &jerr);
         if (!obj) {
             int col = jerr.column > 0 ? jerr.column : 0;
             rc = line_err(c, "invalid JSON at column %d: %s", col, core_json_error_text(&jerr));
@@ -1293,10 +1293,12 @@ static void part_clear(load_part *pt)
 #define LOAD_SPLIT_DEFAULT ((size_t)8 << 20)
 static size_t g_split_min = LOAD_SPLIT_DEFAULT;
 
+#ifdef OG_TESTING
 void exec_load_set_split_min(size_t bytes)
 {
     g_split_min = bytes ? bytes : LOAD_SPLIT_DEFAULT;
 }
+#endif
 
 /* Parse data[0..len), whose first line is line base_line + 1 of the input (0: the input's
  * start, where a byte order mark is refused). */
@@ -1402,10 +1404,12 @@ static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t
 #define LOAD_CHUNK_DEFAULT ((size_t)16 << 20)
 static size_t g_chunk; /* 0: OMNIGRAPH_LOAD_CHUNK_BYTES, else LOAD_CHUNK_DEFAULT */
 
+#ifdef OG_TESTING
 void exec_load_set_chunk_bytes(size_t bytes)
 {
     g_chunk = bytes;
 }
+#endif
 
 static size_t chunk_bytes(void)
 {

@@ -41,14 +41,14 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
 
 /* Inputs of at least `bytes` (default 8 MiB; 0 restores it) are parsed by two threads, one per
  * half; the result, errors included, is the same as one thread's. Tests lower it to cover the
- * split on small inputs. */
+ * split on small inputs. Testing builds only (OG_TESTING), as exec_load_set_chunk_bytes. */
 void exec_load_set_split_min(size_t bytes);
 
 /* The load request (exec_load) reads an append or an overwrite on main in chunks of about this
  * many bytes (cut after a newline), staging each before reading the next, so memory follows the
  * chunk, not the file (docs/cli.md "load"). 0 restores the default: the environment variable
  * OMNIGRAPH_LOAD_CHUNK_BYTES when set to a positive number, else 16 MiB. Tests lower it to
- * cover several chunks on small inputs. */
+ * cover several chunks on small inputs; the setter exists only in a testing build. */
 void exec_load_set_chunk_bytes(size_t bytes);
 
 #endif

@@ -342,10 +342,12 @@ static int where_key_id(const mctx *m, const lang_typedef *t, const lang_ir_op *
 
 static _Atomic int partial_loads = 1;
 
+#ifdef OG_TESTING
 void exec_mutate_set_partial_loads(int on)
 {
     partial_loads = on;
 }
+#endif
 
 /* Load what an update/delete's where needs: the rows of one key, or the whole type. */
 static int type_load_for(mctx *m, const lang_ir_op *op, mtype **out)

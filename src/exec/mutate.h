@@ -30,8 +30,9 @@ void exec_mutate_result_clear(exec_mutate_result *r);
 int exec_mutate_run(exec_mutate_result *out, write_graph *g, const lang_ir_query *q,
                     const exec_params *params, const write_options *opt);
 
-/* Tests only: 0 makes update/delete read whole tables instead of the rows their key
- * selects (and cascades read whole edge tables), to compare both (default 1). */
+/* Tests only (defined in a testing build, OG_TESTING): 0 makes update/delete read whole tables
+ * instead of the rows their key selects (and cascades read whole edge tables), to compare both
+ * (default 1). */
 void exec_mutate_set_partial_loads(int on);
 
 #endif

@@ -104,11 +104,11 @@ int lance_pb_unpack_with(ProtobufCMessage **out, const ProtobufCMessageDescripto
                          ProtobufCAllocator *al)
 {
     *out = NULL;
-    uint64_t before = core_alloc_injected();
+    uint64_t before = core_alloc_failures();
     ProtobufCMessage *m = protobuf_c_message_unpack(d, al, len, data);
     if (!m) {
         /* protobuf-c reports both bad bytes and allocation failure as NULL. */
-        if (core_alloc_injected() != before) return core_err_nomem();
+        if (core_alloc_failures() != before) return core_err_nomem();
         core_err(OG_E_CORRUPT, "corrupt %s in %s: the protobuf %s message does not decode", what,
                  object ? object : "(bytes)", d->short_name);
         if (object) core_err_detail(CORE_ERR_OBJECT, object);

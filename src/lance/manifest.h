@@ -238,8 +238,9 @@ int lance_chain_attach(lance_chain_entry *ce, Lance__Table__Manifest *m, uint64_
 int lance_chain_seal(const lance_chain_entry *ce, unsigned char *file, size_t len, uint64_t *self);
 void lance_chain_entry_clear(lance_chain_entry *ce);
 
-/* Tests only: with writes off, commits write no chain entry, as builds before chains did (to
- * make a graph of the old format). On by default. */
+/* Tests only (the setter is defined in a testing build, OG_TESTING): with writes off, commits write
+ * no chain entry, as builds before chains did (to make a graph of the old format). On by default.
+ */
 void lance_chain_set_writes(bool on);
 bool lance_chain_writes(void);
 

@@ -3,6 +3,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "lance/paths.h"
 
 #include <jansson.h>
@@ -144,7 +145,7 @@ static uint64_t hint_read(store *s, const char *root)
     uint64_t v = 0;
     if (store_get(s, key, 0, 256, &b) == 0 && b.len < 256) {
         json_error_t je;
-        json_t *o = json_loadb((const char *)b.data, b.len, 0, &je);
+        json_t *o = core_json_loadb((const char *)b.data, b.len, 0, &je);
         json_t *jv = json_is_object(o) ? json_object_get(o, "version") : NULL;
         if (json_is_integer(jv) && json_integer_value(jv) > 0) v = (uint64_t)json_integer_value(jv);
         json_decref(o);

@@ -126,13 +126,7 @@ int lang_key_id(char **out, const lang_typedef *t, const lang_value *vals)
             core_buf_free(&one);
         }
         if (!rc) {
-            char *s = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
-            if (!s)
-                rc = core_err_nomem();
-            else {
-                rc = core_buf_append_str(&b, s);
-                free(s);
-            }
+            rc = core_json_dump_ascii(arr, &b);
         }
         json_decref(arr);
     }

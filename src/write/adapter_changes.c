@@ -321,10 +321,12 @@ static int stream_keep(stream_type *ty, const lang_typedef *td, graph_change *c)
 #define KEEP_DEFAULT ((size_t)64 << 20)
 static size_t g_keep; /* 0: OMNIGRAPH_LOAD_KEEP_BYTES, else KEEP_DEFAULT */
 
+#ifdef OG_TESTING
 void write_stream_set_keep_bytes(size_t bytes)
 {
     g_keep = bytes;
 }
+#endif
 
 static size_t keep_bytes(void)
 {
@@ -433,10 +435,12 @@ static int spill_chunk(stream_type *ty, const lang_typedef *td, const graph_chan
 
 static size_t g_frag; /* 0: LANCE_DEFAULT_MAX_ROWS_PER_FILE */
 
+#ifdef OG_TESTING
 void write_stream_set_fragment_rows(size_t rows)
 {
     g_frag = rows;
 }
+#endif
 
 static uint64_t frag_rows(void)
 {

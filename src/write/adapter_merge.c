@@ -359,7 +359,7 @@ static int merge_prepare(write_graph *g, merge_input *mi, const graph_snapshot *
         return rc; /* up to date: no effect, no commit */
     }
 
-    if (g->test_in_prepare) g->test_in_prepare(g->test_in_prepare_arg);
+    WRITE_TEST_HOOK(g, test_in_prepare, test_in_prepare_arg);
     graph_change_set *cs = core_calloc(1, sizeof *cs);
     rc = cs ? classify(g, mi, base, src, snap, in, cs) : core_err_nomem();
     graph_snapshot_free(base);

@@ -396,8 +396,10 @@ int write_backup(store *src, store *dst, const write_backup_options *opt, write_
         if (rc != OG_E_NOT_FOUND || (!pin && n == 1)) break;
         core_log(CORE_LOG_INFO, "backup: %s; pinning the head again (attempt %u of %u)",
                  og_error_last()->message, n + 1, attempts);
+#ifdef OG_TESTING
         if (opt->test_between_attempts && n < attempts)
             opt->test_between_attempts(opt->test_arg, n);
+#endif
     }
     if (rc == OG_E_NOT_FOUND && n > 1)
         core_err_prefix("backup: files of the pinned version kept vanishing (%u attempts)", n);

@@ -39,14 +39,16 @@
 typedef struct write_backup_options {
     int version;       /* 1 */
     unsigned attempts; /* pins tried when files vanish mid-copy (0: 5) */
-    /* Test hook: called after an attempt that files vanished from, before the next pin (to
-     * move the head in between). NULL in production. */
+#ifdef OG_TESTING
+    /* Test hook (testing builds only): called after an attempt that files vanished from,
+     * before the next pin (to move the head in between). NULL unless a test sets it. */
     void (*test_between_attempts)(void *arg, unsigned attempt);
     void *test_arg;
+#endif
 } write_backup_options;
 #define WRITE_BACKUP_OPTIONS_INIT                                                                  \
     {                                                                                              \
-        1, 0, NULL, NULL                                                                           \
+        .version = 1, .attempts = 0                                                                \
     }
 
 typedef struct write_backup_report {

@@ -1145,7 +1145,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             return 0;
         }
 
-        if (g->test_after_prepare) g->test_after_prepare(g->test_arg);
+        WRITE_TEST_HOOK(g, test_after_prepare, test_arg);
 
         /* C: the complete gate set in the total order (or the kept one, if it covers it). */
         write_gate_set *gates = NULL;
@@ -1192,7 +1192,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
             return rc;
         }
 
-        if (g->test_before_arm) g->test_before_arm(g->test_before_arm_arg);
+        WRITE_TEST_HOOK(g, test_before_arm, test_before_arm_arg);
 
         /* E: arm recovery — the sidecar is durable before the first physical effect, and its
          * lock proves to recovery that its owner is alive. */
@@ -1221,7 +1221,7 @@ static int write_run_attempts(write_graph *g, const write_adapter *ad, const voi
 
         /* F: effects, each at exactly its expected version + 1. */
         rc = OG_FAILPOINT("write.post_sidecar");
-        if (rc == 0 && g->test_in_gates) g->test_in_gates(g->test_in_gates_arg);
+        if (rc == 0) WRITE_TEST_HOOK(g, test_in_gates, test_in_gates_arg);
         if (rc == 0) rc = ad->apply(g, &in);
         /* An apply that committed nothing did not carry the sidecar: durable before publish. */
         if (rc == 0) rc = write_sidecar_sync(g->h->s, &in);

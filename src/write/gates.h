@@ -19,7 +19,8 @@
  *   - branch keys (tier 2) and (physical branch, table) keys (tier 4): exclusive.
  * An exclusive waiter holds back new shared takers of its key in this process (no starvation).
  *
- * Test-only: with the environment variable OG_TEST_GATES_OFF=1 when a gate manager is opened,
+ * Test-only (a testing build, OG_TESTING; a release build never reads it): with the environment
+ * variable OG_TEST_GATES_OFF=1 when a gate manager is opened,
  * its sets are recorded (names, modes, covers, stats) but nothing is locked, in the process or
  * on the store. Tests use it to show that correctness does not depend on the gates (RFC-022
  * §3.7, §9: the manifest CAS, Lance commits and recovery arbitrate). Never set it otherwise. */
@@ -78,7 +79,7 @@ size_t write_gate_set_count(const write_gate_set *set);
 const char *write_gate_set_name(const write_gate_set *set, size_t i);
 /* 1 when the set holds its i-th gate shared. */
 int write_gate_set_shared(const write_gate_set *set, size_t i);
-/* 1 when this manager was opened with the test-only OG_TEST_GATES_OFF=1. */
+/* 1 when this manager was opened with the test-only OG_TEST_GATES_OFF=1 (testing builds only). */
 int write_gates_off(const write_gates *g);
 
 void write_gates_stats(write_gates *g, write_gate_stats *out);

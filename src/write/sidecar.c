@@ -358,7 +358,10 @@ int write_intent_from_json(write_intent *out, const char *body, size_t len, cons
 {
     memset(out, 0, sizeof *out);
     json_error_t jerr;
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    uint64_t failures = core_alloc_failures();
+    json_t *root = core_json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    /* Out of memory is not damage: the sidecar must not be judged by a parse that never ran. */
+    if (!root && core_alloc_failures() != failures) return core_err_nomem();
     if (!root || !json_is_object(root)) {
         json_decref(root);
         return corrupt(key, "not a JSON object");
@@ -653,7 +656,7 @@ bool write_sidecar_torn(const char *body, size_t len)
     for (size_t i = 0; i < len; i++)
         if (body[i] == 0) return false; /* zeros inside: not a cut */
     json_error_t jerr;
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = core_json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root) {
         json_decref(root);
         return false;
@@ -667,7 +670,7 @@ bool write_sidecar_torn(const char *body, size_t len)
 bool write_sidecar_names_other(const char *body, size_t len, const char *operation_id)
 {
     json_error_t jerr;
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = core_json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
     json_t *id = root ? json_object_get(root, "operation_id") : NULL;
     bool other = json_is_string(id) && strcmp(json_string_value(id), operation_id) != 0;
     json_decref(root);

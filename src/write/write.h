@@ -103,29 +103,43 @@ typedef struct write_graph {
      * writer is shared. */
     write_commit_hook on_commit;
     void *on_commit_arg;
-    /* Test hook: called after prepare, before the gates (to interleave a concurrent writer at
-     * exactly the window the read set must cover). NULL in production. */
-    void (*test_after_prepare)(void *arg);
-    void *test_arg;
     /* How long a write waits for the gates another writer holds before it fails with
      * OG_E_RESOURCE_LIMIT naming the holder (write_open_options.gate_timeout_ms). */
     uint32_t gate_timeout_ms;
+#ifdef OG_TESTING
+    /* Test hooks (testing builds only: a release build has neither the members nor the calls,
+     * WRITE_TEST_HOOK). NULL unless a test sets them. */
+    /* Test hook: called after prepare, before the gates (to interleave a concurrent writer at
+     * exactly the window the read set must cover). */
+    void (*test_after_prepare)(void *arg);
+    void *test_arg;
     /* Test hook: called with test_in_gates_arg once the write holds its gates and its sidecar
-     * is written (to stall a writer inside the gates). NULL in production. */
+     * is written (to stall a writer inside the gates). */
     void (*test_in_gates)(void *arg);
     void *test_in_gates_arg;
     /* Test hook: called with test_before_arm_arg once the write holds its gates and its read
      * set revalidated, before its sidecar is written (a writer that does not share the gates
-     * can then publish under it: the window the manifest CAS must arbitrate). NULL in
-     * production. */
+     * can then publish under it: the window the manifest CAS must arbitrate). */
     void (*test_before_arm)(void *arg);
     void *test_before_arm_arg;
     /* Test hook: called with test_in_prepare_arg by the merge adapter once it has captured the
      * source head and found the merge base, before it reads the source's tables (to land a
-     * delete of the source in the middle of the prepare). NULL in production. */
+     * delete of the source in the middle of the prepare). */
     void (*test_in_prepare)(void *arg);
     void *test_in_prepare_arg;
+#endif
 } write_graph;
+
+/* Call g's test hook `fn` with its argument `arg` when a test set it; nothing in a release
+ * build. */
+#ifdef OG_TESTING
+#define WRITE_TEST_HOOK(g, fn, arg)                                                                \
+    do {                                                                                           \
+        if ((g)->fn) (g)->fn((g)->arg);                                                            \
+    } while (0)
+#else
+#define WRITE_TEST_HOOK(g, fn, arg) ((void)0)
+#endif
 
 typedef struct write_open_options {
     int version;       /* 1 */
@@ -252,7 +266,8 @@ void write_stream_set_keep_bytes(size_t bytes);
 /* The rows of a fragment a stream writes: a type's rows wait (up to 96 MiB of rows over every
  * type) until they fill whole fragments of this many, so a large load leaves fragments at the
  * compaction target that maintenance has no reason to merge. 0: 1 Mi rows
- * (LANCE_DEFAULT_MAX_ROWS_PER_FILE); tests lower it. */
+ * (LANCE_DEFAULT_MAX_ROWS_PER_FILE); tests lower it. Both setters exist only in a testing
+ * build (OG_TESTING); a release build reads the environment variable and the defaults. */
 void write_stream_set_fragment_rows(size_t rows);
 
 /* Compact data tables as one graph commit through the coordinator (adapter OPTIMIZE). */

@@ -1,12 +1,23 @@
 # The library as users get it (label api): what libomnigraph.so exports.
+# test_api_release (labels api;release): the release flavour has no test machinery, ignores
+# OG_FAILPOINTS and OG_TEST_GATES_OFF, and writes nothing to stdout or stderr.
+add_executable(release_embed api/release_embed.c)
+target_link_libraries(release_embed PRIVATE omnigraph_shared)
+target_include_directories(release_embed PRIVATE ${CMAKE_SOURCE_DIR}/include)
 find_program(OG_NM nm)
 if(OG_NM)
   add_test(NAME test_api_symbols
            COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_symbols.sh $<TARGET_FILE:omnigraph_shared>
                    ${CMAKE_SOURCE_DIR}/include/omnigraph.h)
   set_tests_properties(test_api_symbols PROPERTIES LABELS "api" TIMEOUT 60)
+  add_test(NAME test_api_release
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_release.sh $<TARGET_FILE:omnigraph_shared>
+                   $<TARGET_FILE:omnigraph> $<TARGET_FILE:omnigraph_cli>
+                   $<TARGET_FILE:omnigraph_cli_testing> $<TARGET_FILE:release_embed>
+                   ${CMAKE_SOURCE_DIR})
+  set_tests_properties(test_api_release PROPERTIES LABELS "api;release" TIMEOUT 120)
 else()
-  message(WARNING "nm not found: test_api_symbols is not run")
+  message(WARNING "nm not found: test_api_symbols and test_api_release are not run")
 endif()
 
 # The public header alone, as C17 with the compiler that builds the library and as C++17
@@ -43,4 +54,4 @@ add_test(NAME test_api_install
 set_tests_properties(test_api_install PROPERTIES LABELS "api" TIMEOUT 300)
 
 # The options structs: og_..._options_init() against the _INIT macros, and unknown versions.
-og_test(test_api_options LABELS "api" SOURCES api/test_api_options.c LINK omnigraph)
+og_test(test_api_options LABELS "api" SOURCES api/test_api_options.c LINK omnigraph_testing)

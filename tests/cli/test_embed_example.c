@@ -35,7 +35,7 @@ static void mask_ids(char *s)
 static void test_embed_example(void **state)
 {
     (void)state;
-    const char *bindir = getenv("OG_TEST_BINDIR");
+    const char *bindir = getenv("OG_TEST_RELEASE_BINDIR"); /* built on the release library */
     char dir[256], graph[300], cmd[1024];
     test_sandbox_new(dir, sizeof dir, "embed");
     snprintf(graph, sizeof graph, "%s/graph", dir);

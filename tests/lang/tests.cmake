@@ -2,7 +2,7 @@
 og_test(test_lang LABELS "unit;lang" SOURCES lang/test_lang.c LINK og_lang)
 og_test(test_lang_cases LABELS "unit;lang" SOURCES lang/test_lang_cases.c LINK og_lang)
 og_test(test_lang_cli LABELS "cli;lang" SOURCES lang/test_lang_cli.c)
-add_dependencies(test_lang_cli omnigraph_cli)
+add_dependencies(test_lang_cli omnigraph_cli_testing)
 og_fuzz(fuzz_lang_pg SOURCES lang/fuzz_lang_pg.c LINK og_lang CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/lang/corpus/pg)
 og_fuzz(fuzz_lang_gq SOURCES lang/fuzz_lang_gq.c LINK og_lang CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/lang/corpus/gq)
 # What became of a name across schema versions (issue 19 item 3), and the checker's wording.

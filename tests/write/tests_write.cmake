@@ -22,7 +22,7 @@ og_test(test_verify_race LABELS "write;race" SOURCES write/test_verify_race.c TI
 # omnigraph binary ($OMNIGRAPH_BIN to run it against another build).
 og_test(test_damage_matrix LABELS "write;crash" SOURCES write/test_damage_matrix.c LINK og_core
         TIMEOUT 900)
-add_dependencies(test_damage_matrix omnigraph_cli)
+add_dependencies(test_damage_matrix omnigraph_cli_testing)
 # A lost graph-manifest version named for what it is by reads --at and verify (damage matrix
 # cells).
 og_test(test_lost_version LABELS "write;graph" SOURCES write/test_lost_version.c)
