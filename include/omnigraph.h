@@ -650,10 +650,11 @@ typedef struct og_snapshot_info {
     int format_version;              /* the graph format */
     char head_commit[OG_ID_LEN + 1]; /* the branch head at this manifest version */
     char schema_identity[OG_SCHEMA_ID_LEN + 1];
-    size_t n_tables; /* live tables: og_snapshot_info_table */
 } og_snapshot_info;
 
-/* The i-th live table of the snapshot, sorted by alias; NULL out of range. */
+/* The live tables of the snapshot, sorted by alias: og_snapshot_info_table gives the i-th, or
+ * NULL out of range. */
+OG_EXTERN size_t og_snapshot_info_table_count(const og_snapshot_info *s);
 OG_EXTERN const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info *s, size_t i);
 
 /* The snapshot of branch main at `at`: NULL for the head, else a commit id, a unique id
@@ -711,11 +712,15 @@ typedef struct og_schema_apply_result {
                             * `schema plan --json` prints them */
     size_t tables_rewritten, tables_created, tables_renamed, tables_dropped;
     uint64_t rows_rewritten;
-    size_t n_violations; /* existing data the new schema refuses (OG_E_BAD_REQUEST): all of it;
-                          * kind is unique_violation, cardinality_violation,
-                          * value_constraint_violation or orphan_edge */
-    const struct og_merge_conflict *violations;
 } og_schema_apply_result;
+/* The existing data the new schema refuses (OG_E_BAD_REQUEST), all of it:
+ * og_schema_apply_result_violation gives the i-th, or NULL out of range. An og_merge_conflict
+ * ("Branch merge" below) whose kind is unique_violation, cardinality_violation,
+ * value_constraint_violation or orphan_edge. */
+typedef struct og_merge_conflict og_merge_conflict;
+OG_EXTERN size_t og_schema_apply_result_violation_count(const og_schema_apply_result *r);
+OG_EXTERN const og_merge_conflict *og_schema_apply_result_violation(const og_schema_apply_result *r,
+                                                                    size_t i);
 OG_EXTERN void og_schema_apply_result_free(og_schema_apply_result *r);
 
 /* Make the .pg source the graph's accepted schema (CLI: `omnigraph schema apply`;
@@ -924,7 +929,7 @@ typedef struct og_intent_info {
     const char *actor;       /* NULL when none was given */
     const char *problem;     /* damaged: what is wrong with the file; else NULL */
     const char *resolved_as; /* OG_INTENT_RESOLVED: the audit log's outcome; else NULL */
-    size_t n_tables;         /* tables its effects name */
+    size_t tables;           /* how many tables its effects name */
     int action;              /* og_recover_show: an og_recover_action; OG_RECOVER_NONE in
                               * lists */
     const char *reason;      /* og_recover_show: why that action; NULL in lists */
@@ -1035,8 +1040,6 @@ typedef struct og_repair_result {
     uint64_t intact_version;  /* the newest one that reads */
     uint64_t missing_version; /* a newer version the version hint names that is gone, or 0 */
     const char *damage;       /* why the newest version cannot be read ("" when it can) */
-    size_t n_damaged;         /* og_repair_result_damaged: unreadable version files */
-    size_t n_tables;          /* og_repair_result_table: tables ahead of the intact one */
     const char *moved_to;     /* where the damaged files went ("" when none were moved) */
     char operation_id[OG_ID_LEN + 1]; /* the repair's (audit log), "" for a dry run */
     char commit_id[OG_ID_LEN + 1];    /* the repair commit, "" for a dry run */
@@ -1057,20 +1060,25 @@ typedef struct og_repair_result {
                             * refuses unless forced */
     int forced;            /* 1: a forced confirm rolled the tables back (commits dropped) */
     const char *branch;    /* the graph branch repaired ("main" for main) */
-    size_t n_refs;         /* og_repair_result_ref: branch ref files that did not read (lost or
-                            * damaged), rebuilt by a confirm from their branch's first version (the
-                            * fork its create wrote); a damaged one is kept under ROOT/_repair/refs/.
-                            * A graph branch's own ref only when opt->branch names it; the refs of
-                            * the table forks every readable graph branch pins always */
-    size_t n_refless;      /* og_repair_result_refless: graph branches with manifest versions
-                            * but no ref (found by a repair of main; lost, or a delete interrupted
-                            * after removing it: only the operator knows which). A repair with
-                            * opt->branch naming one rebuilds its ref */
 } og_repair_result;
+/* Its lists, each read by index (the accessor gives NULL out of range):
+ *  - damaged: the unreadable version files;
+ *  - table: the tables ahead of the intact version;
+ *  - ref: the branch ref files that did not read (lost or damaged), rebuilt by a confirm from
+ *    their branch's first version (the fork its create wrote); a damaged one is kept under
+ *    ROOT/_repair/refs/. A graph branch's own ref only when opt->branch names it; the refs of
+ *    the table forks every readable graph branch pins always;
+ *  - refless: the graph branches with manifest versions but no ref (found by a repair of
+ *    main; lost, or a delete interrupted after removing it: only the operator knows which).
+ *    A repair with opt->branch naming one rebuilds its ref. */
+OG_EXTERN size_t og_repair_result_damaged_count(const og_repair_result *r);
 OG_EXTERN const char *og_repair_result_damaged(const og_repair_result *r, size_t i);
-OG_EXTERN const char *og_repair_result_ref(const og_repair_result *r, size_t i);
-OG_EXTERN const char *og_repair_result_refless(const og_repair_result *r, size_t i);
+OG_EXTERN size_t og_repair_result_table_count(const og_repair_result *r);
 OG_EXTERN const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i);
+OG_EXTERN size_t og_repair_result_ref_count(const og_repair_result *r);
+OG_EXTERN const char *og_repair_result_ref(const og_repair_result *r, size_t i);
+OG_EXTERN size_t og_repair_result_refless_count(const og_repair_result *r);
+OG_EXTERN const char *og_repair_result_refless(const og_repair_result *r, size_t i);
 OG_EXTERN void og_repair_result_free(og_repair_result *r);
 
 /* Inspect the graph in root_dir and, with opt->confirm, repair it (opt NULL: a dry run).
@@ -1454,9 +1462,11 @@ typedef struct og_merge_result {
     uint64_t rows_changed;           /* rows it upserted or deleted on the target */
     uint64_t rows_read;              /* rows the classification read */
     int source_deleted;              /* delete_branch: the source was deleted */
-    size_t n_conflicts;              /* OG_E_MERGE_CONFLICTS: every conflict found */
-    const og_merge_conflict *conflicts;
 } og_merge_result;
+/* On OG_E_MERGE_CONFLICTS, every conflict found (none otherwise): og_merge_result_conflict
+ * gives the i-th, or NULL out of range. */
+OG_EXTERN size_t og_merge_result_conflict_count(const og_merge_result *r);
+OG_EXTERN const og_merge_conflict *og_merge_result_conflict(const og_merge_result *r, size_t i);
 OG_EXTERN void og_merge_result_free(og_merge_result *r);
 
 /* Merge branch `source` into opt->into (opt NULL: into main). *out (required) describes the
@@ -1505,8 +1515,6 @@ typedef struct og_verify_problem {
 
 /* What og_graph_verify found and checked. Allocated by the library: og_verify_report_free. */
 typedef struct og_verify_report {
-    size_t n_problems; /* 0: the graph verified clean */
-    const og_verify_problem *problems;
     uint64_t manifest_versions; /* graph-manifest versions reconstructed */
     uint64_t tables;            /* tables the head pins */
     uint64_t table_versions;    /* distinct Lance versions checked (tables, graph manifest, audit
@@ -1520,6 +1528,10 @@ typedef struct og_verify_report {
     uint64_t sidecars;          /* recovery intents found under __recovery/ */
     uint64_t branches;          /* graph branches other than main, checked at their heads */
 } og_verify_report;
+/* The problems found (0: the graph verified clean): og_verify_report_problem gives the i-th,
+ * or NULL out of range. */
+OG_EXTERN size_t og_verify_report_problem_count(const og_verify_report *r);
+OG_EXTERN const og_verify_problem *og_verify_report_problem(const og_verify_report *r, size_t i);
 
 /* Verify the graph in root_dir (opened read-only here, so a graph that does not open still
  * verifies; opt NULL: the defaults). Errors: OG_E_NOT_FOUND when root_dir holds no graph

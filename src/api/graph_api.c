@@ -427,6 +427,7 @@ static int dup_into(const char **dst, const char *src)
 typedef struct snapshot_info {
     og_snapshot_info pub; /* first: the pointer handed out */
     og_snapshot_table *tables;
+    size_t n_tables;
 } snapshot_info;
 
 static snapshot_info *snapshot_of(const og_snapshot_info *s)
@@ -466,7 +467,7 @@ int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *br
     for (size_t i = 0; !rc && i < snap->n_tables; i++) {
         const graph_table *t = &snap->tables[i];
         og_snapshot_table *o = &whole->tables[i];
-        si->n_tables = i + 1; /* so a partial fill frees what it holds */
+        whole->n_tables = i + 1; /* so a partial fill frees what it holds */
         o->kind = t->kind;
         o->version = t->version;
         o->row_count = t->row_count;
@@ -484,16 +485,21 @@ int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *br
     return 0;
 }
 
+size_t og_snapshot_info_table_count(const og_snapshot_info *s)
+{
+    return s ? snapshot_of(s)->n_tables : 0;
+}
+
 const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info *s, size_t i)
 {
-    return s && i < s->n_tables ? &snapshot_of(s)->tables[i] : NULL;
+    return s && i < snapshot_of(s)->n_tables ? &snapshot_of(s)->tables[i] : NULL;
 }
 
 void og_snapshot_info_free(og_snapshot_info *s)
 {
     if (!s) return;
     snapshot_info *whole = snapshot_of(s);
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < whole->n_tables; i++) {
         core_free((char *)whole->tables[i].alias);
         core_free((char *)whole->tables[i].type_name);
         core_free((char *)whole->tables[i].path);

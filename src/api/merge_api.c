@@ -70,6 +70,17 @@ void og_merge_result_free(og_merge_result *r)
     core_free(b);
 }
 
+size_t og_merge_result_conflict_count(const og_merge_result *r)
+{
+    return r ? ((const merge_result_box *)r)->n : 0;
+}
+
+const og_merge_conflict *og_merge_result_conflict(const og_merge_result *r, size_t i)
+{
+    return r && i < ((const merge_result_box *)r)->n ? &((const merge_result_box *)r)->items[i]
+                                                     : NULL;
+}
+
 static merge_result_box *box_new(const char *source, const char *target,
                                  const write_merge_result *w)
 {
@@ -89,8 +100,6 @@ static merge_result_box *box_new(const char *source, const char *target,
     r->types_changed = w->types_changed;
     r->rows_changed = w->stats.rows_changed;
     r->rows_read = w->stats.rows_read;
-    r->n_conflicts = b->n;
-    r->conflicts = b->items;
     return b;
 fail:
     og_merge_result_free(&b->r);

@@ -163,7 +163,7 @@ static int info_fill(og_intent_info *out, const write_pending *p)
     out->damaged = p->damaged;
     out->started_at_us = p->started_at_us;
     out->owner_pid = p->owner_pid;
-    out->n_tables = p->n_effects;
+    out->tables = p->n_effects;
     out->action = action_of(p->action);
     bool bad = !(out->file = core_strdup(key)) ||
                !(out->branch = core_strdup(p->branch ? p->branch : "main")) ||
@@ -330,46 +330,72 @@ typedef struct repair_result {
     char *damage, *moved_to, *at_stake, *branch;
     char **refs;
     char **refless;
+    size_t n_damaged, n_tables, n_refs, n_refless;
 } repair_result;
+
+static const repair_result *repair_of(const og_repair_result *r)
+{
+    return (const repair_result *)r;
+}
+
+size_t og_repair_result_refless_count(const og_repair_result *r)
+{
+    return r ? repair_of(r)->n_refless : 0;
+}
 
 const char *og_repair_result_refless(const og_repair_result *r, size_t i)
 {
-    return r && i < r->n_refless ? ((const repair_result *)r)->refless[i] : NULL;
+    return r && i < repair_of(r)->n_refless ? repair_of(r)->refless[i] : NULL;
+}
+
+size_t og_repair_result_ref_count(const og_repair_result *r)
+{
+    return r ? repair_of(r)->n_refs : 0;
 }
 
 const char *og_repair_result_ref(const og_repair_result *r, size_t i)
 {
-    return r && i < r->n_refs ? ((const repair_result *)r)->refs[i] : NULL;
+    return r && i < repair_of(r)->n_refs ? repair_of(r)->refs[i] : NULL;
+}
+
+size_t og_repair_result_damaged_count(const og_repair_result *r)
+{
+    return r ? repair_of(r)->n_damaged : 0;
 }
 
 const char *og_repair_result_damaged(const og_repair_result *r, size_t i)
 {
-    return r && i < r->n_damaged ? ((const repair_result *)r)->damaged[i] : NULL;
+    return r && i < repair_of(r)->n_damaged ? repair_of(r)->damaged[i] : NULL;
+}
+
+size_t og_repair_result_table_count(const og_repair_result *r)
+{
+    return r ? repair_of(r)->n_tables : 0;
 }
 
 const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i)
 {
-    return r && i < r->n_tables ? &((const repair_result *)r)->tables[i] : NULL;
+    return r && i < repair_of(r)->n_tables ? &repair_of(r)->tables[i] : NULL;
 }
 
 void og_repair_result_free(og_repair_result *r)
 {
     repair_result *rr = (repair_result *)r;
     if (!rr) return;
-    for (size_t i = 0; i < r->n_damaged; i++)
+    for (size_t i = 0; i < rr->n_damaged; i++)
         core_free(rr->damaged[i]);
     core_free(rr->damaged);
-    for (size_t i = 0; i < r->n_tables; i++)
+    for (size_t i = 0; i < rr->n_tables; i++)
         core_free((char *)rr->tables[i].alias);
     core_free(rr->tables);
     core_free(rr->damage);
     core_free(rr->moved_to);
     core_free(rr->at_stake);
     core_free(rr->branch);
-    for (size_t i = 0; i < r->n_refs; i++)
+    for (size_t i = 0; i < rr->n_refs; i++)
         core_free(rr->refs[i]);
     core_free(rr->refs);
-    for (size_t i = 0; i < r->n_refless; i++)
+    for (size_t i = 0; i < rr->n_refless; i++)
         core_free(rr->refless[i]);
     core_free(rr->refless);
     core_free(rr);
@@ -387,13 +413,13 @@ static int repair_fill(repair_result *r, const write_repair_report *w, const cha
     if (w->n_refs && !(r->refs = core_calloc(w->n_refs, sizeof *r->refs))) return core_err_nomem();
     for (size_t i = 0; i < w->n_refs; i++) {
         if (!(r->refs[i] = core_strdup(w->refs[i]))) return core_err_nomem();
-        p->n_refs++;
+        r->n_refs++;
     }
     if (w->n_refless && !(r->refless = core_calloc(w->n_refless, sizeof *r->refless)))
         return core_err_nomem();
     for (size_t i = 0; i < w->n_refless; i++) {
         if (!(r->refless[i] = core_strdup(w->refless[i]))) return core_err_nomem();
-        p->n_refless++;
+        r->n_refless++;
     }
     p->clean = w->clean;
     p->repaired = w->repaired;
@@ -414,7 +440,7 @@ static int repair_fill(repair_result *r, const write_repair_report *w, const cha
         return core_err_nomem();
     for (size_t i = 0; i < w->n_damaged; i++) {
         if (!(r->damaged[i] = core_strdup(w->damaged[i]))) return core_err_nomem();
-        p->n_damaged++;
+        r->n_damaged++;
     }
     if (w->n_tables && !(r->tables = core_calloc(w->n_tables, sizeof *r->tables)))
         return core_err_nomem();
@@ -422,7 +448,7 @@ static int repair_fill(repair_result *r, const write_repair_report *w, const cha
         if (!(r->tables[i].alias = core_strdup(w->tables[i].alias))) return core_err_nomem();
         r->tables[i].head = w->tables[i].head;
         r->tables[i].published = w->tables[i].published;
-        p->n_tables++;
+        r->n_tables++;
     }
     return 0;
 }

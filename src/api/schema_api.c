@@ -109,6 +109,16 @@ void og_schema_apply_result_free(og_schema_apply_result *r)
     core_free(b);
 }
 
+size_t og_schema_apply_result_violation_count(const og_schema_apply_result *r)
+{
+    return r ? ((const apply_box *)r)->n : 0;
+}
+
+const og_merge_conflict *og_schema_apply_result_violation(const og_schema_apply_result *r, size_t i)
+{
+    return r && i < ((const apply_box *)r)->n ? &((const apply_box *)r)->items[i] : NULL;
+}
+
 static apply_box *apply_box_new(const write_schema_result *w, const core_buf *plan)
 {
     apply_box *b = core_calloc(1, sizeof *b);
@@ -119,8 +129,6 @@ static apply_box *apply_box_new(const write_schema_result *w, const core_buf *pl
     b->plan[plan->len] = 0;
     r->plan_json = b->plan;
     if (api_conflicts_copy(&w->violations, &b->items, &b->n) != 0) goto fail;
-    r->n_violations = b->n;
-    r->violations = b->items;
     r->applied = w->wr.committed;
     if (w->wr.committed) snprintf(r->commit, sizeof r->commit, "%s", w->wr.commit_id);
     r->manifest_version = w->wr.manifest_version;

@@ -250,15 +250,16 @@ static int branch_merge(int argc, char **argv)
             printf(",\"target\":");
             cli_json_str(stdout, target);
             printf(",\"outcome\":null,\"conflicts\":");
-            cli_conflicts_json(r->conflicts, r->n_conflicts);
+            cli_conflicts_json(r, NULL);
             printf(",\"error\":{\"code\":\"merge_conflicts\",\"message\":");
             cli_json_str(stdout, og_error_last()->message);
             printf("}}\n");
         } else {
             cli_error_text(og_code_name(mrc),
                            "merging %s into %s: %zu conflict%s; nothing was written", a.name,
-                           target, r->n_conflicts, r->n_conflicts == 1 ? "" : "s");
-            cli_conflicts_text(r->conflicts, r->n_conflicts);
+                           target, og_merge_result_conflict_count(r),
+                           og_merge_result_conflict_count(r) == 1 ? "" : "s");
+            cli_conflicts_text(r, NULL);
         }
         og_merge_result_free(r);
         og_graph_close(g);
@@ -285,7 +286,7 @@ static int branch_merge(int argc, char **argv)
                r->types_changed, (unsigned long long)r->rows_changed,
                r->source_deleted ? "true" : "false");
         printf("\"conflicts\":");
-        cli_conflicts_json(r->conflicts, r->n_conflicts);
+        cli_conflicts_json(r, NULL);
         printf("}\n");
     } else {
         printf("merged %s into %s: %s\n", r->source, r->target, outcome);

@@ -314,7 +314,7 @@ static const char *kind_name(int kind)
 static void print_tables_json(const og_snapshot_info *s)
 {
     printf("[");
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
         printf("%s{\"alias\":", i ? "," : "");
         cli_json_str(stdout, t->alias);
@@ -338,7 +338,7 @@ static void print_tables_text(const og_snapshot_info *s)
 {
     int w_alias = (int)strlen("table"), w_ver = (int)strlen("version"),
         w_rows = (int)strlen("rows");
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
         char num[32];
         int l = (int)strlen(t->alias);
@@ -350,7 +350,7 @@ static void print_tables_text(const og_snapshot_info *s)
     }
     printf("%-*s  %-4s  %*s  %*s  %s\n", w_alias, "table", "kind", w_ver, "version", w_rows, "rows",
            "path");
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
         printf("%-*s  %-4s  %*llu  %*llu  %s", w_alias, t->alias, kind_name(t->kind), w_ver,
                (unsigned long long)t->version, w_rows, (unsigned long long)t->row_count, t->path);

@@ -260,11 +260,11 @@ static int schema_apply(const cli_cmd *self, int argc, char **argv)
             printf(",\"message\":");
             cli_json_str(stdout, og_error_last()->message);
             printf("},\"violations\":");
-            cli_conflicts_json(r->violations, r->n_violations);
+            cli_conflicts_json(NULL, r);
             printf("}\n");
         } else {
             cli_error_text(og_code_name(rc), "%s", og_error_last()->message);
-            cli_conflicts_text(r->violations, r->n_violations);
+            cli_conflicts_text(NULL, r);
         }
         ex = cli_exit_code(rc);
     } else if (json) {

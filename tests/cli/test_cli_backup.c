@@ -169,7 +169,7 @@ static char *dumps(og_graph *g, const char *root, const char *at)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
         char dir[1024];
         snprintf(dir, sizeof dir, "%s/%s", root, t->path);
@@ -877,7 +877,7 @@ static void test_backup_while_writing(void **state)
         assert_string_equal(s->head_commit, br->commit_id);
         assert_int_equal(s->manifest_version, br->manifest_version);
         uint64_t persons = 0, knows = 0;
-        for (size_t i = 0; i < s->n_tables; i++) {
+        for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
             const og_snapshot_table *t = og_snapshot_info_table(s, i);
             if (!strcmp(t->alias, "node:Person")) persons = t->row_count;
             if (!strcmp(t->alias, "edge:Knows")) knows = t->row_count;

@@ -858,10 +858,10 @@ static void test_api(void **state)
     assert_int_equal(si->manifest_version, 3);
     assert_string_equal(si->branch, "main");
     assert_string_equal(si->head_commit, second_load);
-    assert_int_equal(si->n_tables, 4);
+    assert_int_equal(og_snapshot_info_table_count(si), 4);
     assert_int_equal(strlen(si->schema_identity), OG_SCHEMA_ID_LEN);
-    assert_null(og_snapshot_info_table(si, si->n_tables));
-    for (size_t i = 0; i < si->n_tables; i++) {
+    assert_null(og_snapshot_info_table(si, og_snapshot_info_table_count(si)));
+    for (size_t i = 0; i < og_snapshot_info_table_count(si); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(si, i);
         if (!strcmp(t->alias, "node:Company")) {
             assert_int_equal(t->row_count, 2);

@@ -641,9 +641,9 @@ static void test_api_report(void **state)
     snprintf(root, sizeof root, "%s/g", g_dir);
     og_verify_report *r = NULL;
     assert_og_ok(og_graph_verify(&r, root, NULL));
-    assert_int_equal(r->n_problems, 1);
-    assert_string_equal(r->problems[0].kind, "schema_missing");
-    assert_string_equal(r->problems[0].object, "_schema.json");
+    assert_int_equal(og_verify_report_problem_count(r), 1);
+    assert_string_equal(og_verify_report_problem(r, 0)->kind, "schema_missing");
+    assert_string_equal(og_verify_report_problem(r, 0)->object, "_schema.json");
     assert_true(r->tables == 4 && r->checksummed >= 3 && r->unchecked == 0);
     og_verify_report_free(r);
 }

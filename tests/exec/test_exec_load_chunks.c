@@ -139,7 +139,7 @@ static void table_at(og_graph *g, const char *root, const og_write_result *r, co
     og_snapshot_info *s = NULL;
     assert_og_ok(og_graph_snapshot(&s, g, NULL));
     const og_snapshot_table *t = NULL;
-    for (size_t i = 0; i < s->n_tables; i++)
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++)
         if (!strcmp(og_snapshot_info_table(s, i)->alias, alias)) t = og_snapshot_info_table(s, i);
     assert_non_null(t);
     char dir[512];
@@ -190,7 +190,7 @@ static void table_facts(og_graph *g, const char *root, const char *alias, uint64
     og_snapshot_info *s = NULL;
     assert_og_ok(og_graph_snapshot(&s, g, NULL));
     const og_snapshot_table *t = NULL;
-    for (size_t i = 0; i < s->n_tables; i++)
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++)
         if (!strcmp(og_snapshot_info_table(s, i)->alias, alias)) t = og_snapshot_info_table(s, i);
     assert_non_null(t);
     char dir[512];
@@ -289,7 +289,7 @@ static void test_chunks_one_commit(void **state)
     /* the multi-fragment graph verifies */
     og_verify_report *vr = NULL;
     assert_og_ok(og_graph_verify(&vr, many, NULL));
-    assert_int_equal(vr->n_problems, 0);
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
 
     /* an overwrite in chunks replaces each type present as one commit */
@@ -323,7 +323,7 @@ static void test_chunks_one_commit(void **state)
     og_write_result_free(ro);
     og_graph_close(gn);
     assert_og_ok(og_graph_verify(&vr, many, NULL));
-    assert_int_equal(vr->n_problems, 0);
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
 
     free(b.p);

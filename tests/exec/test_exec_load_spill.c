@@ -144,7 +144,7 @@ static void test_spill_bounded(void **state)
         og_snapshot_info *s = NULL;
         assert_og_ok(og_graph_snapshot(&s, g, NULL));
         uint64_t rows = 0;
-        for (size_t i = 0; i < s->n_tables; i++)
+        for (size_t i = 0; i < og_snapshot_info_table_count(s); i++)
             rows += og_snapshot_info_table(s, i)->row_count;
         og_snapshot_info_free(s);
         assert_int_equal(rows, 4u * sizes[k] + 4 + sizes[k] / 5);

@@ -1308,10 +1308,11 @@ static void test_random_writes_over_branches(void **state)
     og_graph_close(t->g);
     og_verify_report *vr = NULL;
     assert_og_ok(og_graph_verify(&vr, t->dir, NULL));
-    for (size_t i = 0; i < vr->n_problems; i++)
-        print_error("verify: %s %s: %s\n", vr->problems[i].kind, vr->problems[i].object,
-                    vr->problems[i].message);
-    assert_int_equal(vr->n_problems, 0);
+    for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
+        print_error("verify: %s %s: %s\n", og_verify_report_problem(vr, i)->kind,
+                    og_verify_report_problem(vr, i)->object,
+                    og_verify_report_problem(vr, i)->message);
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
     wf_assert_sound(t->dir);
 

@@ -129,14 +129,15 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
         if (!branch) { /* verify reports it first, naming the lost version */
             assert_og_ok(og_graph_verify(&vr, copy, NULL));
             bool seen = false;
-            for (size_t i = 0; i < vr->n_problems; i++)
-                if (strstr(vr->problems[i].object, vname) || strstr(vr->problems[i].message, vname))
+            for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
+                if (strstr(og_verify_report_problem(vr, i)->object, vname) ||
+                    strstr(og_verify_report_problem(vr, i)->message, vname))
                     seen = true;
             /* a lost newest version shows as the tables its commit moved (table_ahead) */
-            if (!vr->n_problems || (!seen && !newest))
+            if (!og_verify_report_problem_count(vr) || (!seen && !newest))
                 fail_msg("main version %" PRIu64 " deleted: verify reported %zu problems, none "
                          "naming %s",
-                         v, vr->n_problems, vname);
+                         v, og_verify_report_problem_count(vr), vname);
             og_verify_report_free(vr);
         }
         og_repair_options ro;
@@ -169,12 +170,13 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
          * its commit cannot be read --at (the others can), which verify keeps reporting, by
          * name, until the file is restored from a backup. */
         assert_og_ok(og_graph_verify(&vr, copy, NULL));
-        for (size_t i = 0; i < vr->n_problems; i++)
-            if (branch || !hole || strcmp(vr->problems[i].kind, "manifest_version_lost") != 0 ||
-                !strstr(vr->problems[i].object, vname))
+        for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
+            if (branch || !hole ||
+                strcmp(og_verify_report_problem(vr, i)->kind, "manifest_version_lost") != 0 ||
+                !strstr(og_verify_report_problem(vr, i)->object, vname))
                 fail_msg("%s version %" PRIu64 " deleted: after repair verify reports %s: %s",
-                         branch ? branch : "main", v, vr->problems[i].kind,
-                         vr->problems[i].message);
+                         branch ? branch : "main", v, og_verify_report_problem(vr, i)->kind,
+                         og_verify_report_problem(vr, i)->message);
         og_verify_report_free(vr);
         t->repaired++;
     }
@@ -307,8 +309,10 @@ static void test_branch_first_touch_lost(void **state)
     og_graph_close(g);
     og_verify_report *vr = NULL; /* verify sees it too */
     assert_og_ok(og_graph_verify(&vr, root, NULL));
-    if (!vr->n_problems) fail_msg("the branch's first-touch version deleted: verify is clean");
-    print_message("verify: %s: %s\n", vr->problems[0].kind, vr->problems[0].message);
+    if (!og_verify_report_problem_count(vr))
+        fail_msg("the branch's first-touch version deleted: verify is clean");
+    print_message("verify: %s: %s\n", og_verify_report_problem(vr, 0)->kind,
+                  og_verify_report_problem(vr, 0)->message);
     og_verify_report_free(vr);
 
     og_repair_options ro;

@@ -190,13 +190,14 @@ static void one_pair(size_t s, size_t t, unsigned *n_merged, unsigned *n_conflic
             fail_msg("%s: expected %s, got %s (%s)", what, want, og_code_name(rc),
                      rc ? og_error_last()->message : og_merge_outcome_name(r->outcome));
         assert_non_null(r);
-        assert_true(r->n_conflicts >= 1);
+        assert_true(og_merge_result_conflict_count(r) >= 1);
         bool found = false;
-        for (size_t i = 0; i < r->n_conflicts; i++)
-            found |= strcmp(r->conflicts[i].kind, want) == 0;
+        for (size_t i = 0; i < og_merge_result_conflict_count(r); i++)
+            found |= strcmp(og_merge_result_conflict(r, i)->kind, want) == 0;
         if (!found)
-            fail_msg("%s: no %s among %zu conflicts (first: %s %s)", what, want, r->n_conflicts,
-                     r->conflicts[0].kind, r->conflicts[0].message);
+            fail_msg("%s: no %s among %zu conflicts (first: %s %s)", what, want,
+                     og_merge_result_conflict_count(r), og_merge_result_conflict(r, 0)->kind,
+                     og_merge_result_conflict(r, 0)->message);
         /* nothing written: main is where it was */
         og_commit_list *after = NULL;
         assert_string_equal(head_commit(g, NULL, &after)->id, main_head);

@@ -690,9 +690,10 @@ static bool run_merge(run *r, int i, const step *s)
         if (rc == OG_E_CONFLICT) r->st->crisscross++;
         if (rc == OG_E_MERGE_CONFLICTS) {
             r->st->conflicted++;
-            for (size_t k = 0; k < res->n_conflicts; k++)
+            for (size_t k = 0; k < og_merge_result_conflict_count(res); k++)
                 for (int q = 0; q < N_KINDS; q++)
-                    if (strcmp(res->conflicts[k].kind, KIND_NAME[q]) == 0) r->st->kinds[q]++;
+                    if (strcmp(og_merge_result_conflict(res, k)->kind, KIND_NAME[q]) == 0)
+                        r->st->kinds[q]++;
         }
         if (rc == 0 && res->outcome == OG_MERGE_UP_TO_DATE) r->st->up_to_date++;
         if (rc == 0 && res->outcome == OG_MERGE_FAST_FORWARD) r->st->fast_forward++;
@@ -714,10 +715,10 @@ static bool run_merge(run *r, int i, const step *s)
     }
     /* the conflicts, as sets of "kind type id" */
     if (ok && rc == OG_E_MERGE_CONFLICTS) {
-        size_t ng = res->n_conflicts;
+        size_t ng = og_merge_result_conflict_count(res);
         char **gl = calloc(ng + 1, sizeof *gl), **wl = calloc((size_t)x.nconf + 1, sizeof *wl);
         for (size_t k = 0; k < ng; k++) {
-            const og_merge_conflict *c = &res->conflicts[k];
+            const og_merge_conflict *c = og_merge_result_conflict(res, k);
             size_t n = strlen(c->kind) + strlen(c->type) + (c->id ? strlen(c->id) : 1) + 3;
             gl[k] = malloc(n);
             snprintf(gl[k], n, "%s %s %s", c->kind, c->type, c->id ? c->id : "-");
@@ -745,9 +746,11 @@ static bool run_merge(run *r, int i, const step *s)
             for (int k = 0; k < x.nconf; k++)
                 mismatch(r, "", "  model: %s", wl[k]);
             for (size_t k = 0; k < ng; k++)
-                mismatch(r, "", "  graph: %s %s %s: %s", res->conflicts[k].kind,
-                         res->conflicts[k].type, res->conflicts[k].id ? res->conflicts[k].id : "-",
-                         res->conflicts[k].message);
+                mismatch(r, "", "  graph: %s %s %s: %s", og_merge_result_conflict(res, k)->kind,
+                         og_merge_result_conflict(res, k)->type,
+                         og_merge_result_conflict(res, k)->id ? og_merge_result_conflict(res, k)->id
+                                                              : "-",
+                         og_merge_result_conflict(res, k)->message);
             ok = false;
         }
         for (size_t k = 0; k < nu; k++)

@@ -190,27 +190,31 @@ static void do_merge(scn *s, const char *src, const char *tgt, const char *what,
         char *got = NULL;
         size_t glen = 0;
         FILE *m = open_memstream(&got, &glen);
-        for (size_t i = 0; i < r->n_conflicts; i++) {
+        for (size_t i = 0; i < og_merge_result_conflict_count(r); i++) {
             /* an expected id "*" stands for any id (a generated edge id) */
             char pat[256];
-            snprintf(pat, sizeof pat, "%s %s *\n", r->conflicts[i].kind, r->conflicts[i].type);
+            snprintf(pat, sizeof pat, "%s %s *\n", og_merge_result_conflict(r, i)->kind,
+                     og_merge_result_conflict(r, i)->type);
             bool any = strstr(want_text, pat) != NULL;
-            fprintf(m, "%s %s %s\n", r->conflicts[i].kind, r->conflicts[i].type,
-                    any                  ? "*"
-                    : r->conflicts[i].id ? r->conflicts[i].id
-                                         : "-");
+            fprintf(m, "%s %s %s\n", og_merge_result_conflict(r, i)->kind,
+                    og_merge_result_conflict(r, i)->type,
+                    any                                  ? "*"
+                    : og_merge_result_conflict(r, i)->id ? og_merge_result_conflict(r, i)->id
+                                                         : "-");
         }
         fclose(m);
         char *a = sorted(want_text), *b = sorted(got);
         if (strcmp(a, b) != 0) {
-            for (size_t i = 0; i < r->n_conflicts; i++)
-                print_error("  reported: %s %s %s: %s\n", r->conflicts[i].kind,
-                            r->conflicts[i].type, r->conflicts[i].id ? r->conflicts[i].id : "-",
-                            r->conflicts[i].message);
+            for (size_t i = 0; i < og_merge_result_conflict_count(r); i++)
+                print_error("  reported: %s %s %s: %s\n", og_merge_result_conflict(r, i)->kind,
+                            og_merge_result_conflict(r, i)->type,
+                            og_merge_result_conflict(r, i)->id ? og_merge_result_conflict(r, i)->id
+                                                               : "-",
+                            og_merge_result_conflict(r, i)->message);
             SCN_FAIL(s, "merge %s into %s: conflicts differ\nexpected:\n%sgot:\n%s", src, tgt, a,
                      b);
         }
-        s->conflicts += (unsigned)r->n_conflicts;
+        s->conflicts += (unsigned)og_merge_result_conflict_count(r);
         free(a);
         free(b);
         free(got);

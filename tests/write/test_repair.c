@@ -446,9 +446,9 @@ static void repair_case(bool delete_it)
     assert_int_equal(r->clean, 0);
     assert_int_equal(r->repaired, 0);
     assert_int_equal(r->intact_version, 3);
-    assert_int_equal(r->n_damaged, delete_it ? 0 : 1);
+    assert_int_equal(og_repair_result_damaged_count(r), delete_it ? 0 : 1);
     if (delete_it) assert_int_equal(r->missing_version, 4);
-    assert_int_equal(r->n_tables, 1); /* the last load moved node:Person only */
+    assert_int_equal(og_repair_result_table_count(r), 1); /* the last load moved node:Person only */
     assert_string_equal(og_repair_result_table(r, 0)->alias, "node:Person");
     assert_true(og_repair_result_table(r, 0)->head > og_repair_result_table(r, 0)->published);
     assert_string_equal(r->commit_id, "");
@@ -512,8 +512,9 @@ static void repair_case(bool delete_it)
     og_repair_result_free(r);
     og_verify_report *vr = NULL;
     assert_og_ok(og_graph_verify(&vr, root, NULL));
-    if (vr->n_problems)
-        fail_msg("verify after repair: %s: %s", vr->problems[0].kind, vr->problems[0].message);
+    if (og_verify_report_problem_count(vr))
+        fail_msg("verify after repair: %s: %s", og_verify_report_problem(vr, 0)->kind,
+                 og_verify_report_problem(vr, 0)->message);
     og_verify_report_free(vr);
     og_set_log(NULL, NULL, OG_LOG_WARN);
     for (int v = 1; v <= 3; v++)
@@ -710,9 +711,9 @@ static void test_repair_lost_schema_apply(void **state)
     assert_og_ok(load_one(root, LOADS[0]));
     og_verify_report *vr = NULL;
     assert_og_ok(og_graph_verify(&vr, root, NULL));
-    if (vr->n_problems)
-        fail_msg("verify after a forced repair: %s: %s", vr->problems[0].kind,
-                 vr->problems[0].message);
+    if (og_verify_report_problem_count(vr))
+        fail_msg("verify after a forced repair: %s: %s", og_verify_report_problem(vr, 0)->kind,
+                 og_verify_report_problem(vr, 0)->message);
     og_verify_report_free(vr);
     og_set_log(NULL, NULL, OG_LOG_WARN);
     free(l0);
@@ -768,8 +769,9 @@ static void assert_verify_clean(const char *root, const char *when)
 {
     og_verify_report *vr = NULL;
     assert_og_ok(og_graph_verify(&vr, root, NULL));
-    if (vr->n_problems)
-        fail_msg("verify %s: %s: %s", when, vr->problems[0].kind, vr->problems[0].message);
+    if (og_verify_report_problem_count(vr))
+        fail_msg("verify %s: %s: %s", when, og_verify_report_problem(vr, 0)->kind,
+                 og_verify_report_problem(vr, 0)->message);
     og_verify_report_free(vr);
 }
 
@@ -801,15 +803,15 @@ static void test_repair_lost_branch_ref(void **state)
     ro.confirm = 1;
     assert_og_ok(og_graph_repair(&r, root, &ro));
     assert_int_equal(r->clean, 0);
-    assert_int_equal(r->n_refless, 1);
+    assert_int_equal(og_repair_result_refless_count(r), 1);
     assert_string_equal(og_repair_result_refless(r, 0), "b");
-    assert_int_equal(r->n_refs, 0);
+    assert_int_equal(og_repair_result_ref_count(r), 0);
     og_repair_result_free(r);
     assert_int_not_equal(access(ref, F_OK), 0);
     ro.confirm = 0;
     ro.branch = "b";
     assert_og_ok(og_graph_repair(&r, root, &ro)); /* a dry run names the ref */
-    assert_int_equal(r->n_refs, 1);
+    assert_int_equal(og_repair_result_ref_count(r), 1);
     assert_non_null(strstr(og_repair_result_ref(r, 0), "__manifest.lance/_refs/branches/b.json"));
     assert_int_equal(r->repaired, 0);
     og_repair_result_free(r);
@@ -817,7 +819,7 @@ static void test_repair_lost_branch_ref(void **state)
     ro.confirm = 1;
     assert_og_ok(og_graph_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
-    assert_int_equal(r->n_refs, 1);
+    assert_int_equal(og_repair_result_ref_count(r), 1);
     og_repair_result_free(r);
     g = open_ro(root);
     char *after = people_on(g, "b", &qrc);
@@ -858,9 +860,9 @@ static void test_repair_damaged_fork_ref(void **state)
     og_set_log(NULL, NULL, OG_LOG_ERROR);
     og_verify_report *vr = NULL; /* verify names it (reads of b skip the fork's ref) */
     assert_og_ok(og_graph_verify(&vr, root, NULL));
-    assert_int_equal(vr->n_problems, 1);
-    assert_string_equal(vr->problems[0].kind, "table_branch_ref_damaged");
-    assert_non_null(strstr(vr->problems[0].remedy, "omnigraph repair"));
+    assert_int_equal(og_verify_report_problem_count(vr), 1);
+    assert_string_equal(og_verify_report_problem(vr, 0)->kind, "table_branch_ref_damaged");
+    assert_non_null(strstr(og_verify_report_problem(vr, 0)->remedy, "omnigraph repair"));
     og_verify_report_free(vr);
 
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
@@ -868,7 +870,7 @@ static void test_repair_damaged_fork_ref(void **state)
     og_repair_result *r = NULL;
     assert_og_ok(og_graph_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
-    assert_int_equal(r->n_refs, 1);
+    assert_int_equal(og_repair_result_ref_count(r), 1);
     assert_non_null(strstr(og_repair_result_ref(r, 0), "_refs/branches/b.json"));
     og_repair_result_free(r);
     g = open_ro(root);
@@ -936,7 +938,7 @@ static void flip_case(const char *branch)
     og_repair_result *r = NULL;
     if (og_graph_repair(&r, root, &ro) != 0) fail_msg("repair: %s", og_error_last()->message);
     assert_int_equal(r->repaired, 1);
-    assert_int_equal(r->n_damaged, 1);
+    assert_int_equal(og_repair_result_damaged_count(r), 1);
     assert_string_equal(r->at_stake, "");
     assert_int_equal(r->forced, 0);
     og_repair_result_free(r);
