@@ -155,7 +155,7 @@ int main(int argc, char **argv)
     og_write_result_free(load);
 
     og_commit_list *commits = NULL;
-    if (!rc && og_graph_commits(&commits, g) != 0) rc = report("commit list");
+    if (!rc && og_graph_commits(&commits, g, NULL) != 0) rc = report("commit list");
     if (!rc) {
         printf("%zu commits, newest first:\n", og_commit_list_count(commits));
         for (size_t i = 0; i < og_commit_list_count(commits); i++) {

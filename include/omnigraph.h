@@ -549,7 +549,7 @@ typedef struct og_load_options {
     int version;                  /* OG_LOAD_OPTIONS_VERSION */
     int mode;                     /* an og_load_mode; required (0 fails with OG_E_BAD_REQUEST) */
     const char *branch;           /* NULL or "main": main; else a graph branch, which must exist
-                                   * (OG_E_NOT_FOUND; og_graph_branch_create makes one) unless
+                                   * (OG_E_NOT_FOUND; og_graph_create_branch makes one) unless
                                    * `from` is set */
     og_load_progress_fn progress; /* NULL: none */
     void *progress_arg;
@@ -657,33 +657,44 @@ typedef struct og_snapshot_info {
 OG_EXTERN size_t og_snapshot_info_table_count(const og_snapshot_info *s);
 OG_EXTERN const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info *s, size_t i);
 
-/* The snapshot of branch main at `at`: NULL for the head, else a commit id, a unique id
- * prefix (at least 4 characters) or a decimal manifest version. OG_E_NOT_FOUND for an
- * unknown reference, OG_E_BAD_REQUEST for an ambiguous or too short one. The caller frees *out
- * with og_snapshot_info_free. */
-OG_EXTERN int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at);
-/* The same on graph branch `branch` (NULL or "main": main; `at` then names a commit or a
- * manifest version of that branch). OG_E_NOT_FOUND names an unknown branch. */
-OG_EXTERN int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *branch,
-                                       const char *at);
+/* Which snapshot og_graph_snapshot() and og_graph_schema() describe. Initialise with
+ * OG_SNAPSHOT_OPTIONS_INIT (or pass NULL: the head of main). */
+#define OG_SNAPSHOT_OPTIONS_VERSION 1
+typedef struct og_snapshot_options {
+    int version;        /* OG_SNAPSHOT_OPTIONS_VERSION */
+    const char *branch; /* NULL or "main": main; else a graph branch (OG_E_NOT_FOUND if none) */
+    const char *at;     /* NULL: the branch's head; else a commit id, a unique id prefix (at
+                         * least 4 characters) or a decimal graph-manifest version of that
+                         * branch */
+} og_snapshot_options;
+#define OG_SNAPSHOT_OPTIONS_INIT                                                                   \
+    {                                                                                              \
+        OG_SNAPSHOT_OPTIONS_VERSION, NULL, NULL                                                    \
+    }
+OG_EXTERN int og_snapshot_options_init(og_snapshot_options *opts, int version);
+
+/* The snapshot of opt->branch at opt->at (opt NULL: main's head). OG_E_NOT_FOUND for an
+ * unknown branch or reference, OG_E_BAD_REQUEST for an ambiguous or too short one. The caller
+ * frees *out with og_snapshot_info_free. */
+OG_EXTERN int og_graph_snapshot(og_snapshot_info **out, og_graph *g,
+                                const og_snapshot_options *opt);
 OG_EXTERN void og_snapshot_info_free(og_snapshot_info *s);
 
 /* The accepted schema a commit of a branch was made under (CLI: `omnigraph schema show`).
  * Allocated by the library: og_schema_info_free. */
 typedef struct og_schema_info {
     const char *branch;                  /* "main" */
-    char commit[OG_ID_LEN + 1];          /* the commit asked about (the head for NULL `at`) */
+    char commit[OG_ID_LEN + 1];          /* the commit asked about (the head for a NULL at) */
     char identity[OG_SCHEMA_ID_LEN + 1]; /* the schema identity that commit names */
     const char *source;                  /* the .pg text as it was accepted */
     size_t source_len;
     const char *catalog_json; /* the catalog with its stable ids: {"types":[{"name","kind","id",
                                * "properties":[{"name","type","id",...}],...}]} */
 } og_schema_info;
-/* The schema of branch `branch` (NULL or "main": main) at `at` (NULL: the head; else as
- * og_graph_branch_snapshot). OG_E_NOT_FOUND for an unknown branch or commit, or a commit made
- * under a schema the graph no longer keeps. The caller frees *out with og_schema_info_free. */
-OG_EXTERN int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch,
-                              const char *at);
+/* The schema of the snapshot opt names, as og_graph_snapshot reads it (opt NULL: main's head).
+ * OG_E_NOT_FOUND for an unknown branch or commit, or a commit made under a schema the graph no
+ * longer keeps. The caller frees *out with og_schema_info_free. */
+OG_EXTERN int og_graph_schema(og_schema_info **out, og_graph *g, const og_snapshot_options *opt);
 OG_EXTERN void og_schema_info_free(og_schema_info *s);
 
 /* Options for og_graph_schema_apply(). Initialise with OG_SCHEMA_APPLY_OPTIONS_INIT. */
@@ -753,21 +764,29 @@ OG_EXTERN size_t og_commit_list_count(const og_commit_list *l);
 OG_EXTERN const og_commit_info *og_commit_list_get(const og_commit_list *l, size_t i);
 OG_EXTERN void og_commit_list_free(og_commit_list *l);
 
-/* Every commit of branch main, newest first. The caller frees *out with og_commit_list_free
- * (NULL on failure). */
-OG_EXTERN int og_graph_commits(og_commit_list **out, og_graph *g);
-/* Every commit of graph branch `branch` (NULL or "main": main), newest first: its own and those
- * of the branches it was forked from, up to its fork point. OG_E_NOT_FOUND names an unknown
- * branch. */
-OG_EXTERN int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branch);
+/* Which lineage og_graph_commits() and og_graph_commit_show() read. Initialise with
+ * OG_COMMIT_OPTIONS_INIT (or pass NULL: main's). */
+#define OG_COMMIT_OPTIONS_VERSION 1
+typedef struct og_commit_options {
+    int version;        /* OG_COMMIT_OPTIONS_VERSION */
+    const char *branch; /* NULL or "main": main; else a graph branch (OG_E_NOT_FOUND if none) */
+} og_commit_options;
+#define OG_COMMIT_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        OG_COMMIT_OPTIONS_VERSION, NULL                                                            \
+    }
+OG_EXTERN int og_commit_options_init(og_commit_options *opts, int version);
+
+/* Every commit of opt->branch (opt NULL: main), newest first: its own and those of the
+ * branches it was forked from, up to its fork point. The caller frees *out with
+ * og_commit_list_free (NULL on failure). */
+OG_EXTERN int og_graph_commits(og_commit_list **out, og_graph *g, const og_commit_options *opt);
 /* The commit a reference names (an id, a unique prefix or a manifest version), freed with
- * og_commit_info_free. Errors as og_graph_snapshot's. Prefixes and versions are resolved on
- * main; a full id main's lineage lacks is looked for on every other branch (ids are unique). */
-OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref);
-/* The same on graph branch `branch` (NULL or "main": main): prefixes and manifest versions
- * are resolved in that branch's lineage. OG_E_NOT_FOUND names an unknown branch. */
-OG_EXTERN int og_graph_branch_commit_show(og_commit_info **out, og_graph *g, const char *branch,
-                                          const char *ref);
+ * og_commit_info_free. Errors as og_graph_snapshot's. Prefixes and versions are resolved in
+ * opt->branch's lineage (opt NULL: main's); on main, a full id main's lineage lacks is looked
+ * for on every other branch (ids are unique). */
+OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref,
+                                   const og_commit_options *opt);
 /* Frees a commit og_graph_commit_show returned (never one a list holds). */
 OG_EXTERN void og_commit_info_free(og_commit_info *c);
 
@@ -1373,9 +1392,9 @@ OG_EXTERN void og_branch_list_free(og_branch_list *l);
 
 /* Every branch, main first, then the others by name. The caller frees *out with
  * og_branch_list_free (NULL on failure). Works on a read-only handle. */
-OG_EXTERN int og_graph_branch_list(og_branch_list **out, og_graph *g);
+OG_EXTERN int og_graph_branches(og_branch_list **out, og_graph *g);
 
-/* Options for og_graph_branch_create(). Initialise with OG_BRANCH_OPTIONS_INIT. */
+/* Options for og_graph_create_branch(). Initialise with OG_BRANCH_OPTIONS_INIT. */
 #define OG_BRANCH_OPTIONS_VERSION 1
 typedef struct og_branch_options {
     int version;      /* OG_BRANCH_OPTIONS_VERSION */
@@ -1398,14 +1417,14 @@ OG_EXTERN int og_branch_options_init(og_branch_options *opts, int version);
  * than the accepted one (before an og_graph_schema_apply: branches start under the accepted
  * schema). On success *out (may be NULL) describes the branch, freed with
  * og_branch_info_free. */
-OG_EXTERN int og_graph_branch_create(og_branch_info **out, og_graph *g, const char *name,
+OG_EXTERN int og_graph_create_branch(og_branch_info **out, og_graph *g, const char *name,
                                      const og_branch_options *opt);
 /* Delete branch `name`. OG_E_BAD_REQUEST for "main"; OG_E_NOT_FOUND when it does not exist;
  * OG_E_CONFLICT while a write on it runs; OG_E_RECOVERY_REQUIRED while an interrupted write on it
  * is unresolved (og_error.operation_id); OG_E_PRECONDITION_FAILED while a branch forked from it
  * exists (it reads this one's history: delete it first). Commits of the branch stay readable
  * from branches that contain them. */
-OG_EXTERN int og_graph_branch_delete(og_graph *g, const char *name);
+OG_EXTERN int og_graph_delete_branch(og_graph *g, const char *name);
 
 /* ---- Branch merge ----------------------------------------------------------------------------
  * Merge one branch into another as a graph write (docs/merge.md): the merge base is the best
@@ -1439,6 +1458,7 @@ typedef struct og_merge_conflict {
 #define OG_MERGE_OPTIONS_VERSION 1
 typedef struct og_merge_options {
     int version;           /* OG_MERGE_OPTIONS_VERSION */
+    const char *source;    /* the branch to merge (required) */
     const char *into;      /* the target branch (NULL or "main": main) */
     const char *if_commit; /* NULL, or the commit the target's head must be
                             * (OG_E_PRECONDITION_FAILED otherwise) */
@@ -1447,7 +1467,7 @@ typedef struct og_merge_options {
 } og_merge_options;
 #define OG_MERGE_OPTIONS_INIT                                                                      \
     {                                                                                              \
-        OG_MERGE_OPTIONS_VERSION, NULL, NULL, 0                                                    \
+        OG_MERGE_OPTIONS_VERSION, NULL, NULL, NULL, 0                                              \
     }
 OG_EXTERN int og_merge_options_init(og_merge_options *opts, int version);
 
@@ -1469,13 +1489,12 @@ OG_EXTERN size_t og_merge_result_conflict_count(const og_merge_result *r);
 OG_EXTERN const og_merge_conflict *og_merge_result_conflict(const og_merge_result *r, size_t i);
 OG_EXTERN void og_merge_result_free(og_merge_result *r);
 
-/* Merge branch `source` into opt->into (opt NULL: into main). *out (required) describes the
+/* Merge branch opt->source into opt->into (NULL or "main": main). *out (required) describes the
  * outcome; on OG_E_MERGE_CONFLICTS it is also set, holding every conflict; on other failures it
- * is NULL. OG_E_NOT_FOUND names an unknown branch; OG_E_BAD_REQUEST for a branch merged into
- * itself; OG_E_CONFLICT when the histories have no single merge base (docs/merge.md,
- * "criss-cross") or the two sides have different schemas. */
-OG_EXTERN int og_graph_merge(og_merge_result **out, og_graph *g, const char *source,
-                             const og_merge_options *opt);
+ * is NULL. OG_E_NOT_FOUND names an unknown branch; OG_E_BAD_REQUEST without opt or
+ * opt->source, or for a branch merged into itself; OG_E_CONFLICT when the histories have no single
+ * merge base (docs/merge.md, "criss-cross") or the two sides have different schemas. */
+OG_EXTERN int og_graph_merge(og_merge_result **out, og_graph *g, const og_merge_options *opt);
 /* ---- Verification -------------------------------------------------------------------------- */
 /* Check a graph root without writing to it (CLI: `omnigraph verify`, docs/maintenance.md
  * "Verifying a graph"): every retained graph-manifest version reconstructs, the head's lineage

@@ -435,19 +435,17 @@ static snapshot_info *snapshot_of(const og_snapshot_info *s)
     return (snapshot_info *)((char *)s - offsetof(snapshot_info, pub));
 }
 
-int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
-{
-    return og_graph_branch_snapshot(out, g, NULL, at);
-}
-
-int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *branch,
-                             const char *at)
+int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const og_snapshot_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: no graph");
+    int rc;
+    if (opt && (rc = api_options_check(opt->version, OG_SNAPSHOT_OPTIONS_VERSION,
+                                       "og_snapshot_options")) != 0)
+        return rc;
     graph_snapshot *snap = NULL;
-    int rc = api_snapshot_at(&snap, g, branch, at, 0);
+    rc = api_snapshot_at(&snap, g, opt ? opt->branch : NULL, opt ? opt->at : NULL, 0);
     if (rc) return rc;
     snapshot_info *whole = core_calloc(1, sizeof *whole);
     if (!whole) {
@@ -570,17 +568,24 @@ void og_commit_list_free(og_commit_list *l)
     core_free(l);
 }
 
-int og_graph_commits(og_commit_list **out, og_graph *g)
+/* The branch a og_commit_options names (NULL: main), its version checked. */
+static int commit_options_branch(const og_commit_options *opt, const char **branch)
 {
-    return og_graph_branch_commits(out, g, NULL);
+    *branch = NULL;
+    if (!opt) return 0;
+    int rc = api_options_check(opt->version, OG_COMMIT_OPTIONS_VERSION, "og_commit_options");
+    if (rc == 0) *branch = opt->branch;
+    return rc;
 }
 
-int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branch)
+int og_graph_commits(og_commit_list **out, og_graph *g, const og_commit_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: no graph");
-    int rc = api_branch_arg(g, &branch);
+    const char *branch = NULL;
+    int rc = commit_options_branch(opt, &branch);
+    if (rc == 0) rc = api_branch_arg(g, &branch);
     if (rc) return rc;
     og_commit_list *list = core_calloc(1, sizeof *list);
     if (!list) return core_err_nomem();
@@ -658,18 +663,15 @@ static int commit_on_any_branch(og_commit_info **out, og_graph *g, const char *i
     return rc;
 }
 
-int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
-{
-    return og_graph_branch_commit_show(out, g, NULL, ref);
-}
-
-int og_graph_branch_commit_show(og_commit_info **out, og_graph *g, const char *branch,
-                                const char *ref)
+int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref,
+                         const og_commit_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: no graph");
-    int rc = api_branch_arg(g, &branch);
+    const char *branch = NULL;
+    int rc = commit_options_branch(opt, &branch);
+    if (rc == 0) rc = api_branch_arg(g, &branch);
     if (rc) return rc;
     graph_snapshot *snap = NULL;
     rc = branch ? graph_snapshot_load(&snap, g->h->s, branch, 0, GRAPH_SNAP_LINEAGE)

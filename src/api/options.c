@@ -93,3 +93,7 @@ int og_repair_options_init(og_repair_options *opts, int version)
 }
 OPTIONS_INIT_FN(og_merge_options_init, og_merge_options, OG_MERGE_OPTIONS_INIT,
                 OG_MERGE_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_snapshot_options_init, og_snapshot_options, OG_SNAPSHOT_OPTIONS_INIT,
+                OG_SNAPSHOT_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_commit_options_init, og_commit_options, OG_COMMIT_OPTIONS_INIT,
+                OG_COMMIT_OPTIONS_VERSION)

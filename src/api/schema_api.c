@@ -47,13 +47,17 @@ static int catalog_text(const lang_catalog *c, char **out)
     return *out ? 0 : core_err_nomem();
 }
 
-int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch, const char *at)
+int og_graph_schema(og_schema_info **out, og_graph *g, const og_snapshot_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_schema: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_schema: no graph");
+    int rc;
+    if (opt && (rc = api_options_check(opt->version, OG_SNAPSHOT_OPTIONS_VERSION,
+                                       "og_snapshot_options")) != 0)
+        return rc;
     graph_snapshot *snap = NULL;
-    int rc = api_snapshot_at(&snap, g, branch, at, 0);
+    rc = api_snapshot_at(&snap, g, opt ? opt->branch : NULL, opt ? opt->at : NULL, 0);
     if (rc) return rc;
     /* The schema that commit was made under: the accepted one, or one kept by identity. */
     const lang_catalog *c = NULL;

@@ -369,7 +369,10 @@ static int cmd_snapshot(int argc, char **argv)
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_snapshot_info *s = NULL;
     og_intent_list *pending = NULL; /* interrupted writes (recovery sidecars) */
-    rc = og_graph_branch_snapshot(&s, g, a.branch, a.at);
+    og_snapshot_options so = OG_SNAPSHOT_OPTIONS_INIT;
+    so.branch = a.branch;
+    so.at = a.at;
+    rc = og_graph_snapshot(&s, g, &so);
     if (!rc) rc = og_graph_intents(&pending, g);
     og_graph_close(g);
     if (rc) {
@@ -439,7 +442,9 @@ static int commit_list(const cli_cmd *self, int argc, char **argv)
     og_graph *g = NULL;
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_commit_list *l = NULL;
-    rc = og_graph_branch_commits(&l, g, a.branch);
+    og_commit_options co = OG_COMMIT_OPTIONS_INIT;
+    co.branch = a.branch;
+    rc = og_graph_commits(&l, g, &co);
     og_graph_close(g);
     if (rc) return cli_fail(a.json);
     size_t n = og_commit_list_count(l);
@@ -486,13 +491,18 @@ static int commit_show(const cli_cmd *self, int argc, char **argv)
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_commit_info *c = NULL;
     og_snapshot_info *s = NULL;
-    rc = og_graph_branch_commit_show(&c, g, a.branch, a.ref);
+    og_commit_options co = OG_COMMIT_OPTIONS_INIT;
+    co.branch = a.branch;
+    rc = og_graph_commit_show(&c, g, a.ref, &co);
     /* The tables as this commit left them: the snapshot at its manifest version of the branch
      * it was made on. */
     if (!rc) {
         char mv[32];
         snprintf(mv, sizeof mv, "%llu", (unsigned long long)c->manifest_version);
-        rc = og_graph_branch_snapshot(&s, g, c->branch, mv);
+        og_snapshot_options so = OG_SNAPSHOT_OPTIONS_INIT;
+        so.branch = c->branch;
+        so.at = mv;
+        rc = og_graph_snapshot(&s, g, &so);
     }
     og_graph_close(g);
     if (rc) {

@@ -124,7 +124,7 @@ static int schema_plan(const cli_cmd *self, int argc, char **argv)
         og_open_options oo = OG_OPEN_OPTIONS_INIT;
         oo.read_only = 1;
         if (og_graph_open(&g, root, &oo) != 0) return cli_fail(json);
-        int grc = og_graph_schema(&accepted, g, NULL, NULL);
+        int grc = og_graph_schema(&accepted, g, NULL);
         og_graph_close(g);
         if (grc != 0) return cli_fail(json);
         memset(&f[0], 0, sizeof f[0]);
@@ -195,7 +195,10 @@ static int schema_show(const cli_cmd *self, int argc, char **argv)
     oo.read_only = 1;
     if (og_graph_open(&g, root, &oo) != 0) return cli_fail(json);
     og_schema_info *si = NULL;
-    if (og_graph_schema(&si, g, branch, at) != 0) {
+    og_snapshot_options so = OG_SNAPSHOT_OPTIONS_INIT;
+    so.branch = branch;
+    so.at = at;
+    if (og_graph_schema(&si, g, &so) != 0) {
         int rc = cli_fail(json);
         og_graph_close(g);
         return rc;

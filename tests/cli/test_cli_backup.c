@@ -165,7 +165,8 @@ static char *export_text(og_graph *g, const char *at, og_export_result **res)
 static char *dumps(og_graph *g, const char *root, const char *at)
 {
     og_snapshot_info *s = NULL;
-    assert_og_ok(og_graph_snapshot(&s, g, at));
+    assert_og_ok(og_graph_snapshot(
+        &s, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = at}));
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

@@ -805,7 +805,7 @@ static void test_api(void **state)
     assert_og_error(og_graph_load(&lr, g, "d.jsonl", DATA1, strlen(DATA1), &lo), OG_E_BAD_REQUEST);
     lo.branch = "dev";
     lo.mode = OG_LOAD_MERGE;
-    /* a branch that does not exist (og_graph_branch_create makes one) */
+    /* a branch that does not exist (og_graph_create_branch makes one) */
     assert_og_error(og_graph_load(&lr, g, "d.jsonl", DATA1, strlen(DATA1), &lo), OG_E_NOT_FOUND);
     lo.branch = NULL;
     lo.mode = OG_LOAD_OVERWRITE;
@@ -874,15 +874,19 @@ static void test_api(void **state)
     char head[OG_ID_LEN + 1];
     memcpy(head, si->head_commit, sizeof head);
     og_snapshot_info_free(si);
-    assert_og_ok(og_graph_snapshot(&si, g, first_load));
+    assert_og_ok(og_graph_snapshot(
+        &si, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = first_load}));
     assert_int_equal(si->manifest_version, 2);
     assert_string_equal(si->head_commit, first_load);
     og_snapshot_info_free(si);
-    assert_og_error(og_graph_snapshot(&si, g, "12345"), OG_E_NOT_FOUND);
+    assert_og_error(
+        og_graph_snapshot(
+            &si, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = "12345"}),
+        OG_E_NOT_FOUND);
     assert_null(si);
 
     og_commit_list *cl = NULL;
-    assert_og_ok(og_graph_commits(&cl, g));
+    assert_og_ok(og_graph_commits(&cl, g, NULL));
     assert_int_equal(og_commit_list_count(cl), 3);
     const og_commit_info *c0 = og_commit_list_get(cl, 0), *c2 = og_commit_list_get(cl, 2);
     assert_null(og_commit_list_get(cl, 3));
@@ -897,7 +901,7 @@ static void test_api(void **state)
     assert_true(c0->created_at_us >= c2->created_at_us);
     og_commit_list_free(cl);
     og_commit_info *c = NULL;
-    assert_og_ok(og_graph_commit_show(&c, g, "2"));
+    assert_og_ok(og_graph_commit_show(&c, g, "2", NULL));
     assert_string_equal(c->id, first_load);
     og_commit_info_free(c);
 
@@ -909,7 +913,7 @@ static void test_api(void **state)
     assert_int_equal(og_write_result_count(lr, OG_WRITE_LINES), 2);
     assert_int_equal(og_write_result_table_count(lr), 0);
     og_write_result_free(lr);
-    assert_og_ok(og_graph_commits(&cl, g));
+    assert_og_ok(og_graph_commits(&cl, g, NULL));
     assert_int_equal(og_commit_list_count(cl), 3);
     og_commit_list_free(cl);
 
@@ -941,7 +945,7 @@ static void test_api(void **state)
     assert_int_equal(st->writes, 0);
     assert_int_equal(st->noops, 0);
     og_graph_stats_free(st);
-    assert_og_ok(og_graph_commits(&cl, g));
+    assert_og_ok(og_graph_commits(&cl, g, NULL));
     assert_int_equal(og_commit_list_count(cl), 3);
     og_commit_list_free(cl);
     og_graph_close(g);
@@ -1022,11 +1026,11 @@ static void test_api_many_tables(void **state)
     free(data);
 }
 
-/* Whether graph branch `name` exists (og_graph_branch_list). */
+/* Whether graph branch `name` exists (og_graph_branches). */
 static int api_has_branch(og_graph *g, const char *name)
 {
     og_branch_list *l = NULL;
-    assert_og_ok(og_graph_branch_list(&l, g));
+    assert_og_ok(og_graph_branches(&l, g));
     int found = 0;
     for (size_t i = 0; i < og_branch_list_count(l); i++)
         found |= strcmp(og_branch_list_get(l, i)->name, name) == 0;

@@ -159,7 +159,7 @@ static void table_at(og_graph *g, const char *root, const og_write_result *r, co
 static void head(og_graph *g, char id[OG_ID_LEN + 1], uint64_t *mver)
 {
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     const og_commit_info *c = og_commit_list_get(l, 0);
     assert_non_null(c);
     memcpy(id, c->id, OG_ID_LEN + 1);
@@ -172,7 +172,7 @@ static void one_commit_on(og_graph *g, const og_write_result *r, const char *id,
 {
     assert_int_equal(og_write_result_manifest_version(r), mver + 1);
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     const og_commit_info *mine = NULL;
     for (size_t i = 0; i < og_commit_list_count(l); i++)
         if (!strcmp(og_commit_list_get(l, i)->id, og_write_result_commit_id(r)))

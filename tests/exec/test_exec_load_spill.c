@@ -175,7 +175,7 @@ static void same_error(og_graph **gp, const char *root, const text *t, int mode,
     assert_og_ok(og_graph_open(gp, root, NULL));
     og_graph *g = *gp;
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     size_t commits = og_commit_list_count(l);
     og_commit_list_free(l);
     int rc1 = load(g, t, mode, 0);
@@ -190,7 +190,7 @@ static void same_error(og_graph **gp, const char *root, const text *t, int mode,
     snprintf(last_msg, sizeof last_msg, "%s", e->message);
     assert_int_equal(rc1, code);
     assert_int_equal(line1, want_line);
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), commits);
     og_commit_list_free(l);
 }

@@ -785,7 +785,7 @@ static char *files_of(const char *dir)
 static size_t commits(og_graph *g)
 {
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_branch_commits(&l, g, NULL));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     size_t n = og_commit_list_count(l);
     og_commit_list_free(l);
     return n;
@@ -795,7 +795,7 @@ static size_t commits(og_graph *g)
 static json_t *type_ids(og_graph *g)
 {
     og_schema_info *si = NULL;
-    assert_og_ok(og_graph_schema(&si, g, NULL, NULL));
+    assert_og_ok(og_graph_schema(&si, g, NULL));
     json_t *cat = json_loads(si->catalog_json, 0, NULL);
     assert_non_null(cat);
     json_t *out = json_object();
@@ -820,7 +820,7 @@ static json_t *type_ids(og_graph *g)
 static char *identity(og_graph *g)
 {
     og_schema_info *si = NULL;
-    assert_og_ok(og_graph_schema(&si, g, NULL, NULL));
+    assert_og_ok(og_graph_schema(&si, g, NULL));
     char *id = strdup(si->identity);
     og_schema_info_free(si);
     return id;

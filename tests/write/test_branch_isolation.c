@@ -7,7 +7,7 @@
  * loads half through og_graph_load and half through the write layer (exec_load_parse +
  * write_changes on the handle's writer). Branches: "dev" forked early from main at its head,
  * "feature/x" later from dev at its head, and "hotfix" from a random branch at an older commit
- * of it (write_branch_create and og_graph_branch_create both used). A few extra writes are
+ * of it (write_branch_create and og_graph_create_branch both used). A few extra writes are
  * refused on purpose (a key the branch has, an edge to a node only another branch has) or
  * commit nothing (an update matching no row).
  *
@@ -491,7 +491,8 @@ static void check_lineage(iso *t, int bi)
 {
     branch *b = &t->b[bi];
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_branch_commits(&l, t->g, b->name));
+    assert_og_ok(og_graph_commits(
+        &l, t->g, &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION, .branch = b->name}));
     size_t n = og_commit_list_count(l);
     if (n != b->nl) {
         og_commit_list_free(l);
@@ -522,7 +523,7 @@ static void check_travel(iso *t, int bi, unsigned times)
 }
 
 /* Every branch's head is the one recorded (`except` may have moved: returned in moved).
- * Every LIST_EVERY calls (and in every branch check) through og_graph_branch_list, which also
+ * Every LIST_EVERY calls (and in every branch check) through og_graph_branches, which also
  * names the branches; otherwise through the handle's heads of each branch, which are the latest
  * manifest version's (a cached head is taken only while its branch's ref and latest version
  * are still the ones it was read at). The list loads the snapshot of every branch that wrote
@@ -553,7 +554,7 @@ static void check_heads(iso *t, int except, char *moved)
         return;
     }
     og_branch_list *l = NULL;
-    assert_og_ok(og_graph_branch_list(&l, t->g));
+    assert_og_ok(og_graph_branches(&l, t->g));
     size_t n = og_branch_list_count(l);
     if (n != (size_t)t->nb) ISO_FAIL(t, except, "%zu branches listed, %d expected", n, t->nb);
     for (size_t i = 0; i < n; i++) {
@@ -1029,7 +1030,8 @@ static void settle(iso *t, int bi, const char *own)
         return;
     }
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_branch_commits(&l, t->g, b->name));
+    assert_og_ok(og_graph_commits(
+        &l, t->g, &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION, .branch = b->name}));
     size_t n = og_commit_list_count(l), at = n;
     for (size_t i = 0; i < n && at == n; i++)
         if (strcmp(og_commit_list_get(l, i)->id, own) == 0) at = i;
@@ -1183,7 +1185,7 @@ static void create_branch(iso *t, const char *name, int from, bool older, bool p
         bo.from = pb->name;
         bo.at = at[0] ? at : NULL;
         og_branch_info *info = NULL;
-        int rc = og_graph_branch_create(&info, t->g, name, &bo);
+        int rc = og_graph_create_branch(&info, t->g, name, &bo);
         if (rc) ISO_FAIL(t, from, "create %s: %s", name, og_error_last()->message);
         snprintf(head, sizeof head, "%s", info->head);
         snprintf(forked, sizeof forked, "%s", info->forked_from);

@@ -212,7 +212,7 @@ static void build(const char *root, const char *branch)
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
     load_person(g, NULL, "root");
-    if (branch) assert_og_ok(og_graph_branch_create(NULL, g, branch, NULL));
+    if (branch) assert_og_ok(og_graph_create_branch(NULL, g, branch, NULL));
     for (int i = 0; i < COMMITS; i++) {
         char name[16];
         snprintf(name, sizeof name, "p%02d", i);
@@ -275,7 +275,7 @@ static void test_branch_first_touch_lost(void **state)
     build(root, NULL); /* main: root + COMMITS people */
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
-    assert_og_ok(og_graph_branch_create(NULL, g, "b", NULL));
+    assert_og_ok(og_graph_create_branch(NULL, g, "b", NULL));
     load_person(g, "b", "only-on-b");
     assert_int_equal(count_people(g, "b"), 2 + COMMITS);
     og_graph_close(g);

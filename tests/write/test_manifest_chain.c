@@ -244,7 +244,7 @@ static void test_flip_branch_newest(void **state)
     make_graph(root);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
-    assert_og_ok(og_graph_branch_create(NULL, g, "b", NULL));
+    assert_og_ok(og_graph_create_branch(NULL, g, "b", NULL));
     og_graph_close(g);
     assert_og_ok(load_on(root, "b", "{\"type\":\"Person\",\"data\":{\"name\":\"bea\"}}\n"));
     snprintf(bdir, sizeof bdir, "%s/__manifest.lance/tree/b", root);

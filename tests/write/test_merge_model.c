@@ -457,7 +457,7 @@ static bool settle(run *r, int step_no)
 {
     write_maintenance_drain(r->g->w);
     og_branch_list *l = NULL;
-    int rc = og_graph_branch_list(&l, r->g);
+    int rc = og_graph_branches(&l, r->g);
     if (rc) {
         mismatch(r, "read", "step %d: branch list: %s", step_no, og_error_last()->message);
         return false;
@@ -477,7 +477,9 @@ static bool settle(run *r, int step_no)
         }
         if (strcmp(bi->head, want) == 0) continue;
         og_commit_list *cl = NULL;
-        if (og_graph_branch_commits(&cl, r->g, api_branch(b))) {
+        if (og_graph_commits(&cl, r->g,
+                             &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION,
+                                                  .branch = api_branch(b)})) {
             mismatch(r, "read", "step %d: commits of %s: %s", step_no, BNAME[b],
                      og_error_last()->message);
             ok = false;
@@ -682,9 +684,10 @@ static bool run_merge(run *r, int i, const step *s)
         }
     }
     og_merge_options mo = OG_MERGE_OPTIONS_INIT;
+    mo.source = BNAME[src];
     mo.into = BNAME[tgt];
     og_merge_result *res = NULL;
-    int rc = og_graph_merge(&res, r->g, BNAME[src], &mo);
+    int rc = og_graph_merge(&res, r->g, &mo);
     if (r->st) {
         r->st->merges++;
         if (rc == OG_E_CONFLICT) r->st->crisscross++;
@@ -764,7 +767,10 @@ static bool run_merge(run *r, int i, const step *s)
         /* the commit: on the target, after its old head, merging the source head */
         const char *old = m->c[m->head[tgt]].id, *sh = m->c[m->head[src]].id;
         og_commit_info *h = NULL;
-        if (res->commit[0] && og_graph_branch_commit_show(&h, r->g, BNAME[tgt], res->commit))
+        if (res->commit[0] &&
+            og_graph_commit_show(
+                &h, r->g, res->commit,
+                &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION, .branch = BNAME[tgt]}))
             h = NULL;
         if (!h || strcmp(h->id, res->commit) != 0 || strcmp(h->parent, old) != 0 ||
             strcmp(h->merged_parent, sh) != 0 || strcmp(res->source_head, sh) != 0) {
@@ -819,7 +825,7 @@ static bool exec_step(run *r, int i, const step *s)
         og_branch_options bo = OG_BRANCH_OPTIONS_INIT;
         bo.from = api_branch(s->b2);
         og_branch_info *bi = NULL;
-        int rc = og_graph_branch_create(&bi, r->g, BNAME[s->b], &bo);
+        int rc = og_graph_create_branch(&bi, r->g, BNAME[s->b], &bo);
         if (rc || strcmp(bi->head, m->c[m->head[s->b2]].id) != 0) {
             step_text(s, what, sizeof what);
             mismatch(r, "write", "step %d (%s): %s", i + 1, what,

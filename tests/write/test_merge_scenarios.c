@@ -154,7 +154,9 @@ static void resolve_at(scn *s, const char *b, const char *at, char *out, size_t 
     }
     size_t k = strtoul(at + 5, NULL, 10);
     og_commit_list *l = NULL;
-    if (og_graph_branch_commits(&l, s->g, branch_arg(b)))
+    if (og_graph_commits(
+            &l, s->g,
+            &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION, .branch = branch_arg(b)}))
         SCN_FAIL(s, "commits of %s: %s", b, og_error_last()->message);
     if (k >= og_commit_list_count(l)) SCN_FAIL(s, "%s has no commit %s", b, at);
     snprintf(out, cap, "%s", og_commit_list_get(l, k)->id);
@@ -178,9 +180,10 @@ static int mutate(scn *s, const char *branch, const char *query, const char *par
 static void do_merge(scn *s, const char *src, const char *tgt, const char *what, const char *arg)
 {
     og_merge_options mo = OG_MERGE_OPTIONS_INIT;
+    mo.source = src;
     mo.into = tgt;
     og_merge_result *r = NULL;
-    int rc = og_graph_merge(&r, s->g, src, &mo);
+    int rc = og_graph_merge(&r, s->g, &mo);
     s->merges++;
     if (strcmp(what, "conflicts") == 0) {
         char *want_text = block(s);
@@ -291,10 +294,10 @@ static void run_line(scn *s, char *l)
                 bo.at = at;
             }
         }
-        if (og_graph_branch_create(NULL, s->g, w[1], &bo))
+        if (og_graph_create_branch(NULL, s->g, w[1], &bo))
             SCN_FAIL(s, "branch %s: %s", w[1], og_error_last()->message);
     } else if (!strcmp(w[0], "delete")) {
-        if (og_graph_branch_delete(s->g, w[1]))
+        if (og_graph_delete_branch(s->g, w[1]))
             SCN_FAIL(s, "delete %s: %s", w[1], og_error_last()->message);
     } else if (!strcmp(w[0], "mutate") || !strcmp(w[0], "fail")) {
         /* params: the rest of the line after the query name, up to "->" */

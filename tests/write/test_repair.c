@@ -170,7 +170,7 @@ static void test_truncated_head(void **state)
     capture_warnings();
     g = open_ro(root); /* opens: commits before the damage stay readable */
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), 3); /* versions 1..3 */
     assert_int_equal(og_commit_list_get(l, 0)->manifest_version, 3);
     og_commit_list_free(l);
@@ -180,7 +180,8 @@ static void test_truncated_head(void **state)
     assert_non_null(at3);
     assert_string_equal(at3, before_v3);
     og_snapshot_info *si = NULL;
-    assert_og_ok(og_graph_snapshot(&si, g, "2"));
+    assert_og_ok(og_graph_snapshot(
+        &si, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = "2"}));
     assert_int_equal(si->manifest_version, 2);
     og_snapshot_info_free(si);
 
@@ -236,7 +237,7 @@ static void test_manifest_data_file_gone(void **state)
         int rc = og_graph_open(&g, copy, &oo);
         if (rc == 0) {
             og_commit_list *l = NULL;
-            rc = og_graph_commits(&l, g);
+            rc = og_graph_commits(&l, g, NULL);
             og_commit_list_free(l);
             og_snapshot_info *si = NULL;
             int hrc = og_graph_snapshot(&si, g, NULL);
@@ -388,7 +389,7 @@ static size_t count_commits(const char *root)
 {
     og_graph *g = open_ro(root);
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     size_t n = og_commit_list_count(l);
     og_commit_list_free(l);
     og_graph_close(g);
@@ -420,7 +421,7 @@ static void repair_case(bool delete_it)
     og_graph *g = open_ro(root);
     char *before[4] = {NULL, NULL, NULL, NULL};
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), 4);
     char ids[4][OG_ID_LEN + 1];
     for (size_t i = 0; i < 4; i++) /* newest first: ids[i] is version 4 - i */
@@ -488,7 +489,7 @@ static void repair_case(bool delete_it)
     assert_non_null(strstr(head, "\"dan\""));
     assert_non_null(strstr(head, "\"cid\"")); /* the lost commit's row, kept */
     free(head);
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), 5);
     assert_string_equal(og_commit_list_get(l, 1)->id, repair_id);
     assert_string_equal(og_commit_list_get(l, 1)->actor, "omnigraph:repair");
@@ -754,7 +755,7 @@ static void make_branch(const char *root)
     make_graph(root);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
-    assert_og_ok(og_graph_branch_create(NULL, g, "b", NULL));
+    assert_og_ok(og_graph_create_branch(NULL, g, "b", NULL));
     og_load_options lo = OG_LOAD_OPTIONS_INIT;
     lo.mode = OG_LOAD_MERGE;
     lo.branch = "b";
