@@ -34,7 +34,7 @@ int main(int argc, char **argv)
         io.schema_source = schema;
         io.schema_file = "bench.pg";
         og_init_result *ir = NULL;
-        if (og_graph_init(&ir, root, &io) != 0) {
+        if (og_root_init(&ir, root, &io) != 0) {
             fprintf(stderr, "bench_branches: %s\n", og_error_last()->message);
             return 1;
         }

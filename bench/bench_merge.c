@@ -151,7 +151,7 @@ int main(int argc, char **argv)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    if (og_graph_init(&ir, root, &io)) die("init");
+    if (og_root_init(&ir, root, &io)) die("init");
     og_init_result_free(ir);
     og_graph *g = NULL;
     og_open_options oo = OG_OPEN_OPTIONS_INIT;

@@ -117,7 +117,7 @@ int main(int argc, char **argv)
     io.schema_source = SCHEMA;
     io.schema_file = "embed.pg";
     og_init_result *init = NULL;
-    if (og_graph_init(&init, dir, &io) != 0) return report("init");
+    if (og_root_init(&init, dir, &io) != 0) return report("init");
     printf("created a graph with %zu node types and %zu edge types\n", init->node_types,
            init->edge_types);
     og_init_result_free(init);

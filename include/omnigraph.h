@@ -22,6 +22,15 @@
  *  - Constants that enumerate are enums. Structs and parameters carry them as int, so the ABI
  *    does not depend on the size a compiler gives an enum; new values are appended.
  *  - Strings are UTF-8 and NUL-terminated unless a length comes with them.
+ *  - Names. og_graph_X() takes an open og_graph (og_graph_open makes one from a root
+ *    directory); og_root_X() takes a graph's root directory and opens it itself, for what must
+ *    work where a handle cannot be had (og_root_init before there is a graph; verify, repair
+ *    and recovery of a graph that does not open); og_table_X() takes an og_table;
+ *    og_store_selfcheck a plain directory. The functions of a returned object are named after
+ *    its type (og_result_next, og_merge_result_conflict).
+ *  - Branches. A call that reads or writes a graph branch names it in its options' `branch`
+ *    member (NULL or "main": main); a merge names its two in `source` and `into`;
+ *    og_graph_create_branch and og_graph_delete_branch take the name they create or delete.
  *
  * Caveats (LMDB's word for what an embedder must know; each holds for every call):
  *  - Threads. An og_graph may be used by several threads at once: reads run in parallel and
@@ -465,7 +474,7 @@ OG_EXTERN int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t,
 /* An open graph. May be used by several threads at once; writes serialize inside. */
 typedef struct og_graph og_graph;
 
-/* Options for og_graph_init(). Initialise with OG_INIT_OPTIONS_INIT and set schema_source. */
+/* Options for og_root_init(). Initialise with OG_INIT_OPTIONS_INIT and set schema_source. */
 #define OG_INIT_OPTIONS_VERSION 1
 typedef struct og_init_options {
     int version;               /* OG_INIT_OPTIONS_VERSION */
@@ -479,7 +488,7 @@ typedef struct og_init_options {
     }
 OG_EXTERN int og_init_options_init(og_init_options *opts, int version);
 
-/* What og_graph_init made. Allocated by the library: og_init_result_free. */
+/* What og_root_init made. Allocated by the library: og_init_result_free. */
 typedef struct og_init_result {
     char commit_id[OG_ID_LEN + 1]; /* the genesis commit */
     int took_over;                 /* 1: an interrupted earlier init was found and replaced */
@@ -493,7 +502,7 @@ typedef struct og_init_result {
  * URI ("s3://...": no such backend yet), OG_E_STORAGE. A crash leaves no graph or a complete one; a
  * later init takes an interrupted one over (took_over). On success the caller frees *out with
  * og_init_result_free; on failure *out is NULL. */
-OG_EXTERN int og_graph_init(og_init_result **out, const char *root_dir, const og_init_options *opt);
+OG_EXTERN int og_root_init(og_init_result **out, const char *root_dir, const og_init_options *opt);
 OG_EXTERN void og_init_result_free(og_init_result *r);
 
 /* Options for og_graph_open(). Initialise with OG_OPEN_OPTIONS_INIT. */
@@ -897,8 +906,8 @@ OG_EXTERN void og_cleanup_result_free(og_cleanup_result *r);
  * a pending intent blocks. */
 
 typedef enum og_intent_state {
-    OG_INTENT_PENDING = 1,   /* its writer is gone: the next write or og_recover_resolve acts */
-    OG_INTENT_LIVE = 2,      /* its writer still runs (holds the intent's lock): left alone */
+    OG_INTENT_PENDING = 1, /* its writer is gone: the next write or og_root_recover_resolve acts */
+    OG_INTENT_LIVE = 2,    /* its writer still runs (holds the intent's lock): left alone */
     OG_INTENT_UNCHECKED = 3, /* listed through a read-only handle, which takes no locks */
     OG_INTENT_RESOLVED = 4,  /* the audit log records it resolved: a stale copy, retired by the
                               * next write */
@@ -923,7 +932,7 @@ typedef enum og_recover_outcome {
     OG_RECOVERED_DISCARDED = 3,
     OG_RECOVERED_RETIRED = 4,
     OG_RECOVERED_DISCARDED_FORCED = 5, /* discarded without proof (og_recover_options.force) */
-    OG_RECOVERED_REPAIRED = 6, /* an interrupted og_graph_repair, completed (its repair commit) */
+    OG_RECOVERED_REPAIRED = 6, /* an interrupted og_root_repair, completed (its repair commit) */
     OG_RECOVERED_REPAIRED_FORCED = 7, /* ... one forced past acknowledged commits (dropped) */
 } og_recover_outcome;
 
@@ -949,9 +958,9 @@ typedef struct og_intent_info {
     const char *problem;     /* damaged: what is wrong with the file; else NULL */
     const char *resolved_as; /* OG_INTENT_RESOLVED: the audit log's outcome; else NULL */
     size_t tables;           /* how many tables its effects name */
-    int action;              /* og_recover_show: an og_recover_action; OG_RECOVER_NONE in
+    int action;              /* og_root_recover_show: an og_recover_action; OG_RECOVER_NONE in
                               * lists */
-    const char *reason;      /* og_recover_show: why that action; NULL in lists */
+    const char *reason;      /* og_root_recover_show: why that action; NULL in lists */
 } og_intent_info;
 
 /* A list of intents, oldest first: og_intent_list_get gives the i-th (NULL out of range). */
@@ -961,25 +970,28 @@ OG_EXTERN const og_intent_info *og_intent_list_get(const og_intent_list *l, size
 OG_EXTERN void og_intent_list_free(og_intent_list *l);
 OG_EXTERN void og_intent_info_free(og_intent_info *i);
 
-/* Options for og_recover_resolve() (the listing calls take them too and ignore the fields).
+/* Options for og_root_recover_resolve() (og_root_recover_list reads read_only; og_root_recover_show
+ * none of the fields).
  * Initialise with OG_RECOVER_OPTIONS_INIT. */
 #define OG_RECOVER_OPTIONS_VERSION 1
 typedef struct og_recover_options {
-    int version; /* OG_RECOVER_OPTIONS_VERSION */
-    int discard; /* nonzero: delete the intent instead of rolling it forward or back; only
-                  * with proof that no effect of it exists (no commit or rollback of it is
-                  * visible and no table holds a version its transactions made), otherwise
-                  * OG_E_PRECONDITION_FAILED */
-    int force;   /* with discard: delete it without that proof (audited as
-                  * discarded_forced); the only way to clear a damaged intent */
+    int version;   /* OG_RECOVER_OPTIONS_VERSION */
+    int discard;   /* nonzero: delete the intent instead of rolling it forward or back; only
+                    * with proof that no effect of it exists (no commit or rollback of it is
+                    * visible and no table holds a version its transactions made), otherwise
+                    * OG_E_PRECONDITION_FAILED */
+    int force;     /* with discard: delete it without that proof (audited as
+                    * discarded_forced); the only way to clear a damaged intent */
+    int read_only; /* og_root_recover_list: open the root read-only and probe no locks, so a
+                    * reader writes nothing (a pending or live intent is OG_INTENT_UNCHECKED) */
 } og_recover_options;
 #define OG_RECOVER_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        OG_RECOVER_OPTIONS_VERSION, 0, 0                                                           \
+        OG_RECOVER_OPTIONS_VERSION, 0, 0, 0                                                        \
     }
 OG_EXTERN int og_recover_options_init(og_recover_options *opts, int version);
 
-/* What og_recover_resolve did. Allocated by the library: og_recover_result_free. */
+/* What og_root_recover_resolve did. Allocated by the library: og_recover_result_free. */
 typedef struct og_recover_result {
     char operation_id[OG_ID_LEN + 1];
     int outcome;                   /* an og_recover_outcome */
@@ -987,16 +999,15 @@ typedef struct og_recover_result {
 } og_recover_result;
 OG_EXTERN void og_recover_result_free(og_recover_result *r);
 
-/* The intents of the graph in root_dir, with their state (opt may be NULL). OG_E_NOT_FOUND
- * when there is no graph. The caller frees *out with og_intent_list_free. */
-OG_EXTERN int og_recover_list(og_intent_list **out, const char *root_dir,
-                              const og_recover_options *opt);
-/* The same through an open handle (a read-only one probes no locks: OG_INTENT_UNCHECKED). */
-OG_EXTERN int og_graph_intents(og_intent_list **out, og_graph *g);
+/* The intents of the graph in root_dir, with their state (opt may be NULL; with
+ * opt->read_only, states as a read-only look sees them). The one way to list intents.
+ * OG_E_NOT_FOUND when there is no graph. The caller frees *out with og_intent_list_free. */
+OG_EXTERN int og_root_recover_list(og_intent_list **out, const char *root_dir,
+                                   const og_recover_options *opt);
 /* One intent, classified as the recovery barrier would (action, reason). OG_E_NOT_FOUND when
  * it is not pending. The caller frees *out with og_intent_info_free. */
-OG_EXTERN int og_recover_show(og_intent_info **out, const char *root_dir, const char *operation_id,
-                              const og_recover_options *opt);
+OG_EXTERN int og_root_recover_show(og_intent_info **out, const char *root_dir,
+                                   const char *operation_id, const og_recover_options *opt);
 /* Resolve one intent under the same gates and locks the recovery barrier takes, so it never
  * races a live writer: as the barrier would (roll forward, roll back, discard, finalize, or
  * retire a stale copy), or by discarding it (opt->discard; see og_recover_options). Every
@@ -1005,13 +1016,13 @@ OG_EXTERN int og_recover_show(og_intent_info **out, const char *root_dir, const 
  * OG_E_RECOVERY_REQUIRED when the classifier cannot decide (the message says why; a damaged
  * intent needs discard and force), OG_E_PRECONDITION_FAILED for a discard without proof. The
  * caller frees *out with og_recover_result_free. */
-OG_EXTERN int og_recover_resolve(og_recover_result **out, const char *root_dir,
-                                 const char *operation_id, const og_recover_options *opt);
+OG_EXTERN int og_root_recover_resolve(og_recover_result **out, const char *root_dir,
+                                      const char *operation_id, const og_recover_options *opt);
 
 /* ---- Repair ------------------------------------------------------------------------------ */
 /* When the newest graph-manifest versions cannot be read (a damaged or deleted version file,
  * a file one of them needs gone), reads name the damage and fall back for commits before it,
- * and writes fail OG_E_CORRUPT. og_graph_repair (CLI: `omnigraph repair`, docs/cli.md and
+ * and writes fail OG_E_CORRUPT. og_root_repair (CLI: `omnigraph repair`, docs/cli.md and
  * docs/maintenance.md "Repairing a graph") restores a writable state without dropping an
  * acknowledged write: the unreadable version files above the newest intact version are moved
  * to ROOT/_repair/<operation id>/, and a repair commit (actor "omnigraph:repair") is made on
@@ -1051,7 +1062,7 @@ typedef struct og_repair_table {
                          * only when forced) */
 } og_repair_table;
 
-/* What og_graph_repair found and did. Allocated by the library: og_repair_result_free. */
+/* What og_root_repair found and did. Allocated by the library: og_repair_result_free. */
 typedef struct og_repair_result {
     int clean;                /* 1: nothing to repair */
     int repaired;             /* 1: opt->confirm acted */
@@ -1108,8 +1119,8 @@ OG_EXTERN void og_repair_result_free(og_repair_result *r);
  * confirm without force would drop an acknowledged commit (see above). OG_E_NOT_FOUND when
  * there is no graph (or no such branch).
  * The caller frees *out with og_repair_result_free. */
-OG_EXTERN int og_graph_repair(og_repair_result **out, const char *root_dir,
-                              const og_repair_options *opt);
+OG_EXTERN int og_root_repair(og_repair_result **out, const char *root_dir,
+                             const og_repair_options *opt);
 
 /* ---- Graph queries and mutations -------------------------------------------------------- */
 /* Run .gq queries against a graph (docs/languages.md; CLI: `omnigraph query` / `mutate`,
@@ -1532,7 +1543,7 @@ typedef struct og_verify_problem {
     const char *remedy;
 } og_verify_problem;
 
-/* What og_graph_verify found and checked. Allocated by the library: og_verify_report_free. */
+/* What og_root_verify found and checked. Allocated by the library: og_verify_report_free. */
 typedef struct og_verify_report {
     uint64_t manifest_versions; /* graph-manifest versions reconstructed */
     uint64_t tables;            /* tables the head pins */
@@ -1556,8 +1567,8 @@ OG_EXTERN const og_verify_problem *og_verify_report_problem(const og_verify_repo
  * verifies; opt NULL: the defaults). Errors: OG_E_NOT_FOUND when root_dir holds no graph
  * manifest, OG_E_UNSUPPORTED for a URI root, OG_E_STORAGE, OG_E_NOMEM. On success the caller
  * frees *out with og_verify_report_free; on failure it is NULL. */
-OG_EXTERN int og_graph_verify(og_verify_report **out, const char *root_dir,
-                              const og_verify_options *opt);
+OG_EXTERN int og_root_verify(og_verify_report **out, const char *root_dir,
+                             const og_verify_options *opt);
 OG_EXTERN void og_verify_report_free(og_verify_report *r);
 
 #ifdef __cplusplus

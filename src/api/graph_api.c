@@ -47,19 +47,19 @@ static int root_identity(char **out, const char *dir)
 
 /* ---- init ---------------------------------------------------------------------------------- */
 
-int og_graph_init(og_init_result **out, const char *root_dir, const og_init_options *opt)
+int og_root_init(og_init_result **out, const char *root_dir, const og_init_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_init: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_init: out is NULL");
     *out = NULL;
     if (!root_dir || !*root_dir)
-        return core_err(OG_E_BAD_REQUEST, "og_graph_init: no root directory given");
+        return core_err(OG_E_BAD_REQUEST, "og_root_init: no root directory given");
     if (!opt)
-        return core_err(OG_E_BAD_REQUEST, "og_graph_init: no options (the schema is required)");
+        return core_err(OG_E_BAD_REQUEST, "og_root_init: no options (the schema is required)");
     int vrc = api_options_check(opt->version, OG_INIT_OPTIONS_VERSION, "og_init_options");
     if (vrc) return vrc;
     if (!opt->schema_source)
         return core_err(OG_E_BAD_REQUEST,
-                        "og_graph_init: no schema source (og_init_options.schema_source)");
+                        "og_root_init: no schema source (og_init_options.schema_source)");
     const char *schema_src = opt->schema_source;
     size_t len = opt->schema_source_len ? opt->schema_source_len : strlen(schema_src);
     const char *schema_file = opt->schema_file;

@@ -234,9 +234,9 @@ static int list_of(og_intent_list **out, store *s, bool probe_locks)
     return 0;
 }
 
-/* The root opened read-write without the barrier. */
+/* The root opened read-write without the barrier (read-only when `read_only`). */
 static int open_for_recovery(og_graph **g, const char *root_dir, const og_recover_options *opt,
-                             const char *fn)
+                             const char *fn, bool read_only)
 {
     if (!root_dir || !*root_dir)
         return core_err(OG_E_BAD_REQUEST, "%s: no root directory given", fn);
@@ -245,36 +245,31 @@ static int open_for_recovery(og_graph **g, const char *root_dir, const og_recove
         if (rc) return rc;
     }
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
+    oo.read_only = read_only;
     return api_graph_open(g, root_dir, &oo, true);
 }
 
-int og_recover_list(og_intent_list **out, const char *root_dir, const og_recover_options *opt)
+int og_root_recover_list(og_intent_list **out, const char *root_dir, const og_recover_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_recover_list: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_recover_list: out is NULL");
     *out = NULL;
     og_graph *g = NULL;
-    int rc = open_for_recovery(&g, root_dir, opt, "og_recover_list");
-    if (rc == 0) rc = list_of(out, g->h->s, true);
+    /* read_only: a read-only handle takes no locks, so it cannot probe whose writer lives. */
+    bool read_only = opt && opt->read_only;
+    int rc = open_for_recovery(&g, root_dir, opt, "og_root_recover_list", read_only);
+    if (rc == 0) rc = list_of(out, g->h->s, !read_only);
     og_graph_close(g);
     return rc;
 }
 
-int og_graph_intents(og_intent_list **out, og_graph *g)
+int og_root_recover_show(og_intent_info **out, const char *root_dir, const char *operation_id,
+                         const og_recover_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_intents: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_recover_show: out is NULL");
     *out = NULL;
-    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_intents: no graph");
-    return list_of(out, g->h->s, !g->h->readonly);
-}
-
-int og_recover_show(og_intent_info **out, const char *root_dir, const char *operation_id,
-                    const og_recover_options *opt)
-{
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_recover_show: out is NULL");
-    *out = NULL;
-    if (!operation_id) return core_err(OG_E_BAD_REQUEST, "og_recover_show: no operation id");
+    if (!operation_id) return core_err(OG_E_BAD_REQUEST, "og_root_recover_show: no operation id");
     og_graph *g = NULL;
-    int rc = open_for_recovery(&g, root_dir, opt, "og_recover_show");
+    int rc = open_for_recovery(&g, root_dir, opt, "og_root_recover_show", false);
     write_pending p;
     memset(&p, 0, sizeof p);
     if (rc == 0) rc = write_pending_show(g->h->s, true, operation_id, &p);
@@ -291,20 +286,22 @@ int og_recover_show(og_intent_info **out, const char *root_dir, const char *oper
     return 0;
 }
 
-int og_recover_resolve(og_recover_result **out, const char *root_dir, const char *operation_id,
-                       const og_recover_options *opt)
+int og_root_recover_resolve(og_recover_result **out, const char *root_dir, const char *operation_id,
+                            const og_recover_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_recover_resolve: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_recover_resolve: out is NULL");
     *out = NULL;
-    if (!operation_id) return core_err(OG_E_BAD_REQUEST, "og_recover_resolve: no operation id");
+    if (!operation_id)
+        return core_err(OG_E_BAD_REQUEST, "og_root_recover_resolve: no operation id");
     og_recover_options def = OG_RECOVER_OPTIONS_INIT;
     if (!opt) opt = &def;
     if (opt->force && !opt->discard)
-        return core_err(OG_E_BAD_REQUEST, "og_recover_resolve: force applies to a discard only");
+        return core_err(OG_E_BAD_REQUEST,
+                        "og_root_recover_resolve: force applies to a discard only");
     og_recover_result *r = core_calloc(1, sizeof *r);
     if (!r) return core_err_nomem();
     og_graph *g = NULL;
-    int rc = open_for_recovery(&g, root_dir, opt, "og_recover_resolve");
+    int rc = open_for_recovery(&g, root_dir, opt, "og_root_recover_resolve", false);
     int kind = 0;
     if (rc == 0) {
         write_resolve_options wo = {opt->discard != 0, opt->force != 0};
@@ -499,12 +496,12 @@ static int repair_schema(const char *root_dir, bool confirm, bool force, bool *d
     return rc;
 }
 
-int og_graph_repair(og_repair_result **out, const char *root_dir, const og_repair_options *opt)
+int og_root_repair(og_repair_result **out, const char *root_dir, const og_repair_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_repair: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_repair: out is NULL");
     *out = NULL;
     if (!root_dir || !*root_dir)
-        return core_err(OG_E_BAD_REQUEST, "og_graph_repair: no root directory given");
+        return core_err(OG_E_BAD_REQUEST, "og_root_repair: no root directory given");
     og_repair_options def = OG_REPAIR_OPTIONS_INIT;
     if (!opt) opt = &def;
     int rc = api_options_check(opt->version, OG_REPAIR_OPTIONS_VERSION, "og_repair_options");

@@ -70,11 +70,11 @@ static int report_of(og_verify_report **out, const write_verify_report *w)
     return 0;
 }
 
-int og_graph_verify(og_verify_report **out, const char *root_dir, const og_verify_options *opt)
+int og_root_verify(og_verify_report **out, const char *root_dir, const og_verify_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_verify: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_verify: out is NULL");
     *out = NULL;
-    if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_verify: no root");
+    if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_root_verify: no root");
     og_verify_options def = OG_VERIFY_OPTIONS_INIT;
     if (!opt) opt = &def;
     int rc = api_options_check(opt->version, OG_VERIFY_OPTIONS_VERSION, "og_verify_options");

@@ -178,7 +178,7 @@ static int cmd_init(int argc, char **argv)
     o.schema_source_len = f.len;
     o.schema_file = f.name;
     og_init_result *r = NULL;
-    rc = og_graph_init(&r, a.root, &o);
+    rc = og_root_init(&r, a.root, &o);
     cli_file_close(&f);
     if (rc) return cli_fail(a.json);
     if (a.json) {
@@ -373,8 +373,10 @@ static int cmd_snapshot(int argc, char **argv)
     so.branch = a.branch;
     so.at = a.at;
     rc = og_graph_snapshot(&s, g, &so);
-    if (!rc) rc = og_graph_intents(&pending, g);
     og_graph_close(g);
+    og_recover_options ro = OG_RECOVER_OPTIONS_INIT;
+    ro.read_only = 1; /* a snapshot writes nothing, not even a lock */
+    if (!rc) rc = og_root_recover_list(&pending, a.root, &ro);
     if (rc) {
         og_snapshot_info_free(s);
         return cli_fail(a.json);

@@ -174,7 +174,7 @@ static int recover_list(int argc, char **argv)
     int rc = parse(&a, argc, argv, 0, 0);
     if (rc) return rc;
     og_intent_list *l = NULL;
-    if (og_recover_list(&l, a.root, NULL) != 0) return cli_fail(a.json);
+    if (og_root_recover_list(&l, a.root, NULL) != 0) return cli_fail(a.json);
     size_t n = og_intent_list_count(l);
     if (a.json) {
         printf("{\"ok\":true,\"root\":");
@@ -203,7 +203,7 @@ static int recover_show(int argc, char **argv)
     int rc = parse(&a, argc, argv, 1, 0);
     if (rc) return rc;
     og_intent_info *i = NULL;
-    if (og_recover_show(&i, a.root, a.id, NULL) != 0) return cli_fail(a.json);
+    if (og_root_recover_show(&i, a.root, a.id, NULL) != 0) return cli_fail(a.json);
     if (a.json) {
         printf("{\"ok\":true,\"root\":");
         cli_json_str(stdout, a.root);
@@ -246,7 +246,7 @@ static int recover_resolve(int argc, char **argv)
     o.discard = a.discard;
     o.force = a.force;
     og_recover_result *r = NULL;
-    if (og_recover_resolve(&r, a.root, a.id, &o) != 0) return cli_fail(a.json);
+    if (og_root_recover_resolve(&r, a.root, a.id, &o) != 0) return cli_fail(a.json);
     if (a.json) {
         printf("{\"ok\":true,\"root\":");
         cli_json_str(stdout, a.root);
@@ -508,7 +508,7 @@ static int cmd_repair(int argc, char **argv)
     o.force = force;
     o.branch = branch;
     og_repair_result *r = NULL;
-    if (og_graph_repair(&r, root, &o) != 0) return cli_fail(json);
+    if (og_root_repair(&r, root, &o) != 0) return cli_fail(json);
     if (json)
         repair_json(root, confirm, r);
     else

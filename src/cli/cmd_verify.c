@@ -49,7 +49,7 @@ static int cmd_verify(int argc, char **argv)
     o.deep = deep;
     if (deep && !json) o.progress = progress;
     og_verify_report *r = NULL;
-    if (og_graph_verify(&r, root, &o) != 0) return cli_fail(json);
+    if (og_root_verify(&r, root, &o) != 0) return cli_fail(json);
     if (json) {
         printf("{\"ok\":%s,\"root\":", og_verify_report_problem_count(r) ? "false" : "true");
         cli_json_str(stdout, root);

@@ -113,7 +113,7 @@ static void init_graph(const char *root, const char *schema)
     og_init_options o = OG_INIT_OPTIONS_INIT;
     o.schema_source = schema;
     og_init_result *r = NULL;
-    assert_og_ok(og_graph_init(&r, root, &o));
+    assert_og_ok(og_root_init(&r, root, &o));
     og_init_result_free(r);
 }
 

@@ -770,7 +770,7 @@ static void test_api(void **state)
     io.schema_source_len = slen;
     io.schema_file = "social.pg";
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     assert_int_equal(ir->node_types, 2);
     assert_int_equal(ir->edge_types, 2);
     assert_int_equal(strlen(ir->commit_id), OG_ID_LEN);
@@ -778,19 +778,19 @@ static void test_api(void **state)
     char genesis[OG_ID_LEN + 1];
     memcpy(genesis, ir->commit_id, sizeof genesis);
     og_init_result_free(ir);
-    assert_og_error(og_graph_init(&ir, root, &io), OG_E_EXISTS);
+    assert_og_error(og_root_init(&ir, root, &io), OG_E_EXISTS);
     assert_non_null(strstr(og_error_last()->message, "already"));
     assert_null(ir);
     /* The schema is required; options of an unknown version are refused. */
     char other[512];
     snprintf(other, sizeof other, "%s/api/other", g_dir);
-    assert_og_error(og_graph_init(&ir, other, NULL), OG_E_BAD_REQUEST);
+    assert_og_error(og_root_init(&ir, other, NULL), OG_E_BAD_REQUEST);
     og_init_options none;
     assert_og_ok(og_init_options_init(&none, OG_INIT_OPTIONS_VERSION));
     assert_null(none.schema_source);
-    assert_og_error(og_graph_init(&ir, other, &none), OG_E_BAD_REQUEST);
+    assert_og_error(og_root_init(&ir, other, &none), OG_E_BAD_REQUEST);
     io.version = 2;
-    assert_og_error(og_graph_init(&ir, other, &io), OG_E_BAD_REQUEST);
+    assert_og_error(og_root_init(&ir, other, &io), OG_E_BAD_REQUEST);
     assert_null(ir);
     free(schema);
 
@@ -1002,7 +1002,7 @@ static void test_api_many_tables(void **state)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = schema;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     assert_int_equal(ir->node_types, TYPES);
     og_init_result_free(ir);
     og_graph *g = NULL;
@@ -1052,7 +1052,7 @@ static void test_api_load_from(void **state)
     io.schema_source = schema;
     io.schema_source_len = slen;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     free(schema);
     og_graph *g = NULL;

@@ -92,7 +92,7 @@ static void make_graph(const char *root)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
 }
 
@@ -288,7 +288,7 @@ static void test_chunks_one_commit(void **state)
 
     /* the multi-fragment graph verifies */
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, many, NULL));
+    assert_og_ok(og_root_verify(&vr, many, NULL));
     assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
 
@@ -322,7 +322,7 @@ static void test_chunks_one_commit(void **state)
     assert_int_equal(nn, 5);
     og_write_result_free(ro);
     og_graph_close(gn);
-    assert_og_ok(og_graph_verify(&vr, many, NULL));
+    assert_og_ok(og_root_verify(&vr, many, NULL));
     assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
 

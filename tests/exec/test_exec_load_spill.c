@@ -95,7 +95,7 @@ static og_graph *fresh(char *root, size_t cap, const char *name, const char *sch
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = schema;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));

@@ -1236,7 +1236,7 @@ static void test_random_writes_over_branches(void **state)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, t->dir, &io));
+    assert_og_ok(og_root_init(&ir, t->dir, &io));
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
     oo.actor = "iso"; /* user commits carry it; maintenance commits none */
     assert_og_ok(og_graph_open(&t->g, t->dir, &oo));
@@ -1309,7 +1309,7 @@ static void test_random_writes_over_branches(void **state)
 
     og_graph_close(t->g);
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, t->dir, NULL));
+    assert_og_ok(og_root_verify(&vr, t->dir, NULL));
     for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
         print_error("verify: %s %s: %s\n", og_verify_report_problem(vr, i)->kind,
                     og_verify_report_problem(vr, i)->object,

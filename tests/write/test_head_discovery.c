@@ -127,7 +127,7 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
         /* repair restores a head read without dropping a commit (issue 33 item 3) */
         og_verify_report *vr = NULL;
         if (!branch) { /* verify reports it first, naming the lost version */
-            assert_og_ok(og_graph_verify(&vr, copy, NULL));
+            assert_og_ok(og_root_verify(&vr, copy, NULL));
             bool seen = false;
             for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
                 if (strstr(og_verify_report_problem(vr, i)->object, vname) ||
@@ -147,7 +147,7 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
         og_repair_result *rr = NULL;
         og_graph_close(g);
         g = NULL;
-        if (og_graph_repair(&rr, copy, &ro) != 0)
+        if (og_root_repair(&rr, copy, &ro) != 0)
             fail_msg("%s version %" PRIu64 " deleted: repair failed: %s", branch ? branch : "main",
                      v, og_error_last()->message);
         bool hole = rr->lost_version != 0;
@@ -169,7 +169,7 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
         /* After repair verify is clean, except that a hole's version file of main stays lost:
          * its commit cannot be read --at (the others can), which verify keeps reporting, by
          * name, until the file is restored from a backup. */
-        assert_og_ok(og_graph_verify(&vr, copy, NULL));
+        assert_og_ok(og_root_verify(&vr, copy, NULL));
         for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
             if (branch || !hole ||
                 strcmp(og_verify_report_problem(vr, i)->kind, "manifest_version_lost") != 0 ||
@@ -207,7 +207,7 @@ static void build(const char *root, const char *branch)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
@@ -308,7 +308,7 @@ static void test_branch_first_touch_lost(void **state)
     assert_int_equal(count_people(g, NULL), 1 + COMMITS); /* main is untouched */
     og_graph_close(g);
     og_verify_report *vr = NULL; /* verify sees it too */
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    assert_og_ok(og_root_verify(&vr, root, NULL));
     if (!og_verify_report_problem_count(vr))
         fail_msg("the branch's first-touch version deleted: verify is clean");
     print_message("verify: %s: %s\n", og_verify_report_problem(vr, 0)->kind,
@@ -320,7 +320,7 @@ static void test_branch_first_touch_lost(void **state)
     ro.confirm = 1;
     ro.branch = "b";
     og_repair_result *rr = NULL;
-    assert_og_ok(og_graph_repair(&rr, root, &ro));
+    assert_og_ok(og_root_repair(&rr, root, &ro));
     assert_false(rr->clean);
     assert_string_equal(rr->at_stake, "");
     og_repair_result_free(rr);

@@ -26,7 +26,7 @@ static void build(const char *root)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = "node Person {\n    name: String @key\n}\n";
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
@@ -98,7 +98,7 @@ static int64_t count_at(const char *root, const char *at)
 static char *verify_text(const char *root)
 {
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    assert_og_ok(og_root_verify(&vr, root, NULL));
     size_t cap = 1, len = 0;
     for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
         cap += strlen(og_verify_report_problem(vr, i)->kind) +

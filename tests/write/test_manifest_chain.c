@@ -54,7 +54,7 @@ static void make_graph(const char *root)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     for (size_t i = 0; i < sizeof LOADS / sizeof LOADS[0]; i++)
         assert_og_ok(load_on(root, NULL, LOADS[i]));

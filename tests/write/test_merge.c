@@ -81,7 +81,7 @@ static og_graph *new_graph(char *dir, size_t cap)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, dir, &io));
+    assert_og_ok(og_root_init(&ir, dir, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     og_open_options oo = OG_OPEN_OPTIONS_INIT;

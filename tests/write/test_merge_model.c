@@ -1205,7 +1205,7 @@ static void run_begin(run *r, stats *st, FILE *scn)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, r->dir, &io));
+    assert_og_ok(og_root_init(&ir, r->dir, &io));
     state empty;
     memset(&empty, 0, sizeof empty);
     int genesis = add_commit(&r->m, ir->commit_id, -1, -1, &empty);

@@ -123,7 +123,7 @@ static void do_schema(scn *s)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = src;
     og_init_result *ir = NULL;
-    if (og_graph_init(&ir, s->dir, &io)) SCN_FAIL(s, "init: %s", og_error_last()->message);
+    if (og_root_init(&ir, s->dir, &io)) SCN_FAIL(s, "init: %s", og_error_last()->message);
     og_init_result_free(ir);
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
     if (og_graph_open(&s->g, s->dir, &oo)) SCN_FAIL(s, "open: %s", og_error_last()->message);

@@ -8,7 +8,7 @@
  *     OG_E_CONFLICT) naming the remedy (e);
  *   - a writer stalled inside the gates: another writer's wait ends at the configured timeout
  *     with OG_E_RESOURCE_LIMIT naming the holder's operation id and pid (j);
- *   - og_graph_repair: a dry run changes nothing; --confirm restores writability, rolls the
+ *   - og_root_repair: a dry run changes nothing; --confirm restores writability, rolls the
  *     lost version's data forward (its acknowledged rows read at the head, issue 33) and every
  *     earlier commit reads as before; crashing it after every durable operation (both crash
  *     modes) never loses an acknowledged commit, and reopening or repairing again restores
@@ -56,7 +56,7 @@ static void make_graph(const char *root)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
@@ -259,7 +259,7 @@ static void test_manifest_data_file_gone(void **state)
         og_init_options io = OG_INIT_OPTIONS_INIT;
         io.schema_source = SCHEMA;
         og_init_result *ir = NULL;
-        assert_og_error(og_graph_init(&ir, copy, &io), OG_E_EXISTS);
+        assert_og_error(og_root_init(&ir, copy, &io), OG_E_EXISTS);
         test_rmrf(copy);
     }
     og_set_log(NULL, NULL, OG_LOG_WARN);
@@ -408,7 +408,7 @@ static char *listing(const char *root)
     return out;
 }
 
-/* ---- og_graph_repair ---------------------------------------------------------------------- */
+/* ---- og_root_repair ---------------------------------------------------------------------- */
 
 /* Damage the newest version (truncate or delete it), repair it, and check: a dry run changes
  * nothing; confirm restores writes; every commit before the damage reads as it did. */
@@ -443,7 +443,7 @@ static void repair_case(bool delete_it)
     /* A dry run reports and changes nothing. */
     char *list0 = listing(root);
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_og_ok(og_root_repair(&r, root, NULL));
     assert_int_equal(r->clean, 0);
     assert_int_equal(r->repaired, 0);
     assert_int_equal(r->intact_version, 3);
@@ -463,7 +463,7 @@ static void repair_case(bool delete_it)
     /* Confirm: the repair commit is version 4, writes work again. */
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
     assert_int_equal(r->manifest_version, 4);
     assert_int_equal(strlen(r->commit_id), OG_ID_LEN);
@@ -508,11 +508,11 @@ static void repair_case(bool delete_it)
     assert_string_equal(audit[0].commit_id, repair_id);
     free(audit);
     store_close(s);
-    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_og_ok(og_root_repair(&r, root, NULL));
     assert_int_equal(r->clean, 1);
     og_repair_result_free(r);
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    assert_og_ok(og_root_verify(&vr, root, NULL));
     if (og_verify_report_problem_count(vr))
         fail_msg("verify after repair: %s: %s", og_verify_report_problem(vr, 0)->kind,
                  og_verify_report_problem(vr, 0)->message);
@@ -550,7 +550,7 @@ static void test_repair_clean(void **state)
         og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
         ro.confirm = confirm;
         og_repair_result *r = NULL;
-        assert_og_ok(og_graph_repair(&r, root, &ro));
+        assert_og_ok(og_root_repair(&r, root, &ro));
         assert_int_equal(r->clean, 1);
         assert_int_equal(r->repaired, 0);
         assert_int_equal(r->latest_version, 4);
@@ -590,7 +590,7 @@ static void test_repair_schema_files(void **state)
 
     char *l0 = listing(root);
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_og_ok(og_root_repair(&r, root, NULL));
     assert_int_equal(r->schema_damaged, 1);
     assert_int_equal(r->clean, 0);
     assert_int_equal(r->repaired, 0);
@@ -600,7 +600,7 @@ static void test_repair_schema_files(void **state)
 
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->schema_damaged, 1);
     assert_int_equal(r->repaired, 1);
     assert_string_equal(r->commit_id, ""); /* the manifest needed nothing */
@@ -614,7 +614,7 @@ static void test_repair_schema_files(void **state)
 
     snprintf(path, sizeof path, "%s/_schema.pg", root);
     assert_int_equal(unlink(path), 0);
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->schema_damaged, 1);
     assert_int_equal(r->repaired, 1);
     og_repair_result_free(r);
@@ -625,7 +625,7 @@ static void test_repair_schema_files(void **state)
     assert_int_equal(system(cmd), 0);
     assert_int_equal(unlink(path), 0);
     char *l2 = listing(root);
-    assert_og_error(og_graph_repair(&r, root, &ro), OG_E_CORRUPT);
+    assert_og_error(og_root_repair(&r, root, &ro), OG_E_CORRUPT);
     assert_non_null(strstr(og_error_last()->message, "_schema.pg"));
     assert_string_equal(og_error_last()->object, "_schema.pg");
     char *l3 = listing(root);
@@ -677,7 +677,7 @@ static void test_repair_lost_schema_apply(void **state)
     og_set_log(NULL, NULL, OG_LOG_ERROR);
 
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, NULL)); /* a dry run reports the stake */
+    assert_og_ok(og_root_repair(&r, root, NULL)); /* a dry run reports the stake */
     assert_int_equal(r->intact_version, 4);
     assert_int_not_equal(strlen(r->at_stake), 0);
     assert_non_null(strstr(r->at_stake, "schema apply"));
@@ -686,7 +686,7 @@ static void test_repair_lost_schema_apply(void **state)
     char *l0 = listing(root);
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
-    assert_og_error(og_graph_repair(&r, root, &ro), OG_E_PRECONDITION_FAILED);
+    assert_og_error(og_root_repair(&r, root, &ro), OG_E_PRECONDITION_FAILED);
     const char *m = og_error_last()->message;
     assert_non_null(strstr(m, "version 5"));
     assert_non_null(strstr(m, "node:Person"));
@@ -696,7 +696,7 @@ static void test_repair_lost_schema_apply(void **state)
     assert_string_equal(l0, l1); /* refused: nothing written */
 
     ro.force = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
     assert_int_equal(r->forced, 1);
     assert_int_equal(r->manifest_version, 5);
@@ -711,7 +711,7 @@ static void test_repair_lost_schema_apply(void **state)
     store_close(s);
     assert_og_ok(load_one(root, LOADS[0]));
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    assert_og_ok(og_root_verify(&vr, root, NULL));
     if (og_verify_report_problem_count(vr))
         fail_msg("verify after a forced repair: %s: %s", og_verify_report_problem(vr, 0)->kind,
                  og_verify_report_problem(vr, 0)->message);
@@ -769,7 +769,7 @@ static void make_branch(const char *root)
 static void assert_verify_clean(const char *root, const char *when)
 {
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    assert_og_ok(og_root_verify(&vr, root, NULL));
     if (og_verify_report_problem_count(vr))
         fail_msg("verify %s: %s: %s", when, og_verify_report_problem(vr, 0)->kind,
                  og_verify_report_problem(vr, 0)->message);
@@ -802,7 +802,7 @@ static void test_repair_lost_branch_ref(void **state)
     /* A repair of main does not rebuild it (only the operator knows whether the branch was
      * deleted on purpose) but names it, instead of "nothing to repair". */
     ro.confirm = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->clean, 0);
     assert_int_equal(og_repair_result_refless_count(r), 1);
     assert_string_equal(og_repair_result_refless(r, 0), "b");
@@ -811,14 +811,14 @@ static void test_repair_lost_branch_ref(void **state)
     assert_int_not_equal(access(ref, F_OK), 0);
     ro.confirm = 0;
     ro.branch = "b";
-    assert_og_ok(og_graph_repair(&r, root, &ro)); /* a dry run names the ref */
+    assert_og_ok(og_root_repair(&r, root, &ro)); /* a dry run names the ref */
     assert_int_equal(og_repair_result_ref_count(r), 1);
     assert_non_null(strstr(og_repair_result_ref(r, 0), "__manifest.lance/_refs/branches/b.json"));
     assert_int_equal(r->repaired, 0);
     og_repair_result_free(r);
     assert_int_not_equal(access(ref, F_OK), 0);
     ro.confirm = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
     assert_int_equal(og_repair_result_ref_count(r), 1);
     og_repair_result_free(r);
@@ -860,7 +860,7 @@ static void test_repair_damaged_fork_ref(void **state)
     fclose(f);
     og_set_log(NULL, NULL, OG_LOG_ERROR);
     og_verify_report *vr = NULL; /* verify names it (reads of b skip the fork's ref) */
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    assert_og_ok(og_root_verify(&vr, root, NULL));
     assert_int_equal(og_verify_report_problem_count(vr), 1);
     assert_string_equal(og_verify_report_problem(vr, 0)->kind, "table_branch_ref_damaged");
     assert_non_null(strstr(og_verify_report_problem(vr, 0)->remedy, "omnigraph repair"));
@@ -869,7 +869,7 @@ static void test_repair_damaged_fork_ref(void **state)
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
     assert_int_equal(og_repair_result_ref_count(r), 1);
     assert_non_null(strstr(og_repair_result_ref(r, 0), "_refs/branches/b.json"));
@@ -883,7 +883,7 @@ static void test_repair_damaged_fork_ref(void **state)
     char kept[1400];
     snprintf(kept, sizeof kept, "%s/_repair/refs/%s", root, found + strlen(root) + 1);
     assert_int_equal(access(kept, F_OK), 0); /* the damaged file is kept */
-    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_og_ok(og_root_repair(&r, root, NULL));
     assert_int_equal(r->clean, 1);
     og_repair_result_free(r);
     og_set_log(NULL, NULL, OG_LOG_WARN);
@@ -937,7 +937,7 @@ static void flip_case(const char *branch)
     ro.confirm = 1;
     ro.branch = branch;
     og_repair_result *r = NULL;
-    if (og_graph_repair(&r, root, &ro) != 0) fail_msg("repair: %s", og_error_last()->message);
+    if (og_root_repair(&r, root, &ro) != 0) fail_msg("repair: %s", og_error_last()->message);
     assert_int_equal(r->repaired, 1);
     assert_int_equal(og_repair_result_damaged_count(r), 1);
     assert_string_equal(r->at_stake, "");
@@ -1176,7 +1176,7 @@ static void test_repair_lancedb_reads(void **state)
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->manifest_version, 4);
     og_repair_result_free(r);
     og_set_log(NULL, NULL, OG_LOG_WARN);

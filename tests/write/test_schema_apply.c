@@ -46,7 +46,7 @@ static og_graph *new_graph(char *dir, size_t cap)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = BASE;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, dir, &io));
+    assert_og_ok(og_root_init(&ir, dir, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
@@ -643,7 +643,7 @@ static void test_cleanup_dropped_tables(void **state)
     free(got);
     og_verify_options vo = OG_VERIFY_OPTIONS_INIT;
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, dir, &vo));
+    assert_og_ok(og_root_verify(&vr, dir, &vo));
     assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
     /* two commits later, keeping one: no retained commit reads it; a dry run only counts */
@@ -693,7 +693,7 @@ static void test_cleanup_dropped_tables(void **state)
              dir);
     assert_int_equal(access(p, F_OK), -1);
     og_graph_close(g);
-    assert_og_ok(og_graph_verify(&vr, dir, &vo));
+    assert_og_ok(og_root_verify(&vr, dir, &vo));
     assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
     free(s);

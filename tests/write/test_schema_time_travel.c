@@ -128,7 +128,7 @@ static void build_ex(world *w, int legacy)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = S0;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, w->dir, &io));
+    assert_og_ok(og_root_init(&ir, w->dir, &io));
     og_init_result_free(ir);
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
     assert_og_ok(og_graph_open(&w->g, w->dir, &oo));
