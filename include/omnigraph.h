@@ -31,6 +31,8 @@
  *  - Branches. A call that reads or writes a graph branch names it in its options' `branch`
  *    member (NULL or "main": main); a merge names its two in `source` and `into`;
  *    og_graph_create_branch and og_graph_delete_branch take the name they create or delete.
+ *  - Source text (.pg, .gq) is passed in the options (source, source_len, source_file), as is
+ *    every input but a call's subject (a handle, a root, an output, a name or a reference).
  *
  * Caveats (LMDB's word for what an embedder must know; each holds for every call):
  *  - Threads. An og_graph may be used by several threads at once: reads run in parallel and
@@ -231,18 +233,49 @@ typedef struct og_diagnostic {
 /* The outcome of a check, lint or plan: diagnostics plus a text and a JSON rendering. */
 typedef struct og_lang_report og_lang_report;
 
-/* Check the .pg source `src` (len bytes; `file` names it in diagnostics).
- * Returns 0 when valid, OG_E_BAD_REQUEST when it has errors (og_error_last() locates the
- * first), or another negative code (then *out is NULL). On 0 and OG_E_BAD_REQUEST, *out is a
- * report the caller frees with og_lang_report_free(). */
-OG_EXTERN int og_schema_check(og_lang_report **out, const char *file, const char *src, size_t len);
+/* Options for og_schema_check(). Initialise with OG_SCHEMA_CHECK_OPTIONS_INIT and set source. */
+#define OG_SCHEMA_CHECK_OPTIONS_VERSION 1
+typedef struct og_schema_check_options {
+    int version;             /* OG_SCHEMA_CHECK_OPTIONS_VERSION */
+    const char *source;      /* the .pg text (NULL: empty) */
+    size_t source_len;       /* bytes of source (0: strlen(source)) */
+    const char *source_file; /* names it in diagnostics (NULL: "<schema>") */
+} og_schema_check_options;
+#define OG_SCHEMA_CHECK_OPTIONS_INIT                                                               \
+    {                                                                                              \
+        OG_SCHEMA_CHECK_OPTIONS_VERSION, NULL, 0, NULL                                             \
+    }
+OG_EXTERN int og_schema_check_options_init(og_schema_check_options *opts, int version);
 
-/* Type-check and lint the .gq source against the .pg schema. Same return convention as
- * og_schema_check; warnings alone do not fail. The JSON gives each query's status, result
- * columns with their kinds, and the types it reads and writes. */
-OG_EXTERN int og_query_lint(og_lang_report **out, const char *schema_file, const char *schema_src,
-                            size_t schema_len, const char *query_file, const char *query_src,
-                            size_t query_len);
+/* Check the .pg source opt gives. Returns 0 when valid, OG_E_BAD_REQUEST when it has errors
+ * (og_error_last() locates the first), or another negative code (then *out is NULL; so for a
+ * NULL opt, a NULL source with a length, or an unknown options version). On 0 and
+ * OG_E_BAD_REQUEST, *out is a report the caller frees with og_lang_report_free(). */
+OG_EXTERN int og_schema_check(og_lang_report **out, const og_schema_check_options *opt);
+
+/* Options for og_query_lint(). Initialise with OG_QUERY_LINT_OPTIONS_INIT and set both
+ * sources. */
+#define OG_QUERY_LINT_OPTIONS_VERSION 1
+typedef struct og_query_lint_options {
+    int version;               /* OG_QUERY_LINT_OPTIONS_VERSION */
+    const char *schema_source; /* the .pg text (NULL: empty) */
+    size_t schema_source_len;  /* bytes of schema_source (0: strlen(schema_source)) */
+    const char *schema_file;   /* names it in diagnostics (NULL: "<schema>") */
+    const char *source;        /* the .gq text (NULL: empty) */
+    size_t source_len;         /* bytes of source (0: strlen(source)) */
+    const char *source_file;   /* names it in diagnostics (NULL: "<query>") */
+} og_query_lint_options;
+#define OG_QUERY_LINT_OPTIONS_INIT                                                                 \
+    {                                                                                              \
+        OG_QUERY_LINT_OPTIONS_VERSION, NULL, 0, NULL, NULL, 0, NULL                                \
+    }
+OG_EXTERN int og_query_lint_options_init(og_query_lint_options *opts, int version);
+
+/* Type-check and lint the .gq source against the .pg schema (og_graph_lint does it against
+ * an open graph's). Same return convention as og_schema_check; warnings alone do not fail. The
+ * JSON gives each query's status, result columns with their kinds, and the types it reads
+ * and writes. */
+OG_EXTERN int og_query_lint(og_lang_report **out, const og_query_lint_options *opt);
 
 /* Options for og_schema_plan(). Initialise with OG_SCHEMA_PLAN_OPTIONS_INIT, then set both
  * sources. */
@@ -706,20 +739,24 @@ typedef struct og_schema_info {
 OG_EXTERN int og_graph_schema(og_schema_info **out, og_graph *g, const og_snapshot_options *opt);
 OG_EXTERN void og_schema_info_free(og_schema_info *s);
 
-/* Options for og_graph_schema_apply(). Initialise with OG_SCHEMA_APPLY_OPTIONS_INIT. */
+/* Options for og_graph_schema_apply(). Initialise with OG_SCHEMA_APPLY_OPTIONS_INIT and set
+ * source. */
 #define OG_SCHEMA_APPLY_OPTIONS_VERSION 1
 typedef struct og_schema_apply_options {
     int version;             /* OG_SCHEMA_APPLY_OPTIONS_VERSION */
+    const char *source;      /* the .pg text of the new schema (required) */
+    size_t source_len;       /* bytes of source (0: strlen(source)) */
+    const char *source_file; /* names the source in diagnostics (NULL: "schema.pg") */
     int allow_data_loss;     /* nonzero: drops are hard (a dropped property's values leave the
                               * table now) instead of soft (kept, hidden) */
-    const char *schema_file; /* names the source in diagnostics (NULL: "schema.pg") */
     const char *if_commit;   /* NULL, or the commit main's head must be
                               * (OG_E_PRECONDITION_FAILED otherwise) */
 } og_schema_apply_options;
 #define OG_SCHEMA_APPLY_OPTIONS_INIT                                                               \
     {                                                                                              \
-        OG_SCHEMA_APPLY_OPTIONS_VERSION, 0, NULL, NULL                                             \
+        OG_SCHEMA_APPLY_OPTIONS_VERSION, NULL, 0, NULL, 0, NULL                                    \
     }
+OG_EXTERN int og_schema_apply_options_init(og_schema_apply_options *opts, int version);
 
 /* What og_graph_schema_apply did. Allocated by the library: og_schema_apply_result_free. */
 typedef struct og_schema_apply_result {
@@ -743,7 +780,7 @@ OG_EXTERN const og_merge_conflict *og_schema_apply_result_violation(const og_sch
                                                                     size_t i);
 OG_EXTERN void og_schema_apply_result_free(og_schema_apply_result *r);
 
-/* Make the .pg source the graph's accepted schema (CLI: `omnigraph schema apply`;
+/* Make the .pg source opt->source the graph's accepted schema (CLI: `omnigraph schema apply`;
  * docs/languages.md "Schema apply"): one commit on main that migrates the tables (new types get
  * tables, new properties are null in existing rows, renames keep stable ids and tables, dropped
  * types leave the graph; commits made before stay readable under their schema). Errors:
@@ -753,7 +790,6 @@ OG_EXTERN void og_schema_apply_result_free(og_schema_apply_result *r);
  * delete it first); OG_E_CONFLICT when the schema changed since the handle read it. *out is
  * set on success and on violations, NULL otherwise. */
 OG_EXTERN int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g,
-                                    const char *schema_src, size_t len,
                                     const og_schema_apply_options *opt);
 
 /* One graph commit. Owned by the list that holds it, or (og_graph_commit_show) by itself. */

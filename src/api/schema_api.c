@@ -149,22 +149,25 @@ fail:
     return NULL;
 }
 
-int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g, const char *schema_src,
-                          size_t len, const og_schema_apply_options *opt)
+int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g,
+                          const og_schema_apply_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: no graph");
     if (!g->w)
         return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: the graph is open read-only");
-    if (!schema_src) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: no schema source");
-    int rc;
-    if (opt && (rc = api_options_check(opt->version, OG_SCHEMA_APPLY_OPTIONS_VERSION,
-                                       "og_schema_apply_options")) != 0)
-        return rc;
-    if (!len) len = strlen(schema_src);
-    const char *file = opt && opt->schema_file ? opt->schema_file : "schema.pg";
-    bool loss = opt && opt->allow_data_loss;
+    if (!opt) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: no options");
+    int rc =
+        api_options_check(opt->version, OG_SCHEMA_APPLY_OPTIONS_VERSION, "og_schema_apply_options");
+    if (rc) return rc;
+    const char *schema_src = opt->source;
+    if (!schema_src)
+        return core_err(OG_E_BAD_REQUEST,
+                        "og_graph_schema_apply: no schema source (og_schema_apply_options.source)");
+    size_t len = opt->source_len ? opt->source_len : strlen(schema_src);
+    const char *file = opt->source_file ? opt->source_file : "schema.pg";
+    bool loss = opt->allow_data_loss;
     core_arena da;
     core_arena_init(&da, 4096);
     lang_diags d;
@@ -184,7 +187,7 @@ int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g, const char 
     memset(&w, 0, sizeof w);
     if (rc == 0) {
         write_options wo = WRITE_OPTIONS_INIT;
-        wo.if_commit = opt ? opt->if_commit : NULL;
+        wo.if_commit = opt->if_commit;
         rc = write_schema_apply(g->w, to, loss, &wo, &w);
     }
     if (rc == 0 || (rc == OG_E_BAD_REQUEST && w.violations.n)) {

@@ -83,7 +83,11 @@ static int schema_check(const cli_cmd *self, int argc, char **argv)
     cli_file f;
     if (cli_file_open(&f, path, json)) return CLI_ERROR;
     og_lang_report *r = NULL;
-    int rc = og_schema_check(&r, f.name, f.data, f.len);
+    og_schema_check_options o = OG_SCHEMA_CHECK_OPTIONS_INIT;
+    o.source = f.data;
+    o.source_len = f.len;
+    o.source_file = f.name;
+    int rc = og_schema_check(&r, &o);
     int ex = finish(rc, r, json, &f, 1);
     cli_file_close(&f);
     return ex;
@@ -249,9 +253,11 @@ static int schema_apply(const cli_cmd *self, int argc, char **argv)
     }
     og_schema_apply_options ao = OG_SCHEMA_APPLY_OPTIONS_INIT;
     ao.allow_data_loss = allow;
-    ao.schema_file = to;
+    ao.source_file = to;
     og_schema_apply_result *r = NULL;
-    int rc = og_graph_schema_apply(&r, g, f.data, f.len, &ao);
+    ao.source = f.data;
+    ao.source_len = f.len;
+    int rc = og_graph_schema_apply(&r, g, &ao);
     int ex = CLI_OK;
     if (rc != 0 && !r) {
         ex = cli_fail(json);
@@ -380,7 +386,14 @@ static int cmd_lint(int argc, char **argv)
         cli_file_close(&f[0]);
         return CLI_ERROR;
     }
-    rc = og_query_lint(&r, f[0].name, f[0].data, f[0].len, f[1].name, f[1].data, f[1].len);
+    og_query_lint_options o = OG_QUERY_LINT_OPTIONS_INIT;
+    o.schema_source = f[0].data;
+    o.schema_source_len = f[0].len;
+    o.schema_file = f[0].name;
+    o.source = f[1].data;
+    o.source_len = f[1].len;
+    o.source_file = f[1].name;
+    rc = og_query_lint(&r, &o);
     ex = finish(rc, r, json, f, 2);
     cli_file_close(&f[0]);
     cli_file_close(&f[1]);

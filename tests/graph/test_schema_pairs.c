@@ -915,7 +915,8 @@ static void test_applies(void **state)
         ao.allow_data_loss = p.loss;
         og_schema_apply_result *r = NULL;
         og_error_clear();
-        int rc = og_graph_schema_apply(&r, g, p.new_src, strlen(p.new_src), &ao);
+        ao.source = p.new_src;
+        int rc = og_graph_schema_apply(&r, g, &ao);
         if (getenv("OG_PAIRS_DEBUG"))
             fprintf(stderr, "---- seed %llu rc %d %s\n%s--\n%s", (unsigned long long)seed, rc,
                     rc ? og_error_last()->message : "", p.old_src, p.new_src);

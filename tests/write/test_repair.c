@@ -668,7 +668,8 @@ static void test_repair_lost_schema_apply(void **state)
                               "edge WorksAt: Person -> Company { role: String? }\n";
     og_schema_apply_options so = OG_SCHEMA_APPLY_OPTIONS_INIT;
     og_schema_apply_result *sr = NULL;
-    assert_og_ok(og_graph_schema_apply(&sr, g, NEXT, strlen(NEXT), &so));
+    so.source = NEXT;
+    assert_og_ok(og_graph_schema_apply(&sr, g, &so));
     assert_int_equal(sr->manifest_version, 5);
     og_schema_apply_result_free(sr);
     og_graph_close(g);

@@ -144,7 +144,8 @@ static int apply(og_graph *g, const char *schema, int loss, og_schema_apply_resu
     og_schema_apply_options ao = OG_SCHEMA_APPLY_OPTIONS_INIT;
     ao.allow_data_loss = loss;
     *out = NULL;
-    return og_graph_schema_apply(out, g, schema, strlen(schema), &ao);
+    ao.source = schema;
+    return og_graph_schema_apply(out, g, &ao);
 }
 
 static void apply_ok(og_graph *g, const char *schema, int loss, og_schema_apply_result **out)

@@ -82,7 +82,8 @@ static void apply(og_graph *g, const char *schema, int loss, char out[OG_ID_LEN 
     og_schema_apply_options ao = OG_SCHEMA_APPLY_OPTIONS_INIT;
     ao.allow_data_loss = loss;
     og_schema_apply_result *r = NULL;
-    if (og_graph_schema_apply(&r, g, schema, strlen(schema), &ao) != 0)
+    ao.source = schema;
+    if (og_graph_schema_apply(&r, g, &ao) != 0)
         fail_msg("apply failed: %s\n%s", og_error_last()->message, schema);
     assert_int_equal(r->applied, 1);
     snprintf(out, OG_ID_LEN + 1, "%s", r->commit);
