@@ -86,9 +86,9 @@ extern "C" {
 /* ---- Version ------------------------------------------------------------------------------ */
 
 #define OG_VERSION_MAJOR 0
-#define OG_VERSION_MINOR 1
+#define OG_VERSION_MINOR 2
 #define OG_VERSION_PATCH 0
-#define OG_VERSION_STRING "0.1.0"
+#define OG_VERSION_STRING "0.2.0"
 #define OG_VERSION_NUMBER (OG_VERSION_MAJOR * 10000 + OG_VERSION_MINOR * 100 + OG_VERSION_PATCH)
 
 /* The library's version string ("MAJOR.MINOR.PATCH"); static storage, never NULL. */

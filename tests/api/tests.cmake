@@ -40,6 +40,8 @@ endif()
 add_test(NAME test_api_install
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_install.sh ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR} ${CMAKE_INSTALL_LIBDIR} ${CMAKE_C_COMPILER} ${og_user_flags})
+# The soname embed is linked against: the one CMakeLists.txt sets (OG_SOVERSION).
+set_tests_properties(test_api_install PROPERTIES ENVIRONMENT "OG_SOVERSION=${OG_SOVERSION}")
 set_tests_properties(test_api_install PROPERTIES LABELS "api" TIMEOUT 300)
 
 # The options structs: og_..._options_init() against the _INIT macros, and unknown versions.

@@ -17,7 +17,7 @@
  *     refused or empty write moved no head;
  *   - every ~100 writes one random branch, and at the end every branch, read through
  *     og_graph_query on the branch equals the model exactly; its commit list
- *     (og_graph_branch_commits) is exactly the lineage the test recorded; and reading `at`
+ *     (og_graph_commits with a branch) is exactly the lineage the test recorded; and reading `at`
  *     random earlier commits of it equals the model as of that commit.
  *
  * The seed is printed; OG_ISO_SEED overrides it, OG_ISO_WRITES the number of writes. A
