@@ -937,14 +937,14 @@ OG_EXTERN void og_cleanup_result_free(og_cleanup_result *r);
  * open, optimize or cleanup resolves it first (rolls it forward or back, or discards it) and
  * records the outcome in the audit log ROOT/_recoveries.lance; when it cannot decide safely it
  * fails with OG_E_RECOVERY_REQUIRED naming the intent. These calls show and resolve intents by
- * hand (CLI: `omnigraph recover`, docs/cli.md). They open the root themselves, read-write but
- * without the recovery barrier a read-write og_graph_open runs, so they work on a graph that
- * a pending intent blocks. */
+ * hand (CLI: `omnigraph recover`, docs/cli.md). They open the root themselves (og_root_*),
+ * read-write but without the recovery barrier a read-write og_graph_open runs, so they work on
+ * a graph that a pending intent blocks. */
 
 typedef enum og_intent_state {
     OG_INTENT_PENDING = 1, /* its writer is gone: the next write or og_root_recover_resolve acts */
     OG_INTENT_LIVE = 2,    /* its writer still runs (holds the intent's lock): left alone */
-    OG_INTENT_UNCHECKED = 3, /* listed through a read-only handle, which takes no locks */
+    OG_INTENT_UNCHECKED = 3, /* listed read-only (og_recover_options.read_only): no lock taken */
     OG_INTENT_RESOLVED = 4,  /* the audit log records it resolved: a stale copy, retired by the
                               * next write */
     OG_INTENT_DAMAGED = 5,   /* the file cannot be read as an intent (og_intent_info.problem) */
@@ -1006,9 +1006,9 @@ OG_EXTERN const og_intent_info *og_intent_list_get(const og_intent_list *l, size
 OG_EXTERN void og_intent_list_free(og_intent_list *l);
 OG_EXTERN void og_intent_info_free(og_intent_info *i);
 
-/* Options for og_root_recover_resolve() (og_root_recover_list reads read_only; og_root_recover_show
- * none of the fields).
- * Initialise with OG_RECOVER_OPTIONS_INIT. */
+/* Options for the og_root_recover_* calls: og_root_recover_resolve reads discard and force,
+ * og_root_recover_list read_only, og_root_recover_show none. Initialise with
+ * OG_RECOVER_OPTIONS_INIT. */
 #define OG_RECOVER_OPTIONS_VERSION 1
 typedef struct og_recover_options {
     int version;   /* OG_RECOVER_OPTIONS_VERSION */
