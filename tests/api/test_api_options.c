@@ -89,10 +89,33 @@ static void test_unknown_version(void **state)
     test_sandbox_done(dir);
 }
 
+/* Every list accessor of a result struct takes NULL: a count of 0 and no item. */
+static void test_list_accessors_take_null(void **state)
+{
+    (void)state;
+    assert_int_equal(og_snapshot_info_table_count(NULL), 0);
+    assert_null(og_snapshot_info_table(NULL, 0));
+    assert_int_equal(og_merge_result_conflict_count(NULL), 0);
+    assert_null(og_merge_result_conflict(NULL, 0));
+    assert_int_equal(og_verify_report_problem_count(NULL), 0);
+    assert_null(og_verify_report_problem(NULL, 0));
+    assert_int_equal(og_schema_apply_result_violation_count(NULL), 0);
+    assert_null(og_schema_apply_result_violation(NULL, 0));
+    assert_int_equal(og_repair_result_damaged_count(NULL), 0);
+    assert_null(og_repair_result_damaged(NULL, 0));
+    assert_int_equal(og_repair_result_table_count(NULL), 0);
+    assert_null(og_repair_result_table(NULL, 0));
+    assert_int_equal(og_repair_result_ref_count(NULL), 0);
+    assert_null(og_repair_result_ref(NULL, 0));
+    assert_int_equal(og_repair_result_refless_count(NULL), 0);
+    assert_null(og_repair_result_refless(NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options_init),
+        cmocka_unit_test(test_list_accessors_take_null),
         cmocka_unit_test(test_unknown_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
