@@ -29,7 +29,8 @@
  *    og_store_selfcheck a plain directory. The functions of a returned object are named after
  *    its type (og_result_next, og_merge_result_conflict).
  *  - Branches. A call that reads or writes a graph branch names it in its options' `branch`
- *    member (NULL or "main": main); a merge names its two in `source` and `into`;
+ *    member (NULL or "main": main); a merge names its two in `source` and `into`, and the
+ *    branch a new one forks from is `from` (og_branch_options, og_load_options);
  *    og_graph_create_branch and og_graph_delete_branch take the name they create or delete.
  *  - Source text (.pg, .gq) is passed in the options (source, source_len, source_file), as is
  *    every input but a call's subject (a handle, a root, an output, a name or a reference).
