@@ -34,7 +34,7 @@ int main(int argc, char **argv)
         io.schema_source = schema;
         io.schema_file = "bench.pg";
         og_init_result *ir = NULL;
-        if (og_graph_init(&ir, root, &io) != 0) {
+        if (og_root_init(&ir, root, &io) != 0) {
             fprintf(stderr, "bench_branches: %s\n", og_error_last()->message);
             return 1;
         }
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     }
     og_branch_list *l = NULL;
     double t0 = now_ms();
-    if (og_graph_branch_list(&l, g) != 0) {
+    if (og_graph_branches(&l, g) != 0) {
         fprintf(stderr, "bench_branches: %s\n", og_error_last()->message);
         return 1;
     }
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     for (long i = have; i < n; i++) {
         char name[32];
         snprintf(name, sizeof name, "b%06ld", i);
-        if (og_graph_branch_create(NULL, g, name, NULL) != 0) {
+        if (og_graph_create_branch(NULL, g, name, NULL) != 0) {
             fprintf(stderr, "bench_branches: create %s: %s\n", name, og_error_last()->message);
             return 1;
         }
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         }
     }
     t0 = now_ms();
-    if (og_graph_branch_list(&l, g) != 0) {
+    if (og_graph_branches(&l, g) != 0) {
         fprintf(stderr, "bench_branches: %s\n", og_error_last()->message);
         return 1;
     }

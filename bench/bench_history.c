@@ -138,7 +138,7 @@ int main(int argc, char **argv)
     io.schema_file = "bench.pg";
     og_init_result *ir = NULL;
     og_graph *g = NULL;
-    if (og_graph_init(&ir, root, &io) != 0 || og_graph_open(&g, root, NULL) != 0) {
+    if (og_root_init(&ir, root, &io) != 0 || og_graph_open(&g, root, NULL) != 0) {
         fprintf(stderr, "bench_history: %s\n", og_error_last()->message);
         return 1;
     }

@@ -151,7 +151,7 @@ int main(int argc, char **argv)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    if (og_graph_init(&ir, root, &io)) die("init");
+    if (og_root_init(&ir, root, &io)) die("init");
     og_init_result_free(ir);
     og_graph *g = NULL;
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
     start(g, &c0, &t0);
     load(g, NULL, OG_LOAD_OVERWRITE, &t);
     stop(g, &c0, t0, &base);
-    if (og_graph_branch_create(NULL, g, "reload", NULL)) die("branch");
+    if (og_graph_create_branch(NULL, g, "reload", NULL)) die("branch");
 
     graph_text(&t, nodes, edges, pct, true);
     start(g, &c0, &t0);
@@ -186,7 +186,8 @@ int main(int argc, char **argv)
 
     og_merge_result *r = NULL;
     start(g, &c0, &t0);
-    int rc = og_graph_merge(&r, g, "reload", NULL);
+    int rc = og_graph_merge(
+        &r, g, &(og_merge_options){.version = OG_MERGE_OPTIONS_VERSION, .source = "reload"});
     stop(g, &c0, t0, &merge);
     if (rc) die("merge");
 

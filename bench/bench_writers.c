@@ -91,7 +91,7 @@ static int make_graph(const char *root)
     io.schema_source = schema;
     io.schema_file = "bench.pg";
     og_init_result *ir = NULL;
-    if (og_graph_init(&ir, root, &io) != 0) {
+    if (og_root_init(&ir, root, &io) != 0) {
         fprintf(stderr, "bench_writers: init %s: %s\n", root, og_error_last()->message);
         return -1;
     }

@@ -22,6 +22,18 @@
  *  - Constants that enumerate are enums. Structs and parameters carry them as int, so the ABI
  *    does not depend on the size a compiler gives an enum; new values are appended.
  *  - Strings are UTF-8 and NUL-terminated unless a length comes with them.
+ *  - Names. og_graph_X() takes an open og_graph (og_graph_open makes one from a root
+ *    directory); og_root_X() takes a graph's root directory and opens it itself, for what must
+ *    work where a handle cannot be had (og_root_init before there is a graph; verify, repair
+ *    and recovery of a graph that does not open); og_table_X() takes an og_table;
+ *    og_store_selfcheck a plain directory. The functions of a returned object are named after
+ *    its type (og_result_next, og_merge_result_conflict).
+ *  - Branches. A call that reads or writes a graph branch names it in its options' `branch`
+ *    member (NULL or "main": main); a merge names its two in `source` and `into`, and the
+ *    branch a new one forks from is `from` (og_branch_options, og_load_options);
+ *    og_graph_create_branch and og_graph_delete_branch take the name they create or delete.
+ *  - Source text (.pg, .gq) is passed in the options (source, source_len, source_file), as is
+ *    every input but a call's subject (a handle, a root, an output, a name or a reference).
  *
  * Caveats (LMDB's word for what an embedder must know; each holds for every call):
  *  - Threads. An og_graph may be used by several threads at once: reads run in parallel and
@@ -75,9 +87,9 @@ extern "C" {
 /* ---- Version ------------------------------------------------------------------------------ */
 
 #define OG_VERSION_MAJOR 0
-#define OG_VERSION_MINOR 1
+#define OG_VERSION_MINOR 2
 #define OG_VERSION_PATCH 0
-#define OG_VERSION_STRING "0.1.0"
+#define OG_VERSION_STRING "0.2.0"
 #define OG_VERSION_NUMBER (OG_VERSION_MAJOR * 10000 + OG_VERSION_MINOR * 100 + OG_VERSION_PATCH)
 
 /* The library's version string ("MAJOR.MINOR.PATCH"); static storage, never NULL. */
@@ -222,18 +234,49 @@ typedef struct og_diagnostic {
 /* The outcome of a check, lint or plan: diagnostics plus a text and a JSON rendering. */
 typedef struct og_lang_report og_lang_report;
 
-/* Check the .pg source `src` (len bytes; `file` names it in diagnostics).
- * Returns 0 when valid, OG_E_BAD_REQUEST when it has errors (og_error_last() locates the
- * first), or another negative code (then *out is NULL). On 0 and OG_E_BAD_REQUEST, *out is a
- * report the caller frees with og_lang_report_free(). */
-OG_EXTERN int og_schema_check(og_lang_report **out, const char *file, const char *src, size_t len);
+/* Options for og_schema_check(). Initialise with OG_SCHEMA_CHECK_OPTIONS_INIT and set source. */
+#define OG_SCHEMA_CHECK_OPTIONS_VERSION 1
+typedef struct og_schema_check_options {
+    int version;             /* OG_SCHEMA_CHECK_OPTIONS_VERSION */
+    const char *source;      /* the .pg text (NULL: empty) */
+    size_t source_len;       /* bytes of source (0: strlen(source)) */
+    const char *source_file; /* names it in diagnostics (NULL: "<schema>") */
+} og_schema_check_options;
+#define OG_SCHEMA_CHECK_OPTIONS_INIT                                                               \
+    {                                                                                              \
+        OG_SCHEMA_CHECK_OPTIONS_VERSION, NULL, 0, NULL                                             \
+    }
+OG_EXTERN int og_schema_check_options_init(og_schema_check_options *opts, int version);
 
-/* Type-check and lint the .gq source against the .pg schema. Same return convention as
- * og_schema_check; warnings alone do not fail. The JSON gives each query's status, result
- * columns with their kinds, and the types it reads and writes. */
-OG_EXTERN int og_query_lint(og_lang_report **out, const char *schema_file, const char *schema_src,
-                            size_t schema_len, const char *query_file, const char *query_src,
-                            size_t query_len);
+/* Check the .pg source opt gives. Returns 0 when valid, OG_E_BAD_REQUEST when it has errors
+ * (og_error_last() locates the first), or another negative code (then *out is NULL; so for a
+ * NULL opt, a NULL source with a length, or an unknown options version). On 0 and
+ * OG_E_BAD_REQUEST, *out is a report the caller frees with og_lang_report_free(). */
+OG_EXTERN int og_schema_check(og_lang_report **out, const og_schema_check_options *opt);
+
+/* Options for og_query_lint(). Initialise with OG_QUERY_LINT_OPTIONS_INIT and set both
+ * sources. */
+#define OG_QUERY_LINT_OPTIONS_VERSION 1
+typedef struct og_query_lint_options {
+    int version;               /* OG_QUERY_LINT_OPTIONS_VERSION */
+    const char *schema_source; /* the .pg text (NULL: empty) */
+    size_t schema_source_len;  /* bytes of schema_source (0: strlen(schema_source)) */
+    const char *schema_file;   /* names it in diagnostics (NULL: "<schema>") */
+    const char *source;        /* the .gq text (NULL: empty) */
+    size_t source_len;         /* bytes of source (0: strlen(source)) */
+    const char *source_file;   /* names it in diagnostics (NULL: "<query>") */
+} og_query_lint_options;
+#define OG_QUERY_LINT_OPTIONS_INIT                                                                 \
+    {                                                                                              \
+        OG_QUERY_LINT_OPTIONS_VERSION, NULL, 0, NULL, NULL, 0, NULL                                \
+    }
+OG_EXTERN int og_query_lint_options_init(og_query_lint_options *opts, int version);
+
+/* Type-check and lint the .gq source against the .pg schema (og_graph_lint does it against
+ * an open graph's). Same return convention as og_schema_check; warnings alone do not fail. The
+ * JSON gives each query's status, result columns with their kinds, and the types it reads
+ * and writes. */
+OG_EXTERN int og_query_lint(og_lang_report **out, const og_query_lint_options *opt);
 
 /* Options for og_schema_plan(). Initialise with OG_SCHEMA_PLAN_OPTIONS_INIT, then set both
  * sources. */
@@ -465,7 +508,7 @@ OG_EXTERN int og_table_write_text(uint64_t *rows, FILE *f, const og_table *t,
 /* An open graph. May be used by several threads at once; writes serialize inside. */
 typedef struct og_graph og_graph;
 
-/* Options for og_graph_init(). Initialise with OG_INIT_OPTIONS_INIT and set schema_source. */
+/* Options for og_root_init(). Initialise with OG_INIT_OPTIONS_INIT and set schema_source. */
 #define OG_INIT_OPTIONS_VERSION 1
 typedef struct og_init_options {
     int version;               /* OG_INIT_OPTIONS_VERSION */
@@ -479,7 +522,7 @@ typedef struct og_init_options {
     }
 OG_EXTERN int og_init_options_init(og_init_options *opts, int version);
 
-/* What og_graph_init made. Allocated by the library: og_init_result_free. */
+/* What og_root_init made. Allocated by the library: og_init_result_free. */
 typedef struct og_init_result {
     char commit_id[OG_ID_LEN + 1]; /* the genesis commit */
     int took_over;                 /* 1: an interrupted earlier init was found and replaced */
@@ -493,7 +536,7 @@ typedef struct og_init_result {
  * URI ("s3://...": no such backend yet), OG_E_STORAGE. A crash leaves no graph or a complete one; a
  * later init takes an interrupted one over (took_over). On success the caller frees *out with
  * og_init_result_free; on failure *out is NULL. */
-OG_EXTERN int og_graph_init(og_init_result **out, const char *root_dir, const og_init_options *opt);
+OG_EXTERN int og_root_init(og_init_result **out, const char *root_dir, const og_init_options *opt);
 OG_EXTERN void og_init_result_free(og_init_result *r);
 
 /* Options for og_graph_open(). Initialise with OG_OPEN_OPTIONS_INIT. */
@@ -549,7 +592,7 @@ typedef struct og_load_options {
     int version;                  /* OG_LOAD_OPTIONS_VERSION */
     int mode;                     /* an og_load_mode; required (0 fails with OG_E_BAD_REQUEST) */
     const char *branch;           /* NULL or "main": main; else a graph branch, which must exist
-                                   * (OG_E_NOT_FOUND; og_graph_branch_create makes one) unless
+                                   * (OG_E_NOT_FOUND; og_graph_create_branch makes one) unless
                                    * `from` is set */
     og_load_progress_fn progress; /* NULL: none */
     void *progress_arg;
@@ -650,55 +693,71 @@ typedef struct og_snapshot_info {
     int format_version;              /* the graph format */
     char head_commit[OG_ID_LEN + 1]; /* the branch head at this manifest version */
     char schema_identity[OG_SCHEMA_ID_LEN + 1];
-    size_t n_tables; /* live tables: og_snapshot_info_table */
 } og_snapshot_info;
 
-/* The i-th live table of the snapshot, sorted by alias; NULL out of range. */
+/* The live tables of the snapshot, sorted by alias: og_snapshot_info_table gives the i-th, or
+ * NULL out of range. */
+OG_EXTERN size_t og_snapshot_info_table_count(const og_snapshot_info *s);
 OG_EXTERN const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info *s, size_t i);
 
-/* The snapshot of branch main at `at`: NULL for the head, else a commit id, a unique id
- * prefix (at least 4 characters) or a decimal manifest version. OG_E_NOT_FOUND for an
- * unknown reference, OG_E_BAD_REQUEST for an ambiguous or too short one. The caller frees *out
- * with og_snapshot_info_free. */
-OG_EXTERN int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at);
-/* The same on graph branch `branch` (NULL or "main": main; `at` then names a commit or a
- * manifest version of that branch). OG_E_NOT_FOUND names an unknown branch. */
-OG_EXTERN int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *branch,
-                                       const char *at);
+/* Which snapshot og_graph_snapshot() and og_graph_schema() describe. Initialise with
+ * OG_SNAPSHOT_OPTIONS_INIT (or pass NULL: the head of main). */
+#define OG_SNAPSHOT_OPTIONS_VERSION 1
+typedef struct og_snapshot_options {
+    int version;        /* OG_SNAPSHOT_OPTIONS_VERSION */
+    const char *branch; /* NULL or "main": main; else a graph branch (OG_E_NOT_FOUND if none) */
+    const char *at;     /* NULL: the branch's head; else a commit id, a unique id prefix (at
+                         * least 4 characters) or a decimal graph-manifest version of that
+                         * branch */
+} og_snapshot_options;
+#define OG_SNAPSHOT_OPTIONS_INIT                                                                   \
+    {                                                                                              \
+        OG_SNAPSHOT_OPTIONS_VERSION, NULL, NULL                                                    \
+    }
+OG_EXTERN int og_snapshot_options_init(og_snapshot_options *opts, int version);
+
+/* The snapshot of opt->branch at opt->at (opt NULL: main's head). OG_E_NOT_FOUND for an
+ * unknown branch or reference, OG_E_BAD_REQUEST for an ambiguous or too short one. The caller
+ * frees *out with og_snapshot_info_free. */
+OG_EXTERN int og_graph_snapshot(og_snapshot_info **out, og_graph *g,
+                                const og_snapshot_options *opt);
 OG_EXTERN void og_snapshot_info_free(og_snapshot_info *s);
 
 /* The accepted schema a commit of a branch was made under (CLI: `omnigraph schema show`).
  * Allocated by the library: og_schema_info_free. */
 typedef struct og_schema_info {
     const char *branch;                  /* "main" */
-    char commit[OG_ID_LEN + 1];          /* the commit asked about (the head for NULL `at`) */
+    char commit[OG_ID_LEN + 1];          /* the commit asked about (the head for a NULL at) */
     char identity[OG_SCHEMA_ID_LEN + 1]; /* the schema identity that commit names */
     const char *source;                  /* the .pg text as it was accepted */
     size_t source_len;
     const char *catalog_json; /* the catalog with its stable ids: {"types":[{"name","kind","id",
                                * "properties":[{"name","type","id",...}],...}]} */
 } og_schema_info;
-/* The schema of branch `branch` (NULL or "main": main) at `at` (NULL: the head; else as
- * og_graph_branch_snapshot). OG_E_NOT_FOUND for an unknown branch or commit, or a commit made
- * under a schema the graph no longer keeps. The caller frees *out with og_schema_info_free. */
-OG_EXTERN int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch,
-                              const char *at);
+/* The schema of the snapshot opt names, as og_graph_snapshot reads it (opt NULL: main's head).
+ * OG_E_NOT_FOUND for an unknown branch or commit, or a commit made under a schema the graph no
+ * longer keeps. The caller frees *out with og_schema_info_free. */
+OG_EXTERN int og_graph_schema(og_schema_info **out, og_graph *g, const og_snapshot_options *opt);
 OG_EXTERN void og_schema_info_free(og_schema_info *s);
 
-/* Options for og_graph_schema_apply(). Initialise with OG_SCHEMA_APPLY_OPTIONS_INIT. */
+/* Options for og_graph_schema_apply(). Initialise with OG_SCHEMA_APPLY_OPTIONS_INIT and set
+ * source. */
 #define OG_SCHEMA_APPLY_OPTIONS_VERSION 1
 typedef struct og_schema_apply_options {
     int version;             /* OG_SCHEMA_APPLY_OPTIONS_VERSION */
+    const char *source;      /* the .pg text of the new schema (required) */
+    size_t source_len;       /* bytes of source (0: strlen(source)) */
+    const char *source_file; /* names the source in diagnostics (NULL: "schema.pg") */
     int allow_data_loss;     /* nonzero: drops are hard (a dropped property's values leave the
                               * table now) instead of soft (kept, hidden) */
-    const char *schema_file; /* names the source in diagnostics (NULL: "schema.pg") */
     const char *if_commit;   /* NULL, or the commit main's head must be
                               * (OG_E_PRECONDITION_FAILED otherwise) */
 } og_schema_apply_options;
 #define OG_SCHEMA_APPLY_OPTIONS_INIT                                                               \
     {                                                                                              \
-        OG_SCHEMA_APPLY_OPTIONS_VERSION, 0, NULL, NULL                                             \
+        OG_SCHEMA_APPLY_OPTIONS_VERSION, NULL, 0, NULL, 0, NULL                                    \
     }
+OG_EXTERN int og_schema_apply_options_init(og_schema_apply_options *opts, int version);
 
 /* What og_graph_schema_apply did. Allocated by the library: og_schema_apply_result_free. */
 typedef struct og_schema_apply_result {
@@ -711,14 +770,18 @@ typedef struct og_schema_apply_result {
                             * `schema plan --json` prints them */
     size_t tables_rewritten, tables_created, tables_renamed, tables_dropped;
     uint64_t rows_rewritten;
-    size_t n_violations; /* existing data the new schema refuses (OG_E_BAD_REQUEST): all of it;
-                          * kind is unique_violation, cardinality_violation,
-                          * value_constraint_violation or orphan_edge */
-    const struct og_merge_conflict *violations;
 } og_schema_apply_result;
+/* The existing data the new schema refuses (OG_E_BAD_REQUEST), all of it:
+ * og_schema_apply_result_violation gives the i-th, or NULL out of range. An og_merge_conflict
+ * ("Branch merge" below) whose kind is unique_violation, cardinality_violation,
+ * value_constraint_violation or orphan_edge. */
+typedef struct og_merge_conflict og_merge_conflict;
+OG_EXTERN size_t og_schema_apply_result_violation_count(const og_schema_apply_result *r);
+OG_EXTERN const og_merge_conflict *og_schema_apply_result_violation(const og_schema_apply_result *r,
+                                                                    size_t i);
 OG_EXTERN void og_schema_apply_result_free(og_schema_apply_result *r);
 
-/* Make the .pg source the graph's accepted schema (CLI: `omnigraph schema apply`;
+/* Make the .pg source opt->source the graph's accepted schema (CLI: `omnigraph schema apply`;
  * docs/languages.md "Schema apply"): one commit on main that migrates the tables (new types get
  * tables, new properties are null in existing rows, renames keep stable ids and tables, dropped
  * types leave the graph; commits made before stay readable under their schema). Errors:
@@ -728,7 +791,6 @@ OG_EXTERN void og_schema_apply_result_free(og_schema_apply_result *r);
  * delete it first); OG_E_CONFLICT when the schema changed since the handle read it. *out is
  * set on success and on violations, NULL otherwise. */
 OG_EXTERN int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g,
-                                    const char *schema_src, size_t len,
                                     const og_schema_apply_options *opt);
 
 /* One graph commit. Owned by the list that holds it, or (og_graph_commit_show) by itself. */
@@ -748,21 +810,29 @@ OG_EXTERN size_t og_commit_list_count(const og_commit_list *l);
 OG_EXTERN const og_commit_info *og_commit_list_get(const og_commit_list *l, size_t i);
 OG_EXTERN void og_commit_list_free(og_commit_list *l);
 
-/* Every commit of branch main, newest first. The caller frees *out with og_commit_list_free
- * (NULL on failure). */
-OG_EXTERN int og_graph_commits(og_commit_list **out, og_graph *g);
-/* Every commit of graph branch `branch` (NULL or "main": main), newest first: its own and those
- * of the branches it was forked from, up to its fork point. OG_E_NOT_FOUND names an unknown
- * branch. */
-OG_EXTERN int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branch);
+/* Which lineage og_graph_commits() and og_graph_commit_show() read. Initialise with
+ * OG_COMMIT_OPTIONS_INIT (or pass NULL: main's). */
+#define OG_COMMIT_OPTIONS_VERSION 1
+typedef struct og_commit_options {
+    int version;        /* OG_COMMIT_OPTIONS_VERSION */
+    const char *branch; /* NULL or "main": main; else a graph branch (OG_E_NOT_FOUND if none) */
+} og_commit_options;
+#define OG_COMMIT_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        OG_COMMIT_OPTIONS_VERSION, NULL                                                            \
+    }
+OG_EXTERN int og_commit_options_init(og_commit_options *opts, int version);
+
+/* Every commit of opt->branch (opt NULL: main), newest first: its own and those of the
+ * branches it was forked from, up to its fork point. The caller frees *out with
+ * og_commit_list_free (NULL on failure). */
+OG_EXTERN int og_graph_commits(og_commit_list **out, og_graph *g, const og_commit_options *opt);
 /* The commit a reference names (an id, a unique prefix or a manifest version), freed with
- * og_commit_info_free. Errors as og_graph_snapshot's. Prefixes and versions are resolved on
- * main; a full id main's lineage lacks is looked for on every other branch (ids are unique). */
-OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref);
-/* The same on graph branch `branch` (NULL or "main": main): prefixes and manifest versions
- * are resolved in that branch's lineage. OG_E_NOT_FOUND names an unknown branch. */
-OG_EXTERN int og_graph_branch_commit_show(og_commit_info **out, og_graph *g, const char *branch,
-                                          const char *ref);
+ * og_commit_info_free. Errors as og_graph_snapshot's. Prefixes and versions are resolved in
+ * opt->branch's lineage (opt NULL: main's); on main, a full id main's lineage lacks is looked
+ * for on every other branch (ids are unique). */
+OG_EXTERN int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref,
+                                   const og_commit_options *opt);
 /* Frees a commit og_graph_commit_show returned (never one a list holds). */
 OG_EXTERN void og_commit_info_free(og_commit_info *c);
 
@@ -868,14 +938,14 @@ OG_EXTERN void og_cleanup_result_free(og_cleanup_result *r);
  * open, optimize or cleanup resolves it first (rolls it forward or back, or discards it) and
  * records the outcome in the audit log ROOT/_recoveries.lance; when it cannot decide safely it
  * fails with OG_E_RECOVERY_REQUIRED naming the intent. These calls show and resolve intents by
- * hand (CLI: `omnigraph recover`, docs/cli.md). They open the root themselves, read-write but
- * without the recovery barrier a read-write og_graph_open runs, so they work on a graph that
- * a pending intent blocks. */
+ * hand (CLI: `omnigraph recover`, docs/cli.md). They open the root themselves (og_root_*),
+ * read-write but without the recovery barrier a read-write og_graph_open runs, so they work on
+ * a graph that a pending intent blocks. */
 
 typedef enum og_intent_state {
-    OG_INTENT_PENDING = 1,   /* its writer is gone: the next write or og_recover_resolve acts */
-    OG_INTENT_LIVE = 2,      /* its writer still runs (holds the intent's lock): left alone */
-    OG_INTENT_UNCHECKED = 3, /* listed through a read-only handle, which takes no locks */
+    OG_INTENT_PENDING = 1, /* its writer is gone: the next write or og_root_recover_resolve acts */
+    OG_INTENT_LIVE = 2,    /* its writer still runs (holds the intent's lock): left alone */
+    OG_INTENT_UNCHECKED = 3, /* listed read-only (og_recover_options.read_only): no lock taken */
     OG_INTENT_RESOLVED = 4,  /* the audit log records it resolved: a stale copy, retired by the
                               * next write */
     OG_INTENT_DAMAGED = 5,   /* the file cannot be read as an intent (og_intent_info.problem) */
@@ -899,7 +969,7 @@ typedef enum og_recover_outcome {
     OG_RECOVERED_DISCARDED = 3,
     OG_RECOVERED_RETIRED = 4,
     OG_RECOVERED_DISCARDED_FORCED = 5, /* discarded without proof (og_recover_options.force) */
-    OG_RECOVERED_REPAIRED = 6, /* an interrupted og_graph_repair, completed (its repair commit) */
+    OG_RECOVERED_REPAIRED = 6, /* an interrupted og_root_repair, completed (its repair commit) */
     OG_RECOVERED_REPAIRED_FORCED = 7, /* ... one forced past acknowledged commits (dropped) */
 } og_recover_outcome;
 
@@ -924,10 +994,10 @@ typedef struct og_intent_info {
     const char *actor;       /* NULL when none was given */
     const char *problem;     /* damaged: what is wrong with the file; else NULL */
     const char *resolved_as; /* OG_INTENT_RESOLVED: the audit log's outcome; else NULL */
-    size_t n_tables;         /* tables its effects name */
-    int action;              /* og_recover_show: an og_recover_action; OG_RECOVER_NONE in
+    size_t tables;           /* how many tables its effects name */
+    int action;              /* og_root_recover_show: an og_recover_action; OG_RECOVER_NONE in
                               * lists */
-    const char *reason;      /* og_recover_show: why that action; NULL in lists */
+    const char *reason;      /* og_root_recover_show: why that action; NULL in lists */
 } og_intent_info;
 
 /* A list of intents, oldest first: og_intent_list_get gives the i-th (NULL out of range). */
@@ -937,25 +1007,28 @@ OG_EXTERN const og_intent_info *og_intent_list_get(const og_intent_list *l, size
 OG_EXTERN void og_intent_list_free(og_intent_list *l);
 OG_EXTERN void og_intent_info_free(og_intent_info *i);
 
-/* Options for og_recover_resolve() (the listing calls take them too and ignore the fields).
- * Initialise with OG_RECOVER_OPTIONS_INIT. */
+/* Options for the og_root_recover_* calls: og_root_recover_resolve reads discard and force,
+ * og_root_recover_list read_only, og_root_recover_show none. Initialise with
+ * OG_RECOVER_OPTIONS_INIT. */
 #define OG_RECOVER_OPTIONS_VERSION 1
 typedef struct og_recover_options {
-    int version; /* OG_RECOVER_OPTIONS_VERSION */
-    int discard; /* nonzero: delete the intent instead of rolling it forward or back; only
-                  * with proof that no effect of it exists (no commit or rollback of it is
-                  * visible and no table holds a version its transactions made), otherwise
-                  * OG_E_PRECONDITION_FAILED */
-    int force;   /* with discard: delete it without that proof (audited as
-                  * discarded_forced); the only way to clear a damaged intent */
+    int version;   /* OG_RECOVER_OPTIONS_VERSION */
+    int discard;   /* nonzero: delete the intent instead of rolling it forward or back; only
+                    * with proof that no effect of it exists (no commit or rollback of it is
+                    * visible and no table holds a version its transactions made), otherwise
+                    * OG_E_PRECONDITION_FAILED */
+    int force;     /* with discard: delete it without that proof (audited as
+                    * discarded_forced); the only way to clear a damaged intent */
+    int read_only; /* og_root_recover_list: open the root read-only and probe no locks, so a
+                    * reader writes nothing (a pending or live intent is OG_INTENT_UNCHECKED) */
 } og_recover_options;
 #define OG_RECOVER_OPTIONS_INIT                                                                    \
     {                                                                                              \
-        OG_RECOVER_OPTIONS_VERSION, 0, 0                                                           \
+        OG_RECOVER_OPTIONS_VERSION, 0, 0, 0                                                        \
     }
 OG_EXTERN int og_recover_options_init(og_recover_options *opts, int version);
 
-/* What og_recover_resolve did. Allocated by the library: og_recover_result_free. */
+/* What og_root_recover_resolve did. Allocated by the library: og_recover_result_free. */
 typedef struct og_recover_result {
     char operation_id[OG_ID_LEN + 1];
     int outcome;                   /* an og_recover_outcome */
@@ -963,16 +1036,15 @@ typedef struct og_recover_result {
 } og_recover_result;
 OG_EXTERN void og_recover_result_free(og_recover_result *r);
 
-/* The intents of the graph in root_dir, with their state (opt may be NULL). OG_E_NOT_FOUND
- * when there is no graph. The caller frees *out with og_intent_list_free. */
-OG_EXTERN int og_recover_list(og_intent_list **out, const char *root_dir,
-                              const og_recover_options *opt);
-/* The same through an open handle (a read-only one probes no locks: OG_INTENT_UNCHECKED). */
-OG_EXTERN int og_graph_intents(og_intent_list **out, og_graph *g);
+/* The intents of the graph in root_dir, with their state (opt may be NULL; with
+ * opt->read_only, states as a read-only look sees them). The one way to list intents.
+ * OG_E_NOT_FOUND when there is no graph. The caller frees *out with og_intent_list_free. */
+OG_EXTERN int og_root_recover_list(og_intent_list **out, const char *root_dir,
+                                   const og_recover_options *opt);
 /* One intent, classified as the recovery barrier would (action, reason). OG_E_NOT_FOUND when
  * it is not pending. The caller frees *out with og_intent_info_free. */
-OG_EXTERN int og_recover_show(og_intent_info **out, const char *root_dir, const char *operation_id,
-                              const og_recover_options *opt);
+OG_EXTERN int og_root_recover_show(og_intent_info **out, const char *root_dir,
+                                   const char *operation_id, const og_recover_options *opt);
 /* Resolve one intent under the same gates and locks the recovery barrier takes, so it never
  * races a live writer: as the barrier would (roll forward, roll back, discard, finalize, or
  * retire a stale copy), or by discarding it (opt->discard; see og_recover_options). Every
@@ -981,13 +1053,13 @@ OG_EXTERN int og_recover_show(og_intent_info **out, const char *root_dir, const 
  * OG_E_RECOVERY_REQUIRED when the classifier cannot decide (the message says why; a damaged
  * intent needs discard and force), OG_E_PRECONDITION_FAILED for a discard without proof. The
  * caller frees *out with og_recover_result_free. */
-OG_EXTERN int og_recover_resolve(og_recover_result **out, const char *root_dir,
-                                 const char *operation_id, const og_recover_options *opt);
+OG_EXTERN int og_root_recover_resolve(og_recover_result **out, const char *root_dir,
+                                      const char *operation_id, const og_recover_options *opt);
 
 /* ---- Repair ------------------------------------------------------------------------------ */
 /* When the newest graph-manifest versions cannot be read (a damaged or deleted version file,
  * a file one of them needs gone), reads name the damage and fall back for commits before it,
- * and writes fail OG_E_CORRUPT. og_graph_repair (CLI: `omnigraph repair`, docs/cli.md and
+ * and writes fail OG_E_CORRUPT. og_root_repair (CLI: `omnigraph repair`, docs/cli.md and
  * docs/maintenance.md "Repairing a graph") restores a writable state without dropping an
  * acknowledged write: the unreadable version files above the newest intact version are moved
  * to ROOT/_repair/<operation id>/, and a repair commit (actor "omnigraph:repair") is made on
@@ -1027,7 +1099,7 @@ typedef struct og_repair_table {
                          * only when forced) */
 } og_repair_table;
 
-/* What og_graph_repair found and did. Allocated by the library: og_repair_result_free. */
+/* What og_root_repair found and did. Allocated by the library: og_repair_result_free. */
 typedef struct og_repair_result {
     int clean;                /* 1: nothing to repair */
     int repaired;             /* 1: opt->confirm acted */
@@ -1035,8 +1107,6 @@ typedef struct og_repair_result {
     uint64_t intact_version;  /* the newest one that reads */
     uint64_t missing_version; /* a newer version the version hint names that is gone, or 0 */
     const char *damage;       /* why the newest version cannot be read ("" when it can) */
-    size_t n_damaged;         /* og_repair_result_damaged: unreadable version files */
-    size_t n_tables;          /* og_repair_result_table: tables ahead of the intact one */
     const char *moved_to;     /* where the damaged files went ("" when none were moved) */
     char operation_id[OG_ID_LEN + 1]; /* the repair's (audit log), "" for a dry run */
     char commit_id[OG_ID_LEN + 1];    /* the repair commit, "" for a dry run */
@@ -1057,20 +1127,25 @@ typedef struct og_repair_result {
                             * refuses unless forced */
     int forced;            /* 1: a forced confirm rolled the tables back (commits dropped) */
     const char *branch;    /* the graph branch repaired ("main" for main) */
-    size_t n_refs;         /* og_repair_result_ref: branch ref files that did not read (lost or
-                            * damaged), rebuilt by a confirm from their branch's first version (the
-                            * fork its create wrote); a damaged one is kept under ROOT/_repair/refs/.
-                            * A graph branch's own ref only when opt->branch names it; the refs of
-                            * the table forks every readable graph branch pins always */
-    size_t n_refless;      /* og_repair_result_refless: graph branches with manifest versions
-                            * but no ref (found by a repair of main; lost, or a delete interrupted
-                            * after removing it: only the operator knows which). A repair with
-                            * opt->branch naming one rebuilds its ref */
 } og_repair_result;
+/* Its lists, each read by index (the accessor gives NULL out of range):
+ *  - damaged: the unreadable version files;
+ *  - table: the tables ahead of the intact version;
+ *  - ref: the branch ref files that did not read (lost or damaged), rebuilt by a confirm from
+ *    their branch's first version (the fork its create wrote); a damaged one is kept under
+ *    ROOT/_repair/refs/. A graph branch's own ref only when opt->branch names it; the refs of
+ *    the table forks every readable graph branch pins always;
+ *  - refless: the graph branches with manifest versions but no ref (found by a repair of
+ *    main; lost, or a delete interrupted after removing it: only the operator knows which).
+ *    A repair with opt->branch naming one rebuilds its ref. */
+OG_EXTERN size_t og_repair_result_damaged_count(const og_repair_result *r);
 OG_EXTERN const char *og_repair_result_damaged(const og_repair_result *r, size_t i);
-OG_EXTERN const char *og_repair_result_ref(const og_repair_result *r, size_t i);
-OG_EXTERN const char *og_repair_result_refless(const og_repair_result *r, size_t i);
+OG_EXTERN size_t og_repair_result_table_count(const og_repair_result *r);
 OG_EXTERN const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i);
+OG_EXTERN size_t og_repair_result_ref_count(const og_repair_result *r);
+OG_EXTERN const char *og_repair_result_ref(const og_repair_result *r, size_t i);
+OG_EXTERN size_t og_repair_result_refless_count(const og_repair_result *r);
+OG_EXTERN const char *og_repair_result_refless(const og_repair_result *r, size_t i);
 OG_EXTERN void og_repair_result_free(og_repair_result *r);
 
 /* Inspect the graph in root_dir and, with opt->confirm, repair it (opt NULL: a dry run).
@@ -1081,8 +1156,8 @@ OG_EXTERN void og_repair_result_free(og_repair_result *r);
  * confirm without force would drop an acknowledged commit (see above). OG_E_NOT_FOUND when
  * there is no graph (or no such branch).
  * The caller frees *out with og_repair_result_free. */
-OG_EXTERN int og_graph_repair(og_repair_result **out, const char *root_dir,
-                              const og_repair_options *opt);
+OG_EXTERN int og_root_repair(og_repair_result **out, const char *root_dir,
+                             const og_repair_options *opt);
 
 /* ---- Graph queries and mutations -------------------------------------------------------- */
 /* Run .gq queries against a graph (docs/languages.md; CLI: `omnigraph query` / `mutate`,
@@ -1365,9 +1440,9 @@ OG_EXTERN void og_branch_list_free(og_branch_list *l);
 
 /* Every branch, main first, then the others by name. The caller frees *out with
  * og_branch_list_free (NULL on failure). Works on a read-only handle. */
-OG_EXTERN int og_graph_branch_list(og_branch_list **out, og_graph *g);
+OG_EXTERN int og_graph_branches(og_branch_list **out, og_graph *g);
 
-/* Options for og_graph_branch_create(). Initialise with OG_BRANCH_OPTIONS_INIT. */
+/* Options for og_graph_create_branch(). Initialise with OG_BRANCH_OPTIONS_INIT. */
 #define OG_BRANCH_OPTIONS_VERSION 1
 typedef struct og_branch_options {
     int version;      /* OG_BRANCH_OPTIONS_VERSION */
@@ -1390,14 +1465,14 @@ OG_EXTERN int og_branch_options_init(og_branch_options *opts, int version);
  * than the accepted one (before an og_graph_schema_apply: branches start under the accepted
  * schema). On success *out (may be NULL) describes the branch, freed with
  * og_branch_info_free. */
-OG_EXTERN int og_graph_branch_create(og_branch_info **out, og_graph *g, const char *name,
+OG_EXTERN int og_graph_create_branch(og_branch_info **out, og_graph *g, const char *name,
                                      const og_branch_options *opt);
 /* Delete branch `name`. OG_E_BAD_REQUEST for "main"; OG_E_NOT_FOUND when it does not exist;
  * OG_E_CONFLICT while a write on it runs; OG_E_RECOVERY_REQUIRED while an interrupted write on it
  * is unresolved (og_error.operation_id); OG_E_PRECONDITION_FAILED while a branch forked from it
  * exists (it reads this one's history: delete it first). Commits of the branch stay readable
  * from branches that contain them. */
-OG_EXTERN int og_graph_branch_delete(og_graph *g, const char *name);
+OG_EXTERN int og_graph_delete_branch(og_graph *g, const char *name);
 
 /* ---- Branch merge ----------------------------------------------------------------------------
  * Merge one branch into another as a graph write (docs/merge.md): the merge base is the best
@@ -1431,6 +1506,7 @@ typedef struct og_merge_conflict {
 #define OG_MERGE_OPTIONS_VERSION 1
 typedef struct og_merge_options {
     int version;           /* OG_MERGE_OPTIONS_VERSION */
+    const char *source;    /* the branch to merge (required) */
     const char *into;      /* the target branch (NULL or "main": main) */
     const char *if_commit; /* NULL, or the commit the target's head must be
                             * (OG_E_PRECONDITION_FAILED otherwise) */
@@ -1439,7 +1515,7 @@ typedef struct og_merge_options {
 } og_merge_options;
 #define OG_MERGE_OPTIONS_INIT                                                                      \
     {                                                                                              \
-        OG_MERGE_OPTIONS_VERSION, NULL, NULL, 0                                                    \
+        OG_MERGE_OPTIONS_VERSION, NULL, NULL, NULL, 0                                              \
     }
 OG_EXTERN int og_merge_options_init(og_merge_options *opts, int version);
 
@@ -1454,18 +1530,19 @@ typedef struct og_merge_result {
     uint64_t rows_changed;           /* rows it upserted or deleted on the target */
     uint64_t rows_read;              /* rows the classification read */
     int source_deleted;              /* delete_branch: the source was deleted */
-    size_t n_conflicts;              /* OG_E_MERGE_CONFLICTS: every conflict found */
-    const og_merge_conflict *conflicts;
 } og_merge_result;
+/* On OG_E_MERGE_CONFLICTS, every conflict found (none otherwise): og_merge_result_conflict
+ * gives the i-th, or NULL out of range. */
+OG_EXTERN size_t og_merge_result_conflict_count(const og_merge_result *r);
+OG_EXTERN const og_merge_conflict *og_merge_result_conflict(const og_merge_result *r, size_t i);
 OG_EXTERN void og_merge_result_free(og_merge_result *r);
 
-/* Merge branch `source` into opt->into (opt NULL: into main). *out (required) describes the
+/* Merge branch opt->source into opt->into (NULL or "main": main). *out (required) describes the
  * outcome; on OG_E_MERGE_CONFLICTS it is also set, holding every conflict; on other failures it
- * is NULL. OG_E_NOT_FOUND names an unknown branch; OG_E_BAD_REQUEST for a branch merged into
- * itself; OG_E_CONFLICT when the histories have no single merge base (docs/merge.md,
- * "criss-cross") or the two sides have different schemas. */
-OG_EXTERN int og_graph_merge(og_merge_result **out, og_graph *g, const char *source,
-                             const og_merge_options *opt);
+ * is NULL. OG_E_NOT_FOUND names an unknown branch; OG_E_BAD_REQUEST without opt or
+ * opt->source, or for a branch merged into itself; OG_E_CONFLICT when the histories have no single
+ * merge base (docs/merge.md, "criss-cross") or the two sides have different schemas. */
+OG_EXTERN int og_graph_merge(og_merge_result **out, og_graph *g, const og_merge_options *opt);
 /* ---- Verification -------------------------------------------------------------------------- */
 /* Check a graph root without writing to it (CLI: `omnigraph verify`, docs/maintenance.md
  * "Verifying a graph"): every retained graph-manifest version reconstructs, the head's lineage
@@ -1503,10 +1580,8 @@ typedef struct og_verify_problem {
     const char *remedy;
 } og_verify_problem;
 
-/* What og_graph_verify found and checked. Allocated by the library: og_verify_report_free. */
+/* What og_root_verify found and checked. Allocated by the library: og_verify_report_free. */
 typedef struct og_verify_report {
-    size_t n_problems; /* 0: the graph verified clean */
-    const og_verify_problem *problems;
     uint64_t manifest_versions; /* graph-manifest versions reconstructed */
     uint64_t tables;            /* tables the head pins */
     uint64_t table_versions;    /* distinct Lance versions checked (tables, graph manifest, audit
@@ -1520,13 +1595,17 @@ typedef struct og_verify_report {
     uint64_t sidecars;          /* recovery intents found under __recovery/ */
     uint64_t branches;          /* graph branches other than main, checked at their heads */
 } og_verify_report;
+/* The problems found (0: the graph verified clean): og_verify_report_problem gives the i-th,
+ * or NULL out of range. */
+OG_EXTERN size_t og_verify_report_problem_count(const og_verify_report *r);
+OG_EXTERN const og_verify_problem *og_verify_report_problem(const og_verify_report *r, size_t i);
 
 /* Verify the graph in root_dir (opened read-only here, so a graph that does not open still
  * verifies; opt NULL: the defaults). Errors: OG_E_NOT_FOUND when root_dir holds no graph
  * manifest, OG_E_UNSUPPORTED for a URI root, OG_E_STORAGE, OG_E_NOMEM. On success the caller
  * frees *out with og_verify_report_free; on failure it is NULL. */
-OG_EXTERN int og_graph_verify(og_verify_report **out, const char *root_dir,
-                              const og_verify_options *opt);
+OG_EXTERN int og_root_verify(og_verify_report **out, const char *root_dir,
+                             const og_verify_options *opt);
 OG_EXTERN void og_verify_report_free(og_verify_report *r);
 
 #ifdef __cplusplus

@@ -66,11 +66,11 @@ void og_branch_list_free(og_branch_list *l)
     core_free(l);
 }
 
-int og_graph_branch_list(og_branch_list **out, og_graph *g)
+int og_graph_branches(og_branch_list **out, og_graph *g)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_branch_list: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_branches: out is NULL");
     *out = NULL;
-    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_branch_list: no graph");
+    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_branches: no graph");
     write_branch_info *w = NULL;
     size_t n = 0;
     int rc = write_branch_list(g->h->s, &w, &n);
@@ -110,11 +110,11 @@ static int writable(og_graph *g, const char *fn)
     return 0;
 }
 
-int og_graph_branch_create(og_branch_info **out, og_graph *g, const char *name,
+int og_graph_create_branch(og_branch_info **out, og_graph *g, const char *name,
                            const og_branch_options *opt)
 {
     if (out) *out = NULL;
-    int rc = writable(g, "og_graph_branch_create");
+    int rc = writable(g, "og_graph_create_branch");
     if (rc) return rc;
     if (opt &&
         (rc = api_options_check(opt->version, OG_BRANCH_OPTIONS_VERSION, "og_branch_options")) != 0)
@@ -130,9 +130,9 @@ int og_graph_branch_create(og_branch_info **out, og_graph *g, const char *name,
     return 0;
 }
 
-int og_graph_branch_delete(og_graph *g, const char *name)
+int og_graph_delete_branch(og_graph *g, const char *name)
 {
-    int rc = writable(g, "og_graph_branch_delete");
+    int rc = writable(g, "og_graph_delete_branch");
     if (rc) return rc;
     return write_branch_delete(g->w, name, NULL, NULL);
 }

@@ -47,19 +47,19 @@ static int root_identity(char **out, const char *dir)
 
 /* ---- init ---------------------------------------------------------------------------------- */
 
-int og_graph_init(og_init_result **out, const char *root_dir, const og_init_options *opt)
+int og_root_init(og_init_result **out, const char *root_dir, const og_init_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_init: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_init: out is NULL");
     *out = NULL;
     if (!root_dir || !*root_dir)
-        return core_err(OG_E_BAD_REQUEST, "og_graph_init: no root directory given");
+        return core_err(OG_E_BAD_REQUEST, "og_root_init: no root directory given");
     if (!opt)
-        return core_err(OG_E_BAD_REQUEST, "og_graph_init: no options (the schema is required)");
+        return core_err(OG_E_BAD_REQUEST, "og_root_init: no options (the schema is required)");
     int vrc = api_options_check(opt->version, OG_INIT_OPTIONS_VERSION, "og_init_options");
     if (vrc) return vrc;
     if (!opt->schema_source)
         return core_err(OG_E_BAD_REQUEST,
-                        "og_graph_init: no schema source (og_init_options.schema_source)");
+                        "og_root_init: no schema source (og_init_options.schema_source)");
     const char *schema_src = opt->schema_source;
     size_t len = opt->schema_source_len ? opt->schema_source_len : strlen(schema_src);
     const char *schema_file = opt->schema_file;
@@ -427,6 +427,7 @@ static int dup_into(const char **dst, const char *src)
 typedef struct snapshot_info {
     og_snapshot_info pub; /* first: the pointer handed out */
     og_snapshot_table *tables;
+    size_t n_tables;
 } snapshot_info;
 
 static snapshot_info *snapshot_of(const og_snapshot_info *s)
@@ -434,19 +435,17 @@ static snapshot_info *snapshot_of(const og_snapshot_info *s)
     return (snapshot_info *)((char *)s - offsetof(snapshot_info, pub));
 }
 
-int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const char *at)
-{
-    return og_graph_branch_snapshot(out, g, NULL, at);
-}
-
-int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *branch,
-                             const char *at)
+int og_graph_snapshot(og_snapshot_info **out, og_graph *g, const og_snapshot_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_snapshot: no graph");
+    int rc;
+    if (opt && (rc = api_options_check(opt->version, OG_SNAPSHOT_OPTIONS_VERSION,
+                                       "og_snapshot_options")) != 0)
+        return rc;
     graph_snapshot *snap = NULL;
-    int rc = api_snapshot_at(&snap, g, branch, at, 0);
+    rc = api_snapshot_at(&snap, g, opt ? opt->branch : NULL, opt ? opt->at : NULL, 0);
     if (rc) return rc;
     snapshot_info *whole = core_calloc(1, sizeof *whole);
     if (!whole) {
@@ -466,7 +465,7 @@ int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *br
     for (size_t i = 0; !rc && i < snap->n_tables; i++) {
         const graph_table *t = &snap->tables[i];
         og_snapshot_table *o = &whole->tables[i];
-        si->n_tables = i + 1; /* so a partial fill frees what it holds */
+        whole->n_tables = i + 1; /* so a partial fill frees what it holds */
         o->kind = t->kind;
         o->version = t->version;
         o->row_count = t->row_count;
@@ -484,16 +483,21 @@ int og_graph_branch_snapshot(og_snapshot_info **out, og_graph *g, const char *br
     return 0;
 }
 
+size_t og_snapshot_info_table_count(const og_snapshot_info *s)
+{
+    return s ? snapshot_of(s)->n_tables : 0;
+}
+
 const og_snapshot_table *og_snapshot_info_table(const og_snapshot_info *s, size_t i)
 {
-    return s && i < s->n_tables ? &snapshot_of(s)->tables[i] : NULL;
+    return s && i < snapshot_of(s)->n_tables ? &snapshot_of(s)->tables[i] : NULL;
 }
 
 void og_snapshot_info_free(og_snapshot_info *s)
 {
     if (!s) return;
     snapshot_info *whole = snapshot_of(s);
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < whole->n_tables; i++) {
         core_free((char *)whole->tables[i].alias);
         core_free((char *)whole->tables[i].type_name);
         core_free((char *)whole->tables[i].path);
@@ -564,17 +568,24 @@ void og_commit_list_free(og_commit_list *l)
     core_free(l);
 }
 
-int og_graph_commits(og_commit_list **out, og_graph *g)
+/* The branch a og_commit_options names (NULL: main), its version checked. */
+static int commit_options_branch(const og_commit_options *opt, const char **branch)
 {
-    return og_graph_branch_commits(out, g, NULL);
+    *branch = NULL;
+    if (!opt) return 0;
+    int rc = api_options_check(opt->version, OG_COMMIT_OPTIONS_VERSION, "og_commit_options");
+    if (rc == 0) *branch = opt->branch;
+    return rc;
 }
 
-int og_graph_branch_commits(og_commit_list **out, og_graph *g, const char *branch)
+int og_graph_commits(og_commit_list **out, og_graph *g, const og_commit_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commits: no graph");
-    int rc = api_branch_arg(g, &branch);
+    const char *branch = NULL;
+    int rc = commit_options_branch(opt, &branch);
+    if (rc == 0) rc = api_branch_arg(g, &branch);
     if (rc) return rc;
     og_commit_list *list = core_calloc(1, sizeof *list);
     if (!list) return core_err_nomem();
@@ -652,18 +663,15 @@ static int commit_on_any_branch(og_commit_info **out, og_graph *g, const char *i
     return rc;
 }
 
-int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref)
-{
-    return og_graph_branch_commit_show(out, g, NULL, ref);
-}
-
-int og_graph_branch_commit_show(og_commit_info **out, og_graph *g, const char *branch,
-                                const char *ref)
+int og_graph_commit_show(og_commit_info **out, og_graph *g, const char *ref,
+                         const og_commit_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_commit_show: no graph");
-    int rc = api_branch_arg(g, &branch);
+    const char *branch = NULL;
+    int rc = commit_options_branch(opt, &branch);
+    if (rc == 0) rc = api_branch_arg(g, &branch);
     if (rc) return rc;
     graph_snapshot *snap = NULL;
     rc = branch ? graph_snapshot_load(&snap, g->h->s, branch, 0, GRAPH_SNAP_LINEAGE)

@@ -102,10 +102,16 @@ static const char *dup_name(og_lang_report *r, const char *file, const char *fal
     return s ? s : fallback;
 }
 
-int og_schema_check(og_lang_report **out, const char *file, const char *src, size_t len)
+int og_schema_check(og_lang_report **out, const og_schema_check_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_schema_check: out is NULL");
     *out = NULL;
+    if (!opt) return core_err(OG_E_BAD_REQUEST, "og_schema_check: no options");
+    int vrc =
+        api_options_check(opt->version, OG_SCHEMA_CHECK_OPTIONS_VERSION, "og_schema_check_options");
+    if (vrc) return vrc;
+    const char *src = opt->source, *file = opt->source_file;
+    size_t len = opt->source_len ? opt->source_len : src ? strlen(src) : 0;
     if (!src && len) return core_err(OG_E_BAD_REQUEST, "schema source is NULL");
     og_lang_report *r = report_new();
     if (!r) return core_err_nomem();
@@ -189,12 +195,20 @@ static int lint_into(og_lang_report *r, int schema_rc, const lang_catalog *cat,
     return frc;
 }
 
-int og_query_lint(og_lang_report **out, const char *schema_file, const char *schema_src,
-                  size_t schema_len, const char *query_file, const char *query_src,
-                  size_t query_len)
+int og_query_lint(og_lang_report **out, const og_query_lint_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_query_lint: out is NULL");
     *out = NULL;
+    if (!opt) return core_err(OG_E_BAD_REQUEST, "og_query_lint: no options");
+    int vrc =
+        api_options_check(opt->version, OG_QUERY_LINT_OPTIONS_VERSION, "og_query_lint_options");
+    if (vrc) return vrc;
+    const char *schema_src = opt->schema_source, *schema_file = opt->schema_file;
+    const char *query_src = opt->source, *query_file = opt->source_file;
+    size_t schema_len = opt->schema_source_len ? opt->schema_source_len
+                        : schema_src           ? strlen(schema_src)
+                                               : 0;
+    size_t query_len = opt->source_len ? opt->source_len : query_src ? strlen(query_src) : 0;
     if ((!schema_src && schema_len) || (!query_src && query_len))
         return core_err(OG_E_BAD_REQUEST, "source is NULL");
     og_lang_report *r = report_new();

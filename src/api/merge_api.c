@@ -70,6 +70,17 @@ void og_merge_result_free(og_merge_result *r)
     core_free(b);
 }
 
+size_t og_merge_result_conflict_count(const og_merge_result *r)
+{
+    return r ? ((const merge_result_box *)r)->n : 0;
+}
+
+const og_merge_conflict *og_merge_result_conflict(const og_merge_result *r, size_t i)
+{
+    return r && i < ((const merge_result_box *)r)->n ? &((const merge_result_box *)r)->items[i]
+                                                     : NULL;
+}
+
 static merge_result_box *box_new(const char *source, const char *target,
                                  const write_merge_result *w)
 {
@@ -89,32 +100,31 @@ static merge_result_box *box_new(const char *source, const char *target,
     r->types_changed = w->types_changed;
     r->rows_changed = w->stats.rows_changed;
     r->rows_read = w->stats.rows_read;
-    r->n_conflicts = b->n;
-    r->conflicts = b->items;
     return b;
 fail:
     og_merge_result_free(&b->r);
     return NULL;
 }
 
-int og_graph_merge(og_merge_result **out, og_graph *g, const char *source,
-                   const og_merge_options *opt)
+int og_graph_merge(og_merge_result **out, og_graph *g, const og_merge_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_merge: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_merge: no graph");
     if (!g->w) return core_err(OG_E_BAD_REQUEST, "og_graph_merge: the graph is open read-only");
+    if (!opt)
+        return core_err(OG_E_BAD_REQUEST,
+                        "og_graph_merge: no options (opt->source names the branch to merge)");
+    int rc = api_options_check(opt->version, OG_MERGE_OPTIONS_VERSION, "og_merge_options");
+    if (rc) return rc;
+    const char *source = opt->source;
     if (!source || !*source) return core_err(OG_E_BAD_REQUEST, "og_graph_merge: no source branch");
-    int rc;
-    if (opt &&
-        (rc = api_options_check(opt->version, OG_MERGE_OPTIONS_VERSION, "og_merge_options")) != 0)
-        return rc;
-    const char *into = opt && opt->into && *opt->into ? opt->into : "main";
-    if (opt && opt->delete_branch && strcmp(source, "main") == 0)
+    const char *into = opt->into && *opt->into ? opt->into : "main";
+    if (opt->delete_branch && strcmp(source, "main") == 0)
         return core_err(OG_E_BAD_REQUEST, "og_graph_merge: main cannot be deleted");
     write_options wo = WRITE_OPTIONS_INIT;
     wo.branch = into;
-    wo.if_commit = opt ? opt->if_commit : NULL;
+    wo.if_commit = opt->if_commit;
     write_merge_result w;
     rc = write_merge(g->w, source, &wo, &w);
     if (rc == 0 || rc == OG_E_MERGE_CONFLICTS) {
@@ -124,7 +134,7 @@ int og_graph_merge(og_merge_result **out, og_graph *g, const char *source,
             return core_err(OG_E_NOMEM, rc == 0 ? "the merge was done; out of memory describing it"
                                                 : "out of memory describing the merge's conflicts");
         }
-        if (rc == 0 && opt && opt->delete_branch) {
+        if (rc == 0 && opt->delete_branch) {
             /* After the merge is visible: a failed delete leaves a merged branch, said so. */
             int drc = write_branch_delete(g->w, source, NULL, NULL);
             if (drc != 0) {

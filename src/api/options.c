@@ -93,3 +93,13 @@ int og_repair_options_init(og_repair_options *opts, int version)
 }
 OPTIONS_INIT_FN(og_merge_options_init, og_merge_options, OG_MERGE_OPTIONS_INIT,
                 OG_MERGE_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_snapshot_options_init, og_snapshot_options, OG_SNAPSHOT_OPTIONS_INIT,
+                OG_SNAPSHOT_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_commit_options_init, og_commit_options, OG_COMMIT_OPTIONS_INIT,
+                OG_COMMIT_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_schema_apply_options_init, og_schema_apply_options, OG_SCHEMA_APPLY_OPTIONS_INIT,
+                OG_SCHEMA_APPLY_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_schema_check_options_init, og_schema_check_options, OG_SCHEMA_CHECK_OPTIONS_INIT,
+                OG_SCHEMA_CHECK_OPTIONS_VERSION)
+OPTIONS_INIT_FN(og_query_lint_options_init, og_query_lint_options, OG_QUERY_LINT_OPTIONS_INIT,
+                OG_QUERY_LINT_OPTIONS_VERSION)

@@ -163,7 +163,7 @@ static int info_fill(og_intent_info *out, const write_pending *p)
     out->damaged = p->damaged;
     out->started_at_us = p->started_at_us;
     out->owner_pid = p->owner_pid;
-    out->n_tables = p->n_effects;
+    out->tables = p->n_effects;
     out->action = action_of(p->action);
     bool bad = !(out->file = core_strdup(key)) ||
                !(out->branch = core_strdup(p->branch ? p->branch : "main")) ||
@@ -234,9 +234,9 @@ static int list_of(og_intent_list **out, store *s, bool probe_locks)
     return 0;
 }
 
-/* The root opened read-write without the barrier. */
+/* The root opened read-write without the barrier (read-only when `read_only`). */
 static int open_for_recovery(og_graph **g, const char *root_dir, const og_recover_options *opt,
-                             const char *fn)
+                             const char *fn, bool read_only)
 {
     if (!root_dir || !*root_dir)
         return core_err(OG_E_BAD_REQUEST, "%s: no root directory given", fn);
@@ -245,36 +245,31 @@ static int open_for_recovery(og_graph **g, const char *root_dir, const og_recove
         if (rc) return rc;
     }
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
+    oo.read_only = read_only;
     return api_graph_open(g, root_dir, &oo, true);
 }
 
-int og_recover_list(og_intent_list **out, const char *root_dir, const og_recover_options *opt)
+int og_root_recover_list(og_intent_list **out, const char *root_dir, const og_recover_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_recover_list: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_recover_list: out is NULL");
     *out = NULL;
     og_graph *g = NULL;
-    int rc = open_for_recovery(&g, root_dir, opt, "og_recover_list");
-    if (rc == 0) rc = list_of(out, g->h->s, true);
+    /* read_only: a read-only handle takes no locks, so it cannot probe whose writer lives. */
+    bool read_only = opt && opt->read_only;
+    int rc = open_for_recovery(&g, root_dir, opt, "og_root_recover_list", read_only);
+    if (rc == 0) rc = list_of(out, g->h->s, !read_only);
     og_graph_close(g);
     return rc;
 }
 
-int og_graph_intents(og_intent_list **out, og_graph *g)
+int og_root_recover_show(og_intent_info **out, const char *root_dir, const char *operation_id,
+                         const og_recover_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_intents: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_recover_show: out is NULL");
     *out = NULL;
-    if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_intents: no graph");
-    return list_of(out, g->h->s, !g->h->readonly);
-}
-
-int og_recover_show(og_intent_info **out, const char *root_dir, const char *operation_id,
-                    const og_recover_options *opt)
-{
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_recover_show: out is NULL");
-    *out = NULL;
-    if (!operation_id) return core_err(OG_E_BAD_REQUEST, "og_recover_show: no operation id");
+    if (!operation_id) return core_err(OG_E_BAD_REQUEST, "og_root_recover_show: no operation id");
     og_graph *g = NULL;
-    int rc = open_for_recovery(&g, root_dir, opt, "og_recover_show");
+    int rc = open_for_recovery(&g, root_dir, opt, "og_root_recover_show", false);
     write_pending p;
     memset(&p, 0, sizeof p);
     if (rc == 0) rc = write_pending_show(g->h->s, true, operation_id, &p);
@@ -291,20 +286,22 @@ int og_recover_show(og_intent_info **out, const char *root_dir, const char *oper
     return 0;
 }
 
-int og_recover_resolve(og_recover_result **out, const char *root_dir, const char *operation_id,
-                       const og_recover_options *opt)
+int og_root_recover_resolve(og_recover_result **out, const char *root_dir, const char *operation_id,
+                            const og_recover_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_recover_resolve: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_recover_resolve: out is NULL");
     *out = NULL;
-    if (!operation_id) return core_err(OG_E_BAD_REQUEST, "og_recover_resolve: no operation id");
+    if (!operation_id)
+        return core_err(OG_E_BAD_REQUEST, "og_root_recover_resolve: no operation id");
     og_recover_options def = OG_RECOVER_OPTIONS_INIT;
     if (!opt) opt = &def;
     if (opt->force && !opt->discard)
-        return core_err(OG_E_BAD_REQUEST, "og_recover_resolve: force applies to a discard only");
+        return core_err(OG_E_BAD_REQUEST,
+                        "og_root_recover_resolve: force applies to a discard only");
     og_recover_result *r = core_calloc(1, sizeof *r);
     if (!r) return core_err_nomem();
     og_graph *g = NULL;
-    int rc = open_for_recovery(&g, root_dir, opt, "og_recover_resolve");
+    int rc = open_for_recovery(&g, root_dir, opt, "og_root_recover_resolve", false);
     int kind = 0;
     if (rc == 0) {
         write_resolve_options wo = {opt->discard != 0, opt->force != 0};
@@ -330,46 +327,72 @@ typedef struct repair_result {
     char *damage, *moved_to, *at_stake, *branch;
     char **refs;
     char **refless;
+    size_t n_damaged, n_tables, n_refs, n_refless;
 } repair_result;
+
+static const repair_result *repair_of(const og_repair_result *r)
+{
+    return (const repair_result *)r;
+}
+
+size_t og_repair_result_refless_count(const og_repair_result *r)
+{
+    return r ? repair_of(r)->n_refless : 0;
+}
 
 const char *og_repair_result_refless(const og_repair_result *r, size_t i)
 {
-    return r && i < r->n_refless ? ((const repair_result *)r)->refless[i] : NULL;
+    return r && i < repair_of(r)->n_refless ? repair_of(r)->refless[i] : NULL;
+}
+
+size_t og_repair_result_ref_count(const og_repair_result *r)
+{
+    return r ? repair_of(r)->n_refs : 0;
 }
 
 const char *og_repair_result_ref(const og_repair_result *r, size_t i)
 {
-    return r && i < r->n_refs ? ((const repair_result *)r)->refs[i] : NULL;
+    return r && i < repair_of(r)->n_refs ? repair_of(r)->refs[i] : NULL;
+}
+
+size_t og_repair_result_damaged_count(const og_repair_result *r)
+{
+    return r ? repair_of(r)->n_damaged : 0;
 }
 
 const char *og_repair_result_damaged(const og_repair_result *r, size_t i)
 {
-    return r && i < r->n_damaged ? ((const repair_result *)r)->damaged[i] : NULL;
+    return r && i < repair_of(r)->n_damaged ? repair_of(r)->damaged[i] : NULL;
+}
+
+size_t og_repair_result_table_count(const og_repair_result *r)
+{
+    return r ? repair_of(r)->n_tables : 0;
 }
 
 const og_repair_table *og_repair_result_table(const og_repair_result *r, size_t i)
 {
-    return r && i < r->n_tables ? &((const repair_result *)r)->tables[i] : NULL;
+    return r && i < repair_of(r)->n_tables ? &repair_of(r)->tables[i] : NULL;
 }
 
 void og_repair_result_free(og_repair_result *r)
 {
     repair_result *rr = (repair_result *)r;
     if (!rr) return;
-    for (size_t i = 0; i < r->n_damaged; i++)
+    for (size_t i = 0; i < rr->n_damaged; i++)
         core_free(rr->damaged[i]);
     core_free(rr->damaged);
-    for (size_t i = 0; i < r->n_tables; i++)
+    for (size_t i = 0; i < rr->n_tables; i++)
         core_free((char *)rr->tables[i].alias);
     core_free(rr->tables);
     core_free(rr->damage);
     core_free(rr->moved_to);
     core_free(rr->at_stake);
     core_free(rr->branch);
-    for (size_t i = 0; i < r->n_refs; i++)
+    for (size_t i = 0; i < rr->n_refs; i++)
         core_free(rr->refs[i]);
     core_free(rr->refs);
-    for (size_t i = 0; i < r->n_refless; i++)
+    for (size_t i = 0; i < rr->n_refless; i++)
         core_free(rr->refless[i]);
     core_free(rr->refless);
     core_free(rr);
@@ -387,13 +410,13 @@ static int repair_fill(repair_result *r, const write_repair_report *w, const cha
     if (w->n_refs && !(r->refs = core_calloc(w->n_refs, sizeof *r->refs))) return core_err_nomem();
     for (size_t i = 0; i < w->n_refs; i++) {
         if (!(r->refs[i] = core_strdup(w->refs[i]))) return core_err_nomem();
-        p->n_refs++;
+        r->n_refs++;
     }
     if (w->n_refless && !(r->refless = core_calloc(w->n_refless, sizeof *r->refless)))
         return core_err_nomem();
     for (size_t i = 0; i < w->n_refless; i++) {
         if (!(r->refless[i] = core_strdup(w->refless[i]))) return core_err_nomem();
-        p->n_refless++;
+        r->n_refless++;
     }
     p->clean = w->clean;
     p->repaired = w->repaired;
@@ -414,7 +437,7 @@ static int repair_fill(repair_result *r, const write_repair_report *w, const cha
         return core_err_nomem();
     for (size_t i = 0; i < w->n_damaged; i++) {
         if (!(r->damaged[i] = core_strdup(w->damaged[i]))) return core_err_nomem();
-        p->n_damaged++;
+        r->n_damaged++;
     }
     if (w->n_tables && !(r->tables = core_calloc(w->n_tables, sizeof *r->tables)))
         return core_err_nomem();
@@ -422,7 +445,7 @@ static int repair_fill(repair_result *r, const write_repair_report *w, const cha
         if (!(r->tables[i].alias = core_strdup(w->tables[i].alias))) return core_err_nomem();
         r->tables[i].head = w->tables[i].head;
         r->tables[i].published = w->tables[i].published;
-        p->n_tables++;
+        r->n_tables++;
     }
     return 0;
 }
@@ -473,12 +496,12 @@ static int repair_schema(const char *root_dir, bool confirm, bool force, bool *d
     return rc;
 }
 
-int og_graph_repair(og_repair_result **out, const char *root_dir, const og_repair_options *opt)
+int og_root_repair(og_repair_result **out, const char *root_dir, const og_repair_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_repair: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_repair: out is NULL");
     *out = NULL;
     if (!root_dir || !*root_dir)
-        return core_err(OG_E_BAD_REQUEST, "og_graph_repair: no root directory given");
+        return core_err(OG_E_BAD_REQUEST, "og_root_repair: no root directory given");
     og_repair_options def = OG_REPAIR_OPTIONS_INIT;
     if (!opt) opt = &def;
     int rc = api_options_check(opt->version, OG_REPAIR_OPTIONS_VERSION, "og_repair_options");

@@ -51,13 +51,17 @@ static int catalog_text(const lang_catalog *c, char **out)
     return rc;
 }
 
-int og_graph_schema(og_schema_info **out, og_graph *g, const char *branch, const char *at)
+int og_graph_schema(og_schema_info **out, og_graph *g, const og_snapshot_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_schema: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_schema: no graph");
+    int rc;
+    if (opt && (rc = api_options_check(opt->version, OG_SNAPSHOT_OPTIONS_VERSION,
+                                       "og_snapshot_options")) != 0)
+        return rc;
     graph_snapshot *snap = NULL;
-    int rc = api_snapshot_at(&snap, g, branch, at, 0);
+    rc = api_snapshot_at(&snap, g, opt ? opt->branch : NULL, opt ? opt->at : NULL, 0);
     if (rc) return rc;
     /* The schema that commit was made under: the accepted one, or one kept by identity. */
     const lang_catalog *c = NULL;
@@ -113,6 +117,16 @@ void og_schema_apply_result_free(og_schema_apply_result *r)
     core_free(b);
 }
 
+size_t og_schema_apply_result_violation_count(const og_schema_apply_result *r)
+{
+    return r ? ((const apply_box *)r)->n : 0;
+}
+
+const og_merge_conflict *og_schema_apply_result_violation(const og_schema_apply_result *r, size_t i)
+{
+    return r && i < ((const apply_box *)r)->n ? &((const apply_box *)r)->items[i] : NULL;
+}
+
 static apply_box *apply_box_new(const write_schema_result *w, const core_buf *plan)
 {
     apply_box *b = core_calloc(1, sizeof *b);
@@ -123,8 +137,6 @@ static apply_box *apply_box_new(const write_schema_result *w, const core_buf *pl
     b->plan[plan->len] = 0;
     r->plan_json = b->plan;
     if (api_conflicts_copy(&w->violations, &b->items, &b->n) != 0) goto fail;
-    r->n_violations = b->n;
-    r->violations = b->items;
     r->applied = w->wr.committed;
     if (w->wr.committed) snprintf(r->commit, sizeof r->commit, "%s", w->wr.commit_id);
     r->manifest_version = w->wr.manifest_version;
@@ -141,22 +153,25 @@ fail:
     return NULL;
 }
 
-int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g, const char *schema_src,
-                          size_t len, const og_schema_apply_options *opt)
+int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g,
+                          const og_schema_apply_options *opt)
 {
     if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: out is NULL");
     *out = NULL;
     if (!g) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: no graph");
     if (!g->w)
         return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: the graph is open read-only");
-    if (!schema_src) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: no schema source");
-    int rc;
-    if (opt && (rc = api_options_check(opt->version, OG_SCHEMA_APPLY_OPTIONS_VERSION,
-                                       "og_schema_apply_options")) != 0)
-        return rc;
-    if (!len) len = strlen(schema_src);
-    const char *file = opt && opt->schema_file ? opt->schema_file : "schema.pg";
-    bool loss = opt && opt->allow_data_loss;
+    if (!opt) return core_err(OG_E_BAD_REQUEST, "og_graph_schema_apply: no options");
+    int rc =
+        api_options_check(opt->version, OG_SCHEMA_APPLY_OPTIONS_VERSION, "og_schema_apply_options");
+    if (rc) return rc;
+    const char *schema_src = opt->source;
+    if (!schema_src)
+        return core_err(OG_E_BAD_REQUEST,
+                        "og_graph_schema_apply: no schema source (og_schema_apply_options.source)");
+    size_t len = opt->source_len ? opt->source_len : strlen(schema_src);
+    const char *file = opt->source_file ? opt->source_file : "schema.pg";
+    bool loss = opt->allow_data_loss;
     core_arena da;
     core_arena_init(&da, 4096);
     lang_diags d;
@@ -176,7 +191,7 @@ int og_graph_schema_apply(og_schema_apply_result **out, og_graph *g, const char 
     memset(&w, 0, sizeof w);
     if (rc == 0) {
         write_options wo = WRITE_OPTIONS_INIT;
-        wo.if_commit = opt ? opt->if_commit : NULL;
+        wo.if_commit = opt->if_commit;
         rc = write_schema_apply(g->w, to, loss, &wo, &w);
     }
     if (rc == 0 || (rc == OG_E_BAD_REQUEST && w.violations.n)) {

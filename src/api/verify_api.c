@@ -12,7 +12,23 @@
 
 #include <string.h>
 
-/* The report and its problems in one allocation, followed by their strings. */
+/* The report, then its problems, in one allocation, followed by their strings. */
+typedef struct verify_box {
+    og_verify_report pub; /* first: the pointer handed out */
+    size_t n;
+    og_verify_problem *problems;
+} verify_box;
+
+size_t og_verify_report_problem_count(const og_verify_report *r)
+{
+    return r ? ((const verify_box *)r)->n : 0;
+}
+
+const og_verify_problem *og_verify_report_problem(const og_verify_report *r, size_t i)
+{
+    return r && i < ((const verify_box *)r)->n ? &((const verify_box *)r)->problems[i] : NULL;
+}
+
 static int report_of(og_verify_report **out, const write_verify_report *w)
 {
     size_t strings = 0;
@@ -20,11 +36,12 @@ static int report_of(og_verify_report **out, const write_verify_report *w)
         const write_verify_problem *p = &w->problems[i];
         strings += strlen(p->kind) + strlen(p->object) + strlen(p->message) + strlen(p->remedy) + 4;
     }
-    size_t head = sizeof(og_verify_report) + w->n_problems * sizeof(og_verify_problem);
-    og_verify_report *r = core_calloc(1, head + strings);
-    if (!r) return core_err_nomem();
-    og_verify_problem *probs = (og_verify_problem *)(r + 1);
-    char *at = (char *)r + head;
+    size_t head = sizeof(verify_box) + w->n_problems * sizeof(og_verify_problem);
+    verify_box *b = core_calloc(1, head + strings);
+    if (!b) return core_err_nomem();
+    og_verify_report *r = &b->pub;
+    og_verify_problem *probs = (og_verify_problem *)(b + 1);
+    char *at = (char *)b + head;
     for (size_t i = 0; i < w->n_problems; i++) {
         const char *src[4] = {w->problems[i].kind, w->problems[i].object, w->problems[i].message,
                               w->problems[i].remedy};
@@ -37,8 +54,8 @@ static int report_of(og_verify_report **out, const write_verify_report *w)
             at += n;
         }
     }
-    r->n_problems = w->n_problems;
-    r->problems = w->n_problems ? probs : NULL;
+    b->n = w->n_problems;
+    b->problems = probs;
     r->manifest_versions = w->manifest_versions;
     r->tables = w->tables;
     r->table_versions = w->table_versions;
@@ -53,11 +70,11 @@ static int report_of(og_verify_report **out, const write_verify_report *w)
     return 0;
 }
 
-int og_graph_verify(og_verify_report **out, const char *root_dir, const og_verify_options *opt)
+int og_root_verify(og_verify_report **out, const char *root_dir, const og_verify_options *opt)
 {
-    if (!out) return core_err(OG_E_BAD_REQUEST, "og_graph_verify: out is NULL");
+    if (!out) return core_err(OG_E_BAD_REQUEST, "og_root_verify: out is NULL");
     *out = NULL;
-    if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_graph_verify: no root");
+    if (!root_dir || !*root_dir) return core_err(OG_E_BAD_REQUEST, "og_root_verify: no root");
     og_verify_options def = OG_VERIFY_OPTIONS_INIT;
     if (!opt) opt = &def;
     int rc = api_options_check(opt->version, OG_VERIFY_OPTIONS_VERSION, "og_verify_options");
@@ -86,5 +103,5 @@ int og_graph_verify(og_verify_report **out, const char *root_dir, const og_verif
 
 void og_verify_report_free(og_verify_report *r)
 {
-    core_free(r);
+    core_free(r); /* its verify_box: pub is its first member */
 }

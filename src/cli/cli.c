@@ -327,29 +327,38 @@ void cli_print_bytes(uint64_t b)
         printf("%llu bytes", (unsigned long long)b);
 }
 
-void cli_conflicts_json(const og_merge_conflict *c, size_t n)
+/* The i-th conflict of m, or else of a (NULL past the last). */
+static const og_merge_conflict *conflict_at(const og_merge_result *m,
+                                            const og_schema_apply_result *a, size_t i)
+{
+    return m ? og_merge_result_conflict(m, i) : og_schema_apply_result_violation(a, i);
+}
+
+void cli_conflicts_json(const og_merge_result *m, const og_schema_apply_result *a)
 {
     putchar('[');
-    for (size_t i = 0; i < n; i++) {
+    const og_merge_conflict *c;
+    for (size_t i = 0; (c = conflict_at(m, a, i)) != NULL; i++) {
         printf("%s{\"kind\":", i ? "," : "");
-        cli_json_str(stdout, c[i].kind);
+        cli_json_str(stdout, c->kind);
         printf(",\"type\":");
-        cli_json_str(stdout, c[i].type);
+        cli_json_str(stdout, c->type);
         printf(",\"id\":");
-        if (c[i].id)
-            cli_json_str(stdout, c[i].id);
+        if (c->id)
+            cli_json_str(stdout, c->id);
         else
             fputs("null", stdout);
         printf(",\"message\":");
-        cli_json_str(stdout, c[i].message);
+        cli_json_str(stdout, c->message);
         putchar('}');
     }
     putchar(']');
 }
 
-void cli_conflicts_text(const og_merge_conflict *c, size_t n)
+void cli_conflicts_text(const og_merge_result *m, const og_schema_apply_result *a)
 {
-    for (size_t i = 0; i < n; i++)
-        fprintf(stderr, "  %s  %s%s%s: %s\n", c[i].kind, c[i].type, c[i].id ? " " : "",
-                c[i].id ? c[i].id : "", c[i].message);
+    const og_merge_conflict *c;
+    for (size_t i = 0; (c = conflict_at(m, a, i)) != NULL; i++)
+        fprintf(stderr, "  %s  %s%s%s: %s\n", c->kind, c->type, c->id ? " " : "",
+                c->id ? c->id : "", c->message);
 }

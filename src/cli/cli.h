@@ -81,10 +81,10 @@ void cli_file_close(cli_file *f);
 
 /* Print a JSON string literal with escapes. */
 void cli_json_str(FILE *f, const char *s);
-/* Conflicts (a merge's) or violations (a schema apply's): a JSON array of {kind, type, id,
- * message} on stdout, or one indented line each on stderr. */
-void cli_conflicts_json(const og_merge_conflict *c, size_t n);
-void cli_conflicts_text(const og_merge_conflict *c, size_t n);
+/* A merge's conflicts (m) or a schema apply's violations (a; the other one NULL): a JSON array
+ * of {kind, type, id, message} on stdout, or one indented line each on stderr. */
+void cli_conflicts_json(const og_merge_result *m, const og_schema_apply_result *a);
+void cli_conflicts_text(const og_merge_result *m, const og_schema_apply_result *a);
 /* The library's warnings of this run (the log sink keeps them besides printing them): the
  * reads that can fall back past damage (commit list/show, snapshot, query) add them to their
  * --json object as ,"warnings":[...] (nothing when there were none). */

@@ -140,7 +140,7 @@ static int branch_create(int argc, char **argv)
     o.from = a.from;
     o.at = a.at;
     og_branch_info *b = NULL;
-    if (og_graph_branch_create(&b, g, a.name, &o) != 0) {
+    if (og_graph_create_branch(&b, g, a.name, &o) != 0) {
         rc = cli_fail(a.json);
         og_graph_close(g);
         return rc;
@@ -167,7 +167,7 @@ static int branch_list(int argc, char **argv)
     og_graph *g = NULL;
     if (open_graph(&g, a.root, 1) != 0) return cli_fail(a.json);
     og_branch_list *l = NULL;
-    if (og_graph_branch_list(&l, g) != 0) {
+    if (og_graph_branches(&l, g) != 0) {
         rc = cli_fail(a.json);
         og_graph_close(g);
         return rc;
@@ -214,7 +214,7 @@ static int branch_delete(int argc, char **argv)
     if (rc) return rc;
     og_graph *g = NULL;
     if (open_graph(&g, a.root, 0) != 0) return cli_fail(a.json);
-    if (og_graph_branch_delete(g, a.name) != 0) {
+    if (og_graph_delete_branch(g, a.name) != 0) {
         rc = cli_fail(a.json);
         og_graph_close(g);
         return rc;
@@ -238,10 +238,11 @@ static int branch_merge(int argc, char **argv)
     og_graph *g = NULL;
     if (open_graph(&g, a.root, 0) != 0) return cli_fail(a.json);
     og_merge_options o = OG_MERGE_OPTIONS_INIT;
+    o.source = a.name;
     o.into = a.into;
     o.delete_branch = a.delete_branch;
     og_merge_result *r = NULL;
-    int mrc = og_graph_merge(&r, g, a.name, &o);
+    int mrc = og_graph_merge(&r, g, &o);
     const char *target = a.into ? a.into : "main";
     if (mrc == OG_E_MERGE_CONFLICTS && r) {
         if (a.json) {
@@ -250,15 +251,16 @@ static int branch_merge(int argc, char **argv)
             printf(",\"target\":");
             cli_json_str(stdout, target);
             printf(",\"outcome\":null,\"conflicts\":");
-            cli_conflicts_json(r->conflicts, r->n_conflicts);
+            cli_conflicts_json(r, NULL);
             printf(",\"error\":{\"code\":\"merge_conflicts\",\"message\":");
             cli_json_str(stdout, og_error_last()->message);
             printf("}}\n");
         } else {
             cli_error_text(og_code_name(mrc),
                            "merging %s into %s: %zu conflict%s; nothing was written", a.name,
-                           target, r->n_conflicts, r->n_conflicts == 1 ? "" : "s");
-            cli_conflicts_text(r->conflicts, r->n_conflicts);
+                           target, og_merge_result_conflict_count(r),
+                           og_merge_result_conflict_count(r) == 1 ? "" : "s");
+            cli_conflicts_text(r, NULL);
         }
         og_merge_result_free(r);
         og_graph_close(g);
@@ -285,7 +287,7 @@ static int branch_merge(int argc, char **argv)
                r->types_changed, (unsigned long long)r->rows_changed,
                r->source_deleted ? "true" : "false");
         printf("\"conflicts\":");
-        cli_conflicts_json(r->conflicts, r->n_conflicts);
+        cli_conflicts_json(r, NULL);
         printf("}\n");
     } else {
         printf("merged %s into %s: %s\n", r->source, r->target, outcome);

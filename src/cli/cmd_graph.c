@@ -178,7 +178,7 @@ static int cmd_init(int argc, char **argv)
     o.schema_source_len = f.len;
     o.schema_file = f.name;
     og_init_result *r = NULL;
-    rc = og_graph_init(&r, a.root, &o);
+    rc = og_root_init(&r, a.root, &o);
     cli_file_close(&f);
     if (rc) return cli_fail(a.json);
     if (a.json) {
@@ -314,7 +314,7 @@ static const char *kind_name(int kind)
 static void print_tables_json(const og_snapshot_info *s)
 {
     printf("[");
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
         printf("%s{\"alias\":", i ? "," : "");
         cli_json_str(stdout, t->alias);
@@ -338,7 +338,7 @@ static void print_tables_text(const og_snapshot_info *s)
 {
     int w_alias = (int)strlen("table"), w_ver = (int)strlen("version"),
         w_rows = (int)strlen("rows");
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
         char num[32];
         int l = (int)strlen(t->alias);
@@ -350,7 +350,7 @@ static void print_tables_text(const og_snapshot_info *s)
     }
     printf("%-*s  %-4s  %*s  %*s  %s\n", w_alias, "table", "kind", w_ver, "version", w_rows, "rows",
            "path");
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
         printf("%-*s  %-4s  %*llu  %*llu  %s", w_alias, t->alias, kind_name(t->kind), w_ver,
                (unsigned long long)t->version, w_rows, (unsigned long long)t->row_count, t->path);
@@ -369,9 +369,14 @@ static int cmd_snapshot(int argc, char **argv)
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_snapshot_info *s = NULL;
     og_intent_list *pending = NULL; /* interrupted writes (recovery sidecars) */
-    rc = og_graph_branch_snapshot(&s, g, a.branch, a.at);
-    if (!rc) rc = og_graph_intents(&pending, g);
+    og_snapshot_options so = OG_SNAPSHOT_OPTIONS_INIT;
+    so.branch = a.branch;
+    so.at = a.at;
+    rc = og_graph_snapshot(&s, g, &so);
     og_graph_close(g);
+    og_recover_options ro = OG_RECOVER_OPTIONS_INIT;
+    ro.read_only = 1; /* a snapshot writes nothing, not even a lock */
+    if (!rc) rc = og_root_recover_list(&pending, a.root, &ro);
     if (rc) {
         og_snapshot_info_free(s);
         return cli_fail(a.json);
@@ -439,7 +444,9 @@ static int commit_list(const cli_cmd *self, int argc, char **argv)
     og_graph *g = NULL;
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_commit_list *l = NULL;
-    rc = og_graph_branch_commits(&l, g, a.branch);
+    og_commit_options co = OG_COMMIT_OPTIONS_INIT;
+    co.branch = a.branch;
+    rc = og_graph_commits(&l, g, &co);
     og_graph_close(g);
     if (rc) return cli_fail(a.json);
     size_t n = og_commit_list_count(l);
@@ -486,13 +493,18 @@ static int commit_show(const cli_cmd *self, int argc, char **argv)
     if (open_graph(&g, &a, 1) != 0) return cli_fail(a.json);
     og_commit_info *c = NULL;
     og_snapshot_info *s = NULL;
-    rc = og_graph_branch_commit_show(&c, g, a.branch, a.ref);
+    og_commit_options co = OG_COMMIT_OPTIONS_INIT;
+    co.branch = a.branch;
+    rc = og_graph_commit_show(&c, g, a.ref, &co);
     /* The tables as this commit left them: the snapshot at its manifest version of the branch
      * it was made on. */
     if (!rc) {
         char mv[32];
         snprintf(mv, sizeof mv, "%llu", (unsigned long long)c->manifest_version);
-        rc = og_graph_branch_snapshot(&s, g, c->branch, mv);
+        og_snapshot_options so = OG_SNAPSHOT_OPTIONS_INIT;
+        so.branch = c->branch;
+        so.at = mv;
+        rc = og_graph_snapshot(&s, g, &so);
     }
     og_graph_close(g);
     if (rc) {

@@ -83,7 +83,11 @@ static int schema_check(const cli_cmd *self, int argc, char **argv)
     cli_file f;
     if (cli_file_open(&f, path, json)) return CLI_ERROR;
     og_lang_report *r = NULL;
-    int rc = og_schema_check(&r, f.name, f.data, f.len);
+    og_schema_check_options o = OG_SCHEMA_CHECK_OPTIONS_INIT;
+    o.source = f.data;
+    o.source_len = f.len;
+    o.source_file = f.name;
+    int rc = og_schema_check(&r, &o);
     int ex = finish(rc, r, json, &f, 1);
     cli_file_close(&f);
     return ex;
@@ -124,7 +128,7 @@ static int schema_plan(const cli_cmd *self, int argc, char **argv)
         og_open_options oo = OG_OPEN_OPTIONS_INIT;
         oo.read_only = 1;
         if (og_graph_open(&g, root, &oo) != 0) return cli_fail(json);
-        int grc = og_graph_schema(&accepted, g, NULL, NULL);
+        int grc = og_graph_schema(&accepted, g, NULL);
         og_graph_close(g);
         if (grc != 0) return cli_fail(json);
         memset(&f[0], 0, sizeof f[0]);
@@ -195,7 +199,10 @@ static int schema_show(const cli_cmd *self, int argc, char **argv)
     oo.read_only = 1;
     if (og_graph_open(&g, root, &oo) != 0) return cli_fail(json);
     og_schema_info *si = NULL;
-    if (og_graph_schema(&si, g, branch, at) != 0) {
+    og_snapshot_options so = OG_SNAPSHOT_OPTIONS_INIT;
+    so.branch = branch;
+    so.at = at;
+    if (og_graph_schema(&si, g, &so) != 0) {
         int rc = cli_fail(json);
         og_graph_close(g);
         return rc;
@@ -246,9 +253,11 @@ static int schema_apply(const cli_cmd *self, int argc, char **argv)
     }
     og_schema_apply_options ao = OG_SCHEMA_APPLY_OPTIONS_INIT;
     ao.allow_data_loss = allow;
-    ao.schema_file = to;
+    ao.source_file = to;
     og_schema_apply_result *r = NULL;
-    int rc = og_graph_schema_apply(&r, g, f.data, f.len, &ao);
+    ao.source = f.data;
+    ao.source_len = f.len;
+    int rc = og_graph_schema_apply(&r, g, &ao);
     int ex = CLI_OK;
     if (rc != 0 && !r) {
         ex = cli_fail(json);
@@ -260,11 +269,11 @@ static int schema_apply(const cli_cmd *self, int argc, char **argv)
             printf(",\"message\":");
             cli_json_str(stdout, og_error_last()->message);
             printf("},\"violations\":");
-            cli_conflicts_json(r->violations, r->n_violations);
+            cli_conflicts_json(NULL, r);
             printf("}\n");
         } else {
             cli_error_text(og_code_name(rc), "%s", og_error_last()->message);
-            cli_conflicts_text(r->violations, r->n_violations);
+            cli_conflicts_text(NULL, r);
         }
         ex = cli_exit_code(rc);
     } else if (json) {
@@ -377,7 +386,14 @@ static int cmd_lint(int argc, char **argv)
         cli_file_close(&f[0]);
         return CLI_ERROR;
     }
-    rc = og_query_lint(&r, f[0].name, f[0].data, f[0].len, f[1].name, f[1].data, f[1].len);
+    og_query_lint_options o = OG_QUERY_LINT_OPTIONS_INIT;
+    o.schema_source = f[0].data;
+    o.schema_source_len = f[0].len;
+    o.schema_file = f[0].name;
+    o.source = f[1].data;
+    o.source_len = f[1].len;
+    o.source_file = f[1].name;
+    rc = og_query_lint(&r, &o);
     ex = finish(rc, r, json, f, 2);
     cli_file_close(&f[0]);
     cli_file_close(&f[1]);

@@ -125,7 +125,7 @@ static void print_intent_json(FILE *f, const og_intent_info *i, int with_plan)
     cli_json_str(f, i->branch);
     fprintf(f, ",\"actor\":");
     json_str_or_null(f, i->actor);
-    fprintf(f, ",\"tables\":%zu,\"problem\":", i->n_tables);
+    fprintf(f, ",\"tables\":%zu,\"problem\":", i->tables);
     json_str_or_null(f, i->problem);
     fprintf(f, ",\"resolved_as\":");
     json_str_or_null(f, i->resolved_as);
@@ -174,7 +174,7 @@ static int recover_list(int argc, char **argv)
     int rc = parse(&a, argc, argv, 0, 0);
     if (rc) return rc;
     og_intent_list *l = NULL;
-    if (og_recover_list(&l, a.root, NULL) != 0) return cli_fail(a.json);
+    if (og_root_recover_list(&l, a.root, NULL) != 0) return cli_fail(a.json);
     size_t n = og_intent_list_count(l);
     if (a.json) {
         printf("{\"ok\":true,\"root\":");
@@ -203,7 +203,7 @@ static int recover_show(int argc, char **argv)
     int rc = parse(&a, argc, argv, 1, 0);
     if (rc) return rc;
     og_intent_info *i = NULL;
-    if (og_recover_show(&i, a.root, a.id, NULL) != 0) return cli_fail(a.json);
+    if (og_root_recover_show(&i, a.root, a.id, NULL) != 0) return cli_fail(a.json);
     if (a.json) {
         printf("{\"ok\":true,\"root\":");
         cli_json_str(stdout, a.root);
@@ -226,7 +226,7 @@ static int recover_show(int argc, char **argv)
         else
             printf("owner pid    -\n");
         printf("branch       %s\n", i->branch);
-        if (!i->damaged) printf("tables       %zu\n", i->n_tables);
+        if (!i->damaged) printf("tables       %zu\n", i->tables);
         if (i->actor) printf("actor        %s\n", i->actor);
         if (i->problem) printf("problem      %s\n", i->problem);
         if (i->resolved_as) printf("resolved as  %s (audit log)\n", i->resolved_as);
@@ -246,7 +246,7 @@ static int recover_resolve(int argc, char **argv)
     o.discard = a.discard;
     o.force = a.force;
     og_recover_result *r = NULL;
-    if (og_recover_resolve(&r, a.root, a.id, &o) != 0) return cli_fail(a.json);
+    if (og_root_recover_resolve(&r, a.root, a.id, &o) != 0) return cli_fail(a.json);
     if (a.json) {
         printf("{\"ok\":true,\"root\":");
         cli_json_str(stdout, a.root);
@@ -301,7 +301,8 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
     cli_json_str(stdout, r->damage);
     /* What a confirm does with the tables ahead: pin them at their HEADs (the lost commits'
      * data kept), or, only when forced past at_stake, restore them (those commits dropped). */
-    bool tables = r->n_tables || r->n_damaged || r->missing_version;
+    bool tables =
+        og_repair_result_table_count(r) || og_repair_result_damaged_count(r) || r->missing_version;
     printf(",\"action\":\"%s\",\"at_stake\":", !tables          ? "none"
                                                : r->forced      ? "rolled_back_forced"
                                                : r->at_stake[0] ? "refuse_without_force"
@@ -313,12 +314,12 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
         fputs("null", stdout);
     printf(",\"forced\":%s", r->forced ? "true" : "false");
     printf(",\"damaged\":[");
-    for (size_t i = 0; i < r->n_damaged; i++) {
+    for (size_t i = 0; i < og_repair_result_damaged_count(r); i++) {
         if (i) fputc(',', stdout);
         cli_json_str(stdout, og_repair_result_damaged(r, i));
     }
     printf("],\"tables\":[");
-    for (size_t i = 0; i < r->n_tables; i++) {
+    for (size_t i = 0; i < og_repair_result_table_count(r); i++) {
         const og_repair_table *t = og_repair_result_table(r, i);
         printf("%s{\"alias\":", i ? "," : "");
         cli_json_str(stdout, t->alias);
@@ -326,12 +327,12 @@ static void repair_json(const char *root, int confirm, const og_repair_result *r
                (unsigned long long)t->published);
     }
     printf("],\"refs\":[");
-    for (size_t i = 0; i < r->n_refs; i++) {
+    for (size_t i = 0; i < og_repair_result_ref_count(r); i++) {
         if (i) fputc(',', stdout);
         cli_json_str(stdout, og_repair_result_ref(r, i));
     }
     printf("],\"branches_without_ref\":[");
-    for (size_t i = 0; i < r->n_refless; i++) {
+    for (size_t i = 0; i < og_repair_result_refless_count(r); i++) {
         if (i) fputc(',', stdout);
         cli_json_str(stdout, og_repair_result_refless(r, i));
     }
@@ -368,10 +369,10 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
     }
     const char *will = r->repaired ? "" : "would ";
     if (strcmp(r->branch, "main") != 0) printf("graph branch %s\n", r->branch);
-    for (size_t i = 0; i < r->n_refs; i++)
+    for (size_t i = 0; i < og_repair_result_ref_count(r); i++)
         printf("%s the branch ref %s from its branch's first version (it did not read)\n",
                r->repaired ? "rebuilt" : "would rebuild", og_repair_result_ref(r, i));
-    for (size_t i = 0; i < r->n_refless; i++)
+    for (size_t i = 0; i < og_repair_result_refless_count(r); i++)
         printf("graph branch %s has manifest versions but no ref (it is invisible): if it was "
                "not deleted on purpose, `omnigraph repair --branch %s --confirm` rebuilds its "
                "ref; if it was, the files are leftovers, harmless\n",
@@ -394,15 +395,16 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                (unsigned long long)r->lost_version, (unsigned long long)r->lost_version,
                r->repaired ? "the version hint now starts the search above it"
                            : "repair would start the search above it");
-    if (r->n_damaged || r->n_tables || r->missing_version || r->lost_version)
+    if (og_repair_result_damaged_count(r) || og_repair_result_table_count(r) ||
+        r->missing_version || r->lost_version)
         printf("newest intact version: %llu\n", (unsigned long long)r->intact_version);
-    for (size_t i = 0; i < r->n_damaged; i++)
+    for (size_t i = 0; i < og_repair_result_damaged_count(r); i++)
         printf("%smove %s to %s\n", will, og_repair_result_damaged(r, i),
                r->moved_to[0] ? r->moved_to : "_repair/<operation id>/");
     bool back = r->forced || (r->at_stake[0] && !r->repaired);
     if (r->at_stake[0])
         printf("the lost versions' commits cannot be rolled forward: %s\n", r->at_stake);
-    for (size_t i = 0; i < r->n_tables; i++) {
+    for (size_t i = 0; i < og_repair_result_table_count(r); i++) {
         const og_repair_table *t = og_repair_result_table(r, i);
         if (back)
             printf("%s%srestore table %s from Lance version %llu to the published %llu, dropping "
@@ -426,13 +428,14 @@ static void repair_text(const char *root, int confirm, const og_repair_result *r
                "removed table versions they pin): would remove their graph-manifest versions, "
                "finishing that cleanup\n",
                (unsigned long long)r->cleanup_unfinished);
-    bool manifest = r->n_damaged || r->n_tables || r->missing_version;
-    if (r->n_refless && !r->n_refs && !manifest && !r->lost_version && !r->cleanup_unfinished &&
-        !r->schema_damaged) {
+    bool manifest =
+        og_repair_result_damaged_count(r) || og_repair_result_table_count(r) || r->missing_version;
+    if (og_repair_result_refless_count(r) && !og_repair_result_ref_count(r) && !manifest &&
+        !r->lost_version && !r->cleanup_unfinished && !r->schema_damaged) {
         printf("the graph manifest needs no repair; nothing else was found\n");
         return;
     }
-    if (r->n_refs && !manifest && !r->lost_version && !r->cleanup_unfinished &&
+    if (og_repair_result_ref_count(r) && !manifest && !r->lost_version && !r->cleanup_unfinished &&
         !r->schema_damaged) {
         if (!r->repaired) printf("dry run: nothing was changed; run again with --confirm\n");
         return;
@@ -505,7 +508,7 @@ static int cmd_repair(int argc, char **argv)
     o.force = force;
     o.branch = branch;
     og_repair_result *r = NULL;
-    if (og_graph_repair(&r, root, &o) != 0) return cli_fail(json);
+    if (og_root_repair(&r, root, &o) != 0) return cli_fail(json);
     if (json)
         repair_json(root, confirm, r);
     else

@@ -49,13 +49,13 @@ static int cmd_verify(int argc, char **argv)
     o.deep = deep;
     if (deep && !json) o.progress = progress;
     og_verify_report *r = NULL;
-    if (og_graph_verify(&r, root, &o) != 0) return cli_fail(json);
+    if (og_root_verify(&r, root, &o) != 0) return cli_fail(json);
     if (json) {
-        printf("{\"ok\":%s,\"root\":", r->n_problems ? "false" : "true");
+        printf("{\"ok\":%s,\"root\":", og_verify_report_problem_count(r) ? "false" : "true");
         cli_json_str(stdout, root);
         printf(",\"deep\":%s,\"problems\":[", deep ? "true" : "false");
-        for (size_t i = 0; i < r->n_problems; i++) {
-            const og_verify_problem *p = &r->problems[i];
+        for (size_t i = 0; i < og_verify_report_problem_count(r); i++) {
+            const og_verify_problem *p = og_verify_report_problem(r, i);
             printf("%s{\"kind\":", i ? "," : "");
             cli_json_str(stdout, p->kind);
             printf(",\"object\":");
@@ -75,13 +75,14 @@ static int cmd_verify(int argc, char **argv)
                (unsigned long long)r->unchecked, (unsigned long long)r->rows,
                (unsigned long long)r->sidecars, (unsigned long long)r->branches);
     } else {
-        for (size_t i = 0; i < r->n_problems; i++) {
-            const og_verify_problem *p = &r->problems[i];
+        for (size_t i = 0; i < og_verify_report_problem_count(r); i++) {
+            const og_verify_problem *p = og_verify_report_problem(r, i);
             printf("%s: %s: %s (remedy: %s)\n", p->kind, p->object, p->message, p->remedy);
         }
         printf("%s: %zu problem%s; checked %llu manifest versions, %llu tables, %llu table "
                "versions, %llu files (",
-               r->n_problems ? "damaged" : "ok", r->n_problems, r->n_problems == 1 ? "" : "s",
+               og_verify_report_problem_count(r) ? "damaged" : "ok",
+               og_verify_report_problem_count(r), og_verify_report_problem_count(r) == 1 ? "" : "s",
                (unsigned long long)r->manifest_versions, (unsigned long long)r->tables,
                (unsigned long long)r->table_versions, (unsigned long long)r->files);
         cli_print_bytes(r->bytes);
@@ -92,7 +93,7 @@ static int cmd_verify(int argc, char **argv)
         if (deep) printf(", %llu rows decoded", (unsigned long long)r->rows);
         printf("\n");
     }
-    int code = r->n_problems ? CLI_DAMAGED : CLI_OK;
+    int code = og_verify_report_problem_count(r) ? CLI_DAMAGED : CLI_OK;
     og_verify_report_free(r);
     return code;
 }

@@ -51,8 +51,9 @@ pc_includedir=$(pkg-config --variable=includedir omnigraph)
 cflags=$(pkg-config --cflags omnigraph)
 libs=$(pkg-config --libs omnigraph)
 step cc_shared "$cc" "$@" "$src/examples/embed.c" $cflags $libs -o "$tmp/embed"
-LD_LIBRARY_PATH=$pc_libdir ldd "$tmp/embed" | grep -qF "libomnigraph.so.0 => $pc_libdir/" ||
-    fail "embed does not load libomnigraph.so.0 from $pc_libdir: $(ldd "$tmp/embed")"
+soname=libomnigraph.so.${OG_SOVERSION:?the soname number CMakeLists.txt sets}
+LD_LIBRARY_PATH=$pc_libdir ldd "$tmp/embed" | grep -qF "$soname => $pc_libdir/" ||
+    fail "embed does not load $soname from $pc_libdir: $(ldd "$tmp/embed")"
 step run_shared env LD_LIBRARY_PATH="$pc_libdir" "$tmp/embed" "$tmp/graph-shared"
 
 # Against the static library: the archive for -lomnigraph, everything the .pc lists as

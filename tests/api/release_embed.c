@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *init = NULL;
-    if (og_graph_init(&init, graph, &io) != 0) return 10;
+    if (og_root_init(&init, graph, &io) != 0) return 10;
     og_init_result_free(init);
     og_graph *g = NULL;
     if (og_graph_open(&g, graph, NULL) != 0) return 11;
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     if (og_error_last()->code == OG_OK) return 23;
     io.schema_source = "node {";
     init = NULL;
-    if (og_graph_init(&init, bad, &io) == 0) return 24;
+    if (og_root_init(&init, bad, &io) == 0) return 24;
     og_init_result_free(init);
     return 0;
 }

@@ -50,6 +50,24 @@ static void test_options_init(void **state)
                og_backup_options_init);
     CHECK_INIT(og_recover_options, OG_RECOVER_OPTIONS_INIT, OG_RECOVER_OPTIONS_VERSION,
                og_recover_options_init);
+    CHECK_INIT(og_repair_options, OG_REPAIR_OPTIONS_INIT, OG_REPAIR_OPTIONS_VERSION,
+               og_repair_options_init);
+    CHECK_INIT(og_verify_options, OG_VERIFY_OPTIONS_INIT, OG_VERIFY_OPTIONS_VERSION,
+               og_verify_options_init);
+    CHECK_INIT(og_branch_options, OG_BRANCH_OPTIONS_INIT, OG_BRANCH_OPTIONS_VERSION,
+               og_branch_options_init);
+    CHECK_INIT(og_merge_options, OG_MERGE_OPTIONS_INIT, OG_MERGE_OPTIONS_VERSION,
+               og_merge_options_init);
+    CHECK_INIT(og_snapshot_options, OG_SNAPSHOT_OPTIONS_INIT, OG_SNAPSHOT_OPTIONS_VERSION,
+               og_snapshot_options_init);
+    CHECK_INIT(og_commit_options, OG_COMMIT_OPTIONS_INIT, OG_COMMIT_OPTIONS_VERSION,
+               og_commit_options_init);
+    CHECK_INIT(og_schema_apply_options, OG_SCHEMA_APPLY_OPTIONS_INIT,
+               OG_SCHEMA_APPLY_OPTIONS_VERSION, og_schema_apply_options_init);
+    CHECK_INIT(og_schema_check_options, OG_SCHEMA_CHECK_OPTIONS_INIT,
+               OG_SCHEMA_CHECK_OPTIONS_VERSION, og_schema_check_options_init);
+    CHECK_INIT(og_query_lint_options, OG_QUERY_LINT_OPTIONS_INIT, OG_QUERY_LINT_OPTIONS_VERSION,
+               og_query_lint_options_init);
 }
 
 /* A call refuses options of a version it does not know, naming the struct. */
@@ -71,10 +89,33 @@ static void test_unknown_version(void **state)
     test_sandbox_done(dir);
 }
 
+/* Every list accessor of a result struct takes NULL: a count of 0 and no item. */
+static void test_list_accessors_take_null(void **state)
+{
+    (void)state;
+    assert_int_equal(og_snapshot_info_table_count(NULL), 0);
+    assert_null(og_snapshot_info_table(NULL, 0));
+    assert_int_equal(og_merge_result_conflict_count(NULL), 0);
+    assert_null(og_merge_result_conflict(NULL, 0));
+    assert_int_equal(og_verify_report_problem_count(NULL), 0);
+    assert_null(og_verify_report_problem(NULL, 0));
+    assert_int_equal(og_schema_apply_result_violation_count(NULL), 0);
+    assert_null(og_schema_apply_result_violation(NULL, 0));
+    assert_int_equal(og_repair_result_damaged_count(NULL), 0);
+    assert_null(og_repair_result_damaged(NULL, 0));
+    assert_int_equal(og_repair_result_table_count(NULL), 0);
+    assert_null(og_repair_result_table(NULL, 0));
+    assert_int_equal(og_repair_result_ref_count(NULL), 0);
+    assert_null(og_repair_result_ref(NULL, 0));
+    assert_int_equal(og_repair_result_refless_count(NULL), 0);
+    assert_null(og_repair_result_refless(NULL, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options_init),
+        cmocka_unit_test(test_list_accessors_take_null),
         cmocka_unit_test(test_unknown_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,7 +51,19 @@ endif()
 add_test(NAME test_api_install
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_install.sh ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR}
                  ${CMAKE_SOURCE_DIR} ${CMAKE_INSTALL_LIBDIR} ${CMAKE_C_COMPILER} ${og_user_flags})
+# The soname embed is linked against: the one CMakeLists.txt sets (OG_SOVERSION).
+set_tests_properties(test_api_install PROPERTIES ENVIRONMENT "OG_SOVERSION=${OG_SOVERSION}")
 set_tests_properties(test_api_install PROPERTIES LABELS "api" TIMEOUT 300)
 
 # The options structs: og_..._options_init() against the _INIT macros, and unknown versions.
 og_test(test_api_options LABELS "api" SOURCES api/test_api_options.c LINK omnigraph_testing)
+
+# The header's shape rules (its top comment): no list held raw in a public struct, every _INIT
+# macro with its _init() function, no og_graph_branch_* twin; the self-test plants one
+# violation of each and expects it reported.
+add_test(NAME test_api_conventions
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_conventions.sh ${CMAKE_SOURCE_DIR}/include/omnigraph.h)
+add_test(NAME test_api_conventions_self_test
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_conventions.sh --self-test)
+set_tests_properties(test_api_conventions test_api_conventions_self_test PROPERTIES LABELS "api"
+                     TIMEOUT 60)

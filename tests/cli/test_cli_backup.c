@@ -113,7 +113,7 @@ static void init_graph(const char *root, const char *schema)
     og_init_options o = OG_INIT_OPTIONS_INIT;
     o.schema_source = schema;
     og_init_result *r = NULL;
-    assert_og_ok(og_graph_init(&r, root, &o));
+    assert_og_ok(og_root_init(&r, root, &o));
     og_init_result_free(r);
 }
 
@@ -165,11 +165,12 @@ static char *export_text(og_graph *g, const char *at, og_export_result **res)
 static char *dumps(og_graph *g, const char *root, const char *at)
 {
     og_snapshot_info *s = NULL;
-    assert_og_ok(og_graph_snapshot(&s, g, at));
+    assert_og_ok(og_graph_snapshot(
+        &s, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = at}));
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    for (size_t i = 0; i < s->n_tables; i++) {
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(s, i);
         char dir[1024];
         snprintf(dir, sizeof dir, "%s/%s", root, t->path);
@@ -877,7 +878,7 @@ static void test_backup_while_writing(void **state)
         assert_string_equal(s->head_commit, br->commit_id);
         assert_int_equal(s->manifest_version, br->manifest_version);
         uint64_t persons = 0, knows = 0;
-        for (size_t i = 0; i < s->n_tables; i++) {
+        for (size_t i = 0; i < og_snapshot_info_table_count(s); i++) {
             const og_snapshot_table *t = og_snapshot_info_table(s, i);
             if (!strcmp(t->alias, "node:Person")) persons = t->row_count;
             if (!strcmp(t->alias, "edge:Knows")) knows = t->row_count;

@@ -770,7 +770,7 @@ static void test_api(void **state)
     io.schema_source_len = slen;
     io.schema_file = "social.pg";
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     assert_int_equal(ir->node_types, 2);
     assert_int_equal(ir->edge_types, 2);
     assert_int_equal(strlen(ir->commit_id), OG_ID_LEN);
@@ -778,19 +778,19 @@ static void test_api(void **state)
     char genesis[OG_ID_LEN + 1];
     memcpy(genesis, ir->commit_id, sizeof genesis);
     og_init_result_free(ir);
-    assert_og_error(og_graph_init(&ir, root, &io), OG_E_EXISTS);
+    assert_og_error(og_root_init(&ir, root, &io), OG_E_EXISTS);
     assert_non_null(strstr(og_error_last()->message, "already"));
     assert_null(ir);
     /* The schema is required; options of an unknown version are refused. */
     char other[512];
     snprintf(other, sizeof other, "%s/api/other", g_dir);
-    assert_og_error(og_graph_init(&ir, other, NULL), OG_E_BAD_REQUEST);
+    assert_og_error(og_root_init(&ir, other, NULL), OG_E_BAD_REQUEST);
     og_init_options none;
     assert_og_ok(og_init_options_init(&none, OG_INIT_OPTIONS_VERSION));
     assert_null(none.schema_source);
-    assert_og_error(og_graph_init(&ir, other, &none), OG_E_BAD_REQUEST);
+    assert_og_error(og_root_init(&ir, other, &none), OG_E_BAD_REQUEST);
     io.version = 2;
-    assert_og_error(og_graph_init(&ir, other, &io), OG_E_BAD_REQUEST);
+    assert_og_error(og_root_init(&ir, other, &io), OG_E_BAD_REQUEST);
     assert_null(ir);
     free(schema);
 
@@ -805,7 +805,7 @@ static void test_api(void **state)
     assert_og_error(og_graph_load(&lr, g, "d.jsonl", DATA1, strlen(DATA1), &lo), OG_E_BAD_REQUEST);
     lo.branch = "dev";
     lo.mode = OG_LOAD_MERGE;
-    /* a branch that does not exist (og_graph_branch_create makes one) */
+    /* a branch that does not exist (og_graph_create_branch makes one) */
     assert_og_error(og_graph_load(&lr, g, "d.jsonl", DATA1, strlen(DATA1), &lo), OG_E_NOT_FOUND);
     lo.branch = NULL;
     lo.mode = OG_LOAD_OVERWRITE;
@@ -858,10 +858,10 @@ static void test_api(void **state)
     assert_int_equal(si->manifest_version, 3);
     assert_string_equal(si->branch, "main");
     assert_string_equal(si->head_commit, second_load);
-    assert_int_equal(si->n_tables, 4);
+    assert_int_equal(og_snapshot_info_table_count(si), 4);
     assert_int_equal(strlen(si->schema_identity), OG_SCHEMA_ID_LEN);
-    assert_null(og_snapshot_info_table(si, si->n_tables));
-    for (size_t i = 0; i < si->n_tables; i++) {
+    assert_null(og_snapshot_info_table(si, og_snapshot_info_table_count(si)));
+    for (size_t i = 0; i < og_snapshot_info_table_count(si); i++) {
         const og_snapshot_table *t = og_snapshot_info_table(si, i);
         if (!strcmp(t->alias, "node:Company")) {
             assert_int_equal(t->row_count, 2);
@@ -874,15 +874,19 @@ static void test_api(void **state)
     char head[OG_ID_LEN + 1];
     memcpy(head, si->head_commit, sizeof head);
     og_snapshot_info_free(si);
-    assert_og_ok(og_graph_snapshot(&si, g, first_load));
+    assert_og_ok(og_graph_snapshot(
+        &si, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = first_load}));
     assert_int_equal(si->manifest_version, 2);
     assert_string_equal(si->head_commit, first_load);
     og_snapshot_info_free(si);
-    assert_og_error(og_graph_snapshot(&si, g, "12345"), OG_E_NOT_FOUND);
+    assert_og_error(
+        og_graph_snapshot(
+            &si, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = "12345"}),
+        OG_E_NOT_FOUND);
     assert_null(si);
 
     og_commit_list *cl = NULL;
-    assert_og_ok(og_graph_commits(&cl, g));
+    assert_og_ok(og_graph_commits(&cl, g, NULL));
     assert_int_equal(og_commit_list_count(cl), 3);
     const og_commit_info *c0 = og_commit_list_get(cl, 0), *c2 = og_commit_list_get(cl, 2);
     assert_null(og_commit_list_get(cl, 3));
@@ -897,7 +901,7 @@ static void test_api(void **state)
     assert_true(c0->created_at_us >= c2->created_at_us);
     og_commit_list_free(cl);
     og_commit_info *c = NULL;
-    assert_og_ok(og_graph_commit_show(&c, g, "2"));
+    assert_og_ok(og_graph_commit_show(&c, g, "2", NULL));
     assert_string_equal(c->id, first_load);
     og_commit_info_free(c);
 
@@ -909,7 +913,7 @@ static void test_api(void **state)
     assert_int_equal(og_write_result_count(lr, OG_WRITE_LINES), 2);
     assert_int_equal(og_write_result_table_count(lr), 0);
     og_write_result_free(lr);
-    assert_og_ok(og_graph_commits(&cl, g));
+    assert_og_ok(og_graph_commits(&cl, g, NULL));
     assert_int_equal(og_commit_list_count(cl), 3);
     og_commit_list_free(cl);
 
@@ -941,7 +945,7 @@ static void test_api(void **state)
     assert_int_equal(st->writes, 0);
     assert_int_equal(st->noops, 0);
     og_graph_stats_free(st);
-    assert_og_ok(og_graph_commits(&cl, g));
+    assert_og_ok(og_graph_commits(&cl, g, NULL));
     assert_int_equal(og_commit_list_count(cl), 3);
     og_commit_list_free(cl);
     og_graph_close(g);
@@ -998,7 +1002,7 @@ static void test_api_many_tables(void **state)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = schema;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     assert_int_equal(ir->node_types, TYPES);
     og_init_result_free(ir);
     og_graph *g = NULL;
@@ -1022,11 +1026,11 @@ static void test_api_many_tables(void **state)
     free(data);
 }
 
-/* Whether graph branch `name` exists (og_graph_branch_list). */
+/* Whether graph branch `name` exists (og_graph_branches). */
 static int api_has_branch(og_graph *g, const char *name)
 {
     og_branch_list *l = NULL;
-    assert_og_ok(og_graph_branch_list(&l, g));
+    assert_og_ok(og_graph_branches(&l, g));
     int found = 0;
     for (size_t i = 0; i < og_branch_list_count(l); i++)
         found |= strcmp(og_branch_list_get(l, i)->name, name) == 0;
@@ -1048,7 +1052,7 @@ static void test_api_load_from(void **state)
     io.schema_source = schema;
     io.schema_source_len = slen;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     free(schema);
     og_graph *g = NULL;

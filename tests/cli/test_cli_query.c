@@ -614,7 +614,7 @@ static void test_if_commit_survives_maintenance(void **state)
         og_graph_close(g);
         assert_int_equal(og_graph_open(&g, root, NULL), 0);
         og_commit_list *l = NULL;
-        assert_int_equal(og_graph_commits(&l, g), 0);
+        assert_int_equal(og_graph_commits(&l, g, NULL), 0);
         const og_commit_info *c = og_commit_list_get(l, 0);
         maintained = strcmp(c->id, last) != 0; /* the head moved past our commit */
         if (maintained) {

@@ -131,6 +131,8 @@ static void test_resolve_partial_load(void **state)
     assert_int_equal(json_array_size(pend), 1);
     assert_string_equal(jstr(json_array_get(pend, 0), "operation_id"), id);
     assert_true(json_is_false(json_object_get(json_array_get(pend, 0), "damaged")));
+    /* snapshot lists read-only (og_recover_options.read_only): no lock probed, so unchecked */
+    assert_string_equal(jstr(json_array_get(pend, 0), "state"), "unchecked");
     json_decref(s);
     assert_int_equal(og(NULL, "snapshot --store g", out, sizeof out, NULL, 0), 0);
     assert_non_null(strstr(out, "pending recovery intents"));

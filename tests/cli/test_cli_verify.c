@@ -1,4 +1,4 @@
-/* omnigraph verify and og_graph_verify: a clean graph verifies (exit 0, with and without
+/* omnigraph verify and og_root_verify: a clean graph verifies (exit 0, with and without
  * --deep), and each kind of damage is found, named and given its remedy (exit 7): a flipped
  * byte in a data file (--deep, and an ordinary read fails typed instead of returning garbage),
  * a truncated data file (without --deep), a deleted deletion file, a deleted table version a
@@ -623,9 +623,9 @@ static void test_usage(void **state)
     og_verify_report *r = (og_verify_report *)1;
     og_verify_options o = OG_VERIFY_OPTIONS_INIT;
     o.version = 99;
-    assert_og_error(og_graph_verify(&r, dir, &o), OG_E_BAD_REQUEST);
+    assert_og_error(og_root_verify(&r, dir, &o), OG_E_BAD_REQUEST);
     assert_null(r);
-    assert_og_error(og_graph_verify(&r, dir, NULL), OG_E_NOT_FOUND);
+    assert_og_error(og_root_verify(&r, dir, NULL), OG_E_NOT_FOUND);
     assert_og_ok(og_verify_options_init(&o, OG_VERIFY_OPTIONS_VERSION));
     assert_int_equal(o.deep, 0);
 }
@@ -640,10 +640,10 @@ static void test_api_report(void **state)
     assert_int_equal(unlink(path), 0);
     snprintf(root, sizeof root, "%s/g", g_dir);
     og_verify_report *r = NULL;
-    assert_og_ok(og_graph_verify(&r, root, NULL));
-    assert_int_equal(r->n_problems, 1);
-    assert_string_equal(r->problems[0].kind, "schema_missing");
-    assert_string_equal(r->problems[0].object, "_schema.json");
+    assert_og_ok(og_root_verify(&r, root, NULL));
+    assert_int_equal(og_verify_report_problem_count(r), 1);
+    assert_string_equal(og_verify_report_problem(r, 0)->kind, "schema_missing");
+    assert_string_equal(og_verify_report_problem(r, 0)->object, "_schema.json");
     assert_true(r->tables == 4 && r->checksummed >= 3 && r->unchecked == 0);
     og_verify_report_free(r);
 }

@@ -1,7 +1,8 @@
 /* examples/embed.c as a user would run it: the built embed_example creates a graph in a
  * scratch directory, loads, queries through the row cursor, mutates, travels back to the
- * load's commit, lists the commits and reports a typed error; its output is checked line by
- * line (commit ids masked). */
+ * load's commit, lists the commits, changes a branch and merges it, reports a typed error,
+ * backs the graph up and verifies both roots; its output is checked line by line (commit ids
+ * masked). */
 #include "testutil.h"
 
 #include <ctype.h>
@@ -50,21 +51,36 @@ static void test_embed_example(void **state)
              "omnigraph %s, graph in %s\n"
              "created a graph with 2 node types and 2 edge types\n"
              "loaded 4 nodes and 3 edges\n"
-             "friends of Ada: 2 rows at commit <ID>\n"
+             "friends of Ada on main: 2 rows at commit <ID>\n"
              "  f.name=Alan f.age=null\n"
              "  f.name=Grace f.age=45\n"
              "birthday changed 1 node(s) in commit <ID>\n"
-             "friends of Ada: 2 rows at commit <ID>\n"
+             "friends of Ada on main: 2 rows at commit <ID>\n"
              "  f.name=Alan f.age=null\n"
              "  f.name=Grace f.age=46\n"
-             "friends of Ada: 2 rows at commit <ID>\n"
+             "friends of Ada on main: 2 rows at commit <ID>\n"
              "  f.name=Alan f.age=null\n"
              "  f.name=Grace f.age=45\n"
              "3 commits, newest first:\n"
              "  <ID>  manifest version 3\n"
              "  <ID>  manifest version 2\n"
              "  <ID>  manifest version 1\n"
-             "bad query: bad_request at bad.gq:1:25: T1: unknown node type 'Persn'\n",
+             "branch experiment forked from main at commit <ID>\n"
+             "friends of Ada on experiment: 2 rows at commit <ID>\n"
+             "  f.name=Alan f.age=41\n"
+             "  f.name=Grace f.age=46\n"
+             "friends of Ada on main: 2 rows at commit <ID>\n"
+             "  f.name=Alan f.age=null\n"
+             "  f.name=Grace f.age=46\n"
+             "merged experiment into main: fast_forward, 1 row(s) changed, branch deleted\n"
+             "branches: main\n"
+             "friends of Ada on main: 2 rows at commit <ID>\n"
+             "  f.name=Alan f.age=41\n"
+             "  f.name=Grace f.age=46\n"
+             "bad query: bad_request at bad.gq:1:25: T1: unknown node type 'Persn'\n"
+             "backed up 4 table(s), 7 row(s) of commit <ID>\n"
+             "graph verified: 0 problem(s), 4 table(s)\n"
+             "backup verified: 0 problem(s), 4 table(s)\n",
              og_version(), graph);
     assert_string_equal(out, want);
     free(out);

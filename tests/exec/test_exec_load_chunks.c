@@ -92,7 +92,7 @@ static void make_graph(const char *root)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
 }
 
@@ -139,7 +139,7 @@ static void table_at(og_graph *g, const char *root, const og_write_result *r, co
     og_snapshot_info *s = NULL;
     assert_og_ok(og_graph_snapshot(&s, g, NULL));
     const og_snapshot_table *t = NULL;
-    for (size_t i = 0; i < s->n_tables; i++)
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++)
         if (!strcmp(og_snapshot_info_table(s, i)->alias, alias)) t = og_snapshot_info_table(s, i);
     assert_non_null(t);
     char dir[512];
@@ -159,7 +159,7 @@ static void table_at(og_graph *g, const char *root, const og_write_result *r, co
 static void head(og_graph *g, char id[OG_ID_LEN + 1], uint64_t *mver)
 {
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     const og_commit_info *c = og_commit_list_get(l, 0);
     assert_non_null(c);
     memcpy(id, c->id, OG_ID_LEN + 1);
@@ -172,7 +172,7 @@ static void one_commit_on(og_graph *g, const og_write_result *r, const char *id,
 {
     assert_int_equal(og_write_result_manifest_version(r), mver + 1);
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     const og_commit_info *mine = NULL;
     for (size_t i = 0; i < og_commit_list_count(l); i++)
         if (!strcmp(og_commit_list_get(l, i)->id, og_write_result_commit_id(r)))
@@ -190,7 +190,7 @@ static void table_facts(og_graph *g, const char *root, const char *alias, uint64
     og_snapshot_info *s = NULL;
     assert_og_ok(og_graph_snapshot(&s, g, NULL));
     const og_snapshot_table *t = NULL;
-    for (size_t i = 0; i < s->n_tables; i++)
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++)
         if (!strcmp(og_snapshot_info_table(s, i)->alias, alias)) t = og_snapshot_info_table(s, i);
     assert_non_null(t);
     char dir[512];
@@ -288,8 +288,8 @@ static void test_chunks_one_commit(void **state)
 
     /* the multi-fragment graph verifies */
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, many, NULL));
-    assert_int_equal(vr->n_problems, 0);
+    assert_og_ok(og_root_verify(&vr, many, NULL));
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
 
     /* an overwrite in chunks replaces each type present as one commit */
@@ -322,8 +322,8 @@ static void test_chunks_one_commit(void **state)
     assert_int_equal(nn, 5);
     og_write_result_free(ro);
     og_graph_close(gn);
-    assert_og_ok(og_graph_verify(&vr, many, NULL));
-    assert_int_equal(vr->n_problems, 0);
+    assert_og_ok(og_root_verify(&vr, many, NULL));
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
 
     free(b.p);

@@ -95,7 +95,7 @@ static og_graph *fresh(char *root, size_t cap, const char *name, const char *sch
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = schema;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
@@ -144,7 +144,7 @@ static void test_spill_bounded(void **state)
         og_snapshot_info *s = NULL;
         assert_og_ok(og_graph_snapshot(&s, g, NULL));
         uint64_t rows = 0;
-        for (size_t i = 0; i < s->n_tables; i++)
+        for (size_t i = 0; i < og_snapshot_info_table_count(s); i++)
             rows += og_snapshot_info_table(s, i)->row_count;
         og_snapshot_info_free(s);
         assert_int_equal(rows, 4u * sizes[k] + 4 + sizes[k] / 5);
@@ -175,7 +175,7 @@ static void same_error(og_graph **gp, const char *root, const text *t, int mode,
     assert_og_ok(og_graph_open(gp, root, NULL));
     og_graph *g = *gp;
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     size_t commits = og_commit_list_count(l);
     og_commit_list_free(l);
     int rc1 = load(g, t, mode, 0);
@@ -190,7 +190,7 @@ static void same_error(og_graph **gp, const char *root, const text *t, int mode,
     snprintf(last_msg, sizeof last_msg, "%s", e->message);
     assert_int_equal(rc1, code);
     assert_int_equal(line1, want_line);
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), commits);
     og_commit_list_free(l);
 }

@@ -785,7 +785,7 @@ static char *files_of(const char *dir)
 static size_t commits(og_graph *g)
 {
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_branch_commits(&l, g, NULL));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     size_t n = og_commit_list_count(l);
     og_commit_list_free(l);
     return n;
@@ -795,7 +795,7 @@ static size_t commits(og_graph *g)
 static json_t *type_ids(og_graph *g)
 {
     og_schema_info *si = NULL;
-    assert_og_ok(og_graph_schema(&si, g, NULL, NULL));
+    assert_og_ok(og_graph_schema(&si, g, NULL));
     json_t *cat = json_loads(si->catalog_json, 0, NULL);
     assert_non_null(cat);
     json_t *out = json_object();
@@ -820,7 +820,7 @@ static json_t *type_ids(og_graph *g)
 static char *identity(og_graph *g)
 {
     og_schema_info *si = NULL;
-    assert_og_ok(og_graph_schema(&si, g, NULL, NULL));
+    assert_og_ok(og_graph_schema(&si, g, NULL));
     char *id = strdup(si->identity);
     og_schema_info_free(si);
     return id;
@@ -897,7 +897,7 @@ static void test_applies(void **state)
         og_init_options io = OG_INIT_OPTIONS_INIT;
         io.schema_source = p.old_src;
         og_init_result *ir = NULL;
-        assert_og_ok(og_graph_init(&ir, dir, &io));
+        assert_og_ok(og_root_init(&ir, dir, &io));
         og_init_result_free(ir);
         og_graph *g = NULL;
         og_open_options oo = OG_OPEN_OPTIONS_INIT;
@@ -915,7 +915,8 @@ static void test_applies(void **state)
         ao.allow_data_loss = p.loss;
         og_schema_apply_result *r = NULL;
         og_error_clear();
-        int rc = og_graph_schema_apply(&r, g, p.new_src, strlen(p.new_src), &ao);
+        ao.source = p.new_src;
+        int rc = og_graph_schema_apply(&r, g, &ao);
         if (getenv("OG_PAIRS_DEBUG"))
             fprintf(stderr, "---- seed %llu rc %d %s\n%s--\n%s", (unsigned long long)seed, rc,
                     rc ? og_error_last()->message : "", p.old_src, p.new_src);
@@ -927,7 +928,7 @@ static void test_applies(void **state)
             assert_int_equal(og_error_last()->code, rc);
             if (p.unsupported)
                 unsupported++;
-            else if (!r || r->n_violations == 0)
+            else if (!r || og_schema_apply_result_violation_count(r) == 0)
                 fail_msg("seed %llu: a supported apply refused without violations: %s\n%s\n--\n%s",
                          (unsigned long long)seed, og_error_last()->message, p.old_src, p.new_src);
             else

@@ -166,7 +166,10 @@ static void test_api(void **state)
     (void)state;
     og_lang_report *r = NULL;
     const char *bad = "node A {\n  a: Strin }\n";
-    assert_og_error(og_schema_check(&r, "a.pg", bad, strlen(bad)), OG_E_BAD_REQUEST);
+    og_schema_check_options so = OG_SCHEMA_CHECK_OPTIONS_INIT;
+    so.source = bad;
+    so.source_file = "a.pg";
+    assert_og_error(og_schema_check(&r, &so), OG_E_BAD_REQUEST);
     assert_string_equal(og_error_last()->file, "a.pg");
     assert_int_equal(og_error_last()->line, 2);
     assert_int_equal(og_error_last()->column, 6);
@@ -179,15 +182,23 @@ static void test_api(void **state)
     assert_null(og_lang_report_diagnostic(r, 1));
     og_lang_report_free(r);
     og_lang_report_free(NULL);
-    assert_og_ok(og_schema_check(&r, "s.pg", SCHEMA, strlen(SCHEMA)));
+    so.source = SCHEMA;
+    so.source_file = "s.pg";
+    assert_og_ok(og_schema_check(&r, &so));
     assert_int_equal(og_lang_report_diagnostic_count(r), 0);
     assert_non_null(strstr(og_lang_report_json(r), "\"ok\":true"));
     og_lang_report_free(r);
     /* an empty query file against a good schema is fine; NULL with a length is not */
-    assert_og_ok(og_query_lint(&r, "s.pg", SCHEMA, strlen(SCHEMA), "e.gq", "", 0));
+    og_query_lint_options lo = OG_QUERY_LINT_OPTIONS_INIT;
+    lo.schema_source = SCHEMA;
+    lo.schema_file = "s.pg";
+    lo.source = "";
+    lo.source_file = "e.gq";
+    assert_og_ok(og_query_lint(&r, &lo));
     og_lang_report_free(r);
-    assert_og_error(og_query_lint(&r, "s.pg", SCHEMA, strlen(SCHEMA), "e.gq", NULL, 3),
-                    OG_E_BAD_REQUEST);
+    lo.source = NULL;
+    lo.source_len = 3;
+    assert_og_error(og_query_lint(&r, &lo), OG_E_BAD_REQUEST);
     assert_null(r);
     /* an unsupported plan is a typed error with the report still given */
     const char *v2 =

@@ -7,7 +7,7 @@
  * loads half through og_graph_load and half through the write layer (exec_load_parse +
  * write_changes on the handle's writer). Branches: "dev" forked early from main at its head,
  * "feature/x" later from dev at its head, and "hotfix" from a random branch at an older commit
- * of it (write_branch_create and og_graph_branch_create both used). A few extra writes are
+ * of it (write_branch_create and og_graph_create_branch both used). A few extra writes are
  * refused on purpose (a key the branch has, an edge to a node only another branch has) or
  * commit nothing (an update matching no row).
  *
@@ -17,7 +17,7 @@
  *     refused or empty write moved no head;
  *   - every ~100 writes one random branch, and at the end every branch, read through
  *     og_graph_query on the branch equals the model exactly; its commit list
- *     (og_graph_branch_commits) is exactly the lineage the test recorded; and reading `at`
+ *     (og_graph_commits with a branch) is exactly the lineage the test recorded; and reading `at`
  *     random earlier commits of it equals the model as of that commit.
  *
  * The seed is printed; OG_ISO_SEED overrides it, OG_ISO_WRITES the number of writes. A
@@ -491,7 +491,8 @@ static void check_lineage(iso *t, int bi)
 {
     branch *b = &t->b[bi];
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_branch_commits(&l, t->g, b->name));
+    assert_og_ok(og_graph_commits(
+        &l, t->g, &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION, .branch = b->name}));
     size_t n = og_commit_list_count(l);
     if (n != b->nl) {
         og_commit_list_free(l);
@@ -522,7 +523,7 @@ static void check_travel(iso *t, int bi, unsigned times)
 }
 
 /* Every branch's head is the one recorded (`except` may have moved: returned in moved).
- * Every LIST_EVERY calls (and in every branch check) through og_graph_branch_list, which also
+ * Every LIST_EVERY calls (and in every branch check) through og_graph_branches, which also
  * names the branches; otherwise through the handle's heads of each branch, which are the latest
  * manifest version's (a cached head is taken only while its branch's ref and latest version
  * are still the ones it was read at). The list loads the snapshot of every branch that wrote
@@ -553,7 +554,7 @@ static void check_heads(iso *t, int except, char *moved)
         return;
     }
     og_branch_list *l = NULL;
-    assert_og_ok(og_graph_branch_list(&l, t->g));
+    assert_og_ok(og_graph_branches(&l, t->g));
     size_t n = og_branch_list_count(l);
     if (n != (size_t)t->nb) ISO_FAIL(t, except, "%zu branches listed, %d expected", n, t->nb);
     for (size_t i = 0; i < n; i++) {
@@ -1029,7 +1030,8 @@ static void settle(iso *t, int bi, const char *own)
         return;
     }
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_branch_commits(&l, t->g, b->name));
+    assert_og_ok(og_graph_commits(
+        &l, t->g, &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION, .branch = b->name}));
     size_t n = og_commit_list_count(l), at = n;
     for (size_t i = 0; i < n && at == n; i++)
         if (strcmp(og_commit_list_get(l, i)->id, own) == 0) at = i;
@@ -1183,7 +1185,7 @@ static void create_branch(iso *t, const char *name, int from, bool older, bool p
         bo.from = pb->name;
         bo.at = at[0] ? at : NULL;
         og_branch_info *info = NULL;
-        int rc = og_graph_branch_create(&info, t->g, name, &bo);
+        int rc = og_graph_create_branch(&info, t->g, name, &bo);
         if (rc) ISO_FAIL(t, from, "create %s: %s", name, og_error_last()->message);
         snprintf(head, sizeof head, "%s", info->head);
         snprintf(forked, sizeof forked, "%s", info->forked_from);
@@ -1234,7 +1236,7 @@ static void test_random_writes_over_branches(void **state)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, t->dir, &io));
+    assert_og_ok(og_root_init(&ir, t->dir, &io));
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
     oo.actor = "iso"; /* user commits carry it; maintenance commits none */
     assert_og_ok(og_graph_open(&t->g, t->dir, &oo));
@@ -1307,11 +1309,12 @@ static void test_random_writes_over_branches(void **state)
 
     og_graph_close(t->g);
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, t->dir, NULL));
-    for (size_t i = 0; i < vr->n_problems; i++)
-        print_error("verify: %s %s: %s\n", vr->problems[i].kind, vr->problems[i].object,
-                    vr->problems[i].message);
-    assert_int_equal(vr->n_problems, 0);
+    assert_og_ok(og_root_verify(&vr, t->dir, NULL));
+    for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
+        print_error("verify: %s %s: %s\n", og_verify_report_problem(vr, i)->kind,
+                    og_verify_report_problem(vr, i)->object,
+                    og_verify_report_problem(vr, i)->message);
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
     wf_assert_sound(t->dir);
 

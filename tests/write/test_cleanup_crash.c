@@ -439,7 +439,7 @@ static void test_repair_finishes_cleanup(void **state)
     const graph_commit *old = &lin->commits[lin->n_commits - 2];
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, dir, &ro));
+    assert_og_ok(og_root_repair(&r, dir, &ro));
     print_message("repair (dry run): clean %d, %llu commits of an unfinished cleanup\n", r->clean,
                   (unsigned long long)r->cleanup_unfinished);
     assert_int_equal(r->clean, 0);
@@ -451,7 +451,7 @@ static void test_repair_finishes_cleanup(void **state)
     assert_non_null(strstr(problems, "table_version_missing"));
     free(problems);
     ro.confirm = 1;
-    assert_og_ok(og_graph_repair(&r, dir, &ro));
+    assert_og_ok(og_root_repair(&r, dir, &ro));
     print_message("repair --confirm: removed %llu manifest versions\n",
                   (unsigned long long)r->cleanup_versions_removed);
     assert_int_equal(r->repaired, 1);
@@ -468,7 +468,7 @@ static void test_repair_finishes_cleanup(void **state)
     assert_non_null(strstr(rows, "\"dee\""));
     free(rows);
     ro.confirm = 0;
-    assert_og_ok(og_graph_repair(&r, dir, &ro));
+    assert_og_ok(og_root_repair(&r, dir, &ro));
     assert_int_equal(r->clean, 1);
     assert_int_equal(r->cleanup_unfinished, 0);
     og_repair_result_free(r);

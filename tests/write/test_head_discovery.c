@@ -127,16 +127,17 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
         /* repair restores a head read without dropping a commit (issue 33 item 3) */
         og_verify_report *vr = NULL;
         if (!branch) { /* verify reports it first, naming the lost version */
-            assert_og_ok(og_graph_verify(&vr, copy, NULL));
+            assert_og_ok(og_root_verify(&vr, copy, NULL));
             bool seen = false;
-            for (size_t i = 0; i < vr->n_problems; i++)
-                if (strstr(vr->problems[i].object, vname) || strstr(vr->problems[i].message, vname))
+            for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
+                if (strstr(og_verify_report_problem(vr, i)->object, vname) ||
+                    strstr(og_verify_report_problem(vr, i)->message, vname))
                     seen = true;
             /* a lost newest version shows as the tables its commit moved (table_ahead) */
-            if (!vr->n_problems || (!seen && !newest))
+            if (!og_verify_report_problem_count(vr) || (!seen && !newest))
                 fail_msg("main version %" PRIu64 " deleted: verify reported %zu problems, none "
                          "naming %s",
-                         v, vr->n_problems, vname);
+                         v, og_verify_report_problem_count(vr), vname);
             og_verify_report_free(vr);
         }
         og_repair_options ro;
@@ -146,7 +147,7 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
         og_repair_result *rr = NULL;
         og_graph_close(g);
         g = NULL;
-        if (og_graph_repair(&rr, copy, &ro) != 0)
+        if (og_root_repair(&rr, copy, &ro) != 0)
             fail_msg("%s version %" PRIu64 " deleted: repair failed: %s", branch ? branch : "main",
                      v, og_error_last()->message);
         bool hole = rr->lost_version != 0;
@@ -168,13 +169,14 @@ static void one_case(const char *sandbox, const char *src, const char *vdir_rel,
         /* After repair verify is clean, except that a hole's version file of main stays lost:
          * its commit cannot be read --at (the others can), which verify keeps reporting, by
          * name, until the file is restored from a backup. */
-        assert_og_ok(og_graph_verify(&vr, copy, NULL));
-        for (size_t i = 0; i < vr->n_problems; i++)
-            if (branch || !hole || strcmp(vr->problems[i].kind, "manifest_version_lost") != 0 ||
-                !strstr(vr->problems[i].object, vname))
+        assert_og_ok(og_root_verify(&vr, copy, NULL));
+        for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
+            if (branch || !hole ||
+                strcmp(og_verify_report_problem(vr, i)->kind, "manifest_version_lost") != 0 ||
+                !strstr(og_verify_report_problem(vr, i)->object, vname))
                 fail_msg("%s version %" PRIu64 " deleted: after repair verify reports %s: %s",
-                         branch ? branch : "main", v, vr->problems[i].kind,
-                         vr->problems[i].message);
+                         branch ? branch : "main", v, og_verify_report_problem(vr, i)->kind,
+                         og_verify_report_problem(vr, i)->message);
         og_verify_report_free(vr);
         t->repaired++;
     }
@@ -205,12 +207,12 @@ static void build(const char *root, const char *branch)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
     load_person(g, NULL, "root");
-    if (branch) assert_og_ok(og_graph_branch_create(NULL, g, branch, NULL));
+    if (branch) assert_og_ok(og_graph_create_branch(NULL, g, branch, NULL));
     for (int i = 0; i < COMMITS; i++) {
         char name[16];
         snprintf(name, sizeof name, "p%02d", i);
@@ -273,7 +275,7 @@ static void test_branch_first_touch_lost(void **state)
     build(root, NULL); /* main: root + COMMITS people */
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
-    assert_og_ok(og_graph_branch_create(NULL, g, "b", NULL));
+    assert_og_ok(og_graph_create_branch(NULL, g, "b", NULL));
     load_person(g, "b", "only-on-b");
     assert_int_equal(count_people(g, "b"), 2 + COMMITS);
     og_graph_close(g);
@@ -306,9 +308,11 @@ static void test_branch_first_touch_lost(void **state)
     assert_int_equal(count_people(g, NULL), 1 + COMMITS); /* main is untouched */
     og_graph_close(g);
     og_verify_report *vr = NULL; /* verify sees it too */
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
-    if (!vr->n_problems) fail_msg("the branch's first-touch version deleted: verify is clean");
-    print_message("verify: %s: %s\n", vr->problems[0].kind, vr->problems[0].message);
+    assert_og_ok(og_root_verify(&vr, root, NULL));
+    if (!og_verify_report_problem_count(vr))
+        fail_msg("the branch's first-touch version deleted: verify is clean");
+    print_message("verify: %s: %s\n", og_verify_report_problem(vr, 0)->kind,
+                  og_verify_report_problem(vr, 0)->message);
     og_verify_report_free(vr);
 
     og_repair_options ro;
@@ -316,7 +320,7 @@ static void test_branch_first_touch_lost(void **state)
     ro.confirm = 1;
     ro.branch = "b";
     og_repair_result *rr = NULL;
-    assert_og_ok(og_graph_repair(&rr, root, &ro));
+    assert_og_ok(og_root_repair(&rr, root, &ro));
     assert_false(rr->clean);
     assert_string_equal(rr->at_stake, "");
     og_repair_result_free(rr);

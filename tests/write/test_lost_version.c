@@ -26,7 +26,7 @@ static void build(const char *root)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = "node Person {\n    name: String @key\n}\n";
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
@@ -98,16 +98,18 @@ static int64_t count_at(const char *root, const char *at)
 static char *verify_text(const char *root)
 {
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
+    assert_og_ok(og_root_verify(&vr, root, NULL));
     size_t cap = 1, len = 0;
-    for (size_t i = 0; i < vr->n_problems; i++)
-        cap += strlen(vr->problems[i].kind) + strlen(vr->problems[i].object) +
-               strlen(vr->problems[i].message) + 4;
+    for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
+        cap += strlen(og_verify_report_problem(vr, i)->kind) +
+               strlen(og_verify_report_problem(vr, i)->object) +
+               strlen(og_verify_report_problem(vr, i)->message) + 4;
     char *t = malloc(cap);
     t[0] = '\0';
-    for (size_t i = 0; i < vr->n_problems; i++)
-        len += (size_t)snprintf(t + len, cap - len, "%s %s %s\n", vr->problems[i].kind,
-                                vr->problems[i].object, vr->problems[i].message);
+    for (size_t i = 0; i < og_verify_report_problem_count(vr); i++)
+        len += (size_t)snprintf(
+            t + len, cap - len, "%s %s %s\n", og_verify_report_problem(vr, i)->kind,
+            og_verify_report_problem(vr, i)->object, og_verify_report_problem(vr, i)->message);
     og_verify_report_free(vr);
     return t;
 }

@@ -54,7 +54,7 @@ static void make_graph(const char *root)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     for (size_t i = 0; i < sizeof LOADS / sizeof LOADS[0]; i++)
         assert_og_ok(load_on(root, NULL, LOADS[i]));
@@ -244,7 +244,7 @@ static void test_flip_branch_newest(void **state)
     make_graph(root);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
-    assert_og_ok(og_graph_branch_create(NULL, g, "b", NULL));
+    assert_og_ok(og_graph_create_branch(NULL, g, "b", NULL));
     og_graph_close(g);
     assert_og_ok(load_on(root, "b", "{\"type\":\"Person\",\"data\":{\"name\":\"bea\"}}\n"));
     snprintf(bdir, sizeof bdir, "%s/__manifest.lance/tree/b", root);

@@ -81,7 +81,7 @@ static og_graph *new_graph(char *dir, size_t cap)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, dir, &io));
+    assert_og_ok(og_root_init(&ir, dir, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
@@ -158,7 +158,8 @@ static void assert_same_content(og_graph *a, const char *ba, og_graph *b, const 
 
 static const og_commit_info *head_commit(og_graph *g, const char *branch, og_commit_list **keep)
 {
-    assert_og_ok(og_graph_branch_commits(keep, g, branch));
+    assert_og_ok(og_graph_commits(
+        keep, g, &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION, .branch = branch}));
     assert_true(og_commit_list_count(*keep) > 0);
     return og_commit_list_get(*keep, 0);
 }
@@ -169,7 +170,7 @@ static void one_pair(size_t s, size_t t, unsigned *n_merged, unsigned *n_conflic
     char dir[512], odir[512], what[128];
     snprintf(what, sizeof what, "source '%s' x target '%s'", ACTIONS[s].name, ACTIONS[t].name);
     og_graph *g = new_graph(dir, sizeof dir);
-    assert_og_ok(og_graph_branch_create(NULL, g, "src", NULL));
+    assert_og_ok(og_graph_create_branch(NULL, g, "src", NULL));
     act(g, "src", s);
     act(g, NULL, t);
     og_commit_list *before = NULL;
@@ -181,7 +182,8 @@ static void one_pair(size_t s, size_t t, unsigned *n_merged, unsigned *n_conflic
     char *main_before = read_text(g, NULL, "persons");
 
     og_merge_result *r = NULL;
-    int rc = og_graph_merge(&r, g, "src", NULL);
+    int rc = og_graph_merge(
+        &r, g, &(og_merge_options){.version = OG_MERGE_OPTIONS_VERSION, .source = "src"});
     const char *want = expected(s, t);
     bool conflict = strcmp(want, "merged") && strcmp(want, "fast_forward") &&
                     strcmp(want, "already_up_to_date");
@@ -190,13 +192,14 @@ static void one_pair(size_t s, size_t t, unsigned *n_merged, unsigned *n_conflic
             fail_msg("%s: expected %s, got %s (%s)", what, want, og_code_name(rc),
                      rc ? og_error_last()->message : og_merge_outcome_name(r->outcome));
         assert_non_null(r);
-        assert_true(r->n_conflicts >= 1);
+        assert_true(og_merge_result_conflict_count(r) >= 1);
         bool found = false;
-        for (size_t i = 0; i < r->n_conflicts; i++)
-            found |= strcmp(r->conflicts[i].kind, want) == 0;
+        for (size_t i = 0; i < og_merge_result_conflict_count(r); i++)
+            found |= strcmp(og_merge_result_conflict(r, i)->kind, want) == 0;
         if (!found)
-            fail_msg("%s: no %s among %zu conflicts (first: %s %s)", what, want, r->n_conflicts,
-                     r->conflicts[0].kind, r->conflicts[0].message);
+            fail_msg("%s: no %s among %zu conflicts (first: %s %s)", what, want,
+                     og_merge_result_conflict_count(r), og_merge_result_conflict(r, 0)->kind,
+                     og_merge_result_conflict(r, 0)->message);
         /* nothing written: main is where it was */
         og_commit_list *after = NULL;
         assert_string_equal(head_commit(g, NULL, &after)->id, main_head);
@@ -231,7 +234,8 @@ static void one_pair(size_t s, size_t t, unsigned *n_merged, unsigned *n_conflic
         test_sandbox_done(odir);
         /* merging again changes nothing */
         og_merge_result *again = NULL;
-        assert_og_ok(og_graph_merge(&again, g, "src", NULL));
+        assert_og_ok(og_graph_merge(
+            &again, g, &(og_merge_options){.version = OG_MERGE_OPTIONS_VERSION, .source = "src"}));
         assert_int_equal(again->outcome, OG_MERGE_UP_TO_DATE);
         og_merge_result_free(again);
         (*n_merged)++;

@@ -457,7 +457,7 @@ static bool settle(run *r, int step_no)
 {
     write_maintenance_drain(r->g->w);
     og_branch_list *l = NULL;
-    int rc = og_graph_branch_list(&l, r->g);
+    int rc = og_graph_branches(&l, r->g);
     if (rc) {
         mismatch(r, "read", "step %d: branch list: %s", step_no, og_error_last()->message);
         return false;
@@ -477,7 +477,9 @@ static bool settle(run *r, int step_no)
         }
         if (strcmp(bi->head, want) == 0) continue;
         og_commit_list *cl = NULL;
-        if (og_graph_branch_commits(&cl, r->g, api_branch(b))) {
+        if (og_graph_commits(&cl, r->g,
+                             &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION,
+                                                  .branch = api_branch(b)})) {
             mismatch(r, "read", "step %d: commits of %s: %s", step_no, BNAME[b],
                      og_error_last()->message);
             ok = false;
@@ -682,17 +684,19 @@ static bool run_merge(run *r, int i, const step *s)
         }
     }
     og_merge_options mo = OG_MERGE_OPTIONS_INIT;
+    mo.source = BNAME[src];
     mo.into = BNAME[tgt];
     og_merge_result *res = NULL;
-    int rc = og_graph_merge(&res, r->g, BNAME[src], &mo);
+    int rc = og_graph_merge(&res, r->g, &mo);
     if (r->st) {
         r->st->merges++;
         if (rc == OG_E_CONFLICT) r->st->crisscross++;
         if (rc == OG_E_MERGE_CONFLICTS) {
             r->st->conflicted++;
-            for (size_t k = 0; k < res->n_conflicts; k++)
+            for (size_t k = 0; k < og_merge_result_conflict_count(res); k++)
                 for (int q = 0; q < N_KINDS; q++)
-                    if (strcmp(res->conflicts[k].kind, KIND_NAME[q]) == 0) r->st->kinds[q]++;
+                    if (strcmp(og_merge_result_conflict(res, k)->kind, KIND_NAME[q]) == 0)
+                        r->st->kinds[q]++;
         }
         if (rc == 0 && res->outcome == OG_MERGE_UP_TO_DATE) r->st->up_to_date++;
         if (rc == 0 && res->outcome == OG_MERGE_FAST_FORWARD) r->st->fast_forward++;
@@ -714,10 +718,10 @@ static bool run_merge(run *r, int i, const step *s)
     }
     /* the conflicts, as sets of "kind type id" */
     if (ok && rc == OG_E_MERGE_CONFLICTS) {
-        size_t ng = res->n_conflicts;
+        size_t ng = og_merge_result_conflict_count(res);
         char **gl = calloc(ng + 1, sizeof *gl), **wl = calloc((size_t)x.nconf + 1, sizeof *wl);
         for (size_t k = 0; k < ng; k++) {
-            const og_merge_conflict *c = &res->conflicts[k];
+            const og_merge_conflict *c = og_merge_result_conflict(res, k);
             size_t n = strlen(c->kind) + strlen(c->type) + (c->id ? strlen(c->id) : 1) + 3;
             gl[k] = malloc(n);
             snprintf(gl[k], n, "%s %s %s", c->kind, c->type, c->id ? c->id : "-");
@@ -745,9 +749,11 @@ static bool run_merge(run *r, int i, const step *s)
             for (int k = 0; k < x.nconf; k++)
                 mismatch(r, "", "  model: %s", wl[k]);
             for (size_t k = 0; k < ng; k++)
-                mismatch(r, "", "  graph: %s %s %s: %s", res->conflicts[k].kind,
-                         res->conflicts[k].type, res->conflicts[k].id ? res->conflicts[k].id : "-",
-                         res->conflicts[k].message);
+                mismatch(r, "", "  graph: %s %s %s: %s", og_merge_result_conflict(res, k)->kind,
+                         og_merge_result_conflict(res, k)->type,
+                         og_merge_result_conflict(res, k)->id ? og_merge_result_conflict(res, k)->id
+                                                              : "-",
+                         og_merge_result_conflict(res, k)->message);
             ok = false;
         }
         for (size_t k = 0; k < nu; k++)
@@ -761,7 +767,10 @@ static bool run_merge(run *r, int i, const step *s)
         /* the commit: on the target, after its old head, merging the source head */
         const char *old = m->c[m->head[tgt]].id, *sh = m->c[m->head[src]].id;
         og_commit_info *h = NULL;
-        if (res->commit[0] && og_graph_branch_commit_show(&h, r->g, BNAME[tgt], res->commit))
+        if (res->commit[0] &&
+            og_graph_commit_show(
+                &h, r->g, res->commit,
+                &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION, .branch = BNAME[tgt]}))
             h = NULL;
         if (!h || strcmp(h->id, res->commit) != 0 || strcmp(h->parent, old) != 0 ||
             strcmp(h->merged_parent, sh) != 0 || strcmp(res->source_head, sh) != 0) {
@@ -816,7 +825,7 @@ static bool exec_step(run *r, int i, const step *s)
         og_branch_options bo = OG_BRANCH_OPTIONS_INIT;
         bo.from = api_branch(s->b2);
         og_branch_info *bi = NULL;
-        int rc = og_graph_branch_create(&bi, r->g, BNAME[s->b], &bo);
+        int rc = og_graph_create_branch(&bi, r->g, BNAME[s->b], &bo);
         if (rc || strcmp(bi->head, m->c[m->head[s->b2]].id) != 0) {
             step_text(s, what, sizeof what);
             mismatch(r, "write", "step %d (%s): %s", i + 1, what,
@@ -1196,7 +1205,7 @@ static void run_begin(run *r, stats *st, FILE *scn)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, r->dir, &io));
+    assert_og_ok(og_root_init(&ir, r->dir, &io));
     state empty;
     memset(&empty, 0, sizeof empty);
     int genesis = add_commit(&r->m, ir->commit_id, -1, -1, &empty);

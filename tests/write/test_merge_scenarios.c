@@ -123,7 +123,7 @@ static void do_schema(scn *s)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = src;
     og_init_result *ir = NULL;
-    if (og_graph_init(&ir, s->dir, &io)) SCN_FAIL(s, "init: %s", og_error_last()->message);
+    if (og_root_init(&ir, s->dir, &io)) SCN_FAIL(s, "init: %s", og_error_last()->message);
     og_init_result_free(ir);
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
     if (og_graph_open(&s->g, s->dir, &oo)) SCN_FAIL(s, "open: %s", og_error_last()->message);
@@ -154,7 +154,9 @@ static void resolve_at(scn *s, const char *b, const char *at, char *out, size_t 
     }
     size_t k = strtoul(at + 5, NULL, 10);
     og_commit_list *l = NULL;
-    if (og_graph_branch_commits(&l, s->g, branch_arg(b)))
+    if (og_graph_commits(
+            &l, s->g,
+            &(og_commit_options){.version = OG_COMMIT_OPTIONS_VERSION, .branch = branch_arg(b)}))
         SCN_FAIL(s, "commits of %s: %s", b, og_error_last()->message);
     if (k >= og_commit_list_count(l)) SCN_FAIL(s, "%s has no commit %s", b, at);
     snprintf(out, cap, "%s", og_commit_list_get(l, k)->id);
@@ -178,9 +180,10 @@ static int mutate(scn *s, const char *branch, const char *query, const char *par
 static void do_merge(scn *s, const char *src, const char *tgt, const char *what, const char *arg)
 {
     og_merge_options mo = OG_MERGE_OPTIONS_INIT;
+    mo.source = src;
     mo.into = tgt;
     og_merge_result *r = NULL;
-    int rc = og_graph_merge(&r, s->g, src, &mo);
+    int rc = og_graph_merge(&r, s->g, &mo);
     s->merges++;
     if (strcmp(what, "conflicts") == 0) {
         char *want_text = block(s);
@@ -190,27 +193,31 @@ static void do_merge(scn *s, const char *src, const char *tgt, const char *what,
         char *got = NULL;
         size_t glen = 0;
         FILE *m = open_memstream(&got, &glen);
-        for (size_t i = 0; i < r->n_conflicts; i++) {
+        for (size_t i = 0; i < og_merge_result_conflict_count(r); i++) {
             /* an expected id "*" stands for any id (a generated edge id) */
             char pat[256];
-            snprintf(pat, sizeof pat, "%s %s *\n", r->conflicts[i].kind, r->conflicts[i].type);
+            snprintf(pat, sizeof pat, "%s %s *\n", og_merge_result_conflict(r, i)->kind,
+                     og_merge_result_conflict(r, i)->type);
             bool any = strstr(want_text, pat) != NULL;
-            fprintf(m, "%s %s %s\n", r->conflicts[i].kind, r->conflicts[i].type,
-                    any                  ? "*"
-                    : r->conflicts[i].id ? r->conflicts[i].id
-                                         : "-");
+            fprintf(m, "%s %s %s\n", og_merge_result_conflict(r, i)->kind,
+                    og_merge_result_conflict(r, i)->type,
+                    any                                  ? "*"
+                    : og_merge_result_conflict(r, i)->id ? og_merge_result_conflict(r, i)->id
+                                                         : "-");
         }
         fclose(m);
         char *a = sorted(want_text), *b = sorted(got);
         if (strcmp(a, b) != 0) {
-            for (size_t i = 0; i < r->n_conflicts; i++)
-                print_error("  reported: %s %s %s: %s\n", r->conflicts[i].kind,
-                            r->conflicts[i].type, r->conflicts[i].id ? r->conflicts[i].id : "-",
-                            r->conflicts[i].message);
+            for (size_t i = 0; i < og_merge_result_conflict_count(r); i++)
+                print_error("  reported: %s %s %s: %s\n", og_merge_result_conflict(r, i)->kind,
+                            og_merge_result_conflict(r, i)->type,
+                            og_merge_result_conflict(r, i)->id ? og_merge_result_conflict(r, i)->id
+                                                               : "-",
+                            og_merge_result_conflict(r, i)->message);
             SCN_FAIL(s, "merge %s into %s: conflicts differ\nexpected:\n%sgot:\n%s", src, tgt, a,
                      b);
         }
-        s->conflicts += (unsigned)r->n_conflicts;
+        s->conflicts += (unsigned)og_merge_result_conflict_count(r);
         free(a);
         free(b);
         free(got);
@@ -287,10 +294,10 @@ static void run_line(scn *s, char *l)
                 bo.at = at;
             }
         }
-        if (og_graph_branch_create(NULL, s->g, w[1], &bo))
+        if (og_graph_create_branch(NULL, s->g, w[1], &bo))
             SCN_FAIL(s, "branch %s: %s", w[1], og_error_last()->message);
     } else if (!strcmp(w[0], "delete")) {
-        if (og_graph_branch_delete(s->g, w[1]))
+        if (og_graph_delete_branch(s->g, w[1]))
             SCN_FAIL(s, "delete %s: %s", w[1], og_error_last()->message);
     } else if (!strcmp(w[0], "mutate") || !strcmp(w[0], "fail")) {
         /* params: the rest of the line after the query name, up to "->" */

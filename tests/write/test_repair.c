@@ -8,7 +8,7 @@
  *     OG_E_CONFLICT) naming the remedy (e);
  *   - a writer stalled inside the gates: another writer's wait ends at the configured timeout
  *     with OG_E_RESOURCE_LIMIT naming the holder's operation id and pid (j);
- *   - og_graph_repair: a dry run changes nothing; --confirm restores writability, rolls the
+ *   - og_root_repair: a dry run changes nothing; --confirm restores writability, rolls the
  *     lost version's data forward (its acknowledged rows read at the head, issue 33) and every
  *     earlier commit reads as before; crashing it after every durable operation (both crash
  *     modes) never loses an acknowledged commit, and reopening or repairing again restores
@@ -56,7 +56,7 @@ static void make_graph(const char *root)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = SCHEMA;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, root, &io));
+    assert_og_ok(og_root_init(&ir, root, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
@@ -170,7 +170,7 @@ static void test_truncated_head(void **state)
     capture_warnings();
     g = open_ro(root); /* opens: commits before the damage stay readable */
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), 3); /* versions 1..3 */
     assert_int_equal(og_commit_list_get(l, 0)->manifest_version, 3);
     og_commit_list_free(l);
@@ -180,7 +180,8 @@ static void test_truncated_head(void **state)
     assert_non_null(at3);
     assert_string_equal(at3, before_v3);
     og_snapshot_info *si = NULL;
-    assert_og_ok(og_graph_snapshot(&si, g, "2"));
+    assert_og_ok(og_graph_snapshot(
+        &si, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = "2"}));
     assert_int_equal(si->manifest_version, 2);
     og_snapshot_info_free(si);
 
@@ -236,7 +237,7 @@ static void test_manifest_data_file_gone(void **state)
         int rc = og_graph_open(&g, copy, &oo);
         if (rc == 0) {
             og_commit_list *l = NULL;
-            rc = og_graph_commits(&l, g);
+            rc = og_graph_commits(&l, g, NULL);
             og_commit_list_free(l);
             og_snapshot_info *si = NULL;
             int hrc = og_graph_snapshot(&si, g, NULL);
@@ -258,7 +259,7 @@ static void test_manifest_data_file_gone(void **state)
         og_init_options io = OG_INIT_OPTIONS_INIT;
         io.schema_source = SCHEMA;
         og_init_result *ir = NULL;
-        assert_og_error(og_graph_init(&ir, copy, &io), OG_E_EXISTS);
+        assert_og_error(og_root_init(&ir, copy, &io), OG_E_EXISTS);
         test_rmrf(copy);
     }
     og_set_log(NULL, NULL, OG_LOG_WARN);
@@ -388,7 +389,7 @@ static size_t count_commits(const char *root)
 {
     og_graph *g = open_ro(root);
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     size_t n = og_commit_list_count(l);
     og_commit_list_free(l);
     og_graph_close(g);
@@ -407,7 +408,7 @@ static char *listing(const char *root)
     return out;
 }
 
-/* ---- og_graph_repair ---------------------------------------------------------------------- */
+/* ---- og_root_repair ---------------------------------------------------------------------- */
 
 /* Damage the newest version (truncate or delete it), repair it, and check: a dry run changes
  * nothing; confirm restores writes; every commit before the damage reads as it did. */
@@ -420,7 +421,7 @@ static void repair_case(bool delete_it)
     og_graph *g = open_ro(root);
     char *before[4] = {NULL, NULL, NULL, NULL};
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), 4);
     char ids[4][OG_ID_LEN + 1];
     for (size_t i = 0; i < 4; i++) /* newest first: ids[i] is version 4 - i */
@@ -442,13 +443,13 @@ static void repair_case(bool delete_it)
     /* A dry run reports and changes nothing. */
     char *list0 = listing(root);
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_og_ok(og_root_repair(&r, root, NULL));
     assert_int_equal(r->clean, 0);
     assert_int_equal(r->repaired, 0);
     assert_int_equal(r->intact_version, 3);
-    assert_int_equal(r->n_damaged, delete_it ? 0 : 1);
+    assert_int_equal(og_repair_result_damaged_count(r), delete_it ? 0 : 1);
     if (delete_it) assert_int_equal(r->missing_version, 4);
-    assert_int_equal(r->n_tables, 1); /* the last load moved node:Person only */
+    assert_int_equal(og_repair_result_table_count(r), 1); /* the last load moved node:Person only */
     assert_string_equal(og_repair_result_table(r, 0)->alias, "node:Person");
     assert_true(og_repair_result_table(r, 0)->head > og_repair_result_table(r, 0)->published);
     assert_string_equal(r->commit_id, "");
@@ -462,7 +463,7 @@ static void repair_case(bool delete_it)
     /* Confirm: the repair commit is version 4, writes work again. */
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
     assert_int_equal(r->manifest_version, 4);
     assert_int_equal(strlen(r->commit_id), OG_ID_LEN);
@@ -488,7 +489,7 @@ static void repair_case(bool delete_it)
     assert_non_null(strstr(head, "\"dan\""));
     assert_non_null(strstr(head, "\"cid\"")); /* the lost commit's row, kept */
     free(head);
-    assert_og_ok(og_graph_commits(&l, g));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), 5);
     assert_string_equal(og_commit_list_get(l, 1)->id, repair_id);
     assert_string_equal(og_commit_list_get(l, 1)->actor, "omnigraph:repair");
@@ -507,13 +508,14 @@ static void repair_case(bool delete_it)
     assert_string_equal(audit[0].commit_id, repair_id);
     free(audit);
     store_close(s);
-    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_og_ok(og_root_repair(&r, root, NULL));
     assert_int_equal(r->clean, 1);
     og_repair_result_free(r);
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
-    if (vr->n_problems)
-        fail_msg("verify after repair: %s: %s", vr->problems[0].kind, vr->problems[0].message);
+    assert_og_ok(og_root_verify(&vr, root, NULL));
+    if (og_verify_report_problem_count(vr))
+        fail_msg("verify after repair: %s: %s", og_verify_report_problem(vr, 0)->kind,
+                 og_verify_report_problem(vr, 0)->message);
     og_verify_report_free(vr);
     og_set_log(NULL, NULL, OG_LOG_WARN);
     for (int v = 1; v <= 3; v++)
@@ -548,7 +550,7 @@ static void test_repair_clean(void **state)
         og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
         ro.confirm = confirm;
         og_repair_result *r = NULL;
-        assert_og_ok(og_graph_repair(&r, root, &ro));
+        assert_og_ok(og_root_repair(&r, root, &ro));
         assert_int_equal(r->clean, 1);
         assert_int_equal(r->repaired, 0);
         assert_int_equal(r->latest_version, 4);
@@ -588,7 +590,7 @@ static void test_repair_schema_files(void **state)
 
     char *l0 = listing(root);
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_og_ok(og_root_repair(&r, root, NULL));
     assert_int_equal(r->schema_damaged, 1);
     assert_int_equal(r->clean, 0);
     assert_int_equal(r->repaired, 0);
@@ -598,7 +600,7 @@ static void test_repair_schema_files(void **state)
 
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->schema_damaged, 1);
     assert_int_equal(r->repaired, 1);
     assert_string_equal(r->commit_id, ""); /* the manifest needed nothing */
@@ -612,7 +614,7 @@ static void test_repair_schema_files(void **state)
 
     snprintf(path, sizeof path, "%s/_schema.pg", root);
     assert_int_equal(unlink(path), 0);
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->schema_damaged, 1);
     assert_int_equal(r->repaired, 1);
     og_repair_result_free(r);
@@ -623,7 +625,7 @@ static void test_repair_schema_files(void **state)
     assert_int_equal(system(cmd), 0);
     assert_int_equal(unlink(path), 0);
     char *l2 = listing(root);
-    assert_og_error(og_graph_repair(&r, root, &ro), OG_E_CORRUPT);
+    assert_og_error(og_root_repair(&r, root, &ro), OG_E_CORRUPT);
     assert_non_null(strstr(og_error_last()->message, "_schema.pg"));
     assert_string_equal(og_error_last()->object, "_schema.pg");
     char *l3 = listing(root);
@@ -666,7 +668,8 @@ static void test_repair_lost_schema_apply(void **state)
                               "edge WorksAt: Person -> Company { role: String? }\n";
     og_schema_apply_options so = OG_SCHEMA_APPLY_OPTIONS_INIT;
     og_schema_apply_result *sr = NULL;
-    assert_og_ok(og_graph_schema_apply(&sr, g, NEXT, strlen(NEXT), &so));
+    so.source = NEXT;
+    assert_og_ok(og_graph_schema_apply(&sr, g, &so));
     assert_int_equal(sr->manifest_version, 5);
     og_schema_apply_result_free(sr);
     og_graph_close(g);
@@ -675,7 +678,7 @@ static void test_repair_lost_schema_apply(void **state)
     og_set_log(NULL, NULL, OG_LOG_ERROR);
 
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, NULL)); /* a dry run reports the stake */
+    assert_og_ok(og_root_repair(&r, root, NULL)); /* a dry run reports the stake */
     assert_int_equal(r->intact_version, 4);
     assert_int_not_equal(strlen(r->at_stake), 0);
     assert_non_null(strstr(r->at_stake, "schema apply"));
@@ -684,7 +687,7 @@ static void test_repair_lost_schema_apply(void **state)
     char *l0 = listing(root);
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
-    assert_og_error(og_graph_repair(&r, root, &ro), OG_E_PRECONDITION_FAILED);
+    assert_og_error(og_root_repair(&r, root, &ro), OG_E_PRECONDITION_FAILED);
     const char *m = og_error_last()->message;
     assert_non_null(strstr(m, "version 5"));
     assert_non_null(strstr(m, "node:Person"));
@@ -694,7 +697,7 @@ static void test_repair_lost_schema_apply(void **state)
     assert_string_equal(l0, l1); /* refused: nothing written */
 
     ro.force = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
     assert_int_equal(r->forced, 1);
     assert_int_equal(r->manifest_version, 5);
@@ -709,10 +712,10 @@ static void test_repair_lost_schema_apply(void **state)
     store_close(s);
     assert_og_ok(load_one(root, LOADS[0]));
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
-    if (vr->n_problems)
-        fail_msg("verify after a forced repair: %s: %s", vr->problems[0].kind,
-                 vr->problems[0].message);
+    assert_og_ok(og_root_verify(&vr, root, NULL));
+    if (og_verify_report_problem_count(vr))
+        fail_msg("verify after a forced repair: %s: %s", og_verify_report_problem(vr, 0)->kind,
+                 og_verify_report_problem(vr, 0)->message);
     og_verify_report_free(vr);
     og_set_log(NULL, NULL, OG_LOG_WARN);
     free(l0);
@@ -753,7 +756,7 @@ static void make_branch(const char *root)
     make_graph(root);
     og_graph *g = NULL;
     assert_og_ok(og_graph_open(&g, root, NULL));
-    assert_og_ok(og_graph_branch_create(NULL, g, "b", NULL));
+    assert_og_ok(og_graph_create_branch(NULL, g, "b", NULL));
     og_load_options lo = OG_LOAD_OPTIONS_INIT;
     lo.mode = OG_LOAD_MERGE;
     lo.branch = "b";
@@ -767,9 +770,10 @@ static void make_branch(const char *root)
 static void assert_verify_clean(const char *root, const char *when)
 {
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
-    if (vr->n_problems)
-        fail_msg("verify %s: %s: %s", when, vr->problems[0].kind, vr->problems[0].message);
+    assert_og_ok(og_root_verify(&vr, root, NULL));
+    if (og_verify_report_problem_count(vr))
+        fail_msg("verify %s: %s: %s", when, og_verify_report_problem(vr, 0)->kind,
+                 og_verify_report_problem(vr, 0)->message);
     og_verify_report_free(vr);
 }
 
@@ -799,25 +803,25 @@ static void test_repair_lost_branch_ref(void **state)
     /* A repair of main does not rebuild it (only the operator knows whether the branch was
      * deleted on purpose) but names it, instead of "nothing to repair". */
     ro.confirm = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->clean, 0);
-    assert_int_equal(r->n_refless, 1);
+    assert_int_equal(og_repair_result_refless_count(r), 1);
     assert_string_equal(og_repair_result_refless(r, 0), "b");
-    assert_int_equal(r->n_refs, 0);
+    assert_int_equal(og_repair_result_ref_count(r), 0);
     og_repair_result_free(r);
     assert_int_not_equal(access(ref, F_OK), 0);
     ro.confirm = 0;
     ro.branch = "b";
-    assert_og_ok(og_graph_repair(&r, root, &ro)); /* a dry run names the ref */
-    assert_int_equal(r->n_refs, 1);
+    assert_og_ok(og_root_repair(&r, root, &ro)); /* a dry run names the ref */
+    assert_int_equal(og_repair_result_ref_count(r), 1);
     assert_non_null(strstr(og_repair_result_ref(r, 0), "__manifest.lance/_refs/branches/b.json"));
     assert_int_equal(r->repaired, 0);
     og_repair_result_free(r);
     assert_int_not_equal(access(ref, F_OK), 0);
     ro.confirm = 1;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
-    assert_int_equal(r->n_refs, 1);
+    assert_int_equal(og_repair_result_ref_count(r), 1);
     og_repair_result_free(r);
     g = open_ro(root);
     char *after = people_on(g, "b", &qrc);
@@ -857,18 +861,18 @@ static void test_repair_damaged_fork_ref(void **state)
     fclose(f);
     og_set_log(NULL, NULL, OG_LOG_ERROR);
     og_verify_report *vr = NULL; /* verify names it (reads of b skip the fork's ref) */
-    assert_og_ok(og_graph_verify(&vr, root, NULL));
-    assert_int_equal(vr->n_problems, 1);
-    assert_string_equal(vr->problems[0].kind, "table_branch_ref_damaged");
-    assert_non_null(strstr(vr->problems[0].remedy, "omnigraph repair"));
+    assert_og_ok(og_root_verify(&vr, root, NULL));
+    assert_int_equal(og_verify_report_problem_count(vr), 1);
+    assert_string_equal(og_verify_report_problem(vr, 0)->kind, "table_branch_ref_damaged");
+    assert_non_null(strstr(og_verify_report_problem(vr, 0)->remedy, "omnigraph repair"));
     og_verify_report_free(vr);
 
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->repaired, 1);
-    assert_int_equal(r->n_refs, 1);
+    assert_int_equal(og_repair_result_ref_count(r), 1);
     assert_non_null(strstr(og_repair_result_ref(r, 0), "_refs/branches/b.json"));
     og_repair_result_free(r);
     g = open_ro(root);
@@ -880,7 +884,7 @@ static void test_repair_damaged_fork_ref(void **state)
     char kept[1400];
     snprintf(kept, sizeof kept, "%s/_repair/refs/%s", root, found + strlen(root) + 1);
     assert_int_equal(access(kept, F_OK), 0); /* the damaged file is kept */
-    assert_og_ok(og_graph_repair(&r, root, NULL));
+    assert_og_ok(og_root_repair(&r, root, NULL));
     assert_int_equal(r->clean, 1);
     og_repair_result_free(r);
     og_set_log(NULL, NULL, OG_LOG_WARN);
@@ -934,9 +938,9 @@ static void flip_case(const char *branch)
     ro.confirm = 1;
     ro.branch = branch;
     og_repair_result *r = NULL;
-    if (og_graph_repair(&r, root, &ro) != 0) fail_msg("repair: %s", og_error_last()->message);
+    if (og_root_repair(&r, root, &ro) != 0) fail_msg("repair: %s", og_error_last()->message);
     assert_int_equal(r->repaired, 1);
-    assert_int_equal(r->n_damaged, 1);
+    assert_int_equal(og_repair_result_damaged_count(r), 1);
     assert_string_equal(r->at_stake, "");
     assert_int_equal(r->forced, 0);
     og_repair_result_free(r);
@@ -1173,7 +1177,7 @@ static void test_repair_lancedb_reads(void **state)
     og_repair_options ro = OG_REPAIR_OPTIONS_INIT;
     ro.confirm = 1;
     og_repair_result *r = NULL;
-    assert_og_ok(og_graph_repair(&r, root, &ro));
+    assert_og_ok(og_root_repair(&r, root, &ro));
     assert_int_equal(r->manifest_version, 4);
     og_repair_result_free(r);
     og_set_log(NULL, NULL, OG_LOG_WARN);

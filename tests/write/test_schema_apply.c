@@ -46,7 +46,7 @@ static og_graph *new_graph(char *dir, size_t cap)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = BASE;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, dir, &io));
+    assert_og_ok(og_root_init(&ir, dir, &io));
     og_init_result_free(ir);
     og_graph *g = NULL;
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
@@ -124,7 +124,7 @@ static void assert_query_fails(og_graph *g, const char *src, const char *needle)
 static size_t commits(og_graph *g)
 {
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_branch_commits(&l, g, NULL));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     size_t n = og_commit_list_count(l);
     og_commit_list_free(l);
     return n;
@@ -133,7 +133,7 @@ static size_t commits(og_graph *g)
 static char *identity(og_graph *g)
 {
     og_schema_info *si = NULL;
-    assert_og_ok(og_graph_schema(&si, g, NULL, NULL));
+    assert_og_ok(og_graph_schema(&si, g, NULL));
     char *id = strdup(si->identity);
     og_schema_info_free(si);
     return id;
@@ -144,7 +144,8 @@ static int apply(og_graph *g, const char *schema, int loss, og_schema_apply_resu
     og_schema_apply_options ao = OG_SCHEMA_APPLY_OPTIONS_INIT;
     ao.allow_data_loss = loss;
     *out = NULL;
-    return og_graph_schema_apply(out, g, schema, strlen(schema), &ao);
+    ao.source = schema;
+    return og_graph_schema_apply(out, g, &ao);
 }
 
 static void apply_ok(og_graph *g, const char *schema, int loss, og_schema_apply_result **out)
@@ -293,10 +294,10 @@ static void test_constraint_violations(void **state)
     og_schema_apply_result *r = NULL;
     assert_og_error(apply(g, s, 0, &r), OG_E_BAD_REQUEST);
     assert_non_null(r);
-    assert_true(r->n_violations >= 2);
+    assert_true(og_schema_apply_result_violation_count(r) >= 2);
     bool uniq = false, range = false;
-    for (size_t i = 0; i < r->n_violations; i++) {
-        const og_merge_conflict *v = &r->violations[i];
+    for (size_t i = 0; i < og_schema_apply_result_violation_count(r); i++) {
+        const og_merge_conflict *v = og_schema_apply_result_violation(r, i);
         assert_string_equal(v->type, "Person");
         if (!strcmp(v->kind, "unique_violation")) uniq = true;
         if (!strcmp(v->kind, "value_constraint_violation")) {
@@ -325,12 +326,12 @@ static void test_constraint_violations(void **state)
     assert_unchanged(g, c0, id0);
 
     /* another branch exists */
-    assert_og_ok(og_graph_branch_create(NULL, g, "dev", NULL));
+    assert_og_ok(og_graph_create_branch(NULL, g, "dev", NULL));
     s = edit(BASE, "nick: String?", "nick: String?\n    email: String?");
     assert_og_error(apply(g, s, 0, &r), OG_E_PRECONDITION_FAILED);
     assert_non_null(strstr(og_error_last()->message, "dev"));
     assert_unchanged(g, c0, id0);
-    assert_og_ok(og_graph_branch_delete(g, "dev"));
+    assert_og_ok(og_graph_delete_branch(g, "dev"));
     apply_ok(g, s, 0, &r);
     og_schema_apply_result_free(r);
     free(s);
@@ -345,7 +346,7 @@ static void test_constraint_violations(void **state)
 static char *stable_id(og_graph *g, const char *type, const char *prop)
 {
     og_schema_info *si = NULL;
-    assert_og_ok(og_graph_schema(&si, g, NULL, NULL));
+    assert_og_ok(og_graph_schema(&si, g, NULL));
     char key[128];
     snprintf(key, sizeof key, "\"name\":\"%s\"", type);
     const char *t = strstr(si->catalog_json, key);
@@ -512,7 +513,7 @@ static void test_branch_at_old_schema(void **state)
     char dir[512];
     og_graph *g = new_graph(dir, sizeof dir);
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_branch_commits(&l, g, NULL));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     char old_head[64];
     snprintf(old_head, sizeof old_head, "%s", og_commit_list_get(l, 0)->id);
     uint64_t old_version = og_commit_list_get(l, 0)->manifest_version;
@@ -524,14 +525,14 @@ static void test_branch_at_old_schema(void **state)
 
     og_branch_options bo = OG_BRANCH_OPTIONS_INIT;
     bo.at = old_head;
-    assert_og_error(og_graph_branch_create(NULL, g, "old", &bo), OG_E_PRECONDITION_FAILED);
+    assert_og_error(og_graph_create_branch(NULL, g, "old", &bo), OG_E_PRECONDITION_FAILED);
     assert_non_null(strstr(og_error_last()->message, "a branch starts under the accepted schema"));
     og_branch_list *bl = NULL;
-    assert_og_ok(og_graph_branch_list(&bl, g));
+    assert_og_ok(og_graph_branches(&bl, g));
     assert_int_equal(og_branch_list_count(bl), 1); /* main only */
     og_branch_list_free(bl);
     /* at the head (the apply's commit) it may */
-    assert_og_ok(og_graph_branch_create(NULL, g, "new", NULL));
+    assert_og_ok(og_graph_create_branch(NULL, g, "new", NULL));
 
     /* a branch forked at the old commit underneath the API */
     store *st = NULL;
@@ -556,8 +557,9 @@ static void test_branch_at_old_schema(void **state)
     assert_og_ok(og_graph_load(&wr, g, "x.jsonl", row2, strlen(row2), &lo));
     og_write_result_free(wr);
     og_merge_options mo = OG_MERGE_OPTIONS_INIT;
+    mo.source = "legacy";
     og_merge_result *mr = NULL;
-    assert_og_error(og_graph_merge(&mr, g, "legacy", &mo), OG_E_CONFLICT);
+    assert_og_error(og_graph_merge(&mr, g, &mo), OG_E_CONFLICT);
     assert_null(mr);
     assert_non_null(strstr(og_error_last()->message, "different schemas"));
     free(s);
@@ -623,7 +625,7 @@ static void test_cleanup_dropped_tables(void **state)
     char *s = edit(BASE, "node City { name: String @key }\n", "");
     og_schema_apply_result *r = NULL;
     og_commit_list *l = NULL;
-    assert_og_ok(og_graph_branch_commits(&l, g, NULL));
+    assert_og_ok(og_graph_commits(&l, g, NULL));
     assert_int_equal(og_commit_list_count(l), 2);
     char before[64];
     snprintf(before, sizeof before, "%s", og_commit_list_get(l, 0)->id);
@@ -642,8 +644,8 @@ static void test_cleanup_dropped_tables(void **state)
     free(got);
     og_verify_options vo = OG_VERIFY_OPTIONS_INIT;
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, dir, &vo));
-    assert_int_equal(vr->n_problems, 0);
+    assert_og_ok(og_root_verify(&vr, dir, &vo));
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
     /* two commits later, keeping one: no retained commit reads it; a dry run only counts */
     load_ok(g, "{\"type\":\"Person\",\"data\":{\"name\":\"Dan\",\"age\":1}}\n");
@@ -692,8 +694,8 @@ static void test_cleanup_dropped_tables(void **state)
              dir);
     assert_int_equal(access(p, F_OK), -1);
     og_graph_close(g);
-    assert_og_ok(og_graph_verify(&vr, dir, &vo));
-    assert_int_equal(vr->n_problems, 0);
+    assert_og_ok(og_root_verify(&vr, dir, &vo));
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
     free(s);
     test_sandbox_done(dir);

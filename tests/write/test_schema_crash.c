@@ -321,7 +321,8 @@ static int check_apply(store *s, void *vctx, const crashsim_point *pt)
           "people: %s", rows);
     og_schema_apply_options ao = OG_SCHEMA_APPLY_OPTIONS_INIT;
     ao.allow_data_loss = 1;
-    int arc = og_graph_schema_apply(&ar, og, NEW_SCHEMA, strlen(NEW_SCHEMA), &ao);
+    ao.source = NEW_SCHEMA;
+    int arc = og_graph_schema_apply(&ar, og, &ao);
     CHECK(arc == 0, "the apply again: %s", og_error_last()->message);
     CHECK(ar->applied == !is_new, "the apply again: applied %d after %s content", ar->applied,
           is_new ? "new" : "old");

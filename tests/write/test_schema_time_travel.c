@@ -82,7 +82,8 @@ static void apply(og_graph *g, const char *schema, int loss, char out[OG_ID_LEN 
     og_schema_apply_options ao = OG_SCHEMA_APPLY_OPTIONS_INIT;
     ao.allow_data_loss = loss;
     og_schema_apply_result *r = NULL;
-    if (og_graph_schema_apply(&r, g, schema, strlen(schema), &ao) != 0)
+    ao.source = schema;
+    if (og_graph_schema_apply(&r, g, &ao) != 0)
         fail_msg("apply failed: %s\n%s", og_error_last()->message, schema);
     assert_int_equal(r->applied, 1);
     snprintf(out, OG_ID_LEN + 1, "%s", r->commit);
@@ -109,7 +110,7 @@ static void refs_aside(const world *w, int aside)
 static void legacy_branch(world *w, const char *name)
 {
     if (!w->legacy) return;
-    assert_og_ok(og_graph_branch_create(NULL, w->g, name, NULL));
+    assert_og_ok(og_graph_create_branch(NULL, w->g, name, NULL));
 }
 
 static void legacy_apply(world *w, const char *schema, int loss, char out[OG_ID_LEN + 1],
@@ -128,7 +129,7 @@ static void build_ex(world *w, int legacy)
     og_init_options io = OG_INIT_OPTIONS_INIT;
     io.schema_source = S0;
     og_init_result *ir = NULL;
-    assert_og_ok(og_graph_init(&ir, w->dir, &io));
+    assert_og_ok(og_root_init(&ir, w->dir, &io));
     og_init_result_free(ir);
     og_open_options oo = OG_OPEN_OPTIONS_INIT;
     assert_og_ok(og_graph_open(&w->g, w->dir, &oo));
@@ -293,7 +294,8 @@ static void test_reads_follow_each_commit_schema(void **state)
             "{\"p.name\":\"Bob\",\"p.age\":40,\"p.nick\":\"bo\"}\n");
     /* a manifest version works as well as a commit id */
     og_snapshot_info *si = NULL;
-    assert_og_ok(og_graph_snapshot(&si, g, w.c1));
+    assert_og_ok(og_graph_snapshot(
+        &si, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = w.c1}));
     char ver[32];
     snprintf(ver, sizeof ver, "%llu", (unsigned long long)si->manifest_version);
     assert_string_equal(si->schema_identity, w.id0);
@@ -372,7 +374,7 @@ static void test_branch_forked_before_apply(void **state)
     /* this build starts every branch under the accepted schema */
     og_branch_options bo = OG_BRANCH_OPTIONS_INIT;
     bo.at = w.c1;
-    assert_og_error(og_graph_branch_create(NULL, g, "old", &bo), OG_E_PRECONDITION_FAILED);
+    assert_og_error(og_graph_create_branch(NULL, g, "old", &bo), OG_E_PRECONDITION_FAILED);
     teardown_world(&w);
     /* branches an older build left under earlier schemas read under them */
     build_ex(&w, 1);
@@ -415,7 +417,8 @@ static void test_branch_forked_before_apply(void **state)
             "{\"h.name\":\"Dave\",\"h.email\":null}\n");
     /* schema show on the branch is S0 */
     og_schema_info *si = NULL;
-    assert_og_ok(og_graph_schema(&si, g, "old", NULL));
+    assert_og_ok(og_graph_schema(
+        &si, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .branch = "old"}));
     assert_string_equal(si->identity, w.id0);
     assert_string_equal(si->source, S0);
     og_schema_info_free(si);
@@ -448,7 +451,8 @@ static void test_schema_show_and_export_at(void **state)
     const char *at[] = {w.c1, w.c2, w.c3, w.c4, w.c5, w.c6};
     for (int i = 0; i < 6; i++) {
         og_schema_info *si = NULL;
-        assert_og_ok(og_graph_schema(&si, g, NULL, at[i]));
+        assert_og_ok(og_graph_schema(
+            &si, g, &(og_snapshot_options){.version = OG_SNAPSHOT_OPTIONS_VERSION, .at = at[i]}));
         assert_string_equal(si->commit, at[i]);
         assert_string_equal(si->identity, ids[i]);
         assert_string_equal(si->source, srcs[i]);

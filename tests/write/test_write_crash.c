@@ -467,7 +467,7 @@ static void test_crash_during_recovery(void **state)
 
 /* ---- a crash while an operator resolves (omnigraph recover resolve) ------------------------
  * The same interrupted load, resolved by write_recover_resolve on a writer attached without the
- * barrier (as og_recover_resolve does): a crash after any durable operation leaves a state the
+ * barrier (as og_root_recover_resolve does): a crash after any durable operation leaves a state the
  * next open finishes exactly as if recovery had run there. Then a damaged sidecar discarded
  * with --force: a crash before its audit row leaves it pending (writes still blocked, the
  * operator's command runs again), a crash after it leaves a stale copy the barrier retires. */

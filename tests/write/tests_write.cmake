@@ -10,7 +10,7 @@ og_test(test_write_interop LABELS "write;interop" SOURCES write/test_write_inter
 og_test(test_manifest_chain LABELS "write;graph" SOURCES write/test_manifest_chain.c TIMEOUT 600)
 og_fuzz(fuzz_sidecar SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/write/fuzz_sidecar.c LINK og_write
         CORPUS ${CMAKE_CURRENT_SOURCE_DIR}/write/corpus/sidecar)
-# Damage at the top of history (issue 16 c, d, e, j) and og_graph_repair.
+# Damage at the top of history (issue 16 c, d, e, j) and og_root_repair.
 og_test(test_repair LABELS "write;crash;interop" SOURCES write/test_repair.c TIMEOUT 600)
 # Head discovery never silently stale (issue 33 item 1): every manifest version deleted in turn.
 og_test(test_head_discovery LABELS "write;graph" SOURCES write/test_head_discovery.c TIMEOUT 600)
