@@ -2,9 +2,9 @@
  * straight into Arrow builders in the table's schema, ids derived from @key, checked against
  * data.id, or minted. Strict: anything it does not understand is an error naming the line.
  * Plain lines take a single-pass scanner; any other line goes through jansson (see below).
- * The load request (exec_load, request.h) parses a file and writes it as one graph commit: an
- * append or an overwrite on main in chunks, each staged before the next is read (see "the load
- * in chunks" below), anything else read whole. */
+ * The load request (exec_load, request.h) parses a file and writes it as one graph commit: on
+ * main in chunks, each staged before the next is read (see "the load in chunks" below), on
+ * another branch read whole. */
 #include "exec/load.h"
 #include "exec/request.h"
 
@@ -1389,12 +1389,13 @@ static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t
 }
 
 /* ---- the load in chunks --------------------------------------------------------------------
- * An append or an overwrite on main is read in chunks of about g_chunk bytes (cut after a
- * newline): each chunk is parsed, checked row by row and staged as more data files of the one
- * transaction per table before the next is read, and only the columns the whole-set checks need
- * stay (write_changes_stream). The input bytes of a chunk are released to the kernel once it is
- * parsed (a mapped file reads them back if a re-prepare reads the input again). A merge is read
- * whole: an upsert's transaction cannot yet be fed in chunks. */
+ * A load on main (append, overwrite or merge) is read in chunks of about g_chunk bytes (cut
+ * after a newline): each chunk is parsed, checked row by row and staged as more data files of
+ * the one transaction per table before the next is read (a merge's upserts looked up in the
+ * pinned table chunk by chunk, lance_stage_upsert), and only the columns the whole-set checks
+ * need stay (write_changes_stream): an id given twice across chunks is refused there, as read
+ * whole. The input bytes of a chunk are released to the kernel once it is parsed (a mapped file
+ * reads them back if a re-prepare reads the input again). */
 
 /* 16 MiB: what a chunk holds while it is parsed (its rows in Arrow builders) is several times
  * its bytes, and with the kept columns spilled, that and the writing of whole fragments set a
@@ -1521,9 +1522,10 @@ int exec_load(exec_load_result *out, write_graph *w, const exec_load_request *re
 {
     memset(out, 0, sizeof *out);
     const char *file = req->file && *req->file ? req->file : "<data>";
-    if (req->mode != EXEC_LOAD_MERGE && on_main(opt)) {
+    if (on_main(opt)) {
         if (!req->data && req->len) return core_err(OG_E_BAD_REQUEST, "no input bytes");
-        if (req->mode != EXEC_LOAD_APPEND && req->mode != EXEC_LOAD_OVERWRITE)
+        if (req->mode != EXEC_LOAD_APPEND && req->mode != EXEC_LOAD_OVERWRITE &&
+            req->mode != EXEC_LOAD_MERGE)
             return core_err(OG_E_BAD_REQUEST, "unknown load mode %d", (int)req->mode);
         size_t nt = w->h->catalog->n_types;
         load_stream ls = {req, file, chunk_bytes(), 0, 0, 0, {0}, NULL, nt};

@@ -71,6 +71,16 @@ struct lance_staged {
     const char **owned;
     size_t n_owned, cap_owned;
     bool commit_tried; /* a commit was attempted: its files may be named by a version */
+    /* An upsert fed in chunks (lance_stage_upsert): the key column, and per fragment of the
+     * read version the rows its chunks replaced, turned into deletion files only at
+     * lance_stage_upsert_finish (one deletion file per fragment, whatever the chunks). */
+    bool upsert;
+    size_t upsert_key;
+    struct pend_del {
+        uint64_t frag;
+        roaring_bitmap_t *rows;
+    } * pd;
+    size_t n_pd, cap_pd;
 };
 
 void lance_staged_free(lance_staged *st)
@@ -84,6 +94,9 @@ void lance_staged_free(lance_staged *st)
     for (size_t i = 0; i < st->n_uf; i++)
         if (st->uf[i].deleted) roaring_bitmap_free(st->uf[i].deleted);
     core_free(st->uf);
+    for (size_t i = 0; i < st->n_pd; i++)
+        roaring_bitmap_free(st->pd[i].rows);
+    core_free(st->pd);
     lance_fields_free(st->fields, st->n_fields);
     arrow_schema_clear(&st->ow_schema);
     core_free(st->ow_ids);
@@ -1235,6 +1248,215 @@ int lance_stage_merge_insert_ex(lance_staged **out, const lance_dataset *ds, con
     return merge_insert(out, ds, key_column, b, n, mode, delete_keys, n_delete_keys, opt);
 }
 
+/* ---- upsert in chunks ------------------------------------------------------------------ */
+
+int lance_stage_upsert(lance_staged **out, const lance_dataset *ds, const char *key_column,
+                       const lance_write_options *opt)
+{
+    size_t kc;
+    int rc = lance_dataset_column(ds, key_column, &kc);
+    if (rc) return rc;
+    if (!arrow_type_is_binary_like(ds->schema.fields[kc].type.id))
+        return core_err(OG_E_BAD_REQUEST, "upsert key '%s' must be a text column", key_column);
+    if ((rc = staged_new(out, ds, ST_APPEND, opt)) != 0) return rc;
+    (*out)->upsert = true;
+    (*out)->upsert_key = kc;
+    return 0;
+}
+
+/* The pending deletions of fragment frag (made on first use). */
+static int pend_del_of(lance_staged *st, uint64_t frag, roaring_bitmap_t **out)
+{
+    size_t lo = 0, hi = st->n_pd;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (st->pd[mid].frag < frag)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < st->n_pd && st->pd[lo].frag == frag) {
+        *out = st->pd[lo].rows;
+        return 0;
+    }
+    if (st->n_pd == st->cap_pd) {
+        size_t cap = st->cap_pd ? st->cap_pd * 2 : 16;
+        struct pend_del *p = core_realloc(st->pd, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        st->pd = p;
+        st->cap_pd = cap;
+    }
+    roaring_bitmap_t *bm = roaring_bitmap_create();
+    if (!bm) return core_err_nomem();
+    memmove(st->pd + lo + 1, st->pd + lo, (st->n_pd - lo) * sizeof *st->pd);
+    st->pd[lo].frag = frag;
+    st->pd[lo].rows = bm;
+    st->n_pd++;
+    *out = bm;
+    return 0;
+}
+
+/* One batch of an upsert in chunks: its rows whose key a row of the read version holds
+ * replace that row (new fragments keeping its row id and creation version; the old row is
+ * deleted at finish), the others are appended. A key given twice (in one batch or across
+ * batches) is not refused here: the caller's checks of the whole input refuse it before any
+ * commit; its later rows are appended. */
+static int upsert_batch(lance_staged *st, arrow_batch *src)
+{
+    const lance_dataset *ds = st->ds;
+    const char *column = ds->schema.fields[st->upsert_key].name;
+    const arrow_array *key = src->columns[st->upsert_key];
+    int64_t ns = src->num_rows;
+    size_t cap = 16;
+    while (cap < (size_t)ns * 2)
+        cap *= 2;
+    key_slot *tab = core_malloc(cap * sizeof *tab);
+    uint64_t *h = core_malloc((size_t)(ns ? ns : 1) * sizeof *h);
+    int64_t *match_of = core_malloc((size_t)(ns ? ns : 1) * sizeof *match_of);
+    int rc = tab && h && match_of ? 0 : core_err_nomem();
+    if (rc == 0) {
+        for (size_t i = 0; i < cap; i++)
+            tab[i].row = -1;
+        arrow_hash_rows(key, h, false);
+    }
+    for (int64_t r = 0; rc == 0 && r < ns; r++) {
+        match_of[r] = -1;
+        if (!arrow_array_is_valid(key, r)) {
+            rc = core_err(OG_E_BAD_REQUEST, "upsert input row %lld has a null key '%s'",
+                          (long long)r, column);
+            break;
+        }
+        size_t s = (size_t)h[r] & (cap - 1);
+        bool again = false;
+        while (tab[s].row >= 0 && !again) {
+            again = tab[s].hash == h[r] && arrow_compare_rows(key, tab[s].row, key, r) == 0;
+            if (!again) s = (s + 1) & (cap - 1);
+        }
+        if (again) continue; /* the first row of a key is the one matched */
+        tab[s].hash = h[r];
+        tab[s].row = r;
+    }
+    table_keys cur = {0};
+    if (rc == 0) rc = table_keys_find(&cur, ds, column, key);
+    uint64_t *ch = rc == 0 ? core_malloc((size_t)(cur.n ? cur.n : 1) * sizeof *ch) : NULL;
+    if (rc == 0 && !ch) rc = core_err_nomem();
+    if (rc == 0) arrow_hash_rows(cur.key, ch, false);
+    size_t n_match = 0;
+    for (int64_t r = 0; rc == 0 && r < cur.n; r++) {
+        if (!arrow_array_is_valid(cur.key, r)) continue;
+        size_t s = (size_t)ch[r] & (cap - 1);
+        while (tab[s].row >= 0) {
+            if (tab[s].hash == ch[r] && arrow_compare_rows(cur.key, r, key, tab[s].row) == 0) {
+                if (match_of[tab[s].row] < 0) n_match++;
+                match_of[tab[s].row] = r; /* the last in scan order, as merge_insert */
+                break;
+            }
+            s = (s + 1) & (cap - 1);
+        }
+    }
+    int64_t *ins = NULL, *upd = NULL;
+    matches m = {0};
+    if (rc == 0) {
+        ins = core_malloc((size_t)(ns ? ns : 1) * sizeof *ins);
+        upd = core_malloc((size_t)(ns ? ns : 1) * sizeof *upd);
+        m.addrs = core_malloc((n_match ? n_match : 1) * sizeof *m.addrs);
+        m.ids = core_malloc((n_match ? n_match : 1) * sizeof *m.ids);
+        if (!ins || !upd || !m.addrs || !m.ids) rc = core_err_nomem();
+    }
+    size_t n_ins = 0, n_upd = 0;
+    for (int64_t r = 0; rc == 0 && r < ns; r++) {
+        int64_t cr = match_of[r];
+        roaring_bitmap_t *bm = NULL;
+        if (cr >= 0) rc = pend_del_of(st, LANCE_ROW_ADDR_FRAG(cur.addr[cr]), &bm);
+        if (rc) break;
+        /* a row an earlier batch replaced already: this one (a repeated key) is appended */
+        if (cr >= 0 && roaring_bitmap_add_checked(bm, LANCE_ROW_ADDR_OFF(cur.addr[cr]))) {
+            upd[n_upd] = r;
+            m.addrs[n_upd] = cur.addr[cr];
+            m.ids[n_upd] = cur.id[cr];
+            n_upd++;
+        } else {
+            ins[n_ins++] = r;
+        }
+    }
+    m.n = n_upd;
+    if (rc == 0 && n_upd) {
+        st->kind = ST_UPDATE; /* its deletions make it an Update, as merge_insert's */
+        uint64_t *created = core_malloc(n_upd * sizeof *created);
+        arrow_batch *rows = NULL;
+        int stable = lance_dataset_stable_row_ids(ds);
+        rc = created ? creation_versions(ds, m.addrs, n_upd, created) : core_err_nomem();
+        if (rc == 0) rc = arrow_batch_take(&rows, src, upd, n_upd);
+        if (rc == 0)
+            rc = write_rows(st, &ds->schema, &rows, 1, stable ? m.ids : NULL,
+                            stable ? created : NULL);
+        arrow_batch_free(rows);
+        core_free(created);
+    }
+    if (rc == 0 && n_ins) {
+        arrow_batch *rows = NULL;
+        if (n_ins == (size_t)ns)
+            rc = write_rows(st, &ds->schema, &src, 1, NULL, NULL);
+        else if ((rc = arrow_batch_take(&rows, src, ins, n_ins)) == 0)
+            rc = write_rows(st, &ds->schema, &rows, 1, NULL, NULL);
+        arrow_batch_free(rows);
+    }
+    matches_free(&m);
+    core_free(ins);
+    core_free(upd);
+    core_free(ch);
+    table_keys_free(&cur);
+    core_free(tab);
+    core_free(h);
+    core_free(match_of);
+    return rc;
+}
+
+int lance_stage_upsert_add(lance_staged *st, arrow_batch *const *b, size_t n)
+{
+    if (!st->upsert)
+        return core_err(OG_E_BAD_REQUEST, "table '%s': the stage is not an upsert in chunks",
+                        st->ds->root);
+    if (st->commit_tried)
+        return core_err(OG_E_BAD_REQUEST, "table '%s': the stage was committed already",
+                        st->ds->root);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!arrow_schema_equal(&b[i]->schema, &st->ds->schema))
+            return core_err(OG_E_BAD_REQUEST,
+                            "table '%s': upsert batch %zu does not have the table's schema",
+                            st->ds->root, i);
+        if (b[i]->num_rows) rc = upsert_batch(st, b[i]);
+    }
+    return rc;
+}
+
+int lance_stage_upsert_finish(lance_staged *st)
+{
+    if (!st->upsert) return 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < st->n_pd; i++) {
+        roaring_bitmap_t *bm = st->pd[i].rows;
+        uint64_t n = roaring_bitmap_get_cardinality(bm);
+        uint32_t *off = core_malloc((size_t)(n ? n : 1) * sizeof *off);
+        uint64_t *addrs = core_malloc((size_t)(n ? n : 1) * sizeof *addrs);
+        if (!off || !addrs) rc = core_err_nomem();
+        if (rc == 0) roaring_bitmap_to_uint32_array(bm, off);
+        for (uint64_t k = 0; rc == 0 && k < n; k++)
+            addrs[k] = (st->pd[i].frag << 32) | off[k];
+        if (rc == 0) rc = add_deletions(st, addrs, (size_t)n);
+        core_free(off);
+        core_free(addrs);
+    }
+    for (size_t i = 0; i < st->n_pd; i++)
+        roaring_bitmap_free(st->pd[i].rows);
+    core_free(st->pd);
+    st->pd = NULL;
+    st->n_pd = st->cap_pd = 0;
+    st->upsert = false; /* finished: no more rows */
+    return rc;
+}
+
 /* ---- commit ---------------------------------------------------------------------------- */
 
 static int encode_preset_ids(core_arena *a, const uint64_t *ids, uint64_t n,
@@ -1583,6 +1805,9 @@ int lance_staged_commit_ex(lance_staged *st, const lance_commit_options *opt,
     if (out_ds) *out_ds = NULL;
     lance_commit_result r = {0, 0, 0};
     const lance_dataset *ds = st->ds;
+    if (st->n_pd)
+        return core_err(OG_E_INTERNAL, "table '%s': an upsert in chunks is committed unfinished",
+                        ds->root);
     uint64_t R = lance_dataset_version(ds);
     lance_staged_info info;
     lance_staged_get_info(st, &info);

@@ -449,6 +449,12 @@ static int stream_stage(stream_type *ty, int mode, arrow_batch *const *b, size_t
     if (!n) return 0;
     lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
     wo.max_rows_per_file = frag_rows();
+    if (mode == GRAPH_CHANGE_UPSERT) {
+        /* each batch looked up in the pinned table on its own: the replaced rows' deletions
+         * wait for the end (stream_prepare finishes the stage) */
+        int rc = ty->st ? 0 : lance_stage_upsert(&ty->st, ty->ds, GRAPH_COL_ID, &wo);
+        return rc ? rc : lance_stage_upsert_add(ty->st, b, n);
+    }
     if (ty->st) return lance_stage_add_rows(ty->st, b, n);
     if (mode == GRAPH_CHANGE_INSERT) return lance_stage_append(&ty->st, ty->ds, b, n, &wo);
     return lance_stage_overwrite(&ty->st, ty->ds, &ty->ds->schema, b, n, &wo);
@@ -534,8 +540,10 @@ static int stream_chunk(write_graph *g, const graph_snapshot *snap, write_intent
                         stream_type *ty, graph_change *c, size_t spill)
 {
     const lang_typedef *td = &g->h->catalog->types[c->type_index];
-    if (c->mode != GRAPH_CHANGE_INSERT && c->mode != GRAPH_CHANGE_REPLACE)
-        return core_err(OG_E_INTERNAL, "a change stream holds inserts and replaces, not mode %d",
+    if (c->mode != GRAPH_CHANGE_INSERT && c->mode != GRAPH_CHANGE_REPLACE &&
+        c->mode != GRAPH_CHANGE_UPSERT)
+        return core_err(OG_E_INTERNAL,
+                        "a change stream holds inserts, upserts and replaces, not mode %d",
                         c->mode);
     if (!c->rows || !c->rows->num_rows) return 0;
     int rc = 0;
@@ -715,8 +723,11 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
         core_sortrun_account(-held);
         held = 0;
     }
-    for (size_t i = 0; rc == 0 && i < nt; i++)
+    for (size_t i = 0; rc == 0 && i < nt; i++) {
         rc = stage_pending(&ty[i], true); /* the rest of every type */
+        if (rc == 0 && ty[i].st && ty[i].mode == GRAPH_CHANGE_UPSERT)
+            rc = lance_stage_upsert_finish(ty[i].st);
+    }
     size_t n = 0;
     for (size_t i = 0; i < nt; i++)
         n += ty[i].mode != 0;

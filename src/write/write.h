@@ -233,8 +233,10 @@ int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_
  * only the columns the whole-set checks read (ids, endpoints, @unique columns) and the row
  * lines are kept across chunks, and the whole set is checked once at the end
  * (GRAPH_VALIDATE_SET). Still one graph commit; a failure anywhere discards every staged file.
- * Chunks hold INSERT or REPLACE changes (a type keeps one mode), on main only (a first touch
- * of a branch stages in apply, which a stream cannot feed). A chunk's rows carry source lines
+ * Chunks hold INSERT, UPSERT or REPLACE changes (a type keeps one mode; an UPSERT's rows are
+ * looked up in the pinned table chunk by chunk, and an id given twice, in one chunk or two, is
+ * refused by the whole-set check as when read whole), on main only (a first touch of a branch
+ * stages in apply, which a stream cannot feed). A chunk's rows carry source lines
  * counted from the start of the input; `file` names it in errors. */
 typedef struct write_change_stream {
     int (*rewind)(void *arg);
