@@ -1296,13 +1296,22 @@ static int pend_del_of(lance_staged *st, uint64_t frag, roaring_bitmap_t **out)
     return 0;
 }
 
-/* One batch of an upsert in chunks: its rows whose key a row of the read version holds
- * replace that row (new fragments keeping its row id and creation version; the old row is
- * deleted at finish), the others are appended. A key given twice (in one batch or across
- * batches) is not refused here: the caller's checks of the whole input refuse it before any
- * commit; its later rows are appended. */
-static int upsert_batch(lance_staged *st, arrow_batch *src)
+/* Row ids and creation versions of the replacing rows of one lance_stage_upsert_add call. */
+typedef struct upsert_ids {
+    uint64_t *id, *created;
+    size_t n, cap;
+} upsert_ids;
+
+/* Split one batch of an upsert in chunks: its rows whose key a row of the read version holds
+ * replace that row (*upd, with that row's id and creation version appended to ui; the old row
+ * is deleted at finish), the others are appended (*ins). Either may be NULL (no such row); *ins
+ * is the batch itself when no row matches. A key given twice (in one batch or across batches)
+ * is not refused here: the caller's checks of the whole input refuse it before any commit;
+ * its later rows are appended. */
+static int upsert_split(lance_staged *st, arrow_batch *src, arrow_batch **upd_out,
+                        arrow_batch **ins_out, upsert_ids *ui)
 {
+    *upd_out = *ins_out = NULL;
     const lance_dataset *ds = st->ds;
     const char *column = ds->schema.fields[st->upsert_key].name;
     const arrow_array *key = src->columns[st->upsert_key];
@@ -1336,32 +1345,34 @@ static int upsert_batch(lance_staged *st, arrow_batch *src)
         tab[s].hash = h[r];
         tab[s].row = r;
     }
+    core_free(h);
+    h = NULL;
     table_keys cur = {0};
     if (rc == 0) rc = table_keys_find(&cur, ds, column, key);
     uint64_t *ch = rc == 0 ? core_malloc((size_t)(cur.n ? cur.n : 1) * sizeof *ch) : NULL;
     if (rc == 0 && !ch) rc = core_err_nomem();
     if (rc == 0) arrow_hash_rows(cur.key, ch, false);
-    size_t n_match = 0;
     for (int64_t r = 0; rc == 0 && r < cur.n; r++) {
         if (!arrow_array_is_valid(cur.key, r)) continue;
         size_t s = (size_t)ch[r] & (cap - 1);
         while (tab[s].row >= 0) {
             if (tab[s].hash == ch[r] && arrow_compare_rows(cur.key, r, key, tab[s].row) == 0) {
-                if (match_of[tab[s].row] < 0) n_match++;
                 match_of[tab[s].row] = r; /* the last in scan order, as merge_insert */
                 break;
             }
             s = (s + 1) & (cap - 1);
         }
     }
+    core_free(ch);
+    core_free(tab);
+    /* which rows replace one (not replaced by an earlier batch already) */
     int64_t *ins = NULL, *upd = NULL;
-    matches m = {0};
+    uint64_t *addrs = NULL;
     if (rc == 0) {
         ins = core_malloc((size_t)(ns ? ns : 1) * sizeof *ins);
         upd = core_malloc((size_t)(ns ? ns : 1) * sizeof *upd);
-        m.addrs = core_malloc((n_match ? n_match : 1) * sizeof *m.addrs);
-        m.ids = core_malloc((n_match ? n_match : 1) * sizeof *m.ids);
-        if (!ins || !upd || !m.addrs || !m.ids) rc = core_err_nomem();
+        addrs = core_malloc((size_t)(cur.n ? cur.n : 1) * sizeof *addrs);
+        if (!ins || !upd || !addrs) rc = core_err_nomem();
     }
     size_t n_ins = 0, n_upd = 0;
     for (int64_t r = 0; rc == 0 && r < ns; r++) {
@@ -1369,46 +1380,44 @@ static int upsert_batch(lance_staged *st, arrow_batch *src)
         roaring_bitmap_t *bm = NULL;
         if (cr >= 0) rc = pend_del_of(st, LANCE_ROW_ADDR_FRAG(cur.addr[cr]), &bm);
         if (rc) break;
-        /* a row an earlier batch replaced already: this one (a repeated key) is appended */
         if (cr >= 0 && roaring_bitmap_add_checked(bm, LANCE_ROW_ADDR_OFF(cur.addr[cr]))) {
-            upd[n_upd] = r;
-            m.addrs[n_upd] = cur.addr[cr];
-            m.ids[n_upd] = cur.id[cr];
-            n_upd++;
+            if (ui->n + 1 > ui->cap) {
+                size_t nc = ui->cap ? ui->cap * 2 : 1024;
+                uint64_t *i2 = core_realloc(ui->id, nc * sizeof *i2);
+                if (i2) ui->id = i2;
+                uint64_t *c2 = i2 ? core_realloc(ui->created, nc * sizeof *c2) : NULL;
+                if (!c2) {
+                    rc = core_err_nomem();
+                    break;
+                }
+                ui->created = c2;
+                ui->cap = nc;
+            }
+            ui->id[ui->n] = cur.id[cr];
+            addrs[n_upd] = cur.addr[cr];
+            upd[n_upd++] = r;
+            ui->n++;
         } else {
             ins[n_ins++] = r;
         }
     }
-    m.n = n_upd;
-    if (rc == 0 && n_upd) {
-        st->kind = ST_UPDATE; /* its deletions make it an Update, as merge_insert's */
-        uint64_t *created = core_malloc(n_upd * sizeof *created);
-        arrow_batch *rows = NULL;
-        int stable = lance_dataset_stable_row_ids(ds);
-        rc = created ? creation_versions(ds, m.addrs, n_upd, created) : core_err_nomem();
-        if (rc == 0) rc = arrow_batch_take(&rows, src, upd, n_upd);
-        if (rc == 0)
-            rc = write_rows(st, &ds->schema, &rows, 1, stable ? m.ids : NULL,
-                            stable ? created : NULL);
-        arrow_batch_free(rows);
-        core_free(created);
-    }
-    if (rc == 0 && n_ins) {
-        arrow_batch *rows = NULL;
-        if (n_ins == (size_t)ns)
-            rc = write_rows(st, &ds->schema, &src, 1, NULL, NULL);
-        else if ((rc = arrow_batch_take(&rows, src, ins, n_ins)) == 0)
-            rc = write_rows(st, &ds->schema, &rows, 1, NULL, NULL);
-        arrow_batch_free(rows);
-    }
-    matches_free(&m);
+    /* their creation versions, in the same order as their ids */
+    if (rc == 0 && n_upd) rc = creation_versions(ds, addrs, n_upd, ui->created + ui->n - n_upd);
+    if (rc == 0 && n_upd) rc = arrow_batch_take(upd_out, src, upd, n_upd);
+    if (rc == 0 && n_ins == (size_t)ns)
+        rc = arrow_batch_new(ins_out, &src->schema, src->columns, src->schema.n_fields);
+    else if (rc == 0 && n_ins)
+        rc = arrow_batch_take(ins_out, src, ins, n_ins);
     core_free(ins);
     core_free(upd);
-    core_free(ch);
-    table_keys_free(&cur);
-    core_free(tab);
-    core_free(h);
+    core_free(addrs);
     core_free(match_of);
+    table_keys_free(&cur);
+    if (rc) {
+        arrow_batch_free(*upd_out);
+        arrow_batch_free(*ins_out);
+        *upd_out = *ins_out = NULL;
+    }
     return rc;
 }
 
@@ -1420,14 +1429,39 @@ int lance_stage_upsert_add(lance_staged *st, arrow_batch *const *b, size_t n)
     if (st->commit_tried)
         return core_err(OG_E_BAD_REQUEST, "table '%s': the stage was committed already",
                         st->ds->root);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (!arrow_schema_equal(&b[i]->schema, &st->ds->schema))
             return core_err(OG_E_BAD_REQUEST,
                             "table '%s': upsert batch %zu does not have the table's schema",
                             st->ds->root, i);
-        if (b[i]->num_rows) rc = upsert_batch(st, b[i]);
+    /* every batch split first, then the replacing rows and the new ones each written as one
+     * run of files (whole fragments, one key index segment each) */
+    arrow_batch **upd = core_calloc(n ? n : 1, sizeof *upd);
+    arrow_batch **ins = core_calloc(n ? n : 1, sizeof *ins);
+    upsert_ids ui = {0};
+    int rc = upd && ins ? 0 : core_err_nomem();
+    size_t nu = 0, ni = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        arrow_batch *u = NULL, *x = NULL;
+        if (b[i]->num_rows) rc = upsert_split(st, b[i], &u, &x, &ui);
+        if (u) upd[nu++] = u;
+        if (x) ins[ni++] = x;
     }
+    int stable = lance_dataset_stable_row_ids(st->ds);
+    if (rc == 0 && nu) {
+        st->kind = ST_UPDATE; /* its deletions make it an Update, as merge_insert's */
+        rc = write_rows(st, &st->ds->schema, upd, nu, stable ? ui.id : NULL,
+                        stable ? ui.created : NULL);
+    }
+    if (rc == 0 && ni) rc = write_rows(st, &st->ds->schema, ins, ni, NULL, NULL);
+    for (size_t i = 0; i < nu; i++)
+        arrow_batch_free(upd[i]);
+    for (size_t i = 0; i < ni; i++)
+        arrow_batch_free(ins[i]);
+    core_free(upd);
+    core_free(ins);
+    core_free(ui.id);
+    core_free(ui.created);
     return rc;
 }
 
