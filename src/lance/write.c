@@ -1403,7 +1403,11 @@ static int upsert_split(lance_staged *st, arrow_batch *src, arrow_batch **upd_ou
     }
     /* their creation versions, in the same order as their ids */
     if (rc == 0 && n_upd) rc = creation_versions(ds, addrs, n_upd, ui->created + ui->n - n_upd);
-    if (rc == 0 && n_upd) rc = arrow_batch_take(upd_out, src, upd, n_upd);
+    /* a batch whose rows all replace (or all are new) is taken as it is, not copied */
+    if (rc == 0 && n_upd == (size_t)ns)
+        rc = arrow_batch_new(upd_out, &src->schema, src->columns, src->schema.n_fields);
+    else if (rc == 0 && n_upd)
+        rc = arrow_batch_take(upd_out, src, upd, n_upd);
     if (rc == 0 && n_ins == (size_t)ns)
         rc = arrow_batch_new(ins_out, &src->schema, src->columns, src->schema.n_fields);
     else if (rc == 0 && n_ins)
