@@ -2,9 +2,8 @@
  * straight into Arrow builders in the table's schema, ids derived from @key, checked against
  * data.id, or minted. Strict: anything it does not understand is an error naming the line.
  * Plain lines take a single-pass scanner; any other line goes through jansson (see below).
- * The load request (exec_load, request.h) parses a file and writes it as one graph commit: an
- * append or an overwrite on main in chunks, each staged before the next is read (see "the load
- * in chunks" below), anything else read whole. */
+ * The load request (exec_load, request.h) parses a file and writes it as one graph commit, in
+ * chunks, each staged before the next is read (see "the load in chunks" below). */
 #include "exec/load.h"
 #include "exec/request.h"
 
@@ -1251,8 +1250,27 @@ static void *parse_part_thread(void *arg)
 
 /* A part over [before, before + len) of the input, with its own block of ids reserved
  * (parts reserve in file order, so minted ids increase across parts). */
+/* base + n (a block core_ulid_reserve made covers it: no carry into the time part). */
+static void ulid_plus(core_ulid *u, const core_ulid *base, uint64_t n)
+{
+    *u = *base;
+    for (int i = 15; i >= 0 && n; i--) {
+        uint64_t v = (uint64_t)u->b[i] + (n & 0xffu);
+        u->b[i] = (uint8_t)v;
+        n = (n >> 8) + (v >> 8);
+    }
+}
+
+/* Where a part's minted ids come from: a block reserved for the whole input, the part at
+ * input byte X taking the ids from X/4 on (a line that mints is at least 13 bytes, so no
+ * part runs into the next one's), so that reading the input again mints the same ids. */
+typedef struct mint_origin {
+    core_ulid first;
+    uint64_t at; /* input bytes before the range parsed */
+} mint_origin;
+
 static int part_init(load_part *pt, const lang_catalog *cat, const char *file, const char *all,
-                     size_t before, size_t len)
+                     size_t before, size_t len, const mint_origin *mo)
 {
     memset(pt, 0, sizeof *pt);
     pt->all = all;
@@ -1271,7 +1289,11 @@ static int part_init(load_part *pt, const lang_catalog *cat, const char *file, c
      * generously rather than run out and mint the rest out of file order */
     core_ulid first;
     pt->c.mint_left = len / 8 + 1;
-    int rc = core_ulid_reserve(&first, pt->c.mint_left);
+    int rc = 0;
+    if (mo)
+        ulid_plus(&first, &mo->first, (mo->at + before) / 4);
+    else
+        rc = core_ulid_reserve(&first, pt->c.mint_left);
     if (!rc) fast_ulid_text(&first, pt->c.mint_text);
     return rc;
 }
@@ -1304,7 +1326,8 @@ void exec_load_set_split_min(size_t bytes)
  * start, where a byte order mark is refused). */
 static int parse_range(graph_change_set *out, const lang_catalog *cat, const char *data, size_t len,
                        const char *file, exec_load_mode mode, exec_load_stats *stats,
-                       exec_load_progress_fn progress, void *progress_arg, uint64_t base_line)
+                       exec_load_progress_fn progress, void *progress_arg, uint64_t base_line,
+                       const mint_origin *mo)
 {
     memset(out, 0, sizeof *out);
     out->file = file;
@@ -1334,13 +1357,13 @@ static int parse_range(graph_change_set *out, const lang_catalog *cat, const cha
     int threaded = 0;
     atomic_int stop = 0; /* the first part failed: its error is the one to report */
     pthread_t th;
-    int rc = part_init(&pt[0], cat, file, data, 0, mid);
+    int rc = part_init(&pt[0], cat, file, data, 0, mid, mo);
     pt[0].c.line = base_line;
     pt[0].progress = progress;
     pt[0].progress_arg = progress_arg;
     pt[0].total = len;
     if (!rc && mid < len) {
-        rc = part_init(&pt[1], cat, file, data, mid, len - mid);
+        rc = part_init(&pt[1], cat, file, data, mid, len - mid, mo);
         pt[1].c.line = base_line; /* parse_part_thread adds the lines before the part */
         pt[1].stop = &stop;
         if (!rc) threaded = pthread_create(&th, NULL, parse_part_thread, &pt[1]) == 0;
@@ -1375,28 +1398,21 @@ int exec_load_parse(graph_change_set *out, const lang_catalog *cat, const char *
                     const char *file, exec_load_mode mode, exec_load_stats *stats,
                     exec_load_progress_fn progress, void *progress_arg)
 {
-    return parse_range(out, cat, data, len, file, mode, stats, progress, progress_arg, 0);
+    return parse_range(out, cat, data, len, file, mode, stats, progress, progress_arg, 0, NULL);
 }
 
 /* ---- the load request (request.h) ---------------------------------------------------------- */
 
-typedef struct phase_relay {
-    const exec_load_request *req;
-} phase_relay;
-
-static void on_parse_progress(void *arg, uint64_t done, uint64_t total, uint64_t lines)
-{
-    const phase_relay *r = arg;
-    r->req->progress(r->req->progress_arg, EXEC_LOAD_PHASE_PARSE, done, total, lines);
-}
-
 /* ---- the load in chunks --------------------------------------------------------------------
- * An append or an overwrite on main is read in chunks of about g_chunk bytes (cut after a
- * newline): each chunk is parsed, checked row by row and staged as more data files of the one
- * transaction per table before the next is read, and only the columns the whole-set checks need
- * stay (write_changes_stream). The input bytes of a chunk are released to the kernel once it is
- * parsed (a mapped file reads them back if a re-prepare reads the input again). A merge is read
- * whole: an upsert's transaction cannot yet be fed in chunks. */
+ * A load (append, overwrite or merge, on any branch) is read in chunks of about g_chunk bytes
+ * (cut after a newline): each chunk is parsed, checked row by row and staged as more data
+ * files of the one transaction per table before the next is read (a merge's upserts looked up
+ * in the pinned table chunk by chunk, lance_stage_upsert), and only the columns the whole-set
+ * checks need stay (write_changes_stream): an id given twice across chunks is refused there,
+ * as read whole. A branch's first touch of a table is staged after its fork, in apply, by
+ * reading the input a second time (its minted ids the same: mint_origin). The input bytes of a
+ * chunk are released to the kernel once it is parsed (a mapped file reads them back if the
+ * input is read again). */
 
 /* 16 MiB: what a chunk holds while it is parsed (its rows in Arrow builders) is several times
  * its bytes, and with the kept columns spilled, that and the writing of whole fragments set a
@@ -1449,6 +1465,9 @@ typedef struct load_stream {
     exec_load_stats st;
     unsigned char *seen; /* per catalog type: a chunk had rows of it */
     size_t n_types;
+    core_ulid mint; /* the ids minted for the input (mint_origin): every read the same */
+    bool read_once; /* the input was read to its end: a read again (a re-prepare, or apply
+                     * staging a branch's first touches) reports no progress */
 } load_stream;
 
 static void on_chunk_progress(void *arg, uint64_t done, uint64_t total, uint64_t lines)
@@ -1486,8 +1505,10 @@ static int stream_next(void *arg, const lang_catalog *cat, graph_change_set *out
     }
     exec_load_stats cst;
     ls->at = ls->off;
+    mint_origin mo = {ls->mint, ls->off};
     int rc = parse_range(out, cat, data + ls->off, end - ls->off, ls->file, ls->req->mode, &cst,
-                         ls->req->progress ? on_chunk_progress : NULL, ls, ls->line);
+                         ls->req->progress && !ls->read_once ? on_chunk_progress : NULL, ls,
+                         ls->line, &mo);
     ls->st.lines += cst.lines;
     ls->st.nodes += cst.nodes;
     ls->st.edges += cst.edges;
@@ -1509,15 +1530,12 @@ static int stream_next(void *arg, const lang_catalog *cat, graph_change_set *out
                 else
                     ls->st.edge_types++;
             }
-        if (ls->req->progress) /* read: what remains is the whole-set checks and the commit */
+        if (ls->req->progress && !ls->read_once) /* read: the whole-set checks and the commit
+                                                  * remain */
             ls->req->progress(ls->req->progress_arg, EXEC_LOAD_PHASE_WRITE, len, len, ls->line);
+        ls->read_once = true;
     }
     return 0;
-}
-
-static bool on_main(const write_options *opt)
-{
-    return !opt || !opt->branch || !*opt->branch || !strcmp(opt->branch, "main");
 }
 
 int exec_load(exec_load_result *out, write_graph *w, const exec_load_request *req,
@@ -1525,34 +1543,18 @@ int exec_load(exec_load_result *out, write_graph *w, const exec_load_request *re
 {
     memset(out, 0, sizeof *out);
     const char *file = req->file && *req->file ? req->file : "<data>";
-    if (req->mode != EXEC_LOAD_MERGE && on_main(opt)) {
-        if (!req->data && req->len) return core_err(OG_E_BAD_REQUEST, "no input bytes");
-        if (req->mode != EXEC_LOAD_APPEND && req->mode != EXEC_LOAD_OVERWRITE)
-            return core_err(OG_E_BAD_REQUEST, "unknown load mode %d", (int)req->mode);
-        size_t nt = w->h->catalog->n_types;
-        load_stream ls = {req, file, chunk_bytes(), 0, 0, 0, {0}, NULL, nt};
-        if (!(ls.seen = core_calloc(nt ? nt : 1, 1))) return core_err_nomem();
-        write_change_stream src = {stream_rewind, stream_next, &ls};
-        int rc = write_changes_stream(w, WRITE_KIND_LOAD, &src, opt, &out->write);
-        out->stats = ls.st;
-        core_free(ls.seen);
-        return rc;
-    }
-    graph_change_set cs;
-    memset(&cs, 0, sizeof cs);
-    phase_relay relay = {req};
-    int rc =
-        exec_load_parse(&cs, w->h->catalog, req->data ? req->data : "", req->len, file, req->mode,
-                        &out->stats, req->progress ? on_parse_progress : NULL, &relay);
-    if (rc) {
-        graph_change_set_clear(&cs);
-        return rc;
-    }
-    if (req->progress)
-        req->progress(req->progress_arg, EXEC_LOAD_PHASE_WRITE, req->len, req->len,
-                      out->stats.lines);
-    cs.file = file;
-    rc = write_changes(w, WRITE_KIND_LOAD, &cs, opt, &out->write);
-    graph_change_set_clear(&cs);
+    if (!req->data && req->len) return core_err(OG_E_BAD_REQUEST, "no input bytes");
+    if (req->mode != EXEC_LOAD_APPEND && req->mode != EXEC_LOAD_OVERWRITE &&
+        req->mode != EXEC_LOAD_MERGE)
+        return core_err(OG_E_BAD_REQUEST, "unknown load mode %d", (int)req->mode);
+    size_t nt = w->h->catalog->n_types;
+    load_stream ls = {req, file, chunk_bytes(), 0, 0, 0, {0}, NULL, nt, {{0}}, false};
+    int rc = core_ulid_reserve(&ls.mint, req->len / 4 + 2);
+    if (rc) return rc;
+    if (!(ls.seen = core_calloc(nt ? nt : 1, 1))) return core_err_nomem();
+    write_change_stream src = {stream_rewind, stream_next, &ls};
+    rc = write_changes_stream(w, WRITE_KIND_LOAD, &src, opt, &out->write);
+    out->stats = ls.st;
+    core_free(ls.seen);
     return rc;
 }

@@ -292,6 +292,19 @@ int lance_stage_merge_insert_ex(lance_staged **out, const lance_dataset *ds, con
                                 const char *const *delete_keys, size_t n_delete_keys,
                                 const lance_write_options *opt);
 
+/* An upsert given in chunks (a bulk load in merge mode), keyed on a text column: each batch
+ * added is looked up in the read version (through the key index) on its own, its rows whose
+ * key a row holds replace that row (new fragments keeping its row id and creation version)
+ * and the others are appended, so only one batch is in memory at a time; the replaced rows
+ * become one deletion file per fragment at lance_stage_upsert_finish, which must come before
+ * the commit. A key given twice is not refused (its later rows are appended): the caller
+ * checks the whole input before it commits. The stage is an Append until a row is replaced,
+ * then an Update, as lance_stage_merge_insert's. On error the stage is unusable: discard it. */
+int lance_stage_upsert(lance_staged **out, const lance_dataset *ds, const char *key_column,
+                       const lance_write_options *opt);
+int lance_stage_upsert_add(lance_staged *st, arrow_batch *const *b, size_t n);
+int lance_stage_upsert_finish(lance_staged *st);
+
 /* What a staged operation will do, for callers that plan (the write path's Effects). */
 typedef struct lance_staged_info {
     const char *uuid; /* transaction identity */

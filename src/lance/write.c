@@ -71,6 +71,16 @@ struct lance_staged {
     const char **owned;
     size_t n_owned, cap_owned;
     bool commit_tried; /* a commit was attempted: its files may be named by a version */
+    /* An upsert fed in chunks (lance_stage_upsert): the key column, and per fragment of the
+     * read version the rows its chunks replaced, turned into deletion files only at
+     * lance_stage_upsert_finish (one deletion file per fragment, whatever the chunks). */
+    bool upsert;
+    size_t upsert_key;
+    struct pend_del {
+        uint64_t frag;
+        roaring_bitmap_t *rows;
+    } * pd;
+    size_t n_pd, cap_pd;
 };
 
 void lance_staged_free(lance_staged *st)
@@ -84,6 +94,9 @@ void lance_staged_free(lance_staged *st)
     for (size_t i = 0; i < st->n_uf; i++)
         if (st->uf[i].deleted) roaring_bitmap_free(st->uf[i].deleted);
     core_free(st->uf);
+    for (size_t i = 0; i < st->n_pd; i++)
+        roaring_bitmap_free(st->pd[i].rows);
+    core_free(st->pd);
     lance_fields_free(st->fields, st->n_fields);
     arrow_schema_clear(&st->ow_schema);
     core_free(st->ow_ids);
@@ -1235,6 +1248,253 @@ int lance_stage_merge_insert_ex(lance_staged **out, const lance_dataset *ds, con
     return merge_insert(out, ds, key_column, b, n, mode, delete_keys, n_delete_keys, opt);
 }
 
+/* ---- upsert in chunks ------------------------------------------------------------------ */
+
+int lance_stage_upsert(lance_staged **out, const lance_dataset *ds, const char *key_column,
+                       const lance_write_options *opt)
+{
+    size_t kc;
+    int rc = lance_dataset_column(ds, key_column, &kc);
+    if (rc) return rc;
+    if (!arrow_type_is_binary_like(ds->schema.fields[kc].type.id))
+        return core_err(OG_E_BAD_REQUEST, "upsert key '%s' must be a text column", key_column);
+    if ((rc = staged_new(out, ds, ST_APPEND, opt)) != 0) return rc;
+    (*out)->upsert = true;
+    (*out)->upsert_key = kc;
+    return 0;
+}
+
+/* The pending deletions of fragment frag (made on first use). */
+static int pend_del_of(lance_staged *st, uint64_t frag, roaring_bitmap_t **out)
+{
+    size_t lo = 0, hi = st->n_pd;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (st->pd[mid].frag < frag)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < st->n_pd && st->pd[lo].frag == frag) {
+        *out = st->pd[lo].rows;
+        return 0;
+    }
+    if (st->n_pd == st->cap_pd) {
+        size_t cap = st->cap_pd ? st->cap_pd * 2 : 16;
+        struct pend_del *p = core_realloc(st->pd, cap * sizeof *p);
+        if (!p) return core_err_nomem();
+        st->pd = p;
+        st->cap_pd = cap;
+    }
+    roaring_bitmap_t *bm = roaring_bitmap_create();
+    if (!bm) return core_err_nomem();
+    memmove(st->pd + lo + 1, st->pd + lo, (st->n_pd - lo) * sizeof *st->pd);
+    st->pd[lo].frag = frag;
+    st->pd[lo].rows = bm;
+    st->n_pd++;
+    *out = bm;
+    return 0;
+}
+
+/* Row ids and creation versions of the replacing rows of one lance_stage_upsert_add call. */
+typedef struct upsert_ids {
+    uint64_t *id, *created;
+    size_t n, cap;
+} upsert_ids;
+
+/* Split one batch of an upsert in chunks: its rows whose key a row of the read version holds
+ * replace that row (*upd, with that row's id and creation version appended to ui; the old row
+ * is deleted at finish), the others are appended (*ins). Either may be NULL (no such row); *ins
+ * is the batch itself when no row matches. A key given twice (in one batch or across batches)
+ * is not refused here: the caller's checks of the whole input refuse it before any commit;
+ * its later rows are appended. */
+static int upsert_split(lance_staged *st, arrow_batch *src, arrow_batch **upd_out,
+                        arrow_batch **ins_out, upsert_ids *ui)
+{
+    *upd_out = *ins_out = NULL;
+    const lance_dataset *ds = st->ds;
+    const char *column = ds->schema.fields[st->upsert_key].name;
+    const arrow_array *key = src->columns[st->upsert_key];
+    int64_t ns = src->num_rows;
+    size_t cap = 16;
+    while (cap < (size_t)ns * 2)
+        cap *= 2;
+    key_slot *tab = core_malloc(cap * sizeof *tab);
+    uint64_t *h = core_malloc((size_t)(ns ? ns : 1) * sizeof *h);
+    int64_t *match_of = core_malloc((size_t)(ns ? ns : 1) * sizeof *match_of);
+    int rc = tab && h && match_of ? 0 : core_err_nomem();
+    if (rc == 0) {
+        for (size_t i = 0; i < cap; i++)
+            tab[i].row = -1;
+        arrow_hash_rows(key, h, false);
+    }
+    for (int64_t r = 0; rc == 0 && r < ns; r++) {
+        match_of[r] = -1;
+        if (!arrow_array_is_valid(key, r)) {
+            rc = core_err(OG_E_BAD_REQUEST, "upsert input row %lld has a null key '%s'",
+                          (long long)r, column);
+            break;
+        }
+        size_t s = (size_t)h[r] & (cap - 1);
+        bool again = false;
+        while (tab[s].row >= 0 && !again) {
+            again = tab[s].hash == h[r] && arrow_compare_rows(key, tab[s].row, key, r) == 0;
+            if (!again) s = (s + 1) & (cap - 1);
+        }
+        if (again) continue; /* the first row of a key is the one matched */
+        tab[s].hash = h[r];
+        tab[s].row = r;
+    }
+    core_free(h);
+    h = NULL;
+    table_keys cur = {0};
+    if (rc == 0) rc = table_keys_find(&cur, ds, column, key);
+    uint64_t *ch = rc == 0 ? core_malloc((size_t)(cur.n ? cur.n : 1) * sizeof *ch) : NULL;
+    if (rc == 0 && !ch) rc = core_err_nomem();
+    if (rc == 0) arrow_hash_rows(cur.key, ch, false);
+    for (int64_t r = 0; rc == 0 && r < cur.n; r++) {
+        if (!arrow_array_is_valid(cur.key, r)) continue;
+        size_t s = (size_t)ch[r] & (cap - 1);
+        while (tab[s].row >= 0) {
+            if (tab[s].hash == ch[r] && arrow_compare_rows(cur.key, r, key, tab[s].row) == 0) {
+                match_of[tab[s].row] = r; /* the last in scan order, as merge_insert */
+                break;
+            }
+            s = (s + 1) & (cap - 1);
+        }
+    }
+    core_free(ch);
+    core_free(tab);
+    /* which rows replace one (not replaced by an earlier batch already) */
+    int64_t *ins = NULL, *upd = NULL;
+    uint64_t *addrs = NULL;
+    if (rc == 0) {
+        ins = core_malloc((size_t)(ns ? ns : 1) * sizeof *ins);
+        upd = core_malloc((size_t)(ns ? ns : 1) * sizeof *upd);
+        addrs = core_malloc((size_t)(cur.n ? cur.n : 1) * sizeof *addrs);
+        if (!ins || !upd || !addrs) rc = core_err_nomem();
+    }
+    size_t n_ins = 0, n_upd = 0;
+    for (int64_t r = 0; rc == 0 && r < ns; r++) {
+        int64_t cr = match_of[r];
+        roaring_bitmap_t *bm = NULL;
+        if (cr >= 0) rc = pend_del_of(st, LANCE_ROW_ADDR_FRAG(cur.addr[cr]), &bm);
+        if (rc) break;
+        if (cr >= 0 && roaring_bitmap_add_checked(bm, LANCE_ROW_ADDR_OFF(cur.addr[cr]))) {
+            if (ui->n + 1 > ui->cap) {
+                size_t nc = ui->cap ? ui->cap * 2 : 1024;
+                uint64_t *i2 = core_realloc(ui->id, nc * sizeof *i2);
+                if (i2) ui->id = i2;
+                uint64_t *c2 = i2 ? core_realloc(ui->created, nc * sizeof *c2) : NULL;
+                if (!c2) {
+                    rc = core_err_nomem();
+                    break;
+                }
+                ui->created = c2;
+                ui->cap = nc;
+            }
+            ui->id[ui->n] = cur.id[cr];
+            addrs[n_upd] = cur.addr[cr];
+            upd[n_upd++] = r;
+            ui->n++;
+        } else {
+            ins[n_ins++] = r;
+        }
+    }
+    /* their creation versions, in the same order as their ids */
+    if (rc == 0 && n_upd) rc = creation_versions(ds, addrs, n_upd, ui->created + ui->n - n_upd);
+    /* a batch whose rows all replace (or all are new) is taken as it is, not copied */
+    if (rc == 0 && n_upd == (size_t)ns)
+        rc = arrow_batch_new(upd_out, &src->schema, src->columns, src->schema.n_fields);
+    else if (rc == 0 && n_upd)
+        rc = arrow_batch_take(upd_out, src, upd, n_upd);
+    if (rc == 0 && n_ins == (size_t)ns)
+        rc = arrow_batch_new(ins_out, &src->schema, src->columns, src->schema.n_fields);
+    else if (rc == 0 && n_ins)
+        rc = arrow_batch_take(ins_out, src, ins, n_ins);
+    core_free(ins);
+    core_free(upd);
+    core_free(addrs);
+    core_free(match_of);
+    table_keys_free(&cur);
+    if (rc) {
+        arrow_batch_free(*upd_out);
+        arrow_batch_free(*ins_out);
+        *upd_out = *ins_out = NULL;
+    }
+    return rc;
+}
+
+int lance_stage_upsert_add(lance_staged *st, arrow_batch *const *b, size_t n)
+{
+    if (!st->upsert)
+        return core_err(OG_E_BAD_REQUEST, "table '%s': the stage is not an upsert in chunks",
+                        st->ds->root);
+    if (st->commit_tried)
+        return core_err(OG_E_BAD_REQUEST, "table '%s': the stage was committed already",
+                        st->ds->root);
+    for (size_t i = 0; i < n; i++)
+        if (!arrow_schema_equal(&b[i]->schema, &st->ds->schema))
+            return core_err(OG_E_BAD_REQUEST,
+                            "table '%s': upsert batch %zu does not have the table's schema",
+                            st->ds->root, i);
+    /* every batch split first, then the replacing rows and the new ones each written as one
+     * run of files (whole fragments, one key index segment each) */
+    arrow_batch **upd = core_calloc(n ? n : 1, sizeof *upd);
+    arrow_batch **ins = core_calloc(n ? n : 1, sizeof *ins);
+    upsert_ids ui = {0};
+    int rc = upd && ins ? 0 : core_err_nomem();
+    size_t nu = 0, ni = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        arrow_batch *u = NULL, *x = NULL;
+        if (b[i]->num_rows) rc = upsert_split(st, b[i], &u, &x, &ui);
+        if (u) upd[nu++] = u;
+        if (x) ins[ni++] = x;
+    }
+    int stable = lance_dataset_stable_row_ids(st->ds);
+    if (rc == 0 && nu) {
+        st->kind = ST_UPDATE; /* its deletions make it an Update, as merge_insert's */
+        rc = write_rows(st, &st->ds->schema, upd, nu, stable ? ui.id : NULL,
+                        stable ? ui.created : NULL);
+    }
+    if (rc == 0 && ni) rc = write_rows(st, &st->ds->schema, ins, ni, NULL, NULL);
+    for (size_t i = 0; i < nu; i++)
+        arrow_batch_free(upd[i]);
+    for (size_t i = 0; i < ni; i++)
+        arrow_batch_free(ins[i]);
+    core_free(upd);
+    core_free(ins);
+    core_free(ui.id);
+    core_free(ui.created);
+    return rc;
+}
+
+int lance_stage_upsert_finish(lance_staged *st)
+{
+    if (!st->upsert) return 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < st->n_pd; i++) {
+        roaring_bitmap_t *bm = st->pd[i].rows;
+        uint64_t n = roaring_bitmap_get_cardinality(bm);
+        uint32_t *off = core_malloc((size_t)(n ? n : 1) * sizeof *off);
+        uint64_t *addrs = core_malloc((size_t)(n ? n : 1) * sizeof *addrs);
+        if (!off || !addrs) rc = core_err_nomem();
+        if (rc == 0) roaring_bitmap_to_uint32_array(bm, off);
+        for (uint64_t k = 0; rc == 0 && k < n; k++)
+            addrs[k] = (st->pd[i].frag << 32) | off[k];
+        if (rc == 0) rc = add_deletions(st, addrs, (size_t)n);
+        core_free(off);
+        core_free(addrs);
+    }
+    for (size_t i = 0; i < st->n_pd; i++)
+        roaring_bitmap_free(st->pd[i].rows);
+    core_free(st->pd);
+    st->pd = NULL;
+    st->n_pd = st->cap_pd = 0;
+    st->upsert = false; /* finished: no more rows */
+    return rc;
+}
+
 /* ---- commit ---------------------------------------------------------------------------- */
 
 static int encode_preset_ids(core_arena *a, const uint64_t *ids, uint64_t n,
@@ -1583,6 +1843,9 @@ int lance_staged_commit_ex(lance_staged *st, const lance_commit_options *opt,
     if (out_ds) *out_ds = NULL;
     lance_commit_result r = {0, 0, 0};
     const lance_dataset *ds = st->ds;
+    if (st->n_pd)
+        return core_err(OG_E_INTERNAL, "table '%s': an upsert in chunks is committed unfinished",
+                        ds->root);
     uint64_t R = lance_dataset_version(ds);
     lance_staged_info info;
     lance_staged_get_info(st, &info);

@@ -164,7 +164,9 @@ int write_changes_prepare(write_graph *g, const void *input, const graph_snapsho
 /* One type's state across the chunks of a stream: its transaction, fed chunk by chunk, and the
  * columns the whole-set checks read (ids, endpoints, @unique columns) of every chunk. */
 typedef struct stream_type {
-    int mode; /* 0: no chunk had the type yet */
+    int mode;         /* 0: no chunk had the type yet */
+    bool fork;        /* a first touch of the branch: its rows are staged in apply, on the fork */
+    const char *uuid; /* the transaction identity (NULL: a new one; a fork's is pre-minted) */
     const graph_table *t;
     const lance_dataset *ds; /* the pinned table (owned or borrowed from the base) */
     lance_dataset *owned;    /* NULL when borrowed from the base */
@@ -453,6 +455,13 @@ static int stream_stage(stream_type *ty, int mode, arrow_batch *const *b, size_t
     if (!n) return 0;
     lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
     wo.max_rows_per_file = frag_rows();
+    wo.uuid = ty->uuid;
+    if (mode == GRAPH_CHANGE_UPSERT) {
+        /* each batch looked up in the pinned table on its own: the replaced rows' deletions
+         * wait for the end (stream_prepare finishes the stage) */
+        int rc = ty->st ? 0 : lance_stage_upsert(&ty->st, ty->ds, GRAPH_COL_ID, &wo);
+        return rc ? rc : lance_stage_upsert_add(ty->st, b, n);
+    }
     if (ty->st) return lance_stage_add_rows(ty->st, b, n);
     if (mode == GRAPH_CHANGE_INSERT) return lance_stage_append(&ty->st, ty->ds, b, n, &wo);
     return lance_stage_overwrite(&ty->st, ty->ds, &ty->ds->schema, b, n, &wo);
@@ -532,37 +541,14 @@ static int stage_pending(stream_type *ty, bool all)
     return 0;
 }
 
-/* One chunk's change of a type: staged at once (the first chunk opens the transaction, later
- * ones add data files to it), then only the kept columns and the lines stay. */
-static int stream_chunk(write_graph *g, const graph_snapshot *snap, write_intent *in,
-                        stream_type *ty, graph_change *c, size_t spill)
+static bool first_touch(const char *branch, const graph_table *t);
+
+/* The chunk's rows join the type's pending ones (a reference, or padded to the table's
+ * schema); whole fragments of them are staged. */
+static int stream_pend(stream_type *ty, const graph_change *c)
 {
-    const lang_typedef *td = &g->h->catalog->types[c->type_index];
-    if (c->mode != GRAPH_CHANGE_INSERT && c->mode != GRAPH_CHANGE_REPLACE)
-        return core_err(OG_E_INTERNAL, "a change stream holds inserts and replaces, not mode %d",
-                        c->mode);
-    if (!c->rows || !c->rows->num_rows) return 0;
-    int rc = 0;
-    if (!ty->mode) {
-        char alias[256];
-        if ((rc = graph_table_alias(alias, sizeof alias, td->kind, td->name)) != 0) return rc;
-        ty->t = graph_snapshot_table(snap, alias);
-        if (!ty->t)
-            return core_err(OG_E_INTERNAL, "type %s has no table in the graph manifest", alias);
-        if (in->base)
-            rc = graph_head_table(in->base, ty->t, &ty->ds); /* shared with validation */
-        else if ((rc = graph_table_open(&ty->owned, g->h->s, ty->t, LANCE_ACCESS_WRITE)) == 0)
-            ty->ds = ty->owned;
-        if (rc == 0) rc = arrow_schema_copy(&ty->schema, &c->rows->schema);
-        if (rc) return rc;
-    } else if (c->mode != ty->mode || !arrow_schema_equal(&c->rows->schema, &ty->schema)) {
-        return core_err(OG_E_INTERNAL, "%s: the chunks of a change stream differ in mode or rows",
-                        td->name);
-    }
-    /* The chunk's rows join the pending ones (a reference, or padded to the table's schema);
-     * whole fragments of them are staged. */
     arrow_batch *rows = NULL;
-    rc = pad_to_table(&rows, c->rows, &ty->ds->schema);
+    int rc = pad_to_table(&rows, c->rows, &ty->ds->schema);
     if (rc == 0 && !rows)
         rc = arrow_batch_new(&rows, &c->rows->schema, c->rows->columns, c->rows->schema.n_fields);
     if (rc == 0 && ty->n_pend == ty->cap_pend) {
@@ -578,8 +564,45 @@ static int stream_chunk(write_graph *g, const graph_snapshot *snap, write_intent
     ty->pend[ty->n_pend++] = rows;
     ty->pend_rows += (uint64_t)rows->num_rows;
     ty->pend_bytes += batch_bytes(rows);
+    return stage_pending(ty, false);
+}
+
+/* One chunk's change of a type: staged at once (the first chunk opens the transaction, later
+ * ones add data files to it), then only the kept columns and the lines stay. A type whose
+ * table the branch has not forked yet (a first touch) is not staged here: the fork is made in
+ * apply, after the sidecar is durable, and its rows are read again then (stream_apply). */
+static int stream_chunk(write_graph *g, const graph_snapshot *snap, write_intent *in,
+                        stream_type *ty, graph_change *c, size_t spill)
+{
+    const lang_typedef *td = &g->h->catalog->types[c->type_index];
+    if (c->mode != GRAPH_CHANGE_INSERT && c->mode != GRAPH_CHANGE_REPLACE &&
+        c->mode != GRAPH_CHANGE_UPSERT)
+        return core_err(OG_E_INTERNAL,
+                        "a change stream holds inserts, upserts and replaces, not mode %d",
+                        c->mode);
+    if (!c->rows || !c->rows->num_rows) return 0;
+    int rc = 0;
+    if (!ty->mode) {
+        char alias[256];
+        if ((rc = graph_table_alias(alias, sizeof alias, td->kind, td->name)) != 0) return rc;
+        ty->t = graph_snapshot_table(snap, alias);
+        if (!ty->t)
+            return core_err(OG_E_INTERNAL, "type %s has no table in the graph manifest", alias);
+        ty->fork = first_touch(in->branch, ty->t);
+        if (ty->fork)
+            rc = 0;
+        else if (in->base)
+            rc = graph_head_table(in->base, ty->t, &ty->ds); /* shared with validation */
+        else if ((rc = graph_table_open(&ty->owned, g->h->s, ty->t, LANCE_ACCESS_WRITE)) == 0)
+            ty->ds = ty->owned;
+        if (rc == 0) rc = arrow_schema_copy(&ty->schema, &c->rows->schema);
+        if (rc) return rc;
+    } else if (c->mode != ty->mode || !arrow_schema_equal(&c->rows->schema, &ty->schema)) {
+        return core_err(OG_E_INTERNAL, "%s: the chunks of a change stream differ in mode or rows",
+                        td->name);
+    }
     ty->mode = c->mode;
-    rc = stage_pending(ty, false);
+    if (!ty->fork) rc = stream_pend(ty, c);
     if (rc == 0) rc = spill ? spill_chunk(ty, td, c, spill) : stream_keep(ty, td, c);
     return rc;
 }
@@ -663,9 +686,6 @@ static int stream_whole(graph_change *out, stream_type *ty, int type_index)
 static int stream_prepare(write_graph *g, const write_change_stream *src,
                           const graph_snapshot *snap, write_intent *in)
 {
-    if (in->branch)
-        return core_err(OG_E_INTERNAL, "a change stream is written on main only, not on '%s'",
-                        in->branch);
     const lang_catalog *cat = g->h->catalog;
     size_t nt = cat->n_types;
     stream_type *ty = core_calloc(nt ? nt : 1, sizeof *ty);
@@ -719,8 +739,11 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
         core_sortrun_account(-held);
         held = 0;
     }
-    for (size_t i = 0; rc == 0 && i < nt; i++)
+    for (size_t i = 0; rc == 0 && i < nt; i++) {
         rc = stage_pending(&ty[i], true); /* the rest of every type */
+        if (rc == 0 && ty[i].st && ty[i].mode == GRAPH_CHANGE_UPSERT)
+            rc = lance_stage_upsert_finish(ty[i].st);
+    }
     size_t n = 0;
     for (size_t i = 0; i < nt; i++)
         n += ty[i].mode != 0;
@@ -765,9 +788,27 @@ static int stream_prepare(write_graph *g, const write_change_stream *src,
         /* the whole change of the type, when the set was kept in memory */
         const graph_change *c = spill ? NULL : &whole.changes[k++];
         const lang_typedef *td = &cat->types[i];
+        write_effect *e = &in->effects[in->n_effects++];
+        if (s->fork) {
+            /* staged in apply on the fork, with this pre-minted identity (stream_apply) */
+            char u[LANCE_UUID_LEN + 1];
+            if ((rc = lance_uuid_new(u)) != 0) break;
+            snprintf(e->uuid, sizeof e->uuid, "%s", u);
+            e->fork = true;
+            e->kind = td->kind;
+            e->sid = s->t->sid;
+            e->inc = s->t->inc;
+            e->expected_version = s->t->version;
+            if (!(e->alias = core_strdup(s->t->alias)) || !(e->path = core_strdup(s->t->path)) ||
+                !(e->table_branch = core_strdup(in->branch)) ||
+                (s->t->table_branch && !(e->fork_from = core_strdup(s->t->table_branch))))
+                rc = core_err_nomem();
+            if (rc == 0) rc = write_rs_add_table(&in->rs, s->t->alias, s->t->version, true);
+            in->stream = src;
+            continue;
+        }
         lance_staged_info info;
         lance_staged_get_info(s->st, &info);
-        write_effect *e = &in->effects[in->n_effects++];
         e->staged = s->st;
         e->base = s->owned; /* NULL when borrowed from the base */
         s->st = NULL;
@@ -937,7 +978,7 @@ static int fork_taken(const write_effect *e)
  * base's own snapshot of the table at the pin (validation read it already; the graph branch
  * pins it, so cleanup keeps it), and the change is staged on the fork as the fork's create
  * wrote it: neither is read again. */
-static int fork_and_stage(write_graph *g, write_intent *in, write_effect *e)
+static int fork_table(write_graph *g, write_intent *in, write_effect *e)
 {
     store *s = g->h->s;
     int rc = write_sidecar_sync(s, in);
@@ -977,24 +1018,112 @@ static int fork_and_stage(write_graph *g, write_intent *in, write_effect *e)
     if (rc == 0 && !ds)
         rc = lance_branch_open(&ds, s, e->path, e->table_branch, e->expected_version, NULL,
                                LANCE_ACCESS_WRITE);
-    if (rc == 0) {
-        lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
-        wo.uuid = e->uuid;
-        rc = stage_change_opt(&e->staged, ds, e->change, &wo);
-    }
     lance_dataset_free(e->base);
     e->base = ds; /* outlives the staged transaction */
     return rc;
 }
 
+static int fork_and_stage(write_graph *g, write_intent *in, write_effect *e)
+{
+    int rc = fork_table(g, in, e);
+    if (rc == 0) {
+        lance_write_options wo = LANCE_WRITE_OPTIONS_INIT;
+        wo.uuid = e->uuid;
+        rc = stage_change_opt(&e->staged, e->base, e->change, &wo);
+    }
+    return rc;
+}
+
+/* The first-touch effects of a load in chunks (write_intent.stream): every such table forked
+ * (the sidecar durable first), then the input read again, chunk by chunk, and only those
+ * types' rows staged on their forks, in whole fragments, with the effects' pre-minted
+ * identities. Prepare checked every row and the whole set already; the stream gives the same
+ * rows again (its ids minted alike), so nothing is checked twice. */
+static int stream_apply(write_graph *g, write_intent *in)
+{
+    const lang_catalog *cat = g->h->catalog;
+    size_t nt = cat->n_types;
+    stream_type *ty = core_calloc(nt ? nt : 1, sizeof *ty);
+    write_effect **of = core_calloc(nt ? nt : 1, sizeof *of); /* per type: its fork effect */
+    int rc = ty && of ? 0 : core_err_nomem();
+    for (size_t i = 0; rc == 0 && i < in->n_effects; i++) {
+        write_effect *e = &in->effects[i];
+        if (!e->fork || e->change) continue;
+        for (size_t t = 0; rc == 0 && t < nt; t++) {
+            char alias[256];
+            rc = graph_table_alias(alias, sizeof alias, cat->types[t].kind, cat->types[t].name);
+            if (rc == 0 && strcmp(alias, e->alias) == 0) of[t] = e;
+        }
+        if (rc == 0) rc = fork_table(g, in, e);
+    }
+    for (size_t t = 0; rc == 0 && t < nt; t++)
+        if (of[t]) {
+            ty[t].ds = of[t]->base;
+            ty[t].uuid = of[t]->uuid;
+        }
+    const write_change_stream *src = in->stream;
+    if (rc == 0) rc = src->rewind(src->arg);
+    for (bool done = false; rc == 0 && !done;) {
+        graph_change_set cs;
+        memset(&cs, 0, sizeof cs);
+        rc = src->next(src->arg, cat, &cs, &done);
+        for (size_t i = 0; rc == 0 && i < cs.n; i++) {
+            graph_change *c = &cs.changes[i];
+            if (c->type_index < 0 || (size_t)c->type_index >= nt || !of[c->type_index] ||
+                !c->rows || !c->rows->num_rows)
+                continue;
+            stream_type *s = &ty[c->type_index];
+            if (s->mode && s->mode != c->mode)
+                rc = core_err(OG_E_INTERNAL, "%s: the chunks of a change stream differ in mode",
+                              cat->types[c->type_index].name);
+            s->mode = c->mode;
+            if (rc == 0) rc = stream_pend(s, c);
+        }
+        graph_change_set_clear(&cs);
+        for (;;) { /* as in prepare: pending rows within PEND_BYTES */
+            uint64_t bytes = 0;
+            size_t most = 0;
+            for (size_t i = 0; i < nt; i++) {
+                bytes += ty[i].pend_bytes;
+                if (ty[i].pend_bytes > ty[most].pend_bytes) most = i;
+            }
+            if (rc || bytes <= PEND_BYTES) break;
+            rc = stage_pending(&ty[most], true);
+        }
+    }
+    for (size_t t = 0; rc == 0 && t < nt; t++) {
+        if (!of[t]) continue;
+        rc = stage_pending(&ty[t], true);
+        if (rc == 0 && ty[t].st && ty[t].mode == GRAPH_CHANGE_UPSERT)
+            rc = lance_stage_upsert_finish(ty[t].st);
+        if (rc == 0 && !ty[t].st) /* no row (cannot happen: prepare saw some): an empty stage */
+            rc = lance_stage_append(&ty[t].st, ty[t].ds, NULL, 0, NULL);
+        if (rc == 0) {
+            of[t]->staged = ty[t].st;
+            ty[t].st = NULL;
+        }
+    }
+    for (size_t t = 0; ty && t < nt; t++) {
+        ty[t].ds = NULL; /* the effect's */
+        stream_type_clear(&ty[t]);
+    }
+    core_free(ty);
+    core_free(of);
+    return rc;
+}
+
 int write_changes_apply(write_graph *g, write_intent *in)
 {
+    if (in->stream) {
+        int rc = stream_apply(g, in);
+        if (rc != 0) return rc;
+    }
     for (size_t i = 0; i < in->n_effects; i++) {
         write_effect *e = &in->effects[i];
         lance_dataset *after = NULL;
         lance_commit_options co = LANCE_COMMIT_OPTIONS_INIT; /* exact, zero retries */
         lance_commit_result cr;
-        int rc = e->fork ? fork_and_stage(g, in, e) : 0;
+        int rc = e->fork && e->change ? fork_and_stage(g, in, e) : 0;
         if (rc == 0 && e->fork) {
             lance_staged_info info;
             lance_staged_get_info(e->staged, &info);

@@ -58,7 +58,8 @@ typedef struct write_effect {
     bool fork;
     char *fork_from;
     const struct graph_change *change; /* fork: the change to stage in apply (not in sidecars;
-                                        * owned by the input or write_intent.owned_changes) */
+                                        * owned by the input or write_intent.owned_changes);
+                                        * NULL: the rows come from write_intent.stream */
     lance_staged *staged;              /* the writer's staged transaction (not in sidecars) */
     lance_dataset *base;               /* the snapshot it was staged on (outlives staged) */
     uint64_t achieved_version;         /* after the commit (0 before) */
@@ -158,6 +159,10 @@ typedef struct write_intent {
     /* Changes a mutation computed in prepare that first-touch effects stage in apply (not
      * persisted; NULL when none). */
     struct graph_change_set *owned_changes;
+    /* A load in chunks with first-touch effects (their `change` NULL): apply forks their
+     * tables, then reads the stream again to stage their rows on the forks (borrowed from the
+     * input; not persisted). */
+    const struct write_change_stream *stream;
     /* A schema apply: the schema identity its commit publishes ("" otherwise) and its table
      * registry changes. */
     char schema_target[GRAPH_SCHEMA_HASH_LEN + 1];

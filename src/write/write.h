@@ -248,9 +248,14 @@ int write_mutation(write_graph *g, write_build_fn build, void *arg, const write_
  * only the columns the whole-set checks read (ids, endpoints, @unique columns) and the row
  * lines are kept across chunks, and the whole set is checked once at the end
  * (GRAPH_VALIDATE_SET). Still one graph commit; a failure anywhere discards every staged file.
- * Chunks hold INSERT or REPLACE changes (a type keeps one mode), on main only (a first touch
- * of a branch stages in apply, which a stream cannot feed). A chunk's rows carry source lines
- * counted from the start of the input; `file` names it in errors. */
+ * Chunks hold INSERT, UPSERT or REPLACE changes (a type keeps one mode; an UPSERT's rows are
+ * looked up in the pinned table chunk by chunk, and an id given twice, in one chunk or two, is
+ * refused by the whole-set check as when read whole), on any branch: a type whose table the
+ * branch has not forked yet (a first touch) is only checked in prepare, and apply, once the
+ * sidecar is durable and the table forked, reads the stream again (rewind, next) to stage its
+ * rows on the fork, so `next` must give the same rows on every read (ids minted alike). A
+ * chunk's rows carry source lines counted from the start of the input; `file` names it in
+ * errors. */
 typedef struct write_change_stream {
     int (*rewind)(void *arg);
     int (*next)(void *arg, const lang_catalog *cat, graph_change_set *out, bool *done);

@@ -255,6 +255,38 @@ static void test_spill_errors(void **state)
     assert_non_null(strstr(last_msg, "already exists"));
     free(t.p);
 
+    /* a merge: committed people upserted, new ones inserted, and chunks later one of them
+     * again: refused as given twice (as read whole), with sorted runs as in memory */
+    t = (text){0};
+    for (unsigned i = 0; i < 300; i++)
+        add(&t, "{\"type\":\"Person\",\"data\":{\"name\":\"p%u\",\"age\":7}}\n", i);
+    for (unsigned i = 0; i < 300; i++)
+        add(&t, "{\"type\":\"Person\",\"data\":{\"name\":\"m%u\"}}\n", i);
+    text dup = {0};
+    add_raw(&dup, t.p, t.n);
+    add(&dup, "{\"type\":\"Person\",\"data\":{\"name\":\"p17\",\"age\":8}}\n");
+    same_error(&g, root, &dup, OG_LOAD_MERGE, OG_E_KEY_CONFLICT, 601);
+    assert_non_null(strstr(last_msg, "\"p17\" appears twice in the input (lines 18 and 601)"));
+    free(dup.p);
+    /* upserted edges, one to a node neither the input nor the table has */
+    dup = (text){0};
+    add_raw(&dup, t.p, t.n);
+    add(&dup, "{\"edge\":\"Knows\",\"from\":\"m5\",\"to\":\"q5\",\"data\":{\"id\":\"z1\"}}\n");
+    for (unsigned i = 0; i < 100; i++)
+        add(&dup, "{\"edge\":\"Knows\",\"from\":\"m%u\",\"to\":\"p%u\"}\n", i, i);
+    same_error(&g, root, &dup, OG_LOAD_MERGE, OG_E_BAD_REQUEST, 601);
+    assert_non_null(strstr(last_msg, "dst \"q5\""));
+    free(dup.p);
+    /* and the merge itself, spilled: n + 300 people */
+    assert_og_ok(load(g, &t, OG_LOAD_MERGE, 4096));
+    og_snapshot_info *si = NULL;
+    assert_og_ok(og_graph_snapshot(&si, g, NULL));
+    for (size_t i = 0; i < si->n_tables; i++)
+        if (!strcmp(og_snapshot_info_table(si, i)->alias, "node:Person"))
+            assert_int_equal(og_snapshot_info_table(si, i)->row_count, n + 300);
+    og_snapshot_info_free(si);
+    free(t.p);
+
     /* appended edges between committed people (asked of the committed table), one to nobody */
     t = (text){0};
     for (unsigned i = 0; i < 600; i++)

@@ -42,7 +42,8 @@ static const char *DELTA =
 typedef struct crash_ctx {
     exec_load_mode mode;
     const char *delta;
-    size_t chunk; /* nonzero: the load request (exec_load) in chunks of this many bytes */
+    size_t chunk;       /* nonzero: the load request (exec_load) in chunks of this many bytes */
+    const char *branch; /* with chunk: the load on this graph branch (made by the template) */
     /* expected row counts (Person, Company, WorksAt) before and after */
     uint64_t before[3], after[3];
     /* what the check saw, over all points */
@@ -81,10 +82,30 @@ static int copy_template(store *s, char *dir, size_t cap, const char *tag, int (
     return system(cmd) == 0 ? 0 : OG_E_STORAGE;
 }
 
+/* The same with graph branch "feat" made from main (nothing forked yet). */
+static char template_branch_dir[256];
+
+static int build_template_branch(store *s)
+{
+    int rc = build_template(s);
+    write_graph *g = NULL;
+    if (rc == 0) rc = write_graph_open(&g, wf_borrow(s), "", NULL);
+    if (rc == 0) rc = write_branch_create(g, "feat", NULL, NULL, NULL);
+    write_graph_close(g);
+    return rc;
+}
+
 static int setup_graph(store *s, void *vctx)
 {
     (void)vctx;
     return copy_template(s, template_dir, sizeof template_dir, "crash-template", build_template);
+}
+
+static int setup_graph_branch(store *s, void *vctx)
+{
+    (void)vctx;
+    return copy_template(s, template_branch_dir, sizeof template_branch_dir,
+                         "crash-template-branch", build_template_branch);
 }
 
 static int op_load(store *s, void *vctx)
@@ -99,7 +120,9 @@ static int op_load(store *s, void *vctx)
         write_stream_set_fragment_rows(64);
         exec_load_request req = {c->delta, strlen(c->delta), "d.jsonl", c->mode, NULL, NULL};
         exec_load_result res;
-        rc = exec_load(&res, g, &req, NULL);
+        write_options wo = WRITE_OPTIONS_INIT;
+        wo.branch = c->branch;
+        rc = exec_load(&res, g, &req, &wo);
         exec_load_set_chunk_bytes(0);
         write_stream_set_fragment_rows(0);
     } else if (rc == 0) {
@@ -175,7 +198,8 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     graph_snapshot *snap = NULL;
     char why[512];
     CHECK(wf_open_recovered(s, &g, &c->rec, why, sizeof why) == 0, "%s", why);
-    CHECK(graph_snapshot_load(&snap, s, NULL, 0, 0) == 0, "snapshot: %s", og_error_last()->message);
+    CHECK(graph_snapshot_load(&snap, s, c->branch, 0, 0) == 0, "snapshot: %s",
+          og_error_last()->message);
     const char *aliases[3] = {"node:Person", "node:Company", "edge:WorksAt"};
     uint64_t got[3];
     for (size_t i = 0; i < 3; i++) {
@@ -203,8 +227,11 @@ static int check_graph(store *s, void *vctx, const crashsim_point *pt)
     c->saw_old += is_old;
     c->saw_new += is_new && !is_old;
     /* a follow-up write succeeds */
-    CHECK(wf_load(g, "{\"type\":\"Person\",\"data\":{\"name\":\"zed\"}}\n", EXEC_LOAD_MERGE,
-                  NULL) == 0,
+    write_options wo = WRITE_OPTIONS_INIT;
+    wo.branch = c->branch;
+    write_result wr;
+    CHECK(wf_load_opt(g, "{\"type\":\"Person\",\"data\":{\"name\":\"zed\"}}\n", EXEC_LOAD_MERGE,
+                      &wo, &wr) == 0,
           "follow-up load: %s", og_error_last()->message);
 out:
     graph_snapshot_free(snap);
@@ -212,17 +239,19 @@ out:
     return rc;
 }
 
-static void run_mode_chunked(exec_load_mode mode, const char *delta, const uint64_t before[3],
-                             const uint64_t after[3], size_t chunk)
+static void run_mode_on(exec_load_mode mode, const char *delta, const uint64_t before[3],
+                        const uint64_t after[3], size_t chunk, const char *branch)
 {
     crash_ctx c;
     memset(&c, 0, sizeof c);
     c.chunk = chunk;
+    c.branch = branch;
     c.mode = mode;
     c.delta = delta;
     memcpy(c.before, before, sizeof c.before);
     memcpy(c.after, after, sizeof c.after);
-    crashsim_case cc = {exec_load_mode_name(mode), &c, setup_graph, op_load, check_graph};
+    crashsim_case cc = {exec_load_mode_name(mode), &c, branch ? setup_graph_branch : setup_graph,
+                        op_load, check_graph};
     crashsim_report rep;
     crashsim_run(&cc, &rep);
     print_message("load %s: %llu durable ops, %llu crash runs, old %u new %u, recovered %u "
@@ -237,6 +266,12 @@ static void run_mode_chunked(exec_load_mode mode, const char *delta, const uint6
     assert_true(c.saw_old > 0 && c.saw_new > 0);
     assert_true(c.rec.discarded > 0);      /* sidecar durable, no effect */
     assert_true(c.rec.rolled_forward > 0); /* all effects done (or committed), sidecar left */
+}
+
+static void run_mode_chunked(exec_load_mode mode, const char *delta, const uint64_t before[3],
+                             const uint64_t after[3], size_t chunk)
+{
+    run_mode_on(mode, delta, before, after, chunk, NULL);
 }
 
 static void run_mode(exec_load_mode mode, const char *delta, const uint64_t before[3],
@@ -294,7 +329,9 @@ static void test_crash_load_indexed(void **state)
 
 /* The same load read in chunks of 2 KiB (exec_load): four chunks, each staged as more data
  * files (and a key index segment where it has 64+ rows of a type) of the one transaction per
- * table; a crash after any of their durable operations leaves the old state or the new. */
+ * table; a crash after any of their durable operations leaves the old state or the new. As an
+ * append, an overwrite, a merge (upserts in chunks), and a merge on a branch (first touches
+ * of its tables: forks in apply, the input read twice). */
 static void test_crash_load_chunked(void **state)
 {
     (void)state;
@@ -315,6 +352,13 @@ static void test_crash_load_chunked(void **state)
     /* an overwrite in chunks: Person becomes the 70 people (ann is replaced) */
     const uint64_t after_ow[3] = {70, 1, 70};
     run_mode_chunked(EXEC_LOAD_OVERWRITE, delta, before, after_ow, 2048);
+    /* a merge in chunks: ann upserted in the last chunk, the rest inserted */
+    o += (size_t)snprintf(delta + o, sizeof delta - o,
+                          "{\"type\":\"Person\",\"data\":{\"name\":\"ann\",\"age\":9}}\n");
+    run_mode_chunked(EXEC_LOAD_MERGE, delta, before, after, 2048);
+    /* on a branch whose tables are all first touched: the forks made in apply, after the
+     * sidecar, and the input read again to stage their rows on them */
+    run_mode_on(EXEC_LOAD_MERGE, delta, before, after, 2048, "feat");
 }
 
 /* ---- init ---------------------------------------------------------------------------------- */
