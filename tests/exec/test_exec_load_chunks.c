@@ -521,8 +521,8 @@ static void test_chunks_merge(void **state)
     og_graph_close(g1);
     og_graph_close(gn);
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, many, NULL));
-    assert_int_equal(vr->n_problems, 0);
+    assert_og_ok(og_root_verify(&vr, many, NULL));
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
     free(b.p);
     free(m.p);
@@ -660,7 +660,7 @@ static size_t fork_files(og_graph *g, const char *root, const char *branch)
     og_snapshot_info *s = NULL;
     assert_og_ok(og_graph_snapshot(&s, g, NULL));
     char dir[1024] = "";
-    for (size_t i = 0; i < s->n_tables; i++)
+    for (size_t i = 0; i < og_snapshot_info_table_count(s); i++)
         if (!strcmp(og_snapshot_info_table(s, i)->alias, "node:Person"))
             snprintf(dir, sizeof dir, "%s/%s/tree/%s", root, og_snapshot_info_table(s, i)->path,
                      branch);
@@ -671,7 +671,7 @@ static size_t fork_files(og_graph *g, const char *root, const char *branch)
 static bool has_branch(og_graph *g, const char *name)
 {
     og_branch_list *l = NULL;
-    assert_og_ok(og_graph_branch_list(&l, g));
+    assert_og_ok(og_graph_branches(&l, g));
     bool found = false;
     for (size_t i = 0; i < og_branch_list_count(l); i++)
         found |= !strcmp(og_branch_list_get(l, i)->name, name);
@@ -708,7 +708,7 @@ static void test_chunks_branch(void **state)
     og_write_result_free(r);
     char *main1 = export_all(gn);
     og_branch_info *bi = NULL;
-    assert_og_ok(og_graph_branch_create(&bi, g1, "feat", NULL));
+    assert_og_ok(og_graph_create_branch(&bi, g1, "feat", NULL));
     og_branch_info_free(bi);
 
     /* a first touch, with --from: the branch made for the load */
@@ -795,8 +795,8 @@ static void test_chunks_branch(void **state)
     og_graph_close(g1);
     og_graph_close(gn);
     og_verify_report *vr = NULL;
-    assert_og_ok(og_graph_verify(&vr, many, NULL));
-    assert_int_equal(vr->n_problems, 0);
+    assert_og_ok(og_root_verify(&vr, many, NULL));
+    assert_int_equal(og_verify_report_problem_count(vr), 0);
     og_verify_report_free(vr);
     free(b.p);
     free(m.p);

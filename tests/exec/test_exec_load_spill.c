@@ -281,7 +281,7 @@ static void test_spill_errors(void **state)
     assert_og_ok(load(g, &t, OG_LOAD_MERGE, 4096));
     og_snapshot_info *si = NULL;
     assert_og_ok(og_graph_snapshot(&si, g, NULL));
-    for (size_t i = 0; i < si->n_tables; i++)
+    for (size_t i = 0; i < og_snapshot_info_table_count(si); i++)
         if (!strcmp(og_snapshot_info_table(si, i)->alias, "node:Person"))
             assert_int_equal(og_snapshot_info_table(si, i)->row_count, n + 300);
     og_snapshot_info_free(si);
