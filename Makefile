@@ -4,6 +4,8 @@
 # no failpoints or test hooks); `make test` and `make bench` build everything, the testing
 # flavour (-DOG_TESTING) the suites link included (docs/architecture.md, "Build flavours").
 #   make test SANITIZE=1   build with ASan+UBSan (in build-san/) and run the suite
+#   make test TSAN=1       build with ThreadSanitizer (in build-tsan/) and run the suites that
+#                          start threads (ctest label threads)
 #   make test CC=clang     build with clang (in build-clang/)
 #   make bench             run the benchmarks in bench/
 #   make format            apply .clang-format to every C file we write (ctest checks it)
@@ -11,6 +13,7 @@
 #                          (default /usr/local; DESTDIR=... stages the files elsewhere)
 
 SANITIZE ?= 0
+TSAN ?= 0
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_ARGS :=
 
@@ -18,6 +21,12 @@ ifeq ($(SANITIZE),1)
 BUILD ?= build-san
 CMAKE_ARGS += -DOG_SANITIZE=ON
 BUILD_TYPE := Debug
+endif
+ifeq ($(TSAN),1)
+BUILD ?= build-tsan
+CMAKE_ARGS += -DOG_TSAN=ON
+BUILD_TYPE := RelWithDebInfo
+CTEST_ARGS += -L threads
 endif
 ifneq ($(filter command line environment,$(origin CC)),)
 BUILD ?= build-$(notdir $(CC))
@@ -79,4 +88,4 @@ install: build
 	@cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 clean:
-	rm -rf build build-san build-clang build-gcc build-cc build-fuzz
+	rm -rf build build-san build-tsan build-clang build-gcc build-cc build-fuzz

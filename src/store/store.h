@@ -231,7 +231,10 @@ const char *store_local_root(store *s);
  * with a scheme ("s3://", "gs://", "http://", any "scheme://"): no backend for those exists
  * yet, and taking one for a path would make a local directory named "s3:". */
 int store_local_check_root(const char *root);
-/* Remove temporaries abandoned by dead writers (their lock is free). *removed counts them. */
+/* Remove temporaries abandoned by dead writers (their lock is free). A temporary created by
+ * name is unlocked from its create to its lock, under a newborn's name: one younger than a
+ * minute (by mtime) is spared, an older one's creator died before its lock. *removed counts
+ * them. */
 int store_local_reclaim_temps(store *s, uint64_t *removed);
 /* 1 when a local store's pooled temporaries for unsynced writes are unnamed files
  * (O_TMPFILE) linked straight under their key (probed at open: needs O_TMPFILE and

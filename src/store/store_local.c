@@ -2,8 +2,10 @@
  * target's directory, is fdatasync'ed, published with rename(2) (put) or link(2)
  * (put_if_absent), and the directory is fsync'ed. A writer holds flock(2) on its temporary
  * while it lives, so store_local_reclaim_temps() removes only temporaries whose writer is
- * gone. All paths are resolved relative to an O_DIRECTORY handle on the root. For commits:
- * batched flushes run on persistent worker threads, sync_put_if_absent flushes the new
+ * gone. A temporary made by name is unlocked from its create to its lock: it is born under a
+ * newborn's name, which the reclaimer spares while it is young, and renamed to a temporary's
+ * name once locked. All paths are resolved relative to an O_DIRECTORY handle on the root. For
+ * commits: batched flushes run on persistent worker threads, sync_put_if_absent flushes the new
  * object with the batch (two flush rounds per commit), and directories commits publish into
  * keep a few pre-created temporaries ready (file creation is slow on some filesystems).
  * Where the filesystem allows it (O_TMPFILE, and linkat of /proc/self/fd/N, probed at open)
@@ -33,6 +35,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct sync_job sync_job;
@@ -190,13 +193,28 @@ static int forked_from(pid_t owner)
     return owner != 0 && owner != getpid();
 }
 
-/* A name for a new temporary in dir. */
-static void tmp_name(char *tmp, size_t cap, const char *dir, uint32_t salt)
+/* A temporary created by name exists, unlocked, between its create and its lock, and looks
+ * then like a dead writer's to a reclaimer. So it is created under a newborn's name, which a
+ * reclaimer leaves alone while it is younger than NEWBORN_GRACE_S (by mtime), and gets a
+ * temporary's name only once it is locked. An unlocked newborn older than that is one whose
+ * creator died before it could lock it. The window is a few system calls; the grace is long
+ * so that a creator stalled by the scheduler keeps its file too. */
+#define NEWBORN_TAG "new-"
+#define NEWBORN_GRACE_S 60
+
+/* A name for a new temporary in dir (a newborn's when newborn). */
+static void tmp_name_as(char *tmp, size_t cap, const char *dir, uint32_t salt, int newborn)
 {
     uint32_t r = 0;
     if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r) r = salt;
-    snprintf(tmp, cap, "%s%s" STORE_LOCAL_TMP_PREFIX "%ld-%llu-%08x", dir, *dir ? "/" : "",
-             (long)getpid(), (unsigned long long)atomic_fetch_add(&g_tmp_seq, 1), r);
+    snprintf(tmp, cap, "%s%s" STORE_LOCAL_TMP_PREFIX "%s%ld-%llu-%08x", dir, *dir ? "/" : "",
+             newborn ? NEWBORN_TAG : "", (long)getpid(),
+             (unsigned long long)atomic_fetch_add(&g_tmp_seq, 1), r);
+}
+
+static void tmp_name(char *tmp, size_t cap, const char *dir, uint32_t salt)
+{
+    tmp_name_as(tmp, cap, dir, salt, 0);
 }
 
 /* A fresh, empty temporary in dir that is locked before it has a name: made unnamed
@@ -206,6 +224,11 @@ static void tmp_name(char *tmp, size_t cap, const char *dir, uint32_t salt)
 static int create_locked_unnamed(local_store *ls, const char *dir, char *tmp, size_t tmpcap,
                                  int *fd_out)
 {
+    /* Tests take the by-name path where the filesystem has the unnamed one. */
+    if (OG_FAILPOINT("store.local.no_unnamed_temps") != 0) {
+        og_error_clear();
+        return -1;
+    }
     int fd = openat(ls->root_fd, *dir ? dir : ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0) return -1;
     if (flock(fd, LOCK_EX) == 0) {
@@ -230,12 +253,14 @@ static int create_tmp(local_store *ls, const char *dir, const char *key, int mak
                       size_t tmpcap, int *fd_out)
 {
     if (create_locked_unnamed(ls, dir, tmp, tmpcap, fd_out) == 0) return 0;
-    /* By name: created, then locked; a reclaimer may take it in between (it is unlocked and
-     * looks like a dead writer's), and the loop makes another. */
+    /* By name: created under a newborn's name (a reclaimer spares it while it is young),
+     * locked, then named as a temporary, so that its writer's death leaves an unlocked
+     * temporary that is reclaimed at once. */
     int made_dirs = 0;
+    char born[STORE_KEY_MAX + 64];
     for (int attempt = 0; attempt < 16; attempt++) {
-        tmp_name(tmp, tmpcap, dir, (uint32_t)attempt);
-        int fd = openat(ls->root_fd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+        tmp_name_as(born, sizeof born, dir, (uint32_t)attempt, 1);
+        int fd = openat(ls->root_fd, born, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
         if (fd < 0) {
             if (errno == ENOENT && make_dirs && !made_dirs) {
                 int rc = mkdir_parents(ls, dir);
@@ -250,13 +275,20 @@ static int create_tmp(local_store *ls, const char *dir, const char *key, int mak
         if (flock(fd, LOCK_EX) != 0 || fstat(fd, &st) != 0) {
             int e = errno;
             close(fd);
-            unlinkat(ls->root_fd, tmp, 0);
+            unlinkat(ls->root_fd, born, 0);
             return core_err_storage(e, key, "locking temporary for '%s'", key);
         }
         if (st.st_nlink == 0) {
-            /* A reclaimer removed it between our create and our lock: take another name. */
+            /* Only a creator stalled past the grace loses its newborn: take another name. */
             close(fd);
             continue;
+        }
+        tmp_name(tmp, tmpcap, dir, (uint32_t)attempt);
+        if (renameat(ls->root_fd, born, ls->root_fd, tmp) != 0) {
+            int e = errno;
+            unlinkat(ls->root_fd, born, 0);
+            close(fd);
+            return core_err_storage(e, key, "naming temporary for '%s'", key);
         }
         *fd_out = fd;
         return 0;
@@ -1319,8 +1351,9 @@ static int probe_links(local_store *ls)
      * it in between. */
     if (create_locked_unnamed(ls, "", a, sizeof a, &fd) != 0) fd = -1;
     for (int attempt = 0; fd < 0 && attempt < 16; attempt++) {
-        snprintf(a, sizeof a, STORE_LOCAL_TMP_PREFIX "probe-%ld-%llu-%08x", (long)getpid(),
-                 (unsigned long long)atomic_fetch_add(&probe_seq, 1), r);
+        /* a newborn's name: a reclaimer spares it while it is young (see create_tmp) */
+        snprintf(a, sizeof a, STORE_LOCAL_TMP_PREFIX NEWBORN_TAG "probe-%ld-%llu-%08x",
+                 (long)getpid(), (unsigned long long)atomic_fetch_add(&probe_seq, 1), r);
         fd = openat(ls->root_fd, a, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
         if (fd < 0)
             return core_err_storage(errno, ls->root, "store root '%s' is not writable", ls->root);
@@ -1435,8 +1468,19 @@ int store_local_unnamed_temps(store *s)
     return s->ops == &LOCAL_OPS && L(s)->unnamed_ok;
 }
 
+/* A temporary under a newborn's name whose mtime is less than NEWBORN_GRACE_S before now (or
+ * after it: a clock set back): its creator may be between its create and its lock. */
+static int is_young_newborn(const char *name, const struct stat *st, const struct timespec *now)
+{
+    if (strncmp(name + sizeof STORE_LOCAL_TMP_PREFIX - 1, NEWBORN_TAG, sizeof NEWBORN_TAG - 1))
+        return 0;
+    return st->st_mtim.tv_sec > now->tv_sec - NEWBORN_GRACE_S;
+}
+
 static int reclaim_dir(local_store *ls, int dfd, uint64_t *removed)
 {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
     DIR *d = fdopendir(dfd);
     if (!d) {
         close(dfd);
@@ -1454,6 +1498,7 @@ static int reclaim_dir(local_store *ls, int dfd, uint64_t *removed)
             continue;
         }
         if (!is_tmp_name(name)) continue;
+        if (is_young_newborn(name, &st, &now)) continue; /* maybe not locked yet: spared */
         int fd = openat(dirfd(d), name, O_RDONLY | O_CLOEXEC);
         if (fd < 0) continue;
         /* A free lock proves the writer is gone; a held one means it is still writing. */

@@ -431,6 +431,19 @@ static void test_temporaries(void **state)
     assert_og_ok(store_local_reclaim_temps(f->s, &removed));
     assert_int_equal(removed, 1);
     assert_int_equal(count_tmp_files(f->dir), 0);
+    /* A newborn (created by name, not yet locked by its creator) is spared while it is young;
+     * one a minute old is a creator's that died before its lock. */
+    char p3[512];
+    snprintf(p3, sizeof p3, "%s/d/" STORE_LOCAL_TMP_PREFIX "new-1-2-3", f->dir);
+    test_write_file(p3, "", 0);
+    assert_og_ok(store_local_reclaim_temps(f->s, &removed));
+    assert_int_equal(removed, 0);
+    assert_int_equal(access(p3, F_OK), 0);
+    struct timespec old[2] = {{.tv_sec = time(NULL) - 61}, {.tv_sec = time(NULL) - 61}};
+    assert_int_equal(utimensat(AT_FDCWD, p3, old, 0), 0);
+    assert_og_ok(store_local_reclaim_temps(f->s, &removed));
+    assert_int_equal(removed, 1);
+    assert_int_equal(count_tmp_files(f->dir), 0);
 }
 
 /* Writes into directories with pooled temporaries: where the filesystem has O_TMPFILE and

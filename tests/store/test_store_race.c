@@ -4,6 +4,7 @@
  * store open probes its root's hard links with. */
 #include "testutil.h"
 
+#include "core/failpoint.h"
 #include "store/store.h"
 
 #include <pthread.h>
@@ -168,10 +169,11 @@ static void test_reclaim_beside_writer(void **state)
 
 /* Opening a store probes its root for hard links with a temporary of its own; a reclaimer of
  * dead writers' temporaries running meanwhile (another handle's cleanup) must not take it:
- * the open would fail, saying the filesystem has no hard links. */
-static void test_reclaim_beside_open(void **state)
+ * the open would fail, saying the filesystem has no hard links. Where the filesystem has no
+ * unnamed temporaries (armed here by a failpoint) the probe's is made by name, unlocked until
+ * its lock: young, under a newborn's name, the reclaimer spares it. */
+static void reclaim_beside_open(bool by_name)
 {
-    (void)state;
     char dir[256];
     test_sandbox_new(dir, sizeof dir, "reclaim-open");
     store *s2;
@@ -179,6 +181,7 @@ static void test_reclaim_beside_open(void **state)
     reclaim_loop r = {s2, 0, 0};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, reclaim_main, &r), 0);
+    if (by_name) assert_og_ok(core_fp_set("store.local.no_unnamed_temps", CORE_FP_ERROR, 0, 0));
     int failed = 0;
     char first[512] = "";
     for (int i = 0; i < 3000; i++) {
@@ -189,11 +192,26 @@ static void test_reclaim_beside_open(void **state)
         }
         store_close(s);
     }
+    uint64_t hits = by_name ? core_fp_hits("store.local.no_unnamed_temps") : 0;
+    core_fp_clear_all();
     atomic_store(&r.stop, 1);
     pthread_join(th, NULL);
     if (failed) print_message("%d of 3000 opens failed; the first: %s\n", failed, first);
     assert_int_equal(failed, 0);
+    if (by_name) assert_true(hits >= 3000);
     test_sandbox_store_done(dir, s2);
+}
+
+static void test_reclaim_beside_open(void **state)
+{
+    (void)state;
+    reclaim_beside_open(false);
+}
+
+static void test_reclaim_beside_open_by_name(void **state)
+{
+    (void)state;
+    reclaim_beside_open(true);
 }
 
 static void test_threads(void **state)
@@ -233,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_reclaim_beside_writer),
         cmocka_unit_test(test_reclaim_beside_open),
+        cmocka_unit_test(test_reclaim_beside_open_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

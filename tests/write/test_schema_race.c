@@ -16,7 +16,9 @@
  *     identity and every table it pins has the columns its type's table must have;
  *   - two applies racing (threads, processes): one wins, the other fails typed (it planned
  *     against the schema the winner replaced) or is a no-op (the same target); the root
- *     mirror names the winner;
+ *     mirror names the winner. Both committing is right only when one was planned against
+ *     the schema the other committed (it ran after it, serially); two planned against the
+ *     same schema that both commit are a lost update;
  *   - apply vs branch create: a branch created in the apply's prepare-to-gates window makes
  *     the apply refuse (precondition_failed, nothing changed); racing (threads, processes),
  *     either the branch exists first and the apply refuses, or it is created after the apply
@@ -946,15 +948,62 @@ static void *applier_run(void *arg)
 }
 
 typedef struct two_tally {
-    unsigned a_won, b_won, loser_typed, loser_noop;
+    unsigned a_won, b_won, loser_typed, loser_noop, serial;
 } two_tally;
 
+/* Both applies committed. That is serializable only when one was planned against the schema
+ * the other committed (it read the other's outcome: it ran after it, not beside it), and
+ * published after it; then the later one's schema is the graph's. Two applies planned against
+ * the same schema that both commit are a lost update. */
+static void judge_serial(store *s, const write_schema_result *a, const write_schema_result *b,
+                         two_tally *t)
+{
+    const write_schema_result *first = NULL, *later = NULL;
+    if (strcmp(b->from_identity, a->to_identity) == 0) {
+        first = a;
+        later = b;
+    } else if (strcmp(a->from_identity, b->to_identity) == 0) {
+        first = b;
+        later = a;
+    } else {
+        fail_msg("two applies both committed: A planned against %s (to %s, manifest version "
+                 "%llu), B against %s (to %s, manifest version %llu): neither read the other's "
+                 "schema, a lost update",
+                 a->from_identity, a->to_identity, (unsigned long long)a->wr.manifest_version,
+                 b->from_identity, b->to_identity, (unsigned long long)b->wr.manifest_version);
+    }
+    if (later->wr.manifest_version <= first->wr.manifest_version)
+        fail_msg("the apply planned against %s committed at manifest version %llu, not after "
+                 "the apply that made that schema (%llu)",
+                 later->from_identity, (unsigned long long)later->wr.manifest_version,
+                 (unsigned long long)first->wr.manifest_version);
+    t->serial++;
+    graph_snapshot *snap = NULL;
+    assert_og_ok(graph_snapshot_load(&snap, s, NULL, 0, 0));
+    assert_string_equal(snap->schema_identity, later->to_identity);
+    graph_snapshot_free(snap);
+    char mid[GRAPH_SCHEMA_HASH_LEN + 1];
+    mirror_of(s, mid);
+    assert_string_equal(mid, later->to_identity);
+    graph_snapshot *at = NULL;
+    assert_og_ok(graph_snapshot_load(&at, s, NULL, first->wr.manifest_version, 0));
+    assert_string_equal(at->schema_identity, first->to_identity);
+    graph_snapshot_free(at);
+    assert_versions_after(s, later->wr.manifest_version, later->to_identity);
+    assert_sound_main(s);
+}
+
 /* One of two applies (planned against the same schema) won: the other failed typed, or was a
- * no-op when both asked for the same schema. The schema row and the mirror name the winner. */
+ * no-op when both asked for the same schema. The schema row and the mirror name the winner.
+ * Both committing is judged by what each was planned against (judge_serial). */
 static void judge_two(store *s, int rc_a, const write_schema_result *a, const char *msg_a, int rc_b,
                       const write_schema_result *b, const char *msg_b, bool same, two_tally *t)
 {
     bool a_won = rc_a == 0 && a->wr.committed, b_won = rc_b == 0 && b->wr.committed;
+    if (a_won && b_won) {
+        judge_serial(s, a, b, t);
+        return;
+    }
     if (a_won == b_won)
         fail_msg("two applies: %s (%s) and %s (%s)", og_code_name(rc_a), msg_a, og_code_name(rc_b),
                  msg_b);
@@ -1025,9 +1074,9 @@ static void test_two_applies_threads(void **state)
         test_sandbox_done(dir);
     }
     print_message("two applies (threads): %d iterations: A won %u, B won %u; the loser failed "
-                  "typed %u, was a no-op %u\n",
-                  iters, t.a_won, t.b_won, t.loser_typed, t.loser_noop);
-    assert_int_equal(t.a_won + t.b_won, (unsigned)iters);
+                  "typed %u, was a no-op %u; one ran after the other %u\n",
+                  iters, t.a_won, t.b_won, t.loser_typed, t.loser_noop, t.serial);
+    assert_int_equal(t.a_won + t.b_won + t.serial, (unsigned)iters);
 }
 
 /* Deterministic: apply A's window holds apply B (to another schema), whole: A fails typed,
@@ -1088,8 +1137,9 @@ static void test_two_applies_processes(void **state)
         new_graph(dir, sizeof dir, "srace-two-proc");
         char *sa = schema_with(1, false), *sb = schema_with(same ? 1 : 2, true);
         const char *srcs[2] = {sa, sb};
-        int go[2], rep[2][2];
+        int go[2], ready[2], rep[2][2];
         assert_int_equal(pipe(go), 0);
+        assert_int_equal(pipe(ready), 0);
         pid_t pids[2];
         for (int c = 0; c < 2; c++) {
             assert_int_equal(pipe(rep[c]), 0);
@@ -1099,18 +1149,22 @@ static void test_two_applies_processes(void **state)
             assert_true(pids[c] >= 0);
             if (pids[c] == 0) {
                 close(go[1]);
+                close(ready[0]);
                 close(rep[c][0]);
                 write_graph *g = NULL;
                 if (wf_open(&g, dir) != 0) _exit(80);
+                /* opened (the handle has read the schema its apply plans against) */
+                if (write(ready[1], "r", 1) != 1) _exit(83);
                 char ch;
                 if (read(go[0], &ch, 1) != 1) _exit(81);
                 if (jit) usleep(jit);
                 write_schema_result res;
                 int rc = apply_src(g, srcs[c], &res);
                 char out[900];
-                int n = snprintf(out, sizeof out, "%d %d %llu %s %s", rc, (int)res.wr.committed,
+                int n = snprintf(out, sizeof out, "%d %d %llu %s %s %s", rc, (int)res.wr.committed,
                                  (unsigned long long)res.wr.manifest_version,
                                  res.to_identity[0] ? res.to_identity : "-",
+                                 res.from_identity[0] ? res.from_identity : "-",
                                  rc ? og_error_last()->message : "");
                 if (write(rep[c][1], out, (size_t)n) != n) _exit(82);
                 write_graph_close(g);
@@ -1119,6 +1173,17 @@ static void test_two_applies_processes(void **state)
             close(rep[c][1]);
         }
         close(go[0]);
+        /* Both handles are open before either apply starts: a child slow to open would plan
+         * against the schema the other had committed already, an apply after it, not beside
+         * it. */
+        close(ready[1]);
+        char rd[2];
+        size_t got = 0;
+        ssize_t nr;
+        while (got < 2 && (nr = read(ready[0], rd + got, 2 - got)) > 0)
+            got += (size_t)nr;
+        close(ready[0]);
+        if (got != 2) fail_msg("a child did not open the graph");
         assert_int_equal(write(go[1], "gg", 2), 2);
         int rcs[2];
         write_schema_result res[2];
@@ -1131,12 +1196,14 @@ static void test_two_applies_processes(void **state)
             memset(&res[c], 0, sizeof res[c]);
             int committed = 0, used = 0;
             unsigned long long mver = 0;
-            char id[64] = "";
-            if (sscanf(buf, "%d %d %llu %63s %n", &rcs[c], &committed, &mver, id, &used) < 4)
+            char id[64] = "", from[64] = "";
+            if (sscanf(buf, "%d %d %llu %63s %63s %n", &rcs[c], &committed, &mver, id, from,
+                       &used) < 5)
                 fail_msg("bad report: %s", buf);
             res[c].wr.committed = committed;
             res[c].wr.manifest_version = mver;
             snprintf(res[c].to_identity, sizeof res[c].to_identity, "%.32s", id);
+            snprintf(res[c].from_identity, sizeof res[c].from_identity, "%.32s", from);
             snprintf(msgs[c], sizeof msgs[c], "%s", used ? buf + used : "");
         }
         close(go[1]);
@@ -1149,9 +1216,9 @@ static void test_two_applies_processes(void **state)
         test_sandbox_done(dir);
     }
     print_message("two applies (processes): %d iterations: A won %u, B won %u; the loser failed "
-                  "typed %u, was a no-op %u\n",
-                  iters, t.a_won, t.b_won, t.loser_typed, t.loser_noop);
-    assert_int_equal(t.a_won + t.b_won, (unsigned)iters);
+                  "typed %u, was a no-op %u; one ran after the other %u\n",
+                  iters, t.a_won, t.b_won, t.loser_typed, t.loser_noop, t.serial);
+    assert_int_equal(t.a_won + t.b_won + t.serial, (unsigned)iters);
 }
 
 /* ---- cell 5: apply vs branch create --------------------------------------------------------- */

@@ -1,4 +1,4 @@
-og_test(test_gates LABELS "unit;write;race" SOURCES write/test_gates.c LINK og_write)
+og_test(test_gates LABELS "unit;write;race;threads" SOURCES write/test_gates.c LINK og_write)
 file(GLOB OG_WRITE_TEST_FILES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/tests_*.cmake)
 foreach(f ${OG_WRITE_TEST_FILES})
   include(${f})

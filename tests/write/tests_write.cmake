@@ -1,7 +1,7 @@
 # The coordinator: unit/integration, crash enumeration, races.
 og_test(test_write LABELS "write" SOURCES write/test_write.c)
 og_test(test_write_crash LABELS "write;crash" SOURCES write/test_write_crash.c TIMEOUT 900)
-og_test(test_write_race LABELS "write;race" SOURCES write/test_write_race.c TIMEOUT 600)
+og_test(test_write_race LABELS "write;race;threads" SOURCES write/test_write_race.c TIMEOUT 600)
 og_test(test_write_torture LABELS "write;crash;race" SOURCES write/test_write_torture.c TIMEOUT 600)
 og_test(test_write_cost LABELS "write" SOURCES write/test_write_cost.c TIMEOUT 600)
 og_test(test_write_cost_size LABELS "write" SOURCES write/test_write_cost_size.c TIMEOUT 600)
@@ -17,7 +17,7 @@ og_test(test_head_discovery LABELS "write;graph" SOURCES write/test_head_discove
 # Cleanup killed at every delete (issue 33 F3): the graph verifies clean after each.
 og_test(test_cleanup_crash LABELS "write;crash" SOURCES write/test_cleanup_crash.c TIMEOUT 900)
 # verify beside a running writer (thread and process): no false report (issue 33 F4).
-og_test(test_verify_race LABELS "write;race" SOURCES write/test_verify_race.c TIMEOUT 300)
+og_test(test_verify_race LABELS "write;race;threads" SOURCES write/test_verify_race.c TIMEOUT 300)
 # The storage-damage matrix (issue 33 item 9): every kind of file x six damages, through the
 # omnigraph binary ($OMNIGRAPH_BIN to run it against another build).
 og_test(test_damage_matrix LABELS "write;crash" SOURCES write/test_damage_matrix.c LINK og_core
